@@ -1,0 +1,131 @@
+#!/usr/bin/env node
+/**
+ * The `gateway` command: parses flags, loads and validates the configuration, and runs the
+ * server or a one-shot operation. One-shot operations are also subcommands that run the
+ * same code as their flags (`gateway migrate` = `gateway --run-migrations-only`).
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as Cause from "effect/Cause"
+import * as CliError from "effect/cli/CliError"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Runtime from "effect/Runtime"
+import type { GatewayConfig } from "../src/config/types.ts"
+import { loadConfig } from "../layers/configLoader.ts"
+import { gatewayVersion } from "../layers/http/routes.ts"
+import { type LogFormat, LoggingLive } from "../layers/logging.ts"
+import { ServerLive } from "../layers/server.ts"
+
+/** Ends the process with `code` after `lines` went to stderr. */
+class ExitWith extends Error {
+  readonly code: number
+  constructor(code: number) {
+    super(`exit ${code}`)
+    this.code = code
+  }
+}
+
+const usage = "usage: gateway (--config-file <path or glob> | --default-config | --run-migrations-only) [--log-format pretty|json]\n" +
+  "       gateway migrate [--config-file <path or glob>]\n" +
+  "run `gateway --help` for every option"
+
+const configFileFlag = Flag.String("config-file").pipe(
+  Flag.withDescription("TOML configuration file, or a glob such as config/**/*.toml whose matches are merged"),
+  Flag.optional
+)
+const configPathFlag = Flag.String("config-path").pipe(Flag.withDescription("same as --config-file"), Flag.optional)
+const defaultConfigFlag = Flag.Boolean("default-config").pipe(
+  Flag.withDescription("run without a configuration file: only short-hand model names (<provider_type>::<model>)"),
+  Flag.withDefault(false)
+)
+const logFormatFlag = Flag.Literals("log-format", ["pretty", "json"]).pipe(
+  Flag.withDescription("log format"),
+  Flag.withDefault("pretty" as const)
+)
+const runMigrationsOnlyFlag = Flag.Boolean("run-migrations-only").pipe(
+  Flag.withDescription("apply pending database migrations and exit"),
+  Flag.withDefault(false)
+)
+
+const sharedFlags = {
+  configFile: configFileFlag,
+  configPath: configPathFlag,
+  defaultConfig: defaultConfigFlag,
+  logFormat: logFormatFlag
+}
+
+interface SharedFlags {
+  readonly configFile: Option.Option<string>
+  readonly configPath: Option.Option<string>
+  readonly defaultConfig: boolean
+  readonly logFormat: LogFormat
+}
+
+const failWith = (code: number, lines: ReadonlyArray<string>) =>
+  Effect.flatMap(Console.error(lines.join("\n")), () => Effect.die(new ExitWith(code)))
+
+/** The configuration the flags name: a file or glob, or the default (empty) configuration. */
+const configFromFlags = (flags: SharedFlags): Effect.Effect<GatewayConfig> => {
+  const pattern = Option.getOrUndefined(Option.orElse(flags.configFile, () => flags.configPath))
+  const loaded = loadConfig(pattern, process.env)
+  if ("errors" in loaded) {
+    return failWith(1, [`the configuration is invalid (${loaded.errors.length} problem${loaded.errors.length === 1 ? "" : "s"}):`, ...loaded.errors.map((line) => `  ${line}`)])
+  }
+  return Effect.succeed(loaded.config)
+}
+
+const migrate = (flags: SharedFlags) =>
+  Effect.gen(function*() {
+    if (Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig) yield* configFromFlags(flags)
+    yield* Effect.logInfo("no database is configured; there are no migrations to apply")
+  }).pipe(Effect.provide(LoggingLive(flags.logFormat)))
+
+const serve = (flags: SharedFlags) =>
+  Effect.gen(function*() {
+    const config = yield* configFromFlags(flags)
+    const level = config.gateway.debug ? "Debug" as const : "Info" as const
+    return yield* Layer.launch(ServerLive(config)).pipe(Effect.provide(LoggingLive(flags.logFormat, level)))
+  })
+
+const gateway = Command.make(
+  "gateway",
+  { ...sharedFlags, runMigrationsOnly: runMigrationsOnlyFlag },
+  (flags) => {
+    if (flags.runMigrationsOnly) return migrate(flags)
+    if (Option.isNone(flags.configFile) && Option.isNone(flags.configPath) && !flags.defaultConfig) {
+      return failWith(2, ["one of --config-file, --default-config or --run-migrations-only is required", usage])
+    }
+    if ((Option.isSome(flags.configFile) || Option.isSome(flags.configPath)) && flags.defaultConfig) {
+      return failWith(2, ["--default-config and --config-file exclude each other", usage])
+    }
+    return serve(flags)
+  }
+).pipe(Command.withDescription("An LLM inference gateway"))
+
+const migrateCommand = Command.make("migrate", sharedFlags, migrate).pipe(
+  Command.withDescription("apply pending database migrations and exit (same as --run-migrations-only)")
+)
+
+// Exit 0 after a graceful stop on SIGTERM/SIGINT; the code of an ExitWith; 1 for anything else.
+const teardown: Runtime.Teardown = (exit, onExit) => {
+  if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return onExit(0)
+  const error = Cause.squash(exit.cause)
+  if (error instanceof ExitWith) return onExit(error.code)
+  // the command line was wrong: effect/cli printed what and the help already
+  if (CliError.isCliError(error)) return onExit(2)
+  console.error(Cause.pretty(exit.cause))
+  onExit(1)
+}
+
+gateway.pipe(
+  Command.withSubcommands([migrateCommand]),
+  Command.run({ version: gatewayVersion }),
+  Effect.provide(NodeServices.layer),
+  NodeRuntime.runMain({ disableErrorReporting: true, teardown })
+)

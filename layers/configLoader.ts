@@ -1,0 +1,49 @@
+/**
+ * Reads the configuration from disk: expands the `--config-file` glob, reads every match,
+ * and hands the text to the core's `buildConfig`, together with a reader for the template
+ * and schema files it references. Runs once, at start-up.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { buildConfig } from "../src/config/build.ts"
+import type { ConfigSource } from "../src/config/merge.ts"
+import type { GatewayConfig } from "../src/config/types.ts"
+
+const globCharacters = /[*?[\]{}]/
+
+const readText = (file: string): string | undefined => {
+  try {
+    return fs.readFileSync(file, "utf8")
+  } catch {
+    return undefined
+  }
+}
+
+/** The files a `--config-file` value names: the file itself, or every match of a glob, sorted. */
+export const configFiles = (pattern: string): ReadonlyArray<string> =>
+  globCharacters.test(pattern)
+    ? fs.globSync(pattern).map((file) => path.resolve(file)).filter((file) => fs.statSync(file).isFile()).sort()
+    : [path.resolve(pattern)]
+
+/**
+ * Loads and validates the configuration. `pattern` undefined means `--default-config`:
+ * no functions or models of its own, only `gateway::default` with short-hand model names.
+ */
+export const loadConfig = (
+  pattern: string | undefined,
+  env: Readonly<Record<string, string | undefined>>
+): { readonly config: GatewayConfig } | { readonly errors: ReadonlyArray<string> } => {
+  const sources: Array<ConfigSource> = []
+  if (pattern !== undefined) {
+    const files = configFiles(pattern)
+    if (files.length === 0) return { errors: [`no configuration file matches ${pattern}`] }
+    const errors: Array<string> = []
+    for (const file of files) {
+      const text = readText(file)
+      if (text === undefined) errors.push(`${file}: cannot read the configuration file`)
+      else sources.push({ path: file, text })
+    }
+    if (errors.length > 0) return { errors }
+  }
+  return buildConfig({ sources, readFile: readText, env })
+}

@@ -1,0 +1,47 @@
+/**
+ * The routes of the gateway. Every handler answers errors as `{"error": "..."}` with the
+ * status of the error; unknown paths get a 404 and known paths called with another method
+ * a 405, in the same shape.
+ */
+import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type { Gateway, HttpTransport } from "../../src/services.ts"
+import { MethodNotAllowed, NotFound } from "../../src/errors.ts"
+import { inferenceHandler } from "./inference.ts"
+import { errorResponse, jsonResponse } from "./respond.ts"
+
+export const gatewayVersion = "0.1.0"
+
+const statusBody = JSON.stringify({ status: "ok", version: gatewayVersion })
+
+type Handler = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  never,
+  Gateway | HttpTransport | HttpServerRequest.HttpServerRequest
+>
+
+const routes: ReadonlyArray<readonly ["GET" | "POST", `/${string}`, Handler]> = [
+  ["POST", "/inference", inferenceHandler],
+  ["GET", "/status", Effect.succeed(jsonResponse(statusBody))],
+  ["GET", "/health", Effect.succeed(jsonResponse(JSON.stringify({ gateway: "ok" })))]
+]
+
+const knownPaths = new Map<string, Array<string>>()
+for (const [method, path] of routes) knownPaths.set(path, [...(knownPaths.get(path) ?? []), method])
+
+const unmatched = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const path = request.url.split("?")[0]
+  const methods = knownPaths.get(path)
+  return errorResponse(
+    methods === undefined
+      ? new NotFound({ message: `no route for ${request.method} ${path}` })
+      : new MethodNotAllowed({ message: `${path} accepts ${methods.join(", ")}, not ${request.method}` })
+  )
+})
+
+export const Routes = HttpRouter.use(Effect.fnUntraced(function*(router) {
+  for (const [method, path, handler] of routes) yield* router.add(method, path, handler)
+  yield* router.add("*", "*", unmatched)
+}))

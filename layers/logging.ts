@@ -1,0 +1,17 @@
+/**
+ * Logging: `--log-format pretty|json`, to stderr (stdout stays free for what one-shot
+ * commands print). The per-request logger is off; requests log only when they fail.
+ */
+import * as Layer from "effect/Layer"
+import type * as LogLevel from "effect/LogLevel"
+import * as Logger from "effect/Logger"
+import * as References from "effect/References"
+
+export type LogFormat = "pretty" | "json"
+
+export const LoggingLive = (format: LogFormat, level: LogLevel.LogLevel = "Info") =>
+  Layer.mergeAll(
+    Logger.layer([format === "json" ? Logger.consoleJson : Logger.consolePretty({ colors: false })]),
+    Layer.succeed(References.MinimumLogLevel, level),
+    Layer.succeed(Logger.LogToStderr, true)
+  )

@@ -1,0 +1,136 @@
+/**
+ * The wire contract of `POST /inference` (spec 2.2, 4.1): the request body as a Schema.
+ * Unknown fields are rejected, so a misspelt option is a 400 rather than silently ignored.
+ */
+import * as Schema from "effect/Schema"
+import { inferenceParamFields, JsonModeSchema, RawToolChoice } from "../config/raw.ts"
+
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+const Detail = Schema.Literals(["low", "high", "auto"])
+
+export const InputBlock = Schema.Union([
+  Schema.Struct({
+    type: Schema.Literal("text"),
+    text: Schema.optional(Schema.String),
+    arguments: Schema.optional(JsonObject)
+  }),
+  Schema.Struct({ type: Schema.Literal("template"), name: Schema.String, arguments: JsonObject }),
+  Schema.Struct({ type: Schema.Literal("raw_text"), value: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("tool_call"),
+    id: Schema.String,
+    // accepts the output block shape too, so a response can be sent back as it came
+    name: Schema.optional(Schema.NullOr(Schema.String)),
+    arguments: Schema.optional(Schema.Unknown),
+    raw_name: Schema.optional(Schema.String),
+    raw_arguments: Schema.optional(Schema.String)
+  }),
+  Schema.Struct({ type: Schema.Literal("tool_result"), id: Schema.String, name: Schema.String, result: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("file"),
+    file_type: Schema.Literal("url"),
+    url: Schema.String,
+    mime_type: Schema.optional(Schema.String),
+    detail: Schema.optional(Detail)
+  }),
+  Schema.Struct({
+    type: Schema.Literal("file"),
+    file_type: Schema.Literal("base64"),
+    data: Schema.String,
+    mime_type: Schema.String,
+    detail: Schema.optional(Detail)
+  }),
+  Schema.Struct({
+    type: Schema.Literal("thought"),
+    text: Schema.optional(Schema.String),
+    signature: Schema.optional(Schema.String)
+  }),
+  Schema.Struct({
+    type: Schema.Literal("unknown"),
+    data: Schema.Unknown,
+    model_provider_name: Schema.optional(Schema.String)
+  })
+])
+export type InputBlock = typeof InputBlock.Type
+
+export const InputMessage = Schema.Struct({
+  role: Schema.Literals(["user", "assistant"]),
+  content: Schema.Union([Schema.String, Schema.Array(InputBlock)])
+})
+export type InputMessage = typeof InputMessage.Type
+
+export const Input = Schema.Struct({
+  system: Schema.optional(Schema.Union([Schema.String, JsonObject])),
+  messages: Schema.optional(Schema.Array(InputMessage))
+})
+export type Input = typeof Input.Type
+
+export const AdditionalTool = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  parameters: JsonObject,
+  strict: Schema.optional(Schema.Boolean)
+})
+
+/** An `extra_body` edit with its optional scope (spec 4.1.1). */
+export const ExtraBodyRequestEdit = Schema.Struct({
+  pointer: Schema.String,
+  value: Schema.optional(Schema.Unknown),
+  delete: Schema.optional(Schema.Boolean),
+  variant_name: Schema.optional(Schema.String),
+  model_name: Schema.optional(Schema.String),
+  provider_name: Schema.optional(Schema.String)
+})
+export type ExtraBodyRequestEdit = typeof ExtraBodyRequestEdit.Type
+
+export const ExtraHeaderRequestEdit = Schema.Struct({
+  name: Schema.String,
+  value: Schema.optional(Schema.String),
+  delete: Schema.optional(Schema.Boolean),
+  variant_name: Schema.optional(Schema.String),
+  model_name: Schema.optional(Schema.String),
+  provider_name: Schema.optional(Schema.String)
+})
+export type ExtraHeaderRequestEdit = typeof ExtraHeaderRequestEdit.Type
+
+export const ChatCompletionParams = Schema.Struct({
+  ...inferenceParamFields,
+  json_mode: Schema.optional(JsonModeSchema)
+})
+export type ChatCompletionParams = typeof ChatCompletionParams.Type
+
+export const CacheOptions = Schema.Struct({
+  enabled: Schema.optional(Schema.Literals(["write_only", "read_only", "on", "off"])),
+  max_age_s: Schema.optional(Schema.NullOr(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))))
+})
+
+export const InferenceRequest = Schema.Struct({
+  function_name: Schema.optional(Schema.String),
+  model_name: Schema.optional(Schema.String),
+  input: Input,
+  episode_id: Schema.optional(Schema.NullOr(Schema.String)),
+  variant_name: Schema.optional(Schema.String),
+  stream: Schema.optional(Schema.Boolean),
+  dryrun: Schema.optional(Schema.Boolean),
+  tags: Schema.optional(Schema.Record(Schema.String, Schema.String)),
+  additional_tools: Schema.optional(Schema.Array(AdditionalTool)),
+  allowed_tools: Schema.optional(Schema.Array(Schema.String)),
+  tool_choice: Schema.optional(RawToolChoice),
+  parallel_tool_calls: Schema.optional(Schema.Boolean),
+  output_schema: Schema.optional(JsonObject),
+  params: Schema.optional(Schema.Struct({ chat_completion: Schema.optional(ChatCompletionParams) })),
+  cache_options: Schema.optional(CacheOptions),
+  credentials: Schema.optional(Schema.Record(Schema.String, Schema.String)),
+  include_original_response: Schema.optional(Schema.Boolean),
+  extra_body: Schema.optional(Schema.Array(ExtraBodyRequestEdit)),
+  extra_headers: Schema.optional(Schema.Array(ExtraHeaderRequestEdit)),
+  provider_tools: Schema.optional(Schema.Array(Schema.Struct({
+    scope: Schema.optional(Schema.Struct({
+      model_name: Schema.optional(Schema.String),
+      model_provider_name: Schema.optional(Schema.String)
+    })),
+    tool: JsonObject
+  }))),
+  otlp_traces_extra_headers: Schema.optional(Schema.Record(Schema.String, Schema.String))
+})
+export type InferenceRequest = typeof InferenceRequest.Type

@@ -1,0 +1,124 @@
+/**
+ * The configuration file as written (spec 2.1), as Schemas. Decoding rejects unknown keys,
+ * so a typo is a start-up error rather than a silently ignored setting. Provider tables are
+ * decoded by their provider type's own schema (see `providers/registry.ts`).
+ */
+import * as Schema from "effect/Schema"
+import { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
+
+const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
+const NonNegative = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+
+export const Timeouts = Schema.Struct({
+  non_streaming: Schema.optional(Schema.Struct({ total_ms: PositiveInt })),
+  streaming: Schema.optional(Schema.Struct({ ttft_ms: PositiveInt }))
+})
+export type Timeouts = typeof Timeouts.Type
+
+/** Fields every provider table has, whatever its type. */
+export const providerCommonFields = {
+  type: Schema.String,
+  model_name: Schema.String,
+  api_key_location: Schema.optional(Schema.String),
+  extra_body: Schema.optional(Schema.Array(ExtraBodyEdit)),
+  extra_headers: Schema.optional(Schema.Array(ExtraHeaderEdit)),
+  timeouts: Schema.optional(Timeouts)
+}
+
+export const RawModel = Schema.Struct({
+  routing: Schema.Array(Schema.String),
+  providers: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)),
+  timeouts: Schema.optional(Timeouts)
+})
+
+const PathTable = Schema.Struct({ path: Schema.String })
+
+/** The parameters a `chat_completion` variant can fix (also accepted per request in `params`). */
+export const inferenceParamFields = {
+  temperature: Schema.optional(Schema.Finite),
+  max_tokens: Schema.optional(PositiveInt),
+  seed: Schema.optional(Schema.Int),
+  top_p: Schema.optional(Schema.Finite),
+  presence_penalty: Schema.optional(Schema.Finite),
+  frequency_penalty: Schema.optional(Schema.Finite),
+  stop_sequences: Schema.optional(Schema.Array(Schema.String)),
+  reasoning_effort: Schema.optional(Schema.String),
+  service_tier: Schema.optional(Schema.String),
+  thinking_budget_tokens: Schema.optional(PositiveInt),
+  verbosity: Schema.optional(Schema.String)
+}
+
+export const JsonModeSchema = Schema.Literals(["off", "on", "strict", "tool"])
+
+export const RawVariant = Schema.Struct({
+  type: Schema.String,
+  weight: Schema.optional(NonNegative),
+  model: Schema.optional(Schema.String),
+  templates: Schema.optional(Schema.Record(Schema.String, PathTable)),
+  system_template: Schema.optional(Schema.String),
+  user_template: Schema.optional(Schema.String),
+  assistant_template: Schema.optional(Schema.String),
+  json_mode: Schema.optional(JsonModeSchema),
+  ...inferenceParamFields,
+  retries: Schema.optional(Schema.Struct({
+    num_retries: NonNegativeInt,
+    max_delay_s: Schema.optional(NonNegative)
+  })),
+  timeouts: Schema.optional(Timeouts),
+  extra_body: Schema.optional(Schema.Array(ExtraBodyEdit)),
+  extra_headers: Schema.optional(Schema.Array(ExtraHeaderEdit))
+})
+export type RawVariant = typeof RawVariant.Type
+
+export const RawToolChoice = Schema.Union([
+  Schema.Literals(["none", "auto", "required"]),
+  Schema.Struct({ specific: Schema.String })
+])
+
+export const RawFunction = Schema.Struct({
+  type: Schema.Literals(["chat", "json"]),
+  description: Schema.optional(Schema.String),
+  schemas: Schema.optional(Schema.Record(Schema.String, PathTable)),
+  system_schema: Schema.optional(Schema.String),
+  user_schema: Schema.optional(Schema.String),
+  assistant_schema: Schema.optional(Schema.String),
+  output_schema: Schema.optional(Schema.String),
+  tools: Schema.optional(Schema.Array(Schema.String)),
+  tool_choice: Schema.optional(RawToolChoice),
+  parallel_tool_calls: Schema.optional(Schema.Boolean),
+  variants: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
+})
+export type RawFunction = typeof RawFunction.Type
+
+export const RawTool = Schema.Struct({
+  description: Schema.String,
+  parameters: Schema.String,
+  strict: Schema.optional(Schema.Boolean),
+  name: Schema.optional(Schema.String)
+})
+
+export const RawMetric = Schema.Struct({
+  type: Schema.Literals(["boolean", "float"]),
+  level: Schema.Literals(["inference", "episode"]),
+  optimize: Schema.optional(Schema.Literals(["max", "min"]))
+})
+
+export const RawGateway = Schema.Struct({
+  bind_address: Schema.optional(Schema.String),
+  debug: Schema.optional(Schema.Boolean),
+  max_request_body_bytes: Schema.optional(PositiveInt),
+  template_filesystem_access: Schema.optional(Schema.Union([
+    Schema.Boolean,
+    Schema.Struct({ enabled: Schema.Boolean, base_path: Schema.optional(Schema.String) })
+  ])),
+  disable_pseudonymous_usage_analytics: Schema.optional(Schema.Boolean)
+})
+
+export const RawConfig = Schema.Struct({
+  gateway: Schema.optional(RawGateway),
+  models: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  functions: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  tools: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  metrics: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
+})

@@ -1,0 +1,91 @@
+/**
+ * The validated configuration: what the gateway runs on once start-up succeeded. Built by
+ * `buildConfig` from the raw TOML; every reference in it has been checked.
+ */
+import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
+import type { InferenceParams, JsonMode, ToolChoice, ToolDefinition } from "../inference/types.ts"
+import type { TemplateEngine } from "../inference/templates.ts"
+import type { JsonSchemaValidator } from "../jsonSchema.ts"
+import type { Credential } from "./credentials.ts"
+import type { Timeouts } from "./raw.ts"
+
+export type { Timeouts } from "./raw.ts"
+
+export interface GatewaySettings {
+  readonly bindAddress: { readonly host: string; readonly port: number }
+  readonly debug: boolean
+  readonly maxRequestBodyBytes: number
+  readonly templateFilesystemAccess: boolean
+}
+
+export interface ProviderConfig {
+  readonly name: string
+  readonly type: string
+  readonly modelName: string
+  readonly credential: Credential
+  readonly extraBody: ReadonlyArray<ExtraBodyEdit>
+  readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
+  readonly timeouts: Timeouts
+  /** the fields specific to the provider type, as its schema decoded them */
+  readonly settings: Readonly<Record<string, unknown>>
+}
+
+export interface ModelConfig {
+  readonly name: string
+  readonly routing: ReadonlyArray<string>
+  readonly providers: ReadonlyMap<string, ProviderConfig>
+  readonly timeouts: Timeouts
+}
+
+export interface RetryConfig {
+  readonly numRetries: number
+  readonly maxDelayS: number
+}
+
+export interface VariantConfig {
+  readonly name: string
+  readonly type: "chat_completion"
+  /** 0: sampled only when pinned with `variant_name` */
+  readonly weight: number
+  readonly model: string
+  /** template name -> key in the template engine */
+  readonly templates: ReadonlyMap<string, string>
+  readonly jsonMode: JsonMode
+  readonly params: InferenceParams
+  readonly retries: RetryConfig
+  readonly timeouts: Timeouts
+  readonly extraBody: ReadonlyArray<ExtraBodyEdit>
+  readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
+}
+
+export interface FunctionConfig {
+  readonly name: string
+  readonly type: "chat" | "json"
+  readonly description?: string | undefined
+  /** schema name (`system`, `user`, `assistant` or custom) -> validator of the template arguments */
+  readonly schemas: ReadonlyMap<string, JsonSchemaValidator>
+  /** json functions: the output schema (accepts anything when none is configured) */
+  readonly outputSchema?: JsonSchemaValidator | undefined
+  readonly tools: ReadonlyArray<string>
+  readonly toolChoice: ToolChoice
+  readonly parallelToolCalls?: boolean | undefined
+  readonly variants: ReadonlyMap<string, VariantConfig>
+}
+
+export interface MetricConfig {
+  readonly name: string
+  readonly type: "boolean" | "float"
+  readonly level: "inference" | "episode"
+  readonly optimize: "max" | "min"
+}
+
+export interface GatewayConfig {
+  readonly gateway: GatewaySettings
+  readonly models: ReadonlyMap<string, ModelConfig>
+  readonly functions: ReadonlyMap<string, FunctionConfig>
+  readonly tools: ReadonlyMap<string, ToolDefinition>
+  readonly metrics: ReadonlyMap<string, MetricConfig>
+  readonly templates: TemplateEngine
+  /** the environment captured at start-up, for credentials of models named in requests */
+  readonly env: Readonly<Record<string, string | undefined>>
+}

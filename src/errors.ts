@@ -1,0 +1,118 @@
+/**
+ * The one error model of the service. Every failure a caller can see is one of these
+ * tagged errors; each carries its HTTP status, and `errorMessage` gives the text of the
+ * `{"error": "..."}` body (or the OpenAI-shaped body on `/openai/v1/*`).
+ */
+import * as Schema from "effect/Schema"
+
+/** 400: malformed JSON, unknown or missing fields, failed validation. The message names the field. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 400
+  }
+}
+
+/** 404: unknown function, variant, model, metric or route. */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 404
+  }
+}
+
+/** 405: a known path called with another method. */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 405
+  }
+}
+
+/** 408: the inference did not finish within its configured timeout. */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 408
+  }
+}
+
+/** 413: the request body exceeds the configured maximum. */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 413
+  }
+}
+
+/** 500: every provider of a model failed; the message lists each provider's error. */
+export class AllProvidersFailed extends Schema.TaggedError<AllProvidersFailed>()("AllProvidersFailed", {
+  message: Schema.String,
+  timedOut: Schema.Boolean
+}) {
+  get status(): number {
+    return this.timedOut ? 408 : 500
+  }
+}
+
+/** 502: every sampled variant failed; the message lists each variant's error. */
+export class AllVariantsFailed extends Schema.TaggedError<AllVariantsFailed>()("AllVariantsFailed", {
+  message: Schema.String,
+  timedOut: Schema.Boolean
+}) {
+  get status(): number {
+    return this.timedOut ? 408 : 502
+  }
+}
+
+/** 503: a database the request needs does not answer. */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 503
+  }
+}
+
+/** 500: a bug or an unexpected condition; the details go to the log, not to the caller. */
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 500
+  }
+}
+
+export type GatewayError =
+  | InvalidRequest
+  | NotFound
+  | MethodNotAllowed
+  | RequestTimeout
+  | PayloadTooLarge
+  | AllProvidersFailed
+  | AllVariantsFailed
+  | ServiceUnavailable
+  | InternalError
+
+const gatewayErrorTags: ReadonlySet<string> = new Set([
+  "InvalidRequest",
+  "NotFound",
+  "MethodNotAllowed",
+  "RequestTimeout",
+  "PayloadTooLarge",
+  "AllProvidersFailed",
+  "AllVariantsFailed",
+  "ServiceUnavailable",
+  "InternalError"
+])
+
+export const isGatewayError = (u: unknown): u is GatewayError =>
+  typeof u === "object" && u !== null && gatewayErrorTags.has((u as { _tag?: unknown })._tag as string)
+
+/** The body every endpoint outside `/openai/v1` answers with on failure. */
+export const errorBody = (error: GatewayError): string => JSON.stringify({ error: error.message })

@@ -1,0 +1,113 @@
+/**
+ * `extra_body` and `extra_headers` (spec 4.1.1, 4.1.2): edits applied to the provider request
+ * after it is built. Entries come from the provider's configuration, then the variant's,
+ * then the request's (scoped to a variant, a model, or a model's provider), later ones winning.
+ */
+import * as Schema from "effect/Schema"
+
+export const ExtraBodyEdit = Schema.Union([
+  Schema.Struct({ pointer: Schema.String, value: Schema.Unknown }),
+  Schema.Struct({ pointer: Schema.String, delete: Schema.Literal(true) })
+])
+export type ExtraBodyEdit = typeof ExtraBodyEdit.Type
+
+export const ExtraHeaderEdit = Schema.Union([
+  Schema.Struct({ name: Schema.String, value: Schema.String }),
+  Schema.Struct({ name: Schema.String, delete: Schema.Literal(true) })
+])
+export type ExtraHeaderEdit = typeof ExtraHeaderEdit.Type
+
+/** Which model calls a request-level edit applies to; no scope means every call. */
+export interface EditScope {
+  readonly variant_name?: string | undefined
+  readonly model_name?: string | undefined
+  readonly provider_name?: string | undefined
+}
+
+/** The model call an edit is being considered for. */
+export interface CallTarget {
+  readonly variantName: string
+  readonly modelName: string
+  readonly providerName: string
+}
+
+export const scopeMatches = (scope: EditScope, target: CallTarget): boolean => {
+  if (scope.variant_name !== undefined && scope.variant_name !== target.variantName) return false
+  if (scope.model_name !== undefined && scope.model_name !== target.modelName) return false
+  if (scope.provider_name !== undefined && scope.provider_name !== target.providerName) return false
+  return true
+}
+
+/** RFC 6901: `/a/b~1c` -> ["a", "b/c"]. Fails on a pointer that does not start with `/`. */
+export const parsePointer = (pointer: string): ReadonlyArray<string> | undefined => {
+  if (pointer === "") return []
+  if (!pointer.startsWith("/")) return undefined
+  return pointer.slice(1).split("/").map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"))
+}
+
+const isContainer = (value: unknown): value is Record<string, unknown> | Array<unknown> =>
+  typeof value === "object" && value !== null
+
+/**
+ * Applies one edit to `body` in place. Missing intermediate objects are created; a final `-`
+ * appends to an array. Returns an explanation when the pointer cannot be followed.
+ */
+export const applyExtraBodyEdit = (body: Record<string, unknown>, edit: ExtraBodyEdit): string | undefined => {
+  const tokens = parsePointer(edit.pointer)
+  if (tokens === undefined) return `extra_body pointer "${edit.pointer}" must start with "/"`
+  if (tokens.length === 0) return `extra_body pointer "${edit.pointer}" must name a field`
+  let node: unknown = body
+  for (let i = 0; i < tokens.length - 1; i++) {
+    const token = tokens[i]
+    const container = node as Record<string, unknown> | Array<unknown>
+    let next: unknown = Array.isArray(container) ? container[Number(token)] : container[token]
+    if (next === undefined) {
+      if ("delete" in edit) return undefined
+      next = {}
+      if (Array.isArray(container)) {
+        const index = arrayIndex(container, token, false)
+        if (index === undefined) return `extra_body pointer "${edit.pointer}": no index "${token}" in array`
+        container[index] = next
+      } else container[token] = next
+    }
+    if (!isContainer(next)) return `extra_body pointer "${edit.pointer}" goes through a value that is not an object or array`
+    node = next
+  }
+  const last = tokens[tokens.length - 1]
+  const parent = node as Record<string, unknown> | Array<unknown>
+  if (Array.isArray(parent)) {
+    const index = arrayIndex(parent, last, !("delete" in edit))
+    if (index === undefined) return `extra_body pointer "${edit.pointer}": no index "${last}" in array`
+    if ("delete" in edit) {
+      if (index < parent.length) parent.splice(index, 1)
+    } else if (index === parent.length) parent.push(edit.value)
+    else parent[index] = edit.value
+  } else if ("delete" in edit) {
+    delete parent[last]
+  } else {
+    parent[last] = edit.value
+  }
+  return undefined
+}
+
+const arrayIndex = (array: ReadonlyArray<unknown>, token: string, allowAppend: boolean): number | undefined => {
+  if (token === "-") return allowAppend ? array.length : undefined
+  if (!/^(0|[1-9][0-9]*)$/.test(token)) return undefined
+  const index = Number(token)
+  return index <= array.length ? index : undefined
+}
+
+/** Applies header edits in order to a plain header record (names compared case-insensitively). */
+export const applyExtraHeaderEdits = (
+  headers: Record<string, string>,
+  edits: ReadonlyArray<ExtraHeaderEdit>
+): Record<string, string> => {
+  for (const edit of edits) {
+    const lower = edit.name.toLowerCase()
+    for (const existing of Object.keys(headers)) {
+      if (existing.toLowerCase() === lower) delete headers[existing]
+    }
+    if ("value" in edit) headers[edit.name] = edit.value
+  }
+  return headers
+}

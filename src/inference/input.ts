@@ -1,0 +1,154 @@
+/**
+ * Inference input (spec 2.2) -> the rendered system prompt and messages of one variant.
+ * Template arguments are validated against the function's schemas; text for a role that
+ * has a schema is refused, since the schema is the function's contract with its callers.
+ */
+import type { Input, InputBlock } from "../api/inference.ts"
+import type { FunctionConfig, VariantConfig } from "../config/types.ts"
+import type { JsonSchemaValidator } from "../jsonSchema.ts"
+import type { TemplateEngine } from "./templates.ts"
+import type { RequestBlock, RequestMessage } from "./types.ts"
+
+export interface RenderedInput {
+  readonly system?: string | undefined
+  readonly messages: ReadonlyArray<RequestMessage>
+}
+
+/** A problem with the input: `path` names the field, `message` says what is wrong. */
+export interface InputProblem {
+  readonly path: string
+  readonly message: string
+}
+
+type Rendered<A> = A | InputProblem
+
+const isProblem = (value: unknown): value is InputProblem =>
+  typeof value === "object" && value !== null && "path" in value && "message" in value && !("type" in value)
+
+const render = (
+  engine: TemplateEngine,
+  fn: FunctionConfig,
+  variant: VariantConfig,
+  templateName: string,
+  args: Record<string, unknown>,
+  path: string
+): Rendered<string> => {
+  const schema: JsonSchemaValidator | undefined = fn.schemas.get(templateName)
+  if (schema !== undefined) {
+    const problems = schema.validate(args)
+    if (problems !== undefined) return { path, message: `does not fit the ${templateName} schema: ${problems.join("; ")}` }
+  }
+  const key = variant.templates.get(templateName)
+  if (key === undefined) {
+    return { path, message: `variant "${variant.name}" has no template "${templateName}" to render these arguments with` }
+  }
+  const rendered = engine.render(key, args)
+  return "error" in rendered ? { path, message: `template "${templateName}" failed to render: ${rendered.error}` } : rendered.text
+}
+
+const renderSystem = (
+  input: Input,
+  fn: FunctionConfig,
+  variant: VariantConfig,
+  engine: TemplateEngine
+): Rendered<string | undefined> => {
+  const system = input.system
+  if (typeof system === "string") {
+    if (fn.schemas.has("system")) {
+      return { path: "input.system", message: "the function has a system schema, so system must be an object of template arguments" }
+    }
+    return system
+  }
+  if (system !== undefined) return render(engine, fn, variant, "system", system, "input.system")
+  // no system given: a system template still renders (a fixed system prompt, or one whose schema allows no arguments)
+  if (variant.templates.has("system")) return render(engine, fn, variant, "system", {}, "input.system")
+  return undefined
+}
+
+const toolArguments = (block: Extract<InputBlock, { type: "tool_call" }>): string => {
+  if (block.raw_arguments !== undefined) return block.raw_arguments
+  return typeof block.arguments === "string" ? block.arguments : JSON.stringify(block.arguments ?? {})
+}
+
+const renderBlock = (
+  block: InputBlock,
+  role: "user" | "assistant",
+  fn: FunctionConfig,
+  variant: VariantConfig,
+  engine: TemplateEngine,
+  path: string
+): Rendered<RequestBlock> => {
+  switch (block.type) {
+    case "text": {
+      if ((block.text === undefined) === (block.arguments === undefined)) {
+        return { path, message: "a text block takes exactly one of text or arguments" }
+      }
+      if (block.arguments !== undefined) {
+        const text = render(engine, fn, variant, role, block.arguments, `${path}.arguments`)
+        return typeof text === "string" ? { type: "text", text } : text
+      }
+      if (fn.schemas.has(role)) {
+        return { path: `${path}.text`, message: `the function has a ${role} schema, so this block needs arguments instead of text` }
+      }
+      return { type: "text", text: block.text! }
+    }
+    case "template": {
+      const text = render(engine, fn, variant, block.name, block.arguments, `${path}.arguments`)
+      return typeof text === "string" ? { type: "text", text } : text
+    }
+    case "raw_text":
+      return { type: "text", text: block.value }
+    case "tool_call": {
+      const name = block.raw_name ?? block.name
+      if (typeof name !== "string") return { path: `${path}.name`, message: "missing field" }
+      return { type: "tool_call", id: block.id, name, arguments: toolArguments(block) }
+    }
+    case "tool_result":
+      return block
+    case "file":
+      return {
+        type: "file",
+        source: block.file_type === "url"
+          ? { kind: "url", url: block.url, mimeType: block.mime_type }
+          : { kind: "base64", data: block.data, mimeType: block.mime_type },
+        detail: block.detail
+      }
+    case "thought":
+      return { type: "thought", text: block.text, signature: block.signature }
+    case "unknown":
+      return { type: "unknown", data: block.data, modelProviderName: block.model_provider_name }
+  }
+}
+
+export const renderInput = (
+  input: Input,
+  fn: FunctionConfig,
+  variant: VariantConfig,
+  engine: TemplateEngine
+): Rendered<RenderedInput> => {
+  const system = renderSystem(input, fn, variant, engine)
+  if (isProblem(system)) return system
+  const messages: Array<RequestMessage> = []
+  const inputMessages = input.messages ?? []
+  for (let i = 0; i < inputMessages.length; i++) {
+    const message = inputMessages[i]
+    const path = `input.messages[${i}].content`
+    if (typeof message.content === "string") {
+      if (fn.schemas.has(message.role)) {
+        return { path, message: `the function has a ${message.role} schema, so content must be a list of blocks with arguments` }
+      }
+      messages.push({ role: message.role, content: [{ type: "text", text: message.content }] })
+      continue
+    }
+    const content: Array<RequestBlock> = []
+    for (let j = 0; j < message.content.length; j++) {
+      const block = renderBlock(message.content[j], message.role, fn, variant, engine, `${path}[${j}]`)
+      if (isProblem(block)) return block
+      content.push(block)
+    }
+    messages.push({ role: message.role, content })
+  }
+  return { system, messages }
+}
+
+export { isProblem as isInputProblem }

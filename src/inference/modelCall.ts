@@ -1,0 +1,222 @@
+/**
+ * One model call for one variant: the providers of the model are tried in routing order
+ * until one answers. Resolves credentials, applies extra_body/extra_headers edits and
+ * enforces the provider and model timeouts.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { v7 as uuidv7 } from "uuid"
+import type { Timeouts, VariantConfig } from "../config/types.ts"
+import { AllProvidersFailed, InvalidRequest } from "../errors.ts"
+import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../providers/types.ts"
+import { Gateway, type HttpTransport } from "../services.ts"
+import { type CallTarget, scopeMatches } from "./extraBody.ts"
+import type { RenderedInput } from "./input.ts"
+import type { ResolvedModel, RoutedProvider } from "./models.ts"
+import type { PreparedInference, ScopedEdit } from "./prepare.ts"
+import type { ModelRequest, ProviderChunk, ProviderResponse } from "./types.ts"
+
+export interface ModelCallResult {
+  readonly modelInferenceId: string
+  readonly modelName: string
+  readonly providerName: string
+  readonly response: ProviderResponse
+  readonly responseTimeMs: number
+}
+
+export interface ModelStreamStart {
+  readonly modelInferenceId: string
+  readonly modelName: string
+  readonly providerName: string
+  readonly rawRequest: string
+  /** the first chunks, already received: the stream has started */
+  readonly first: ReadonlyArray<ProviderChunk>
+  readonly rest: Stream.Stream<ProviderChunk, ProviderFailure>
+  /** releases the provider connection; run when the stream is done or abandoned */
+  readonly close: Effect.Effect<void>
+  readonly startedAt: number
+}
+
+export const buildModelRequest = (
+  prepared: PreparedInference,
+  variant: VariantConfig,
+  rendered: RenderedInput
+): ModelRequest => {
+  let params = variant.params
+  let jsonMode = variant.jsonMode
+  if (prepared.params !== undefined) {
+    const { json_mode, ...overrides } = prepared.params
+    params = { ...params, ...overrides }
+    if (json_mode !== undefined) jsonMode = json_mode
+  }
+  return {
+    system: rendered.system,
+    messages: rendered.messages,
+    params,
+    tools: prepared.tools,
+    functionType: prepared.fn.type,
+    jsonMode,
+    outputSchema: prepared.outputSchema?.schema,
+    providerTools: prepared.providerTools
+  }
+}
+
+const scopedEdits = <E>(configured: ReadonlyArray<E>, requested: ReadonlyArray<ScopedEdit<E>>, target: CallTarget) => {
+  if (requested.length === 0) return configured
+  const edits = [...configured]
+  for (const entry of requested) if (scopeMatches(entry.scope, target)) edits.push(entry.edit)
+  return edits
+}
+
+/** The call for one provider, or why it cannot be made (a missing dynamic credential is the caller's fault). */
+const providerCall = (
+  prepared: PreparedInference,
+  variant: VariantConfig,
+  model: ResolvedModel,
+  provider: RoutedProvider,
+  request: ModelRequest
+): ProviderCall | InvalidRequest | ProviderFailure => {
+  const config = provider.config
+  let apiKey: string | undefined
+  switch (config.credential.kind) {
+    case "static":
+      apiKey = config.credential.value
+      break
+    case "dynamic":
+      apiKey = prepared.credentials[config.credential.name]
+      if (apiKey === undefined) {
+        return new InvalidRequest({
+          message: `credentials.${config.credential.name}: missing; provider "${config.name}" of model "${model.config.name}" reads its API key from dynamic::${config.credential.name}`
+        })
+      }
+      break
+    case "missing_env":
+      return new ProviderFailure({ message: `environment variable ${config.credential.name} is not set`, timedOut: false })
+    case "none":
+      break
+  }
+  const target: CallTarget = { variantName: variant.name, modelName: model.config.name, providerName: config.name }
+  return {
+    request,
+    apiKey,
+    extraBody: scopedEdits([...config.extraBody, ...variant.extraBody], prepared.bodyEdits, target),
+    extraHeaders: scopedEdits([...config.extraHeaders, ...variant.extraHeaders], prepared.headerEdits, target),
+    modelName: model.config.name,
+    providerName: config.name,
+    qualifiedName: qualifiedProviderName(model.config.name, config.name)
+  }
+}
+
+const allFailed = (model: ResolvedModel, failures: ReadonlyArray<readonly [string, ProviderFailure]>) =>
+  new AllProvidersFailed({
+    message: `every provider of model "${model.config.name}" failed: ${
+      failures.map(([name, failure]) => `provider "${name}": ${failure.message}`).join("; ")
+    }`,
+    timedOut: failures.every(([, failure]) => failure.timedOut)
+  })
+
+/** within `ms` (when set), or the failure `onTimeout` makes */
+const within = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number | undefined, onTimeout: () => E) =>
+  ms === undefined ? effect : Effect.timeoutOrElse(effect, { duration: ms, orElse: () => Effect.fail(onTimeout()) })
+
+/**
+ * Tries the providers of the variant's model in routing order until `attempt` succeeds for
+ * one. `limitOf` picks the timeout that applies (total time, or time to first token) from
+ * the provider's and the model's `timeouts`.
+ */
+const tryProviders = <A>(
+  prepared: PreparedInference,
+  variant: VariantConfig,
+  request: ModelRequest,
+  limitOf: (timeouts: Timeouts) => number | undefined,
+  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure, HttpTransport>
+): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel], AllProvidersFailed | InvalidRequest, Gateway | HttpTransport> =>
+  Effect.flatMap(Gateway, ({ models }) => {
+    const model = models.get(variant.model)!
+    const loop = Effect.gen(function*() {
+      const failures: Array<readonly [string, ProviderFailure]> = []
+      for (const provider of model.providers) {
+        const call = providerCall(prepared, variant, model, provider, request)
+        if (call instanceof InvalidRequest) return yield* call
+        if (call instanceof ProviderFailure) {
+          failures.push([provider.config.name, call])
+          continue
+        }
+        const limit = limitOf(provider.config.timeouts)
+        const result = yield* Effect.result(within(
+          attempt(provider, call),
+          limit,
+          () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
+        ))
+        if (Result.isSuccess(result)) return [result.success, provider, model] as const
+        failures.push([provider.config.name, result.failure])
+      }
+      return yield* allFailed(model, failures)
+    })
+    const limit = limitOf(model.config.timeouts)
+    return within(
+      loop,
+      limit,
+      () => new AllProvidersFailed({ message: `model "${model.config.name}" timed out after ${limit} ms`, timedOut: true })
+    )
+  })
+
+const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
+const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms
+
+export const callModel = (
+  prepared: PreparedInference,
+  variant: VariantConfig,
+  request: ModelRequest
+): Effect.Effect<ModelCallResult, AllProvidersFailed | InvalidRequest, Gateway | HttpTransport> => {
+  const started = Date.now()
+  return Effect.map(
+    tryProviders(prepared, variant, request, totalLimit, (provider, call) => provider.client.infer(call)),
+    ([response, provider, model]) => ({
+      modelInferenceId: uuidv7(),
+      modelName: model.config.name,
+      providerName: provider.config.name,
+      response,
+      responseTimeMs: Date.now() - started
+    })
+  )
+}
+
+/** Starts a streamed model call: succeeds once a provider has sent its first chunk. */
+export const startModelStream = (
+  prepared: PreparedInference,
+  variant: VariantConfig,
+  request: ModelRequest
+): Effect.Effect<ModelStreamStart, AllProvidersFailed | InvalidRequest, Gateway | HttpTransport> => {
+  const startedAt = Date.now()
+  const open = (provider: RoutedProvider, call: ProviderCall) =>
+    Effect.flatMap(Scope.make(), (scope) =>
+      Effect.gen(function*() {
+        const stream = yield* provider.client.stream(call)
+        const pull = yield* Scope.provide(Stream.toPull(stream.chunks), scope)
+        const first = yield* Effect.catchIf(pull, Cause.isDone, () => Effect.succeed([] as ReadonlyArray<ProviderChunk>))
+        return {
+          rawRequest: stream.rawRequest,
+          first,
+          rest: first.length === 0 ? Stream.empty : Stream.fromPull(Effect.succeed(pull)),
+          close: Scope.close(scope, Exit.void)
+        }
+      }).pipe(
+        // a failed or timed-out attempt releases its connection at once
+        Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, Exit.void))
+      ))
+  return Effect.map(
+    tryProviders(prepared, variant, request, firstTokenLimit, open),
+    ([opened, provider, model]) => ({
+      ...opened,
+      modelInferenceId: uuidv7(),
+      modelName: model.config.name,
+      providerName: provider.config.name,
+      startedAt
+    })
+  )
+}

@@ -1,0 +1,60 @@
+/**
+ * The models a request can reach, with a client per provider: the configured ones, built at
+ * start-up, and `<provider_type>::<model>` short-hands, built on first use and kept.
+ */
+import { shorthandProviders } from "../config/build.ts"
+import type { GatewayConfig, ModelConfig, ProviderConfig } from "../config/types.ts"
+import { providerTypes } from "../providers/registry.ts"
+import type { ProviderClient } from "../providers/types.ts"
+
+export interface RoutedProvider {
+  readonly config: ProviderConfig
+  readonly client: ProviderClient
+}
+
+export interface ResolvedModel {
+  readonly config: ModelConfig
+  /** in routing order */
+  readonly providers: ReadonlyArray<RoutedProvider>
+}
+
+const route = (config: ModelConfig): ResolvedModel => ({
+  config,
+  providers: config.routing.map((name) => {
+    const provider = config.providers.get(name)!
+    return { config: provider, client: providerTypes.get(provider.type)!.make(provider) }
+  })
+})
+
+// short-hand names come from requests; bound how many are kept
+const maxShorthandModels = 1024
+
+export class ModelTable {
+  private readonly models = new Map<string, ResolvedModel>()
+  private shorthandCount = 0
+  private readonly env: GatewayConfig["env"]
+
+  constructor(config: GatewayConfig) {
+    this.env = config.env
+    for (const model of config.models.values()) this.models.set(model.name, route(model))
+  }
+
+  /** A configured model takes precedence; otherwise a short-hand name of a known provider type. */
+  get(name: string): ResolvedModel | undefined {
+    const known = this.models.get(name)
+    if (known !== undefined) return known
+    const providers = shorthandProviders(name, this.env)
+    if (providers.length === 0) return undefined
+    const model = route({
+      name,
+      routing: providers.map((provider) => provider.name),
+      providers: new Map(providers.map((provider) => [provider.name, provider])),
+      timeouts: {}
+    })
+    if (this.shorthandCount < maxShorthandModels) {
+      this.shorthandCount++
+      this.models.set(name, model)
+    }
+    return model
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Provider output -> the function's output (spec 2.3). Tool calls are checked against the
+ * tools offered (`name`/`arguments` null when invalid, the raw values kept); json output is
+ * parsed and checked against the output schema (`parsed` null when it does not fit).
+ */
+import type { JsonSchemaValidator } from "../jsonSchema.ts"
+import type { OutputBlock, ToolConfig, ToolDefinition } from "./types.ts"
+
+export type ChatOutputBlock =
+  | { readonly type: "text"; readonly text: string }
+  | {
+    readonly type: "tool_call"
+    readonly id: string
+    readonly name: string | null
+    readonly arguments: unknown
+    readonly raw_name: string
+    readonly raw_arguments: string
+  }
+  | { readonly type: "thought"; readonly text: string; readonly signature?: string | undefined }
+  | { readonly type: "unknown"; readonly data: unknown; readonly model_provider_name: string }
+
+export interface JsonOutput {
+  readonly raw: string
+  readonly parsed: unknown
+}
+
+const parseJson = (text: string): { readonly value: unknown } | undefined => {
+  try {
+    return { value: JSON.parse(text) }
+  } catch {
+    return undefined
+  }
+}
+
+const callableTool = (tools: ToolConfig | undefined, name: string): ToolDefinition | undefined => {
+  if (tools === undefined) return undefined
+  if (tools.allowed !== undefined && !tools.allowed.includes(name)) return undefined
+  return tools.tools.find((tool) => tool.name === name)
+}
+
+export const validateToolCall = (
+  tools: ToolConfig | undefined,
+  id: string,
+  rawName: string,
+  rawArguments: string
+): Extract<ChatOutputBlock, { type: "tool_call" }> => {
+  const tool = callableTool(tools, rawName)
+  let args: unknown = null
+  if (tool !== undefined) {
+    const parsed = parseJson(rawArguments)
+    if (parsed !== undefined && tool.validator.validate(parsed.value) === undefined) args = parsed.value
+  }
+  return {
+    type: "tool_call",
+    id,
+    name: tool === undefined ? null : rawName,
+    arguments: args,
+    raw_name: rawName,
+    raw_arguments: rawArguments
+  }
+}
+
+export const chatOutput = (
+  blocks: ReadonlyArray<OutputBlock>,
+  tools: ToolConfig | undefined
+): ReadonlyArray<ChatOutputBlock> =>
+  blocks.map((block) => block.type === "tool_call" ? validateToolCall(tools, block.id, block.raw_name, block.raw_arguments) : block)
+
+/** The JSON text of a json function's answer: its text, or the arguments of its tool call (json_mode `tool`). */
+export const jsonRawText = (blocks: ReadonlyArray<OutputBlock>): string => {
+  const text = blocks.filter((block) => block.type === "text").map((block) => block.text).join("")
+  if (text !== "") return text
+  const call = blocks.find((block) => block.type === "tool_call")
+  return call?.type === "tool_call" ? call.raw_arguments : ""
+}
+
+export const jsonOutput = (raw: string, schema: JsonSchemaValidator | undefined): JsonOutput => {
+  const parsed = parseJson(raw)
+  if (parsed === undefined) return { raw, parsed: null }
+  if (schema !== undefined && schema.validate(parsed.value) !== undefined) return { raw, parsed: null }
+  return { raw, parsed: parsed.value }
+}

@@ -1,0 +1,200 @@
+/**
+ * Everything about an inference request that can be checked before any model is called:
+ * the target (function or model), the episode, the variants to try and their order, tools,
+ * output schema, extra_body/extra_headers edits. Pure: request and configuration in,
+ * a `PreparedInference` or the error to answer with out.
+ */
+import { v7 as uuidv7, validate as isUuid, version as uuidVersion } from "uuid"
+import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts"
+import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
+import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
+import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
+import type { EditScope, ExtraBodyEdit, ExtraHeaderEdit } from "./extraBody.ts"
+import type { ModelTable } from "./models.ts"
+import { sampleVariantOrder, seededRandom } from "./sampling.ts"
+import { resolveTools } from "./tools.ts"
+import type { ProviderTool, ToolConfig } from "./types.ts"
+
+export const defaultFunctionName = "gateway::default"
+
+export interface ScopedEdit<E> {
+  readonly scope: EditScope
+  readonly edit: E
+}
+
+export interface PreparedInference {
+  readonly inferenceId: string
+  readonly episodeId: string
+  readonly functionName: string
+  readonly fn: FunctionConfig
+  /** the variants to try, in order */
+  readonly variants: ReadonlyArray<VariantConfig>
+  readonly tools: ToolConfig | undefined
+  /** json functions: the schema the output is checked against (the request's, else the function's) */
+  readonly outputSchema: JsonSchemaValidator | undefined
+  readonly params: ChatCompletionParams | undefined
+  readonly bodyEdits: ReadonlyArray<ScopedEdit<ExtraBodyEdit>>
+  readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
+  readonly providerTools: ReadonlyArray<ProviderTool>
+  readonly credentials: Readonly<Record<string, string>>
+  readonly request: InferenceRequest
+}
+
+/** `gateway::default`: a chat function with one variant per model, named after the model. */
+const defaultFunction = (modelName: string): FunctionConfig => ({
+  name: defaultFunctionName,
+  type: "chat",
+  schemas: new Map(),
+  tools: [],
+  toolChoice: { type: "auto" },
+  variants: new Map([[modelName, {
+    name: modelName,
+    type: "chat_completion",
+    weight: 1,
+    model: modelName,
+    templates: new Map(),
+    jsonMode: "off",
+    params: {},
+    retries: { numRetries: 0, maxDelayS: 10 },
+    timeouts: {},
+    extraBody: [],
+    extraHeaders: []
+  }]])
+})
+
+export const isUuidV7 = (id: string): boolean => isUuid(id) && uuidVersion(id) === 7
+
+const invalid = (message: string) => new InvalidRequest({ message })
+
+/** Checks the scope fields of `extra_body`/`extra_headers` entries: one scope kind at most. */
+const scopeOf = (
+  entry: { readonly variant_name?: string | undefined; readonly model_name?: string | undefined; readonly provider_name?: string | undefined },
+  path: string
+): EditScope | InvalidRequest => {
+  if (entry.variant_name !== undefined && (entry.model_name !== undefined || entry.provider_name !== undefined)) {
+    return invalid(`${path}: scope by variant_name or by model_name (with provider_name), not both`)
+  }
+  if (entry.provider_name !== undefined && entry.model_name === undefined) {
+    return invalid(`${path}.provider_name: needs model_name too`)
+  }
+  return { variant_name: entry.variant_name, model_name: entry.model_name, provider_name: entry.provider_name }
+}
+
+export const prepareInference = (
+  request: InferenceRequest,
+  config: GatewayConfig,
+  models: ModelTable
+): PreparedInference | GatewayError => {
+  // the target
+  let fn: FunctionConfig
+  let functionName: string
+  if (request.function_name !== undefined && request.model_name !== undefined) {
+    return invalid("give either function_name or model_name, not both")
+  }
+  if (request.function_name !== undefined) {
+    const configured = config.functions.get(request.function_name)
+    if (configured === undefined) return new NotFound({ message: `unknown function "${request.function_name}"` })
+    fn = configured
+    functionName = request.function_name
+  } else if (request.model_name !== undefined) {
+    if (models.get(request.model_name) === undefined) {
+      return new NotFound({
+        message: `unknown model "${request.model_name}": not in [models], and not a "<provider_type>::<model>" short-hand`
+      })
+    }
+    if (request.variant_name !== undefined) return invalid("variant_name: only functions have variants; drop it when calling a model")
+    fn = defaultFunction(request.model_name)
+    functionName = defaultFunctionName
+  } else {
+    return invalid("function_name or model_name: one of them is required")
+  }
+
+  // the episode
+  let episodeId: string
+  if (request.episode_id === undefined || request.episode_id === null) episodeId = uuidv7()
+  else if (!isUuidV7(request.episode_id)) {
+    return invalid(`episode_id: "${request.episode_id}" is not an episode id issued by the gateway (a UUIDv7)`)
+  } else episodeId = request.episode_id
+
+  // the variants, in the order to try them
+  let variants: Array<VariantConfig>
+  if (request.variant_name !== undefined) {
+    const pinned = fn.variants.get(request.variant_name)
+    if (pinned === undefined) {
+      return new NotFound({ message: `unknown variant "${request.variant_name}" of function "${functionName}"` })
+    }
+    variants = [pinned]
+  } else {
+    const order = sampleVariantOrder([...fn.variants.values()], seededRandom(`${functionName}:${episodeId}`))
+    if (order.length === 0) {
+      return invalid(`function "${functionName}" has no variant with a positive weight; pin one with variant_name`)
+    }
+    variants = order.map((name) => fn.variants.get(name)!)
+  }
+
+  const tools = resolveTools(fn, request, config.tools)
+  if (tools !== undefined && "path" in tools) return invalid(`${tools.path}: ${tools.message}`)
+
+  let outputSchema = fn.outputSchema
+  if (request.output_schema !== undefined) {
+    if (fn.type !== "json") return invalid("output_schema: only json functions have an output schema")
+    const compiled = compileRequestJsonSchema(request.output_schema)
+    if ("error" in compiled) return invalid(`output_schema: invalid JSON Schema: ${compiled.error}`)
+    outputSchema = compiled.validator
+  }
+
+  const bodyEdits: Array<ScopedEdit<ExtraBodyEdit>> = []
+  const extraBody = request.extra_body ?? []
+  for (let i = 0; i < extraBody.length; i++) {
+    const entry = extraBody[i]
+    const path = `extra_body[${i}]`
+    if ((entry.value === undefined) === (entry.delete !== true)) {
+      return invalid(`${path}: give exactly one of value or delete = true`)
+    }
+    const scope = scopeOf(entry, path)
+    if (scope instanceof InvalidRequest) return scope
+    bodyEdits.push({
+      scope,
+      edit: entry.delete === true ? { pointer: entry.pointer, delete: true } : { pointer: entry.pointer, value: entry.value }
+    })
+  }
+  const headerEdits: Array<ScopedEdit<ExtraHeaderEdit>> = []
+  const extraHeaders = request.extra_headers ?? []
+  for (let i = 0; i < extraHeaders.length; i++) {
+    const entry = extraHeaders[i]
+    const path = `extra_headers[${i}]`
+    if ((entry.value === undefined) === (entry.delete !== true)) {
+      return invalid(`${path}: give exactly one of value or delete = true`)
+    }
+    const scope = scopeOf(entry, path)
+    if (scope instanceof InvalidRequest) return scope
+    headerEdits.push({
+      scope,
+      edit: entry.delete === true ? { name: entry.name, delete: true } : { name: entry.name, value: entry.value! }
+    })
+  }
+
+  if (request.stream === true && request.include_original_response === true) {
+    return invalid("include_original_response: not available for streamed inferences")
+  }
+
+  return {
+    inferenceId: uuidv7(),
+    episodeId,
+    functionName,
+    fn,
+    variants,
+    tools,
+    outputSchema,
+    params: request.params?.chat_completion,
+    bodyEdits,
+    headerEdits,
+    providerTools: (request.provider_tools ?? []).map((entry) => ({
+      modelName: entry.scope?.model_name,
+      providerName: entry.scope?.model_provider_name,
+      tool: entry.tool
+    })),
+    credentials: request.credentials ?? {},
+    request
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Variant sampling: weighted, without replacement, so that when a variant fails the next
+ * one tried is drawn from the rest by weight. The draw is seeded by the episode, so every
+ * inference of an episode starts with the same variant (a stable experience per episode,
+ * and clean A/B comparisons).
+ */
+
+export interface WeightedVariant {
+  readonly name: string
+  readonly weight: number
+}
+
+/** FNV-1a, 32 bits */
+const hash = (text: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h >>> 0
+}
+
+/** mulberry32: a small, fast, well-distributed PRNG for a 32-bit seed */
+export const seededRandom = (seed: string): () => number => {
+  let state = hash(seed)
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** The order in which to try the variants: positive weights only, drawn by weight. */
+export const sampleVariantOrder = (
+  variants: ReadonlyArray<WeightedVariant>,
+  random: () => number
+): ReadonlyArray<string> => {
+  const remaining = variants.filter((variant) => variant.weight > 0)
+  const order: Array<string> = []
+  while (remaining.length > 0) {
+    const total = remaining.reduce((sum, variant) => sum + variant.weight, 0)
+    let point = random() * total
+    let index = 0
+    while (index < remaining.length - 1 && point >= remaining[index].weight) {
+      point -= remaining[index].weight
+      index++
+    }
+    order.push(remaining[index].name)
+    remaining.splice(index, 1)
+  }
+  return order
+}

@@ -1,0 +1,78 @@
+/**
+ * The tools of one inference: the function's configured tools, plus `additional_tools`,
+ * narrowed by `allowed_tools`, with `tool_choice` and `parallel_tool_calls` (spec 4.1).
+ */
+import type { InferenceRequest } from "../api/inference.ts"
+import type { FunctionConfig } from "../config/types.ts"
+import { compileRequestJsonSchema } from "../jsonSchema.ts"
+import type { InputProblem } from "./input.ts"
+import type { ToolChoice, ToolConfig, ToolDefinition } from "./types.ts"
+
+export const resolveTools = (
+  fn: FunctionConfig,
+  request: InferenceRequest,
+  configuredTools: ReadonlyMap<string, ToolDefinition>
+): ToolConfig | undefined | InputProblem => {
+  if (fn.type === "json") {
+    for (const field of ["additional_tools", "allowed_tools", "tool_choice", "parallel_tool_calls"] as const) {
+      if (request[field] !== undefined) return { path: field, message: "json functions do not take tools" }
+    }
+    return undefined
+  }
+  const byName = new Map<string, ToolDefinition>()
+  for (const name of fn.tools) byName.set(name, configuredTools.get(name)!)
+  const additional = request.additional_tools ?? []
+  for (let i = 0; i < additional.length; i++) {
+    const tool = additional[i]
+    if (byName.has(tool.name)) {
+      return { path: `additional_tools[${i}].name`, message: `a tool named "${tool.name}" is already available` }
+    }
+    const compiled = compileRequestJsonSchema(tool.parameters)
+    if ("error" in compiled) return { path: `additional_tools[${i}].parameters`, message: `invalid JSON Schema: ${compiled.error}` }
+    byName.set(tool.name, {
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      strict: tool.strict ?? false,
+      validator: compiled.validator
+    })
+  }
+  let allowed: Array<string> | undefined
+  if (request.allowed_tools !== undefined) {
+    allowed = []
+    for (let i = 0; i < request.allowed_tools.length; i++) {
+      const name = request.allowed_tools[i]
+      // a configured tool the function does not list becomes available by being allowed
+      const tool = byName.get(name) ?? configuredTools.get(name)
+      if (tool === undefined) {
+        return { path: `allowed_tools[${i}]`, message: `unknown tool "${name}": not in [tools] nor in additional_tools` }
+      }
+      byName.set(name, tool)
+      allowed.push(tool.name)
+    }
+  }
+  if (byName.size === 0) {
+    if (request.tool_choice !== undefined && request.tool_choice !== "none" && request.tool_choice !== "auto") {
+      return { path: "tool_choice", message: "no tools are available to choose from" }
+    }
+    return undefined
+  }
+  let choice: ToolChoice = fn.toolChoice
+  if (request.tool_choice !== undefined) {
+    const requested = request.tool_choice
+    if (typeof requested === "string") choice = { type: requested }
+    else {
+      const tool = byName.get(requested.specific)
+      if (tool === undefined) {
+        return { path: "tool_choice.specific", message: `unknown tool "${requested.specific}": not among the available tools` }
+      }
+      choice = { type: "specific", name: tool.name }
+    }
+  }
+  return {
+    tools: [...byName.values()],
+    allowed,
+    choice,
+    parallelToolCalls: request.parallel_tool_calls ?? fn.parallelToolCalls
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The provider-neutral shapes the inference path works with: a rendered request for one
+ * model call, and what a provider answers (whole or as chunks). Providers translate
+ * between these and their wire formats.
+ */
+import type { JsonSchemaValidator } from "../jsonSchema.ts"
+
+export type Role = "user" | "assistant"
+
+export type FileSource =
+  | { readonly kind: "url"; readonly url: string; readonly mimeType?: string | undefined }
+  | { readonly kind: "base64"; readonly data: string; readonly mimeType: string }
+
+export type ImageDetail = "low" | "high" | "auto"
+
+/** A content block of a rendered message, as sent to a provider. */
+export type RequestBlock =
+  | { readonly type: "text"; readonly text: string }
+  | {
+    readonly type: "tool_call"
+    readonly id: string
+    readonly name: string
+    /** JSON text of the arguments */
+    readonly arguments: string
+  }
+  | { readonly type: "tool_result"; readonly id: string; readonly name: string; readonly result: string }
+  | { readonly type: "file"; readonly source: FileSource; readonly detail?: ImageDetail | undefined }
+  | { readonly type: "thought"; readonly text?: string | undefined; readonly signature?: string | undefined }
+  | { readonly type: "unknown"; readonly data: unknown; readonly modelProviderName?: string | undefined }
+
+export interface RequestMessage {
+  readonly role: Role
+  readonly content: ReadonlyArray<RequestBlock>
+}
+
+/** Sampling and decoding parameters of one model call (spec 4.1 `params.chat_completion`). */
+export interface InferenceParams {
+  readonly temperature?: number | undefined
+  readonly max_tokens?: number | undefined
+  readonly seed?: number | undefined
+  readonly top_p?: number | undefined
+  readonly presence_penalty?: number | undefined
+  readonly frequency_penalty?: number | undefined
+  readonly stop_sequences?: ReadonlyArray<string> | undefined
+  readonly reasoning_effort?: string | undefined
+  readonly service_tier?: string | undefined
+  readonly thinking_budget_tokens?: number | undefined
+  readonly verbosity?: string | undefined
+}
+
+export const inferenceParamNames = [
+  "temperature",
+  "max_tokens",
+  "seed",
+  "top_p",
+  "presence_penalty",
+  "frequency_penalty",
+  "stop_sequences",
+  "reasoning_effort",
+  "service_tier",
+  "thinking_budget_tokens",
+  "verbosity"
+] as const satisfies ReadonlyArray<keyof InferenceParams>
+
+export type JsonMode = "off" | "on" | "strict" | "tool"
+
+/** A tool as offered to a model. */
+export interface ToolDefinition {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Record<string, unknown>
+  readonly strict: boolean
+  readonly validator: JsonSchemaValidator
+}
+
+export type ToolChoice =
+  | { readonly type: "none" }
+  | { readonly type: "auto" }
+  | { readonly type: "required" }
+  | { readonly type: "specific"; readonly name: string }
+
+/** The tools of one model call. `allowed` restricts which of `tools` the model may call. */
+export interface ToolConfig {
+  readonly tools: ReadonlyArray<ToolDefinition>
+  readonly allowed?: ReadonlyArray<string> | undefined
+  readonly choice: ToolChoice
+  readonly parallelToolCalls?: boolean | undefined
+}
+
+/** A provider-native tool passed through unchanged (spec 4.1 `provider_tools`). */
+export interface ProviderTool {
+  readonly modelName?: string | undefined
+  readonly providerName?: string | undefined
+  readonly tool: unknown
+}
+
+/** One rendered model call, independent of the provider that will serve it. */
+export interface ModelRequest {
+  readonly system?: string | undefined
+  readonly messages: ReadonlyArray<RequestMessage>
+  readonly params: InferenceParams
+  readonly tools?: ToolConfig | undefined
+  readonly functionType: "chat" | "json"
+  readonly jsonMode: JsonMode
+  readonly outputSchema?: Record<string, unknown> | undefined
+  readonly providerTools: ReadonlyArray<ProviderTool>
+}
+
+export type FinishReason = "stop" | "stop_sequence" | "length" | "tool_call" | "content_filter" | "unknown"
+
+export interface Usage {
+  readonly input_tokens: number
+  readonly output_tokens: number
+}
+
+/** A content block as a provider returned it, before the function validates it. */
+export type OutputBlock =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "tool_call"; readonly id: string; readonly raw_name: string; readonly raw_arguments: string }
+  | { readonly type: "thought"; readonly text: string; readonly signature?: string | undefined }
+  | { readonly type: "unknown"; readonly data: unknown; readonly model_provider_name: string }
+
+/** What a provider answered to a non-streaming call. */
+export interface ProviderResponse {
+  readonly output: ReadonlyArray<OutputBlock>
+  readonly usage: Usage
+  readonly finishReason?: FinishReason | undefined
+  readonly rawRequest: string
+  readonly rawResponse: string
+}
+
+/** A piece of a streamed answer: content deltas, then usage and a finish reason at the end. */
+export interface ProviderChunk {
+  readonly content: ReadonlyArray<ChunkDelta>
+  readonly usage?: Usage | undefined
+  readonly finishReason?: FinishReason | undefined
+  /** the provider's own text of this chunk, kept for storage */
+  readonly raw: string
+}
+
+export type ChunkDelta =
+  | { readonly type: "text"; readonly id: string; readonly text: string }
+  | { readonly type: "tool_call"; readonly id: string; readonly raw_name: string; readonly raw_arguments: string }
+  | { readonly type: "thought"; readonly id: string; readonly text: string; readonly signature?: string | undefined }

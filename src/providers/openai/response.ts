@@ -1,0 +1,133 @@
+/**
+ * OpenAI Chat Completions responses (whole, and streamed chunk by chunk) -> provider-neutral
+ * output blocks, usage and finish reason.
+ */
+import type { ChunkDelta, FinishReason, OutputBlock, ProviderChunk, Usage } from "../../inference/types.ts"
+
+type Json = Record<string, any>
+
+export const finishReasonOf = (reason: unknown): FinishReason | undefined => {
+  switch (reason) {
+    case undefined:
+    case null:
+      return undefined
+    case "stop":
+      return "stop"
+    case "length":
+      return "length"
+    case "tool_calls":
+    case "function_call":
+      return "tool_call"
+    case "content_filter":
+      return "content_filter"
+    default:
+      return "unknown"
+  }
+}
+
+const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
+
+export const usageOf = (usage: Json | undefined | null): Usage | undefined =>
+  usage === undefined || usage === null
+    ? undefined
+    : { input_tokens: count(usage.prompt_tokens), output_tokens: count(usage.completion_tokens) }
+
+/** The explanation an OpenAI-style error body carries, or the body itself. */
+export const errorMessageOf = (status: number, text: string): string => {
+  let detail = text
+  try {
+    const parsed = JSON.parse(text)
+    if (typeof parsed?.error?.message === "string") detail = parsed.error.message
+    else if (typeof parsed?.error === "string") detail = parsed.error
+  } catch {
+    // not JSON: keep the text
+  }
+  return `HTTP ${status}: ${detail.length > 1000 ? `${detail.slice(0, 1000)}...` : detail}`
+}
+
+export interface ParsedOpenAiResponse {
+  readonly output: ReadonlyArray<OutputBlock>
+  readonly usage: Usage
+  readonly finishReason?: FinishReason | undefined
+}
+
+export const parseOpenAiResponse = (text: string): ParsedOpenAiResponse | string => {
+  let json: Json
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return "the provider answered with a body that is not JSON"
+  }
+  const choice = json?.choices?.[0]
+  if (choice === undefined || typeof choice.message !== "object" || choice.message === null) {
+    return "the provider answered without choices[0].message"
+  }
+  const message = choice.message as Json
+  const output: Array<OutputBlock> = []
+  const reasoning = message.reasoning_content ?? message.reasoning
+  if (typeof reasoning === "string" && reasoning !== "") output.push({ type: "thought", text: reasoning })
+  if (typeof message.content === "string" && message.content !== "") output.push({ type: "text", text: message.content })
+  if (typeof message.refusal === "string" && message.refusal !== "") output.push({ type: "text", text: message.refusal })
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      output.push({
+        type: "tool_call",
+        id: String(call?.id ?? ""),
+        raw_name: String(call?.function?.name ?? ""),
+        raw_arguments: typeof call?.function?.arguments === "string"
+          ? call.function.arguments
+          : JSON.stringify(call?.function?.arguments ?? {})
+      })
+    }
+  }
+  return {
+    output,
+    usage: usageOf(json.usage) ?? { input_tokens: 0, output_tokens: 0 },
+    finishReason: finishReasonOf(choice.finish_reason)
+  }
+}
+
+/**
+ * Parses the `data:` payloads of a streamed answer. Tool-call deltas name their call by
+ * `index` only after the first one, so the parser remembers each index's id.
+ */
+export const makeOpenAiChunkParser = () => {
+  const toolCallIds = new Map<number, string>()
+  return (data: string): ProviderChunk | string | undefined => {
+    if (data === "[DONE]") return undefined
+    let json: Json
+    try {
+      json = JSON.parse(data)
+    } catch {
+      return "the provider streamed a chunk that is not JSON"
+    }
+    if (json?.error !== undefined) {
+      return `the provider streamed an error: ${typeof json.error?.message === "string" ? json.error.message : JSON.stringify(json.error)}`
+    }
+    const content: Array<ChunkDelta> = []
+    const choice = json?.choices?.[0]
+    const delta = choice?.delta
+    if (delta !== undefined && delta !== null) {
+      const reasoning = delta.reasoning_content ?? delta.reasoning
+      if (typeof reasoning === "string" && reasoning !== "") content.push({ type: "thought", id: "0", text: reasoning })
+      if (typeof delta.content === "string" && delta.content !== "") content.push({ type: "text", id: "0", text: delta.content })
+      if (Array.isArray(delta.tool_calls)) {
+        for (const call of delta.tool_calls) {
+          const index = typeof call?.index === "number" ? call.index : 0
+          let id = toolCallIds.get(index)
+          if (id === undefined) {
+            id = String(call?.id ?? index)
+            toolCallIds.set(index, id)
+          }
+          content.push({
+            type: "tool_call",
+            id,
+            raw_name: String(call?.function?.name ?? ""),
+            raw_arguments: String(call?.function?.arguments ?? "")
+          })
+        }
+      }
+    }
+    return { content, usage: usageOf(json.usage), finishReason: finishReasonOf(choice?.finish_reason), raw: data }
+  }
+}

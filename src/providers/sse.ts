@@ -1,0 +1,20 @@
+/**
+ * The `data:` payloads of a Server-Sent Events body, for providers that stream that way.
+ */
+import * as Sse from "effect/encoding/Sse"
+import * as Stream from "effect/Stream"
+
+export const sseData = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E> =>
+  Stream.suspend(() => {
+    const decoder = new TextDecoder()
+    let pending: Array<string> = []
+    const parser = Sse.makeParser((event) => {
+      if (event._tag === "Event") pending.push(event.data)
+    })
+    return Stream.flattenIterable(Stream.map(bytes, (chunk) => {
+      parser.feed(decoder.decode(chunk, { stream: true }))
+      const events = pending
+      pending = []
+      return events
+    }))
+  })
