@@ -1,0 +1,21 @@
+// Prints the last line of a test run, "N passed, M failed", from vitest's JSON report
+// (the type check counts as one test). Exits non-zero when anything failed or nothing ran.
+import * as fs from "node:fs"
+
+const [reportPath, typecheckFailed] = process.argv.slice(2)
+let passed = 0
+let failed = 0
+try {
+  const report = JSON.parse(fs.readFileSync(reportPath, "utf8"))
+  passed = report.numPassedTests
+  failed = report.numFailedTests + (report.numRuntimeErrors ?? 0)
+  for (const suite of report.testResults ?? []) {
+    if (suite.status === "failed" && (suite.assertionResults ?? []).length === 0) failed++
+  }
+} catch {
+  failed++
+}
+if (typecheckFailed === "1") failed++
+else passed++
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(failed > 0 || passed === 0 ? 1 : 0)

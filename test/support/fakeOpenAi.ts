@@ -1,0 +1,163 @@
+/**
+ * A local server that speaks the OpenAI Chat Completions wire format, for integration tests
+ * and benchmarks. It records every request it receives (path, headers, parsed body) and
+ * answers from a script: by default a fixed text reply, streamed as SSE when asked.
+ */
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface ReceivedRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: http.IncomingHttpHeaders
+  readonly body: any
+}
+
+/** How to answer one request. */
+export type Reply =
+  | { readonly kind: "json"; readonly status?: number; readonly body: unknown; readonly delayMs?: number }
+  | { readonly kind: "text"; readonly status: number; readonly body: string; readonly delayMs?: number }
+  /** SSE: each chunk is sent as `data: <json>` (strings as they are), then `data: [DONE]` unless `noDone` */
+  | {
+    readonly kind: "stream"
+    readonly chunks: ReadonlyArray<unknown>
+    readonly delayMs?: number
+    readonly chunkDelayMs?: number
+    readonly noDone?: boolean
+    /** stop after this many chunks and hang, to test cancellation */
+    readonly hangAfter?: number
+  }
+  | { readonly kind: "hang" }
+  | { readonly kind: "destroy" }
+
+export const completion = (
+  message: Record<string, unknown>,
+  options: { finishReason?: string; usage?: { prompt_tokens: number; completion_tokens: number } } = {}
+) => ({
+  id: "chatcmpl-test",
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model: "fake-model",
+  choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: options.finishReason ?? "stop" }],
+  usage: { ...(options.usage ?? { prompt_tokens: 12, completion_tokens: 7 }), total_tokens: 19 }
+})
+
+export const textCompletion = (text: string) => completion({ content: text })
+
+/** OpenAI's streamed shape for a text answer: a role chunk, content chunks, a finish chunk, a usage chunk. */
+export const textStreamChunks = (pieces: ReadonlyArray<string>, usage = { prompt_tokens: 12, completion_tokens: 7 }) => [
+  { id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { role: "assistant", content: "" } }] },
+  ...pieces.map((piece) => ({
+    id: "c",
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta: { content: piece }, finish_reason: null }]
+  })),
+  { id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+  { id: "c", object: "chat.completion.chunk", choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }
+]
+
+export interface FakeOpenAi {
+  readonly url: string
+  /** the `api_base` to configure: `<url>/v1/` */
+  readonly apiBase: string
+  readonly requests: Array<ReceivedRequest>
+  /** answers the next requests in order; when empty, `fallback` answers */
+  readonly script: Array<Reply>
+  fallback: (request: ReceivedRequest) => Reply
+  /** connections closed by the client before the answer finished */
+  readonly aborted: () => number
+  close(): Promise<void>
+}
+
+export const startFakeOpenAi = async (): Promise<FakeOpenAi> => {
+  const requests: Array<ReceivedRequest> = []
+  const script: Array<Reply> = []
+  let aborted = 0
+  const sockets = new Set<import("node:net").Socket>()
+  const fake: Partial<FakeOpenAi> & { fallback: FakeOpenAi["fallback"] } = {
+    fallback: (request) =>
+      request.body?.stream === true
+        ? { kind: "stream", chunks: textStreamChunks(["Hello", " from", " fake"]) }
+        : { kind: "json", body: textCompletion("Hello from fake OpenAI") }
+  }
+  const server = http.createServer((req, res) => {
+    const parts: Array<Buffer> = []
+    req.on("data", (part) => parts.push(part))
+    req.on("end", () => {
+      const text = Buffer.concat(parts).toString("utf8")
+      let body: unknown = text
+      try {
+        body = text === "" ? undefined : JSON.parse(text)
+      } catch {
+        // keep the text
+      }
+      const received: ReceivedRequest = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body }
+      requests.push(received)
+      const reply = script.shift() ?? fake.fallback(received)
+      let finished = false
+      res.on("close", () => {
+        if (!finished) aborted++
+      })
+      const done = () => {
+        finished = true
+      }
+      const later = (ms: number | undefined, f: () => void) => (ms ? setTimeout(f, ms) : f())
+      switch (reply.kind) {
+        case "json":
+          later(reply.delayMs, () => {
+            res.writeHead(reply.status ?? 200, { "content-type": "application/json" })
+            res.end(JSON.stringify(reply.body), done)
+          })
+          break
+        case "text":
+          later(reply.delayMs, () => {
+            res.writeHead(reply.status, { "content-type": "text/plain" })
+            res.end(reply.body, done)
+          })
+          break
+        case "stream":
+          later(reply.delayMs, () => {
+            res.writeHead(200, { "content-type": "text/event-stream" })
+            let index = 0
+            const next = () => {
+              if (res.destroyed) return
+              if (reply.hangAfter !== undefined && index >= reply.hangAfter) return
+              if (index < reply.chunks.length) {
+                const chunk = reply.chunks[index++]
+                res.write(`data: ${typeof chunk === "string" ? chunk : JSON.stringify(chunk)}\n\n`)
+                later(reply.chunkDelayMs, next)
+              } else {
+                res.end(reply.noDone ? "" : "data: [DONE]\n\n", done)
+              }
+            }
+            next()
+          })
+          break
+        case "hang":
+          break
+        case "destroy":
+          req.socket.destroy()
+          break
+      }
+    })
+  })
+  server.on("connection", (socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+  const url = `http://127.0.0.1:${port}`
+  return Object.assign(fake, {
+    url,
+    apiBase: `${url}/v1/`,
+    requests,
+    script,
+    aborted: () => aborted,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      })
+  }) as FakeOpenAi
+}
