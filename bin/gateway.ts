@@ -13,6 +13,7 @@ import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
@@ -119,6 +120,12 @@ const teardown: Runtime.Teardown = (exit, onExit) => {
   if (error instanceof ExitWith) return onExit(error.code)
   // the command line was wrong: effect/cli printed what and the help already
   if (CliError.isCliError(error)) return onExit(2)
+  // the bind address is taken or not ours: one line, not a stack trace
+  if (error instanceof ServeError) {
+    const cause = error.cause as { message?: string } | undefined
+    console.error(`cannot listen on the bind address: ${cause?.message ?? String(error.cause)}`)
+    return onExit(1)
+  }
   console.error(Cause.pretty(exit.cause))
   onExit(1)
 }

@@ -11,7 +11,8 @@ export type LogFormat = "pretty" | "json"
 
 export const LoggingLive = (format: LogFormat, level: LogLevel.LogLevel = "Info") =>
   Layer.mergeAll(
-    Logger.layer([format === "json" ? Logger.consoleJson : Logger.consolePretty({ colors: false })]),
+    // `Logger.consoleJson` writes with console.log whatever LogToStderr says: route it to stderr
+    Logger.layer([format === "json" ? Logger.withConsoleError(Logger.formatJson) : Logger.consolePretty({ colors: false })]),
     Layer.succeed(References.MinimumLogLevel, level),
     Layer.succeed(Logger.LogToStderr, true)
   )

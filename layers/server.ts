@@ -3,7 +3,7 @@
  * and the outbound HTTP client. SIGTERM/SIGINT close it gracefully: it stops accepting,
  * lets requests in flight finish (bounded by `shutdownTimeoutMs`), then exits.
  */
-import { createServer } from "node:http"
+import { createServer, type ServerResponse } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -19,9 +19,35 @@ export interface ServerOptions {
   readonly shutdownTimeoutMs?: number
 }
 
+/**
+ * Node's `close()` ends only the keep-alive connections idle at that moment: one whose request
+ * was in flight stays open after its response until `keepAliveTimeout`, and holds up the exit
+ * for the whole shutdown timeout. Once closing, such connections end as their response does.
+ */
+const makeNodeServer = () => {
+  const server = createServer({ keepAliveTimeout: 65_000 })
+  const inFlight = new Set<ServerResponse>()
+  let closing = false
+  server.on("request", (_request, response: ServerResponse) => {
+    if (closing) response.shouldKeepAlive = false
+    inFlight.add(response)
+    response.once("close", () => {
+      inFlight.delete(response)
+      if (closing) setImmediate(() => server.closeIdleConnections())
+    })
+  })
+  const close = server.close.bind(server)
+  server.close = ((callback?: (error?: Error) => void) => {
+    closing = true
+    for (const response of inFlight) if (!response.headersSent) response.shouldKeepAlive = false
+    return close(callback)
+  }) as typeof server.close
+  return server
+}
+
 export const ServerLive = (config: GatewayConfig, options: ServerOptions = {}) =>
   HttpRouter.serve(Routes, { disableLogger: true }).pipe(
-    Layer.provide(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), {
+    Layer.provide(NodeHttpServer.layer(makeNodeServer, {
       host: config.gateway.bindAddress.host,
       port: config.gateway.bindAddress.port,
       gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000

@@ -40,12 +40,12 @@ export const readJsonBody = <A>(
   maxBytes: number
 ): Effect.Effect<A, InvalidRequest | PayloadTooLarge, HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const tooLarge = new PayloadTooLarge({ message: `the request body exceeds the limit of ${maxBytes} bytes` })
+    const tooLarge = () => new PayloadTooLarge({ message: `the request body exceeds the limit of ${maxBytes} bytes` })
     const declared = Number(request.headers["content-length"])
-    if (declared > maxBytes) return Effect.fail(tooLarge)
+    if (declared > maxBytes) return Effect.fail(tooLarge())
     return request.text.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBytes)),
-      Effect.mapError((error) => isTooLarge(error) ? tooLarge : new InvalidRequest({ message: "could not read the request body" })),
+      Effect.mapError((error) => isTooLarge(error) ? tooLarge() : new InvalidRequest({ message: "could not read the request body" })),
       Effect.flatMap((text) => {
         if (text.trim() === "") return Effect.fail(new InvalidRequest({ message: "the request body is empty; expected a JSON object" }))
         let json: unknown

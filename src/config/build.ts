@@ -110,7 +110,13 @@ export const buildConfig = (
     return compiled.validator
   }
 
-  const raw = decodeAt(decodeConfig, merged.value, [])
+  // an unknown top-level key is one problem among others: report it and check the rest
+  const known: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(merged.value)) {
+    if (Object.hasOwn(RawConfig.fields, key)) known[key] = value
+    else report([key], "unknown field")
+  }
+  const raw = decodeAt(decodeConfig, known, [])
   if (raw === undefined) return { errors: issues.map(formatIssue) }
 
   // [gateway]
@@ -277,7 +283,8 @@ export const buildConfig = (
     if (fn.tool_choice !== undefined) {
       if (typeof fn.tool_choice === "string") toolChoice = { type: fn.tool_choice }
       else {
-        toolChoice = { type: "specific", name: fn.tool_choice.specific }
+        // the model sees the tool under its name, which `name` may set apart from its [tools] key
+        toolChoice = { type: "specific", name: tools.get(fn.tool_choice.specific)?.name ?? fn.tool_choice.specific }
         if (!toolNames.includes(fn.tool_choice.specific)) {
           report([...keyPath, "tool_choice", "specific"], `tool "${fn.tool_choice.specific}" is not among the function's tools`)
         }

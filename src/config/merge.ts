@@ -41,8 +41,12 @@ export const formatIssue = (issue: ConfigIssue): string => {
   return `${issue.file === undefined ? "" : `${issue.file}: `}${where}${issue.message}`
 }
 
-export const isTable = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype
+// smol-toml builds its tables with a null prototype
+export const isTable = (value: unknown): value is Record<string, unknown> => {
+  if (typeof value !== "object" || value === null) return false
+  const prototype = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}
 
 const originKey = (path: KeyPath): string => path.join("\u0000")
 

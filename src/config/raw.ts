@@ -115,8 +115,9 @@ export const RawGateway = Schema.Struct({
   disable_pseudonymous_usage_analytics: Schema.optional(Schema.Boolean)
 })
 
+/** Sections are decoded one by one (in `buildConfig`), so a problem in one does not hide the others. */
 export const RawConfig = Schema.Struct({
-  gateway: Schema.optional(RawGateway),
+  gateway: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
   models: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   functions: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   tools: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),

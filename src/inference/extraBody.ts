@@ -51,6 +51,9 @@ const isContainer = (value: unknown): value is Record<string, unknown> | Array<u
 /**
  * Applies one edit to `body` in place. Missing intermediate objects are created; a final `-`
  * appends to an array. Returns an explanation when the pointer cannot be followed.
+ * The objects and arrays along the pointer are copied before they change: below its top
+ * level a provider body shares values with the configuration (stop sequences, tool schemas,
+ * the output schema), which must stay as they are for the next request.
  */
 export const applyExtraBodyEdit = (body: Record<string, unknown>, edit: ExtraBodyEdit): string | undefined => {
   const tokens = parsePointer(edit.pointer)
@@ -64,13 +67,16 @@ export const applyExtraBodyEdit = (body: Record<string, unknown>, edit: ExtraBod
     if (next === undefined) {
       if ("delete" in edit) return undefined
       next = {}
-      if (Array.isArray(container)) {
-        const index = arrayIndex(container, token, false)
-        if (index === undefined) return `extra_body pointer "${edit.pointer}": no index "${token}" in array`
-        container[index] = next
-      } else container[token] = next
+    } else if (isContainer(next)) {
+      next = Array.isArray(next) ? [...next] : { ...next }
+    } else {
+      return `extra_body pointer "${edit.pointer}" goes through a value that is not an object or array`
     }
-    if (!isContainer(next)) return `extra_body pointer "${edit.pointer}" goes through a value that is not an object or array`
+    if (Array.isArray(container)) {
+      const index = arrayIndex(container, token, false)
+      if (index === undefined) return `extra_body pointer "${edit.pointer}": no index "${token}" in array`
+      container[index] = next
+    } else container[token] = next
     node = next
   }
   const last = tokens[tokens.length - 1]

@@ -4,12 +4,13 @@
  * output schema, extra_body/extra_headers edits. Pure: request and configuration in,
  * a `PreparedInference` or the error to answer with out.
  */
-import { v7 as uuidv7, validate as isUuid, version as uuidVersion } from "uuid"
+import { validate as isUuid, version as uuidVersion } from "uuid"
+import { uuidv7 } from "../ids.ts"
 import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts"
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
-import type { EditScope, ExtraBodyEdit, ExtraHeaderEdit } from "./extraBody.ts"
+import { type EditScope, type ExtraBodyEdit, type ExtraHeaderEdit, parsePointer } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
 import { sampleVariantOrder, seededRandom } from "./sampling.ts"
 import { resolveTools } from "./tools.ts"
@@ -148,6 +149,11 @@ export const prepareInference = (
   for (let i = 0; i < extraBody.length; i++) {
     const entry = extraBody[i]
     const path = `extra_body[${i}]`
+    // a malformed pointer is the caller's mistake: a 400, not a provider failure to fall back from
+    const tokens = parsePointer(entry.pointer)
+    if (tokens === undefined || tokens.length === 0) {
+      return invalid(`${path}.pointer: "${entry.pointer}" is not a JSON Pointer to a field (it must start with "/")`)
+    }
     if ((entry.value === undefined) === (entry.delete !== true)) {
       return invalid(`${path}: give exactly one of value or delete = true`)
     }

@@ -26,6 +26,8 @@ export type Reply =
     readonly noDone?: boolean
     /** stop after this many chunks and hang, to test cancellation */
     readonly hangAfter?: number
+    /** destroy the connection after this many chunks, to test a provider that dies mid-stream */
+    readonly destroyAfter?: number
   }
   | { readonly kind: "hang" }
   | { readonly kind: "destroy" }
@@ -122,6 +124,11 @@ export const startFakeOpenAi = async (): Promise<FakeOpenAi> => {
             const next = () => {
               if (res.destroyed) return
               if (reply.hangAfter !== undefined && index >= reply.hangAfter) return
+              if (reply.destroyAfter !== undefined && index >= reply.destroyAfter) {
+                finished = true
+                req.socket.destroy()
+                return
+              }
               if (index < reply.chunks.length) {
                 const chunk = reply.chunks[index++]
                 res.write(`data: ${typeof chunk === "string" ? chunk : JSON.stringify(chunk)}\n\n`)

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -22,6 +23,57 @@ export const writeFiles = (files: Readonly<Record<string, string>>): string => {
   return dir
 }
 
+/** An environment for a child: `process.env` with `overrides` applied; an undefined value removes the variable. */
+const childEnv = (...overrides: ReadonlyArray<Readonly<Record<string, string | undefined>> | undefined>): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const override of overrides) {
+    for (const [name, value] of Object.entries(override ?? {})) {
+      if (value === undefined) delete env[name]
+      else env[name] = value
+    }
+  }
+  return env
+}
+
+export interface RawResponse {
+  readonly status: number
+  readonly headers: http.IncomingHttpHeaders
+  readonly text: string
+}
+
+/**
+ * One HTTP request over a fresh connection (no keep-alive pool), with full control over the
+ * method and the body: `chunks` are sent with chunked transfer encoding (no content-length).
+ * Once an answer has arrived, an error writing the rest of the body (the server stopped
+ * reading it, as after a 413) does not fail the request.
+ */
+export const rawRequest = (
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; chunks?: ReadonlyArray<string> } = {}
+) =>
+  new Promise<RawResponse>((resolve, reject) => {
+    let answered = false
+    const request = http.request(url, { method: options.method ?? "GET", headers: options.headers, agent: false }, (response) => {
+      answered = true
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (data) => (text += data))
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text }))
+      response.on("error", reject)
+      // settles nothing after "end"; otherwise the connection broke in the middle of the answer
+      response.on("close", () => reject(new Error(`connection closed during the answer: ${text}`)))
+    })
+    request.on("error", (error) => {
+      if (!answered) reject(error)
+    })
+    if (options.chunks !== undefined) {
+      for (const chunk of options.chunks) request.write(chunk)
+    } else if (options.body !== undefined) {
+      request.write(options.body)
+    }
+    request.end()
+  })
+
 export interface RunResult {
   readonly code: number | null
   readonly stdout: string
@@ -29,11 +81,14 @@ export interface RunResult {
 }
 
 /** Runs the CLI to completion (for start-up failures and one-shot commands). */
-export const runGateway = (args: ReadonlyArray<string>, options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}) =>
+export const runGateway = (
+  args: ReadonlyArray<string>,
+  options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}
+) =>
   new Promise<RunResult>((resolve, reject) => {
     const child = spawn(process.execPath, [gatewayBin, ...args], {
       cwd: options.cwd ?? repoRoot,
-      env: { ...process.env, ...options.env }
+      env: childEnv(options.env)
     })
     let stdout = ""
     let stderr = ""
@@ -51,14 +106,16 @@ export const runGateway = (args: ReadonlyArray<string>, options: { env?: Record<
 
 export interface RunningGateway {
   readonly url: string
+  /** the temporary folder holding config.toml and the other files; the gateway's working directory */
+  readonly dir: string
   readonly process: ChildProcess
   /** everything the gateway wrote to stderr (its log) so far */
   readonly log: () => string
   /** POSTs JSON and returns status and parsed body */
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>
-  get(path: string): Promise<{ status: number; body: any }>
+  get(path: string): Promise<{ status: number; body: any; headers: Headers }>
   /** POSTs and collects the `data:` events of a streamed answer */
-  stream(path: string, body: unknown): Promise<{ status: number; events: Array<any>; raw: string }>
+  stream(path: string, body: unknown): Promise<{ status: number; events: Array<any>; raw: string; headers: Headers }>
   /** SIGTERM, then waits for the exit code */
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
@@ -68,7 +125,9 @@ export interface StartOptions {
   readonly config?: string
   /** other files next to config.toml */
   readonly files?: Readonly<Record<string, string>>
-  readonly env?: Record<string, string>
+  /** added to (or, with an undefined value, removed from) the environment */
+  readonly env?: Record<string, string | undefined>
+  /** replace `--config-file <dir>/config.toml`; the working directory is the temporary folder */
   readonly args?: ReadonlyArray<string>
 }
 
@@ -77,7 +136,7 @@ export const startGateway = async (options: StartOptions): Promise<RunningGatewa
   const args = options.args ?? ["--config-file", path.join(dir, "config.toml")]
   const child = spawn(process.execPath, [gatewayBin, ...args], {
     cwd: dir,
-    env: { ...process.env, GATEWAY_BIND_ADDRESS: "127.0.0.1:0", ...options.env }
+    env: childEnv({ GATEWAY_BIND_ADDRESS: "127.0.0.1:0" }, options.env)
   })
   let stderr = ""
   let stdout = ""
@@ -100,6 +159,7 @@ export const startGateway = async (options: StartOptions): Promise<RunningGatewa
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
   return {
     url,
+    dir,
     process: child,
     log: () => stderr,
     async post(route, body, headers = {}) {
@@ -120,7 +180,13 @@ export const startGateway = async (options: StartOptions): Promise<RunningGatewa
     async get(route) {
       const response = await fetch(url + route)
       const text = await response.text()
-      return { status: response.status, body: JSON.parse(text) }
+      let parsed: unknown = text
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        // not JSON: keep the text so the test can show it
+      }
+      return { status: response.status, body: parsed, headers: response.headers }
     },
     async stream(route, body) {
       const response = await fetch(url + route, {
@@ -133,7 +199,7 @@ export const startGateway = async (options: StartOptions): Promise<RunningGatewa
         const data = block.slice("data: ".length)
         return data === "[DONE]" ? "[DONE]" : JSON.parse(data)
       })
-      return { status: response.status, events, raw }
+      return { status: response.status, events, raw, headers: response.headers }
     },
     stop(signal = "SIGTERM") {
       child.kill(signal)

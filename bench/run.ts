@@ -1,0 +1,185 @@
+// `npm run bench`: the gateway's overhead on POST /inference with a templated function,
+// against a reference pass-through proxy, both in front of the same fake upstream.
+// Prints added latency p50/p99 at concurrency 1 (minus the upstream called directly) and
+// requests per second at saturation, side by side, from one run.
+//
+// Options: --requests N (latency samples, default 5000), --duration S (throughput seconds,
+// default 10), --connections C (default 64), --json (machine-readable output too).
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import autocannon from "autocannon"
+import { Pool } from "undici"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const args = process.argv.slice(2)
+const option = (name: string, fallback: number) => {
+  const index = args.indexOf(`--${name}`)
+  return index >= 0 ? Number(args[index + 1]) : fallback
+}
+const samples = option("requests", 5000)
+const duration = option("duration", 10)
+const connections = option("connections", 64)
+
+const children: Array<ChildProcess> = []
+process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")))
+
+/** starts a process and resolves with the first match of `pattern` in its output */
+const start = (command: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
+  new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, command, { cwd: root, env: { ...process.env, ...env } })
+    children.push(child)
+    let output = ""
+    const onData = (data: Buffer) => {
+      output += data
+      const match = pattern.exec(output)
+      if (match !== null) resolve(match[1])
+    }
+    child.stdout!.on("data", onData)
+    child.stderr!.on("data", onData)
+    child.on("exit", (code) => reject(new Error(`${command.join(" ")} exited with ${code}:\n${output}`)))
+  })
+
+const gatewayConfig = (upstream: string) => `
+[functions.bench]
+type = "chat"
+schemas.system.path = "system_schema.json"
+schemas.user.path = "user_schema.json"
+
+[functions.bench.variants.main]
+type = "chat_completion"
+model = "bench_model"
+templates.system.path = "system.minijinja"
+templates.user.path = "user.minijinja"
+temperature = 0.2
+max_tokens = 100
+
+[models.bench_model]
+routing = ["upstream"]
+
+[models.bench_model.providers.upstream]
+type = "openai"
+model_name = "bench-model"
+api_base = "${upstream}/v1/"
+api_key_location = "none"
+`
+
+const writeGatewayFiles = (upstream: string): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-bench-"))
+  const objectSchema = (property: string) =>
+    JSON.stringify({ type: "object", properties: { [property]: { type: "string" } }, required: [property] })
+  fs.writeFileSync(path.join(dir, "config.toml"), gatewayConfig(upstream))
+  fs.writeFileSync(path.join(dir, "system_schema.json"), objectSchema("assistant_name"))
+  fs.writeFileSync(path.join(dir, "user_schema.json"), objectSchema("topic"))
+  fs.writeFileSync(path.join(dir, "system.minijinja"), "You are {{ assistant_name }}, a concise assistant.")
+  fs.writeFileSync(path.join(dir, "user.minijinja"), "Tell me one fact about {{ topic }}.")
+  return dir
+}
+
+const gatewayBody = JSON.stringify({
+  function_name: "bench",
+  input: {
+    system: { assistant_name: "Bench" },
+    messages: [{ role: "user", content: [{ type: "text", arguments: { topic: "latency" } }] }]
+  }
+})
+// what the gateway sends upstream for that request, so the proxy carries the same bytes
+const upstreamBody = JSON.stringify({
+  model: "bench-model",
+  messages: [
+    { role: "system", content: "You are Bench, a concise assistant." },
+    { role: "user", content: "Tell me one fact about latency." }
+  ],
+  temperature: 0.2,
+  max_completion_tokens: 100
+})
+
+interface Target {
+  readonly name: string
+  readonly url: string
+  readonly path: string
+  readonly body: string
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
+
+/** latencies in ms of `count` sequential requests (concurrency 1), after a warm-up */
+const measureLatency = async (target: Target, count: number) => {
+  const pool = new Pool(target.url, { connections: 1 })
+  const call = async () => {
+    const response = await pool.request({ path: target.path, method: "POST", headers: { "content-type": "application/json" }, body: target.body })
+    await response.body.arrayBuffer()
+    if (response.statusCode !== 200) throw new Error(`${target.name} answered ${response.statusCode}`)
+  }
+  for (let i = 0; i < Math.min(1000, count); i++) await call()
+  const latencies: Array<number> = []
+  for (let i = 0; i < count; i++) {
+    const started = process.hrtime.bigint()
+    await call()
+    latencies.push(Number(process.hrtime.bigint() - started) / 1e6)
+  }
+  await pool.close()
+  latencies.sort((a, b) => a - b)
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) }
+}
+
+const measureThroughput = async (target: Target) => {
+  // warm-up, then the measured run
+  await autocannon({ url: target.url + target.path, method: "POST", headers: { "content-type": "application/json" }, body: target.body, connections, duration: 2 })
+  const result = await autocannon({
+    url: target.url + target.path,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: target.body,
+    connections,
+    duration
+  })
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
+  return result.requests.average
+}
+
+const main = async () => {
+  const upstreamPort = await start(["bench/upstream.ts"], /^(\d+)$/m)
+  const upstream = `http://127.0.0.1:${upstreamPort}`
+  const proxyPort = await start(["bench/proxy.ts", upstream], /^(\d+)$/m)
+  const gatewayDir = writeGatewayFiles(upstream)
+  const gatewayUrl = await start(
+    ["bin/gateway.ts", "--config-file", path.join(gatewayDir, "config.toml")],
+    /Listening on (http:\/\/[^\s"]+)/,
+    { GATEWAY_BIND_ADDRESS: "127.0.0.1:0" }
+  )
+
+  const direct: Target = { name: "upstream (direct)", url: upstream, path: "/v1/chat/completions", body: upstreamBody }
+  const proxy: Target = { name: "reference proxy", url: `http://127.0.0.1:${proxyPort}`, path: "/", body: upstreamBody }
+  const gateway: Target = { name: "gateway", url: gatewayUrl, path: "/inference", body: gatewayBody }
+
+  console.log(`latency at concurrency 1 (${samples} requests each), then throughput (${connections} connections, ${duration} s each)`)
+  const base = await measureLatency(direct, samples)
+  const rows: Array<{ name: string; p50: number; p99: number; rps: number }> = []
+  for (const target of [proxy, gateway]) {
+    const latency = await measureLatency(target, samples)
+    const rps = await measureThroughput(target)
+    rows.push({ name: target.name, p50: latency.p50 - base.p50, p99: latency.p99 - base.p99, rps })
+  }
+
+  const reference = rows[0].rps
+  console.log(`\nupstream alone: p50 ${base.p50.toFixed(3)} ms, p99 ${base.p99.toFixed(3)} ms`)
+  console.log(`${"".padEnd(18)}${"added p50".padStart(12)}${"added p99".padStart(12)}${"req/s".padStart(10)}${"of proxy".padStart(10)}`)
+  for (const row of rows) {
+    console.log(
+      `${row.name.padEnd(18)}${`${row.p50.toFixed(3)} ms`.padStart(12)}${`${row.p99.toFixed(3)} ms`.padStart(12)}${
+        Math.round(row.rps).toString().padStart(10)
+      }${`${Math.round((row.rps / reference) * 100)}%`.padStart(10)}`
+    )
+  }
+  if (args.includes("--json")) console.log(JSON.stringify({ base, rows }))
+  fs.rmSync(gatewayDir, { recursive: true, force: true })
+  process.exit(0)
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -1,0 +1,52 @@
+/**
+ * UUIDv7 ids (inferences, episodes, model calls): a 48-bit millisecond timestamp, then a
+ * 12-bit counter that keeps ids minted in the same millisecond in order, then random bits.
+ * Randomness is drawn from a pooled buffer: three ids per inference would otherwise cost
+ * three calls into the CSPRNG on the hot path.
+ */
+import { randomFillSync } from "node:crypto"
+
+const pool = new Uint8Array(4096)
+let offset = pool.length
+const hex = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"))
+
+let lastMs = -1
+let counter = 0
+
+const randomBytes = (count: number): number => {
+  if (offset + count > pool.length) {
+    randomFillSync(pool)
+    offset = 0
+  }
+  const start = offset
+  offset += count
+  return start
+}
+
+export const uuidv7 = (): string => {
+  let ms = Date.now()
+  const r = randomBytes(10)
+  if (ms > lastMs) {
+    lastMs = ms
+    // start each millisecond at a random point in the lower half, leaving room to count up
+    counter = ((pool[r] & 0x07) << 8) | pool[r + 1]
+  } else {
+    ms = lastMs
+    counter++
+    if (counter > 0xfff) {
+      // more than 2048 ids in one millisecond: borrow the next one
+      lastMs = ++ms
+      counter = 0
+    }
+  }
+  const high = Math.floor(ms / 0x1000000)
+  const low = ms % 0x1000000
+  return hex[(high >>> 16) & 0xff] + hex[(high >>> 8) & 0xff] + hex[high & 0xff] + hex[(low >>> 16) & 0xff] + "-" +
+    hex[(low >>> 8) & 0xff] + hex[low & 0xff] + "-" +
+    hex[0x70 | (counter >>> 8)] + hex[counter & 0xff] + "-" +
+    hex[0x80 | (pool[r + 2] & 0x3f)] + hex[pool[r + 3]] + "-" +
+    hex[pool[r + 4]] + hex[pool[r + 5]] + hex[pool[r + 6]] + hex[pool[r + 7]] + hex[pool[r + 8]] + hex[pool[r + 9]]
+}
+
+/** The millisecond timestamp a UUIDv7 carries. */
+export const uuidv7Timestamp = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16)

@@ -1,0 +1,250 @@
+/**
+ * Every behaviour of the `dummy` provider streamed (`stream: true`) over real HTTP: Server-Sent
+ * Events carrying the ids and variant, content deltas with ids, a last chunk with usage and
+ * finish_reason, then `data: [DONE]`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  dummyBadToolArguments,
+  dummyGoodKey,
+  dummyInvalidToolArguments,
+  dummyJson,
+  dummySlowDelayMs,
+  dummyText,
+  dummyThought,
+  dummyToolArguments,
+  dummyUsage
+} from "../../src/providers/dummy/index.ts"
+import { dummyConfig, dummyConfigFiles } from "../support/dummyConfig.ts"
+import { type RunningGateway, startGateway } from "../support/gateway.ts"
+
+const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+const hello = { messages: [{ role: "user", content: "Hello" }] }
+
+type Streamed = Awaited<ReturnType<RunningGateway["stream"]>>
+
+interface CheckedStream {
+  readonly inferenceId: string
+  readonly episodeId: string
+  /** the chunks before the last one */
+  readonly chunks: ReadonlyArray<any>
+  /** every content delta, in order */
+  readonly deltas: ReadonlyArray<any>
+  readonly final: any
+}
+
+/** Checks the envelope every successful stream shares and returns its parts. */
+const checkStream = (
+  streamed: Streamed,
+  expected: { readonly variant: string; readonly finishReason: string; readonly kind?: "chat" | "json" }
+): CheckedStream => {
+  expect(streamed.status, streamed.raw).toBe(200)
+  expect(streamed.headers.get("content-type")).toMatch(/^text\/event-stream/)
+  expect(streamed.raw.endsWith("data: [DONE]\n\n")).toBe(true)
+  expect(streamed.events.at(-1)).toBe("[DONE]")
+  const all = streamed.events.slice(0, -1)
+  expect(all.length).toBeGreaterThanOrEqual(2)
+  expect(all).not.toContain("[DONE]")
+  const inferenceId = all[0].inference_id
+  const episodeId = all[0].episode_id
+  expect(inferenceId).toMatch(uuidV7)
+  expect(episodeId).toMatch(uuidV7)
+  for (const chunk of all) {
+    expect(chunk.inference_id).toBe(inferenceId)
+    expect(chunk.episode_id).toBe(episodeId)
+    expect(chunk.variant_name).toBe(expected.variant)
+    expect(chunk).not.toHaveProperty("error")
+  }
+  const chunks = all.slice(0, -1)
+  const final = all.at(-1)
+  expect(final.usage).toEqual(dummyUsage)
+  expect(final.finish_reason).toBe(expected.finishReason)
+  if (expected.kind === "json") {
+    expect(final.raw).toBe("")
+    for (const chunk of chunks) {
+      expect(typeof chunk.raw).toBe("string")
+      expect(chunk).not.toHaveProperty("usage")
+    }
+    return { inferenceId, episodeId, chunks, deltas: [], final }
+  }
+  expect(final.content).toEqual([])
+  for (const chunk of chunks) {
+    expect(chunk.content.length).toBeGreaterThan(0)
+    expect(chunk).not.toHaveProperty("usage")
+    for (const delta of chunk.content) expect(typeof delta.id).toBe("string")
+  }
+  return { inferenceId, episodeId, chunks, deltas: chunks.flatMap((chunk) => chunk.content), final }
+}
+
+/** the text of the deltas of one type and block id, joined */
+const joined = (deltas: ReadonlyArray<any>, type: string, id: string, field = "text") =>
+  deltas.filter((delta) => delta.type === type && delta.id === id).map((delta) => delta[field]).join("")
+
+describe("the dummy provider, streamed", () => {
+  let gateway: RunningGateway
+  beforeAll(async () => {
+    gateway = await startGateway({ config: dummyConfig, files: dummyConfigFiles })
+  })
+  afterAll(async () => {
+    await gateway?.stop()
+  })
+
+  const stream = (body: Record<string, unknown>) => gateway.stream("/inference", { input: hello, stream: true, ...body })
+
+  it("default text: text deltas of one block that add up to the text", async () => {
+    for (const [body, variant] of [[{ model_name: "dummy::test" }, "dummy::test"], [{ function_name: "chat" }, "text"]] as const) {
+      const checked = checkStream(await stream(body), { variant, finishReason: "stop" })
+      expect(checked.deltas.length).toBeGreaterThan(1)
+      for (const delta of checked.deltas) expect(delta).toEqual({ type: "text", id: "0", text: expect.any(String) })
+      expect(joined(checked.deltas, "text", "0")).toBe(dummyText)
+    }
+  })
+
+  it("keeps the episode_id it is given", async () => {
+    const first = checkStream(await stream({ model_name: "dummy::test" }), { variant: "dummy::test", finishReason: "stop" })
+    const second = checkStream(await stream({ model_name: "dummy::test", episode_id: first.episodeId }), {
+      variant: "dummy::test",
+      finishReason: "stop"
+    })
+    expect(second.episodeId).toBe(first.episodeId)
+    expect(second.inferenceId).not.toBe(first.inferenceId)
+  })
+
+  it("json in a json function: raw deltas that add up to the JSON", async () => {
+    for (const variant of ["json", "as_tool"]) {
+      const checked = checkStream(await stream({ function_name: "extract", variant_name: variant }), {
+        variant,
+        finishReason: variant === "json" ? "stop" : "tool_call",
+        kind: "json"
+      })
+      expect(checked.chunks.length).toBeGreaterThan(1)
+      expect(checked.chunks.map((chunk) => chunk.raw).join("")).toBe(dummyJson)
+    }
+  })
+
+  it("tool: tool_call deltas naming the tool, whose arguments add up", async () => {
+    const checked = checkStream(await stream({ function_name: "weather" }), { variant: "tool", finishReason: "tool_call" })
+    for (const delta of checked.deltas) expect(delta.type).toBe("tool_call")
+    expect(checked.deltas[0].raw_name).toBe("get_temperature")
+    const id = checked.deltas[0].id
+    expect(joined(checked.deltas, "tool_call", id, "raw_arguments")).toBe(dummyToolArguments)
+  })
+
+  it("bad_tool and invalid_tool_arguments: the raw arguments are streamed as generated", async () => {
+    for (const [variant, rawArguments] of [["bad_tool", dummyBadToolArguments], ["invalid_tool_arguments", dummyInvalidToolArguments]]) {
+      const checked = checkStream(await stream({ function_name: "weather", variant_name: variant }), {
+        variant,
+        finishReason: "tool_call"
+      })
+      expect(checked.deltas[0].raw_name).toBe("get_temperature")
+      expect(joined(checked.deltas, "tool_call", checked.deltas[0].id, "raw_arguments")).toBe(rawArguments)
+    }
+  })
+
+  it("reasoner: thought deltas first, then text deltas of another block", async () => {
+    const checked = checkStream(await stream({ function_name: "reasoning" }), { variant: "reasoner", finishReason: "stop" })
+    const types = checked.deltas.map((delta) => delta.type)
+    const firstText = types.indexOf("text")
+    expect(firstText).toBeGreaterThan(0)
+    expect(types.slice(0, firstText).every((type) => type === "thought")).toBe(true)
+    expect(types.slice(firstText).every((type) => type === "text")).toBe(true)
+    const thoughtId = checked.deltas[0].id
+    const textId = checked.deltas[firstText].id
+    expect(textId).not.toBe(thoughtId)
+    expect(joined(checked.deltas, "thought", thoughtId)).toBe(dummyThought)
+    expect(joined(checked.deltas, "text", textId)).toBe(dummyText)
+  })
+
+  it("error: a JSON 500 listing the provider error instead of a stream", async () => {
+    const streamed = await stream({ function_name: "failing" })
+    expect(streamed.status).toBe(500)
+    expect(streamed.headers.get("content-type")).toMatch(/^application\/json/)
+    const body = JSON.parse(streamed.raw)
+    expect(Object.keys(body)).toEqual(["error"])
+    expect(body.error).toContain("the dummy model `error` always fails")
+  })
+
+  it("flaky called directly: every other stream fails before it starts", async () => {
+    const statuses: Array<number> = []
+    for (let i = 0; i < 4; i++) {
+      const streamed = await stream({ model_name: "dummy::flaky" })
+      statuses.push(streamed.status)
+      if (streamed.status === 200) checkStream(streamed, { variant: "dummy::flaky", finishReason: "stop" })
+      else expect(JSON.parse(streamed.raw).error).toMatch(/flaky/)
+    }
+    expect([[500, 200, 500, 200], [200, 500, 200, 500]]).toContainEqual(statuses)
+  })
+
+  it("flaky with a second provider, or with a retry: every stream succeeds", async () => {
+    for (let i = 0; i < 3; i++) {
+      checkStream(await stream({ function_name: "flaky_with_backup" }), { variant: "only", finishReason: "stop" })
+      const retried = checkStream(await stream({ function_name: "flaky_retried" }), { variant: "only", finishReason: "stop" })
+      expect(joined(retried.deltas, "text", "0")).toBe(dummyText)
+    }
+  })
+
+  it("slow: a time-to-first-token limit shorter than the delay answers 408", async () => {
+    for (const functionName of ["slow_variant_timeout", "slow_provider_timeout", "slow_model_timeout"]) {
+      const started = Date.now()
+      const streamed = await stream({ function_name: functionName })
+      expect(streamed.status, functionName).toBe(408)
+      expect(JSON.parse(streamed.raw).error).toMatch(/timed out after 100 ms/)
+      expect(Date.now() - started).toBeLessThan(dummySlowDelayMs)
+    }
+  })
+
+  it("slow: without a limit, streams after the delay", async () => {
+    const checked = checkStream(await stream({ function_name: "slow_without_timeout" }), { variant: "only", finishReason: "stop" })
+    expect(joined(checked.deltas, "text", "0")).toBe(dummyText)
+  })
+
+  it("echo: the streamed text is the rendered input", async () => {
+    const checked = checkStream(
+      await stream({
+        function_name: "templated",
+        input: { system: { assistant_name: "Skye" }, messages: [{ role: "user", content: [{ type: "text", arguments: { city: "Oslo", days: 2 } }] }] }
+      }),
+      { variant: "echo", finishReason: "stop" }
+    )
+    expect(JSON.parse(joined(checked.deltas, "text", "0"))).toEqual({
+      system: "You are Skye, a weather assistant.",
+      messages: [{ role: "user", content: [{ type: "text", text: "What is the weather in Oslo for the next 2 days?" }] }]
+    })
+  })
+
+  it("test_key: streams with the good key, 500 with another, 400 without", async () => {
+    checkStream(await stream({ function_name: "keyed", credentials: { key: dummyGoodKey } }), { variant: "only", finishReason: "stop" })
+    const wrong = await stream({ function_name: "keyed", credentials: { key: "bad_key" } })
+    expect(wrong.status).toBe(500)
+    expect(JSON.parse(wrong.raw).error).toMatch(/invalid API key/)
+    const missing = await stream({ function_name: "keyed" })
+    expect(missing.status).toBe(400)
+    expect(JSON.parse(missing.raw).error).toMatch(/credentials\.key/)
+  })
+
+  it("stream_error: some content events, then an error event, and no [DONE]", async () => {
+    const streamed = await stream({ function_name: "stream_error" })
+    expect(streamed.status).toBe(200)
+    expect(streamed.headers.get("content-type")).toMatch(/^text\/event-stream/)
+    const events = streamed.events
+    expect(events).not.toContain("[DONE]")
+    expect(events.length).toBeGreaterThanOrEqual(2)
+    const last = events.at(-1)
+    expect(Object.keys(last)).toEqual(["error"])
+    expect(last.error).toMatch(/stream_error/)
+    const before = events.slice(0, -1)
+    expect(before.length).toBeGreaterThan(0)
+    for (const chunk of before) {
+      expect(chunk.variant_name).toBe("only")
+      expect(chunk.inference_id).toMatch(uuidV7)
+      expect(chunk.content[0]).toEqual({ type: "text", id: "0", text: expect.any(String) })
+    }
+    expect(dummyText.startsWith(before.map((chunk) => chunk.content[0].text).join(""))).toBe(true)
+  })
+
+  it("refuses include_original_response when streaming", async () => {
+    const streamed = await stream({ model_name: "dummy::test", include_original_response: true })
+    expect(streamed.status).toBe(400)
+    expect(JSON.parse(streamed.raw).error).toMatch(/include_original_response/)
+  })
+})

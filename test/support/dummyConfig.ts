@@ -1,0 +1,191 @@
+/**
+ * A configuration exercising every behaviour of the `dummy` provider through functions,
+ * shared by the dummy-*.test.ts suites. Each model that keeps state (`flaky`) has its own
+ * provider here, so suites and tests do not disturb one another's call counts.
+ */
+
+export const temperatureSchema = {
+  type: "object",
+  properties: { location: { type: "string" }, units: { type: "string", enum: ["celsius", "fahrenheit"] } },
+  required: ["location"],
+  additionalProperties: false
+}
+
+export const answerSchema = {
+  type: "object",
+  properties: { answer: { type: "string" } },
+  required: ["answer"],
+  additionalProperties: false
+}
+
+export const dummyConfigFiles: Record<string, string> = {
+  "tools/get_temperature.json": JSON.stringify(temperatureSchema),
+  "schemas/answer.json": JSON.stringify(answerSchema),
+  "schemas/system.json": JSON.stringify({
+    type: "object",
+    properties: { assistant_name: { type: "string" } },
+    required: ["assistant_name"],
+    additionalProperties: false
+  }),
+  "schemas/user.json": JSON.stringify({
+    type: "object",
+    properties: { city: { type: "string" }, days: { type: "integer", minimum: 1 } },
+    required: ["city", "days"]
+  }),
+  "templates/system.minijinja": "You are {{ assistant_name }}, a weather assistant.",
+  "templates/user.minijinja": "What is the weather in {{ city }} for the next {{ days }} days?",
+  "templates/assistant.minijinja": "Noted: {{ note }}",
+  "templates/greeting.minijinja": "Greetings, {{ who }}!"
+}
+
+export const dummyConfig = `
+[tools.get_temperature]
+description = "Get the current temperature of a place"
+parameters = "tools/get_temperature.json"
+strict = true
+
+[functions.chat]
+type = "chat"
+[functions.chat.variants.text]
+type = "chat_completion"
+model = "dummy::text"
+
+[functions.reasoning]
+type = "chat"
+[functions.reasoning.variants.reasoner]
+type = "chat_completion"
+model = "dummy::reasoner"
+
+[functions.weather]
+type = "chat"
+tools = ["get_temperature"]
+[functions.weather.variants.tool]
+type = "chat_completion"
+model = "dummy::tool"
+weight = 1
+[functions.weather.variants.bad_tool]
+type = "chat_completion"
+model = "dummy::bad_tool"
+weight = 0
+[functions.weather.variants.invalid_tool_arguments]
+type = "chat_completion"
+model = "dummy::invalid_tool_arguments"
+weight = 0
+
+[functions.extract]
+type = "json"
+output_schema = "schemas/answer.json"
+[functions.extract.variants.json]
+type = "chat_completion"
+model = "dummy::json"
+weight = 1
+[functions.extract.variants.as_tool]
+type = "chat_completion"
+model = "dummy::json"
+json_mode = "tool"
+weight = 0
+
+[functions.templated]
+type = "chat"
+schemas.system.path = "schemas/system.json"
+schemas.user.path = "schemas/user.json"
+[functions.templated.variants.echo]
+type = "chat_completion"
+model = "dummy::echo"
+templates.system.path = "templates/system.minijinja"
+templates.user.path = "templates/user.minijinja"
+templates.assistant.path = "templates/assistant.minijinja"
+templates.greeting.path = "templates/greeting.minijinja"
+
+[functions.failing]
+type = "chat"
+[functions.failing.variants.error]
+type = "chat_completion"
+model = "dummy::error"
+
+[models.flaky_then_backup]
+routing = ["flaky", "backup"]
+[models.flaky_then_backup.providers.flaky]
+type = "dummy"
+model_name = "flaky"
+[models.flaky_then_backup.providers.backup]
+type = "dummy"
+model_name = "reasoner"
+
+[functions.flaky_with_backup]
+type = "chat"
+[functions.flaky_with_backup.variants.only]
+type = "chat_completion"
+model = "flaky_then_backup"
+
+[models.flaky_alone]
+routing = ["flaky"]
+[models.flaky_alone.providers.flaky]
+type = "dummy"
+model_name = "flaky"
+
+[functions.flaky_retried]
+type = "chat"
+[functions.flaky_retried.variants.only]
+type = "chat_completion"
+model = "flaky_alone"
+retries = { num_retries = 1, max_delay_s = 0.05 }
+
+[functions.slow_variant_timeout]
+type = "chat"
+[functions.slow_variant_timeout.variants.only]
+type = "chat_completion"
+model = "dummy::slow"
+timeouts = { non_streaming = { total_ms = 100 }, streaming = { ttft_ms = 100 } }
+
+[models.slow_provider]
+routing = ["slow"]
+[models.slow_provider.providers.slow]
+type = "dummy"
+model_name = "slow"
+timeouts = { non_streaming = { total_ms = 100 }, streaming = { ttft_ms = 100 } }
+
+[functions.slow_provider_timeout]
+type = "chat"
+[functions.slow_provider_timeout.variants.only]
+type = "chat_completion"
+model = "slow_provider"
+
+[models.slow_model]
+routing = ["slow"]
+timeouts = { non_streaming = { total_ms = 100 }, streaming = { ttft_ms = 100 } }
+[models.slow_model.providers.slow]
+type = "dummy"
+model_name = "slow"
+
+[functions.slow_model_timeout]
+type = "chat"
+[functions.slow_model_timeout.variants.only]
+type = "chat_completion"
+model = "slow_model"
+
+[functions.slow_without_timeout]
+type = "chat"
+[functions.slow_without_timeout.variants.only]
+type = "chat_completion"
+model = "dummy::slow"
+
+[models.keyed]
+routing = ["keyed"]
+[models.keyed.providers.keyed]
+type = "dummy"
+model_name = "test_key"
+api_key_location = "dynamic::key"
+
+[functions.keyed]
+type = "chat"
+[functions.keyed.variants.only]
+type = "chat_completion"
+model = "keyed"
+
+[functions.stream_error]
+type = "chat"
+[functions.stream_error.variants.only]
+type = "chat_completion"
+model = "dummy::stream_error"
+`

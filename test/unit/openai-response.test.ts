@@ -1,0 +1,262 @@
+import { describe, expect, it } from "vitest"
+import type { ProviderChunk } from "../../src/inference/types.ts"
+import { errorMessageOf, finishReasonOf, makeOpenAiChunkParser, parseOpenAiResponse, usageOf } from "../../src/providers/openai/response.ts"
+
+// Bodies as api.openai.com sends them (ids shortened).
+const textResponse = {
+  id: "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT",
+  object: "chat.completion",
+  created: 1741569952,
+  model: "gpt-4o-mini-2024-07-18",
+  choices: [{
+    index: 0,
+    message: { role: "assistant", content: "Hello! How can I help you today?", refusal: null, annotations: [] },
+    logprobs: null,
+    finish_reason: "stop"
+  }],
+  usage: {
+    prompt_tokens: 19,
+    completion_tokens: 10,
+    total_tokens: 29,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 }
+  },
+  service_tier: "default",
+  system_fingerprint: "fp_06737a9306"
+}
+
+const toolResponse = {
+  id: "chatcmpl-abc123",
+  object: "chat.completion",
+  created: 1699896916,
+  model: "gpt-4o-mini",
+  choices: [{
+    index: 0,
+    message: {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "call_abc123", type: "function", function: { name: "get_current_weather", arguments: "{\n\"location\": \"Boston, MA\"\n}" } },
+        { id: "call_def456", type: "function", function: { name: "get_current_weather", arguments: "{\"location\": \"Paris\"}" } }
+      ],
+      refusal: null
+    },
+    logprobs: null,
+    finish_reason: "tool_calls"
+  }],
+  usage: { prompt_tokens: 82, completion_tokens: 17, total_tokens: 99 }
+}
+
+describe("parseOpenAiResponse", () => {
+  it("reads the text, usage and finish reason of a chat completion", () => {
+    expect(parseOpenAiResponse(JSON.stringify(textResponse))).toEqual({
+      output: [{ type: "text", text: "Hello! How can I help you today?" }],
+      usage: { input_tokens: 19, output_tokens: 10 },
+      finishReason: "stop"
+    })
+  })
+
+  it("reads tool calls with their ids, names and raw arguments", () => {
+    expect(parseOpenAiResponse(JSON.stringify(toolResponse))).toEqual({
+      output: [
+        { type: "tool_call", id: "call_abc123", raw_name: "get_current_weather", raw_arguments: "{\n\"location\": \"Boston, MA\"\n}" },
+        { type: "tool_call", id: "call_def456", raw_name: "get_current_weather", raw_arguments: "{\"location\": \"Paris\"}" }
+      ],
+      usage: { input_tokens: 82, output_tokens: 17 },
+      finishReason: "tool_call"
+    })
+  })
+
+  it("reads reasoning_content (DeepSeek, vLLM) or reasoning as a thought before the text", () => {
+    const withReasoning = (field: string) =>
+      JSON.stringify({
+        choices: [{ index: 0, message: { role: "assistant", content: "42", [field]: "Let me think." }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 }
+      })
+    for (const field of ["reasoning_content", "reasoning"]) {
+      expect(parseOpenAiResponse(withReasoning(field))).toEqual({
+        output: [{ type: "thought", text: "Let me think." }, { type: "text", text: "42" }],
+        usage: { input_tokens: 5, output_tokens: 7 },
+        finishReason: "stop"
+      })
+    }
+  })
+
+  it("reads a refusal as text", () => {
+    const parsed = parseOpenAiResponse(JSON.stringify({
+      choices: [{ index: 0, message: { role: "assistant", content: null, refusal: "I'm sorry, I can't help with that." }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }
+    }))
+    expect(typeof parsed !== "string" && parsed.output).toEqual([{ type: "text", text: "I'm sorry, I can't help with that." }])
+  })
+
+  it("reads a length cut and a content filter", () => {
+    const finish = (reason: string) => {
+      const parsed = parseOpenAiResponse(JSON.stringify({ choices: [{ message: { role: "assistant", content: "x" }, finish_reason: reason }] }))
+      return typeof parsed === "string" ? parsed : parsed.finishReason
+    }
+    expect(finish("length")).toBe("length")
+    expect(finish("content_filter")).toBe("content_filter")
+  })
+
+  it("counts zero tokens when the server reports no usage", () => {
+    const parsed = parseOpenAiResponse(JSON.stringify({ choices: [{ message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] }))
+    expect(typeof parsed !== "string" && parsed.usage).toEqual({ input_tokens: 0, output_tokens: 0 })
+  })
+
+  it("serialises tool arguments some servers send as an object", () => {
+    const parsed = parseOpenAiResponse(JSON.stringify({
+      choices: [{
+        message: { role: "assistant", tool_calls: [{ id: "1", type: "function", function: { name: "f", arguments: { a: 1 } } }] },
+        finish_reason: "tool_calls"
+      }]
+    }))
+    expect(typeof parsed !== "string" && parsed.output).toEqual([{ type: "tool_call", id: "1", raw_name: "f", raw_arguments: `{"a":1}` }])
+  })
+
+  it("explains a body that is not JSON or has no message", () => {
+    expect(parseOpenAiResponse("<html>Bad Gateway</html>")).toBe("the provider answered with a body that is not JSON")
+    expect(parseOpenAiResponse(JSON.stringify({ choices: [] }))).toBe("the provider answered without choices[0].message")
+    expect(parseOpenAiResponse(JSON.stringify({ object: "list" }))).toBe("the provider answered without choices[0].message")
+    expect(parseOpenAiResponse("null")).toBe("the provider answered without choices[0].message")
+  })
+})
+
+describe("finishReasonOf and usageOf", () => {
+  it("maps OpenAI's finish reasons", () => {
+    expect(finishReasonOf("stop")).toBe("stop")
+    expect(finishReasonOf("length")).toBe("length")
+    expect(finishReasonOf("tool_calls")).toBe("tool_call")
+    expect(finishReasonOf("function_call")).toBe("tool_call")
+    expect(finishReasonOf("content_filter")).toBe("content_filter")
+    expect(finishReasonOf("something_new")).toBe("unknown")
+    expect(finishReasonOf(null)).toBeUndefined()
+    expect(finishReasonOf(undefined)).toBeUndefined()
+  })
+
+  it("maps usage, counting what is missing or not a number as 0", () => {
+    expect(usageOf({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 })).toEqual({ input_tokens: 3, output_tokens: 4 })
+    expect(usageOf({ prompt_tokens: "3" })).toEqual({ input_tokens: 0, output_tokens: 0 })
+    expect(usageOf(null)).toBeUndefined()
+    expect(usageOf(undefined)).toBeUndefined()
+  })
+})
+
+describe("errorMessageOf", () => {
+  it("takes the message of an OpenAI error body", () => {
+    const body = JSON.stringify({
+      error: {
+        message: "Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys.",
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_api_key"
+      }
+    })
+    expect(errorMessageOf(401, body)).toBe(
+      "HTTP 401: Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys."
+    )
+  })
+
+  it("takes an error given as a string, or the text itself", () => {
+    expect(errorMessageOf(500, JSON.stringify({ error: "overloaded" }))).toBe("HTTP 500: overloaded")
+    expect(errorMessageOf(502, "Bad Gateway")).toBe("HTTP 502: Bad Gateway")
+    expect(errorMessageOf(400, JSON.stringify({ detail: "x" }))).toBe(`HTTP 400: {"detail":"x"}`)
+  })
+
+  it("cuts a long body at 1000 characters", () => {
+    const message = errorMessageOf(500, "x".repeat(5000))
+    expect(message).toBe(`HTTP 500: ${"x".repeat(1000)}...`)
+  })
+})
+
+describe("makeOpenAiChunkParser", () => {
+  const parseAll = (payloads: ReadonlyArray<unknown>) => {
+    const parse = makeOpenAiChunkParser()
+    return payloads.map((payload) => parse(typeof payload === "string" ? payload : JSON.stringify(payload)))
+  }
+  const chunk = (delta: unknown, finish_reason: string | null = null) => ({
+    id: "chatcmpl-123",
+    object: "chat.completion.chunk",
+    created: 1694268190,
+    model: "gpt-4o-mini",
+    system_fingerprint: "fp_44709d6fcb",
+    choices: [{ index: 0, delta, logprobs: null, finish_reason }]
+  })
+  const usageChunk = {
+    id: "chatcmpl-123",
+    object: "chat.completion.chunk",
+    created: 1694268190,
+    model: "gpt-4o-mini",
+    choices: [],
+    usage: { prompt_tokens: 9, completion_tokens: 12, total_tokens: 21 }
+  }
+
+  it("parses a streamed text answer: deltas, finish reason, usage, then [DONE]", () => {
+    const payloads = [
+      chunk({ role: "assistant", content: "", refusal: null }),
+      chunk({ content: "Hello" }),
+      chunk({ content: " there" }),
+      chunk({}, "stop"),
+      usageChunk,
+      "[DONE]"
+    ]
+    const chunks = parseAll(payloads)
+    expect(chunks.map((c) => (c as ProviderChunk | undefined)?.content)).toEqual([
+      [],
+      [{ type: "text", id: "0", text: "Hello" }],
+      [{ type: "text", id: "0", text: " there" }],
+      [],
+      [],
+      undefined
+    ])
+    expect((chunks[3] as ProviderChunk).finishReason).toBe("stop")
+    expect((chunks[3] as ProviderChunk).usage).toBeUndefined()
+    expect((chunks[4] as ProviderChunk).usage).toEqual({ input_tokens: 9, output_tokens: 12 })
+    expect((chunks[4] as ProviderChunk).finishReason).toBeUndefined()
+    // each chunk keeps the provider's text
+    expect((chunks[1] as ProviderChunk).raw).toBe(JSON.stringify(payloads[1]))
+  })
+
+  it("keys tool call deltas by index, with the id that only the first delta carries", () => {
+    const chunks = parseAll([
+      chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_A", type: "function", function: { name: "get_weather", arguments: "" } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"loc" } }] }),
+      chunk({ tool_calls: [{ index: 1, id: "call_B", type: "function", function: { name: "search", arguments: "" } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: "ation\":\"Paris\"}" } }] }),
+      chunk({ tool_calls: [{ index: 1, function: { arguments: "{}" } }] }),
+      chunk({}, "tool_calls")
+    ]) as Array<ProviderChunk>
+    expect(chunks.flatMap((c) => c.content)).toEqual([
+      { type: "tool_call", id: "call_A", raw_name: "get_weather", raw_arguments: "" },
+      { type: "tool_call", id: "call_A", raw_name: "", raw_arguments: "{\"loc" },
+      { type: "tool_call", id: "call_B", raw_name: "search", raw_arguments: "" },
+      { type: "tool_call", id: "call_A", raw_name: "", raw_arguments: "ation\":\"Paris\"}" },
+      { type: "tool_call", id: "call_B", raw_name: "", raw_arguments: "{}" }
+    ])
+    expect(chunks[5].finishReason).toBe("tool_call")
+  })
+
+  it("does not share tool call ids between two streams", () => {
+    const first = makeOpenAiChunkParser()
+    const second = makeOpenAiChunkParser()
+    first(JSON.stringify(chunk({ tool_calls: [{ index: 0, id: "call_first", function: { name: "f", arguments: "" } }] })))
+    const parsed = second(JSON.stringify(chunk({ tool_calls: [{ index: 0, id: "call_second", function: { name: "f", arguments: "" } }] })))
+    expect((parsed as ProviderChunk).content).toEqual([{ type: "tool_call", id: "call_second", raw_name: "f", raw_arguments: "" }])
+  })
+
+  it("reads streamed reasoning as thought deltas", () => {
+    const [parsed] = parseAll([chunk({ reasoning_content: "Thinking..." })]) as Array<ProviderChunk>
+    expect(parsed.content).toEqual([{ type: "thought", id: "0", text: "Thinking..." }])
+  })
+
+  it("explains an error chunk", () => {
+    expect(parseAll([{ error: { message: "The server had an error while processing your request.", type: "server_error" } }])[0]).toBe(
+      "the provider streamed an error: The server had an error while processing your request."
+    )
+    expect(parseAll([{ error: "boom" }])[0]).toBe(`the provider streamed an error: "boom"`)
+  })
+
+  it("explains a chunk that is not JSON", () => {
+    expect(parseAll(["{\"choices\": ["])[0]).toBe("the provider streamed a chunk that is not JSON")
+  })
+})
