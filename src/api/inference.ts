@@ -50,17 +50,22 @@ export const InputBlock = Schema.Union([
     data: Schema.Unknown,
     model_provider_name: Schema.optional(Schema.String)
   })
-])
+]).annotate({
+  expected:
+    `a content block of type "text", "template", "raw_text", "tool_call", "tool_result", "file" (file_type "url" or "base64"), "thought" or "unknown"`
+})
 export type InputBlock = typeof InputBlock.Type
 
 export const InputMessage = Schema.Struct({
   role: Schema.Literals(["user", "assistant"]),
-  content: Schema.Union([Schema.String, Schema.Array(InputBlock)])
+  content: Schema.Union([Schema.String, Schema.Array(InputBlock)]).annotate({ expected: "a string or a list of content blocks" })
 })
 export type InputMessage = typeof InputMessage.Type
 
 export const Input = Schema.Struct({
-  system: Schema.optional(Schema.Union([Schema.String, JsonObject])),
+  system: Schema.optional(
+    Schema.Union([Schema.String, JsonObject]).annotate({ expected: "a string or an object of template arguments" })
+  ),
   messages: Schema.optional(Schema.Array(InputMessage))
 })
 export type Input = typeof Input.Type

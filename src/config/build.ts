@@ -6,6 +6,7 @@
 import * as path from "node:path"
 import * as Schema from "effect/Schema"
 import { makeDecoder } from "../decode.ts"
+import { parsePointer } from "../inference/extraBody.ts"
 import { type TemplateSource, TemplateEngine, templateKey, templateReferences } from "../inference/templates.ts"
 import type { InferenceParams, ToolChoice, ToolDefinition } from "../inference/types.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
@@ -116,6 +117,15 @@ export const buildConfig = (
     if (Object.hasOwn(RawConfig.fields, key)) known[key] = value
     else report([key], "unknown field")
   }
+  /** pointers of configured extra_body edits are checked now rather than failing every call later */
+  const checkPointers = (keyPath: KeyPath, edits: ReadonlyArray<{ readonly pointer: string }> | undefined) =>
+    edits?.forEach((edit, index) => {
+      const tokens = parsePointer(edit.pointer)
+      if (tokens === undefined || tokens.length === 0) {
+        report([...keyPath, index, "pointer"], `"${edit.pointer}" is not a JSON Pointer to a field (it must start with "/")`)
+      }
+    })
+
   const raw = decodeAt(decodeConfig, known, [])
   if (raw === undefined) return { errors: issues.map(formatIssue) }
 
@@ -212,6 +222,7 @@ export const buildConfig = (
     const decoded = decodeAt(providerDecoders.get(definition.type)!, table, keyPath)
     if (decoded === undefined) return undefined
     const { type: _type, model_name, api_key_location, extra_body, extra_headers, timeouts, ...settings } = decoded
+    checkPointers([...keyPath, "extra_body"], extra_body)
     let location = definition.defaultCredential
     if (api_key_location !== undefined) {
       const parsed = parseCredentialLocation(api_key_location)
@@ -372,6 +383,7 @@ export const buildConfig = (
         report(keyPath, `the function has schemas.${schemaName} but this variant has no template "${schemaName}" (templates.${schemaName}.path)`)
       }
     }
+    checkPointers([...keyPath, "extra_body"], variant.extra_body)
     const params: Record<string, unknown> = {}
     for (const param of ["temperature", "max_tokens", "seed", "top_p", "presence_penalty", "frequency_penalty", "stop_sequences", "reasoning_effort", "service_tier", "thinking_budget_tokens", "verbosity"] as const) {
       if (variant[param] !== undefined) params[param] = variant[param]

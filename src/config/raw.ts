@@ -74,7 +74,7 @@ export type RawVariant = typeof RawVariant.Type
 export const RawToolChoice = Schema.Union([
   Schema.Literals(["none", "auto", "required"]),
   Schema.Struct({ specific: Schema.String })
-])
+]).annotate({ expected: `"none", "auto", "required" or { specific = "<tool name>" }` })
 
 export const RawFunction = Schema.Struct({
   type: Schema.Literals(["chat", "json"]),

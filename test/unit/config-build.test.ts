@@ -184,6 +184,30 @@ level = "inference"
   })
 })
 
+describe("buildConfig: extra_body pointers", () => {
+  it("refuses a configured extra_body pointer that is not a JSON Pointer, on a provider and on a variant", () => {
+    const errors = buildErrors(`
+[models.m]
+routing = ["p"]
+[models.m.providers.p]
+type = "dummy"
+model_name = "x"
+extra_body = [{ pointer = "temperature", value = 1 }]
+
+[functions.f]
+type = "chat"
+[functions.f.variants.v]
+type = "chat_completion"
+model = "m"
+extra_body = [{ pointer = "/ok", value = 1 }, { pointer = "", delete = true }]
+`)
+    expect(errors).toEqual([
+      `${configPath}: models.m.providers.p.extra_body[0].pointer: "temperature" is not a JSON Pointer to a field (it must start with "/")`,
+      `${configPath}: functions.f.variants.v.extra_body[1].pointer: "" is not a JSON Pointer to a field (it must start with "/")`
+    ])
+  })
+})
+
 describe("buildConfig: references between functions, variants and models", () => {
   it("refuses a variant naming a model that is not defined", () => {
     const message = onlyError(buildErrors(chatFunction(`

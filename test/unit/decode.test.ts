@@ -44,6 +44,13 @@ describe("makeDecoder on the InferenceRequest schema", () => {
     )
   })
 
+  it("names the accepted block types when a content block has an unknown type", () => {
+    expect(messageOf({ function_name: "f", input: { messages: [{ role: "user", content: [{ type: "texxt", text: "a" }] }] } }))
+      .toMatch(/^input\.messages\[0\]\.content\[0\]: Expected a content block of type "text", "template", .*"unknown", got \{"type":"texxt"/)
+    expect(messageOf({ function_name: "f", input: { messages: [{ role: "user", content: 42 }] } }))
+      .toBe("input.messages[0].content: Expected a string or a list of content blocks, got 42")
+  })
+
   it("refuses a missing field, naming it", () => {
     expect(issuesOf({ function_name: "f" })).toEqual([{ path: ["input"], message: "missing field" }])
     expect(messageOf({
