@@ -39,13 +39,41 @@ const toIssues = (error: Schema.SchemaError): ReadonlyArray<FieldIssue> =>
 
 export type Decoded<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly issues: ReadonlyArray<FieldIssue> }
 
-/** Builds a decoder once (at module load or start-up), for use on every request. */
+/**
+ * Whether decoding dropped a key somewhere: an object of the output with fewer keys than its
+ * input. Decoding ignores unknown keys (it strips them), so this tells if any was present.
+ */
+const droppedKeys = (input: unknown, output: unknown): boolean => {
+  if (input === output || typeof input !== "object" || input === null || typeof output !== "object" || output === null) {
+    return false
+  }
+  if (Array.isArray(input)) {
+    for (let i = 0; i < input.length; i++) if (droppedKeys(input[i], (output as Array<unknown>)[i])) return true
+    return false
+  }
+  const keys = Object.keys(input)
+  if (keys.length !== Object.keys(output).length) return true
+  for (const key of keys) {
+    if (droppedKeys((input as Record<string, unknown>)[key], (output as Record<string, unknown>)[key])) return true
+  }
+  return false
+}
+
+/**
+ * Builds a decoder once (at module load or start-up), for use on every request. Unknown keys
+ * are errors. Checking for them inside the decoder more than doubles its cost, so a request is
+ * decoded leniently first, and strictly (for the message naming the field) only when the
+ * lenient pass failed or dropped a key.
+ */
 export const makeDecoder = <S extends Schema.Top & { readonly DecodingServices: never }>(
   schema: S
 ): (input: unknown) => Decoded<S["Type"]> => {
-  const decode = Schema.decodeUnknownResult(schema as any, { onExcessProperty: "error", errors: "all", reportInput: true })
+  const lenient = Schema.decodeUnknownResult(schema as any)
+  const strict = Schema.decodeUnknownResult(schema as any, { onExcessProperty: "error", errors: "all", reportInput: true })
   return (input) => {
-    const result = decode(input)
+    const quick = lenient(input)
+    if (Result.isSuccess(quick) && !droppedKeys(input, quick.success)) return { ok: true, value: quick.success as S["Type"] }
+    const result = strict(input)
     return Result.isSuccess(result)
       ? { ok: true, value: result.success as S["Type"] }
       : { ok: false, issues: toIssues(result.failure as Schema.SchemaError) }

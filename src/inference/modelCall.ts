@@ -6,14 +6,13 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Timeouts, VariantConfig } from "../config/types.ts"
 import { uuidv7 } from "../ids.ts"
 import { AllProvidersFailed, InvalidRequest } from "../errors.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../providers/types.ts"
-import { Gateway, type HttpTransport } from "../services.ts"
+import type { HttpTransport } from "../services.ts"
 import { type CallTarget, scopeMatches } from "./extraBody.ts"
 import type { RenderedInput } from "./input.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
@@ -65,9 +64,15 @@ export const buildModelRequest = (
   }
 }
 
-const scopedEdits = <E>(configured: ReadonlyArray<E>, requested: ReadonlyArray<ScopedEdit<E>>, target: CallTarget) => {
-  if (requested.length === 0) return configured
-  const edits = [...configured]
+/** the provider's edits, then the variant's, then the request's that apply to this call */
+const editsFor = <E>(
+  provider: ReadonlyArray<E>,
+  variant: ReadonlyArray<E>,
+  requested: ReadonlyArray<ScopedEdit<E>>,
+  target: CallTarget
+): ReadonlyArray<E> => {
+  if (variant.length === 0 && requested.length === 0) return provider
+  const edits = [...provider, ...variant]
   for (const entry of requested) if (scopeMatches(entry.scope, target)) edits.push(entry.edit)
   return edits
 }
@@ -103,8 +108,8 @@ const providerCall = (
   return {
     request,
     apiKey,
-    extraBody: scopedEdits([...config.extraBody, ...variant.extraBody], prepared.bodyEdits, target),
-    extraHeaders: scopedEdits([...config.extraHeaders, ...variant.extraHeaders], prepared.headerEdits, target),
+    extraBody: editsFor(config.extraBody, variant.extraBody, prepared.bodyEdits, target),
+    extraHeaders: editsFor(config.extraHeaders, variant.extraHeaders, prepared.headerEdits, target),
     modelName: model.config.name,
     providerName: config.name,
     qualifiedName: qualifiedProviderName(model.config.name, config.name)
@@ -134,36 +139,40 @@ const tryProviders = <A>(
   request: ModelRequest,
   limitOf: (timeouts: Timeouts) => number | undefined,
   attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure, HttpTransport>
-): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel], AllProvidersFailed | InvalidRequest, Gateway | HttpTransport> =>
-  Effect.flatMap(Gateway, ({ models }) => {
-    const model = models.get(variant.model)!
-    const loop = Effect.gen(function*() {
-      const failures: Array<readonly [string, ProviderFailure]> = []
-      for (const provider of model.providers) {
-        const call = providerCall(prepared, variant, model, provider, request)
-        if (call instanceof InvalidRequest) return yield* call
-        if (call instanceof ProviderFailure) {
-          failures.push([provider.config.name, call])
-          continue
-        }
-        const limit = limitOf(provider.config.timeouts)
-        const result = yield* Effect.result(within(
-          attempt(provider, call),
-          limit,
-          () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
-        ))
-        if (Result.isSuccess(result)) return [result.success, provider, model] as const
-        failures.push([provider.config.name, result.failure])
-      }
-      return yield* allFailed(model, failures)
-    })
-    const limit = limitOf(model.config.timeouts)
+): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel], AllProvidersFailed | InvalidRequest, HttpTransport> => {
+  const model = prepared.models.get(variant.model)!
+  const providers = model.providers
+  const failures: Array<readonly [string, ProviderFailure]> = []
+  // recursion rather than a loop of Effect.result: this is the hot path of every inference
+  const from = (index: number): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel], AllProvidersFailed | InvalidRequest, HttpTransport> => {
+    if (index >= providers.length) return Effect.fail(allFailed(model, failures))
+    const provider = providers[index]
+    const call = providerCall(prepared, variant, model, provider, request)
+    if (call instanceof InvalidRequest) return Effect.fail(call)
+    if (call instanceof ProviderFailure) {
+      failures.push([provider.config.name, call])
+      return from(index + 1)
+    }
+    const limit = limitOf(provider.config.timeouts)
     return within(
-      loop,
+      attempt(provider, call),
       limit,
-      () => new AllProvidersFailed({ message: `model "${model.config.name}" timed out after ${limit} ms`, timedOut: true })
+      () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
+    ).pipe(
+      Effect.map((result) => [result, provider, model] as const),
+      Effect.catch((failure: ProviderFailure) => {
+        failures.push([provider.config.name, failure])
+        return from(index + 1)
+      })
     )
-  })
+  }
+  const limit = limitOf(model.config.timeouts)
+  return within(
+    Effect.suspend(() => from(0)),
+    limit,
+    () => new AllProvidersFailed({ message: `model "${model.config.name}" timed out after ${limit} ms`, timedOut: true })
+  )
+}
 
 const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms
@@ -172,7 +181,7 @@ export const callModel = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelCallResult, AllProvidersFailed | InvalidRequest, Gateway | HttpTransport> => {
+): Effect.Effect<ModelCallResult, AllProvidersFailed | InvalidRequest, HttpTransport> => {
   const started = Date.now()
   return Effect.map(
     tryProviders(prepared, variant, request, totalLimit, (provider, call) => provider.client.infer(call)),
@@ -191,7 +200,7 @@ export const startModelStream = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelStreamStart, AllProvidersFailed | InvalidRequest, Gateway | HttpTransport> => {
+): Effect.Effect<ModelStreamStart, AllProvidersFailed | InvalidRequest, HttpTransport> => {
   const startedAt = Date.now()
   const open = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(Scope.make(), (scope) =>

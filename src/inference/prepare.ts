@@ -13,6 +13,7 @@ import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchem
 import { type EditScope, type ExtraBodyEdit, type ExtraHeaderEdit, parsePointer } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
 import { sampleVariantOrder, seededRandom } from "./sampling.ts"
+import type { TemplateEngine } from "./templates.ts"
 import { resolveTools } from "./tools.ts"
 import type { ProviderTool, ToolConfig } from "./types.ts"
 
@@ -39,6 +40,9 @@ export interface PreparedInference {
   readonly providerTools: ReadonlyArray<ProviderTool>
   readonly credentials: Readonly<Record<string, string>>
   readonly request: InferenceRequest
+  /** what the inference runs with: the models and the compiled templates */
+  readonly models: ModelTable
+  readonly templates: TemplateEngine
 }
 
 /** `gateway::default`: a chat function with one variant per model, named after the model. */
@@ -201,6 +205,8 @@ export const prepareInference = (
       tool: entry.tool
     })),
     credentials: request.credentials ?? {},
-    request
+    request,
+    models,
+    templates: config.templates
   }
 }

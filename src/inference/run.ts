@@ -8,7 +8,7 @@ import * as Stream from "effect/Stream"
 import type { VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
 import type { ProviderFailure } from "../providers/types.ts"
-import type { Gateway, HttpTransport } from "../services.ts"
+import type { HttpTransport } from "../services.ts"
 import { callModel, type ModelCallResult, type ModelStreamStart, startModelStream } from "./modelCall.ts"
 import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "./output.ts"
 import type { PreparedInference } from "./prepare.ts"
@@ -27,7 +27,7 @@ export interface InferenceResult {
 
 export const runInference = (
   prepared: PreparedInference
-): Effect.Effect<InferenceResult, GatewayError, Gateway | HttpTransport> =>
+): Effect.Effect<InferenceResult, GatewayError, HttpTransport> =>
   Effect.map(
     tryVariants(prepared, (timeouts) => timeouts.non_streaming?.total_ms, (variant, request) =>
       callModel(prepared, variant, request)),
@@ -72,7 +72,7 @@ const jsonDelta = (content: ReadonlyArray<ChunkDelta>): string => {
 
 export const streamInference = (
   prepared: PreparedInference
-): Effect.Effect<InferenceStream, GatewayError, Gateway | HttpTransport> =>
+): Effect.Effect<InferenceStream, GatewayError, HttpTransport> =>
   Effect.map(
     tryVariants(prepared, (timeouts) => timeouts.streaming?.ttft_ms, (variant, request) =>
       startModelStream(prepared, variant, request)),

@@ -6,10 +6,9 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
-import type { Timeouts, VariantConfig } from "../config/types.ts"
-import { AllProvidersFailed, AllVariantsFailed, InvalidRequest, RequestTimeout } from "../errors.ts"
-import { Gateway, type HttpTransport } from "../services.ts"
+import type { RetryConfig, Timeouts, VariantConfig } from "../config/types.ts"
+import { type AllProvidersFailed, AllVariantsFailed, InvalidRequest, RequestTimeout } from "../errors.ts"
+import type { HttpTransport } from "../services.ts"
 import { isInputProblem, renderInput } from "./input.ts"
 import { buildModelRequest } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
@@ -17,43 +16,55 @@ import type { ModelRequest } from "./types.ts"
 
 export type VariantFailure = AllProvidersFailed | RequestTimeout
 
+type Attempt<A> = (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport>
+
 /** Exponential backoff from 100 ms, capped by `max_delay_s`, with jitter so retries spread out. */
-const retryDelay = (attempt: number, maxDelayS: number): Duration.Duration =>
-  Duration.millis(Math.min(maxDelayS * 1000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2))
+const retryDelay = (retry: number, maxDelayS: number): Duration.Duration =>
+  Duration.millis(Math.min(maxDelayS * 1000, 100 * 2 ** retry) * (0.5 + Math.random() / 2))
+
+const withRetries = <A>(
+  attempt: () => Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport>,
+  retries: RetryConfig,
+  retry = 0
+): Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport> =>
+  retry >= retries.numRetries ? attempt() : Effect.catch(attempt(), (failure) =>
+    failure instanceof InvalidRequest
+      ? Effect.fail(failure)
+      : Effect.flatMap(Effect.sleep(retryDelay(retry, retries.maxDelayS)), () => withRetries(attempt, retries, retry + 1)))
+
+const aggregate = (failures: ReadonlyArray<readonly [string, VariantFailure]>): VariantFailure | AllVariantsFailed =>
+  failures.length === 1 ? failures[0][1] : new AllVariantsFailed({
+    message: `every variant failed: ${failures.map(([name, failure]) => `variant "${name}": ${failure.message}`).join("; ")}`,
+    timedOut: failures.every(([, failure]) => failure instanceof RequestTimeout || failure.timedOut)
+  })
 
 export const tryVariants = <A>(
   prepared: PreparedInference,
   limitOf: (timeouts: Timeouts) => number | undefined,
-  attempt: (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | InvalidRequest, Gateway | HttpTransport>
-): Effect.Effect<readonly [A, VariantConfig, ModelRequest], InvalidRequest | VariantFailure | AllVariantsFailed, Gateway | HttpTransport> =>
-  Effect.gen(function*() {
-    const engine = (yield* Gateway).config.templates
+  attempt: Attempt<A>
+): Effect.Effect<readonly [A, VariantConfig, ModelRequest], InvalidRequest | VariantFailure | AllVariantsFailed, HttpTransport> =>
+  Effect.suspend(() => {
     const failures: Array<readonly [string, VariantFailure]> = []
-    for (const variant of prepared.variants) {
-      const rendered = renderInput(prepared.request.input, prepared.fn, variant, engine)
-      if (isInputProblem(rendered)) return yield* new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` })
+    // recursion rather than a loop of Effect.result: this is the hot path of every inference
+    const from = (index: number): Effect.Effect<readonly [A, VariantConfig, ModelRequest], InvalidRequest | VariantFailure | AllVariantsFailed, HttpTransport> => {
+      const variant = prepared.variants[index]
+      const rendered = renderInput(prepared.request.input, prepared.fn, variant, prepared.templates)
+      if (isInputProblem(rendered)) return Effect.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` }))
       const request = buildModelRequest(prepared, variant, rendered)
-
-      const withRetries = Effect.gen(function*() {
-        for (let retry = 0;; retry++) {
-          const result = yield* Effect.result(attempt(variant, request))
-          if (Result.isSuccess(result)) return result.success
-          if (result.failure instanceof InvalidRequest || retry >= variant.retries.numRetries) return yield* result.failure
-          yield* Effect.sleep(retryDelay(retry, variant.retries.maxDelayS))
-        }
-      })
       const limit = limitOf(variant.timeouts)
-      const result = yield* Effect.result(limit === undefined ? withRetries : Effect.timeoutOrElse(withRetries, {
+      const tried = withRetries(() => attempt(variant, request), variant.retries)
+      const timed = limit === undefined ? tried : Effect.timeoutOrElse(tried, {
         duration: limit,
         orElse: () => Effect.fail(new RequestTimeout({ message: `variant "${variant.name}" timed out after ${limit} ms` }))
-      }))
-      if (Result.isSuccess(result)) return [result.success, variant, request] as const
-      if (result.failure instanceof InvalidRequest) return yield* result.failure
-      failures.push([variant.name, result.failure])
+      })
+      return timed.pipe(
+        Effect.map((result) => [result, variant, request] as const),
+        Effect.catch((failure) => {
+          if (failure instanceof InvalidRequest) return Effect.fail(failure)
+          failures.push([variant.name, failure])
+          return index + 1 < prepared.variants.length ? from(index + 1) : Effect.fail(aggregate(failures))
+        })
+      )
     }
-    if (failures.length === 1) return yield* failures[0][1]
-    return yield* new AllVariantsFailed({
-      message: `every variant failed: ${failures.map(([name, failure]) => `variant "${name}": ${failure.message}`).join("; ")}`,
-      timedOut: failures.every(([, failure]) => failure instanceof RequestTimeout || failure.timedOut)
-    })
+    return from(0)
   })
