@@ -90,8 +90,13 @@ const migrate = (flags: SharedFlags) =>
 const serve = (flags: SharedFlags) =>
   Effect.gen(function*() {
     const config = yield* configFromFlags(flags)
-    const level = config.gateway.debug ? "Debug" as const : "Info" as const
-    return yield* Layer.launch(ServerLive(config)).pipe(Effect.provide(LoggingLive(flags.logFormat, level)))
+    const level = config.gateway.debug ? "Debug" as const : undefined
+    return yield* Effect.logInfo(
+      `configuration loaded: ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
+    ).pipe(
+      Effect.andThen(Layer.launch(ServerLive(config))),
+      Effect.provide(LoggingLive(flags.logFormat, level))
+    )
   })
 
 const gateway = Command.make(

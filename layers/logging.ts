@@ -9,10 +9,11 @@ import * as References from "effect/References"
 
 export type LogFormat = "pretty" | "json"
 
-export const LoggingLive = (format: LogFormat, level: LogLevel.LogLevel = "Info") =>
+/** `level` overrides the minimum level; without it, `--log-level` (default info) applies. */
+export const LoggingLive = (format: LogFormat, level?: LogLevel.LogLevel) =>
   Layer.mergeAll(
     // `Logger.consoleJson` writes with console.log whatever LogToStderr says: route it to stderr
     Logger.layer([format === "json" ? Logger.withConsoleError(Logger.formatJson) : Logger.consolePretty({ colors: false })]),
-    Layer.succeed(References.MinimumLogLevel, level),
+    level === undefined ? Layer.empty : Layer.succeed(References.MinimumLogLevel, level),
     Layer.succeed(Logger.LogToStderr, true)
   )
