@@ -8,29 +8,38 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { Timeouts, VariantConfig } from "../config/types.ts"
+import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts"
 import { uuidv7 } from "../ids.ts"
 import { AllProvidersFailed, InvalidRequest } from "../errors.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../providers/types.ts"
+import { cachedResponse, cacheKey } from "../observability/cache.ts"
+import type { CacheEntry } from "../observability/records.ts"
+import { Observability } from "../observability/store.ts"
 import type { HttpTransport } from "../services.ts"
+import { outputToChunks } from "./chunks.ts"
 import { type CallTarget, scopeMatches } from "./extraBody.ts"
 import type { RenderedInput } from "./input.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
 import type { PreparedInference, ScopedEdit } from "./prepare.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "./types.ts"
 
-export interface ModelCallResult {
+/** Who answered a model call, and with what request: kept for storage and the cache. */
+export interface ModelCallOrigin {
   readonly modelInferenceId: string
   readonly modelName: string
   readonly providerName: string
+  readonly provider: ProviderConfig
+  readonly call: ProviderCall
+  /** served from the cache, not by the provider */
+  readonly cached: boolean
+}
+
+export interface ModelCallResult extends ModelCallOrigin {
   readonly response: ProviderResponse
   readonly responseTimeMs: number
 }
 
-export interface ModelStreamStart {
-  readonly modelInferenceId: string
-  readonly modelName: string
-  readonly providerName: string
+export interface ModelStreamStart extends ModelCallOrigin {
   readonly rawRequest: string
   /** the first chunks, already received: the stream has started */
   readonly first: ReadonlyArray<ProviderChunk>
@@ -138,13 +147,15 @@ const tryProviders = <A>(
   variant: VariantConfig,
   request: ModelRequest,
   limitOf: (timeouts: Timeouts) => number | undefined,
-  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure, HttpTransport>
-): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel], AllProvidersFailed | InvalidRequest, HttpTransport> => {
+  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure, HttpTransport | Observability>
+): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel, ProviderCall], AllProvidersFailed | InvalidRequest, HttpTransport | Observability> => {
   const model = prepared.models.get(variant.model)!
   const providers = model.providers
   const failures: Array<readonly [string, ProviderFailure]> = []
   // recursion rather than a loop of Effect.result: this is the hot path of every inference
-  const from = (index: number): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel], AllProvidersFailed | InvalidRequest, HttpTransport> => {
+  const from = (
+    index: number
+  ): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel, ProviderCall], AllProvidersFailed | InvalidRequest, HttpTransport | Observability> => {
     if (index >= providers.length) return Effect.fail(allFailed(model, failures))
     const provider = providers[index]
     const call = providerCall(prepared, variant, model, provider, request)
@@ -159,7 +170,7 @@ const tryProviders = <A>(
       limit,
       () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
     ).pipe(
-      Effect.map((result) => [result, provider, model] as const),
+      Effect.map((result) => [result, provider, model, call] as const),
       Effect.catch((failure: ProviderFailure) => {
         failures.push([provider.config.name, failure])
         return from(index + 1)
@@ -177,18 +188,37 @@ const tryProviders = <A>(
 const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms
 
+/** The cached answer for this call, when the request reads the cache and one exists; never fails. */
+const fromCache = (
+  prepared: PreparedInference,
+  provider: RoutedProvider,
+  call: ProviderCall
+): Effect.Effect<CacheEntry | undefined, never, Observability> =>
+  Effect.flatMap(Observability, ({ store }) =>
+    store === undefined ? Effect.succeed(undefined) : store.cacheLookup(cacheKey(provider.config, call), prepared.cache.maxAgeS).pipe(
+      Effect.catch((error) => Effect.as(Effect.logWarning(`cache lookup failed, calling the provider: ${error.message}`), undefined))
+    ))
+
 export const callModel = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelCallResult, AllProvidersFailed | InvalidRequest, HttpTransport> => {
+): Effect.Effect<ModelCallResult, AllProvidersFailed | InvalidRequest, HttpTransport | Observability> => {
   const started = Date.now()
+  const infer = (provider: RoutedProvider, call: ProviderCall) =>
+    prepared.cache.read
+      ? Effect.flatMap(fromCache(prepared, provider, call), (hit) =>
+        hit === undefined ? provider.client.infer(call) : Effect.succeed({ ...cachedResponse(hit), cached: true }))
+      : provider.client.infer(call)
   return Effect.map(
-    tryProviders(prepared, variant, request, totalLimit, (provider, call) => provider.client.infer(call)),
-    ([response, provider, model]) => ({
+    tryProviders(prepared, variant, request, totalLimit, infer),
+    ([response, provider, model, call]) => ({
       modelInferenceId: uuidv7(),
       modelName: model.config.name,
       providerName: provider.config.name,
+      provider: provider.config,
+      call,
+      cached: response.cached === true,
       response,
       responseTimeMs: Date.now() - started
     })
@@ -200,7 +230,7 @@ export const startModelStream = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelStreamStart, AllProvidersFailed | InvalidRequest, HttpTransport> => {
+): Effect.Effect<ModelStreamStart, AllProvidersFailed | InvalidRequest, HttpTransport | Observability> => {
   const startedAt = Date.now()
   const open = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(Scope.make(), (scope) =>
@@ -212,19 +242,34 @@ export const startModelStream = (
           rawRequest: stream.rawRequest,
           first,
           rest: first.length === 0 ? Stream.empty : Stream.fromPull(Effect.succeed(pull)),
-          close: Scope.close(scope, Exit.void)
+          close: Scope.close(scope, Exit.void),
+          cached: false
         }
       }).pipe(
         // a failed or timed-out attempt releases its connection at once
         Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, Exit.void))
       ))
+  // a cached answer is replayed as a stream
+  const openOrReplay = (provider: RoutedProvider, call: ProviderCall) =>
+    prepared.cache.read
+      ? Effect.flatMap(fromCache(prepared, provider, call), (hit) =>
+        hit === undefined ? open(provider, call) : Effect.succeed({
+          rawRequest: hit.rawRequest,
+          first: outputToChunks(hit.output, { input_tokens: 0, output_tokens: 0 }, hit.finishReason),
+          rest: Stream.empty,
+          close: Effect.void,
+          cached: true
+        }))
+      : open(provider, call)
   return Effect.map(
-    tryProviders(prepared, variant, request, firstTokenLimit, open),
-    ([opened, provider, model]) => ({
+    tryProviders(prepared, variant, request, firstTokenLimit, openOrReplay),
+    ([opened, provider, model, call]) => ({
       ...opened,
       modelInferenceId: uuidv7(),
       modelName: model.config.name,
       providerName: provider.config.name,
+      provider: provider.config,
+      call,
       startedAt
     })
   )

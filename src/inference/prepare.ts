@@ -10,6 +10,7 @@ import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
+import { type CachePolicy, cachePolicy } from "../observability/cache.ts"
 import { type EditScope, type ExtraBodyEdit, type ExtraHeaderEdit, parsePointer } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
 import { sampleVariantOrder, seededRandom } from "./sampling.ts"
@@ -39,7 +40,10 @@ export interface PreparedInference {
   readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
   readonly providerTools: ReadonlyArray<ProviderTool>
   readonly credentials: Readonly<Record<string, string>>
+  readonly cache: CachePolicy
   readonly request: InferenceRequest
+  /** epoch ms when preparation began: the start of processing time */
+  readonly startedAt: number
   /** what the inference runs with: the models and the compiled templates */
   readonly models: ModelTable
   readonly templates: TemplateEngine
@@ -90,6 +94,7 @@ export const prepareInference = (
   config: GatewayConfig,
   models: ModelTable
 ): PreparedInference | GatewayError => {
+  const startedAt = Date.now()
   // the target
   let fn: FunctionConfig
   let functionName: string
@@ -205,7 +210,9 @@ export const prepareInference = (
       tool: entry.tool
     })),
     credentials: request.credentials ?? {},
+    cache: cachePolicy(request.cache_options, request.dryrun === true),
     request,
+    startedAt,
     models,
     templates: config.templates
   }

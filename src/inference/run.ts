@@ -1,57 +1,91 @@
 /**
  * Running a prepared inference: non-streaming (one JSON body) or streaming (Server-Sent
- * Events, one JSON chunk per event, then `[DONE]`).
+ * Events, one JSON chunk per event, then `[DONE]`). Either way the caller gets a
+ * `CompletedInference` once the answer is whole, to store.
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
+import type { Observability } from "../observability/store.ts"
 import type { ProviderFailure } from "../providers/types.ts"
 import type { HttpTransport } from "../services.ts"
-import { callModel, type ModelCallResult, type ModelStreamStart, startModelStream } from "./modelCall.ts"
+import { ChunkAccumulator } from "./chunks.ts"
+import { callModel, type ModelCallOrigin, startModelStream } from "./modelCall.ts"
 import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "./output.ts"
 import type { PreparedInference } from "./prepare.ts"
-import type { ChunkDelta, FinishReason, ModelRequest, ProviderChunk, Usage } from "./types.ts"
+import type { ChunkDelta, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
 import { tryVariants } from "./variants.ts"
 
-export interface InferenceResult {
+/** An inference whose answer is whole: what storage needs to know about it. */
+export interface CompletedInference {
   readonly prepared: PreparedInference
   readonly variant: VariantConfig
   readonly modelRequest: ModelRequest
-  readonly call: ModelCallResult
+  readonly origin: ModelCallOrigin
+  /** the blocks the provider answered, before validation */
+  readonly providerOutput: ReadonlyArray<OutputBlock>
+  readonly usage: Usage
+  readonly finishReason?: FinishReason | undefined
+  readonly rawRequest: string
+  readonly rawResponse: string
+  /** the function's output, validated */
+  readonly output: ReadonlyArray<ChatOutputBlock> | JsonOutput
+  readonly responseTimeMs: number
+  readonly processingTimeMs: number
+  readonly ttftMs?: number | undefined
+}
+
+export interface InferenceResult extends CompletedInference {
   /** the response body (spec 2.3) */
   readonly body: Record<string, unknown>
-  readonly output: ReadonlyArray<ChatOutputBlock> | JsonOutput
 }
+
+export type InferenceServices = HttpTransport | Observability
+
+const functionOutput = (prepared: PreparedInference, blocks: ReadonlyArray<OutputBlock>) =>
+  prepared.fn.type === "chat" ? chatOutput(blocks, prepared.tools) : jsonOutput(jsonRawText(blocks), prepared.outputSchema)
 
 export const runInference = (
   prepared: PreparedInference
-): Effect.Effect<InferenceResult, GatewayError, HttpTransport> =>
+): Effect.Effect<InferenceResult, GatewayError, InferenceServices> =>
   Effect.map(
     tryVariants(prepared, (timeouts) => timeouts.non_streaming?.total_ms, (variant, request) =>
       callModel(prepared, variant, request)),
     ([call, variant, modelRequest]) => {
       const response = call.response
+      const output = functionOutput(prepared, response.output)
       const body: Record<string, unknown> = {
         inference_id: prepared.inferenceId,
         episode_id: prepared.episodeId,
         variant_name: variant.name
       }
-      let output: ReadonlyArray<ChatOutputBlock> | JsonOutput
-      if (prepared.fn.type === "chat") body.content = output = chatOutput(response.output, prepared.tools)
-      else body.output = output = jsonOutput(jsonRawText(response.output), prepared.outputSchema)
+      if (prepared.fn.type === "chat") body.content = output
+      else body.output = output
       body.usage = response.usage
       if (response.finishReason !== undefined) body.finish_reason = response.finishReason
       if (prepared.request.include_original_response === true) body.original_response = response.rawResponse
-      return { prepared, variant, modelRequest, call, body, output }
+      return {
+        prepared,
+        variant,
+        modelRequest,
+        origin: call,
+        providerOutput: response.output,
+        usage: response.usage,
+        finishReason: response.finishReason,
+        rawRequest: response.rawRequest,
+        rawResponse: response.rawResponse,
+        output,
+        responseTimeMs: call.responseTimeMs,
+        processingTimeMs: Date.now() - prepared.startedAt,
+        body
+      }
     }
   )
 
 export interface InferenceStream {
-  readonly prepared: PreparedInference
   readonly variant: VariantConfig
-  readonly start: ModelStreamStart
   /** the Server-Sent Events body, ready to send */
   readonly events: Stream.Stream<Uint8Array>
 }
@@ -70,30 +104,51 @@ const jsonDelta = (content: ReadonlyArray<ChunkDelta>): string => {
   return raw
 }
 
+/**
+ * Starts a streamed inference. `onComplete` runs when the provider's stream ended normally
+ * (not when it failed or the client went away), with the whole answer.
+ */
 export const streamInference = (
-  prepared: PreparedInference
-): Effect.Effect<InferenceStream, GatewayError, HttpTransport> =>
+  prepared: PreparedInference,
+  onComplete: (completed: CompletedInference) => void
+): Effect.Effect<InferenceStream, GatewayError, InferenceServices> =>
   Effect.map(
     tryVariants(prepared, (timeouts) => timeouts.streaming?.ttft_ms, (variant, request) =>
       startModelStream(prepared, variant, request)),
-    ([start, variant]) => {
+    ([start, variant, modelRequest]) => {
       const head = `"inference_id":"${prepared.inferenceId}","episode_id":"${prepared.episodeId}","variant_name":${
         JSON.stringify(variant.name)
       }`
       const isChat = prepared.fn.type === "chat"
-      let usage: Usage | undefined
-      let finishReason: FinishReason | undefined
+      const ttftMs = Date.now() - prepared.startedAt
+      const accumulated = new ChunkAccumulator()
       const toEvent = (chunk: ProviderChunk): Uint8Array | undefined => {
-        if (chunk.usage !== undefined) usage = chunk.usage
-        if (chunk.finishReason !== undefined) finishReason = chunk.finishReason
+        accumulated.add(chunk)
         if (chunk.content.length === 0) return undefined
         if (isChat) return event(`{${head},"content":${JSON.stringify(chunk.content)}}`)
         const raw = jsonDelta(chunk.content)
         return raw === "" ? undefined : event(`{${head},"raw":${JSON.stringify(raw)}}`)
       }
       const last = () => {
-        const final: Record<string, unknown> = { usage: usage ?? { input_tokens: 0, output_tokens: 0 } }
-        if (finishReason !== undefined) final.finish_reason = finishReason
+        const usage = accumulated.usage ?? { input_tokens: 0, output_tokens: 0 }
+        const final: Record<string, unknown> = { usage }
+        if (accumulated.finishReason !== undefined) final.finish_reason = accumulated.finishReason
+        const providerOutput = accumulated.output()
+        onComplete({
+          prepared,
+          variant,
+          modelRequest,
+          origin: start,
+          providerOutput,
+          usage,
+          finishReason: accumulated.finishReason,
+          rawRequest: start.rawRequest,
+          rawResponse: accumulated.rawResponse(),
+          output: functionOutput(prepared, providerOutput),
+          responseTimeMs: Date.now() - start.startedAt,
+          processingTimeMs: Date.now() - prepared.startedAt,
+          ttftMs
+        })
         const fields = JSON.stringify(final).slice(1)
         return [event(isChat ? `{${head},"content":[],${fields}` : `{${head},"raw":"",${fields}`), done]
       }
@@ -108,6 +163,6 @@ export const streamInference = (
           Stream.succeed(event(JSON.stringify({ error: `${failure.message}` })))),
         Stream.ensuring(start.close)
       )
-      return { prepared, variant, start, events }
+      return { variant, events }
     }
   )

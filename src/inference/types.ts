@@ -127,6 +127,8 @@ export interface ProviderResponse {
   readonly finishReason?: FinishReason | undefined
   readonly rawRequest: string
   readonly rawResponse: string
+  /** served from the gateway's cache */
+  readonly cached?: boolean | undefined
 }
 
 /** A piece of a streamed answer: content deltas, then usage and a finish reason at the end. */

@@ -8,6 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { RetryConfig, Timeouts, VariantConfig } from "../config/types.ts"
 import { type AllProvidersFailed, AllVariantsFailed, InvalidRequest, RequestTimeout } from "../errors.ts"
+import type { Observability } from "../observability/store.ts"
 import type { HttpTransport } from "../services.ts"
 import { isInputProblem, renderInput } from "./input.ts"
 import { buildModelRequest } from "./modelCall.ts"
@@ -16,17 +17,17 @@ import type { ModelRequest } from "./types.ts"
 
 export type VariantFailure = AllProvidersFailed | RequestTimeout
 
-type Attempt<A> = (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport>
+type Attempt<A> = (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport | Observability>
 
 /** Exponential backoff from 100 ms, capped by `max_delay_s`, with jitter so retries spread out. */
 const retryDelay = (retry: number, maxDelayS: number): Duration.Duration =>
   Duration.millis(Math.min(maxDelayS * 1000, 100 * 2 ** retry) * (0.5 + Math.random() / 2))
 
 const withRetries = <A>(
-  attempt: () => Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport>,
+  attempt: () => Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport | Observability>,
   retries: RetryConfig,
   retry = 0
-): Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport> =>
+): Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport | Observability> =>
   retry >= retries.numRetries ? attempt() : Effect.catch(attempt(), (failure) =>
     failure instanceof InvalidRequest
       ? Effect.fail(failure)
@@ -42,11 +43,11 @@ export const tryVariants = <A>(
   prepared: PreparedInference,
   limitOf: (timeouts: Timeouts) => number | undefined,
   attempt: Attempt<A>
-): Effect.Effect<readonly [A, VariantConfig, ModelRequest], InvalidRequest | VariantFailure | AllVariantsFailed, HttpTransport> =>
+): Effect.Effect<readonly [A, VariantConfig, ModelRequest], InvalidRequest | VariantFailure | AllVariantsFailed, HttpTransport | Observability> =>
   Effect.suspend(() => {
     const failures: Array<readonly [string, VariantFailure]> = []
     // recursion rather than a loop of Effect.result: this is the hot path of every inference
-    const from = (index: number): Effect.Effect<readonly [A, VariantConfig, ModelRequest], InvalidRequest | VariantFailure | AllVariantsFailed, HttpTransport> => {
+    const from = (index: number): Effect.Effect<readonly [A, VariantConfig, ModelRequest], InvalidRequest | VariantFailure | AllVariantsFailed, HttpTransport | Observability> => {
       const variant = prepared.variants[index]
       const rendered = renderInput(prepared.request.input, prepared.fn, variant, prepared.templates)
       if (isInputProblem(rendered)) return Effect.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` }))

@@ -4,7 +4,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type { ChunkDelta, ModelRequest, OutputBlock, ProviderChunk, ProviderResponse, Usage } from "../../inference/types.ts"
+import { outputToChunks } from "../../inference/chunks.ts"
+import type { ModelRequest, OutputBlock, ProviderResponse, Usage } from "../../inference/types.ts"
 import {
   type ProviderCall,
   type ProviderClient,
@@ -78,32 +79,6 @@ const rawRequestOf = (modelName: string, call: ProviderCall): string =>
     json_mode: call.request.jsonMode
   })
 
-// Text streams in pieces of a few characters so that clients see several chunks.
-const splitText = (text: string): ReadonlyArray<string> => text.match(/.{1,12}/gs) ?? [""]
-
-const toDeltas = (output: ReadonlyArray<OutputBlock>): ReadonlyArray<ChunkDelta> => {
-  const deltas: Array<ChunkDelta> = []
-  output.forEach((block, index) => {
-    const id = String(index)
-    switch (block.type) {
-      case "text":
-        for (const text of splitText(block.text)) deltas.push({ type: "text", id, text })
-        break
-      case "thought":
-        for (const text of splitText(block.text)) deltas.push({ type: "thought", id, text })
-        break
-      case "tool_call":
-        splitText(block.raw_arguments).forEach((piece, i) =>
-          deltas.push({ type: "tool_call", id: block.id, raw_name: i === 0 ? block.raw_name : "", raw_arguments: piece })
-        )
-        break
-      case "unknown":
-        break
-    }
-  })
-  return deltas
-}
-
 export const makeDummyClient = (modelName: string): ProviderClient => {
   let calls = 0
 
@@ -144,8 +119,8 @@ export const makeDummyClient = (modelName: string): ProviderClient => {
     Effect.map(preamble(call), () => {
       const rawRequest = rawRequestOf(modelName, call)
       const output = answer(modelName, call.request)
-      const chunks: Array<ProviderChunk> = toDeltas(output).map((delta) => ({ content: [delta], raw: JSON.stringify(delta) }))
-      const last: ProviderChunk = { content: [], usage: dummyUsage, finishReason: finishReasonOf(output), raw: "" }
+      // text streams in pieces of a few characters so that clients see several chunks
+      const chunks = outputToChunks(output, dummyUsage, finishReasonOf(output), 12)
       if (modelName === "stream_error") {
         return {
           rawRequest,
@@ -155,7 +130,7 @@ export const makeDummyClient = (modelName: string): ProviderClient => {
           )
         }
       }
-      return { rawRequest, chunks: Stream.fromIterable([...chunks, last]) }
+      return { rawRequest, chunks: Stream.fromIterable(chunks) }
     })
 
   return { infer, stream }

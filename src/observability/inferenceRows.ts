@@ -1,0 +1,97 @@
+/**
+ * A completed inference -> the rows that record it: the inference, its model call, and a
+ * cache entry when the request writes the cache and the answer is valid.
+ */
+import { uuidv7Timestamp } from "../ids.ts"
+import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
+import type { PreparedInference } from "../inference/prepare.ts"
+import type { CompletedInference } from "../inference/run.ts"
+import type { ToolConfig } from "../inference/types.ts"
+import { cacheKey } from "./cache.ts"
+import type { WriteBatch } from "./records.ts"
+import type { InferenceTarget, WriteUnit } from "./store.ts"
+
+/** Invalid answers (tool calls that failed validation, json that does not parse or fit) are not cached. */
+export const isValidOutput = (output: ReadonlyArray<ChatOutputBlock> | JsonOutput): boolean =>
+  Array.isArray(output)
+    ? output.every((block) => block.type !== "tool_call" || (block.name !== null && block.arguments !== null))
+    : (output as JsonOutput).parsed !== null
+
+export const toolParamsOf = (tools: ToolConfig | undefined) =>
+  tools === undefined ? undefined : {
+    tools_available: tools.tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      strict: tool.strict
+    })),
+    tool_choice: tools.choice.type === "specific" ? { specific: tools.choice.name } : tools.choice.type,
+    parallel_tool_calls: tools.parallelToolCalls ?? null,
+    allowed_tools: tools.allowed ?? null
+  }
+
+export const inferenceTarget = (prepared: PreparedInference): InferenceTarget => ({
+  functionName: prepared.functionName,
+  functionType: prepared.fn.type,
+  episodeId: prepared.episodeId,
+  outputSchema: prepared.fn.type === "json" ? prepared.outputSchema?.schema : undefined
+})
+
+export const inferenceRows = (done: CompletedInference): WriteBatch => {
+  const { prepared, origin, modelRequest } = done
+  const timestamp = uuidv7Timestamp(prepared.inferenceId)
+  const { json_mode: _, ...requestParams } = prepared.params ?? {}
+  return {
+    inferences: [{
+      id: prepared.inferenceId,
+      functionName: prepared.functionName,
+      functionType: prepared.fn.type,
+      variantName: done.variant.name,
+      episodeId: prepared.episodeId,
+      input: prepared.request.input,
+      output: done.output,
+      toolParams: prepared.fn.type === "chat" ? toolParamsOf(prepared.tools) : undefined,
+      outputSchema: prepared.fn.type === "json" ? prepared.outputSchema?.schema ?? {} : undefined,
+      inferenceParams: { chat_completion: { ...modelRequest.params, ...requestParams, json_mode: modelRequest.jsonMode } },
+      processingTimeMs: done.processingTimeMs,
+      ttftMs: done.ttftMs,
+      tags: prepared.request.tags ?? {},
+      timestamp
+    }],
+    modelInferences: [{
+      id: origin.modelInferenceId,
+      inferenceId: prepared.inferenceId,
+      modelName: origin.modelName,
+      modelProviderName: origin.providerName,
+      rawRequest: done.rawRequest,
+      rawResponse: done.rawResponse,
+      system: modelRequest.system,
+      inputMessages: modelRequest.messages,
+      output: done.providerOutput,
+      inputTokens: done.usage.input_tokens,
+      outputTokens: done.usage.output_tokens,
+      responseTimeMs: done.responseTimeMs,
+      ttftMs: done.ttftMs,
+      finishReason: done.finishReason,
+      cached: origin.cached,
+      timestamp
+    }],
+    feedback: [],
+    cache: prepared.cache.write && !origin.cached && isValidOutput(done.output)
+      ? [{
+        key: cacheKey(origin.provider, origin.call),
+        output: done.providerOutput,
+        rawRequest: done.rawRequest,
+        rawResponse: done.rawResponse,
+        finishReason: done.finishReason,
+        timestamp
+      }]
+      : []
+  }
+}
+
+/** The queue item for a completed inference: its rows are built when the queue flushes. */
+export const inferenceWriteUnit = (done: CompletedInference): WriteUnit => ({
+  inference: { id: done.prepared.inferenceId, target: inferenceTarget(done.prepared) },
+  rows: () => inferenceRows(done)
+})

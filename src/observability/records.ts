@@ -1,0 +1,89 @@
+/**
+ * What the gateway stores (spec 2.10): inferences (chat or json), the model calls behind
+ * them, feedback, and cached model answers. Plain data; each store turns these into the rows
+ * of its database.
+ */
+import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
+import type { FinishReason, OutputBlock } from "../inference/types.ts"
+
+export interface StoredInference {
+  readonly id: string
+  readonly functionName: string
+  readonly functionType: "chat" | "json"
+  readonly variantName: string
+  readonly episodeId: string
+  /** the `input` of the request, as received */
+  readonly input: unknown
+  readonly output: ReadonlyArray<ChatOutputBlock> | JsonOutput
+  /** chat: the tools offered, the choice and parallel_tool_calls */
+  readonly toolParams?: unknown
+  /** json: the schema the output was checked against */
+  readonly outputSchema?: unknown
+  /** `{"chat_completion": {...}}`: the parameters the variant ran with */
+  readonly inferenceParams: unknown
+  readonly processingTimeMs: number
+  /** streamed inferences: time to the first chunk */
+  readonly ttftMs?: number | undefined
+  readonly tags: Readonly<Record<string, string>>
+  /** epoch milliseconds */
+  readonly timestamp: number
+}
+
+export interface StoredModelInference {
+  readonly id: string
+  readonly inferenceId: string
+  readonly modelName: string
+  readonly modelProviderName: string
+  readonly rawRequest: string
+  readonly rawResponse: string
+  readonly system?: string | undefined
+  readonly inputMessages: unknown
+  readonly output: ReadonlyArray<OutputBlock>
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly responseTimeMs: number
+  readonly ttftMs?: number | undefined
+  readonly finishReason?: FinishReason | undefined
+  readonly cached: boolean
+  readonly timestamp: number
+}
+
+export type FeedbackKind = "boolean" | "float" | "comment" | "demonstration"
+
+export interface StoredFeedback {
+  readonly id: string
+  readonly kind: FeedbackKind
+  readonly metricName: string
+  readonly targetType: "inference" | "episode"
+  readonly targetId: string
+  /** boolean, number, comment text, or a demonstration's output (JSON value) */
+  readonly value: boolean | number | string | unknown
+  readonly tags: Readonly<Record<string, string>>
+  readonly timestamp: number
+}
+
+/** A model answer kept for reuse (spec 4.1 `cache_options`). */
+export interface CacheEntry {
+  /** hex SHA-256 of the model, the provider and the full provider request */
+  readonly key: string
+  readonly output: ReadonlyArray<OutputBlock>
+  readonly rawRequest: string
+  readonly rawResponse: string
+  readonly finishReason?: FinishReason | undefined
+  readonly timestamp: number
+}
+
+/** One write the queue carries: rows that belong together and are written in one flush. */
+export interface WriteBatch {
+  readonly inferences: ReadonlyArray<StoredInference>
+  readonly modelInferences: ReadonlyArray<StoredModelInference>
+  readonly feedback: ReadonlyArray<StoredFeedback>
+  readonly cache: ReadonlyArray<CacheEntry>
+}
+
+export const emptyBatch = (): { inferences: Array<StoredInference>; modelInferences: Array<StoredModelInference>; feedback: Array<StoredFeedback>; cache: Array<CacheEntry> } => ({
+  inferences: [],
+  modelInferences: [],
+  feedback: [],
+  cache: []
+})

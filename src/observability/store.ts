@@ -1,0 +1,95 @@
+/**
+ * The storage service the core needs (spec 2.10, 4.3): one interface, implemented by a
+ * ClickHouse layer and a Postgres layer (`layers/observability/`), both checked by the same
+ * conformance suite. Writes are idempotent by id, so a retried batch stores each row once.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { CacheEntry, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "./records.ts"
+
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  message: Schema.String
+}) {}
+
+export type Backend = "clickhouse" | "postgres"
+
+/** `InferenceFilter` of the API, with times parsed to epoch milliseconds. */
+export type StoreFilter =
+  | { readonly type: "tag"; readonly key: string; readonly value: string; readonly comparison_operator: "=" | "!=" }
+  | { readonly type: "time"; readonly time: number; readonly comparison_operator: "<" | "<=" | ">" | ">=" }
+  | { readonly type: "and" | "or"; readonly children: ReadonlyArray<StoreFilter> }
+  | { readonly type: "not"; readonly child: StoreFilter }
+
+export interface InferenceQuery {
+  readonly functionName?: string | undefined
+  readonly variantName?: string | undefined
+  readonly episodeId?: string | undefined
+  readonly filter?: StoreFilter | undefined
+  readonly limit: number
+  readonly offset: number
+}
+
+/** What feedback needs to know about the inference it targets. */
+export interface InferenceTarget {
+  readonly functionName: string
+  readonly functionType: "chat" | "json"
+  readonly episodeId: string
+  readonly outputSchema?: unknown
+}
+
+export interface Store {
+  readonly backend: Backend
+  /** applies pending migrations; the names of those applied */
+  readonly migrate: Effect.Effect<ReadonlyArray<string>, StoreError>
+  /** a cheap query, for /health */
+  readonly ping: Effect.Effect<void, StoreError>
+  readonly write: (batch: WriteBatch) => Effect.Effect<void, StoreError>
+  readonly getInferences: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
+  /** newest first */
+  readonly listInferences: (query: InferenceQuery) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
+  readonly getModelInferences: (inferenceIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredModelInference>, StoreError>
+  /** feedback whose target is one of `targetIds` (inference or episode ids) */
+  readonly getFeedback: (targetIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredFeedback>, StoreError>
+  readonly findInference: (id: string) => Effect.Effect<InferenceTarget | undefined, StoreError>
+  readonly episodeExists: (id: string) => Effect.Effect<boolean, StoreError>
+  /** the newest entry for `key`, when younger than `maxAgeS` seconds (any age when undefined) */
+  readonly cacheLookup: (key: string, maxAgeS: number | undefined) => Effect.Effect<CacheEntry | undefined, StoreError>
+}
+
+/**
+ * One item of the write queue. Its rows are built when the queue is flushed, off the request
+ * path; the inference it carries, if any, is visible to feedback from the moment it is queued.
+ */
+export interface WriteUnit {
+  readonly inference?: { readonly id: string; readonly target: InferenceTarget } | undefined
+  readonly rows: () => WriteBatch
+}
+
+export interface WriterStats {
+  /** units waiting to be written, including a batch being retried */
+  readonly queued: number
+  readonly written: number
+  /** units refused because the queue was full */
+  readonly dropped: number
+  readonly failedAttempts: number
+}
+
+/**
+ * Observability as the rest of the gateway sees it. `store` is undefined when
+ * `GATEWAY_ANALYTICS_DB_URL` is unset: nothing is stored, and reads answer 503.
+ */
+export class Observability extends Context.Service<Observability, {
+  readonly store: Store | undefined
+  /** queues rows to write; never waits, never fails (drops and counts when the queue is full) */
+  readonly submit: (unit: WriteUnit) => void
+  readonly stats: () => WriterStats
+  /** an inference submitted but not written yet, so feedback can target it at once */
+  readonly queuedInference: (id: string) => InferenceTarget | undefined
+  readonly queuedEpisode: (id: string) => boolean
+}>()("gateway/Observability") {}
+
+export const analyticsUrlVariable = "GATEWAY_ANALYTICS_DB_URL"
+
+export const backendOf = (url: string): Backend | undefined =>
+  /^https?:\/\//i.test(url) ? "clickhouse" : /^postgres(ql)?:\/\//i.test(url) ? "postgres" : undefined
