@@ -74,7 +74,7 @@ export const inferenceRows = (done: CompletedInference): WriteBatch => {
       ttftMs: done.ttftMs,
       finishReason: done.finishReason,
       cached: origin.cached,
-      timestamp
+      timestamp: uuidv7Timestamp(origin.modelInferenceId)
     }],
     feedback: [],
     cache: prepared.cache.write && !origin.cached && isValidOutput(done.output)

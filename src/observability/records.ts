@@ -25,7 +25,7 @@ export interface StoredInference {
   /** streamed inferences: time to the first chunk */
   readonly ttftMs?: number | undefined
   readonly tags: Readonly<Record<string, string>>
-  /** epoch milliseconds */
+  /** epoch milliseconds; always the time carried by the UUIDv7 `id` */
   readonly timestamp: number
 }
 
@@ -45,6 +45,7 @@ export interface StoredModelInference {
   readonly ttftMs?: number | undefined
   readonly finishReason?: FinishReason | undefined
   readonly cached: boolean
+  /** epoch milliseconds; always the time carried by the UUIDv7 `id` */
   readonly timestamp: number
 }
 
@@ -59,6 +60,7 @@ export interface StoredFeedback {
   /** boolean, number, comment text, or a demonstration's output (JSON value) */
   readonly value: boolean | number | string | unknown
   readonly tags: Readonly<Record<string, string>>
+  /** epoch milliseconds; always the time carried by the UUIDv7 `id` */
   readonly timestamp: number
 }
 
@@ -70,6 +72,7 @@ export interface CacheEntry {
   readonly rawRequest: string
   readonly rawResponse: string
   readonly finishReason?: FinishReason | undefined
+  /** epoch milliseconds (stores may keep whole seconds) */
   readonly timestamp: number
 }
 
