@@ -21,6 +21,8 @@ import type { GatewayConfig } from "../src/config/types.ts"
 import { loadConfig } from "../layers/configLoader.ts"
 import { gatewayVersion } from "../layers/http/routes.ts"
 import { type LogFormat, LoggingLive } from "../layers/logging.ts"
+import { configuredStore, migrateStore } from "../layers/observability/index.ts"
+import { analyticsUrlVariable } from "../src/observability/store.ts"
 import { ServerLive } from "../layers/server.ts"
 
 /** Ends the process with `code` after `lines` went to stderr. */
@@ -81,11 +83,23 @@ const configFromFlags = (flags: SharedFlags): Effect.Effect<GatewayConfig> => {
   return Effect.succeed(loaded.config)
 }
 
+/** Applies the pending migrations of every configured database, then exits. */
 const migrate = (flags: SharedFlags) =>
   Effect.gen(function*() {
-    if (Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig) yield* configFromFlags(flags)
-    yield* Effect.logInfo("no database is configured; there are no migrations to apply")
-  }).pipe(Effect.provide(LoggingLive(flags.logFormat)))
+    const named = Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig
+    const config = named ? yield* configFromFlags(flags) : yield* defaultConfig
+    const store = yield* configuredStore(config, process.env)
+    if (store === undefined) {
+      yield* Effect.logInfo(`no database is configured (${analyticsUrlVariable} is unset); there are no migrations to apply`)
+      return
+    }
+    yield* migrateStore(store)
+  }).pipe(Effect.scoped, Effect.catchTag("StartupError", (error) => failWith(1, [error.message])), Effect.provide(LoggingLive(flags.logFormat)))
+
+const defaultConfig: Effect.Effect<GatewayConfig> = Effect.suspend(() => {
+  const loaded = loadConfig(undefined, process.env)
+  return "errors" in loaded ? failWith(1, loaded.errors) : Effect.succeed(loaded.config)
+})
 
 const serve = (flags: SharedFlags) =>
   Effect.gen(function*() {
@@ -94,7 +108,8 @@ const serve = (flags: SharedFlags) =>
     return yield* Effect.logInfo(
       `configuration loaded: ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
     ).pipe(
-      Effect.andThen(Layer.launch(ServerLive(config))),
+      Effect.andThen(Layer.launch(ServerLive(config, process.env))),
+      Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
       Effect.provide(LoggingLive(flags.logFormat, level))
     )
   })

@@ -12,6 +12,7 @@ import { ModelTable } from "../src/inference/models.ts"
 import { Gateway } from "../src/services.ts"
 import { Routes } from "./http/routes.ts"
 import { HttpTransportLive } from "./HttpTransport.ts"
+import { ObservabilityLive } from "./observability/index.ts"
 
 export const GatewayLive = (config: GatewayConfig) => Layer.succeed(Gateway, { config, models: new ModelTable(config) })
 
@@ -45,7 +46,11 @@ const makeNodeServer = () => {
   return server
 }
 
-export const ServerLive = (config: GatewayConfig, options: ServerOptions = {}) =>
+export const ServerLive = (
+  config: GatewayConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  options: ServerOptions = {}
+) =>
   HttpRouter.serve(Routes, { disableLogger: true }).pipe(
     Layer.provide(NodeHttpServer.layer(makeNodeServer, {
       host: config.gateway.bindAddress.host,
@@ -53,5 +58,6 @@ export const ServerLive = (config: GatewayConfig, options: ServerOptions = {}) =
       gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000
     })),
     Layer.provide(GatewayLive(config)),
-    Layer.provide(HttpTransportLive())
+    Layer.provide(HttpTransportLive()),
+    Layer.provide(ObservabilityLive(config, env))
   )

@@ -9,23 +9,28 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { Gateway, HttpTransport } from "../../src/services.ts"
 import { MethodNotAllowed, NotFound } from "../../src/errors.ts"
+import type { Observability } from "../../src/observability/store.ts"
+import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
-import { errorResponse, jsonResponse } from "./respond.ts"
+import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
+import { errorResponse } from "./respond.ts"
+import { healthHandler, statusHandler } from "./status.ts"
 
-export const gatewayVersion = "0.1.0"
-
-const statusBody = JSON.stringify({ status: "ok", version: gatewayVersion })
+export { gatewayVersion } from "./status.ts"
 
 type Handler = Effect.Effect<
   HttpServerResponse.HttpServerResponse,
   never,
-  Gateway | HttpTransport | HttpServerRequest.HttpServerRequest
+  Gateway | HttpTransport | Observability | HttpServerRequest.HttpServerRequest
 >
 
 const routes: ReadonlyArray<readonly ["GET" | "POST", `/${string}`, Handler]> = [
   ["POST", "/inference", inferenceHandler],
-  ["GET", "/status", Effect.succeed(jsonResponse(statusBody))],
-  ["GET", "/health", Effect.succeed(jsonResponse(JSON.stringify({ gateway: "ok" })))]
+  ["POST", "/feedback", feedbackHandler],
+  ["POST", "/v1/inferences/get_inferences", getInferencesHandler],
+  ["POST", "/v1/inferences/list_inferences", listInferencesHandler],
+  ["GET", "/status", statusHandler],
+  ["GET", "/health", healthHandler]
 ]
 
 const knownPaths = new Map<string, Array<string>>()

@@ -149,7 +149,14 @@ export const buildConfig = (
     bindAddress,
     debug: rawGateway.debug ?? false,
     maxRequestBodyBytes: rawGateway.max_request_body_bytes ?? defaultMaxRequestBodyBytes,
-    templateFilesystemAccess: templateAccess.enabled
+    templateFilesystemAccess: templateAccess.enabled,
+    observability: {
+      enabled: rawGateway.observability?.enabled ?? true,
+      disableAutomaticMigrations: rawGateway.observability?.disable_automatic_migrations ?? false,
+      maxRows: rawGateway.observability?.batch_writes?.max_rows ?? 1000,
+      flushIntervalMs: rawGateway.observability?.batch_writes?.flush_interval_ms ?? 100,
+      maxQueued: rawGateway.observability?.max_queued_writes ?? 100_000
+    }
   }
 
   // [tools.<name>]

@@ -112,7 +112,16 @@ export const RawGateway = Schema.Struct({
     Schema.Boolean,
     Schema.Struct({ enabled: Schema.Boolean, base_path: Schema.optional(Schema.String) })
   ])),
-  disable_pseudonymous_usage_analytics: Schema.optional(Schema.Boolean)
+  disable_pseudonymous_usage_analytics: Schema.optional(Schema.Boolean),
+  observability: Schema.optional(Schema.Struct({
+    enabled: Schema.optional(Schema.Boolean),
+    disable_automatic_migrations: Schema.optional(Schema.Boolean),
+    batch_writes: Schema.optional(Schema.Struct({
+      max_rows: Schema.optional(PositiveInt),
+      flush_interval_ms: Schema.optional(PositiveInt)
+    })),
+    max_queued_writes: Schema.optional(PositiveInt)
+  }))
 })
 
 /** Sections are decoded one by one (in `buildConfig`), so a problem in one does not hide the others. */

@@ -11,11 +11,24 @@ import type { Timeouts } from "./raw.ts"
 
 export type { Timeouts } from "./raw.ts"
 
+export interface ObservabilitySettings {
+  /** false turns storage off even when GATEWAY_ANALYTICS_DB_URL is set */
+  readonly enabled: boolean
+  readonly disableAutomaticMigrations: boolean
+  /** a batch is written when this many rows wait... */
+  readonly maxRows: number
+  /** ...or this long after the last flush */
+  readonly flushIntervalMs: number
+  /** past this many queued writes (a database that is down), new ones are dropped and counted */
+  readonly maxQueued: number
+}
+
 export interface GatewaySettings {
   readonly bindAddress: { readonly host: string; readonly port: number }
   readonly debug: boolean
   readonly maxRequestBodyBytes: number
   readonly templateFilesystemAccess: boolean
+  readonly observability: ObservabilitySettings
 }
 
 export interface ProviderConfig {

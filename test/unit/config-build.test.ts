@@ -52,6 +52,7 @@ describe("buildConfig: a valid configuration", () => {
 [gateway]
 debug = true
 max_request_body_bytes = 1024
+observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, flush_interval_ms = 20 }, max_queued_writes = 500 }
 
 [models.gpt]
 routing = ["main", "backup"]
@@ -103,7 +104,8 @@ level = "episode"
       bindAddress: { host: "0.0.0.0", port: 3000 },
       debug: true,
       maxRequestBodyBytes: 1024,
-      templateFilesystemAccess: false
+      templateFilesystemAccess: false,
+      observability: { enabled: true, disableAutomaticMigrations: true, maxRows: 50, flushIntervalMs: 20, maxQueued: 500 }
     })
 
     const model = config.models.get("gpt")!

@@ -1,0 +1,49 @@
+/** POST /feedback (spec 4.3) */
+import * as Effect from "effect/Effect"
+import { FeedbackRequest } from "../../src/api/feedback.ts"
+import { makeDecoder } from "../../src/decode.ts"
+import { InvalidRequest, isGatewayError } from "../../src/errors.ts"
+import { checkEpisodeExists, findInferenceTarget, requireStore } from "../../src/feedback/target.ts"
+import { checkDemonstration, planFeedback } from "../../src/feedback/validate.ts"
+import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
+import { emptyBatch } from "../../src/observability/records.ts"
+import { Observability } from "../../src/observability/store.ts"
+import { Gateway } from "../../src/services.ts"
+import { guarded, jsonResponse, readJsonBody } from "./respond.ts"
+
+const decodeFeedbackRequest = makeDecoder(FeedbackRequest)
+
+export const feedbackHandler = guarded(Effect.gen(function*() {
+  const { config } = yield* Gateway
+  const observability = yield* Observability
+  const request = yield* readJsonBody(decodeFeedbackRequest, config.gateway.maxRequestBodyBytes)
+  const plan = planFeedback(request, config)
+  if (isGatewayError(plan)) return yield* plan
+  yield* requireStore
+  let value = plan.value
+  if (plan.targetType === "inference") {
+    const target = yield* findInferenceTarget(plan.targetId)
+    if (plan.kind === "demonstration") {
+      const checked = checkDemonstration(plan.value, target, config.functions.get(target.functionName), config)
+      if ("problem" in checked) return yield* new InvalidRequest({ message: checked.problem })
+      value = checked.value
+    }
+  } else {
+    yield* checkEpisodeExists(plan.targetId)
+  }
+  const id = uuidv7()
+  if (request.dryrun !== true) {
+    const feedback = {
+      id,
+      kind: plan.kind,
+      metricName: plan.metricName,
+      targetType: plan.targetType,
+      targetId: plan.targetId,
+      value,
+      tags: request.tags ?? {},
+      timestamp: uuidv7Timestamp(id)
+    }
+    observability.submit({ rows: () => ({ ...emptyBatch(), feedback: [feedback] }) })
+  }
+  return jsonResponse(JSON.stringify({ feedback_id: id }))
+}))

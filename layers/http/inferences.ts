@@ -1,0 +1,122 @@
+/** POST /v1/inferences/get_inferences and /v1/inferences/list_inferences: stored inferences, read back. */
+import * as Effect from "effect/Effect"
+import { GetInferencesRequest, type InferenceFilter, ListInferencesRequest } from "../../src/api/inferences.ts"
+import { makeDecoder } from "../../src/decode.ts"
+import { InvalidRequest } from "../../src/errors.ts"
+import { requireStore, storeUnavailable } from "../../src/feedback/target.ts"
+import { isUuidV7 } from "../../src/inference/prepare.ts"
+import type { StoredFeedback, StoredInference } from "../../src/observability/records.ts"
+import type { Store, StoreFilter } from "../../src/observability/store.ts"
+import { Gateway } from "../../src/services.ts"
+import { guarded, jsonResponse, readJsonBody } from "./respond.ts"
+
+const decodeGet = makeDecoder(GetInferencesRequest)
+const decodeList = makeDecoder(ListInferencesRequest)
+
+const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+
+/** API filter -> store filter, with times parsed; the problem (with its path) otherwise */
+export const toStoreFilter = (filter: InferenceFilter, path: string): StoreFilter | InvalidRequest => {
+  switch (filter.type) {
+    case "tag":
+      return { ...filter, comparison_operator: filter.comparison_operator ?? "=" }
+    case "time": {
+      const time = Date.parse(filter.time)
+      if (!rfc3339.test(filter.time) || Number.isNaN(time)) {
+        return new InvalidRequest({ message: `${path}.time: expected an RFC 3339 time such as 2026-01-31T12:00:00Z, got "${filter.time}"` })
+      }
+      return { type: "time", time, comparison_operator: filter.comparison_operator }
+    }
+    case "and":
+    case "or": {
+      const children: Array<StoreFilter> = []
+      for (let i = 0; i < filter.children.length; i++) {
+        const child = toStoreFilter(filter.children[i], `${path}.children[${i}]`)
+        if (child instanceof InvalidRequest) return child
+        children.push(child)
+      }
+      return { type: filter.type, children }
+    }
+    case "not": {
+      const child = toStoreFilter(filter.child, `${path}.child`)
+      return child instanceof InvalidRequest ? child : { type: "not", child }
+    }
+  }
+}
+
+const feedbackJson = (feedback: StoredFeedback) => ({
+  feedback_id: feedback.id,
+  metric_name: feedback.metricName,
+  kind: feedback.kind,
+  target_type: feedback.targetType,
+  target_id: feedback.targetId,
+  value: feedback.value,
+  tags: feedback.tags,
+  timestamp: new Date(feedback.timestamp).toISOString()
+})
+
+const inferenceJson = (inference: StoredInference, feedback: ReadonlyArray<StoredFeedback> | undefined) => ({
+  type: inference.functionType,
+  inference_id: inference.id,
+  episode_id: inference.episodeId,
+  function_name: inference.functionName,
+  variant_name: inference.variantName,
+  input: inference.input,
+  output: inference.output,
+  ...(inference.functionType === "chat" ? { tool_params: inference.toolParams ?? null } : { output_schema: inference.outputSchema ?? null }),
+  inference_params: inference.inferenceParams,
+  tags: inference.tags,
+  timestamp: new Date(inference.timestamp).toISOString(),
+  processing_time_ms: inference.processingTimeMs,
+  ttft_ms: inference.ttftMs ?? null,
+  ...(feedback === undefined
+    ? {}
+    : { feedback: feedback.filter((f) => f.targetId === inference.id || f.targetId === inference.episodeId).map(feedbackJson) })
+})
+
+const respondWith = (store: Store, inferences: ReadonlyArray<StoredInference>, includeFeedback: boolean | undefined) =>
+  Effect.gen(function*() {
+    const feedback = includeFeedback === true && inferences.length > 0
+      ? yield* Effect.mapError(
+        store.getFeedback([...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))]),
+        (error) => storeUnavailable(store, error.message)
+      )
+      : undefined
+    return jsonResponse(JSON.stringify({ inferences: inferences.map((inference) => inferenceJson(inference, feedback)) }))
+  })
+
+export const getInferencesHandler = guarded(Effect.gen(function*() {
+  const { config } = yield* Gateway
+  const request = yield* readJsonBody(decodeGet, config.gateway.maxRequestBodyBytes)
+  const store = yield* requireStore
+  const bad = request.ids.findIndex((id) => !isUuidV7(id))
+  if (bad >= 0) return yield* new InvalidRequest({ message: `ids[${bad}]: "${request.ids[bad]}" is not an inference id (a UUIDv7)` })
+  const found = yield* Effect.mapError(store.getInferences(request.ids), (error) => storeUnavailable(store, error.message))
+  // in the order asked for
+  const byId = new Map(found.map((inference) => [inference.id, inference]))
+  const ordered = request.ids.flatMap((id) => byId.get(id) ?? [])
+  return yield* respondWith(store, ordered, request.include_feedback)
+}))
+
+export const listInferencesHandler = guarded(Effect.gen(function*() {
+  const { config } = yield* Gateway
+  const request = yield* readJsonBody(decodeList, config.gateway.maxRequestBodyBytes)
+  const store = yield* requireStore
+  if (request.episode_id !== undefined && !isUuidV7(request.episode_id)) {
+    return yield* new InvalidRequest({ message: `episode_id: "${request.episode_id}" is not an episode id (a UUIDv7)` })
+  }
+  const filter = request.filters === undefined ? undefined : toStoreFilter(request.filters, "filters")
+  if (filter instanceof InvalidRequest) return yield* filter
+  const found = yield* Effect.mapError(
+    store.listInferences({
+      functionName: request.function_name,
+      variantName: request.variant_name,
+      episodeId: request.episode_id,
+      filter,
+      limit: request.limit ?? 20,
+      offset: request.offset ?? 0
+    }),
+    (error) => storeUnavailable(store, error.message)
+  )
+  return yield* respondWith(store, found, request.include_feedback)
+}))

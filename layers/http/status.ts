@@ -1,0 +1,30 @@
+/** GET /status and GET /health (spec 4.8) */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { Observability } from "../../src/observability/store.ts"
+import { jsonResponse } from "./respond.ts"
+
+export const gatewayVersion = "0.1.0"
+
+/** Running, with the write queue's counters when observability is on. */
+export const statusHandler = Effect.map(Observability, ({ store, stats }) =>
+  jsonResponse(JSON.stringify({
+    status: "ok",
+    version: gatewayVersion,
+    ...(store === undefined ? {} : { observability: { backend: store.backend, ...stats() } })
+  })))
+
+const healthTimeout = Duration.seconds(2)
+
+/** `{"gateway": "ok"}`, plus the database's state under its name; 503 when it does not answer. */
+export const healthHandler = Effect.flatMap(Observability, ({ store }) => {
+  if (store === undefined) return Effect.succeed(jsonResponse(JSON.stringify({ gateway: "ok" })))
+  return store.ping.pipe(
+    Effect.timeoutOrElse({ duration: healthTimeout, orElse: () => Effect.fail({ message: "no answer within 2 s" }) }),
+    Effect.match({
+      onSuccess: () => jsonResponse(JSON.stringify({ gateway: "ok", [store.backend]: "ok" })),
+      onFailure: (error) =>
+        jsonResponse(JSON.stringify({ gateway: "ok", [store.backend]: "error", error: `${store.backend}: ${error.message}` }), 503)
+    })
+  )
+})

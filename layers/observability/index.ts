@@ -1,0 +1,88 @@
+/**
+ * Observability as configured: the store named by GATEWAY_ANALYTICS_DB_URL (ClickHouse for an
+ * http(s) URL, Postgres for a postgres URL) with its write queue, or a disabled service when
+ * the variable is unset. The backends load only when used, so start-up stays fast.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type { GatewayConfig } from "../../src/config/types.ts"
+import { analyticsUrlVariable, backendOf, Observability, type Store, type StoreError } from "../../src/observability/store.ts"
+import { makeWriter } from "./writer.ts"
+
+/** A problem that stops the gateway from starting, said in one line. */
+export class StartupError extends Schema.TaggedError<StartupError>()("StartupError", {
+  message: Schema.String
+}) {}
+
+/** The store of a GATEWAY_ANALYTICS_DB_URL value. */
+export const makeStore = (url: string): Effect.Effect<Store, StoreError | StartupError, Scope.Scope> => {
+  switch (backendOf(url)) {
+    case "clickhouse":
+      return Effect.flatMap(Effect.promise(() => import("./clickhouse.ts")), (module) => module.makeClickHouseStore(url))
+    case "postgres":
+      return Effect.flatMap(Effect.promise(() => import("./postgres.ts")), (module) => module.makePostgresStore(url))
+    default:
+      return Effect.fail(
+        new StartupError({
+          message: `${analyticsUrlVariable} must be an http(s):// URL (ClickHouse) or a postgres:// URL (Postgres)`
+        })
+      )
+  }
+}
+
+const disabled = Observability.of({
+  store: undefined,
+  submit: () => {},
+  stats: () => ({ queued: 0, written: 0, dropped: 0, failedAttempts: 0 }),
+  queuedInference: () => undefined,
+  queuedEpisode: () => false
+})
+
+/** The configured store, migrated, or undefined when observability is off. */
+export const configuredStore = (
+  config: GatewayConfig,
+  env: Readonly<Record<string, string | undefined>>
+): Effect.Effect<Store | undefined, StartupError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const url = env[analyticsUrlVariable]
+    if (url === undefined || url === "" || !config.gateway.observability.enabled) return undefined
+    return yield* Effect.mapError(makeStore(url), (error) =>
+      error._tag === "StartupError" ? error : new StartupError({ message: `${analyticsUrlVariable}: ${error.message}` }))
+  })
+
+/** Applies pending migrations, naming each in the log. */
+export const migrateStore = (store: Store): Effect.Effect<void, StartupError> =>
+  store.migrate.pipe(
+    Effect.mapError((error) => new StartupError({ message: `${store.backend} migrations failed: ${error.message}` })),
+    Effect.flatMap((applied) =>
+      Effect.logInfo(
+        applied.length === 0
+          ? `${store.backend}: the database is up to date`
+          : `${store.backend}: applied migrations ${applied.join(", ")}`
+      )
+    )
+  )
+
+export const ObservabilityLive = (config: GatewayConfig, env: Readonly<Record<string, string | undefined>>) =>
+  Layer.effect(
+    Observability,
+    Effect.gen(function*() {
+      const store = yield* configuredStore(config, env)
+      if (store === undefined) {
+        yield* Effect.logInfo(`observability is off: set ${analyticsUrlVariable} to store inferences and feedback`)
+        return disabled
+      }
+      const settings = config.gateway.observability
+      if (!settings.disableAutomaticMigrations) yield* migrateStore(store)
+      const writer = yield* makeWriter(store, {
+        maxRows: settings.maxRows,
+        flushIntervalMs: settings.flushIntervalMs,
+        maxQueued: settings.maxQueued,
+        shutdownTimeoutMs: 10_000
+      })
+      yield* Effect.logInfo(`observability: storing in ${store.backend}`)
+      return Observability.of({ store, ...writer })
+    })
+  )
