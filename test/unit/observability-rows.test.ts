@@ -1,0 +1,158 @@
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { describe, expect, it } from "vitest"
+import { InferenceRequest } from "../../src/api/inference.ts"
+import { makeDecoder } from "../../src/decode.ts"
+import { uuidv7Timestamp } from "../../src/ids.ts"
+import { ChunkAccumulator, outputToChunks } from "../../src/inference/chunks.ts"
+import { ModelTable } from "../../src/inference/models.ts"
+import { prepareInference, type PreparedInference } from "../../src/inference/prepare.ts"
+import { runInference } from "../../src/inference/run.ts"
+import { cacheKey, cachePolicy } from "../../src/observability/cache.ts"
+import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/observability/inferenceRows.ts"
+import { Observability } from "../../src/observability/store.ts"
+import { dummyUsage } from "../../src/providers/dummy/index.ts"
+import { HttpTransport } from "../../src/services.ts"
+import { buildOk, json } from "./fixtures.ts"
+
+const config = buildOk(`
+[functions.chat]
+type = "chat"
+[functions.chat.variants.v]
+type = "chat_completion"
+model = "dummy::echo"
+temperature = 0.5
+
+[functions.extract]
+type = "json"
+output_schema = "answer.json"
+[functions.extract.variants.v]
+type = "chat_completion"
+model = "dummy::json"
+`, { files: { "/cfg/answer.json": json({ type: "object", required: ["answer"] }) } })
+const models = new ModelTable(config)
+const decode = makeDecoder(InferenceRequest)
+
+const prepare = (body: unknown): PreparedInference => {
+  const decoded = decode(body)
+  if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
+  const prepared = prepareInference(decoded.value, config, models)
+  if ("_tag" in prepared) throw prepared
+  return prepared
+}
+
+const services = Layer.mergeAll(
+  Layer.succeed(HttpTransport, HttpTransport.of({ post: () => Effect.die("no network"), postStream: () => Effect.die("no network") })),
+  Layer.succeed(Observability, Observability.of({
+    store: undefined,
+    submit: () => {},
+    stats: () => ({ queued: 0, written: 0, dropped: 0, failedAttempts: 0 }),
+    queuedInference: () => undefined,
+    queuedEpisode: () => false
+  }))
+)
+
+const run = (prepared: PreparedInference) => Effect.runPromise(runInference(prepared).pipe(Effect.provide(services)))
+
+describe("inferenceRows", () => {
+  it("records the inference as received and its model call, timestamps from the ids", async () => {
+    const body = { function_name: "chat", input: { messages: [{ role: "user", content: "hi" }] }, tags: { user: "u1" }, params: { chat_completion: { seed: 7 } } }
+    const result = await run(prepare(body))
+    const rows = inferenceRows(result)
+    expect(rows.inferences).toHaveLength(1)
+    const inference = rows.inferences[0]
+    expect(inference).toMatchObject({
+      id: result.prepared.inferenceId,
+      functionName: "chat",
+      functionType: "chat",
+      variantName: "v",
+      episodeId: result.prepared.episodeId,
+      input: body.input,
+      tags: { user: "u1" },
+      inferenceParams: { chat_completion: { temperature: 0.5, seed: 7, json_mode: "off" } },
+      timestamp: uuidv7Timestamp(result.prepared.inferenceId)
+    })
+    expect(inference.output).toEqual(result.body.content)
+    const call = rows.modelInferences[0]
+    expect(call).toMatchObject({
+      inferenceId: inference.id,
+      modelName: "dummy::echo",
+      modelProviderName: "dummy",
+      inputTokens: dummyUsage.input_tokens,
+      outputTokens: dummyUsage.output_tokens,
+      cached: false,
+      finishReason: "stop",
+      timestamp: uuidv7Timestamp(call.id)
+    })
+    expect(call.inputMessages).toEqual([{ role: "user", content: [{ type: "text", text: "hi" }] }])
+    // write_only is the default: a valid answer goes to the cache, keyed by the call
+    expect(rows.cache).toHaveLength(1)
+    expect(rows.cache[0].key).toBe(cacheKey(result.origin.provider, result.origin.call))
+  })
+
+  it("keeps dryrun and off requests out of the cache, and invalid json answers too", async () => {
+    expect(inferenceRows(await run(prepare({ function_name: "chat", input: {}, dryrun: true }))).cache).toEqual([])
+    expect(inferenceRows(await run(prepare({ function_name: "chat", input: {}, cache_options: { enabled: "off" } }))).cache).toEqual([])
+    const invalid = await run(prepare({ function_name: "extract", input: {}, output_schema: { type: "object", required: ["nope"] } }))
+    expect((invalid.body.output as any).parsed).toBeNull()
+    expect(inferenceRows(invalid).cache).toEqual([])
+    expect(inferenceRows(invalid).inferences[0].outputSchema).toEqual({ type: "object", required: ["nope"] })
+  })
+
+  it("gives the queue the inference's id and target at once, and builds rows only when asked", async () => {
+    const result = await run(prepare({ function_name: "extract", input: {} }))
+    const unit = inferenceWriteUnit(result)
+    expect(unit.inference).toEqual({
+      id: result.prepared.inferenceId,
+      target: { functionName: "extract", functionType: "json", episodeId: result.prepared.episodeId, outputSchema: { type: "object", required: ["answer"] } }
+    })
+    expect(unit.rows().inferences[0].id).toBe(result.prepared.inferenceId)
+  })
+})
+
+describe("cache key and policy", () => {
+  it("is the same for the same call and differs when the request differs", async () => {
+    const a = await run(prepare({ function_name: "chat", input: { messages: [{ role: "user", content: "hi" }] } }))
+    const b = await run(prepare({ function_name: "chat", input: { messages: [{ role: "user", content: "hi" }] } }))
+    const c = await run(prepare({ function_name: "chat", input: { messages: [{ role: "user", content: "hello" }] } }))
+    const key = (r: typeof a) => cacheKey(r.origin.provider, r.origin.call)
+    expect(key(a)).toMatch(/^[0-9a-f]{64}$/)
+    expect(key(a)).toBe(key(b))
+    expect(key(a)).not.toBe(key(c))
+  })
+
+  it("reads and writes as cache_options say, never writing on dryrun", () => {
+    expect(cachePolicy(undefined, false)).toEqual({ read: false, write: true, maxAgeS: undefined })
+    expect(cachePolicy({ enabled: "on", max_age_s: 60 }, false)).toEqual({ read: true, write: true, maxAgeS: 60 })
+    expect(cachePolicy({ enabled: "read_only" }, false)).toEqual({ read: true, write: false, maxAgeS: undefined })
+    expect(cachePolicy({ enabled: "off" }, false)).toEqual({ read: false, write: false, maxAgeS: undefined })
+    expect(cachePolicy({ enabled: "on" }, true)).toEqual({ read: true, write: false, maxAgeS: undefined })
+  })
+})
+
+describe("isValidOutput", () => {
+  it("is false for tool calls that failed validation and unparsed json", () => {
+    expect(isValidOutput([{ type: "text", text: "x" }])).toBe(true)
+    expect(isValidOutput([{ type: "tool_call", id: "1", name: null, arguments: null, raw_name: "x", raw_arguments: "{}" }])).toBe(false)
+    expect(isValidOutput([{ type: "tool_call", id: "1", name: "x", arguments: null, raw_name: "x", raw_arguments: "{" }])).toBe(false)
+    expect(isValidOutput({ raw: "{}", parsed: {} })).toBe(true)
+    expect(isValidOutput({ raw: "x", parsed: null })).toBe(false)
+  })
+})
+
+describe("chunks", () => {
+  it("streams a whole answer and puts it back together", () => {
+    const output = [
+      { type: "thought" as const, text: "thinking about it" },
+      { type: "text" as const, text: "Hello there, how are you?" },
+      { type: "tool_call" as const, id: "c1", raw_name: "f", raw_arguments: "{\"a\":\"long value here\"}" }
+    ]
+    const chunks = outputToChunks(output, { input_tokens: 1, output_tokens: 2 }, "tool_call", 5)
+    expect(chunks.length).toBeGreaterThan(6)
+    const accumulated = new ChunkAccumulator()
+    for (const chunk of chunks) accumulated.add(chunk)
+    expect(accumulated.output()).toEqual(output)
+    expect(accumulated.usage).toEqual({ input_tokens: 1, output_tokens: 2 })
+    expect(accumulated.finishReason).toBe("tool_call")
+  })
+})
