@@ -1,0 +1,514 @@
+/**
+ * The Postgres store: the `Store` of `src/observability/store.ts` on `@effect/sql-pg`, for a
+ * `postgres://` GATEWAY_ANALYTICS_DB_URL. Tables come from `migrations/postgres/*.sql`.
+ * Every value reaches SQL as a bound parameter; JSON values are JSONB; writes are idempotent
+ * by id (a retried batch stores each row once) and the newest cache entry per key wins.
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as Arr from "effect/Array"
+import { readdir, readFile } from "node:fs/promises"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import type { Fragment } from "effect/sql/Statement"
+import type { SqlError } from "effect/sql/SqlError"
+import type {
+  CacheEntry,
+  FeedbackKind,
+  StoredFeedback,
+  StoredInference,
+  StoredModelInference,
+  WriteBatch
+} from "../../src/observability/records.ts"
+import { type InferenceQuery, type InferenceTarget, type Store, StoreError, type StoreFilter } from "../../src/observability/store.ts"
+
+const migrationsDirectory = new URL("../../migrations/postgres/", import.meta.url)
+
+/** The most bind parameters one statement may carry (the driver's limit; Postgres's is 65,535). */
+const maxParameters = 32_767
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const isUuid = (value: string) => uuidPattern.test(value)
+
+const feedbackTables: Record<FeedbackKind, string> = {
+  boolean: "boolean_metric_feedback",
+  float: "float_metric_feedback",
+  comment: "comment_feedback",
+  demonstration: "demonstration_feedback"
+}
+
+/** The reason Postgres gave (its own message, or the socket error), never a stack. */
+const storeError = (operation: string) => (error: SqlError | StoreError) => {
+  if (error._tag === "StoreError") return error
+  const cause = error.reason.cause
+  const detail = cause instanceof Error && cause.message !== "" ? cause.message : error.message
+  return new StoreError({ message: `postgres ${operation} failed: ${detail}` })
+}
+
+/**
+ * Postgres cannot store U+0000 in text or JSONB, nor lone surrogates in JSONB. A batch holding
+ * one would fail on every retry and block the write queue behind it, so it is written again
+ * with those characters replaced by U+FFFD.
+ */
+const unstorableTextCodes = new Set(["22021", "22P05", "22P02"])
+const isUnstorableText = (error: SqlError) => unstorableTextCodes.has((error.reason.cause as { code?: string } | undefined)?.code ?? "")
+const storable = (value: unknown): any =>
+  typeof value === "string"
+    ? value.toWellFormed().replaceAll("\0", "\uFFFD")
+    : Array.isArray(value)
+    ? value.map(storable)
+    : value !== null && typeof value === "object"
+    ? Object.fromEntries(Object.entries(value).map(([key, item]) => [storable(key), storable(item)]))
+    : value
+
+const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const result: Array<ReadonlyArray<A>> = []
+  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size))
+  return result
+}
+
+interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly statements: ReadonlyArray<string>
+}
+
+/** `NNNN_name.sql` files in version order; statements end with `;` at the end of a line. */
+const loadMigrations = Effect.tryPromise({
+  try: async () => {
+    const files = (await readdir(migrationsDirectory)).filter((file) => /^\d+_\w+\.sql$/.test(file)).sort()
+    return Promise.all(files.map(async (file): Promise<Migration> => {
+      const text = (await readFile(new URL(file, migrationsDirectory), "utf8")).replace(/^\s*--.*$/gm, "")
+      return {
+        version: parseInt(file, 10),
+        name: file.slice(0, -".sql".length),
+        statements: text.split(/;[ \t]*$/m).map((statement) => statement.trim()).filter((statement) => statement !== "")
+      }
+    }))
+  },
+  catch: (error) => new StoreError({ message: `postgres migrations could not be read: ${String(error)}` })
+})
+
+interface InferenceRow {
+  readonly function_type: "chat" | "json"
+  readonly id: string
+  readonly function_name: string
+  readonly variant_name: string
+  readonly episode_id: string
+  readonly input: unknown
+  readonly output: any
+  readonly tool_params: unknown
+  readonly output_schema: unknown
+  readonly inference_params: unknown
+  readonly processing_time_ms: number
+  readonly ttft_ms: number | null
+  readonly tags: Record<string, string>
+  readonly timestamp: Date
+}
+
+interface ModelInferenceRow {
+  readonly id: string
+  readonly inference_id: string
+  readonly model_name: string
+  readonly model_provider_name: string
+  readonly raw_request: string
+  readonly raw_response: string
+  readonly system: string | null
+  readonly input_messages: unknown
+  readonly output: any
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly response_time_ms: number
+  readonly ttft_ms: number | null
+  readonly finish_reason: StoredModelInference["finishReason"] | null
+  readonly cached: boolean
+  readonly timestamp: Date
+}
+
+interface FeedbackRow {
+  readonly id: string
+  readonly target_id: string
+  readonly target_type: "inference" | "episode"
+  readonly metric_name: string
+  readonly value: unknown
+  readonly tags: Record<string, string>
+  readonly timestamp: Date
+}
+
+interface CacheRow {
+  readonly key: string
+  readonly output: any
+  readonly raw_request: string
+  readonly raw_response: string
+  readonly finish_reason: CacheEntry["finishReason"] | null
+  readonly timestamp: Date
+}
+
+// Optional fields are NULL when absent, and absent again when read.
+const toInference = (row: InferenceRow): StoredInference => ({
+  id: row.id,
+  functionName: row.function_name,
+  functionType: row.function_type,
+  variantName: row.variant_name,
+  episodeId: row.episode_id,
+  input: row.input,
+  output: row.output,
+  ...(row.tool_params !== null && { toolParams: row.tool_params }),
+  ...(row.output_schema !== null && { outputSchema: row.output_schema }),
+  inferenceParams: row.inference_params,
+  processingTimeMs: row.processing_time_ms,
+  ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
+  tags: row.tags,
+  timestamp: row.timestamp.getTime()
+})
+
+const toModelInference = (row: ModelInferenceRow): StoredModelInference => ({
+  id: row.id,
+  inferenceId: row.inference_id,
+  modelName: row.model_name,
+  modelProviderName: row.model_provider_name,
+  rawRequest: row.raw_request,
+  rawResponse: row.raw_response,
+  ...(row.system !== null && { system: row.system }),
+  inputMessages: row.input_messages,
+  output: row.output,
+  inputTokens: row.input_tokens,
+  outputTokens: row.output_tokens,
+  responseTimeMs: row.response_time_ms,
+  ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
+  ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
+  cached: row.cached,
+  timestamp: row.timestamp.getTime()
+})
+
+const toFeedback = (kind: FeedbackKind) => (row: FeedbackRow): StoredFeedback => ({
+  id: row.id,
+  kind,
+  metricName: row.metric_name,
+  targetType: row.target_type,
+  targetId: row.target_id,
+  value: row.value,
+  tags: row.tags,
+  timestamp: row.timestamp.getTime()
+})
+
+const toCacheEntry = (row: CacheRow): CacheEntry => ({
+  key: row.key,
+  output: row.output,
+  rawRequest: row.raw_request,
+  rawResponse: row.raw_response,
+  ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
+  timestamp: row.timestamp.getTime()
+})
+
+/** the newest entry of each key (the last one on a tie), in key order so concurrent upserts cannot deadlock */
+const newestPerKey = (entries: ReadonlyArray<CacheEntry>): Array<CacheEntry> => {
+  const newest = new Map<string, CacheEntry>()
+  for (const entry of entries) {
+    const kept = newest.get(entry.key)
+    if (kept === undefined || kept.timestamp <= entry.timestamp) newest.set(entry.key, entry)
+  }
+  return [...newest.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+}
+
+export const makePostgresStore = (url: string): Effect.Effect<Store, StoreError, Scope.Scope> =>
+  Effect.gen(function*() {
+    // The pool connects lazily; a connection attempt gives up after a few seconds, since the
+    // writer retries on its own.
+    const sql = yield* PgClient.make({
+      url: Redacted.make(url),
+      connectTimeout: Duration.seconds(3),
+      applicationName: "llm-gateway"
+    }).pipe(
+      Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make),
+      Effect.mapError(storeError("connect"))
+    )
+
+    const json = (value: unknown) => sql.json(value)
+    const optionalJson = (value: unknown) => (value === undefined || value === null ? null : sql.json(value))
+
+    // ---- migrations
+
+    /** applies one migration unless it is recorded; the advisory lock serialises concurrent gateways */
+    const applyMigration = (migration: Migration) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT pg_advisory_xact_lock(hashtext('gateway_migrations'))`
+        yield* sql`CREATE TABLE IF NOT EXISTS gateway_migrations (
+          version integer PRIMARY KEY,
+          name text NOT NULL,
+          applied_at timestamptz NOT NULL DEFAULT now()
+        )`.unprepared
+        const recorded = yield* sql`SELECT 1 FROM gateway_migrations WHERE version = ${migration.version}`
+        if (recorded.length > 0) return false
+        for (const statement of migration.statements) yield* sql.unsafe(statement).unprepared
+        yield* sql`INSERT INTO gateway_migrations (version, name) VALUES (${migration.version}, ${migration.name})`
+        return true
+      }))
+
+    const migrate = Effect.gen(function*() {
+      const applied: Array<string> = []
+      for (const migration of yield* loadMigrations) {
+        const done = yield* applyMigration(migration).pipe(
+          Effect.mapError(storeError(`migration ${migration.name}`))
+        )
+        if (done) applied.push(migration.name)
+      }
+      return applied
+    })
+
+    // ---- writes
+
+    /** multi-row INSERTs (split only past Postgres's parameter limit) */
+    const insert = (table: string, rows: ReadonlyArray<Record<string, unknown>>, onConflict: Fragment) =>
+      rows.length === 0 ? Effect.void : Effect.forEach(
+        chunks(rows, Math.floor(maxParameters / Object.keys(rows[0]).length)),
+        // unprepared: the text changes with the row count, so caching it would only evict others
+        (chunk) =>
+          sql`INSERT INTO ${sql(table)} ${sql.insert(chunk as Arr.NonEmptyReadonlyArray<Record<string, unknown>>)} ${onConflict}`
+            .unprepared,
+        { discard: true }
+      )
+
+    const inferenceRow = (row: StoredInference) => ({
+      id: row.id,
+      function_name: row.functionName,
+      variant_name: row.variantName,
+      episode_id: row.episodeId,
+      input: json(row.input),
+      output: json(row.output),
+      ...(row.functionType === "chat" ? { tool_params: optionalJson(row.toolParams) } : { output_schema: optionalJson(row.outputSchema) }),
+      inference_params: json(row.inferenceParams),
+      processing_time_ms: row.processingTimeMs,
+      ttft_ms: row.ttftMs ?? null,
+      tags: json(row.tags),
+      timestamp: new Date(row.timestamp)
+    })
+
+    const modelInferenceRow = (row: StoredModelInference) => ({
+      id: row.id,
+      inference_id: row.inferenceId,
+      model_name: row.modelName,
+      model_provider_name: row.modelProviderName,
+      raw_request: row.rawRequest,
+      raw_response: row.rawResponse,
+      system: row.system ?? null,
+      input_messages: json(row.inputMessages),
+      output: json(row.output),
+      input_tokens: row.inputTokens,
+      output_tokens: row.outputTokens,
+      response_time_ms: row.responseTimeMs,
+      ttft_ms: row.ttftMs ?? null,
+      finish_reason: row.finishReason ?? null,
+      cached: row.cached,
+      timestamp: new Date(row.timestamp)
+    })
+
+    const feedbackRow = (row: StoredFeedback) => ({
+      id: row.id,
+      target_id: row.targetId,
+      target_type: row.targetType,
+      metric_name: row.metricName,
+      value: row.kind === "demonstration" ? json(row.value) : row.value,
+      tags: json(row.tags),
+      timestamp: new Date(row.timestamp)
+    })
+
+    const cacheRow = (entry: CacheEntry) => ({
+      key: entry.key,
+      output: json(entry.output),
+      raw_request: entry.rawRequest,
+      raw_response: entry.rawResponse,
+      finish_reason: entry.finishReason ?? null,
+      timestamp: new Date(entry.timestamp)
+    })
+
+    const keepExisting = sql`ON CONFLICT (id) DO NOTHING`
+    const keepNewest = sql`ON CONFLICT (key) DO UPDATE SET
+      output = EXCLUDED.output, raw_request = EXCLUDED.raw_request, raw_response = EXCLUDED.raw_response,
+      finish_reason = EXCLUDED.finish_reason, timestamp = EXCLUDED.timestamp
+      WHERE model_inference_cache.timestamp <= EXCLUDED.timestamp`
+
+    /** the whole batch in one transaction: stored entirely or not at all */
+    const writeRows = (batch: WriteBatch) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const ofType = (type: "chat" | "json") => batch.inferences.filter((row) => row.functionType === type).map(inferenceRow)
+        yield* insert("chat_inference", ofType("chat"), keepExisting)
+        yield* insert("json_inference", ofType("json"), keepExisting)
+        yield* insert("model_inference", batch.modelInferences.map(modelInferenceRow), keepExisting)
+        for (const [kind, table] of Object.entries(feedbackTables)) {
+          yield* insert(table, batch.feedback.filter((row) => row.kind === kind).map(feedbackRow), keepExisting)
+        }
+        yield* insert("model_inference_cache", newestPerKey(batch.cache).map(cacheRow), keepNewest)
+      }))
+
+    const isEmpty = (batch: WriteBatch) =>
+      batch.inferences.length + batch.modelInferences.length + batch.feedback.length + batch.cache.length === 0
+
+    const write = (batch: WriteBatch) =>
+      isEmpty(batch) ? Effect.void : writeRows(batch).pipe(
+        Effect.catchIf(isUnstorableText, () => writeRows(storable(batch))),
+        Effect.mapError(storeError("write"))
+      )
+
+    // ---- reads (columns are named: a prepared `SELECT *` breaks when a migration adds one)
+
+    const modelInferenceColumns = sql.literal(
+      "id, inference_id, model_name, model_provider_name, raw_request, raw_response, system, input_messages, output, " +
+        "input_tokens, output_tokens, response_time_ms, ttft_ms, finish_reason, cached, timestamp"
+    )
+    const feedbackColumns = sql.literal("id, target_id, target_type, metric_name, value, tags, timestamp")
+    const cacheColumns = sql.literal("key, output, raw_request, raw_response, finish_reason, timestamp")
+
+    const inferenceSelect = (type: "chat" | "json", where: Fragment) =>
+      type === "chat"
+        ? sql`SELECT 'chat' AS function_type, id, function_name, variant_name, episode_id, input, output,
+            tool_params, NULL::jsonb AS output_schema, inference_params, processing_time_ms, ttft_ms, tags, timestamp
+            FROM chat_inference WHERE ${where}`
+        : sql`SELECT 'json' AS function_type, id, function_name, variant_name, episode_id, input, output,
+            NULL::jsonb AS tool_params, output_schema, inference_params, processing_time_ms, ttft_ms, tags, timestamp
+            FROM json_inference WHERE ${where}`
+
+    /** A missing tag matches neither `=` nor `!=` (and so matches `not` of either). */
+    const filterSql = (filter: StoreFilter): Fragment => {
+      switch (filter.type) {
+        case "tag":
+          return filter.comparison_operator === "="
+            ? sql`COALESCE(tags ->> ${filter.key}::text = ${filter.value}::text, FALSE)`
+            : sql`COALESCE(tags ->> ${filter.key}::text <> ${filter.value}::text, FALSE)`
+        case "time": {
+          const time = new Date(filter.time)
+          switch (filter.comparison_operator) {
+            case "<":
+              return sql`timestamp < ${time}`
+            case "<=":
+              return sql`timestamp <= ${time}`
+            case ">":
+              return sql`timestamp > ${time}`
+            case ">=":
+              return sql`timestamp >= ${time}`
+          }
+        }
+        case "and":
+          return sql.join(" AND ", true, "TRUE")(filter.children.map(filterSql))
+        case "or":
+          return sql.join(" OR ", true, "FALSE")(filter.children.map(filterSql))
+        case "not":
+          return sql`NOT (${filterSql(filter.child)})`
+      }
+    }
+
+    const getInferences = (ids: ReadonlyArray<string>) => {
+      const valid = ids.filter(isUuid)
+      if (valid.length === 0) return Effect.succeed([])
+      const where = sql`id = ANY(${valid}::uuid[])`
+      return sql<InferenceRow>`${inferenceSelect("chat", where)} UNION ALL ${inferenceSelect("json", where)} ORDER BY id DESC`.pipe(
+        Effect.map((rows) => rows.map(toInference)),
+        Effect.mapError(storeError("getInferences"))
+      )
+    }
+
+    const listInferences = (query: InferenceQuery) => {
+      const limit = Math.max(0, Math.floor(query.limit))
+      const offset = Math.max(0, Math.floor(query.offset))
+      if (limit === 0 || (query.episodeId !== undefined && !isUuid(query.episodeId))) return Effect.succeed([])
+      const where = sql.and([
+        ...(query.functionName !== undefined ? [sql`function_name = ${query.functionName}`] : []),
+        ...(query.variantName !== undefined ? [sql`variant_name = ${query.variantName}`] : []),
+        ...(query.episodeId !== undefined ? [sql`episode_id = ${query.episodeId}`] : []),
+        ...(query.filter !== undefined ? [filterSql(query.filter)] : [])
+      ])
+      // each table contributes at most its newest `offset + limit` rows
+      const window = offset + limit
+      return sql<InferenceRow>`SELECT * FROM (
+        (${inferenceSelect("chat", where)} ORDER BY id DESC LIMIT ${window})
+        UNION ALL
+        (${inferenceSelect("json", where)} ORDER BY id DESC LIMIT ${window})
+      ) AS inference ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`.pipe(
+        Effect.map((rows) => rows.map(toInference)),
+        Effect.mapError(storeError("listInferences"))
+      )
+    }
+
+    const getModelInferences = (inferenceIds: ReadonlyArray<string>) => {
+      const valid = inferenceIds.filter(isUuid)
+      if (valid.length === 0) return Effect.succeed([])
+      return sql<ModelInferenceRow>`SELECT ${modelInferenceColumns} FROM model_inference WHERE inference_id = ANY(${valid}::uuid[]) ORDER BY id`.pipe(
+        Effect.map((rows) => rows.map(toModelInference)),
+        Effect.mapError(storeError("getModelInferences"))
+      )
+    }
+
+    const getFeedback = (targetIds: ReadonlyArray<string>) => {
+      const valid = targetIds.filter(isUuid)
+      if (valid.length === 0) return Effect.succeed([])
+      return Effect.forEach(
+        Object.entries(feedbackTables) as Array<[FeedbackKind, string]>,
+        ([kind, table]) =>
+          Effect.map(
+            sql<FeedbackRow>`SELECT ${feedbackColumns} FROM ${sql(table)} WHERE target_id = ANY(${valid}::uuid[])`,
+            (rows) => rows.map(toFeedback(kind))
+          ),
+        { concurrency: "unbounded" }
+      ).pipe(
+        Effect.map((kinds) => kinds.flat().sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))),
+        Effect.mapError(storeError("getFeedback"))
+      )
+    }
+
+    const findInference = (id: string) => {
+      if (!isUuid(id)) return Effect.succeed(undefined)
+      return sql<{ function_type: "chat" | "json"; function_name: string; episode_id: string; output_schema: unknown }>`
+        SELECT 'chat' AS function_type, function_name, episode_id, NULL::jsonb AS output_schema FROM chat_inference WHERE id = ${id}
+        UNION ALL
+        SELECT 'json', function_name, episode_id, output_schema FROM json_inference WHERE id = ${id}`.pipe(
+        Effect.map(([row]): InferenceTarget | undefined =>
+          row === undefined ? undefined : {
+            functionName: row.function_name,
+            functionType: row.function_type,
+            episodeId: row.episode_id,
+            ...(row.output_schema !== null && { outputSchema: row.output_schema })
+          }
+        ),
+        Effect.mapError(storeError("findInference"))
+      )
+    }
+
+    const episodeExists = (id: string) => {
+      if (!isUuid(id)) return Effect.succeed(false)
+      return sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM chat_inference WHERE episode_id = ${id})
+        OR EXISTS (SELECT 1 FROM json_inference WHERE episode_id = ${id}) AS found`.pipe(
+        Effect.map(([row]) => row.found),
+        Effect.mapError(storeError("episodeExists"))
+      )
+    }
+
+    const cacheLookup = (key: string, maxAgeS: number | undefined) =>
+      Effect.gen(function*() {
+        // ages are measured on the gateway's clock, the one that stamped the entries
+        const fresh = maxAgeS === undefined
+          ? sql`TRUE`
+          : sql`timestamp > ${new Date((yield* Clock.currentTimeMillis) - maxAgeS * 1000)}`
+        const [row] = yield* sql<CacheRow>`SELECT ${cacheColumns} FROM model_inference_cache WHERE key = ${key} AND ${fresh}`
+        return row === undefined ? undefined : toCacheEntry(row)
+      }).pipe(Effect.mapError(storeError("cacheLookup")))
+
+    const ping = sql`SELECT 1`.pipe(Effect.asVoid, Effect.mapError(storeError("ping")))
+
+    const store: Store = {
+      backend: "postgres",
+      migrate,
+      ping,
+      write,
+      getInferences,
+      listInferences,
+      getModelInferences,
+      getFeedback,
+      findInference,
+      episodeExists,
+      cacheLookup
+    }
+    return store
+  })

@@ -1,0 +1,23 @@
+/**
+ * Once per test run: one ClickHouse server of our own (unless GATEWAY_TEST_CLICKHOUSE_URL
+ * names one already) and the machine's PostgreSQL, started when needed. Tests find them in
+ * GATEWAY_TEST_CLICKHOUSE_URL and GATEWAY_TEST_POSTGRES_URL, and take databases of their own
+ * with `freshDatabase` (test/support/databases.ts). The ClickHouse server and its data are
+ * gone when the run ends.
+ */
+import { type ClickHouseServer, startClickHouse } from "../../scripts/clickhouse.ts"
+import { ensurePostgres } from "../../scripts/postgres.ts"
+
+export default async function setup() {
+  let clickHouse: ClickHouseServer | undefined
+  if (!process.env.GATEWAY_TEST_CLICKHOUSE_URL) {
+    clickHouse = await startClickHouse()
+    process.env.GATEWAY_TEST_CLICKHOUSE_URL = clickHouse.url
+  }
+  if (!process.env.GATEWAY_TEST_POSTGRES_URL) {
+    process.env.GATEWAY_TEST_POSTGRES_URL = await ensurePostgres()
+  }
+  return async () => {
+    await clickHouse?.stop()
+  }
+}
