@@ -5,7 +5,7 @@ import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { requireStore, storeUnavailable } from "../../src/feedback/target.ts"
 import { isUuidV7 } from "../../src/inference/prepare.ts"
-import type { StoredFeedback, StoredInference } from "../../src/observability/records.ts"
+import type { StoredFeedback, StoredInference, StoredModelInference } from "../../src/observability/records.ts"
 import type { Store, StoreFilter } from "../../src/observability/store.ts"
 import { Gateway } from "../../src/services.ts"
 import { guarded, jsonResponse, readJsonBody } from "./respond.ts"
@@ -55,7 +55,29 @@ const feedbackJson = (feedback: StoredFeedback) => ({
   timestamp: new Date(feedback.timestamp).toISOString()
 })
 
-const inferenceJson = (inference: StoredInference, feedback: ReadonlyArray<StoredFeedback> | undefined) => ({
+const modelInferenceJson = (call: StoredModelInference) => ({
+  model_inference_id: call.id,
+  model_name: call.modelName,
+  model_provider_name: call.modelProviderName,
+  raw_request: call.rawRequest,
+  raw_response: call.rawResponse,
+  system: call.system ?? null,
+  input_messages: call.inputMessages,
+  output: call.output,
+  input_tokens: call.inputTokens,
+  output_tokens: call.outputTokens,
+  response_time_ms: call.responseTimeMs,
+  ttft_ms: call.ttftMs ?? null,
+  finish_reason: call.finishReason ?? null,
+  cached: call.cached,
+  timestamp: new Date(call.timestamp).toISOString()
+})
+
+const inferenceJson = (
+  inference: StoredInference,
+  feedback: ReadonlyArray<StoredFeedback> | undefined,
+  calls: ReadonlyArray<StoredModelInference> | undefined
+) => ({
   type: inference.functionType,
   inference_id: inference.id,
   episode_id: inference.episodeId,
@@ -71,18 +93,28 @@ const inferenceJson = (inference: StoredInference, feedback: ReadonlyArray<Store
   ttft_ms: inference.ttftMs ?? null,
   ...(feedback === undefined
     ? {}
-    : { feedback: feedback.filter((f) => f.targetId === inference.id || f.targetId === inference.episodeId).map(feedbackJson) })
+    : { feedback: feedback.filter((f) => f.targetId === inference.id || f.targetId === inference.episodeId).map(feedbackJson) }),
+  ...(calls === undefined ? {} : { model_inferences: calls.filter((call) => call.inferenceId === inference.id).map(modelInferenceJson) })
 })
 
-const respondWith = (store: Store, inferences: ReadonlyArray<StoredInference>, includeFeedback: boolean | undefined) =>
+interface Includes {
+  readonly include_feedback?: boolean | undefined
+  readonly include_model_inferences?: boolean | undefined
+}
+
+const respondWith = (store: Store, inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
   Effect.gen(function*() {
-    const feedback = includeFeedback === true && inferences.length > 0
+    const unavailable = (error: { readonly message: string }) => storeUnavailable(store, error.message)
+    const feedback = includes.include_feedback === true && inferences.length > 0
       ? yield* Effect.mapError(
         store.getFeedback([...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))]),
-        (error) => storeUnavailable(store, error.message)
+        unavailable
       )
       : undefined
-    return jsonResponse(JSON.stringify({ inferences: inferences.map((inference) => inferenceJson(inference, feedback)) }))
+    const calls = includes.include_model_inferences === true && inferences.length > 0
+      ? yield* Effect.mapError(store.getModelInferences(inferences.map((inference) => inference.id)), unavailable)
+      : undefined
+    return jsonResponse(JSON.stringify({ inferences: inferences.map((inference) => inferenceJson(inference, feedback, calls)) }))
   })
 
 export const getInferencesHandler = guarded(Effect.gen(function*() {
@@ -95,7 +127,7 @@ export const getInferencesHandler = guarded(Effect.gen(function*() {
   // in the order asked for
   const byId = new Map(found.map((inference) => [inference.id, inference]))
   const ordered = request.ids.flatMap((id) => byId.get(id) ?? [])
-  return yield* respondWith(store, ordered, request.include_feedback)
+  return yield* respondWith(store, ordered, request)
 }))
 
 export const listInferencesHandler = guarded(Effect.gen(function*() {
@@ -118,5 +150,5 @@ export const listInferencesHandler = guarded(Effect.gen(function*() {
     }),
     (error) => storeUnavailable(store, error.message)
   )
-  return yield* respondWith(store, found, request.include_feedback)
+  return yield* respondWith(store, found, request)
 }))

@@ -35,7 +35,7 @@ export const makeStore = (url: string): Effect.Effect<Store, StoreError | Startu
 const disabled = Observability.of({
   store: undefined,
   submit: () => {},
-  stats: () => ({ queued: 0, written: 0, dropped: 0, failedAttempts: 0 }),
+  stats: () => ({ queued: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
   queuedInference: () => undefined,
   queuedEpisode: () => false
 })

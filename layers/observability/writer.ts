@@ -58,6 +58,7 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
     let dropped = 0
     let droppedReported = 0
     let failedAttempts = 0
+    let rejected = 0
     let wake: (() => void) | undefined
 
     const forget = (units: ReadonlyArray<WriteUnit>) => {
@@ -106,6 +107,18 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
       return Effect.logWarning(`observability queue full (${options.maxQueued} units): dropped ${count} writes (${dropped} in all)`)
     })
 
+    /**
+     * Writes units one at a time, once each: for a batch the database refuses while it
+     * answers, so that one bad row cannot hold up every write behind it. Refused units are
+     * counted and logged with the database's reason.
+     */
+    const writeSeparately = (units: ReadonlyArray<WriteUnit>) =>
+      Effect.forEach(units, (unit) =>
+        Effect.catch(store.write(merge([unit])), (error) =>
+          Effect.sync(() => rejected++).pipe(
+            Effect.andThen(Effect.logError(`observability: the database refused a write, which is dropped: ${error.message}`))
+          )), { discard: true })
+
     /** writes the oldest batch, retrying until it is stored; the units leave the queue only then */
     const flushOnce = Effect.gen(function*() {
       const units = queue.slice(0, options.maxRows)
@@ -115,6 +128,11 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
         const result = yield* Effect.result(store.write(batch))
         if (result._tag === "Success") break
         failedAttempts++
+        // failing again and again while the database answers: the batch itself is the problem
+        if (attempt >= 2 && (yield* Effect.result(store.ping))._tag === "Success") {
+          yield* writeSeparately(units)
+          break
+        }
         const delay = Math.min(maxBackoffMs, 100 * 2 ** attempt)
         if (attempt === 0 || attempt % 10 === 0) {
           yield* Effect.logWarning(
@@ -157,7 +175,7 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
 
     return {
       submit,
-      stats: () => ({ queued: queue.length, written, dropped, failedAttempts }),
+      stats: () => ({ queued: queue.length, written, dropped, rejected, failedAttempts }),
       queuedInference: (id) => queuedInferences.get(id),
       queuedEpisode: (id) => queuedEpisodes.has(id)
     }

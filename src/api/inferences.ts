@@ -39,7 +39,8 @@ export const InferenceFilter: Schema.Codec<InferenceFilter> = Schema.Union([
 
 export const GetInferencesRequest = Schema.Struct({
   ids: Schema.Array(Schema.String),
-  include_feedback: Schema.optional(Schema.Boolean)
+  include_feedback: Schema.optional(Schema.Boolean),
+  include_model_inferences: Schema.optional(Schema.Boolean)
 })
 export type GetInferencesRequest = typeof GetInferencesRequest.Type
 
@@ -52,6 +53,7 @@ export const ListInferencesRequest = Schema.Struct({
   filters: Schema.optional(InferenceFilter),
   limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxListLimit }))),
   offset: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
-  include_feedback: Schema.optional(Schema.Boolean)
+  include_feedback: Schema.optional(Schema.Boolean),
+  include_model_inferences: Schema.optional(Schema.Boolean)
 })
 export type ListInferencesRequest = typeof ListInferencesRequest.Type

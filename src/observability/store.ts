@@ -72,6 +72,8 @@ export interface WriterStats {
   readonly written: number
   /** units refused because the queue was full */
   readonly dropped: number
+  /** units the database refused (bad data), dropped after one more try of their own */
+  readonly rejected: number
   readonly failedAttempts: number
 }
 

@@ -46,7 +46,7 @@ const services = Layer.mergeAll(
   Layer.succeed(Observability, Observability.of({
     store: undefined,
     submit: () => {},
-    stats: () => ({ queued: 0, written: 0, dropped: 0, failedAttempts: 0 }),
+    stats: () => ({ queued: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
     queuedInference: () => undefined,
     queuedEpisode: () => false
   }))
