@@ -90,7 +90,9 @@ const migrate = (flags: SharedFlags) =>
     const config = named ? yield* configFromFlags(flags) : yield* defaultConfig
     const store = yield* configuredStore(config, process.env)
     if (store === undefined) {
-      yield* Effect.logInfo(`no database is configured (${analyticsUrlVariable} is unset); there are no migrations to apply`)
+      yield* Effect.logInfo(
+        `no database is configured (${analyticsUrlVariable} is unset or [gateway.observability] disabled); there are no migrations to apply`
+      )
       return
     }
     yield* migrateStore(store)

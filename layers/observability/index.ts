@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { analyticsUrlVariable, backendOf, Observability, type Store, type StoreError } from "../../src/observability/store.ts"
 import { makeWriter } from "./writer.ts"
@@ -69,7 +69,12 @@ export const ObservabilityLive = (config: GatewayConfig, env: Readonly<Record<st
   Layer.effect(
     Observability,
     Effect.gen(function*() {
-      const store = yield* configuredStore(config, env)
+      // The store (its connection pool) lives in a scope of its own, closed only after the
+      // writer's final flush: finalizers run once their scope is closed, and a pool whose scope
+      // is closed cannot open a connection (Postgres would hang the flush on shutdown).
+      const storeScope = yield* Scope.make()
+      yield* Effect.addFinalizer((exit) => Scope.close(storeScope, exit))
+      const store = yield* Scope.provide(storeScope)(configuredStore(config, env))
       if (store === undefined) {
         yield* Effect.logInfo(`observability is off: set ${analyticsUrlVariable} to store inferences and feedback`)
         return disabled

@@ -11,7 +11,10 @@ import { analyticsUrlVariable, type InferenceTarget, Observability, type Store }
 const retryDelaysMs = [250, 500, 750]
 
 export const observabilityDisabled = () =>
-  new ServiceUnavailable({ message: `observability is disabled: set ${analyticsUrlVariable} to store and read inferences and feedback` })
+  new ServiceUnavailable({
+    message:
+      `observability is disabled: set ${analyticsUrlVariable} (and leave [gateway.observability] enabled) to store and read inferences and feedback`
+  })
 
 /** The store, or a 503 naming the variable that would enable it. */
 export const requireStore: Effect.Effect<Store, ServiceUnavailable, Observability> = Effect.flatMap(
