@@ -3,8 +3,12 @@
 // Prints added latency p50/p99 at concurrency 1 (minus the upstream called directly) and
 // requests per second at saturation, side by side, from one run.
 //
+// With observability on, the same gateway is measured again storing into ClickHouse and into
+// Postgres (started here as for the tests), to compare with the figures with it off.
+//
 // Options: --requests N (latency samples, default 5000), --duration S (throughput seconds,
-// default 10), --connections C (default 64), --json (machine-readable output too).
+// default 10), --connections C (default 64), --no-observability (skip the database runs),
+// --json (machine-readable output too).
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -12,6 +16,9 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
 import { Pool } from "undici"
+import { startClickHouse } from "../scripts/clickhouse.ts"
+import { ensurePostgres } from "../scripts/postgres.ts"
+import { freshDatabase, type TestDatabase } from "../test/support/databases.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const args = process.argv.slice(2)
@@ -140,41 +147,71 @@ const measureThroughput = async (target: Target) => {
   return result.requests.average
 }
 
+const startGateway = (dir: string, env: Record<string, string> = {}) =>
+  start(["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
+    GATEWAY_BIND_ADDRESS: "127.0.0.1:0",
+    ...env
+  })
+
+interface Row {
+  readonly name: string
+  readonly p50: number
+  readonly p99: number
+  readonly rps: number
+}
+
 const main = async () => {
   const upstreamPort = await start(["bench/upstream.ts"], /^(\d+)$/m)
   const upstream = `http://127.0.0.1:${upstreamPort}`
   const proxyPort = await start(["bench/proxy.ts", upstream], /^(\d+)$/m)
   const gatewayDir = writeGatewayFiles(upstream)
-  const gatewayUrl = await start(
-    ["bin/gateway.ts", "--config-file", path.join(gatewayDir, "config.toml")],
-    /Listening on (http:\/\/[^\s"]+)/,
-    { GATEWAY_BIND_ADDRESS: "127.0.0.1:0" }
-  )
 
   const direct: Target = { name: "upstream (direct)", url: upstream, path: "/v1/chat/completions", body: upstreamBody }
-  const proxy: Target = { name: "reference proxy", url: `http://127.0.0.1:${proxyPort}`, path: "/", body: upstreamBody }
-  const gateway: Target = { name: "gateway", url: gatewayUrl, path: "/inference", body: gatewayBody }
+  const gateways: Array<{ name: string; env: Record<string, string> }> = [{ name: "gateway", env: {} }]
+  const cleanups: Array<() => Promise<void>> = []
+  if (!args.includes("--no-observability")) {
+    const clickhouse = await startClickHouse()
+    cleanups.push(clickhouse.stop)
+    process.env.GATEWAY_TEST_CLICKHOUSE_URL = clickhouse.url
+    process.env.GATEWAY_TEST_POSTGRES_URL = await ensurePostgres()
+    for (const backend of ["clickhouse", "postgres"] as const) {
+      const database: TestDatabase = await freshDatabase(backend)
+      cleanups.unshift(database.drop)
+      gateways.push({ name: `gateway + ${backend}`, env: { GATEWAY_ANALYTICS_DB_URL: database.url } })
+    }
+  }
 
   console.log(`latency at concurrency 1 (${samples} requests each), then throughput (${connections} connections, ${duration} s each)`)
   const base = await measureLatency(direct, samples)
-  const rows: Array<{ name: string; p50: number; p99: number; rps: number }> = []
-  for (const target of [proxy, gateway]) {
+  const measure = async (target: Target): Promise<Row> => {
     const latency = await measureLatency(target, samples)
     const rps = await measureThroughput(target)
-    rows.push({ name: target.name, p50: latency.p50 - base.p50, p99: latency.p99 - base.p99, rps })
+    return { name: target.name, p50: latency.p50 - base.p50, p99: latency.p99 - base.p99, rps }
+  }
+  const rows: Array<Row> = [await measure({ name: "reference proxy", url: `http://127.0.0.1:${proxyPort}`, path: "/", body: upstreamBody })]
+  for (const gateway of gateways) {
+    const url = await startGateway(gatewayDir, gateway.env)
+    rows.push(await measure({ name: gateway.name, url, path: "/inference", body: gatewayBody }))
+    children.pop()?.kill("SIGTERM")
   }
 
   const reference = rows[0].rps
+  const off = rows[1]
   console.log(`\nupstream alone: p50 ${base.p50.toFixed(3)} ms, p99 ${base.p99.toFixed(3)} ms`)
-  console.log(`${"".padEnd(18)}${"added p50".padStart(12)}${"added p99".padStart(12)}${"req/s".padStart(10)}${"of proxy".padStart(10)}`)
+  console.log(`${"".padEnd(22)}${"added p50".padStart(12)}${"added p99".padStart(12)}${"req/s".padStart(10)}${"of proxy".padStart(10)}`)
   for (const row of rows) {
     console.log(
-      `${row.name.padEnd(18)}${`${row.p50.toFixed(3)} ms`.padStart(12)}${`${row.p99.toFixed(3)} ms`.padStart(12)}${
+      `${row.name.padEnd(22)}${`${row.p50.toFixed(3)} ms`.padStart(12)}${`${row.p99.toFixed(3)} ms`.padStart(12)}${
         Math.round(row.rps).toString().padStart(10)
       }${`${Math.round((row.rps / reference) * 100)}%`.padStart(10)}`
     )
   }
+  for (const row of rows.slice(2)) {
+    const change = (a: number, b: number) => `${a >= b ? "+" : ""}${(((a - b) / b) * 100).toFixed(1)}%`
+    console.log(`${row.name} vs observability off: latency p50 ${change(row.p50 + base.p50, off.p50 + base.p50)}, req/s ${change(row.rps, off.rps)}`)
+  }
   if (args.includes("--json")) console.log(JSON.stringify({ base, rows }))
+  for (const cleanup of cleanups) await cleanup()
   fs.rmSync(gatewayDir, { recursive: true, force: true })
   process.exit(0)
 }
