@@ -83,7 +83,7 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
         const episode = unit.inference.target.episodeId
         queuedEpisodes.set(episode, (queuedEpisodes.get(episode) ?? 0) + 1)
       }
-      if (queue.length >= options.maxRows) wake?.()
+      if (queue.length === options.maxRows) wake?.()
     }
 
     /** sleeps for `ms`, or until the queue holds a full batch */
@@ -91,6 +91,7 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
       Effect.callback<void>((resume) => {
         const timer = setTimeout(() => resume(Effect.void), ms)
         wake = () => {
+          wake = undefined
           clearTimeout(timer)
           resume(Effect.void)
         }
