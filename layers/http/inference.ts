@@ -21,7 +21,7 @@ export const inferenceHandler = guarded(Effect.gen(function*() {
   const request = yield* readJsonBody(decodeInferenceRequest, gateway.config.gateway.maxRequestBodyBytes)
   const prepared = prepareInference(request, gateway.config, gateway.models)
   if (isGatewayError(prepared)) return yield* prepared
-  const store = request.dryrun !== true
+  const store = request.dryrun !== true && observability.store !== undefined
   if (request.stream === true) {
     const stream = yield* streamInference(prepared, (completed) => {
       if (store) observability.submit(inferenceWriteUnit(completed))
