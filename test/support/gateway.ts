@@ -14,7 +14,7 @@ export const gatewayBin = path.join(repoRoot, "bin/gateway.ts")
 
 /** Writes files (relative path -> content) into a new temporary folder and returns it. */
 export const writeFiles = (files: Readonly<Record<string, string>>): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-test-"))
+  const dir = fs.mkdtempSync(path.join(process.env.GATEWAY_TEST_SCRATCH ?? os.tmpdir(), "gateway-test-"))
   for (const [name, content] of Object.entries(files)) {
     const file = path.join(dir, name)
     fs.mkdirSync(path.dirname(file), { recursive: true })

@@ -5,10 +5,16 @@
  * with `freshDatabase` (test/support/databases.ts). The ClickHouse server and its data are
  * gone when the run ends.
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { type ClickHouseServer, startClickHouse } from "../../scripts/clickhouse.ts"
 import { ensurePostgres } from "../../scripts/postgres.ts"
 
 export default async function setup() {
+  // the folders tests write configurations into, all removed at the end of the run
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-tests-"))
+  process.env.GATEWAY_TEST_SCRATCH = scratch
   let clickHouse: ClickHouseServer | undefined
   if (!process.env.GATEWAY_TEST_CLICKHOUSE_URL) {
     clickHouse = await startClickHouse()
@@ -19,5 +25,6 @@ export default async function setup() {
   }
   return async () => {
     await clickHouse?.stop()
+    fs.rmSync(scratch, { recursive: true, force: true })
   }
 }
