@@ -90,12 +90,22 @@ export interface InferenceStream {
   readonly events: Stream.Stream<Uint8Array>
 }
 
+/** How one API surface writes a streamed inference as Server-Sent Events. */
+export interface StreamEncoder {
+  /** the event for a chunk with content, or undefined when it carries nothing to send */
+  readonly chunk: (content: ReadonlyArray<ChunkDelta>) => Uint8Array | undefined
+  /** the events that end a stream that finished normally */
+  readonly end: (completed: CompletedInference) => ReadonlyArray<Uint8Array>
+  /** the last event of a stream that failed after it started (the status line is sent already) */
+  readonly failure: (message: string) => Uint8Array
+}
+
 const encoder = new TextEncoder()
-const event = (json: string) => encoder.encode(`data: ${json}\n\n`)
-const done = encoder.encode("data: [DONE]\n\n")
+export const sseEvent = (json: string): Uint8Array => encoder.encode(`data: ${json}\n\n`)
+export const sseDone: Uint8Array = encoder.encode("data: [DONE]\n\n")
 
 /** The text a json function streams: its text deltas, or its tool call's argument deltas (json_mode `tool`). */
-const jsonDelta = (content: ReadonlyArray<ChunkDelta>): string => {
+export const jsonDelta = (content: ReadonlyArray<ChunkDelta>): string => {
   let raw = ""
   for (const delta of content) {
     if (delta.type === "text") raw += delta.text
@@ -104,43 +114,56 @@ const jsonDelta = (content: ReadonlyArray<ChunkDelta>): string => {
   return raw
 }
 
+/** `/inference`'s events: `{inference_id, episode_id, variant_name, content | raw}`, then usage and finish reason, then `[DONE]`. */
+export const inferenceStreamEncoder = (prepared: PreparedInference, variant: VariantConfig): StreamEncoder => {
+  const head = `"inference_id":"${prepared.inferenceId}","episode_id":"${prepared.episodeId}","variant_name":${JSON.stringify(variant.name)}`
+  const isChat = prepared.fn.type === "chat"
+  return {
+    chunk: (content) => {
+      if (isChat) return sseEvent(`{${head},"content":${JSON.stringify(content)}}`)
+      const raw = jsonDelta(content)
+      return raw === "" ? undefined : sseEvent(`{${head},"raw":${JSON.stringify(raw)}}`)
+    },
+    end: (completed) => {
+      const final: Record<string, unknown> = { usage: completed.usage }
+      if (completed.finishReason !== undefined) final.finish_reason = completed.finishReason
+      const fields = JSON.stringify(final).slice(1)
+      return [sseEvent(isChat ? `{${head},"content":[],${fields}` : `{${head},"raw":"",${fields}`), sseDone]
+    },
+    failure: (message) => sseEvent(JSON.stringify({ error: message }))
+  }
+}
+
 /**
- * Starts a streamed inference. `onComplete` runs when the provider's stream ended normally
- * (not when it failed or the client went away), with the whole answer.
+ * Starts a streamed inference, written as `makeEncoder` says. `onComplete` runs when the
+ * provider's stream ended normally (not when it failed or the client went away), with the
+ * whole answer.
  */
 export const streamInference = (
   prepared: PreparedInference,
-  onComplete: (completed: CompletedInference) => void
+  onComplete: (completed: CompletedInference) => void,
+  makeEncoder: (variant: VariantConfig) => StreamEncoder = (variant) => inferenceStreamEncoder(prepared, variant)
 ): Effect.Effect<InferenceStream, GatewayError, InferenceServices> =>
   Effect.map(
     tryVariants(prepared, (timeouts) => timeouts.streaming?.ttft_ms, (variant, request) =>
       startModelStream(prepared, variant, request)),
     ([start, variant, modelRequest]) => {
-      const head = `"inference_id":"${prepared.inferenceId}","episode_id":"${prepared.episodeId}","variant_name":${
-        JSON.stringify(variant.name)
-      }`
-      const isChat = prepared.fn.type === "chat"
+      const encode = makeEncoder(variant)
       const ttftMs = Date.now() - prepared.startedAt
       const accumulated = new ChunkAccumulator()
       const toEvent = (chunk: ProviderChunk): Uint8Array | undefined => {
         accumulated.add(chunk)
-        if (chunk.content.length === 0) return undefined
-        if (isChat) return event(`{${head},"content":${JSON.stringify(chunk.content)}}`)
-        const raw = jsonDelta(chunk.content)
-        return raw === "" ? undefined : event(`{${head},"raw":${JSON.stringify(raw)}}`)
+        return chunk.content.length === 0 ? undefined : encode.chunk(chunk.content)
       }
       const last = () => {
-        const usage = accumulated.usage ?? { input_tokens: 0, output_tokens: 0 }
-        const final: Record<string, unknown> = { usage }
-        if (accumulated.finishReason !== undefined) final.finish_reason = accumulated.finishReason
         const providerOutput = accumulated.output()
-        onComplete({
+        const completed: CompletedInference = {
           prepared,
           variant,
           modelRequest,
           origin: start,
           providerOutput,
-          usage,
+          usage: accumulated.usage ?? { input_tokens: 0, output_tokens: 0 },
           finishReason: accumulated.finishReason,
           rawRequest: start.rawRequest,
           rawResponse: accumulated.rawResponse(),
@@ -148,9 +171,9 @@ export const streamInference = (
           responseTimeMs: Date.now() - start.startedAt,
           processingTimeMs: Date.now() - prepared.startedAt,
           ttftMs
-        })
-        const fields = JSON.stringify(final).slice(1)
-        return [event(isChat ? `{${head},"content":[],${fields}` : `{${head},"raw":"",${fields}`), done]
+        }
+        onComplete(completed)
+        return encode.end(completed)
       }
       const events = Stream.concat(Stream.fromIterable(start.first), start.rest).pipe(
         Stream.filterMap((chunk: ProviderChunk) => {
@@ -158,9 +181,7 @@ export const streamInference = (
           return bytes === undefined ? Result.failVoid : Result.succeed(bytes)
         }),
         Stream.concat(Stream.suspend(() => Stream.fromIterable(last()))),
-        // the status line is sent already: an error becomes the last event
-        Stream.catchTag("ProviderFailure", (failure: ProviderFailure) =>
-          Stream.succeed(event(JSON.stringify({ error: `${failure.message}` })))),
+        Stream.catchTag("ProviderFailure", (failure: ProviderFailure) => Stream.succeed(encode.failure(failure.message))),
         Stream.ensuring(start.close)
       )
       return { variant, events }
