@@ -80,6 +80,22 @@ export const makeDecoder = <S extends Schema.Top & { readonly DecodingServices: 
   }
 }
 
+/**
+ * A decoder that ignores unknown keys (for wire formats defined by others, such as OpenAI's,
+ * whose clients send fields the gateway has no use for).
+ */
+export const makeLenientDecoder = <S extends Schema.Top & { readonly DecodingServices: never }>(
+  schema: S
+): (input: unknown) => Decoded<S["Type"]> => {
+  const decode = Schema.decodeUnknownResult(schema as any, { errors: "all", reportInput: true })
+  return (input) => {
+    const result = decode(input)
+    return Result.isSuccess(result)
+      ? { ok: true, value: result.success as S["Type"] }
+      : { ok: false, issues: toIssues(result.failure as Schema.SchemaError) }
+  }
+}
+
 /** `input.messages[0].content`: how request fields are named in error messages. */
 export const formatFieldPath = (path: ReadonlyArray<string | number>): string => {
   let out = ""

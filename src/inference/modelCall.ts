@@ -68,7 +68,7 @@ export const buildModelRequest = (
     tools: prepared.tools,
     functionType: prepared.fn.type,
     jsonMode,
-    outputSchema: prepared.outputSchema?.schema,
+    outputSchema: prepared.outputSchema?.schema ?? prepared.responseSchema,
     providerTools: prepared.providerTools
   }
 }

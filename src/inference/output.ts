@@ -46,7 +46,9 @@ export const validateToolCall = (
 ): Extract<ChatOutputBlock, { type: "tool_call" }> => {
   const tool = callableTool(tools, rawName)
   let args: unknown = null
-  if (tool !== undefined) {
+  // a custom tool's input is free text: it is its own argument
+  if (tool?.custom !== undefined) args = rawArguments
+  else if (tool !== undefined) {
     const parsed = parseJson(rawArguments)
     if (parsed !== undefined && tool.validator.validate(parsed.value) === undefined) args = parsed.value
   }

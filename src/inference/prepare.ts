@@ -35,6 +35,8 @@ export interface PreparedInference {
   readonly tools: ToolConfig | undefined
   /** json functions: the schema the output is checked against (the request's, else the function's) */
   readonly outputSchema: JsonSchemaValidator | undefined
+  /** chat functions: a schema for the provider's structured output (OpenAI `response_format`) */
+  readonly responseSchema?: Record<string, unknown> | undefined
   readonly params: ChatCompletionParams | undefined
   readonly bodyEdits: ReadonlyArray<ScopedEdit<ExtraBodyEdit>>
   readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
@@ -89,10 +91,19 @@ const scopeOf = (
   return { variant_name: entry.variant_name, model_name: entry.model_name, provider_name: entry.provider_name }
 }
 
+/** What the OpenAI-compatible surface adds to a request beyond `/inference`'s fields. */
+export interface PrepareExtras {
+  /** `response_format: json_schema` on a chat function: passed to the provider, not checked */
+  readonly responseSchema?: Record<string, unknown> | undefined
+  /** OpenAI custom tools (free-text input, optionally a grammar) */
+  readonly customTools?: ReadonlyArray<{ readonly name: string; readonly description?: string | undefined; readonly format?: unknown }>
+}
+
 export const prepareInference = (
   request: InferenceRequest,
   config: GatewayConfig,
-  models: ModelTable
+  models: ModelTable,
+  extras: PrepareExtras = {}
 ): PreparedInference | GatewayError => {
   const startedAt = Date.now()
   // the target
@@ -142,7 +153,7 @@ export const prepareInference = (
     variants = order.map((name) => fn.variants.get(name)!)
   }
 
-  const tools = resolveTools(fn, request, config.tools)
+  const tools = resolveTools(fn, request, config.tools, extras.customTools)
   if (tools !== undefined && "path" in tools) return invalid(`${tools.path}: ${tools.message}`)
 
   let outputSchema = fn.outputSchema
@@ -201,6 +212,7 @@ export const prepareInference = (
     variants,
     tools,
     outputSchema,
+    responseSchema: fn.type === "chat" ? extras.responseSchema : undefined,
     params: request.params?.chat_completion,
     bodyEdits,
     headerEdits,

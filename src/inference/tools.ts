@@ -4,19 +4,22 @@
  */
 import type { InferenceRequest } from "../api/inference.ts"
 import type { FunctionConfig } from "../config/types.ts"
-import { compileRequestJsonSchema } from "../jsonSchema.ts"
+import { acceptAnything, compileRequestJsonSchema } from "../jsonSchema.ts"
 import type { InputProblem } from "./input.ts"
+import type { PrepareExtras } from "./prepare.ts"
 import type { ToolChoice, ToolConfig, ToolDefinition } from "./types.ts"
 
 export const resolveTools = (
   fn: FunctionConfig,
   request: InferenceRequest,
-  configuredTools: ReadonlyMap<string, ToolDefinition>
+  configuredTools: ReadonlyMap<string, ToolDefinition>,
+  customTools: NonNullable<PrepareExtras["customTools"]> = []
 ): ToolConfig | undefined | InputProblem => {
   if (fn.type === "json") {
     for (const field of ["additional_tools", "allowed_tools", "tool_choice", "parallel_tool_calls"] as const) {
       if (request[field] !== undefined) return { path: field, message: "json functions do not take tools" }
     }
+    if (customTools.length > 0) return { path: "tools", message: "json functions do not take tools" }
     return undefined
   }
   const byName = new Map<string, ToolDefinition>()
@@ -35,6 +38,18 @@ export const resolveTools = (
       parameters: tool.parameters,
       strict: tool.strict ?? false,
       validator: compiled.validator
+    })
+  }
+  for (let i = 0; i < customTools.length; i++) {
+    const tool = customTools[i]
+    if (byName.has(tool.name)) return { path: `tools[${i}]`, message: `a tool named "${tool.name}" is already available` }
+    byName.set(tool.name, {
+      name: tool.name,
+      description: tool.description ?? "",
+      parameters: {},
+      strict: false,
+      validator: acceptAnything,
+      custom: { format: tool.format }
     })
   }
   let allowed: Array<string> | undefined

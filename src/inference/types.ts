@@ -71,6 +71,11 @@ export interface ToolDefinition {
   readonly parameters: Record<string, unknown>
   readonly strict: boolean
   readonly validator: JsonSchemaValidator
+  /**
+   * An OpenAI custom tool: the model answers free text (optionally shaped by a grammar)
+   * instead of JSON arguments; `parameters` is then empty.
+   */
+  readonly custom?: { readonly format?: unknown } | undefined
 }
 
 export type ToolChoice =

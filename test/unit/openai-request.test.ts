@@ -326,9 +326,20 @@ describe("buildOpenAiRequest: json_mode", () => {
     expect(body.tool_choice).toEqual({ type: "function", function: { name: "respond" } })
   })
 
-  it("off, or a chat function: no response_format", () => {
+  it("off: no response_format, for json and chat functions alike", () => {
     expect(bodyOf({ functionType: "json", jsonMode: "off", outputSchema: schema }).response_format).toBeUndefined()
-    expect(bodyOf({ functionType: "chat", jsonMode: "strict", outputSchema: schema }).response_format).toBeUndefined()
+    expect(bodyOf({ functionType: "chat", jsonMode: "off", outputSchema: schema }).response_format).toBeUndefined()
+  })
+
+  it("a chat function asked for JSON (OpenAI's response_format) gets it; tool mode stays a json function's", () => {
+    expect(bodyOf({ functionType: "chat", jsonMode: "on" }).response_format).toEqual({ type: "json_object" })
+    expect(bodyOf({ functionType: "chat", jsonMode: "strict", outputSchema: schema }).response_format).toEqual({
+      type: "json_schema",
+      json_schema: { name: "response", strict: true, schema }
+    })
+    const body = bodyOf({ functionType: "chat", jsonMode: "tool", outputSchema: schema })
+    expect(body.response_format).toBeUndefined()
+    expect(body.tools).toBeUndefined()
   })
 })
 

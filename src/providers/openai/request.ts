@@ -83,17 +83,31 @@ export const toOpenAiMessages = (request: ModelRequest, qualifiedName: string): 
   return messages
 }
 
-const toolOf = (tool: ToolDefinition): Json => ({
-  type: "function",
-  function: {
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters,
-    ...(tool.strict ? { strict: true } : {})
-  }
-})
+const toolOf = (tool: ToolDefinition): Json =>
+  tool.custom !== undefined
+    ? {
+      type: "custom",
+      custom: {
+        name: tool.name,
+        ...(tool.description === "" ? {} : { description: tool.description }),
+        ...(tool.custom.format === undefined ? {} : { format: tool.custom.format })
+      }
+    }
+    : {
+      type: "function",
+      function: {
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters,
+        ...(tool.strict ? { strict: true } : {})
+      }
+    }
 
 const functionChoice = (name: string): Json => ({ type: "function", function: { name } })
+
+/** How OpenAI names one tool in `tool_choice` and `allowed_tools`. */
+const choiceOf = (tools: ReadonlyArray<ToolDefinition>, name: string): Json =>
+  tools.find((tool) => tool.name === name)?.custom !== undefined ? { type: "custom", custom: { name } } : functionChoice(name)
 
 const addTools = (body: Json, call: ProviderCall): void => {
   const request = call.request
@@ -113,11 +127,11 @@ const addTools = (body: Json, call: ProviderCall): void => {
     const config = request.tools
     for (const tool of config.tools) tools.push(toolOf(tool))
     const c = config.choice
-    if (c.type === "specific") choice = functionChoice(c.name)
+    if (c.type === "specific") choice = choiceOf(config.tools, c.name)
     else if (config.allowed !== undefined && c.type !== "none") {
       choice = {
         type: "allowed_tools",
-        allowed_tools: { mode: c.type, tools: config.allowed.map(functionChoice) }
+        allowed_tools: { mode: c.type, tools: config.allowed.map((name) => choiceOf(config.tools, name)) }
       }
     } else choice = c.type
     if (config.parallelToolCalls !== undefined) body.parallel_tool_calls = config.parallelToolCalls
@@ -133,8 +147,9 @@ const addTools = (body: Json, call: ProviderCall): void => {
   }
 }
 
+// json functions ask for JSON per their json_mode; a chat function only when the request set
+// one (OpenAI's `response_format`)
 const responseFormat = (request: ModelRequest): Json | undefined => {
-  if (request.functionType !== "json") return undefined
   switch (request.jsonMode) {
     case "on":
       return { type: "json_object" }

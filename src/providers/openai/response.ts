@@ -70,6 +70,15 @@ export const parseOpenAiResponse = (text: string): ParsedOpenAiResponse | string
   if (typeof message.refusal === "string" && message.refusal !== "") output.push({ type: "text", text: message.refusal })
   if (Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls) {
+      if (call?.type === "custom") {
+        output.push({
+          type: "tool_call",
+          id: String(call?.id ?? ""),
+          raw_name: String(call?.custom?.name ?? ""),
+          raw_arguments: String(call?.custom?.input ?? "")
+        })
+        continue
+      }
       output.push({
         type: "tool_call",
         id: String(call?.id ?? ""),
@@ -119,12 +128,11 @@ export const makeOpenAiChunkParser = () => {
             id = String(call?.id ?? index)
             toolCallIds.set(index, id)
           }
-          content.push({
-            type: "tool_call",
-            id,
-            raw_name: String(call?.function?.name ?? ""),
-            raw_arguments: String(call?.function?.arguments ?? "")
-          })
+          // a custom tool streams its free-text input where a function streams its arguments
+          const part = call?.type === "custom" || call?.custom !== undefined
+            ? { name: call?.custom?.name, text: call?.custom?.input }
+            : { name: call?.function?.name, text: call?.function?.arguments }
+          content.push({ type: "tool_call", id, raw_name: String(part.name ?? ""), raw_arguments: String(part.text ?? "") })
         }
       }
     }
