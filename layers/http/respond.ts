@@ -34,11 +34,10 @@ export const guarded = <E, R>(
 
 const isTooLarge = (error: unknown): boolean => /BodyTooLarge|MaxBytes/.test(`${String(error)} ${JSON.stringify(error)}`)
 
-/** Reads, parses and decodes a JSON body, with a 400 naming the field for any problem. */
-export const readJsonBody = <A>(
-  decode: (input: unknown) => Decoded<A>,
+/** Reads and parses a JSON object body (400 for anything else, 413 past `maxBytes`). */
+export const readJsonObject = (
   maxBytes: number
-): Effect.Effect<A, InvalidRequest | PayloadTooLarge, HttpServerRequest.HttpServerRequest> =>
+): Effect.Effect<Record<string, unknown>, InvalidRequest | PayloadTooLarge, HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const tooLarge = () => new PayloadTooLarge({ message: `the request body exceeds the limit of ${maxBytes} bytes` })
     const declared = Number(request.headers["content-length"])
@@ -57,8 +56,19 @@ export const readJsonBody = <A>(
         if (typeof json !== "object" || json === null || Array.isArray(json)) {
           return Effect.fail(new InvalidRequest({ message: "the request body must be a JSON object" }))
         }
-        const decoded = decode(json)
-        return decoded.ok ? Effect.succeed(decoded.value) : Effect.fail(new InvalidRequest({ message: formatFieldIssues(decoded.issues) }))
+        return Effect.succeed(json as Record<string, unknown>)
       })
     )
   })
+
+export const decodeBody = <A>(decode: (input: unknown) => Decoded<A>, json: unknown): Effect.Effect<A, InvalidRequest> => {
+  const decoded = decode(json)
+  return decoded.ok ? Effect.succeed(decoded.value) : Effect.fail(new InvalidRequest({ message: formatFieldIssues(decoded.issues) }))
+}
+
+/** Reads, parses and decodes a JSON body, with a 400 naming the field for any problem. */
+export const readJsonBody = <A>(
+  decode: (input: unknown) => Decoded<A>,
+  maxBytes: number
+): Effect.Effect<A, InvalidRequest | PayloadTooLarge, HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(readJsonObject(maxBytes), (json) => decodeBody(decode, json))

@@ -13,6 +13,7 @@ import type { Observability } from "../../src/observability/store.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
+import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openai.ts"
 import { errorResponse } from "./respond.ts"
 import { healthHandler, statusHandler } from "./status.ts"
 
@@ -29,6 +30,8 @@ const routes: ReadonlyArray<readonly ["GET" | "POST", `/${string}`, Handler]> = 
   ["POST", "/feedback", feedbackHandler],
   ["POST", "/v1/inferences/get_inferences", getInferencesHandler],
   ["POST", "/v1/inferences/list_inferences", listInferencesHandler],
+  ["POST", "/openai/v1/chat/completions", chatCompletionsHandler],
+  ["GET", "/openai/v1/models", modelsHandler],
   ["GET", "/status", statusHandler],
   ["GET", "/health", healthHandler]
 ]
@@ -39,11 +42,10 @@ for (const [method, path] of routes) knownPaths.set(path, [...(knownPaths.get(pa
 const unmatched = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
   const path = request.url.split("?")[0]
   const methods = knownPaths.get(path)
-  return errorResponse(
-    methods === undefined
-      ? new NotFound({ message: `no route for ${request.method} ${path}` })
-      : new MethodNotAllowed({ message: `${path} accepts ${methods.join(", ")}, not ${request.method}` })
-  )
+  const error = methods === undefined
+    ? new NotFound({ message: `no route for ${request.method} ${path}` })
+    : new MethodNotAllowed({ message: `${path} accepts ${methods.join(", ")}, not ${request.method}` })
+  return path.startsWith("/openai/") ? openAiErrorResponse(error) : errorResponse(error)
 })
 
 export const Routes = HttpRouter.use(Effect.fnUntraced(function*(router) {

@@ -1,7 +1,8 @@
 /**
  * A TCP proxy for fault injection: point the gateway at the proxy instead of the database, then
  * `cut()` it to simulate a database that stopped (every connection is closed and new ones are
- * accepted and closed at once) and `restore()` it to bring the database back.
+ * accepted and closed at once) and `restore()` it to bring the database back. With `record`,
+ * `sent()` is everything clients sent through it, to check what reaches the database.
  */
 import * as net from "node:net"
 
@@ -11,11 +12,17 @@ export interface TcpProxy {
   readonly urlFor: (url: string) => string
   readonly cut: () => void
   readonly restore: () => void
+  /** what clients sent, as UTF-8 text (empty unless started with `record: true`) */
+  readonly sent: () => string
   readonly close: () => Promise<void>
 }
 
-export const startTcpProxy = async (target: { readonly host: string; readonly port: number }): Promise<TcpProxy> => {
+export const startTcpProxy = async (
+  target: { readonly host: string; readonly port: number },
+  options: { readonly record?: boolean } = {}
+): Promise<TcpProxy> => {
   const sockets = new Set<net.Socket>()
+  const recorded: Array<Buffer> = []
   let isCut = false
 
   const track = (socket: net.Socket) => {
@@ -31,6 +38,7 @@ export const startTcpProxy = async (target: { readonly host: string; readonly po
     const upstream = net.connect({ host: target.host, port: target.port })
     track(client)
     track(upstream)
+    if (options.record) client.on("data", (chunk: Buffer) => recorded.push(chunk))
     client.pipe(upstream)
     upstream.pipe(client)
     client.on("error", () => upstream.destroy())
@@ -65,6 +73,7 @@ export const startTcpProxy = async (target: { readonly host: string; readonly po
     restore: () => {
       isCut = false
     },
+    sent: () => Buffer.concat(recorded).toString("utf8"),
     close: () =>
       new Promise<void>((resolve) => {
         destroyAll()

@@ -1,0 +1,66 @@
+/**
+ * The OpenAI-compatible surface (spec 4.2): `POST /openai/v1/chat/completions` and
+ * `GET /openai/v1/models`. Every error here is in OpenAI's shape, so OpenAI SDKs raise their
+ * own typed errors.
+ */
+import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { makeLenientDecoder } from "../../src/decode.ts"
+import { type GatewayError, InvalidRequest, isGatewayError } from "../../src/errors.ts"
+import { prepareInference } from "../../src/inference/prepare.ts"
+import { runInference, streamInference } from "../../src/inference/run.ts"
+import { Observability } from "../../src/observability/store.ts"
+import { ChatCompletionRequest, knownRootFields } from "../../src/openai/api.ts"
+import { functionModelPrefix, modelModelPrefix, translateChatCompletion } from "../../src/openai/request.ts"
+import { chatCompletionBody, openAiErrorBody, openAiStreamEncoder } from "../../src/openai/response.ts"
+import { Gateway } from "../../src/services.ts"
+import { sseResponse, storeCompleted } from "./inference.ts"
+import { decodeBody, guarded, jsonResponse, readJsonObject } from "./respond.ts"
+
+const decodeChatCompletion = makeLenientDecoder(ChatCompletionRequest)
+
+export const openAiErrorResponse = (error: GatewayError): HttpServerResponse.HttpServerResponse =>
+  jsonResponse(openAiErrorBody(error), error.status)
+
+/** OpenAI's errors everywhere on this surface */
+const guardedOpenAi = <R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>) =>
+  guarded(handler, openAiErrorResponse)
+
+export const chatCompletionsHandler = guardedOpenAi(Effect.gen(function*() {
+  const { config, models } = yield* Gateway
+  const observability = yield* Observability
+  const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
+  const body = yield* decodeBody(decodeChatCompletion, json)
+  const unknown = Object.keys(json).filter((key) => !knownRootFields.has(key))
+  if (unknown.length > 0) {
+    if (body["gateway::deny_unknown_fields"] === true) {
+      return yield* new InvalidRequest({ message: `unknown fields: ${unknown.join(", ")}` })
+    }
+    yield* Effect.logWarning(`openai: ignoring unknown fields ${unknown.join(", ")}`)
+  }
+  const translated = translateChatCompletion(body, (name) => config.functions.get(name)?.type)
+  if (translated instanceof InvalidRequest) return yield* translated
+  for (const warning of translated.warnings) yield* Effect.logWarning(`openai: ${warning}`)
+  const prepared = prepareInference(translated.request, config, models, translated.extras)
+  if (isGatewayError(prepared)) return yield* prepared
+  const store = storeCompleted(observability, translated.request)
+  if (translated.stream) {
+    const stream = yield* streamInference(prepared, store, () => openAiStreamEncoder(prepared, body.model, translated))
+    return sseResponse(stream.events)
+  }
+  const result = yield* runInference(prepared)
+  store(result)
+  return jsonResponse(JSON.stringify(chatCompletionBody(result, body.model, translated)))
+}))
+
+/** The `model` values this gateway answers to: its functions and its configured models. */
+export const modelsHandler = Effect.map(Gateway, ({ config }) => {
+  const entry = (id: string) => ({ id, object: "model", created: 0, owned_by: "gateway" })
+  return jsonResponse(JSON.stringify({
+    object: "list",
+    data: [
+      ...[...config.functions.keys()].map((name) => entry(`${functionModelPrefix}${name}`)),
+      ...[...config.models.keys()].map((name) => entry(`${modelModelPrefix}${name}`))
+    ]
+  }))
+})

@@ -1,0 +1,296 @@
+/**
+ * OpenAI Chat Completions request -> the gateway's inference request (spec 4.2): the same
+ * inference path as `/inference` behind OpenAI's surface.
+ */
+import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage } from "../api/inference.ts"
+import { InvalidRequest } from "../errors.ts"
+import type { PrepareExtras } from "../inference/prepare.ts"
+import { qualifiedProviderName } from "../providers/types.ts"
+import type { ChatCompletionRequest, ContentPart, ExtraContentBlock, Message } from "./api.ts"
+
+export const functionModelPrefix = "gateway::function_name::"
+export const modelModelPrefix = "gateway::model_name::"
+
+export interface TranslatedRequest {
+  readonly request: InferenceRequest
+  readonly extras: PrepareExtras
+  readonly stream: boolean
+  /** send a usage chunk at the end of a stream */
+  readonly includeUsage: boolean
+  readonly includeRawResponse: boolean
+  readonly includeRawUsage: boolean
+  /** things the caller should know but that do not stop the request */
+  readonly warnings: ReadonlyArray<string>
+}
+
+type Translated<A> = A | InvalidRequest
+
+const invalid = (message: string) => new InvalidRequest({ message })
+
+const audioMime: Readonly<Record<string, string>> = { wav: "audio/wav", mp3: "audio/mpeg" }
+
+/** the audio format its bytes say (a WAV header, an ID3 tag or an MPEG frame), when recognisable */
+const sniffAudio = (base64: string): string | undefined => {
+  const head = Buffer.from(base64.slice(0, 16), "base64")
+  if (head.subarray(0, 4).toString("latin1") === "RIFF" && head.subarray(8, 12).toString("latin1") === "WAVE") return "wav"
+  if (head.subarray(0, 3).toString("latin1") === "ID3" || (head[0] === 0xff && (head[1] & 0xe0) === 0xe0)) return "mp3"
+  return undefined
+}
+
+const dataUrl = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s
+
+const partToBlock = (part: ContentPart, path: string, warnings: Array<string>): Translated<InputBlock> => {
+  switch (part.type) {
+    case "text":
+      if ((part.text === undefined) === (part["gateway::arguments"] === undefined)) {
+        return invalid(`${path}: a text part takes exactly one of text or gateway::arguments`)
+      }
+      return part.text !== undefined ? { type: "text", text: part.text } : { type: "text", arguments: part["gateway::arguments"] }
+    case "image_url": {
+      const match = dataUrl.exec(part.image_url.url)
+      return match !== null
+        ? { type: "file", file_type: "base64", data: match[2], mime_type: match[1], detail: part.image_url.detail }
+        : { type: "file", file_type: "url", url: part.image_url.url, detail: part.image_url.detail }
+    }
+    case "input_audio": {
+      const format = part.input_audio.format.toLowerCase()
+      const sniffed = sniffAudio(part.input_audio.data)
+      if (sniffed !== undefined && sniffed !== format) {
+        warnings.push(`${path}.input_audio: the data looks like ${sniffed}, not ${format}`)
+      }
+      return { type: "file", file_type: "base64", data: part.input_audio.data, mime_type: audioMime[format] ?? `audio/${format}` }
+    }
+    case "file": {
+      const match = dataUrl.exec(part.file.file_data)
+      if (match === null) return invalid(`${path}.file.file_data: expected a data URL (data:<media type>;base64,...)`)
+      return { type: "file", file_type: "base64", data: match[2], mime_type: match[1] }
+    }
+    case "gateway::raw_text":
+      return { type: "raw_text", value: part.value }
+    case "gateway::template":
+      return { type: "template", name: part.name, arguments: part.arguments }
+  }
+}
+
+const partsToBlocks = (content: string | ReadonlyArray<ContentPart>, path: string, warnings: Array<string>): Translated<Array<InputBlock>> => {
+  if (typeof content === "string") return [{ type: "text", text: content }]
+  const blocks: Array<InputBlock> = []
+  for (let i = 0; i < content.length; i++) {
+    const block = partToBlock(content[i], `${path}[${i}]`, warnings)
+    if (block instanceof InvalidRequest) return block
+    blocks.push(block)
+  }
+  return blocks
+}
+
+const plainText = (content: string | ReadonlyArray<ContentPart> | null | undefined): string =>
+  content === null || content === undefined
+    ? ""
+    : typeof content === "string"
+    ? content
+    : content.map((part) => (part.type === "text" ? part.text ?? "" : part.type === "gateway::raw_text" ? part.value : "")).join("")
+
+const extraContentBlock = (block: ExtraContentBlock): InputBlock =>
+  block.type === "thought"
+    ? { type: "thought", text: block.text, signature: block.signature }
+    : {
+      type: "unknown",
+      data: block.data,
+      model_provider_name: block.model_name !== undefined && block.provider_name !== undefined
+        ? qualifiedProviderName(block.model_name, block.provider_name)
+        : undefined
+    }
+
+interface TranslatedInput {
+  readonly system?: string | Record<string, unknown> | undefined
+  readonly messages: Array<InputMessage>
+}
+
+const translateMessages = (messages: ReadonlyArray<Message>, warnings: Array<string>): Translated<TranslatedInput> => {
+  const systemTexts: Array<string> = []
+  let systemArguments: Record<string, unknown> | undefined
+  const out: Array<InputMessage> = []
+  const toolNames = new Map<string, string>()
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]
+    const path = `messages[${i}].content`
+    switch (message.role) {
+      case "system":
+      case "developer": {
+        if (typeof message.content === "string") {
+          systemTexts.push(message.content)
+          break
+        }
+        for (let j = 0; j < message.content.length; j++) {
+          const part = message.content[j]
+          if (part.type === "text" && part["gateway::arguments"] !== undefined) {
+            if (systemArguments !== undefined) return invalid(`${path}[${j}]: only one system part may carry gateway::arguments`)
+            systemArguments = part["gateway::arguments"]
+          } else if (part.type === "text" && part.text !== undefined) systemTexts.push(part.text)
+          else if (part.type === "gateway::raw_text") systemTexts.push(part.value)
+          else return invalid(`${path}[${j}]: a system message holds text parts`)
+        }
+        break
+      }
+      case "user": {
+        if (typeof message.content === "string") {
+          out.push({ role: "user", content: message.content })
+          break
+        }
+        const blocks = partsToBlocks(message.content, path, warnings)
+        if (blocks instanceof InvalidRequest) return blocks
+        out.push({ role: "user", content: blocks })
+        break
+      }
+      case "assistant": {
+        const blocks = message.content === null || message.content === undefined
+          ? []
+          : partsToBlocks(message.content, path, warnings)
+        if (blocks instanceof InvalidRequest) return blocks
+        for (const call of message.tool_calls ?? []) {
+          const [name, args] = call.type === "custom" ? [call.custom.name, call.custom.input] : [call.function.name, call.function.arguments]
+          toolNames.set(call.id, name)
+          blocks.push({ type: "tool_call", id: call.id, name, arguments: args })
+        }
+        // extra content goes back where it was in the answer (prepended when no index is given)
+        const extra = message.gateway_extra_content ?? []
+        for (const block of [...extra].sort((a, b) => (a.insert_index ?? -1) - (b.insert_index ?? -1))) {
+          const at = block.insert_index === undefined ? 0 : Math.min(block.insert_index, blocks.length)
+          blocks.splice(at, 0, extraContentBlock(block))
+        }
+        out.push({ role: "assistant", content: blocks })
+        break
+      }
+      case "tool": {
+        const result: InputBlock = {
+          type: "tool_result",
+          id: message.tool_call_id,
+          name: toolNames.get(message.tool_call_id) ?? "",
+          result: plainText(message.content)
+        }
+        // consecutive tool messages answer one assistant turn: they form one user message
+        const previous = out[out.length - 1]
+        if (previous?.role === "user" && Array.isArray(previous.content) && previous.content.every((block) => block.type === "tool_result")) {
+          ;(previous.content as Array<InputBlock>).push(result)
+        } else out.push({ role: "user", content: [result] })
+        break
+      }
+    }
+  }
+  if (systemArguments !== undefined && systemTexts.length > 0) {
+    return invalid("messages: system messages carry either text or gateway::arguments, not both")
+  }
+  return { system: systemArguments ?? (systemTexts.length > 0 ? systemTexts.join("\n") : undefined), messages: out }
+}
+
+/** Top-level OpenAI parameters, then `response_format`, then `gateway::params` (which win). */
+const translateParams = (body: ChatCompletionRequest): { params: ChatCompletionParams; schema?: Record<string, unknown> } => {
+  const params: Record<string, unknown> = {}
+  const set = (name: string, value: unknown) => {
+    if (value !== undefined && value !== null) params[name] = value
+  }
+  set("temperature", body.temperature)
+  set("top_p", body.top_p)
+  set("presence_penalty", body.presence_penalty)
+  set("frequency_penalty", body.frequency_penalty)
+  set("seed", body.seed)
+  set("reasoning_effort", body.reasoning_effort)
+  set("service_tier", body.service_tier)
+  set("verbosity", body.verbosity)
+  const limits = [body.max_tokens, body.max_completion_tokens].filter((value): value is number => typeof value === "number")
+  if (limits.length > 0) params.max_tokens = Math.min(...limits)
+  const stop = body.stop_sequences ?? (typeof body.stop === "string" ? [body.stop] : body.stop)
+  set("stop_sequences", stop)
+  let schema: Record<string, unknown> | undefined
+  const format = body.response_format
+  const formatType = typeof format === "string" ? format : format?.type
+  if (formatType === "json_object") params.json_mode = "on"
+  if (formatType === "json_schema" && typeof format === "object" && format !== null && format.type === "json_schema") {
+    params.json_mode = "strict"
+    schema = format.json_schema?.schema ?? format.schema
+  }
+  Object.assign(params, body["gateway::params"]?.chat_completion ?? {})
+  return { params: params as ChatCompletionParams, ...(schema === undefined ? {} : { schema }) }
+}
+
+export const translateChatCompletion = (
+  body: ChatCompletionRequest,
+  functionType: (functionName: string) => "chat" | "json" | undefined
+): Translated<TranslatedRequest> => {
+  const warnings: Array<string> = []
+  let target: { function_name: string } | { model_name: string }
+  if (body.model.startsWith(functionModelPrefix)) target = { function_name: body.model.slice(functionModelPrefix.length) }
+  else if (body.model.startsWith(modelModelPrefix)) target = { model_name: body.model.slice(modelModelPrefix.length) }
+  else {
+    return invalid(
+      `model: "${body.model}" is not a gateway model; use "gateway::function_name::<function>" or "gateway::model_name::<model>"`
+    )
+  }
+  if (body.n !== undefined && body.n !== null && body.n !== 1) return invalid(`n: only 1 choice is supported, got ${body.n}`)
+
+  const input = translateMessages(body.messages, warnings)
+  if (input instanceof InvalidRequest) return input
+  const { params, schema } = translateParams(body)
+  const isJson = "function_name" in target && functionType(target.function_name) === "json"
+
+  const functionTools: Array<NonNullable<InferenceRequest["additional_tools"]>[number]> = []
+  const customTools: Array<NonNullable<PrepareExtras["customTools"]>[number]> = []
+  for (const tool of body.tools ?? []) {
+    if (tool.type === "function") {
+      functionTools.push({
+        name: tool.function.name,
+        description: tool.function.description ?? "",
+        parameters: tool.function.parameters ?? { type: "object", properties: {} },
+        strict: tool.function.strict ?? undefined
+      })
+    } else customTools.push({ name: tool.custom.name, description: tool.custom.description, format: tool.custom.format })
+  }
+
+  let toolChoice: InferenceRequest["tool_choice"]
+  let allowedTools: ReadonlyArray<string> | undefined
+  const choice = body.tool_choice
+  if (typeof choice === "string") toolChoice = choice
+  else if (choice !== undefined && choice !== null) {
+    if (choice.type === "allowed_tools") {
+      toolChoice = choice.allowed_tools.mode
+      allowedTools = choice.allowed_tools.tools.map((tool) => (tool.type === "function" ? tool.function.name : tool.custom.name))
+    } else toolChoice = { specific: choice.type === "function" ? choice.function.name : choice.custom.name }
+  }
+
+  const tags = { ...body["gateway::tags"] }
+  if (body["gateway::namespace"] !== undefined) tags["gateway::namespace"] = body["gateway::namespace"]
+  const includeRawUsage = body["gateway::include_raw_usage"] === true
+  const request: InferenceRequest = {
+    ...target,
+    input: { ...(input.system === undefined ? {} : { system: input.system }), messages: input.messages },
+    stream: body.stream === true,
+    episode_id: body["gateway::episode_id"],
+    variant_name: body["gateway::variant_name"],
+    dryrun: body["gateway::dryrun"],
+    tags,
+    additional_tools: functionTools.length > 0 ? functionTools : undefined,
+    allowed_tools: allowedTools,
+    tool_choice: toolChoice,
+    parallel_tool_calls: body.parallel_tool_calls ?? undefined,
+    output_schema: isJson ? schema : undefined,
+    params: Object.keys(params).length > 0 ? { chat_completion: params } : undefined,
+    cache_options: body["gateway::cache_options"],
+    credentials: body["gateway::credentials"],
+    extra_body: body["gateway::extra_body"],
+    extra_headers: body["gateway::extra_headers"],
+    provider_tools: body["gateway::provider_tools"]?.map((entry) => ({
+      scope: entry.scope === undefined ? undefined : { model_name: entry.scope.model_name, model_provider_name: entry.scope.provider_name },
+      tool: entry.tool
+    }))
+  }
+  return {
+    request,
+    extras: { responseSchema: isJson ? undefined : schema, customTools },
+    stream: body.stream === true,
+    // gateway::include_raw_usage needs the usage chunk: it turns it on when not asked otherwise
+    includeUsage: body.stream_options?.include_usage ?? includeRawUsage,
+    includeRawResponse: body["gateway::include_raw_response"] === true,
+    includeRawUsage,
+    warnings
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * The gateway's answers in OpenAI's shapes (spec 4.2): a `chat.completion`, a stream of
+ * `chat.completion.chunk` events, and OpenAI's error body.
+ */
+import type { GatewayError } from "../errors.ts"
+import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
+import type { PreparedInference } from "../inference/prepare.ts"
+import { type CompletedInference, jsonDelta, sseDone, sseEvent, type StreamEncoder } from "../inference/run.ts"
+import type { ChunkDelta, FinishReason, Usage } from "../inference/types.ts"
+import type { TranslatedRequest } from "./request.ts"
+
+const openAiFinishReason = (reason: FinishReason | undefined): string => {
+  switch (reason) {
+    case "length":
+      return "length"
+    case "tool_call":
+      return "tool_calls"
+    case "content_filter":
+      return "content_filter"
+    default:
+      return "stop"
+  }
+}
+
+const isCustomTool = (prepared: PreparedInference, name: string | null) =>
+  prepared.tools?.tools.some((tool) => tool.name === name && tool.custom !== undefined) === true
+
+const toolCallOf = (prepared: PreparedInference, block: Extract<ChatOutputBlock, { type: "tool_call" }>) =>
+  isCustomTool(prepared, block.name)
+    ? { id: block.id, type: "custom", custom: { name: block.raw_name, input: block.raw_arguments } }
+    : { id: block.id, type: "function", function: { name: block.raw_name, arguments: block.raw_arguments } }
+
+/** `message` of a choice: the text, the tool calls, and thoughts and unknown blocks apart with their position */
+const messageOf = (prepared: PreparedInference, output: ReadonlyArray<ChatOutputBlock> | JsonOutput) => {
+  if (!Array.isArray(output)) return { role: "assistant", content: (output as JsonOutput).raw }
+  const texts: Array<string> = []
+  const toolCalls: Array<unknown> = []
+  const extra: Array<unknown> = []
+  output.forEach((block: ChatOutputBlock, index: number) => {
+    switch (block.type) {
+      case "text":
+        texts.push(block.text)
+        break
+      case "tool_call":
+        toolCalls.push(toolCallOf(prepared, block))
+        break
+      case "thought":
+        extra.push({ type: "thought", insert_index: index, text: block.text, ...(block.signature === undefined ? {} : { signature: block.signature }) })
+        break
+      case "unknown":
+        extra.push({ type: "unknown", insert_index: index, data: block.data, provider_name: block.model_provider_name })
+        break
+    }
+  })
+  return {
+    role: "assistant",
+    content: texts.length > 0 ? texts.join("") : null,
+    ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+    ...(extra.length > 0 ? { gateway_extra_content: extra } : {})
+  }
+}
+
+const rawUsageOf = (completed: CompletedInference): unknown => {
+  try {
+    return JSON.parse(completed.rawResponse)?.usage
+  } catch {
+    return undefined
+  }
+}
+
+const usageOf = (completed: CompletedInference, options: TranslatedRequest) => {
+  const usage: Usage = completed.usage
+  return {
+    prompt_tokens: usage.input_tokens,
+    completion_tokens: usage.output_tokens,
+    total_tokens: usage.input_tokens + usage.output_tokens,
+    gateway_cost: null,
+    ...(options.includeRawUsage
+      ? {
+        gateway_raw_usage: [{
+          model_inference_id: completed.origin.modelInferenceId,
+          provider_type: completed.origin.provider.type,
+          api_type: "chat_completions",
+          data: rawUsageOf(completed)
+        }]
+      }
+      : {})
+  }
+}
+
+const rawResponseOf = (completed: CompletedInference) => [{
+  model_inference_id: completed.origin.modelInferenceId,
+  provider_type: completed.origin.provider.type,
+  data: completed.rawResponse
+}]
+
+export const chatCompletionBody = (completed: CompletedInference, model: string, options: TranslatedRequest) => ({
+  id: completed.prepared.inferenceId,
+  episode_id: completed.prepared.episodeId,
+  created: Math.floor(Date.now() / 1000),
+  model,
+  object: "chat.completion",
+  system_fingerprint: "",
+  choices: [{
+    index: 0,
+    finish_reason: openAiFinishReason(completed.finishReason),
+    message: messageOf(completed.prepared, completed.output),
+    logprobs: null
+  }],
+  usage: usageOf(completed, options),
+  ...(options.includeRawResponse ? { gateway_raw_response: rawResponseOf(completed) } : {})
+})
+
+/** OpenAI's error type for each status: what its SDKs expect. */
+const errorType = (status: number): string => {
+  if (status === 401) return "authentication_error"
+  if (status === 403) return "permission_error"
+  if (status === 404) return "not_found_error"
+  if (status === 429) return "rate_limit_error"
+  if (status === 408) return "timeout_error"
+  if (status === 503) return "service_unavailable_error"
+  if (status >= 500) return "server_error"
+  return "invalid_request_error"
+}
+
+export const openAiErrorJson = (message: string, status: number) => ({
+  error: { message, type: errorType(status), param: null, code: null }
+})
+
+export const openAiErrorBody = (error: GatewayError): string => JSON.stringify(openAiErrorJson(error.message, error.status))
+
+/** OpenAI's streaming shape: `chat.completion.chunk` events, the role first, then `[DONE]`. */
+export const openAiStreamEncoder = (prepared: PreparedInference, model: string, options: TranslatedRequest): StreamEncoder => {
+  const created = Math.floor(Date.now() / 1000)
+  const head = `"id":"${prepared.inferenceId}","episode_id":"${prepared.episodeId}","created":${created},"model":${
+    JSON.stringify(model)
+  },"object":"chat.completion.chunk","system_fingerprint":""`
+  const isChat = prepared.fn.type === "chat"
+  let roleSent = false
+  const toolIndexes = new Map<string, number>()
+  const choiceEvent = (delta: Record<string, unknown>, finishReason: string | null) => {
+    if (!roleSent) {
+      roleSent = true
+      delta = { role: "assistant", ...delta }
+    }
+    return sseEvent(`{${head},"choices":[${JSON.stringify({ index: 0, delta, finish_reason: finishReason, logprobs: null })}]}`)
+  }
+  const deltaOf = (content: ReadonlyArray<ChunkDelta>): Record<string, unknown> | undefined => {
+    if (!isChat) {
+      const raw = jsonDelta(content)
+      return raw === "" ? undefined : { content: raw }
+    }
+    const delta: Record<string, any> = {}
+    for (const part of content) {
+      switch (part.type) {
+        case "text":
+          delta.content = (delta.content ?? "") + part.text
+          break
+        case "tool_call": {
+          const known = toolIndexes.get(part.id)
+          const index = known ?? toolIndexes.size
+          const custom = isCustomTool(prepared, part.raw_name)
+          const call = known === undefined
+            ? custom
+              ? { index, id: part.id, type: "custom", custom: { name: part.raw_name, input: part.raw_arguments } }
+              : { index, id: part.id, type: "function", function: { name: part.raw_name, arguments: part.raw_arguments } }
+            : { index, function: { arguments: part.raw_arguments } }
+          if (known === undefined) toolIndexes.set(part.id, index)
+          ;(delta.tool_calls ??= []).push(call)
+          break
+        }
+        case "thought":
+          ;(delta.gateway_extra_content ??= []).push({ type: "thought", text: part.text })
+          break
+      }
+    }
+    return Object.keys(delta).length === 0 ? undefined : delta
+  }
+  return {
+    chunk: (content) => {
+      const delta = deltaOf(content)
+      return delta === undefined ? undefined : choiceEvent(delta, null)
+    },
+    end: (completed) => {
+      const events = [choiceEvent({}, openAiFinishReason(completed.finishReason))]
+      if (options.includeUsage) {
+        const usage = usageOf(completed, options)
+        const raw = options.includeRawResponse ? `,"gateway_raw_response":${JSON.stringify(rawResponseOf(completed))}` : ""
+        events.push(sseEvent(`{${head},"choices":[],"usage":${JSON.stringify(usage)}${raw}}`))
+      }
+      events.push(sseDone)
+      return events
+    },
+    failure: (message) => sseEvent(JSON.stringify(openAiErrorJson(message, 502)))
+  }
+}

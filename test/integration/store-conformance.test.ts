@@ -1,0 +1,493 @@
+/**
+ * The storage service's conformance suite (issue 3): the same tests against the ClickHouse
+ * store and the Postgres store, each on real servers (test/support/globalSetup.ts) in
+ * databases of their own: migrations, exact round trips of every record kind, idempotent
+ * writes, listing with filters, ordering and pagination, the cache, awkward strings, ids that
+ * are not UUIDs, and StoreErrors (not crashes) when the server cannot be reached.
+ * What only one backend does is in store-clickhouse.test.ts and store-postgres.test.ts.
+ */
+import { beforeAll, describe, expect, it } from "vitest"
+import { uuidv7 } from "../../src/ids.ts"
+import type { StoredInference } from "../../src/observability/records.ts"
+import { type InferenceQuery, StoreError } from "../../src/observability/store.ts"
+import { queryDatabase, tablesOf } from "../support/databases.ts"
+import {
+  batch,
+  cacheEntry,
+  chatInference,
+  everyKindBatch,
+  failure,
+  feedback,
+  idAt,
+  jsonInference,
+  modelInference,
+  openStore,
+  run,
+  storeForSuite
+} from "../support/storeFixtures.ts"
+import { startTcpProxy } from "../support/tcpProxy.ts"
+
+const expectedTables = {
+  clickhouse: [
+    "BooleanMetricFeedback",
+    "ChatInference",
+    "ChatInferenceByEpisodeId",
+    "ChatInferenceById",
+    "CommentFeedback",
+    "DemonstrationFeedback",
+    "FloatMetricFeedback",
+    "GatewayMigration",
+    "InferenceByEpisodeId",
+    "InferenceById",
+    "JsonInference",
+    "JsonInferenceByEpisodeId",
+    "JsonInferenceById",
+    "ModelInference",
+    "ModelInferenceCache"
+  ],
+  postgres: [
+    "boolean_metric_feedback",
+    "chat_inference",
+    "comment_feedback",
+    "demonstration_feedback",
+    "float_metric_feedback",
+    "gateway_migrations",
+    "json_inference",
+    "model_inference",
+    "model_inference_cache"
+  ]
+}
+
+const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_migrations" }
+
+/** how each server says a table or a database is missing */
+const missing = { clickhouse: "doesn't exist", postgres: "does not exist" }
+
+/** strings that break naive quoting, escaping or placeholders (NUL and lone surrogates: see the backend files) */
+const oddStrings = [
+  "it's \"quoted\" `ticked`",
+  "back\\slash \\' \\\\ \\n not a newline",
+  "line\nbreak\r\ntab\there",
+  "\u0001\u001f\u007f control characters",
+  "'); DROP TABLE ChatInference; DROP TABLE chat_inference; --",
+  "$1 $$ ? :name %s {0} ${x}",
+  "unicode: é ß 日本語 עברית 🎉👩‍👩‍👧 \u200b \u2028\u2029 \uFEFF",
+  ""
+]
+
+describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
+  describe("migrations", () => {
+    const suite = storeForSuite(backend, { migrate: false })
+
+    // in order: the first test runs before any migration
+    it("fails with a one-line StoreError naming the table while migrations have not run", async () => {
+      const { store } = suite
+      const error = await failure(store.write(batch({ inferences: [chatInference()] })))
+      expect(error).toBeInstanceOf(StoreError)
+      expect(error.message).toMatch(new RegExp(`^${backend} write failed: .*(ChatInference|chat_inference).* ${missing[backend]}`))
+      expect(error.message).not.toMatch(/\n/)
+      expect((await failure(store.getInferences([uuidv7()]))).message).toContain(missing[backend])
+    })
+
+    it("creates every table, records the migration, and applies nothing the second time", async () => {
+      const { store, database } = suite
+      expect(await run(store.migrate)).toEqual(["0001_observability_tables"])
+      expect(await tablesOf(database)).toEqual(expectedTables[backend])
+      expect(await run(store.migrate)).toEqual([])
+      expect(await run(store.migrate)).toEqual([])
+      const recorded = await queryDatabase(database, `SELECT version, name FROM ${migrationsTable[backend]}`)
+      expect(recorded).toEqual([{ version: 1, name: "0001_observability_tables" }])
+      await expect(run(store.ping)).resolves.toBeUndefined()
+    })
+  })
+
+  describe("reads return what was written", () => {
+    const suite = storeForSuite(backend)
+
+    it("chat and json inferences, with optional fields present and absent, newest first", async () => {
+      const { store } = suite
+      const full = chatInference()
+      const minimal = chatInference({ toolParams: undefined, ttftMs: undefined, tags: {}, output: [] })
+      const json = jsonInference({ ttftMs: 3, tags: { a: "1", b: "2" } })
+      const unparsed = jsonInference({ outputSchema: undefined, output: { raw: "not json", parsed: null } })
+      await run(store.write(batch({ inferences: [unparsed, full, json, minimal] })))
+
+      const read = await run(store.getInferences([full.id, minimal.id, json.id, unparsed.id]))
+      expect(read).toStrictEqual([unparsed, json, minimal, full])
+      expect("toolParams" in read[2]).toBe(false)
+      expect("outputSchema" in read[0]).toBe(false)
+
+      expect(await run(store.getInferences([json.id, uuidv7()]))).toStrictEqual([json])
+      expect(await run(store.getInferences([uuidv7()]))).toEqual([])
+      expect(await run(store.getInferences([]))).toEqual([])
+    })
+
+    it("findInference and episodeExists see every inference, and only those", async () => {
+      const { store } = suite
+      const chat = chatInference()
+      const json = jsonInference()
+      const schemaless = jsonInference({ outputSchema: undefined })
+      await run(store.write(batch({ inferences: [chat, json, schemaless] })))
+
+      expect(await run(store.findInference(chat.id))).toStrictEqual({ functionName: "write_haiku", functionType: "chat", episodeId: chat.episodeId })
+      expect(await run(store.findInference(json.id))).toStrictEqual({
+        functionName: "extract",
+        functionType: "json",
+        episodeId: json.episodeId,
+        outputSchema: json.outputSchema
+      })
+      expect(await run(store.findInference(schemaless.id))).toStrictEqual({ functionName: "extract", functionType: "json", episodeId: schemaless.episodeId })
+      expect(await run(store.findInference(uuidv7()))).toBeUndefined()
+      expect(await run(store.findInference(chat.episodeId))).toBeUndefined()
+      expect(await run(store.episodeExists(chat.episodeId))).toBe(true)
+      expect(await run(store.episodeExists(json.episodeId))).toBe(true)
+      expect(await run(store.episodeExists(uuidv7()))).toBe(false)
+      expect(await run(store.episodeExists(chat.id))).toBe(false)
+    })
+
+    it("model inferences, oldest first, with optional fields present and absent", async () => {
+      const { store } = suite
+      const inferenceId = uuidv7()
+      const first = modelInference(inferenceId, { cached: true })
+      const second = modelInference(inferenceId, {
+        system: undefined,
+        ttftMs: undefined,
+        finishReason: undefined,
+        inputTokens: 0,
+        outputTokens: 0,
+        output: [{ type: "tool_call", id: "call_1", name: "get_weather", arguments: "{\"city\":\"Paris\"}" }]
+      })
+      const empty = modelInference(inferenceId, { output: [], finishReason: "length" })
+      const other = modelInference(uuidv7(), {
+        finishReason: "tool_call",
+        output: [{ type: "unknown", data: { x: [1, 2] }, model_provider_name: "tensorzero::model_name::m::provider_name::p" }]
+      })
+      await run(store.write(batch({ modelInferences: [second, other, empty, first] })))
+
+      expect(await run(store.getModelInferences([inferenceId]))).toStrictEqual([first, second, empty])
+      expect(await run(store.getModelInferences([inferenceId, other.inferenceId]))).toHaveLength(4)
+      expect(await run(store.getModelInferences([other.inferenceId]))).toStrictEqual([other])
+      expect(await run(store.getModelInferences([uuidv7()]))).toEqual([])
+      expect(await run(store.getModelInferences([]))).toEqual([])
+    })
+
+    it("feedback of all four kinds, on inferences and on episodes, with exact values, in id order", async () => {
+      const { store } = suite
+      const inferenceId = uuidv7()
+      const episodeId = uuidv7()
+      const floats = [0.1, 0.1 + 0.2, 1 / 3, 123456.789, -3, -2.5e-300, 1.7976931348623157e308, 5e-324, 3.0000000000000004]
+      const rows = [
+        feedback("boolean", inferenceId, true, { tags: { by: "human" } }),
+        feedback("boolean", episodeId, false, { targetType: "episode", metricName: "solved" }),
+        ...floats.map((value) => feedback("float", inferenceId, value)),
+        feedback("float", episodeId, 42, { targetType: "episode" }),
+        feedback("comment", inferenceId, "too long, said 'twice'\nand \\ again ✓", { tags: {} }),
+        feedback("comment", episodeId, "", { targetType: "episode" }),
+        feedback("demonstration", inferenceId, [{ type: "text", text: "Better answer" }]),
+        feedback("demonstration", inferenceId, { name: "Ann", age: 30, nested: { ok: true, none: null } }),
+        feedback("demonstration", inferenceId, [])
+      ]
+      const unrelated = feedback("comment", uuidv7(), "elsewhere")
+      // written in an order that is not the id order
+      await run(store.write(batch({ feedback: [...rows].reverse().concat(unrelated) })))
+
+      const read = await run(store.getFeedback([inferenceId, episodeId]))
+      expect(read).toStrictEqual(rows)
+      expect(read.filter((row) => row.kind === "float").map((row) => row.value)).toEqual([...floats, 42])
+      expect(await run(store.getFeedback([episodeId]))).toStrictEqual(rows.filter((row) => row.targetId === episodeId))
+      expect(await run(store.getFeedback([uuidv7()]))).toEqual([])
+      expect(await run(store.getFeedback([]))).toEqual([])
+    })
+
+    it("strings with quotes, backslashes, newlines, placeholders, control characters and unicode round-trip, also as filters", async () => {
+      const { store } = suite
+      const joined = oddStrings.join(" | ")
+      const rows = oddStrings.map((value, index) =>
+        chatInference({
+          functionName: `fn ${value}`,
+          variantName: value,
+          input: { messages: [{ role: "user", content: value }], [value]: value, "": null },
+          output: [{ type: "text", text: value }],
+          tags: { [`key ${index} ${value}`]: value, [value]: `${index}` }
+        })
+      )
+      const numbers = chatInference({ input: { deep: [1.5, -0, 1e300, -1e-300, 0.1 + 0.2, true, null] } })
+      const call = modelInference(rows[0].id, { rawRequest: joined, rawResponse: oddStrings[4], system: oddStrings[2], modelName: oddStrings[0] })
+      const comment = feedback("comment", rows[0].id, joined, { metricName: oddStrings[0], tags: { [oddStrings[1]]: oddStrings[6] } })
+      const entry = cacheEntry(`key ${joined}`, Date.now(), { rawRequest: joined, rawResponse: oddStrings[6] })
+      await run(store.write(batch({ inferences: [...rows, numbers], modelInferences: [call], feedback: [comment], cache: [entry] })))
+
+      for (const [index, row] of rows.entries()) {
+        expect(await run(store.getInferences([row.id]))).toStrictEqual([row])
+        const listed = await run(store.listInferences({
+          functionName: row.functionName,
+          variantName: row.variantName,
+          filter: { type: "tag", key: `key ${index} ${oddStrings[index]}`, value: oddStrings[index], comparison_operator: "=" },
+          limit: 10,
+          offset: 0
+        }))
+        expect(listed).toStrictEqual([row])
+      }
+      // JSON has no -0: it is written as 0
+      expect(await run(store.getInferences([numbers.id]))).toStrictEqual([{ ...numbers, input: { deep: [1.5, 0, 1e300, -1e-300, 0.1 + 0.2, true, null] } }])
+      expect(await run(store.getModelInferences([rows[0].id]))).toStrictEqual([call])
+      expect(await run(store.getFeedback([rows[0].id]))).toStrictEqual([comment])
+      expect(await run(store.cacheLookup(entry.key, undefined))).toStrictEqual(entry)
+      // the strings that look like SQL were only ever data
+      expect(await run(store.getInferences(rows.map((row) => row.id)))).toHaveLength(rows.length)
+    })
+
+    it("lone UTF-16 surrogates in plain strings read back as U+FFFD instead of failing the batch", async () => {
+      const { store } = suite
+      const row = chatInference({ variantName: "bad \ud800 surrogate", tags: { "k\udc00": "v\ud800" } })
+      const call = modelInference(row.id, { rawResponse: "a\udfffb" })
+      await run(store.write(batch({ inferences: [row], modelInferences: [call] })))
+      expect(await run(store.getInferences([row.id]))).toStrictEqual([{ ...row, variantName: "bad \ufffd surrogate", tags: { "k\ufffd": "v\ufffd" } }])
+      expect(await run(store.getModelInferences([row.id]))).toStrictEqual([{ ...call, rawResponse: "a\ufffdb" }])
+    })
+
+    it("stores a batch written again once: retries, and the same rows twice in one batch", async () => {
+      const { store } = suite
+      const once = everyKindBatch()
+      const { chat, json } = once
+      for (let attempt = 0; attempt < 3; attempt++) await run(store.write(once))
+      await run(store.write(batch({ inferences: [chat, chat, json], feedback: [once.feedback[0], once.feedback[0]], cache: [once.cache[0], once.cache[0]] })))
+
+      expect(await run(store.getInferences([chat.id, json.id]))).toStrictEqual([json, chat])
+      expect(await run(store.listInferences({ functionName: "every_kind", limit: 100, offset: 0 }))).toStrictEqual([json, chat])
+      expect(await run(store.listInferences({ episodeId: chat.episodeId, limit: 100, offset: 0 }))).toStrictEqual([json, chat])
+      expect(await run(store.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
+      expect(await run(store.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
+      expect(await run(store.cacheLookup(once.cache[0].key, undefined))).toStrictEqual(once.cache[0])
+      expect(await run(store.findInference(json.id))).toMatchObject({ functionType: "json", episodeId: chat.episodeId })
+    })
+
+    it("answers ping, and takes an empty batch as a no-op", async () => {
+      await run(suite.store.ping)
+      await run(suite.store.write(batch({})))
+    })
+  })
+
+  describe("cache", () => {
+    const suite = storeForSuite(backend)
+    const key = (name: string) => `${name}-${uuidv7()}`
+
+    it("returns the newest entry of a key younger than max_age_s, and of any age without one", async () => {
+      const { store } = suite
+      const now = Date.now()
+      const fresh = key("fresh")
+      const old = cacheEntry(fresh, now - 600_000)
+      const recent = cacheEntry(fresh, now - 20_000, { finishReason: undefined })
+      const staleKey = key("stale")
+      const stale = cacheEntry(staleKey, now - 3_600_000)
+      await run(store.write(batch({ cache: [old, stale] })))
+      await run(store.write(batch({ cache: [recent] })))
+
+      expect(await run(store.cacheLookup(fresh, undefined))).toStrictEqual(recent)
+      expect(await run(store.cacheLookup(fresh, 60))).toStrictEqual(recent)
+      expect(await run(store.cacheLookup(fresh, 10))).toBeUndefined()
+      expect(await run(store.cacheLookup(staleKey, undefined))).toStrictEqual(stale)
+      expect(await run(store.cacheLookup(staleKey, 3000))).toBeUndefined()
+      expect(await run(store.cacheLookup(staleKey, 4000))).toStrictEqual(stale)
+      expect(await run(store.cacheLookup(key("unknown"), undefined))).toBeUndefined()
+    })
+
+    it("keeps the newest entry of a key, whatever order the writes arrive in", async () => {
+      const { store } = suite
+      const shared = key("shared")
+      const now = Date.now()
+      const older = cacheEntry(shared, now - 5_000, { output: [{ type: "text", text: "older" }] })
+      const newer = cacheEntry(shared, now - 1_000, { output: [{ type: "text", text: "newer" }], finishReason: "stop" })
+      const newest = cacheEntry(shared, now, { output: [{ type: "text", text: "newest" }], finishReason: undefined })
+      await run(store.write(batch({ cache: [newer] })))
+      await run(store.write(batch({ cache: [older] })))
+      expect(await run(store.cacheLookup(shared, undefined))).toStrictEqual(newer)
+      // two entries of one key in the same batch, the newest first
+      await run(store.write(batch({ cache: [newest, older] })))
+      expect(await run(store.cacheLookup(shared, undefined))).toStrictEqual(newest)
+      expect(await run(store.cacheLookup(shared, 2))).toStrictEqual(newest)
+    })
+  })
+
+  describe("listing, filters, ordering and pagination", () => {
+    const suite = storeForSuite(backend)
+    const base = Date.UTC(2025, 0, 1, 12, 0, 0)
+    const episode = uuidv7()
+    // one millisecond apart, except 3 and 4, which share one (and are ordered by id)
+    const rows: ReadonlyArray<StoredInference> = [
+      chatInference({ id: idAt(base), variantName: "a", tags: { team: "red", user: "u1" } }),
+      jsonInference({ id: idAt(base + 1), variantName: "a", tags: { team: "blue" }, episodeId: episode }),
+      chatInference({ id: idAt(base + 2), variantName: "b", tags: { team: "red" }, episodeId: episode }),
+      chatInference({ id: idAt(base + 3, 1), variantName: "b", tags: {} }),
+      jsonInference({ id: idAt(base + 3, 2), variantName: "b", tags: { team: "green", user: "u2" } }),
+      chatInference({ id: idAt(base + 4), variantName: "a", tags: { team: "red", user: "u2" } })
+    ]
+    const all = [5, 4, 3, 2, 1, 0]
+
+    /** the indexes in `rows` of what listInferences answers */
+    const list = async (query: Partial<InferenceQuery> = {}) =>
+      (await run(suite.store.listInferences({ limit: 100, offset: 0, ...query }))).map((found) => rows.findIndex((row) => row.id === found.id))
+
+    const red = { type: "tag", key: "team", value: "red", comparison_operator: "=" } as const
+    const u2 = { type: "tag", key: "user", value: "u2", comparison_operator: "=" } as const
+    const early = { type: "time", time: base + 2, comparison_operator: "<=" } as const
+
+    beforeAll(async () => {
+      // written in two batches, out of order
+      await run(suite.store.write(batch({ inferences: [rows[3], rows[0], rows[5]] })))
+      await run(suite.store.write(batch({ inferences: [rows[1], rows[4], rows[2]] })))
+    })
+
+    it("lists chat and json inferences together, newest first, ties in one millisecond by id, exactly as written", async () => {
+      expect(await run(suite.store.listInferences({ limit: 100, offset: 0 }))).toStrictEqual(all.map((index) => rows[index]))
+    })
+
+    it("pages with offset and limit", async () => {
+      expect(await list({ limit: 2 })).toEqual([5, 4])
+      expect(await list({ limit: 2, offset: 2 })).toEqual([3, 2])
+      expect(await list({ limit: 2, offset: 4 })).toEqual([1, 0])
+      expect(await list({ limit: 2, offset: 6 })).toEqual([])
+      expect(await list({ limit: 3, offset: 1 })).toEqual([4, 3, 2])
+      expect(await list({ limit: 1, offset: 5 })).toEqual([0])
+      expect(await list({ limit: 0 })).toEqual([])
+      expect(await list({ functionName: "write_haiku", limit: 2, offset: 1 })).toEqual([3, 2])
+    })
+
+    it("filters by function, variant and episode", async () => {
+      expect(await list({ functionName: "extract" })).toEqual([4, 1])
+      expect(await list({ functionName: "write_haiku", variantName: "b" })).toEqual([3, 2])
+      expect(await list({ variantName: "a" })).toEqual([5, 1, 0])
+      expect(await list({ episodeId: episode })).toEqual([2, 1])
+      expect(await list({ episodeId: episode, functionName: "extract" })).toEqual([1])
+      expect(await list({ functionName: "nope" })).toEqual([])
+      expect(await list({ episodeId: uuidv7() })).toEqual([])
+    })
+
+    it("filters by tag: = and != need the tag; not() of them includes inferences without it", async () => {
+      expect(await list({ filter: red })).toEqual([5, 2, 0])
+      expect(await list({ filter: { ...red, comparison_operator: "!=" } })).toEqual([4, 1])
+      expect(await list({ filter: { ...red, value: "purple", comparison_operator: "!=" } })).toEqual([5, 4, 2, 1, 0])
+      expect(await list({ filter: { type: "not", child: red } })).toEqual([4, 3, 1])
+      expect(await list({ filter: { type: "not", child: { ...red, comparison_operator: "!=" } } })).toEqual([5, 3, 2, 0])
+      expect(await list({ filter: u2 })).toEqual([5, 4])
+      expect(await list({ filter: { type: "tag", key: "missing", value: "", comparison_operator: "=" } })).toEqual([])
+      expect(await list({ filter: { type: "tag", key: "missing", value: "", comparison_operator: "!=" } })).toEqual([])
+    })
+
+    it("filters by time, exact to the millisecond", async () => {
+      const at = (comparison_operator: "<" | "<=" | ">" | ">=", time: number) => list({ filter: { type: "time", time, comparison_operator } })
+      expect(await at("<", base + 3)).toEqual([2, 1, 0])
+      expect(await at("<=", base + 3)).toEqual([4, 3, 2, 1, 0])
+      expect(await at(">", base + 3)).toEqual([5])
+      expect(await at(">=", base + 3)).toEqual([5, 4, 3])
+      expect(await at("<", base + 4)).toEqual([4, 3, 2, 1, 0])
+      expect(await at(">", base + 2)).toEqual([5, 4, 3])
+      expect(await at("<", base)).toEqual([])
+      expect(await at(">", base + 4)).toEqual([])
+      expect(await at("<", 0)).toEqual([])
+      expect(await at(">", -1)).toEqual(all)
+    })
+
+    it("combines filters with and, or and not", async () => {
+      expect(await list({ filter: { type: "and", children: [red, u2] } })).toEqual([5])
+      expect(await list({ filter: { type: "or", children: [u2, early] } })).toEqual([5, 4, 2, 1, 0])
+      expect(await list({ filter: { type: "and", children: [red, { type: "not", child: early }] } })).toEqual([5])
+      expect(await list({ filter: { type: "not", child: { type: "or", children: [red, early] } } })).toEqual([4, 3])
+      expect(await list({ filter: { type: "and", children: [u2, { type: "not", child: { type: "and", children: [red, u2] } }] } })).toEqual([4])
+      expect(await list({ filter: { type: "and", children: [red] } })).toEqual([5, 2, 0])
+      expect(await list({ filter: { type: "and", children: [] } })).toEqual(all)
+      expect(await list({ filter: { type: "or", children: [] } })).toEqual([])
+      expect(await list({ functionName: "write_haiku", filter: { type: "or", children: [red, early] }, limit: 2, offset: 1 })).toEqual([2, 0])
+    })
+  })
+
+  describe("ids that are not UUIDs, and servers that cannot be reached", () => {
+    const suite = storeForSuite(backend, { proxied: true })
+    const notUuids = ["nope", "'; SELECT 1; --", "00000000-0000-0000-0000-000000000000') OR 1=1 --", "0190a1b2-0000-7000-8000-00000000000g", ""]
+
+    it("answers reads with ids that are not UUIDs without asking the server (they work with the server cut off)", async () => {
+      const { store, proxy } = suite
+      const stored = chatInference()
+      await run(store.write(batch({ inferences: [stored] })))
+      // valid ids among invalid ones still count
+      expect(await run(store.getInferences([...notUuids, stored.id]))).toStrictEqual([stored])
+      proxy.cut()
+      try {
+        expect(await run(store.getInferences(notUuids))).toEqual([])
+        expect(await run(store.getModelInferences(notUuids))).toEqual([])
+        expect(await run(store.getFeedback(notUuids))).toEqual([])
+        for (const id of notUuids) {
+          expect(await run(store.findInference(id))).toBeUndefined()
+          expect(await run(store.episodeExists(id))).toBe(false)
+          expect(await run(store.listInferences({ episodeId: id, limit: 10, offset: 0 }))).toEqual([])
+        }
+        // a valid id does reach the server, which is cut off
+        expect(await failure(store.findInference(uuidv7()))).toBeInstanceOf(StoreError)
+      } finally {
+        proxy.restore()
+      }
+    })
+
+    it("refuses a batch holding an id that is not a UUID, and stores none of it", async () => {
+      const { store } = suite
+      const good = chatInference()
+      const error = await failure(store.write(batch({ inferences: [good, chatInference({ episodeId: "nope' --" })] })))
+      expect(error.message).toMatch(/uuid/i)
+      expect(await run(store.getInferences([good.id]))).toEqual([])
+      expect((await failure(store.write(batch({ feedback: [feedback("comment", "1; DROP TABLE x", "hi")] })))).message).toMatch(/uuid/i)
+    })
+
+    it("fails with a one-line StoreError, not a crash, while the server is cut off, and recovers after", async () => {
+      const { store, proxy } = suite
+      const row = chatInference()
+      proxy.cut()
+      try {
+        const started = Date.now()
+        for (const effect of [store.ping, store.write(batch({ inferences: [row] })), store.listInferences({ limit: 1, offset: 0 }), store.getInferences([row.id]), store.cacheLookup("k", 1), store.migrate]) {
+          const error = await failure(effect)
+          expect(error).toBeInstanceOf(StoreError)
+          expect(error.message).toMatch(new RegExp(`^${backend} \\w+.* failed: \\S`))
+          expect(error.message).not.toMatch(/\n|    at /)
+        }
+        expect(Date.now() - started).toBeLessThan(5_000)
+      } finally {
+        proxy.restore()
+      }
+      await run(store.ping)
+      await run(store.write(batch({ inferences: [row] })))
+      expect(await run(store.getInferences([row.id]))).toStrictEqual([row])
+    })
+
+    it("fails with a StoreError, quickly, when nothing listens at the address", async () => {
+      const closed = await startTcpProxy({ host: "127.0.0.1", port: 1 })
+      const url = closed.urlFor(suite.database.url)
+      await closed.close()
+      const { store, close } = await openStore(backend, url)
+      try {
+        const started = Date.now()
+        for (const effect of [store.ping, store.migrate, store.write(batch({ inferences: [chatInference()] })), store.listInferences({ limit: 1, offset: 0 })]) {
+          const error = await failure(effect)
+          expect(error).toBeInstanceOf(StoreError)
+          expect(error.message).toMatch(new RegExp(`^${backend} \\w+.* failed: .*ECONNREFUSED`))
+          expect(error.message).not.toMatch(/\n|    at /)
+        }
+        expect(Date.now() - started).toBeLessThan(5_000)
+      } finally {
+        await close()
+      }
+    })
+
+    it("fails with a one-line StoreError naming the database when it does not exist", async () => {
+      const url = new URL(suite.database.url)
+      url.pathname = "/gw_test_never_created"
+      const { store, close } = await openStore(backend, url.toString())
+      try {
+        const error = await failure(store.ping)
+        expect(error.message).toMatch(new RegExp(`^${backend} ping failed: .*gw_test_never_created.* ${missing[backend]}`))
+        expect(error.message).not.toMatch(/\n|Stack trace|e\.what/)
+      } finally {
+        await close()
+      }
+    })
+  })
+})

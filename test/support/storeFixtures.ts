@@ -1,0 +1,219 @@
+/**
+ * Fixtures of the store suites (test/integration/store-*.test.ts): a store of either backend
+ * on a database of its own, runners for its effects, and builders of every kind of record,
+ * complete by default (a field given as `undefined` is left out, as a store reads it back).
+ */
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import { afterAll, beforeAll } from "vitest"
+import { makeClickHouseStore } from "../../layers/observability/clickhouse.ts"
+import { makePostgresStore } from "../../layers/observability/postgres.ts"
+import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
+import type { CacheEntry, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "../../src/observability/records.ts"
+import type { Store, StoreError } from "../../src/observability/store.ts"
+import { freshDatabase, type TestBackend, type TestDatabase } from "./databases.ts"
+import { startTcpProxy, type TcpProxy } from "./tcpProxy.ts"
+
+// ---- stores
+
+const constructors = { clickhouse: makeClickHouseStore, postgres: makePostgresStore }
+
+export interface OpenStore {
+  readonly store: Store
+  readonly close: () => Promise<void>
+}
+
+/** the store of `backend` on `url`, in a scope of its own that `close` closes */
+export const openStore = async (backend: TestBackend, url: string): Promise<OpenStore> => {
+  const scope = Effect.runSync(Scope.make())
+  const store = await Effect.runPromise(Scope.provide(scope)(constructors[backend](url)))
+  return { store, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+export const run = <A>(effect: Effect.Effect<A, StoreError>): Promise<A> => Effect.runPromise(effect)
+
+/** the StoreError `effect` fails with (the test fails if it succeeds or dies) */
+export const failure = (effect: Effect.Effect<unknown, StoreError>): Promise<StoreError> => Effect.runPromise(Effect.flip(effect))
+
+/** host and port of the server holding `database`, for a proxy in front of it */
+export const serverOf = (database: TestDatabase) => {
+  const url = new URL(database.url)
+  return { host: url.hostname, port: Number(url.port || 5432) }
+}
+
+export interface StoreUnderTest {
+  readonly database: TestDatabase
+  readonly store: Store
+  /** present when asked for with `proxied`: the store talks to its server through it */
+  readonly proxy: TcpProxy
+}
+
+/**
+ * For the tests of the enclosing describe block: a fresh database of `backend` and a store on
+ * it, migrated unless `migrate` is false, reached through a TCP proxy with `proxied`; all gone
+ * after the block. Read the fields inside tests and hooks, once `beforeAll` has run.
+ */
+export const storeForSuite = (
+  backend: TestBackend,
+  options: { readonly migrate?: boolean; readonly proxied?: boolean } = {}
+): StoreUnderTest => {
+  const current: { database?: TestDatabase; opened?: OpenStore; proxy?: TcpProxy } = {}
+  beforeAll(async () => {
+    current.database = await freshDatabase(backend)
+    if (options.proxied) current.proxy = await startTcpProxy(serverOf(current.database))
+    current.opened = await openStore(backend, current.proxy?.urlFor(current.database.url) ?? current.database.url)
+    if (options.migrate ?? true) await run(current.opened.store.migrate)
+  })
+  afterAll(async () => {
+    await current.opened?.close()
+    await current.proxy?.close()
+    await current.database?.drop()
+  })
+  return {
+    get database() {
+      return current.database!
+    },
+    get store() {
+      return current.opened!.store
+    },
+    get proxy() {
+      if (current.proxy === undefined) throw new Error("storeForSuite: ask for `proxied` to get a proxy")
+      return current.proxy
+    }
+  }
+}
+
+// ---- ids and batches
+
+/** A UUIDv7 carrying the time `ms`; `sequence` orders ids of the same millisecond. */
+export const idAt = (ms: number, sequence = 0): string => {
+  const time = ms.toString(16).padStart(12, "0")
+  const random = uuidv7().slice(19)
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${sequence.toString(16).padStart(3, "0")}-${random}`
+}
+
+export const batch = (rows: Partial<WriteBatch>): WriteBatch => ({ inferences: [], modelInferences: [], feedback: [], cache: [], ...rows })
+
+/** `record` without the fields whose value is undefined: optional fields are absent when read back */
+const withoutUndefined = <A extends object>(record: A): A =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as A
+
+// ---- records
+
+export const chatInference = (fields: Partial<StoredInference> = {}): StoredInference => {
+  const id = fields.id ?? uuidv7()
+  return withoutUndefined({
+    id,
+    functionName: "write_haiku",
+    functionType: "chat",
+    variantName: "gpt",
+    episodeId: uuidv7(),
+    input: { system: { name: "Ann" }, messages: [{ role: "user", content: [{ type: "text", text: "a haiku about rain" }] }] },
+    output: [
+      { type: "text", text: "Rain on the roof" },
+      { type: "tool_call", id: "call_1", name: "get_weather", arguments: { city: "Paris" }, raw_name: "get_weather", raw_arguments: "{\"city\":\"Paris\"}" },
+      { type: "tool_call", id: "call_2", name: null, arguments: null, raw_name: "nope", raw_arguments: "{oops" }
+    ],
+    toolParams: { tools_available: [{ name: "get_weather", description: "weather", parameters: { type: "object" }, strict: false }], tool_choice: "auto", parallel_tool_calls: null, allowed_tools: null },
+    inferenceParams: { chat_completion: { temperature: 0.7, max_tokens: 100, seed: null, json_mode: "off" } },
+    processingTimeMs: 123,
+    ttftMs: 45,
+    tags: { user: "u1", env: "prod" },
+    timestamp: uuidv7Timestamp(id),
+    ...fields
+  })
+}
+
+export const jsonInference = (fields: Partial<StoredInference> = {}): StoredInference => {
+  const id = fields.id ?? uuidv7()
+  return withoutUndefined({
+    id,
+    functionName: "extract",
+    functionType: "json",
+    variantName: "strict",
+    episodeId: uuidv7(),
+    input: { messages: [{ role: "user", content: "Ann is 30" }] },
+    output: { raw: "{\"name\":\"Ann\",\"age\":30}", parsed: { name: "Ann", age: 30 } },
+    outputSchema: { type: "object", properties: { name: { type: "string" }, age: { type: "integer" } }, required: ["name"] },
+    inferenceParams: { chat_completion: { json_mode: "strict" } },
+    processingTimeMs: 7,
+    tags: {},
+    timestamp: uuidv7Timestamp(id),
+    ...fields
+  })
+}
+
+export const modelInference = (inferenceId: string, fields: Partial<StoredModelInference> = {}): StoredModelInference => {
+  const id = fields.id ?? uuidv7()
+  return withoutUndefined({
+    id,
+    inferenceId,
+    modelName: "gpt-4o-mini",
+    modelProviderName: "openai",
+    rawRequest: "{\"model\":\"gpt-4o-mini\",\"messages\":[]}",
+    rawResponse: "{\"id\":\"chatcmpl-1\",\"choices\":[]}",
+    system: "You are terse.",
+    inputMessages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+    output: [{ type: "text", text: "hello" }, { type: "thought", text: "hmm", signature: "sig" }],
+    inputTokens: 10,
+    outputTokens: 2,
+    responseTimeMs: 321,
+    ttftMs: 12,
+    finishReason: "stop",
+    cached: false,
+    timestamp: uuidv7Timestamp(id),
+    ...fields
+  })
+}
+
+/** feedback on an inference, its metric named after its kind unless `fields` says otherwise */
+export const feedback = (kind: StoredFeedback["kind"], targetId: string, value: unknown, fields: Partial<StoredFeedback> = {}): StoredFeedback => {
+  const id = fields.id ?? uuidv7()
+  return {
+    id,
+    kind,
+    metricName: kind === "comment" || kind === "demonstration" ? kind : `${kind}_metric`,
+    targetType: "inference",
+    targetId,
+    value,
+    tags: { reviewer: "bob" },
+    timestamp: uuidv7Timestamp(id),
+    ...fields
+  }
+}
+
+export const cacheEntry = (key: string, timestamp: number, fields: Partial<CacheEntry> = {}): CacheEntry =>
+  withoutUndefined({
+    key,
+    output: [{ type: "text", text: `answer at ${timestamp}` }],
+    rawRequest: "{\"q\":1}",
+    rawResponse: "{\"a\":1}",
+    finishReason: "length",
+    timestamp,
+    ...fields
+  })
+
+/**
+ * A batch holding a row of every table: a chat and a json inference of one episode, a model
+ * call of each, feedback of the four kinds (one on the episode) and a cache entry.
+ */
+export const everyKindBatch = (): WriteBatch & { readonly chat: StoredInference; readonly json: StoredInference } => {
+  const chat = chatInference({ functionName: "every_kind" })
+  const json = jsonInference({ functionName: "every_kind", episodeId: chat.episodeId })
+  return {
+    chat,
+    json,
+    ...batch({
+      inferences: [chat, json],
+      modelInferences: [modelInference(chat.id), modelInference(json.id)],
+      feedback: [
+        feedback("boolean", chat.id, true),
+        feedback("float", chat.id, 0.5),
+        feedback("comment", chat.episodeId, "ok", { targetType: "episode" }),
+        feedback("demonstration", json.id, { name: "x" })
+      ],
+      cache: [cacheEntry(`${chat.id}-key`, Date.now())]
+    })
+  }
+}
