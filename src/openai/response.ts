@@ -7,6 +7,7 @@ import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
 import { type CompletedInference, jsonDelta, sseDone, sseEvent, type StreamEncoder } from "../inference/run.ts"
 import type { ChunkDelta, FinishReason, Usage } from "../inference/types.ts"
+import { parseQualifiedProviderName } from "../providers/types.ts"
 import type { TranslatedRequest } from "./request.ts"
 
 const openAiFinishReason = (reason: FinishReason | undefined): string => {
@@ -48,7 +49,16 @@ const messageOf = (prepared: PreparedInference, output: ReadonlyArray<ChatOutput
         extra.push({ type: "thought", insert_index: index, text: block.text, ...(block.signature === undefined ? {} : { signature: block.signature }) })
         break
       case "unknown":
-        extra.push({ type: "unknown", insert_index: index, data: block.data, provider_name: block.model_provider_name })
+        {
+          // as the client sends it back: the model and the provider apart
+          const origin = parseQualifiedProviderName(block.model_provider_name)
+          extra.push({
+            type: "unknown",
+            insert_index: index,
+            data: block.data,
+            ...(origin === undefined ? {} : { model_name: origin.modelName, provider_name: origin.providerName })
+          })
+        }
         break
     }
   })
@@ -60,12 +70,24 @@ const messageOf = (prepared: PreparedInference, output: ReadonlyArray<ChatOutput
   }
 }
 
-const rawUsageOf = (completed: CompletedInference): unknown => {
+const usageIn = (json: string): unknown => {
   try {
-    return JSON.parse(completed.rawResponse)?.usage
+    return JSON.parse(json)?.usage ?? undefined
   } catch {
     return undefined
   }
+}
+
+/** the provider's own usage: in its body, or (streamed: one chunk a line) in the last chunk that has one */
+const rawUsageOf = (completed: CompletedInference): unknown => {
+  const whole = usageIn(completed.rawResponse)
+  if (whole !== undefined) return whole
+  const lines = completed.rawResponse.split("\n")
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const usage = usageIn(lines[i])
+    if (usage !== undefined) return usage
+  }
+  return undefined
 }
 
 const usageOf = (completed: CompletedInference, options: TranslatedRequest) => {
@@ -137,7 +159,8 @@ export const openAiStreamEncoder = (prepared: PreparedInference, model: string, 
   },"object":"chat.completion.chunk","system_fingerprint":""`
   const isChat = prepared.fn.type === "chat"
   let roleSent = false
-  const toolIndexes = new Map<string, number>()
+  // each tool call's index, and whether it is a custom tool's (its input streams in `custom.input`)
+  const toolIndexes = new Map<string, { readonly index: number; readonly custom: boolean }>()
   const choiceEvent = (delta: Record<string, unknown>, finishReason: string | null) => {
     if (!roleSent) {
       roleSent = true
@@ -158,14 +181,16 @@ export const openAiStreamEncoder = (prepared: PreparedInference, model: string, 
           break
         case "tool_call": {
           const known = toolIndexes.get(part.id)
-          const index = known ?? toolIndexes.size
-          const custom = isCustomTool(prepared, part.raw_name)
+          const index = known?.index ?? toolIndexes.size
+          const custom = known?.custom ?? isCustomTool(prepared, part.raw_name)
           const call = known === undefined
             ? custom
               ? { index, id: part.id, type: "custom", custom: { name: part.raw_name, input: part.raw_arguments } }
               : { index, id: part.id, type: "function", function: { name: part.raw_name, arguments: part.raw_arguments } }
+            : custom
+            ? { index, custom: { input: part.raw_arguments } }
             : { index, function: { arguments: part.raw_arguments } }
-          if (known === undefined) toolIndexes.set(part.id, index)
+          if (known === undefined) toolIndexes.set(part.id, { index, custom })
           ;(delta.tool_calls ??= []).push(call)
           break
         }

@@ -53,3 +53,11 @@ export interface ProviderDefinition {
 
 export const qualifiedProviderName = (modelName: string, providerName: string): string =>
   `gateway::model_name::${modelName}::provider_name::${providerName}`
+
+/** The model and provider a qualified provider name names, when it is one. */
+export const parseQualifiedProviderName = (
+  name: string
+): { readonly modelName: string; readonly providerName: string } | undefined => {
+  const match = /^gateway::model_name::(.+)::provider_name::(.+)$/.exec(name)
+  return match === null ? undefined : { modelName: match[1], providerName: match[2] }
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest"
+import { InvalidRequest } from "../../src/errors.ts"
+import type { CompletedInference } from "../../src/inference/run.ts"
+import { ChatCompletionRequest } from "../../src/openai/api.ts"
+import { translateChatCompletion, type TranslatedRequest } from "../../src/openai/request.ts"
+import { chatCompletionBody } from "../../src/openai/response.ts"
+import { makeLenientDecoder } from "../../src/decode.ts"
+
+const decode = makeLenientDecoder(ChatCompletionRequest)
+const translate = (body: unknown, type: "chat" | "json" = "chat") => {
+  const decoded = decode(body)
+  if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
+  return translateChatCompletion(decoded.value, () => type)
+}
+const ok = (result: ReturnType<typeof translate>): TranslatedRequest => {
+  if (result instanceof InvalidRequest) throw result
+  return result
+}
+
+describe("translateChatCompletion", () => {
+  it("joins system messages, keeps tool results together and puts extra content back in place", () => {
+    const { request } = ok(translate({
+      model: "gateway::model_name::dummy::echo",
+      messages: [
+        { role: "system", content: "one" },
+        { role: "developer", content: [{ type: "text", text: "two" }] },
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: "calling",
+          tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }],
+          gateway_extra_content: [{ type: "thought", text: "hmm", insert_index: 0 }]
+        },
+        { role: "tool", tool_call_id: "c1", content: "42" },
+        { role: "tool", tool_call_id: "c2", content: [{ type: "text", text: "43" }] }
+      ]
+    }))
+    expect(request.model_name).toBe("dummy::echo")
+    expect(request.input).toEqual({
+      system: "one\ntwo",
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: [
+            { type: "thought", text: "hmm", signature: undefined },
+            { type: "text", text: "calling" },
+            { type: "tool_call", id: "c1", name: "f", arguments: "{}" }
+          ]
+        },
+        { role: "user", content: [{ type: "tool_result", id: "c1", name: "f", result: "42" }, { type: "tool_result", id: "c2", name: "", result: "43" }] }
+      ]
+    })
+  })
+
+  it("takes the smaller of max_tokens and max_completion_tokens, and lets gateway::params win over response_format", () => {
+    const { request } = ok(translate({
+      model: "gateway::function_name::f",
+      messages: [],
+      max_tokens: 50,
+      max_completion_tokens: 20,
+      stop: "END",
+      response_format: { type: "json_object" },
+      "gateway::params": { chat_completion: { json_mode: "off", temperature: 0.1 } }
+    }))
+    expect(request.params).toEqual({ chat_completion: { max_tokens: 20, stop_sequences: ["END"], json_mode: "off", temperature: 0.1 } })
+  })
+
+  it("sends a json_schema to a json function as its output schema, to a chat function's provider otherwise", () => {
+    const schema = { type: "object", properties: { a: { type: "string" } } }
+    const body = { model: "gateway::function_name::f", messages: [], response_format: { type: "json_schema", json_schema: { name: "x", schema } } }
+    const json = ok(translate(body, "json"))
+    expect(json.request.output_schema).toEqual(schema)
+    expect(json.extras.responseSchema).toBeUndefined()
+    const chat = ok(translate(body, "chat"))
+    expect(chat.request.output_schema).toBeUndefined()
+    expect(chat.extras.responseSchema).toEqual(schema)
+    expect(chat.request.params?.chat_completion?.json_mode).toBe("strict")
+  })
+
+  it("refuses other model names and n other than 1", () => {
+    expect((translate({ model: "gpt-4o", messages: [] }) as InvalidRequest).message).toMatch(/^model: "gpt-4o" is not a gateway model/)
+    expect((translate({ model: "gateway::model_name::dummy::x", messages: [], n: 2 }) as InvalidRequest).message)
+      .toBe("n: only 1 choice is supported, got 2")
+  })
+
+  it("turns allowed_tools into a mode and a list, and a namespace into a tag", () => {
+    const { request, extras } = ok(translate({
+      model: "gateway::model_name::dummy::x",
+      messages: [],
+      tools: [
+        { type: "function", function: { name: "a", parameters: { type: "object" } } },
+        { type: "custom", custom: { name: "b", format: { type: "text" } } }
+      ],
+      tool_choice: { type: "allowed_tools", allowed_tools: { mode: "required", tools: [{ type: "custom", custom: { name: "b" } }] } },
+      "gateway::namespace": "team-a",
+      "gateway::tags": { user: "u" }
+    }))
+    expect(request.tool_choice).toBe("required")
+    expect(request.allowed_tools).toEqual(["b"])
+    expect(request.additional_tools).toEqual([{ name: "a", description: "", parameters: { type: "object" }, strict: undefined }])
+    expect(extras.customTools).toEqual([{ name: "b", description: undefined, format: { type: "text" } }])
+    expect(request.tags).toEqual({ user: "u", "gateway::namespace": "team-a" })
+  })
+})
+
+describe("chatCompletionBody", () => {
+  it("reports unknown blocks with their model and provider apart, as a client sends them back", () => {
+    const completed = {
+      prepared: { inferenceId: "i", episodeId: "e", fn: { type: "chat" }, tools: undefined },
+      origin: { modelInferenceId: "m", provider: { type: "openai" } },
+      output: [
+        { type: "text", text: "a" },
+        { type: "unknown", data: { x: 1 }, model_provider_name: "gateway::model_name::gpt::provider_name::main" }
+      ],
+      usage: { input_tokens: 1, output_tokens: 2 },
+      finishReason: "stop",
+      rawResponse: "{}"
+    } as unknown as CompletedInference
+    const body = chatCompletionBody(completed, "m", { includeRawUsage: false, includeRawResponse: false } as TranslatedRequest)
+    expect(body.choices[0].message).toEqual({
+      role: "assistant",
+      content: "a",
+      gateway_extra_content: [{ type: "unknown", insert_index: 1, data: { x: 1 }, model_name: "gpt", provider_name: "main" }]
+    })
+    expect(body.usage).toEqual({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, gateway_cost: null })
+  })
+})
