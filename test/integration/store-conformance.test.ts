@@ -11,20 +11,7 @@ import { uuidv7 } from "../../src/ids.ts"
 import type { StoredInference } from "../../src/observability/records.ts"
 import { type InferenceQuery, StoreError } from "../../src/observability/store.ts"
 import { queryDatabase, tablesOf } from "../support/databases.ts"
-import {
-  batch,
-  cacheEntry,
-  chatInference,
-  everyKindBatch,
-  failure,
-  feedback,
-  idAt,
-  jsonInference,
-  modelInference,
-  openStore,
-  run,
-  storeForSuite
-} from "../support/storeFixtures.ts"
+import { batch, cacheEntry, chatInference, everyKindBatch, failure, feedback, idAt, jsonInference, modelInference, openStore, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
 const expectedTables = {
@@ -91,6 +78,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
 
     it("creates every table, records the migration, and applies nothing the second time", async () => {
       const { store, database } = suite
+      expect(store.backend).toBe(backend)
       expect(await run(store.migrate)).toEqual(["0001_observability_tables"])
       expect(await tablesOf(database)).toEqual(expectedTables[backend])
       expect(await run(store.migrate)).toEqual([])
@@ -155,7 +143,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         finishReason: undefined,
         inputTokens: 0,
         outputTokens: 0,
-        output: [{ type: "tool_call", id: "call_1", name: "get_weather", arguments: "{\"city\":\"Paris\"}" }]
+        output: [{ type: "tool_call", id: "call_1", raw_name: "get_weather", raw_arguments: "{\"city\":\"Paris\"}" }]
       })
       const empty = modelInference(inferenceId, { output: [], finishReason: "length" })
       const other = modelInference(uuidv7(), {
@@ -405,14 +393,13 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
     const suite = storeForSuite(backend, { proxied: true })
     const notUuids = ["nope", "'; SELECT 1; --", "00000000-0000-0000-0000-000000000000') OR 1=1 --", "0190a1b2-0000-7000-8000-00000000000g", ""]
 
-    it("answers reads with ids that are not UUIDs without asking the server (they work with the server cut off)", async () => {
-      const { store, proxy } = suite
+    it("answers reads with ids that are not UUIDs without asking the server", async () => {
       const stored = chatInference()
-      await run(store.write(batch({ inferences: [stored] })))
+      await run(suite.store.write(batch({ inferences: [stored] })))
       // valid ids among invalid ones still count
-      expect(await run(store.getInferences([...notUuids, stored.id]))).toStrictEqual([stored])
-      proxy.cut()
-      try {
+      expect(await run(suite.store.getInferences([...notUuids, stored.id]))).toStrictEqual([stored])
+
+      await withCutOffStore(backend, suite.database, async (store) => {
         expect(await run(store.getInferences(notUuids))).toEqual([])
         expect(await run(store.getModelInferences(notUuids))).toEqual([])
         expect(await run(store.getFeedback(notUuids))).toEqual([])
@@ -423,9 +410,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         }
         // a valid id does reach the server, which is cut off
         expect(await failure(store.findInference(uuidv7()))).toBeInstanceOf(StoreError)
-      } finally {
-        proxy.restore()
-      }
+      })
     })
 
     it("refuses a batch holding an id that is not a UUID, and stores none of it", async () => {
@@ -482,9 +467,12 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       url.pathname = "/gw_test_never_created"
       const { store, close } = await openStore(backend, url.toString())
       try {
-        const error = await failure(store.ping)
-        expect(error.message).toMatch(new RegExp(`^${backend} ping failed: .*gw_test_never_created.* ${missing[backend]}`))
-        expect(error.message).not.toMatch(/\n|Stack trace|e\.what/)
+        for (const [operation, effect] of [["ping", store.ping], ["listInferences", store.listInferences({ limit: 1, offset: 0 })]] as const) {
+          const error = await failure(effect)
+          expect(error.message).toMatch(new RegExp(`^${backend} ${operation} failed: .*gw_test_never_created.* ${missing[backend]}`))
+          // ClickHouse 18.16 appends a stack trace to its messages
+          expect(error.message).not.toMatch(/\n|Stack trace|e\.what/)
+        }
       } finally {
         await close()
       }

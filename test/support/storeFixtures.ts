@@ -42,6 +42,22 @@ export const serverOf = (database: TestDatabase) => {
   return { host: url.hostname, port: Number(url.port || 5432) }
 }
 
+/**
+ * Runs `use` with a store of `backend` whose server is cut off (a proxy in front of it accepts
+ * and closes every connection): whatever it answers, it answered without asking the server.
+ */
+export const withCutOffStore = async <A>(backend: TestBackend, database: TestDatabase, use: (store: Store) => Promise<A>): Promise<A> => {
+  const proxy = await startTcpProxy(serverOf(database))
+  proxy.cut()
+  const { store, close } = await openStore(backend, proxy.urlFor(database.url))
+  try {
+    return await use(store)
+  } finally {
+    await close()
+    await proxy.close()
+  }
+}
+
 export interface StoreUnderTest {
   readonly database: TestDatabase
   readonly store: Store

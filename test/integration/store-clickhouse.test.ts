@@ -1,0 +1,179 @@
+/**
+ * What only the ClickHouse store does (the behaviour both stores share is checked by
+ * store-conformance.test.ts): the database created from the URL, strings sent as hex literals
+ * (18.16 has no query parameters), NUL bytes and lone surrogates inside JSON kept exactly,
+ * re-inserted rows deduplicated on read across unmerged parts, values refused before they
+ * reach SQL, and the URLs it cannot use.
+ */
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import { beforeAll, describe, expect, it } from "vitest"
+import { makeClickHouseStore } from "../../layers/observability/clickhouse.ts"
+import { uuidv7 } from "../../src/ids.ts"
+import { clickHouseCommand, queryDatabase, tablesOf } from "../support/databases.ts"
+import { batch, cacheEntry, chatInference, everyKindBatch, failure, feedback, idAt, openStore, run, serverOf, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
+import { startTcpProxy } from "../support/tcpProxy.ts"
+
+const hex = (value: string) => Buffer.from(value, "utf8").toString("hex")
+
+describe("ClickHouse store: what ClickHouse alone does", () => {
+  const suite = storeForSuite("clickhouse")
+
+  it("creates the database named in the URL when it does not exist", async () => {
+    const name = `gw_test_missing_${uuidv7().slice(-12)}`
+    const url = new URL(suite.database.url)
+    url.pathname = `/${name}`
+    const other = await openStore("clickhouse", url.toString())
+    try {
+      expect((await failure(other.store.ping)).message).toMatch(new RegExp(`^clickhouse ping failed: .*${name}`))
+      expect(await run(other.store.migrate)).toEqual(["0001_observability_tables"])
+      await run(other.store.ping)
+      expect(await tablesOf({ ...suite.database, url: url.toString(), name })).toContain("ChatInference")
+    } finally {
+      await other.close()
+      await clickHouseCommand(`DROP DATABASE IF EXISTS ${name}`)
+    }
+  })
+
+  it("sends the strings of a query as hex literals, never as SQL text", async () => {
+    const marker = "gw 'marker' \"quoted\" \\ -- ;"
+    const row = chatInference({ functionName: `fn ${marker}`, variantName: `variant ${marker}`, tags: { [`key ${marker}`]: `value ${marker}` } })
+    const entry = cacheEntry(`cache ${marker}`, Date.now())
+    await run(suite.store.write(batch({ inferences: [row], cache: [entry] })))
+
+    const recording = await startTcpProxy(serverOf(suite.database), { record: true })
+    const reader = await openStore("clickhouse", recording.urlFor(suite.database.url))
+    try {
+      const { store } = reader
+      const filter = { type: "tag", key: `key ${marker}`, value: `value ${marker}`, comparison_operator: "=" } as const
+      expect(await run(store.listInferences({ functionName: row.functionName, variantName: row.variantName, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
+      expect(await run(store.cacheLookup(entry.key, 60))).toStrictEqual(entry)
+      const sent = recording.sent()
+      for (const value of [row.functionName, row.variantName, filter.key, filter.value, entry.key]) expect(sent).toContain(`unhex('${hex(value)}')`)
+      expect(sent).not.toContain("marker")
+    } finally {
+      await reader.close()
+      await recording.close()
+    }
+  })
+
+  it("keeps NUL bytes and control characters exactly, also as filters", async () => {
+    const { store } = suite
+    const awkward = "nul\u0000byte \u0001\u001f\u007f"
+    const row = chatInference({
+      functionName: `fn ${awkward}`,
+      variantName: awkward,
+      input: { text: awkward },
+      output: [{ type: "text", text: awkward }],
+      tags: { [`key ${awkward}`]: awkward }
+    })
+    const comment = feedback("comment", row.id, awkward, { metricName: awkward })
+    const entry = cacheEntry(`key ${awkward}`, Date.now(), { rawRequest: awkward })
+    await run(store.write(batch({ inferences: [row], feedback: [comment], cache: [entry] })))
+
+    const filter = { type: "tag", key: `key ${awkward}`, value: awkward, comparison_operator: "=" } as const
+    expect(await run(store.listInferences({ functionName: row.functionName, variantName: awkward, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
+    expect(await run(store.getFeedback([row.id]))).toStrictEqual([comment])
+    expect(await run(store.cacheLookup(entry.key, undefined))).toStrictEqual(entry)
+  })
+
+  it("keeps lone UTF-16 surrogates inside JSON values exactly (JSON escapes them)", async () => {
+    const row = chatInference({ input: { text: "kept \udc00 exactly", "\ud800": ["\udfff"] }, output: [{ type: "text", text: "lone \ud800" }] })
+    await run(suite.store.write(batch({ inferences: [row] })))
+    expect(await run(suite.store.getInferences([row.id]))).toStrictEqual([row])
+  })
+
+  it("refuses a batch holding an id that is not a UUID before sending any of it", async () => {
+    // the server is cut off: a write that reached it would fail otherwise
+    await withCutOffStore("clickhouse", suite.database, async (store) => {
+      const error = await failure(store.write(batch({ inferences: [chatInference(), chatInference({ episodeId: "nope' --" })] })))
+      expect(error.message).toBe("clickhouse refused a value: not a UUID: \"nope' --\"")
+      const badFeedback = await failure(store.write(batch({ feedback: [feedback("comment", "1; DROP TABLE x", "hi")] })))
+      expect(badFeedback.message).toBe("clickhouse refused a value: not a UUID: \"1; DROP TABLE x\"")
+    })
+  })
+
+  it("refuses a filter or an age it does not know instead of pasting it into SQL", async () => {
+    await withCutOffStore("clickhouse", suite.database, async (store) => {
+      const operator = await failure(store.listInferences({
+        filter: { type: "time", time: 1, comparison_operator: "> 0 OR 1 =" as never },
+        limit: 1,
+        offset: 0
+      }))
+      expect(operator.message).toMatch(/^clickhouse refused a value: not a time filter/)
+      const unknown = await failure(store.listInferences({ filter: { type: "sql" } as never, limit: 1, offset: 0 }))
+      expect(unknown.message).toMatch(/^clickhouse refused a value: not a filter/)
+      const age = await failure(store.cacheLookup("k", Number.NaN))
+      expect(age.message).toMatch(/^clickhouse refused a value: not an age/)
+    })
+  })
+
+  it("rounds a fractional time bound the way that keeps the comparison exact", async () => {
+    const base = Date.UTC(2025, 0, 2)
+    const rows = [0, 1, 2, 3].map((offset) => chatInference({ id: idAt(base + offset), functionName: "fractional" }))
+    await run(suite.store.write(batch({ inferences: rows })))
+    const at = async (comparison_operator: "<" | "<=" | ">" | ">=") =>
+      (await run(suite.store.listInferences({ functionName: "fractional", filter: { type: "time", time: base + 1.5, comparison_operator }, limit: 10, offset: 0 })))
+        .map((row) => row.timestamp - base)
+    expect(await at("<")).toEqual([1, 0])
+    expect(await at("<=")).toEqual([1, 0])
+    expect(await at(">")).toEqual([3, 2])
+    expect(await at(">=")).toEqual([3, 2])
+  })
+
+  it("refuses URLs it cannot use", async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const notUrl = await Effect.runPromise(Effect.flip(Scope.provide(scope)(makeClickHouseStore("http://"))))
+      expect(notUrl.message).toMatch(/not a valid URL/)
+      const badName = await Effect.runPromise(Effect.flip(Scope.provide(scope)(makeClickHouseStore("http://127.0.0.1:8123/a;b"))))
+      expect(badName.message).toMatch(/database name/)
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
+})
+
+describe("ClickHouse store: rows inserted again stay in separate parts until a merge, and are read once", () => {
+  const suite = storeForSuite("clickhouse")
+  // a batch of every kind, written three times: three copies of each row, six where it holds two
+  // (the materialized views by id and by episode get one row per inference)
+  const copies: Record<string, number> = {
+    ChatInference: 3,
+    JsonInference: 3,
+    InferenceById: 6,
+    InferenceByEpisodeId: 6,
+    ModelInference: 6,
+    BooleanMetricFeedback: 3,
+    FloatMetricFeedback: 3,
+    CommentFeedback: 3,
+    DemonstrationFeedback: 3,
+    ModelInferenceCache: 3
+  }
+  const tables = Object.keys(copies)
+  beforeAll(async () => {
+    for (const table of tables) await clickHouseCommand(`SYSTEM STOP MERGES ${suite.database.name}.${table}`)
+  })
+
+  it("every read path deduplicates by id", async () => {
+    const { store, database } = suite
+    const once = everyKindBatch()
+    const { chat, json } = once
+    for (let attempt = 0; attempt < 3; attempt++) await run(store.write(once))
+
+    // the copies on disk that the reads below have to deduplicate
+    const counts = await Promise.all(tables.map(async (table) =>
+      [table, (await queryDatabase(database, `SELECT toUInt32(count()) AS rows FROM ${table}`))[0].rows] as const
+    ))
+    expect(Object.fromEntries(counts)).toEqual(copies)
+    expect(await run(store.getInferences([chat.id, json.id]))).toStrictEqual([json, chat])
+    expect(await run(store.listInferences({ limit: 100, offset: 0 }))).toStrictEqual([json, chat])
+    expect(await run(store.listInferences({ episodeId: chat.episodeId, limit: 1, offset: 1 }))).toStrictEqual([chat])
+    expect(await run(store.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
+    expect(await run(store.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
+    expect(await run(store.cacheLookup(once.cache[0].key, undefined))).toStrictEqual(once.cache[0])
+    expect(await run(store.findInference(json.id))).toStrictEqual({ functionName: json.functionName, functionType: "json", episodeId: json.episodeId, outputSchema: json.outputSchema })
+    expect(await run(store.episodeExists(chat.episodeId))).toBe(true)
+  })
+})

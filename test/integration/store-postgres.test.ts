@@ -1,0 +1,97 @@
+/**
+ * What only the Postgres store does (the behaviour both stores share is checked by
+ * store-conformance.test.ts): concurrent migrations serialised by an advisory lock, text
+ * Postgres cannot hold (NUL, lone surrogates in JSONB) written again with U+FFFD, batches
+ * split past the parameter limit, one row per id on disk (ON CONFLICT), fractional durations.
+ */
+import { describe, expect, it } from "vitest"
+import { uuidv7 } from "../../src/ids.ts"
+import { freshDatabase, queryDatabase } from "../support/databases.ts"
+import { batch, chatInference, everyKindBatch, jsonInference, modelInference, openStore, run, storeForSuite } from "../support/storeFixtures.ts"
+
+describe("Postgres store: migrations", () => {
+  it("applies each migration once when several migrate at the same time", async () => {
+    const database = await freshDatabase("postgres")
+    const first = await openStore("postgres", database.url)
+    const second = await openStore("postgres", database.url)
+    try {
+      // two pools (as two gateway processes would have) and two calls on the same pool
+      const results = await Promise.all([
+        run(first.store.migrate),
+        run(second.store.migrate),
+        run(first.store.migrate),
+        run(second.store.migrate)
+      ])
+      expect(results.flat()).toEqual(["0001_observability_tables"])
+      expect(await queryDatabase(database, "SELECT version, name FROM gateway_migrations")).toEqual([{ version: 1, name: "0001_observability_tables" }])
+    } finally {
+      await first.close()
+      await second.close()
+      await database.drop()
+    }
+  })
+})
+
+describe("Postgres store: what Postgres alone does", () => {
+  const suite = storeForSuite("postgres")
+
+  /** rows on disk per table, keyed by table name */
+  const rowCounts = async () => {
+    const tables = ["chat_inference", "json_inference", "model_inference", "boolean_metric_feedback", "float_metric_feedback", "comment_feedback", "demonstration_feedback", "model_inference_cache"]
+    const counts = await Promise.all(tables.map(async (table) => (await queryDatabase(suite.database, `SELECT count(*)::int AS rows FROM ${table}`))[0].rows as number))
+    return Object.fromEntries(tables.map((table, index) => [table, counts[index]]))
+  }
+
+  it("stores text Postgres cannot hold (NUL anywhere, lone surrogates in JSON) with U+FFFD instead of failing forever", async () => {
+    const { store } = suite
+    const inference = chatInference({ input: { messages: [{ role: "user", content: "nul:\u0000 lone:\ud800" }] }, tags: { "k\u0000": "v" } })
+    const model = modelInference(inference.id, { rawResponse: "a\u0000b" })
+    // a row of the same batch without such text is stored as it is
+    const plain = jsonInference()
+    await run(store.write(batch({ inferences: [inference, plain], modelInferences: [model] })))
+
+    const [read] = await run(store.getInferences([inference.id]))
+    expect(read.input).toEqual({ messages: [{ role: "user", content: "nul:\uFFFD lone:\uFFFD" }] })
+    expect(read.tags).toEqual({ "k\uFFFD": "v" })
+    expect((await run(store.getModelInferences([inference.id])))[0].rawResponse).toBe("a\uFFFDb")
+    expect(await run(store.getInferences([plain.id]))).toStrictEqual([plain])
+  })
+
+  it("writes batches larger than one statement's parameter limit", async () => {
+    const { store } = suite
+    const inferenceId = uuidv7()
+    const many = Array.from({ length: 5_000 }, () => modelInference(inferenceId))
+    const inferences = Array.from({ length: 1_000 }, () => chatInference({ functionName: "bulk" }))
+    await run(store.write(batch({ modelInferences: many, inferences })))
+    expect(await run(store.getModelInferences([inferenceId]))).toStrictEqual(many)
+    expect(await run(store.listInferences({ functionName: "bulk", limit: 2_000, offset: 0 }))).toHaveLength(1_000)
+  })
+
+  it("keeps one row per id on disk when a batch is written again", async () => {
+    const once = everyKindBatch()
+    const before = await rowCounts()
+    await run(suite.store.write(once))
+    await run(suite.store.write(once))
+    await run(suite.store.write(batch({ inferences: [once.chat, once.chat], feedback: [once.feedback[0], once.feedback[0]], cache: [once.cache[0], once.cache[0]] })))
+    const after = await rowCounts()
+    expect(Object.fromEntries(Object.entries(after).map(([table, rows]) => [table, rows - before[table]]))).toEqual({
+      chat_inference: 1,
+      json_inference: 1,
+      model_inference: 2,
+      boolean_metric_feedback: 1,
+      float_metric_feedback: 1,
+      comment_feedback: 1,
+      demonstration_feedback: 1,
+      model_inference_cache: 1
+    })
+  })
+
+  it("keeps fractional durations exactly", async () => {
+    const { store } = suite
+    const inference = jsonInference({ processingTimeMs: 12.5, ttftMs: 0.25 })
+    const call = modelInference(inference.id, { responseTimeMs: 80.125, ttftMs: 1 / 3 })
+    await run(store.write(batch({ inferences: [inference], modelInferences: [call] })))
+    expect(await run(store.getInferences([inference.id]))).toStrictEqual([inference])
+    expect(await run(store.getModelInferences([inference.id]))).toStrictEqual([call])
+  })
+})
