@@ -14,6 +14,25 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   }
 }
 
+/** 401: no valid API key (authentication is on). The message never echoes the secret. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 401
+  }
+}
+
+/** 429: a rate limit rule refuses the request; `retryAfterS` goes into the Retry-After header. */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  message: Schema.String,
+  retryAfterS: Schema.Finite
+}) {
+  get status(): number {
+    return 429
+  }
+}
+
 /** 404: unknown function, variant, model, metric or route. */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: Schema.String
@@ -90,6 +109,8 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
 
 export type GatewayError =
   | InvalidRequest
+  | Unauthorized
+  | RateLimited
   | NotFound
   | MethodNotAllowed
   | RequestTimeout
@@ -101,6 +122,8 @@ export type GatewayError =
 
 const gatewayErrorTags: ReadonlySet<string> = new Set([
   "InvalidRequest",
+  "Unauthorized",
+  "RateLimited",
   "NotFound",
   "MethodNotAllowed",
   "RequestTimeout",

@@ -11,6 +11,16 @@ import { type TemplateSource, TemplateEngine, templateKey, templateReferences } 
 import type { InferenceParams, ToolChoice, ToolDefinition } from "../inference/types.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
+import { publicIdPattern } from "../auth/apiKey.ts"
+import {
+  eachValue,
+  type Limit,
+  periods,
+  periodSeconds,
+  type RateLimitRule,
+  ruleId,
+  type ScopeCondition
+} from "../ratelimit/rules.ts"
 import { parseCredentialLocation, resolveCredential } from "./credentials.ts"
 import { type ConfigIssue, type ConfigSource, formatIssue, type KeyPath, mergeConfigSources } from "./merge.ts"
 import {
@@ -20,6 +30,8 @@ import {
   RawGateway,
   RawMetric,
   RawModel,
+  RawRateLimiting,
+  RawRateLimitRule,
   RawTool,
   RawVariant
 } from "./raw.ts"
@@ -53,6 +65,8 @@ const decodeFunction = makeDecoder(RawFunction)
 const decodeVariant = makeDecoder(RawVariant)
 const decodeTool = makeDecoder(RawTool)
 const decodeMetric = makeDecoder(RawMetric)
+const decodeRateLimiting = makeDecoder(RawRateLimiting)
+const decodeRateLimitRule = makeDecoder(RawRateLimitRule)
 const providerDecoders = new Map(
   [...providerTypes.values()].map((provider) => [
     provider.type,
@@ -156,6 +170,10 @@ export const buildConfig = (
       maxRows: rawGateway.observability?.batch_writes?.max_rows ?? 1000,
       flushIntervalMs: rawGateway.observability?.batch_writes?.flush_interval_ms ?? 100,
       maxQueued: rawGateway.observability?.max_queued_writes ?? 100_000
+    },
+    auth: {
+      enabled: rawGateway.auth?.enabled ?? false,
+      cacheTtlMs: rawGateway.auth?.cache_ttl_ms ?? 1000
     }
   }
 
@@ -449,12 +467,61 @@ export const buildConfig = (
     }
   }
 
+  // [rate_limiting]
+  const rawRateLimiting = decodeAt(decodeRateLimiting, raw.rate_limiting ?? {}, ["rate_limiting"]) ?? {}
+  const rules: Array<RateLimitRule> = []
+  ;(rawRateLimiting.rules ?? []).forEach((table, index) => {
+    const rule = buildRateLimitRule(["rate_limiting", "rules", index], index, table)
+    if (rule !== undefined) rules.push(rule)
+  })
+
+  function buildRateLimitRule(keyPath: KeyPath, index: number, table: Record<string, unknown>): RateLimitRule | undefined {
+    const rule = decodeAt(decodeRateLimitRule, table, keyPath)
+    if (rule === undefined) return undefined
+    const limits: Array<Limit> = []
+    for (const resource of ["model_inferences", "tokens"] as const) {
+      for (const period of periods) {
+        const raw = rule[`${resource}_per_${period}`]
+        if (raw === undefined) continue
+        const { capacity, refill } = typeof raw === "number" ? { capacity: raw, refill: raw } : { capacity: raw.capacity, refill: raw.refill_rate }
+        limits.push({ resource, period, capacity, refillPerSecond: refill / periodSeconds[period] })
+      }
+    }
+    if (limits.length === 0) {
+      report(keyPath, "a rule needs at least one limit, such as model_inferences_per_minute or tokens_per_hour")
+      return undefined
+    }
+    const scope: Array<ScopeCondition> = []
+    for (const [i, condition] of (rule.scope ?? []).entries()) {
+      if ("api_key_public_id" in condition) {
+        const id = condition.api_key_public_id
+        if (id !== eachValue && !publicIdPattern.test(id)) {
+          report([...keyPath, "scope", i, "api_key_public_id"], `expected a 12-character public id or "${eachValue}", got "${id}"`)
+          return undefined
+        }
+        scope.push({ kind: "api_key", publicId: id })
+      } else scope.push({ kind: "tag", key: condition.tag_key, value: condition.tag_value })
+    }
+    return { index, priority: rule.priority, scope, limits, id: ruleId(rule.priority, scope, limits) }
+  }
+
   const compiled = TemplateEngine.compile(templates)
   if ("errors" in compiled) {
     for (const error of compiled.errors) issues.push({ path: [], message: `${error.origin}: ${error.message}` })
   }
   if (issues.length > 0 || "errors" in compiled) return { errors: issues.map(formatIssue) }
-  return { config: { gateway, models, functions, tools, metrics, templates: compiled.engine, env: input.env } }
+  return {
+    config: {
+      gateway,
+      models,
+      functions,
+      tools,
+      metrics,
+      rateLimiting: { enabled: rawRateLimiting.enabled ?? true, rules },
+      templates: compiled.engine,
+      env: input.env
+    }
+  }
 }
 
 /** The single provider of a `<provider_type>::<model>` short-hand model. */

@@ -121,7 +121,41 @@ export const RawGateway = Schema.Struct({
       flush_interval_ms: Schema.optional(PositiveInt)
     })),
     max_queued_writes: Schema.optional(PositiveInt)
+  })),
+  auth: Schema.optional(Schema.Struct({
+    enabled: Schema.optional(Schema.Boolean),
+    /** how long a verified key is trusted before asking the database again */
+    cache_ttl_ms: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 2000 })))
   }))
+})
+
+const PositiveFinite = Schema.Finite.check(Schema.isGreaterThan(0))
+
+export const RawLimit = Schema.Union([
+  PositiveFinite,
+  Schema.Struct({ capacity: PositiveFinite, refill_rate: NonNegative })
+]).annotate({ expected: "a number, or { capacity = <number>, refill_rate = <number> }" })
+
+const limitFields = Object.fromEntries(
+  ["model_inferences", "tokens"].flatMap((resource) =>
+    ["second", "minute", "hour", "day", "week", "month"].map((period) => [`${resource}_per_${period}`, Schema.optional(RawLimit)])
+  )
+) as Record<`${"model_inferences" | "tokens"}_per_${"second" | "minute" | "hour" | "day" | "week" | "month"}`, Schema.optional<typeof RawLimit>>
+
+export const RawRateLimitRule = Schema.Struct({
+  priority: Schema.Int,
+  scope: Schema.optional(Schema.Array(
+    Schema.Union([
+      Schema.Struct({ api_key_public_id: Schema.String }),
+      Schema.Struct({ tag_key: Schema.String, tag_value: Schema.String })
+    ]).annotate({ expected: `{ api_key_public_id = "..." } or { tag_key = "...", tag_value = "..." }` })
+  )),
+  ...limitFields
+})
+
+export const RawRateLimiting = Schema.Struct({
+  enabled: Schema.optional(Schema.Boolean),
+  rules: Schema.optional(Schema.Array(Schema.Record(Schema.String, Schema.Unknown)))
 })
 
 /** Sections are decoded one by one (in `buildConfig`), so a problem in one does not hide the others. */
@@ -130,5 +164,6 @@ export const RawConfig = Schema.Struct({
   models: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   functions: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   tools: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
-  metrics: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
+  metrics: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  rate_limiting: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
 })

@@ -6,6 +6,7 @@ import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { InferenceParams, JsonMode, ToolChoice, ToolDefinition } from "../inference/types.ts"
 import type { TemplateEngine } from "../inference/templates.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
+import type { RateLimitRule } from "../ratelimit/rules.ts"
 import type { Credential } from "./credentials.ts"
 import type { Timeouts } from "./raw.ts"
 
@@ -23,12 +24,20 @@ export interface ObservabilitySettings {
   readonly maxQueued: number
 }
 
+export interface AuthSettings {
+  /** a valid API key is required on every endpoint but /status and /health */
+  readonly enabled: boolean
+  /** how long a verified key is trusted before the database is asked again (at most 2 s) */
+  readonly cacheTtlMs: number
+}
+
 export interface GatewaySettings {
   readonly bindAddress: { readonly host: string; readonly port: number }
   readonly debug: boolean
   readonly maxRequestBodyBytes: number
   readonly templateFilesystemAccess: boolean
   readonly observability: ObservabilitySettings
+  readonly auth: AuthSettings
 }
 
 export interface ProviderConfig {
@@ -92,12 +101,18 @@ export interface MetricConfig {
   readonly optimize: "max" | "min"
 }
 
+export interface RateLimitingSettings {
+  readonly enabled: boolean
+  readonly rules: ReadonlyArray<RateLimitRule>
+}
+
 export interface GatewayConfig {
   readonly gateway: GatewaySettings
   readonly models: ReadonlyMap<string, ModelConfig>
   readonly functions: ReadonlyMap<string, FunctionConfig>
   readonly tools: ReadonlyMap<string, ToolDefinition>
   readonly metrics: ReadonlyMap<string, MetricConfig>
+  readonly rateLimiting: RateLimitingSettings
   readonly templates: TemplateEngine
   /** the environment captured at start-up, for credentials of models named in requests */
   readonly env: Readonly<Record<string, string | undefined>>

@@ -10,7 +10,9 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts"
 import { uuidv7 } from "../ids.ts"
-import { AllProvidersFailed, InvalidRequest } from "../errors.ts"
+import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable } from "../errors.ts"
+import { type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
+import { apiKeyTag } from "../ratelimit/rules.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../observability/cache.ts"
 import type { CacheEntry } from "../observability/records.ts"
@@ -21,7 +23,7 @@ import { type CallTarget, scopeMatches } from "./extraBody.ts"
 import type { RenderedInput } from "./input.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
 import type { PreparedInference, ScopedEdit } from "./prepare.ts"
-import type { ModelRequest, ProviderChunk, ProviderResponse } from "./types.ts"
+import type { ModelRequest, ProviderChunk, ProviderResponse, Usage } from "./types.ts"
 
 /** Who answered a model call, and with what request: kept for storage and the cache. */
 export interface ModelCallOrigin {
@@ -47,6 +49,8 @@ export interface ModelStreamStart extends ModelCallOrigin {
   /** releases the provider connection; run when the stream is done or abandoned */
   readonly close: Effect.Effect<void>
   readonly startedAt: number
+  /** what the call took from the rate limits, settled when the stream ends */
+  readonly reservation: Reservation | undefined
 }
 
 export const buildModelRequest = (
@@ -133,6 +137,9 @@ const allFailed = (model: ResolvedModel, failures: ReadonlyArray<readonly [strin
     timedOut: failures.every(([, failure]) => failure.timedOut)
   })
 
+/** Failures that end an inference at once, with no fallback nor retry. */
+export type CallRefused = InvalidRequest | RateLimited | ServiceUnavailable
+
 /** within `ms` (when set), or the failure `onTimeout` makes */
 const within = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number | undefined, onTimeout: () => E) =>
   ms === undefined ? effect : Effect.timeoutOrElse(effect, { duration: ms, orElse: () => Effect.fail(onTimeout()) })
@@ -147,15 +154,15 @@ const tryProviders = <A>(
   variant: VariantConfig,
   request: ModelRequest,
   limitOf: (timeouts: Timeouts) => number | undefined,
-  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure, HttpTransport | Observability>
-): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel, ProviderCall], AllProvidersFailed | InvalidRequest, HttpTransport | Observability> => {
+  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport | Observability>
+): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel, ProviderCall], AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
   const model = prepared.models.get(variant.model)!
   const providers = model.providers
   const failures: Array<readonly [string, ProviderFailure]> = []
   // recursion rather than a loop of Effect.result: this is the hot path of every inference
   const from = (
     index: number
-  ): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel, ProviderCall], AllProvidersFailed | InvalidRequest, HttpTransport | Observability> => {
+  ): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel, ProviderCall], AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
     if (index >= providers.length) return Effect.fail(allFailed(model, failures))
     const provider = providers[index]
     const call = providerCall(prepared, variant, model, provider, request)
@@ -171,7 +178,9 @@ const tryProviders = <A>(
       () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
     ).pipe(
       Effect.map((result) => [result, provider, model, call] as const),
-      Effect.catch((failure: ProviderFailure) => {
+      Effect.catch((failure) => {
+        // a refused call (rate limit, bad request) ends the inference: only provider failures fall back
+        if (!(failure instanceof ProviderFailure)) return Effect.fail(failure)
         failures.push([provider.config.name, failure])
         return from(index + 1)
       })
@@ -199,17 +208,39 @@ const fromCache = (
       Effect.catch((error) => Effect.as(Effect.logWarning(`cache lookup failed, calling the provider: ${error.message}`), undefined))
     ))
 
+/** Charges the rate limits that apply to this call, when any are configured. */
+const reserveFor = (prepared: PreparedInference, request: ModelRequest) => {
+  const tags = prepared.request.tags ?? {}
+  return reserve(prepared.limiter!, { publicId: tags[apiKeyTag], tags }, request)
+}
+
+/** `call` within the rate limits: charged before, settled (in the background) after, whatever the outcome */
+const limited = <A>(
+  prepared: PreparedInference,
+  request: ModelRequest,
+  call: (reservation: Reservation | undefined) => Effect.Effect<A, ProviderFailure, HttpTransport>,
+  usageOf: (result: A) => Usage | undefined
+): Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport> =>
+  prepared.limiter === undefined ? call(undefined) : Effect.flatMap(reserveFor(prepared, request), (reservation) =>
+    call(reservation).pipe(
+      Effect.onExit((exit) =>
+        Effect.forkDetach(settle(reservation, exit._tag === "Success" ? usageOf(exit.value) : undefined))
+      )
+    ))
+
 export const callModel = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelCallResult, AllProvidersFailed | InvalidRequest, HttpTransport | Observability> => {
+): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
   const started = Date.now()
+  const viaProvider = (provider: RoutedProvider, call: ProviderCall) =>
+    limited(prepared, request, () => provider.client.infer(call), (response) => response.usage)
   const infer = (provider: RoutedProvider, call: ProviderCall) =>
     prepared.cache.read
       ? Effect.flatMap(fromCache(prepared, provider, call), (hit) =>
-        hit === undefined ? provider.client.infer(call) : Effect.succeed({ ...cachedResponse(hit), cached: true }))
-      : provider.client.infer(call)
+        hit === undefined ? viaProvider(provider, call) : Effect.succeed({ ...cachedResponse(hit), cached: true }))
+      : viaProvider(provider, call)
   return Effect.map(
     tryProviders(prepared, variant, request, totalLimit, infer),
     ([response, provider, model, call]) => ({
@@ -230,9 +261,9 @@ export const startModelStream = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelStreamStart, AllProvidersFailed | InvalidRequest, HttpTransport | Observability> => {
+): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
   const startedAt = Date.now()
-  const open = (provider: RoutedProvider, call: ProviderCall) =>
+  const openStream = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(Scope.make(), (scope) =>
       Effect.gen(function*() {
         const stream = yield* provider.client.stream(call)
@@ -249,6 +280,15 @@ export const startModelStream = (
         // a failed or timed-out attempt releases its connection at once
         Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, Exit.void))
       ))
+  // the rate limits are charged before the call; a stream that never starts gives its tokens back
+  const open = (provider: RoutedProvider, call: ProviderCall) =>
+    prepared.limiter === undefined
+      ? Effect.map(openStream(provider, call), (opened) => ({ ...opened, reservation: undefined }))
+      : Effect.flatMap(reserveFor(prepared, request), (reservation) =>
+        openStream(provider, call).pipe(
+          Effect.map((opened) => ({ ...opened, reservation })),
+          Effect.onError(() => Effect.forkDetach(settle(reservation, undefined)))
+        ))
   // a cached answer is replayed as a stream
   const openOrReplay = (provider: RoutedProvider, call: ProviderCall) =>
     prepared.cache.read
@@ -258,7 +298,8 @@ export const startModelStream = (
           first: outputToChunks(hit.output, { input_tokens: 0, output_tokens: 0 }, hit.finishReason),
           rest: Stream.empty,
           close: Effect.void,
-          cached: true
+          cached: true,
+          reservation: undefined
         }))
       : open(provider, call)
   return Effect.map(

@@ -15,6 +15,7 @@ import { type EditScope, type ExtraBodyEdit, type ExtraHeaderEdit, parsePointer 
 import type { ModelTable } from "./models.ts"
 import { sampleVariantOrder, seededRandom } from "./sampling.ts"
 import type { TemplateEngine } from "./templates.ts"
+import type { RateLimiter } from "../ratelimit/limiter.ts"
 import { resolveTools } from "./tools.ts"
 import type { ProviderTool, ToolConfig } from "./types.ts"
 
@@ -46,9 +47,10 @@ export interface PreparedInference {
   readonly request: InferenceRequest
   /** epoch ms when preparation began: the start of processing time */
   readonly startedAt: number
-  /** what the inference runs with: the models and the compiled templates */
+  /** what the inference runs with: the models, the compiled templates, the rate limits */
   readonly models: ModelTable
   readonly templates: TemplateEngine
+  readonly limiter: RateLimiter | undefined
 }
 
 /** `gateway::default`: a chat function with one variant per model, named after the model. */
@@ -97,6 +99,8 @@ export interface PrepareExtras {
   readonly responseSchema?: Record<string, unknown> | undefined
   /** OpenAI custom tools (free-text input, optionally a grammar) */
   readonly customTools?: ReadonlyArray<{ readonly name: string; readonly description?: string | undefined; readonly format?: unknown }>
+  /** the rate limits model calls are checked against, when any are configured */
+  readonly limiter?: RateLimiter | undefined
 }
 
 export const prepareInference = (
@@ -226,6 +230,7 @@ export const prepareInference = (
     request,
     startedAt,
     models,
-    templates: config.templates
+    templates: config.templates,
+    limiter: extras.limiter
   }
 }

@@ -11,6 +11,7 @@ import type { GatewayError } from "../errors.ts"
 import type { Observability } from "../observability/store.ts"
 import type { ProviderFailure } from "../providers/types.ts"
 import type { HttpTransport } from "../services.ts"
+import { settle } from "../ratelimit/limiter.ts"
 import { ChunkAccumulator } from "./chunks.ts"
 import { callModel, type ModelCallOrigin, startModelStream } from "./modelCall.ts"
 import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "./output.ts"
@@ -182,7 +183,9 @@ export const streamInference = (
         }),
         Stream.concat(Stream.suspend(() => Stream.fromIterable(last()))),
         Stream.catchTag("ProviderFailure", (failure: ProviderFailure) => Stream.succeed(encode.failure(failure.message))),
-        Stream.ensuring(start.close)
+        Stream.ensuring(start.close),
+        // the rate limits learn the usage the provider reported, if it got that far
+        Stream.ensuring(Effect.suspend(() => Effect.asVoid(Effect.forkDetach(settle(start.reservation, accumulated.usage)))))
       )
       return { variant, events }
     }

@@ -7,29 +7,40 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { RetryConfig, Timeouts, VariantConfig } from "../config/types.ts"
-import { type AllProvidersFailed, AllVariantsFailed, InvalidRequest, RequestTimeout } from "../errors.ts"
+import {
+  type AllProvidersFailed,
+  AllVariantsFailed,
+  InvalidRequest,
+  RateLimited,
+  RequestTimeout,
+  ServiceUnavailable
+} from "../errors.ts"
 import type { Observability } from "../observability/store.ts"
 import type { HttpTransport } from "../services.ts"
 import { isInputProblem, renderInput } from "./input.ts"
-import { buildModelRequest } from "./modelCall.ts"
+import { buildModelRequest, type CallRefused } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
 import type { ModelRequest } from "./types.ts"
 
 export type VariantFailure = AllProvidersFailed | RequestTimeout
 
-type Attempt<A> = (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport | Observability>
+type Attempt<A> = (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | CallRefused, HttpTransport | Observability>
+
+/** a refused call ends the inference: it is neither retried nor passed to the next variant */
+const isRefused = (failure: unknown): failure is CallRefused =>
+  failure instanceof InvalidRequest || failure instanceof RateLimited || failure instanceof ServiceUnavailable
 
 /** Exponential backoff from 100 ms, capped by `max_delay_s`, with jitter so retries spread out. */
 const retryDelay = (retry: number, maxDelayS: number): Duration.Duration =>
   Duration.millis(Math.min(maxDelayS * 1000, 100 * 2 ** retry) * (0.5 + Math.random() / 2))
 
 const withRetries = <A>(
-  attempt: () => Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport | Observability>,
+  attempt: () => Effect.Effect<A, AllProvidersFailed | CallRefused, HttpTransport | Observability>,
   retries: RetryConfig,
   retry = 0
-): Effect.Effect<A, AllProvidersFailed | InvalidRequest, HttpTransport | Observability> =>
+): Effect.Effect<A, AllProvidersFailed | CallRefused, HttpTransport | Observability> =>
   retry >= retries.numRetries ? attempt() : Effect.catch(attempt(), (failure) =>
-    failure instanceof InvalidRequest
+    isRefused(failure)
       ? Effect.fail(failure)
       : Effect.flatMap(Effect.sleep(retryDelay(retry, retries.maxDelayS)), () => withRetries(attempt, retries, retry + 1)))
 
@@ -43,11 +54,11 @@ export const tryVariants = <A>(
   prepared: PreparedInference,
   limitOf: (timeouts: Timeouts) => number | undefined,
   attempt: Attempt<A>
-): Effect.Effect<readonly [A, VariantConfig, ModelRequest], InvalidRequest | VariantFailure | AllVariantsFailed, HttpTransport | Observability> =>
+): Effect.Effect<readonly [A, VariantConfig, ModelRequest], CallRefused | VariantFailure | AllVariantsFailed, HttpTransport | Observability> =>
   Effect.suspend(() => {
     const failures: Array<readonly [string, VariantFailure]> = []
     // recursion rather than a loop of Effect.result: this is the hot path of every inference
-    const from = (index: number): Effect.Effect<readonly [A, VariantConfig, ModelRequest], InvalidRequest | VariantFailure | AllVariantsFailed, HttpTransport | Observability> => {
+    const from = (index: number): Effect.Effect<readonly [A, VariantConfig, ModelRequest], CallRefused | VariantFailure | AllVariantsFailed, HttpTransport | Observability> => {
       const variant = prepared.variants[index]
       const rendered = renderInput(prepared.request.input, prepared.fn, variant, prepared.templates)
       if (isInputProblem(rendered)) return Effect.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` }))
@@ -61,7 +72,7 @@ export const tryVariants = <A>(
       return timed.pipe(
         Effect.map((result) => [result, variant, request] as const),
         Effect.catch((failure) => {
-          if (failure instanceof InvalidRequest) return Effect.fail(failure)
+          if (isRefused(failure)) return Effect.fail(failure)
           failures.push([variant.name, failure])
           return index + 1 < prepared.variants.length ? from(index + 1) : Effect.fail(aggregate(failures))
         })

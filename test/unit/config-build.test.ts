@@ -105,7 +105,8 @@ level = "episode"
       debug: true,
       maxRequestBodyBytes: 1024,
       templateFilesystemAccess: false,
-      observability: { enabled: true, disableAutomaticMigrations: true, maxRows: 50, flushIntervalMs: 20, maxQueued: 500 }
+      observability: { enabled: true, disableAutomaticMigrations: true, maxRows: 50, flushIntervalMs: 20, maxQueued: 500 },
+      auth: { enabled: false, cacheTtlMs: 1000 }
     })
 
     const model = config.models.get("gpt")!

@@ -1,0 +1,28 @@
+/**
+ * Where API keys live: the relational database (Postgres, GATEWAY_RELATIONAL_DB_URL), shared
+ * by every gateway process. Only the hash of each secret is kept.
+ */
+import type * as Effect from "effect/Effect"
+import type { StoreError } from "../observability/store.ts"
+
+export const relationalUrlVariable = "GATEWAY_RELATIONAL_DB_URL"
+
+export interface StoredApiKey {
+  readonly publicId: string
+  readonly secretHash: Uint8Array
+  /** epoch ms */
+  readonly createdAt: number
+  readonly expiresAt?: number | undefined
+  readonly disabledAt?: number | undefined
+}
+
+export interface KeyStore {
+  readonly create: (key: {
+    readonly publicId: string
+    readonly secretHash: Uint8Array
+    readonly expiresAt?: number | undefined
+  }) => Effect.Effect<void, StoreError>
+  /** false when no key has this public id */
+  readonly disable: (publicId: string) => Effect.Effect<boolean, StoreError>
+  readonly find: (publicId: string) => Effect.Effect<StoredApiKey | undefined, StoreError>
+}

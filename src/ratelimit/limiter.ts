@@ -1,0 +1,93 @@
+/**
+ * Rate limiting of model calls (spec 8): before each call, the buckets of the rules that apply
+ * are charged at once, all or nothing; token limits borrow an estimate (the input's size plus
+ * `max_tokens`) that is settled with the real usage after the call. Over a limit, the
+ * inference stops with a 429 (it is not retried); when the bucket store does not answer,
+ * requests in a rate-limited scope get a 503 rather than passing unchecked.
+ */
+import * as Effect from "effect/Effect"
+import { InvalidRequest, RateLimited, ServiceUnavailable } from "../errors.ts"
+import type { ModelRequest, Usage } from "../inference/types.ts"
+import {
+  applicableRules,
+  describeLimit,
+  describeScope,
+  estimateInputTokens,
+  type PlannedBucket,
+  plannedBuckets,
+  type RateLimitRule,
+  type RequestScope
+} from "./rules.ts"
+import type { BucketStore } from "./store.ts"
+
+export interface RateLimiter {
+  readonly rules: ReadonlyArray<RateLimitRule>
+  readonly store: BucketStore
+}
+
+/** What a model call took from the buckets, to settle once its usage is known. */
+export interface Reservation {
+  readonly limiter: RateLimiter
+  readonly tokenBuckets: ReadonlyArray<PlannedBucket>
+  readonly borrowedTokens: number
+}
+
+const unavailable = (store: BucketStore, message: string) =>
+  new ServiceUnavailable({
+    message: `the rate limit store (${store.backend}) is unavailable, so rate-limited requests are refused: ${message}`
+  })
+
+const promptText = (request: ModelRequest): string => (request.system ?? "") + JSON.stringify(request.messages)
+
+export const reserve = (
+  limiter: RateLimiter,
+  scope: RequestScope,
+  request: ModelRequest
+): Effect.Effect<Reservation | undefined, RateLimited | InvalidRequest | ServiceUnavailable> => {
+  const rules = applicableRules(limiter.rules, scope)
+  if (rules.length === 0) return Effect.succeed(undefined)
+  const tokenRule = rules.find((rule) => rule.limits.some((limit) => limit.resource === "tokens"))
+  let tokens = 0
+  if (tokenRule !== undefined) {
+    const maxTokens = request.params.max_tokens
+    if (maxTokens === undefined) {
+      return Effect.fail(new InvalidRequest({
+        message:
+          `max_tokens: rate_limiting.rules[${tokenRule.index}] limits tokens, so requests in its scope must set max_tokens (an estimate is borrowed up front)`
+      }))
+    }
+    tokens = estimateInputTokens(promptText(request)) + maxTokens
+  }
+  const buckets = plannedBuckets(rules, scope, tokens)
+  return limiter.store.consume(buckets.map((bucket) => bucket.request)).pipe(
+    Effect.mapError((error) => unavailable(limiter.store, error.message)),
+    Effect.flatMap((result) => {
+      if (result.ok) {
+        return Effect.succeed({
+          limiter,
+          tokenBuckets: buckets.filter((bucket) => bucket.limit.resource === "tokens"),
+          borrowedTokens: tokens
+        })
+      }
+      const { rule, limit, request: bucket } = buckets[result.index]
+      const retryAfterS = Math.max(1, Math.ceil(result.retryAfterS))
+      return Effect.fail(new RateLimited({
+        message: `rate limit exceeded: rate_limiting.rules[${rule.index}] (priority ${rule.priority}) for ${describeScope(rule, scope)}: ${
+          Math.max(0, Math.floor(result.available))
+        } of ${describeLimit(limit)} available, this call needs ${bucket.amount}; retry in ${retryAfterS} s`,
+        retryAfterS
+      }))
+    })
+  )
+}
+
+/** Settles what was borrowed with what was used (none when the call failed); failures are only logged. */
+export const settle = (reservation: Reservation | undefined, usage: Usage | undefined): Effect.Effect<void> => {
+  if (reservation === undefined || reservation.tokenBuckets.length === 0) return Effect.void
+  const used = usage === undefined ? 0 : usage.input_tokens + usage.output_tokens
+  const delta = used - reservation.borrowedTokens
+  if (delta === 0) return Effect.void
+  return reservation.limiter.store.adjust(
+    reservation.tokenBuckets.map((bucket) => ({ ...bucket.request, amount: delta }))
+  ).pipe(Effect.catch((error) => Effect.logWarning(`rate limit: could not settle token usage: ${error.message}`)))
+}

@@ -1,0 +1,143 @@
+/**
+ * Rate limit rules (spec 2.1 `rate_limiting`, 8): which rules apply to a request, and which
+ * buckets a model call takes from. Pure; the buckets themselves live in a `BucketStore`.
+ *
+ * A rule applies when every condition of its scope holds; among the rules that apply, only
+ * those of the highest priority count (so a rule for one key, given a higher priority,
+ * overrides a `gateway::each` rule for that key). Each limit of a rule is a token bucket:
+ * `N` per period means a capacity of N refilled at N per period; `{capacity, refill_rate}`
+ * sets both (refill_rate per period).
+ */
+import { createHash } from "node:crypto"
+import type { BucketRequest } from "./store.ts"
+
+export const periods = ["second", "minute", "hour", "day", "week", "month"] as const
+export type Period = typeof periods[number]
+
+export const periodSeconds: Readonly<Record<Period, number>> = {
+  second: 1,
+  minute: 60,
+  hour: 3600,
+  day: 86_400,
+  week: 604_800,
+  month: 2_592_000
+}
+
+export type Resource = "model_inferences" | "tokens"
+
+export interface Limit {
+  readonly resource: Resource
+  readonly period: Period
+  readonly capacity: number
+  readonly refillPerSecond: number
+}
+
+export const eachValue = "gateway::each"
+export const totalValue = "gateway::total"
+export const apiKeyTag = "gateway::api_key_public_id"
+
+export type ScopeCondition =
+  | { readonly kind: "api_key"; readonly publicId: string }
+  | { readonly kind: "tag"; readonly key: string; readonly value: string }
+
+export interface RateLimitRule {
+  /** position in `rate_limiting.rules`, for messages */
+  readonly index: number
+  readonly priority: number
+  readonly scope: ReadonlyArray<ScopeCondition>
+  readonly limits: ReadonlyArray<Limit>
+  /** a stable id from the rule's definition: a changed rule starts with fresh buckets */
+  readonly id: string
+}
+
+export const ruleId = (priority: number, scope: ReadonlyArray<ScopeCondition>, limits: ReadonlyArray<Limit>): string =>
+  createHash("sha256").update(JSON.stringify([priority, scope, limits])).digest("hex").slice(0, 16)
+
+/** What a request is known by, for scopes: its API key and its tags. */
+export interface RequestScope {
+  readonly publicId?: string | undefined
+  readonly tags: Readonly<Record<string, string>>
+}
+
+const holds = (condition: ScopeCondition, request: RequestScope): boolean => {
+  if (condition.kind === "api_key") {
+    return request.publicId !== undefined && (condition.publicId === eachValue || condition.publicId === request.publicId)
+  }
+  const value = request.tags[condition.key]
+  if (value === undefined) return false
+  return condition.value === eachValue || condition.value === totalValue || condition.value === value
+}
+
+/** The rules that count for a request: those that apply, of the highest priority among them. */
+export const applicableRules = (rules: ReadonlyArray<RateLimitRule>, request: RequestScope): ReadonlyArray<RateLimitRule> => {
+  let best = -Infinity
+  let chosen: Array<RateLimitRule> = []
+  for (const rule of rules) {
+    if (!rule.scope.every((condition) => holds(condition, request))) continue
+    if (rule.priority > best) {
+      best = rule.priority
+      chosen = [rule]
+    } else if (rule.priority === best) chosen.push(rule)
+  }
+  return chosen
+}
+
+/** the scope's values for this request: one bucket per key (`each`), per tag value (`each`), or one for all (`total`) */
+const scopeValues = (rule: RateLimitRule, request: RequestScope): ReadonlyArray<string> =>
+  rule.scope.map((condition) =>
+    condition.kind === "api_key"
+      ? `key=${request.publicId}`
+      : `${condition.key}=${condition.value === totalValue ? "*" : request.tags[condition.key]}`
+  )
+
+/** `api_key_public_id=abc, tag user=ada`: the scope as a person reads it */
+export const describeScope = (rule: RateLimitRule, request: RequestScope): string => {
+  if (rule.scope.length === 0) return "every request"
+  return rule.scope.map((condition) =>
+    condition.kind === "api_key"
+      ? `api_key_public_id=${request.publicId}`
+      : condition.value === totalValue
+      ? `every request tagged ${condition.key}`
+      : `tag ${condition.key}=${request.tags[condition.key]}`
+  ).join(", ")
+}
+
+export interface PlannedBucket {
+  readonly rule: RateLimitRule
+  readonly limit: Limit
+  readonly request: BucketRequest
+}
+
+const bucketKey = (rule: RateLimitRule, limit: Limit, values: ReadonlyArray<string>): string =>
+  `${rule.id}:${limit.resource}:${limit.period}:${createHash("sha256").update(values.join("\u0000")).digest("hex").slice(0, 24)}`
+
+/** The buckets one model call takes from, with `tokens` as the amount for token limits. */
+export const plannedBuckets = (
+  rules: ReadonlyArray<RateLimitRule>,
+  request: RequestScope,
+  tokens: number
+): ReadonlyArray<PlannedBucket> =>
+  rules.flatMap((rule) => {
+    const values = scopeValues(rule, request)
+    return rule.limits.map((limit) => ({
+      rule,
+      limit,
+      request: {
+        key: bucketKey(rule, limit, values),
+        capacity: limit.capacity,
+        refillPerSecond: limit.refillPerSecond,
+        amount: limit.resource === "model_inferences" ? 1 : tokens
+      }
+    }))
+  })
+
+/** A rough count of a request's input tokens (about four characters each), for borrowing up front. */
+export const estimateInputTokens = (text: string): number => Math.ceil(text.length / 4)
+
+export const describeLimit = (limit: Limit): string => {
+  const what = limit.resource === "model_inferences" ? "model inferences" : "tokens"
+  const perPeriod = limit.refillPerSecond * periodSeconds[limit.period]
+  return perPeriod === limit.capacity
+    ? `${limit.capacity} ${what} per ${limit.period}`
+    : `${limit.capacity} ${what} (refilled at ${perPeriod} per ${limit.period})`
+}

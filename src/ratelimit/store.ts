@@ -1,0 +1,34 @@
+/**
+ * Where rate limit buckets live: Postgres (shared by every gateway process, atomic across the
+ * buckets of one request) or Redis/Valkey (the same, with lower latency). Buckets are token
+ * buckets: a new bucket starts full; it refills continuously at `refillPerSecond` up to
+ * `capacity`.
+ */
+import type * as Effect from "effect/Effect"
+import type { StoreError } from "../observability/store.ts"
+
+export interface BucketRequest {
+  readonly key: string
+  readonly capacity: number
+  readonly refillPerSecond: number
+  readonly amount: number
+}
+
+export type ConsumeResult =
+  | { readonly ok: true }
+  /** nothing was taken from any bucket; `index` is the first bucket short of `amount` */
+  | { readonly ok: false; readonly index: number; readonly available: number; readonly retryAfterS: number }
+
+export interface BucketStore {
+  readonly backend: "postgres" | "redis"
+  /**
+   * Refills each bucket, then takes `amount` from every one of them if all have enough, or
+   * from none (all or nothing, atomic against every other gateway process).
+   */
+  readonly consume: (requests: ReadonlyArray<BucketRequest>) => Effect.Effect<ConsumeResult, StoreError>
+  /**
+   * Settles borrowed amounts: takes `amount` more from each bucket (a negative amount gives
+   * back, never above capacity). A bucket may go below zero: the debt is refilled first.
+   */
+  readonly adjust: (requests: ReadonlyArray<BucketRequest>) => Effect.Effect<void, StoreError>
+}
