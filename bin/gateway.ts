@@ -8,6 +8,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Cause from "effect/Cause"
 import * as CliError from "effect/cli/CliError"
+import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
@@ -21,7 +22,10 @@ import type { GatewayConfig } from "../src/config/types.ts"
 import { loadConfig } from "../layers/configLoader.ts"
 import { gatewayVersion } from "../layers/http/routes.ts"
 import { type LogFormat, LoggingLive } from "../layers/logging.ts"
+import { configuredRelationalStore, migrateRelationalStore } from "../layers/access.ts"
+import { createApiKey, disableApiKey } from "../layers/apiKeys.ts"
 import { configuredStore, migrateStore } from "../layers/observability/index.ts"
+import { relationalUrlVariable } from "../src/auth/store.ts"
 import { analyticsUrlVariable } from "../src/observability/store.ts"
 import { ServerLive } from "../layers/server.ts"
 
@@ -35,7 +39,8 @@ class ExitWith extends Error {
 }
 
 const usage = "usage: gateway (--config-file <path or glob> | --default-config | --run-migrations-only) [--log-format pretty|json]\n" +
-  "       gateway migrate [--config-file <path or glob>]\n" +
+  "       gateway --create-api-key [--expiration <UTC timestamp>] | --disable-api-key <public_id>\n" +
+  "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "run `gateway --help` for every option"
 
 const configFileFlag = Flag.String("config-file").pipe(
@@ -89,14 +94,32 @@ const migrate = (flags: SharedFlags) =>
     const named = Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig
     const config = named ? yield* configFromFlags(flags) : yield* defaultConfig
     const store = yield* configuredStore(config, process.env)
-    if (store === undefined) {
+    const relational = yield* configuredRelationalStore(process.env)
+    if (store === undefined && relational === undefined) {
       yield* Effect.logInfo(
-        `no database is configured (${analyticsUrlVariable} is unset or [gateway.observability] disabled); there are no migrations to apply`
+        `no database is configured (${analyticsUrlVariable} and ${relationalUrlVariable} are unset); there are no migrations to apply`
       )
       return
     }
-    yield* migrateStore(store)
+    if (store !== undefined) yield* migrateStore(store)
+    if (relational !== undefined) yield* migrateRelationalStore(relational)
   }).pipe(Effect.scoped, Effect.catchTag("StartupError", (error) => failWith(1, [error.message])), Effect.provide(LoggingLive(flags.logFormat)))
+
+/** `--create-api-key`: the new key on stdout, alone, so that scripts can capture it */
+const createKey = (expiration: Option.Option<string>, logFormat: LogFormat) =>
+  createApiKey(process.env, Option.getOrUndefined(expiration)).pipe(
+    Effect.flatMap((key) => Console.log(key)),
+    Effect.scoped,
+    Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
+    Effect.provide(LoggingLive(logFormat))
+  )
+
+const disableKey = (publicId: string, logFormat: LogFormat) =>
+  disableApiKey(process.env, publicId).pipe(
+    Effect.scoped,
+    Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
+    Effect.provide(LoggingLive(logFormat))
+  )
 
 const defaultConfig: Effect.Effect<GatewayConfig> = Effect.suspend(() => {
   const loaded = loadConfig(undefined, process.env)
@@ -116,10 +139,30 @@ const serve = (flags: SharedFlags) =>
     )
   })
 
+const expirationFlag = Flag.String("expiration").pipe(
+  Flag.withDescription("with --create-api-key: when the key stops working, a UTC timestamp such as 2026-12-31T23:59:59Z"),
+  Flag.optional
+)
+
 const gateway = Command.make(
   "gateway",
-  { ...sharedFlags, runMigrationsOnly: runMigrationsOnlyFlag },
+  {
+    ...sharedFlags,
+    runMigrationsOnly: runMigrationsOnlyFlag,
+    createApiKey: Flag.Boolean("create-api-key").pipe(
+      Flag.withDescription("create an API key, print it on stdout and exit"),
+      Flag.withDefault(false)
+    ),
+    expiration: expirationFlag,
+    disableApiKey: Flag.String("disable-api-key").pipe(
+      Flag.withDescription("disable the API key with this public id and exit"),
+      Flag.optional
+    )
+  },
   (flags) => {
+    if (flags.createApiKey) return createKey(flags.expiration, flags.logFormat)
+    if (Option.isSome(flags.disableApiKey)) return disableKey(flags.disableApiKey.value, flags.logFormat)
+    if (Option.isSome(flags.expiration)) return failWith(2, ["--expiration goes with --create-api-key", usage])
     if (flags.runMigrationsOnly) return migrate(flags)
     if (Option.isNone(flags.configFile) && Option.isNone(flags.configPath) && !flags.defaultConfig) {
       return failWith(2, ["one of --config-file, --default-config or --run-migrations-only is required", usage])
@@ -133,6 +176,20 @@ const gateway = Command.make(
 
 const migrateCommand = Command.make("migrate", sharedFlags, migrate).pipe(
   Command.withDescription("apply pending database migrations and exit (same as --run-migrations-only)")
+)
+
+const apiKeyCreate = Command.make("create", { expiration: expirationFlag, logFormat: logFormatFlag }, (flags) =>
+  createKey(flags.expiration, flags.logFormat)).pipe(Command.withDescription("create an API key and print it (same as --create-api-key)"))
+
+const apiKeyDisable = Command.make(
+  "disable",
+  { publicId: Argument.String("public_id").pipe(Argument.withDescription("the 12-character public id of the key")), logFormat: logFormatFlag },
+  (flags) => disableKey(flags.publicId, flags.logFormat)
+).pipe(Command.withDescription("disable an API key (same as --disable-api-key)"))
+
+const apiKeyCommand = Command.make("api-key").pipe(
+  Command.withDescription("create or disable API keys"),
+  Command.withSubcommands([apiKeyCreate, apiKeyDisable])
 )
 
 // Exit 0 after a graceful stop on SIGTERM/SIGINT; the code of an ExitWith; 1 for anything else.
@@ -153,7 +210,7 @@ const teardown: Runtime.Teardown = (exit, onExit) => {
 }
 
 gateway.pipe(
-  Command.withSubcommands([migrateCommand]),
+  Command.withSubcommands([migrateCommand, apiKeyCommand]),
   Command.run({ version: gatewayVersion }),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown })

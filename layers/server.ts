@@ -8,13 +8,11 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type { GatewayConfig } from "../src/config/types.ts"
-import { ModelTable } from "../src/inference/models.ts"
-import { Gateway } from "../src/services.ts"
+import { AccessLive } from "./access.ts"
 import { Routes } from "./http/routes.ts"
 import { HttpTransportLive } from "./HttpTransport.ts"
 import { ObservabilityLive } from "./observability/index.ts"
 
-export const GatewayLive = (config: GatewayConfig) => Layer.succeed(Gateway, { config, models: new ModelTable(config) })
 
 export interface ServerOptions {
   readonly shutdownTimeoutMs?: number
@@ -57,7 +55,7 @@ export const ServerLive = (
       port: config.gateway.bindAddress.port,
       gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000
     })),
-    Layer.provide(GatewayLive(config)),
+    Layer.provide(AccessLive(config, env)),
     Layer.provide(HttpTransportLive()),
     Layer.provide(ObservabilityLive(config, env))
   )

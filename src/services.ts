@@ -8,6 +8,7 @@ import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { GatewayConfig } from "./config/types.ts"
 import type { ModelTable } from "./inference/models.ts"
+import type { RateLimiter } from "./ratelimit/limiter.ts"
 
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
   message: Schema.String,
@@ -36,4 +37,6 @@ export class HttpTransport extends Context.Service<HttpTransport, {
 export class Gateway extends Context.Service<Gateway, {
   readonly config: GatewayConfig
   readonly models: ModelTable
+  /** the rate limits, when rules are configured */
+  readonly limiter?: RateLimiter | undefined
 }>()("gateway/Gateway") {}

@@ -1,6 +1,7 @@
 /** POST /feedback (spec 4.3) */
 import * as Effect from "effect/Effect"
 import { FeedbackRequest } from "../../src/api/feedback.ts"
+import { checkClientTags, tagsWithApiKey } from "../../src/api/tags.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest, isGatewayError } from "../../src/errors.ts"
 import { checkEpisodeExists, findInferenceTarget, requireStore } from "../../src/feedback/target.ts"
@@ -9,14 +10,16 @@ import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import { emptyBatch } from "../../src/observability/records.ts"
 import { Observability } from "../../src/observability/store.ts"
 import { Gateway } from "../../src/services.ts"
-import { guarded, jsonResponse, readJsonBody } from "./respond.ts"
+import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeFeedbackRequest = makeDecoder(FeedbackRequest)
 
-export const feedbackHandler = guarded(Effect.gen(function*() {
+export const feedbackHandler = (apiKey: string | undefined) => Effect.gen(function*() {
   const { config } = yield* Gateway
   const observability = yield* Observability
   const request = yield* readJsonBody(decodeFeedbackRequest, config.gateway.maxRequestBodyBytes)
+  const reserved = checkClientTags(request.tags, "tags")
+  if (reserved !== undefined) return yield* reserved
   const plan = planFeedback(request, config)
   if (isGatewayError(plan)) return yield* plan
   yield* requireStore
@@ -40,10 +43,10 @@ export const feedbackHandler = guarded(Effect.gen(function*() {
       targetType: plan.targetType,
       targetId: plan.targetId,
       value,
-      tags: request.tags ?? {},
+      tags: tagsWithApiKey(request.tags, apiKey) ?? {},
       timestamp: uuidv7Timestamp(id)
     }
     observability.submit({ rows: () => ({ ...emptyBatch(), feedback: [feedback] }) })
   }
   return jsonResponse(JSON.stringify({ feedback_id: id }))
-}))
+})

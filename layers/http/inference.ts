@@ -2,6 +2,7 @@
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { InferenceRequest } from "../../src/api/inference.ts"
+import { checkClientTags, tagsWithApiKey } from "../../src/api/tags.ts"
 import type * as Stream from "effect/Stream"
 import { makeDecoder } from "../../src/decode.ts"
 import { isGatewayError } from "../../src/errors.ts"
@@ -10,7 +11,7 @@ import { type CompletedInference, runInference, streamInference } from "../../sr
 import { inferenceWriteUnit } from "../../src/observability/inferenceRows.ts"
 import { Observability } from "../../src/observability/store.ts"
 import { Gateway } from "../../src/services.ts"
-import { guarded, jsonResponse, readJsonBody } from "./respond.ts"
+import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeInferenceRequest = makeDecoder(InferenceRequest)
 
@@ -28,15 +29,18 @@ export const storeCompleted = (
 export const sseResponse = (events: Stream.Stream<Uint8Array>) =>
   HttpServerResponse.stream(events, { contentType: "text/event-stream", headers: sseHeaders })
 
-export const inferenceHandler = guarded(Effect.gen(function*() {
+export const inferenceHandler = (apiKey: string | undefined) => Effect.gen(function*() {
   const gateway = yield* Gateway
   const observability = yield* Observability
-  const request = yield* readJsonBody(decodeInferenceRequest, gateway.config.gateway.maxRequestBodyBytes)
-  const prepared = prepareInference(request, gateway.config, gateway.models)
+  const body = yield* readJsonBody(decodeInferenceRequest, gateway.config.gateway.maxRequestBodyBytes)
+  const reserved = checkClientTags(body.tags, "tags")
+  if (reserved !== undefined) return yield* reserved
+  const request = apiKey === undefined ? body : { ...body, tags: tagsWithApiKey(body.tags, apiKey) }
+  const prepared = prepareInference(request, gateway.config, gateway.models, { limiter: gateway.limiter })
   if (isGatewayError(prepared)) return yield* prepared
   const store = storeCompleted(observability, request)
   if (request.stream === true) return sseResponse((yield* streamInference(prepared, store)).events)
   const result = yield* runInference(prepared)
   store(result)
   return jsonResponse(JSON.stringify(result.body))
-}))
+})

@@ -8,7 +8,7 @@ import { isUuidV7 } from "../../src/inference/prepare.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../../src/observability/records.ts"
 import type { Store, StoreFilter } from "../../src/observability/store.ts"
 import { Gateway } from "../../src/services.ts"
-import { guarded, jsonResponse, readJsonBody } from "./respond.ts"
+import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeGet = makeDecoder(GetInferencesRequest)
 const decodeList = makeDecoder(ListInferencesRequest)
@@ -117,7 +117,7 @@ const respondWith = (store: Store, inferences: ReadonlyArray<StoredInference>, i
     return jsonResponse(JSON.stringify({ inferences: inferences.map((inference) => inferenceJson(inference, feedback, calls)) }))
   })
 
-export const getInferencesHandler = guarded(Effect.gen(function*() {
+export const getInferencesHandler = Effect.gen(function*() {
   const { config } = yield* Gateway
   const request = yield* readJsonBody(decodeGet, config.gateway.maxRequestBodyBytes)
   const store = yield* requireStore
@@ -128,9 +128,9 @@ export const getInferencesHandler = guarded(Effect.gen(function*() {
   const byId = new Map(found.map((inference) => [inference.id, inference]))
   const ordered = request.ids.flatMap((id) => byId.get(id) ?? [])
   return yield* respondWith(store, ordered, request)
-}))
+})
 
-export const listInferencesHandler = guarded(Effect.gen(function*() {
+export const listInferencesHandler = Effect.gen(function*() {
   const { config } = yield* Gateway
   const request = yield* readJsonBody(decodeList, config.gateway.maxRequestBodyBytes)
   const store = yield* requireStore
@@ -151,4 +151,4 @@ export const listInferencesHandler = guarded(Effect.gen(function*() {
     (error) => storeUnavailable(store, error.message)
   )
   return yield* respondWith(store, found, request)
-}))
+})

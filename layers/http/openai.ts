@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { tagsWithApiKey } from "../../src/api/tags.ts"
 import { makeLenientDecoder } from "../../src/decode.ts"
 import { type GatewayError, InvalidRequest, isGatewayError } from "../../src/errors.ts"
 import { prepareInference } from "../../src/inference/prepare.ts"
@@ -15,19 +16,15 @@ import { functionModelPrefix, modelModelPrefix, translateChatCompletion } from "
 import { chatCompletionBody, openAiErrorBody, openAiStreamEncoder } from "../../src/openai/response.ts"
 import { Gateway } from "../../src/services.ts"
 import { sseResponse, storeCompleted } from "./inference.ts"
-import { decodeBody, guarded, jsonResponse, readJsonObject } from "./respond.ts"
+import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
 
 const decodeChatCompletion = makeLenientDecoder(ChatCompletionRequest)
 
 export const openAiErrorResponse = (error: GatewayError): HttpServerResponse.HttpServerResponse =>
-  jsonResponse(openAiErrorBody(error), error.status)
+  jsonResponse(openAiErrorBody(error), error.status, errorHeaders(error))
 
-/** OpenAI's errors everywhere on this surface */
-const guardedOpenAi = <R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>) =>
-  guarded(handler, openAiErrorResponse)
-
-export const chatCompletionsHandler = guardedOpenAi(Effect.gen(function*() {
-  const { config, models } = yield* Gateway
+export const chatCompletionsHandler = (apiKey: string | undefined) => Effect.gen(function*() {
+  const { config, models, limiter } = yield* Gateway
   const observability = yield* Observability
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
   const body = yield* decodeBody(decodeChatCompletion, json)
@@ -41,9 +38,12 @@ export const chatCompletionsHandler = guardedOpenAi(Effect.gen(function*() {
   const translated = translateChatCompletion(body, (name) => config.functions.get(name)?.type)
   if (translated instanceof InvalidRequest) return yield* translated
   for (const warning of translated.warnings) yield* Effect.logWarning(`openai: ${warning}`)
-  const prepared = prepareInference(translated.request, config, models, translated.extras)
+  const request = apiKey === undefined
+    ? translated.request
+    : { ...translated.request, tags: tagsWithApiKey(translated.request.tags, apiKey) }
+  const prepared = prepareInference(request, config, models, { ...translated.extras, limiter })
   if (isGatewayError(prepared)) return yield* prepared
-  const store = storeCompleted(observability, translated.request)
+  const store = storeCompleted(observability, request)
   if (translated.stream) {
     const stream = yield* streamInference(prepared, store, () => openAiStreamEncoder(prepared, body.model, translated))
     return sseResponse(stream.events)
@@ -51,7 +51,7 @@ export const chatCompletionsHandler = guardedOpenAi(Effect.gen(function*() {
   const result = yield* runInference(prepared)
   store(result)
   return jsonResponse(JSON.stringify(chatCompletionBody(result, body.model, translated)))
-}))
+})
 
 /** The `model` values this gateway answers to: its functions and its configured models. */
 export const modelsHandler = Effect.map(Gateway, ({ config }) => {

@@ -10,11 +10,19 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type Decoded, formatFieldIssues } from "../../src/decode.ts"
 import { errorBody, type GatewayError, InternalError, InvalidRequest, isGatewayError, PayloadTooLarge } from "../../src/errors.ts"
 
-export const jsonResponse = (body: string, status = 200): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.text(body, { status, contentType: "application/json" })
+export const jsonResponse = (
+  body: string,
+  status = 200,
+  headers?: Readonly<Record<string, string>>
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(body, { status, contentType: "application/json", ...(headers === undefined ? {} : { headers }) })
+
+/** a 429 says when to come back */
+export const errorHeaders = (error: GatewayError): Readonly<Record<string, string>> | undefined =>
+  error._tag === "RateLimited" ? { "retry-after": String(Math.ceil(error.retryAfterS)) } : undefined
 
 export const errorResponse = (error: GatewayError): HttpServerResponse.HttpServerResponse =>
-  jsonResponse(errorBody(error), error.status)
+  jsonResponse(errorBody(error), error.status, errorHeaders(error))
 
 /** Runs a handler, answering its typed errors with their status and body, and defects with a 500. */
 export const guarded = <E, R>(

@@ -1,43 +1,64 @@
 /**
- * The routes of the gateway. Every handler answers errors as `{"error": "..."}` with the
- * status of the error; unknown paths get a 404 and known paths called with another method
- * a 405, in the same shape.
+ * The routes of the gateway, and what every request goes through: authentication (when on;
+ * not for /status and /health), then the handler, with errors answered in the shape of the
+ * endpoint family (`{"error": "..."}`, or OpenAI's under `/openai/`). Unknown paths get a 404,
+ * known paths called with another method a 405.
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
-import type { Gateway, HttpTransport } from "../../src/services.ts"
-import { MethodNotAllowed, NotFound } from "../../src/errors.ts"
+import { Authentication } from "../../src/auth/authenticate.ts"
+import { type GatewayError, MethodNotAllowed, NotFound } from "../../src/errors.ts"
 import type { Observability } from "../../src/observability/store.ts"
+import type { Gateway, HttpTransport } from "../../src/services.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openai.ts"
-import { errorResponse } from "./respond.ts"
+import { errorResponse, guarded } from "./respond.ts"
 import { healthHandler, statusHandler } from "./status.ts"
 
 export { gatewayVersion } from "./status.ts"
 
-type Handler = Effect.Effect<
-  HttpServerResponse.HttpServerResponse,
-  never,
-  Gateway | HttpTransport | Observability | HttpServerRequest.HttpServerRequest
->
+type Services = Gateway | HttpTransport | Observability | Authentication | HttpServerRequest.HttpServerRequest
 
-const routes: ReadonlyArray<readonly ["GET" | "POST", `/${string}`, Handler]> = [
-  ["POST", "/inference", inferenceHandler],
-  ["POST", "/feedback", feedbackHandler],
-  ["POST", "/v1/inferences/get_inferences", getInferencesHandler],
-  ["POST", "/v1/inferences/list_inferences", listInferencesHandler],
-  ["POST", "/openai/v1/chat/completions", chatCompletionsHandler],
-  ["GET", "/openai/v1/models", modelsHandler],
-  ["GET", "/status", statusHandler],
-  ["GET", "/health", healthHandler]
+/** a handler, given the public id of the request's API key (undefined when authentication is off) */
+type Handler = (apiKey: string | undefined) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError, Services>
+
+interface Route {
+  readonly method: "GET" | "POST"
+  readonly path: `/${string}`
+  readonly handler: Handler
+  /** answered without an API key */
+  readonly open?: boolean
+}
+
+const routes: ReadonlyArray<Route> = [
+  { method: "POST", path: "/inference", handler: inferenceHandler },
+  { method: "POST", path: "/feedback", handler: feedbackHandler },
+  { method: "POST", path: "/v1/inferences/get_inferences", handler: () => getInferencesHandler },
+  { method: "POST", path: "/v1/inferences/list_inferences", handler: () => listInferencesHandler },
+  { method: "POST", path: "/openai/v1/chat/completions", handler: chatCompletionsHandler },
+  { method: "GET", path: "/openai/v1/models", handler: () => modelsHandler },
+  { method: "GET", path: "/status", handler: () => statusHandler, open: true },
+  { method: "GET", path: "/health", handler: () => healthHandler, open: true }
 ]
 
+const errorShapeOf = (path: string) => (path.startsWith("/openai/") ? openAiErrorResponse : errorResponse)
+
+/** the public id of the request's valid key, or undefined when authentication is off */
+const authenticate: Effect.Effect<string | undefined, GatewayError, Authentication | HttpServerRequest.HttpServerRequest> =
+  Effect.flatMap(Authentication, (auth) =>
+    auth.enabled
+      ? Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => auth.authenticate(request.headers.authorization))
+      : Effect.succeed(undefined))
+
+const serve = (route: Route) =>
+  guarded(route.open === true ? route.handler(undefined) : Effect.flatMap(authenticate, route.handler), errorShapeOf(route.path))
+
 const knownPaths = new Map<string, Array<string>>()
-for (const [method, path] of routes) knownPaths.set(path, [...(knownPaths.get(path) ?? []), method])
+for (const { method, path } of routes) knownPaths.set(path, [...(knownPaths.get(path) ?? []), method])
 
 const unmatched = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
   const path = request.url.split("?")[0]
@@ -45,10 +66,10 @@ const unmatched = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
   const error = methods === undefined
     ? new NotFound({ message: `no route for ${request.method} ${path}` })
     : new MethodNotAllowed({ message: `${path} accepts ${methods.join(", ")}, not ${request.method}` })
-  return path.startsWith("/openai/") ? openAiErrorResponse(error) : errorResponse(error)
+  return errorShapeOf(path)(error)
 })
 
 export const Routes = HttpRouter.use(Effect.fnUntraced(function*(router) {
-  for (const [method, path, handler] of routes) yield* router.add(method, path, handler)
+  for (const route of routes) yield* router.add(route.method, route.path, serve(route))
   yield* router.add("*", "*", unmatched)
 }))

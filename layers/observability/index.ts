@@ -5,16 +5,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { analyticsUrlVariable, backendOf, Observability, type Store, type StoreError } from "../../src/observability/store.ts"
+import { StartupError } from "../startup.ts"
 import { makeWriter } from "./writer.ts"
 
-/** A problem that stops the gateway from starting, said in one line. */
-export class StartupError extends Schema.TaggedError<StartupError>()("StartupError", {
-  message: Schema.String
-}) {}
+export { StartupError } from "../startup.ts"
 
 /** The store of a GATEWAY_ANALYTICS_DB_URL value. */
 export const makeStore = (url: string): Effect.Effect<Store, StoreError | StartupError, Scope.Scope> => {

@@ -4,14 +4,9 @@
  * Every value reaches SQL as a bound parameter; JSON values are JSONB; writes are idempotent
  * by id (a retried batch stores each row once) and the newest cache entry per key wins.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as Arr from "effect/Array"
-import { readdir, readFile } from "node:fs/promises"
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
-import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Fragment } from "effect/sql/Statement"
 import type { SqlError } from "effect/sql/SqlError"
@@ -23,9 +18,9 @@ import type {
   StoredModelInference,
   WriteBatch
 } from "../../src/observability/records.ts"
-import { type InferenceQuery, type InferenceTarget, type Store, StoreError, type StoreFilter } from "../../src/observability/store.ts"
-
-const migrationsDirectory = new URL("../../migrations/postgres/", import.meta.url)
+import type { InferenceQuery, InferenceTarget, Store, StoreError, StoreFilter } from "../../src/observability/store.ts"
+import { makePgClient, sqlState, storeError } from "../postgres/client.ts"
+import { migrate as applyMigrations } from "../postgres/migrator.ts"
 
 /** The most bind parameters one statement may carry (the driver's limit; Postgres's is 65,535). */
 const maxParameters = 32_767
@@ -40,21 +35,13 @@ const feedbackTables: Record<FeedbackKind, string> = {
   demonstration: "demonstration_feedback"
 }
 
-/** The reason Postgres gave (its own message, or the socket error), never a stack. */
-const storeError = (operation: string) => (error: SqlError | StoreError) => {
-  if (error._tag === "StoreError") return error
-  const cause = error.reason.cause
-  const detail = cause instanceof Error && cause.message !== "" ? cause.message : error.message
-  return new StoreError({ message: `postgres ${operation} failed: ${detail}` })
-}
-
 /**
  * Postgres cannot store U+0000 in text or JSONB, nor lone surrogates in JSONB. A batch holding
  * one would fail on every retry and block the write queue behind it, so it is written again
  * with those characters replaced by U+FFFD.
  */
 const unstorableTextCodes = new Set(["22021", "22P05", "22P02"])
-const isUnstorableText = (error: SqlError) => unstorableTextCodes.has((error.reason.cause as { code?: string } | undefined)?.code ?? "")
+const isUnstorableText = (error: SqlError) => unstorableTextCodes.has(sqlState(error) ?? "")
 const storable = (value: unknown): any =>
   typeof value === "string"
     ? value.toWellFormed().replaceAll("\0", "\uFFFD")
@@ -69,28 +56,6 @@ const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A
   for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size))
   return result
 }
-
-interface Migration {
-  readonly version: number
-  readonly name: string
-  readonly statements: ReadonlyArray<string>
-}
-
-/** `NNNN_name.sql` files in version order; statements end with `;` at the end of a line. */
-const loadMigrations = Effect.tryPromise({
-  try: async () => {
-    const files = (await readdir(migrationsDirectory)).filter((file) => /^\d+_\w+\.sql$/.test(file)).sort()
-    return Promise.all(files.map(async (file): Promise<Migration> => {
-      const text = (await readFile(new URL(file, migrationsDirectory), "utf8")).replace(/^\s*--.*$/gm, "")
-      return {
-        version: parseInt(file, 10),
-        name: file.slice(0, -".sql".length),
-        statements: text.split(/;[ \t]*$/m).map((statement) => statement.trim()).filter((statement) => statement !== "")
-      }
-    }))
-  },
-  catch: (error) => new StoreError({ message: `postgres migrations could not be read: ${String(error)}` })
-})
 
 interface InferenceRow {
   readonly function_type: "chat" | "json"
@@ -218,46 +183,14 @@ export const makePostgresStore = (url: string): Effect.Effect<Store, StoreError,
   Effect.gen(function*() {
     // The pool connects lazily; a connection attempt gives up after a few seconds, since the
     // writer retries on its own.
-    const sql = yield* PgClient.make({
-      url: Redacted.make(url),
-      connectTimeout: Duration.seconds(3),
-      applicationName: "llm-gateway"
-    }).pipe(
-      Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make),
-      Effect.mapError(storeError("connect"))
-    )
+    const sql = yield* makePgClient(url)
 
     const json = (value: unknown) => sql.json(value)
     const optionalJson = (value: unknown) => (value === undefined || value === null ? null : sql.json(value))
 
-    // ---- migrations
+    // ---- migrations (the sequence every store on Postgres shares)
 
-    /** applies one migration unless it is recorded; the advisory lock serialises concurrent gateways */
-    const applyMigration = (migration: Migration) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT pg_advisory_xact_lock(hashtext('gateway_migrations'))`
-        yield* sql`CREATE TABLE IF NOT EXISTS gateway_migrations (
-          version integer PRIMARY KEY,
-          name text NOT NULL,
-          applied_at timestamptz NOT NULL DEFAULT now()
-        )`.unprepared
-        const recorded = yield* sql`SELECT 1 FROM gateway_migrations WHERE version = ${migration.version}`
-        if (recorded.length > 0) return false
-        for (const statement of migration.statements) yield* sql.unsafe(statement).unprepared
-        yield* sql`INSERT INTO gateway_migrations (version, name) VALUES (${migration.version}, ${migration.name})`
-        return true
-      }))
-
-    const migrate = Effect.gen(function*() {
-      const applied: Array<string> = []
-      for (const migration of yield* loadMigrations) {
-        const done = yield* applyMigration(migration).pipe(
-          Effect.mapError(storeError(`migration ${migration.name}`))
-        )
-        if (done) applied.push(migration.name)
-      }
-      return applied
-    })
+    const migrate = applyMigrations(sql)
 
     // ---- writes
 

@@ -12,7 +12,7 @@ import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts
 import { uuidv7 } from "../ids.ts"
 import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable } from "../errors.ts"
 import { type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
-import { apiKeyTag } from "../ratelimit/rules.ts"
+import { apiKeyTag } from "../api/tags.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../observability/cache.ts"
 import type { CacheEntry } from "../observability/records.ts"

@@ -3,6 +3,7 @@
  * inference path as `/inference` behind OpenAI's surface.
  */
 import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage } from "../api/inference.ts"
+import { checkClientTags, namespaceTag } from "../api/tags.ts"
 import { InvalidRequest } from "../errors.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import { qualifiedProviderName } from "../providers/types.ts"
@@ -257,8 +258,10 @@ export const translateChatCompletion = (
     } else toolChoice = { specific: choice.type === "function" ? choice.function.name : choice.custom.name }
   }
 
+  const reserved = checkClientTags(body["gateway::tags"], "gateway::tags")
+  if (reserved !== undefined) return reserved
   const tags = { ...body["gateway::tags"] }
-  if (body["gateway::namespace"] !== undefined) tags["gateway::namespace"] = body["gateway::namespace"]
+  if (body["gateway::namespace"] !== undefined) tags[namespaceTag] = body["gateway::namespace"]
   const includeRawUsage = body["gateway::include_raw_usage"] === true
   const request: InferenceRequest = {
     ...target,

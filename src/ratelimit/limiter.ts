@@ -32,6 +32,9 @@ export interface Reservation {
   readonly borrowedTokens: number
 }
 
+/** the longest Retry-After sent: a period of the longest kind */
+const maxRetryAfterS = 2_592_000
+
 const unavailable = (store: BucketStore, message: string) =>
   new ServiceUnavailable({
     message: `the rate limit store (${store.backend}) is unavailable, so rate-limited requests are refused: ${message}`
@@ -70,11 +73,17 @@ export const reserve = (
         })
       }
       const { rule, limit, request: bucket } = buckets[result.index]
-      const retryAfterS = Math.max(1, Math.ceil(result.retryAfterS))
+      // a bucket that never refills, or a call bigger than the bucket, has no useful retry time
+      const retryAfterS = Math.min(maxRetryAfterS, Math.max(1, Math.ceil(result.retryAfterS)))
+      const outlook = bucket.amount > limit.capacity
+        ? `more than the ${limit.capacity} it ever holds: lower max_tokens or raise the limit`
+        : result.retryAfterS > maxRetryAfterS
+        ? "and it does not refill"
+        : `retry in ${retryAfterS} s`
       return Effect.fail(new RateLimited({
         message: `rate limit exceeded: rate_limiting.rules[${rule.index}] (priority ${rule.priority}) for ${describeScope(rule, scope)}: ${
           Math.max(0, Math.floor(result.available))
-        } of ${describeLimit(limit)} available, this call needs ${bucket.amount}; retry in ${retryAfterS} s`,
+        } of ${describeLimit(limit)} available, this call needs ${bucket.amount}, ${outlook}`,
         retryAfterS
       }))
     })

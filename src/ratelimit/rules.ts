@@ -34,7 +34,6 @@ export interface Limit {
 
 export const eachValue = "gateway::each"
 export const totalValue = "gateway::total"
-export const apiKeyTag = "gateway::api_key_public_id"
 
 export type ScopeCondition =
   | { readonly kind: "api_key"; readonly publicId: string }

@@ -32,7 +32,9 @@ const expectedTables = {
     "ModelInference",
     "ModelInferenceCache"
   ],
+  // with the relational store's tables: Postgres has one migration sequence
   postgres: [
+    "api_keys",
     "boolean_metric_feedback",
     "chat_inference",
     "comment_feedback",
@@ -41,8 +43,14 @@ const expectedTables = {
     "gateway_migrations",
     "json_inference",
     "model_inference",
-    "model_inference_cache"
+    "model_inference_cache",
+    "rate_limit_buckets"
   ]
+}
+
+const migrationNames = {
+  clickhouse: ["0001_observability_tables"],
+  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits"]
 }
 
 const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_migrations" }
@@ -79,12 +87,12 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
     it("creates every table, records the migration, and applies nothing the second time", async () => {
       const { store, database } = suite
       expect(store.backend).toBe(backend)
-      expect(await run(store.migrate)).toEqual(["0001_observability_tables"])
+      expect(await run(store.migrate)).toEqual(migrationNames[backend])
       expect(await tablesOf(database)).toEqual(expectedTables[backend])
       expect(await run(store.migrate)).toEqual([])
       expect(await run(store.migrate)).toEqual([])
-      const recorded = await queryDatabase(database, `SELECT version, name FROM ${migrationsTable[backend]}`)
-      expect(recorded).toEqual([{ version: 1, name: "0001_observability_tables" }])
+      const recorded = await queryDatabase(database, `SELECT version, name FROM ${migrationsTable[backend]} ORDER BY version`)
+      expect(recorded).toEqual(migrationNames[backend].map((name) => ({ version: parseInt(name, 10), name })))
       await expect(run(store.ping)).resolves.toBeUndefined()
     })
   })

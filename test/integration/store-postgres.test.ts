@@ -22,8 +22,12 @@ describe("Postgres store: migrations", () => {
         run(first.store.migrate),
         run(second.store.migrate)
       ])
-      expect(results.flat()).toEqual(["0001_observability_tables"])
-      expect(await queryDatabase(database, "SELECT version, name FROM gateway_migrations")).toEqual([{ version: 1, name: "0001_observability_tables" }])
+      // the one Postgres sequence, shared with the relational store (test/integration/relational-postgres.test.ts)
+      expect(results.flat()).toEqual(["0001_observability_tables", "0002_api_keys_and_rate_limits"])
+      expect(await queryDatabase(database, "SELECT version, name FROM gateway_migrations ORDER BY version")).toEqual([
+        { version: 1, name: "0001_observability_tables" },
+        { version: 2, name: "0002_api_keys_and_rate_limits" }
+      ])
     } finally {
       await first.close()
       await second.close()

@@ -1,0 +1,119 @@
+/**
+ * Who may call the gateway and how much: the relational database (API keys, and rate limit
+ * buckets unless Redis holds them), authentication with a short-lived key cache, and the
+ * rate limiter. Everything here is checked at start-up: a gateway that should check keys or
+ * limits and cannot reach where they live does not start.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import { Authentication, checkAuthorization } from "../src/auth/authenticate.ts"
+import { type KeyStore, relationalUrlVariable, type StoredApiKey } from "../src/auth/store.ts"
+import type { GatewayConfig } from "../src/config/types.ts"
+import { ModelTable } from "../src/inference/models.ts"
+import type { StoreError } from "../src/observability/store.ts"
+import type { RateLimiter } from "../src/ratelimit/limiter.ts"
+import type { BucketStore } from "../src/ratelimit/store.ts"
+import type { RelationalStore } from "../src/relational.ts"
+import { Gateway } from "../src/services.ts"
+import { StartupError } from "./startup.ts"
+
+export const redisUrlVariable = "GATEWAY_REDIS_URL"
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/** The relational store GATEWAY_RELATIONAL_DB_URL names, answering; undefined when unset. */
+export const configuredRelationalStore = (env: Env): Effect.Effect<RelationalStore | undefined, StartupError, Scope.Scope> => {
+  const url = env[relationalUrlVariable]
+  if (url === undefined || url === "") return Effect.succeed(undefined)
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    return Effect.fail(new StartupError({ message: `${relationalUrlVariable} must be a postgres:// URL` }))
+  }
+  return Effect.promise(() => import("./relational/postgres.ts")).pipe(
+    Effect.flatMap((module) => module.makeRelationalStore(url)),
+    Effect.tap((store) => store.ping),
+    Effect.mapError((error) => new StartupError({ message: `${relationalUrlVariable}: ${error.message}` }))
+  )
+}
+
+export const migrateRelationalStore = (store: RelationalStore): Effect.Effect<void, StartupError> =>
+  store.migrate.pipe(
+    Effect.mapError((error) => new StartupError({ message: `relational database migrations failed: ${error.message}` })),
+    Effect.flatMap((applied) =>
+      Effect.logInfo(
+        applied.length === 0
+          ? "relational database: up to date"
+          : `relational database: applied migrations ${applied.join(", ")}`
+      )
+    )
+  )
+
+/** the relational store, or a start-up error saying what needs it */
+const requireRelational = (store: RelationalStore | undefined, what: string) =>
+  store === undefined
+    ? Effect.fail(new StartupError({ message: `${what} needs ${relationalUrlVariable} (a postgres:// URL)` }))
+    : Effect.succeed(store)
+
+const maxCachedKeys = 10_000
+
+/**
+ * `find` of a key store with a cache: a key (or its absence) is trusted for `ttlMs` before the
+ * database is asked again, which bounds how long a disabled key keeps working in a process
+ * that served it a moment before.
+ */
+export const cachedKeyLookup = (keys: KeyStore, ttlMs: number) => {
+  const cache = new Map<string, { readonly key: StoredApiKey | undefined; readonly until: number }>()
+  return (publicId: string): Effect.Effect<StoredApiKey | undefined, StoreError> => {
+    const cached = cache.get(publicId)
+    if (cached !== undefined && cached.until > Date.now()) return Effect.succeed(cached.key)
+    return Effect.tap(keys.find(publicId), (key) =>
+      Effect.sync(() => {
+        if (ttlMs <= 0) return
+        if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value as string)
+        cache.set(publicId, { key, until: Date.now() + ttlMs })
+      }))
+  }
+}
+
+const bucketStoreFor = (
+  env: Env,
+  relational: RelationalStore | undefined
+): Effect.Effect<BucketStore, StartupError, Scope.Scope> => {
+  const redisUrl = env[redisUrlVariable]
+  if (redisUrl === undefined || redisUrl === "") return Effect.map(requireRelational(relational, "[[rate_limiting.rules]]"), (store) => store.buckets)
+  return Effect.promise(() => import("./ratelimit/redis.ts")).pipe(
+    Effect.flatMap((module) => module.makeRedisBucketStore(redisUrl)),
+    Effect.mapError((error) => new StartupError({ message: `${redisUrlVariable}: ${error.message}` }))
+  )
+}
+
+/** The Gateway service (configuration, models, rate limiter) and Authentication, as configured. */
+export const AccessLive = (config: GatewayConfig, env: Env) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const relational = yield* configuredRelationalStore(env)
+    if (relational !== undefined && !config.gateway.observability.disableAutomaticMigrations) {
+      yield* migrateRelationalStore(relational)
+    }
+
+    let limiter: RateLimiter | undefined
+    if (config.rateLimiting.enabled && config.rateLimiting.rules.length > 0) {
+      const store = yield* bucketStoreFor(env, relational)
+      limiter = { rules: config.rateLimiting.rules, store }
+      yield* Effect.logInfo(`rate limiting: ${config.rateLimiting.rules.length} rules, buckets in ${store.backend}`)
+    }
+
+    const auth = config.gateway.auth
+    let authentication = Authentication.of({ enabled: false, authenticate: () => Effect.die("authentication is off") })
+    if (auth.enabled) {
+      const store = yield* requireRelational(relational, "[gateway.auth] enabled = true")
+      const find = cachedKeyLookup(store.keys, auth.cacheTtlMs)
+      authentication = Authentication.of({
+        enabled: true,
+        authenticate: (header) => Effect.suspend(() => checkAuthorization(header, find, Date.now()))
+      })
+      yield* Effect.logInfo(`authentication: on (keys cached for ${auth.cacheTtlMs} ms)`)
+    }
+
+    return Context.add(Context.make(Gateway, { config, models: new ModelTable(config), limiter }), Authentication, authentication)
+  }))

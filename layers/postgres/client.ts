@@ -1,0 +1,43 @@
+/**
+ * A Postgres connection pool as the stores open it: from a URL, giving up on a connection
+ * attempt after a few seconds, every failure a one-line StoreError. Shared by the observability
+ * store (GATEWAY_ANALYTICS_DB_URL) and the relational store (GATEWAY_RELATIONAL_DB_URL).
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import type { SqlError } from "effect/sql/SqlError"
+import { StoreError } from "../../src/observability/store.ts"
+
+/** The reason Postgres gave (its own message, or the socket error) on one line, never a stack. */
+export const storeError = (operation: string) => (error: SqlError | StoreError): StoreError => {
+  if (error._tag === "StoreError") return error
+  const cause = error.reason.cause
+  const detail = cause instanceof Error && cause.message !== "" ? cause.message : error.message
+  return new StoreError({ message: `postgres ${operation} failed: ${detail.replace(/\s*[\r\n]+\s*/g, " ")}` })
+}
+
+/** The SQLSTATE of a failed query, when Postgres gave one. */
+export const sqlState = (error: SqlError): string | undefined => (error.reason.cause as { code?: string } | undefined)?.code
+
+export interface PoolOptions {
+  /** session settings sent when each connection opens (`statement_timeout`, ...) */
+  readonly startupParameters?: Readonly<Record<string, string>> | undefined
+  readonly maxConnections?: number | undefined
+}
+
+/** The pool connects lazily; a connection attempt gives up after 3 seconds. */
+export const makePgClient = (url: string, options: PoolOptions = {}): Effect.Effect<PgClient.PgClient, StoreError, Scope.Scope> =>
+  PgClient.make({
+    url: Redacted.make(url),
+    connectTimeout: Duration.seconds(3),
+    applicationName: "llm-gateway",
+    ...(options.startupParameters !== undefined && { startupParameters: options.startupParameters }),
+    ...(options.maxConnections !== undefined && { maxConnections: options.maxConnections })
+  }).pipe(
+    Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make),
+    Effect.mapError(storeError("connect"))
+  )

@@ -1,0 +1,292 @@
+/**
+ * The Redis/Valkey bucket store: the `BucketStore` of `src/ratelimit/store.ts` for
+ * GATEWAY_REDIS_URL (`redis://`, `rediss://` for TLS; Redis >= 5 or Valkey, one instance, not
+ * a cluster). One Lua script per call refills every bucket of the request and takes from all of
+ * them or from none; Redis runs a script alone, so that is atomic against every gateway process,
+ * and the clock is Redis's own (`TIME`), so processes with skewed clocks agree.
+ *
+ * A bucket is a hash `gateway:rl:<key>` of `tokens` and `updated` (microseconds). It expires
+ * once it would have refilled to capacity, when it is indistinguishable from a missing bucket
+ * (which starts full), so idle buckets cost nothing. A bucket that never refills never expires.
+ *
+ * Failing fast matters more than waiting: while Redis is unreachable the client reconnects in
+ * the background (every second at most) and commands fail at once instead of queueing; a
+ * command Redis does not answer within two seconds fails too (it may still be applied later:
+ * the request was refused, so at worst a bucket was charged for nothing).
+ */
+import { createHash } from "node:crypto"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { ClientClosedError, ClientOfflineError, createClient, ErrorReply } from "redis"
+import type { BucketRequest, BucketStore, ConsumeResult } from "../../src/ratelimit/store.ts"
+import { StoreError } from "../../src/observability/store.ts"
+
+export const keyPrefix = "gateway:rl:"
+
+/** the longest a connection attempt or a command may take before it fails */
+const timeoutMs = 2_000
+/** the longest pause between reconnection attempts once Redis went away */
+const maxReconnectDelayMs = 1_000
+/** a connection silent this long while asked is replaced by a new one */
+const staleAfterMs = 2 * timeoutMs
+/** commands waiting for Redis beyond this many fail at once (Redis is stuck, memory is not) */
+const maxQueuedCommands = 10_000
+/** a bucket lives this much longer than it takes to refill, so it never expires a moment early */
+const expiryMarginMs = 1_000
+
+/** `retryAfterS` of a bucket that will never hold enough (it does not refill) */
+export const neverS = Number.MAX_SAFE_INTEGER
+
+/**
+ * ARGV: mode ("consume" or "adjust"), then capacity, refill per second and amount of each key.
+ * Consume answers {1} when it took from every bucket, or {0, index (1-based), available}
+ * without writing anything. A key named twice is one bucket (refilled with its first
+ * capacity and rate) that both amounts are taken from.
+ */
+const script = `
+local consume = ARGV[1] == 'consume'
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local levels, capacities, rates, order = {}, {}, {}, {}
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  local capacity = tonumber(ARGV[3 * i - 1])
+  local rate = tonumber(ARGV[3 * i])
+  local amount = tonumber(ARGV[3 * i + 1])
+  local level = levels[key]
+  if level == nil then
+    local state = redis.call('HMGET', key, 'tokens', 'updated')
+    local tokens, updated = tonumber(state[1]), tonumber(state[2])
+    if tokens == nil or updated == nil then
+      level = capacity
+    else
+      level = math.min(capacity, tokens + math.max(0, now - updated) / 1000000 * rate)
+    end
+    capacities[key], rates[key] = capacity, rate
+    order[#order + 1] = key
+  end
+  if consume then
+    if level < amount then
+      return {0, i, string.format('%.17g', level)}
+    end
+    levels[key] = level - amount
+  else
+    levels[key] = math.min(capacities[key], level - amount)
+  end
+end
+for _, key in ipairs(order) do
+  local level, capacity, rate = levels[key], capacities[key], rates[key]
+  redis.call('HSET', key, 'tokens', string.format('%.17g', level), 'updated', string.format('%.17g', now))
+  local ttl = rate > 0 and math.ceil((capacity - level) / rate * 1000) + ${expiryMarginMs} or nil
+  if ttl ~= nil and ttl < 1e15 then
+    redis.call('PEXPIRE', key, string.format('%.0f', ttl))
+  else
+    redis.call('PERSIST', key)
+  end
+end
+return {1}
+`
+const scriptSha = createHash("sha1").update(script).digest("hex")
+
+/** what went wrong, in one line, without a stack */
+const describe = (cause: unknown): string => {
+  if (cause instanceof ClientOfflineError) return "redis is unreachable (reconnecting)"
+  if (cause instanceof ClientClosedError) return "the redis client is closed"
+  if (cause instanceof AggregateError && cause.errors.length > 0) return describe(cause.errors[0])
+  const text = cause instanceof Error
+    ? cause.message || String((cause as { code?: unknown }).code ?? cause.name)
+    : String(cause)
+  return text.replace(/\s+/g, " ").trim()
+}
+
+const invalid = (request: BucketRequest, consuming: boolean): string | undefined => {
+  if (typeof request.key !== "string") return "its key must be a string"
+  if (!Number.isFinite(request.capacity) || request.capacity <= 0) return "capacity must be a finite number above 0"
+  if (!Number.isFinite(request.refillPerSecond) || request.refillPerSecond < 0) return "refillPerSecond must be a finite number, 0 or more"
+  if (!Number.isFinite(request.amount)) return "amount must be a finite number"
+  if (consuming && request.amount < 0) return "amount to consume must not be negative"
+  return undefined
+}
+
+const validate = (requests: ReadonlyArray<BucketRequest>, consuming: boolean): StoreError | undefined => {
+  for (const request of requests) {
+    const problem = invalid(request, consuming)
+    if (problem !== undefined) {
+      return new StoreError({ message: `invalid rate limit bucket ${JSON.stringify(String(request.key))}: ${problem}` })
+    }
+  }
+  return undefined
+}
+
+const withTimeout = <A>(effect: Effect.Effect<A, StoreError>, what: string): Effect.Effect<A, StoreError> =>
+  Effect.timeoutOrElse(effect, {
+    duration: timeoutMs,
+    orElse: () => Effect.fail(new StoreError({ message: `${what} failed: redis did not answer within ${timeoutMs / 1000}s` }))
+  })
+
+/** waits for `promise`, `ms` at most, leaving no timer behind */
+const waitAtMost = async (promise: Promise<unknown>, ms: number): Promise<void> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  await Promise.race([promise.catch(() => {}), new Promise<void>((resolve) => timer = setTimeout(resolve, ms))])
+  clearTimeout(timer)
+}
+
+/** the client options that make commands fail fast instead of waiting for Redis */
+const createFailFastClient = (url: string, reconnectStrategy: (retries: number, cause: Error) => number | Error) =>
+  createClient({
+    url,
+    disableOfflineQueue: true,
+    commandsQueueMaxLength: maxQueuedCommands,
+    socket: { connectTimeout: timeoutMs, reconnectStrategy }
+  })
+type Client = ReturnType<typeof createFailFastClient>
+
+/**
+ * A bucket store on the Redis at `url`, connected before it is returned (a StoreError when
+ * Redis cannot be reached within two seconds); the connection closes with the scope.
+ */
+export const makeRedisBucketStore = (url: string): Effect.Effect<BucketStore, StoreError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const runLog = Effect.runSyncWith(yield* Effect.context<never>())
+    let current: Client
+    /** the current client is connected */
+    let healthy = false
+    let everConnected = false
+    let closed = false
+    let lastAnswerAt = 0
+    let lastReplacedAt = 0
+
+    /**
+     * A client. The first fails on its first connection error (a start-up problem to report);
+     * once connected, and from the start for a replacement, it reconnects forever, backing off
+     * up to a second.
+     */
+    const open = (replacement: boolean): Client => {
+      let reconnect = replacement
+      const client = createFailFastClient(
+        url,
+        (retries, cause) => reconnect ? Math.min(50 * 2 ** retries, maxReconnectDelayMs) + Math.floor(Math.random() * 100) : cause
+      )
+      // node-redis throws `error` events nobody listens to: every failed reconnection emits one
+      client.on("error", (cause: unknown) => {
+        if (client !== current || !healthy) return
+        healthy = false
+        runLog(Effect.logWarning(`redis connection lost, reconnecting: ${describe(cause)}`))
+      })
+      client.on("ready", () => {
+        reconnect = true
+        if (client !== current) return
+        if (!healthy && everConnected) runLog(Effect.logInfo("redis connection restored"))
+        healthy = true
+        everConnected = true
+        lastAnswerAt = performance.now()
+      })
+      return client
+    }
+
+    /**
+     * A connection that stays silent is replaced: the peer may be gone without a word (a host
+     * that died, a dropped NAT entry), which TCP notices only after many minutes. Called when a
+     * command failed; at most once per `staleAfterMs`.
+     */
+    const replaceIfSilent = () => {
+      const now = performance.now()
+      if (closed || now - lastAnswerAt < staleAfterMs || now - lastReplacedAt < staleAfterMs) return
+      lastReplacedAt = now
+      if (healthy) runLog(Effect.logWarning(`redis has not answered for ${staleAfterMs / 1000}s, opening a new connection`))
+      healthy = false
+      const silent = current
+      current = open(true)
+      current.connect().catch(() => {})
+      silent.destroy()
+    }
+
+    yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          current = open(false)
+        },
+        catch: (cause) => new StoreError({ message: `redis connection failed: ${describe(cause)}` })
+      }),
+      () =>
+        Effect.promise(async () => {
+          closed = true
+          // finish what is in flight, but do not let a stuck or absent Redis hold up shutdown
+          if (healthy) await waitAtMost(current.close(), timeoutMs)
+          current.destroy()
+        })
+    )
+
+    yield* withTimeout(
+      Effect.tryPromise({
+        try: () => current.connect(),
+        catch: (cause) => new StoreError({ message: `redis connection failed: ${describe(cause)}` })
+      }),
+      "redis connection"
+    )
+
+    const send = (client: Client, args: Array<string>, signal: AbortSignal) =>
+      client.sendCommand(args, { abortSignal: signal, timeout: timeoutMs }).then(
+        (reply) => {
+          lastAnswerAt = performance.now()
+          return reply
+        },
+        (error: unknown) => {
+          if (error instanceof ErrorReply) lastAnswerAt = performance.now()
+          throw error
+        }
+      )
+
+    const evaluate = (keys: ReadonlyArray<string>, args: ReadonlyArray<string>, signal: AbortSignal) => {
+      const client = current
+      const tail = [String(keys.length), ...keys, ...args]
+      return send(client, ["EVALSHA", scriptSha, ...tail], signal).catch((error: unknown) => {
+        // first use, or Redis restarted and forgot the script
+        if (error instanceof ErrorReply && error.message.startsWith("NOSCRIPT")) return send(client, ["EVAL", script, ...tail], signal)
+        throw error
+      })
+    }
+
+    const run = (mode: "consume" | "adjust", requests: ReadonlyArray<BucketRequest>) =>
+      withTimeout(
+        Effect.tryPromise({
+          try: (signal) =>
+            evaluate(
+              requests.map((request) => keyPrefix + request.key),
+              [mode, ...requests.flatMap((request) => [String(request.capacity), String(request.refillPerSecond), String(request.amount)])],
+              signal
+            ),
+          catch: (cause) => new StoreError({ message: `redis rate limit ${mode} failed: ${describe(cause)}` })
+        }),
+        `redis rate limit ${mode}`
+      ).pipe(Effect.tapError(() => Effect.sync(replaceIfSilent)))
+
+    const consume = (requests: ReadonlyArray<BucketRequest>): Effect.Effect<ConsumeResult, StoreError> => {
+      const problem = validate(requests, true)
+      if (problem !== undefined) return Effect.fail(problem)
+      if (requests.length === 0) return Effect.succeed({ ok: true })
+      return Effect.flatMap(run("consume", requests), (reply): Effect.Effect<ConsumeResult, StoreError> => {
+        const [taken, position, level] = reply as unknown as [number, number?, string?]
+        if (taken === 1) return Effect.succeed({ ok: true })
+        const index = Number(position) - 1
+        const request = requests[index]
+        const available = Number(level)
+        if (request === undefined || !Number.isFinite(available)) {
+          return Effect.fail(new StoreError({ message: `redis rate limit consume failed: unexpected reply ${JSON.stringify(reply)}` }))
+        }
+        const retryAfterS = request.refillPerSecond > 0
+          ? Math.min(neverS, Math.max(1, Math.ceil((request.amount - available) / request.refillPerSecond)))
+          : neverS
+        return Effect.succeed({ ok: false, index, available, retryAfterS })
+      })
+    }
+
+    const adjust = (requests: ReadonlyArray<BucketRequest>): Effect.Effect<void, StoreError> => {
+      const problem = validate(requests, false)
+      if (problem !== undefined) return Effect.fail(problem)
+      if (requests.length === 0) return Effect.void
+      return Effect.asVoid(run("adjust", requests))
+    }
+
+    return { backend: "redis", consume, adjust } satisfies BucketStore
+  })
