@@ -218,11 +218,11 @@ const reserveFor = (prepared: PreparedInference, request: ModelRequest) => {
 const limited = <A>(
   prepared: PreparedInference,
   request: ModelRequest,
-  call: (reservation: Reservation | undefined) => Effect.Effect<A, ProviderFailure, HttpTransport>,
+  call: Effect.Effect<A, ProviderFailure, HttpTransport>,
   usageOf: (result: A) => Usage | undefined
 ): Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport> =>
-  prepared.limiter === undefined ? call(undefined) : Effect.flatMap(reserveFor(prepared, request), (reservation) =>
-    call(reservation).pipe(
+  prepared.limiter === undefined ? call : Effect.flatMap(reserveFor(prepared, request), (reservation) =>
+    call.pipe(
       Effect.onExit((exit) =>
         Effect.forkDetach(settle(reservation, exit._tag === "Success" ? usageOf(exit.value) : undefined))
       )
@@ -235,7 +235,7 @@ export const callModel = (
 ): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
   const started = Date.now()
   const viaProvider = (provider: RoutedProvider, call: ProviderCall) =>
-    limited(prepared, request, () => provider.client.infer(call), (response) => response.usage)
+    limited(prepared, request, Effect.suspend(() => provider.client.infer(call)), (response) => response.usage)
   const infer = (provider: RoutedProvider, call: ProviderCall) =>
     prepared.cache.read
       ? Effect.flatMap(fromCache(prepared, provider, call), (hit) =>
