@@ -11,16 +11,8 @@ import { type TemplateSource, TemplateEngine, templateKey, templateReferences } 
 import type { InferenceParams, ToolChoice, ToolDefinition } from "../inference/types.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
-import { publicIdPattern } from "../auth/apiKey.ts"
-import {
-  eachValue,
-  type Limit,
-  periods,
-  periodSeconds,
-  type RateLimitRule,
-  ruleId,
-  type ScopeCondition
-} from "../ratelimit/rules.ts"
+import { rateLimitRule } from "../ratelimit/config.ts"
+import type { RateLimitRule } from "../ratelimit/rules.ts"
 import { parseCredentialLocation, resolveCredential } from "./credentials.ts"
 import { type ConfigIssue, type ConfigSource, formatIssue, type KeyPath, mergeConfigSources } from "./merge.ts"
 import {
@@ -471,39 +463,13 @@ export const buildConfig = (
   const rawRateLimiting = decodeAt(decodeRateLimiting, raw.rate_limiting ?? {}, ["rate_limiting"]) ?? {}
   const rules: Array<RateLimitRule> = []
   ;(rawRateLimiting.rules ?? []).forEach((table, index) => {
-    const rule = buildRateLimitRule(["rate_limiting", "rules", index], index, table)
-    if (rule !== undefined) rules.push(rule)
+    const keyPath = ["rate_limiting", "rules", index]
+    const decoded = decodeAt(decodeRateLimitRule, table, keyPath)
+    if (decoded === undefined) return
+    const rule = rateLimitRule(index, decoded)
+    if ("path" in rule) report([...keyPath, ...rule.path], rule.message)
+    else rules.push(rule)
   })
-
-  function buildRateLimitRule(keyPath: KeyPath, index: number, table: Record<string, unknown>): RateLimitRule | undefined {
-    const rule = decodeAt(decodeRateLimitRule, table, keyPath)
-    if (rule === undefined) return undefined
-    const limits: Array<Limit> = []
-    for (const resource of ["model_inferences", "tokens"] as const) {
-      for (const period of periods) {
-        const raw = rule[`${resource}_per_${period}`]
-        if (raw === undefined) continue
-        const { capacity, refill } = typeof raw === "number" ? { capacity: raw, refill: raw } : { capacity: raw.capacity, refill: raw.refill_rate }
-        limits.push({ resource, period, capacity, refillPerSecond: refill / periodSeconds[period] })
-      }
-    }
-    if (limits.length === 0) {
-      report(keyPath, "a rule needs at least one limit, such as model_inferences_per_minute or tokens_per_hour")
-      return undefined
-    }
-    const scope: Array<ScopeCondition> = []
-    for (const [i, condition] of (rule.scope ?? []).entries()) {
-      if ("api_key_public_id" in condition) {
-        const id = condition.api_key_public_id
-        if (id !== eachValue && !publicIdPattern.test(id)) {
-          report([...keyPath, "scope", i, "api_key_public_id"], `expected a 12-character public id or "${eachValue}", got "${id}"`)
-          return undefined
-        }
-        scope.push({ kind: "api_key", publicId: id })
-      } else scope.push({ kind: "tag", key: condition.tag_key, value: condition.tag_value })
-    }
-    return { index, priority: rule.priority, scope, limits, id: ruleId(rule.priority, scope, limits) }
-  }
 
   const compiled = TemplateEngine.compile(templates)
   if ("errors" in compiled) {

@@ -1,0 +1,33 @@
+/** `[[rate_limiting.rules]]` as written -> a `RateLimitRule`, or what is wrong with it. */
+import { publicIdPattern } from "../auth/apiKey.ts"
+import type { RawRateLimitRule } from "../config/raw.ts"
+import { eachValue, type Limit, periods, periodSeconds, type RateLimitRule, ruleId, type ScopeCondition } from "./rules.ts"
+
+export const rateLimitRule = (
+  index: number,
+  rule: typeof RawRateLimitRule.Type
+): RateLimitRule | { readonly path: ReadonlyArray<string | number>; readonly message: string } => {
+  const limits: Array<Limit> = []
+  for (const resource of ["model_inferences", "tokens"] as const) {
+    for (const period of periods) {
+      const raw = rule[`${resource}_per_${period}`]
+      if (raw === undefined) continue
+      const { capacity, refill } = typeof raw === "number" ? { capacity: raw, refill: raw } : { capacity: raw.capacity, refill: raw.refill_rate }
+      limits.push({ resource, period, capacity, refillPerSecond: refill / periodSeconds[period] })
+    }
+  }
+  if (limits.length === 0) {
+    return { path: [], message: "a rule needs at least one limit, such as model_inferences_per_minute or tokens_per_hour" }
+  }
+  const scope: Array<ScopeCondition> = []
+  for (const [i, condition] of (rule.scope ?? []).entries()) {
+    if ("api_key_public_id" in condition) {
+      const id = condition.api_key_public_id
+      if (id !== eachValue && !publicIdPattern.test(id)) {
+        return { path: ["scope", i, "api_key_public_id"], message: `expected a 12-character public id or "${eachValue}", got "${id}"` }
+      }
+      scope.push({ kind: "api_key", publicId: id })
+    } else scope.push({ kind: "tag", key: condition.tag_key, value: condition.tag_value })
+  }
+  return { index, priority: rule.priority, scope, limits, id: ruleId(rule.priority, scope, limits) }
+}

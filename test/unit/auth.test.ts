@@ -1,0 +1,75 @@
+import * as Effect from "effect/Effect"
+import { describe, expect, it } from "vitest"
+import { generateApiKey, parseApiKey, secretMatches } from "../../src/auth/apiKey.ts"
+import { checkAuthorization } from "../../src/auth/authenticate.ts"
+import type { StoredApiKey } from "../../src/auth/store.ts"
+import { ServiceUnavailable, Unauthorized } from "../../src/errors.ts"
+import { StoreError } from "../../src/observability/store.ts"
+
+describe("API keys", () => {
+  it("are sk-gw-<12-character public id>-<48-character secret>, different every time", () => {
+    const a = generateApiKey()
+    const b = generateApiKey()
+    expect(a.key).toMatch(/^sk-gw-[a-z0-9]{12}-[A-Za-z0-9]{48}$/)
+    expect(a.key).not.toBe(b.key)
+    const parsed = parseApiKey(a.key)!
+    expect(parsed.publicId).toBe(a.publicId)
+    expect(secretMatches(parsed.secret, a.secretHash)).toBe(true)
+    expect(secretMatches(parseApiKey(b.key)!.secret, a.secretHash)).toBe(false)
+    // the stored hash is not the secret
+    expect(Buffer.from(a.secretHash).toString("utf8")).not.toContain(parsed.secret)
+  })
+
+  it("refuse anything else as malformed", () => {
+    for (const text of ["", "sk-gw-", "sk-gw-abc-def", `sk-gw-${"a".repeat(12)}-${"b".repeat(47)}`, `sk-xx-${"a".repeat(12)}-${"b".repeat(48)}`, `sk-gw-${"A".repeat(12)}-${"b".repeat(48)}`]) {
+      expect(parseApiKey(text)).toBeUndefined()
+    }
+  })
+})
+
+describe("checkAuthorization", () => {
+  const key = generateApiKey()
+  const now = Date.now()
+  const stored = (extra: Partial<StoredApiKey> = {}): StoredApiKey => ({ publicId: key.publicId, secretHash: key.secretHash, createdAt: now, ...extra })
+  /** `found` null: no such key */
+  const check = (header: string | undefined, found: StoredApiKey | null | StoreError = stored()) =>
+    Effect.runPromise(Effect.result(checkAuthorization(
+      header,
+      () => (found instanceof StoreError ? Effect.fail(found) : Effect.succeed(found ?? undefined)),
+      now
+    )))
+  const messageOf = async (header: string | undefined, found: StoredApiKey | null | StoreError) => {
+    const result = await check(header, found)
+    expect(result._tag).toBe("Failure")
+    return (result as any).failure as Unauthorized | ServiceUnavailable
+  }
+
+  it("accepts a valid key, answering its public id", async () => {
+    const result = await check(`Bearer ${key.key}`)
+    expect((result as any).success).toBe(key.publicId)
+  })
+
+  it("has its own message for each way to fail, never repeating the secret", async () => {
+    const secret = parseApiKey(key.key)!.secret
+    const cases: Array<[string | undefined, StoredApiKey | null, string]> = [
+      [undefined, stored(), `missing API key: send the header "Authorization: Bearer <API key>"`],
+      [`Basic ${key.key}`, stored(), `the Authorization header must be "Bearer <API key>"`],
+      ["Bearer not-a-key", stored(), "malformed API key: expected sk-gw-<12-character public id>-<secret>"],
+      [`Bearer ${key.key}`, null, "unknown API key"],
+      [`Bearer sk-gw-${key.publicId}-${"x".repeat(48)}`, stored(), "unknown API key"],
+      [`Bearer ${key.key}`, stored({ disabledAt: now - 1 }), `API key ${key.publicId} is disabled`],
+      [`Bearer ${key.key}`, stored({ expiresAt: now - 1 }), `API key ${key.publicId} expired at ${new Date(now - 1).toISOString()}`]
+    ]
+    for (const [header, found, message] of cases) {
+      const failure = await messageOf(header, found)
+      expect(failure).toBeInstanceOf(Unauthorized)
+      expect(failure.message).toBe(message)
+      expect(failure.message).not.toContain(secret)
+    }
+  })
+
+  it("answers 503 when the key store does not answer", async () => {
+    const failure = await messageOf(`Bearer ${key.key}`, new StoreError({ message: "connect ECONNREFUSED" }))
+    expect(failure).toBeInstanceOf(ServiceUnavailable)
+  })
+})

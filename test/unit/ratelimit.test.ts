@@ -1,0 +1,151 @@
+import * as Effect from "effect/Effect"
+import { describe, expect, it } from "vitest"
+import { InvalidRequest, RateLimited, ServiceUnavailable } from "../../src/errors.ts"
+import type { ModelRequest } from "../../src/inference/types.ts"
+import { StoreError } from "../../src/observability/store.ts"
+import { reserve, settle } from "../../src/ratelimit/limiter.ts"
+import { applicableRules, describeLimit, plannedBuckets, type RateLimitRule } from "../../src/ratelimit/rules.ts"
+import type { BucketRequest, BucketStore, ConsumeResult } from "../../src/ratelimit/store.ts"
+import { buildErrors, buildOk, configPath } from "./fixtures.ts"
+
+const rulesOf = (toml: string) => buildOk(toml).rateLimiting.rules
+
+const rules = rulesOf(`
+[[rate_limiting.rules]]
+priority = 0
+model_inferences_per_minute = 10
+scope = [{ api_key_public_id = "gateway::each" }]
+
+[[rate_limiting.rules]]
+priority = 5
+model_inferences_per_minute = { capacity = 100, refill_rate = 50 }
+scope = [{ api_key_public_id = "aaaaaaaaaaaa" }]
+
+[[rate_limiting.rules]]
+priority = 0
+tokens_per_hour = 1000
+scope = [{ tag_key = "user", tag_value = "gateway::each" }]
+
+[[rate_limiting.rules]]
+priority = -1
+model_inferences_per_second = 2
+`)
+
+describe("rate limit rules from the configuration", () => {
+  it("turns a number into a bucket of that capacity refilled over the period, and a table into both", () => {
+    expect(rules[0].limits).toEqual([{ resource: "model_inferences", period: "minute", capacity: 10, refillPerSecond: 10 / 60 }])
+    expect(rules[1].limits).toEqual([{ resource: "model_inferences", period: "minute", capacity: 100, refillPerSecond: 50 / 60 }])
+    expect(describeLimit(rules[1].limits[0])).toBe("100 model inferences (refilled at 50 per minute)")
+    expect(describeLimit(rules[2].limits[0])).toBe("1000 tokens per hour")
+  })
+
+  it("gives a rule a stable id that changes with its definition", () => {
+    const rule = (priority: number) => rulesOf(`[[rate_limiting.rules]]\npriority = ${priority}\nmodel_inferences_per_minute = 10\n`)[0]
+    expect(rule(0).id).toMatch(/^[0-9a-f]{16}$/)
+    expect(rule(0).id).toBe(rule(0).id)
+    expect(rule(1).id).not.toBe(rule(0).id)
+  })
+
+  it("refuses a rule without limits, a bad public id and unknown keys, naming the path", () => {
+    expect(buildErrors(`[[rate_limiting.rules]]\npriority = 0\n`)).toEqual([
+      `${configPath}: rate_limiting.rules[0]: a rule needs at least one limit, such as model_inferences_per_minute or tokens_per_hour`
+    ])
+    expect(buildErrors(`[[rate_limiting.rules]]\npriority = 0\ntokens_per_day = 5\nscope = [{ api_key_public_id = "short" }]\n`)).toEqual([
+      `${configPath}: rate_limiting.rules[0].scope[0].api_key_public_id: expected a 12-character public id or "gateway::each", got "short"`
+    ])
+    expect(buildErrors(`[[rate_limiting.rules]]\npriority = 0\ntokens_per_fortnight = 5\n`)[0]).toMatch(/rate_limiting\.rules\[0\]\.tokens_per_fortnight: unknown field/)
+  })
+})
+
+describe("applicableRules", () => {
+  it("picks the rules that match with the highest priority", () => {
+    const ids = (request: Parameters<typeof applicableRules>[1]) => applicableRules(rules, request).map((rule) => rule.index)
+    // a key of its own with a higher priority overrides the each-rule
+    expect(ids({ publicId: "aaaaaaaaaaaa", tags: {} })).toEqual([1])
+    // any other key: the each-rule and the tag rule share priority 0
+    expect(ids({ publicId: "bbbbbbbbbbbb", tags: { user: "ada" } })).toEqual([0, 2])
+    // no key, no tag: only the catch-all rule
+    expect(ids({ tags: {} })).toEqual([3])
+  })
+
+  it("plans one bucket per key, per tag value, or one for all", () => {
+    const total = rulesOf(`[[rate_limiting.rules]]\npriority = 0\nmodel_inferences_per_minute = 1\nscope = [{ tag_key = "team", tag_value = "gateway::total" }]\n`)
+    const keyOf = (rule: RateLimitRule, request: Parameters<typeof plannedBuckets>[1]) => plannedBuckets([rule], request, 0)[0].request.key
+    expect(keyOf(rules[0], { publicId: "bbbbbbbbbbbb", tags: {} })).not.toBe(keyOf(rules[0], { publicId: "cccccccccccc", tags: {} }))
+    expect(keyOf(rules[2], { tags: { user: "a" } })).not.toBe(keyOf(rules[2], { tags: { user: "b" } }))
+    expect(keyOf(total[0], { tags: { team: "a" } })).toBe(keyOf(total[0], { tags: { team: "b" } }))
+    expect(plannedBuckets([rules[2]], { tags: { user: "a" } }, 123)[0].request.amount).toBe(123)
+    expect(plannedBuckets([rules[0]], { publicId: "x", tags: {} }, 123)[0].request.amount).toBe(1)
+  })
+})
+
+/** a store that records what it was asked and answers as told: the limiter's logic, not a database */
+const recordingStore = (answer: (requests: ReadonlyArray<BucketRequest>) => ConsumeResult | StoreError) => {
+  const consumed: Array<ReadonlyArray<BucketRequest>> = []
+  const adjusted: Array<ReadonlyArray<BucketRequest>> = []
+  const store: BucketStore = {
+    backend: "postgres",
+    consume: (requests) => {
+      consumed.push(requests)
+      const result = answer(requests)
+      return result instanceof StoreError ? Effect.fail(result) : Effect.succeed(result)
+    },
+    adjust: (requests) => Effect.sync(() => void adjusted.push(requests))
+  }
+  return { store, consumed, adjusted }
+}
+
+const request = (maxTokens?: number): ModelRequest => ({
+  system: "x".repeat(40),
+  messages: [],
+  params: maxTokens === undefined ? {} : { max_tokens: maxTokens },
+  functionType: "chat",
+  jsonMode: "off",
+  providerTools: []
+})
+
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(Effect.result(effect))
+
+describe("reserve and settle", () => {
+  const tokenRules = rulesOf(`[[rate_limiting.rules]]\npriority = 0\ntokens_per_minute = 1000\nmodel_inferences_per_minute = 5\n`)
+
+  it("needs max_tokens under a token limit", async () => {
+    const { store } = recordingStore(() => ({ ok: true }))
+    const result = await run(reserve({ rules: tokenRules, store }, { tags: {} }, request()))
+    expect(result._tag).toBe("Failure")
+    expect((result as any).failure).toBeInstanceOf(InvalidRequest)
+    expect((result as any).failure.message).toMatch(/^max_tokens: rate_limiting\.rules\[0\] limits tokens/)
+  })
+
+  it("borrows the input estimate plus max_tokens, then settles the difference", async () => {
+    const { store, consumed, adjusted } = recordingStore(() => ({ ok: true }))
+    const result = await run(reserve({ rules: tokenRules, store }, { tags: {} }, request(100)))
+    const promptTokens = Math.ceil(("x".repeat(40) + "[]").length / 4)
+    expect(consumed[0].map((bucket) => bucket.amount)).toEqual([1, promptTokens + 100])
+    await Effect.runPromise(settle((result as any).success, { input_tokens: 10, output_tokens: 10 }))
+    expect(adjusted[0].map((bucket) => bucket.amount)).toEqual([20 - (promptTokens + 100)])
+  })
+
+  it("answers 429 naming the rule, the scope and what is left, with a retry time", async () => {
+    const { store } = recordingStore(() => ({ ok: false, index: 0, available: 0.4, retryAfterS: 6.2 }))
+    const result = await run(reserve({ rules, store }, { publicId: "bbbbbbbbbbbb", tags: {} }, request()))
+    const failure = (result as any).failure
+    expect(failure).toBeInstanceOf(RateLimited)
+    expect(failure.retryAfterS).toBe(7)
+    expect(failure.message).toBe(
+      "rate limit exceeded: rate_limiting.rules[0] (priority 0) for api_key_public_id=bbbbbbbbbbbb: 0 of 10 model inferences per minute available, this call needs 1, retry in 7 s"
+    )
+  })
+
+  it("answers 503 when the store does not answer, and passes requests no rule covers without asking it", async () => {
+    const keyRules = rules.slice(0, 2)
+    const { store, consumed } = recordingStore(() => new StoreError({ message: "connect ECONNREFUSED" }))
+    const down = await run(reserve({ rules: keyRules, store }, { publicId: "bbbbbbbbbbbb", tags: {} }, request()))
+    expect((down as any).failure).toBeInstanceOf(ServiceUnavailable)
+    expect((down as any).failure.message).toMatch(/rate limit store \(postgres\) is unavailable.*ECONNREFUSED/)
+    const free = await run(reserve({ rules: keyRules, store }, { tags: {} }, request()))
+    expect(free._tag).toBe("Success")
+    expect((free as any).success).toBeUndefined()
+    expect(consumed).toHaveLength(1)
+  })
+})
