@@ -160,9 +160,13 @@ const gateway = Command.make(
     )
   },
   (flags) => {
+    // a key command given with the other one (or --expiration with --disable-api-key) must not run half of what was asked
+    if (flags.createApiKey && Option.isSome(flags.disableApiKey)) {
+      return failWith(2, ["--create-api-key and --disable-api-key exclude each other", usage])
+    }
     if (flags.createApiKey) return createKey(flags.expiration, flags.logFormat)
-    if (Option.isSome(flags.disableApiKey)) return disableKey(flags.disableApiKey.value, flags.logFormat)
     if (Option.isSome(flags.expiration)) return failWith(2, ["--expiration goes with --create-api-key", usage])
+    if (Option.isSome(flags.disableApiKey)) return disableKey(flags.disableApiKey.value, flags.logFormat)
     if (flags.runMigrationsOnly) return migrate(flags)
     if (Option.isNone(flags.configFile) && Option.isNone(flags.configPath) && !flags.defaultConfig) {
       return failWith(2, ["one of --config-file, --default-config or --run-migrations-only is required", usage])

@@ -17,9 +17,13 @@ export const jsonResponse = (
 ): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(body, { status, contentType: "application/json", ...(headers === undefined ? {} : { headers }) })
 
-/** a 429 says when to come back */
+/** a 429 says when to come back, a 401 how to authenticate */
 export const errorHeaders = (error: GatewayError): Readonly<Record<string, string>> | undefined =>
-  error._tag === "RateLimited" ? { "retry-after": String(Math.ceil(error.retryAfterS)) } : undefined
+  error._tag === "RateLimited"
+    ? { "retry-after": String(Math.ceil(error.retryAfterS)) }
+    : error._tag === "Unauthorized"
+    ? { "www-authenticate": "Bearer" }
+    : undefined
 
 export const errorResponse = (error: GatewayError): HttpServerResponse.HttpServerResponse =>
   jsonResponse(errorBody(error), error.status, errorHeaders(error))
