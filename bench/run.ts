@@ -7,7 +7,9 @@
 // Postgres (started here as for the tests), to compare with the figures with it off.
 //
 // Options: --requests N (latency samples, default 5000), --duration S (throughput seconds,
-// default 10), --connections C (default 64), --no-observability (skip the database runs),
+// default 10), --rounds R (throughput rounds, default 3: the targets take turns, and each
+// reports its median, so that a burst of noise on the machine does not decide), --connections
+// C (default 64), --no-observability (skip the database runs),
 // --json (machine-readable output too).
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -28,6 +30,7 @@ const option = (name: string, fallback: number) => {
 }
 const samples = option("requests", 5000)
 const duration = option("duration", 10)
+const rounds = option("rounds", 3)
 const connections = option("connections", 64)
 
 const children: Array<ChildProcess> = []
@@ -181,19 +184,27 @@ const main = async () => {
     }
   }
 
-  console.log(`latency at concurrency 1 (${samples} requests each), then throughput (${connections} connections, ${duration} s each)`)
-  const base = await measureLatency(direct, samples)
-  const measure = async (target: Target): Promise<Row> => {
-    const latency = await measureLatency(target, samples)
-    const rps = await measureThroughput(target)
-    return { name: target.name, p50: latency.p50 - base.p50, p99: latency.p99 - base.p99, rps }
-  }
-  const rows: Array<Row> = [await measure({ name: "reference proxy", url: `http://127.0.0.1:${proxyPort}`, path: "/", body: upstreamBody })]
+  console.log(
+    `latency at concurrency 1 (${samples} requests each), then throughput (${connections} connections, ${rounds} rounds of ${duration} s, median)`
+  )
+  const targets: Array<Target> = [{ name: "reference proxy", url: `http://127.0.0.1:${proxyPort}`, path: "/", body: upstreamBody }]
   for (const gateway of gateways) {
-    const url = await startGateway(gatewayDir, gateway.env)
-    rows.push(await measure({ name: gateway.name, url, path: "/inference", body: gatewayBody }))
-    children.pop()?.kill("SIGTERM")
+    targets.push({ name: gateway.name, url: await startGateway(gatewayDir, gateway.env), path: "/inference", body: gatewayBody })
   }
+  const base = await measureLatency(direct, samples)
+  const latencies: Array<{ p50: number; p99: number }> = []
+  for (const target of targets) latencies.push(await measureLatency(target, samples))
+  const throughputs: Array<Array<number>> = targets.map(() => [])
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, target] of targets.entries()) throughputs[index].push(await measureThroughput(target))
+  }
+  const median = (values: Array<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  const rows: Array<Row> = targets.map((target, index) => ({
+    name: target.name,
+    p50: latencies[index].p50 - base.p50,
+    p99: latencies[index].p99 - base.p99,
+    rps: median(throughputs[index])
+  }))
 
   const reference = rows[0].rps
   const off = rows[1]

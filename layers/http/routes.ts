@@ -47,15 +47,17 @@ const routes: ReadonlyArray<Route> = [
 
 const errorShapeOf = (path: string) => (path.startsWith("/openai/") ? openAiErrorResponse : errorResponse)
 
-/** the public id of the request's valid key, or undefined when authentication is off */
-const authenticate: Effect.Effect<string | undefined, GatewayError, Authentication | HttpServerRequest.HttpServerRequest> =
-  Effect.flatMap(Authentication, (auth) =>
-    auth.enabled
-      ? Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => auth.authenticate(request.headers.authorization))
-      : Effect.succeed(undefined))
-
-const serve = (route: Route) =>
-  guarded(route.open === true ? route.handler(undefined) : Effect.flatMap(authenticate, route.handler), errorShapeOf(route.path))
+/** the route, behind authentication when it is on (decided once, when the routes are built) */
+const serve = (route: Route, auth: Authentication["Service"]) =>
+  guarded(
+    route.open === true || !auth.enabled
+      ? route.handler(undefined)
+      : Effect.flatMap(
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => auth.authenticate(request.headers.authorization)),
+        route.handler
+      ),
+    errorShapeOf(route.path)
+  )
 
 const knownPaths = new Map<string, Array<string>>()
 for (const { method, path } of routes) knownPaths.set(path, [...(knownPaths.get(path) ?? []), method])
@@ -70,6 +72,7 @@ const unmatched = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
 })
 
 export const Routes = HttpRouter.use(Effect.fnUntraced(function*(router) {
-  for (const route of routes) yield* router.add(route.method, route.path, serve(route))
+  const auth = yield* Authentication
+  for (const route of routes) yield* router.add(route.method, route.path, serve(route, auth))
   yield* router.add("*", "*", unmatched)
 }))
