@@ -1,6 +1,6 @@
 /**
  * Once per test run: one ClickHouse server of our own (unless GATEWAY_TEST_CLICKHOUSE_URL
- * names one already) and the machine's PostgreSQL, started when needed. Tests find them in
+ * names one already), and the machine's PostgreSQL and Redis, started when needed. Tests find them in
  * GATEWAY_TEST_CLICKHOUSE_URL and GATEWAY_TEST_POSTGRES_URL, and take databases of their own
  * with `freshDatabase` (test/support/databases.ts). The ClickHouse server and its data are
  * gone when the run ends.
@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { type ClickHouseServer, startClickHouse } from "../../scripts/clickhouse.ts"
 import { ensurePostgres } from "../../scripts/postgres.ts"
+import { ensureRedis } from "../../scripts/redis.ts"
 
 export default async function setup() {
   // the folders tests write configurations into, all removed at the end of the run
@@ -22,6 +23,9 @@ export default async function setup() {
   }
   if (!process.env.GATEWAY_TEST_POSTGRES_URL) {
     process.env.GATEWAY_TEST_POSTGRES_URL = await ensurePostgres()
+  }
+  if (!process.env.GATEWAY_TEST_REDIS_URL) {
+    process.env.GATEWAY_TEST_REDIS_URL = await ensureRedis()
   }
   return async () => {
     await clickHouse?.stop()
