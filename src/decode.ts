@@ -13,8 +13,10 @@ export interface FieldIssue {
 
 const maxMessageLength = 200
 
+export const unknownField = "unknown field"
+
 const leafHook: SchemaIssue.LeafHook = (issue) => {
-  if (issue._tag === "UnexpectedKey") return "unknown field"
+  if (issue._tag === "UnexpectedKey") return unknownField
   if (issue._tag === "MissingKey") return "missing field"
   return SchemaIssue.defaultLeafHook(issue)
 }

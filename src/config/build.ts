@@ -5,7 +5,7 @@
  */
 import * as path from "node:path"
 import * as Schema from "effect/Schema"
-import { makeDecoder } from "../decode.ts"
+import { type Decoded, makeDecoder, makeLenientDecoder, unknownField } from "../decode.ts"
 import { parsePointer } from "../inference/extraBody.ts"
 import { type TemplateSource, TemplateEngine, templateKey, templateReferences } from "../inference/templates.ts"
 import type { InferenceParams, ToolChoice, ToolDefinition } from "../inference/types.ts"
@@ -50,19 +50,33 @@ export const defaultMaxRequestBodyBytes = 32 * 1024 * 1024
 const reservedMetricNames = new Set(["comment", "demonstration"])
 const legacyRoles = ["system", "user", "assistant"] as const
 
-const decodeConfig = makeDecoder(RawConfig)
-const decodeGateway = makeDecoder(RawGateway)
-const decodeModel = makeDecoder(RawModel)
-const decodeFunction = makeDecoder(RawFunction)
-const decodeVariant = makeDecoder(RawVariant)
-const decodeTool = makeDecoder(RawTool)
-const decodeMetric = makeDecoder(RawMetric)
-const decodeRateLimiting = makeDecoder(RawRateLimiting)
-const decodeRateLimitRule = makeDecoder(RawRateLimitRule)
+/**
+ * A table's decoders: the strict one reports unknown keys; when those are its only problems,
+ * the lenient one lets validation go on below the table, so a typo does not hide the rest.
+ */
+const tableDecoder = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) => ({
+  strict: makeDecoder(schema),
+  lenient: makeLenientDecoder(schema)
+})
+
+type TableDecoder<A> = {
+  readonly strict: (input: unknown) => Decoded<A>
+  readonly lenient: (input: unknown) => Decoded<A>
+}
+
+const decodeConfig = tableDecoder(RawConfig)
+const decodeGateway = tableDecoder(RawGateway)
+const decodeModel = tableDecoder(RawModel)
+const decodeFunction = tableDecoder(RawFunction)
+const decodeVariant = tableDecoder(RawVariant)
+const decodeTool = tableDecoder(RawTool)
+const decodeMetric = tableDecoder(RawMetric)
+const decodeRateLimiting = tableDecoder(RawRateLimiting)
+const decodeRateLimitRule = tableDecoder(RawRateLimitRule)
 const providerDecoders = new Map(
   [...providerTypes.values()].map((provider) => [
     provider.type,
-    makeDecoder(Schema.Struct({ ...providerCommonFields, ...provider.settingsFields }))
+    tableDecoder(Schema.Struct({ ...providerCommonFields, ...provider.settingsFields }))
   ])
 )
 
@@ -82,11 +96,13 @@ export const buildConfig = (
   const report = (keyPath: KeyPath, message: string) => issues.push({ file: merged.fileOf(keyPath), path: keyPath, message })
 
   /** decodes `value` found at `keyPath`, reporting each problem under that path */
-  const decodeAt = <A>(decoder: (u: unknown) => { ok: true; value: A } | { ok: false; issues: ReadonlyArray<{ path: ReadonlyArray<string | number>; message: string }> }, value: unknown, keyPath: KeyPath): A | undefined => {
-    const result = decoder(value)
+  const decodeAt = <A>(decoder: TableDecoder<A>, value: unknown, keyPath: KeyPath): A | undefined => {
+    const result = decoder.strict(value)
     if (result.ok) return result.value
     for (const issue of result.issues) report([...keyPath, ...issue.path], issue.message)
-    return undefined
+    if (!result.issues.every((issue) => issue.message === unknownField)) return undefined
+    const lenient = decoder.lenient(value)
+    return lenient.ok ? lenient.value : undefined
   }
 
   /** a path written in the file at `keyPath`, relative to that file's folder */

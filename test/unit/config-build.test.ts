@@ -185,6 +185,31 @@ level = "inference"
     errorAt(errors, "functions.g.variants.b.weight")
     errorAt(errors, "metrics.comment")
   })
+
+  it("goes on checking below a table that has an unknown key", () => {
+    const errors = buildErrors(`
+[functions.f]
+type = "chat"
+colour = "blue"
+[functions.f.variants.a]
+type = "chat_completion"
+model = "nope"
+shade = 1
+
+[models.m]
+routing = ["p"]
+speed = "fast"
+[models.m.providers.p]
+type = "martian"
+model_name = "x"
+`)
+    expect(errors).toHaveLength(5)
+    expect(errorAt(errors, "functions.f.colour")).toBe("unknown field")
+    expect(errorAt(errors, "functions.f.variants.a.shade")).toBe("unknown field")
+    expect(errorAt(errors, "functions.f.variants.a.model")).toMatch(/^unknown model "nope"/)
+    expect(errorAt(errors, "models.m.speed")).toBe("unknown field")
+    expect(errorAt(errors, "models.m.providers.p.type")).toMatch(/^unknown provider type "martian"/)
+  })
 })
 
 describe("buildConfig: extra_body pointers", () => {
