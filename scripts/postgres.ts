@@ -15,7 +15,8 @@ export const postgresUrl = `postgres://postgres@${postgresHost}:${postgresPort}/
 
 const clustersRoot = "/etc/postgresql"
 
-const accepts = (host: string, port: number) =>
+/** whether something accepts TCP connections on host:port (within a second) */
+export const accepts = (host: string, port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = net.connect({ host, port })
     socket.setTimeout(1000)

@@ -6,24 +6,11 @@
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
+import { accepts } from "./postgres.ts"
 
 export const redisUrl = "redis://127.0.0.1:6379"
 
-const answers = () =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect({ host: "127.0.0.1", port: 6379 })
-    socket.setTimeout(1000)
-    socket.once("connect", () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once("error", () => resolve(false))
-    socket.once("timeout", () => {
-      socket.destroy()
-      resolve(false)
-    })
-  })
+const answers = () => accepts("127.0.0.1", 6379)
 
 const serverBin = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((path) => fs.existsSync(path))
 

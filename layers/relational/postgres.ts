@@ -3,8 +3,8 @@
  * buckets, shared by every gateway process. Tables and functions come from
  * `migrations/postgres/` (the sequence the observability store applies too).
  *
- * A bucket call is one round trip: `gateway_consume_buckets` / `gateway_adjust_buckets`
- * (0002_api_keys_and_rate_limits.sql) refill, check and charge every bucket of a request in one
+ * A bucket call is one round trip: `gateway_take_from_buckets` (0002_api_keys_and_rate_limits.sql;
+ * all or nothing to consume, not to settle) refills, checks and charges every bucket of a request in one
  * transaction, on the database's clock, locking the rows in key order so calls on overlapping
  * buckets never deadlock. Every connection carries a statement timeout, so a request never
  * waits on a stuck database for longer than that.
@@ -174,7 +174,7 @@ export const makeRelationalStore = (
       if (invalid !== undefined) return Effect.fail(new StoreError({ message: `postgres consume failed: ${invalid}` }))
       const [bucketKeys, capacities, rates, amounts] = bucketArguments(requests)
       return sql<ConsumeRow>`SELECT short_index, available, retry_after_s
-        FROM gateway_consume_buckets(${bucketKeys}, ${capacities}, ${rates}, ${amounts})`.pipe(
+        FROM gateway_take_from_buckets(${bucketKeys}, ${capacities}, ${rates}, ${amounts}, true)`.pipe(
         Effect.map(([row]): ConsumeResult =>
           row === undefined || row.short_index === null ? passed : {
             ok: false,
@@ -192,7 +192,7 @@ export const makeRelationalStore = (
       const invalid = invalidRequests(requests, true)
       if (invalid !== undefined) return Effect.fail(new StoreError({ message: `postgres adjust failed: ${invalid}` }))
       const [bucketKeys, capacities, rates, amounts] = bucketArguments(requests)
-      return sql`SELECT gateway_adjust_buckets(${bucketKeys}, ${capacities}, ${rates}, ${amounts})`.pipe(
+      return sql`SELECT FROM gateway_take_from_buckets(${bucketKeys}, ${capacities}, ${rates}, ${amounts}, false)`.pipe(
         Effect.asVoid,
         Effect.mapError(storeError("adjust"))
       )

@@ -42,19 +42,22 @@ BEGIN
 END
 $$;
 
--- Takes amounts[i] from bucket bucket_keys[i] for every i, or nothing at all. Each bucket is
--- first refilled for the time since it was last written: min(capacity, tokens + elapsed seconds
--- * refill rate). When a bucket has less than its amount, nothing changes and the answer names
--- the first such bucket (0-based, in the order given), what it holds, and the seconds until it
--- would hold enough at its refill rate (even when its amount exceeds its capacity; infinity
--- when it does not refill). A key named twice is one bucket (refilled with its first capacity
--- and rate) that both amounts are taken from.
--- One call is one round trip and one transaction.
-CREATE FUNCTION gateway_consume_buckets(
+-- Takes amounts[i] from bucket bucket_keys[i] for every i. Each bucket is first refilled for the
+-- time since it was last written: min(capacity, tokens + elapsed seconds * refill rate). A key
+-- named twice is one bucket (refilled with its first capacity and rate) that both amounts are
+-- taken from. One call is one round trip and one transaction; both uses of buckets go through it:
+-- * all_or_nothing (consuming): when a bucket has less than its amount, nothing changes and the
+--   answer names the first such bucket (0-based, in the order given), what it holds, and the
+--   seconds until it would hold enough at its refill rate (even when its amount exceeds its
+--   capacity; infinity when it does not refill);
+-- * otherwise (settling): a negative amount gives back, never leaving a bucket above its
+--   capacity; a bucket may go below zero.
+CREATE FUNCTION gateway_take_from_buckets(
   bucket_keys text[],
   capacities double precision[],
   refill_rates double precision[],
   amounts double precision[],
+  all_or_nothing boolean,
   OUT short_index integer,
   OUT available double precision,
   OUT retry_after_s double precision
@@ -72,7 +75,7 @@ DECLARE
 BEGIN
   IF coalesce(cardinality(capacities), 0) <> n OR coalesce(cardinality(refill_rates), 0) <> n
     OR coalesce(cardinality(amounts), 0) <> n THEN
-    RAISE EXCEPTION 'gateway_consume_buckets: the arrays differ in length';
+    RAISE EXCEPTION 'gateway_take_from_buckets: the arrays differ in length';
   END IF;
   IF n = 0 THEN
     RETURN;
@@ -91,65 +94,22 @@ BEGIN
         levels[j] + greatest(0, extract(epoch FROM now_ - stamps[j])::double precision) * refill_rates[i]);
       refilled[j] := true;
     END IF;
-    IF levels[j] < amounts[i] THEN
-      short_index := i - 1;
-      available := levels[j];
-      retry_after_s := CASE WHEN refill_rates[i] > 0
-        THEN ceil((amounts[i] - levels[j]) / refill_rates[i])
-        ELSE 'Infinity'::double precision END;
-      RETURN;
+    IF all_or_nothing THEN
+      IF levels[j] < amounts[i] THEN
+        short_index := i - 1;
+        available := levels[j];
+        retry_after_s := CASE WHEN refill_rates[i] > 0
+          THEN ceil((amounts[i] - levels[j]) / refill_rates[i])
+          ELSE 'Infinity'::double precision END;
+        RETURN;
+      END IF;
+      levels[j] := levels[j] - amounts[i];
+    ELSE
+      levels[j] := least(capacities[i], levels[j] - amounts[i]);
     END IF;
-    levels[j] := levels[j] - amounts[i];
   END LOOP;
   UPDATE rate_limit_buckets AS bucket SET tokens = taken.tokens, updated_at = now_
     FROM unnest(locked_keys, levels) AS taken(key, tokens)
     WHERE bucket.key = taken.key;
-END
-$$;
-
--- Takes amounts[i] more from bucket bucket_keys[i] (a negative amount gives back), after the
--- same refill, never leaving a bucket above its capacity; a bucket may go below zero.
-CREATE FUNCTION gateway_adjust_buckets(
-  bucket_keys text[],
-  capacities double precision[],
-  refill_rates double precision[],
-  amounts double precision[]
-) RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-  n integer := coalesce(cardinality(bucket_keys), 0);
-  locked_keys text[];
-  levels double precision[];
-  stamps timestamptz[];
-  refilled boolean[] := '{}';
-  now_ timestamptz;
-  i integer;
-  j integer;
-BEGIN
-  IF coalesce(cardinality(capacities), 0) <> n OR coalesce(cardinality(refill_rates), 0) <> n
-    OR coalesce(cardinality(amounts), 0) <> n THEN
-    RAISE EXCEPTION 'gateway_adjust_buckets: the arrays differ in length';
-  END IF;
-  IF n = 0 THEN
-    RETURN;
-  END IF;
-  SELECT array_agg(locked.bucket_key ORDER BY locked.bucket_key),
-    array_agg(locked.bucket_tokens ORDER BY locked.bucket_key),
-    array_agg(locked.bucket_updated_at ORDER BY locked.bucket_key)
-  INTO locked_keys, levels, stamps
-  FROM gateway_lock_buckets(bucket_keys, capacities) AS locked;
-  now_ := clock_timestamp();
-  FOR i IN 1 .. n LOOP
-    j := array_position(locked_keys, bucket_keys[i]);
-    IF refilled[j] IS NOT TRUE THEN
-      levels[j] := least(capacities[i],
-        levels[j] + greatest(0, extract(epoch FROM now_ - stamps[j])::double precision) * refill_rates[i]);
-      refilled[j] := true;
-    END IF;
-    levels[j] := least(capacities[i], levels[j] - amounts[i]);
-  END LOOP;
-  UPDATE rate_limit_buckets AS bucket SET tokens = adjusted.tokens, updated_at = now_
-    FROM unnest(locked_keys, levels) AS adjusted(key, tokens)
-    WHERE bucket.key = adjusted.key;
 END
 $$;

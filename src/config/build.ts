@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 import { type Decoded, makeDecoder, makeLenientDecoder, unknownField } from "../decode.ts"
 import { parsePointer } from "../inference/extraBody.ts"
 import { type TemplateSource, TemplateEngine, templateKey, templateReferences } from "../inference/templates.ts"
-import type { InferenceParams, ToolChoice, ToolDefinition } from "../inference/types.ts"
+import { type InferenceParams, inferenceParamNames, type ToolChoice, type ToolDefinition } from "../inference/types.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
 import { rateLimitRule } from "../ratelimit/config.ts"
@@ -418,7 +418,7 @@ export const buildConfig = (
     }
     checkPointers([...keyPath, "extra_body"], variant.extra_body)
     const params: Record<string, unknown> = {}
-    for (const param of ["temperature", "max_tokens", "seed", "top_p", "presence_penalty", "frequency_penalty", "stop_sequences", "reasoning_effort", "service_tier", "thinking_budget_tokens", "verbosity"] as const) {
+    for (const param of inferenceParamNames) {
       if (variant[param] !== undefined) params[param] = variant[param]
     }
     const defaultJsonMode = fn.type === "json" ? (fn.output_schema === undefined ? "on" : "strict") : "off"
