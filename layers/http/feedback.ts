@@ -46,7 +46,7 @@ export const feedbackHandler = (apiKey: string | undefined) => Effect.gen(functi
       tags: tagsWithApiKey(request.tags, apiKey) ?? {},
       timestamp: uuidv7Timestamp(id)
     }
-    observability.submit({ rows: () => ({ ...emptyBatch(), feedback: [feedback] }) })
+    observability.submit({ batch: { ...emptyBatch, feedback: [feedback] } })
   }
   return jsonResponse(JSON.stringify({ feedback_id: id }))
 })

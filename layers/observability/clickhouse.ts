@@ -12,9 +12,17 @@
 import { ClickHouseLogLevel, createClient } from "@clickhouse/client"
 import { readdir, readFile } from "node:fs/promises"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type { CacheEntry, FeedbackKind, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "../../src/observability/records.ts"
-import { type InferenceQuery, type InferenceTarget, type Store, StoreError, type StoreFilter } from "../../src/observability/store.ts"
+import {
+  type EncodedRow,
+  type InferenceQuery,
+  type InferenceTarget,
+  type Store,
+  StoreError,
+  type StoreFilter
+} from "../../src/observability/store.ts"
 
 const migrationsDirectory = new URL("../../migrations/clickhouse/", import.meta.url)
 
@@ -155,6 +163,8 @@ interface ModelInferenceRow {
   readonly ttft_ms: number | null
   readonly finish_reason: StoredModelInference["finishReason"] | null
   readonly cached: number
+  /** '' when the answer is not to be served from the cache */
+  readonly cache_key: string
   readonly timestamp_ms: string
 }
 
@@ -176,6 +186,7 @@ const modelInferenceRow = (call: StoredModelInference) => {
     ttft_ms: call.ttftMs === undefined ? null : uint32(call.ttftMs),
     finish_reason: call.finishReason ?? null,
     cached: call.cached ? 1 : 0,
+    cache_key: call.cacheKey === undefined ? "" : text(call.cacheKey),
     timestamp_ms: epochMs(call.timestamp)
   }
 }
@@ -196,6 +207,7 @@ const toModelInference = (row: ModelInferenceRow): StoredModelInference => ({
   ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
   ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
   cached: row.cached === 1,
+  ...(row.cache_key !== "" && { cacheKey: row.cache_key }),
   timestamp: Number(row.timestamp_ms)
 })
 
@@ -268,14 +280,33 @@ interface CacheRow {
   readonly timestamp_ms: string
 }
 
-const cacheRow = (entry: CacheEntry) => ({
-  cache_key: text(entry.key),
-  output: json(entry.output),
-  raw_request: text(entry.rawRequest),
-  raw_response: text(entry.rawResponse),
-  finish_reason: entry.finishReason ?? null,
-  timestamp_ms: epochMs(entry.timestamp)
-})
+/**
+ * `batch` as JSONEachRow lines, each row built (and checked) before any is sent. The cache is
+ * filled from ModelInference by a materialized view, so an answer is sent once.
+ */
+const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> => {
+  const rows: Array<EncodedRow> = []
+  const add = (table: string, row: object) => rows.push({ table, text: JSON.stringify(row) })
+  try {
+    for (const inference of batch.inferences) add(inference.functionType === "chat" ? "ChatInference" : "JsonInference", inferenceRow(inference))
+    for (const call of batch.modelInferences) add("ModelInference", modelInferenceRow(call))
+    for (const feedback of batch.feedback) add(feedbackKinds[feedback.kind].table, feedbackRow(feedback))
+  } catch (error) {
+    return Result.fail(storeError("encode")(error))
+  }
+  return Result.succeed(rows)
+}
+
+/** rows grouped by table, in the order tables first appear */
+const byTable = (rows: ReadonlyArray<EncodedRow>): Map<string, Array<string>> => {
+  const tables = new Map<string, Array<string>>()
+  for (const row of rows) {
+    const texts = tables.get(row.table)
+    if (texts === undefined) tables.set(row.table, [row.text])
+    else texts.push(row.text)
+  }
+  return tables
+}
 
 const toCacheEntry = (row: CacheRow): CacheEntry => ({
   key: row.cache_key,
@@ -437,9 +468,9 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
       return result.json<Row>()
     }
 
-    const insert = async (table: string, values: ReadonlyArray<object>, signal: AbortSignal) => {
-      if (values.length > 0) await client.insert({ table, values: values as Array<object>, format: "JSONEachRow", abort_signal: signal })
-    }
+    /** one INSERT of JSONEachRow lines; table names are the code's own, never input */
+    const insert = (table: string, lines: ReadonlyArray<string>, signal: AbortSignal) =>
+      client.command({ query: `INSERT INTO ${table} FORMAT JSONEachRow\n${lines.join("\n")}`, abort_signal: signal })
 
     // ---- migrations
 
@@ -453,7 +484,8 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
       }
     }
 
-    // Concurrent gateways may both apply a migration: every statement is IF NOT EXISTS, so
+    // Concurrent gateways may both apply a migration: every statement is IF NOT EXISTS, or an
+    // ADD COLUMN whose column the other gateway added (18.16 has no IF NOT EXISTS there), so
     // that is harmless, and a version recorded twice is read once.
     const migrate = run("migrate", async (signal) => {
       const migrations = await loadMigrations()
@@ -469,7 +501,11 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
       const applied: Array<string> = []
       for (const migration of migrations) {
         if (recorded.has(migration.version)) continue
-        for (const statement of migration.statements) await client.command({ query: statement, abort_signal: signal })
+        for (const statement of migration.statements) {
+          await client.command({ query: statement, abort_signal: signal }).catch((error: unknown) => {
+            if (!(/^ALTER TABLE .* ADD COLUMN /s.test(statement) && /column with this name already exists/.test(String(error)))) throw error
+          })
+        }
         await client.command({
           query: `INSERT INTO GatewayMigration SELECT ${sqlInteger(migration.version)}, ${sqlString(migration.name)}, now()`,
           abort_signal: signal
@@ -481,19 +517,9 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
 
     // ---- writes
 
-    const write = (batch: WriteBatch) =>
-      run("write", async (signal) => {
-        const inferencesOf = (type: "chat" | "json") => batch.inferences.filter((row) => row.functionType === type).map(inferenceRow)
-        const feedbackOf = (kind: FeedbackKind) => batch.feedback.filter((row) => row.kind === kind).map(feedbackRow)
-        // every row is built (and checked) before anything is sent
-        const tables: Array<[string, ReadonlyArray<object>]> = [
-          ["ChatInference", inferencesOf("chat")],
-          ["JsonInference", inferencesOf("json")],
-          ["ModelInference", batch.modelInferences.map(modelInferenceRow)],
-          ...(Object.keys(feedbackKinds) as Array<FeedbackKind>).map((kind): [string, ReadonlyArray<object>] => [feedbackKinds[kind].table, feedbackOf(kind)]),
-          ["ModelInferenceCache", batch.cache.map(cacheRow)]
-        ]
-        await Promise.all(tables.map(([table, rows]) => insert(table, rows, signal)))
+    const write = (rows: ReadonlyArray<EncodedRow>) =>
+      rows.length === 0 ? Effect.void : run("write", async (signal) => {
+        await Promise.all(Array.from(byTable(rows), ([table, lines]) => insert(table, lines, signal)))
       })
 
     // ---- reads
@@ -591,6 +617,7 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
       backend: "clickhouse",
       migrate,
       ping,
+      encode,
       write,
       getInferences,
       listInferences,

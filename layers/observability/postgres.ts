@@ -1,12 +1,14 @@
 /**
  * The Postgres store: the `Store` of `src/observability/store.ts` on `@effect/sql-pg`, for a
  * `postgres://` GATEWAY_ANALYTICS_DB_URL. Tables come from `migrations/postgres/*.sql`.
- * Every value reaches SQL as a bound parameter; JSON values are JSONB; writes are idempotent
- * by id (a retried batch stores each row once) and the newest cache entry per key wins.
+ * Every value reaches SQL as a bound parameter: rows travel as one JSON array per table,
+ * turned into rows by `json_populate_recordset`, so a batch costs the gateway one string per
+ * row. JSON values are JSONB; writes are idempotent by id (a retried batch stores each row
+ * once). The cache reads the model inferences written with a cache key.
  */
-import type * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type { Fragment } from "effect/sql/Statement"
 import type { SqlError } from "effect/sql/SqlError"
@@ -18,12 +20,9 @@ import type {
   StoredModelInference,
   WriteBatch
 } from "../../src/observability/records.ts"
-import type { InferenceQuery, InferenceTarget, Store, StoreError, StoreFilter } from "../../src/observability/store.ts"
+import type { EncodedRow, InferenceQuery, InferenceTarget, Store, StoreError, StoreFilter } from "../../src/observability/store.ts"
 import { makePgClient, sqlState, storeError } from "../postgres/client.ts"
 import { migrate as applyMigrations } from "../postgres/migrator.ts"
-
-/** The most bind parameters one statement may carry (the driver's limit; Postgres's is 65,535). */
-const maxParameters = 32_767
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const isUuid = (value: string) => uuidPattern.test(value)
@@ -36,26 +35,16 @@ const feedbackTables: Record<FeedbackKind, string> = {
 }
 
 /**
- * Postgres cannot store U+0000 in text or JSONB, nor lone surrogates in JSONB. A batch holding
+ * Postgres cannot store U+0000 in text or JSONB, nor lone surrogates in JSON. A batch holding
  * one would fail on every retry and block the write queue behind it, so it is written again
- * with those characters replaced by U+FFFD.
+ * with those characters replaced by U+FFFD. In JSON text from JSON.stringify both appear only
+ * as escapes (`\u0000`, `\udc00`; surrogate pairs are written as characters), and an escape is
+ * a backslash preceded by an even number of backslashes.
  */
 const unstorableTextCodes = new Set(["22021", "22P05", "22P02"])
 const isUnstorableText = (error: SqlError) => unstorableTextCodes.has(sqlState(error) ?? "")
-const storable = (value: unknown): any =>
-  typeof value === "string"
-    ? value.toWellFormed().replaceAll("\0", "\uFFFD")
-    : Array.isArray(value)
-    ? value.map(storable)
-    : value !== null && typeof value === "object"
-    ? Object.fromEntries(Object.entries(value).map(([key, item]) => [storable(key), storable(item)]))
-    : value
-
-const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const result: Array<ReadonlyArray<A>> = []
-  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size))
-  return result
-}
+const unstorableEscape = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi
+const storable = (json: string): string => json.replace(unstorableEscape, "$1\\ufffd")
 
 interface InferenceRow {
   readonly function_type: "chat" | "json"
@@ -90,6 +79,7 @@ interface ModelInferenceRow {
   readonly ttft_ms: number | null
   readonly finish_reason: StoredModelInference["finishReason"] | null
   readonly cached: boolean
+  readonly cache_key: string | null
   readonly timestamp: Date
 }
 
@@ -104,7 +94,6 @@ interface FeedbackRow {
 }
 
 interface CacheRow {
-  readonly key: string
   readonly output: any
   readonly raw_request: string
   readonly raw_response: string
@@ -146,6 +135,7 @@ const toModelInference = (row: ModelInferenceRow): StoredModelInference => ({
   ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
   ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
   cached: row.cached,
+  ...(row.cache_key !== null && { cacheKey: row.cache_key }),
   timestamp: row.timestamp.getTime()
 })
 
@@ -160,8 +150,8 @@ const toFeedback = (kind: FeedbackKind) => (row: FeedbackRow): StoredFeedback =>
   timestamp: row.timestamp.getTime()
 })
 
-const toCacheEntry = (row: CacheRow): CacheEntry => ({
-  key: row.key,
+const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
+  key,
   output: row.output,
   rawRequest: row.raw_request,
   rawResponse: row.raw_response,
@@ -169,14 +159,81 @@ const toCacheEntry = (row: CacheRow): CacheEntry => ({
   timestamp: row.timestamp.getTime()
 })
 
-/** the newest entry of each key (the last one on a tie), in key order so concurrent upserts cannot deadlock */
-const newestPerKey = (entries: ReadonlyArray<CacheEntry>): Array<CacheEntry> => {
-  const newest = new Map<string, CacheEntry>()
-  for (const entry of entries) {
-    const kept = newest.get(entry.key)
-    if (kept === undefined || kept.timestamp <= entry.timestamp) newest.set(entry.key, entry)
+// ---- rows as JSON for json_populate_recordset: keys are column names, JSONB columns take
+// the value itself, timestamps ISO 8601 text
+
+const inferenceRow = (row: StoredInference) => ({
+  id: row.id,
+  function_name: row.functionName,
+  variant_name: row.variantName,
+  episode_id: row.episodeId,
+  input: row.input,
+  output: row.output,
+  ...(row.functionType === "chat" ? { tool_params: row.toolParams } : { output_schema: row.outputSchema }),
+  inference_params: row.inferenceParams,
+  processing_time_ms: row.processingTimeMs,
+  ttft_ms: row.ttftMs,
+  tags: row.tags,
+  timestamp: new Date(row.timestamp).toISOString()
+})
+
+const modelInferenceRow = (row: StoredModelInference) => ({
+  id: row.id,
+  inference_id: row.inferenceId,
+  model_name: row.modelName,
+  model_provider_name: row.modelProviderName,
+  raw_request: row.rawRequest,
+  raw_response: row.rawResponse,
+  system: row.system,
+  input_messages: row.inputMessages,
+  output: row.output,
+  input_tokens: row.inputTokens,
+  output_tokens: row.outputTokens,
+  response_time_ms: row.responseTimeMs,
+  ttft_ms: row.ttftMs,
+  finish_reason: row.finishReason,
+  cached: row.cached,
+  cache_key: row.cacheKey,
+  timestamp: new Date(row.timestamp).toISOString()
+})
+
+const feedbackRow = (row: StoredFeedback) => ({
+  id: row.id,
+  target_id: row.targetId,
+  target_type: row.targetType,
+  metric_name: row.metricName,
+  value: row.value,
+  tags: row.tags,
+  timestamp: new Date(row.timestamp).toISOString()
+})
+
+/** Absent fields are NULL; a value JSON cannot carry (a number out of range) fails the row in Postgres. */
+const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> => {
+  const rows: Array<EncodedRow> = []
+  const add = (table: string, row: object) => rows.push({ table, text: JSON.stringify(row) })
+  for (const inference of batch.inferences) add(inference.functionType === "chat" ? "chat_inference" : "json_inference", inferenceRow(inference))
+  for (const call of batch.modelInferences) add("model_inference", modelInferenceRow(call))
+  for (const feedback of batch.feedback) add(feedbackTables[feedback.kind], feedbackRow(feedback))
+  return Result.succeed(rows)
+}
+
+/** rows grouped by table as JSON arrays, in the order tables first appear */
+const jsonArraysByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, string> => {
+  const tables = new Map<string, Array<string>>()
+  for (const row of rows) {
+    const texts = tables.get(row.table)
+    if (texts === undefined) tables.set(row.table, [row.text])
+    else texts.push(row.text)
   }
-  return [...newest.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  return new Map(Array.from(tables, ([table, texts]) => [table, `[${texts.join(",")}]`]))
+}
+
+/**
+ * The columns each table takes from its JSON rows. A JSON null becomes SQL NULL, so a
+ * demonstration whose value is JSON null is put back as the JSONB value `null`.
+ */
+const insertedColumns: Readonly<Record<string, string>> = {
+  demonstration_feedback: "id, target_id, target_type, metric_name, COALESCE(value, 'null'::jsonb), tags, timestamp"
 }
 
 export const makePostgresStore = (url: string): Effect.Effect<Store, StoreError, Scope.Scope> =>
@@ -185,115 +242,37 @@ export const makePostgresStore = (url: string): Effect.Effect<Store, StoreError,
     // writer retries on its own.
     const sql = yield* makePgClient(url)
 
-    const json = (value: unknown) => sql.json(value)
-    const optionalJson = (value: unknown) => (value === undefined || value === null ? null : sql.json(value))
-
     // ---- migrations (the sequence every store on Postgres shares)
 
     const migrate = applyMigrations(sql)
 
     // ---- writes
 
-    /** multi-row INSERTs (split only past Postgres's parameter limit) */
-    const insert = (table: string, rows: ReadonlyArray<Record<string, unknown>>, onConflict: Fragment) =>
-      rows.length === 0 ? Effect.void : Effect.forEach(
-        chunks(rows, Math.floor(maxParameters / Object.keys(rows[0]).length)),
-        // unprepared: the text changes with the row count, so caching it would only evict others
-        (chunk) =>
-          sql`INSERT INTO ${sql(table)} ${sql.insert(chunk as Arr.NonEmptyReadonlyArray<Record<string, unknown>>)} ${onConflict}`
-            .unprepared,
-        { discard: true }
-      )
+    /** the whole batch in one transaction: stored entirely or not at all; one INSERT per table */
+    const writeRows = (tables: ReadonlyMap<string, string>) =>
+      sql.withTransaction(Effect.forEach(tables, ([table, rows]) =>
+        // unprepared: one statement per table, whose parameter changes every time
+        sql`INSERT INTO ${sql(table)}
+          SELECT ${sql.literal(insertedColumns[table] ?? "*")} FROM json_populate_recordset(NULL::${sql(table)}, ${rows}::json)
+          ON CONFLICT (id) DO NOTHING`.unprepared, { discard: true }))
 
-    const inferenceRow = (row: StoredInference) => ({
-      id: row.id,
-      function_name: row.functionName,
-      variant_name: row.variantName,
-      episode_id: row.episodeId,
-      input: json(row.input),
-      output: json(row.output),
-      ...(row.functionType === "chat" ? { tool_params: optionalJson(row.toolParams) } : { output_schema: optionalJson(row.outputSchema) }),
-      inference_params: json(row.inferenceParams),
-      processing_time_ms: row.processingTimeMs,
-      ttft_ms: row.ttftMs ?? null,
-      tags: json(row.tags),
-      timestamp: new Date(row.timestamp)
-    })
-
-    const modelInferenceRow = (row: StoredModelInference) => ({
-      id: row.id,
-      inference_id: row.inferenceId,
-      model_name: row.modelName,
-      model_provider_name: row.modelProviderName,
-      raw_request: row.rawRequest,
-      raw_response: row.rawResponse,
-      system: row.system ?? null,
-      input_messages: json(row.inputMessages),
-      output: json(row.output),
-      input_tokens: row.inputTokens,
-      output_tokens: row.outputTokens,
-      response_time_ms: row.responseTimeMs,
-      ttft_ms: row.ttftMs ?? null,
-      finish_reason: row.finishReason ?? null,
-      cached: row.cached,
-      timestamp: new Date(row.timestamp)
-    })
-
-    const feedbackRow = (row: StoredFeedback) => ({
-      id: row.id,
-      target_id: row.targetId,
-      target_type: row.targetType,
-      metric_name: row.metricName,
-      value: row.kind === "demonstration" ? json(row.value) : row.value,
-      tags: json(row.tags),
-      timestamp: new Date(row.timestamp)
-    })
-
-    const cacheRow = (entry: CacheEntry) => ({
-      key: entry.key,
-      output: json(entry.output),
-      raw_request: entry.rawRequest,
-      raw_response: entry.rawResponse,
-      finish_reason: entry.finishReason ?? null,
-      timestamp: new Date(entry.timestamp)
-    })
-
-    const keepExisting = sql`ON CONFLICT (id) DO NOTHING`
-    const keepNewest = sql`ON CONFLICT (key) DO UPDATE SET
-      output = EXCLUDED.output, raw_request = EXCLUDED.raw_request, raw_response = EXCLUDED.raw_response,
-      finish_reason = EXCLUDED.finish_reason, timestamp = EXCLUDED.timestamp
-      WHERE model_inference_cache.timestamp <= EXCLUDED.timestamp`
-
-    /** the whole batch in one transaction: stored entirely or not at all */
-    const writeRows = (batch: WriteBatch) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const ofType = (type: "chat" | "json") => batch.inferences.filter((row) => row.functionType === type).map(inferenceRow)
-        yield* insert("chat_inference", ofType("chat"), keepExisting)
-        yield* insert("json_inference", ofType("json"), keepExisting)
-        yield* insert("model_inference", batch.modelInferences.map(modelInferenceRow), keepExisting)
-        for (const [kind, table] of Object.entries(feedbackTables)) {
-          yield* insert(table, batch.feedback.filter((row) => row.kind === kind).map(feedbackRow), keepExisting)
-        }
-        yield* insert("model_inference_cache", newestPerKey(batch.cache).map(cacheRow), keepNewest)
-      }))
-
-    const isEmpty = (batch: WriteBatch) =>
-      batch.inferences.length + batch.modelInferences.length + batch.feedback.length + batch.cache.length === 0
-
-    const write = (batch: WriteBatch) =>
-      isEmpty(batch) ? Effect.void : writeRows(batch).pipe(
-        Effect.catchIf(isUnstorableText, () => writeRows(storable(batch))),
+    const write = (rows: ReadonlyArray<EncodedRow>) => {
+      if (rows.length === 0) return Effect.void
+      const tables = jsonArraysByTable(rows)
+      return writeRows(tables).pipe(
+        Effect.catchIf(isUnstorableText, () => writeRows(new Map(Array.from(tables, ([table, json]) => [table, storable(json)])))),
         Effect.mapError(storeError("write"))
       )
+    }
 
     // ---- reads (columns are named: a prepared `SELECT *` breaks when a migration adds one)
 
     const modelInferenceColumns = sql.literal(
       "id, inference_id, model_name, model_provider_name, raw_request, raw_response, system, input_messages, output, " +
-        "input_tokens, output_tokens, response_time_ms, ttft_ms, finish_reason, cached, timestamp"
+        "input_tokens, output_tokens, response_time_ms, ttft_ms, finish_reason, cached, cache_key, timestamp"
     )
     const feedbackColumns = sql.literal("id, target_id, target_type, metric_name, value, tags, timestamp")
-    const cacheColumns = sql.literal("key, output, raw_request, raw_response, finish_reason, timestamp")
+    const cacheColumns = sql.literal("output, raw_request, raw_response, finish_reason, timestamp")
 
     const inferenceSelect = (type: "chat" | "json", where: Fragment) =>
       type === "chat"
@@ -424,8 +403,10 @@ export const makePostgresStore = (url: string): Effect.Effect<Store, StoreError,
         const fresh = maxAgeS === undefined
           ? sql`TRUE`
           : sql`timestamp > ${new Date((yield* Clock.currentTimeMillis) - maxAgeS * 1000)}`
-        const [row] = yield* sql<CacheRow>`SELECT ${cacheColumns} FROM model_inference_cache WHERE key = ${key} AND ${fresh}`
-        return row === undefined ? undefined : toCacheEntry(row)
+        // the newest answer written under the key (ids order answers of the same millisecond)
+        const [row] = yield* sql<CacheRow>`SELECT ${cacheColumns} FROM model_inference
+          WHERE cache_key = ${key} AND ${fresh} ORDER BY timestamp DESC, id DESC LIMIT 1`
+        return row === undefined ? undefined : toCacheEntry(key, row)
       }).pipe(Effect.mapError(storeError("cacheLookup")))
 
     const ping = sql`SELECT 1`.pipe(Effect.asVoid, Effect.mapError(storeError("ping")))
@@ -434,6 +415,7 @@ export const makePostgresStore = (url: string): Effect.Effect<Store, StoreError,
       backend: "postgres",
       migrate,
       ping,
+      encode,
       write,
       getInferences,
       listInferences,

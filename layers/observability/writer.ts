@@ -1,17 +1,19 @@
 /**
  * The write queue: every row the gateway stores goes through it, off the response path.
- * `submit` only appends to an in-memory queue; a background fiber flushes it in batches
- * (when `maxRows` are waiting, or every `flushIntervalMs`), and retries a failed batch with
- * backoff for as long as the database is down. The queue is bounded: past `maxQueued` units,
- * new ones are dropped and counted (and logged), so a long outage cannot exhaust memory.
- * When the scope closes (SIGTERM), what is queued is flushed before the process exits.
+ * `submit` encodes a unit's rows into the database's wire format (so the objects they come
+ * from can be collected young) and appends them to an in-memory queue; a background fiber
+ * flushes it in batches (when `maxRows` are waiting, or every `flushIntervalMs`), and retries a
+ * failed batch with backoff for as long as the database is down. The queue is bounded: past
+ * `maxQueued` units, new ones are dropped and counted (and logged), so a long outage cannot
+ * exhaust memory. When the scope closes (SIGTERM), what is queued is flushed before the process
+ * exits.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
-import { emptyBatch, type WriteBatch } from "../../src/observability/records.ts"
-import type { InferenceTarget, Store, WriteUnit, WriterStats } from "../../src/observability/store.ts"
+import type { EncodedRow, InferenceTarget, Store, WriteUnit, WriterStats } from "../../src/observability/store.ts"
 
 export interface WriterOptions {
   readonly maxRows: number
@@ -21,13 +23,6 @@ export interface WriterOptions {
   readonly shutdownTimeoutMs: number
 }
 
-export const defaultWriterOptions: WriterOptions = {
-  maxRows: 1000,
-  flushIntervalMs: 100,
-  maxQueued: 100_000,
-  shutdownTimeoutMs: 10_000
-}
-
 export interface Writer {
   readonly submit: (unit: WriteUnit) => void
   readonly stats: () => WriterStats
@@ -35,56 +30,48 @@ export interface Writer {
   readonly queuedEpisode: (id: string) => boolean
 }
 
-const merge = (units: ReadonlyArray<WriteUnit>): WriteBatch => {
-  const batch = emptyBatch()
-  for (const unit of units) {
-    const rows = unit.rows()
-    batch.inferences.push(...rows.inferences)
-    batch.modelInferences.push(...rows.modelInferences)
-    batch.feedback.push(...rows.feedback)
-    batch.cache.push(...rows.cache)
-  }
-  return batch
+/** A unit as queued: its rows encoded, and the inference feedback may look for. */
+interface QueuedUnit {
+  readonly inference: WriteUnit["inference"]
+  readonly rows: ReadonlyArray<EncodedRow>
 }
+
+const rowsOf = (units: ReadonlyArray<QueuedUnit>): Array<EncodedRow> => units.flatMap((unit) => unit.rows)
 
 const maxBackoffMs = 5_000
 
 export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const queue: Array<WriteUnit> = []
-    const queuedInferences = new Map<string, InferenceTarget>()
-    const queuedEpisodes = new Map<string, number>()
+    const queue: Array<QueuedUnit> = []
     let written = 0
     let dropped = 0
     let droppedReported = 0
     let failedAttempts = 0
     let rejected = 0
+    /** why units were refused when queued, logged by the flusher (submit cannot log) */
+    const refusals: Array<string> = []
     let wake: (() => void) | undefined
-
-    const forget = (units: ReadonlyArray<WriteUnit>) => {
-      for (const unit of units) {
-        if (unit.inference === undefined) continue
-        queuedInferences.delete(unit.inference.id)
-        const episode = unit.inference.target.episodeId
-        const count = queuedEpisodes.get(episode) ?? 0
-        if (count <= 1) queuedEpisodes.delete(episode)
-        else queuedEpisodes.set(episode, count - 1)
-      }
-    }
 
     const submit = (unit: WriteUnit): void => {
       if (queue.length >= options.maxQueued) {
         dropped++
         return
       }
-      queue.push(unit)
-      if (unit.inference !== undefined) {
-        queuedInferences.set(unit.inference.id, unit.inference.target)
-        const episode = unit.inference.target.episodeId
-        queuedEpisodes.set(episode, (queuedEpisodes.get(episode) ?? 0) + 1)
+      const rows = store.encode(unit.batch)
+      if (Result.isFailure(rows)) {
+        rejected++
+        if (refusals.length < 10) refusals.push(rows.failure.message)
+        return
       }
+      queue.push({ inference: unit.inference, rows: rows.success })
       if (queue.length === options.maxRows) wake?.()
     }
+
+    // Feedback looks up queued inferences rarely, inferences are queued all the time: a scan of
+    // the queue costs the rare lookup, where an index would cost every inference.
+    const queuedInference = (id: string): InferenceTarget | undefined =>
+      queue.find((unit) => unit.inference?.id === id)?.inference?.target
+    const queuedEpisode = (id: string): boolean => queue.some((unit) => unit.inference?.target.episodeId === id)
 
     /** sleeps for `ms`, or until the queue holds a full batch */
     const nap = (ms: number) =>
@@ -102,10 +89,16 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
       })
 
     const reportDrops = Effect.suspend(() => {
-      if (dropped === droppedReported) return Effect.void
+      const refused = refusals.splice(0).map((reason) =>
+        Effect.logError(`observability: a write was refused before it was queued, and is dropped: ${reason}`)
+      )
+      if (dropped === droppedReported) return Effect.all(refused, { discard: true })
       const count = dropped - droppedReported
       droppedReported = dropped
-      return Effect.logWarning(`observability queue full (${options.maxQueued} units): dropped ${count} writes (${dropped} in all)`)
+      return Effect.all([
+        ...refused,
+        Effect.logWarning(`observability queue full (${options.maxQueued} units): dropped ${count} writes (${dropped} in all)`)
+      ], { discard: true })
     })
 
     /**
@@ -113,9 +106,9 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
      * answers, so that one bad row cannot hold up every write behind it. Refused units are
      * counted and logged with the database's reason.
      */
-    const writeSeparately = (units: ReadonlyArray<WriteUnit>) =>
+    const writeSeparately = (units: ReadonlyArray<QueuedUnit>) =>
       Effect.forEach(units, (unit) =>
-        Effect.catch(store.write(merge([unit])), (error) =>
+        Effect.catch(store.write(unit.rows), (error) =>
           Effect.sync(() => rejected++).pipe(
             Effect.andThen(Effect.logError(`observability: the database refused a write, which is dropped: ${error.message}`))
           )), { discard: true })
@@ -124,9 +117,9 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
     const flushOnce = Effect.gen(function*() {
       const units = queue.slice(0, options.maxRows)
       if (units.length === 0) return
-      const batch = merge(units)
+      const rows = rowsOf(units)
       for (let attempt = 0;; attempt++) {
-        const result = yield* Effect.result(store.write(batch))
+        const result = yield* Effect.result(store.write(rows))
         if (result._tag === "Success") break
         failedAttempts++
         // failing again and again while the database answers: the batch itself is the problem
@@ -144,7 +137,6 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
         yield* Effect.sleep(Duration.millis(delay))
       }
       queue.splice(0, units.length)
-      forget(units)
       written += units.length
     })
 
@@ -177,7 +169,7 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
     return {
       submit,
       stats: () => ({ queued: queue.length, written, dropped, rejected, failedAttempts }),
-      queuedInference: (id) => queuedInferences.get(id),
-      queuedEpisode: (id) => queuedEpisodes.has(id)
+      queuedInference,
+      queuedEpisode
     }
   })

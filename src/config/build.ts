@@ -175,8 +175,8 @@ export const buildConfig = (
     observability: {
       enabled: rawGateway.observability?.enabled ?? true,
       disableAutomaticMigrations: rawGateway.observability?.disable_automatic_migrations ?? false,
-      maxRows: rawGateway.observability?.batch_writes?.max_rows ?? 1000,
-      flushIntervalMs: rawGateway.observability?.batch_writes?.flush_interval_ms ?? 100,
+      maxRows: rawGateway.observability?.batch_writes?.max_rows ?? 10_000,
+      flushIntervalMs: rawGateway.observability?.batch_writes?.flush_interval_ms ?? 1000,
       maxQueued: rawGateway.observability?.max_queued_writes ?? 100_000
     },
     auth: {

@@ -1,6 +1,6 @@
 /**
- * A completed inference -> the rows that record it: the inference, its model call, and a
- * cache entry when the request writes the cache and the answer is valid.
+ * A completed inference -> the rows that record it: the inference and its model call, with a
+ * cache key when the request writes the cache and the answer is valid.
  */
 import { uuidv7Timestamp } from "../ids.ts"
 import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
@@ -74,24 +74,14 @@ export const inferenceRows = (done: CompletedInference): WriteBatch => {
       ttftMs: done.ttftMs,
       finishReason: done.finishReason,
       cached: origin.cached,
+      cacheKey: prepared.cache.write && !origin.cached && isValidOutput(done.output) ? cacheKey(origin.provider, origin.call) : undefined,
       timestamp: uuidv7Timestamp(origin.modelInferenceId)
     }],
-    feedback: [],
-    cache: prepared.cache.write && !origin.cached && isValidOutput(done.output)
-      ? [{
-        key: cacheKey(origin.provider, origin.call),
-        output: done.providerOutput,
-        rawRequest: done.rawRequest,
-        rawResponse: done.rawResponse,
-        finishReason: done.finishReason,
-        timestamp
-      }]
-      : []
+    feedback: []
   }
 }
 
-/** The queue item for a completed inference: its rows are built when the queue flushes. */
 export const inferenceWriteUnit = (done: CompletedInference): WriteUnit => ({
   inference: { id: done.prepared.inferenceId, target: inferenceTarget(done.prepared) },
-  rows: () => inferenceRows(done)
+  batch: inferenceRows(done)
 })

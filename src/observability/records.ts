@@ -45,6 +45,12 @@ export interface StoredModelInference {
   readonly ttftMs?: number | undefined
   readonly finishReason?: FinishReason | undefined
   readonly cached: boolean
+  /**
+   * Set when the answer may be served from the cache (spec 4.1 `cache_options`) under this key:
+   * the request writes the cache, the answer is valid and did not itself come from the cache.
+   * The answer is stored once, here; the cache reads it from the model inferences.
+   */
+  readonly cacheKey?: string | undefined
   /** epoch milliseconds; always the time carried by the UUIDv7 `id` */
   readonly timestamp: number
 }
@@ -64,7 +70,7 @@ export interface StoredFeedback {
   readonly timestamp: number
 }
 
-/** A model answer kept for reuse (spec 4.1 `cache_options`). */
+/** A model answer found in the cache (spec 4.1 `cache_options`): a model inference written with a cache key. */
 export interface CacheEntry {
   /** hex SHA-256 of the model, the provider and the full provider request */
   readonly key: string
@@ -81,12 +87,6 @@ export interface WriteBatch {
   readonly inferences: ReadonlyArray<StoredInference>
   readonly modelInferences: ReadonlyArray<StoredModelInference>
   readonly feedback: ReadonlyArray<StoredFeedback>
-  readonly cache: ReadonlyArray<CacheEntry>
 }
 
-export const emptyBatch = (): { inferences: Array<StoredInference>; modelInferences: Array<StoredModelInference>; feedback: Array<StoredFeedback>; cache: Array<CacheEntry> } => ({
-  inferences: [],
-  modelInferences: [],
-  feedback: [],
-  cache: []
-})
+export const emptyBatch: WriteBatch = { inferences: [], modelInferences: [], feedback: [] }

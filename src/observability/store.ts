@@ -5,6 +5,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { CacheEntry, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "./records.ts"
 
@@ -44,7 +45,14 @@ export interface Store {
   readonly migrate: Effect.Effect<ReadonlyArray<string>, StoreError>
   /** a cheap query, for /health */
   readonly ping: Effect.Effect<void, StoreError>
-  readonly write: (batch: WriteBatch) => Effect.Effect<void, StoreError>
+  /**
+   * The rows of `batch` in the database's own wire format, made when they are queued: the
+   * objects they come from can go at once, and a flush only joins texts. Fails for a value the
+   * database could never take (an id that is not a UUID).
+   */
+  readonly encode: (batch: WriteBatch) => Result.Result<ReadonlyArray<EncodedRow>, StoreError>
+  /** writes encoded rows, in as few statements as their tables allow */
+  readonly write: (rows: ReadonlyArray<EncodedRow>) => Effect.Effect<void, StoreError>
   readonly getInferences: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
   /** newest first */
   readonly listInferences: (query: InferenceQuery) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
@@ -57,13 +65,19 @@ export interface Store {
   readonly cacheLookup: (key: string, maxAgeS: number | undefined) => Effect.Effect<CacheEntry | undefined, StoreError>
 }
 
+/** One row as its store sends it: JSON text of the row, for `table`. */
+export interface EncodedRow {
+  readonly table: string
+  readonly text: string
+}
+
 /**
- * One item of the write queue. Its rows are built when the queue is flushed, off the request
- * path; the inference it carries, if any, is visible to feedback from the moment it is queued.
+ * What the gateway submits for storage: rows that belong together. The inference it carries,
+ * if any, is visible to feedback from the moment it is queued.
  */
 export interface WriteUnit {
   readonly inference?: { readonly id: string; readonly target: InferenceTarget } | undefined
-  readonly rows: () => WriteBatch
+  readonly batch: WriteBatch
 }
 
 export interface WriterStats {
@@ -72,7 +86,7 @@ export interface WriterStats {
   readonly written: number
   /** units refused because the queue was full */
   readonly dropped: number
-  /** units the database refused (bad data), dropped after one more try of their own */
+  /** units the database refused (bad data) when queued or after one more try of their own, dropped */
   readonly rejected: number
   readonly failedAttempts: number
 }

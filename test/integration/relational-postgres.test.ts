@@ -19,7 +19,7 @@ import { freshDatabase, queryDatabase, type TestDatabase } from "../support/data
 import { failure, openStore, run, serverOf } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
-const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits"]
+const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference"]
 
 interface OpenRelational {
   readonly store: RelationalStore
@@ -86,10 +86,9 @@ describe("relational store: migrations", () => {
       expect(await run(relational.store.migrate)).toEqual(migrations)
       expect(await run(relational.store.migrate)).toEqual([])
       expect(await run(observability.store.migrate)).toEqual([])
-      expect(await queryDatabase(database, "SELECT version, name FROM gateway_migrations ORDER BY version")).toEqual([
-        { version: 1, name: migrations[0] },
-        { version: 2, name: migrations[1] }
-      ])
+      expect(await queryDatabase(database, "SELECT version, name FROM gateway_migrations ORDER BY version")).toEqual(
+        migrations.map((name) => ({ version: parseInt(name, 10), name }))
+      )
       const tables = (await queryDatabase(database, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map((row) => row.name)
       expect(tables).toEqual(expect.arrayContaining(["api_keys", "rate_limit_buckets", "chat_inference", "gateway_migrations"]))
       await expect(run(relational.store.ping)).resolves.toBeUndefined()
@@ -129,7 +128,7 @@ describe("relational store: migrations", () => {
     try {
       const results = await Promise.all([...stores, ...stores].map((opened) => run(opened.store.migrate)))
       expect(results.flat().sort()).toEqual(migrations)
-      expect(await queryDatabase(database, "SELECT version FROM gateway_migrations ORDER BY version")).toEqual([{ version: 1 }, { version: 2 }])
+      expect(await queryDatabase(database, "SELECT version FROM gateway_migrations ORDER BY version")).toEqual(migrations.map((name) => ({ version: parseInt(name, 10) })))
     } finally {
       for (const opened of stores) await opened.close()
       await database.drop()

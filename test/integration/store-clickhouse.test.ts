@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { makeClickHouseStore } from "../../layers/observability/clickhouse.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { clickHouseCommand, queryDatabase, tablesOf } from "../support/databases.ts"
-import { batch, cacheEntry, chatInference, everyKindBatch, failure, feedback, idAt, openStore, run, serverOf, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
+import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, openStore, run, serverOf, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
 const hex = (value: string) => Buffer.from(value, "utf8").toString("hex")
@@ -27,7 +27,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     const other = await openStore("clickhouse", url.toString())
     try {
       expect((await failure(other.store.ping)).message).toMatch(new RegExp(`^clickhouse ping failed: .*${name}`))
-      expect(await run(other.store.migrate)).toEqual(["0001_observability_tables"])
+      expect(await run(other.store.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference"])
       await run(other.store.ping)
       expect(await tablesOf({ ...suite.database, url: url.toString(), name })).toContain("ChatInference")
     } finally {
@@ -40,7 +40,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     const marker = "gw 'marker' \"quoted\" \\ -- ;"
     const row = chatInference({ functionName: `fn ${marker}`, variantName: `variant ${marker}`, tags: { [`key ${marker}`]: `value ${marker}` } })
     const entry = cacheEntry(`cache ${marker}`, Date.now())
-    await run(suite.store.write(batch({ inferences: [row], cache: [entry] })))
+    await run(write(suite.store, batch({ inferences: [row], modelInferences: [cachedCall(entry, row.id)] })))
 
     const recording = await startTcpProxy(serverOf(suite.database), { record: true })
     const reader = await openStore("clickhouse", recording.urlFor(suite.database.url))
@@ -70,7 +70,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     })
     const comment = feedback("comment", row.id, awkward, { metricName: awkward })
     const entry = cacheEntry(`key ${awkward}`, Date.now(), { rawRequest: awkward })
-    await run(store.write(batch({ inferences: [row], feedback: [comment], cache: [entry] })))
+    await run(write(store, batch({ inferences: [row], feedback: [comment], modelInferences: [cachedCall(entry, row.id)] })))
 
     const filter = { type: "tag", key: `key ${awkward}`, value: awkward, comparison_operator: "=" } as const
     expect(await run(store.listInferences({ functionName: row.functionName, variantName: awkward, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
@@ -80,16 +80,16 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
 
   it("keeps lone UTF-16 surrogates inside JSON values exactly (JSON escapes them)", async () => {
     const row = chatInference({ input: { text: "kept \udc00 exactly", "\ud800": ["\udfff"] }, output: [{ type: "text", text: "lone \ud800" }] })
-    await run(suite.store.write(batch({ inferences: [row] })))
+    await run(write(suite.store, batch({ inferences: [row] })))
     expect(await run(suite.store.getInferences([row.id]))).toStrictEqual([row])
   })
 
   it("refuses a batch holding an id that is not a UUID before sending any of it", async () => {
     // the server is cut off: a write that reached it would fail otherwise
     await withCutOffStore("clickhouse", suite.database, async (store) => {
-      const error = await failure(store.write(batch({ inferences: [chatInference(), chatInference({ episodeId: "nope' --" })] })))
+      const error = await failure(write(store, batch({ inferences: [chatInference(), chatInference({ episodeId: "nope' --" })] })))
       expect(error.message).toBe("clickhouse refused a value: not a UUID: \"nope' --\"")
-      const badFeedback = await failure(store.write(batch({ feedback: [feedback("comment", "1; DROP TABLE x", "hi")] })))
+      const badFeedback = await failure(write(store, batch({ feedback: [feedback("comment", "1; DROP TABLE x", "hi")] })))
       expect(badFeedback.message).toBe("clickhouse refused a value: not a UUID: \"1; DROP TABLE x\"")
     })
   })
@@ -112,7 +112,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
   it("rounds a fractional time bound the way that keeps the comparison exact", async () => {
     const base = Date.UTC(2025, 0, 2)
     const rows = [0, 1, 2, 3].map((offset) => chatInference({ id: idAt(base + offset), functionName: "fractional" }))
-    await run(suite.store.write(batch({ inferences: rows })))
+    await run(write(suite.store, batch({ inferences: rows })))
     const at = async (comparison_operator: "<" | "<=" | ">" | ">=") =>
       (await run(suite.store.listInferences({ functionName: "fractional", filter: { type: "time", time: base + 1.5, comparison_operator }, limit: 10, offset: 0 })))
         .map((row) => row.timestamp - base)
@@ -160,7 +160,7 @@ describe("ClickHouse store: rows inserted again stay in separate parts until a m
     const { store, database } = suite
     const once = everyKindBatch()
     const { chat, json } = once
-    for (let attempt = 0; attempt < 3; attempt++) await run(store.write(once))
+    for (let attempt = 0; attempt < 3; attempt++) await run(write(store, once))
 
     // the copies on disk that the reads below have to deduplicate
     const counts = await Promise.all(tables.map(async (table) =>
@@ -172,7 +172,7 @@ describe("ClickHouse store: rows inserted again stay in separate parts until a m
     expect(await run(store.listInferences({ episodeId: chat.episodeId, limit: 1, offset: 1 }))).toStrictEqual([chat])
     expect(await run(store.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
     expect(await run(store.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
-    expect(await run(store.cacheLookup(once.cache[0].key, undefined))).toStrictEqual(once.cache[0])
+    expect(await run(store.cacheLookup(once.cached.key, undefined))).toStrictEqual(once.cached)
     expect(await run(store.findInference(json.id))).toStrictEqual({ functionName: json.functionName, functionType: "json", episodeId: json.episodeId, outputSchema: json.outputSchema })
     expect(await run(store.episodeExists(chat.episodeId))).toBe(true)
   })

@@ -11,7 +11,7 @@ import { uuidv7 } from "../../src/ids.ts"
 import type { StoredInference } from "../../src/observability/records.ts"
 import { type InferenceQuery, StoreError } from "../../src/observability/store.ts"
 import { queryDatabase, tablesOf } from "../support/databases.ts"
-import { batch, cacheEntry, chatInference, everyKindBatch, failure, feedback, idAt, jsonInference, modelInference, openStore, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
+import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, jsonInference, modelInference, openStore, run, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
 const expectedTables = {
@@ -30,7 +30,8 @@ const expectedTables = {
     "JsonInferenceByEpisodeId",
     "JsonInferenceById",
     "ModelInference",
-    "ModelInferenceCache"
+    "ModelInferenceCache",
+    "ModelInferenceCacheFill"
   ],
   // with the relational store's tables: Postgres has one migration sequence
   postgres: [
@@ -43,14 +44,13 @@ const expectedTables = {
     "gateway_migrations",
     "json_inference",
     "model_inference",
-    "model_inference_cache",
     "rate_limit_buckets"
   ]
 }
 
 const migrationNames = {
-  clickhouse: ["0001_observability_tables"],
-  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits"]
+  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference"],
+  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference"]
 }
 
 const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_migrations" }
@@ -77,7 +77,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
     // in order: the first test runs before any migration
     it("fails with a one-line StoreError naming the table while migrations have not run", async () => {
       const { store } = suite
-      const error = await failure(store.write(batch({ inferences: [chatInference()] })))
+      const error = await failure(write(store, batch({ inferences: [chatInference()] })))
       expect(error).toBeInstanceOf(StoreError)
       expect(error.message).toMatch(new RegExp(`^${backend} write failed: .*(ChatInference|chat_inference).* ${missing[backend]}`))
       expect(error.message).not.toMatch(/\n/)
@@ -106,7 +106,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const minimal = chatInference({ toolParams: undefined, ttftMs: undefined, tags: {}, output: [] })
       const json = jsonInference({ ttftMs: 3, tags: { a: "1", b: "2" } })
       const unparsed = jsonInference({ outputSchema: undefined, output: { raw: "not json", parsed: null } })
-      await run(store.write(batch({ inferences: [unparsed, full, json, minimal] })))
+      await run(write(store, batch({ inferences: [unparsed, full, json, minimal] })))
 
       const read = await run(store.getInferences([full.id, minimal.id, json.id, unparsed.id]))
       expect(read).toStrictEqual([unparsed, json, minimal, full])
@@ -123,7 +123,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const chat = chatInference()
       const json = jsonInference()
       const schemaless = jsonInference({ outputSchema: undefined })
-      await run(store.write(batch({ inferences: [chat, json, schemaless] })))
+      await run(write(store, batch({ inferences: [chat, json, schemaless] })))
 
       expect(await run(store.findInference(chat.id))).toStrictEqual({ functionName: "write_haiku", functionType: "chat", episodeId: chat.episodeId })
       expect(await run(store.findInference(json.id))).toStrictEqual({
@@ -158,7 +158,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         finishReason: "tool_call",
         output: [{ type: "unknown", data: { x: [1, 2] }, model_provider_name: "tensorzero::model_name::m::provider_name::p" }]
       })
-      await run(store.write(batch({ modelInferences: [second, other, empty, first] })))
+      await run(write(store, batch({ modelInferences: [second, other, empty, first] })))
 
       expect(await run(store.getModelInferences([inferenceId]))).toStrictEqual([first, second, empty])
       expect(await run(store.getModelInferences([inferenceId, other.inferenceId]))).toHaveLength(4)
@@ -185,7 +185,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       ]
       const unrelated = feedback("comment", uuidv7(), "elsewhere")
       // written in an order that is not the id order
-      await run(store.write(batch({ feedback: [...rows].reverse().concat(unrelated) })))
+      await run(write(store, batch({ feedback: [...rows].reverse().concat(unrelated) })))
 
       const read = await run(store.getFeedback([inferenceId, episodeId]))
       expect(read).toStrictEqual(rows)
@@ -211,7 +211,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const call = modelInference(rows[0].id, { rawRequest: joined, rawResponse: oddStrings[4], system: oddStrings[2], modelName: oddStrings[0] })
       const comment = feedback("comment", rows[0].id, joined, { metricName: oddStrings[0], tags: { [oddStrings[1]]: oddStrings[6] } })
       const entry = cacheEntry(`key ${joined}`, Date.now(), { rawRequest: joined, rawResponse: oddStrings[6] })
-      await run(store.write(batch({ inferences: [...rows, numbers], modelInferences: [call], feedback: [comment], cache: [entry] })))
+      await run(write(store, batch({ inferences: [...rows, numbers], modelInferences: [call, cachedCall(entry)], feedback: [comment] })))
 
       for (const [index, row] of rows.entries()) {
         expect(await run(store.getInferences([row.id]))).toStrictEqual([row])
@@ -237,7 +237,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const { store } = suite
       const row = chatInference({ variantName: "bad \ud800 surrogate", tags: { "k\udc00": "v\ud800" } })
       const call = modelInference(row.id, { rawResponse: "a\udfffb" })
-      await run(store.write(batch({ inferences: [row], modelInferences: [call] })))
+      await run(write(store, batch({ inferences: [row], modelInferences: [call] })))
       expect(await run(store.getInferences([row.id]))).toStrictEqual([{ ...row, variantName: "bad \ufffd surrogate", tags: { "k\ufffd": "v\ufffd" } }])
       expect(await run(store.getModelInferences([row.id]))).toStrictEqual([{ ...call, rawResponse: "a\ufffdb" }])
     })
@@ -246,21 +246,21 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const { store } = suite
       const once = everyKindBatch()
       const { chat, json } = once
-      for (let attempt = 0; attempt < 3; attempt++) await run(store.write(once))
-      await run(store.write(batch({ inferences: [chat, chat, json], feedback: [once.feedback[0], once.feedback[0]], cache: [once.cache[0], once.cache[0]] })))
+      for (let attempt = 0; attempt < 3; attempt++) await run(write(store, once))
+      await run(write(store, batch({ inferences: [chat, chat, json], feedback: [once.feedback[0], once.feedback[0]], modelInferences: [once.modelInferences[0], once.modelInferences[0]] })))
 
       expect(await run(store.getInferences([chat.id, json.id]))).toStrictEqual([json, chat])
       expect(await run(store.listInferences({ functionName: "every_kind", limit: 100, offset: 0 }))).toStrictEqual([json, chat])
       expect(await run(store.listInferences({ episodeId: chat.episodeId, limit: 100, offset: 0 }))).toStrictEqual([json, chat])
       expect(await run(store.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
       expect(await run(store.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
-      expect(await run(store.cacheLookup(once.cache[0].key, undefined))).toStrictEqual(once.cache[0])
+      expect(await run(store.cacheLookup(once.cached.key, undefined))).toStrictEqual(once.cached)
       expect(await run(store.findInference(json.id))).toMatchObject({ functionType: "json", episodeId: chat.episodeId })
     })
 
     it("answers ping, and takes an empty batch as a no-op", async () => {
       await run(suite.store.ping)
-      await run(suite.store.write(batch({})))
+      await run(write(suite.store, batch({})))
     })
   })
 
@@ -276,8 +276,8 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const recent = cacheEntry(fresh, now - 20_000, { finishReason: undefined })
       const staleKey = key("stale")
       const stale = cacheEntry(staleKey, now - 3_600_000)
-      await run(store.write(batch({ cache: [old, stale] })))
-      await run(store.write(batch({ cache: [recent] })))
+      await run(write(store, batch({ modelInferences: [old, stale].map((entry) => cachedCall(entry)) })))
+      await run(write(store, batch({ modelInferences: [recent].map((entry) => cachedCall(entry)) })))
 
       expect(await run(store.cacheLookup(fresh, undefined))).toStrictEqual(recent)
       expect(await run(store.cacheLookup(fresh, 60))).toStrictEqual(recent)
@@ -295,11 +295,11 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const older = cacheEntry(shared, now - 5_000, { output: [{ type: "text", text: "older" }] })
       const newer = cacheEntry(shared, now - 1_000, { output: [{ type: "text", text: "newer" }], finishReason: "stop" })
       const newest = cacheEntry(shared, now, { output: [{ type: "text", text: "newest" }], finishReason: undefined })
-      await run(store.write(batch({ cache: [newer] })))
-      await run(store.write(batch({ cache: [older] })))
+      await run(write(store, batch({ modelInferences: [newer].map((entry) => cachedCall(entry)) })))
+      await run(write(store, batch({ modelInferences: [older].map((entry) => cachedCall(entry)) })))
       expect(await run(store.cacheLookup(shared, undefined))).toStrictEqual(newer)
       // two entries of one key in the same batch, the newest first
-      await run(store.write(batch({ cache: [newest, older] })))
+      await run(write(store, batch({ modelInferences: [newest, older].map((entry) => cachedCall(entry)) })))
       expect(await run(store.cacheLookup(shared, undefined))).toStrictEqual(newest)
       expect(await run(store.cacheLookup(shared, 2))).toStrictEqual(newest)
     })
@@ -330,8 +330,8 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
 
     beforeAll(async () => {
       // written in two batches, out of order
-      await run(suite.store.write(batch({ inferences: [rows[3], rows[0], rows[5]] })))
-      await run(suite.store.write(batch({ inferences: [rows[1], rows[4], rows[2]] })))
+      await run(write(suite.store, batch({ inferences: [rows[3], rows[0], rows[5]] })))
+      await run(write(suite.store, batch({ inferences: [rows[1], rows[4], rows[2]] })))
     })
 
     it("lists chat and json inferences together, newest first, ties in one millisecond by id, exactly as written", async () => {
@@ -403,7 +403,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
 
     it("answers reads with ids that are not UUIDs without asking the server", async () => {
       const stored = chatInference()
-      await run(suite.store.write(batch({ inferences: [stored] })))
+      await run(write(suite.store, batch({ inferences: [stored] })))
       // valid ids among invalid ones still count
       expect(await run(suite.store.getInferences([...notUuids, stored.id]))).toStrictEqual([stored])
 
@@ -424,10 +424,10 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
     it("refuses a batch holding an id that is not a UUID, and stores none of it", async () => {
       const { store } = suite
       const good = chatInference()
-      const error = await failure(store.write(batch({ inferences: [good, chatInference({ episodeId: "nope' --" })] })))
+      const error = await failure(write(store, batch({ inferences: [good, chatInference({ episodeId: "nope' --" })] })))
       expect(error.message).toMatch(/uuid/i)
       expect(await run(store.getInferences([good.id]))).toEqual([])
-      expect((await failure(store.write(batch({ feedback: [feedback("comment", "1; DROP TABLE x", "hi")] })))).message).toMatch(/uuid/i)
+      expect((await failure(write(store, batch({ feedback: [feedback("comment", "1; DROP TABLE x", "hi")] })))).message).toMatch(/uuid/i)
     })
 
     it("fails with a one-line StoreError, not a crash, while the server is cut off, and recovers after", async () => {
@@ -436,7 +436,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       proxy.cut()
       try {
         const started = Date.now()
-        for (const effect of [store.ping, store.write(batch({ inferences: [row] })), store.listInferences({ limit: 1, offset: 0 }), store.getInferences([row.id]), store.cacheLookup("k", 1), store.migrate]) {
+        for (const effect of [store.ping, write(store, batch({ inferences: [row] })), store.listInferences({ limit: 1, offset: 0 }), store.getInferences([row.id]), store.cacheLookup("k", 1), store.migrate]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
           expect(error.message).toMatch(new RegExp(`^${backend} \\w+.* failed: \\S`))
@@ -447,7 +447,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         proxy.restore()
       }
       await run(store.ping)
-      await run(store.write(batch({ inferences: [row] })))
+      await run(write(store, batch({ inferences: [row] })))
       expect(await run(store.getInferences([row.id]))).toStrictEqual([row])
     })
 
@@ -458,7 +458,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const { store, close } = await openStore(backend, url)
       try {
         const started = Date.now()
-        for (const effect of [store.ping, store.migrate, store.write(batch({ inferences: [chatInference()] })), store.listInferences({ limit: 1, offset: 0 })]) {
+        for (const effect of [store.ping, store.migrate, write(store, batch({ inferences: [chatInference()] })), store.listInferences({ limit: 1, offset: 0 })]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
           expect(error.message).toMatch(new RegExp(`^${backend} \\w+.* failed: .*ECONNREFUSED`))

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest"
 import { uuidv7 } from "../../src/ids.ts"
 import { freshDatabase, queryDatabase } from "../support/databases.ts"
-import { batch, chatInference, everyKindBatch, jsonInference, modelInference, openStore, run, storeForSuite } from "../support/storeFixtures.ts"
+import { batch, chatInference, everyKindBatch, jsonInference, modelInference, openStore, run, storeForSuite, write } from "../support/storeFixtures.ts"
 
 describe("Postgres store: migrations", () => {
   it("applies each migration once when several migrate at the same time", async () => {
@@ -23,10 +23,11 @@ describe("Postgres store: migrations", () => {
         run(second.store.migrate)
       ])
       // the one Postgres sequence, shared with the relational store (test/integration/relational-postgres.test.ts)
-      expect(results.flat()).toEqual(["0001_observability_tables", "0002_api_keys_and_rate_limits"])
+      expect(results.flat()).toEqual(["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference"])
       expect(await queryDatabase(database, "SELECT version, name FROM gateway_migrations ORDER BY version")).toEqual([
         { version: 1, name: "0001_observability_tables" },
-        { version: 2, name: "0002_api_keys_and_rate_limits" }
+        { version: 2, name: "0002_api_keys_and_rate_limits" },
+        { version: 3, name: "0003_cache_from_model_inference" }
       ])
     } finally {
       await first.close()
@@ -41,7 +42,7 @@ describe("Postgres store: what Postgres alone does", () => {
 
   /** rows on disk per table, keyed by table name */
   const rowCounts = async () => {
-    const tables = ["chat_inference", "json_inference", "model_inference", "boolean_metric_feedback", "float_metric_feedback", "comment_feedback", "demonstration_feedback", "model_inference_cache"]
+    const tables = ["chat_inference", "json_inference", "model_inference", "boolean_metric_feedback", "float_metric_feedback", "comment_feedback", "demonstration_feedback"]
     const counts = await Promise.all(tables.map(async (table) => (await queryDatabase(suite.database, `SELECT count(*)::int AS rows FROM ${table}`))[0].rows as number))
     return Object.fromEntries(tables.map((table, index) => [table, counts[index]]))
   }
@@ -52,7 +53,7 @@ describe("Postgres store: what Postgres alone does", () => {
     const model = modelInference(inference.id, { rawResponse: "a\u0000b" })
     // a row of the same batch without such text is stored as it is
     const plain = jsonInference()
-    await run(store.write(batch({ inferences: [inference, plain], modelInferences: [model] })))
+    await run(write(store, batch({ inferences: [inference, plain], modelInferences: [model] })))
 
     const [read] = await run(store.getInferences([inference.id]))
     expect(read.input).toEqual({ messages: [{ role: "user", content: "nul:\uFFFD lone:\uFFFD" }] })
@@ -66,7 +67,7 @@ describe("Postgres store: what Postgres alone does", () => {
     const inferenceId = uuidv7()
     const many = Array.from({ length: 5_000 }, () => modelInference(inferenceId))
     const inferences = Array.from({ length: 1_000 }, () => chatInference({ functionName: "bulk" }))
-    await run(store.write(batch({ modelInferences: many, inferences })))
+    await run(write(store, batch({ modelInferences: many, inferences })))
     expect(await run(store.getModelInferences([inferenceId]))).toStrictEqual(many)
     expect(await run(store.listInferences({ functionName: "bulk", limit: 2_000, offset: 0 }))).toHaveLength(1_000)
   })
@@ -74,9 +75,9 @@ describe("Postgres store: what Postgres alone does", () => {
   it("keeps one row per id on disk when a batch is written again", async () => {
     const once = everyKindBatch()
     const before = await rowCounts()
-    await run(suite.store.write(once))
-    await run(suite.store.write(once))
-    await run(suite.store.write(batch({ inferences: [once.chat, once.chat], feedback: [once.feedback[0], once.feedback[0]], cache: [once.cache[0], once.cache[0]] })))
+    await run(write(suite.store, once))
+    await run(write(suite.store, once))
+    await run(write(suite.store, batch({ inferences: [once.chat, once.chat], feedback: [once.feedback[0], once.feedback[0]], modelInferences: [once.modelInferences[0], once.modelInferences[0]] })))
     const after = await rowCounts()
     expect(Object.fromEntries(Object.entries(after).map(([table, rows]) => [table, rows - before[table]]))).toEqual({
       chat_inference: 1,
@@ -85,8 +86,7 @@ describe("Postgres store: what Postgres alone does", () => {
       boolean_metric_feedback: 1,
       float_metric_feedback: 1,
       comment_feedback: 1,
-      demonstration_feedback: 1,
-      model_inference_cache: 1
+      demonstration_feedback: 1
     })
   })
 
@@ -94,7 +94,7 @@ describe("Postgres store: what Postgres alone does", () => {
     const { store } = suite
     const inference = jsonInference({ processingTimeMs: 12.5, ttftMs: 0.25 })
     const call = modelInference(inference.id, { responseTimeMs: 80.125, ttftMs: 1 / 3 })
-    await run(store.write(batch({ inferences: [inference], modelInferences: [call] })))
+    await run(write(store, batch({ inferences: [inference], modelInferences: [call] })))
     expect(await run(store.getInferences([inference.id]))).toStrictEqual([inference])
     expect(await run(store.getModelInferences([inference.id]))).toStrictEqual([call])
   })

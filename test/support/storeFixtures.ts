@@ -33,6 +33,10 @@ export const openStore = async (backend: TestBackend, url: string): Promise<Open
 
 export const run = <A>(effect: Effect.Effect<A, StoreError>): Promise<A> => Effect.runPromise(effect)
 
+/** `batch` encoded and written, as the write queue does it */
+export const write = (store: Store, rows: WriteBatch): Effect.Effect<void, StoreError> =>
+  Effect.flatMap(Effect.fromResult(store.encode(rows)), store.write)
+
 /** the StoreError `effect` fails with (the test fails if it succeeds or dies) */
 export const failure = (effect: Effect.Effect<unknown, StoreError>): Promise<StoreError> => Effect.runPromise(Effect.flip(effect))
 
@@ -109,7 +113,7 @@ export const idAt = (ms: number, sequence = 0): string => {
   return `${time.slice(0, 8)}-${time.slice(8)}-7${sequence.toString(16).padStart(3, "0")}-${random}`
 }
 
-export const batch = (rows: Partial<WriteBatch>): WriteBatch => ({ inferences: [], modelInferences: [], feedback: [], cache: [], ...rows })
+export const batch = (rows: Partial<WriteBatch>): WriteBatch => ({ inferences: [], modelInferences: [], feedback: [], ...rows })
 
 /** `record` without the fields whose value is undefined: optional fields are absent when read back */
 const withoutUndefined = <A extends object>(record: A): A =>
@@ -199,6 +203,7 @@ export const feedback = (kind: StoredFeedback["kind"], targetId: string, value: 
   }
 }
 
+/** what a cache lookup of `key` finds once `cachedCall` of it is written */
 export const cacheEntry = (key: string, timestamp: number, fields: Partial<CacheEntry> = {}): CacheEntry =>
   withoutUndefined({
     key,
@@ -210,26 +215,40 @@ export const cacheEntry = (key: string, timestamp: number, fields: Partial<Cache
     ...fields
   })
 
+/** the model inference that puts `entry` in the cache: its answer, written with the key, at its time */
+export const cachedCall = (entry: CacheEntry, inferenceId: string = uuidv7(), id: string = idAt(entry.timestamp)): StoredModelInference =>
+  modelInference(inferenceId, {
+    id,
+    output: entry.output,
+    rawRequest: entry.rawRequest,
+    rawResponse: entry.rawResponse,
+    finishReason: entry.finishReason,
+    cacheKey: entry.key
+  })
+
 /**
  * A batch holding a row of every table: a chat and a json inference of one episode, a model
- * call of each, feedback of the four kinds (one on the episode) and a cache entry.
+ * call of each (the chat's answer written to the cache as `cached`), feedback of the four
+ * kinds (one on the episode).
  */
-export const everyKindBatch = (): WriteBatch & { readonly chat: StoredInference; readonly json: StoredInference } => {
+export const everyKindBatch = (): WriteBatch & { readonly chat: StoredInference; readonly json: StoredInference; readonly cached: CacheEntry } => {
   const chat = chatInference({ functionName: "every_kind" })
   const json = jsonInference({ functionName: "every_kind", episodeId: chat.episodeId })
+  const cachedCallId = uuidv7()
+  const cached = cacheEntry(`${chat.id}-key`, uuidv7Timestamp(cachedCallId))
   return {
     chat,
     json,
+    cached,
     ...batch({
       inferences: [chat, json],
-      modelInferences: [modelInference(chat.id), modelInference(json.id)],
+      modelInferences: [cachedCall(cached, chat.id, cachedCallId), modelInference(json.id)],
       feedback: [
         feedback("boolean", chat.id, true),
         feedback("float", chat.id, 0.5),
         feedback("comment", chat.episodeId, "ok", { targetType: "episode" }),
         feedback("demonstration", json.id, { name: "x" })
-      ],
-      cache: [cacheEntry(`${chat.id}-key`, Date.now())]
+      ]
     })
   }
 }

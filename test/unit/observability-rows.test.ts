@@ -86,27 +86,27 @@ describe("inferenceRows", () => {
     })
     expect(call.inputMessages).toEqual([{ role: "user", content: [{ type: "text", text: "hi" }] }])
     // write_only is the default: a valid answer goes to the cache, keyed by the call
-    expect(rows.cache).toHaveLength(1)
-    expect(rows.cache[0].key).toBe(cacheKey(result.origin.provider, result.origin.call))
+    expect(call.cacheKey).toBe(cacheKey(result.origin.provider, result.origin.call))
   })
 
   it("keeps dryrun and off requests out of the cache, and invalid json answers too", async () => {
-    expect(inferenceRows(await run(prepare({ function_name: "chat", input: {}, dryrun: true }))).cache).toEqual([])
-    expect(inferenceRows(await run(prepare({ function_name: "chat", input: {}, cache_options: { enabled: "off" } }))).cache).toEqual([])
+    const cacheKeyOf = (rows: ReturnType<typeof inferenceRows>) => rows.modelInferences[0].cacheKey
+    expect(cacheKeyOf(inferenceRows(await run(prepare({ function_name: "chat", input: {}, dryrun: true }))))).toBeUndefined()
+    expect(cacheKeyOf(inferenceRows(await run(prepare({ function_name: "chat", input: {}, cache_options: { enabled: "off" } }))))).toBeUndefined()
     const invalid = await run(prepare({ function_name: "extract", input: {}, output_schema: { type: "object", required: ["nope"] } }))
     expect((invalid.body.output as any).parsed).toBeNull()
-    expect(inferenceRows(invalid).cache).toEqual([])
+    expect(cacheKeyOf(inferenceRows(invalid))).toBeUndefined()
     expect(inferenceRows(invalid).inferences[0].outputSchema).toEqual({ type: "object", required: ["nope"] })
   })
 
-  it("gives the queue the inference's id and target at once, and builds rows only when asked", async () => {
+  it("gives the queue the inference's id and target along with its rows", async () => {
     const result = await run(prepare({ function_name: "extract", input: {} }))
     const unit = inferenceWriteUnit(result)
     expect(unit.inference).toEqual({
       id: result.prepared.inferenceId,
       target: { functionName: "extract", functionType: "json", episodeId: result.prepared.episodeId, outputSchema: { type: "object", required: ["answer"] } }
     })
-    expect(unit.rows().inferences[0].id).toBe(result.prepared.inferenceId)
+    expect(unit.batch.inferences[0].id).toBe(result.prepared.inferenceId)
   })
 })
 
