@@ -2,7 +2,7 @@
  * The Postgres store: the `Store` of `src/observability/store.ts` on `@effect/sql-pg`, for a
  * `postgres://` GATEWAY_ANALYTICS_DB_URL. Tables come from `migrations/postgres/*.sql`.
  * Every value reaches SQL as a bound parameter: rows travel as one JSON array per table,
- * turned into rows by `json_populate_recordset`, so a batch costs the gateway one string per
+ * turned into rows by `jsonb_populate_recordset`, so a batch costs the gateway one string per
  * row. JSON values are JSONB; writes are idempotent by id (a retried batch stores each row
  * once). The cache reads the model inferences written with a cache key.
  */
@@ -159,7 +159,7 @@ const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
   timestamp: row.timestamp.getTime()
 })
 
-// ---- rows as JSON for json_populate_recordset: keys are column names, JSONB columns take
+// ---- rows as JSON for jsonb_populate_recordset: keys are column names, JSONB columns take
 // the value itself, timestamps ISO 8601 text
 
 const inferenceRow = (row: StoredInference) => ({
@@ -253,7 +253,7 @@ export const makePostgresStore = (url: string): Effect.Effect<Store, StoreError,
       sql.withTransaction(Effect.forEach(tables, ([table, rows]) =>
         // unprepared: one statement per table, whose parameter changes every time
         sql`INSERT INTO ${sql(table)}
-          SELECT ${sql.literal(insertedColumns[table] ?? "*")} FROM json_populate_recordset(NULL::${sql(table)}, ${rows}::json)
+          SELECT ${sql.literal(insertedColumns[table] ?? "*")} FROM jsonb_populate_recordset(NULL::${sql(table)}, ${rows}::jsonb)
           ON CONFLICT (id) DO NOTHING`.unprepared, { discard: true }))
 
     const write = (rows: ReadonlyArray<EncodedRow>) => {
