@@ -272,7 +272,6 @@ const toFeedback = (kind: FeedbackKind) => (row: FeedbackRow): StoredFeedback =>
 })
 
 interface CacheRow {
-  readonly cache_key: string
   readonly output: Json
   readonly raw_request: string
   readonly raw_response: string
@@ -281,8 +280,8 @@ interface CacheRow {
 }
 
 /**
- * `batch` as JSONEachRow lines, each row built (and checked) before any is sent. The cache is
- * filled from ModelInference by a materialized view, so an answer is sent once.
+ * `batch` as JSONEachRow lines, each row built (and checked) before any is sent. The cache's
+ * keys are filled from ModelInference by a materialized view, so an answer is sent once.
  */
 const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> => {
   const rows: Array<EncodedRow> = []
@@ -308,8 +307,8 @@ const byTable = (rows: ReadonlyArray<EncodedRow>): Map<string, Array<string>> =>
   return tables
 }
 
-const toCacheEntry = (row: CacheRow): CacheEntry => ({
-  key: row.cache_key,
+const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
+  key,
   output: JSON.parse(row.output),
   rawRequest: row.raw_request,
   rawResponse: row.raw_response,
@@ -603,11 +602,15 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
         if (maxAgeS !== undefined && !Number.isFinite(maxAgeS)) throw refused(`not an age: ${maxAgeS}`)
         // ages are measured on the gateway's clock, the one that stamped the entries
         const fresh = maxAgeS === undefined ? "" : ` AND timestamp_ms > ${sqlInteger(Math.max(0, Math.floor(Date.now() - maxAgeS * 1000)))}`
+        // the newest model inference written under the key, found by its sorting key
+        const newest = `SELECT inference_id, id FROM ModelInferenceCacheKey WHERE cache_key = ${sqlString(key)}${fresh} ` +
+          "ORDER BY timestamp_ms DESC, toString(id) DESC LIMIT 1"
         const [row] = await select<CacheRow>(
-          `SELECT * FROM ModelInferenceCache WHERE cache_key = ${sqlString(key)}${fresh} ORDER BY timestamp_ms DESC LIMIT 1`,
+          "SELECT output, raw_request, raw_response, finish_reason, timestamp_ms FROM ModelInference " +
+            `WHERE inference_id IN (SELECT inference_id FROM (${newest})) AND id IN (SELECT id FROM (${newest})) LIMIT 1`,
           signal
         )
-        return row === undefined ? undefined : toCacheEntry(row)
+        return row === undefined ? undefined : toCacheEntry(key, row)
       })
 
     // a query rather than /ping, so that the credentials and the database are checked too

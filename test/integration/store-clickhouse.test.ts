@@ -149,7 +149,7 @@ describe("ClickHouse store: rows inserted again stay in separate parts until a m
     FloatMetricFeedback: 3,
     CommentFeedback: 3,
     DemonstrationFeedback: 3,
-    ModelInferenceCache: 3
+    ModelInferenceCacheKey: 3
   }
   const tables = Object.keys(copies)
   beforeAll(async () => {

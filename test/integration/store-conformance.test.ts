@@ -30,8 +30,8 @@ const expectedTables = {
     "JsonInferenceByEpisodeId",
     "JsonInferenceById",
     "ModelInference",
-    "ModelInferenceCache",
-    "ModelInferenceCacheFill"
+    "ModelInferenceCacheKey",
+    "ModelInferenceCacheKeyFill"
   ],
   // with the relational store's tables: Postgres has one migration sequence
   postgres: [
