@@ -1,7 +1,8 @@
 // `npm run bench`: the gateway's overhead on POST /inference with a templated function,
 // against a reference pass-through proxy, both in front of the same fake upstream.
 // Prints added latency p50/p99 at concurrency 1 (minus the upstream called directly) and
-// requests per second at saturation, side by side, from one run.
+// requests per second at saturation, side by side, from one run, with the CPU time each
+// request cost the server process and, with observability on, the database (Linux /proc).
 //
 // With observability on, the same gateway is measured again storing into ClickHouse and into
 // Postgres (started here as for the tests), to compare with the figures with it off.
@@ -38,14 +39,17 @@ process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")))
 
 /** starts a process and resolves with the first match of `pattern` in its output */
 const start = (command: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
-  new Promise<string>((resolve, reject) => {
+  startProcess(command, pattern, env).then((started) => started.match)
+
+const startProcess = (command: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
+  new Promise<{ readonly match: string; readonly pid: number }>((resolve, reject) => {
     const child = spawn(process.execPath, command, { cwd: root, env: { ...process.env, ...env } })
     children.push(child)
     let output = ""
     const onData = (data: Buffer) => {
       output += data
       const match = pattern.exec(output)
-      if (match !== null) resolve(match[1])
+      if (match !== null) resolve({ match: match[1], pid: child.pid! })
     }
     child.stdout!.on("data", onData)
     child.stderr!.on("data", onData)
@@ -111,6 +115,38 @@ interface Target {
   readonly url: string
   readonly path: string
   readonly body: string
+  /** the server's process, whose CPU time is measured */
+  readonly pid?: number
+  /** the database it writes to, whose CPU time is measured too */
+  readonly database?: "clickhouse" | "postgres"
+}
+
+// ---- CPU time from /proc (Linux): utime + stime in clock ticks of 10 ms
+
+const ticksOf = (pid: number | string): number => {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0 // gone, or not Linux
+  }
+}
+
+const databaseCommands = { clickhouse: "clickhouse-server", postgres: "postgres" }
+
+/** CPU ticks used so far by the processes of `database` (all of its server's processes) */
+const databaseTicks = (database: "clickhouse" | "postgres"): number => {
+  let ticks = 0
+  for (const pid of fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry))) {
+    let command: string
+    try {
+      command = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")
+    } catch {
+      continue
+    }
+    if (command.split("\0")[0].endsWith(databaseCommands[database]) || command.startsWith(`${databaseCommands[database]}:`)) ticks += ticksOf(pid)
+  }
+  return ticks
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
@@ -135,9 +171,18 @@ const measureLatency = async (target: Target, count: number) => {
   return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) }
 }
 
-const measureThroughput = async (target: Target) => {
+interface Throughput {
+  readonly rps: number
+  /** CPU microseconds per request of the server process, and of the database */
+  readonly serverCpuUs: number
+  readonly databaseCpuUs: number
+}
+
+const measureThroughput = async (target: Target): Promise<Throughput> => {
   // warm-up, then the measured run
   await autocannon({ url: target.url + target.path, method: "POST", headers: { "content-type": "application/json" }, body: target.body, connections, duration: 2 })
+  const serverBefore = target.pid === undefined ? 0 : ticksOf(target.pid)
+  const databaseBefore = target.database === undefined ? 0 : databaseTicks(target.database)
   const result = await autocannon({
     url: target.url + target.path,
     method: "POST",
@@ -146,12 +191,15 @@ const measureThroughput = async (target: Target) => {
     connections,
     duration
   })
+  const perRequestUs = (ticks: number) => (ticks * 10_000) / result.requests.total
+  const serverCpuUs = target.pid === undefined ? 0 : perRequestUs(ticksOf(target.pid) - serverBefore)
+  const databaseCpuUs = target.database === undefined ? 0 : perRequestUs(databaseTicks(target.database) - databaseBefore)
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
-  return result.requests.average
+  return { rps: result.requests.average, serverCpuUs, databaseCpuUs }
 }
 
 const startGateway = (dir: string, env: Record<string, string> = {}) =>
-  start(["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
+  startProcess(["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
     GATEWAY_BIND_ADDRESS: "127.0.0.1:0",
     ...env
   })
@@ -161,16 +209,18 @@ interface Row {
   readonly p50: number
   readonly p99: number
   readonly rps: number
+  readonly serverCpuUs: number
+  readonly databaseCpuUs: number
 }
 
 const main = async () => {
   const upstreamPort = await start(["bench/upstream.ts"], /^(\d+)$/m)
   const upstream = `http://127.0.0.1:${upstreamPort}`
-  const proxyPort = await start(["bench/proxy.ts", upstream], /^(\d+)$/m)
+  const proxy = await startProcess(["bench/proxy.ts", upstream], /^(\d+)$/m)
   const gatewayDir = writeGatewayFiles(upstream)
 
   const direct: Target = { name: "upstream (direct)", url: upstream, path: "/v1/chat/completions", body: upstreamBody }
-  const gateways: Array<{ name: string; env: Record<string, string> }> = [{ name: "gateway", env: {} }]
+  const gateways: Array<{ name: string; env: Record<string, string>; database?: "clickhouse" | "postgres" }> = [{ name: "gateway", env: {} }]
   const cleanups: Array<() => Promise<void>> = []
   if (!args.includes("--no-observability")) {
     const clickhouse = await startClickHouse()
@@ -180,21 +230,22 @@ const main = async () => {
     for (const backend of ["clickhouse", "postgres"] as const) {
       const database: TestDatabase = await freshDatabase(backend)
       cleanups.unshift(database.drop)
-      gateways.push({ name: `gateway + ${backend}`, env: { GATEWAY_ANALYTICS_DB_URL: database.url } })
+      gateways.push({ name: `gateway + ${backend}`, env: { GATEWAY_ANALYTICS_DB_URL: database.url }, database: backend })
     }
   }
 
   console.log(
     `latency at concurrency 1 (${samples} requests each), then throughput (${connections} connections, ${rounds} rounds of ${duration} s, median)`
   )
-  const targets: Array<Target> = [{ name: "reference proxy", url: `http://127.0.0.1:${proxyPort}`, path: "/", body: upstreamBody }]
+  const targets: Array<Target> = [{ name: "reference proxy", url: `http://127.0.0.1:${proxy.match}`, path: "/", body: upstreamBody, pid: proxy.pid }]
   for (const gateway of gateways) {
-    targets.push({ name: gateway.name, url: await startGateway(gatewayDir, gateway.env), path: "/inference", body: gatewayBody })
+    const started = await startGateway(gatewayDir, gateway.env)
+    targets.push({ name: gateway.name, url: started.match, path: "/inference", body: gatewayBody, pid: started.pid, database: gateway.database })
   }
   const base = await measureLatency(direct, samples)
   const latencies: Array<{ p50: number; p99: number }> = []
   for (const target of targets) latencies.push(await measureLatency(target, samples))
-  const throughputs: Array<Array<number>> = targets.map(() => [])
+  const throughputs: Array<Array<Throughput>> = targets.map(() => [])
   for (let round = 0; round < rounds; round++) {
     for (const [index, target] of targets.entries()) throughputs[index].push(await measureThroughput(target))
   }
@@ -203,23 +254,35 @@ const main = async () => {
     name: target.name,
     p50: latencies[index].p50 - base.p50,
     p99: latencies[index].p99 - base.p99,
-    rps: median(throughputs[index])
+    rps: median(throughputs[index].map((round) => round.rps)),
+    serverCpuUs: median(throughputs[index].map((round) => round.serverCpuUs)),
+    databaseCpuUs: median(throughputs[index].map((round) => round.databaseCpuUs))
   }))
 
   const reference = rows[0].rps
   const off = rows[1]
   console.log(`\nupstream alone: p50 ${base.p50.toFixed(3)} ms, p99 ${base.p99.toFixed(3)} ms`)
-  console.log(`${"".padEnd(22)}${"added p50".padStart(12)}${"added p99".padStart(12)}${"req/s".padStart(10)}${"of proxy".padStart(10)}`)
+  console.log(
+    `${"".padEnd(22)}${"added p50".padStart(12)}${"added p99".padStart(12)}${"req/s".padStart(10)}${"of proxy".padStart(10)}${
+      "server CPU".padStart(12)
+    }${"db CPU".padStart(10)}`
+  )
+  const us = (value: number) => (value === 0 ? "" : `${Math.round(value)} us`)
   for (const row of rows) {
     console.log(
       `${row.name.padEnd(22)}${`${row.p50.toFixed(3)} ms`.padStart(12)}${`${row.p99.toFixed(3)} ms`.padStart(12)}${
         Math.round(row.rps).toString().padStart(10)
-      }${`${Math.round((row.rps / reference) * 100)}%`.padStart(10)}`
+      }${`${Math.round((row.rps / reference) * 100)}%`.padStart(10)}${us(row.serverCpuUs).padStart(12)}${us(row.databaseCpuUs).padStart(10)}`
     )
   }
+  const change = (a: number, b: number) => `${a >= b ? "+" : ""}${(((a - b) / b) * 100).toFixed(1)}%`
   for (const row of rows.slice(2)) {
-    const change = (a: number, b: number) => `${a >= b ? "+" : ""}${(((a - b) / b) * 100).toFixed(1)}%`
-    console.log(`${row.name} vs observability off: latency p50 ${change(row.p50 + base.p50, off.p50 + base.p50)}, req/s ${change(row.rps, off.rps)}`)
+    console.log(
+      `${row.name} vs observability off: latency p50 ${change(row.p50 + base.p50, off.p50 + base.p50)}, req/s ${change(row.rps, off.rps)}, ` +
+        `server CPU per request ${change(row.serverCpuUs, off.serverCpuUs)}, CPU per request with the database's ${
+          change(row.serverCpuUs + row.databaseCpuUs, off.serverCpuUs)
+        }`
+    )
   }
   if (args.includes("--json")) console.log(JSON.stringify({ base, rows }))
   for (const cleanup of cleanups) await cleanup()

@@ -9,8 +9,9 @@ try {
   const report = JSON.parse(fs.readFileSync(reportPath, "utf8"))
   passed = report.numPassedTests
   failed = report.numFailedTests + (report.numRuntimeErrors ?? 0)
+  // a file that failed outside its tests (an import, a beforeAll) counts once, its tests skipped
   for (const suite of report.testResults ?? []) {
-    if (suite.status === "failed" && (suite.assertionResults ?? []).length === 0) failed++
+    if (suite.status === "failed" && !(suite.assertionResults ?? []).some((test: { status: string }) => test.status === "failed")) failed++
   }
 } catch {
   failed++
