@@ -21,7 +21,8 @@ import {
   type InferenceTarget,
   type Store,
   StoreError,
-  type StoreFilter
+  type StoreFilter,
+  textsByTable
 } from "../../src/observability/store.ts"
 
 const migrationsDirectory = new URL("../../migrations/clickhouse/", import.meta.url)
@@ -296,17 +297,6 @@ const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, Sto
   return Result.succeed(rows)
 }
 
-/** rows grouped by table, in the order tables first appear */
-const byTable = (rows: ReadonlyArray<EncodedRow>): Map<string, Array<string>> => {
-  const tables = new Map<string, Array<string>>()
-  for (const row of rows) {
-    const texts = tables.get(row.table)
-    if (texts === undefined) tables.set(row.table, [row.text])
-    else texts.push(row.text)
-  }
-  return tables
-}
-
 const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
   key,
   output: JSON.parse(row.output),
@@ -518,7 +508,7 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
 
     const write = (rows: ReadonlyArray<EncodedRow>) =>
       rows.length === 0 ? Effect.void : run("write", async (signal) => {
-        await Promise.all(Array.from(byTable(rows), ([table, lines]) => insert(table, lines, signal)))
+        await Promise.all(Array.from(textsByTable(rows), ([table, lines]) => insert(table, lines, signal)))
       })
 
     // ---- reads

@@ -20,7 +20,15 @@ import type {
   StoredModelInference,
   WriteBatch
 } from "../../src/observability/records.ts"
-import type { EncodedRow, InferenceQuery, InferenceTarget, Store, StoreError, StoreFilter } from "../../src/observability/store.ts"
+import {
+  type EncodedRow,
+  type InferenceQuery,
+  type InferenceTarget,
+  type Store,
+  type StoreError,
+  type StoreFilter,
+  textsByTable
+} from "../../src/observability/store.ts"
 import { makePgClient, sqlState, storeError } from "../postgres/client.ts"
 import { migrate as applyMigrations } from "../postgres/migrator.ts"
 
@@ -217,16 +225,9 @@ const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, Sto
   return Result.succeed(rows)
 }
 
-/** rows grouped by table as JSON arrays, in the order tables first appear */
-const jsonArraysByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, string> => {
-  const tables = new Map<string, Array<string>>()
-  for (const row of rows) {
-    const texts = tables.get(row.table)
-    if (texts === undefined) tables.set(row.table, [row.text])
-    else texts.push(row.text)
-  }
-  return new Map(Array.from(tables, ([table, texts]) => [table, `[${texts.join(",")}]`]))
-}
+/** rows grouped by table as JSON arrays */
+const jsonArraysByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, string> =>
+  new Map(Array.from(textsByTable(rows), ([table, texts]) => [table, `[${texts.join(",")}]`]))
 
 /**
  * The columns each table takes from its JSON rows. A JSON null becomes SQL NULL, so a

@@ -71,6 +71,17 @@ export interface EncodedRow {
   readonly text: string
 }
 
+/** the texts of `rows` by table, in the order tables first appear */
+export const textsByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, Array<string>> => {
+  const tables = new Map<string, Array<string>>()
+  for (const row of rows) {
+    const texts = tables.get(row.table)
+    if (texts === undefined) tables.set(row.table, [row.text])
+    else texts.push(row.text)
+  }
+  return tables
+}
+
 /**
  * What the gateway submits for storage: rows that belong together. The inference it carries,
  * if any, is visible to feedback from the moment it is queued.

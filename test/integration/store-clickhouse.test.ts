@@ -36,6 +36,19 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     }
   })
 
+  it("applies a migration another gateway applied but did not record yet (ADD COLUMN included), keeping the rows", async () => {
+    const { store, database } = suite
+    const entry = cacheEntry(`before ${uuidv7()}`, Date.now())
+    const row = chatInference()
+    await run(write(store, batch({ inferences: [row], modelInferences: [cachedCall(entry, row.id)] })))
+    // as if every migration ran while their records were lost: 18.16 has no ADD COLUMN IF NOT EXISTS
+    await clickHouseCommand(`DROP TABLE ${database.name}.GatewayMigration`)
+    expect(await run(store.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference"])
+    expect(await run(store.migrate)).toEqual([])
+    expect(await run(store.getInferences([row.id]))).toStrictEqual([row])
+    expect(await run(store.cacheLookup(entry.key, undefined))).toStrictEqual(entry)
+  })
+
   it("sends the strings of a query as hex literals, never as SQL text", async () => {
     const marker = "gw 'marker' \"quoted\" \\ -- ;"
     const row = chatInference({ functionName: `fn ${marker}`, variantName: `variant ${marker}`, tags: { [`key ${marker}`]: `value ${marker}` } })
