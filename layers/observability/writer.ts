@@ -104,27 +104,36 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
     /**
      * Writes units one at a time, once each: for a batch the database refuses while it
      * answers, so that one bad row cannot hold up every write behind it. Refused units are
-     * counted and logged with the database's reason.
+     * counted and logged with the database's reason; the result is how many were written.
      */
     const writeSeparately = (units: ReadonlyArray<QueuedUnit>) =>
-      Effect.forEach(units, (unit) =>
-        Effect.catch(store.write(unit.rows), (error) =>
-          Effect.sync(() => rejected++).pipe(
-            Effect.andThen(Effect.logError(`observability: the database refused a write, which is dropped: ${error.message}`))
-          )), { discard: true })
+      Effect.map(
+        Effect.forEach(units, (unit) =>
+          store.write(unit.rows).pipe(
+            Effect.as(true),
+            Effect.catch((error) =>
+              Effect.sync(() => rejected++).pipe(
+                Effect.andThen(Effect.logError(`observability: the database refused a write, which is dropped: ${error.message}`)),
+                Effect.as(false)
+              )
+            )
+          )),
+        (stored) => stored.filter(Boolean).length
+      )
 
     /** writes the oldest batch, retrying until it is stored; the units leave the queue only then */
     const flushOnce = Effect.gen(function*() {
       const units = queue.slice(0, options.maxRows)
       if (units.length === 0) return
       const rows = rowsOf(units)
+      let stored = units.length
       for (let attempt = 0;; attempt++) {
         const result = yield* Effect.result(store.write(rows))
         if (result._tag === "Success") break
         failedAttempts++
         // failing again and again while the database answers: the batch itself is the problem
         if (attempt >= 2 && (yield* Effect.result(store.ping))._tag === "Success") {
-          yield* writeSeparately(units)
+          stored = yield* writeSeparately(units)
           break
         }
         const delay = Math.min(maxBackoffMs, 100 * 2 ** attempt)
@@ -137,7 +146,7 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
         yield* Effect.sleep(Duration.millis(delay))
       }
       queue.splice(0, units.length)
-      written += units.length
+      written += stored
     })
 
     const loop = Effect.forever(Effect.gen(function*() {

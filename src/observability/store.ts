@@ -94,6 +94,7 @@ export interface WriteUnit {
 export interface WriterStats {
   /** units waiting to be written, including a batch being retried */
   readonly queued: number
+  /** units stored */
   readonly written: number
   /** units refused because the queue was full */
   readonly dropped: number
