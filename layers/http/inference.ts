@@ -17,14 +17,19 @@ const decodeInferenceRequest = makeDecoder(InferenceRequest)
 
 export const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 
-/** What to do with a completed inference: queue it for storage, unless it is a dryrun or storage is off. */
+/**
+ * What to do with a completed inference: queue it for storage, unless it is a dryrun or storage
+ * is off. Queuing encodes the rows, so it waits until the answer has been written (the check
+ * phase of this turn of the event loop, before any request that could target the inference is
+ * read).
+ */
 export const storeCompleted = (
   observability: Observability["Service"],
   request: InferenceRequest
 ): (completed: CompletedInference) => void =>
   request.dryrun === true || observability.store === undefined
     ? () => {}
-    : (completed) => observability.submit(inferenceWriteUnit(completed))
+    : (completed) => setImmediate(() => observability.submit(inferenceWriteUnit(completed)))
 
 export const sseResponse = (events: Stream.Stream<Uint8Array>) =>
   HttpServerResponse.stream(events, { contentType: "text/event-stream", headers: sseHeaders })
