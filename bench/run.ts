@@ -8,8 +8,9 @@
 // Postgres (started here as for the tests), to compare with the figures with it off.
 //
 // Options: --requests N (latency samples, default 5000), --duration S (throughput seconds,
-// default 10), --rounds R (throughput rounds, default 3: the targets take turns, and each
-// reports its median, so that a burst of noise on the machine does not decide), --connections
+// default 10), --rounds R (rounds, default 3: the targets take turns, for latency and for
+// throughput, where each reports its median, so that a burst of noise on the machine does
+// not decide), --connections
 // C (default 64), --no-observability (skip the database runs),
 // --json (machine-readable output too).
 import { type ChildProcess, spawn } from "node:child_process"
@@ -151,15 +152,15 @@ const databaseTicks = (database: "clickhouse" | "postgres"): number => {
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
 
-/** latencies in ms of `count` sequential requests (concurrency 1), after a warm-up */
-const measureLatency = async (target: Target, count: number) => {
+/** latencies in ms of `count` sequential requests (concurrency 1), after a warm-up of `warmUp` */
+const measureLatency = async (target: Target, count: number, warmUp: number): Promise<Array<number>> => {
   const pool = new Pool(target.url, { connections: 1 })
   const call = async () => {
     const response = await pool.request({ path: target.path, method: "POST", headers: { "content-type": "application/json" }, body: target.body })
     await response.body.arrayBuffer()
     if (response.statusCode !== 200) throw new Error(`${target.name} answered ${response.statusCode}`)
   }
-  for (let i = 0; i < Math.min(1000, count); i++) await call()
+  for (let i = 0; i < warmUp; i++) await call()
   const latencies: Array<number> = []
   for (let i = 0; i < count; i++) {
     const started = process.hrtime.bigint()
@@ -167,8 +168,25 @@ const measureLatency = async (target: Target, count: number) => {
     latencies.push(Number(process.hrtime.bigint() - started) / 1e6)
   }
   await pool.close()
-  latencies.sort((a, b) => a - b)
-  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) }
+  return latencies
+}
+
+/**
+ * p50 and p99 of each target's latencies, measured in `rounds` in which the targets take turns
+ * (as throughput is), so that a slower spell of the machine weighs on all of them alike.
+ */
+const measureLatencies = async (targets: ReadonlyArray<Target>, count: number) => {
+  const samples: Array<Array<number>> = targets.map(() => [])
+  const perRound = Math.ceil(count / rounds)
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, target] of targets.entries()) {
+      samples[index].push(...await measureLatency(target, perRound, round === 0 ? Math.min(1000, count) : 100))
+    }
+  }
+  return samples.map((latencies) => {
+    latencies.sort((a, b) => a - b)
+    return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) }
+  })
 }
 
 interface Throughput {
@@ -235,16 +253,14 @@ const main = async () => {
   }
 
   console.log(
-    `latency at concurrency 1 (${samples} requests each), then throughput (${connections} connections, ${rounds} rounds of ${duration} s, median)`
+    `latency at concurrency 1 (${samples} requests each, in ${rounds} rounds), then throughput (${connections} connections, ${rounds} rounds of ${duration} s, median)`
   )
   const targets: Array<Target> = [{ name: "reference proxy", url: `http://127.0.0.1:${proxy.match}`, path: "/", body: upstreamBody, pid: proxy.pid }]
   for (const gateway of gateways) {
     const started = await startGateway(gatewayDir, gateway.env)
     targets.push({ name: gateway.name, url: started.match, path: "/inference", body: gatewayBody, pid: started.pid, database: gateway.database })
   }
-  const base = await measureLatency(direct, samples)
-  const latencies: Array<{ p50: number; p99: number }> = []
-  for (const target of targets) latencies.push(await measureLatency(target, samples))
+  const [base, ...latencies] = await measureLatencies([direct, ...targets], samples)
   const throughputs: Array<Array<Throughput>> = targets.map(() => [])
   for (let round = 0; round < rounds; round++) {
     for (const [index, target] of targets.entries()) throughputs[index].push(await measureThroughput(target))
