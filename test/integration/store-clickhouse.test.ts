@@ -8,11 +8,12 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import { readFileSync } from "node:fs"
 import { beforeAll, describe, expect, it } from "vitest"
 import { makeClickHouseStore } from "../../layers/observability/clickhouse.ts"
 import { uuidv7 } from "../../src/ids.ts"
-import { clickHouseCommand, queryDatabase, tablesOf } from "../support/databases.ts"
-import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, openStore, run, serverOf, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
+import { clickHouseCommand, freshDatabase, queryDatabase, tablesOf } from "../support/databases.ts"
+import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, modelInference, openStore, run, serverOf, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
 const hex = (value: string) => Buffer.from(value, "utf8").toString("hex")
@@ -47,6 +48,35 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     expect(await run(store.migrate)).toEqual([])
     expect(await run(store.getInferences([row.id]))).toStrictEqual([row])
     expect(await run(store.cacheLookup(entry.key, undefined))).toStrictEqual(entry)
+  })
+
+  it("migrates a database of the first schema: model inferences kept and readable, the former cache table gone", async () => {
+    const database = await freshDatabase("clickhouse")
+    const opened = await openStore("clickhouse", database.url)
+    try {
+      // the schema as the first release left it, with one model inference in it
+      const first = readFileSync(new URL("../../migrations/clickhouse/0001_observability_tables.sql", import.meta.url), "utf8")
+        .replace(/^\s*--.*$/gm, "").split(/;[ \t]*$/m).map((statement) => statement.trim()).filter((statement) => statement !== "")
+      for (const statement of first) await clickHouseCommand(statement.replace(/(TABLE|VIEW) IF NOT EXISTS /, `$1 IF NOT EXISTS ${database.name}.`).replace(/ (TO|FROM) (\w+)/g, ` $1 ${database.name}.$2`))
+      await clickHouseCommand(`CREATE TABLE ${database.name}.GatewayMigration (version UInt32, name String, applied_at DateTime) ENGINE = ReplacingMergeTree ORDER BY version`)
+      await clickHouseCommand(`INSERT INTO ${database.name}.GatewayMigration VALUES (1, '0001_observability_tables', now())`)
+      const call = modelInference(uuidv7())
+      await clickHouseCommand(`INSERT INTO ${database.name}.ModelInference FORMAT JSONEachRow ${JSON.stringify({
+        id: call.id, inference_id: call.inferenceId, model_name: call.modelName, model_provider_name: call.modelProviderName,
+        raw_request: call.rawRequest, raw_response: call.rawResponse, system: call.system, input_messages: JSON.stringify(call.inputMessages),
+        output: JSON.stringify(call.output), input_tokens: call.inputTokens, output_tokens: call.outputTokens, response_time_ms: call.responseTimeMs,
+        ttft_ms: call.ttftMs, finish_reason: call.finishReason, cached: 0, timestamp_ms: call.timestamp
+      })}`)
+
+      expect(await run(opened.store.migrate)).toEqual(["0002_cache_from_model_inference"])
+      expect(await run(opened.store.getModelInferences([call.inferenceId]))).toStrictEqual([call])
+      const tables = await tablesOf(database)
+      expect(tables).toContain("ModelInferenceCacheKey")
+      expect(tables).not.toContain("ModelInferenceCache")
+    } finally {
+      await opened.close()
+      await database.drop()
+    }
   })
 
   it("sends the strings of a query as hex literals, never as SQL text", async () => {

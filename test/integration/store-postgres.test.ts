@@ -1,12 +1,15 @@
 /**
  * What only the Postgres store does (the behaviour both stores share is checked by
- * store-conformance.test.ts): concurrent migrations serialised by an advisory lock, text
- * Postgres cannot hold (NUL, lone surrogates in JSONB) written again with U+FFFD, batches
- * split past the parameter limit, one row per id on disk (ON CONFLICT), fractional durations.
+ * store-conformance.test.ts): concurrent migrations serialised by an advisory lock, the
+ * upgrade from the first schema, text Postgres cannot hold (NUL, lone surrogates in JSONB)
+ * written again with U+FFFD, large batches, one row per id on disk (ON CONFLICT), fractional
+ * durations.
  */
+import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { uuidv7 } from "../../src/ids.ts"
-import { freshDatabase, queryDatabase } from "../support/databases.ts"
+import { psql } from "../support/access.ts"
+import { freshDatabase, queryDatabase, tablesOf } from "../support/databases.ts"
 import { batch, chatInference, everyKindBatch, jsonInference, modelInference, openStore, run, storeForSuite, write } from "../support/storeFixtures.ts"
 
 describe("Postgres store: migrations", () => {
@@ -37,6 +40,34 @@ describe("Postgres store: migrations", () => {
   })
 })
 
+describe("Postgres store: upgrade", () => {
+  it("migrates a database of the first schema: model inferences kept and readable, the former cache table gone", async () => {
+    const database = await freshDatabase("postgres")
+    const opened = await openStore("postgres", database.url)
+    try {
+      const migration = (name: string) => readFileSync(new URL(`../../migrations/postgres/${name}.sql`, import.meta.url), "utf8")
+      // the schema as the first release left it, with one model inference in it
+      await psql(database.url, migration("0001_observability_tables") + migration("0002_api_keys_and_rate_limits"))
+      await psql(database.url, `CREATE TABLE gateway_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+        INSERT INTO gateway_migrations (version, name) VALUES (1, '0001_observability_tables'), (2, '0002_api_keys_and_rate_limits')`)
+      const call = modelInference(uuidv7())
+      const dollar = (value: unknown) => `$json$${typeof value === "string" ? value : JSON.stringify(value)}$json$`
+      await psql(database.url, `INSERT INTO model_inference (id, inference_id, model_name, model_provider_name, raw_request, raw_response, system,
+          input_messages, output, input_tokens, output_tokens, response_time_ms, ttft_ms, finish_reason, cached, timestamp)
+        VALUES ('${call.id}', '${call.inferenceId}', ${dollar(call.modelName)}, ${dollar(call.modelProviderName)}, ${dollar(call.rawRequest)},
+          ${dollar(call.rawResponse)}, ${dollar(call.system)}, ${dollar(call.inputMessages)}, ${dollar(call.output)}, ${call.inputTokens},
+          ${call.outputTokens}, ${call.responseTimeMs}, ${call.ttftMs}, '${call.finishReason}', false, '${new Date(call.timestamp).toISOString()}')`)
+
+      expect(await run(opened.store.migrate)).toEqual(["0003_cache_from_model_inference"])
+      expect(await run(opened.store.getModelInferences([call.inferenceId]))).toStrictEqual([call])
+      expect(await tablesOf(database)).not.toContain("model_inference_cache")
+    } finally {
+      await opened.close()
+      await database.drop()
+    }
+  })
+})
+
 describe("Postgres store: what Postgres alone does", () => {
   const suite = storeForSuite("postgres")
 
@@ -62,7 +93,7 @@ describe("Postgres store: what Postgres alone does", () => {
     expect(await run(store.getInferences([plain.id]))).toStrictEqual([plain])
   })
 
-  it("writes batches larger than one statement's parameter limit", async () => {
+  it("writes large batches (one JSON parameter per table)", async () => {
     const { store } = suite
     const inferenceId = uuidv7()
     const many = Array.from({ length: 5_000 }, () => modelInference(inferenceId))
