@@ -22,6 +22,7 @@ import {
   type Store,
   StoreError,
   type StoreFilter,
+  encodeRows,
   textsByTable
 } from "../../src/observability/store.ts"
 
@@ -284,18 +285,19 @@ interface CacheRow {
  * `batch` as JSONEachRow lines, each row built (and checked) before any is sent. The cache's
  * keys are filled from ModelInference by a materialized view, so an answer is sent once.
  */
-const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> => {
-  const rows: Array<EncodedRow> = []
-  const add = (table: string, row: object) => rows.push({ table, text: JSON.stringify(row) })
-  try {
-    for (const inference of batch.inferences) add(inference.functionType === "chat" ? "ChatInference" : "JsonInference", inferenceRow(inference))
-    for (const call of batch.modelInferences) add("ModelInference", modelInferenceRow(call))
-    for (const feedback of batch.feedback) add(feedbackKinds[feedback.kind].table, feedbackRow(feedback))
-  } catch (error) {
-    return Result.fail(storeError("encode")(error))
-  }
-  return Result.succeed(rows)
-}
+const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
+  Result.try({
+    try: () =>
+      encodeRows(batch, {
+        inferenceTable: { chat: "ChatInference", json: "JsonInference" },
+        modelInferenceTable: "ModelInference",
+        feedbackTable: (kind) => feedbackKinds[kind].table,
+        inference: inferenceRow,
+        modelInference: modelInferenceRow,
+        feedback: feedbackRow
+      }),
+    catch: storeError("encode")
+  })
 
 const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
   key,
@@ -367,15 +369,16 @@ interface Migration {
 /** `NNNN_name.sql` files in version order; statements end with `;` at the end of a line. */
 const loadMigrations = async (): Promise<Array<Migration>> => {
   const files = (await readdir(migrationsDirectory)).filter((file) => /^\d+_\w+\.sql$/.test(file)).sort()
-  return Promise.all(files.map(async (file) => {
-    const sql = (await readFile(new URL(file, migrationsDirectory), "utf8")).replace(/^\s*--.*$/gm, "")
-    return {
-      version: parseInt(file, 10),
-      name: file.slice(0, -".sql".length),
-      statements: sql.split(/;[ \t]*$/m).map((statement) => statement.trim()).filter((statement) => statement !== "")
-    }
-  }))
+  return Promise.all(files.map(async (file) => ({
+    version: parseInt(file, 10),
+    name: file.slice(0, -".sql".length),
+    statements: migrationStatements(await readFile(new URL(file, migrationsDirectory), "utf8"))
+  })))
 }
+
+/** the statements of a migration file, comments dropped */
+export const migrationStatements = (script: string): Array<string> =>
+  script.replace(/^\s*--.*$/gm, "").split(/;[ \t]*$/m).map((statement) => statement.trim()).filter((statement) => statement !== "")
 
 // ---- errors
 

@@ -27,6 +27,7 @@ import {
   type Store,
   type StoreError,
   type StoreFilter,
+  encodeRows,
   textsByTable
 } from "../../src/observability/store.ts"
 import { makePgClient, sqlState, storeError } from "../postgres/client.ts"
@@ -216,14 +217,15 @@ const feedbackRow = (row: StoredFeedback) => ({
 })
 
 /** Absent fields are NULL; a value JSON cannot carry (a number out of range) fails the row in Postgres. */
-const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> => {
-  const rows: Array<EncodedRow> = []
-  const add = (table: string, row: object) => rows.push({ table, text: JSON.stringify(row) })
-  for (const inference of batch.inferences) add(inference.functionType === "chat" ? "chat_inference" : "json_inference", inferenceRow(inference))
-  for (const call of batch.modelInferences) add("model_inference", modelInferenceRow(call))
-  for (const feedback of batch.feedback) add(feedbackTables[feedback.kind], feedbackRow(feedback))
-  return Result.succeed(rows)
-}
+const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
+  Result.succeed(encodeRows(batch, {
+    inferenceTable: { chat: "chat_inference", json: "json_inference" },
+    modelInferenceTable: "model_inference",
+    feedbackTable: (kind) => feedbackTables[kind],
+    inference: inferenceRow,
+    modelInference: modelInferenceRow,
+    feedback: feedbackRow
+  }))
 
 /** rows grouped by table as JSON arrays */
 const jsonArraysByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, string> =>

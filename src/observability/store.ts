@@ -7,7 +7,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import type { CacheEntry, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "./records.ts"
+import type { CacheEntry, FeedbackKind, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "./records.ts"
 
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   message: Schema.String
@@ -70,6 +70,23 @@ export interface EncodedRow {
   readonly table: string
   readonly text: string
 }
+
+/** How a store lays records out: the table of each kind of record, and its row (JSON-serializable). */
+export interface RowLayout {
+  readonly inferenceTable: Readonly<Record<StoredInference["functionType"], string>>
+  readonly modelInferenceTable: string
+  readonly feedbackTable: (kind: FeedbackKind) => string
+  readonly inference: (inference: StoredInference) => object
+  readonly modelInference: (call: StoredModelInference) => object
+  readonly feedback: (feedback: StoredFeedback) => object
+}
+
+/** every record of `batch` as one row of JSON text for its table (a row builder may throw to refuse a value) */
+export const encodeRows = (batch: WriteBatch, layout: RowLayout): Array<EncodedRow> => [
+  ...batch.inferences.map((inference) => ({ table: layout.inferenceTable[inference.functionType], text: JSON.stringify(layout.inference(inference)) })),
+  ...batch.modelInferences.map((call) => ({ table: layout.modelInferenceTable, text: JSON.stringify(layout.modelInference(call)) })),
+  ...batch.feedback.map((feedback) => ({ table: layout.feedbackTable(feedback.kind), text: JSON.stringify(layout.feedback(feedback)) }))
+]
 
 /** the texts of `rows` by table, in the order tables first appear */
 export const textsByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, Array<string>> => {

@@ -11,7 +11,7 @@ import { makeWriter, type Writer } from "../../layers/observability/writer.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { emptyBatch, type StoredInference } from "../../src/observability/records.ts"
 import type { Store } from "../../src/observability/store.ts"
-import { backends } from "../support/observability.ts"
+import { backends, poll } from "../support/observability.ts"
 import { chatInference, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
 
 /** runs `use` with a writer on `store` that flushes every 20 ms, closed (final flush) afterwards */
@@ -32,13 +32,8 @@ const unitOf = (inference: StoredInference) => ({
   batch: { ...emptyBatch, inferences: [inference] }
 })
 
-const until = async (condition: () => boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+/** waits until `condition` holds (poll's attempts answer undefined until then) */
+const until = (what: string, condition: () => boolean) => poll(what, async () => (condition() ? true : undefined))
 
 describe.each(backends)("the write queue on %s", (backend) => {
   const suite = storeForSuite(backend)
@@ -51,7 +46,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
     const after = chatInference()
     await withWriter(store, async (writer) => {
       for (const inference of [before, refused, after]) writer.submit(unitOf(inference))
-      await until(() => writer.stats().queued === 0 && writer.stats().rejected === 1)
+      await until("the refused unit to be counted and the others written", () => writer.stats().queued === 0 && writer.stats().rejected === 1)
       expect(writer.stats()).toMatchObject({ queued: 0, written: 2, rejected: 1, dropped: 0 })
     })
     expect(await run(store.getInferences([before.id, refused.id, after.id]))).toStrictEqual([after, before])
@@ -74,7 +69,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
     // the same unit on the reachable store: written, then no longer queued
     await withWriter(suite.store, async (writer) => {
       writer.submit(unitOf(inference))
-      await until(() => writer.stats().written === 1)
+      await until("the unit to be written", () => writer.stats().written === 1)
       expect(writer.queuedInference(inference.id)).toBeUndefined()
       expect(writer.queuedEpisode(inference.episodeId)).toBe(false)
     })

@@ -10,7 +10,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
 import { beforeAll, describe, expect, it } from "vitest"
-import { makeClickHouseStore } from "../../layers/observability/clickhouse.ts"
+import { makeClickHouseStore, migrationStatements } from "../../layers/observability/clickhouse.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { clickHouseCommand, freshDatabase, queryDatabase, tablesOf } from "../support/databases.ts"
 import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, modelInference, openStore, run, serverOf, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
@@ -55,8 +55,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     const opened = await openStore("clickhouse", database.url)
     try {
       // the schema as the first release left it, with one model inference in it
-      const first = readFileSync(new URL("../../migrations/clickhouse/0001_observability_tables.sql", import.meta.url), "utf8")
-        .replace(/^\s*--.*$/gm, "").split(/;[ \t]*$/m).map((statement) => statement.trim()).filter((statement) => statement !== "")
+      const first = migrationStatements(readFileSync(new URL("../../migrations/clickhouse/0001_observability_tables.sql", import.meta.url), "utf8"))
       for (const statement of first) await clickHouseCommand(statement.replace(/(TABLE|VIEW) IF NOT EXISTS /, `$1 IF NOT EXISTS ${database.name}.`).replace(/ (TO|FROM) (\w+)/g, ` $1 ${database.name}.$2`))
       await clickHouseCommand(`CREATE TABLE ${database.name}.GatewayMigration (version UInt32, name String, applied_at DateTime) ENGINE = ReplacingMergeTree ORDER BY version`)
       await clickHouseCommand(`INSERT INTO ${database.name}.GatewayMigration VALUES (1, '0001_observability_tables', now())`)
