@@ -68,7 +68,6 @@ describe.each(backends)("observability on %s: the cache", (backend) => {
   let database: TestDatabase
   let fake: FakeOpenAi
   let gateway: RunningGateway
-  let defaultFallback: FakeOpenAi["fallback"]
   let counter = 0
 
   /** an input no other test uses, so that each test has cache keys of its own */
@@ -91,7 +90,6 @@ describe.each(backends)("observability on %s: the cache", (backend) => {
 
   beforeAll(async () => {
     ;[database, fake] = await Promise.all([freshDatabase(backend), startFakeOpenAi()])
-    defaultFallback = fake.fallback
     gateway = await startGateway({
       config: config(fake.apiBase),
       files,
@@ -103,11 +101,7 @@ describe.each(backends)("observability on %s: the cache", (backend) => {
     await fake?.close()
     await database?.drop()
   })
-  beforeEach(() => {
-    fake.requests.length = 0
-    fake.script.length = 0
-    fake.fallback = defaultFallback
-  })
+  beforeEach(() => fake.reset())
 
   it("by default (write_only) an answer is written to the cache but the cache is not read", async () => {
     const input = freshInput()

@@ -93,11 +93,9 @@ describe.each(backends)("observability on %s: what an inference stores", (backen
   let database: TestDatabase
   let fake: FakeOpenAi
   let gateway: RunningGateway
-  let defaultFallback: FakeOpenAi["fallback"]
 
   beforeAll(async () => {
     ;[database, fake] = await Promise.all([freshDatabase(backend), startFakeOpenAi()])
-    defaultFallback = fake.fallback
     gateway = await startGateway({
       config: config(fake.apiBase),
       files,
@@ -109,11 +107,7 @@ describe.each(backends)("observability on %s: what an inference stores", (backen
     await fake?.close()
     await database?.drop()
   })
-  beforeEach(() => {
-    fake.requests.length = 0
-    fake.script.length = 0
-    fake.fallback = defaultFallback
-  })
+  beforeEach(() => fake.reset())
 
   it("a chat inference: function, variant, episode, input as received, output, tags, params, tools, and its model inference", async () => {
     const upstreamBody = completion({

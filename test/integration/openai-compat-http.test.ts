@@ -169,8 +169,7 @@ describe("POST /openai/v1/chat/completions", () => {
     await fake?.close()
   })
   beforeEach(() => {
-    fake.requests.length = 0
-    fake.script.length = 0
+    fake.reset()
     fake.fallback = defaultFallback()
   })
 

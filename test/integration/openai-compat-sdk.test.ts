@@ -89,10 +89,7 @@ describe("the official openai SDK as a client", () => {
     await gateway?.stop()
     await fake?.close()
   })
-  beforeEach(() => {
-    fake.requests.length = 0
-    fake.script.length = 0
-  })
+  beforeEach(() => fake.reset())
 
   it("plain chat: a ChatCompletion with the gateway's ids and usage", async () => {
     const answer = await client.chat.completions.create({

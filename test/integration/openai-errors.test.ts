@@ -64,11 +64,9 @@ const input = { messages: [{ role: "user", content: "hi" }] }
 describe("upstream failures of the openai provider", () => {
   let fake: FakeOpenAi
   let gateway: RunningGateway
-  let defaultFallback: FakeOpenAi["fallback"]
 
   beforeAll(async () => {
     fake = await startFakeOpenAi()
-    defaultFallback = fake.fallback
     const port = await closedPort()
     gateway = await startGateway({
       config: config(fake.apiBase, `http://127.0.0.1:${port}/v1/`),
@@ -79,11 +77,7 @@ describe("upstream failures of the openai provider", () => {
     await gateway?.stop()
     await fake?.close()
   })
-  beforeEach(() => {
-    fake.requests.length = 0
-    fake.script.length = 0
-    fake.fallback = defaultFallback
-  })
+  beforeEach(() => fake.reset())
 
   const expectProviderError = (response: { status: number; body: any }, status: number, fragment: string | RegExp) => {
     expect(response.status, JSON.stringify(response.body)).toBe(status)

@@ -81,22 +81,16 @@ const slow = (ms: number): Reply => ({ kind: "json", delayMs: ms, body: textComp
 describe("fallbacks, retries and timeouts on the openai provider", () => {
   let fake: FakeOpenAi
   let gateway: RunningGateway
-  let defaultFallback: FakeOpenAi["fallback"]
 
   beforeAll(async () => {
     fake = await startFakeOpenAi()
-    defaultFallback = fake.fallback
     gateway = await startGateway({ config: config(fake.apiBase), env: { TEST_KEY_A: "key-a", TEST_KEY_B: "key-b" } })
   })
   afterAll(async () => {
     await gateway?.stop()
     await fake?.close()
   })
-  beforeEach(() => {
-    fake.requests.length = 0
-    fake.script.length = 0
-    fake.fallback = defaultFallback
-  })
+  beforeEach(() => fake.reset())
 
   const models = () => fake.requests.map((request) => request.body.model)
 
@@ -167,7 +161,7 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
     it("falls back to the other variant when the first one sampled fails", async () => {
       const episodeId = await episodeStartingWith("a")
       fake.requests.length = 0
-      fake.fallback = (request) => request.body.model === "gpt-va" ? failure(500, "va is down") : defaultFallback(request)
+      fake.fallback = (request) => request.body.model === "gpt-va" ? failure(500, "va is down") : fake.defaultFallback(request)
       const response = await gateway.post("/inference", { function_name: "split", input, episode_id: episodeId })
       expect(response.status, JSON.stringify(response.body)).toBe(200)
       expect(response.body.variant_name).toBe("b")
@@ -178,7 +172,7 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
     it("does not try another variant when the first one sampled answers", async () => {
       const episodeId = await episodeStartingWith("b")
       fake.requests.length = 0
-      fake.fallback = (request) => request.body.model === "gpt-va" ? failure(500, "va is down") : defaultFallback(request)
+      fake.fallback = (request) => request.body.model === "gpt-va" ? failure(500, "va is down") : fake.defaultFallback(request)
       const response = await gateway.post("/inference", { function_name: "split", input, episode_id: episodeId })
       expect(response.status).toBe(200)
       expect(response.body.variant_name).toBe("b")

@@ -179,11 +179,9 @@ const failure = (status: number, message: string) => ({ kind: "json" as const, s
 describe("POST /inference with the openai provider: the upstream request and the response", () => {
   let fake: FakeOpenAi
   let gateway: RunningGateway
-  let defaultFallback: FakeOpenAi["fallback"]
 
   beforeAll(async () => {
     fake = await startFakeOpenAi()
-    defaultFallback = fake.fallback
     gateway = await startGateway({
       config: config(fake.apiBase),
       files,
@@ -194,11 +192,7 @@ describe("POST /inference with the openai provider: the upstream request and the
     await gateway?.stop()
     await fake?.close()
   })
-  beforeEach(() => {
-    fake.requests.length = 0
-    fake.script.length = 0
-    fake.fallback = defaultFallback
-  })
+  beforeEach(() => fake.reset())
 
   /** POSTs an inference that must succeed, and returns its body and the one request the upstream got */
   const infer = async (body: Record<string, unknown>) => {

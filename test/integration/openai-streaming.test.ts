@@ -68,22 +68,16 @@ const deltas = (events: Array<any>) => events.slice(0, -2).flatMap((event) => ev
 describe("POST /inference with stream: true on the openai provider", () => {
   let fake: FakeOpenAi
   let gateway: RunningGateway
-  let defaultFallback: FakeOpenAi["fallback"]
 
   beforeAll(async () => {
     fake = await startFakeOpenAi()
-    defaultFallback = fake.fallback
     gateway = await startGateway({ config: config(fake.apiBase), files, env: { TEST_KEY_A: "key-a" } })
   })
   afterAll(async () => {
     await gateway?.stop()
     await fake?.close()
   })
-  beforeEach(() => {
-    fake.requests.length = 0
-    fake.script.length = 0
-    fake.fallback = defaultFallback
-  })
+  beforeEach(() => fake.reset())
 
   it("streams text deltas with the ids in every event, then usage and finish_reason, then [DONE]", async () => {
     fake.script.push({ kind: "stream", chunks: textStreamChunks(["Hel", "lo", "!"], { prompt_tokens: 21, completion_tokens: 3 }) })

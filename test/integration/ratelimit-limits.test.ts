@@ -188,10 +188,7 @@ describe.each(backends)("rate limits with buckets in %s", (backend: Backend) => 
     await redis?.close()
     await database?.drop()
   })
-  beforeEach(() => {
-    fake.requests.length = 0
-    fake.script.length = 0
-  })
+  beforeEach(() => fake.reset())
 
   const infer = (key: ApiKey, options: Parameters<typeof dummyInference>[0] = {}) =>
     call(gateway, "POST", "/inference", { key, body: dummyInference(options) })

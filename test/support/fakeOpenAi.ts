@@ -66,6 +66,10 @@ export interface FakeOpenAi {
   /** answers the next requests in order; when empty, `fallback` answers */
   readonly script: Array<Reply>
   fallback: (request: ReceivedRequest) => Reply
+  /** the fallback it started with: a short text completion, or a short stream when asked for one */
+  readonly defaultFallback: (request: ReceivedRequest) => Reply
+  /** between tests: forgets the requests and the script, and answers with `defaultFallback` again */
+  reset(): void
   /** connections closed by the client before the answer finished */
   readonly aborted: () => number
   close(): Promise<void>
@@ -76,11 +80,18 @@ export const startFakeOpenAi = async (): Promise<FakeOpenAi> => {
   const script: Array<Reply> = []
   let aborted = 0
   const sockets = new Set<import("node:net").Socket>()
+  const defaultFallback: FakeOpenAi["fallback"] = (request) =>
+    request.body?.stream === true
+      ? { kind: "stream", chunks: textStreamChunks(["Hello", " from", " fake"]) }
+      : { kind: "json", body: textCompletion("Hello from fake OpenAI") }
   const fake: Partial<FakeOpenAi> & { fallback: FakeOpenAi["fallback"] } = {
-    fallback: (request) =>
-      request.body?.stream === true
-        ? { kind: "stream", chunks: textStreamChunks(["Hello", " from", " fake"]) }
-        : { kind: "json", body: textCompletion("Hello from fake OpenAI") }
+    fallback: defaultFallback,
+    defaultFallback,
+    reset: () => {
+      requests.length = 0
+      script.length = 0
+      fake.fallback = defaultFallback
+    }
   }
   const server = http.createServer((req, res) => {
     const parts: Array<Buffer> = []
