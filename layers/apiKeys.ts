@@ -7,17 +7,16 @@ import type * as Scope from "effect/Scope"
 import { generateApiKey, publicIdPattern } from "../src/auth/apiKey.ts"
 import { relationalUrlVariable } from "../src/auth/store.ts"
 import type { RelationalStore } from "../src/relational.ts"
+import { parseRfc3339 } from "../src/time.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "./access.ts"
 import { StartupError } from "./startup.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
-const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/
-
 /** An expiration given on the command line: an RFC 3339 time with its offset, in the future. */
 export const parseExpiration = (text: string, now: number): number | StartupError => {
-  const time = Date.parse(text)
-  if (!rfc3339.test(text) || Number.isNaN(time)) {
+  const time = parseRfc3339(text)
+  if (time === undefined) {
     return new StartupError({ message: `--expiration: expected a UTC timestamp such as 2026-12-31T23:59:59Z, got "${text}"` })
   }
   if (time <= now) return new StartupError({ message: `--expiration: ${text} is in the past` })

@@ -8,12 +8,11 @@ import { isUuidV7 } from "../../src/inference/prepare.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../../src/observability/records.ts"
 import type { Store, StoreFilter } from "../../src/observability/store.ts"
 import { Gateway } from "../../src/services.ts"
+import { parseRfc3339 } from "../../src/time.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeGet = makeDecoder(GetInferencesRequest)
 const decodeList = makeDecoder(ListInferencesRequest)
-
-const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 
 /** API filter -> store filter, with times parsed; the problem (with its path) otherwise */
 export const toStoreFilter = (filter: InferenceFilter, path: string): StoreFilter | InvalidRequest => {
@@ -21,8 +20,8 @@ export const toStoreFilter = (filter: InferenceFilter, path: string): StoreFilte
     case "tag":
       return { ...filter, comparison_operator: filter.comparison_operator ?? "=" }
     case "time": {
-      const time = Date.parse(filter.time)
-      if (!rfc3339.test(filter.time) || Number.isNaN(time)) {
+      const time = parseRfc3339(filter.time)
+      if (time === undefined) {
         return new InvalidRequest({ message: `${path}.time: expected an RFC 3339 time such as 2026-01-31T12:00:00Z, got "${filter.time}"` })
       }
       return { type: "time", time, comparison_operator: filter.comparison_operator }

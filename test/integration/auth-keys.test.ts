@@ -199,6 +199,7 @@ describe("--expiration", () => {
       [["--create-api-key", "--expiration", "tomorrow"], "expected a UTC timestamp"],
       [["--create-api-key", "--expiration", "2030-13-45T99:00:00Z"], "expected a UTC timestamp"],
       [["--create-api-key", "--expiration", "2030-01-01"], "expected a UTC timestamp"],
+      [["--create-api-key", "--expiration", "2030-02-30T00:00:00Z"], "expected a UTC timestamp"],
       [["api-key", "create", "--expiration", ""], "expected a UTC timestamp"]
     ]
     const results = await Promise.all(cases.map(([args]) => runGateway(args, { env: relationalEnv() })))

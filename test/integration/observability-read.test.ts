@@ -209,6 +209,12 @@ describe.each(backends)("observability on %s: reading stored inferences back", (
       filters: { type: "time", time: "2024-01-01", comparison_operator: ">" }
     })
     expect(dateOnly.status).toBe(400)
+    // nor a day the month lacks (Date.parse alone would read it as March 2)
+    const february30 = await gateway.post("/v1/inferences/list_inferences", {
+      filters: { type: "time", time: "2026-02-30T00:00:00Z", comparison_operator: ">" }
+    })
+    expect(february30.status).toBe(400)
+    expect(february30.body.error).toContain("2026-02-30T00:00:00Z")
   })
 
   it("list_inferences pages with limit and offset, newest first", async () => {
