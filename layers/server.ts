@@ -12,6 +12,7 @@ import { AccessLive } from "./access.ts"
 import { Routes } from "./http/routes.ts"
 import { HttpTransportLive } from "./HttpTransport.ts"
 import { ObservabilityLive } from "./observability/index.ts"
+import { TracingLive } from "./tracing/otlp.ts"
 
 
 export interface ServerOptions {
@@ -57,5 +58,6 @@ export const ServerLive = (
     })),
     Layer.provide(AccessLive(config, env)),
     Layer.provide(HttpTransportLive()),
-    Layer.provide(ObservabilityLive(config, env))
+    Layer.provide(ObservabilityLive(config, env)),
+    Layer.provide(TracingLive(config, env))
   )

@@ -5,13 +5,15 @@ import { InferenceRequest } from "../../src/api/inference.ts"
 import { checkClientTags, tagsWithApiKey } from "../../src/api/tags.ts"
 import type * as Stream from "effect/Stream"
 import { makeDecoder } from "../../src/decode.ts"
-import { isGatewayError } from "../../src/errors.ts"
+import { InvalidRequest, isGatewayError } from "../../src/errors.ts"
 import { prepareInference } from "../../src/inference/prepare.ts"
 import { type CompletedInference, runInference, streamInference } from "../../src/inference/run.ts"
 import { inferenceWriteUnit } from "../../src/observability/inferenceRows.ts"
 import { Observability } from "../../src/observability/store.ts"
 import { Gateway } from "../../src/services.ts"
+import { headerProblem } from "../../src/tracing/trace.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
+import { type RequestTrace, withRequestTrace } from "./tracing.ts"
 
 const decodeInferenceRequest = makeDecoder(InferenceRequest)
 
@@ -23,7 +25,7 @@ export const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "n
  * phase of this turn of the event loop, before any request that could target the inference is
  * read).
  */
-export const storeCompleted = (
+const storeCompleted = (
   observability: Observability["Service"],
   request: InferenceRequest
 ): (completed: CompletedInference) => void =>
@@ -31,21 +33,48 @@ export const storeCompleted = (
     ? () => {}
     : (completed) => setImmediate(() => observability.submit(inferenceWriteUnit(completed)))
 
+/** What to do with a completed inference: store it (as above), and end the request's trace with it. */
+export const onCompleted = (
+  observability: Observability["Service"],
+  request: InferenceRequest,
+  trace: RequestTrace | undefined,
+  bodyHeaders?: Readonly<Record<string, string>>
+): (completed: CompletedInference) => void => {
+  const store = storeCompleted(observability, request)
+  if (trace === undefined) return store
+  const stream = request.stream === true
+  return (completed) => {
+    store(completed)
+    trace.succeeded(completed, stream, bodyHeaders)
+  }
+}
+
+/** `otlp_traces_extra_headers` must be sendable as HTTP headers */
+const checkTraceHeaders = (headers: Readonly<Record<string, string>> | undefined): InvalidRequest | undefined => {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const problem = headerProblem(name, value)
+    if (problem !== undefined) return new InvalidRequest({ message: `otlp_traces_extra_headers: ${problem}` })
+  }
+  return undefined
+}
+
 export const sseResponse = (events: Stream.Stream<Uint8Array>) =>
   HttpServerResponse.stream(events, { contentType: "text/event-stream", headers: sseHeaders })
 
-export const inferenceHandler = (apiKey: string | undefined) => Effect.gen(function*() {
+export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace("/inference", (trace) => Effect.gen(function*() {
   const gateway = yield* Gateway
   const observability = yield* Observability
   const body = yield* readJsonBody(decodeInferenceRequest, gateway.config.gateway.maxRequestBodyBytes)
   const reserved = checkClientTags(body.tags, "tags")
   if (reserved !== undefined) return yield* reserved
+  const badHeader = checkTraceHeaders(body.otlp_traces_extra_headers)
+  if (badHeader !== undefined) return yield* badHeader
   const request = apiKey === undefined ? body : { ...body, tags: tagsWithApiKey(body.tags, apiKey) }
   const prepared = prepareInference(request, gateway.config, gateway.models, { limiter: gateway.limiter })
   if (isGatewayError(prepared)) return yield* prepared
-  const store = storeCompleted(observability, request)
-  if (request.stream === true) return sseResponse((yield* streamInference(prepared, store)).events)
+  const completed = onCompleted(observability, request, trace, body.otlp_traces_extra_headers)
+  if (request.stream === true) return sseResponse((yield* streamInference(prepared, completed)).events)
   const result = yield* runInference(prepared)
-  store(result)
+  completed(result)
   return jsonResponse(JSON.stringify(result.body))
-})
+}))

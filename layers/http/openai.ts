@@ -15,15 +15,16 @@ import { ChatCompletionRequest, knownRootFields } from "../../src/openai/api.ts"
 import { functionModelPrefix, modelModelPrefix, translateChatCompletion } from "../../src/openai/request.ts"
 import { chatCompletionBody, openAiErrorBody, openAiStreamEncoder } from "../../src/openai/response.ts"
 import { Gateway } from "../../src/services.ts"
-import { sseResponse, storeCompleted } from "./inference.ts"
+import { onCompleted, sseResponse } from "./inference.ts"
 import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
+import { withRequestTrace } from "./tracing.ts"
 
 const decodeChatCompletion = makeLenientDecoder(ChatCompletionRequest)
 
 export const openAiErrorResponse = (error: GatewayError): HttpServerResponse.HttpServerResponse =>
   jsonResponse(openAiErrorBody(error), error.status, errorHeaders(error))
 
-export const chatCompletionsHandler = (apiKey: string | undefined) => Effect.gen(function*() {
+export const chatCompletionsHandler = (apiKey: string | undefined) => withRequestTrace("/openai/v1/chat/completions", (trace) => Effect.gen(function*() {
   const { config, models, limiter } = yield* Gateway
   const observability = yield* Observability
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
@@ -43,15 +44,15 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => Effect.gen
     : { ...translated.request, tags: tagsWithApiKey(translated.request.tags, apiKey) }
   const prepared = prepareInference(request, config, models, { ...translated.extras, limiter })
   if (isGatewayError(prepared)) return yield* prepared
-  const store = storeCompleted(observability, request)
+  const completed = onCompleted(observability, request, trace)
   if (translated.stream) {
-    const stream = yield* streamInference(prepared, store, () => openAiStreamEncoder(prepared, body.model, translated))
+    const stream = yield* streamInference(prepared, completed, () => openAiStreamEncoder(prepared, body.model, translated))
     return sseResponse(stream.events)
   }
   const result = yield* runInference(prepared)
-  store(result)
+  completed(result)
   return jsonResponse(JSON.stringify(chatCompletionBody(result, body.model, translated)))
-})
+}))
 
 /** The `model` values this gateway answers to: its functions and its configured models. */
 export const modelsHandler = Effect.map(Gateway, ({ config }) => {

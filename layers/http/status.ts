@@ -2,16 +2,18 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Observability } from "../../src/observability/store.ts"
+import { Tracing } from "../../src/tracing/trace.ts"
 import { jsonResponse } from "./respond.ts"
 
 export const gatewayVersion = "0.1.0"
 
-/** Running, with the write queue's counters when observability is on. */
-export const statusHandler = Effect.map(Observability, ({ store, stats }) =>
+/** Running, with the write queue's counters when observability is on, and the trace exporter's when it is. */
+export const statusHandler = Effect.map(Effect.all([Observability, Tracing]), ([{ store, stats }, tracing]) =>
   jsonResponse(JSON.stringify({
     status: "ok",
     version: gatewayVersion,
-    ...(store === undefined ? {} : { observability: { backend: store.backend, ...stats() } })
+    ...(store === undefined ? {} : { observability: { backend: store.backend, ...stats() } }),
+    ...(tracing.enabled ? { trace_export: tracing.stats() } : {})
   })))
 
 const healthTimeout = Duration.seconds(2)

@@ -14,6 +14,7 @@ import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type { EncodedRow, InferenceTarget, Store, WriteUnit, WriterStats } from "../../src/observability/store.ts"
+import { makeNap } from "../nap.ts"
 
 export interface WriterOptions {
   readonly maxRows: number
@@ -50,7 +51,8 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
     let rejected = 0
     /** why units were refused when queued, logged by the flusher (submit cannot log) */
     const refusals: Array<string> = []
-    let wake: (() => void) | undefined
+    // the flusher's sleep, cut short when the queue holds a full batch
+    const { nap, wake } = makeNap()
 
     const submit = (unit: WriteUnit): void => {
       if (queue.length >= options.maxQueued) {
@@ -64,7 +66,7 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
         return
       }
       queue.push({ inference: unit.inference, rows: rows.success })
-      if (queue.length === options.maxRows) wake?.()
+      if (queue.length === options.maxRows) wake()
     }
 
     // Feedback looks up queued inferences rarely, inferences are queued all the time: a scan of
@@ -72,21 +74,6 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
     const queuedInference = (id: string): InferenceTarget | undefined =>
       queue.find((unit) => unit.inference?.id === id)?.inference?.target
     const queuedEpisode = (id: string): boolean => queue.some((unit) => unit.inference?.target.episodeId === id)
-
-    /** sleeps for `ms`, or until the queue holds a full batch */
-    const nap = (ms: number) =>
-      Effect.callback<void>((resume) => {
-        const timer = setTimeout(() => resume(Effect.void), ms)
-        wake = () => {
-          wake = undefined
-          clearTimeout(timer)
-          resume(Effect.void)
-        }
-        return Effect.sync(() => {
-          clearTimeout(timer)
-          wake = undefined
-        })
-      })
 
     const reportDrops = Effect.suspend(() => {
       const refused = refusals.splice(0).map((reason) =>

@@ -179,6 +179,10 @@ export const buildConfig = (
       flushIntervalMs: rawGateway.observability?.batch_writes?.flush_interval_ms ?? 1000,
       maxQueued: rawGateway.observability?.max_queued_writes ?? 100_000
     },
+    traceExport: {
+      enabled: rawGateway.export?.otlp?.traces?.enabled ?? false,
+      extraHeaders: rawGateway.export?.otlp?.traces?.extra_headers ?? {}
+    },
     auth: {
       enabled: rawGateway.auth?.enabled ?? false,
       cacheTtlMs: rawGateway.auth?.cache_ttl_ms ?? 1000

@@ -122,6 +122,14 @@ export const RawGateway = Schema.Struct({
     })),
     max_queued_writes: Schema.optional(PositiveInt)
   })),
+  export: Schema.optional(Schema.Struct({
+    otlp: Schema.optional(Schema.Struct({
+      traces: Schema.optional(Schema.Struct({
+        enabled: Schema.optional(Schema.Boolean),
+        extra_headers: Schema.optional(Schema.Record(Schema.String, Schema.String))
+      }))
+    }))
+  })),
   auth: Schema.optional(Schema.Struct({
     enabled: Schema.optional(Schema.Boolean),
     /** how long a verified key is trusted before asking the database again */

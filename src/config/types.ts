@@ -31,12 +31,20 @@ export interface AuthSettings {
   readonly cacheTtlMs: number
 }
 
+/** `[gateway.export.otlp.traces]`: the collector's address comes from the OTEL_EXPORTER_OTLP_* variables */
+export interface TraceExportSettings {
+  readonly enabled: boolean
+  /** sent with every export; a request's own extra headers win on equal names */
+  readonly extraHeaders: Readonly<Record<string, string>>
+}
+
 export interface GatewaySettings {
   readonly bindAddress: { readonly host: string; readonly port: number }
   readonly debug: boolean
   readonly maxRequestBodyBytes: number
   readonly templateFilesystemAccess: boolean
   readonly observability: ObservabilitySettings
+  readonly traceExport: TraceExportSettings
   readonly auth: AuthSettings
 }
 

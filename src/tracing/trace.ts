@@ -1,0 +1,226 @@
+/**
+ * OpenTelemetry traces of inference requests (spec 6): what a finished request becomes as
+ * spans, and the OTLP/HTTP JSON body that carries them. No I/O: the exporter in
+ * `layers/tracing/` queues finished requests and sends these bodies.
+ *
+ * A request's trace: `POST <route>` (server span, the HTTP status) > `function_inference`
+ * (function, variant, inference and episode ids) > `model_inference` (model, provider, tokens,
+ * cached). A request that failed has its server span only, with the error. Spans are built
+ * when the request is over, from the timings the inference already keeps, so the hot path
+ * pays nothing while tracing is off.
+ */
+import * as Context from "effect/Context"
+import type { CompletedInference } from "../inference/run.ts"
+
+export const extraHeaderPrefix = "gateway-otlp-traces-extra-header-"
+export const extraAttributePrefix = "gateway-otlp-traces-extra-attribute-"
+export const extraResourcePrefix = "gateway-otlp-traces-extra-resource-"
+
+/** What a request adds to its trace: export headers, span attributes, resource attributes. */
+export interface TraceExtras {
+  readonly headers: Readonly<Record<string, string>>
+  readonly attributes: Readonly<Record<string, string>>
+  readonly resource: Readonly<Record<string, string>>
+}
+
+const httpToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/** Why `name: value` cannot be sent as an HTTP header, or undefined when it can. */
+export const headerProblem = (name: string, value: string): string | undefined =>
+  !httpToken.test(name)
+    ? `"${name}" is not a valid HTTP header name`
+    : /[\r\n\0]/.test(value)
+    ? `the value of "${name}" holds a line break or a NUL`
+    : undefined
+
+/**
+ * The extras of a request's headers (names in lower case, as Node gives them), then of its
+ * `otlp_traces_extra_headers`, which win on equal names.
+ */
+export const traceExtrasOf = (
+  requestHeaders: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>,
+  bodyHeaders: Readonly<Record<string, string>> = {}
+): TraceExtras => {
+  const headers: Record<string, string> = {}
+  const attributes: Record<string, string> = {}
+  const resource: Record<string, string> = {}
+  for (const [name, value] of Object.entries(requestHeaders)) {
+    if (value === undefined || !name.startsWith("gateway-otlp-traces-extra-")) continue
+    const text = typeof value === "string" ? value : value.join(", ")
+    if (name.startsWith(extraHeaderPrefix)) headers[name.slice(extraHeaderPrefix.length)] = text
+    else if (name.startsWith(extraAttributePrefix)) attributes[name.slice(extraAttributePrefix.length)] = text
+    else if (name.startsWith(extraResourcePrefix)) resource[name.slice(extraResourcePrefix.length)] = text
+  }
+  return { headers: { ...headers, ...bodyHeaders }, attributes, resource }
+}
+
+/** A request that is over: how it ended, and its inference when it produced one. */
+export interface FinishedRequest {
+  /** `POST /inference`, `POST /openai/v1/chat/completions` */
+  readonly name: string
+  readonly route: string
+  readonly startMs: number
+  readonly endMs: number
+  readonly status: number
+  /** why it failed: the error's kind and message */
+  readonly error?: { readonly type: string; readonly message: string } | undefined
+  readonly stream: boolean
+  readonly completed?: CompletedInference | undefined
+  readonly extras: TraceExtras
+}
+
+export type AttributeValue = string | number | boolean
+
+export interface SpanRecord {
+  readonly name: string
+  /** OTLP SpanKind: 1 internal, 2 server, 3 client */
+  readonly kind: 1 | 2 | 3
+  /** index of the parent span in the trace's spans; undefined for the root */
+  readonly parent?: number | undefined
+  readonly startMs: number
+  readonly endMs: number
+  readonly attributes: Readonly<Record<string, AttributeValue | undefined>>
+  /** the span's status is an error, with this message */
+  readonly error?: string | undefined
+}
+
+/** The spans of a finished request, root first. */
+export const spansOf = (request: FinishedRequest): Array<SpanRecord> => {
+  // As OpenTelemetry's HTTP conventions have it, a server span is an error for a 5xx only (a
+  // 4xx is the client's); either way `error.type` and the message say what went wrong.
+  const root: SpanRecord = {
+    name: request.name,
+    kind: 2,
+    startMs: request.startMs,
+    endMs: request.endMs,
+    attributes: {
+      ...request.extras.attributes,
+      "http.request.method": "POST",
+      "http.route": request.route,
+      "http.response.status_code": request.status,
+      "error.type": request.error?.type,
+      "gateway.error_message": request.error?.message
+    },
+    error: request.status >= 500 ? request.error?.message : undefined
+  }
+  const done = request.completed
+  if (done === undefined) return [root]
+  const { prepared, origin } = done
+  const functionStart = prepared.startedAt
+  const functionEnd = functionStart + done.processingTimeMs
+  return [
+    root,
+    {
+      name: "function_inference",
+      kind: 1,
+      parent: 0,
+      startMs: functionStart,
+      endMs: functionEnd,
+      attributes: {
+        ...request.extras.attributes,
+        "gateway.function_name": prepared.functionName,
+        "gateway.variant_name": done.variant.name,
+        "gateway.inference_id": prepared.inferenceId,
+        "gateway.episode_id": prepared.episodeId,
+        "gateway.stream": request.stream,
+        "gateway.processing_time_ms": done.processingTimeMs,
+        "gateway.ttft_ms": done.ttftMs
+      }
+    },
+    {
+      name: "model_inference",
+      kind: 3,
+      parent: 1,
+      // the model call ends the function's work (a stream's last chunk, or the answer)
+      startMs: Math.max(functionStart, functionEnd - done.responseTimeMs),
+      endMs: functionEnd,
+      attributes: {
+        ...request.extras.attributes,
+        "gateway.model_name": origin.modelName,
+        "gateway.model_provider_name": origin.providerName,
+        "gateway.model_inference_id": origin.modelInferenceId,
+        "gateway.cached": origin.cached,
+        "gen_ai.provider.name": origin.provider.type,
+        "gen_ai.request.model": origin.provider.modelName,
+        "gen_ai.usage.input_tokens": done.usage.input_tokens,
+        "gen_ai.usage.output_tokens": done.usage.output_tokens,
+        "gen_ai.response.finish_reasons": done.finishReason
+      }
+    }
+  ]
+}
+
+// ---- OTLP/HTTP JSON (opentelemetry-proto's JSON mapping: ids in hex, times as decimal strings)
+
+const attributeList = (attributes: Readonly<Record<string, AttributeValue | undefined>>) =>
+  Object.entries(attributes).flatMap(([key, value]) =>
+    value === undefined ? [] : [{
+      key,
+      value: typeof value === "string"
+        ? { stringValue: value }
+        : typeof value === "boolean"
+        ? { boolValue: value }
+        : Number.isInteger(value)
+        ? { intValue: String(value) }
+        : { doubleValue: value }
+    }]
+  )
+
+const unixNano = (ms: number) => `${Math.round(ms * 1000)}000`
+
+export interface TraceIds {
+  /** 32 hex digits */
+  readonly traceId: () => string
+  /** 16 hex digits */
+  readonly spanId: () => string
+}
+
+/** One export: requests that share their resource, as an OTLP `ExportTraceServiceRequest`. */
+export const exportBody = (
+  resource: Readonly<Record<string, string>>,
+  requests: ReadonlyArray<FinishedRequest>,
+  ids: TraceIds
+): string =>
+  JSON.stringify({
+    resourceSpans: [{
+      resource: { attributes: attributeList(resource) },
+      scopeSpans: [{
+        scope: { name: "gateway" },
+        spans: requests.flatMap((request) => {
+          const traceId = ids.traceId()
+          const spans = spansOf(request)
+          const spanIds = spans.map(() => ids.spanId())
+          return spans.map((span, index) => ({
+            traceId,
+            spanId: spanIds[index],
+            ...(span.parent !== undefined && { parentSpanId: spanIds[span.parent] }),
+            name: span.name,
+            kind: span.kind,
+            startTimeUnixNano: unixNano(span.startMs),
+            endTimeUnixNano: unixNano(span.endMs),
+            attributes: attributeList(span.attributes),
+            // STATUS_CODE_ERROR with the message; unset otherwise
+            status: span.error === undefined ? {} : { code: 2, message: span.error }
+          }))
+        })
+      }]
+    }]
+  })
+
+export interface TraceExportStats {
+  /** requests whose spans the collector accepted */
+  readonly exported: number
+  /** requests dropped: the queue was full, or the collector failed or refused them */
+  readonly dropped: number
+}
+
+/**
+ * Trace export as the HTTP handlers see it. `enabled` is false when
+ * `[gateway.export.otlp.traces]` is off: handlers then build nothing.
+ */
+export class Tracing extends Context.Service<Tracing, {
+  readonly enabled: boolean
+  /** queues a finished request; never waits, never fails */
+  readonly submit: (request: FinishedRequest) => void
+  readonly stats: () => TraceExportStats
+}>()("gateway/Tracing") {}
