@@ -13,6 +13,7 @@ import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
 import { rateLimitRule } from "../ratelimit/config.ts"
 import type { RateLimitRule } from "../ratelimit/rules.ts"
+import { headerProblem } from "../tracing/trace.ts"
 import { parseCredentialLocation, resolveCredential } from "./credentials.ts"
 import { type ConfigIssue, type ConfigSource, formatIssue, type KeyPath, mergeConfigSources } from "./merge.ts"
 import {
@@ -167,6 +168,11 @@ export const buildConfig = (
   const templateBasePath = "base_path" in templateAccess && templateAccess.base_path !== undefined
     ? resolvePath(["gateway", "template_filesystem_access", "base_path"], templateAccess.base_path)
     : undefined
+  const traceHeaders = rawGateway.export?.otlp?.traces?.extra_headers ?? {}
+  for (const [name, value] of Object.entries(traceHeaders)) {
+    const problem = headerProblem(name, value)
+    if (problem !== undefined) report(["gateway", "export", "otlp", "traces", "extra_headers", name], problem)
+  }
   const gateway: GatewaySettings = {
     bindAddress,
     debug: rawGateway.debug ?? false,
@@ -181,7 +187,7 @@ export const buildConfig = (
     },
     traceExport: {
       enabled: rawGateway.export?.otlp?.traces?.enabled ?? false,
-      extraHeaders: rawGateway.export?.otlp?.traces?.extra_headers ?? {}
+      extraHeaders: traceHeaders
     },
     auth: {
       enabled: rawGateway.auth?.enabled ?? false,

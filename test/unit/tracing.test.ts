@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest"
+import { exportBody, type FinishedRequest, headerProblem, spansOf, traceExtrasOf } from "../../src/tracing/trace.ts"
+
+const failed = (status: number): FinishedRequest => ({
+  name: "POST /inference",
+  route: "/inference",
+  startMs: 1_700_000_000_000,
+  endMs: 1_700_000_000_012.5,
+  status,
+  error: { type: "SomeError", message: "went wrong" },
+  stream: false,
+  extras: { headers: {}, attributes: { ratio: "1" }, resource: {} }
+})
+
+describe("trace extras from a request", () => {
+  it("sorts the gateway-otlp-traces-extra-* headers into export headers, span attributes and resource attributes", () => {
+    expect(traceExtrasOf({
+      "gateway-otlp-traces-extra-header-x-tenant": "acme",
+      "gateway-otlp-traces-extra-attribute-team": "red",
+      "gateway-otlp-traces-extra-resource-region": "eu",
+      "gateway-otlp-traces-extra-other-thing": "ignored",
+      "content-type": "application/json"
+    })).toEqual({ headers: { "x-tenant": "acme" }, attributes: { team: "red" }, resource: { region: "eu" } })
+  })
+
+  it("lets otlp_traces_extra_headers of the body win over the headers", () => {
+    expect(traceExtrasOf({ "gateway-otlp-traces-extra-header-x-tenant": "acme" }, { "x-tenant": "globex" }).headers).toEqual({ "x-tenant": "globex" })
+  })
+
+  it("says why a header cannot be sent", () => {
+    expect(headerProblem("x-ok", "fine value")).toBeUndefined()
+    expect(headerProblem("bad name", "x")).toContain("bad name")
+    expect(headerProblem("", "x")).toBeDefined()
+    expect(headerProblem("x-ok", "a\r\nInjected: yes")).toContain("line break")
+  })
+})
+
+describe("spans and their OTLP body", () => {
+  it("marks a server span as an error for a 5xx only, naming the error either way", () => {
+    const [clientError] = spansOf(failed(404))
+    expect(clientError.error).toBeUndefined()
+    expect(clientError.attributes).toMatchObject({ "error.type": "SomeError", "gateway.error_message": "went wrong", "http.response.status_code": 404 })
+    expect(spansOf(failed(502))[0].error).toBe("went wrong")
+  })
+
+  it("writes times in nanoseconds, whole numbers as intValue strings, strings as stringValue, and the status", () => {
+    let next = 0
+    const body = JSON.parse(exportBody({ "service.name": "gateway" }, [failed(500)], {
+      traceId: () => "a".repeat(32),
+      spanId: () => String(++next).padStart(16, "0")
+    }))
+    const span = body.resourceSpans[0].scopeSpans[0].spans[0]
+    expect(body.resourceSpans[0].resource.attributes).toEqual([{ key: "service.name", value: { stringValue: "gateway" } }])
+    expect(span).toMatchObject({
+      traceId: "a".repeat(32),
+      spanId: "0000000000000001",
+      startTimeUnixNano: "1700000000000000000",
+      endTimeUnixNano: "1700000000012500000",
+      status: { code: 2, message: "went wrong" }
+    })
+    expect(span.parentSpanId).toBeUndefined()
+    expect(span.attributes).toContainEqual({ key: "http.response.status_code", value: { intValue: "500" } })
+    expect(span.attributes).toContainEqual({ key: "ratio", value: { stringValue: "1" } })
+  })
+})
