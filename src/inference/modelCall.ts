@@ -23,7 +23,7 @@ import { type CallTarget, scopeMatches } from "./extraBody.ts"
 import type { RenderedInput } from "./input.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
 import type { PreparedInference, ScopedEdit } from "./prepare.ts"
-import type { ModelRequest, ProviderChunk, ProviderResponse, Usage } from "./types.ts"
+import type { FailedAttempt, ModelRequest, ProviderChunk, ProviderResponse, Usage } from "./types.ts"
 
 /** Who answered a model call, and with what request: kept for storage and the cache. */
 export interface ModelCallOrigin {
@@ -32,6 +32,8 @@ export interface ModelCallOrigin {
   readonly providerName: string
   readonly provider: ProviderConfig
   readonly call: ProviderCall
+  /** the providers of the model that failed before this one answered */
+  readonly failedProviders: ReadonlyArray<FailedAttempt<ProviderFailure>>
   /** served from the cache, not by the provider */
   readonly cached: boolean
 }
@@ -129,13 +131,16 @@ const providerCall = (
   }
 }
 
-const allFailed = (model: ResolvedModel, failures: ReadonlyArray<readonly [string, ProviderFailure]>) =>
+const allFailed = (model: ResolvedModel, failures: ReadonlyArray<FailedAttempt<ProviderFailure>>) =>
   new AllProvidersFailed({
     message: `every provider of model "${model.config.name}" failed: ${
-      failures.map(([name, failure]) => `provider "${name}": ${failure.message}`).join("; ")
+      failures.map(({ name, failure }) => `provider "${name}": ${failure.message}`).join("; ")
     }`,
-    timedOut: failures.every(([, failure]) => failure.timedOut)
+    timedOut: failures.every(({ failure }) => failure.timedOut)
   })
+
+/** what `tryProviders` succeeds with: the attempt's result, where it came from, the providers that failed first */
+type ProviderSuccess<A> = readonly [A, RoutedProvider, ResolvedModel, ProviderCall, ReadonlyArray<FailedAttempt<ProviderFailure>>]
 
 /** Failures that end an inference at once, with no fallback nor retry. */
 export type CallRefused = InvalidRequest | RateLimited | ServiceUnavailable
@@ -155,20 +160,20 @@ const tryProviders = <A>(
   request: ModelRequest,
   limitOf: (timeouts: Timeouts) => number | undefined,
   attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport | Observability>
-): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel, ProviderCall], AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
+): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
   const model = prepared.models.get(variant.model)!
   const providers = model.providers
-  const failures: Array<readonly [string, ProviderFailure]> = []
+  const failures: Array<FailedAttempt<ProviderFailure>> = []
   // recursion rather than a loop of Effect.result: this is the hot path of every inference
   const from = (
     index: number
-  ): Effect.Effect<readonly [A, RoutedProvider, ResolvedModel, ProviderCall], AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
+  ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
     if (index >= providers.length) return Effect.fail(allFailed(model, failures))
     const provider = providers[index]
     const call = providerCall(prepared, variant, model, provider, request)
     if (call instanceof InvalidRequest) return Effect.fail(call)
     if (call instanceof ProviderFailure) {
-      failures.push([provider.config.name, call])
+      failures.push({ name: provider.config.name, failure: call, atMs: Date.now() })
       return from(index + 1)
     }
     const limit = limitOf(provider.config.timeouts)
@@ -177,11 +182,11 @@ const tryProviders = <A>(
       limit,
       () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
     ).pipe(
-      Effect.map((result) => [result, provider, model, call] as const),
+      Effect.map((result) => [result, provider, model, call, failures] as const),
       Effect.catch((failure) => {
         // a refused call (rate limit, bad request) ends the inference: only provider failures fall back
         if (!(failure instanceof ProviderFailure)) return Effect.fail(failure)
-        failures.push([provider.config.name, failure])
+        failures.push({ name: provider.config.name, failure, atMs: Date.now() })
         return from(index + 1)
       })
     )
@@ -243,12 +248,13 @@ export const callModel = (
       : viaProvider(provider, call)
   return Effect.map(
     tryProviders(prepared, variant, request, totalLimit, infer),
-    ([response, provider, model, call]) => ({
+    ([response, provider, model, call, failedProviders]) => ({
       modelInferenceId: uuidv7(),
       modelName: model.config.name,
       providerName: provider.config.name,
       provider: provider.config,
       call,
+      failedProviders,
       cached: response.cached === true,
       response,
       responseTimeMs: Date.now() - started
@@ -304,13 +310,14 @@ export const startModelStream = (
       : open(provider, call)
   return Effect.map(
     tryProviders(prepared, variant, request, firstTokenLimit, openOrReplay),
-    ([opened, provider, model, call]) => ({
+    ([opened, provider, model, call, failedProviders]) => ({
       ...opened,
       modelInferenceId: uuidv7(),
       modelName: model.config.name,
       providerName: provider.config.name,
       provider: provider.config,
       call,
+      failedProviders,
       startedAt
     })
   )

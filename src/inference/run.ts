@@ -16,8 +16,8 @@ import { ChunkAccumulator } from "./chunks.ts"
 import { callModel, type ModelCallOrigin, startModelStream } from "./modelCall.ts"
 import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "./output.ts"
 import type { PreparedInference } from "./prepare.ts"
-import type { ChunkDelta, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
-import { tryVariants } from "./variants.ts"
+import type { ChunkDelta, FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
+import { tryVariants, type VariantFailure } from "./variants.ts"
 
 /** An inference whose answer is whole: what storage needs to know about it. */
 export interface CompletedInference {
@@ -25,6 +25,8 @@ export interface CompletedInference {
   readonly variant: VariantConfig
   readonly modelRequest: ModelRequest
   readonly origin: ModelCallOrigin
+  /** the variants that failed before this one answered */
+  readonly failedVariants: ReadonlyArray<FailedAttempt<VariantFailure>>
   /** the blocks the provider answered, before validation */
   readonly providerOutput: ReadonlyArray<OutputBlock>
   readonly usage: Usage
@@ -54,7 +56,7 @@ export const runInference = (
   Effect.map(
     tryVariants(prepared, (timeouts) => timeouts.non_streaming?.total_ms, (variant, request) =>
       callModel(prepared, variant, request)),
-    ([call, variant, modelRequest]) => {
+    ([call, variant, modelRequest, failedVariants]) => {
       const response = call.response
       const output = functionOutput(prepared, response.output)
       const body: Record<string, unknown> = {
@@ -72,6 +74,7 @@ export const runInference = (
         variant,
         modelRequest,
         origin: call,
+        failedVariants,
         providerOutput: response.output,
         usage: response.usage,
         finishReason: response.finishReason,
@@ -148,7 +151,7 @@ export const streamInference = (
   Effect.map(
     tryVariants(prepared, (timeouts) => timeouts.streaming?.ttft_ms, (variant, request) =>
       startModelStream(prepared, variant, request)),
-    ([start, variant, modelRequest]) => {
+    ([start, variant, modelRequest, failedVariants]) => {
       const encode = makeEncoder(variant)
       const ttftMs = Date.now() - prepared.startedAt
       const accumulated = new ChunkAccumulator()
@@ -163,6 +166,7 @@ export const streamInference = (
           variant,
           modelRequest,
           origin: start,
+          failedVariants,
           providerOutput,
           usage: accumulated.usage ?? { input_tokens: 0, output_tokens: 0 },
           finishReason: accumulated.finishReason,

@@ -149,3 +149,11 @@ export type ChunkDelta =
   | { readonly type: "text"; readonly id: string; readonly text: string }
   | { readonly type: "tool_call"; readonly id: string; readonly raw_name: string; readonly raw_arguments: string }
   | { readonly type: "thought"; readonly id: string; readonly text: string; readonly signature?: string | undefined }
+
+/** A variant or provider that failed before another answered (traces show them). */
+export interface FailedAttempt<F extends { readonly message: string }> {
+  readonly name: string
+  readonly failure: F
+  /** epoch milliseconds */
+  readonly atMs: number
+}

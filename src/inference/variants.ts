@@ -20,7 +20,7 @@ import type { HttpTransport } from "../services.ts"
 import { isInputProblem, renderInput } from "./input.ts"
 import { buildModelRequest, type CallRefused } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
-import type { ModelRequest } from "./types.ts"
+import type { FailedAttempt, ModelRequest } from "./types.ts"
 
 export type VariantFailure = AllProvidersFailed | RequestTimeout
 
@@ -44,21 +44,24 @@ const withRetries = <A>(
       ? Effect.fail(failure)
       : Effect.flatMap(Effect.sleep(retryDelay(retry, retries.maxDelayS)), () => withRetries(attempt, retries, retry + 1)))
 
-const aggregate = (failures: ReadonlyArray<readonly [string, VariantFailure]>): VariantFailure | AllVariantsFailed =>
-  failures.length === 1 ? failures[0][1] : new AllVariantsFailed({
-    message: `every variant failed: ${failures.map(([name, failure]) => `variant "${name}": ${failure.message}`).join("; ")}`,
-    timedOut: failures.every(([, failure]) => failure instanceof RequestTimeout || failure.timedOut)
+const aggregate = (failures: ReadonlyArray<FailedAttempt<VariantFailure>>): VariantFailure | AllVariantsFailed =>
+  failures.length === 1 ? failures[0].failure : new AllVariantsFailed({
+    message: `every variant failed: ${failures.map(({ name, failure }) => `variant "${name}": ${failure.message}`).join("; ")}`,
+    timedOut: failures.every(({ failure }) => failure instanceof RequestTimeout || failure.timedOut)
   })
+
+/** what `tryVariants` succeeds with: the attempt's result, the variant and request that gave it, the variants that failed first */
+export type VariantSuccess<A> = readonly [A, VariantConfig, ModelRequest, ReadonlyArray<FailedAttempt<VariantFailure>>]
 
 export const tryVariants = <A>(
   prepared: PreparedInference,
   limitOf: (timeouts: Timeouts) => number | undefined,
   attempt: Attempt<A>
-): Effect.Effect<readonly [A, VariantConfig, ModelRequest], CallRefused | VariantFailure | AllVariantsFailed, HttpTransport | Observability> =>
+): Effect.Effect<VariantSuccess<A>, CallRefused | VariantFailure | AllVariantsFailed, HttpTransport | Observability> =>
   Effect.suspend(() => {
-    const failures: Array<readonly [string, VariantFailure]> = []
+    const failures: Array<FailedAttempt<VariantFailure>> = []
     // recursion rather than a loop of Effect.result: this is the hot path of every inference
-    const from = (index: number): Effect.Effect<readonly [A, VariantConfig, ModelRequest], CallRefused | VariantFailure | AllVariantsFailed, HttpTransport | Observability> => {
+    const from = (index: number): Effect.Effect<VariantSuccess<A>, CallRefused | VariantFailure | AllVariantsFailed, HttpTransport | Observability> => {
       const variant = prepared.variants[index]
       const rendered = renderInput(prepared.request.input, prepared.fn, variant, prepared.templates)
       if (isInputProblem(rendered)) return Effect.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` }))
@@ -70,10 +73,10 @@ export const tryVariants = <A>(
         orElse: () => Effect.fail(new RequestTimeout({ message: `variant "${variant.name}" timed out after ${limit} ms` }))
       })
       return timed.pipe(
-        Effect.map((result) => [result, variant, request] as const),
+        Effect.map((result) => [result, variant, request, failures] as const),
         Effect.catch((failure) => {
           if (isRefused(failure)) return Effect.fail(failure)
-          failures.push([variant.name, failure])
+          failures.push({ name: variant.name, failure, atMs: Date.now() })
           return index + 1 < prepared.variants.length ? from(index + 1) : Effect.fail(aggregate(failures))
         })
       )

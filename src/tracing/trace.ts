@@ -5,12 +5,14 @@
  *
  * A request's trace: `POST <route>` (server span, the HTTP status) > `function_inference`
  * (function, variant, inference and episode ids) > `model_inference` (model, provider, tokens,
- * cached). A request that failed has its server span only, with the error. Spans are built
+ * cached), with an event for each variant or provider that failed before another answered. A
+ * request that failed has its server span only, with the error. Spans are built
  * when the request is over, from the timings the inference already keeps, so the hot path
  * pays nothing while tracing is off.
  */
 import * as Context from "effect/Context"
 import type { CompletedInference } from "../inference/run.ts"
+import type { FailedAttempt } from "../inference/types.ts"
 
 export const extraHeaderPrefix = "gateway-otlp-traces-extra-header-"
 export const extraAttributePrefix = "gateway-otlp-traces-extra-attribute-"
@@ -82,7 +84,22 @@ export interface SpanRecord {
   readonly attributes: Readonly<Record<string, AttributeValue | undefined>>
   /** the span's status is an error, with this message */
   readonly error?: string | undefined
+  readonly events?: ReadonlyArray<SpanEvent>
 }
+
+/** Something that happened during a span: here, a variant or provider that failed before another answered. */
+export interface SpanEvent {
+  readonly name: string
+  readonly atMs: number
+  readonly attributes: Readonly<Record<string, AttributeValue>>
+}
+
+const failureEvents = (
+  name: string,
+  attribute: string,
+  failures: ReadonlyArray<FailedAttempt<{ readonly message: string }>>
+): Array<SpanEvent> =>
+  failures.map((failed) => ({ name, atMs: failed.atMs, attributes: { [attribute]: failed.name, "exception.message": failed.failure.message } }))
 
 /** The spans of a finished request, root first. */
 export const spansOf = (request: FinishedRequest): Array<SpanRecord> => {
@@ -125,7 +142,8 @@ export const spansOf = (request: FinishedRequest): Array<SpanRecord> => {
         "gateway.stream": request.stream,
         "gateway.processing_time_ms": done.processingTimeMs,
         "gateway.ttft_ms": done.ttftMs
-      }
+      },
+      events: failureEvents("variant_failed", "gateway.variant_name", done.failedVariants)
     },
     {
       name: "model_inference",
@@ -145,7 +163,8 @@ export const spansOf = (request: FinishedRequest): Array<SpanRecord> => {
         "gen_ai.usage.input_tokens": done.usage.input_tokens,
         "gen_ai.usage.output_tokens": done.usage.output_tokens,
         "gen_ai.response.finish_reasons": done.finishReason
-      }
+      },
+      events: failureEvents("provider_failed", "gateway.model_provider_name", origin.failedProviders)
     }
   ]
 }
@@ -199,6 +218,13 @@ export const exportBody = (
             startTimeUnixNano: unixNano(span.startMs),
             endTimeUnixNano: unixNano(span.endMs),
             attributes: attributeList(span.attributes),
+            ...(span.events !== undefined && span.events.length > 0 && {
+              events: span.events.map((event) => ({
+                timeUnixNano: unixNano(event.atMs),
+                name: event.name,
+                attributes: attributeList(event.attributes)
+              }))
+            }),
             // STATUS_CODE_ERROR with the message; unset otherwise
             status: span.error === undefined ? {} : { code: 2, message: span.error }
           }))

@@ -4,6 +4,8 @@
  * attributes a request asks for, and nothing lost or blocked when the collector fails.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { uuidv7 } from "../../src/ids.ts"
+import { sampleVariantOrder, seededRandom } from "../../src/inference/sampling.ts"
 import { dummyUsage } from "../../src/providers/dummy/index.ts"
 import { type ExportedSpan, type FakeCollector, startFakeCollector } from "../support/fakeCollector.ts"
 import { type RunningGateway, runGateway, startGateway, writeFiles } from "../support/gateway.ts"
@@ -21,6 +23,27 @@ type = "chat"
 [functions.broken.variants.only]
 type = "chat_completion"
 model = "dummy::error"
+
+# a variant whose model always fails, and one whose first provider does
+[models.shaky]
+routing = ["down", "up"]
+[models.shaky.providers.down]
+type = "dummy"
+model_name = "error"
+[models.shaky.providers.up]
+type = "dummy"
+model_name = "text"
+
+[functions.fallback]
+type = "chat"
+[functions.fallback.variants.failing]
+type = "chat_completion"
+model = "dummy::error"
+weight = 1
+[functions.fallback.variants.shaky]
+type = "chat_completion"
+model = "shaky"
+weight = 1
 `
 
 const tracedConfig = `
@@ -171,6 +194,30 @@ describe("OTLP trace export", () => {
     const [serverError] = await traceOf(collector, "the failure's trace", (span) => span.attributes.case === "broken")
     expect(serverError.attributes["http.response.status_code"]).toBe(failing.status)
     expect(serverError.status).toEqual({ code: 2, message: failing.body.error })
+  })
+
+  it("records the variants and providers that failed before one answered as events of its spans", async () => {
+    // an episode whose draw tries the failing variant first (the draw is seeded by the episode)
+    let episode = uuidv7()
+    while (sampleVariantOrder([{ name: "failing", weight: 1 }, { name: "shaky", weight: 1 }], seededRandom(`fallback:${episode}`))[0] !== "failing") {
+      episode = uuidv7()
+    }
+    const answer = await gateway.post("/inference", { ...greeting, function_name: "fallback", episode_id: episode })
+    expect(answer.status).toBe(200)
+    expect(answer.body.variant_name).toBe("shaky")
+    const spans = await traceOf(collector, "the fallback's trace", ofInference(answer.body.inference_id))
+    const fn = byName(spans, "function_inference")
+    const model = byName(spans, "model_inference")
+    expect(fn.events.map((event) => [event.name, event.attributes["gateway.variant_name"]])).toEqual([["variant_failed", "failing"]])
+    expect(fn.events[0].attributes["exception.message"]).toContain("dummy model `error` always fails")
+    expect(model.attributes["gateway.model_provider_name"]).toBe("up")
+    expect(model.events.map((event) => [event.name, event.attributes["gateway.model_provider_name"]])).toEqual([["provider_failed", "down"]])
+    expect(model.events[0].time).toBeGreaterThanOrEqual(fn.start)
+    expect(model.events[0].time).toBeLessThanOrEqual(fn.end)
+    // an inference without failures has no events
+    const plain = await gateway.post("/inference", greeting)
+    const plainSpans = await traceOf(collector, "a plain trace", ofInference(plain.body.inference_id))
+    for (const span of plainSpans) expect(span.events).toEqual([])
   })
 
   it("traces a stream when it ends, with its time to first token", async () => {

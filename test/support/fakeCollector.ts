@@ -22,6 +22,7 @@ export interface ExportedSpan {
   readonly end: bigint
   readonly attributes: Record<string, string | number | boolean>
   readonly status: { readonly code?: number; readonly message?: string }
+  readonly events: Array<{ readonly name: string; readonly time: bigint; readonly attributes: Record<string, string | number | boolean> }>
   readonly resource: Record<string, string | number | boolean>
   readonly headers: http.IncomingHttpHeaders
 }
@@ -72,6 +73,11 @@ export const startFakeCollector = async (): Promise<FakeCollector> => {
               end: BigInt(span.endTimeUnixNano),
               attributes: attributesOf(span.attributes),
               status: span.status,
+              events: (span.events ?? []).map((event: any) => ({
+                name: event.name,
+                time: BigInt(event.timeUnixNano),
+                attributes: attributesOf(event.attributes)
+              })),
               resource: attributesOf(resourceSpans.resource.attributes),
               headers: received.headers
             }))

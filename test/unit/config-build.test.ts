@@ -53,6 +53,7 @@ describe("buildConfig: a valid configuration", () => {
 debug = true
 max_request_body_bytes = 1024
 observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, flush_interval_ms = 20 }, max_queued_writes = 500 }
+export.otlp.traces = { enabled = true, extra_headers = { authorization = "Bearer t" } }
 
 [models.gpt]
 routing = ["main", "backup"]
@@ -106,6 +107,7 @@ level = "episode"
       maxRequestBodyBytes: 1024,
       templateFilesystemAccess: false,
       observability: { enabled: true, disableAutomaticMigrations: true, maxRows: 50, flushIntervalMs: 20, maxQueued: 500 },
+      traceExport: { enabled: true, extraHeaders: { authorization: "Bearer t" } },
       auth: { enabled: false, cacheTtlMs: 1000 }
     })
 
