@@ -11,8 +11,9 @@
 // default 10), --rounds R (rounds, default 3: the targets take turns, for latency and for
 // throughput, where each reports its median, so that a burst of noise on the machine does
 // not decide), --connections
-// C (default 64), --no-observability (skip the database runs),
-// --json (machine-readable output too).
+// C (default 64), --no-observability (skip the database runs), --traces (also measure the
+// gateway exporting a trace of every request to a fake OTLP collector), --json
+// (machine-readable output too).
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -81,11 +82,12 @@ api_base = "${upstream}/v1/"
 api_key_location = "none"
 `
 
-const writeGatewayFiles = (upstream: string): string => {
+/** the gateway's configuration folder; `gatewaySection` goes first in its config.toml */
+const writeGatewayFiles = (upstream: string, gatewaySection = ""): string => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-bench-"))
   const objectSchema = (property: string) =>
     JSON.stringify({ type: "object", properties: { [property]: { type: "string" } }, required: [property] })
-  fs.writeFileSync(path.join(dir, "config.toml"), gatewayConfig(upstream))
+  fs.writeFileSync(path.join(dir, "config.toml"), gatewaySection + gatewayConfig(upstream))
   fs.writeFileSync(path.join(dir, "system_schema.json"), objectSchema("assistant_name"))
   fs.writeFileSync(path.join(dir, "user_schema.json"), objectSchema("topic"))
   fs.writeFileSync(path.join(dir, "system.minijinja"), "You are {{ assistant_name }}, a concise assistant.")
@@ -236,9 +238,16 @@ const main = async () => {
   const upstream = `http://127.0.0.1:${upstreamPort}`
   const proxy = await startProcess(["bench/proxy.ts", upstream], /^(\d+)$/m)
   const gatewayDir = writeGatewayFiles(upstream)
+  const tracedDir = writeGatewayFiles(upstream, "[gateway.export.otlp.traces]\nenabled = true\n")
 
   const direct: Target = { name: "upstream (direct)", url: upstream, path: "/v1/chat/completions", body: upstreamBody }
-  const gateways: Array<{ name: string; env: Record<string, string>; database?: "clickhouse" | "postgres" }> = [{ name: "gateway", env: {} }]
+  const gateways: Array<{ name: string; env: Record<string, string>; database?: "clickhouse" | "postgres"; traces?: boolean }> = [
+    { name: "gateway", env: {} }
+  ]
+  if (args.includes("--traces")) {
+    const collectorPort = await start(["bench/collector.ts"], /^(\d+)$/m)
+    gateways.push({ name: "gateway + traces", env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collectorPort}` }, traces: true })
+  }
   const cleanups: Array<() => Promise<void>> = []
   if (!args.includes("--no-observability")) {
     const clickhouse = await startClickHouse()
@@ -257,7 +266,7 @@ const main = async () => {
   )
   const targets: Array<Target> = [{ name: "reference proxy", url: `http://127.0.0.1:${proxy.match}`, path: "/", body: upstreamBody, pid: proxy.pid }]
   for (const gateway of gateways) {
-    const started = await startGateway(gatewayDir, gateway.env)
+    const started = await startGateway(gateway.traces === true ? tracedDir : gatewayDir, gateway.env)
     targets.push({ name: gateway.name, url: started.match, path: "/inference", body: gatewayBody, pid: started.pid, database: gateway.database })
   }
   const [base, ...latencies] = await measureLatencies([direct, ...targets], samples)
@@ -294,15 +303,14 @@ const main = async () => {
   const change = (a: number, b: number) => `${a >= b ? "+" : ""}${(((a - b) / b) * 100).toFixed(1)}%`
   for (const row of rows.slice(2)) {
     console.log(
-      `${row.name} vs observability off: latency p50 ${change(row.p50 + base.p50, off.p50 + base.p50)}, req/s ${change(row.rps, off.rps)}, ` +
-        `server CPU per request ${change(row.serverCpuUs, off.serverCpuUs)}, CPU per request with the database's ${
-          change(row.serverCpuUs + row.databaseCpuUs, off.serverCpuUs)
-        }`
+      `${row.name} vs gateway: latency p50 ${change(row.p50 + base.p50, off.p50 + base.p50)}, req/s ${change(row.rps, off.rps)}, ` +
+        `server CPU per request ${change(row.serverCpuUs, off.serverCpuUs)}` +
+        (row.databaseCpuUs === 0 ? "" : `, CPU per request with the database's ${change(row.serverCpuUs + row.databaseCpuUs, off.serverCpuUs)}`)
     )
   }
   if (args.includes("--json")) console.log(JSON.stringify({ base, rows }))
   for (const cleanup of cleanups) await cleanup()
-  fs.rmSync(gatewayDir, { recursive: true, force: true })
+  for (const dir of [gatewayDir, tracedDir]) fs.rmSync(dir, { recursive: true, force: true })
   process.exit(0)
 }
 

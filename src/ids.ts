@@ -2,7 +2,7 @@
  * UUIDv7 ids (inferences, episodes, model calls): a 48-bit millisecond timestamp, then a
  * 12-bit counter that keeps ids minted in the same millisecond in order, then random bits.
  * Randomness is drawn from a pooled buffer: three ids per inference would otherwise cost
- * three calls into the CSPRNG on the hot path.
+ * three calls into the CSPRNG on the hot path. Trace and span ids draw from it too.
  */
 import { randomFillSync } from "node:crypto"
 
@@ -50,3 +50,11 @@ export const uuidv7 = (): string => {
 
 /** The millisecond timestamp a UUIDv7 carries. */
 export const uuidv7Timestamp = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16)
+
+/** `count` random bytes as hex (trace and span ids), from the same pool */
+export const randomHex = (count: number): string => {
+  const r = randomBytes(count)
+  let text = ""
+  for (let i = 0; i < count; i++) text += hex[pool[r + i]]
+  return text
+}

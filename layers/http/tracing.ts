@@ -27,8 +27,8 @@ export const withRequestTrace = <A, E extends GatewayError, R>(
         status: number,
         outcome: { readonly error?: FinishedRequest["error"]; readonly completed?: CompletedInference; readonly stream?: boolean },
         bodyHeaders?: Readonly<Record<string, string>>
-      ) =>
-        tracing.submit({
+      ) => {
+        const finished: FinishedRequest = {
           name: `POST ${route}`,
           route,
           startMs,
@@ -38,7 +38,10 @@ export const withRequestTrace = <A, E extends GatewayError, R>(
           stream: outcome.stream ?? false,
           completed: outcome.completed,
           extras: traceExtrasOf(request.headers, bodyHeaders)
-        })
+        }
+        // encoded once the answer is written (as stored rows are), off the response's latency
+        setImmediate(() => tracing.submit(finished))
+      }
       return handler({ succeeded: (completed, stream, bodyHeaders) => finish(200, { completed, stream }, bodyHeaders) }).pipe(
         Effect.tapError((error) => Effect.sync(() => finish(error.status, { error: { type: error._tag, message: error.message } })))
       )

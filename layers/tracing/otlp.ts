@@ -9,13 +9,13 @@
  * refuses is dropped and counted, never retried, so a collector that is down costs neither
  * memory nor the inferences anything. On shutdown what is queued is sent once more.
  */
-import { randomBytes } from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type { GatewayConfig } from "../../src/config/types.ts"
-import { exportBody, type FinishedRequest, type TraceIds, Tracing } from "../../src/tracing/trace.ts"
+import { randomHex } from "../../src/ids.ts"
+import { encodeSpans, exportBody, type FinishedRequest, type TraceIds, Tracing } from "../../src/tracing/trace.ts"
 import { makeNap } from "../nap.ts"
 import { StartupError } from "../startup.ts"
 
@@ -55,37 +55,58 @@ export interface ExporterOptions {
 }
 
 const randomIds: TraceIds = {
-  traceId: () => randomBytes(16).toString("hex"),
-  spanId: () => randomBytes(8).toString("hex")
+  traceId: () => randomHex(16),
+  spanId: () => randomHex(8)
 }
 
 const disabled = Tracing.of({ enabled: false, submit: () => {}, stats: () => ({ exported: 0, dropped: 0 }) })
 
+/** A request as queued: its spans already encoded (nothing of the request stays alive), and where they go. */
+interface QueuedTrace {
+  /** requests with the same key share an export */
+  readonly key: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly resource: Readonly<Record<string, string>>
+  readonly spans: string
+}
+
 export const makeExporter = (options: ExporterOptions) =>
   Effect.gen(function*() {
-    const queue: Array<FinishedRequest> = []
+    const queue: Array<QueuedTrace> = []
     let exported = 0
     let dropped = 0
     let failing = false
     const { nap, wake } = makeNap()
+    const baseResource = { "service.name": options.serviceName }
 
     const submit = (request: FinishedRequest): void => {
       if (queue.length >= options.maxQueued) {
         dropped++
         return
       }
-      queue.push(request)
+      const { headers, resource } = request.extras
+      const plain = Object.keys(headers).length === 0 && Object.keys(resource).length === 0
+      queue.push(
+        plain
+          ? { key: "", headers: options.staticHeaders, resource: baseResource, spans: encodeSpans(request, randomIds) }
+          : {
+            key: JSON.stringify([headers, resource]),
+            headers: { ...options.staticHeaders, ...headers },
+            resource: { ...baseResource, ...resource },
+            spans: encodeSpans(request, randomIds)
+          }
+      )
       if (queue.length === options.maxBatch) wake()
     }
 
-    /** one POST: `requests` share their headers and resource */
-    const send = (headers: Record<string, string>, resource: Record<string, string>, requests: ReadonlyArray<FinishedRequest>) =>
+    /** one POST of `traces`, which share their headers and resource */
+    const send = (traces: ReadonlyArray<QueuedTrace>) =>
       Effect.tryPromise({
         try: async (signal) => {
           const response = await fetch(options.endpoint, {
             method: "POST",
-            headers: { ...headers, "content-type": "application/json" },
-            body: exportBody(resource, requests, randomIds),
+            headers: { ...traces[0].headers, "content-type": "application/json" },
+            body: exportBody(traces[0].resource, traces.map((trace) => trace.spans)),
             signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)])
           })
           await response.arrayBuffer()
@@ -95,13 +116,13 @@ export const makeExporter = (options: ExporterOptions) =>
       }).pipe(
         Effect.matchEffect({
           onSuccess: () => {
-            exported += requests.length
+            exported += traces.length
             const recovered = failing
             failing = false
             return recovered ? Effect.logInfo("trace export: the collector takes traces again") : Effect.void
           },
           onFailure: (message) => {
-            dropped += requests.length
+            dropped += traces.length
             const first = !failing
             failing = true
             return first
@@ -113,17 +134,13 @@ export const makeExporter = (options: ExporterOptions) =>
 
     /** sends what is queued, one POST per group of requests with the same headers and resource */
     const flush = Effect.suspend(() => {
-      const requests = queue.splice(0, options.maxBatch)
-      const groups = new Map<string, { headers: Record<string, string>; resource: Record<string, string>; requests: Array<FinishedRequest> }>()
-      for (const request of requests) {
-        const headers = { ...options.staticHeaders, ...request.extras.headers }
-        const resource = { "service.name": options.serviceName, ...request.extras.resource }
-        const key = JSON.stringify([headers, resource])
-        const group = groups.get(key)
-        if (group === undefined) groups.set(key, { headers, resource, requests: [request] })
-        else group.requests.push(request)
+      const groups = new Map<string, Array<QueuedTrace>>()
+      for (const trace of queue.splice(0, options.maxBatch)) {
+        const group = groups.get(trace.key)
+        if (group === undefined) groups.set(trace.key, [trace])
+        else group.push(trace)
       }
-      return Effect.forEach(groups.values(), (group) => send(group.headers, group.resource, group.requests), { discard: true })
+      return Effect.forEach(groups.values(), send, { discard: true })
     })
 
     const loop = Effect.forever(Effect.suspend(() =>
@@ -161,7 +178,8 @@ export const TracingLive = (config: GatewayConfig, env: Env) =>
         serviceName: env.OTEL_SERVICE_NAME || "gateway",
         maxQueued: 10_000,
         maxBatch: 512,
-        flushIntervalMs: 1_000,
+        // sent soon, so that encoded spans die young rather than burden the old generation
+        flushIntervalMs: 100,
         timeoutMs: 5_000
       })
     })

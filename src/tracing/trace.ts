@@ -46,8 +46,10 @@ export const traceExtrasOf = (
   const headers: Record<string, string> = {}
   const attributes: Record<string, string> = {}
   const resource: Record<string, string> = {}
-  for (const [name, value] of Object.entries(requestHeaders)) {
-    if (value === undefined || !name.startsWith("gateway-otlp-traces-extra-")) continue
+  for (const name in requestHeaders) {
+    if (!name.startsWith("gateway-otlp-traces-extra-")) continue
+    const value = requestHeaders[name]
+    if (value === undefined) continue
     const text = typeof value === "string" ? value : value.join(", ")
     if (name.startsWith(extraHeaderPrefix)) headers[name.slice(extraHeaderPrefix.length)] = text
     else if (name.startsWith(extraAttributePrefix)) attributes[name.slice(extraAttributePrefix.length)] = text
@@ -169,23 +171,47 @@ export const spansOf = (request: FinishedRequest): Array<SpanRecord> => {
   ]
 }
 
-// ---- OTLP/HTTP JSON (opentelemetry-proto's JSON mapping: ids in hex, times as decimal strings)
+// ---- OTLP/HTTP JSON (opentelemetry-proto's JSON mapping: ids in hex, times and 64-bit integers
+// as decimal strings). Written as text rather than built as objects for JSON.stringify: a
+// request's spans carry some thirty attributes, and the objects of that mapping cost more to
+// build and collect than the text itself.
 
-const attributeList = (attributes: Readonly<Record<string, AttributeValue | undefined>>) =>
-  Object.entries(attributes).flatMap(([key, value]) =>
-    value === undefined ? [] : [{
-      key,
-      value: typeof value === "string"
-        ? { stringValue: value }
-        : typeof value === "boolean"
-        ? { boolValue: value }
-        : Number.isInteger(value)
-        ? { intValue: String(value) }
-        : { doubleValue: value }
-    }]
-  )
+const quote = JSON.stringify
 
-const unixNano = (ms: number) => `${Math.round(ms * 1000)}000`
+const attributeValue = (value: AttributeValue): string | undefined =>
+  typeof value === "string"
+    ? `{"stringValue":${quote(value)}}`
+    : typeof value === "boolean"
+    ? `{"boolValue":${value}}`
+    : Number.isSafeInteger(value)
+    ? `{"intValue":"${value}"}`
+    : Number.isFinite(value)
+    ? `{"doubleValue":${value}}`
+    : undefined // JSON has no NaN nor infinities
+
+// the same few dozen attribute names come back in every span: their JSON is made once
+const keyPrefixes = new Map<string, string>()
+const keyPrefix = (key: string): string => {
+  let prefix = keyPrefixes.get(key)
+  if (prefix === undefined) {
+    prefix = `{"key":${quote(key)},"value":`
+    // names from request headers could be anything: remember only a bounded number
+    if (keyPrefixes.size < 1000) keyPrefixes.set(key, prefix)
+  }
+  return prefix
+}
+
+const attributesJson = (attributes: Readonly<Record<string, AttributeValue | undefined>>): string => {
+  let text = ""
+  for (const key in attributes) {
+    const value = attributes[key]
+    const encoded = value === undefined ? undefined : attributeValue(value)
+    if (encoded !== undefined) text += `${text === "" ? "" : ","}${keyPrefix(key)}${encoded}}`
+  }
+  return `[${text}]`
+}
+
+const unixNano = (ms: number) => `"${Math.round(ms * 1000)}000"`
 
 export interface TraceIds {
   /** 32 hex digits */
@@ -194,44 +220,32 @@ export interface TraceIds {
   readonly spanId: () => string
 }
 
-/** One export: requests that share their resource, as an OTLP `ExportTraceServiceRequest`. */
-export const exportBody = (
-  resource: Readonly<Record<string, string>>,
-  requests: ReadonlyArray<FinishedRequest>,
-  ids: TraceIds
-): string =>
-  JSON.stringify({
-    resourceSpans: [{
-      resource: { attributes: attributeList(resource) },
-      scopeSpans: [{
-        scope: { name: "gateway" },
-        spans: requests.flatMap((request) => {
-          const traceId = ids.traceId()
-          const spans = spansOf(request)
-          const spanIds = spans.map(() => ids.spanId())
-          return spans.map((span, index) => ({
-            traceId,
-            spanId: spanIds[index],
-            ...(span.parent !== undefined && { parentSpanId: spanIds[span.parent] }),
-            name: span.name,
-            kind: span.kind,
-            startTimeUnixNano: unixNano(span.startMs),
-            endTimeUnixNano: unixNano(span.endMs),
-            attributes: attributeList(span.attributes),
-            ...(span.events !== undefined && span.events.length > 0 && {
-              events: span.events.map((event) => ({
-                timeUnixNano: unixNano(event.atMs),
-                name: event.name,
-                attributes: attributeList(event.attributes)
-              }))
-            }),
-            // STATUS_CODE_ERROR with the message; unset otherwise
-            status: span.error === undefined ? {} : { code: 2, message: span.error }
-          }))
-        })
-      }]
-    }]
-  })
+const spanJson = (span: SpanRecord, traceId: string, spanId: string, parentSpanId: string | undefined): string =>
+  `{"traceId":"${traceId}","spanId":"${spanId}",${parentSpanId === undefined ? "" : `"parentSpanId":"${parentSpanId}",`}` +
+  `"name":${quote(span.name)},"kind":${span.kind},` +
+  `"startTimeUnixNano":${unixNano(span.startMs)},"endTimeUnixNano":${unixNano(span.endMs)},` +
+  `"attributes":${attributesJson(span.attributes)},` +
+  (span.events === undefined || span.events.length === 0 ? "" : `"events":[${
+    span.events.map((event) =>
+      `{"timeUnixNano":${unixNano(event.atMs)},"name":${quote(event.name)},"attributes":${attributesJson(event.attributes)}}`
+    ).join(",")
+  }],`) +
+  // STATUS_CODE_ERROR with the message; unset otherwise
+  `"status":${span.error === undefined ? "{}" : `{"code":2,"message":${quote(span.error)}}`}}`
+
+/** The spans of a finished request as JSON text (comma-separated span objects), with fresh ids. */
+export const encodeSpans = (request: FinishedRequest, ids: TraceIds): string => {
+  const traceId = ids.traceId()
+  const spans = spansOf(request)
+  const spanIds = spans.map(() => ids.spanId())
+  return spans.map((span, index) => spanJson(span, traceId, spanIds[index], span.parent === undefined ? undefined : spanIds[span.parent]))
+    .join(",")
+}
+
+/** One export: the encoded spans of requests that share their resource, as an OTLP `ExportTraceServiceRequest`. */
+export const exportBody = (resource: Readonly<Record<string, string>>, encodedSpans: ReadonlyArray<string>): string =>
+  `{"resourceSpans":[{"resource":{"attributes":${attributesJson(resource)}},` +
+  `"scopeSpans":[{"scope":{"name":"gateway"},"spans":[${encodedSpans.join(",")}]}]}]}`
 
 export interface TraceExportStats {
   /** requests whose spans the collector accepted */
@@ -246,7 +260,7 @@ export interface TraceExportStats {
  */
 export class Tracing extends Context.Service<Tracing, {
   readonly enabled: boolean
-  /** queues a finished request; never waits, never fails */
+  /** encodes a finished request's spans and queues them; never waits, never fails */
   readonly submit: (request: FinishedRequest) => void
   readonly stats: () => TraceExportStats
 }>()("gateway/Tracing") {}

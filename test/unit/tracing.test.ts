@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { exportBody, type FinishedRequest, headerProblem, spansOf, traceExtrasOf } from "../../src/tracing/trace.ts"
+import { encodeSpans, exportBody, type FinishedRequest, headerProblem, spansOf, traceExtrasOf } from "../../src/tracing/trace.ts"
 
 const failed = (status: number): FinishedRequest => ({
   name: "POST /inference",
@@ -45,10 +45,8 @@ describe("spans and their OTLP body", () => {
 
   it("writes times in nanoseconds, whole numbers as intValue strings, strings as stringValue, and the status", () => {
     let next = 0
-    const body = JSON.parse(exportBody({ "service.name": "gateway" }, [failed(500)], {
-      traceId: () => "a".repeat(32),
-      spanId: () => String(++next).padStart(16, "0")
-    }))
+    const spans = encodeSpans(failed(500), { traceId: () => "a".repeat(32), spanId: () => String(++next).padStart(16, "0") })
+    const body = JSON.parse(exportBody({ "service.name": "gateway" }, [spans]))
     const span = body.resourceSpans[0].scopeSpans[0].spans[0]
     expect(body.resourceSpans[0].resource.attributes).toEqual([{ key: "service.name", value: { stringValue: "gateway" } }])
     expect(span).toMatchObject({
