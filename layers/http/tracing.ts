@@ -1,14 +1,14 @@
 /**
- * The trace of an inference request (spec 6), when `[gateway.export.otlp.traces]` is on: the
- * handler reports how the request ended, and the finished request is queued for export with
- * the extras its `gateway-otlp-traces-extra-*` headers ask for. With tracing off the handler
- * runs as it is.
+ * The trace of an inference request (spec 6), when `[gateway.export.otlp.traces]` is on and the
+ * request is sampled (by its `traceparent`, or by `sample_ratio`): the handler reports how the
+ * request ended, and the finished request is queued for export with the extras its
+ * `gateway-otlp-traces-extra-*` headers ask for. Otherwise the handler runs as it is.
  */
 import * as Effect from "effect/Effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type { GatewayError } from "../../src/errors.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
-import { type FinishedRequest, traceExtrasOf, Tracing } from "../../src/tracing/trace.ts"
+import { type FinishedRequest, parseTraceparent, traceExtrasOf, Tracing } from "../../src/tracing/trace.ts"
 
 export interface RequestTrace {
   /** the request ended with an inference (a stream: with its last chunk) */
@@ -22,6 +22,10 @@ export const withRequestTrace = <A, E extends GatewayError, R>(
   Effect.flatMap(Tracing, (tracing) => {
     if (!tracing.enabled) return handler(undefined)
     return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      // the caller's trace decides when it names one; a share of the others is traced
+      const parent = parseTraceparent(request.headers.traceparent)
+      const sampled = parent === undefined ? tracing.sampleRatio >= 1 || Math.random() < tracing.sampleRatio : parent.sampled
+      if (!sampled) return handler(undefined)
       const startMs = Date.now()
       const finish = (
         status: number,
@@ -37,7 +41,8 @@ export const withRequestTrace = <A, E extends GatewayError, R>(
           error: outcome.error,
           stream: outcome.stream ?? false,
           completed: outcome.completed,
-          extras: traceExtrasOf(request.headers, bodyHeaders)
+          extras: traceExtrasOf(request.headers, bodyHeaders),
+          parent
         }
         // encoded once the answer is written (as stored rows are), off the response's latency
         setImmediate(() => tracing.submit(finished))

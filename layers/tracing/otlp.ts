@@ -48,6 +48,7 @@ export interface ExporterOptions {
   readonly endpoint: string
   readonly staticHeaders: Readonly<Record<string, string>>
   readonly serviceName: string
+  readonly sampleRatio: number
   readonly maxQueued: number
   readonly maxBatch: number
   readonly flushIntervalMs: number
@@ -59,7 +60,7 @@ const randomIds: TraceIds = {
   spanId: () => randomHex(8)
 }
 
-const disabled = Tracing.of({ enabled: false, submit: () => {}, stats: () => ({ exported: 0, dropped: 0 }) })
+const disabled = Tracing.of({ enabled: false, sampleRatio: 0, submit: () => {}, stats: () => ({ exported: 0, dropped: 0 }) })
 
 /** A request as queued: its spans already encoded (nothing of the request stays alive), and where they go. */
 interface QueuedTrace {
@@ -160,7 +161,7 @@ export const makeExporter = (options: ExporterOptions) =>
       })
     )
 
-    return Tracing.of({ enabled: true, submit, stats: () => ({ exported, dropped }) })
+    return Tracing.of({ enabled: true, sampleRatio: options.sampleRatio, submit, stats: () => ({ exported, dropped }) })
   })
 
 export const TracingLive = (config: GatewayConfig, env: Env) =>
@@ -176,6 +177,7 @@ export const TracingLive = (config: GatewayConfig, env: Env) =>
         endpoint,
         staticHeaders: settings.extraHeaders,
         serviceName: env.OTEL_SERVICE_NAME || "gateway",
+        sampleRatio: settings.sampleRatio,
         maxQueued: 10_000,
         maxBatch: 512,
         // sent soon, so that encoded spans die young rather than burden the old generation

@@ -187,7 +187,8 @@ export const buildConfig = (
     },
     traceExport: {
       enabled: rawGateway.export?.otlp?.traces?.enabled ?? false,
-      extraHeaders: traceHeaders
+      extraHeaders: traceHeaders,
+      sampleRatio: rawGateway.export?.otlp?.traces?.sample_ratio ?? 1
     },
     auth: {
       enabled: rawGateway.auth?.enabled ?? false,

@@ -126,7 +126,9 @@ export const RawGateway = Schema.Struct({
     otlp: Schema.optional(Schema.Struct({
       traces: Schema.optional(Schema.Struct({
         enabled: Schema.optional(Schema.Boolean),
-        extra_headers: Schema.optional(Schema.Record(Schema.String, Schema.String))
+        extra_headers: Schema.optional(Schema.Record(Schema.String, Schema.String)),
+        /** the share of requests traced, when the caller's `traceparent` does not decide */
+        sample_ratio: Schema.optional(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })))
       }))
     }))
   })),

@@ -36,6 +36,8 @@ export interface TraceExportSettings {
   readonly enabled: boolean
   /** sent with every export; a request's own extra headers win on equal names */
   readonly extraHeaders: Readonly<Record<string, string>>
+  /** the share of requests traced (0 to 1) among those whose `traceparent` does not decide */
+  readonly sampleRatio: number
 }
 
 export interface GatewaySettings {

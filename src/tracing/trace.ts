@@ -58,6 +58,33 @@ export const traceExtrasOf = (
   return { headers: { ...headers, ...bodyHeaders }, attributes, resource }
 }
 
+/** The caller's span, from a W3C `traceparent` header: the gateway's spans join its trace. */
+export interface ParentSpan {
+  /** 32 hex digits */
+  readonly traceId: string
+  /** 16 hex digits */
+  readonly spanId: string
+  /** the caller records this trace: the gateway follows its decision */
+  readonly sampled: boolean
+}
+
+const traceparentPattern = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
+
+/**
+ * The parent a `traceparent` header names (W3C Trace Context), or undefined for a missing or
+ * malformed one, which starts a new trace. Version `ff` and all-zero ids are invalid; a
+ * version 00 header has exactly four fields, while later versions may append more.
+ */
+export const parseTraceparent = (header: string | undefined): ParentSpan | undefined => {
+  if (header === undefined) return undefined
+  const match = traceparentPattern.exec(header.trim())
+  if (match === null) return undefined
+  const [, version, traceId, spanId, flags, rest] = match
+  if (version === "ff" || (version === "00" && rest !== undefined)) return undefined
+  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined
+  return { traceId, spanId, sampled: (parseInt(flags, 16) & 1) === 1 }
+}
+
 /** A request that is over: how it ended, and its inference when it produced one. */
 export interface FinishedRequest {
   /** `POST /inference`, `POST /openai/v1/chat/completions` */
@@ -71,6 +98,8 @@ export interface FinishedRequest {
   readonly stream: boolean
   readonly completed?: CompletedInference | undefined
   readonly extras: TraceExtras
+  /** the caller's span, whose trace the request's spans join */
+  readonly parent?: ParentSpan | undefined
 }
 
 export type AttributeValue = string | number | boolean
@@ -235,11 +264,12 @@ const spanJson = (span: SpanRecord, traceId: string, spanId: string, parentSpanI
 
 /** The spans of a finished request as JSON text (comma-separated span objects), with fresh ids. */
 export const encodeSpans = (request: FinishedRequest, ids: TraceIds): string => {
-  const traceId = ids.traceId()
+  const traceId = request.parent?.traceId ?? ids.traceId()
   const spans = spansOf(request)
   const spanIds = spans.map(() => ids.spanId())
-  return spans.map((span, index) => spanJson(span, traceId, spanIds[index], span.parent === undefined ? undefined : spanIds[span.parent]))
-    .join(",")
+  return spans.map((span, index) =>
+    spanJson(span, traceId, spanIds[index], span.parent === undefined ? request.parent?.spanId : spanIds[span.parent])
+  ).join(",")
 }
 
 /** One export: the encoded spans of requests that share their resource, as an OTLP `ExportTraceServiceRequest`. */
@@ -260,6 +290,8 @@ export interface TraceExportStats {
  */
 export class Tracing extends Context.Service<Tracing, {
   readonly enabled: boolean
+  /** the share of requests without a caller's decision that are traced */
+  readonly sampleRatio: number
   /** encodes a finished request's spans and queues them; never waits, never fails */
   readonly submit: (request: FinishedRequest) => void
   readonly stats: () => TraceExportStats

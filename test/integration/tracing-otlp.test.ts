@@ -220,6 +220,30 @@ describe("OTLP trace export", () => {
     for (const span of plainSpans) expect(span.events).toEqual([])
   })
 
+  it("joins the caller's trace named by traceparent, and follows the caller's decision not to record it", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+    const callerSpan = "00f067aa0ba902b7"
+    const joined = await gateway.post("/inference", greeting, { traceparent: `00-${traceId}-${callerSpan}-01` })
+    const spans = await traceOf(collector, "the joined trace", ofInference(joined.body.inference_id))
+    expect(spans.every((span) => span.traceId === traceId)).toBe(true)
+    expect(byName(spans, "POST /inference").parentSpanId).toBe(callerSpan)
+
+    // not sampled by the caller: not exported (a later request shows the export went by)
+    await gateway.post("/inference", greeting, {
+      traceparent: `00-${"1".repeat(32)}-${callerSpan}-00`,
+      "gateway-otlp-traces-extra-attribute-case": "unsampled"
+    })
+    const after = await gateway.post("/inference", greeting)
+    await traceOf(collector, "the later request's trace", ofInference(after.body.inference_id))
+    expect(collector.spans().filter((span) => span.attributes.case === "unsampled")).toEqual([])
+
+    // a malformed traceparent starts a trace of the gateway's own
+    const malformed = await gateway.post("/inference", greeting, { traceparent: `00-${"0".repeat(32)}-${callerSpan}-01` })
+    const own = await traceOf(collector, "the new trace", ofInference(malformed.body.inference_id))
+    expect(own[0].traceId).not.toBe("0".repeat(32))
+    expect(byName(own, "POST /inference").parentSpanId).toBeUndefined()
+  })
+
   it("traces a stream when it ends, with its time to first token", async () => {
     const streamed = await gateway.stream("/inference", { ...greeting, stream: true })
     expect(streamed.status).toBe(200)
@@ -281,6 +305,25 @@ describe("OTLP trace export, around the edges", () => {
       expect((await gateway.get("/status")).body.trace_export).toBeUndefined()
       await new Promise((resolve) => setTimeout(resolve, 1_500))
       expect(collector.exports).toEqual([])
+    } finally {
+      await gateway.stop()
+      await collector.close()
+    }
+  })
+
+  it("traces the share of requests sample_ratio says, unless the caller's traceparent decides", async () => {
+    const collector = await startFakeCollector()
+    const gateway = await startGateway({
+      config: tracedConfig.replace("enabled = true", "enabled = true\nsample_ratio = 0"),
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }
+    })
+    try {
+      const unsampled = await gateway.post("/inference", greeting)
+      expect(unsampled.status).toBe(200)
+      const sampled = await gateway.post("/inference", greeting, { traceparent: `00-${"a".repeat(32)}-${"b".repeat(16)}-01` })
+      await traceOf(collector, "the caller-sampled trace", ofInference(sampled.body.inference_id))
+      expect(collector.spans().filter(ofInference(unsampled.body.inference_id))).toEqual([])
+      expect((await gateway.get("/status")).body.trace_export).toEqual({ exported: 1, dropped: 0 })
     } finally {
       await gateway.stop()
       await collector.close()

@@ -53,7 +53,7 @@ describe("buildConfig: a valid configuration", () => {
 debug = true
 max_request_body_bytes = 1024
 observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, flush_interval_ms = 20 }, max_queued_writes = 500 }
-export.otlp.traces = { enabled = true, extra_headers = { authorization = "Bearer t" } }
+export.otlp.traces = { enabled = true, extra_headers = { authorization = "Bearer t" }, sample_ratio = 0.25 }
 
 [models.gpt]
 routing = ["main", "backup"]
@@ -107,7 +107,7 @@ level = "episode"
       maxRequestBodyBytes: 1024,
       templateFilesystemAccess: false,
       observability: { enabled: true, disableAutomaticMigrations: true, maxRows: 50, flushIntervalMs: 20, maxQueued: 500 },
-      traceExport: { enabled: true, extraHeaders: { authorization: "Bearer t" } },
+      traceExport: { enabled: true, extraHeaders: { authorization: "Bearer t" }, sampleRatio: 0.25 },
       auth: { enabled: false, cacheTtlMs: 1000 }
     })
 

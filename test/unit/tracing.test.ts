@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { encodeSpans, exportBody, type FinishedRequest, headerProblem, spansOf, traceExtrasOf } from "../../src/tracing/trace.ts"
+import { encodeSpans, exportBody, type FinishedRequest, headerProblem, parseTraceparent, spansOf, traceExtrasOf } from "../../src/tracing/trace.ts"
 
 const failed = (status: number): FinishedRequest => ({
   name: "POST /inference",
@@ -59,5 +59,38 @@ describe("spans and their OTLP body", () => {
     expect(span.parentSpanId).toBeUndefined()
     expect(span.attributes).toContainEqual({ key: "http.response.status_code", value: { intValue: "500" } })
     expect(span.attributes).toContainEqual({ key: "ratio", value: { stringValue: "1" } })
+  })
+})
+
+describe("traceparent (W3C Trace Context)", () => {
+  const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+  const spanId = "00f067aa0ba902b7"
+
+  it("names the caller's trace, span and sampling decision", () => {
+    expect(parseTraceparent(`00-${traceId}-${spanId}-01`)).toEqual({ traceId, spanId, sampled: true })
+    expect(parseTraceparent(`00-${traceId}-${spanId}-00`)).toEqual({ traceId, spanId, sampled: false })
+    expect(parseTraceparent(`00-${traceId}-${spanId}-03`)?.sampled).toBe(true)
+    // a later version may add fields
+    expect(parseTraceparent(`01-${traceId}-${spanId}-01-extra`)).toEqual({ traceId, spanId, sampled: true })
+  })
+
+  it.each([
+    ["missing", undefined],
+    ["upper case", `00-${traceId.toUpperCase()}-${spanId}-01`],
+    ["a zero trace id", `00-${"0".repeat(32)}-${spanId}-01`],
+    ["a zero span id", `00-${traceId}-${"0".repeat(16)}-01`],
+    ["version ff", `ff-${traceId}-${spanId}-01`],
+    ["a version 00 with more fields", `00-${traceId}-${spanId}-01-extra`],
+    ["a short trace id", `00-${traceId.slice(1)}-${spanId}-01`],
+    ["garbage", "hello"]
+  ])("ignores %s", (_, header) => {
+    expect(parseTraceparent(header)).toBeUndefined()
+  })
+
+  it("puts the request's spans in the caller's trace, under the caller's span", () => {
+    let next = 0
+    const ids = { traceId: () => "f".repeat(32), spanId: () => String(++next).padStart(16, "0") }
+    const spans = JSON.parse(`[${encodeSpans({ ...failed(500), parent: { traceId, spanId, sampled: true } }, ids)}]`)
+    expect(spans[0]).toMatchObject({ traceId, parentSpanId: spanId })
   })
 })
