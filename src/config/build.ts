@@ -47,7 +47,7 @@ export interface ConfigInput {
 }
 
 export const defaultBindAddress = "0.0.0.0:3000"
-export const defaultMaxRequestBodyBytes = 32 * 1024 * 1024
+export const defaultMaxRequestBodyBytes = 10 * 1024 * 1024
 const reservedMetricNames = new Set(["comment", "demonstration"])
 const legacyRoles = ["system", "user", "assistant"] as const
 
@@ -177,13 +177,25 @@ export const buildConfig = (
     bindAddress,
     debug: rawGateway.debug ?? false,
     maxRequestBodyBytes: rawGateway.max_request_body_bytes ?? defaultMaxRequestBodyBytes,
+    maxRequestBytesInFlight: rawGateway.max_request_bytes_in_flight ?? 256 * 1024 * 1024,
+    maxConnections: rawGateway.max_connections ?? 4096,
+    requestReadTimeoutMs: rawGateway.request_read_timeout_ms ?? 60_000,
+    globalOutboundHttpTimeoutMs: rawGateway.global_outbound_http_timeout_ms ?? 900_000,
+    maxProviderResponseBytes: rawGateway.max_provider_response_bytes ?? 32 * 1024 * 1024,
+    maxProviderStreamEventBytes: rawGateway.max_provider_stream_event_bytes ?? 4 * 1024 * 1024,
+    cache: {
+      shareAcrossApiKeys: rawGateway.cache?.share_across_api_keys ?? false,
+      lookupTimeoutMs: rawGateway.cache?.lookup_timeout_ms ?? 1000
+    },
     templateFilesystemAccess: templateAccess.enabled,
     observability: {
       enabled: rawGateway.observability?.enabled ?? true,
       disableAutomaticMigrations: rawGateway.observability?.disable_automatic_migrations ?? false,
       maxRows: rawGateway.observability?.batch_writes?.max_rows ?? 10_000,
+      maxBatchBytes: rawGateway.observability?.batch_writes?.max_bytes ?? 16 * 1024 * 1024,
       flushIntervalMs: rawGateway.observability?.batch_writes?.flush_interval_ms ?? 1000,
-      maxQueued: rawGateway.observability?.max_queued_writes ?? 100_000
+      maxQueued: rawGateway.observability?.max_queued_writes ?? 100_000,
+      maxQueuedBytes: rawGateway.observability?.max_queued_bytes ?? 256 * 1024 * 1024
     },
     traceExport: {
       enabled: rawGateway.export?.otlp?.traces?.enabled ?? false,
@@ -192,7 +204,8 @@ export const buildConfig = (
     },
     auth: {
       enabled: rawGateway.auth?.enabled ?? false,
-      cacheTtlMs: rawGateway.auth?.cache_ttl_ms ?? 1000
+      cacheTtlMs: rawGateway.auth?.cache_ttl_ms ?? 1000,
+      maxFailedAttemptsPerMinute: rawGateway.auth?.max_failed_attempts_per_minute ?? 100
     }
   }
 

@@ -108,6 +108,16 @@ export const RawGateway = Schema.Struct({
   bind_address: Schema.optional(Schema.String),
   debug: Schema.optional(Schema.Boolean),
   max_request_body_bytes: Schema.optional(PositiveInt),
+  max_request_bytes_in_flight: Schema.optional(PositiveInt),
+  max_connections: Schema.optional(PositiveInt),
+  request_read_timeout_ms: Schema.optional(PositiveInt),
+  global_outbound_http_timeout_ms: Schema.optional(PositiveInt),
+  max_provider_response_bytes: Schema.optional(PositiveInt),
+  max_provider_stream_event_bytes: Schema.optional(PositiveInt),
+  cache: Schema.optional(Schema.Struct({
+    share_across_api_keys: Schema.optional(Schema.Boolean),
+    lookup_timeout_ms: Schema.optional(PositiveInt)
+  })),
   template_filesystem_access: Schema.optional(Schema.Union([
     Schema.Boolean,
     Schema.Struct({ enabled: Schema.Boolean, base_path: Schema.optional(Schema.String) })
@@ -118,9 +128,11 @@ export const RawGateway = Schema.Struct({
     disable_automatic_migrations: Schema.optional(Schema.Boolean),
     batch_writes: Schema.optional(Schema.Struct({
       max_rows: Schema.optional(PositiveInt),
+      max_bytes: Schema.optional(PositiveInt),
       flush_interval_ms: Schema.optional(PositiveInt)
     })),
-    max_queued_writes: Schema.optional(PositiveInt)
+    max_queued_writes: Schema.optional(PositiveInt),
+    max_queued_bytes: Schema.optional(PositiveInt)
   })),
   export: Schema.optional(Schema.Struct({
     otlp: Schema.optional(Schema.Struct({
@@ -135,7 +147,9 @@ export const RawGateway = Schema.Struct({
   auth: Schema.optional(Schema.Struct({
     enabled: Schema.optional(Schema.Boolean),
     /** how long a verified key is trusted before asking the database again */
-    cache_ttl_ms: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 2000 })))
+    cache_ttl_ms: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 2000 }))),
+    /** failed authentications one client address may make per minute (0: no limit) */
+    max_failed_attempts_per_minute: Schema.optional(NonNegativeInt)
   }))
 })
 

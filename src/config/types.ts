@@ -20,8 +20,20 @@ export interface ObservabilitySettings {
   readonly maxRows: number
   /** ...or this long after the last flush */
   readonly flushIntervalMs: number
+  /** a batch holds at most this many bytes of encoded rows (one larger unit goes alone) */
+  readonly maxBatchBytes: number
   /** past this many queued writes (a database that is down), new ones are dropped and counted */
   readonly maxQueued: number
+  /** ...or past this many bytes of encoded rows */
+  readonly maxQueuedBytes: number
+}
+
+/** `[gateway.cache]`: the model answer cache */
+export interface CacheSettings {
+  /** with authentication on, whether callers with different API keys may share entries */
+  readonly shareAcrossApiKeys: boolean
+  /** a lookup that takes longer is abandoned and the provider called */
+  readonly lookupTimeoutMs: number
 }
 
 export interface AuthSettings {
@@ -29,6 +41,8 @@ export interface AuthSettings {
   readonly enabled: boolean
   /** how long a verified key is trusted before the database is asked again (at most 2 s) */
   readonly cacheTtlMs: number
+  /** failed authentications one client address may make per minute before 429s (0: no limit) */
+  readonly maxFailedAttemptsPerMinute: number
 }
 
 /** `[gateway.export.otlp.traces]`: the collector's address comes from the OTEL_EXPORTER_OTLP_* variables */
@@ -44,6 +58,19 @@ export interface GatewaySettings {
   readonly bindAddress: { readonly host: string; readonly port: number }
   readonly debug: boolean
   readonly maxRequestBodyBytes: number
+  /** bytes of request bodies being received at once, over every connection; past it 503 */
+  readonly maxRequestBytesInFlight: number
+  /** open client connections; more are refused */
+  readonly maxConnections: number
+  /** a client must send its whole request (headers and body) within this */
+  readonly requestReadTimeoutMs: number
+  /** the upper bound of every model call (plain or streamed), whatever else is configured */
+  readonly globalOutboundHttpTimeoutMs: number
+  /** a provider's answer (a plain body, or a whole stream) may not exceed this */
+  readonly maxProviderResponseBytes: number
+  /** one streamed event (one SSE line) may not exceed this */
+  readonly maxProviderStreamEventBytes: number
+  readonly cache: CacheSettings
   readonly templateFilesystemAccess: boolean
   readonly observability: ObservabilitySettings
   readonly traceExport: TraceExportSettings

@@ -52,8 +52,16 @@ describe("buildConfig: a valid configuration", () => {
 [gateway]
 debug = true
 max_request_body_bytes = 1024
-observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, flush_interval_ms = 20 }, max_queued_writes = 500 }
+max_request_bytes_in_flight = 4096
+max_connections = 10
+request_read_timeout_ms = 5000
+global_outbound_http_timeout_ms = 60000
+max_provider_response_bytes = 2048
+max_provider_stream_event_bytes = 512
+cache = { share_across_api_keys = true, lookup_timeout_ms = 50 }
+observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, max_bytes = 1000, flush_interval_ms = 20 }, max_queued_writes = 500, max_queued_bytes = 9000 }
 export.otlp.traces = { enabled = true, extra_headers = { authorization = "Bearer t" }, sample_ratio = 0.25 }
+auth = { max_failed_attempts_per_minute = 7 }
 
 [models.gpt]
 routing = ["main", "backup"]
@@ -105,10 +113,25 @@ level = "episode"
       bindAddress: { host: "0.0.0.0", port: 3000 },
       debug: true,
       maxRequestBodyBytes: 1024,
+      maxRequestBytesInFlight: 4096,
+      maxConnections: 10,
+      requestReadTimeoutMs: 5000,
+      globalOutboundHttpTimeoutMs: 60000,
+      maxProviderResponseBytes: 2048,
+      maxProviderStreamEventBytes: 512,
+      cache: { shareAcrossApiKeys: true, lookupTimeoutMs: 50 },
       templateFilesystemAccess: false,
-      observability: { enabled: true, disableAutomaticMigrations: true, maxRows: 50, flushIntervalMs: 20, maxQueued: 500 },
+      observability: {
+        enabled: true,
+        disableAutomaticMigrations: true,
+        maxRows: 50,
+        maxBatchBytes: 1000,
+        flushIntervalMs: 20,
+        maxQueued: 500,
+        maxQueuedBytes: 9000
+      },
       traceExport: { enabled: true, extraHeaders: { authorization: "Bearer t" }, sampleRatio: 0.25 },
-      auth: { enabled: false, cacheTtlMs: 1000 }
+      auth: { enabled: false, cacheTtlMs: 1000, maxFailedAttemptsPerMinute: 7 }
     })
 
     const model = config.models.get("gpt")!
