@@ -6,6 +6,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts"
@@ -16,7 +17,7 @@ import { apiKeyTag } from "../api/tags.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../observability/cache.ts"
 import type { CacheEntry } from "../observability/records.ts"
-import { Observability } from "../observability/store.ts"
+import { Observability, StoreError } from "../observability/store.ts"
 import type { HttpTransport } from "../services.ts"
 import { outputToChunks } from "./chunks.ts"
 import { type CallTarget, scopeMatches } from "./extraBody.ts"
@@ -202,16 +203,52 @@ const tryProviders = <A>(
 const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms
 
-/** The cached answer for this call, when the request reads the cache and one exists; never fails. */
+/**
+ * The cached answer for this call, when the request reads the cache and one exists; never fails.
+ * A lookup slower than `lookupTimeoutMs` (a locked table, a slow database) is abandoned, which
+ * cancels the query, and the provider is called instead.
+ */
 const fromCache = (
   prepared: PreparedInference,
   provider: RoutedProvider,
   call: ProviderCall
 ): Effect.Effect<CacheEntry | undefined, never, Observability> =>
-  Effect.flatMap(Observability, ({ store }) =>
-    store === undefined ? Effect.succeed(undefined) : store.cacheLookup(cacheKey(provider.config, call), prepared.cache.maxAgeS).pipe(
-      Effect.catch((error) => Effect.as(Effect.logWarning(`cache lookup failed, calling the provider: ${error.message}`), undefined))
-    ))
+  Effect.flatMap(Observability, ({ store }) => {
+    if (store === undefined) return Effect.succeed(undefined)
+    const { maxAgeS, scope, lookupTimeoutMs } = prepared.cache
+    return abandonAfter(store.cacheLookup(cacheKey(provider.config, call, scope), maxAgeS), lookupTimeoutMs).pipe(
+      Effect.catch((error) => Effect.as(cacheLookupFailed(error.message), undefined))
+    )
+  })
+
+/**
+ * `lookup`, given up after `ms`: its fiber is interrupted (which cancels the query) but not
+ * waited for, so a database that does not even answer the cancellation holds no request.
+ */
+const abandonAfter = <A>(lookup: Effect.Effect<A, StoreError>, ms: number | undefined): Effect.Effect<A, StoreError> =>
+  ms === undefined ? lookup : Effect.flatMap(Effect.forkDetach(lookup), (fiber) => {
+    const abandon = Effect.sync(() => fiber.interruptUnsafe())
+    return Effect.timeoutOrElse(Fiber.join(fiber), {
+      duration: ms,
+      orElse: () => Effect.andThen(abandon, Effect.fail(new StoreError({ message: `no answer within ${ms} ms` })))
+    }).pipe(Effect.onInterrupt(() => abandon))
+  })
+
+/** at most one warning per 10 s: a slow or failing database would otherwise log on every request */
+let lastLookupWarningAt = 0
+let lookupFailuresUnlogged = 0
+const cacheLookupFailed = (message: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const now = Date.now()
+    if (now - lastLookupWarningAt < 10_000) {
+      lookupFailuresUnlogged++
+      return Effect.void
+    }
+    const also = lookupFailuresUnlogged === 0 ? "" : ` (and ${lookupFailuresUnlogged} more since the last warning)`
+    lastLookupWarningAt = now
+    lookupFailuresUnlogged = 0
+    return Effect.logWarning(`cache lookup failed, calling the provider: ${message}${also}`)
+  })
 
 /** Charges the rate limits that apply to this call, when any are configured. */
 const reserveFor = (prepared: PreparedInference, request: ModelRequest) => {

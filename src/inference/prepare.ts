@@ -10,7 +10,8 @@ import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
-import { type CachePolicy, cachePolicy } from "../observability/cache.ts"
+import { type CachePolicy, cachePolicy, type CacheSharing } from "../observability/cache.ts"
+import { apiKeyTag } from "../api/tags.ts"
 import { type EditScope, type ExtraBodyEdit, type ExtraHeaderEdit, parsePointer } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
 import { sampleVariantOrder, seededRandom } from "./sampling.ts"
@@ -73,6 +74,12 @@ const defaultFunction = (modelName: string): FunctionConfig => ({
     extraBody: [],
     extraHeaders: []
   }]])
+})
+
+/** With authentication on, each API key has its own cache entries unless they may be shared. */
+const cacheSharing = (request: InferenceRequest, config: GatewayConfig): CacheSharing => ({
+  scope: config.gateway.auth.enabled && !config.gateway.cache.shareAcrossApiKeys ? request.tags?.[apiKeyTag] : undefined,
+  lookupTimeoutMs: config.gateway.cache.lookupTimeoutMs
 })
 
 export const isUuidV7 = (id: string): boolean => isUuid(id) && uuidVersion(id) === 7
@@ -226,7 +233,7 @@ export const prepareInference = (
       tool: entry.tool
     })),
     credentials: request.credentials ?? {},
-    cache: cachePolicy(request.cache_options, request.dryrun === true),
+    cache: cachePolicy(request.cache_options, request.dryrun === true, cacheSharing(request, config)),
     request,
     startedAt,
     models,

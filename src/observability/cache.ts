@@ -1,7 +1,8 @@
 /**
- * The model answer cache (spec 4.1 `cache_options`): keyed by the model, the provider and the
- * full provider request, so two calls share an entry only when the provider would have
- * received the same request.
+ * The model answer cache (spec 4.1 `cache_options`): keyed by the model, the provider, the
+ * full provider request and the caller's credential, so two calls share an entry only when the
+ * provider would have received the same request from the same payer. With authentication on,
+ * entries are also kept apart per API key unless `[gateway.cache] share_across_api_keys`.
  */
 import { hash } from "node:crypto"
 import type { CacheOptions } from "../api/inference.ts"
@@ -14,19 +15,41 @@ export interface CachePolicy {
   readonly read: boolean
   readonly write: boolean
   readonly maxAgeS: number | undefined
+  /** entries are shared only between requests of the same scope (the API key's public id, when kept apart) */
+  readonly scope?: string | undefined
+  /** a lookup that takes longer is abandoned and the provider called */
+  readonly lookupTimeoutMs?: number | undefined
+}
+
+/** Where the cache is shared: `scope` (see `CachePolicy`) and how long a lookup may take. */
+export interface CacheSharing {
+  readonly scope: string | undefined
+  readonly lookupTimeoutMs: number | undefined
 }
 
 /** `write_only` unless asked otherwise; `dryrun` never writes. */
-export const cachePolicy = (options: typeof CacheOptions.Type | undefined, dryrun: boolean): CachePolicy => {
+export const cachePolicy = (
+  options: typeof CacheOptions.Type | undefined,
+  dryrun: boolean,
+  sharing?: CacheSharing
+): CachePolicy => {
   const enabled = options?.enabled ?? "write_only"
   return {
     read: enabled === "on" || enabled === "read_only",
     write: !dryrun && (enabled === "on" || enabled === "write_only"),
-    maxAgeS: options?.max_age_s ?? undefined
+    maxAgeS: options?.max_age_s ?? undefined,
+    scope: sharing?.scope,
+    lookupTimeoutMs: sharing?.lookupTimeoutMs
   }
 }
 
-export const cacheKey = (provider: ProviderConfig, call: ProviderCall): string => {
+/**
+ * The key of a call's answer. A credential the caller sent (`dynamic::`) is part of it, so an
+ * answer paid with one credential is never served to a caller holding another (or a bogus one);
+ * it only enters the hash, never storage. The gateway's own credentials are the same for every
+ * caller, and left out so that rotating them keeps the cache.
+ */
+export const cacheKey = (provider: ProviderConfig, call: ProviderCall, scope?: string | undefined): string => {
   const request = call.request
   const tools = request.tools === undefined ? undefined : {
     tools: request.tools.tools.map(({ validator: _validator, ...tool }) => tool),
@@ -34,8 +57,7 @@ export const cacheKey = (provider: ProviderConfig, call: ProviderCall): string =
     choice: request.tools.choice,
     parallel: request.tools.parallelToolCalls
   }
-  // the one-shot hash costs half of createHash().update().digest() on the hot path
-  return hash("sha256", JSON.stringify([
+  const parts: Array<unknown> = [
     call.modelName,
     call.providerName,
     provider.type,
@@ -44,7 +66,12 @@ export const cacheKey = (provider: ProviderConfig, call: ProviderCall): string =
     { ...request, tools },
     call.extraBody,
     call.extraHeaders
-  ]))
+  ]
+  // appended only when present: the keys of calls with neither stay as they were
+  if (provider.credential.kind === "dynamic") parts.push(["credential", call.apiKey])
+  if (scope !== undefined) parts.push(["scope", scope])
+  // the one-shot hash costs half of createHash().update().digest() on the hot path
+  return hash("sha256", JSON.stringify(parts))
 }
 
 /** A cached entry as a provider response: the stored output, no tokens spent. */

@@ -74,7 +74,7 @@ export const inferenceRows = (done: CompletedInference): WriteBatch => {
       ttftMs: done.ttftMs,
       finishReason: done.finishReason,
       cached: origin.cached,
-      cacheKey: prepared.cache.write && !origin.cached && isValidOutput(done.output) ? cacheKey(origin.provider, origin.call) : undefined,
+      cacheKey: prepared.cache.write && !origin.cached && isValidOutput(done.output) ? cacheKey(origin.provider, origin.call, prepared.cache.scope) : undefined,
       timestamp: uuidv7Timestamp(origin.modelInferenceId)
     }],
     feedback: []
