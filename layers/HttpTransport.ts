@@ -3,6 +3,11 @@
  * provider call goes through it, so tests and benchmarks can point any provider at a local
  * server through its `api_base`. Interrupting a call (a timeout, a client that hung up)
  * aborts the request upstream.
+ *
+ * It also bounds what a provider can make the gateway hold: a body past `maxResponseBytes`
+ * (refused from its `content-length` when it has one, else as soon as the bytes read pass
+ * it), a streamed line past `maxStreamLineBytes`, and a call (a whole stream included)
+ * longer than `totalTimeoutMs`. Each ends the upstream request at once.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -15,11 +20,21 @@ export interface HttpTransportOptions {
   readonly connectionsPerOrigin?: number
   /** how long to wait for response headers, and between body chunks */
   readonly readTimeoutMs?: number
+  /** the longest a call may take, a streamed body to its end included (`global_outbound_http_timeout_ms`) */
+  readonly totalTimeoutMs?: number
+  /** the most bytes of one answer: a whole body, or a whole stream (`max_provider_response_bytes`) */
+  readonly maxResponseBytes?: number
+  /** the most bytes of one line of a streamed body (`max_provider_stream_event_bytes`) */
+  readonly maxStreamLineBytes?: number
 }
+
+type Body = Awaited<ReturnType<typeof request>>["body"]
 
 const timeoutCodes = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT", "ETIMEDOUT"])
 
 const toTransportError = (error: unknown): TransportError => {
+  // the limits below fail with a TransportError, which undici hands back as it is
+  if (error instanceof TransportError) return error
   const cause = error as { code?: string; message?: string; cause?: { code?: string; message?: string } }
   const code = cause?.code ?? cause?.cause?.code
   const detail = cause?.cause?.message ?? cause?.message ?? String(error)
@@ -29,9 +44,29 @@ const toTransportError = (error: unknown): TransportError => {
   })
 }
 
+const LF = 10
+const CR = 13
+
+/** `text/event-stream`, whatever its parameters (`; charset=utf-8`) */
+const isEventStream = (contentType: string | undefined): boolean => {
+  if (contentType === undefined) return false
+  const type = contentType.trimStart().slice(0, 17).toLowerCase()
+  if (type !== "text/event-stream") return false
+  const next = contentType.trimStart().charCodeAt(17)
+  return Number.isNaN(next) || next === 59 /* ; */ || next === 32 || next === 9
+}
+
+const headerOf = (headers: Record<string, string | Array<string> | undefined>, name: string): string | undefined => {
+  const value = headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
 export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
   Effect.gen(function*() {
     const readTimeout = options.readTimeoutMs ?? 300_000
+    const totalTimeout = options.totalTimeoutMs ?? 900_000
+    const maxBytes = options.maxResponseBytes ?? 32 * 1024 * 1024
+    const maxLineBytes = options.maxStreamLineBytes ?? 4 * 1024 * 1024
     const agent = yield* Effect.acquireRelease(
       Effect.sync(() =>
         new Agent({
@@ -44,32 +79,142 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
       (agent) => Effect.promise(() => agent.close())
     )
 
-    const send = (call: HttpCall, signal: AbortSignal) =>
-      request(call.url, { method: "POST", headers: call.headers, body: call.body, dispatcher: agent, signal })
+    const tooLarge = (streamed: boolean) =>
+      new TransportError({
+        message: `the ${streamed ? "streamed " : ""}response exceeds ${maxBytes} bytes ([gateway] max_provider_response_bytes)`,
+        timedOut: false
+      })
+    const lineTooLarge = () =>
+      new TransportError({
+        message: `a line of the streamed response exceeds ${maxLineBytes} bytes ([gateway] max_provider_stream_event_bytes)`,
+        timedOut: false
+      })
+    const expired = new TransportError({
+      message: `timed out after ${totalTimeout} ms ([gateway] global_outbound_http_timeout_ms)`,
+      timedOut: true
+    })
+
+    /**
+     * Sends the request under its own abort controller: the caller's interruption and the total
+     * timeout both abort it, headers and body alike. `done` clears the timer.
+     */
+    const send = async (call: HttpCall, signal: AbortSignal) => {
+      const controller = new AbortController()
+      const forward = () => controller.abort(signal.reason)
+      signal.addEventListener("abort", forward, { once: true })
+      const timer = setTimeout(() => controller.abort(expired), totalTimeout)
+      timer.unref()
+      const done = () => {
+        clearTimeout(timer)
+        signal.removeEventListener("abort", forward)
+      }
+      try {
+        const response = await request(call.url, {
+          method: "POST",
+          headers: call.headers,
+          body: call.body,
+          dispatcher: agent,
+          signal: controller.signal
+        })
+        return { response, done }
+      } catch (error) {
+        done()
+        throw error
+      }
+    }
+
+    /** the whole body as text, or a failure once it passes `maxBytes` (which stops reading it) */
+    const readText = (body: Body, contentLength: string | undefined, streamed: boolean) =>
+      new Promise<string>((resolve, reject) => {
+        if (contentLength !== undefined && Number(contentLength) > maxBytes) {
+          body.destroy()
+          return reject(tooLarge(streamed))
+        }
+        const parts: Array<Buffer> = []
+        let total = 0
+        body.on("data", (part: Buffer) => {
+          total += part.length
+          if (total > maxBytes) {
+            body.destroy()
+            reject(tooLarge(streamed))
+          } else {
+            parts.push(part)
+          }
+        })
+        body.once("error", reject)
+        body.once("end", () => {
+          if (parts.length === 0) return resolve("")
+          const buffer = parts.length === 1 ? parts[0] : Buffer.concat(parts, total)
+          // a UTF-8 byte order mark is not part of the text (as undici's body.text())
+          const start = buffer.length > 2 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf ? 3 : 0
+          resolve(buffer.toString("utf8", start))
+        })
+      })
+
+    /** the body's chunks, failing once the whole or one line (bytes since the last CR or LF) passes its limit */
+    const boundedChunks = (body: Body, contentLength: string | undefined): AsyncIterable<Uint8Array> => ({
+      [Symbol.asyncIterator]: () => {
+        const chunks = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]()
+        let total = 0
+        let line = 0
+        return {
+          next: async () => {
+            if (contentLength !== undefined && Number(contentLength) > maxBytes) throw tooLarge(true)
+            const next = await chunks.next()
+            if (next.done === true) return next
+            const chunk = next.value
+            total += chunk.length
+            if (total > maxBytes) throw tooLarge(true)
+            const lf = chunk.lastIndexOf(LF)
+            // a CR ends a line too; it matters only past the last LF (usually nothing)
+            const cr = lf === chunk.length - 1 ? -1 : chunk.subarray(lf + 1).lastIndexOf(CR)
+            const end = cr >= 0 ? lf + 1 + cr : lf
+            line = end >= 0 ? chunk.length - 1 - end : line + chunk.length
+            if (line > maxLineBytes) throw lineTooLarge()
+            return next
+          }
+        }
+      }
+    })
 
     return HttpTransport.of({
       post: (call) =>
         Effect.tryPromise({
           try: async (signal) => {
-            const response = await send(call, signal)
-            return { status: response.statusCode, text: await response.body.text() }
+            const { done, response } = await send(call, signal)
+            try {
+              const text = await readText(response.body, headerOf(response.headers, "content-length"), false)
+              return { status: response.statusCode, text }
+            } finally {
+              done()
+            }
           },
           catch: toTransportError
         }),
       postStream: (call) =>
         Effect.tryPromise({
           try: async (signal) => {
-            const response = await send(call, signal)
-            if (response.statusCode < 200 || response.statusCode >= 300) {
-              return { ok: false as const, status: response.statusCode, text: await response.body.text() }
-            }
+            const { done, response } = await send(call, signal)
             const body = response.body
+            const contentType = headerOf(response.headers, "content-type")
+            const contentLength = headerOf(response.headers, "content-length")
+            if (response.statusCode < 200 || response.statusCode >= 300 || !isEventStream(contentType)) {
+              try {
+                const text = await readText(body, contentLength, false)
+                return { ok: false as const, status: response.statusCode, contentType, text }
+              } finally {
+                done()
+              }
+            }
             return {
               ok: true as const,
               status: response.statusCode,
-              body: Stream.fromAsyncIterable(body as AsyncIterable<Uint8Array>, toTransportError).pipe(
-                // abandoning the stream (client gone, timeout) closes the upstream request
-                Stream.ensuring(Effect.sync(() => body.destroy()))
+              body: Stream.fromAsyncIterable(boundedChunks(body, contentLength), toTransportError).pipe(
+                // abandoning the stream (client gone, timeout, a limit) closes the upstream request
+                Stream.ensuring(Effect.sync(() => {
+                  done()
+                  body.destroy()
+                }))
               )
             }
           },

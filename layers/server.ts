@@ -57,7 +57,11 @@ export const ServerLive = (
       gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000
     })),
     Layer.provide(AccessLive(config, env)),
-    Layer.provide(HttpTransportLive()),
+    Layer.provide(HttpTransportLive({
+      totalTimeoutMs: config.gateway.globalOutboundHttpTimeoutMs,
+      maxResponseBytes: config.gateway.maxProviderResponseBytes,
+      maxStreamLineBytes: config.gateway.maxProviderStreamEventBytes
+    })),
     Layer.provide(ObservabilityLive(config, env)),
     Layer.provide(TracingLive(config, env))
   )

@@ -23,13 +23,18 @@ export interface HttpCall {
 
 export type HttpStreamReply =
   | { readonly ok: true; readonly status: number; readonly body: Stream.Stream<Uint8Array, TransportError> }
-  | { readonly ok: false; readonly status: number; readonly text: string }
+  /** not an event stream: a status outside 2xx, or another content type (`contentType`) */
+  | { readonly ok: false; readonly status: number; readonly contentType?: string | undefined; readonly text: string }
 
-/** Every outbound provider call goes through this one client (keep-alive pools, timeouts). */
+/**
+ * Every outbound provider call goes through this one client (keep-alive pools, timeouts). It
+ * bounds each call's duration, its answer's bytes and a streamed answer's lines, failing with
+ * a `TransportError` that says which limit was passed.
+ */
 export class HttpTransport extends Context.Service<HttpTransport, {
   /** POSTs and reads the whole answer; interruption aborts the request */
   readonly post: (call: HttpCall) => Effect.Effect<{ readonly status: number; readonly text: string }, TransportError>
-  /** POSTs and hands over the body as a stream when the status is 2xx, or its text otherwise */
+  /** POSTs and hands over the body as a stream when the status is 2xx and it is `text/event-stream`, or its text otherwise */
   readonly postStream: (call: HttpCall) => Effect.Effect<HttpStreamReply, TransportError>
 }>()("gateway/HttpTransport") {}
 

@@ -1,5 +1,7 @@
 /**
  * The `data:` payloads of a Server-Sent Events body, for providers that stream that way.
+ * The transport bounds the body's lines and its total size; the parser's own bound on an
+ * event would, past it, silently drop what it holds and go on mid-event, so it is lifted.
  */
 import * as Sse from "effect/encoding/Sse"
 import * as Stream from "effect/Stream"
@@ -10,7 +12,7 @@ export const sseData = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<s
     let pending: Array<string> = []
     const parser = Sse.makeParser((event) => {
       if (event._tag === "Event") pending.push(event.data)
-    })
+    }, { maxEventSize: Number.MAX_SAFE_INTEGER })
     return Stream.flattenIterable(Stream.map(bytes, (chunk) => {
       parser.feed(decoder.decode(chunk, { stream: true }))
       const events = pending

@@ -16,7 +16,8 @@ export interface ReceivedRequest {
 /** How to answer one request. */
 export type Reply =
   | { readonly kind: "json"; readonly status?: number; readonly body: unknown; readonly delayMs?: number }
-  | { readonly kind: "text"; readonly status: number; readonly body: string; readonly delayMs?: number }
+  /** a body as it is, `text/plain` unless `contentType` says otherwise */
+  | { readonly kind: "text"; readonly status: number; readonly body: string; readonly delayMs?: number; readonly contentType?: string }
   /** SSE: each chunk is sent as `data: <json>` (strings as they are), then `data: [DONE]` unless `noDone` */
   | {
     readonly kind: "stream"
@@ -28,6 +29,19 @@ export type Reply =
     readonly hangAfter?: number
     /** destroy the connection after this many chunks, to test a provider that dies mid-stream */
     readonly destroyAfter?: number
+  }
+  /**
+   * `head`, then `piece` over and over (chunked, no content-length, at the pace the client reads
+   * or every `pieceDelayMs`) until the client hangs up, or `limitBytes` (default 256 MiB) are sent
+   */
+  | {
+    readonly kind: "endless"
+    readonly contentType: string
+    readonly status?: number
+    readonly head?: string
+    readonly piece: string
+    readonly pieceDelayMs?: number
+    readonly limitBytes?: number
   }
   | { readonly kind: "hang" }
   | { readonly kind: "destroy" }
@@ -124,7 +138,7 @@ export const startFakeOpenAi = async (): Promise<FakeOpenAi> => {
           break
         case "text":
           later(reply.delayMs, () => {
-            res.writeHead(reply.status, { "content-type": "text/plain" })
+            res.writeHead(reply.status, { "content-type": reply.contentType ?? "text/plain" })
             res.end(reply.body, done)
           })
           break
@@ -151,6 +165,23 @@ export const startFakeOpenAi = async (): Promise<FakeOpenAi> => {
             next()
           })
           break
+        case "endless": {
+          res.writeHead(reply.status ?? 200, { "content-type": reply.contentType })
+          const limit = reply.limitBytes ?? 256 * 1024 * 1024
+          let sent = 0
+          const write = () => {
+            while (!res.destroyed) {
+              if (sent >= limit) return res.end(done)
+              const piece = sent === 0 && reply.head !== undefined ? reply.head : reply.piece
+              sent += Buffer.byteLength(piece)
+              // waits for the client to read (drain) when its buffers are full
+              if (!res.write(piece)) return res.once("drain", write)
+              if (reply.pieceDelayMs !== undefined) return setTimeout(write, reply.pieceDelayMs)
+            }
+          }
+          write()
+          break
+        }
         case "hang":
           break
         case "destroy":

@@ -45,6 +45,14 @@ export const errorMessageOf = (status: number, text: string): string => {
   return `HTTP ${status}: ${detail.length > 1000 ? `${detail.slice(0, 1000)}...` : detail}`
 }
 
+/** A 2xx answer to a streamed request that is not an event stream (an HTML page from a proxy, say). */
+export const notAnEventStream = (status: number, contentType: string | undefined, text: string): string =>
+  `HTTP ${status} with content type ${
+    contentType === undefined ? "(none)" : JSON.stringify(contentType)
+  } where an event stream (text/event-stream) was expected: ${text.length > 200 ? `${text.slice(0, 200)}...` : text}`
+
+export const emptyStream = "the provider's event stream ended without any event"
+
 export interface ParsedOpenAiResponse {
   readonly output: ReadonlyArray<OutputBlock>
   readonly usage: Usage
