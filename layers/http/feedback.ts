@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { FeedbackRequest } from "../../src/api/feedback.ts"
 import { checkClientTags, tagsWithApiKey } from "../../src/api/tags.ts"
 import { makeDecoder } from "../../src/decode.ts"
-import { InvalidRequest, isGatewayError } from "../../src/errors.ts"
+import { InternalError, InvalidRequest, isGatewayError, ServiceUnavailable } from "../../src/errors.ts"
 import { checkEpisodeExists, findInferenceTarget, requireStore } from "../../src/feedback/target.ts"
 import { checkDemonstration, planFeedback } from "../../src/feedback/validate.ts"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
@@ -46,7 +46,16 @@ export const feedbackHandler = (apiKey: string | undefined) => Effect.gen(functi
       tags: tagsWithApiKey(request.tags, apiKey) ?? {},
       timestamp: uuidv7Timestamp(id)
     }
-    observability.submit({ batch: { ...emptyBatch, feedback: [feedback] } })
+    // accepted feedback is stored: what the queue cannot take is refused, not answered 200
+    const submitted = observability.submit({ batch: { ...emptyBatch, feedback: [feedback] } })
+    if (submitted === "full") {
+      return yield* new ServiceUnavailable({
+        message: "the write queue is full (the database is down or slow): the feedback was not stored; retry later"
+      })
+    }
+    if (submitted === "refused") {
+      return yield* new InternalError({ message: "the feedback could not be encoded for the database, and was not stored" })
+    }
   }
   return jsonResponse(JSON.stringify({ feedback_id: id }))
 })

@@ -25,6 +25,7 @@ import {
   encodeRows,
   textsByTable
 } from "../../src/observability/store.ts"
+import { clickHouseErrorCode, clickHouseRowsAtFault, isTooLargeForAString } from "../../src/observability/writeFaults.ts"
 
 const migrationsDirectory = new URL("../../migrations/clickhouse/", import.meta.url)
 
@@ -396,6 +397,20 @@ const reasonOf = (error: unknown): string => {
 const storeError = (operation: string) => (error: unknown) =>
   error instanceof StoreError ? error : new StoreError({ message: `clickhouse ${operation} failed: ${reasonOf(error)}` })
 
+/** A failed write, with its error code and whether the rows are at fault (src/observability/writeFaults.ts). */
+const writeError = (error: unknown): StoreError => {
+  if (error instanceof StoreError) return error
+  if (isTooLargeForAString(error)) {
+    return new StoreError({ message: `clickhouse write failed: the batch is too large to send (${reasonOf(error)})`, rowsAtFault: true })
+  }
+  const code = clickHouseErrorCode(error)
+  return new StoreError({
+    message: storeError("write")(error).message,
+    ...(code !== undefined && { code: String(code) }),
+    rowsAtFault: clickHouseRowsAtFault(code)
+  })
+}
+
 // ---- the store
 
 interface Connection {
@@ -509,10 +524,12 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
 
     // ---- writes
 
+    // the lines are joined inside the promise: a batch too large for a string fails the write
     const write = (rows: ReadonlyArray<EncodedRow>) =>
-      rows.length === 0 ? Effect.void : run("write", async (signal) => {
-        await Promise.all(Array.from(textsByTable(rows), ([table, lines]) => insert(table, lines, signal)))
-      })
+      rows.length === 0 ? Effect.void : Effect.tryPromise({
+        try: (signal) => Promise.all(Array.from(textsByTable(rows), ([table, lines]) => insert(table, lines, signal))),
+        catch: writeError
+      }).pipe(Effect.asVoid)
 
     // ---- reads
 

@@ -31,8 +31,8 @@ export const makeStore = (url: string): Effect.Effect<Store, StoreError | Startu
 
 const disabled = Observability.of({
   store: undefined,
-  submit: () => {},
-  stats: () => ({ queued: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
+  submit: () => "off",
+  stats: () => ({ queued: 0, queuedBytes: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
   queuedInference: () => undefined,
   queuedEpisode: () => false
 })
@@ -80,8 +80,10 @@ export const ObservabilityLive = (config: GatewayConfig, env: Readonly<Record<st
       if (!settings.disableAutomaticMigrations) yield* migrateStore(store)
       const writer = yield* makeWriter(store, {
         maxRows: settings.maxRows,
+        maxBatchBytes: settings.maxBatchBytes,
         flushIntervalMs: settings.flushIntervalMs,
         maxQueued: settings.maxQueued,
+        maxQueuedBytes: settings.maxQueuedBytes,
         shutdownTimeoutMs: 10_000
       })
       yield* Effect.logInfo(`observability: storing in ${store.backend}`)

@@ -25,11 +25,12 @@ import {
   type InferenceQuery,
   type InferenceTarget,
   type Store,
-  type StoreError,
+  StoreError,
   type StoreFilter,
   encodeRows,
   textsByTable
 } from "../../src/observability/store.ts"
+import { postgresRowsAtFault } from "../../src/observability/writeFaults.ts"
 import { makePgClient, sqlState, storeError } from "../postgres/client.ts"
 import { migrate as applyMigrations } from "../postgres/migrator.ts"
 
@@ -216,16 +217,41 @@ const feedbackRow = (row: StoredFeedback) => ({
   timestamp: new Date(row.timestamp).toISOString()
 })
 
-/** Absent fields are NULL; a value JSON cannot carry (a number out of range) fails the row in Postgres. */
+/**
+ * Absent fields are NULL; a value JSON cannot carry (a number out of range) fails the row in
+ * Postgres. A row JSON.stringify cannot make (over V8's string limit) is refused here.
+ */
 const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
-  Result.succeed(encodeRows(batch, {
-    inferenceTable: { chat: "chat_inference", json: "json_inference" },
-    modelInferenceTable: "model_inference",
-    feedbackTable: (kind) => feedbackTables[kind],
-    inference: inferenceRow,
-    modelInference: modelInferenceRow,
-    feedback: feedbackRow
-  }))
+  Result.try({
+    try: () =>
+      encodeRows(batch, {
+        inferenceTable: { chat: "chat_inference", json: "json_inference" },
+        modelInferenceTable: "model_inference",
+        feedbackTable: (kind) => feedbackTables[kind],
+        inference: inferenceRow,
+        modelInference: modelInferenceRow,
+        feedback: feedbackRow
+      }),
+    catch: (error) => new StoreError({ message: `postgres encode failed: ${error instanceof Error ? error.message : String(error)}`, rowsAtFault: true })
+  })
+
+/** A failed write, with its SQLSTATE and whether the rows are at fault (src/observability/writeFaults.ts). */
+const writeError = (error: SqlError | StoreError): StoreError => {
+  if (error._tag === "StoreError") return error
+  const code = sqlState(error)
+  return new StoreError({ message: storeError("write")(error).message, code, rowsAtFault: postgresRowsAtFault(code) })
+}
+
+/** the texts of a batch joined by `join`; what throws there (a batch too large for a string) is the rows' fault */
+const joined = <A>(join: () => A): Effect.Effect<A, StoreError> =>
+  Effect.try({
+    try: join,
+    catch: (error) =>
+      new StoreError({
+        message: `postgres write failed: the batch is too large to send (${error instanceof Error ? error.message : String(error)})`,
+        rowsAtFault: true
+      })
+  })
 
 /** rows grouped by table as JSON arrays */
 const jsonArraysByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, string> =>
@@ -259,14 +285,18 @@ export const makePostgresStore = (url: string): Effect.Effect<Store, StoreError,
           SELECT ${sql.literal(insertedColumns[table] ?? "*")} FROM jsonb_populate_recordset(NULL::${sql(table)}, ${rows}::jsonb)
           ON CONFLICT (id) DO NOTHING`.unprepared, { discard: true }))
 
-    const write = (rows: ReadonlyArray<EncodedRow>) => {
-      if (rows.length === 0) return Effect.void
-      const tables = jsonArraysByTable(rows)
-      return writeRows(tables).pipe(
-        Effect.catchIf(isUnstorableText, () => writeRows(new Map(Array.from(tables, ([table, json]) => [table, storable(json)])))),
-        Effect.mapError(storeError("write"))
-      )
-    }
+    // The texts are joined inside the effect: a batch too large for a string fails the write
+    // (its rows' fault, so the write queue splits it) instead of throwing past it.
+    const write = (rows: ReadonlyArray<EncodedRow>) =>
+      rows.length === 0 ? Effect.void : Effect.flatMap(joined(() => jsonArraysByTable(rows)), (tables) =>
+        writeRows(tables).pipe(
+          Effect.catchIf(isUnstorableText, () =>
+            Effect.flatMap(
+              joined(() => new Map(Array.from(tables, ([table, json]) => [table, storable(json)]))),
+              (storableTables) => writeRows(storableTables)
+            )),
+          Effect.mapError(writeError)
+        ))
 
     // ---- reads (columns are named: a prepared `SELECT *` breaks when a migration adds one)
 

@@ -2,78 +2,137 @@
  * The write queue: every row the gateway stores goes through it, off the response path.
  * `submit` encodes a unit's rows into the database's wire format (so the objects they come
  * from can be collected young) and appends them to an in-memory queue; a background fiber
- * flushes it in batches (when `maxRows` are waiting, or every `flushIntervalMs`), and retries a
- * failed batch with backoff for as long as the database is down. The queue is bounded: past
- * `maxQueued` units, new ones are dropped and counted (and logged), so a long outage cannot
- * exhaust memory. When the scope closes (SIGTERM), what is queued is flushed before the process
- * exits.
+ * flushes it in batches (when `maxRows` units or `maxBatchBytes` wait, or every
+ * `flushIntervalMs`).
+ *
+ * - Bounded: past `maxQueued` units or `maxQueuedBytes` of encoded rows, new units are dropped
+ *   and counted (and logged), so a long outage cannot exhaust memory. `submit` says so, for
+ *   feedback to refuse what it cannot store.
+ * - Batches are bounded in bytes as well as in units (a unit larger than `maxBatchBytes` goes
+ *   alone), so joining a batch's texts stays far below V8's string limit.
+ * - A failed batch is retried with backoff for as long as it takes, unless the database
+ *   refuses the rows themselves (`StoreError.rowsAtFault`, per backend in
+ *   src/observability/writeFaults.ts) or the write dies (a defect): then the batch is split in
+ *   halves until the units at fault are alone, and only they are dropped (`rejected`).
+ * - The flusher never stops: whatever escapes a flush is logged and the loop goes on.
+ * - When the scope closes (SIGTERM), what is queued is flushed before the process exits.
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
-import type { EncodedRow, InferenceTarget, Store, WriteUnit, WriterStats } from "../../src/observability/store.ts"
+import type { EncodedRow, InferenceTarget, Store, Submitted, WriteUnit, WriterStats } from "../../src/observability/store.ts"
 import { makeNap } from "../nap.ts"
 
 export interface WriterOptions {
+  /** units in a batch, at most */
   readonly maxRows: number
+  /** encoded bytes in a batch, at most (a larger unit is written alone) */
+  readonly maxBatchBytes: number
   readonly flushIntervalMs: number
+  /** units queued, at most */
   readonly maxQueued: number
+  /** encoded bytes queued, at most */
+  readonly maxQueuedBytes: number
   /** how long the final flush may take on shutdown */
   readonly shutdownTimeoutMs: number
 }
 
 export interface Writer {
-  readonly submit: (unit: WriteUnit) => void
+  readonly submit: (unit: WriteUnit) => Submitted
   readonly stats: () => WriterStats
   readonly queuedInference: (id: string) => InferenceTarget | undefined
   readonly queuedEpisode: (id: string) => boolean
 }
 
-/** A unit as queued: its rows encoded, and the inference feedback may look for. */
+/** A unit as queued: its rows encoded and their size, and the inference feedback may look for. */
 interface QueuedUnit {
   readonly inference: WriteUnit["inference"]
   readonly rows: ReadonlyArray<EncodedRow>
+  /** characters of the rows' texts: bytes for ASCII (a V8 string takes 1 or 2 bytes a character) */
+  readonly bytes: number
+}
+
+/** What a batch's write came to: how many units were stored, and how many dropped for their own rows. */
+interface Flushed {
+  readonly stored: number
+  readonly rejected: number
 }
 
 const rowsOf = (units: ReadonlyArray<QueuedUnit>): Array<EncodedRow> => units.flatMap((unit) => unit.rows)
 
 const maxBackoffMs = 5_000
+/** the pause after something escaped a flush, so that a fault that repeats cannot spin */
+const recoveryPauseMs = 1_000
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
     const queue: Array<QueuedUnit> = []
+    let queuedBytes = 0
     let written = 0
     let dropped = 0
     let droppedReported = 0
     let failedAttempts = 0
     let rejected = 0
+    /** set on shutdown, before the flusher is interrupted: only then may an interruption end it */
+    let stopping = false
     /** why units were refused when queued, logged by the flusher (submit cannot log) */
     const refusals: Array<string> = []
     // the flusher's sleep, cut short when the queue holds a full batch
     const { nap, wake } = makeNap()
+    const batchWaiting = () => queue.length >= options.maxRows || queuedBytes >= options.maxBatchBytes
 
-    const submit = (unit: WriteUnit): void => {
+    const refuse = (reason: string): Submitted => {
+      rejected++
+      if (refusals.length < 10) refusals.push(reason)
+      return "refused"
+    }
+
+    const submit = (unit: WriteUnit): Submitted => {
       if (queue.length >= options.maxQueued) {
         dropped++
-        return
+        return "full"
       }
-      const rows = store.encode(unit.batch)
-      if (Result.isFailure(rows)) {
-        rejected++
-        if (refusals.length < 10) refusals.push(rows.failure.message)
-        return
+      // encoding may throw (a row over V8's string limit): submit runs outside any fiber
+      let rows: Result.Result<ReadonlyArray<EncodedRow>, { readonly message: string }>
+      try {
+        rows = store.encode(unit.batch)
+      } catch (error) {
+        return refuse(messageOf(error))
       }
-      queue.push({ inference: unit.inference, rows: rows.success })
-      if (queue.length === options.maxRows) wake()
+      if (Result.isFailure(rows)) return refuse(rows.failure.message)
+      let bytes = 0
+      for (const row of rows.success) bytes += row.text.length
+      if (queuedBytes + bytes > options.maxQueuedBytes) {
+        dropped++
+        return "full"
+      }
+      queue.push({ inference: unit.inference, rows: rows.success, bytes })
+      queuedBytes += bytes
+      if (batchWaiting()) wake()
+      return "queued"
     }
 
     // Feedback looks up queued inferences rarely, inferences are queued all the time: a scan of
-    // the queue costs the rare lookup, where an index would cost every inference.
-    const queuedInference = (id: string): InferenceTarget | undefined =>
-      queue.find((unit) => unit.inference?.id === id)?.inference?.target
-    const queuedEpisode = (id: string): boolean => queue.some((unit) => unit.inference?.target.episodeId === id)
+    // the queue costs the rare lookup, where an index would cost every inference. The scan
+    // starts from the newest, which feedback most often targets.
+    const queuedInference = (id: string): InferenceTarget | undefined => {
+      for (let i = queue.length - 1; i >= 0; i--) {
+        const inference = queue[i].inference
+        if (inference !== undefined && inference.id === id) return inference.target
+      }
+      return undefined
+    }
+    const queuedEpisode = (id: string): boolean => {
+      for (let i = queue.length - 1; i >= 0; i--) {
+        if (queue[i].inference?.target.episodeId === id) return true
+      }
+      return false
+    }
 
     const reportDrops = Effect.suspend(() => {
       const refused = refusals.splice(0).map((reason) =>
@@ -84,87 +143,126 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
       droppedReported = dropped
       return Effect.all([
         ...refused,
-        Effect.logWarning(`observability queue full (${options.maxQueued} units): dropped ${count} writes (${dropped} in all)`)
+        Effect.logWarning(
+          `observability queue full (${options.maxQueued} units or ${options.maxQueuedBytes} bytes): dropped ${count} writes (${dropped} in all)`
+        )
       ], { discard: true })
     })
 
     /**
-     * Writes units one at a time, once each: for a batch the database refuses while it
-     * answers, so that one bad row cannot hold up every write behind it. Refused units are
-     * counted and logged with the database's reason; the result is how many were written.
+     * One try at writing `units`: undefined when stored, else why not and whether the rows are
+     * at fault. Failures and defects alike become an answer (a defect, a bug a batch set off,
+     * counts as the rows' fault, so that splitting finds the unit that sets it off); only an
+     * interruption goes through.
      */
-    const writeSeparately = (units: ReadonlyArray<QueuedUnit>) =>
-      Effect.map(
-        Effect.forEach(units, (unit) =>
-          store.write(unit.rows).pipe(
-            Effect.as(true),
-            Effect.catch((error) =>
-              Effect.sync(() => rejected++).pipe(
-                Effect.andThen(Effect.logError(`observability: the database refused a write, which is dropped: ${error.message}`)),
-                Effect.as(false)
-              )
-            )
-          )),
-        (stored) => stored.filter(Boolean).length
+    const tryWrite = (units: ReadonlyArray<QueuedUnit>) =>
+      Effect.suspend(() => store.write(rowsOf(units))).pipe(
+        Effect.as(undefined),
+        Effect.catchCause((cause) => {
+          if (Cause.hasInterrupts(cause)) return Effect.interrupt
+          const failure = Cause.findError(cause)
+          return Effect.succeed(
+            Result.isSuccess(failure)
+              ? { reason: failure.success.message, rowsAtFault: failure.success.rowsAtFault === true }
+              : { reason: `the write died: ${Cause.pretty(cause)}`, rowsAtFault: true }
+          )
+        })
       )
 
-    /** writes the oldest batch, retrying until it is stored; the units leave the queue only then */
-    const flushOnce = Effect.gen(function*() {
-      const units = queue.slice(0, options.maxRows)
-      if (units.length === 0) return
-      const rows = rowsOf(units)
-      let stored = units.length
-      for (let attempt = 0;; attempt++) {
-        const result = yield* Effect.result(store.write(rows))
-        if (result._tag === "Success") break
-        failedAttempts++
-        // failing again and again while the database answers: the batch itself is the problem
-        if (attempt >= 2 && (yield* Effect.result(store.ping))._tag === "Success") {
-          stored = yield* writeSeparately(units)
-          break
+    /**
+     * Writes `units`, retrying (with backoff, forever) while the database cannot take them;
+     * when it refuses the rows themselves, the halves are written on their own, down to the
+     * units at fault, which are dropped and logged with the database's reason.
+     */
+    const writeUnits = (units: ReadonlyArray<QueuedUnit>): Effect.Effect<Flushed> =>
+      Effect.gen(function*() {
+        for (let attempt = 0;; attempt++) {
+          const failed = yield* tryWrite(units)
+          if (failed === undefined) return { stored: units.length, rejected: 0 }
+          if (failed.rowsAtFault) {
+            if (units.length === 1) {
+              yield* Effect.logError(`observability: the database refused a write, which is dropped: ${failed.reason}`)
+              return { stored: 0, rejected: 1 }
+            }
+            const half = Math.ceil(units.length / 2)
+            const first = yield* writeUnits(units.slice(0, half))
+            const second = yield* writeUnits(units.slice(half))
+            return { stored: first.stored + second.stored, rejected: first.rejected + second.rejected }
+          }
+          failedAttempts++
+          const delay = Math.min(maxBackoffMs, 100 * 2 ** Math.min(attempt, 16))
+          if (attempt === 0 || attempt % 10 === 0) {
+            yield* Effect.logWarning(
+              `observability write failed (${queue.length} units queued), retrying in ${delay} ms: ${failed.reason}`
+            )
+          }
+          yield* reportDrops
+          yield* Effect.sleep(Duration.millis(delay))
         }
-        const delay = Math.min(maxBackoffMs, 100 * 2 ** attempt)
-        if (attempt === 0 || attempt % 10 === 0) {
-          yield* Effect.logWarning(
-            `observability write failed (${queue.length} units queued), retrying in ${delay} ms: ${result.failure.message}`
-          )
-        }
-        yield* reportDrops
-        yield* Effect.sleep(Duration.millis(delay))
+      })
+
+    /** the oldest units that make a batch: up to `maxRows`, and `maxBatchBytes` unless the first is larger alone */
+    const nextBatch = (): number => {
+      let count = 0
+      let bytes = 0
+      while (count < queue.length && count < options.maxRows) {
+        const next = queue[count].bytes
+        if (count > 0 && bytes + next > options.maxBatchBytes) break
+        bytes += next
+        count++
       }
-      queue.splice(0, units.length)
-      written += stored
+      return count
+    }
+
+    /** writes the oldest batch; its units leave the queue only once each is stored or dropped */
+    const flushOnce = Effect.gen(function*() {
+      const count = nextBatch()
+      if (count === 0) return
+      const flushed = yield* writeUnits(queue.slice(0, count))
+      for (const unit of queue.splice(0, count)) queuedBytes -= unit.bytes
+      written += flushed.stored
+      rejected += flushed.rejected
     })
 
-    const loop = Effect.forever(Effect.gen(function*() {
-      if (queue.length < options.maxRows) yield* nap(options.flushIntervalMs)
+    /** `effect`, with whatever escapes it logged (and a pause) rather than ending the caller */
+    const guarded = (effect: Effect.Effect<void>) =>
+      Effect.catchCause(effect, (cause) =>
+        stopping && Cause.hasInterrupts(cause)
+          ? Effect.failCause(cause)
+          : Effect.logError(`observability: the write queue recovered from a fault: ${Cause.pretty(cause)}`).pipe(
+            Effect.andThen(Effect.sleep(Duration.millis(recoveryPauseMs)))
+          ))
+
+    const loop = Effect.forever(guarded(Effect.gen(function*() {
+      if (!batchWaiting()) yield* nap(options.flushIntervalMs)
       yield* reportDrops
       yield* flushOnce
-    }))
+    })))
 
     const flusher = yield* Effect.forkScoped(loop)
 
     // on shutdown: stop the loop (a batch it was writing stays queued), then flush what is left
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
+        stopping = true
         yield* Fiber.interrupt(flusher)
-        if (queue.length === 0) return
+        if (queue.length === 0) return yield* reportDrops
         const pending = queue.length
         const drained = yield* Effect.timeoutOption(
           Effect.gen(function*() {
-            while (queue.length > 0) yield* flushOnce
+            while (queue.length > 0) yield* guarded(flushOnce)
           }),
           Duration.millis(options.shutdownTimeoutMs)
         )
         if (drained._tag === "Some") yield* Effect.logInfo(`observability: wrote ${pending} queued units before stopping`)
         else yield* Effect.logError(`observability: could not write ${queue.length} queued units before stopping`)
         yield* reportDrops
-      })
+      }).pipe(Effect.catchCause((cause) => Effect.logError(`observability: the final flush failed: ${Cause.pretty(cause)}`)))
     )
 
     return {
       submit,
-      stats: () => ({ queued: queue.length, written, dropped, rejected, failedAttempts }),
+      stats: () => ({ queued: queue.length, queuedBytes, written, dropped, rejected, failedAttempts }),
       queuedInference,
       queuedEpisode
     }

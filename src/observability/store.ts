@@ -10,7 +10,15 @@ import * as Schema from "effect/Schema"
 import type { CacheEntry, FeedbackKind, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "./records.ts"
 
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
-  message: Schema.String
+  message: Schema.String,
+  /** the database's own code for the failure (a SQLSTATE, a ClickHouse error code), when it gave one */
+  code: Schema.optional(Schema.String),
+  /**
+   * A write failed because of the rows themselves (the database refuses a value, or the batch
+   * is too large to send): trying the same rows again cannot succeed. Any other failed write
+   * (the database down, full, read-only, overloaded, timing out) may succeed later.
+   */
+  rowsAtFault: Schema.optional(Schema.Boolean)
 }) {}
 
 export type Backend = "clickhouse" | "postgres"
@@ -111,14 +119,27 @@ export interface WriteUnit {
 export interface WriterStats {
   /** units waiting to be written, including a batch being retried */
   readonly queued: number
+  /** the size of their encoded rows (characters of JSON text: bytes for ASCII) */
+  readonly queuedBytes: number
   /** units stored */
   readonly written: number
-  /** units refused because the queue was full */
+  /** units refused because the queue was full (`max_queued_writes` units or `max_queued_bytes`) */
   readonly dropped: number
-  /** units the database refused (bad data) when queued or after one more try of their own, dropped */
+  /**
+   * units dropped for their own rows: refused when queued (a value the database could never
+   * take), or refused by the database on their own (bad data) or failing with a defect
+   */
   readonly rejected: number
+  /** failed tries of a batch that is retried (the database down, full, read-only...) */
   readonly failedAttempts: number
 }
+
+/**
+ * What became of a submitted unit: `queued` (it will be written), `full` (dropped: the queue
+ * is at its bound, the database being down or slow), `refused` (dropped: its rows could never
+ * be stored), `off` (observability is off).
+ */
+export type Submitted = "queued" | "full" | "refused" | "off"
 
 /**
  * Observability as the rest of the gateway sees it. `store` is undefined when
@@ -126,8 +147,11 @@ export interface WriterStats {
  */
 export class Observability extends Context.Service<Observability, {
   readonly store: Store | undefined
-  /** queues rows to write; never waits, never fails (drops and counts when the queue is full) */
-  readonly submit: (unit: WriteUnit) => void
+  /**
+   * Queues rows to write; never waits, never throws. Drops and counts a unit when the queue is
+   * full, and says so: feedback answers 503 rather than accept what it cannot store.
+   */
+  readonly submit: (unit: WriteUnit) => Submitted
   readonly stats: () => WriterStats
   /** an inference submitted but not written yet, so feedback can target it at once */
   readonly queuedInference: (id: string) => InferenceTarget | undefined

@@ -45,8 +45,8 @@ const services = Layer.mergeAll(
   Layer.succeed(HttpTransport, HttpTransport.of({ post: () => Effect.die("no network"), postStream: () => Effect.die("no network") })),
   Layer.succeed(Observability, Observability.of({
     store: undefined,
-    submit: () => {},
-    stats: () => ({ queued: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
+    submit: () => "off",
+    stats: () => ({ queued: 0, queuedBytes: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
     queuedInference: () => undefined,
     queuedEpisode: () => false
   }))
