@@ -152,14 +152,13 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
       })
 
     /** the body's chunks, failing once the whole or one line (bytes since the last CR or LF) passes its limit */
-    const boundedChunks = (body: Body, contentLength: string | undefined): AsyncIterable<Uint8Array> => ({
+    const boundedChunks = (body: Body): AsyncIterable<Uint8Array> => ({
       [Symbol.asyncIterator]: () => {
         const chunks = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]()
         let total = 0
         let line = 0
         return {
           next: async () => {
-            if (contentLength !== undefined && Number(contentLength) > maxBytes) throw tooLarge(true)
             const next = await chunks.next()
             if (next.done === true) return next
             const chunk = next.value
@@ -206,10 +205,15 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
                 done()
               }
             }
+            if (contentLength !== undefined && Number(contentLength) > maxBytes) {
+              done()
+              body.destroy()
+              throw tooLarge(true)
+            }
             return {
               ok: true as const,
               status: response.statusCode,
-              body: Stream.fromAsyncIterable(boundedChunks(body, contentLength), toTransportError).pipe(
+              body: Stream.fromAsyncIterable(boundedChunks(body), toTransportError).pipe(
                 // abandoning the stream (client gone, timeout, a limit) closes the upstream request
                 Stream.ensuring(Effect.sync(() => {
                   done()

@@ -115,10 +115,27 @@ describe("provider answers are bounded, checked and timed out", () => {
   const upstreamAborted = (before: number) => poll("the gateway to close the upstream connection", async () => fake.aborted() > before ? true : undefined)
 
   describe("size limits", () => {
-    it("a plain answer larger than max_provider_response_bytes (announced by content-length) is refused: fallback, then a clear error", async () => {
+    it("a plain answer larger than max_provider_response_bytes is refused: fallback, then a clear error", async () => {
       const huge: Reply = { kind: "json", body: textCompletion("x".repeat(maxResponseBytes * 2)) }
       const error = await fallsBackThenFails(huge, false)
       expect(error).toContain(`the response exceeds ${maxResponseBytes} bytes`)
+    })
+
+    it("an answer whose content-length passes the limit is refused at once, without waiting for its body", async () => {
+      // the body stalls after a few bytes: only the announced length can fail it before the timeout
+      const announced = (contentType: string): Reply => ({
+        kind: "endless",
+        contentType,
+        declaredLength: maxResponseBytes + 1,
+        head: "{",
+        piece: "",
+        pieceDelayMs: 60_000
+      })
+      const plain = await fallsBackThenFails(announced("application/json"), false)
+      expect(plain).toContain(`the response exceeds ${maxResponseBytes} bytes`)
+      fake.reset()
+      const streamed = await fallsBackThenFails(announced("text/event-stream"), true)
+      expect(streamed).toContain(`the streamed response exceeds ${maxResponseBytes} bytes`)
     })
 
     it("a plain answer without content-length stops being read once past the limit", async () => {

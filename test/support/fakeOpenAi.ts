@@ -42,6 +42,8 @@ export type Reply =
     readonly piece: string
     readonly pieceDelayMs?: number
     readonly limitBytes?: number
+    /** a `content-length` to announce (whatever is sent) */
+    readonly declaredLength?: number
   }
   | { readonly kind: "hang" }
   | { readonly kind: "destroy" }
@@ -166,7 +168,10 @@ export const startFakeOpenAi = async (): Promise<FakeOpenAi> => {
           })
           break
         case "endless": {
-          res.writeHead(reply.status ?? 200, { "content-type": reply.contentType })
+          res.writeHead(reply.status ?? 200, {
+            "content-type": reply.contentType,
+            ...(reply.declaredLength === undefined ? {} : { "content-length": reply.declaredLength })
+          })
           const limit = reply.limitBytes ?? 256 * 1024 * 1024
           let sent = 0
           const write = () => {
