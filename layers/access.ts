@@ -5,6 +5,7 @@
  * limits and cannot reach where they live does not start.
  */
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -76,6 +77,17 @@ export const cachedKeyLookup = (keys: KeyStore, ttlMs: number) => {
   }
 }
 
+/** how often buckets that do not expire by themselves (Postgres) are swept */
+const bucketSweepInterval = Duration.minutes(1)
+
+/** Runs `sweep` every `interval` for as long as the scope lasts; a failed sweep is logged and tried again next time. */
+export const sweepBucketsEvery = (sweep: Effect.Effect<number, StoreError>, interval: Duration.Input): Effect.Effect<never> =>
+  Effect.forever(Effect.sleep(interval).pipe(
+    Effect.andThen(sweep),
+    Effect.flatMap((deleted) => deleted > 0 ? Effect.logDebug(`rate limit: deleted ${deleted} idle buckets`) : Effect.void),
+    Effect.catch((error) => Effect.logWarning(`rate limit: could not delete idle buckets: ${error.message}`))
+  ))
+
 const bucketStoreFor = (
   env: Env,
   relational: RelationalStore | undefined
@@ -100,6 +112,7 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
     if (config.rateLimiting.enabled && config.rateLimiting.rules.length > 0) {
       const store = yield* bucketStoreFor(env, relational)
       limiter = { rules: config.rateLimiting.rules, store }
+      if (store.sweep !== undefined) yield* Effect.forkScoped(sweepBucketsEvery(store.sweep, bucketSweepInterval))
       yield* Effect.logInfo(`rate limiting: ${config.rateLimiting.rules.length} rules, buckets in ${store.backend}`)
     }
 

@@ -7,7 +7,9 @@
  * all or nothing to consume, not to settle) refills, checks and charges every bucket of a request in one
  * transaction, on the database's clock, locking the rows in key order so calls on overlapping
  * buckets never deadlock. Every connection carries a statement timeout, so a request never
- * waits on a stuck database for longer than that.
+ * waits on a stuck database for longer than that. Each bucket row carries when it will be full
+ * again (0004_rate_limit_bucket_expiry.sql); `sweep` deletes the rows past that, in batches that
+ * skip rows a request holds.
  */
 import * as PgTypes from "@effect/sql-pg/PgTypes"
 import { createHash } from "node:crypto"
@@ -100,6 +102,11 @@ interface ConsumeRow {
 }
 
 const passed: ConsumeResult = { ok: true }
+
+/** rows one statement of a sweep deletes at most */
+const sweepBatchRows = 1_000
+/** statements of one sweep at most, so that a sweep never holds a connection for long */
+const maxSweepBatches = 100
 
 /** `retryAfterS` of a bucket that will never hold enough (it does not refill), as the Redis store says it */
 export const neverS = Number.MAX_SAFE_INTEGER
@@ -198,7 +205,28 @@ export const makeRelationalStore = (
       )
     }
 
-    const buckets: BucketStore = { backend: "postgres", consume, adjust }
+    // ctid = ANY (ARRAY(...)): a TID scan of the rows just locked, not a join over the table
+    const sweepBatch = sql<{ deleted: number }>`WITH deleted AS (
+        DELETE FROM rate_limit_buckets WHERE ctid = ANY (ARRAY(
+          SELECT ctid FROM rate_limit_buckets WHERE full_at < now() LIMIT ${sweepBatchRows} FOR UPDATE SKIP LOCKED
+        )) RETURNING 1
+      )
+      SELECT count(*)::int AS deleted FROM deleted`.pipe(
+      Effect.map(([row]) => row?.deleted ?? 0),
+      Effect.mapError(storeError("sweep rate limit buckets"))
+    )
+
+    const sweep: Effect.Effect<number, StoreError> = Effect.gen(function*() {
+      let total = 0
+      for (let batch = 0; batch < maxSweepBatches; batch++) {
+        const deleted = yield* sweepBatch
+        total += deleted
+        if (deleted < sweepBatchRows) break
+      }
+      return total
+    })
+
+    const buckets: BucketStore = { backend: "postgres", consume, adjust, sweep }
 
     return {
       migrate: migrate(sql),

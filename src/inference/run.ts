@@ -11,7 +11,7 @@ import type { GatewayError } from "../errors.ts"
 import type { Observability } from "../observability/store.ts"
 import type { ProviderFailure } from "../providers/types.ts"
 import type { HttpTransport } from "../services.ts"
-import { settle } from "../ratelimit/limiter.ts"
+import { settleStream } from "../ratelimit/limiter.ts"
 import { ChunkAccumulator } from "./chunks.ts"
 import { callModel, type ModelCallOrigin, startModelStream } from "./modelCall.ts"
 import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "./output.ts"
@@ -46,6 +46,16 @@ export interface InferenceResult extends CompletedInference {
 }
 
 export type InferenceServices = HttpTransport | Observability
+
+/** characters of output in `blocks`, to estimate the tokens of a stream cut short */
+const outputCharacters = (blocks: ReadonlyArray<OutputBlock>): number => {
+  let characters = 0
+  for (const block of blocks) {
+    if (block.type === "text" || block.type === "thought") characters += block.text.length
+    else if (block.type === "tool_call") characters += block.raw_name.length + block.raw_arguments.length
+  }
+  return characters
+}
 
 const functionOutput = (prepared: PreparedInference, blocks: ReadonlyArray<OutputBlock>) =>
   prepared.fn.type === "chat" ? chatOutput(blocks, prepared.tools) : jsonOutput(jsonRawText(blocks), prepared.outputSchema)
@@ -155,11 +165,14 @@ export const streamInference = (
       const encode = makeEncoder(variant)
       const ttftMs = Date.now() - prepared.startedAt
       const accumulated = new ChunkAccumulator()
+      /** the provider's stream ended normally (not cut short by the client or a failure) */
+      let finished = false
       const toEvent = (chunk: ProviderChunk): Uint8Array | undefined => {
         accumulated.add(chunk)
         return chunk.content.length === 0 ? undefined : encode.chunk(chunk.content)
       }
       const last = () => {
+        finished = true
         const providerOutput = accumulated.output()
         const completed: CompletedInference = {
           prepared,
@@ -188,8 +201,14 @@ export const streamInference = (
         Stream.concat(Stream.suspend(() => Stream.fromIterable(last()))),
         Stream.catchTag("ProviderFailure", (failure: ProviderFailure) => Stream.succeed(encode.failure(failure.message))),
         Stream.ensuring(start.close),
-        // the rate limits learn the usage the provider reported, if it got that far
-        Stream.ensuring(Effect.suspend(() => Effect.asVoid(Effect.forkDetach(settle(start.reservation, accumulated.usage)))))
+        // the rate limits learn the usage the provider reported or, cut short, at least what was borrowed
+        Stream.ensuring(Effect.suspend(() =>
+          start.reservation === undefined ? Effect.void : Effect.asVoid(Effect.forkDetach(settleStream(start.reservation, {
+            finished,
+            usage: accumulated.usage,
+            streamedCharacters: finished && accumulated.usage !== undefined ? 0 : outputCharacters(accumulated.output())
+          })))
+        ))
       )
       return { variant, events }
     }

@@ -3,7 +3,9 @@
  * are charged at once, all or nothing; token limits borrow an estimate (the input's size plus
  * `max_tokens`) that is settled with the real usage after the call. Over a limit, the
  * inference stops with a 429 (it is not retried); when the bucket store does not answer,
- * requests in a rate-limited scope get a 503 rather than passing unchecked.
+ * requests in a rate-limited scope get a 503 rather than passing unchecked. A stream cut short
+ * (the client left, the provider failed) before its usage arrived keeps at least what it
+ * borrowed: otherwise hanging up would make streaming free.
  */
 import * as Effect from "effect/Effect"
 import { InvalidRequest, RateLimited, ServiceUnavailable } from "../errors.ts"
@@ -12,7 +14,7 @@ import {
   applicableRules,
   describeLimit,
   describeScope,
-  estimateInputTokens,
+  estimateTokens,
   type PlannedBucket,
   plannedBuckets,
   type RateLimitRule,
@@ -30,6 +32,8 @@ export interface Reservation {
   readonly limiter: RateLimiter
   readonly tokenBuckets: ReadonlyArray<PlannedBucket>
   readonly borrowedTokens: number
+  /** the estimate of the input's tokens within `borrowedTokens` */
+  readonly inputTokens: number
 }
 
 /** the longest Retry-After sent: a period of the longest kind */
@@ -51,6 +55,7 @@ export const reserve = (
   if (rules.length === 0) return Effect.succeed(undefined)
   const tokenRule = rules.find((rule) => rule.limits.some((limit) => limit.resource === "tokens"))
   let tokens = 0
+  let inputTokens = 0
   if (tokenRule !== undefined) {
     const maxTokens = request.params.max_tokens
     if (maxTokens === undefined) {
@@ -59,7 +64,8 @@ export const reserve = (
           `max_tokens: rate_limiting.rules[${tokenRule.index}] limits tokens, so requests in its scope must set max_tokens (an estimate is borrowed up front)`
       }))
     }
-    tokens = estimateInputTokens(promptText(request)) + maxTokens
+    inputTokens = estimateTokens(promptText(request).length)
+    tokens = inputTokens + maxTokens
   }
   const buckets = plannedBuckets(rules, scope, tokens)
   return limiter.store.consume(buckets.map((bucket) => bucket.request)).pipe(
@@ -69,7 +75,8 @@ export const reserve = (
         return Effect.succeed({
           limiter,
           tokenBuckets: buckets.filter((bucket) => bucket.limit.resource === "tokens"),
-          borrowedTokens: tokens
+          borrowedTokens: tokens,
+          inputTokens
         })
       }
       const { rule, limit, request: bucket } = buckets[result.index]
@@ -90,13 +97,43 @@ export const reserve = (
   )
 }
 
-/** Settles what was borrowed with what was used (none when the call failed); failures are only logged. */
-export const settle = (reservation: Reservation | undefined, usage: Usage | undefined): Effect.Effect<void> => {
+const settleTokens = (reservation: Reservation | undefined, used: number): Effect.Effect<void> => {
   if (reservation === undefined || reservation.tokenBuckets.length === 0) return Effect.void
-  const used = usage === undefined ? 0 : usage.input_tokens + usage.output_tokens
   const delta = used - reservation.borrowedTokens
   if (delta === 0) return Effect.void
   return reservation.limiter.store.adjust(
     reservation.tokenBuckets.map((bucket) => ({ ...bucket.request, amount: delta }))
   ).pipe(Effect.catch((error) => Effect.logWarning(`rate limit: could not settle token usage: ${error.message}`)))
 }
+
+/** Settles what was borrowed with what was used (none when the call failed); failures are only logged. */
+export const settle = (reservation: Reservation | undefined, usage: Usage | undefined): Effect.Effect<void> =>
+  settleTokens(reservation, usage === undefined ? 0 : usage.input_tokens + usage.output_tokens)
+
+/** How a streamed call ended, to settle it. */
+export interface StreamOutcome {
+  /** the provider's stream ended normally: neither the client nor a failure cut it short */
+  readonly finished: boolean
+  /** the usage the provider reported, if it got that far */
+  readonly usage: Usage | undefined
+  /** characters of output received from the provider (text, thoughts, tool calls) */
+  readonly streamedCharacters: number
+}
+
+/**
+ * The tokens a streamed call is charged: the usage the provider reported at its end. Without it,
+ * an estimate of the input plus what was streamed; and a stream cut short is charged at least
+ * what it borrowed (the provider may bill the whole answer, and the client chose to leave).
+ */
+export const streamedTokens = (reservation: Reservation, outcome: StreamOutcome): number => {
+  const { usage } = outcome
+  const reported = usage === undefined ? 0 : usage.input_tokens + usage.output_tokens
+  if (outcome.finished && usage !== undefined) return reported
+  const streamed = (usage?.input_tokens ?? reservation.inputTokens) +
+    Math.max(usage?.output_tokens ?? 0, estimateTokens(outcome.streamedCharacters))
+  return outcome.finished ? streamed : Math.max(reservation.borrowedTokens, reported, streamed)
+}
+
+/** Settles a streamed call once its stream is over, as `streamedTokens` counts it. */
+export const settleStream = (reservation: Reservation | undefined, outcome: StreamOutcome): Effect.Effect<void> =>
+  reservation === undefined ? Effect.void : settleTokens(reservation, streamedTokens(reservation, outcome))

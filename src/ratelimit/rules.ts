@@ -130,8 +130,8 @@ export const plannedBuckets = (
     }))
   })
 
-/** A rough count of a request's input tokens (about four characters each), for borrowing up front. */
-export const estimateInputTokens = (text: string): number => Math.ceil(text.length / 4)
+/** A rough count of the tokens in `characters` of text (about four characters each), for borrowing up front. */
+export const estimateTokens = (characters: number): number => Math.ceil(characters / 4)
 
 export const describeLimit = (limit: Limit): string => {
   const what = limit.resource === "model_inferences" ? "model inferences" : "tokens"

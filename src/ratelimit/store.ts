@@ -2,7 +2,7 @@
  * Where rate limit buckets live: Postgres (shared by every gateway process, atomic across the
  * buckets of one request) or Redis/Valkey (the same, with lower latency). Buckets are token
  * buckets: a new bucket starts full; it refills continuously at `refillPerSecond` up to
- * `capacity`.
+ * `capacity`. A bucket that is full again is forgotten, so idle buckets cost nothing.
  */
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../observability/store.ts"
@@ -31,4 +31,10 @@ export interface BucketStore {
    * back, never above capacity). A bucket may go below zero: the debt is refilled first.
    */
   readonly adjust: (requests: ReadonlyArray<BucketRequest>) => Effect.Effect<void, StoreError>
+  /**
+   * Deletes buckets that have refilled to capacity (a missing bucket is a full one), answering
+   * how many; for a store whose buckets do not expire by themselves (Postgres; Redis keys carry
+   * a TTL), which the gateway runs in the background.
+   */
+  readonly sweep?: Effect.Effect<number, StoreError> | undefined
 }

@@ -50,7 +50,7 @@ const expectedTables = {
 
 const migrationNames = {
   clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference"],
-  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference"]
+  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry"]
 }
 
 const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_migrations" }
