@@ -1,6 +1,11 @@
 /** POST /v1/inferences/get_inferences and /v1/inferences/list_inferences: stored inferences, read back. */
 import * as Effect from "effect/Effect"
-import { GetInferencesRequest, type InferenceFilter, ListInferencesRequest } from "../../src/api/inferences.ts"
+import {
+  filterBoundsProblem,
+  GetInferencesRequest,
+  type InferenceFilter,
+  ListInferencesRequest
+} from "../../src/api/inferences.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { requireStore, storeUnavailable } from "../../src/feedback/target.ts"
@@ -9,15 +14,20 @@ import type { StoredFeedback, StoredInference, StoredModelInference } from "../.
 import type { Store, StoreFilter } from "../../src/observability/store.ts"
 import { Gateway } from "../../src/services.ts"
 import { parseRfc3339 } from "../../src/time.ts"
-import { jsonResponse, readJsonBody } from "./respond.ts"
+import { decodeBody, jsonResponse, readJsonBody, readJsonObject } from "./respond.ts"
 
 const decodeGet = makeDecoder(GetInferencesRequest)
 const decodeList = makeDecoder(ListInferencesRequest)
+
+// Postgres refuses a NUL in any text, and no stored name or tag holds one: a client mistake, not a database failure
+const holdsNul = "holds a NUL character (\\u0000), which no stored value can contain"
 
 /** API filter -> store filter, with times parsed; the problem (with its path) otherwise */
 export const toStoreFilter = (filter: InferenceFilter, path: string): StoreFilter | InvalidRequest => {
   switch (filter.type) {
     case "tag":
+      if (filter.key.includes("\0")) return new InvalidRequest({ message: `${path}.key: ${holdsNul}` })
+      if (filter.value.includes("\0")) return new InvalidRequest({ message: `${path}.value: ${holdsNul}` })
       return { ...filter, comparison_operator: filter.comparison_operator ?? "=" }
     case "time": {
       const time = parseRfc3339(filter.time)
@@ -131,8 +141,15 @@ export const getInferencesHandler = Effect.gen(function*() {
 
 export const listInferencesHandler = Effect.gen(function*() {
   const { config } = yield* Gateway
-  const request = yield* readJsonBody(decodeList, config.gateway.maxRequestBodyBytes)
+  const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
+  // before decoding, which recurses over the filter tree
+  const tooBig = filterBoundsProblem(json.filters, "filters")
+  if (tooBig !== undefined) return yield* new InvalidRequest({ message: tooBig })
+  const request = yield* decodeBody(decodeList, json)
   const store = yield* requireStore
+  for (const field of ["function_name", "variant_name"] as const) {
+    if (request[field]?.includes("\0")) return yield* new InvalidRequest({ message: `${field}: ${holdsNul}` })
+  }
   if (request.episode_id !== undefined && !isUuidV7(request.episode_id)) {
     return yield* new InvalidRequest({ message: `episode_id: "${request.episode_id}" is not an episode id (a UUIDv7)` })
   }

@@ -15,6 +15,7 @@ import { ChatCompletionRequest, knownRootFields } from "../../src/openai/api.ts"
 import { functionModelPrefix, modelModelPrefix, translateChatCompletion } from "../../src/openai/request.ts"
 import { chatCompletionBody, openAiErrorBody, openAiStreamEncoder } from "../../src/openai/response.ts"
 import { Gateway } from "../../src/services.ts"
+import { quotedList } from "../../src/untrusted.ts"
 import { onCompleted, sseResponse } from "./inference.ts"
 import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
@@ -32,9 +33,10 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
   const unknown = Object.keys(json).filter((key) => !knownRootFields.has(key))
   if (unknown.length > 0) {
     if (body["gateway::deny_unknown_fields"] === true) {
-      return yield* new InvalidRequest({ message: `unknown fields: ${unknown.join(", ")}` })
+      return yield* new InvalidRequest({ message: `unknown fields: ${quotedList(unknown)}` })
     }
-    yield* Effect.logWarning(`openai: ignoring unknown fields ${unknown.join(", ")}`)
+    // the names are the client's: quoted (no forged log line) and few (no megabyte line)
+    yield* Effect.logWarning(`openai: ignoring unknown fields ${quotedList(unknown)}`)
   }
   const translated = translateChatCompletion(body, (name) => config.functions.get(name)?.type)
   if (translated instanceof InvalidRequest) return yield* translated

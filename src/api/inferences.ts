@@ -37,6 +37,47 @@ export const InferenceFilter: Schema.Codec<InferenceFilter> = Schema.Union([
   })
 ]).annotate({ expected: `a filter of type "tag", "time", "and", "or" or "not"` })
 
+/**
+ * Bounds on a filter tree, checked on the raw JSON before it is decoded (decoding and building
+ * the SQL both recurse over it, and thousands of levels overflow the stack): a real filter is a
+ * few levels deep and holds tens of conditions. The text bound keeps the ClickHouse query under
+ * its 256 KiB maximum (strings go hex-encoded, up to 6 bytes per character).
+ */
+export const filterLimits = { depth: 32, nodes: 1000, textChars: 16_384 } as const
+
+const filterTextFields = ["key", "value", "time"] as const
+
+/**
+ * Why the raw `filters` value exceeds `filterLimits` (the message names the field), or undefined.
+ * Follows only what decoding recurses into (`children`, `child`) and stops at the first limit crossed.
+ */
+export const filterBoundsProblem = (raw: unknown, path: string): string | undefined => {
+  let nodes = 0
+  let text = 0
+  const walk = (value: unknown, at: string, depth: number): string | undefined => {
+    // anything else is for the decoder to refuse
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined
+    if (depth > filterLimits.depth) return `${at}: filters nest deeper than ${filterLimits.depth} levels`
+    if (++nodes > filterLimits.nodes) return `${at}: filters hold more than ${filterLimits.nodes} conditions in all`
+    const node = value as Record<string, unknown>
+    for (const field of filterTextFields) {
+      const string = node[field]
+      if (typeof string === "string" && (text += string.length) > filterLimits.textChars) {
+        return `${at}.${field}: the keys, values and times of filters exceed ${filterLimits.textChars} characters in all`
+      }
+    }
+    const children = node.children
+    if (Array.isArray(children)) {
+      for (let i = 0; i < children.length; i++) {
+        const problem = walk(children[i], `${at}.children[${i}]`, depth + 1)
+        if (problem !== undefined) return problem
+      }
+    }
+    return node.child === undefined ? undefined : walk(node.child, `${at}.child`, depth + 1)
+  }
+  return walk(raw, path, 1)
+}
+
 export const GetInferencesRequest = Schema.Struct({
   ids: Schema.Array(Schema.String),
   include_feedback: Schema.optional(Schema.Boolean),

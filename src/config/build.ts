@@ -6,7 +6,7 @@
 import * as path from "node:path"
 import * as Schema from "effect/Schema"
 import { type Decoded, makeDecoder, makeLenientDecoder, unknownField } from "../decode.ts"
-import { parsePointer } from "../inference/extraBody.ts"
+import { type ExtraHeaderEdit, extraHeaderProblem, parsePointer } from "../inference/extraBody.ts"
 import { type TemplateSource, TemplateEngine, templateKey, templateReferences } from "../inference/templates.ts"
 import { type InferenceParams, inferenceParamNames, type ToolChoice, type ToolDefinition } from "../inference/types.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
@@ -148,6 +148,12 @@ export const buildConfig = (
         report([...keyPath, index, "pointer"], `"${edit.pointer}" is not a JSON Pointer to a field (it must start with "/")`)
       }
     })
+  /** configured extra_headers must be sendable, as a request's must (same check) */
+  const checkHeaders = (keyPath: KeyPath, edits: ReadonlyArray<ExtraHeaderEdit> | undefined) =>
+    edits?.forEach((edit, index) => {
+      const problem = extraHeaderProblem(edit.name, "value" in edit ? edit.value : undefined)
+      if (problem !== undefined) report([...keyPath, index, problem.field], problem.message)
+    })
 
   const raw = decodeAt(decodeConfig, known, [])
   if (raw === undefined) return { errors: issues.map(formatIssue) }
@@ -280,6 +286,7 @@ export const buildConfig = (
     if (decoded === undefined) return undefined
     const { type: _type, model_name, api_key_location, extra_body, extra_headers, timeouts, ...settings } = decoded
     checkPointers([...keyPath, "extra_body"], extra_body)
+    checkHeaders([...keyPath, "extra_headers"], extra_headers)
     let location = definition.defaultCredential
     if (api_key_location !== undefined) {
       const parsed = parseCredentialLocation(api_key_location)
@@ -441,6 +448,7 @@ export const buildConfig = (
       }
     }
     checkPointers([...keyPath, "extra_body"], variant.extra_body)
+    checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
     const params: Record<string, unknown> = {}
     for (const param of inferenceParamNames) {
       if (variant[param] !== undefined) params[param] = variant[param]

@@ -4,6 +4,9 @@
  * then the request's (scoped to a variant, a model, or a model's provider), later ones winning.
  */
 import * as Schema from "effect/Schema"
+import { InvalidRequest } from "../errors.ts"
+import { headerProblem } from "../tracing/trace.ts"
+import { quoted } from "../untrusted.ts"
 
 export const ExtraBodyEdit = Schema.Union([
   Schema.Struct({ pointer: Schema.String, value: Schema.Unknown }),
@@ -16,6 +19,44 @@ export const ExtraHeaderEdit = Schema.Union([
   Schema.Struct({ name: Schema.String, delete: Schema.Literal(true) })
 ])
 export type ExtraHeaderEdit = typeof ExtraHeaderEdit.Type
+
+/**
+ * Headers no edit may set or remove: the HTTP client writes them itself (`host`, the framing of
+ * the body), they concern one connection only (hop-by-hop, RFC 9110 section 7.6.1), or the
+ * client refuses them (`expect`). Sent anyway, the call fails in the client, not at the provider.
+ */
+const reservedHeaders = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "upgrade",
+  "expect"
+])
+
+/**
+ * Why an `extra_headers` entry cannot be sent, naming its field (`name` or `value`), or undefined.
+ * The one check for request and configured entries alike.
+ */
+export const extraHeaderProblem = (
+  name: string,
+  value: string | undefined
+): { readonly field: "name" | "value"; readonly message: string } | undefined => {
+  if (headerProblem(name, "") !== undefined) return { field: "name", message: `${quoted(name)} is not a valid HTTP header name` }
+  if (reservedHeaders.has(name.toLowerCase())) {
+    return { field: "name", message: `"${name}" is managed by the gateway's HTTP client: it cannot be set or removed` }
+  }
+  if (value !== undefined && headerProblem(name, value) !== undefined) {
+    return { field: "value", message: `the value of "${name}" holds a line break or a NUL, which HTTP headers cannot carry` }
+  }
+  return undefined
+}
 
 /** Which model calls a request-level edit applies to; no scope means every call. */
 export interface EditScope {
@@ -49,13 +90,39 @@ const isContainer = (value: unknown): value is Record<string, unknown> | Array<u
   typeof value === "object" && value !== null
 
 /**
+ * Where a request's own edit came from (`extra_body[2]`): on request edits only, as a hidden
+ * property (not enumerable, left out of JSON), so edits compare and hash (cache keys) as before.
+ */
+const requestField: unique symbol = Symbol("extra_body request field")
+
+type RequestBodyEdit = ExtraBodyEdit & { readonly [requestField]?: string }
+
+/** An edit of the request's `extra_body`, at `field`: if it cannot be applied, the inference ends with a 400. */
+export const requestBodyEdit = (edit: ExtraBodyEdit, field: string): ExtraBodyEdit =>
+  Object.defineProperty(edit, requestField, { value: field })
+
+/**
+ * Applies one edit to `body` (see `applyEditOnce`). A configured edit that cannot be applied is
+ * returned as a problem, a failure of that provider (the next one may take it). A request's own
+ * edit that cannot be applied is the caller's mistake: it is thrown
+ * as an InvalidRequest, since the provider codecs that build bodies turn any returned problem
+ * into a provider failure; the model call turns it back into the failure that ends the inference.
+ */
+export const applyExtraBodyEdit = (body: Record<string, unknown>, edit: ExtraBodyEdit): string | undefined => {
+  const problem = applyEditOnce(body, edit)
+  const field = (edit as RequestBodyEdit)[requestField]
+  if (problem !== undefined && field !== undefined) throw new InvalidRequest({ message: `${field}.pointer: ${problem}` })
+  return problem
+}
+
+/**
  * Applies one edit to `body` in place. Missing intermediate objects are created; a final `-`
  * appends to an array. Returns an explanation when the pointer cannot be followed.
  * The objects and arrays along the pointer are copied before they change: below its top
  * level a provider body shares values with the configuration (stop sequences, tool schemas,
  * the output schema), which must stay as they are for the next request.
  */
-export const applyExtraBodyEdit = (body: Record<string, unknown>, edit: ExtraBodyEdit): string | undefined => {
+const applyEditOnce = (body: Record<string, unknown>, edit: ExtraBodyEdit): string | undefined => {
   const tokens = parsePointer(edit.pointer)
   if (tokens === undefined) return `extra_body pointer "${edit.pointer}" must start with "/"`
   if (tokens.length === 0) return `extra_body pointer "${edit.pointer}" must name a field`

@@ -6,7 +6,7 @@
 import type { Input, InputBlock } from "../api/inference.ts"
 import type { FunctionConfig, VariantConfig } from "../config/types.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
-import type { TemplateEngine } from "./templates.ts"
+import { type TemplateEngine, templateArgumentsProblem } from "./templates.ts"
 import type { RequestBlock, RequestMessage } from "./types.ts"
 
 export interface RenderedInput {
@@ -33,6 +33,9 @@ const render = (
   args: Record<string, unknown>,
   path: string
 ): Rendered<string> => {
+  // before the schema and the engine, both of which walk the arguments recursively
+  const tooBig = templateArgumentsProblem(args)
+  if (tooBig !== undefined) return { path, message: tooBig }
   const schema: JsonSchemaValidator | undefined = fn.schemas.get(templateName)
   if (schema !== undefined) {
     const problems = schema.validate(args)

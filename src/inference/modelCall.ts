@@ -150,6 +150,10 @@ export type CallRefused = InvalidRequest | RateLimited | ServiceUnavailable
 const within = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number | undefined, onTimeout: () => E) =>
   ms === undefined ? effect : Effect.timeoutOrElse(effect, { duration: ms, orElse: () => Effect.fail(onTimeout()) })
 
+/** a request's own extra_body edit that does not fit the provider's body is thrown as an InvalidRequest (extraBody.ts) */
+const refusedEdit = (defect: unknown): Effect.Effect<never, InvalidRequest> =>
+  defect instanceof InvalidRequest ? Effect.fail(defect) : Effect.die(defect)
+
 /**
  * Tries the providers of the variant's model in routing order until `attempt` succeeds for
  * one. `limitOf` picks the timeout that applies (total time, or time to first token) from
@@ -179,7 +183,7 @@ const tryProviders = <A>(
     }
     const limit = limitOf(provider.config.timeouts)
     return within(
-      attempt(provider, call),
+      Effect.catchDefect(attempt(provider, call), refusedEdit),
       limit,
       () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
     ).pipe(

@@ -12,7 +12,14 @@ import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { type CachePolicy, cachePolicy, type CacheSharing } from "../observability/cache.ts"
 import { apiKeyTag } from "../api/tags.ts"
-import { type EditScope, type ExtraBodyEdit, type ExtraHeaderEdit, parsePointer } from "./extraBody.ts"
+import {
+  type EditScope,
+  type ExtraBodyEdit,
+  type ExtraHeaderEdit,
+  extraHeaderProblem,
+  parsePointer,
+  requestBodyEdit
+} from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
 import { sampleVariantOrder, seededRandom } from "./sampling.ts"
 import type { TemplateEngine } from "./templates.ts"
@@ -171,7 +178,7 @@ export const prepareInference = (
   if (request.output_schema !== undefined) {
     if (fn.type !== "json") return invalid("output_schema: only json functions have an output schema")
     const compiled = compileRequestJsonSchema(request.output_schema)
-    if ("error" in compiled) return invalid(`output_schema: invalid JSON Schema: ${compiled.error}`)
+    if ("error" in compiled) return invalid(`output_schema: ${compiled.error}`)
     outputSchema = compiled.validator
   }
 
@@ -192,7 +199,11 @@ export const prepareInference = (
     if (scope instanceof InvalidRequest) return scope
     bodyEdits.push({
       scope,
-      edit: entry.delete === true ? { pointer: entry.pointer, delete: true } : { pointer: entry.pointer, value: entry.value }
+      // marked as the request's: if it does not fit the provider's body, the inference ends with a 400
+      edit: requestBodyEdit(
+        entry.delete === true ? { pointer: entry.pointer, delete: true } : { pointer: entry.pointer, value: entry.value },
+        path
+      )
     })
   }
   const headerEdits: Array<ScopedEdit<ExtraHeaderEdit>> = []
@@ -203,6 +214,9 @@ export const prepareInference = (
     if ((entry.value === undefined) === (entry.delete !== true)) {
       return invalid(`${path}: give exactly one of value or delete = true`)
     }
+    // refused here rather than failing in the HTTP client, which would count as a provider failure
+    const unsendable = extraHeaderProblem(entry.name, entry.value)
+    if (unsendable !== undefined) return invalid(`${path}.${unsendable.field}: ${unsendable.message}`)
     const scope = scopeOf(entry, path)
     if (scope instanceof InvalidRequest) return scope
     headerEdits.push({

@@ -8,6 +8,7 @@ import { InvalidRequest } from "../errors.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import { qualifiedProviderName } from "../providers/types.ts"
 import type { ChatCompletionRequest, ContentPart, ExtraContentBlock, Message } from "./api.ts"
+import { quoted } from "../untrusted.ts"
 
 export const functionModelPrefix = "gateway::function_name::"
 export const modelModelPrefix = "gateway::model_name::"
@@ -57,7 +58,8 @@ const partToBlock = (part: ContentPart, path: string, warnings: Array<string>): 
       const format = part.input_audio.format.toLowerCase()
       const sniffed = sniffAudio(part.input_audio.data)
       if (sniffed !== undefined && sniffed !== format) {
-        warnings.push(`${path}.input_audio: the data looks like ${sniffed}, not ${format}`)
+        // logged: the format is the client's text
+        warnings.push(`${path}.input_audio: the data looks like ${sniffed}, not ${quoted(format, 20)}`)
       }
       return { type: "file", file_type: "base64", data: part.input_audio.data, mime_type: audioMime[format] ?? `audio/${format}` }
     }

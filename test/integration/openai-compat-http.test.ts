@@ -488,7 +488,7 @@ describe("POST /openai/v1/chat/completions", () => {
       const wav = Buffer.from("RIFF\u0000\u0000\u0000\u0000WAVEfmt ", "latin1").toString("base64")
       await ok({ model: "gateway::function_name::up_chat", messages: [user([{ type: "input_audio", input_audio: { data: wav, format: "mp3" } }])] })
       expect(upstream().messages[0].content).toEqual([{ type: "input_audio", input_audio: { data: wav, format: "mp3" } }])
-      await poll("the warning in the log", async () => (/looks like wav, not mp3/.test(gateway.log()) ? true : undefined))
+      await poll("the warning in the log", async () => (/looks like wav, not "mp3"/.test(gateway.log()) ? true : undefined))
     })
 
     it("an unknown content part type is a 400 naming the part", async () => {

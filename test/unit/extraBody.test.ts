@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest"
+import { InvalidRequest } from "../../src/errors.ts"
 import {
   applyExtraBodyEdit,
   applyExtraHeaderEdits,
   type ExtraBodyEdit,
+  extraHeaderProblem,
   parsePointer,
+  requestBodyEdit,
   scopeMatches
 } from "../../src/inference/extraBody.ts"
 
@@ -155,5 +158,47 @@ describe("scopeMatches", () => {
     expect(scopeMatches({ model_name: "claude" }, target)).toBe(false)
     expect(scopeMatches({ model_name: "gpt", provider_name: "azure" }, target)).toBe(true)
     expect(scopeMatches({ model_name: "gpt", provider_name: "openai" }, target)).toBe(false)
+  })
+})
+
+describe("extraHeaderProblem", () => {
+  it("accepts an ordinary header, set or removed", () => {
+    expect(extraHeaderProblem("x-team", "red")).toBeUndefined()
+    expect(extraHeaderProblem("Authorization", "Bearer k")).toBeUndefined()
+    expect(extraHeaderProblem("x-team", undefined)).toBeUndefined()
+  })
+
+  it("refuses the headers the HTTP client manages, in any case, set or removed", () => {
+    for (const name of ["Host", "content-length", "TRANSFER-ENCODING", "connection", "keep-alive", "te", "trailer", "upgrade", "expect"]) {
+      expect(extraHeaderProblem(name, "1")).toEqual({ field: "name", message: expect.stringContaining("cannot be set or removed") })
+      expect(extraHeaderProblem(name, undefined)?.field).toBe("name")
+    }
+  })
+
+  it("refuses a name that is not a token, quoted and cut short", () => {
+    expect(extraHeaderProblem("a b", "1")).toEqual({ field: "name", message: `"a b" is not a valid HTTP header name` })
+    expect(extraHeaderProblem(`x\n${"y".repeat(1000)}`, "1")?.message.length).toBeLessThan(150)
+  })
+
+  it("refuses a value with CR, LF or NUL", () => {
+    for (const value of ["a\rb", "a\nb", "a\u0000b"]) expect(extraHeaderProblem("x-a", value)?.field).toBe("value")
+  })
+})
+
+describe("requestBodyEdit", () => {
+  it("a request's edit that cannot be applied throws an InvalidRequest naming its field; a configured one returns the problem", () => {
+    const body = { messages: [{ role: "user", content: "hi" }] }
+    const configured: ExtraBodyEdit = { pointer: "/messages/0/content/x", value: 1 }
+    expect(applyExtraBodyEdit(structuredClone(body), configured)).toMatch(/goes through a value that is not an object or array/)
+    const requested = requestBodyEdit({ pointer: "/messages/0/content/x", value: 1 }, "extra_body[3]")
+    expect(() => applyExtraBodyEdit(structuredClone(body), requested)).toThrow(InvalidRequest)
+    expect(() => applyExtraBodyEdit(structuredClone(body), requested)).toThrow(/^extra_body\[3\]\.pointer: extra_body pointer/)
+  })
+
+  it("leaves the edit comparing and serializing as before", () => {
+    const requested = requestBodyEdit({ pointer: "/a", value: 1 }, "extra_body[0]")
+    expect(requested).toEqual({ pointer: "/a", value: 1 })
+    expect(JSON.stringify(requested)).toBe(`{"pointer":"/a","value":1}`)
+    expect(edited({}, requested)).toEqual({ a: 1 })
   })
 })

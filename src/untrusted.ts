@@ -1,0 +1,20 @@
+/**
+ * Client-supplied text (field names, header names, format names) inside the gateway's own
+ * messages and log lines: quoted as JSON strings, so a line break or a control character
+ * cannot forge a log line, and cut short, so a request cannot make a line megabytes long.
+ */
+
+const defaultMaxChars = 100
+
+/** `text` as a JSON string of at most about `maxChars` characters (`"abc..."` when cut). */
+export const quoted = (text: string, maxChars = defaultMaxChars): string =>
+  text.length > maxChars ? `${JSON.stringify(text.slice(0, maxChars)).slice(0, -1)}..."` : JSON.stringify(text)
+
+/**
+ * `names`, quoted and comma-separated, at most `maxNames` of them followed by `and K more`:
+ * `"a", "b\n" and 3 more`.
+ */
+export const quotedList = (names: ReadonlyArray<string>, maxNames = 20, maxChars = defaultMaxChars): string => {
+  const shown = names.slice(0, maxNames).map((name) => quoted(name, maxChars)).join(", ")
+  return names.length > maxNames ? `${shown} and ${names.length - maxNames} more` : shown
+}
