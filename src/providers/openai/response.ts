@@ -48,7 +48,7 @@ export const errorMessageOf = (status: number, text: string): string => {
 /** A 2xx answer to a streamed request that is not an event stream (an HTML page from a proxy, say). */
 export const notAnEventStream = (status: number, contentType: string | undefined, text: string): string =>
   `HTTP ${status} with content type ${
-    contentType === undefined ? "(none)" : JSON.stringify(contentType)
+    contentType === undefined ? "(none)" : JSON.stringify(contentType.slice(0, 100))
   } where an event stream (text/event-stream) was expected: ${text.length > 200 ? `${text.slice(0, 200)}...` : text}`
 
 export const emptyStream = "the provider's event stream ended without any event"
