@@ -527,9 +527,11 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
     // the lines are joined inside the promise: a batch too large for a string fails the write
     const write = (rows: ReadonlyArray<EncodedRow>) =>
       rows.length === 0 ? Effect.void : Effect.tryPromise({
-        try: (signal) => Promise.all(Array.from(textsByTable(rows), ([table, lines]) => insert(table, lines, signal))),
+        try: async (signal) => {
+          await Promise.all(Array.from(textsByTable(rows), ([table, lines]) => insert(table, lines, signal)))
+        },
         catch: writeError
-      }).pipe(Effect.asVoid)
+      })
 
     // ---- reads
 

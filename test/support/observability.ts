@@ -101,6 +101,7 @@ export const queueStats = async (gateway: RunningGateway) => {
   return response.body.observability as {
     backend: string
     queued: number
+    queuedBytes: number
     written: number
     dropped: number
     rejected: number
