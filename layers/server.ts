@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { AccessLive } from "./access.ts"
+import { makeBodyBudget, RequestBodyBudget } from "./http/requestBody.ts"
 import { Routes } from "./http/routes.ts"
 import { HttpTransportLive } from "./HttpTransport.ts"
 import { ObservabilityLive } from "./observability/index.ts"
@@ -19,13 +20,34 @@ export interface ServerOptions {
   readonly shutdownTimeoutMs?: number
 }
 
+/** how connections are bounded: `[gateway] max_connections` and `request_read_timeout_ms` */
+interface ConnectionLimits {
+  readonly maxConnections: number
+  readonly requestReadTimeoutMs: number
+}
+
+/**
+ * A client must send its whole request (headers and body) within `requestReadTimeoutMs`, and its
+ * headers within 30 s of that (less when the whole limit is less): past it Node answers 408 and
+ * closes the connection, so stalled uploads free their connection and their share of
+ * `max_request_bytes_in_flight`. Node checks the limits every `connectionsCheckingInterval`:
+ * a tenth of the limit, between 100 ms and 30 s.
+ */
+const timeoutsOf = ({ requestReadTimeoutMs }: ConnectionLimits) => ({
+  requestTimeout: requestReadTimeoutMs,
+  headersTimeout: Math.min(requestReadTimeoutMs, 30_000),
+  connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestReadTimeoutMs / 10)))
+})
+
 /**
  * Node's `close()` ends only the keep-alive connections idle at that moment: one whose request
  * was in flight stays open after its response until `keepAliveTimeout`, and holds up the exit
  * for the whole shutdown timeout. Once closing, such connections end as their response does.
+ * Past `maxConnections` open connections, Node closes new ones at once.
  */
-const makeNodeServer = () => {
-  const server = createServer({ keepAliveTimeout: 65_000 })
+const makeNodeServer = (limits: ConnectionLimits) => () => {
+  const server = createServer({ keepAliveTimeout: 65_000, ...timeoutsOf(limits) })
+  server.maxConnections = limits.maxConnections
   const inFlight = new Set<ServerResponse>()
   let closing = false
   server.on("request", (_request, response: ServerResponse) => {
@@ -51,7 +73,8 @@ export const ServerLive = (
   options: ServerOptions = {}
 ) =>
   HttpRouter.serve(Routes, { disableLogger: true }).pipe(
-    Layer.provide(NodeHttpServer.layer(makeNodeServer, {
+    Layer.provide(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
+    Layer.provide(NodeHttpServer.layer(makeNodeServer(config.gateway), {
       host: config.gateway.bindAddress.host,
       port: config.gateway.bindAddress.port,
       gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000

@@ -89,9 +89,11 @@ export class AllVariantsFailed extends Schema.TaggedError<AllVariantsFailed>()("
   }
 }
 
-/** 503: a database the request needs does not answer. */
+/** 503: a database the request needs does not answer, or the gateway is too busy receiving requests. */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
-  message: Schema.String
+  message: Schema.String,
+  /** when set, the answer's Retry-After header (seconds) */
+  retryAfterS: Schema.optional(Schema.Finite)
 }) {
   get status(): number {
     return 503

@@ -2,13 +2,20 @@
  * Turning outcomes into HTTP responses: JSON bodies, the one error body, and the guard
  * every handler runs inside (typed errors -> their status, defects -> a logged 500).
  */
-import * as ByteSize from "effect/ByteSize"
 import * as Effect from "effect/Effect"
-import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type Decoded, formatFieldIssues } from "../../src/decode.ts"
-import { errorBody, type GatewayError, InternalError, InvalidRequest, isGatewayError, PayloadTooLarge } from "../../src/errors.ts"
+import {
+  errorBody,
+  type GatewayError,
+  InternalError,
+  InvalidRequest,
+  isGatewayError,
+  type PayloadTooLarge,
+  type ServiceUnavailable
+} from "../../src/errors.ts"
+import { readRequestBody, RequestBodyBudget } from "./requestBody.ts"
 
 export const jsonResponse = (
   body: string,
@@ -17,10 +24,10 @@ export const jsonResponse = (
 ): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(body, { status, contentType: "application/json", ...(headers === undefined ? {} : { headers }) })
 
-/** a 429 says when to come back, a 401 how to authenticate */
+/** a 429 (and a 503 that knows) says when to come back, a 401 how to authenticate */
 export const errorHeaders = (error: GatewayError): Readonly<Record<string, string>> | undefined =>
-  error._tag === "RateLimited"
-    ? { "retry-after": String(Math.ceil(error.retryAfterS)) }
+  error._tag === "RateLimited" || (error._tag === "ServiceUnavailable" && error.retryAfterS !== undefined)
+    ? { "retry-after": String(Math.ceil(error.retryAfterS!)) }
     : error._tag === "Unauthorized"
     ? { "www-authenticate": "Bearer" }
     : undefined
@@ -44,34 +51,37 @@ export const guarded = <E, R>(
     })
   ) as Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
 
-const isTooLarge = (error: unknown): boolean => /BodyTooLarge|MaxBytes/.test(`${String(error)} ${JSON.stringify(error)}`)
+const textDecoder = new TextDecoder()
 
-/** Reads and parses a JSON object body (400 for anything else, 413 past `maxBytes`). */
+/** a JSON object, or the 400 saying what the body is instead */
+const parseJsonObject = (body: Uint8Array): Effect.Effect<Record<string, unknown>, InvalidRequest> => {
+  const text = textDecoder.decode(body)
+  if (text.trim() === "") return Effect.fail(new InvalidRequest({ message: "the request body is empty; expected a JSON object" }))
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return Effect.fail(new InvalidRequest({ message: `malformed JSON: ${(error as Error).message}` }))
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return Effect.fail(new InvalidRequest({ message: "the request body must be a JSON object" }))
+  }
+  return Effect.succeed(json as Record<string, unknown>)
+}
+
+/**
+ * Reads and parses a JSON object body: 400 for anything else, 413 past `maxBytes`, 503 when
+ * the bodies being received at once would exceed the server's budget (see requestBody.ts).
+ */
 export const readJsonObject = (
   maxBytes: number
-): Effect.Effect<Record<string, unknown>, InvalidRequest | PayloadTooLarge, HttpServerRequest.HttpServerRequest> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const tooLarge = () => new PayloadTooLarge({ message: `the request body exceeds the limit of ${maxBytes} bytes` })
-    const declared = Number(request.headers["content-length"])
-    if (declared > maxBytes) return Effect.fail(tooLarge())
-    return request.text.pipe(
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBytes)),
-      Effect.mapError((error) => isTooLarge(error) ? tooLarge() : new InvalidRequest({ message: "could not read the request body" })),
-      Effect.flatMap((text) => {
-        if (text.trim() === "") return Effect.fail(new InvalidRequest({ message: "the request body is empty; expected a JSON object" }))
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch (error) {
-          return Effect.fail(new InvalidRequest({ message: `malformed JSON: ${(error as Error).message}` }))
-        }
-        if (typeof json !== "object" || json === null || Array.isArray(json)) {
-          return Effect.fail(new InvalidRequest({ message: "the request body must be a JSON object" }))
-        }
-        return Effect.succeed(json as Record<string, unknown>)
-      })
-    )
-  })
+): Effect.Effect<
+  Record<string, unknown>,
+  InvalidRequest | PayloadTooLarge | ServiceUnavailable,
+  HttpServerRequest.HttpServerRequest
+> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    Effect.withFiber((fiber) => readRequestBody(request, maxBytes, fiber.getRef(RequestBodyBudget), parseJsonObject)))
 
 export const decodeBody = <A>(decode: (input: unknown) => Decoded<A>, json: unknown): Effect.Effect<A, InvalidRequest> => {
   const decoded = decode(json)
@@ -82,5 +92,5 @@ export const decodeBody = <A>(decode: (input: unknown) => Decoded<A>, json: unkn
 export const readJsonBody = <A>(
   decode: (input: unknown) => Decoded<A>,
   maxBytes: number
-): Effect.Effect<A, InvalidRequest | PayloadTooLarge, HttpServerRequest.HttpServerRequest> =>
+): Effect.Effect<A, InvalidRequest | PayloadTooLarge | ServiceUnavailable, HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(readJsonObject(maxBytes), (json) => decodeBody(decode, json))

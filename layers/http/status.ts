@@ -1,15 +1,23 @@
-/** GET /status and GET /health (spec 4.8) */
+/**
+ * GET /status and GET /health (spec 4.8). Both answer without an API key, so with
+ * authentication on their bodies say no more than "running" and "ok"/"error": the queue's
+ * counters and a database's error text (hosts, ports) are for the log and for deployments
+ * without authentication.
+ */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Observability } from "../../src/observability/store.ts"
+import { Gateway } from "../../src/services.ts"
 import { Tracing } from "../../src/tracing/trace.ts"
 import { jsonResponse } from "./respond.ts"
 
 export const gatewayVersion = "0.1.0"
 
+const minimalStatus = JSON.stringify({ status: "ok", version: gatewayVersion })
+
 /** Running, with the write queue's counters when observability is on, and the trace exporter's when it is. */
-export const statusHandler = Effect.map(Effect.all([Observability, Tracing]), ([{ store, stats }, tracing]) =>
-  jsonResponse(JSON.stringify({
+export const statusHandler = Effect.map(Effect.all([Gateway, Observability, Tracing]), ([gateway, { store, stats }, tracing]) =>
+  gateway.config.gateway.auth.enabled ? jsonResponse(minimalStatus) : jsonResponse(JSON.stringify({
     status: "ok",
     version: gatewayVersion,
     ...(store === undefined ? {} : { observability: { backend: store.backend, ...stats() } }),
@@ -18,15 +26,42 @@ export const statusHandler = Effect.map(Effect.all([Observability, Tracing]), ([
 
 const healthTimeout = Duration.seconds(2)
 
-/** `{"gateway": "ok"}`, plus the database's state under its name; 503 when it does not answer. */
-export const healthHandler = Effect.flatMap(Observability, ({ store }) => {
+/** whether the last probe found the database down: the log says so once per change, not per probe */
+let databaseDown = false
+
+const probed = (backend: string, error: string | undefined): Effect.Effect<void> => {
+  const down = error !== undefined
+  if (down === databaseDown) return Effect.void
+  databaseDown = down
+  return down
+    ? Effect.logWarning(`/health: the ${backend} database does not answer: ${error}`)
+    : Effect.logInfo(`/health: the ${backend} database answers again`)
+}
+
+/**
+ * `{"gateway": "ok"}`, plus the database's state under its name; 503 when it does not answer,
+ * with the reason in the body only when authentication is off.
+ */
+export const healthHandler = Effect.flatMap(Effect.all([Gateway, Observability]), ([gateway, { store }]) => {
   if (store === undefined) return Effect.succeed(jsonResponse(JSON.stringify({ gateway: "ok" })))
+  const detailed = !gateway.config.gateway.auth.enabled
   return store.ping.pipe(
     Effect.timeoutOrElse({ duration: healthTimeout, orElse: () => Effect.fail({ message: "no answer within 2 s" }) }),
-    Effect.match({
-      onSuccess: () => jsonResponse(JSON.stringify({ gateway: "ok", [store.backend]: "ok" })),
+    Effect.matchEffect({
+      onSuccess: () =>
+        Effect.as(probed(store.backend, undefined), jsonResponse(JSON.stringify({ gateway: "ok", [store.backend]: "ok" }))),
       onFailure: (error) =>
-        jsonResponse(JSON.stringify({ gateway: "ok", [store.backend]: "error", error: `${store.backend}: ${error.message}` }), 503)
+        Effect.as(
+          probed(store.backend, error.message),
+          jsonResponse(
+            JSON.stringify({
+              gateway: "ok",
+              [store.backend]: "error",
+              ...(detailed ? { error: `${store.backend}: ${error.message}` } : {})
+            }),
+            503
+          )
+        )
     })
   )
 })
