@@ -5,11 +5,13 @@
  * limits and cannot reach where they live does not start.
  */
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { Authentication, checkAuthorization } from "../src/auth/authenticate.ts"
+import { Authentication, authenticateGuarded, type KeyLookup } from "../src/auth/authenticate.ts"
+import { FailedAttempts } from "../src/auth/failedAttempts.ts"
 import { type KeyStore, relationalUrlVariable, type StoredApiKey } from "../src/auth/store.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { ModelTable } from "../src/inference/models.ts"
@@ -56,24 +58,70 @@ const requireRelational = (store: RelationalStore | undefined, what: string) =>
     ? Effect.fail(new StartupError({ message: `${what} needs ${relationalUrlVariable} (a postgres:// URL)` }))
     : Effect.succeed(store)
 
+/** keys found, cached at most: real keys only, so a flood of unknown ids never pushes them out */
 const maxCachedKeys = 10_000
+/** ids found to name no key, cached at most (apart from the keys found) */
+const maxCachedMissingIds = 10_000
+
+/** `map` without its oldest entry once it holds `max` (Maps keep insertion order) */
+const makeRoom = (map: Map<string, unknown>, max: number) => {
+  if (map.size >= max) map.delete(map.keys().next().value as string)
+}
 
 /**
- * `find` of a key store with a cache: a key (or its absence) is trusted for `ttlMs` before the
- * database is asked again, which bounds how long a disabled key keeps working in a process
- * that served it a moment before.
+ * A key store behind a cache: a key (or its absence) is trusted for `ttlMs` before the database
+ * is asked again, which bounds how long a disabled key keeps working in a process that served
+ * it a moment before. Keys found and ids that name none are cached apart, each bounded, so that
+ * guessed ids can only push out other guessed ids. Concurrent asks for one id share one query.
  */
-export const cachedKeyLookup = (keys: KeyStore, ttlMs: number) => {
-  const cache = new Map<string, { readonly key: StoredApiKey | undefined; readonly until: number }>()
-  return (publicId: string): Effect.Effect<StoredApiKey | undefined, StoreError> => {
-    const cached = cache.get(publicId)
-    if (cached !== undefined && cached.until > Date.now()) return Effect.succeed(cached.key)
-    return Effect.tap(keys.find(publicId), (key) =>
-      Effect.sync(() => {
-        if (ttlMs <= 0) return
-        if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value as string)
-        cache.set(publicId, { key, until: Date.now() + ttlMs })
-      }))
+export const cachedKeyLookup = (keys: KeyStore, ttlMs: number): KeyLookup => {
+  const found = new Map<string, { readonly key: StoredApiKey; readonly until: number }>()
+  const missing = new Map<string, number>()
+  const pending = new Map<string, Deferred.Deferred<StoredApiKey | undefined, StoreError>>()
+  const none = { key: undefined }
+
+  const remember = (publicId: string, key: StoredApiKey | undefined) => {
+    if (ttlMs <= 0) return
+    const until = Date.now() + ttlMs
+    // deleted first: a refreshed entry becomes the newest
+    found.delete(publicId)
+    missing.delete(publicId)
+    if (key === undefined) {
+      makeRoom(missing, maxCachedMissingIds)
+      missing.set(publicId, until)
+    } else {
+      makeRoom(found, maxCachedKeys)
+      found.set(publicId, { key, until })
+    }
+  }
+
+  return {
+    cached: (publicId) => {
+      const hit = found.get(publicId)
+      if (hit !== undefined) return hit.until > Date.now() ? hit : undefined
+      const until = missing.get(publicId)
+      return until !== undefined && until > Date.now() ? none : undefined
+    },
+    known: (publicId) => found.get(publicId)?.key,
+    asking: (publicId) => pending.has(publicId),
+    find: (publicId) =>
+      Effect.suspend(() => {
+        const waiting = pending.get(publicId)
+        if (waiting !== undefined) return Deferred.await(waiting)
+        const answer = Deferred.makeUnsafe<StoredApiKey | undefined, StoreError>()
+        pending.set(publicId, answer)
+        const ask = keys.find(publicId).pipe(
+          Effect.tap((key) => Effect.sync(() => remember(publicId, key))),
+          Effect.onExit((exit) =>
+            Effect.sync(() => {
+              pending.delete(publicId)
+              Deferred.doneUnsafe(answer, exit)
+            })
+          )
+        )
+        // detached: a caller whose client hung up does not cancel the query others wait for
+        return Effect.andThen(Effect.forkDetach(ask), Deferred.await(answer))
+      })
   }
 }
 
@@ -120,12 +168,17 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
     let authentication = Authentication.of({ enabled: false, authenticate: () => Effect.die("authentication is off") })
     if (auth.enabled) {
       const store = yield* requireRelational(relational, "[gateway.auth] enabled = true")
-      const find = cachedKeyLookup(store.keys, auth.cacheTtlMs)
+      const lookup = cachedKeyLookup(store.keys, auth.cacheTtlMs)
+      const attempts = auth.maxFailedAttemptsPerMinute > 0 ? new FailedAttempts(auth.maxFailedAttemptsPerMinute) : undefined
       authentication = Authentication.of({
         enabled: true,
-        authenticate: (header) => Effect.suspend(() => checkAuthorization(header, find, Date.now()))
+        authenticate: (header, address) => Effect.suspend(() => authenticateGuarded(header, address, lookup, attempts, Date.now()))
       })
-      yield* Effect.logInfo(`authentication: on (keys cached for ${auth.cacheTtlMs} ms)`)
+      yield* Effect.logInfo(
+        `authentication: on (keys cached for ${auth.cacheTtlMs} ms, ${
+          attempts === undefined ? "failed attempts not limited" : `at most ${attempts.perMinute} failed attempts a minute per client address`
+        })`
+      )
     }
 
     return Context.add(Context.make(Gateway, { config, models: new ModelTable(config), limiter }), Authentication, authentication)

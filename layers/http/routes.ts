@@ -5,6 +5,7 @@
  * known paths called with another method a 405.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -54,7 +55,9 @@ const serve = (route: Route, auth: Authentication["Service"]) =>
     route.open === true || !auth.enabled
       ? route.handler(undefined)
       : Effect.flatMap(
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => auth.authenticate(request.headers.authorization)),
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+          // the socket's peer: a client can write X-Forwarded-For, not its address
+          auth.authenticate(request.headers.authorization, Option.getOrUndefined(request.peerAddress))),
         route.handler
       ),
     errorShapeOf(route.path)

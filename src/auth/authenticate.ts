@@ -1,22 +1,54 @@
 /**
  * Authentication (spec 5): `Authorization: Bearer sk-gw-<public_id>-<secret>` on every
  * endpoint but /status and /health, when `[gateway.auth] enabled = true`. Each way a request
- * can fail has its own message; none repeats the secret.
+ * can fail has its own message; none repeats the secret. Failed attempts with well-formed keys
+ * are limited per client address (`max_failed_attempts_per_minute`), past which the address
+ * gets 429s before the key store is asked.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import { ServiceUnavailable, Unauthorized } from "../errors.ts"
+import { RateLimited, ServiceUnavailable, Unauthorized } from "../errors.ts"
 import type { StoreError } from "../observability/store.ts"
-import { parseApiKey, secretMatches } from "./apiKey.ts"
+import { type ParsedApiKey, parseApiKey, secretMatches } from "./apiKey.ts"
+import type { FailedAttempts } from "./failedAttempts.ts"
 import type { StoredApiKey } from "./store.ts"
 
 export class Authentication extends Context.Service<Authentication, {
   readonly enabled: boolean
-  /** the public id of the request's valid key */
-  readonly authenticate: (authorization: string | undefined) => Effect.Effect<string, Unauthorized | ServiceUnavailable>
+  /** the public id of the request's valid key; `address` is the client's (the socket's peer) */
+  readonly authenticate: (
+    authorization: string | undefined,
+    address: string | undefined
+  ) => Effect.Effect<string, Unauthorized | RateLimited | ServiceUnavailable>
 }>()("gateway/Authentication") {}
 
 const unauthorized = (message: string) => new Unauthorized({ message })
+
+/** The key an Authorization header names, or why it names none. */
+export const parseAuthorization = (authorization: string | undefined): ParsedApiKey | Unauthorized => {
+  if (authorization === undefined || authorization.trim() === "") {
+    return unauthorized(`missing API key: send the header "Authorization: Bearer <API key>"`)
+  }
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)
+  if (match === null) return unauthorized(`the Authorization header must be "Bearer <API key>"`)
+  return parseApiKey(match[1]) ?? unauthorized("malformed API key: expected sk-gw-<12-character public id>-<secret>")
+}
+
+/** The public id of `parsed` if `key` (as stored; undefined when there is none) lets it in, or why not. */
+export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, now: number): string | Unauthorized => {
+  // an unknown id and a wrong secret look the same from outside
+  if (key === undefined || !secretMatches(parsed.secret, key.secretHash)) return unauthorized("unknown API key")
+  if (key.disabledAt !== undefined) return unauthorized(`API key ${key.publicId} is disabled`)
+  if (key.expiresAt !== undefined && key.expiresAt <= now) {
+    return unauthorized(`API key ${key.publicId} expired at ${new Date(key.expiresAt).toISOString()}`)
+  }
+  return key.publicId
+}
+
+const storeUnavailable = (error: StoreError) =>
+  new ServiceUnavailable({ message: `cannot check the API key: the relational database is unavailable: ${error.message}` })
+
+const verified = (outcome: string | Unauthorized): Effect.Effect<string, Unauthorized> => typeof outcome === "string" ? Effect.succeed(outcome) : Effect.fail(outcome)
 
 /**
  * Checks an Authorization header against the key it names, found by `find` (which may
@@ -27,25 +59,76 @@ export const checkAuthorization = (
   find: (publicId: string) => Effect.Effect<StoredApiKey | undefined, StoreError>,
   now: number
 ): Effect.Effect<string, Unauthorized | ServiceUnavailable> => {
-  if (authorization === undefined || authorization.trim() === "") {
-    return Effect.fail(unauthorized(`missing API key: send the header "Authorization: Bearer <API key>"`))
-  }
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)
-  if (match === null) return Effect.fail(unauthorized(`the Authorization header must be "Bearer <API key>"`))
-  const parsed = parseApiKey(match[1])
-  if (parsed === undefined) return Effect.fail(unauthorized("malformed API key: expected sk-gw-<12-character public id>-<secret>"))
+  const parsed = parseAuthorization(authorization)
+  if (parsed instanceof Unauthorized) return Effect.fail(parsed)
   return find(parsed.publicId).pipe(
-    Effect.mapError((error) =>
-      new ServiceUnavailable({ message: `cannot check the API key: the relational database is unavailable: ${error.message}` })
-    ),
+    Effect.mapError(storeUnavailable),
+    Effect.flatMap((key) => verified(verifyKey(parsed, key, now)))
+  )
+}
+
+const tooMany = (attempts: FailedAttempts, address: string, now: number) => {
+  const seconds = attempts.retryAfterS(address, now)
+  return new RateLimited({
+    message: `too many failed authentications from this address (at most ${attempts.perMinute} a minute): retry in ${seconds} s`,
+    retryAfterS: seconds
+  })
+}
+
+/** The keys as one process knows them: a short-lived cache in front of the key store. */
+export interface KeyLookup {
+  /** the cached answer for `publicId` while it is fresh (`key` undefined: no such key), or undefined when not cached */
+  readonly cached: (publicId: string) => { readonly key: StoredApiKey | undefined } | undefined
+  /** the key found for `publicId` before, cached however long ago (undefined: none known) */
+  readonly known: (publicId: string) => StoredApiKey | undefined
+  /** a query for `publicId` is under way: another ask joins it, at no cost to the store */
+  readonly asking: (publicId: string) => boolean
+  /** asks the store, and caches the answer */
+  readonly find: (publicId: string) => Effect.Effect<StoredApiKey | undefined, StoreError>
+}
+
+/**
+ * `checkAuthorization`, with the store guarded against keys guessed by the thousand. A failed
+ * check of a well-formed key counts against the client's address (a missing or malformed
+ * header costs nothing, so it does not); an address with no attempts left gets a 429 instead
+ * of a 401, and its keys reach the store only when they are known to this process with the
+ * right secret (so a valid key in use keeps working there, and a 429 says nothing of whether a
+ * key exists). A query for a key not known takes its attempt up front, given back when the key
+ * is valid, so that concurrent guesses cannot overshoot the limit.
+ */
+export const authenticateGuarded = (
+  authorization: string | undefined,
+  address: string | undefined,
+  lookup: KeyLookup,
+  attempts: FailedAttempts | undefined,
+  now: number
+): Effect.Effect<string, Unauthorized | RateLimited | ServiceUnavailable> => {
+  const parsed = parseAuthorization(authorization)
+  if (parsed instanceof Unauthorized) return Effect.fail(parsed)
+  const { publicId } = parsed
+  const hit = lookup.cached(publicId)
+  if (attempts === undefined || address === undefined) {
+    if (hit !== undefined) return verified(verifyKey(parsed, hit.key, now))
+    return Effect.flatMap(Effect.mapError(lookup.find(publicId), storeUnavailable), (key) => verified(verifyKey(parsed, key, now)))
+  }
+  /** a failure counted against the address: a 401, or a 429 once it has no attempts left */
+  const counted = (outcome: string | Unauthorized): Effect.Effect<string, Unauthorized | RateLimited> =>
+    typeof outcome === "string" || attempts.take(address, now) ? verified(outcome) : Effect.fail(tooMany(attempts, address, now))
+  if (hit !== undefined) return counted(verifyKey(parsed, hit.key, now))
+  const known = lookup.known(publicId)
+  // a query under way costs nothing more; nor does a key this process found before asked with its secret
+  if (lookup.asking(publicId) || (known !== undefined && secretMatches(parsed.secret, known.secretHash))) {
+    return Effect.flatMap(Effect.mapError(lookup.find(publicId), storeUnavailable), (key) => counted(verifyKey(parsed, key, now)))
+  }
+  if (!attempts.take(address, now)) return Effect.fail(tooMany(attempts, address, now))
+  return lookup.find(publicId).pipe(
+    // the store's failure is not the client's
+    Effect.tapError(() => Effect.sync(() => attempts.giveBack(address, now))),
+    Effect.mapError(storeUnavailable),
     Effect.flatMap((key) => {
-      // an unknown id and a wrong secret look the same from outside
-      if (key === undefined || !secretMatches(parsed.secret, key.secretHash)) return Effect.fail(unauthorized("unknown API key"))
-      if (key.disabledAt !== undefined) return Effect.fail(unauthorized(`API key ${key.publicId} is disabled`))
-      if (key.expiresAt !== undefined && key.expiresAt <= now) {
-        return Effect.fail(unauthorized(`API key ${key.publicId} expired at ${new Date(key.expiresAt).toISOString()}`))
-      }
-      return Effect.succeed(key.publicId)
+      const outcome = verifyKey(parsed, key, now)
+      if (typeof outcome === "string") attempts.giveBack(address, now)
+      return verified(outcome)
     })
   )
 }

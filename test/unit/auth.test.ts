@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { generateApiKey, parseApiKey, secretMatches } from "../../src/auth/apiKey.ts"
 import { checkAuthorization } from "../../src/auth/authenticate.ts"
+import { FailedAttempts } from "../../src/auth/failedAttempts.ts"
 import type { StoredApiKey } from "../../src/auth/store.ts"
 import { ServiceUnavailable, Unauthorized } from "../../src/errors.ts"
 import { StoreError } from "../../src/observability/store.ts"
@@ -71,5 +72,36 @@ describe("checkAuthorization", () => {
   it("answers 503 when the key store does not answer", async () => {
     const failure = await messageOf(`Bearer ${key.key}`, new StoreError({ message: "connect ECONNREFUSED" }))
     expect(failure).toBeInstanceOf(ServiceUnavailable)
+  })
+})
+
+describe("FailedAttempts", () => {
+  it("holds `perMinute` attempts per address, refilled continuously, given back after a success, never above the limit", () => {
+    const attempts = new FailedAttempts(6)
+    for (let i = 0; i < 6; i++) expect(attempts.take("a", 0)).toBe(true)
+    expect(attempts.take("a", 0)).toBe(false)
+    // one every 10 s
+    expect(attempts.retryAfterS("a", 0)).toBe(10)
+    expect(attempts.take("a", 9_000)).toBe(false)
+    expect(attempts.retryAfterS("a", 9_000)).toBe(1)
+    expect(attempts.take("a", 10_000)).toBe(true)
+    expect(attempts.take("a", 10_000)).toBe(false)
+    attempts.giveBack("a", 10_000)
+    expect(attempts.take("a", 10_000)).toBe(true)
+    // another address has its own; a full address is forgotten
+    expect(attempts.take("b", 10_000)).toBe(true)
+    attempts.giveBack("b", 10_000)
+    expect(attempts.size).toBe(1)
+  })
+
+  it("tracks a bounded number of addresses, forgetting the one used longest ago", () => {
+    const attempts = new FailedAttempts(1, 3)
+    for (const address of ["a", "b", "c"]) attempts.take(address, 0)
+    // "a" used again: "b" is now the oldest
+    attempts.take("a", 0)
+    attempts.take("d", 0)
+    expect(attempts.size).toBe(3)
+    expect(attempts.take("a", 0)).toBe(false)
+    expect(attempts.take("b", 0)).toBe(true)
   })
 })
