@@ -1,9 +1,14 @@
 /**
  * JSON Schema (draft-07) validation with ajv. Validators of configured schemas compile once
- * at start-up; schemas that arrive with a request go through a small bounded cache so a
- * client repeating the same schema does not pay for compilation each time.
+ * at start-up with the native regular expression engine. Schemas that arrive with a request
+ * are untrusted: they are bounded in size before compiling, their patterns run on a
+ * linear-time engine, each validation against them has a budget of work, and their compiled
+ * validators live in a cache bounded by entries and by the length of the schemas it holds.
  */
-import { Ajv, type ValidateFunction } from "ajv"
+import { Ajv, type Options, type ValidateFunction } from "ajv"
+import { linearRegExpEngine, RefusedPattern, shrinkPatterns } from "./jsonSchema/linearRegExp.ts"
+import { meteredCopy, requestSchemaProblem } from "./jsonSchema/requestShape.ts"
+import { addMeteredKeywords, startMetering, useLinearUniqueItems, WorkBudgetExceeded } from "./jsonSchema/workMeter.ts"
 
 export interface JsonSchemaValidator {
   readonly schema: Record<string, unknown>
@@ -11,15 +16,44 @@ export interface JsonSchemaValidator {
   readonly validate: (value: unknown) => ReadonlyArray<string> | undefined
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+export type CompiledJsonSchema = { readonly validator: JsonSchemaValidator } | { readonly error: string }
+
+/** A request schema's JSON text is at most this many characters. */
+export const maxRequestSchemaLength = 64 * 1024
+/** A request schema has at most this many subschemas (objects or booleans in schema positions), the root included. */
+export const maxRequestSubschemas = 256
+/** A request schema has at most this many keywords besides annotations (`description`, `title`...): compiling costs ~15 us each. */
+export const maxRequestSchemaKeywords = 1000
+/** A request schema's `$ref`s point to at most this many distinct subschemas (each compiles to a function of its own). */
+export const maxRequestSchemaRefTargets = 64
+/** Request subschemas nest at most this deep (the root is at depth 1); literal values too. */
+export const maxRequestSchemaDepth = 32
+/** The distinct patterns (`pattern`, `patternProperties`) of a request schema hold at most this many characters in all... */
+export const maxRequestPatternsLength = 1000
+/** ...each compiles to at most this many RE2 instructions... */
+export const maxRequestPatternProgramSize = 1000
+/** ...and all of them to at most this many. */
+export const maxRequestPatternsProgramSize = 3000
+/**
+ * Units of work one validation against a request schema may take (about 10-20 ns each in the
+ * worst case: matching one character against one instruction of a pattern is one unit,
+ * applying a subschema to a value a few). Past it the value does not fit.
+ */
+export const maxRequestSchemaValidationWork = 10_000_000
+/** The cache of compiled request schemas holds at most this many... */
+export const requestSchemaCacheEntries = 256
+/** ...and schemas of at most this many characters of JSON in all. */
+export const requestSchemaCacheLength = 2 * 1024 * 1024
+
+const options: Options = { allErrors: true, strict: false, validateFormats: false }
+
+const ajv = new Ajv(options)
 
 const describe = (validate: ValidateFunction): ReadonlyArray<string> =>
   (validate.errors ?? []).map((e) => `${e.instancePath === "" ? "(root)" : e.instancePath} ${e.message ?? "is invalid"}`)
 
 /** Compiles a schema; fails with ajv's explanation when it is not a valid draft-07 schema. */
-export const compileJsonSchema = (
-  schema: unknown
-): { readonly validator: JsonSchemaValidator } | { readonly error: string } => {
+export const compileJsonSchema = (schema: unknown): CompiledJsonSchema => {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     return { error: "a JSON Schema must be an object" }
   }
@@ -38,25 +72,128 @@ export const compileJsonSchema = (
   }
 }
 
-const requestSchemaCache = new Map<string, JsonSchemaValidator>()
-const requestSchemaCacheSize = 256
+const requestOptions: Options = {
+  ...options,
+  // each request schema gets its own instance (see compileRequest), checked by `metaChecker`
+  meta: false,
+  validateSchema: false,
+  // inlining copies a referenced subschema at every reference: code as large as the references times the subschema
+  inlineRefs: false,
+  // ajv's optimizing pass over the generated code triples the time to compile
+  code: { optimize: false }
+}
 
-/** Compiles a schema sent with a request, reusing the validator of an identical earlier schema. */
-export const compileRequestJsonSchema = (
-  schema: unknown
-): { readonly validator: JsonSchemaValidator } | { readonly error: string } => {
-  const key = JSON.stringify(schema)
-  const cached = requestSchemaCache.get(key)
-  if (cached !== undefined) return { validator: cached }
-  const compiled = compileJsonSchema(schema)
-  if ("validator" in compiled) {
-    if (requestSchemaCache.size >= requestSchemaCacheSize) {
-      requestSchemaCache.delete(requestSchemaCache.keys().next().value as string)
+// checks request schemas against the draft-07 meta-schema; it compiles nothing else, so keeps nothing
+const metaChecker = new Ajv(options)
+// the meta-schema's uniqueItems (on `required`, `enum`...) would compare every pair of entries
+useLinearUniqueItems(metaChecker)
+
+const runMetered = (validate: ValidateFunction, value: unknown): ReadonlyArray<string> | undefined => {
+  startMetering(maxRequestSchemaValidationWork)
+  try {
+    return validate(value) ? undefined : describe(validate)
+  } catch (error) {
+    if (error instanceof WorkBudgetExceeded) {
+      return [`(root) is too costly to check against this schema (more than ${maxRequestSchemaValidationWork} units of work)`]
     }
-    requestSchemaCache.set(key, compiled.validator)
+    // a schema that recurses without consuming the value, or a value nested too deeply for the stack
+    if (error instanceof RangeError) return [`(root) cannot be checked against this schema: ${error.message}`]
+    throw error
+  } finally {
+    shrinkPatterns()
   }
+}
+
+/**
+ * Compiles a request schema in an Ajv instance of its own: ajv keeps everything it compiled
+ * (`removeSchema` does not free the generated code), so an instance shared by request schemas
+ * would grow without end. A fresh instance costs about 0.1 ms, a small part of a compilation,
+ * and becomes garbage with the last validator of it.
+ */
+const compileRequest = (schema: Record<string, unknown>): CompiledJsonSchema => {
+  try {
+    // the schema's length bounds this work
+    startMetering(Number.POSITIVE_INFINITY)
+    if (!metaChecker.validateSchema(schema)) {
+      return { error: `invalid JSON Schema: schema is invalid: ${metaChecker.errorsText(metaChecker.errors)}` }
+    }
+    const regExp = linearRegExpEngine({
+      maxLength: maxRequestPatternsLength,
+      maxProgramSize: maxRequestPatternProgramSize,
+      maxTotalProgramSize: maxRequestPatternsProgramSize
+    })
+    const instance = new Ajv({ ...requestOptions, code: { ...requestOptions.code, regExp } })
+    addMeteredKeywords(instance)
+    const validate = instance.compile(meteredCopy(schema) as Record<string, unknown>)
+    return { validator: { schema, validate: (value) => runMetered(validate, value) } }
+  } catch (error) {
+    if (error instanceof RefusedPattern) return { error: error.message }
+    return { error: `invalid JSON Schema: ${error instanceof Error ? error.message : String(error)}` }
+  }
+}
+
+interface CacheEntry {
+  readonly compiled: CompiledJsonSchema
+  readonly length: number
+}
+
+// least recently used first (a Map iterates in insertion order; a hit moves its entry last)
+const requestSchemaCache = new Map<string, CacheEntry>()
+let cachedLength = 0
+// the same schema object compiled twice in one request (the OpenAI route checks it, then prepares it)
+const byObject = new WeakMap<object, CompiledJsonSchema>()
+
+const remember = (key: string, compiled: CompiledJsonSchema): void => {
+  requestSchemaCache.set(key, { compiled, length: key.length })
+  cachedLength += key.length
+  while (requestSchemaCache.size > requestSchemaCacheEntries || cachedLength > requestSchemaCacheLength) {
+    const [oldestKey, oldest] = requestSchemaCache.entries().next().value as [string, CacheEntry]
+    requestSchemaCache.delete(oldestKey)
+    cachedLength -= oldest.length
+  }
+}
+
+/**
+ * Compiles a schema sent with a request, reusing the outcome for an identical earlier schema.
+ * An error reads after the name of the field the schema came in (`output_schema: ...`).
+ */
+export const compileRequestJsonSchema = (schema: unknown): CompiledJsonSchema => {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
+    return { error: "invalid JSON Schema: a JSON Schema must be an object" }
+  }
+  const known = byObject.get(schema)
+  if (known !== undefined) return known
+  const problem = requestSchemaProblem(schema, {
+    maxLength: maxRequestSchemaLength,
+    maxSubschemas: maxRequestSubschemas,
+    maxKeywords: maxRequestSchemaKeywords,
+    maxDepth: maxRequestSchemaDepth,
+    maxRefTargets: maxRequestSchemaRefTargets
+  })
+  if (problem !== undefined) return { error: problem }
+  const key = JSON.stringify(schema)
+  if (key.length > maxRequestSchemaLength) {
+    return { error: `the schema is longer than ${maxRequestSchemaLength} characters of JSON` }
+  }
+  const cached = requestSchemaCache.get(key)
+  let compiled: CompiledJsonSchema
+  if (cached !== undefined) {
+    requestSchemaCache.delete(key)
+    requestSchemaCache.set(key, cached)
+    compiled = cached.compiled
+  } else {
+    compiled = compileRequest(schema as Record<string, unknown>)
+    remember(key, compiled)
+  }
+  byObject.set(schema, compiled)
   return compiled
 }
+
+/** How many compiled request schemas the cache holds, and their length in characters of JSON (for tests). */
+export const requestSchemaCacheUsage = (): { readonly entries: number; readonly length: number } => ({
+  entries: requestSchemaCache.size,
+  length: cachedLength
+})
 
 /** A validator that accepts any value, for json functions without an output schema. */
 export const acceptAnything: JsonSchemaValidator = { schema: {}, validate: () => undefined }

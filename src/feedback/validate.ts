@@ -2,6 +2,7 @@
  * Feedback (spec 4.3): which metric, which target, and whether the value fits. The checks
  * that need no database are here; whether the target exists is asked of the store.
  */
+import { isDeepStrictEqual } from "node:util"
 import type { FeedbackRequest } from "../api/feedback.ts"
 import type { FunctionConfig, GatewayConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
@@ -94,11 +95,15 @@ export const checkDemonstration = (
   if (target.functionType === "json") {
     const schema = target.outputSchema ?? fn?.outputSchema?.schema
     if (schema !== undefined) {
-      const compiled = compileRequestJsonSchema(schema)
-      if ("validator" in compiled) {
-        const problems = compiled.validator.validate(value)
-        if (problems !== undefined) return { problem: `value: does not fit the output schema: ${problems.join("; ")}` }
-      }
+      // the function's configured schema keeps its own validator (native patterns); any other
+      // schema came with the inference request and is checked as request schemas are
+      const configured = fn?.outputSchema
+      const compiled = configured !== undefined && isDeepStrictEqual(schema, configured.schema)
+        ? { validator: configured }
+        : compileRequestJsonSchema(schema)
+      if ("error" in compiled) return { problem: `value: cannot be checked against the inference's output schema: ${compiled.error}` }
+      const problems = compiled.validator.validate(value)
+      if (problems !== undefined) return { problem: `value: does not fit the output schema: ${problems.join("; ")}` }
     }
     return { value }
   }

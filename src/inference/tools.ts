@@ -31,7 +31,7 @@ export const resolveTools = (
       return { path: `additional_tools[${i}].name`, message: `a tool named "${tool.name}" is already available` }
     }
     const compiled = compileRequestJsonSchema(tool.parameters)
-    if ("error" in compiled) return { path: `additional_tools[${i}].parameters`, message: `invalid JSON Schema: ${compiled.error}` }
+    if ("error" in compiled) return { path: `additional_tools[${i}].parameters`, message: compiled.error }
     byName.set(tool.name, {
       name: tool.name,
       description: tool.description,
