@@ -6,6 +6,7 @@ import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage }
 import { checkClientTags, namespaceTag } from "../api/tags.ts"
 import { InvalidRequest } from "../errors.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
+import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { qualifiedProviderName } from "../providers/types.ts"
 import type { ChatCompletionRequest, ContentPart, ExtraContentBlock, Message } from "./api.ts"
 import { quoted } from "../untrusted.ts"
@@ -235,11 +236,24 @@ export const translateChatCompletion = (
   if (input instanceof InvalidRequest) return input
   const { params, schema } = translateParams(body)
   const isJson = "function_name" in target && functionType(target.function_name) === "json"
+  // schemas are checked here to name the OpenAI field at fault; preparing finds them compiled
+  if (isJson && schema !== undefined) {
+    const compiled = compileRequestJsonSchema(schema)
+    if ("error" in compiled) {
+      const format = body.response_format
+      const nested = typeof format === "object" && format !== null && format.type === "json_schema" && format.json_schema?.schema !== undefined
+      return invalid(`response_format.${nested ? "json_schema.schema" : "schema"}: ${compiled.error}`)
+    }
+  }
 
   const functionTools: Array<NonNullable<InferenceRequest["additional_tools"]>[number]> = []
   const customTools: Array<NonNullable<PrepareExtras["customTools"]>[number]> = []
-  for (const tool of body.tools ?? []) {
+  for (const [i, tool] of (body.tools ?? []).entries()) {
     if (tool.type === "function") {
+      if (tool.function.parameters !== undefined) {
+        const compiled = compileRequestJsonSchema(tool.function.parameters)
+        if ("error" in compiled) return invalid(`tools[${i}].function.parameters: ${compiled.error}`)
+      }
       functionTools.push({
         name: tool.function.name,
         description: tool.function.description ?? "",
