@@ -84,7 +84,9 @@ export const ObservabilityLive = (config: GatewayConfig, env: Readonly<Record<st
         flushIntervalMs: settings.flushIntervalMs,
         maxQueued: settings.maxQueued,
         maxQueuedBytes: settings.maxQueuedBytes,
-        shutdownTimeoutMs: 10_000
+        shutdownTimeoutMs: 10_000,
+        // far longer than a batch of max_bytes takes to write; a connection that hangs is left for a new one
+        writeTimeoutMs: 60_000
       })
       yield* Effect.logInfo(`observability: storing in ${store.backend}`)
       return Observability.of({ store, ...writer })

@@ -10,7 +10,8 @@
  *   feedback to refuse what it cannot store.
  * - Batches are bounded in bytes as well as in units (a unit larger than `maxBatchBytes` goes
  *   alone), so joining a batch's texts stays far below V8's string limit.
- * - A failed batch is retried with backoff for as long as it takes, unless the database
+ * - A failed batch (or one not answered within `writeTimeoutMs`: a connection that hangs) is
+ *   retried with backoff for as long as it takes, unless the database
  *   refuses the rows themselves (`StoreError.rowsAtFault`, per backend in
  *   src/observability/writeFaults.ts) or the write dies (a defect): then the batch is split in
  *   halves until the units at fault are alone, and only they are dropped (`rejected`).
@@ -23,7 +24,15 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
-import type { EncodedRow, InferenceTarget, Store, Submitted, WriteUnit, WriterStats } from "../../src/observability/store.ts"
+import {
+  type EncodedRow,
+  type InferenceTarget,
+  type Store,
+  StoreError,
+  type Submitted,
+  type WriteUnit,
+  type WriterStats
+} from "../../src/observability/store.ts"
 import { makeNap } from "../nap.ts"
 
 export interface WriterOptions {
@@ -38,6 +47,8 @@ export interface WriterOptions {
   readonly maxQueuedBytes: number
   /** how long the final flush may take on shutdown */
   readonly shutdownTimeoutMs: number
+  /** a write not answered by then is abandoned and tried again (a connection that hangs) */
+  readonly writeTimeoutMs: number
 }
 
 export interface Writer {
@@ -157,6 +168,10 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
      */
     const tryWrite = (units: ReadonlyArray<QueuedUnit>) =>
       Effect.suspend(() => store.write(rowsOf(units))).pipe(
+        Effect.timeoutOrElse({
+          duration: Duration.millis(options.writeTimeoutMs),
+          orElse: () => Effect.fail(new StoreError({ message: `${store.backend}: the write had no answer within ${options.writeTimeoutMs} ms` }))
+        }),
         Effect.as(undefined),
         Effect.catchCause((cause) => {
           if (Cause.hasInterrupts(cause)) return Effect.interrupt

@@ -27,6 +27,7 @@ const withWriter = async <A>(store: Store, use: (writer: Writer) => Promise<A>, 
       maxQueued: 1000,
       maxQueuedBytes: 64 * 1024 * 1024,
       shutdownTimeoutMs: 1000,
+      writeTimeoutMs: 10_000,
       ...options
     })
   ))
@@ -156,6 +157,19 @@ describe.each(backends)("the write queue on %s", (backend) => {
       expect(writer.stats()).toMatchObject({ written: 3, rejected: 0, dropped: 0, failedAttempts: 4 })
     })
     expect(await run(store.getInferences(inferences.map((inference) => inference.id)))).toHaveLength(3)
+  })
+
+  it("a write that hangs is abandoned after writeTimeoutMs and tried again", async () => {
+    const { store } = suite
+    let hangs = 1
+    const hanging: Store = { ...store, write: (rows) => (hangs-- > 0 ? Effect.never : store.write(rows)) }
+    const inference = chatInference()
+    await withWriter(hanging, async (writer) => {
+      writer.submit(unitOf(inference))
+      await until("the unit to be written", () => writer.stats().written === 1)
+      expect(writer.stats()).toMatchObject({ queued: 0, rejected: 0, failedAttempts: 1 })
+    }, { writeTimeoutMs: 200 })
+    expect(await run(store.getInferences([inference.id]))).toHaveLength(1)
   })
 
   it("a unit whose encoding throws is refused alone, and submit says so", async () => {
