@@ -178,8 +178,8 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
           const failure = Cause.findError(cause)
           return Effect.succeed(
             Result.isSuccess(failure)
-              ? { reason: failure.success.message, rowsAtFault: failure.success.rowsAtFault === true }
-              : { reason: `the write died: ${Cause.pretty(cause)}`, rowsAtFault: true }
+              ? { message: failure.success.message, rowsAtFault: failure.success.rowsAtFault === true, died: false }
+              : { message: Cause.pretty(cause), rowsAtFault: true, died: true }
           )
         })
       )
@@ -196,7 +196,11 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
           if (failed === undefined) return { stored: units.length, rejected: 0 }
           if (failed.rowsAtFault) {
             if (units.length === 1) {
-              yield* Effect.logError(`observability: the database refused a write, which is dropped: ${failed.reason}`)
+              yield* Effect.logError(
+                failed.died
+                  ? `observability: a write died (a bug), and is dropped: ${failed.message}`
+                  : `observability: the database refused a write, which is dropped: ${failed.message}`
+              )
               return { stored: 0, rejected: 1 }
             }
             const half = Math.ceil(units.length / 2)
@@ -208,7 +212,7 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
           const delay = Math.min(maxBackoffMs, 100 * 2 ** Math.min(attempt, 16))
           if (attempt === 0 || attempt % 10 === 0) {
             yield* Effect.logWarning(
-              `observability write failed (${queue.length} units queued), retrying in ${delay} ms: ${failed.reason}`
+              `observability write failed (${queue.length} units queued), retrying in ${delay} ms: ${failed.message}`
             )
           }
           yield* reportDrops
