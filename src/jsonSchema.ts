@@ -39,7 +39,7 @@ export const maxRequestPatternsProgramSize = 3000
  * worst case: matching one character against one instruction of a pattern is one unit,
  * applying a subschema to a value a few). Past it the value does not fit.
  */
-export const maxRequestSchemaValidationWork = 10_000_000
+export const maxRequestSchemaValidationWork = 5_000_000
 /** The cache of compiled request schemas holds at most this many... */
 export const requestSchemaCacheEntries = 256
 /** ...and schemas of at most this many characters of JSON in all. */

@@ -37,19 +37,21 @@ const perSubschema = 4
 const perKeyword = 8
 const perLiteralChars = 64
 const perKey = 1
+// ...and a key that may fail (additionalProperties, propertyNames): an error costs ~300 ns
+const perFailingKey = 24
 const perStringChars = 16
 // a value of an array's item made into a string to compare it (uniqueItems)
-const perValue = 20
+const perValue = 40
 
 const keyIterating = ["additionalProperties", "patternProperties", "propertyNames", "minProperties", "maxProperties"]
 const countOf = (value: unknown): number =>
   Array.isArray(value) ? value.length : typeof value === "object" && value !== null ? Object.keys(value).length : 0
 
 /** Charges applying a subschema that loops over the keys of an object or measures a string. */
-const chargeByValue = (fixed: number, byKeys: boolean, byLength: boolean, data: unknown): void => {
+const chargeByValue = (fixed: number, byKeys: number, byLength: boolean, data: unknown): void => {
   let units = fixed
-  if (byKeys && typeof data === "object" && data !== null && !Array.isArray(data)) {
-    for (const _ in data) units += perKey
+  if (byKeys > 0 && typeof data === "object" && data !== null && !Array.isArray(data)) {
+    for (const _ in data) units += byKeys
   } else if (byLength && typeof data === "string") units += Math.ceil(data.length / perStringChars)
   charge(units)
 }
@@ -68,9 +70,11 @@ const chargeCode = (cxt: KeywordCxt): void => {
   if (schema.enum !== undefined || schema.const !== undefined) {
     fixed += Math.ceil(JSON.stringify([schema.enum, schema.const]).length / perLiteralChars)
   }
-  const byKeys = keyIterating.some((keyword) => schema[keyword] !== undefined)
+  const byKeys = schema.additionalProperties !== undefined || schema.propertyNames !== undefined
+    ? perFailingKey
+    : keyIterating.some((keyword) => schema[keyword] !== undefined) ? perKey : 0
   const byLength = schema.minLength !== undefined || schema.maxLength !== undefined
-  if (!byKeys && !byLength) {
+  if (byKeys === 0 && !byLength) {
     cxt.gen.code(_`${cxt.gen.scopeValue("func", { ref: charge })}(${fixed})`)
   } else {
     cxt.gen.code(_`${cxt.gen.scopeValue("func", { ref: chargeByValue })}(${fixed}, ${byKeys}, ${byLength}, ${cxt.data})`)
