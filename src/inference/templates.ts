@@ -1,8 +1,10 @@
 /**
- * MiniJinja templates of the variants, compiled once at start-up into one environment.
- * Variant templates live under keys of the form `<function>::<variant>::<name>`; files that
- * templates include or import (when `gateway.template_filesystem_access` is on) live under
- * the name the template uses for them.
+ * MiniJinja templates of the variants, compiled once at start-up into one environment (and
+ * compiled again into a new one if a render breaks the engine, so that no request can break
+ * it for the next). Variant templates live under keys of the form `<function>::<variant>::<name>`;
+ * files that templates include or import (when `gateway.template_filesystem_access` is on)
+ * live under the name the template uses for them. The arguments a request hands to a template
+ * are bounded (`templateArgumentLimits`) before rendering.
  */
 import { createRequire } from "node:module"
 import type * as MiniJinja from "minijinja-js"
@@ -17,8 +19,15 @@ const require = createRequire(import.meta.url)
  */
 const loadMiniJinja = (): typeof MiniJinja => {
   const path = require.resolve("minijinja-js")
+  const loaded = require(path) as typeof MiniJinja
+  // forgotten at once, so that the next load is a new instance and nothing but the engine keeps this one alive
+  const entry = require.cache[path]
   delete require.cache[path]
-  return require(path) as typeof MiniJinja
+  // (the module loaded by a `createRequire` function is also listed among its parent's children)
+  const siblings = (entry as { parent?: { children?: Array<unknown> } } | undefined)?.parent?.children
+  const index = siblings?.indexOf(entry) ?? -1
+  if (index >= 0) siblings!.splice(index, 1)
+  return loaded
 }
 
 /** The glue's handle on the instance's wasm-bindgen stack pointer, when this build has one. */
