@@ -6,7 +6,7 @@
  * would call; the gateway never generates standalone code).
  */
 import { RE2JS } from "re2js"
-import { charge } from "./workMeter.ts"
+import { chargeTimed } from "./workMeter.ts"
 
 /** A pattern RE2 cannot run, or patterns too large to compile: the schema is refused. */
 export class RefusedPattern extends Error {}
@@ -31,10 +31,10 @@ class LinearPattern {
     this.#cost = re.programSize()
   }
   test(text: string): boolean {
-    // RE2's worst case is linear in the text times the size of the pattern's program
-    charge(text.length * this.#cost)
     grown.add(this)
-    return this.#re.test(text)
+    // RE2's worst case is linear in the text times the size of the pattern's program; on its
+    // fast path (a DFA whose states are built) a character costs a few nanoseconds
+    return chargeTimed(text.length * this.#cost, () => this.#re.test(text))
   }
   /** Drops the DFA the last validation built when it is large (it is rebuilt when needed). */
   shrink(): void {
