@@ -35,9 +35,11 @@ export const maxRequestPatternProgramSize = 1000
 /** ...and all of them to at most this many. */
 export const maxRequestPatternsProgramSize = 3000
 /**
- * Units of work one validation against a request schema may take (about 10-20 ns each in the
- * worst case: matching one character against one instruction of a pattern is one unit,
- * applying a subschema to a value a few). Past it the value does not fit.
+ * Units of work one validation against a request schema may take (a unit is about 10 ns):
+ * applying a subschema to a value costs a few, plus a few per keyword that may fail, per key
+ * of the value it loops over, per item uniqueItems compares; a pattern check costs the time it
+ * took, and is not started when its worst case (characters times RE2 instructions) exceeds
+ * what is left. Past the budget the value does not fit: ~50-100 ms at most on this machine.
  */
 export const maxRequestSchemaValidationWork = 5_000_000
 /** The cache of compiled request schemas holds at most this many... */
