@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type Decoded, formatFieldIssues } from "../../src/decode.ts"
+import { maxJsonDepth, tooDeepPath } from "../../src/untrusted.ts"
 import {
   errorBody,
   type GatewayError,
@@ -65,6 +66,11 @@ const parseJsonObject = (body: Uint8Array): Effect.Effect<Record<string, unknown
   }
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
     return Effect.fail(new InvalidRequest({ message: "the request body must be a JSON object" }))
+  }
+  // before anything walks it recursively
+  const deep = tooDeepPath(json as Record<string, unknown>)
+  if (deep !== undefined) {
+    return Effect.fail(new InvalidRequest({ message: `${deep}: nests deeper than ${maxJsonDepth} levels, the limit of a request body` }))
   }
   return Effect.succeed(json as Record<string, unknown>)
 }

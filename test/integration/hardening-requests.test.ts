@@ -117,9 +117,15 @@ ${upstreamModels(fake.apiBase)}`
     it("20 000 levels of nesting in schema-less system arguments: a 400 naming the limit, and templates still render", async () => {
       const body = `{"function_name":"haiku","input":{"system":{"x":${nestedArrays(20_000)}},"messages":[]}}`
       for (let attempt = 0; attempt < 2; attempt++) {
-        expect(badRequest(await gateway.post("/inference", body))).toBe("input.system: template arguments nest deeper than 64 levels")
+        expect(badRequest(await gateway.post("/inference", body))).toBe(
+          "input.system.x: nests deeper than 128 levels, the limit of a request body"
+        )
         await expectHaikuRenders("autumn")
       }
+      // under the body's limit, over the arguments' one
+      const deep = `{"function_name":"haiku","input":{"system":{"x":${nestedArrays(100)}},"messages":[]}}`
+      expect(badRequest(await gateway.post("/inference", deep))).toBe("input.system: template arguments nest deeper than 64 levels")
+      await expectHaikuRenders("autumn")
     })
 
     it("nesting at the limit renders; one level more is refused, in template blocks too", async () => {
@@ -160,6 +166,38 @@ ${upstreamModels(fake.apiBase)}`
         `input.system: template "system" failed to render: invalid operation: strings can only be multiplied with integers (in ruler::only::system:1)`
       )
       await expectHaikuRenders("spring")
+    })
+  })
+
+  describe("deeply nested values anywhere in a body", () => {
+    it("an extra_body value, tool call arguments, an unknown block, an ignored OpenAI field: a 400 naming the field, not a 500", async () => {
+      const deep = nestedArrays(20_000)
+      const hi = `{"role":"user","content":"hi"}`
+      const cases: Array<[string, string, string]> = [
+        ["/inference", `{"function_name":"up_chat","input":{"messages":[${hi}]},"extra_body":[{"pointer":"/x","value":${deep}}]}`, "extra_body[0].value"],
+        [
+          "/inference",
+          `{"function_name":"up_chat","input":{"messages":[{"role":"assistant","content":[{"type":"tool_call","id":"1","name":"t","arguments":{"a":${deep}}}]},${hi}]}}`,
+          "input.messages[0]"
+        ],
+        ["/inference", `{"function_name":"up_chat","input":{"messages":[{"role":"user","content":[{"type":"unknown","data":${deep}}]}]}}`, "input.messages[0]"],
+        ["/openai/v1/chat/completions", `{"model":"gateway::function_name::up_chat","messages":[${hi}],"ignored":${deep}}`, "ignored[0][0]"],
+        ["/feedback", `{"metric_name":"m","inference_id":"x","value":${deep}}`, "value[0][0]"]
+      ]
+      for (const [route, body, field] of cases) {
+        const response = await gateway.post(route, body)
+        expect(response.status, JSON.stringify(response.body)).toBe(400)
+        const message = route.startsWith("/openai") ? response.body.error.message : response.body.error
+        expect(message).toBe(`${field}: nests deeper than 128 levels, the limit of a request body`)
+      }
+      expect(fake.requests).toHaveLength(0)
+      // 128 levels in all are fine: the body, extra_body, its entry, and 125 arrays
+      const atLimit = await gateway.post(
+        "/inference",
+        `{"function_name":"up_chat","input":{"messages":[${hi}]},"extra_body":[{"pointer":"/x","value":${nestedArrays(125)}}]}`
+      )
+      expect(atLimit.status, JSON.stringify(atLimit.body)).toBe(200)
+      expect(JSON.stringify(fake.requests[0].body.x)).toBe(nestedArrays(125))
     })
   })
 
@@ -347,10 +385,14 @@ model = "dummy::text"
     expect(found.map((inference: any) => inference.inference_id)).toEqual([storedId])
   }
 
-  it("`not` 3 000 deep: a 400 naming the limit", async () => {
-    let filter: unknown = tag("red")
-    for (let i = 0; i < 3000; i++) filter = { type: "not", child: filter }
-    expect(badRequest(await list({ filters: filter }))).toBe(`filters${".child".repeat(32)}: filters nest deeper than 32 levels`)
+  it("`not` 3 000 deep, or 40 deep: a 400 naming the limit", async () => {
+    const nots = (depth: number) => {
+      let filter: unknown = tag("red")
+      for (let i = 0; i < depth; i++) filter = { type: "not", child: filter }
+      return filter
+    }
+    expect(badRequest(await list({ filters: nots(3000) }))).toBe("filters.child.child: nests deeper than 128 levels, the limit of a request body")
+    expect(badRequest(await list({ filters: nots(40) }))).toBe(`filters${".child".repeat(32)}: filters nest deeper than 32 levels`)
     await stillReads()
   })
 
