@@ -72,6 +72,14 @@ export const templateReferences = (source: string): ReadonlyArray<string> => {
 export const templateArgumentLimits = { depth: 64, values: 100_000 } as const
 
 /**
+ * The instructions one render may execute: arguments within bounds still make a template that
+ * loops over a list inside a loop over it run for hours (100 000 items: 10^10 steps), blocking
+ * every other request. Rendering a list of 100 000 values once takes under a million; this many
+ * take ~300 ms at most, after which the render fails with an ordinary template error.
+ */
+export const templateFuel = 10_000_000
+
+/**
  * Why `args` exceed `templateArgumentLimits`, or undefined. One walk that stops at the first
  * limit crossed: it costs the size of the arguments, at most the limits.
  */
@@ -141,6 +149,7 @@ export class TemplateEngine {
     env.debug = false
     // a variable missing from the arguments is an error, not an empty string
     env.undefinedBehavior = "strict"
+    env.fuel = templateFuel
     for (const template of sources) {
       try {
         env.addTemplate(template.key, template.source)

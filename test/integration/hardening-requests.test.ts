@@ -76,6 +76,13 @@ type = "chat"
 type = "chat_completion"
 model = "dummy::echo"
 templates.system.path = "functions/ruler/system.minijinja"
+
+[functions.pairs]
+type = "chat"
+[functions.pairs.variants.only]
+type = "chat_completion"
+model = "dummy::echo"
+templates.system.path = "functions/pairs/system.minijinja"
 ${upstreamModels(fake.apiBase)}`
     gateway = await startGateway({
       config,
@@ -85,6 +92,7 @@ ${upstreamModels(fake.apiBase)}`
         "functions/haiku/user_schema.json": quickstartFile("functions/haiku/user_schema.json"),
         "functions/extract_greeting/output_schema.json": quickstartFile("functions/extract_greeting/output_schema.json"),
         "functions/ruler/system.minijinja": `{% include "header.minijinja" %}{{ "-" * width }}`,
+        "functions/pairs/system.minijinja": "{% for x in items %}{% for y in items %}({{ x }}, {{ y }}) {% endfor %}{% endfor %}",
         // includes are found from the folder of the configuration file
         "header.minijinja": "Ruler: "
       }
@@ -166,6 +174,15 @@ ${upstreamModels(fake.apiBase)}`
         `input.system: template "system" failed to render: invalid operation: strings can only be multiplied with integers (in ruler::only::system:1)`
       )
       await expectHaikuRenders("spring")
+    })
+
+    it("a template looping over a long list inside a loop over it stops when its render runs out of fuel", async () => {
+      const pairs = (items: ReadonlyArray<number>) => gateway.post("/inference", { function_name: "pairs", input: { system: { items }, messages: [] } })
+      // 10^10 steps: hours of a blocked event loop without a bound (and within the bound on values)
+      const items = Array.from({ length: 99_990 }, (_, i) => i)
+      expect(badRequest(await pairs(items))).toBe(`input.system: template "system" failed to render: engine ran out of fuel (in pairs::only::system:1)`)
+      await expectHaikuRenders("summer")
+      expect(echoed(await pairs([1, 2])).system).toBe("(1, 1) (1, 2) (2, 1) (2, 2) ")
     })
   })
 

@@ -39,6 +39,18 @@ describe("TemplateEngine", () => {
     expect(engine.render("f::v::system", { topic: "coffee" })).toEqual({ text: "About: coffee" })
   })
 
+  it("stops a render that runs out of fuel (a loop in a loop over a long list) with a template error", () => {
+    const result = TemplateEngine.compile([
+      { key: "pairs", source: "{% for x in items %}{% for y in items %}.{% endfor %}{% endfor %}", origin: "pairs" },
+      { key: "list", source: "{% for x in items %}{{ x }},{% endfor %}", origin: "list" }
+    ])
+    if (!("engine" in result)) throw new Error(JSON.stringify(result.errors))
+    const items = Array.from({ length: 100_000 }, (_, i) => i)
+    expect(result.engine.render("pairs", { items })).toEqual({ error: "engine ran out of fuel (in pairs:1)" })
+    // a list of 100 000 values rendered once fits
+    expect((result.engine.render("list", { items }) as { text: string }).text.split(",")).toHaveLength(100_001)
+  })
+
   it("keeps compiling syntax errors as start-up errors, with the template's origin", () => {
     const result = TemplateEngine.compile([{ key: "k", source: "{% if %}", origin: "bad.minijinja" }])
     expect(result).toEqual({ errors: [{ origin: "bad.minijinja", message: expect.stringMatching(/^template syntax error: /) }] })
