@@ -413,6 +413,8 @@ const writeError = (error: unknown): StoreError => {
 
 // ---- the store
 
+const inferenceTables = new Set(["ChatInference", "JsonInference"])
+
 interface Connection {
   readonly url: string
   readonly username: string
@@ -524,11 +526,16 @@ export const makeClickHouseStore = (url: string): Effect.Effect<Store, StoreErro
 
     // ---- writes
 
-    // the lines are joined inside the promise: a batch too large for a string fails the write
+    // The lines are joined inside the promise: a batch too large for a string fails the write.
+    // ClickHouse has no transaction across tables: the inference tables are written last, so
+    // that an inference a reader can see always has its model inferences.
     const write = (rows: ReadonlyArray<EncodedRow>) =>
       rows.length === 0 ? Effect.void : Effect.tryPromise({
         try: async (signal) => {
-          await Promise.all(Array.from(textsByTable(rows), ([table, lines]) => insert(table, lines, signal)))
+          const tables = Array.from(textsByTable(rows))
+          const insertAll = (batch: typeof tables) => Promise.all(batch.map(([table, lines]) => insert(table, lines, signal)))
+          await insertAll(tables.filter(([table]) => !inferenceTables.has(table)))
+          await insertAll(tables.filter(([table]) => inferenceTables.has(table)))
         },
         catch: writeError
       })
