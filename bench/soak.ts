@@ -7,7 +7,10 @@
 //     gateway's own process: bench/soakProbe.ts);
 //   - every inference that answered 200 stored (rows counted in Postgres).
 // Exits 1 when a check fails. Options: --duration S (default 60), --requests N (default 4000),
-// --concurrency C (default 16), --seed N.
+// --concurrency C (default 16), --seed N, --large-mb M (the size of the large messages among
+// the normal requests, default 2), --only REGEX / --skip REGEX (hostile scenarios whose
+// name matches, or not: to find what a failed check comes from), --cpu-prof-dir DIR (the
+// gateway writes a CPU profile there when it stops).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -25,7 +28,13 @@ const option = (name: string, fallback: number) => {
   const index = args.indexOf(`--${name}`)
   return index >= 0 ? Number(args[index + 1]) : fallback
 }
+const textOption = (name: string) => {
+  const index = args.indexOf(`--${name}`)
+  return index >= 0 ? args[index + 1] : undefined
+}
 const durationS = option("duration", 60)
+const profileDir = textOption("cpu-prof-dir")
+const largeMb = option("large-mb", 2)
 const maxRequests = option("requests", 4000)
 const concurrency = option("concurrency", 16)
 let seed = option("seed", 42)
@@ -168,11 +177,21 @@ const main = async () => {
     ["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")],
     /Listening on (http:\/\/[^\s"]+)/,
     { ...env, GATEWAY_BIND_ADDRESS: "127.0.0.1:0", GATEWAY_SOAK_PROBE_FILE: probeFile },
-    ["--expose-gc", "--import", path.join(root, "bench/soakProbe.ts")]
+    ["--expose-gc", "--import", path.join(root, "bench/soakProbe.ts"), ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])]
   )
   const base = gateway.match
   const { port } = new URL(base)
-  const probe = () => JSON.parse(fs.readFileSync(probeFile, "utf8")) as { maxDelayMs: number; p99DelayMs: number; rss: number; peakRss: number }
+  interface Probe {
+    readonly maxDelayMs: number
+    readonly p99DelayMs: number
+    readonly rss: number
+    readonly peakRss: number
+    readonly heapUsed: number
+    readonly heapTotal: number
+    readonly external: number
+    readonly arrayBuffers: number
+  }
+  const probe = () => JSON.parse(fs.readFileSync(probeFile, "utf8")) as Probe
   /** a fresh measuring period, after a garbage collection */
   const resetProbe = async () => {
     gateway.child.kill("SIGUSR2")
@@ -224,7 +243,7 @@ const main = async () => {
     return filter
   }
   const manyProperties = Object.fromEntries(Array.from({ length: 15_000 }, (_, i) => [`p${i}`, { type: "string" }]))
-  const largeMessage = "lorem ipsum ".repeat(400_000) // ~4.8 MB, under the 10 MiB body limit
+  const largeMessage = "lorem ipsum ".repeat(Math.round((largeMb * 2 ** 20) / 12))
   let schemaCounter = 0
 
   /** a streamed request whose client hangs up after the first event */
@@ -266,7 +285,7 @@ const main = async () => {
     return `sk-gw-${pick(12)}-${pick(48)}`
   }
 
-  const scenarios: ReadonlyArray<Scenario> = [
+  const allScenarios: ReadonlyArray<Scenario> = [
     // ---- normal traffic
     { name: "chat", kind: "normal", weight: 20, run: () => inference({ function_name: "chat", input: user("hello"), tags: { soak: "1" } }) },
     { name: "chat streamed", kind: "normal", weight: 8, run: () => inference({ function_name: "chat", stream: true, input: user("stream") }) },
@@ -307,7 +326,7 @@ const main = async () => {
       }
     },
     { name: "list inferences", kind: "normal", weight: 3, run: async () => ({ status: (await post("/v1/inferences/list_inferences", { function_name: "chat", limit: 5 })).status }) },
-    { name: "large message", kind: "normal", weight: 0.3, run: () => inference({ function_name: "chat", input: user(largeMessage) }) },
+    { name: `${largeMb} MB message`, kind: "normal", weight: 0.3, run: () => inference({ function_name: "chat", input: user(largeMessage) }) },
     { name: "dynamic credential", kind: "normal", weight: 3, run: () => inference({ function_name: "keyed", input: user("hi"), credentials: { upstream_key: "good-key" } }) },
     // ---- hostile
     {
@@ -389,6 +408,12 @@ const main = async () => {
     { name: "malformed JSON", kind: "hostile", weight: 1, run: async () => ({ status: (await post("/inference", "{\"function_name\": ")).status }) },
     { name: "health without a key", kind: "hostile", weight: 1, run: async () => ({ status: (await request(`${base}/health`, { dispatcher: strangers })).statusCode }) }
   ]
+  const only = textOption("only")
+  const skip = textOption("skip")
+  const scenarios = allScenarios.filter((scenario) =>
+    scenario.kind === "normal" ||
+    ((only === undefined || new RegExp(only).test(scenario.name)) && (skip === undefined || !new RegExp(skip).test(scenario.name)))
+  )
   const totalWeight = scenarios.reduce((sum, scenario) => sum + scenario.weight, 0)
   const pick = () => {
     let at = random() * totalWeight
@@ -440,18 +465,20 @@ const main = async () => {
 
   // every inference that answered 200 is stored once the queue has drained
   const expected = new Set(answered)
+  // the database holds this run's rows only
   const countStored = async () => {
-    if (expected.size === 0) return 0
-    const ids = [...expected].map((id) => `'${id}'`).join(",")
-    const [row] = await queryDatabase(
-      analytics,
-      `SELECT (SELECT count(*) FROM chat_inference WHERE id IN (${ids})) + (SELECT count(*) FROM json_inference WHERE id IN (${ids})) AS stored`
-    )
-    return Number(row.stored)
+    const rows = await queryDatabase(analytics, "SELECT id::text AS id FROM chat_inference UNION ALL SELECT id::text FROM json_inference")
+    const found = new Set(rows.map((row) => String(row.id)))
+    let count = 0
+    for (const id of expected) if (found.has(id)) count++
+    return count
   }
+  // (large rows take the database a while: wait as long as the count keeps rising)
   let stored = 0
-  for (let waited = 0; waited < 30_000; waited += 500) {
-    stored = await countStored()
+  for (let lastRise = Date.now(); Date.now() - lastRise < 15_000;) {
+    const count = await countStored()
+    if (count > stored) lastRise = Date.now()
+    stored = count
     if (stored >= expected.size) break
     await new Promise((resolve) => setTimeout(resolve, 500))
   }
@@ -459,6 +486,9 @@ const main = async () => {
   const after = await resetProbe()
 
   const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`
+  const memory = (at: Probe) =>
+    `RSS ${mb(at.rss)}, V8 heap ${mb(at.heapUsed)} used of ${mb(at.heapTotal)}, external ${mb(at.external)} (array buffers ${mb(at.arrayBuffers)})`
+  console.log(`\nmemory at the start: ${memory(start)}\nmemory after the load: ${memory(after)}`)
   const rssGrowth = after.rss - start.rss
   const checks = [
     { name: "every normal request answered 200, none 5xx", ok: problems.length === 0, detail: problems.join("; ") || "yes" },

@@ -12,9 +12,19 @@ if (file !== undefined) {
   delay.enable()
   let peakRss = process.memoryUsage.rss()
   const write = () => {
-    const rss = process.memoryUsage.rss()
+    const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
     peakRss = Math.max(peakRss, rss)
-    fs.writeFileSync(file, JSON.stringify({ maxDelayMs: delay.max / 1e6, p99DelayMs: delay.percentile(99) / 1e6, rss, peakRss, at: Date.now() }))
+    fs.writeFileSync(file, JSON.stringify({
+      maxDelayMs: delay.max / 1e6,
+      p99DelayMs: delay.percentile(99) / 1e6,
+      rss,
+      peakRss,
+      heapUsed,
+      heapTotal,
+      external,
+      arrayBuffers,
+      at: Date.now()
+    }))
   }
   setInterval(write, 200).unref()
   process.on("SIGUSR2", () => {

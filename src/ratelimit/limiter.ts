@@ -15,6 +15,7 @@ import {
   describeLimit,
   describeScope,
   estimateTokens,
+  jsonLength,
   type PlannedBucket,
   plannedBuckets,
   type RateLimitRule,
@@ -44,7 +45,8 @@ const unavailable = (store: BucketStore, message: string) =>
     message: `the rate limit store (${store.backend}) is unavailable, so rate-limited requests are refused: ${message}`
   })
 
-const promptText = (request: ModelRequest): string => (request.system ?? "") + JSON.stringify(request.messages)
+/** about the length of the prompt as JSON text, counted without making the text (a message can be megabytes) */
+const promptLength = (request: ModelRequest): number => (request.system?.length ?? 0) + jsonLength(request.messages)
 
 export const reserve = (
   limiter: RateLimiter,
@@ -64,7 +66,7 @@ export const reserve = (
           `max_tokens: rate_limiting.rules[${tokenRule.index}] limits tokens, so requests in its scope must set max_tokens (an estimate is borrowed up front)`
       }))
     }
-    inputTokens = estimateTokens(promptText(request).length)
+    inputTokens = estimateTokens(promptLength(request))
     tokens = inputTokens + maxTokens
   }
   const buckets = plannedBuckets(rules, scope, tokens)

@@ -130,6 +130,27 @@ export const plannedBuckets = (
     }))
   })
 
+/**
+ * The length of `value` as JSON text, but for escapes (a quote or a line break counts as one
+ * character, not two): enough for an estimate, and no text of megabytes made to measure it.
+ */
+export const jsonLength = (value: unknown): number => {
+  if (typeof value === "string") return value.length + 2
+  if (typeof value === "number" || typeof value === "boolean") return String(value).length
+  if (value === null || typeof value !== "object") return 4
+  // brackets, and a comma after each entry but the last
+  let length = 1
+  if (Array.isArray(value)) {
+    for (const item of value) length += jsonLength(item) + 1
+  } else {
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key]
+      if (item !== undefined) length += key.length + 4 + jsonLength(item)
+    }
+  }
+  return length === 1 ? 2 : length
+}
+
 /** A rough count of the tokens in `characters` of text (about four characters each), for borrowing up front. */
 export const estimateTokens = (characters: number): number => Math.ceil(characters / 4)
 

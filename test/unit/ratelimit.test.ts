@@ -4,7 +4,7 @@ import { InvalidRequest, RateLimited, ServiceUnavailable } from "../../src/error
 import type { ModelRequest } from "../../src/inference/types.ts"
 import { StoreError } from "../../src/observability/store.ts"
 import { reserve, settle } from "../../src/ratelimit/limiter.ts"
-import { applicableRules, describeLimit, plannedBuckets, type RateLimitRule } from "../../src/ratelimit/rules.ts"
+import { applicableRules, describeLimit, jsonLength, plannedBuckets, type RateLimitRule } from "../../src/ratelimit/rules.ts"
 import type { BucketRequest, BucketStore, ConsumeResult } from "../../src/ratelimit/store.ts"
 import { buildErrors, buildOk, configPath } from "./fixtures.ts"
 
@@ -147,5 +147,23 @@ describe("reserve and settle", () => {
     expect(free._tag).toBe("Success")
     expect((free as any).success).toBeUndefined()
     expect(consumed).toHaveLength(1)
+  })
+})
+
+describe("jsonLength (the prompt's size for the token estimate)", () => {
+  it("is the length of the JSON text, without making it, for values without escapes", () => {
+    const values: ReadonlyArray<unknown> = [
+      "plain",
+      [],
+      {},
+      [1, 2.5, -3, true, false, null],
+      { role: "user", content: [{ type: "text", text: "hello there" }, { type: "tool_call", arguments: { a: [1, { b: null }] } }] },
+      [{ role: "assistant", content: "x".repeat(10_000) }]
+    ]
+    for (const value of values) expect(jsonLength(value)).toBe(JSON.stringify(value).length)
+  })
+
+  it("leaves out keys whose value is undefined, as JSON does", () => {
+    expect(jsonLength({ a: 1, b: undefined })).toBe(JSON.stringify({ a: 1, b: undefined }).length)
   })
 })
