@@ -10,7 +10,8 @@
 // --concurrency C (default 16), --seed N, --large-mb M (the size of the large messages among
 // the normal requests, default 2), --only REGEX / --skip REGEX (hostile scenarios whose
 // name matches, or not: to find what a failed check comes from), --cpu-prof-dir DIR (the
-// gateway writes a CPU profile there when it stops).
+// gateway writes a CPU profile there when it stops), --smaps (where the gateway's resident memory
+// lies after the load: /proc/<pid>/smaps by kind and size).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -159,6 +160,26 @@ interface Scenario {
   readonly run: () => Promise<Outcome>
 }
 
+/** where a process's resident memory lies: the largest mappings, by kind, and by size */
+const residentMemoryOf = (pid: number): string => {
+  const maps = fs.readFileSync(`/proc/${pid}/smaps`, "utf8").split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)
+  const sized = maps.map((m) => ({ head: m.split("\n")[0], kb: Number(/\nRss:\s+(\d+)/.exec(m)?.[1] ?? 0) })).sort((a, b) => b.kb - a.kb)
+  const lines = sized.filter((m) => m.kb > 2048).slice(0, 30).map((m) => `${String(m.kb).padStart(8)} kB ${m.head}`)
+  const kinds = new Map<string, number>()
+  const sizes = new Map<number, [number, number]>()
+  for (const m of sized) {
+    const kind = m.head.includes("[heap]") ? "brk heap" : /\s\/\S+$/.test(m.head) ? "files" : "anonymous"
+    kinds.set(kind, (kinds.get(kind) ?? 0) + m.kb)
+    if (m.kb === 0) continue
+    const bucket = 2 ** Math.ceil(Math.log2(m.kb))
+    const [count, kb] = sizes.get(bucket) ?? [0, 0]
+    sizes.set(bucket, [count + 1, kb + m.kb])
+  }
+  lines.push(`${[...kinds].map(([kind, kb]) => `${kind} ${(kb / 1024).toFixed(0)} MB`).join(", ")} in ${sized.length} mappings`)
+  lines.push([...sizes].sort((a, b) => a[0] - b[0]).map(([bucket, [count, kb]]) => `<=${bucket} kB: ${count} (${(kb / 1024).toFixed(0)} MB)`).join(", "))
+  return lines.join("\n")
+}
+
 const main = async () => {
   process.env.GATEWAY_TEST_POSTGRES_URL = await ensurePostgres()
   const analytics: TestDatabase = await freshDatabase("postgres")
@@ -190,6 +211,8 @@ const main = async () => {
     readonly heapTotal: number
     readonly external: number
     readonly arrayBuffers: number
+    readonly v8PhysicalHeap: number
+    readonly v8Malloced: number
   }
   const probe = () => JSON.parse(fs.readFileSync(probeFile, "utf8")) as Probe
   /** a fresh measuring period, after a garbage collection */
@@ -482,12 +505,20 @@ const main = async () => {
     if (stored >= expected.size) break
     await new Promise((resolve) => setTimeout(resolve, 500))
   }
-  await new Promise((resolve) => setTimeout(resolve, 2000))
-  const after = await resetProbe()
+  // the probe's last-resort collection gives V8's spare pages back; what else is freed may take a while
+  let after = await resetProbe()
+  for (let i = 0; i < 4 && after.rss - start.rss > 100 * 2 ** 20; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 5000))
+    after = await resetProbe()
+    console.log(`  after ${5 * (i + 1)} s idle: ${(after.rss / 2 ** 20).toFixed(0)} MB`)
+  }
 
   const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`
   const memory = (at: Probe) =>
-    `RSS ${mb(at.rss)}, V8 heap ${mb(at.heapUsed)} used of ${mb(at.heapTotal)}, external ${mb(at.external)} (array buffers ${mb(at.arrayBuffers)})`
+    `RSS ${mb(at.rss)}, V8 heap ${mb(at.heapUsed)} used of ${mb(at.heapTotal)} (${mb(at.v8PhysicalHeap)} resident, ${
+      mb(at.v8Malloced)
+    } malloced by V8), external ${mb(at.external)} (array buffers ${mb(at.arrayBuffers)})`
+  if (args.includes("--smaps")) console.log(residentMemoryOf(gateway.child.pid!))
   console.log(`\nmemory at the start: ${memory(start)}\nmemory after the load: ${memory(after)}`)
   const rssGrowth = after.rss - start.rss
   const checks = [
@@ -496,9 +527,9 @@ const main = async () => {
     { name: "event loop never blocked more than 100 ms", ok: during.maxDelayMs <= 100, detail: `max ${during.maxDelayMs.toFixed(1)} ms, p99 ${during.p99DelayMs.toFixed(1)} ms` },
     { name: "every inference that answered 200 stored", ok: stored === expected.size, detail: `${stored} of ${expected.size}` }
   ]
+  if (gateway.child.exitCode !== null) checks.push({ name: "gateway alive", ok: false, detail: gateway.output().slice(-2000) })
   console.log("")
   for (const check of checks) console.log(`${check.ok ? "ok  " : "FAIL"} ${check.name}: ${check.detail}`)
-  if (gateway.child.exitCode !== null) checks.push({ name: "gateway alive", ok: false, detail: gateway.output().slice(-2000) })
   gateway.child.kill("SIGTERM")
   await new Promise((resolve) => gateway.child.once("exit", resolve))
   await agent.close()

@@ -5,6 +5,7 @@
 // after its warm-up and after the load).
 import * as fs from "node:fs"
 import { monitorEventLoopDelay } from "node:perf_hooks"
+import * as v8 from "node:v8"
 
 const file = process.env.GATEWAY_SOAK_PROBE_FILE
 if (file !== undefined) {
@@ -23,12 +24,15 @@ if (file !== undefined) {
       heapTotal,
       external,
       arrayBuffers,
+      v8PhysicalHeap: v8.getHeapStatistics().total_physical_size,
+      v8Malloced: v8.getHeapStatistics().malloced_memory,
       at: Date.now()
     }))
   }
   setInterval(write, 200).unref()
   process.on("SIGUSR2", () => {
-    ;(globalThis as { gc?: () => void }).gc?.()
+    // a last-resort collection also gives back the pages V8 keeps for reuse
+    ;(globalThis as { gc?: (options?: object) => void }).gc?.({ type: "major", execution: "sync", flavor: "last-resort" })
     setTimeout(() => {
       delay.reset()
       peakRss = process.memoryUsage.rss()
