@@ -14,18 +14,16 @@
 // C (default 64), --no-observability (skip the database runs), --traces (also measure the
 // gateway exporting a trace of every request to a fake OTLP collector), --json
 // (machine-readable output too).
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
 import { Pool } from "undici"
 import { startClickHouse } from "../scripts/clickhouse.ts"
+import { startProcess } from "./processes.ts"
 import { ensurePostgres } from "../scripts/postgres.ts"
 import { freshDatabase, type TestDatabase } from "../test/support/databases.ts"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const args = process.argv.slice(2)
 const option = (name: string, fallback: number) => {
   const index = args.indexOf(`--${name}`)
@@ -36,27 +34,9 @@ const duration = option("duration", 10)
 const rounds = option("rounds", 3)
 const connections = option("connections", 64)
 
-const children: Array<ChildProcess> = []
-process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")))
-
 /** starts a process and resolves with the first match of `pattern` in its output */
 const start = (command: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
-  startProcess(command, pattern, env).then((started) => started.match)
-
-const startProcess = (command: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
-  new Promise<{ readonly match: string; readonly pid: number }>((resolve, reject) => {
-    const child = spawn(process.execPath, command, { cwd: root, env: { ...process.env, ...env } })
-    children.push(child)
-    let output = ""
-    const onData = (data: Buffer) => {
-      output += data
-      const match = pattern.exec(output)
-      if (match !== null) resolve({ match: match[1], pid: child.pid! })
-    }
-    child.stdout!.on("data", onData)
-    child.stderr!.on("data", onData)
-    child.on("exit", (code) => reject(new Error(`${command.join(" ")} exited with ${code}:\n${output}`)))
-  })
+  startProcess(command, pattern, { env }).then((started) => started.match)
 
 const gatewayConfig = (upstream: string) => `
 [functions.bench]
@@ -220,8 +200,7 @@ const measureThroughput = async (target: Target): Promise<Throughput> => {
 
 const startGateway = (dir: string, env: Record<string, string> = {}) =>
   startProcess(["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
-    GATEWAY_BIND_ADDRESS: "127.0.0.1:0",
-    ...env
+    env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0", ...env }
   })
 
 interface Row {

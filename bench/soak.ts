@@ -12,18 +12,17 @@
 // name matches, or not: to find what a failed check comes from), --cpu-prof-dir DIR (the
 // gateway writes a CPU profile there when it stops), --smaps (where the gateway's resident memory
 // lies after the load: /proc/<pid>/smaps by kind and size).
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { Agent, request } from "undici"
 import { ensurePostgres } from "../scripts/postgres.ts"
 import { freshDatabase, queryDatabase, type TestDatabase } from "../test/support/databases.ts"
+import { root, startProcess } from "./processes.ts"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const args = process.argv.slice(2)
 const option = (name: string, fallback: number) => {
   const index = args.indexOf(`--${name}`)
@@ -47,25 +46,6 @@ const random = () => {
   t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296
 }
-
-const children: Array<ChildProcess> = []
-process.on("exit", () => children.forEach((child) => child.kill("SIGKILL")))
-
-const startProcess = (command: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}, nodeArgs: ReadonlyArray<string> = []) =>
-  new Promise<{ readonly match: string; readonly child: ChildProcess; readonly output: () => string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, ...command], { cwd: root, env: { ...process.env, ...env } })
-    children.push(child)
-    let output = ""
-    const onData = (data: Buffer) => {
-      output += data
-      if (output.length > 1_000_000) output = output.slice(-500_000)
-      const match = pattern.exec(output)
-      if (match !== null) resolve({ match: match[1], child, output: () => output })
-    }
-    child.stdout!.on("data", onData)
-    child.stderr!.on("data", onData)
-    child.on("exit", (code) => reject(new Error(`${command.join(" ")} exited with ${code}:\n${output}`)))
-  })
 
 const gatewayConfig = (upstream: string) => {
   const openai = (model: string, key = "none") =>
@@ -197,8 +177,10 @@ const main = async () => {
   const gateway = await startProcess(
     ["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")],
     /Listening on (http:\/\/[^\s"]+)/,
-    { ...env, GATEWAY_BIND_ADDRESS: "127.0.0.1:0", GATEWAY_SOAK_PROBE_FILE: probeFile },
-    ["--expose-gc", "--import", path.join(root, "bench/soakProbe.ts"), ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])]
+    {
+      env: { ...env, GATEWAY_BIND_ADDRESS: "127.0.0.1:0", GATEWAY_SOAK_PROBE_FILE: probeFile },
+      nodeArgs: ["--expose-gc", "--import", path.join(root, "bench/soakProbe.ts"), ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])]
+    }
   )
   const base = gateway.match
   const { port } = new URL(base)

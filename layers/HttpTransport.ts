@@ -123,10 +123,13 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
       }
     }
 
+    /** an answer whose `content-length` is over the limit is refused before it is read */
+    const declaresTooMuch = (contentLength: string | undefined) => contentLength !== undefined && Number(contentLength) > maxBytes
+
     /** the whole body as text, or a failure once it passes `maxBytes` (which stops reading it) */
     const readText = (body: Body, contentLength: string | undefined, streamed: boolean) =>
       new Promise<string>((resolve, reject) => {
-        if (contentLength !== undefined && Number(contentLength) > maxBytes) {
+        if (declaresTooMuch(contentLength)) {
           body.destroy()
           return reject(tooLarge(streamed))
         }
@@ -205,7 +208,7 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
                 done()
               }
             }
-            if (contentLength !== undefined && Number(contentLength) > maxBytes) {
+            if (declaresTooMuch(contentLength)) {
               done()
               body.destroy()
               throw tooLarge(true)

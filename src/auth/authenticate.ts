@@ -87,6 +87,12 @@ export interface KeyLookup {
   readonly find: (publicId: string) => Effect.Effect<StoredApiKey | undefined, StoreError>
 }
 
+/** the cached answer while it is fresh, else the store's */
+const cachedFind = (lookup: KeyLookup) => (publicId: string): Effect.Effect<StoredApiKey | undefined, StoreError> => {
+  const hit = lookup.cached(publicId)
+  return hit === undefined ? lookup.find(publicId) : Effect.succeed(hit.key)
+}
+
 /**
  * `checkAuthorization`, with the store guarded against keys guessed by the thousand. A failed
  * check of a well-formed key counts against the client's address (a missing or malformed
@@ -103,14 +109,11 @@ export const authenticateGuarded = (
   attempts: FailedAttempts | undefined,
   now: number
 ): Effect.Effect<string, Unauthorized | RateLimited | ServiceUnavailable> => {
+  if (attempts === undefined || address === undefined) return checkAuthorization(authorization, cachedFind(lookup), now)
   const parsed = parseAuthorization(authorization)
   if (parsed instanceof Unauthorized) return Effect.fail(parsed)
   const { publicId } = parsed
   const hit = lookup.cached(publicId)
-  if (attempts === undefined || address === undefined) {
-    if (hit !== undefined) return verified(verifyKey(parsed, hit.key, now))
-    return Effect.flatMap(Effect.mapError(lookup.find(publicId), storeUnavailable), (key) => verified(verifyKey(parsed, key, now)))
-  }
   /** a failure counted against the address: a 401, or a 429 once it has no attempts left */
   const counted = (outcome: string | Unauthorized): Effect.Effect<string, Unauthorized | RateLimited> =>
     typeof outcome === "string" || attempts.take(address, now) ? verified(outcome) : Effect.fail(tooMany(attempts, address, now))
