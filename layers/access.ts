@@ -33,7 +33,7 @@ export const configuredRelationalStore = (env: Env): Effect.Effect<RelationalSto
   if (!/^postgres(ql)?:\/\//i.test(url)) {
     return Effect.fail(new StartupError({ message: `${relationalUrlVariable} must be a postgres:// URL` }))
   }
-  return Effect.promise(() => import("./relational/postgres.ts")).pipe(
+  return Effect.promise(() => import("./postgres/relational.ts")).pipe(
     Effect.flatMap((module) => module.makeRelationalStore(url)),
     Effect.tap((store) => store.ping),
     Effect.mapError((error) => new StartupError({ message: `${relationalUrlVariable}: ${error.message}` }))

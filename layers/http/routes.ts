@@ -17,7 +17,7 @@ import type { Tracing } from "../../src/tracing/trace.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
-import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openai.ts"
+import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openaiCompatible.ts"
 import { errorResponse, guarded } from "./respond.ts"
 import { healthHandler, statusHandler } from "./status.ts"
 

@@ -1,5 +1,5 @@
 /**
- * The relational store on Postgres (layers/relational/postgres.ts): one migration sequence
+ * The relational store on Postgres (layers/postgres/relational.ts): one migration sequence
  * shared with the observability store, API keys, and rate limit buckets that are atomic and
  * all-or-nothing across the buckets of a call, also between several pools (several gateway
  * processes), never deadlock, and fail with a StoreError when the database is unreachable.
@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makePgClient } from "../../layers/postgres/client.ts"
-import { makeRelationalStore, neverS, type RelationalStoreOptions } from "../../layers/relational/postgres.ts"
+import { makeRelationalStore, neverS, type RelationalStoreOptions } from "../../layers/postgres/relational.ts"
 import { StoreError } from "../../src/observability/store.ts"
 import type { BucketRequest } from "../../src/ratelimit/store.ts"
 import type { RelationalStore } from "../../src/relational.ts"

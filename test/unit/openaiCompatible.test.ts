@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest"
 import { InvalidRequest } from "../../src/errors.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
-import { ChatCompletionRequest } from "../../src/openai/api.ts"
-import { translateChatCompletion, type TranslatedRequest } from "../../src/openai/request.ts"
-import { chatCompletionBody } from "../../src/openai/response.ts"
+import { ChatCompletionRequest } from "../../src/openaiCompatible/api.ts"
+import { translateChatCompletion, type TranslatedRequest } from "../../src/openaiCompatible/request.ts"
+import { chatCompletionBody } from "../../src/openaiCompatible/response.ts"
 import { makeLenientDecoder } from "../../src/decode.ts"
 
 const decode = makeLenientDecoder(ChatCompletionRequest)
