@@ -169,6 +169,10 @@ export const buildConfig = (
     )
     bindAddress = { host: "0.0.0.0", port: 3000 }
   }
+  const basePath = rawGateway.base_path === undefined ? "" : rawGateway.base_path.replace(/\/+$/, "")
+  if (basePath !== "" && !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+$/.test(basePath)) {
+    report(["gateway", "base_path"], `expected a path such as "/gateway" (segments of URL path characters), got "${rawGateway.base_path}"`)
+  }
   const access = rawGateway.template_filesystem_access
   const templateAccess = access === undefined ? { enabled: false } : typeof access === "boolean" ? { enabled: access } : access
   const templateBasePath = "base_path" in templateAccess && templateAccess.base_path !== undefined
@@ -181,6 +185,7 @@ export const buildConfig = (
   }
   const gateway: GatewaySettings = {
     bindAddress,
+    basePath,
     debug: rawGateway.debug ?? false,
     maxRequestBodyBytes: rawGateway.max_request_body_bytes ?? defaultMaxRequestBodyBytes,
     maxRequestBytesInFlight: rawGateway.max_request_bytes_in_flight ?? 256 * 1024 * 1024,

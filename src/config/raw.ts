@@ -106,6 +106,7 @@ export const RawMetric = Schema.Struct({
 
 export const RawGateway = Schema.Struct({
   bind_address: Schema.optional(Schema.String),
+  base_path: Schema.optional(Schema.String),
   debug: Schema.optional(Schema.Boolean),
   max_request_body_bytes: Schema.optional(PositiveInt),
   max_request_bytes_in_flight: Schema.optional(PositiveInt),

@@ -56,6 +56,8 @@ export interface TraceExportSettings {
 
 export interface GatewaySettings {
   readonly bindAddress: { readonly host: string; readonly port: number }
+  /** every route is served under this prefix (`/v2` -> `/v2/inference`); "" for none */
+  readonly basePath: string
   readonly debug: boolean
   readonly maxRequestBodyBytes: number
   /** bytes of request bodies being received at once, over every connection; past it 503 */

@@ -111,6 +111,7 @@ level = "episode"
     })
     expect(config.gateway).toEqual({
       bindAddress: { host: "0.0.0.0", port: 3000 },
+      basePath: "",
       debug: true,
       maxRequestBodyBytes: 1024,
       maxRequestBytesInFlight: 4096,
