@@ -1,11 +1,14 @@
 /**
- * JSON Schema (draft-07) validation with ajv. Validators of configured schemas compile once
- * at start-up with the native regular expression engine. Schemas that arrive with a request
+ * JSON Schema validation with ajv, in the dialect each schema declares with `$schema`
+ * (draft-07, draft-06, 2019-09, 2020-12; draft-07 when it declares none: see
+ * `jsonSchema/dialects.ts`). Validators of configured schemas compile once at start-up with
+ * the native regular expression engine. Schemas that arrive with a request
  * are untrusted: they are bounded in size before compiling, their patterns run on a
  * linear-time engine, each validation against them has a budget of work, and their compiled
  * validators live in a cache bounded by entries and by the length of the schemas it holds.
  */
-import { Ajv, type Options, type ValidateFunction } from "ajv"
+import type { Options, ValidateFunction } from "ajv"
+import { dialectOf, makeAjv, perDialect } from "./jsonSchema/dialects.ts"
 import { linearRegExpEngine, RefusedPattern, shrinkPatterns } from "./jsonSchema/linearRegExp.ts"
 import { meteredCopy, requestSchemaProblem } from "./jsonSchema/requestShape.ts"
 import { addMeteredKeywords, startMetering, useLinearUniqueItems, WorkBudgetExceeded } from "./jsonSchema/workMeter.ts"
@@ -49,17 +52,23 @@ export const requestSchemaCacheLength = 2 * 1024 * 1024
 
 const options: Options = { allErrors: true, strict: false, validateFormats: false }
 
-const ajv = new Ajv(options)
+// schemas are checked against their dialect's meta-schema apart, so a `$schema` written
+// another way than ajv's (https, no `#`) needs no lookup
+const configuredAjv = perDialect((dialect) => makeAjv(dialect, { ...options, validateSchema: false }))
 
 const describe = (validate: ValidateFunction): ReadonlyArray<string> =>
   (validate.errors ?? []).map((e) => `${e.instancePath === "" ? "(root)" : e.instancePath} ${e.message ?? "is invalid"}`)
 
-/** Compiles a schema; fails with ajv's explanation when it is not a valid draft-07 schema. */
+/** Compiles a schema; fails with ajv's explanation when it is not a valid schema of the dialect it declares. */
 export const compileJsonSchema = (schema: unknown): CompiledJsonSchema => {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     return { error: "a JSON Schema must be an object" }
   }
+  const dialect = dialectOf(schema as Record<string, unknown>)
+  if ("error" in dialect) return dialect
+  const ajv = configuredAjv(dialect)
   try {
+    if (!ajv.validate(dialect.metaSchema, schema)) return { error: `schema is invalid: ${ajv.errorsText(ajv.errors)}` }
     const validate = ajv.compile(schema)
     // ajv keeps every compiled schema in its own cache; drop it, we keep the function
     ajv.removeSchema(schema)
@@ -85,10 +94,13 @@ const requestOptions: Options = {
   code: { optimize: false }
 }
 
-// checks request schemas against the draft-07 meta-schema; it compiles nothing else, so keeps nothing
-const metaChecker = new Ajv(options)
-// the meta-schema's uniqueItems (on `required`, `enum`...) would compare every pair of entries
-useLinearUniqueItems(metaChecker)
+// check request schemas against their dialect's meta-schema; they compile nothing else, so keep nothing
+const metaChecker = perDialect((dialect) => {
+  const checker = makeAjv(dialect, options)
+  // the meta-schema's uniqueItems (on `required`, `enum`...) would compare every pair of entries
+  useLinearUniqueItems(checker)
+  return checker
+})
 
 const runMetered = (validate: ValidateFunction, value: unknown): ReadonlyArray<string> | undefined => {
   startMetering(maxRequestSchemaValidationWork)
@@ -113,18 +125,21 @@ const runMetered = (validate: ValidateFunction, value: unknown): ReadonlyArray<s
  * and becomes garbage with the last validator of it.
  */
 const compileRequest = (schema: Record<string, unknown>): CompiledJsonSchema => {
+  const dialect = dialectOf(schema)
+  if ("error" in dialect) return { error: `invalid JSON Schema: ${dialect.error}` }
   try {
     // the schema's length bounds this work
     startMetering(Number.POSITIVE_INFINITY)
-    if (!metaChecker.validateSchema(schema)) {
-      return { error: `invalid JSON Schema: schema is invalid: ${metaChecker.errorsText(metaChecker.errors)}` }
+    const checker = metaChecker(dialect)
+    if (!checker.validate(dialect.metaSchema, schema)) {
+      return { error: `invalid JSON Schema: schema is invalid: ${checker.errorsText(checker.errors)}` }
     }
     const regExp = linearRegExpEngine({
       maxLength: maxRequestPatternsLength,
       maxProgramSize: maxRequestPatternProgramSize,
       maxTotalProgramSize: maxRequestPatternsProgramSize
     })
-    const instance = new Ajv({ ...requestOptions, code: { ...requestOptions.code, regExp } })
+    const instance = makeAjv(dialect, { ...requestOptions, code: { ...requestOptions.code, regExp } })
     addMeteredKeywords(instance)
     const validate = instance.compile(meteredCopy(schema) as Record<string, unknown>)
     return { validator: { schema, validate: (value) => runMetered(validate, value) } }

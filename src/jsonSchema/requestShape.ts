@@ -21,12 +21,18 @@ export interface RequestSchemaLimits {
 /** Where a value sits in a schema: a subschema, a map of subschemas, a list of them, or data. */
 type Position = "schema" | "map" | "list" | "literal"
 
-// values of these keywords are data (compared with the validated value), never subschemas
-const literalKeywords = new Set(["enum", "const", "default", "examples"])
+// values of these keywords are data (compared with the validated value, or property names), never subschemas
+const literalKeywords = new Set(["enum", "const", "default", "examples", "dependentRequired"])
 // keywords whose value maps names to subschemas
 const mapKeywords = new Set(["properties", "patternProperties", "definitions", "$defs", "dependencies", "dependentSchemas"])
 // keywords that only annotate: a subschema with nothing else costs nothing to apply
-const annotations = new Set(["title", "description", "$comment", "default", "examples", "readOnly", "writeOnly", "deprecated", "$id", "$schema", "definitions", "$defs", "format"])
+const annotations = new Set([
+  "title", "description", "$comment", "default", "examples", "readOnly", "writeOnly", "deprecated",
+  "$id", "id", "$schema", "$anchor", "$vocabulary", "definitions", "$defs", "format"
+])
+// references resolved while validating (2019-09 and 2020-12): ajv would compile a function per
+// anchor they may reach, outside the bound on `$ref` targets; clients do not generate them
+const dynamicReferences = new Set(["$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor"])
 
 /**
  * The position of `value`, found under `key` in a value at position `parent`. Keywords the
@@ -117,6 +123,7 @@ export const requestSchemaProblem = (schema: unknown, limits: RequestSchemaLimit
               refs.push(child)
             }
             if (key === "$id" && depth > 1) return "$id: only the root schema may have an $id"
+            if (dynamicReferences.has(key)) return `${key}: dynamic references are not supported in request schemas`
           }
           const problem = visit(child, positionOf(position, key, child), nextDepth, nextLiteralDepth)
           if (problem !== undefined) return problem

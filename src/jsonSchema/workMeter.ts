@@ -59,7 +59,11 @@ const perStringChars = 16
 // a value of an array's item made into a string to compare it (uniqueItems)
 const perValue = 40
 
-const keyIterating = ["additionalProperties", "patternProperties", "propertyNames", "minProperties", "maxProperties"]
+// keys that may fail each: additionalProperties, propertyNames, unevaluatedProperties (2019-09 on)
+const keyFailing = ["additionalProperties", "propertyNames", "unevaluatedProperties"]
+const keyIterating = ["patternProperties", "minProperties", "maxProperties"]
+// keywords whose code loops over their own entries
+const loopingOverSchema = ["enum", "required", "properties", "patternProperties", "dependencies", "dependentRequired", "dependentSchemas"]
 const countOf = (value: unknown): number =>
   Array.isArray(value) ? value.length : typeof value === "object" && value !== null ? Object.keys(value).length : 0
 
@@ -82,11 +86,11 @@ const chargeCode = (cxt: KeywordCxt): void => {
   const schema = cxt.parentSchema as Record<string, unknown>
   // each keyword may fail, and an error costs more than a check
   let fixed = perSubschema + perKeyword * Object.keys(schema).length
-  for (const keyword of ["enum", "required", "properties", "patternProperties", "dependencies"]) fixed += countOf(schema[keyword])
+  for (const keyword of loopingOverSchema) fixed += countOf(schema[keyword])
   if (schema.enum !== undefined || schema.const !== undefined) {
     fixed += Math.ceil(JSON.stringify([schema.enum, schema.const]).length / perLiteralChars)
   }
-  const byKeys = schema.additionalProperties !== undefined || schema.propertyNames !== undefined
+  const byKeys = keyFailing.some((keyword) => schema[keyword] !== undefined)
     ? perFailingKey
     : keyIterating.some((keyword) => schema[keyword] !== undefined) ? perKey : 0
   const byLength = schema.minLength !== undefined || schema.maxLength !== undefined

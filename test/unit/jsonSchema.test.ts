@@ -1,6 +1,7 @@
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { describe, expect, it } from "vitest"
+import { z } from "zod"
 import {
   acceptAnything,
   compileJsonSchema,
@@ -286,5 +287,250 @@ describe("compileRequestJsonSchema: the cache", () => {
 describe("acceptAnything", () => {
   it("accepts every value", () => {
     for (const value of [null, 1, "x", [], {}]) expect(acceptAnything.validate(value)).toBeUndefined()
+  })
+})
+
+/** Both ways a schema is compiled: configured (native patterns) and sent with a request (bounded, metered). */
+const bothWays = (schema: unknown) => [validatorOf(schema), requestValidator(schema)]
+
+describe("dialects: the $schema a schema declares picks how it is validated", () => {
+  const draft2020 = "https://json-schema.org/draft/2020-12/schema"
+
+  it("takes schemas exactly as zod 4 writes them (2020-12)", () => {
+    const City = z.object({
+      city: z.string().describe("the city"),
+      days: z.number().int().min(1).optional(),
+      unit: z.enum(["celsius", "fahrenheit"]).nullable()
+    })
+    const citySchema = z.toJSONSchema(City)
+    expect(citySchema.$schema).toBe(draft2020)
+    for (const validator of bothWays(citySchema)) {
+      expect(validator.validate({ city: "Paris", days: 3, unit: null })).toBeUndefined()
+      expect(validator.validate({ city: "Paris", unit: "kelvin" })?.[0]).toBe("/unit must be equal to one of the allowed values")
+      expect(validator.validate({ city: "Paris", unit: "celsius", extra: 1 })).toHaveLength(1)
+    }
+
+    // tuples are prefixItems in 2020-12 (draft-07's validator would not look at it)
+    const pair = z.toJSONSchema(z.tuple([z.string(), z.number()]))
+    expect(pair).toHaveProperty("prefixItems")
+    for (const validator of bothWays(pair)) {
+      expect(validator.validate(["a", 1])).toBeUndefined()
+      expect(validator.validate(["a", "b"])).toEqual(["/1 must be number"])
+    }
+
+    // a recursive schema refers to its root
+    interface Node {
+      readonly name: string
+      readonly children: ReadonlyArray<Node>
+    }
+    const Node: z.ZodType<Node> = z.object({ name: z.string(), get children() { return z.array(Node) } })
+    const tree = z.toJSONSchema(Node)
+    for (const validator of bothWays(tree)) {
+      expect(validator.validate({ name: "a", children: [{ name: "b", children: [] }] })).toBeUndefined()
+      expect(validator.validate({ name: "a", children: [{ name: "b", children: [{ name: 1, children: [] }] }] })).toHaveLength(1)
+    }
+
+    // a schema reused under an id lands in $defs, with zod's `id` beside it (draft-04's $id: no keyword here)
+    const Point = z.object({ x: z.number(), y: z.number() }).meta({ id: "Point" })
+    const segment = z.toJSONSchema(z.object({ from: Point, to: Point }))
+    expect(segment).toMatchObject({ $defs: { Point: { id: "Point" } }, properties: { from: { $ref: "#/$defs/Point" } } })
+    for (const validator of bothWays(segment)) {
+      expect(validator.validate({ from: { x: 0, y: 0 }, to: { x: 1, y: 2 } })).toBeUndefined()
+      expect(validator.validate({ from: { x: 0, y: 0 }, to: { x: 1 } })).toHaveLength(1)
+    }
+
+    // unions, records, literals and defaults
+    const event = z.toJSONSchema(z.object({
+      kind: z.discriminatedUnion("type", [
+        z.object({ type: z.literal("click"), x: z.number() }),
+        z.object({ type: z.literal("key"), key: z.string().regex(/^[a-z]$/) })
+      ]),
+      flags: z.record(z.string(), z.boolean()),
+      retries: z.number().default(3)
+    }))
+    for (const validator of bothWays(event)) {
+      expect(validator.validate({ kind: { type: "key", key: "a" }, flags: { on: true }, retries: 1 })).toBeUndefined()
+      expect(validator.validate({ kind: { type: "key", key: "AB" }, flags: { on: "yes" }, retries: 1 })).toBeDefined()
+    }
+  })
+
+  it("takes schemas exactly as Pydantic 2 writes them (no $schema: draft-07, with $defs, titles and anyOf null)", () => {
+    const person = {
+      $defs: {
+        Address: {
+          additionalProperties: false,
+          properties: { street: { title: "Street", type: "string" }, city: { title: "City", type: "string" } },
+          required: ["street", "city"],
+          title: "Address",
+          type: "object"
+        },
+        Unit: { enum: ["celsius", "fahrenheit"], title: "Unit", type: "string" },
+        Cat: {
+          properties: { pet_type: { const: "cat", title: "Pet Type", type: "string" }, meows: { title: "Meows", type: "integer" } },
+          required: ["pet_type", "meows"],
+          title: "Cat",
+          type: "object"
+        },
+        Dog: {
+          properties: { pet_type: { const: "dog", title: "Pet Type", type: "string" }, barks: { title: "Barks", type: "number" } },
+          required: ["pet_type", "barks"],
+          title: "Dog",
+          type: "object"
+        }
+      },
+      additionalProperties: false,
+      properties: {
+        name: { description: "Full name", title: "Name", type: "string", minLength: 1 },
+        age: { anyOf: [{ type: "integer", minimum: 0 }, { type: "null" }], default: null, title: "Age" },
+        address: { $ref: "#/$defs/Address" },
+        unit: { $ref: "#/$defs/Unit", default: "celsius" },
+        tags: { items: { type: "string" }, title: "Tags", type: "array" },
+        scores: { additionalProperties: { type: "number" }, title: "Scores", type: "object" },
+        code: { pattern: "^[A-Z]{3}$", title: "Code", type: "string" },
+        pet: {
+          discriminator: { mapping: { cat: "#/$defs/Cat", dog: "#/$defs/Dog" }, propertyName: "pet_type" },
+          oneOf: [{ $ref: "#/$defs/Cat" }, { $ref: "#/$defs/Dog" }],
+          title: "Pet"
+        }
+      },
+      required: ["name", "address", "pet"],
+      title: "Person",
+      type: "object"
+    }
+    const good = {
+      name: "Ada",
+      age: null,
+      address: { street: "1 Main St", city: "Paris" },
+      unit: "celsius",
+      tags: ["x"],
+      scores: { math: 1.5 },
+      code: "ABC",
+      pet: { pet_type: "dog", barks: 3 }
+    }
+    for (const validator of bothWays(person)) {
+      expect(validator.validate(good)).toBeUndefined()
+      expect(validator.validate({ ...good, age: -1 })).toBeDefined()
+      expect(validator.validate({ ...good, address: { street: "1 Main St" } })).toBeDefined()
+      expect(validator.validate({ ...good, unit: "kelvin" })).toBeDefined()
+      expect(validator.validate({ ...good, code: "abc" })).toBeDefined()
+      expect(validator.validate({ ...good, pet: { pet_type: "cat", barks: 3 } })).toBeDefined()
+      expect(validator.validate({ ...good, nickname: "A" })).toBeDefined()
+    }
+
+    // a self-referencing model: the root refers into $defs
+    const node = {
+      $defs: {
+        Node: {
+          properties: {
+            value: { title: "Value", type: "integer" },
+            next: { anyOf: [{ $ref: "#/$defs/Node" }, { type: "null" }], default: null }
+          },
+          required: ["value"],
+          title: "Node",
+          type: "object"
+        }
+      },
+      $ref: "#/$defs/Node"
+    }
+    for (const validator of bothWays(node)) {
+      expect(validator.validate({ value: 1, next: { value: 2, next: null } })).toBeUndefined()
+      expect(validator.validate({ value: 1, next: { value: "2" } })?.[0]).toBe("/next/value must be integer")
+    }
+  })
+
+  it("takes draft-07 with definitions, however the $schema URI is written", () => {
+    for (const $schema of ["http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema", "https://json-schema.org/draft-07/schema#"]) {
+      const schema = {
+        $schema,
+        definitions: { positive: { type: "integer", exclusiveMinimum: 0 } },
+        type: "array",
+        items: [{ type: "string" }, { $ref: "#/definitions/positive" }],
+        additionalItems: false
+      }
+      for (const validator of bothWays(schema)) {
+        expect(validator.validate(["a", 1])).toBeUndefined()
+        expect(validator.validate(["a", 0])).toHaveLength(1)
+        expect(validator.validate(["a", 1, 2])).toHaveLength(1)
+      }
+    }
+  })
+
+  it("takes 2019-09: dependentRequired, unevaluatedProperties", () => {
+    const schema = {
+      $schema: "https://json-schema.org/draft/2019-09/schema",
+      type: "object",
+      allOf: [{ properties: { card: { type: "string" } } }, { properties: { billing: { type: "string" } } }],
+      dependentRequired: { card: ["billing"] },
+      unevaluatedProperties: false
+    }
+    for (const validator of bothWays(schema)) {
+      expect(validator.validate({ card: "4242", billing: "Paris" })).toBeUndefined()
+      expect(validator.validate({ card: "4242" })).toHaveLength(1)
+      expect(validator.validate({ billing: "Paris", other: 1 })).toHaveLength(1)
+    }
+    // dependentRequired holds property names, not a subschema a $ref may point to
+    expect(requestError({ ...schema, $ref: "#/dependentRequired/card" })).toBe('$ref "#/dependentRequired/card": does not point to a subschema')
+  })
+
+  it("takes 2020-12 with unevaluatedProperties and $defs", () => {
+    const schema = {
+      $schema: draft2020,
+      $defs: { named: { properties: { name: { type: "string" } } } },
+      type: "object",
+      $ref: "#/$defs/named",
+      properties: { age: { type: "integer" } },
+      unevaluatedProperties: false
+    }
+    for (const validator of bothWays(schema)) {
+      expect(validator.validate({ name: "Ada", age: 3 })).toBeUndefined()
+      expect(validator.validate({ name: "Ada", other: 3 })).toEqual(["(root) must NOT have unevaluated properties"])
+    }
+  })
+
+  it("takes draft-06", () => {
+    const schema = { $schema: "http://json-schema.org/draft-06/schema#", type: "number", exclusiveMinimum: 0 }
+    for (const validator of bothWays(schema)) {
+      expect(validator.validate(1)).toBeUndefined()
+      expect(validator.validate(0)).toHaveLength(1)
+    }
+  })
+
+  it("checks a schema against its own dialect's meta-schema", () => {
+    // draft-07's tuple form is no longer valid in 2020-12
+    const tuple = { $schema: draft2020, type: "array", items: [{ type: "string" }] }
+    expect(requestError(tuple)).toMatch(/^invalid JSON Schema: schema is invalid: data\/items must be/)
+    expect(compileJsonSchema(tuple)).toEqual({ error: expect.stringMatching(/^schema is invalid: data\/items must be/) })
+    expect(requestError({ $schema: draft2020, prefixItems: {} })).toMatch(/^invalid JSON Schema: schema is invalid: data\/prefixItems/)
+  })
+
+  it("refuses a dialect it does not validate, listing the ones it does", () => {
+    const accepted = "https://json-schema.org/draft/2020-12/schema, https://json-schema.org/draft/2019-09/schema, " +
+      "http://json-schema.org/draft-07/schema#, http://json-schema.org/draft-06/schema# (none means draft-07)"
+    for (const $schema of ["http://json-schema.org/draft-04/schema#", "https://example.com/my-dialect", "https://json-schema.org/schema"]) {
+      const message = `$schema ${JSON.stringify($schema)} is not a JSON Schema dialect the gateway validates; declare one of ${accepted}`
+      expect(requestError({ $schema, type: "object" })).toBe(`invalid JSON Schema: ${message}`)
+      expect(compileJsonSchema({ $schema, type: "object" })).toEqual({ error: message })
+    }
+    expect(requestError({ $schema: 7, type: "object" })).toMatch(/^invalid JSON Schema: \$schema: expected the URI of a JSON Schema dialect/)
+  })
+
+  it("refuses dynamic references in request schemas (they would escape the bound on $ref targets)", () => {
+    expect(requestError({ $schema: draft2020, $dynamicAnchor: "node", items: { $dynamicRef: "#node" } })).toBe(
+      "$dynamicAnchor: dynamic references are not supported in request schemas"
+    )
+    expect(requestError({ $schema: "https://json-schema.org/draft/2019-09/schema", items: { $recursiveRef: "#" } })).toBe(
+      "$recursiveRef: dynamic references are not supported in request schemas"
+    )
+  })
+
+  it("meters a validation in 2020-12 as in draft-07", () => {
+    const validator = requestValidator({
+      $schema: draft2020,
+      type: "array",
+      items: { type: "object", unevaluatedProperties: { anyOf: Array.from({ length: 100 }, (_, i) => ({ type: "string", minLength: i })) } }
+    })
+    const wide = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, "x"]))
+    expect(validator.validate(Array.from({ length: 200 }, () => wide))?.[0]).toMatch(/too costly/)
+    expect(validator.validate([{ a: "x" }])).toBeUndefined()
   })
 })
