@@ -3,6 +3,7 @@
  * `GET /openai/v1/models`. Every error here is in OpenAI's shape, so OpenAI SDKs raise their
  * own typed errors.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { tagsWithApiKey } from "../../src/api/tags.ts"
@@ -47,13 +48,14 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
   const prepared = prepareInference(request, config, models, { ...translated.extras, limiter })
   if (isGatewayError(prepared)) return yield* prepared
   const completed = onCompleted(observability, request, trace)
+  const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   if (translated.stream) {
-    const stream = yield* streamInference(prepared, completed, () => openAiStreamEncoder(prepared, body.model, translated))
+    const stream = yield* streamInference(prepared, completed, (variant) => openAiStreamEncoder(prepared, variant, translated, created))
     return sseResponse(stream.events)
   }
   const result = yield* runInference(prepared)
   completed(result)
-  return jsonResponse(JSON.stringify(chatCompletionBody(result, body.model, translated)))
+  return jsonResponse(JSON.stringify(chatCompletionBody(result, translated, created)))
 }))
 
 /** The `model` values this gateway answers to: its functions and its configured models. */

@@ -13,6 +13,8 @@ import { quoted } from "../untrusted.ts"
 
 export const functionModelPrefix = "gateway::function_name::"
 export const modelModelPrefix = "gateway::model_name::"
+/** the template an object `system` input renders (spec 2.2) */
+const systemTemplate = "system"
 
 export interface TranslatedRequest {
   readonly request: InferenceRequest
@@ -110,9 +112,51 @@ interface TranslatedInput {
   readonly messages: Array<InputMessage>
 }
 
+interface SystemParts {
+  readonly texts: Array<string>
+  arguments: Record<string, unknown> | undefined
+}
+
+/**
+ * The `system` input is one text or the system template's arguments (spec 2.2), so the parts
+ * of system messages become one of the two: texts and raw texts joined by newlines (the
+ * system prompt sent as written), or the arguments of one `text` part with
+ * `gateway::arguments` or one `gateway::template` part naming the system template.
+ */
+const addSystemParts = (content: ReadonlyArray<ContentPart>, path: string, system: SystemParts): InvalidRequest | undefined => {
+  for (let j = 0; j < content.length; j++) {
+    const part = content[j]
+    let args: Record<string, unknown> | undefined
+    switch (part.type) {
+      case "text":
+        if ((part.text === undefined) === (part["gateway::arguments"] === undefined)) {
+          return invalid(`${path}[${j}]: a text part takes exactly one of text or gateway::arguments`)
+        }
+        if (part.text !== undefined) system.texts.push(part.text)
+        else args = part["gateway::arguments"]
+        break
+      case "gateway::raw_text":
+        system.texts.push(part.value)
+        break
+      case "gateway::template":
+        if (part.name !== systemTemplate) {
+          return invalid(`${path}[${j}].name: a system message renders the "${systemTemplate}" template, not ${quoted(part.name)}`)
+        }
+        args = part.arguments
+        break
+      default:
+        return invalid(`${path}[${j}]: a system message holds text, gateway::raw_text and gateway::template parts, not ${part.type}`)
+    }
+    if (args !== undefined) {
+      if (system.arguments !== undefined) return invalid(`${path}[${j}]: the system template's arguments are given twice`)
+      system.arguments = args
+    }
+  }
+  return undefined
+}
+
 const translateMessages = (messages: ReadonlyArray<Message>, warnings: Array<string>): Translated<TranslatedInput> => {
-  const systemTexts: Array<string> = []
-  let systemArguments: Record<string, unknown> | undefined
+  const system: SystemParts = { texts: [], arguments: undefined }
   const out: Array<InputMessage> = []
   const toolNames = new Map<string, string>()
   for (let i = 0; i < messages.length; i++) {
@@ -121,18 +165,10 @@ const translateMessages = (messages: ReadonlyArray<Message>, warnings: Array<str
     switch (message.role) {
       case "system":
       case "developer": {
-        if (typeof message.content === "string") {
-          systemTexts.push(message.content)
-          break
-        }
-        for (let j = 0; j < message.content.length; j++) {
-          const part = message.content[j]
-          if (part.type === "text" && part["gateway::arguments"] !== undefined) {
-            if (systemArguments !== undefined) return invalid(`${path}[${j}]: only one system part may carry gateway::arguments`)
-            systemArguments = part["gateway::arguments"]
-          } else if (part.type === "text" && part.text !== undefined) systemTexts.push(part.text)
-          else if (part.type === "gateway::raw_text") systemTexts.push(part.value)
-          else return invalid(`${path}[${j}]: a system message holds text parts`)
+        if (typeof message.content === "string") system.texts.push(message.content)
+        else {
+          const problem = addSystemParts(message.content, path, system)
+          if (problem !== undefined) return problem
         }
         break
       }
@@ -181,10 +217,10 @@ const translateMessages = (messages: ReadonlyArray<Message>, warnings: Array<str
       }
     }
   }
-  if (systemArguments !== undefined && systemTexts.length > 0) {
-    return invalid("messages: system messages carry either text or gateway::arguments, not both")
+  if (system.arguments !== undefined && system.texts.length > 0) {
+    return invalid("messages: system messages carry either text or the system template's arguments, not both")
   }
-  return { system: systemArguments ?? (systemTexts.length > 0 ? systemTexts.join("\n") : undefined), messages: out }
+  return { system: system.arguments ?? (system.texts.length > 0 ? system.texts.join("\n") : undefined), messages: out }
 }
 
 /** Top-level OpenAI parameters, then `response_format`, then `gateway::params` (which win). */

@@ -2,13 +2,14 @@
  * The gateway's answers in OpenAI's shapes (spec 4.2): a `chat.completion`, a stream of
  * `chat.completion.chunk` events, and OpenAI's error body.
  */
+import type { VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
 import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
 import { type CompletedInference, jsonDelta, sseDone, sseEvent, type StreamEncoder } from "../inference/run.ts"
 import type { ChunkDelta, FinishReason, Usage } from "../inference/types.ts"
 import { parseQualifiedProviderName } from "../providers/types.ts"
-import type { TranslatedRequest } from "./request.ts"
+import { functionModelPrefix, modelModelPrefix, type TranslatedRequest } from "./request.ts"
 
 const openAiFinishReason = (reason: FinishReason | undefined): string => {
   switch (reason) {
@@ -116,11 +117,22 @@ const rawResponseOf = (completed: CompletedInference) => [{
   data: completed.rawResponse
 }]
 
-export const chatCompletionBody = (completed: CompletedInference, model: string, options: TranslatedRequest) => ({
+/**
+ * The `model` of an answer names what answered, so that a client learns the variant:
+ * `gateway::function_name::<function>::variant_name::<variant>`, or for a model call
+ * `gateway::model_name::<model>` (its one variant is the model).
+ */
+export const answeringModel = (prepared: PreparedInference, variant: VariantConfig): string =>
+  prepared.request.model_name !== undefined
+    ? `${modelModelPrefix}${variant.name}`
+    : `${functionModelPrefix}${prepared.functionName}::variant_name::${variant.name}`
+
+/** `created` is in Unix seconds, read by the caller: the core reads no clock. */
+export const chatCompletionBody = (completed: CompletedInference, options: TranslatedRequest, created: number) => ({
   id: completed.prepared.inferenceId,
   episode_id: completed.prepared.episodeId,
-  created: Math.floor(Date.now() / 1000),
-  model,
+  created,
+  model: answeringModel(completed.prepared, completed.variant),
   object: "chat.completion",
   system_fingerprint: "",
   choices: [{
@@ -151,11 +163,18 @@ export const openAiErrorJson = (message: string, status: number) => ({
 
 export const openAiErrorBody = (error: GatewayError): string => JSON.stringify(openAiErrorJson(error.message, error.status))
 
-/** OpenAI's streaming shape: `chat.completion.chunk` events, the role first, then `[DONE]`. */
-export const openAiStreamEncoder = (prepared: PreparedInference, model: string, options: TranslatedRequest): StreamEncoder => {
-  const created = Math.floor(Date.now() / 1000)
+/**
+ * OpenAI's streaming shape: `chat.completion.chunk` events from the variant that answers, the
+ * role first, then `[DONE]`. `created` is in Unix seconds, read by the caller.
+ */
+export const openAiStreamEncoder = (
+  prepared: PreparedInference,
+  variant: VariantConfig,
+  options: TranslatedRequest,
+  created: number
+): StreamEncoder => {
   const head = `"id":"${prepared.inferenceId}","episode_id":"${prepared.episodeId}","created":${created},"model":${
-    JSON.stringify(model)
+    JSON.stringify(answeringModel(prepared, variant))
   },"object":"chat.completion.chunk","system_fingerprint":""`
   const isChat = prepared.fn.type === "chat"
   let roleSent = false

@@ -99,6 +99,15 @@ type = "chat"
 type = "chat_completion"
 model = "up_keyed"
 
+[functions.fallback]
+type = "chat"
+[functions.fallback.variants.broken]
+type = "chat_completion"
+model = "dummy::error"
+[functions.fallback.variants.backup]
+type = "chat_completion"
+model = "dummy::text"
+
 [functions.all_fail]
 type = "chat"
 [functions.all_fail.variants.a]
@@ -184,7 +193,7 @@ describe("POST /openai/v1/chat/completions", () => {
       expect(body.episode_id).toMatch(uuidV7Pattern)
       expect(body.id).not.toBe(body.episode_id)
       expect(body.object).toBe("chat.completion")
-      expect(body.model).toBe("gateway::function_name::up_chat")
+      expect(body.model).toBe("gateway::function_name::up_chat::variant_name::main")
       expect(Number.isInteger(body.created)).toBe(true)
       expect(body.created).toBeGreaterThanOrEqual(before)
       expect(body.created).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000))
@@ -198,6 +207,19 @@ describe("POST /openai/v1/chat/completions", () => {
       expect(fake.requests).toHaveLength(1)
       expect(fake.requests[0].path).toBe("/v1/chat/completions")
       expect(upstream()).toEqual({ model: "gpt-up", messages: [{ role: "user", content: "hi" }] })
+    })
+
+    it("the answer's model names the variant that answered: the pinned one, or the next after one failed", async () => {
+      const pinned = await ok({ model: "gateway::function_name::up_chat", messages: hi, "gateway::variant_name": "tuned" })
+      expect(pinned.model).toBe("gateway::function_name::up_chat::variant_name::tuned")
+      const fallback = await ok({ model: "gateway::function_name::fallback", messages: hi })
+      expect(fallback.model).toBe("gateway::function_name::fallback::variant_name::backup")
+      expect(fallback.choices[0].message.content).toBe(dummyText)
+      const streamed = await gateway.stream(route, { model: "gateway::function_name::fallback", messages: hi, stream: true })
+      expect(streamed.status).toBe(200)
+      const chunks = streamed.events.slice(0, -1)
+      expect(chunks.length).toBeGreaterThan(1)
+      for (const chunk of chunks) expect(chunk.model).toBe("gateway::function_name::fallback::variant_name::backup")
     })
 
     it("gateway::model_name::<model> calls a configured model directly", async () => {
@@ -319,6 +341,28 @@ describe("POST /openai/v1/chat/completions", () => {
           ]
         }
       ])
+    })
+
+    it("a gateway::template part in a system message carries the system template's arguments, validated by its schema", async () => {
+      const system = (part: Record<string, unknown>) => ({ role: "system", content: [part] })
+      await ok({
+        model: "gateway::function_name::up_templated",
+        messages: [
+          system({ type: "gateway::template", name: "system", arguments: { assistant_name: "Ada" } }),
+          user([{ type: "text", "gateway::arguments": { city: "Oslo", days: 2 } }])
+        ]
+      })
+      expect(upstream().messages[0]).toEqual({ role: "system", content: "You are Ada, a weather assistant." })
+      const misfit = await chat({
+        model: "gateway::function_name::up_templated",
+        messages: [system({ type: "gateway::template", name: "system", arguments: { assistant_name: 7 } })]
+      })
+      expect(expectOpenAiError(misfit, 400)).toContain("system")
+      const otherTemplate = await chat({
+        model: "gateway::function_name::up_templated",
+        messages: [system({ type: "gateway::template", name: "greeting", arguments: { who: "Bob" } })]
+      })
+      expect(expectOpenAiError(otherTemplate, 400)).toBe('messages[0].content[0].name: a system message renders the "system" template, not "greeting"')
     })
 
     it("gateway::arguments in an assistant part renders the assistant template", async () => {
@@ -945,7 +989,7 @@ describe("POST /openai/v1/chat/completions", () => {
       const id = chunks[0].id
       expect(id).toMatch(uuidV7Pattern)
       for (const chunk of chunks) {
-        expect(chunk).toMatchObject({ id, object: "chat.completion.chunk", model: "gateway::function_name::chat", created: chunks[0].created })
+        expect(chunk).toMatchObject({ id, object: "chat.completion.chunk", model: "gateway::function_name::chat::variant_name::text", created: chunks[0].created })
         expect(chunk.episode_id).toBe(chunks[0].episode_id)
         expect(chunk.choices).toHaveLength(1)
         expect(chunk.choices[0].index).toBe(0)

@@ -99,7 +99,7 @@ describe("the official openai SDK as a client", () => {
       max_completion_tokens: 50
     })
     expect(answer.object).toBe("chat.completion")
-    expect(answer.model).toBe("gateway::function_name::up_chat")
+    expect(answer.model).toBe("gateway::function_name::up_chat::variant_name::main")
     expect(answer.choices[0].message.role).toBe("assistant")
     expect(answer.choices[0].message.content).toBe("Hello from fake OpenAI")
     expect(answer.choices[0].finish_reason).toBe("stop")
@@ -121,26 +121,32 @@ describe("the official openai SDK as a client", () => {
   })
 
   it("system and user templates through gateway::arguments and gateway::template parts", async () => {
-    await client.chat.completions.create({
-      model: "gateway::function_name::up_templated",
-      messages: [
-        { role: "system", content: [{ type: "text", "gateway::arguments": { assistant_name: "Ada" } }] },
+    const systemParts = [
+      { type: "text", "gateway::arguments": { assistant_name: "Ada" } },
+      { type: "gateway::template", name: "system", arguments: { assistant_name: "Ada" } }
+    ]
+    for (const systemPart of systemParts) {
+      await client.chat.completions.create({
+        model: "gateway::function_name::up_templated",
+        messages: [
+          { role: "system", content: [systemPart] },
+          {
+            role: "user",
+            content: [
+              { type: "gateway::template", name: "greeting", arguments: { who: "Bob" } },
+              { type: "text", "gateway::arguments": { city: "Oslo", days: 2 } }
+            ]
+          }
+        ] as unknown as Array<OpenAI.ChatCompletionMessageParam>
+      })
+      expect(upstream().messages).toEqual([
+        { role: "system", content: "You are Ada, a weather assistant." },
         {
           role: "user",
-          content: [
-            { type: "gateway::template", name: "greeting", arguments: { who: "Bob" } },
-            { type: "text", "gateway::arguments": { city: "Oslo", days: 2 } }
-          ]
+          content: [{ type: "text", text: "Greetings, Bob!" }, { type: "text", text: "What is the weather in Oslo for the next 2 days?" }]
         }
-      ] as unknown as Array<OpenAI.ChatCompletionMessageParam>
-    })
-    expect(upstream().messages).toEqual([
-      { role: "system", content: "You are Ada, a weather assistant." },
-      {
-        role: "user",
-        content: [{ type: "text", text: "Greetings, Bob!" }, { type: "text", text: "What is the weather in Oslo for the next 2 days?" }]
-      }
-    ])
+      ])
+    }
   })
 
   it("streaming without usage: text chunks, the role first, finish_reason last, no usage chunk", async () => {
@@ -186,6 +192,19 @@ describe("the official openai SDK as a client", () => {
     const call = final.choices[0].message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall
     expect(call.id).toBe("0")
     expect(call.function.name).toBe("get_temperature")
+    expect(JSON.parse(call.function.arguments)).toEqual({ location: "Brooklyn", units: "celsius" })
+  })
+
+  it("tools whose parameters are zod 4's JSON Schema 2020-12, as LangChain JS builds them", async () => {
+    const parameters = z.toJSONSchema(z.object({ location: z.string(), units: z.enum(["celsius", "fahrenheit"]) }))
+    expect(parameters.$schema).toBe("https://json-schema.org/draft/2020-12/schema")
+    const answer = await client.chat.completions.create({
+      model: "gateway::model_name::dummy::tool",
+      messages: [{ role: "user", content: "Weather in Brooklyn?" }],
+      tools: [{ type: "function", function: { name: "get_weather", parameters } }]
+    })
+    const call = answer.choices[0].message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall
+    expect(call.function.name).toBe("get_weather")
     expect(JSON.parse(call.function.arguments)).toEqual({ location: "Brooklyn", units: "celsius" })
   })
 

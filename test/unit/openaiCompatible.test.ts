@@ -3,7 +3,7 @@ import { InvalidRequest } from "../../src/errors.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
 import { ChatCompletionRequest } from "../../src/openaiCompatible/api.ts"
 import { translateChatCompletion, type TranslatedRequest } from "../../src/openaiCompatible/request.ts"
-import { chatCompletionBody } from "../../src/openaiCompatible/response.ts"
+import { chatCompletionBody, openAiStreamEncoder } from "../../src/openaiCompatible/response.ts"
 import { makeLenientDecoder } from "../../src/decode.ts"
 
 const decode = makeLenientDecoder(ChatCompletionRequest)
@@ -51,6 +51,36 @@ describe("translateChatCompletion", () => {
         { role: "user", content: [{ type: "tool_result", id: "c1", name: "f", result: "42" }, { type: "tool_result", id: "c2", name: "", result: "43" }] }
       ]
     })
+  })
+
+  it("turns system parts into the system template's arguments: a template part, or a text part with gateway::arguments", () => {
+    const system = (...messages: ReadonlyArray<unknown>) => ok(translate({ model: "gateway::function_name::f", messages })).request.input.system
+    expect(system({ role: "system", content: [{ type: "gateway::template", name: "system", arguments: { assistant_name: "Ada" } }] }))
+      .toEqual({ assistant_name: "Ada" })
+    expect(system({ role: "developer", content: [{ type: "text", "gateway::arguments": { assistant_name: "Bo" } }] }))
+      .toEqual({ assistant_name: "Bo" })
+    // texts and raw texts, in one message or several, are one system prompt
+    expect(system(
+      { role: "system", content: [{ type: "text", text: "a" }, { type: "gateway::raw_text", value: "{{ b }}" }] },
+      { role: "user", content: "hi" },
+      { role: "system", content: "c" }
+    )).toBe("a\n{{ b }}\nc")
+  })
+
+  it("refuses system parts that are not one text or one set of arguments, naming the part", () => {
+    const refused = (...messages: ReadonlyArray<unknown>) =>
+      (translate({ model: "gateway::function_name::f", messages }) as InvalidRequest).message
+    const template = { type: "gateway::template", name: "system", arguments: { assistant_name: "Ada" } }
+    expect(refused({ role: "system", content: [{ type: "gateway::template", name: "greeting", arguments: {} }] }))
+      .toBe('messages[0].content[0].name: a system message renders the "system" template, not "greeting"')
+    expect(refused({ role: "system", content: [template, { type: "text", "gateway::arguments": {} }] }))
+      .toBe("messages[0].content[1]: the system template's arguments are given twice")
+    expect(refused({ role: "system", content: [template] }, { role: "system", content: "and text" }))
+      .toBe("messages: system messages carry either text or the system template's arguments, not both")
+    expect(refused({ role: "system", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }))
+      .toBe("messages[0].content[0]: a system message holds text, gateway::raw_text and gateway::template parts, not image_url")
+    expect(refused({ role: "system", content: [{ type: "text" }] }))
+      .toBe("messages[0].content[0]: a text part takes exactly one of text or gateway::arguments")
   })
 
   it("takes the smaller of max_tokens and max_completion_tokens, and lets gateway::params win over response_format", () => {
@@ -105,9 +135,36 @@ describe("translateChatCompletion", () => {
 })
 
 describe("chatCompletionBody", () => {
+  const options = { includeRawUsage: false, includeRawResponse: false } as TranslatedRequest
+  const answer = (request: Record<string, unknown>, functionName: string, variantName: string) => ({
+    prepared: { inferenceId: "i", episodeId: "e", functionName, fn: { type: "chat" }, tools: undefined, request },
+    variant: { name: variantName },
+    origin: { modelInferenceId: "m", provider: { type: "openai" } },
+    output: [{ type: "text", text: "a" }],
+    usage: { input_tokens: 1, output_tokens: 2 },
+    rawResponse: "{}"
+  }) as unknown as CompletedInference
+
+  it("names what answered in model: the function and its variant, or the model called; created is the caller's time", () => {
+    expect(chatCompletionBody(answer({ function_name: "weather" }, "weather", "v2"), options, 1_700_000_000)).toMatchObject({
+      model: "gateway::function_name::weather::variant_name::v2",
+      created: 1_700_000_000
+    })
+    expect(chatCompletionBody(answer({ model_name: "openai::gpt-4o-mini" }, "gateway::default", "openai::gpt-4o-mini"), options, 5).model)
+      .toBe("gateway::model_name::openai::gpt-4o-mini")
+  })
+
+  it("streams the same model and created in every chunk", () => {
+    const { prepared, variant } = answer({ function_name: "weather" }, "weather", "v2")
+    const encoder = openAiStreamEncoder(prepared, variant, options, 42)
+    const chunk = JSON.parse(new TextDecoder().decode(encoder.chunk([{ type: "text", id: "0", text: "hi" }])).slice("data: ".length))
+    expect(chunk).toMatchObject({ model: "gateway::function_name::weather::variant_name::v2", created: 42, object: "chat.completion.chunk" })
+  })
+
   it("reports unknown blocks with their model and provider apart, as a client sends them back", () => {
     const completed = {
-      prepared: { inferenceId: "i", episodeId: "e", fn: { type: "chat" }, tools: undefined },
+      prepared: { inferenceId: "i", episodeId: "e", fn: { type: "chat" }, tools: undefined, request: {} },
+      variant: { name: "v" },
       origin: { modelInferenceId: "m", provider: { type: "openai" } },
       output: [
         { type: "text", text: "a" },
@@ -117,7 +174,7 @@ describe("chatCompletionBody", () => {
       finishReason: "stop",
       rawResponse: "{}"
     } as unknown as CompletedInference
-    const body = chatCompletionBody(completed, "m", { includeRawUsage: false, includeRawResponse: false } as TranslatedRequest)
+    const body = chatCompletionBody(completed, options, 0)
     expect(body.choices[0].message).toEqual({
       role: "assistant",
       content: "a",
