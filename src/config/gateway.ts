@@ -63,15 +63,15 @@ const templateAccessOf = (
 ): TemplateFilesystemAccess => {
   const keyPath = ["gateway", "template_filesystem_access"]
   if (legacy !== undefined) {
-    if (access !== undefined) {
-      context.report(["gateway", "enable_template_filesystem_access"], "set template_filesystem_access only (enable_template_filesystem_access is its deprecated form)")
-    } else {
+    if (access === undefined) {
       context.warn(
         ["gateway", "enable_template_filesystem_access"],
         `deprecated: use template_filesystem_access.base_path (base_path = "." for the configuration file's folder)`
       )
+      return { enabled: legacy, folder: undefined }
     }
-    return { enabled: access === undefined && legacy, folder: undefined }
+    // the rest is checked as if only the replacement were set
+    context.report(["gateway", "enable_template_filesystem_access"], "set template_filesystem_access only (enable_template_filesystem_access is its deprecated form)")
   }
   if (access === undefined || typeof access === "boolean") return { enabled: access ?? false, folder: undefined }
   if (access.enabled !== undefined) {
