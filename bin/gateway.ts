@@ -19,7 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
 import type { GatewayConfig } from "../src/config/types.ts"
-import { loadConfig } from "../layers/configLoader.ts"
+import { loadConfig, logConfigWarnings } from "../layers/configLoader.ts"
 import { gatewayVersion } from "../layers/http/routes.ts"
 import { type LogFormat, LoggingLive } from "../layers/logging.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "../layers/access.ts"
@@ -78,21 +78,28 @@ interface SharedFlags {
 const failWith = (code: number, lines: ReadonlyArray<string>) =>
   Effect.flatMap(Console.error(lines.join("\n")), () => Effect.die(new ExitWith(code)))
 
+/** A valid configuration, and what it should change (logged once logging is set up). */
+interface LoadedConfig {
+  readonly config: GatewayConfig
+  readonly warnings: ReadonlyArray<string>
+}
+
 /** The configuration the flags name: a file or glob, or the default (empty) configuration. */
-const configFromFlags = (flags: SharedFlags): Effect.Effect<GatewayConfig> => {
+const configFromFlags = (flags: SharedFlags): Effect.Effect<LoadedConfig> => {
   const pattern = Option.getOrUndefined(Option.orElse(flags.configFile, () => flags.configPath))
   const loaded = loadConfig(pattern, process.env)
   if ("errors" in loaded) {
     return failWith(1, [`the configuration is invalid (${loaded.errors.length} problem${loaded.errors.length === 1 ? "" : "s"}):`, ...loaded.errors.map((line) => `  ${line}`)])
   }
-  return Effect.succeed(loaded.config)
+  return Effect.succeed(loaded)
 }
 
 /** Applies the pending migrations of every configured database, then exits. */
 const migrate = (flags: SharedFlags) =>
   Effect.gen(function*() {
     const named = Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig
-    const config = named ? yield* configFromFlags(flags) : yield* defaultConfig
+    const { config, warnings } = named ? yield* configFromFlags(flags) : yield* defaultConfig
+    yield* logConfigWarnings(warnings)
     const store = yield* configuredStore(config, process.env)
     const relational = yield* configuredRelationalStore(process.env)
     if (store === undefined && relational === undefined) {
@@ -121,18 +128,19 @@ const disableKey = (publicId: string, logFormat: LogFormat) =>
     Effect.provide(LoggingLive(logFormat))
   )
 
-const defaultConfig: Effect.Effect<GatewayConfig> = Effect.suspend(() => {
+const defaultConfig: Effect.Effect<LoadedConfig> = Effect.suspend(() => {
   const loaded = loadConfig(undefined, process.env)
-  return "errors" in loaded ? failWith(1, loaded.errors) : Effect.succeed(loaded.config)
+  return "errors" in loaded ? failWith(1, loaded.errors) : Effect.succeed(loaded)
 })
 
 const serve = (flags: SharedFlags) =>
   Effect.gen(function*() {
-    const config = yield* configFromFlags(flags)
+    const { config, warnings } = yield* configFromFlags(flags)
     const level = config.gateway.debug ? "Debug" as const : undefined
-    return yield* Effect.logInfo(
-      `configuration loaded: ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
-    ).pipe(
+    return yield* logConfigWarnings(warnings).pipe(
+      Effect.andThen(Effect.logInfo(
+        `configuration loaded: ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
+      )),
       Effect.andThen(Layer.launch(ServerLive(config, process.env))),
       Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
       Effect.provide(LoggingLive(flags.logFormat, level))

@@ -1,13 +1,14 @@
 /**
  * Reads the configuration from disk: expands the `--config-file` glob, reads every match,
- * and hands the text to the core's `buildConfig`, together with a reader for the template
- * and schema files it references. Runs once, at start-up.
+ * and hands the text to the core's `buildConfig` under absolute paths (so that the paths
+ * a file names resolve against its folder), together with a reader for the template and
+ * schema files it references. Runs once, at start-up; its warnings are logged then.
  */
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildConfig } from "../src/config/build.ts"
+import { buildConfig, type ConfigBuilt } from "../src/config/build.ts"
 import type { ConfigSource } from "../src/config/merge.ts"
-import type { GatewayConfig } from "../src/config/types.ts"
 
 const globCharacters = /[*?[\]{}]/
 
@@ -32,7 +33,7 @@ export const configFiles = (pattern: string): ReadonlyArray<string> =>
 export const loadConfig = (
   pattern: string | undefined,
   env: Readonly<Record<string, string | undefined>>
-): { readonly config: GatewayConfig } | { readonly errors: ReadonlyArray<string> } => {
+): ConfigBuilt => {
   const sources: Array<ConfigSource> = []
   if (pattern !== undefined) {
     const files = configFiles(pattern)
@@ -47,3 +48,7 @@ export const loadConfig = (
   }
   return buildConfig({ sources, readFile: readText, env })
 }
+
+/** Logs what the configuration loaded with but should change (a deprecated key, a setting not enforced). */
+export const logConfigWarnings = (warnings: ReadonlyArray<string>): Effect.Effect<void> =>
+  Effect.forEach(warnings, (warning) => Effect.logWarning(`configuration: ${warning}`), { discard: true })

@@ -6,7 +6,9 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as Result from "effect/Result"
 import type { GatewayConfig } from "../../src/config/types.ts"
+import { analyticsDatabase } from "../../src/observability/analyticsDatabase.ts"
 import { analyticsUrlVariable, backendOf, Observability, type Store, type StoreError } from "../../src/observability/store.ts"
 import { StartupError } from "../startup.ts"
 import { makeWriter } from "./writer.ts"
@@ -43,10 +45,13 @@ export const configuredStore = (
   env: Readonly<Record<string, string | undefined>>
 ): Effect.Effect<Store | undefined, StartupError, Scope.Scope> =>
   Effect.gen(function*() {
-    const url = env[analyticsUrlVariable]
-    if (url === undefined || url === "" || !config.gateway.observability.enabled) return undefined
+    if (!config.gateway.observability.enabled) return undefined
+    const database = analyticsDatabase(config.gateway.observability.backend, env)
+    if (Result.isFailure(database)) return yield* new StartupError({ message: database.failure })
+    if (database.success === undefined) return undefined
+    const { url, variable } = database.success
     return yield* Effect.mapError(makeStore(url), (error) =>
-      error._tag === "StartupError" ? error : new StartupError({ message: `${analyticsUrlVariable}: ${error.message}` }))
+      error._tag === "StartupError" ? error : new StartupError({ message: `${variable}: ${error.message}` }))
   })
 
 /** Applies pending migrations, naming each in the log. */

@@ -10,9 +10,10 @@ const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const NonNegative = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 
+/** every limit is optional, as in TensorZero (`streaming = { total_ms = 500 }` alone is valid) */
 export const Timeouts = Schema.Struct({
-  non_streaming: Schema.optional(Schema.Struct({ total_ms: PositiveInt })),
-  streaming: Schema.optional(Schema.Struct({ ttft_ms: PositiveInt }))
+  non_streaming: Schema.optional(Schema.Struct({ total_ms: Schema.optional(PositiveInt) })),
+  streaming: Schema.optional(Schema.Struct({ ttft_ms: Schema.optional(PositiveInt), total_ms: Schema.optional(PositiveInt) }))
 })
 export type Timeouts = typeof Timeouts.Type
 
@@ -100,6 +101,7 @@ export const RawTool = Schema.Struct({
 
 export const RawMetric = Schema.Struct({
   type: Schema.Literals(["boolean", "float"]),
+  description: Schema.optional(Schema.String),
   level: Schema.Literals(["inference", "episode"]),
   optimize: Schema.optional(Schema.Literals(["max", "min"]))
 })
@@ -121,14 +123,25 @@ export const RawGateway = Schema.Struct({
   })),
   template_filesystem_access: Schema.optional(Schema.Union([
     Schema.Boolean,
-    Schema.Struct({ enabled: Schema.Boolean, base_path: Schema.optional(Schema.String) })
+    /** `base_path` alone enables access; `enabled` is TensorZero's deprecated switch */
+    Schema.Struct({ enabled: Schema.optional(Schema.Boolean), base_path: Schema.optional(Schema.String) })
   ])),
+  /** TensorZero's older spelling of `template_filesystem_access = true` (deprecated there) */
+  enable_template_filesystem_access: Schema.optional(Schema.Boolean),
   disable_pseudonymous_usage_analytics: Schema.optional(Schema.Boolean),
   observability: Schema.optional(Schema.Struct({
     enabled: Schema.optional(Schema.Boolean),
     disable_automatic_migrations: Schema.optional(Schema.Boolean),
+    /** which database stores observability when both URLs could (see `observability/analyticsDatabase.ts`) */
+    backend: Schema.optional(Schema.Literals(["auto", "clickhouse", "postgres"])),
+    /** TensorZero's: writes never delay an answer here, so it changes nothing */
+    async_writes: Schema.optional(Schema.Boolean),
     batch_writes: Schema.optional(Schema.Struct({
+      /** TensorZero's switch: writes are always batched here, so it changes nothing */
+      enabled: Schema.optional(Schema.Boolean),
       max_rows: Schema.optional(PositiveInt),
+      /** TensorZero's batch size for Postgres: `max_rows` applies to every database here */
+      max_rows_postgres: Schema.optional(PositiveInt),
       max_bytes: Schema.optional(PositiveInt),
       flush_interval_ms: Schema.optional(PositiveInt)
     })),
@@ -154,6 +167,8 @@ export const RawGateway = Schema.Struct({
   }))
 })
 
+export type RawGateway = typeof RawGateway.Type
+
 const PositiveFinite = Schema.Finite.check(Schema.isGreaterThan(0))
 
 export const RawLimit = Schema.Union([
@@ -167,8 +182,10 @@ const limitFields = Object.fromEntries(
   )
 ) as Record<`${"model_inferences" | "tokens"}_per_${"second" | "minute" | "hour" | "day" | "week" | "month"}`, Schema.optional<typeof RawLimit>>
 
+/** a rule has either `priority = N` or `always = true` (checked in `ratelimit/config.ts`) */
 export const RawRateLimitRule = Schema.Struct({
-  priority: Schema.Int,
+  priority: Schema.optional(Schema.Int),
+  always: Schema.optional(Schema.Boolean),
   scope: Schema.optional(Schema.Array(
     Schema.Union([
       Schema.Struct({ api_key_public_id: Schema.String }),
@@ -183,7 +200,7 @@ export const RawRateLimiting = Schema.Struct({
   rules: Schema.optional(Schema.Array(Schema.Record(Schema.String, Schema.Unknown)))
 })
 
-/** Sections are decoded one by one (in `buildConfig`), so a problem in one does not hide the others. */
+/** Sections are decoded one by one (by their builders), so a problem in one does not hide the others. */
 export const RawConfig = Schema.Struct({
   gateway: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
   models: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),

@@ -6,6 +6,7 @@ import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { InferenceParams, JsonMode, ToolChoice, ToolDefinition } from "../inference/types.ts"
 import type { TemplateEngine } from "../inference/templates.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
+import type { ObservabilityBackend } from "../observability/analyticsDatabase.ts"
 import type { RateLimitRule } from "../ratelimit/rules.ts"
 import type { Credential } from "./credentials.ts"
 import type { Timeouts } from "./raw.ts"
@@ -15,6 +16,8 @@ export type { Timeouts } from "./raw.ts"
 export interface ObservabilitySettings {
   /** false turns storage off even when GATEWAY_ANALYTICS_DB_URL is set */
   readonly enabled: boolean
+  /** which database stores observability (`auto`: GATEWAY_ANALYTICS_DB_URL decides) */
+  readonly backend: ObservabilityBackend
   readonly disableAutomaticMigrations: boolean
   /** a batch is written when this many rows wait... */
   readonly maxRows: number
@@ -135,6 +138,7 @@ export interface FunctionConfig {
 
 export interface MetricConfig {
   readonly name: string
+  readonly description?: string | undefined
   readonly type: "boolean" | "float"
   readonly level: "inference" | "episode"
   readonly optimize: "max" | "min"

@@ -2,7 +2,7 @@
  * The models a request can reach, with a client per provider: the configured ones, built at
  * start-up, and `<provider_type>::<model>` short-hands, built on first use and kept.
  */
-import { shorthandProviders } from "../config/build.ts"
+import { shorthandProviders } from "../config/models.ts"
 import type { GatewayConfig, ModelConfig, ProviderConfig } from "../config/types.ts"
 import { providerTypes } from "../providers/registry.ts"
 import type { ProviderClient } from "../providers/types.ts"

@@ -9,6 +9,17 @@ import type { InputProblem } from "./input.ts"
 import type { PrepareExtras } from "./prepare.ts"
 import type { ToolChoice, ToolConfig, ToolDefinition } from "./types.ts"
 
+const hasToolNamed = (tools: ReadonlyMap<string, ToolDefinition>, name: string): boolean => {
+  for (const tool of tools.values()) if (tool.name === name) return true
+  return false
+}
+
+const missingSpecificTool = (name: string): InputProblem => ({
+  path: "tool_choice",
+  message: `the function's tool_choice is { specific = "${name}" }, but no tool "${name}" is available: ` +
+    `configure it in the function's tools, or send it in additional_tools or allowed_tools`
+})
+
 export const resolveTools = (
   fn: FunctionConfig,
   request: InferenceRequest,
@@ -70,10 +81,14 @@ export const resolveTools = (
     if (request.tool_choice !== undefined && request.tool_choice !== "none" && request.tool_choice !== "auto") {
       return { path: "tool_choice", message: "no tools are available to choose from" }
     }
+    if (request.tool_choice === undefined && fn.toolChoice.type === "specific") return missingSpecificTool(fn.toolChoice.name)
     return undefined
   }
   let choice: ToolChoice = fn.toolChoice
-  if (request.tool_choice !== undefined) {
+  if (request.tool_choice === undefined) {
+    // the function's own choice may name a tool only a request brings (as in TensorZero): it must be here now
+    if (choice.type === "specific" && !hasToolNamed(byName, choice.name)) return missingSpecificTool(choice.name)
+  } else {
     const requested = request.tool_choice
     if (typeof requested === "string") choice = { type: requested }
     else {

@@ -29,5 +29,11 @@ export const rateLimitRule = (
       scope.push({ kind: "api_key", publicId: id })
     } else scope.push({ kind: "tag", key: condition.tag_key, value: condition.tag_value })
   }
-  return { index, priority: rule.priority, scope, limits, id: ruleId(rule.priority, scope, limits) }
+  // TensorZero's rule: either `priority = N` or `always = true` (a rule that applies whatever the priorities)
+  if (rule.always === true && rule.priority !== undefined) {
+    return { path: ["always"], message: "a rule has either always = true or a priority, not both" }
+  }
+  const priority = rule.always === true ? "always" : rule.priority
+  if (priority === undefined) return { path: ["priority"], message: "missing field (or always = true for a rule that always applies)" }
+  return { index, priority, scope, limits, id: ruleId(priority, scope, limits) }
 }

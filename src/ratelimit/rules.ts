@@ -4,7 +4,8 @@
  *
  * A rule applies when every condition of its scope holds; among the rules that apply, only
  * those of the highest priority count (so a rule for one key, given a higher priority,
- * overrides a `gateway::each` rule for that key). Each limit of a rule is a token bucket:
+ * overrides a `gateway::each` rule for that key), plus the `always` rules, which count
+ * whatever the priorities. Each limit of a rule is a token bucket:
  * `N` per period means a capacity of N refilled at N per period; `{capacity, refill_rate}`
  * sets both (refill_rate per period).
  */
@@ -42,14 +43,15 @@ export type ScopeCondition =
 export interface RateLimitRule {
   /** position in `rate_limiting.rules`, for messages */
   readonly index: number
-  readonly priority: number
+  /** `always`: the rule counts whenever its scope holds, beside the highest-priority rules */
+  readonly priority: number | "always"
   readonly scope: ReadonlyArray<ScopeCondition>
   readonly limits: ReadonlyArray<Limit>
   /** a stable id from the rule's definition: a changed rule starts with fresh buckets */
   readonly id: string
 }
 
-export const ruleId = (priority: number, scope: ReadonlyArray<ScopeCondition>, limits: ReadonlyArray<Limit>): string =>
+export const ruleId = (priority: number | "always", scope: ReadonlyArray<ScopeCondition>, limits: ReadonlyArray<Limit>): string =>
   createHash("sha256").update(JSON.stringify([priority, scope, limits])).digest("hex").slice(0, 16)
 
 /** What a request is known by, for scopes: its API key and its tags. */
@@ -67,16 +69,18 @@ const holds = (condition: ScopeCondition, request: RequestScope): boolean => {
   return condition.value === eachValue || condition.value === totalValue || condition.value === value
 }
 
-/** The rules that count for a request: those that apply, of the highest priority among them. */
+/** The rules that count for a request: those that apply, of the highest priority among them, and the `always` ones (in order). */
 export const applicableRules = (rules: ReadonlyArray<RateLimitRule>, request: RequestScope): ReadonlyArray<RateLimitRule> => {
   let best = -Infinity
   let chosen: Array<RateLimitRule> = []
   for (const rule of rules) {
     if (!rule.scope.every((condition) => holds(condition, request))) continue
-    if (rule.priority > best) {
+    if (rule.priority === "always" || rule.priority === best) chosen.push(rule)
+    else if (rule.priority > best) {
       best = rule.priority
-      chosen = [rule]
-    } else if (rule.priority === best) chosen.push(rule)
+      chosen = chosen.filter((kept) => kept.priority === "always")
+      chosen.push(rule)
+    }
   }
   return chosen
 }

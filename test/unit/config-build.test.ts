@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { buildConfig, defaultBindAddress, defaultMaxRequestBodyBytes, parseBindAddress } from "../../src/config/build.ts"
+import { buildConfig } from "../../src/config/build.ts"
+import { defaultBindAddress, defaultMaxRequestBodyBytes, parseBindAddress } from "../../src/config/gateway.ts"
 import { templateKey } from "../../src/inference/templates.ts"
 import { build, buildErrors, buildOk, configPath, functionOf, json, variantOf } from "./fixtures.ts"
 
@@ -124,6 +125,7 @@ level = "episode"
       templateFilesystemAccess: false,
       observability: {
         enabled: true,
+        backend: "auto",
         disableAutomaticMigrations: true,
         maxRows: 50,
         maxBatchBytes: 1000,
@@ -824,16 +826,26 @@ parameters = "tools/nope.json"
     expect(onlyError(buildErrors(chatFunction(dummyVariant("v"), `tools = ["ghost"]`)), "functions.f.tools[0]")).toContain(`"ghost"`)
   })
 
-  it("refuses tool_choice.specific naming a tool the function does not list", () => {
-    const errors = buildErrors(`
+  it("accepts tool_choice.specific naming a tool the function does not list (it must come with each request)", () => {
+    const config = buildOk(`
 [tools.weather]
 description = "Weather"
 parameters = "tools/weather.json"
 [tools.other]
+name = "other_tool"
 description = "Other"
 parameters = "tools/weather.json"
-` + chatFunction(dummyVariant("v"), `tools = ["weather"]\ntool_choice = { specific = "other" }`), { files })
-    expect(onlyError(errors, "functions.f.tool_choice.specific")).toContain(`"other"`)
+` + chatFunction(dummyVariant("v"), `tools = ["weather"]\ntool_choice = { specific = "other" }`) + `
+[functions.g]
+type = "chat"
+tool_choice = { specific = "brought_by_the_request" }
+[functions.g.variants.v]
+type = "chat_completion"
+model = "dummy::text"
+`, { files })
+    // a configured tool is chosen by the name the model sees
+    expect(functionOf(config, "f").toolChoice).toEqual({ type: "specific", name: "other_tool" })
+    expect(functionOf(config, "g").toolChoice).toEqual({ type: "specific", name: "brought_by_the_request" })
   })
 
   it("accepts tool_choice.specific naming one of the function's tools", () => {

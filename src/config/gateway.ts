@@ -1,0 +1,141 @@
+/**
+ * `[gateway]` -> `GatewaySettings`: the server, its limits, the cache, observability, trace
+ * export, authentication, and where templates may load other files from.
+ */
+import { headerProblem } from "../tracing/trace.ts"
+import { type BuildContext, tableDecoder } from "./context.ts"
+import { RawGateway } from "./raw.ts"
+import type { GatewaySettings } from "./types.ts"
+
+export const defaultBindAddress = "0.0.0.0:3000"
+export const defaultMaxRequestBodyBytes = 10 * 1024 * 1024
+
+const decodeGateway = tableDecoder(RawGateway)
+
+export const parseBindAddress = (text: string): { readonly host: string; readonly port: number } | undefined => {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(text)
+  if (match === null) return undefined
+  const port = Number(match[2])
+  if (port > 65535) return undefined
+  return { host: match[1].replace(/^\[(.*)\]$/, "$1"), port }
+}
+
+export interface TemplateFilesystemAccess {
+  readonly enabled: boolean
+  /** the folder `{% include %}` names resolve against; undefined: the folder of the file naming the template */
+  readonly folder: string | undefined
+}
+
+export interface BuiltGateway {
+  readonly settings: GatewaySettings
+  readonly templateAccess: TemplateFilesystemAccess
+}
+
+const bindAddressOf = (context: BuildContext, configured: string | undefined) => {
+  const fromEnv = context.input.env.GATEWAY_BIND_ADDRESS
+  const text = fromEnv ?? configured ?? defaultBindAddress
+  const parsed = parseBindAddress(text)
+  if (parsed !== undefined) return parsed
+  context.report(
+    fromEnv !== undefined ? [] : ["gateway", "bind_address"],
+    `${fromEnv !== undefined ? "GATEWAY_BIND_ADDRESS: " : ""}expected HOST:PORT, got "${text}"`
+  )
+  return { host: "0.0.0.0", port: 3000 }
+}
+
+const basePathOf = (context: BuildContext, configured: string | undefined): string => {
+  const basePath = configured === undefined ? "" : configured.replace(/\/+$/, "")
+  if (basePath !== "" && !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+$/.test(basePath)) {
+    context.report(["gateway", "base_path"], `expected a path such as "/gateway" (segments of URL path characters), got "${configured}"`)
+  }
+  return basePath
+}
+
+/**
+ * `template_filesystem_access`: `true`, or `{ base_path = "..." }` (base_path alone enables
+ * access, as in TensorZero). TensorZero deprecated `enabled` and, before it, the flag
+ * `enable_template_filesystem_access`: both are still accepted, with a warning.
+ */
+const templateAccessOf = (
+  context: BuildContext,
+  access: RawGateway["template_filesystem_access"],
+  legacy: boolean | undefined
+): TemplateFilesystemAccess => {
+  const keyPath = ["gateway", "template_filesystem_access"]
+  if (legacy !== undefined) {
+    if (access === undefined) {
+      context.warn(
+        ["gateway", "enable_template_filesystem_access"],
+        `deprecated: use template_filesystem_access.base_path (base_path = "." for the configuration file's folder)`
+      )
+      return { enabled: legacy, folder: undefined }
+    }
+    // the rest is checked as if only the replacement were set
+    context.report(["gateway", "enable_template_filesystem_access"], "set template_filesystem_access only (enable_template_filesystem_access is its deprecated form)")
+  }
+  if (access === undefined || typeof access === "boolean") return { enabled: access ?? false, folder: undefined }
+  if (access.enabled !== undefined) {
+    context.warn(
+      [...keyPath, "enabled"],
+      access.base_path === undefined
+        ? `deprecated: base_path alone enables access (base_path = "." for the configuration file's folder)`
+        : `deprecated: base_path alone enables access${access.enabled ? "" : ", so access is on"}`
+    )
+  }
+  return access.base_path === undefined
+    ? { enabled: access.enabled ?? false, folder: undefined }
+    : { enabled: true, folder: context.resolvePath([...keyPath, "base_path"], access.base_path) }
+}
+
+export const buildGateway = (context: BuildContext, table: unknown): BuiltGateway => {
+  const raw = context.decodeAt(decodeGateway, table, ["gateway"]) ?? {}
+  const bindAddress = bindAddressOf(context, raw.bind_address)
+  const basePath = basePathOf(context, raw.base_path)
+  const templateAccess = templateAccessOf(context, raw.template_filesystem_access, raw.enable_template_filesystem_access)
+  const traceHeaders = raw.export?.otlp?.traces?.extra_headers ?? {}
+  for (const [name, value] of Object.entries(traceHeaders)) {
+    const problem = headerProblem(name, value)
+    if (problem !== undefined) context.report(["gateway", "export", "otlp", "traces", "extra_headers", name], problem)
+  }
+  const observability = raw.observability
+  return {
+    templateAccess,
+    settings: {
+      bindAddress,
+      basePath,
+      debug: raw.debug ?? false,
+      maxRequestBodyBytes: raw.max_request_body_bytes ?? defaultMaxRequestBodyBytes,
+      maxRequestBytesInFlight: raw.max_request_bytes_in_flight ?? 256 * 1024 * 1024,
+      maxConnections: raw.max_connections ?? 4096,
+      requestReadTimeoutMs: raw.request_read_timeout_ms ?? 60_000,
+      globalOutboundHttpTimeoutMs: raw.global_outbound_http_timeout_ms ?? 900_000,
+      maxProviderResponseBytes: raw.max_provider_response_bytes ?? 32 * 1024 * 1024,
+      maxProviderStreamEventBytes: raw.max_provider_stream_event_bytes ?? 4 * 1024 * 1024,
+      cache: {
+        shareAcrossApiKeys: raw.cache?.share_across_api_keys ?? false,
+        lookupTimeoutMs: raw.cache?.lookup_timeout_ms ?? 1000
+      },
+      templateFilesystemAccess: templateAccess.enabled,
+      observability: {
+        enabled: observability?.enabled ?? true,
+        backend: observability?.backend ?? "auto",
+        disableAutomaticMigrations: observability?.disable_automatic_migrations ?? false,
+        maxRows: observability?.batch_writes?.max_rows ?? 10_000,
+        maxBatchBytes: observability?.batch_writes?.max_bytes ?? 16 * 1024 * 1024,
+        flushIntervalMs: observability?.batch_writes?.flush_interval_ms ?? 1000,
+        maxQueued: observability?.max_queued_writes ?? 100_000,
+        maxQueuedBytes: observability?.max_queued_bytes ?? 256 * 1024 * 1024
+      },
+      traceExport: {
+        enabled: raw.export?.otlp?.traces?.enabled ?? false,
+        extraHeaders: traceHeaders,
+        sampleRatio: raw.export?.otlp?.traces?.sample_ratio ?? 1
+      },
+      auth: {
+        enabled: raw.auth?.enabled ?? false,
+        cacheTtlMs: raw.auth?.cache_ttl_ms ?? 1000,
+        maxFailedAttemptsPerMinute: raw.auth?.max_failed_attempts_per_minute ?? 100
+      }
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * Path arithmetic for the files a configuration names, without `node:path` or the process:
+ * the core only joins text. Paths are POSIX (`/`), as the gateway runs on Linux. A path
+ * resolved against no folder stays relative, and the shell that reads it resolves it
+ * against its working directory.
+ */
+
+/** `/a/b/../c/./d` -> `/a/c/d`; a relative path keeps its leading `..` */
+const normalize = (path: string): string => {
+  const absolute = path.startsWith("/")
+  const segments: Array<string> = []
+  for (const segment of path.split("/")) {
+    if (segment === "" || segment === ".") continue
+    if (segment === ".." && segments.length > 0 && segments[segments.length - 1] !== "..") segments.pop()
+    else if (segment !== ".." || !absolute) segments.push(segment)
+  }
+  const joined = segments.join("/")
+  return absolute ? `/${joined}` : joined === "" ? "." : joined
+}
+
+/** the folder of a file: `/cfg/gateway.toml` -> `/cfg` */
+export const folderOf = (file: string): string => {
+  const slash = file.lastIndexOf("/")
+  return slash < 0 ? "." : slash === 0 ? "/" : file.slice(0, slash)
+}
+
+/** `relative` resolved against `folder` (absolute paths are kept), as `path.resolve` would */
+export const resolvePath = (folder: string | undefined, relative: string): string =>
+  normalize(relative.startsWith("/") || folder === undefined ? relative : `${folder}/${relative}`)
