@@ -92,6 +92,16 @@ const allFailed = (model: ResolvedModel, failures: ReadonlyArray<FailedAttempt<P
 /** what `tryProviders` succeeds with: the attempt's result, where it came from, the providers that failed first */
 type ProviderSuccess<A> = readonly [A, RoutedProvider, ResolvedModel, ProviderCall, ReadonlyArray<FailedAttempt<ProviderFailure>>]
 
+/** who answered, from what `tryProviders` succeeded with (a new inference id for the model call) */
+const originOf = ([, provider, model, call, failedProviders]: ProviderSuccess<unknown>) => ({
+  modelInferenceId: uuidv7(),
+  modelName: model.config.name,
+  providerName: provider.config.name,
+  provider: provider.config,
+  call,
+  failedProviders
+})
+
 /** Failures that end an inference at once, with no fallback nor retry. */
 export type CallRefused = InvalidRequest | RateLimited | ServiceUnavailable
 
@@ -237,15 +247,10 @@ export const callModel = (
     const started = clock.currentTimeMillisUnsafe()
     return Effect.map(
       tryProviders(prepared, variant, request, totalLimit, infer, clock),
-      ([response, provider, model, call, failedProviders]) => ({
-        modelInferenceId: uuidv7(),
-        modelName: model.config.name,
-        providerName: provider.config.name,
-        provider: provider.config,
-        call,
-        failedProviders,
-        cached: response.cached === true,
-        response,
+      (success) => ({
+        ...originOf(success),
+        cached: success[0].cached === true,
+        response: success[0],
         responseTimeMs: clock.currentTimeMillisUnsafe() - started
       })
     )
@@ -301,16 +306,7 @@ export const startModelStream = (
     const startedAt = clock.currentTimeMillisUnsafe()
     return Effect.map(
       tryProviders(prepared, variant, request, firstTokenLimit, openOrReplay, clock),
-      ([opened, provider, model, call, failedProviders]) => ({
-        ...opened,
-        modelInferenceId: uuidv7(),
-        modelName: model.config.name,
-        providerName: provider.config.name,
-        provider: provider.config,
-        call,
-        failedProviders,
-        startedAt
-      })
+      (success) => ({ ...success[0], ...originOf(success), startedAt })
     )
   })
 }

@@ -22,7 +22,7 @@ import {
   scopeMatches
 } from "../inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
-import { type HttpCall, HttpTransport, type TransportError } from "../services.ts"
+import { type HttpCall, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
 import { type StreamFraming, type StreamEventParser, type WireCodec, WireProblem } from "./codec.ts"
 import { redactSecrets } from "./redact.ts"
 import {
@@ -57,51 +57,71 @@ export const wireProvider = <Settings, Target, Event>(
 export const wireClient = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
   target: Target
-): ProviderClient => {
-  const infer = (call: ProviderCall): Effect.Effect<ProviderResponse, ProviderFailure | InvalidRequest, HttpTransport> => {
-    const request = wireRequest(codec, target, call, false)
-    if (!isHttpCall(request)) return Effect.fail(request)
-    const apiKey = call.apiKey
-    return HttpTransport.use((http) => http.post(request)).pipe(
-      Effect.mapError((error) => transportFailure(error, apiKey)),
-      Effect.flatMap((reply) => {
-        if (reply.status < 200 || reply.status >= 300) return Effect.fail(replyFailure(codec, reply.status, reply.text, apiKey))
-        const parsed = codec.parseResponse(reply.text)
-        if (parsed instanceof WireProblem) return Effect.fail(failure(parsed.message, apiKey))
-        return Effect.succeed({
-          output: parsed.output,
-          usage: parsed.usage,
-          finishReason: parsed.finishReason,
-          rawRequest: request.body,
-          rawResponse: reply.text
-        })
-      })
+): ProviderClient => ({
+  infer: (call) => exchange(codec, target, call, false, post, whole),
+  stream: (call) => exchange(codec, target, call, true, postStream, streamed)
+})
+
+type Transport = HttpTransport["Service"]
+
+const post = (http: Transport, request: HttpCall) => http.post(request)
+const postStream = (http: Transport, request: HttpCall) => http.postStream(request)
+
+/** One call: the request built, sent, and its reply read by `read`; the transport's failures mapped. */
+const exchange = <Settings, Target, Event, Reply, A>(
+  codec: WireCodec<Settings, Target, Event>,
+  target: Target,
+  call: ProviderCall,
+  stream: boolean,
+  send: (http: Transport, request: HttpCall) => Effect.Effect<Reply, TransportError>,
+  read: (codec: WireCodec<Settings, Target, Event>, reply: Reply, request: HttpCall, apiKey: string | undefined) => Effect.Effect<A, ProviderFailure>
+): Effect.Effect<A, ProviderFailure | InvalidRequest, HttpTransport> => {
+  const request = wireRequest(codec, target, call, stream)
+  if (!isHttpCall(request)) return Effect.fail(request)
+  const apiKey = call.apiKey
+  return HttpTransport.use((http) => send(http, request)).pipe(
+    Effect.mapError((error) => transportFailure(error, apiKey)),
+    Effect.flatMap((reply) => read(codec, reply, request, apiKey))
+  )
+}
+
+/** A whole answer: a 2xx the codec can read. */
+const whole = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  reply: { readonly status: number; readonly text: string },
+  request: HttpCall,
+  apiKey: string | undefined
+): Effect.Effect<ProviderResponse, ProviderFailure> => {
+  if (reply.status < 200 || reply.status >= 300) return Effect.fail(replyFailure(codec, reply.status, reply.text, apiKey))
+  const parsed = codec.parseResponse(reply.text)
+  if (parsed instanceof WireProblem) return Effect.fail(failure(parsed.message, apiKey))
+  return Effect.succeed({
+    output: parsed.output,
+    usage: parsed.usage,
+    finishReason: parsed.finishReason,
+    rawRequest: request.body,
+    rawResponse: reply.text
+  })
+}
+
+/** A streamed answer: a 2xx event stream, read as the codec frames and parses it. */
+const streamed = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  reply: HttpStreamReply,
+  request: HttpCall,
+  apiKey: string | undefined
+): Effect.Effect<ProviderStream, ProviderFailure> => {
+  if (!reply.ok) {
+    return Effect.fail(
+      reply.status >= 200 && reply.status < 300
+        ? failure(notAnEventStream(reply.status, reply.contentType, redactSecrets(reply.text, apiKey)), apiKey)
+        : replyFailure(codec, reply.status, reply.text, apiKey)
     )
   }
-
-  const stream = (call: ProviderCall): Effect.Effect<ProviderStream, ProviderFailure | InvalidRequest, HttpTransport> => {
-    const request = wireRequest(codec, target, call, true)
-    if (!isHttpCall(request)) return Effect.fail(request)
-    const apiKey = call.apiKey
-    return HttpTransport.use((http) => http.postStream(request)).pipe(
-      Effect.mapError((error) => transportFailure(error, apiKey)),
-      Effect.flatMap((reply) => {
-        if (!reply.ok) {
-          return Effect.fail(
-            reply.status >= 200 && reply.status < 300
-              ? failure(notAnEventStream(reply.status, reply.contentType, redactSecrets(reply.text, apiKey)), apiKey)
-              : replyFailure(codec, reply.status, reply.text, apiKey)
-          )
-        }
-        return Effect.sync(() => ({
-          rawRequest: request.body,
-          chunks: chunksOf(codec.framing, codec.streamParser(), reply.body, apiKey)
-        }))
-      })
-    )
-  }
-
-  return { infer, stream }
+  return Effect.sync(() => ({
+    rawRequest: request.body,
+    chunks: chunksOf(codec.framing, codec.streamParser(), reply.body, apiKey)
+  }))
 }
 
 const noProviderTools: ReadonlyArray<unknown> = []
