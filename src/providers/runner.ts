@@ -34,7 +34,12 @@ import {
   qualifiedProviderName
 } from "./types.ts"
 
-/** A provider type from its codec: its settings are checked against the codec's Schema once, when a client is made. */
+/**
+ * A provider type from its codec. The configuration decodes a provider table's settings with
+ * `settingsFields`; `make` checks them against the codec's Schema once, which types them. Only
+ * a `<type>::<model>` short-hand (no table, no settings) can fail the check, for a type whose
+ * settings are required (a self-hosted server's `api_base`): its calls then fail saying so.
+ */
 export const wireProvider = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>
 ): ProviderDefinition => {
@@ -43,14 +48,20 @@ export const wireProvider = <Settings, Target, Event>(
     type: codec.type,
     defaultCredential: codec.defaultCredential,
     settingsFields: codec.settings.fields,
-    make: (config) => {
-      // the configuration decoded them with `settingsFields`: anything else is a bug of the gateway
-      if (!isSettings(config.settings)) {
-        throw new Error(`provider "${config.name}": its settings were not decoded as ${codec.type} settings`)
-      }
-      return wireClient(codec, codec.target(config.settings, config.modelName))
-    }
+    make: (config) =>
+      isSettings(config.settings)
+        ? wireClient(codec, codec.target(config.settings, config.modelName))
+        : failingClient(
+          `provider "${config.name}" (type ${codec.type}) lacks the settings its type requires (${
+            Object.keys(codec.settings.fields).join(", ")
+          }): configure it in a [models.<name>.providers.<name>] table`
+        )
   }
+}
+
+const failingClient = (message: string): ProviderClient => {
+  const failed = Effect.fail(new ProviderFailure({ message, timedOut: false }))
+  return { infer: () => failed, stream: () => failed }
 }
 
 /** The client of one configured provider: `target` is what its codec derived from the settings. */

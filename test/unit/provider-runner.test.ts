@@ -297,8 +297,14 @@ describe("the Chat Completions family: a member declared in a few lines", () => 
     expect(hosted.defaultCredential).toEqual({ kind: "env", name: "EXAMPLE_API_KEY" })
   })
 
-  it("makes clients from decoded settings only", () => {
-    expect(() => definition.make(config({ api_base: "http://h/v1" }))).not.toThrow()
-    expect(() => definition.make(config({}))).toThrow(/not decoded as example-server settings/)
+  it("a client without the settings it requires (a short-hand of a self-hosted type) fails its calls saying so", async () => {
+    const { service, sent } = transport({ post: Effect.succeed({ status: 200, text: JSON.stringify({ choices: [{ message: { content: "ok" } }] }) }) })
+    const run = (settings: Record<string, unknown>) =>
+      Effect.runPromise(Effect.result(Effect.provideService(definition.make(config(settings)).infer(call()), HttpTransport, service)))
+    expect(Result.isSuccess(await run({ api_base: "http://h/v1" }))).toBe(true)
+    expect(failureOf(await run({})).message).toBe(
+      `provider "local" (type example-server) lacks the settings its type requires (api_base): configure it in a [models.<name>.providers.<name>] table`
+    )
+    expect(sent).toHaveLength(1)
   })
 })
