@@ -8,7 +8,7 @@ import * as Sse from "effect/encoding/Sse"
 import * as Stream from "effect/Stream"
 import type { StreamFraming } from "./codec.ts"
 
-export const sseData = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E> =>
+const sseData = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E> =>
   Stream.suspend(() => {
     const decoder = new TextDecoder()
     let pending: Array<string> = []
