@@ -4,7 +4,6 @@
  * then the request's (scoped to a variant, a model, or a model's provider), later ones winning.
  */
 import * as Schema from "effect/Schema"
-import { InvalidRequest } from "../errors.ts"
 import { headerProblem } from "../tracing/trace.ts"
 import { quoted } from "../untrusted.ts"
 
@@ -102,17 +101,16 @@ export const requestBodyEdit = (edit: ExtraBodyEdit, field: string): ExtraBodyEd
   Object.defineProperty(edit, requestField, { value: field })
 
 /**
- * Applies one edit to `body` (see `applyEditOnce`). A configured edit that cannot be applied is
- * returned as a problem, a failure of that provider (the next one may take it). A request's own
- * edit that cannot be applied is the caller's mistake: it is thrown
- * as an InvalidRequest, since the provider codecs that build bodies turn any returned problem
- * into a provider failure; the model call turns it back into the failure that ends the inference.
+ * The request field an edit came from (`extra_body[2]`), or undefined for a configured edit.
+ * A configured edit that cannot be applied is a failure of that provider (the next one may take
+ * it); a request's own is the caller's mistake, and ends the inference.
  */
-export const applyExtraBodyEdit = (body: Record<string, unknown>, edit: ExtraBodyEdit): string | undefined => {
-  const problem = applyEditOnce(body, edit)
-  const field = (edit as RequestBodyEdit)[requestField]
-  if (problem !== undefined && field !== undefined) throw new InvalidRequest({ message: `${field}.pointer: ${problem}` })
-  return problem
+export const requestFieldOf = (edit: ExtraBodyEdit): string | undefined => (edit as RequestBodyEdit)[requestField]
+
+/** An edit with the calls it applies to (a request's own `extra_body` and `extra_headers` entries). */
+export interface ScopedEdit<E> {
+  readonly scope: EditScope
+  readonly edit: E
 }
 
 /**
@@ -122,7 +120,7 @@ export const applyExtraBodyEdit = (body: Record<string, unknown>, edit: ExtraBod
  * level a provider body shares values with the configuration (stop sequences, tool schemas,
  * the output schema), which must stay as they are for the next request.
  */
-const applyEditOnce = (body: Record<string, unknown>, edit: ExtraBodyEdit): string | undefined => {
+export const applyExtraBodyEdit = (body: Record<string, unknown>, edit: ExtraBodyEdit): string | undefined => {
   const tokens = parsePointer(edit.pointer)
   if (tokens === undefined) return `extra_body pointer "${edit.pointer}" must start with "/"`
   if (tokens.length === 0) return `extra_body pointer "${edit.pointer}" must name a field`

@@ -1,9 +1,10 @@
 /**
  * One model call for one variant: the providers of the model are tried in routing order
- * until one answers. Resolves credentials, applies extra_body/extra_headers edits and
- * enforces the provider and model timeouts.
+ * until one answers, each call built by the runner (`providers/runner.ts`: credentials, edits,
+ * the wire), within the provider and model timeouts, the cache and the rate limits.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -14,16 +15,16 @@ import { uuidv7 } from "../ids.ts"
 import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable } from "../errors.ts"
 import { type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
 import { apiKeyTag } from "../api/tags.ts"
-import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../providers/types.ts"
+import { providerCall } from "../providers/runner.ts"
+import { type ProviderCall, ProviderFailure } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../observability/cache.ts"
 import type { CacheEntry } from "../observability/records.ts"
 import { Observability, StoreError } from "../observability/store.ts"
 import type { HttpTransport } from "../services.ts"
 import { outputToChunks } from "./chunks.ts"
-import { type CallTarget, scopeMatches } from "./extraBody.ts"
 import type { RenderedInput } from "./input.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
-import type { PreparedInference, ScopedEdit } from "./prepare.ts"
+import type { PreparedInference } from "./prepare.ts"
 import type { FailedAttempt, ModelRequest, ProviderChunk, ProviderResponse, Usage } from "./types.ts"
 
 /** Who answered a model call, and with what request: kept for storage and the cache. */
@@ -80,58 +81,6 @@ export const buildModelRequest = (
   }
 }
 
-/** the provider's edits, then the variant's, then the request's that apply to this call */
-const editsFor = <E>(
-  provider: ReadonlyArray<E>,
-  variant: ReadonlyArray<E>,
-  requested: ReadonlyArray<ScopedEdit<E>>,
-  target: CallTarget
-): ReadonlyArray<E> => {
-  if (variant.length === 0 && requested.length === 0) return provider
-  const edits = [...provider, ...variant]
-  for (const entry of requested) if (scopeMatches(entry.scope, target)) edits.push(entry.edit)
-  return edits
-}
-
-/** The call for one provider, or why it cannot be made (a missing dynamic credential is the caller's fault). */
-const providerCall = (
-  prepared: PreparedInference,
-  variant: VariantConfig,
-  model: ResolvedModel,
-  provider: RoutedProvider,
-  request: ModelRequest
-): ProviderCall | InvalidRequest | ProviderFailure => {
-  const config = provider.config
-  let apiKey: string | undefined
-  switch (config.credential.kind) {
-    case "static":
-      apiKey = config.credential.value
-      break
-    case "dynamic":
-      apiKey = prepared.credentials[config.credential.name]
-      if (apiKey === undefined) {
-        return new InvalidRequest({
-          message: `credentials.${config.credential.name}: missing; provider "${config.name}" of model "${model.config.name}" reads its API key from dynamic::${config.credential.name}`
-        })
-      }
-      break
-    case "missing_env":
-      return new ProviderFailure({ message: `environment variable ${config.credential.name} is not set`, timedOut: false })
-    case "none":
-      break
-  }
-  const target: CallTarget = { variantName: variant.name, modelName: model.config.name, providerName: config.name }
-  return {
-    request,
-    apiKey,
-    extraBody: editsFor(config.extraBody, variant.extraBody, prepared.bodyEdits, target),
-    extraHeaders: editsFor(config.extraHeaders, variant.extraHeaders, prepared.headerEdits, target),
-    modelName: model.config.name,
-    providerName: config.name,
-    qualifiedName: qualifiedProviderName(model.config.name, config.name)
-  }
-}
-
 const allFailed = (model: ResolvedModel, failures: ReadonlyArray<FailedAttempt<ProviderFailure>>) =>
   new AllProvidersFailed({
     message: `every provider of model "${model.config.name}" failed: ${
@@ -143,16 +92,22 @@ const allFailed = (model: ResolvedModel, failures: ReadonlyArray<FailedAttempt<P
 /** what `tryProviders` succeeds with: the attempt's result, where it came from, the providers that failed first */
 type ProviderSuccess<A> = readonly [A, RoutedProvider, ResolvedModel, ProviderCall, ReadonlyArray<FailedAttempt<ProviderFailure>>]
 
+/** who answered, from what `tryProviders` succeeded with (a new inference id for the model call) */
+const originOf = ([, provider, model, call, failedProviders]: ProviderSuccess<unknown>) => ({
+  modelInferenceId: uuidv7(),
+  modelName: model.config.name,
+  providerName: provider.config.name,
+  provider: provider.config,
+  call,
+  failedProviders
+})
+
 /** Failures that end an inference at once, with no fallback nor retry. */
 export type CallRefused = InvalidRequest | RateLimited | ServiceUnavailable
 
 /** within `ms` (when set), or the failure `onTimeout` makes */
 const within = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number | undefined, onTimeout: () => E) =>
   ms === undefined ? effect : Effect.timeoutOrElse(effect, { duration: ms, orElse: () => Effect.fail(onTimeout()) })
-
-/** a request's own extra_body edit that does not fit the provider's body is thrown as an InvalidRequest (extraBody.ts) */
-const refusedEdit = (defect: unknown): Effect.Effect<never, InvalidRequest> =>
-  defect instanceof InvalidRequest ? Effect.fail(defect) : Effect.die(defect)
 
 /**
  * Tries the providers of the variant's model in routing order until `attempt` succeeds for
@@ -164,26 +119,28 @@ const tryProviders = <A>(
   variant: VariantConfig,
   request: ModelRequest,
   limitOf: (timeouts: Timeouts) => number | undefined,
-  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport | Observability>
+  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport | Observability>,
+  clock: Clock.Clock
 ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
   const model = prepared.models.get(variant.model)!
   const providers = model.providers
-  const failures: Array<FailedAttempt<ProviderFailure>> = []
+  const modelName = model.config.name
   // recursion rather than a loop of Effect.result: this is the hot path of every inference
   const from = (
-    index: number
+    index: number,
+    failures: Array<FailedAttempt<ProviderFailure>>
   ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
     if (index >= providers.length) return Effect.fail(allFailed(model, failures))
     const provider = providers[index]
-    const call = providerCall(prepared, variant, model, provider, request)
+    const call = providerCall(request, modelName, provider.config, variant, prepared)
     if (call instanceof InvalidRequest) return Effect.fail(call)
     if (call instanceof ProviderFailure) {
-      failures.push({ name: provider.config.name, failure: call, atMs: Date.now() })
-      return from(index + 1)
+      failures.push({ name: provider.config.name, failure: call, atMs: clock.currentTimeMillisUnsafe() })
+      return from(index + 1, failures)
     }
     const limit = limitOf(provider.config.timeouts)
     return within(
-      Effect.catchDefect(attempt(provider, call), refusedEdit),
+      attempt(provider, call),
       limit,
       () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
     ).pipe(
@@ -191,16 +148,16 @@ const tryProviders = <A>(
       Effect.catch((failure) => {
         // a refused call (rate limit, bad request) ends the inference: only provider failures fall back
         if (!(failure instanceof ProviderFailure)) return Effect.fail(failure)
-        failures.push({ name: provider.config.name, failure, atMs: Date.now() })
-        return from(index + 1)
+        failures.push({ name: provider.config.name, failure, atMs: clock.currentTimeMillisUnsafe() })
+        return from(index + 1, failures)
       })
     )
   }
   const limit = limitOf(model.config.timeouts)
   return within(
-    Effect.suspend(() => from(0)),
+    Effect.suspend(() => from(0, [])),
     limit,
-    () => new AllProvidersFailed({ message: `model "${model.config.name}" timed out after ${limit} ms`, timedOut: true })
+    () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, timedOut: true })
   )
 }
 
@@ -242,8 +199,8 @@ const abandonAfter = <A>(lookup: Effect.Effect<A, StoreError>, ms: number | unde
 let lastLookupWarningAt = 0
 let lookupFailuresUnlogged = 0
 const cacheLookupFailed = (message: string): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const now = Date.now()
+  Effect.clockWith((clock) => {
+    const now = clock.currentTimeMillisUnsafe()
     if (now - lastLookupWarningAt < 10_000) {
       lookupFailuresUnlogged++
       return Effect.void
@@ -264,7 +221,7 @@ const reserveFor = (prepared: PreparedInference, request: ModelRequest) => {
 const limited = <A>(
   prepared: PreparedInference,
   request: ModelRequest,
-  call: Effect.Effect<A, ProviderFailure, HttpTransport>,
+  call: Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport>,
   usageOf: (result: A) => Usage | undefined
 ): Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport> =>
   prepared.limiter === undefined ? call : Effect.flatMap(reserveFor(prepared, request), (reservation) =>
@@ -279,7 +236,6 @@ export const callModel = (
   variant: VariantConfig,
   request: ModelRequest
 ): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
-  const started = Date.now()
   const viaProvider = (provider: RoutedProvider, call: ProviderCall) =>
     limited(prepared, request, Effect.suspend(() => provider.client.infer(call)), (response) => response.usage)
   const infer = (provider: RoutedProvider, call: ProviderCall) =>
@@ -287,20 +243,18 @@ export const callModel = (
       ? Effect.flatMap(fromCache(prepared, provider, call), (hit) =>
         hit === undefined ? viaProvider(provider, call) : Effect.succeed({ ...cachedResponse(hit), cached: true }))
       : viaProvider(provider, call)
-  return Effect.map(
-    tryProviders(prepared, variant, request, totalLimit, infer),
-    ([response, provider, model, call, failedProviders]) => ({
-      modelInferenceId: uuidv7(),
-      modelName: model.config.name,
-      providerName: provider.config.name,
-      provider: provider.config,
-      call,
-      failedProviders,
-      cached: response.cached === true,
-      response,
-      responseTimeMs: Date.now() - started
-    })
-  )
+  return Effect.clockWith((clock) => {
+    const started = clock.currentTimeMillisUnsafe()
+    return Effect.map(
+      tryProviders(prepared, variant, request, totalLimit, infer, clock),
+      (success) => ({
+        ...originOf(success),
+        cached: success[0].cached === true,
+        response: success[0],
+        responseTimeMs: clock.currentTimeMillisUnsafe() - started
+      })
+    )
+  })
 }
 
 /** Starts a streamed model call: succeeds once a provider has sent its first chunk. */
@@ -309,7 +263,6 @@ export const startModelStream = (
   variant: VariantConfig,
   request: ModelRequest
 ): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
-  const startedAt = Date.now()
   const openStream = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(Scope.make(), (scope) =>
       Effect.gen(function*() {
@@ -349,17 +302,11 @@ export const startModelStream = (
           reservation: undefined
         }))
       : open(provider, call)
-  return Effect.map(
-    tryProviders(prepared, variant, request, firstTokenLimit, openOrReplay),
-    ([opened, provider, model, call, failedProviders]) => ({
-      ...opened,
-      modelInferenceId: uuidv7(),
-      modelName: model.config.name,
-      providerName: provider.config.name,
-      provider: provider.config,
-      call,
-      failedProviders,
-      startedAt
-    })
-  )
+  return Effect.clockWith((clock) => {
+    const startedAt = clock.currentTimeMillisUnsafe()
+    return Effect.map(
+      tryProviders(prepared, variant, request, firstTokenLimit, openOrReplay, clock),
+      (success) => ({ ...success[0], ...originOf(success), startedAt })
+    )
+  })
 }

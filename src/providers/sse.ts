@@ -1,12 +1,14 @@
 /**
- * The `data:` payloads of a Server-Sent Events body, for providers that stream that way.
+ * Server-Sent Events, the stream framing of most providers: the `data:` payloads of the body,
+ * ending at `data: [DONE]` (OpenAI's end marker; providers without one end the body instead).
  * The transport bounds the body's lines and its total size; the parser's own bound on an
  * event would, past it, silently drop what it holds and go on mid-event, so it is lifted.
  */
 import * as Sse from "effect/encoding/Sse"
 import * as Stream from "effect/Stream"
+import type { StreamFraming } from "./codec.ts"
 
-export const sseData = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E> =>
+const sseData = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E> =>
   Stream.suspend(() => {
     const decoder = new TextDecoder()
     let pending: Array<string> = []
@@ -20,3 +22,11 @@ export const sseData = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<s
       return events
     }))
   })
+
+const endMarker = "[DONE]"
+
+const notEnd = (data: string) => data !== endMarker
+
+export const sse: StreamFraming<string> = {
+  events: (bytes) => Stream.takeWhile(sseData(bytes), notEnd)
+}

@@ -1,13 +1,15 @@
 /**
- * What a provider type is: a schema for its configuration table, a default credential
- * location, and a client that turns a `ModelRequest` into its wire format and back.
- * Adding a provider means adding a folder and one line to `registry.ts`.
+ * What a provider type is to the inference path: a schema for its configuration table, a
+ * default credential location, and a client that answers `ModelRequest`s. HTTP providers are
+ * codecs (`codec.ts`) made into clients by the one runner (`runner.ts`); the built-in `dummy`
+ * answers in process. Adding a provider means adding a folder and one line to `registry.ts`.
  */
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { CredentialLocation } from "../config/credentials.ts"
 import type { ProviderConfig } from "../config/types.ts"
+import type { InvalidRequest } from "../errors.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
 import type { HttpTransport } from "../services.ts"
@@ -37,17 +39,22 @@ export interface ProviderStream {
   readonly chunks: Stream.Stream<ProviderChunk, ProviderFailure>
 }
 
+/**
+ * A provider failure falls back to the next provider; an InvalidRequest (a request's own
+ * `extra_body` edit that does not fit this provider's body) ends the inference with a 400.
+ */
 export interface ProviderClient {
-  readonly infer: (call: ProviderCall) => Effect.Effect<ProviderResponse, ProviderFailure, HttpTransport>
+  readonly infer: (call: ProviderCall) => Effect.Effect<ProviderResponse, ProviderFailure | InvalidRequest, HttpTransport>
   /** fails before the stream starts for errors the provider reports up front */
-  readonly stream: (call: ProviderCall) => Effect.Effect<ProviderStream, ProviderFailure, HttpTransport>
+  readonly stream: (call: ProviderCall) => Effect.Effect<ProviderStream, ProviderFailure | InvalidRequest, HttpTransport>
 }
 
 export interface ProviderDefinition {
   readonly type: string
   readonly defaultCredential: CredentialLocation
-  /** the fields of a provider table specific to this type, besides `providerCommonFields` */
+  /** the fields of a provider table specific to this type, besides `providerCommonFields` (decoded by the configuration) */
   readonly settingsFields: Schema.Struct.Fields
+  /** at start-up for configured providers, on first use for `<type>::<model>` short-hands */
   readonly make: (config: ProviderConfig) => ProviderClient
 }
 

@@ -5,7 +5,7 @@
 import * as http from "node:http"
 import * as net from "node:net"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { type FakeOpenAi, startFakeOpenAi } from "../support/fakeOpenAi.ts"
+import { type FakeOpenAi, recordedAnswer, startFakeOpenAi } from "../support/fakeOpenAi.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 /** a port nothing listens on: bound, then released */
@@ -107,15 +107,16 @@ describe("upstream failures of the openai provider", () => {
   })
 
   it("answers 500 when the upstream's JSON has no choices[0].message", async () => {
-    fake.script.push({ kind: "json", body: { id: "x", choices: [] } })
+    fake.script.push(recordedAnswer("no-choices"))
     const response = await gateway.post("/inference", { function_name: "chat", input })
     expectProviderError(response, 500, "choices[0].message")
   })
 
-  it("passes the upstream's own error message and status through in the error", async () => {
-    fake.script.push({ kind: "json", status: 401, body: { error: { message: "Incorrect API key provided", type: "invalid_request_error" } } })
+  it("passes the upstream's own error message and status through in the error, without the key it echoes", async () => {
+    fake.script.push(recordedAnswer("error-invalid-key"))
     const response = await gateway.post("/inference", { function_name: "chat", input })
-    expectProviderError(response, 500, "HTTP 401: Incorrect API key provided")
+    expectProviderError(response, 500, "HTTP 401: Incorrect API key provided: [REDACTED]. You can find your API key")
+    expect(response.body.error).not.toContain("sk-test-key-123")
   })
 
   it("keeps a non-JSON error body's text in the error", async () => {

@@ -5,7 +5,8 @@
  * answers (content, tool calls, json output, usage, finish reason, original response).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { completion, type FakeOpenAi, startFakeOpenAi, textCompletion } from "../support/fakeOpenAi.ts"
+import { completion, type FakeOpenAi, recordedAnswer, startFakeOpenAi, textCompletion } from "../support/fakeOpenAi.ts"
+import { responseFixture } from "../support/providerFixtures.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 const weatherSchema = {
@@ -747,6 +748,14 @@ describe("POST /inference with the openai provider: the upstream request and the
         usage: { input_tokens: 123, output_tokens: 45 },
         finish_reason: "stop"
       })
+    })
+
+    it("answers with a recorded OpenAI answer as the openai codec's fixture reads it", async () => {
+      const { parsed } = responseFixture("openai", "text")
+      fake.fallback = () => recordedAnswer("text")
+      const { body } = await infer({ function_name: "basic", input: user("hi") })
+      expect(body).toMatchObject({ content: parsed!.output, usage: parsed!.usage, finish_reason: parsed!.finishReason })
+      expect(body.content).toEqual([{ type: "text", text: "Hello! How can I help you today?" }])
     })
 
     it("keeps the episode_id it is given", async () => {

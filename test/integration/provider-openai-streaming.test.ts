@@ -5,7 +5,8 @@
  */
 import * as http from "node:http"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { type FakeOpenAi, startFakeOpenAi, textStreamChunks } from "../support/fakeOpenAi.ts"
+import { type FakeOpenAi, recordedStream, startFakeOpenAi, textStreamChunks } from "../support/fakeOpenAi.ts"
+import { streamFixture } from "../support/providerFixtures.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 const config = (apiBase: string) => `
@@ -156,6 +157,17 @@ describe("POST /inference with stream: true on the openai provider", () => {
       { type: "tool_call", id: "call_2", raw_name: "get_weather", raw_arguments: "{}" }
     ])
     expect(events.at(-2)).toMatchObject({ content: [], usage: { input_tokens: 30, output_tokens: 12 }, finish_reason: "tool_call" })
+  })
+
+  it("streams a recorded OpenAI transcript, cut anywhere by the network, as the openai codec's fixture reads it", async () => {
+    const fixture = streamFixture("openai", "tool-calls")
+    fake.script.push(recordedStream("tool-calls", 5))
+    const { status, events } = await gateway.stream("/inference", { function_name: "chat", input, stream: true })
+    expect(status).toBe(200)
+    expect(deltas(events)).toEqual(fixture.chunks.flatMap((chunk) => chunk.content))
+    expect(deltas(events).map((delta: any) => delta.id)).toEqual(["call_A", "call_A", "call_A", "call_B", "call_B"])
+    expect(events.at(-2)).toMatchObject({ usage: { input_tokens: 80, output_tokens: 40 }, finish_reason: "tool_call" })
+    expect(events.at(-1)).toBe("[DONE]")
   })
 
   it("streams reasoning_content as thought deltas", async () => {

@@ -1,10 +1,12 @@
 /**
  * A local server that speaks the OpenAI Chat Completions wire format, for integration tests
  * and benchmarks. It records every request it receives (path, headers, parsed body) and
- * answers from a script: by default a fixed text reply, streamed as SSE when asked.
+ * answers from a script: by default a fixed text reply, streamed as SSE when asked; or a
+ * recorded answer of the `openai` codec's fixtures (`recordedAnswer`, `recordedStream`).
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { responseFixture, streamFixture } from "./providerFixtures.ts"
 
 export interface ReceivedRequest {
   readonly method: string
@@ -45,8 +47,23 @@ export type Reply =
     /** a `content-length` to announce (whatever is sent) */
     readonly declaredLength?: number
   }
+  /** a Server-Sent Events body as it is (a recorded transcript), written in pieces of `pieceBytes` when set */
+  | { readonly kind: "sse"; readonly transcript: string; readonly pieceBytes?: number; readonly pieceDelayMs?: number }
   | { readonly kind: "hang" }
   | { readonly kind: "destroy" }
+
+/** The recorded answer `responses/<name>.json` of the openai fixtures, as it was sent. */
+export const recordedAnswer = (name: string): Reply => {
+  const fixture = responseFixture("openai", name)
+  return { kind: "text", status: fixture.status, body: JSON.stringify(fixture.body), contentType: "application/json" }
+}
+
+/** The recorded stream `streams/<name>.sse` of the openai fixtures, cut in pieces of `pieceBytes` when set. */
+export const recordedStream = (name: string, pieceBytes?: number): Reply => ({
+  kind: "sse",
+  transcript: streamFixture("openai", name).transcript,
+  ...(pieceBytes === undefined ? {} : { pieceBytes, pieceDelayMs: 1 })
+})
 
 export const completion = (
   message: Record<string, unknown>,
@@ -167,6 +184,21 @@ export const startFakeOpenAi = async (): Promise<FakeOpenAi> => {
             next()
           })
           break
+        case "sse": {
+          res.writeHead(200, { "content-type": "text/event-stream" })
+          const bytes = Buffer.from(reply.transcript)
+          const size = reply.pieceBytes ?? bytes.length
+          let at = 0
+          const next = () => {
+            if (res.destroyed) return
+            if (at >= bytes.length) return res.end(done)
+            res.write(bytes.subarray(at, at + size))
+            at += size
+            later(reply.pieceDelayMs, next)
+          }
+          next()
+          break
+        }
         case "endless": {
           res.writeHead(reply.status ?? 200, {
             "content-type": reply.contentType,

@@ -67,6 +67,7 @@ const infer = async (c: ProviderClient, providerCall: ProviderCall = call()): Pr
 const inferFailure = async (c: ProviderClient, providerCall: ProviderCall = call()): Promise<ProviderFailure> => {
   const result = await run(c.infer(providerCall))
   if (Result.isSuccess(result)) throw new Error("expected a failure")
+  if (!(result.failure instanceof ProviderFailure)) throw new Error(`expected a provider failure: ${result.failure.message}`)
   return result.failure
 }
 

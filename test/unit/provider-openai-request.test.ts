@@ -1,10 +1,19 @@
 import { describe, expect, it } from "vitest"
 import type { ModelRequest, RequestMessage, ToolConfig, ToolDefinition } from "../../src/inference/types.ts"
 import { compileJsonSchema } from "../../src/jsonSchema.ts"
-import { buildOpenAiRequest, chatCompletionsUrl, type OpenAiHttpRequest } from "../../src/providers/openai/request.ts"
-import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
+import { InvalidRequest } from "../../src/errors.ts"
+import { requestBodyEdit } from "../../src/inference/extraBody.ts"
+import { openAiCodec } from "../../src/providers/openai/index.ts"
+import { chatCompletionsUrl } from "../../src/providers/openai/request.ts"
+import { wireRequest } from "../../src/providers/runner.ts"
+import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
+import type { HttpCall } from "../../src/services.ts"
 
 const url = "https://api.openai.com/v1/chat/completions"
+
+/** The HTTP request the openai provider (model `model`) makes for `c`, through the runner. */
+const openAiRequest = (c: ProviderCall, model: string, stream: boolean) =>
+  wireRequest(openAiCodec, openAiCodec.target({}, model), c, stream)
 
 const baseRequest: ModelRequest = {
   messages: [],
@@ -25,9 +34,9 @@ const call = (request: Partial<ModelRequest>, rest: Partial<ProviderCall> = {}):
   ...rest
 })
 
-const built = (c: ProviderCall, stream = false): OpenAiHttpRequest => {
-  const result = buildOpenAiRequest(c, "gpt-4o-mini", url, stream)
-  if (typeof result === "string") throw new Error(result)
+const built = (c: ProviderCall, stream = false): HttpCall => {
+  const result = openAiRequest(c, "gpt-4o-mini", stream)
+  if (result instanceof ProviderFailure || result instanceof InvalidRequest) throw new Error(result.message)
   return result
 }
 
@@ -43,7 +52,7 @@ const tool = (name: string, strict = false): ToolDefinition => {
   return { name, description: `The ${name} tool`, parameters, strict, validator: compiled.validator }
 }
 
-describe("buildOpenAiRequest: messages", () => {
+describe("openai request: messages", () => {
   it("sends the system prompt and a user text as OpenAI chat messages", () => {
     const request = built(call({ system: "You are terse.", messages: [{ role: "user", content: [{ type: "text", text: "Hi!" }] }] }))
     expect(request.url).toBe(url)
@@ -93,7 +102,7 @@ describe("buildOpenAiRequest: messages", () => {
   })
 
   it("refuses a PDF given by URL, with an explanation", () => {
-    const result = buildOpenAiRequest(
+    const result = openAiRequest(
       call({
         messages: [{
           role: "user",
@@ -101,11 +110,10 @@ describe("buildOpenAiRequest: messages", () => {
         }]
       }),
       "gpt-4o-mini",
-      url,
       false
     )
-    expect(typeof result).toBe("string")
-    expect(result).toContain("application/pdf")
+    expect(result).toBeInstanceOf(ProviderFailure)
+    expect((result as ProviderFailure).message).toContain("application/pdf")
   })
 
   it("sends audio as input_audio with its format", () => {
@@ -186,7 +194,7 @@ describe("buildOpenAiRequest: messages", () => {
   })
 })
 
-describe("buildOpenAiRequest: parameters", () => {
+describe("openai request: parameters", () => {
   it("maps the inference parameters to OpenAI's names", () => {
     const body = bodyOf({
       params: {
@@ -227,7 +235,7 @@ describe("buildOpenAiRequest: parameters", () => {
   })
 })
 
-describe("buildOpenAiRequest: tools", () => {
+describe("openai request: tools", () => {
   const tools = (config: Partial<ToolConfig>): ToolConfig => ({
     tools: [tool("get_weather", true), tool("search")],
     choice: { type: "auto" },
@@ -301,7 +309,7 @@ describe("buildOpenAiRequest: tools", () => {
   })
 })
 
-describe("buildOpenAiRequest: json_mode", () => {
+describe("openai request: json_mode", () => {
   const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] }
 
   it("on: asks for a JSON object", () => {
@@ -343,7 +351,7 @@ describe("buildOpenAiRequest: json_mode", () => {
   })
 })
 
-describe("buildOpenAiRequest: extra_body, extra_headers and authorization", () => {
+describe("openai request: extra_body, extra_headers and authorization", () => {
   it("sends the API key as a bearer token, and no authorization without a key", () => {
     expect(built(call({})).headers).toEqual({ "content-type": "application/json", authorization: "Bearer sk-test" })
     expect(built(call({}, { apiKey: undefined })).headers).toEqual({ "content-type": "application/json" })
@@ -364,9 +372,18 @@ describe("buildOpenAiRequest: extra_body, extra_headers and authorization", () =
     expect("model" in body).toBe(false)
   })
 
-  it("fails with the explanation of an extra_body edit that cannot be applied", () => {
-    expect(buildOpenAiRequest(call({}, { extraBody: [{ pointer: "temperature", value: 0 }] }), "m", url, false)).toBe(
-      `extra_body pointer "temperature" must start with "/"`
+  it("fails this provider with the explanation of a configured extra_body edit that cannot be applied", () => {
+    expect(openAiRequest(call({}, { extraBody: [{ pointer: "temperature", value: 0 }] }), "m", false)).toEqual(
+      new ProviderFailure({ message: `extra_body pointer "temperature" must start with "/"`, timedOut: false })
+    )
+  })
+
+  it("refuses the request (an InvalidRequest naming its field) when a request's own extra_body edit cannot be applied", () => {
+    const edit = requestBodyEdit({ pointer: "/messages/0/content/x", value: 1 }, "extra_body[1]")
+    const result = openAiRequest(call({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }, { extraBody: [edit] }), "m", false)
+    expect(result).toBeInstanceOf(InvalidRequest)
+    expect((result as InvalidRequest).message).toBe(
+      `extra_body[1].pointer: extra_body pointer "/messages/0/content/x" goes through a value that is not an object or array`
     )
   })
 

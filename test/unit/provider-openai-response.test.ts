@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest"
 import type { ProviderChunk } from "../../src/inference/types.ts"
+import { WireProblem } from "../../src/providers/codec.ts"
 import { errorMessageOf, finishReasonOf, makeOpenAiChunkParser, parseOpenAiResponse, usageOf } from "../../src/providers/openai/response.ts"
+
+/** what the codec explains, for a problem; the value itself otherwise */
+const explained = <A>(value: A | WireProblem): A | string => value instanceof WireProblem ? value.message : value
 
 // Bodies as api.openai.com sends them (ids shortened).
 const textResponse = {
@@ -49,7 +53,7 @@ const toolResponse = {
 
 describe("parseOpenAiResponse", () => {
   it("reads the text, usage and finish reason of a chat completion", () => {
-    expect(parseOpenAiResponse(JSON.stringify(textResponse))).toEqual({
+    expect(explained(parseOpenAiResponse(JSON.stringify(textResponse)))).toEqual({
       output: [{ type: "text", text: "Hello! How can I help you today?" }],
       usage: { input_tokens: 19, output_tokens: 10 },
       finishReason: "stop"
@@ -57,7 +61,7 @@ describe("parseOpenAiResponse", () => {
   })
 
   it("reads tool calls with their ids, names and raw arguments", () => {
-    expect(parseOpenAiResponse(JSON.stringify(toolResponse))).toEqual({
+    expect(explained(parseOpenAiResponse(JSON.stringify(toolResponse)))).toEqual({
       output: [
         { type: "tool_call", id: "call_abc123", raw_name: "get_current_weather", raw_arguments: "{\n\"location\": \"Boston, MA\"\n}" },
         { type: "tool_call", id: "call_def456", raw_name: "get_current_weather", raw_arguments: "{\"location\": \"Paris\"}" }
@@ -74,7 +78,7 @@ describe("parseOpenAiResponse", () => {
         usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 }
       })
     for (const field of ["reasoning_content", "reasoning"]) {
-      expect(parseOpenAiResponse(withReasoning(field))).toEqual({
+      expect(explained(parseOpenAiResponse(withReasoning(field)))).toEqual({
         output: [{ type: "thought", text: "Let me think." }, { type: "text", text: "42" }],
         usage: { input_tokens: 5, output_tokens: 7 },
         finishReason: "stop"
@@ -83,16 +87,16 @@ describe("parseOpenAiResponse", () => {
   })
 
   it("reads a refusal as text", () => {
-    const parsed = parseOpenAiResponse(JSON.stringify({
+    const parsed = explained(parseOpenAiResponse(JSON.stringify({
       choices: [{ index: 0, message: { role: "assistant", content: null, refusal: "I'm sorry, I can't help with that." }, finish_reason: "stop" }],
       usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 }
-    }))
+    })))
     expect(typeof parsed !== "string" && parsed.output).toEqual([{ type: "text", text: "I'm sorry, I can't help with that." }])
   })
 
   it("reads a length cut and a content filter", () => {
     const finish = (reason: string) => {
-      const parsed = parseOpenAiResponse(JSON.stringify({ choices: [{ message: { role: "assistant", content: "x" }, finish_reason: reason }] }))
+      const parsed = explained(parseOpenAiResponse(JSON.stringify({ choices: [{ message: { role: "assistant", content: "x" }, finish_reason: reason }] })))
       return typeof parsed === "string" ? parsed : parsed.finishReason
     }
     expect(finish("length")).toBe("length")
@@ -100,25 +104,25 @@ describe("parseOpenAiResponse", () => {
   })
 
   it("counts zero tokens when the server reports no usage", () => {
-    const parsed = parseOpenAiResponse(JSON.stringify({ choices: [{ message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] }))
+    const parsed = explained(parseOpenAiResponse(JSON.stringify({ choices: [{ message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] })))
     expect(typeof parsed !== "string" && parsed.usage).toEqual({ input_tokens: 0, output_tokens: 0 })
   })
 
   it("serialises tool arguments some servers send as an object", () => {
-    const parsed = parseOpenAiResponse(JSON.stringify({
+    const parsed = explained(parseOpenAiResponse(JSON.stringify({
       choices: [{
         message: { role: "assistant", tool_calls: [{ id: "1", type: "function", function: { name: "f", arguments: { a: 1 } } }] },
         finish_reason: "tool_calls"
       }]
-    }))
+    })))
     expect(typeof parsed !== "string" && parsed.output).toEqual([{ type: "tool_call", id: "1", raw_name: "f", raw_arguments: `{"a":1}` }])
   })
 
   it("explains a body that is not JSON or has no message", () => {
-    expect(parseOpenAiResponse("<html>Bad Gateway</html>")).toBe("the provider answered with a body that is not JSON")
-    expect(parseOpenAiResponse(JSON.stringify({ choices: [] }))).toBe("the provider answered without choices[0].message")
-    expect(parseOpenAiResponse(JSON.stringify({ object: "list" }))).toBe("the provider answered without choices[0].message")
-    expect(parseOpenAiResponse("null")).toBe("the provider answered without choices[0].message")
+    expect(explained(parseOpenAiResponse("<html>Bad Gateway</html>"))).toBe("the provider answered with a body that is not JSON")
+    expect(explained(parseOpenAiResponse(JSON.stringify({ choices: [] })))).toBe("the provider answered without choices[0].message")
+    expect(explained(parseOpenAiResponse(JSON.stringify({ object: "list" })))).toBe("the provider answered without choices[0].message")
+    expect(explained(parseOpenAiResponse("null"))).toBe("the provider answered without choices[0].message")
   })
 })
 
@@ -143,7 +147,7 @@ describe("finishReasonOf and usageOf", () => {
 })
 
 describe("errorMessageOf", () => {
-  it("takes the message of an OpenAI error body", () => {
+  it("takes the message of an OpenAI error body (the runner prefixes the status)", () => {
     const body = JSON.stringify({
       error: {
         message: "Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys.",
@@ -152,27 +156,22 @@ describe("errorMessageOf", () => {
         code: "invalid_api_key"
       }
     })
-    expect(errorMessageOf(401, body)).toBe(
-      "HTTP 401: Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys."
+    expect(errorMessageOf(body)).toBe(
+      "Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys."
     )
   })
 
-  it("takes an error given as a string, or the text itself", () => {
-    expect(errorMessageOf(500, JSON.stringify({ error: "overloaded" }))).toBe("HTTP 500: overloaded")
-    expect(errorMessageOf(502, "Bad Gateway")).toBe("HTTP 502: Bad Gateway")
-    expect(errorMessageOf(400, JSON.stringify({ detail: "x" }))).toBe(`HTTP 400: {"detail":"x"}`)
-  })
-
-  it("cuts a long body at 1000 characters", () => {
-    const message = errorMessageOf(500, "x".repeat(5000))
-    expect(message).toBe(`HTTP 500: ${"x".repeat(1000)}...`)
+  it("takes an error given as a string, and nothing from a body without one", () => {
+    expect(errorMessageOf(JSON.stringify({ error: "overloaded" }))).toBe("overloaded")
+    expect(errorMessageOf("Bad Gateway")).toBeUndefined()
+    expect(errorMessageOf(JSON.stringify({ detail: "x" }))).toBeUndefined()
   })
 })
 
 describe("makeOpenAiChunkParser", () => {
   const parseAll = (payloads: ReadonlyArray<unknown>) => {
     const parse = makeOpenAiChunkParser()
-    return payloads.map((payload) => parse(typeof payload === "string" ? payload : JSON.stringify(payload)))
+    return payloads.map((payload) => explained(parse(typeof payload === "string" ? payload : JSON.stringify(payload))))
   }
   const chunk = (delta: unknown, finish_reason: string | null = null) => ({
     id: "chatcmpl-123",
@@ -191,23 +190,21 @@ describe("makeOpenAiChunkParser", () => {
     usage: { prompt_tokens: 9, completion_tokens: 12, total_tokens: 21 }
   }
 
-  it("parses a streamed text answer: deltas, finish reason, usage, then [DONE]", () => {
+  it("parses a streamed text answer: deltas, finish reason, usage (the framing ends it at [DONE])", () => {
     const payloads = [
       chunk({ role: "assistant", content: "", refusal: null }),
       chunk({ content: "Hello" }),
       chunk({ content: " there" }),
       chunk({}, "stop"),
-      usageChunk,
-      "[DONE]"
+      usageChunk
     ]
     const chunks = parseAll(payloads)
-    expect(chunks.map((c) => (c as ProviderChunk | undefined)?.content)).toEqual([
+    expect(chunks.map((c) => (c as ProviderChunk).content)).toEqual([
       [],
       [{ type: "text", id: "0", text: "Hello" }],
       [{ type: "text", id: "0", text: " there" }],
       [],
-      [],
-      undefined
+      []
     ])
     expect((chunks[3] as ProviderChunk).finishReason).toBe("stop")
     expect((chunks[3] as ProviderChunk).usage).toBeUndefined()
@@ -240,7 +237,7 @@ describe("makeOpenAiChunkParser", () => {
     const first = makeOpenAiChunkParser()
     const second = makeOpenAiChunkParser()
     first(JSON.stringify(chunk({ tool_calls: [{ index: 0, id: "call_first", function: { name: "f", arguments: "" } }] })))
-    const parsed = second(JSON.stringify(chunk({ tool_calls: [{ index: 0, id: "call_second", function: { name: "f", arguments: "" } }] })))
+    const parsed = explained(second(JSON.stringify(chunk({ tool_calls: [{ index: 0, id: "call_second", function: { name: "f", arguments: "" } }] }))))
     expect((parsed as ProviderChunk).content).toEqual([{ type: "tool_call", id: "call_second", raw_name: "f", raw_arguments: "" }])
   })
 

@@ -1,6 +1,11 @@
 /**
  * `dummy`: a built-in deterministic provider for tests, demos and benchmarks. It needs no
  * network and no key; its `model_name` picks a behaviour (see the README's table).
+ *
+ * A client, not a codec: it has no wire format, so nothing of the runner applies to it (no body
+ * for `extra_body` to edit, no tools to send, no transport, framing or error body). Making it
+ * build and parse a body of its own would only add work to every benchmark run. Credentials,
+ * timeouts and fallback reach it like any provider, through the model call.
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"

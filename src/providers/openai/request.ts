@@ -1,12 +1,12 @@
 /**
- * ModelRequest -> OpenAI Chat Completions request body. Also serves every OpenAI-compatible
- * server (vLLM, SGLang, Ollama, llama.cpp...) through `api_base`.
+ * ModelRequest -> OpenAI Chat Completions request body, for OpenAI and every server of the
+ * family (`chatCompletionsFamily.ts`): what differs between them (the URL, the names of the
+ * parameters, usage in streams) comes in the call's target.
  */
-import { applyExtraBodyEdit, applyExtraHeaderEdits } from "../../inference/extraBody.ts"
-import type { FileSource, ModelRequest, RequestBlock, ToolDefinition } from "../../inference/types.ts"
-import type { ProviderCall } from "../types.ts"
+import type { FileSource, InferenceParams, ModelRequest, RequestBlock, ToolDefinition } from "../../inference/types.ts"
+import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
 
-type Json = Record<string, unknown>
+type Json = WireBody
 
 export const respondToolName = "respond"
 
@@ -21,7 +21,7 @@ const audioFormats: Readonly<Record<string, string>> = {
 }
 
 /** A user content part for a file, or an explanation of why OpenAI cannot take it. */
-const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | string => {
+const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WireProblem => {
   const source = block.source
   const mime = source.mimeType
   if (mime === undefined || mime.startsWith("image/")) {
@@ -29,7 +29,7 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | string
     return { type: "image_url", image_url: block.detail === undefined ? { url } : { url, detail: block.detail } }
   }
   if (source.kind === "url") {
-    return `the openai provider takes files other than images as base64 data, not as a URL (${mime})`
+    return new WireProblem(`the openai provider takes files other than images as base64 data, not as a URL (${mime})`)
   }
   const audioFormat = audioFormats[mime]
   if (audioFormat !== undefined) return { type: "input_audio", input_audio: { data: source.data, format: audioFormat } }
@@ -39,7 +39,7 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | string
 const contentOf = (parts: ReadonlyArray<Json>): string | ReadonlyArray<Json> =>
   parts.length === 1 && parts[0].type === "text" ? parts[0].text as string : parts
 
-export const toOpenAiMessages = (request: ModelRequest, qualifiedName: string): ReadonlyArray<Json> | string => {
+export const toOpenAiMessages = (request: ModelRequest, qualifiedName: string): ReadonlyArray<Json> | WireProblem => {
   const messages: Array<Json> = []
   if (request.system !== undefined) messages.push({ role: "system", content: request.system })
   for (const message of request.messages) {
@@ -58,7 +58,7 @@ export const toOpenAiMessages = (request: ModelRequest, qualifiedName: string): 
           break
         case "file": {
           const part = filePart(block)
-          if (typeof part === "string") return part
+          if (part instanceof WireProblem) return part
           parts.push(part)
           break
         }
@@ -109,9 +109,9 @@ const functionChoice = (name: string): Json => ({ type: "function", function: { 
 const choiceOf = (tools: ReadonlyArray<ToolDefinition>, name: string): Json =>
   tools.find((tool) => tool.name === name)?.custom !== undefined ? { type: "custom", custom: { name } } : functionChoice(name)
 
-const addTools = (body: Json, call: ProviderCall): void => {
-  const request = call.request
-  const tools: Array<Json> = []
+/** `tools` and `tool_choice` (when there are tools): the request's, or the `respond` tool of json_mode tool, then the provider tools */
+const addTools = (body: Json, request: ModelRequest, providerTools: ReadonlyArray<unknown>): void => {
+  const tools: Array<unknown> = []
   let choice: unknown
   if (request.functionType === "json" && request.jsonMode === "tool") {
     tools.push({
@@ -136,11 +136,7 @@ const addTools = (body: Json, call: ProviderCall): void => {
     } else choice = c.type
     if (config.parallelToolCalls !== undefined) body.parallel_tool_calls = config.parallelToolCalls
   }
-  for (const providerTool of request.providerTools) {
-    if (providerTool.modelName !== undefined && providerTool.modelName !== call.modelName) continue
-    if (providerTool.providerName !== undefined && providerTool.providerName !== call.providerName) continue
-    tools.push(providerTool.tool as Json)
-  }
+  for (const providerTool of providerTools) tools.push(providerTool)
   if (tools.length > 0) {
     body.tools = tools
     if (choice !== undefined) body.tool_choice = choice
@@ -162,49 +158,46 @@ const responseFormat = (request: ModelRequest): Json | undefined => {
   }
 }
 
-export interface OpenAiHttpRequest {
+/** An inference parameter and the body field it is sent as. */
+export type ParamField = readonly [name: keyof InferenceParams, field: string]
+
+/** What one provider of the family sends every call with, settled at start-up. */
+export interface ChatCompletionsTarget {
   readonly url: string
-  readonly headers: Record<string, string>
-  readonly body: string
+  readonly model: string
+  /** the parameters the server takes, in body order, with their field names */
+  readonly paramFields: ReadonlyArray<ParamField>
+  /** values for parameters the request leaves unset */
+  readonly paramDefaults: Partial<InferenceParams> | undefined
+  /** asks for usage in the last streamed chunk (`stream_options.include_usage`) */
+  readonly streamUsage: boolean
 }
 
 export const chatCompletionsUrl = (apiBase: string): string =>
   new URL("chat/completions", apiBase.endsWith("/") ? apiBase : `${apiBase}/`).toString()
 
-/** The HTTP request for one call, or an explanation when the request cannot be expressed. */
-export const buildOpenAiRequest = (
-  call: ProviderCall,
-  model: string,
-  url: string,
-  stream: boolean
-): OpenAiHttpRequest | string => {
-  const request = call.request
+/** The request body of one call, or an explanation when the request cannot be expressed. */
+export const chatCompletionsBody = (request: ModelRequest, call: WireCall<ChatCompletionsTarget>): Json | WireProblem => {
   const messages = toOpenAiMessages(request, call.qualifiedName)
-  if (typeof messages === "string") return messages
-  const body: Json = { model, messages }
+  if (messages instanceof WireProblem) return messages
+  const target = call.target
+  const body: Json = { model: target.model, messages }
   const params = request.params
-  if (params.temperature !== undefined) body.temperature = params.temperature
-  if (params.max_tokens !== undefined) body.max_completion_tokens = params.max_tokens
-  if (params.seed !== undefined) body.seed = params.seed
-  if (params.top_p !== undefined) body.top_p = params.top_p
-  if (params.presence_penalty !== undefined) body.presence_penalty = params.presence_penalty
-  if (params.frequency_penalty !== undefined) body.frequency_penalty = params.frequency_penalty
-  if (params.stop_sequences !== undefined) body.stop = params.stop_sequences
-  if (params.reasoning_effort !== undefined) body.reasoning_effort = params.reasoning_effort
-  if (params.service_tier !== undefined) body.service_tier = params.service_tier
-  if (params.verbosity !== undefined) body.verbosity = params.verbosity
-  addTools(body, call)
+  const defaults = target.paramDefaults
+  const fields = target.paramFields
+  // the member's declared map, walked: ~0.1 us more per request than the if chain it replaced
+  // (0.16 against 0.05 us to fill a body with two parameters, Node 24), next to ~350 us of overhead
+  for (let i = 0; i < fields.length; i++) {
+    const name = fields[i][0]
+    const value = defaults === undefined ? params[name] : params[name] ?? defaults[name]
+    if (value !== undefined) body[fields[i][1]] = value
+  }
+  addTools(body, request, call.providerTools)
   const format = responseFormat(request)
   if (format !== undefined) body.response_format = format
-  if (stream) {
+  if (call.stream) {
     body.stream = true
-    body.stream_options = { include_usage: true }
+    if (target.streamUsage) body.stream_options = { include_usage: true }
   }
-  for (const edit of call.extraBody) {
-    const problem = applyExtraBodyEdit(body, edit)
-    if (problem !== undefined) return problem
-  }
-  const headers: Record<string, string> = { "content-type": "application/json" }
-  if (call.apiKey !== undefined) headers.authorization = `Bearer ${call.apiKey}`
-  return { url, headers: applyExtraHeaderEdits(headers, call.extraHeaders), body: JSON.stringify(body) }
+  return body
 }

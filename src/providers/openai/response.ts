@@ -1,8 +1,9 @@
 /**
- * OpenAI Chat Completions responses (whole, and streamed chunk by chunk) -> provider-neutral
- * output blocks, usage and finish reason.
+ * OpenAI Chat Completions responses (whole, and streamed event by event) -> provider-neutral
+ * output blocks, usage and finish reason; and the explanation an error body carries.
  */
-import type { ChunkDelta, FinishReason, OutputBlock, ProviderChunk, Usage } from "../../inference/types.ts"
+import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
+import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
 
 type Json = Record<string, any>
 
@@ -32,43 +33,32 @@ export const usageOf = (usage: Json | undefined | null): Usage | undefined =>
     ? undefined
     : { input_tokens: count(usage.prompt_tokens), output_tokens: count(usage.completion_tokens) }
 
-/** The explanation an OpenAI-style error body carries, or the body itself. */
-export const errorMessageOf = (status: number, text: string): string => {
-  let detail = text
+/** The explanation an OpenAI-style error body carries (`error.message`, or `error` as a string), if any. */
+export const errorMessageOf = (body: string): string | undefined => {
   try {
-    const parsed = JSON.parse(text)
-    if (typeof parsed?.error?.message === "string") detail = parsed.error.message
-    else if (typeof parsed?.error === "string") detail = parsed.error
+    const parsed = JSON.parse(body)
+    if (typeof parsed?.error?.message === "string") return parsed.error.message
+    if (typeof parsed?.error === "string") return parsed.error
   } catch {
-    // not JSON: keep the text
+    // not JSON: nothing to take from it
   }
-  return `HTTP ${status}: ${detail.length > 1000 ? `${detail.slice(0, 1000)}...` : detail}`
+  return undefined
 }
 
-/** A 2xx answer to a streamed request that is not an event stream (an HTML page from a proxy, say). */
-export const notAnEventStream = (status: number, contentType: string | undefined, text: string): string =>
-  `HTTP ${status} with content type ${
-    contentType === undefined ? "(none)" : JSON.stringify(contentType.slice(0, 100))
-  } where an event stream (text/event-stream) was expected: ${text.length > 200 ? `${text.slice(0, 200)}...` : text}`
+const notJson = new WireProblem("the provider answered with a body that is not JSON")
+const noMessage = new WireProblem("the provider answered without choices[0].message")
+const chunkNotJson = new WireProblem("the provider streamed a chunk that is not JSON")
 
-export const emptyStream = "the provider's event stream ended without any event"
-
-export interface ParsedOpenAiResponse {
-  readonly output: ReadonlyArray<OutputBlock>
-  readonly usage: Usage
-  readonly finishReason?: FinishReason | undefined
-}
-
-export const parseOpenAiResponse = (text: string): ParsedOpenAiResponse | string => {
+export const parseOpenAiResponse = (text: string): ParsedResponse | WireProblem => {
   let json: Json
   try {
     json = JSON.parse(text)
   } catch {
-    return "the provider answered with a body that is not JSON"
+    return notJson
   }
   const choice = json?.choices?.[0]
   if (choice === undefined || typeof choice.message !== "object" || choice.message === null) {
-    return "the provider answered without choices[0].message"
+    return noMessage
   }
   const message = choice.message as Json
   const output: Array<OutputBlock> = []
@@ -108,18 +98,19 @@ export const parseOpenAiResponse = (text: string): ParsedOpenAiResponse | string
  * Parses the `data:` payloads of a streamed answer. Tool-call deltas name their call by
  * `index` only after the first one, so the parser remembers each index's id.
  */
-export const makeOpenAiChunkParser = () => {
+export const makeOpenAiChunkParser = (): StreamEventParser<string> => {
   const toolCallIds = new Map<number, string>()
-  return (data: string): ProviderChunk | string | undefined => {
-    if (data === "[DONE]") return undefined
+  return (data) => {
     let json: Json
     try {
       json = JSON.parse(data)
     } catch {
-      return "the provider streamed a chunk that is not JSON"
+      return chunkNotJson
     }
     if (json?.error !== undefined) {
-      return `the provider streamed an error: ${typeof json.error?.message === "string" ? json.error.message : JSON.stringify(json.error)}`
+      return new WireProblem(
+        `the provider streamed an error: ${typeof json.error?.message === "string" ? json.error.message : JSON.stringify(json.error)}`
+      )
     }
     const content: Array<ChunkDelta> = []
     const choice = json?.choices?.[0]

@@ -1,0 +1,103 @@
+/**
+ * The Chat Completions family: the providers whose servers speak OpenAI's Chat Completions wire
+ * format (OpenAI itself; vLLM, SGLang, TGI, Groq, Together, Fireworks, DeepSeek, xAI, Mistral,
+ * OpenRouter...). Each is declared, not coded: its `api_base`, its key, how it names the
+ * inference parameters, and a few switches; the body, response and stream parsing are OpenAI's
+ * (`openai/`), the transport the runner's.
+ *
+ * Named for the wire format it speaks rather than "OpenAI-compatible", which in this code base
+ * is the gateway's own inbound OpenAI surface (`src/openaiCompatible/`): the two go opposite ways.
+ */
+import * as Schema from "effect/Schema"
+import type { CredentialLocation } from "../config/credentials.ts"
+import { type InferenceParams, inferenceParamNames } from "../inference/types.ts"
+import type { SettingsSchema, WireCodec } from "./codec.ts"
+import { chatCompletionsBody, type ChatCompletionsTarget, chatCompletionsUrl, type ParamField } from "./openai/request.ts"
+import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "./openai/response.ts"
+import { sse } from "./sse.ts"
+
+/** The field a parameter is sent as; `null`: the server does not take it, and it is not sent. */
+export type ParamRule = string | null
+
+/** How the family names the parameters, unless a member says otherwise: their own names but `stop`, no thinking budget. */
+export const familyParams: Readonly<Record<keyof InferenceParams, ParamRule>> = {
+  temperature: "temperature",
+  max_tokens: "max_tokens",
+  seed: "seed",
+  top_p: "top_p",
+  presence_penalty: "presence_penalty",
+  frequency_penalty: "frequency_penalty",
+  stop_sequences: "stop",
+  reasoning_effort: "reasoning_effort",
+  service_tier: "service_tier",
+  thinking_budget_tokens: null,
+  verbosity: "verbosity"
+}
+
+/** One member of the family. */
+export interface ChatCompletionsDialect {
+  /** the provider type (`type = "..."`, `<type>::<model>`) */
+  readonly type: string
+  readonly defaultCredential: CredentialLocation
+  /** where its names differ from `familyParams` (renames, and `null` for what it does not take) */
+  readonly params?: Partial<Record<keyof InferenceParams, ParamRule>> | undefined
+  /** values sent for parameters the request leaves unset */
+  readonly defaults?: Partial<InferenceParams> | undefined
+  /** asks for usage in the last streamed chunk (`stream_options`), which some servers refuse; default true */
+  readonly streamUsage?: boolean | undefined
+  /** the header that carries the key and what precedes it; default `authorization: Bearer <key>` */
+  readonly auth?: { readonly header: string; readonly prefix: string } | undefined
+  /** headers sent with every call (an attribution header, an API version) */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+const optionalApiBase = Schema.Struct({ api_base: Schema.optional(Schema.String) })
+const requiredApiBase = Schema.Struct({ api_base: Schema.String })
+
+/** A member served at a known address: `api_base` may point it elsewhere (a proxy, a test server). */
+export const hostedCodec = (dialect: ChatCompletionsDialect & { readonly defaultApiBase: string }) =>
+  familyCodec(dialect, optionalApiBase, (settings) => settings.api_base ?? dialect.defaultApiBase)
+
+/** A member the user runs themselves (vLLM, SGLang, TGI): `api_base` is required. */
+export const selfHostedCodec = (dialect: ChatCompletionsDialect) =>
+  familyCodec(dialect, requiredApiBase, (settings) => settings.api_base)
+
+/** The codec of one member, its parameter map compiled once. */
+const familyCodec = <Settings>(
+  dialect: ChatCompletionsDialect,
+  settings: SettingsSchema<Settings>,
+  apiBaseOf: (settings: Settings) => string
+): WireCodec<Settings, ChatCompletionsTarget, string> => {
+  const rules = { ...familyParams, ...dialect.params }
+  const paramFields: Array<ParamField> = []
+  for (const name of inferenceParamNames) {
+    const field = rules[name]
+    if (field !== null) paramFields.push([name, field])
+  }
+  const streamUsage = dialect.streamUsage ?? true
+  const { header, prefix } = dialect.auth ?? { header: "authorization", prefix: "Bearer " }
+  const fixedHeaders = { "content-type": "application/json", ...dialect.headers }
+  return {
+    type: dialect.type,
+    settings,
+    defaultCredential: dialect.defaultCredential,
+    target: (settings, model) => ({
+      url: chatCompletionsUrl(apiBaseOf(settings)),
+      model,
+      paramFields,
+      paramDefaults: dialect.defaults,
+      streamUsage
+    }),
+    url: (target) => target.url,
+    headers: (_target, apiKey) => {
+      const headers: Record<string, string> = { ...fixedHeaders }
+      if (apiKey !== undefined) headers[header] = `${prefix}${apiKey}`
+      return headers
+    },
+    body: chatCompletionsBody,
+    parseResponse: parseOpenAiResponse,
+    framing: sse,
+    streamParser: makeOpenAiChunkParser,
+    errorMessage: errorMessageOf
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * A provider that speaks HTTP, as a codec: pure functions between the gateway's shapes
+ * (`ModelRequest`, `ProviderResponse`, `ProviderChunk`) and the provider's wire format. It holds
+ * no transport code: the runner (`runner.ts`) does the rest once for every codec (credentials,
+ * `extra_body`/`extra_headers`, `provider_tools` scoping, the HTTP call, stream framing, status
+ * checks, error mapping and the redaction of keys). Adding a provider is writing one of these,
+ * or, for a server that speaks OpenAI's Chat Completions, declaring it (`chatCompletionsFamily.ts`).
+ */
+import type * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
+import type { CredentialLocation } from "../config/credentials.ts"
+import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "../inference/types.ts"
+import type { ProviderFailure } from "./types.ts"
+
+/** A JSON request body as a codec builds it; the runner edits it (`extra_body`) before it is serialised. */
+export type WireBody = Record<string, unknown>
+
+/**
+ * A request the provider cannot express, or an answer the gateway cannot read: the call fails
+ * with this explanation (a failure of this provider: the next one may serve the request).
+ * A value, not a throw: codec functions return it in place of their result.
+ */
+export class WireProblem {
+  readonly message: string
+  constructor(message: string) {
+    this.message = message
+  }
+}
+
+/** What a codec is told about one call besides its `ModelRequest`. */
+export interface WireCall<Target> {
+  /** what the codec derived from the provider's settings at start-up */
+  readonly target: Target
+  readonly stream: boolean
+  /** `gateway::model_name::<model>::provider_name::<provider>`: `unknown` blocks scoped to another provider are left out */
+  readonly qualifiedName: string
+  /** the request's `provider_tools` that apply to this model and provider (the runner scoped them), to send as they are */
+  readonly providerTools: ReadonlyArray<unknown>
+}
+
+/** A whole answer, read: the runner adds the raw request and response. */
+export interface ParsedResponse {
+  readonly output: ReadonlyArray<OutputBlock>
+  readonly usage: Usage
+  readonly finishReason?: FinishReason | undefined
+}
+
+/**
+ * How a streamed body is cut into the provider's events. Server-Sent Events today (`sse.ts`);
+ * AWS's binary event stream (Bedrock) is another framing with its own `Event` (headers and a
+ * payload), and then asks the transport to accept its content type besides `text/event-stream`.
+ */
+export interface StreamFraming<Event> {
+  /** the events of `bytes`, in order, ending where the framing says the stream ends */
+  readonly events: <E>(bytes: Stream.Stream<Uint8Array, E>) => Stream.Stream<Event, E>
+}
+
+/** Parses one streamed event; made once per stream, so it may remember earlier events (tool call ids by index). */
+export type StreamEventParser<Event> = (event: Event) => ProviderChunk | WireProblem
+
+/** Embeddings (`POST /embeddings` and the like): declared for the codecs that have them. */
+export interface EmbeddingsHooks<Target> {
+  readonly url: (target: Target) => string
+  readonly body: (target: Target, request: EmbeddingRequest) => WireBody
+  readonly parse: (text: string) => EmbeddingResponse | WireProblem
+}
+
+export interface EmbeddingRequest {
+  readonly input: ReadonlyArray<string>
+  readonly dimensions?: number | undefined
+}
+
+export interface EmbeddingResponse {
+  /** one vector per input, in the order of `input` */
+  readonly embeddings: ReadonlyArray<ReadonlyArray<number>>
+  readonly usage: Usage
+}
+
+/**
+ * One HTTP exchange a batch hook asks the runner for: the runner adds the credentials and
+ * headers, sends it, checks the status and maps errors as for inference; the hook gets the
+ * body of a 2xx answer.
+ */
+export type BatchExchange = (request: {
+  readonly method: "GET" | "POST"
+  readonly url: string
+  readonly body?: WireBody | undefined
+}) => Effect.Effect<string, ProviderFailure>
+
+/** A batch as the provider knows it, kept by the gateway between polls. */
+export interface BatchHandle {
+  readonly batchId: string
+  /** whatever else the codec needs to poll it (file ids...), stored as JSON */
+  readonly data: unknown
+}
+
+export type BatchPoll =
+  | { readonly status: "pending" }
+  | { readonly status: "failed"; readonly message: string }
+  | {
+    readonly status: "completed"
+    /** by the `id` each request was submitted with */
+    readonly responses: ReadonlyArray<{ readonly id: string; readonly response: ParsedResponse | WireProblem }>
+  }
+
+/**
+ * Batch inference: several steps per operation (upload, create, poll, download), each an
+ * exchange through the runner, so the hooks are programs over `BatchExchange`, not bodies.
+ */
+export interface BatchHooks<Target> {
+  readonly startBatch: (
+    target: Target,
+    requests: ReadonlyArray<{ readonly id: string; readonly request: ModelRequest }>,
+    exchange: BatchExchange
+  ) => Effect.Effect<BatchHandle, ProviderFailure>
+  readonly pollBatch: (target: Target, handle: BatchHandle, exchange: BatchExchange) => Effect.Effect<BatchPoll, ProviderFailure>
+}
+
+/**
+ * The settings of a provider type: the keys of its provider table besides the common ones, a
+ * `Schema.Struct` whose fields the configuration decodes (once, at start-up) into `Settings`.
+ */
+export type SettingsSchema<Settings> = Schema.Schema<Settings> & { readonly fields: Schema.Struct.Fields }
+
+/**
+ * A provider type. `Settings` are its typed settings; `Target` is what it derives from them for
+ * every call (URLs, the model name); `Event` is what its stream framing yields.
+ */
+export interface WireCodec<Settings, Target, Event> {
+  readonly type: string
+  readonly settings: SettingsSchema<Settings>
+  /** where the API key is found when the provider table does not say (`api_key_location`) */
+  readonly defaultCredential: CredentialLocation
+  /** once per configured provider, at start-up */
+  readonly target: (settings: Settings, model: string) => Target
+  readonly url: (target: Target, stream: boolean) => string
+  /** the headers of a call, the authentication scheme included (no key: no authentication); a new object each time, the runner edits it */
+  readonly headers: (target: Target, apiKey: string | undefined) => Record<string, string>
+  /** the request body; `extra_body` is applied to it afterwards by the runner */
+  readonly body: (request: ModelRequest, call: WireCall<Target>) => WireBody | WireProblem
+  readonly parseResponse: (text: string) => ParsedResponse | WireProblem
+  readonly framing: StreamFraming<Event>
+  readonly streamParser: () => StreamEventParser<Event>
+  /** the explanation an error body carries (the runner prefixes the status and bounds the length), or undefined to show the body */
+  readonly errorMessage: (body: string) => string | undefined
+  readonly embeddings?: EmbeddingsHooks<Target> | undefined
+  readonly batch?: BatchHooks<Target> | undefined
+}

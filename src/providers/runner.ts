@@ -1,0 +1,306 @@
+/**
+ * The one driver of every wire codec (`codec.ts`). For one call to one provider it resolves the
+ * credential, scopes the edits and the `provider_tools` to the call, has the codec build the
+ * body, applies `extra_body` and `extra_headers`, sends it through the `HttpTransport`, checks the
+ * status, cuts a stream into events by the codec's framing, has the codec read them, and maps
+ * every failure to a `ProviderFailure` whose message carries no key. Written once: a codec only
+ * translates. Timeouts and fallback between providers are the model call's (`modelCall.ts`).
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { ProviderConfig } from "../config/types.ts"
+import { InvalidRequest } from "../errors.ts"
+import {
+  applyExtraBodyEdit,
+  applyExtraHeaderEdits,
+  type CallTarget,
+  type ExtraBodyEdit,
+  type ExtraHeaderEdit,
+  requestFieldOf,
+  type ScopedEdit,
+  scopeMatches
+} from "../inference/extraBody.ts"
+import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
+import { type HttpCall, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
+import { type StreamFraming, type StreamEventParser, type WireCodec, WireProblem } from "./codec.ts"
+import { redactSecrets } from "./redact.ts"
+import {
+  type ProviderCall,
+  type ProviderClient,
+  type ProviderDefinition,
+  ProviderFailure,
+  type ProviderStream,
+  qualifiedProviderName
+} from "./types.ts"
+
+/**
+ * A provider type from its codec. The configuration decodes a provider table's settings with
+ * `settingsFields`; `make` checks them against the codec's Schema once, which types them. Only
+ * a `<type>::<model>` short-hand (no table, no settings) can fail the check, for a type whose
+ * settings are required (a self-hosted server's `api_base`): its calls then fail saying so.
+ */
+export const wireProvider = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>
+): ProviderDefinition => {
+  const isSettings = Schema.is(codec.settings)
+  return {
+    type: codec.type,
+    defaultCredential: codec.defaultCredential,
+    settingsFields: codec.settings.fields,
+    make: (config) =>
+      isSettings(config.settings)
+        ? wireClient(codec, codec.target(config.settings, config.modelName))
+        : failingClient(
+          `provider "${config.name}" (type ${codec.type}) lacks the settings its type requires (${
+            Object.keys(codec.settings.fields).join(", ")
+          }): configure it in a [models.<name>.providers.<name>] table`
+        )
+  }
+}
+
+const failingClient = (message: string): ProviderClient => {
+  const failed = Effect.fail(new ProviderFailure({ message, timedOut: false }))
+  return { infer: () => failed, stream: () => failed }
+}
+
+/** The client of one configured provider: `target` is what its codec derived from the settings. */
+export const wireClient = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  target: Target
+): ProviderClient => ({
+  infer: (call) => exchange(codec, target, call, false, post, whole),
+  stream: (call) => exchange(codec, target, call, true, postStream, streamed)
+})
+
+type Transport = HttpTransport["Service"]
+
+const post = (http: Transport, request: HttpCall) => http.post(request)
+const postStream = (http: Transport, request: HttpCall) => http.postStream(request)
+
+/** One call: the request built, sent, and its reply read by `read`; the transport's failures mapped. */
+const exchange = <Settings, Target, Event, Reply, A>(
+  codec: WireCodec<Settings, Target, Event>,
+  target: Target,
+  call: ProviderCall,
+  stream: boolean,
+  send: (http: Transport, request: HttpCall) => Effect.Effect<Reply, TransportError>,
+  read: (codec: WireCodec<Settings, Target, Event>, reply: Reply, request: HttpCall, apiKey: string | undefined) => Effect.Effect<A, ProviderFailure>
+): Effect.Effect<A, ProviderFailure | InvalidRequest, HttpTransport> => {
+  const request = wireRequest(codec, target, call, stream)
+  if (!isHttpCall(request)) return Effect.fail(request)
+  const apiKey = call.apiKey
+  return HttpTransport.use((http) => send(http, request)).pipe(
+    Effect.mapError((error) => transportFailure(error, apiKey)),
+    Effect.flatMap((reply) => read(codec, reply, request, apiKey))
+  )
+}
+
+/** A whole answer: a 2xx the codec can read. */
+const whole = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  reply: { readonly status: number; readonly text: string },
+  request: HttpCall,
+  apiKey: string | undefined
+): Effect.Effect<ProviderResponse, ProviderFailure> => {
+  if (reply.status < 200 || reply.status >= 300) return Effect.fail(replyFailure(codec, reply.status, reply.text, apiKey))
+  const parsed = codec.parseResponse(reply.text)
+  if (parsed instanceof WireProblem) return Effect.fail(failure(parsed.message, apiKey))
+  return Effect.succeed({
+    output: parsed.output,
+    usage: parsed.usage,
+    finishReason: parsed.finishReason,
+    rawRequest: request.body,
+    rawResponse: reply.text
+  })
+}
+
+/** A streamed answer: a 2xx event stream, read as the codec frames and parses it. */
+const streamed = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  reply: HttpStreamReply,
+  request: HttpCall,
+  apiKey: string | undefined
+): Effect.Effect<ProviderStream, ProviderFailure> => {
+  if (!reply.ok) {
+    return Effect.fail(
+      reply.status >= 200 && reply.status < 300
+        ? failure(notAnEventStream(reply.status, reply.contentType, redactSecrets(reply.text, apiKey)), apiKey)
+        : replyFailure(codec, reply.status, reply.text, apiKey)
+    )
+  }
+  return Effect.sync(() => ({
+    rawRequest: request.body,
+    chunks: chunksOf(codec.framing, codec.streamParser(), reply.body, apiKey)
+  }))
+}
+
+const noProviderTools: ReadonlyArray<unknown> = []
+
+/** The request's `provider_tools` meant for this call's model and provider (all, when unscoped). */
+const providerToolsFor = (call: ProviderCall): ReadonlyArray<unknown> => {
+  const all = call.request.providerTools
+  if (all.length === 0) return noProviderTools
+  const tools: Array<unknown> = []
+  for (const providerTool of all) {
+    if (providerTool.modelName !== undefined && providerTool.modelName !== call.modelName) continue
+    if (providerTool.providerName !== undefined && providerTool.providerName !== call.providerName) continue
+    tools.push(providerTool.tool)
+  }
+  return tools
+}
+
+const isHttpCall = (value: HttpCall | ProviderFailure | InvalidRequest): value is HttpCall =>
+  !(value instanceof ProviderFailure || value instanceof InvalidRequest)
+
+/**
+ * The HTTP request of one call: the codec's body with the `extra_body` edits applied, its
+ * headers with the `extra_headers` edits. An edit that cannot be applied fails the call: a
+ * configured one as a failure of this provider, a request's own as an InvalidRequest that ends
+ * the inference (the caller asked for a body that cannot be made).
+ */
+export const wireRequest = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  target: Target,
+  call: ProviderCall,
+  stream: boolean
+): HttpCall | ProviderFailure | InvalidRequest => {
+  const body = codec.body(call.request, {
+    target,
+    stream,
+    qualifiedName: call.qualifiedName,
+    providerTools: providerToolsFor(call)
+  })
+  if (body instanceof WireProblem) return failure(body.message, call.apiKey)
+  for (const edit of call.extraBody) {
+    const problem = applyExtraBodyEdit(body, edit)
+    if (problem !== undefined) {
+      const field = requestFieldOf(edit)
+      return field === undefined ? failure(problem, call.apiKey) : new InvalidRequest({ message: `${field}.pointer: ${problem}` })
+    }
+  }
+  return {
+    url: codec.url(target, stream),
+    headers: applyExtraHeaderEdits(codec.headers(target, call.apiKey), call.extraHeaders),
+    body: JSON.stringify(body)
+  }
+}
+
+/** Every failure of a call goes through here: upstreams echo the credential they were sent. */
+const failure = (message: string, apiKey: string | undefined, timedOut = false) =>
+  new ProviderFailure({ message: redactSecrets(message, apiKey), timedOut })
+
+const transportFailure = (error: TransportError, apiKey: string | undefined) => failure(error.message, apiKey, error.timedOut)
+
+const maxErrorDetail = 1000
+
+/**
+ * An answer outside 2xx: its status and what the body explains. The body is cleaned before it
+ * is cut (which could split a key), the explanation again (the codec may have unescaped it).
+ */
+const replyFailure = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  status: number,
+  text: string,
+  apiKey: string | undefined
+): ProviderFailure => {
+  const clean = redactSecrets(text, apiKey)
+  const detail = codec.errorMessage(clean) ?? clean
+  return failure(`HTTP ${status}: ${detail.length > maxErrorDetail ? `${detail.slice(0, maxErrorDetail)}...` : detail}`, apiKey)
+}
+
+/** A 2xx answer to a streamed request that is not an event stream (an HTML page from a proxy, say). */
+const notAnEventStream = (status: number, contentType: string | undefined, text: string): string =>
+  `HTTP ${status} with content type ${
+    contentType === undefined ? "(none)" : JSON.stringify(contentType.slice(0, 100))
+  } where an event stream (text/event-stream) was expected: ${text.length > 200 ? `${text.slice(0, 200)}...` : text}`
+
+const emptyStream = "the provider's event stream ended without any event"
+
+/** The chunks of a streamed answer. A stream counts once it has sent one chunk: one that ends before is a failure, not an empty answer. */
+const chunksOf = <Event>(
+  framing: StreamFraming<Event>,
+  parse: StreamEventParser<Event>,
+  body: Stream.Stream<Uint8Array, TransportError>,
+  apiKey: string | undefined
+): Stream.Stream<ProviderChunk, ProviderFailure> => {
+  let started = false
+  return framing.events(Stream.mapError(body, (error) => transportFailure(error, apiKey))).pipe(
+    Stream.mapEffect((event) => {
+      const chunk = parse(event)
+      if (chunk instanceof WireProblem) return Effect.fail(failure(chunk.message, apiKey))
+      started = true
+      return Effect.succeed(chunk)
+    }),
+    Stream.concat(Stream.suspend(() => started ? Stream.empty : Stream.fail(failure(emptyStream, apiKey))))
+  )
+}
+
+/** The edits of a call: the provider's, then the variant's, then the request's that apply to it. */
+const editsFor = <E>(
+  provider: ReadonlyArray<E>,
+  variant: ReadonlyArray<E>,
+  requested: ReadonlyArray<ScopedEdit<E>>,
+  target: CallTarget
+): ReadonlyArray<E> => {
+  if (variant.length === 0 && requested.length === 0) return provider
+  const edits = [...provider, ...variant]
+  for (const entry of requested) if (scopeMatches(entry.scope, target)) edits.push(entry.edit)
+  return edits
+}
+
+/** What a variant adds to every call it makes. */
+export interface VariantEdits {
+  readonly name: string
+  readonly extraBody: ReadonlyArray<ExtraBodyEdit>
+  readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
+}
+
+/** What a request brings to every call: its own scoped edits and its dynamic credentials. */
+export interface RequestExtras {
+  readonly bodyEdits: ReadonlyArray<ScopedEdit<ExtraBodyEdit>>
+  readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
+  readonly credentials: Readonly<Record<string, string>>
+}
+
+/**
+ * The call for one provider of a model, or why it cannot be made: a missing dynamic credential
+ * is the caller's fault (it ends the inference), a missing environment variable this provider's.
+ */
+export const providerCall = (
+  request: ModelRequest,
+  modelName: string,
+  provider: ProviderConfig,
+  variant: VariantEdits,
+  extras: RequestExtras
+): ProviderCall | InvalidRequest | ProviderFailure => {
+  let apiKey: string | undefined
+  const credential = provider.credential
+  switch (credential.kind) {
+    case "static":
+      apiKey = credential.value
+      break
+    case "dynamic":
+      apiKey = extras.credentials[credential.name]
+      if (apiKey === undefined) {
+        return new InvalidRequest({
+          message: `credentials.${credential.name}: missing; provider "${provider.name}" of model "${modelName}" reads its API key from dynamic::${credential.name}`
+        })
+      }
+      break
+    case "missing_env":
+      return new ProviderFailure({ message: `environment variable ${credential.name} is not set`, timedOut: false })
+    case "none":
+      break
+  }
+  const target: CallTarget = { variantName: variant.name, modelName, providerName: provider.name }
+  return {
+    request,
+    apiKey,
+    extraBody: editsFor(provider.extraBody, variant.extraBody, extras.bodyEdits, target),
+    extraHeaders: editsFor(provider.extraHeaders, variant.extraHeaders, extras.headerEdits, target),
+    modelName,
+    providerName: provider.name,
+    qualifiedName: qualifiedProviderName(modelName, provider.name)
+  }
+}
