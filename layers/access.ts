@@ -12,12 +12,12 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Authentication, authenticateGuarded, type KeyLookup } from "../src/auth/authenticate.ts"
 import { FailedAttempts } from "../src/auth/failedAttempts.ts"
-import { type KeyStore, relationalUrlVariable, type StoredApiKey } from "../src/auth/store.ts"
+import { type ApiKeyStore, relationalUrlVariable, type StoredApiKey } from "../src/auth/store.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { ModelTable } from "../src/inference/models.ts"
-import type { StoreError } from "../src/observability/store.ts"
+import type { StoreError } from "../src/storeError.ts"
 import type { RateLimiter } from "../src/ratelimit/limiter.ts"
-import type { BucketStore } from "../src/ratelimit/store.ts"
+import type { RateLimitBuckets } from "../src/ratelimit/store.ts"
 import type { RelationalStore } from "../src/relational.ts"
 import { Gateway } from "../src/services.ts"
 import { StartupError } from "./startup.ts"
@@ -74,7 +74,7 @@ const makeRoom = (map: Map<string, unknown>, max: number) => {
  * it a moment before. Keys found and ids that name none are cached apart, each bounded, so that
  * guessed ids can only push out other guessed ids. Concurrent asks for one id share one query.
  */
-export const cachedKeyLookup = (keys: KeyStore, ttlMs: number): KeyLookup => {
+export const cachedKeyLookup = (keys: ApiKeyStore, ttlMs: number): KeyLookup => {
   const found = new Map<string, { readonly key: StoredApiKey; readonly until: number }>()
   const missing = new Map<string, number>()
   const pending = new Map<string, Deferred.Deferred<StoredApiKey | undefined, StoreError>>()
@@ -139,11 +139,11 @@ export const sweepBucketsEvery = (sweep: Effect.Effect<number, StoreError>, inte
 const bucketStoreFor = (
   env: Env,
   relational: RelationalStore | undefined
-): Effect.Effect<BucketStore, StartupError, Scope.Scope> => {
+): Effect.Effect<RateLimitBuckets, StartupError, Scope.Scope> => {
   const redisUrl = env[redisUrlVariable]
   if (redisUrl === undefined || redisUrl === "") return Effect.map(requireRelational(relational, "[[rate_limiting.rules]]"), (store) => store.buckets)
-  return Effect.promise(() => import("./ratelimit/redis.ts")).pipe(
-    Effect.flatMap((module) => module.makeRedisBucketStore(redisUrl)),
+  return Effect.promise(() => import("./redis/rateLimitBuckets.ts")).pipe(
+    Effect.flatMap((module) => module.makeRedisRateLimitBuckets(redisUrl)),
     Effect.mapError((error) => new StartupError({ message: `${redisUrlVariable}: ${error.message}` }))
   )
 }

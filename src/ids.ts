@@ -58,3 +58,8 @@ export const randomHex = (count: number): string => {
   for (let i = 0; i < count; i++) text += hex[pool[r + i]]
   return text
 }
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** A UUID of any version, as a database column of type UUID takes it. */
+export const isUuid = (value: string): boolean => uuidPattern.test(value)

@@ -8,7 +8,7 @@ import { checkEpisodeExists, findInferenceTarget, requireStore } from "../../src
 import { checkDemonstration, planFeedback } from "../../src/feedback/validate.ts"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import { emptyBatch } from "../../src/observability/records.ts"
-import { Observability } from "../../src/observability/store.ts"
+import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import { Gateway } from "../../src/services.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 
@@ -16,7 +16,7 @@ const decodeFeedbackRequest = makeDecoder(FeedbackRequest)
 
 export const feedbackHandler = (apiKey: string | undefined) => Effect.gen(function*() {
   const { config } = yield* Gateway
-  const observability = yield* Observability
+  const writeQueue = yield* WriteQueue
   const request = yield* readJsonBody(decodeFeedbackRequest, config.gateway.maxRequestBodyBytes)
   const reserved = checkClientTags(request.tags, "tags")
   if (reserved !== undefined) return yield* reserved
@@ -47,7 +47,7 @@ export const feedbackHandler = (apiKey: string | undefined) => Effect.gen(functi
       timestamp: uuidv7Timestamp(id)
     }
     // accepted feedback is stored: what the queue cannot take is refused, not answered 200
-    const submitted = observability.submit({ batch: { ...emptyBatch, feedback: [feedback] } })
+    const submitted = writeQueue.submit({ batch: { ...emptyBatch, feedback: [feedback] } })
     if (submitted === "full") {
       return yield* new ServiceUnavailable({
         message: "the write queue is full (the database is down or slow): the feedback was not stored; retry later"

@@ -9,7 +9,7 @@ import { InvalidRequest, isGatewayError } from "../../src/errors.ts"
 import { prepareInference } from "../../src/inference/prepare.ts"
 import { type CompletedInference, runInference, streamInference } from "../../src/inference/run.ts"
 import { inferenceWriteUnit } from "../../src/observability/inferenceRows.ts"
-import { Observability } from "../../src/observability/store.ts"
+import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import { Gateway } from "../../src/services.ts"
 import { headerProblem } from "../../src/tracing/trace.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
@@ -26,21 +26,21 @@ export const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "n
  * read).
  */
 const storeCompleted = (
-  observability: Observability["Service"],
+  writeQueue: WriteQueue["Service"],
   request: InferenceRequest
 ): (completed: CompletedInference) => void =>
-  request.dryrun === true || observability.store === undefined
+  request.dryrun === true || !writeQueue.enabled
     ? () => {}
-    : (completed) => setImmediate(() => observability.submit(inferenceWriteUnit(completed)))
+    : (completed) => setImmediate(() => writeQueue.submit(inferenceWriteUnit(completed)))
 
 /** What to do with a completed inference: store it (as above), and end the request's trace with it. */
 export const onCompleted = (
-  observability: Observability["Service"],
+  writeQueue: WriteQueue["Service"],
   request: InferenceRequest,
   trace: RequestTrace | undefined,
   bodyHeaders?: Readonly<Record<string, string>>
 ): (completed: CompletedInference) => void => {
-  const store = storeCompleted(observability, request)
+  const store = storeCompleted(writeQueue, request)
   if (trace === undefined) return store
   const stream = request.stream === true
   return (completed) => {
@@ -63,7 +63,7 @@ export const sseResponse = (events: Stream.Stream<Uint8Array>) =>
 
 export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace("/inference", (trace) => Effect.gen(function*() {
   const gateway = yield* Gateway
-  const observability = yield* Observability
+  const writeQueue = yield* WriteQueue
   const body = yield* readJsonBody(decodeInferenceRequest, gateway.config.gateway.maxRequestBodyBytes)
   const reserved = checkClientTags(body.tags, "tags")
   if (reserved !== undefined) return yield* reserved
@@ -72,7 +72,7 @@ export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace
   const request = apiKey === undefined ? body : { ...body, tags: tagsWithApiKey(body.tags, apiKey) }
   const prepared = prepareInference(request, gateway.config, gateway.models, { limiter: gateway.limiter })
   if (isGatewayError(prepared)) return yield* prepared
-  const completed = onCompleted(observability, request, trace, body.otlp_traces_extra_headers)
+  const completed = onCompleted(writeQueue, request, trace, body.otlp_traces_extra_headers)
   if (request.stream === true) return sseResponse((yield* streamInference(prepared, completed)).events)
   const result = yield* runInference(prepared)
   completed(result)

@@ -8,10 +8,11 @@ import {
 } from "../../src/api/inferences.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
-import { requireStore, storeUnavailable } from "../../src/feedback/target.ts"
+import { requireStore } from "../../src/feedback/target.ts"
 import { isUuidV7 } from "../../src/inference/prepare.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../../src/observability/records.ts"
-import type { Store, StoreFilter } from "../../src/observability/store.ts"
+import type { StoreFilter } from "../../src/inferences/store.ts"
+import { type ObservabilityStores, storeUnavailable } from "../../src/observability/stores.ts"
 import { Gateway } from "../../src/services.ts"
 import { parseRfc3339 } from "../../src/time.ts"
 import { decodeBody, jsonResponse, readJsonBody, readJsonObject } from "./respond.ts"
@@ -111,17 +112,17 @@ interface Includes {
   readonly include_model_inferences?: boolean | undefined
 }
 
-const respondWith = (store: Store, inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
+const respondWith = (stores: ObservabilityStores, inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
   Effect.gen(function*() {
-    const unavailable = (error: { readonly message: string }) => storeUnavailable(store, error.message)
+    const unavailable = (error: { readonly message: string }) => storeUnavailable(stores.database.backend, error.message)
     const feedback = includes.include_feedback === true && inferences.length > 0
       ? yield* Effect.mapError(
-        store.getFeedback([...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))]),
+        stores.feedback.getFeedback([...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))]),
         unavailable
       )
       : undefined
     const calls = includes.include_model_inferences === true && inferences.length > 0
-      ? yield* Effect.mapError(store.getModelInferences(inferences.map((inference) => inference.id)), unavailable)
+      ? yield* Effect.mapError(stores.inferences.getModelInferences(inferences.map((inference) => inference.id)), unavailable)
       : undefined
     return jsonResponse(JSON.stringify({ inferences: inferences.map((inference) => inferenceJson(inference, feedback, calls)) }))
   })
@@ -129,14 +130,14 @@ const respondWith = (store: Store, inferences: ReadonlyArray<StoredInference>, i
 export const getInferencesHandler = Effect.gen(function*() {
   const { config } = yield* Gateway
   const request = yield* readJsonBody(decodeGet, config.gateway.maxRequestBodyBytes)
-  const store = yield* requireStore
+  const stores = yield* requireStore
   const bad = request.ids.findIndex((id) => !isUuidV7(id))
   if (bad >= 0) return yield* new InvalidRequest({ message: `ids[${bad}]: "${request.ids[bad]}" is not an inference id (a UUIDv7)` })
-  const found = yield* Effect.mapError(store.getInferences(request.ids), (error) => storeUnavailable(store, error.message))
+  const found = yield* Effect.mapError(stores.inferences.getInferences(request.ids), (error) => storeUnavailable(stores.database.backend, error.message))
   // in the order asked for
   const byId = new Map(found.map((inference) => [inference.id, inference]))
   const ordered = request.ids.flatMap((id) => byId.get(id) ?? [])
-  return yield* respondWith(store, ordered, request)
+  return yield* respondWith(stores, ordered, request)
 })
 
 export const listInferencesHandler = Effect.gen(function*() {
@@ -146,7 +147,7 @@ export const listInferencesHandler = Effect.gen(function*() {
   const tooBig = filterBoundsProblem(json.filters, "filters")
   if (tooBig !== undefined) return yield* new InvalidRequest({ message: tooBig })
   const request = yield* decodeBody(decodeList, json)
-  const store = yield* requireStore
+  const stores = yield* requireStore
   for (const field of ["function_name", "variant_name"] as const) {
     if (request[field]?.includes("\0")) return yield* new InvalidRequest({ message: `${field}: ${holdsNul}` })
   }
@@ -156,7 +157,7 @@ export const listInferencesHandler = Effect.gen(function*() {
   const filter = request.filters === undefined ? undefined : toStoreFilter(request.filters, "filters")
   if (filter instanceof InvalidRequest) return yield* filter
   const found = yield* Effect.mapError(
-    store.listInferences({
+    stores.inferences.listInferences({
       functionName: request.function_name,
       variantName: request.variant_name,
       episodeId: request.episode_id,
@@ -164,7 +165,7 @@ export const listInferencesHandler = Effect.gen(function*() {
       limit: request.limit ?? 20,
       offset: request.offset ?? 0
     }),
-    (error) => storeUnavailable(store, error.message)
+    (error) => storeUnavailable(stores.database.backend, error.message)
   )
-  return yield* respondWith(store, found, request)
+  return yield* respondWith(stores, found, request)
 })

@@ -10,7 +10,7 @@ import { makeLenientDecoder } from "../../src/decode.ts"
 import { type GatewayError, InvalidRequest, isGatewayError } from "../../src/errors.ts"
 import { prepareInference } from "../../src/inference/prepare.ts"
 import { runInference, streamInference } from "../../src/inference/run.ts"
-import { Observability } from "../../src/observability/store.ts"
+import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import { ChatCompletionRequest, knownRootFields } from "../../src/openaiCompatible/api.ts"
 import { functionModelPrefix, modelModelPrefix, translateChatCompletion } from "../../src/openaiCompatible/request.ts"
 import { chatCompletionBody, openAiErrorBody, openAiStreamEncoder } from "../../src/openaiCompatible/response.ts"
@@ -27,7 +27,7 @@ export const openAiErrorResponse = (error: GatewayError): HttpServerResponse.Htt
 
 export const chatCompletionsHandler = (apiKey: string | undefined) => withRequestTrace("/openai/v1/chat/completions", (trace) => Effect.gen(function*() {
   const { config, models, limiter } = yield* Gateway
-  const observability = yield* Observability
+  const writeQueue = yield* WriteQueue
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
   const body = yield* decodeBody(decodeChatCompletion, json)
   const unknown = Object.keys(json).filter((key) => !knownRootFields.has(key))
@@ -46,7 +46,7 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
     : { ...translated.request, tags: tagsWithApiKey(translated.request.tags, apiKey) }
   const prepared = prepareInference(request, config, models, { ...translated.extras, limiter })
   if (isGatewayError(prepared)) return yield* prepared
-  const completed = onCompleted(observability, request, trace)
+  const completed = onCompleted(writeQueue, request, trace)
   if (translated.stream) {
     const stream = yield* streamInference(prepared, completed, () => openAiStreamEncoder(prepared, body.model, translated))
     return sseResponse(stream.events)

@@ -6,27 +6,20 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { InvalidRequest, ServiceUnavailable } from "../errors.ts"
-import { analyticsUrlVariable, type InferenceTarget, Observability, type Store } from "../observability/store.ts"
+import type { InferenceTarget } from "../inferences/store.ts"
+import { Observability, observabilityDisabled, type ObservabilityStores, storeUnavailable } from "../observability/stores.ts"
+import { WriteQueue } from "../observability/writeQueue.ts"
 
 const retryDelaysMs = [250, 500, 750]
 
-export const observabilityDisabled = () =>
-  new ServiceUnavailable({
-    message:
-      `observability is disabled: set ${analyticsUrlVariable} (and leave [gateway.observability] enabled) to store and read inferences and feedback`
-  })
-
 /** The store, or a 503 naming the variable that would enable it. */
-export const requireStore: Effect.Effect<Store, ServiceUnavailable, Observability> = Effect.flatMap(
+export const requireStore: Effect.Effect<ObservabilityStores, ServiceUnavailable, Observability> = Effect.flatMap(
   Observability,
-  ({ store }) => (store === undefined ? Effect.fail(observabilityDisabled()) : Effect.succeed(store))
+  ({ stores }) => (stores === undefined ? Effect.fail(observabilityDisabled()) : Effect.succeed(stores))
 )
 
-export const storeUnavailable = (store: Store, message: string) =>
-  new ServiceUnavailable({ message: `the ${store.backend} database is unavailable: ${message}` })
-
 const lookUp = <A>(
-  store: Store,
+  stores: ObservabilityStores,
   inQueue: () => A | undefined,
   inStore: Effect.Effect<A | undefined, { readonly message: string }>
 ): Effect.Effect<A | undefined, ServiceUnavailable> => {
@@ -34,7 +27,7 @@ const lookUp = <A>(
     const queued = inQueue()
     if (queued !== undefined) return Effect.succeed(queued)
     return Effect.flatMap(
-      Effect.mapError(inStore, (error) => storeUnavailable(store, error.message)),
+      Effect.mapError(inStore, (error) => storeUnavailable(stores.database.backend, error.message)),
       (found) =>
         found !== undefined || index >= retryDelaysMs.length
           ? Effect.succeed(found)
@@ -44,23 +37,23 @@ const lookUp = <A>(
   return attempt(0)
 }
 
-export const findInferenceTarget = (id: string): Effect.Effect<InferenceTarget, InvalidRequest | ServiceUnavailable, Observability> =>
+export const findInferenceTarget = (id: string): Effect.Effect<InferenceTarget, InvalidRequest | ServiceUnavailable, Observability | WriteQueue> =>
   Effect.gen(function*() {
-    const observability = yield* Observability
-    const store = yield* requireStore
-    const target = yield* lookUp(store, () => observability.queuedInference(id), store.findInference(id))
+    const writeQueue = yield* WriteQueue
+    const stores = yield* requireStore
+    const target = yield* lookUp(stores, () => writeQueue.queuedInference(id), stores.inferences.findInference(id))
     if (target === undefined) return yield* new InvalidRequest({ message: `inference_id: no inference with id ${id}` })
     return target
   })
 
-export const checkEpisodeExists = (id: string): Effect.Effect<void, InvalidRequest | ServiceUnavailable, Observability> =>
+export const checkEpisodeExists = (id: string): Effect.Effect<void, InvalidRequest | ServiceUnavailable, Observability | WriteQueue> =>
   Effect.gen(function*() {
-    const observability = yield* Observability
-    const store = yield* requireStore
+    const writeQueue = yield* WriteQueue
+    const stores = yield* requireStore
     const found = yield* lookUp(
-      store,
-      () => (observability.queuedEpisode(id) ? true : undefined),
-      Effect.map(store.episodeExists(id), (exists) => (exists ? true : undefined))
+      stores,
+      () => (writeQueue.queuedEpisode(id) ? true : undefined),
+      Effect.map(stores.inferences.episodeExists(id), (exists) => (exists ? true : undefined))
     )
     if (found === undefined) return yield* new InvalidRequest({ message: `episode_id: no episode with id ${id}` })
   })

@@ -15,9 +15,10 @@ import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnava
 import { type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../providers/types.ts"
-import { cachedResponse, cacheKey } from "../observability/cache.ts"
+import { cachedResponse, cacheKey } from "../cache/policy.ts"
 import type { CacheEntry } from "../observability/records.ts"
-import { Observability, StoreError } from "../observability/store.ts"
+import { Observability } from "../observability/stores.ts"
+import { StoreError } from "../storeError.ts"
 import type { HttpTransport } from "../services.ts"
 import { outputToChunks } from "./chunks.ts"
 import { type CallTarget, scopeMatches } from "./extraBody.ts"
@@ -217,10 +218,10 @@ const fromCache = (
   provider: RoutedProvider,
   call: ProviderCall
 ): Effect.Effect<CacheEntry | undefined, never, Observability> =>
-  Effect.flatMap(Observability, ({ store }) => {
-    if (store === undefined) return Effect.succeed(undefined)
+  Effect.flatMap(Observability, ({ stores }) => {
+    if (stores === undefined) return Effect.succeed(undefined)
     const { maxAgeS, scope, lookupTimeoutMs } = prepared.cache
-    return abandonAfter(store.cacheLookup(cacheKey(provider.config, call, scope), maxAgeS), lookupTimeoutMs).pipe(
+    return abandonAfter(stores.cache.lookup(cacheKey(provider.config, call, scope), maxAgeS), lookupTimeoutMs).pipe(
       Effect.catch((error) => Effect.as(cacheLookupFailed(error.message), undefined))
     )
   })

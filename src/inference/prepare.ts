@@ -10,7 +10,7 @@ import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
-import { type CachePolicy, cachePolicy, type CacheSharing } from "../observability/cache.ts"
+import { type CachePolicy, cachePolicy, type CacheSharing } from "../cache/policy.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import {
   type EditScope,

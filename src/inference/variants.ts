@@ -15,7 +15,7 @@ import {
   RequestTimeout,
   ServiceUnavailable
 } from "../errors.ts"
-import type { Observability } from "../observability/store.ts"
+import type { Observability } from "../observability/stores.ts"
 import type { HttpTransport } from "../services.ts"
 import { isInputProblem, renderInput } from "./input.ts"
 import { buildModelRequest, type CallRefused } from "./modelCall.ts"

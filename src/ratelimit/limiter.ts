@@ -21,11 +21,11 @@ import {
   type RateLimitRule,
   type RequestScope
 } from "./rules.ts"
-import type { BucketStore } from "./store.ts"
+import type { RateLimitBuckets } from "./store.ts"
 
 export interface RateLimiter {
   readonly rules: ReadonlyArray<RateLimitRule>
-  readonly store: BucketStore
+  readonly store: RateLimitBuckets
 }
 
 /** What a model call took from the buckets, to settle once its usage is known. */
@@ -40,7 +40,7 @@ export interface Reservation {
 /** the longest Retry-After sent: a period of the longest kind */
 const maxRetryAfterS = 2_592_000
 
-const unavailable = (store: BucketStore, message: string) =>
+const unavailable = (store: RateLimitBuckets, message: string) =>
   new ServiceUnavailable({
     message: `the rate limit store (${store.backend}) is unavailable, so rate-limited requests are refused: ${message}`
   })

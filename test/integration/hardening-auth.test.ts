@@ -15,7 +15,7 @@ import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cachedKeyLookup } from "../../layers/access.ts"
 import { generateApiKey } from "../../src/auth/apiKey.ts"
-import type { KeyStore, StoredApiKey } from "../../src/auth/store.ts"
+import type { ApiKeyStore, StoredApiKey } from "../../src/auth/store.ts"
 import { type ApiKey, createKeys, dummyInference, pollUntil } from "../support/access.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
@@ -191,7 +191,7 @@ describe("the key cache", () => {
       made.map((key) => [key.publicId, { publicId: key.publicId, secretHash: key.secretHash, createdAt: Date.now() }])
     )
     const asked: Array<string> = []
-    const store: KeyStore = {
+    const store: ApiKeyStore = {
       create: () => Effect.void,
       disable: () => Effect.succeed(false),
       find: (publicId) => Effect.sync(() => (asked.push(publicId), stored.get(publicId)))
@@ -209,7 +209,7 @@ describe("the key cache", () => {
 
   it("asks the store once for concurrent lookups of one id", async () => {
     let queries = 0
-    const store: KeyStore = {
+    const store: ApiKeyStore = {
       create: () => Effect.void,
       disable: () => Effect.succeed(false),
       find: () => Effect.as(Effect.sleep(50), (queries++, undefined))
