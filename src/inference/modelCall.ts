@@ -12,14 +12,14 @@ import * as Stream from "effect/Stream"
 import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts"
 import { uuidv7 } from "../ids.ts"
 import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable } from "../errors.ts"
-import { type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
+import { RateLimiter, type RateLimits, type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../cache/policy.ts"
 import type { CacheEntry } from "../observability/records.ts"
 import { Observability } from "../observability/stores.ts"
 import { StoreError } from "../storeError.ts"
-import type { HttpTransport } from "../services.ts"
+import { type InferenceServices, Models } from "../services.ts"
 import { outputToChunks } from "./chunks.ts"
 import { type CallTarget, scopeMatches } from "./extraBody.ts"
 import type { RenderedInput } from "./input.ts"
@@ -165,15 +165,24 @@ const tryProviders = <A>(
   variant: VariantConfig,
   request: ModelRequest,
   limitOf: (timeouts: Timeouts) => number | undefined,
-  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport | Observability>
-): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
-  const model = prepared.models.get(variant.model)!
+  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>
+): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> =>
+  Effect.flatMap(Models, (models) => tryModel(models.get(variant.model)!, prepared, variant, limitOf, request, attempt))
+
+const tryModel = <A>(
+  model: ResolvedModel,
+  prepared: PreparedInference,
+  variant: VariantConfig,
+  limitOf: (timeouts: Timeouts) => number | undefined,
+  request: ModelRequest,
+  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>
+): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
   const providers = model.providers
   const failures: Array<FailedAttempt<ProviderFailure>> = []
   // recursion rather than a loop of Effect.result: this is the hot path of every inference
   const from = (
     index: number
-  ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
+  ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
     if (index >= providers.length) return Effect.fail(allFailed(model, failures))
     const provider = providers[index]
     const call = providerCall(prepared, variant, model, provider, request)
@@ -256,30 +265,31 @@ const cacheLookupFailed = (message: string): Effect.Effect<void> =>
   })
 
 /** Charges the rate limits that apply to this call, when any are configured. */
-const reserveFor = (prepared: PreparedInference, request: ModelRequest) => {
+const reserveFor = (limits: RateLimits, prepared: PreparedInference, request: ModelRequest) => {
   const tags = prepared.request.tags ?? {}
-  return reserve(prepared.limiter!, { publicId: tags[apiKeyTag], tags }, request)
+  return reserve(limits, { publicId: tags[apiKeyTag], tags }, request)
 }
 
 /** `call` within the rate limits: charged before, settled (in the background) after, whatever the outcome */
 const limited = <A>(
   prepared: PreparedInference,
   request: ModelRequest,
-  call: Effect.Effect<A, ProviderFailure, HttpTransport>,
+  call: Effect.Effect<A, ProviderFailure, InferenceServices>,
   usageOf: (result: A) => Usage | undefined
-): Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport> =>
-  prepared.limiter === undefined ? call : Effect.flatMap(reserveFor(prepared, request), (reservation) =>
-    call.pipe(
-      Effect.onExit((exit) =>
-        Effect.forkDetach(settle(reservation, exit._tag === "Success" ? usageOf(exit.value) : undefined))
-      )
-    ))
+): Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices> =>
+  Effect.flatMap(RateLimiter, ({ limits }) =>
+    limits === undefined ? call : Effect.flatMap(reserveFor(limits, prepared, request), (reservation) =>
+      call.pipe(
+        Effect.onExit((exit) =>
+          Effect.forkDetach(settle(reservation, exit._tag === "Success" ? usageOf(exit.value) : undefined))
+        )
+      )))
 
 export const callModel = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
+): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, InferenceServices> => {
   const started = Date.now()
   const viaProvider = (provider: RoutedProvider, call: ProviderCall) =>
     limited(prepared, request, Effect.suspend(() => provider.client.infer(call)), (response) => response.usage)
@@ -291,7 +301,7 @@ export const callModel = (
   return Effect.map(
     tryProviders(prepared, variant, request, totalLimit, infer),
     ([response, provider, model, call, failedProviders]) => ({
-      modelInferenceId: uuidv7(),
+      modelInferenceId: uuidv7(Date.now()),
       modelName: model.config.name,
       providerName: provider.config.name,
       provider: provider.config,
@@ -309,7 +319,7 @@ export const startModelStream = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
+): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, InferenceServices> => {
   const startedAt = Date.now()
   const openStream = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(Scope.make(), (scope) =>
@@ -330,13 +340,14 @@ export const startModelStream = (
       ))
   // the rate limits are charged before the call; a stream that never starts gives its tokens back
   const open = (provider: RoutedProvider, call: ProviderCall) =>
-    prepared.limiter === undefined
-      ? Effect.map(openStream(provider, call), (opened) => ({ ...opened, reservation: undefined }))
-      : Effect.flatMap(reserveFor(prepared, request), (reservation) =>
-        openStream(provider, call).pipe(
-          Effect.map((opened) => ({ ...opened, reservation })),
-          Effect.onError(() => Effect.forkDetach(settle(reservation, undefined)))
-        ))
+    Effect.flatMap(RateLimiter, ({ limits }) =>
+      limits === undefined
+        ? Effect.map(openStream(provider, call), (opened) => ({ ...opened, reservation: undefined }))
+        : Effect.flatMap(reserveFor(limits, prepared, request), (reservation) =>
+          openStream(provider, call).pipe(
+            Effect.map((opened) => ({ ...opened, reservation })),
+            Effect.onError(() => Effect.forkDetach(settle(reservation, undefined)))
+          )))
   // a cached answer is replayed as a stream
   const openOrReplay = (provider: RoutedProvider, call: ProviderCall) =>
     prepared.cache.read
@@ -354,7 +365,7 @@ export const startModelStream = (
     tryProviders(prepared, variant, request, firstTokenLimit, openOrReplay),
     ([opened, provider, model, call, failedProviders]) => ({
       ...opened,
-      modelInferenceId: uuidv7(),
+      modelInferenceId: uuidv7(Date.now()),
       modelName: model.config.name,
       providerName: provider.config.name,
       provider: provider.config,

@@ -13,8 +13,8 @@ import * as Effect from "effect/Effect"
 import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { cachedKeyLookup } from "../../layers/access.ts"
 import { generateApiKey } from "../../src/auth/apiKey.ts"
+import { cachedKeyLookup } from "../../src/auth/keyCache.ts"
 import type { ApiKeyStore, StoredApiKey } from "../../src/auth/store.ts"
 import { type ApiKey, createKeys, dummyInference, pollUntil } from "../support/access.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
@@ -196,7 +196,7 @@ describe("the key cache", () => {
       disable: () => Effect.succeed(false),
       find: (publicId) => Effect.sync(() => (asked.push(publicId), stored.get(publicId)))
     }
-    const lookup = cachedKeyLookup(store, 60_000)
+    const lookup = cachedKeyLookup(store, 60_000, Date.now)
     const find = (publicId: string) => Effect.runPromise(lookup.find(publicId))
     for (const key of made) expect((await find(key.publicId))?.publicId).toBe(key.publicId)
     for (let i = 0; i < 20_000; i++) await find(`unknown${String(i).padStart(5, "0")}`)
@@ -214,7 +214,7 @@ describe("the key cache", () => {
       disable: () => Effect.succeed(false),
       find: () => Effect.as(Effect.sleep(50), (queries++, undefined))
     }
-    const lookup = cachedKeyLookup(store, 0)
+    const lookup = cachedKeyLookup(store, 0, Date.now)
     await Effect.runPromise(Effect.all(Array.from({ length: 20 }, () => lookup.find("abcdefabcdef")), { concurrency: "unbounded" }))
     expect(queries).toBe(1)
   })

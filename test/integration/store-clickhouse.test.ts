@@ -23,7 +23,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
   const suite = storeForSuite("clickhouse")
 
   it("creates the database named in the URL when it does not exist", async () => {
-    const name = `gw_test_missing_${uuidv7().slice(-12)}`
+    const name = `gw_test_missing_${uuidv7(Date.now()).slice(-12)}`
     const url = new URL(suite.database.url)
     url.pathname = `/${name}`
     const other = await openStore("clickhouse", url.toString())
@@ -40,7 +40,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
 
   it("applies a migration another gateway applied but did not record yet (ADD COLUMN included), keeping the rows", async () => {
     const { store, database } = suite
-    const entry = cacheEntry(`before ${uuidv7()}`, Date.now())
+    const entry = cacheEntry(`before ${uuidv7(Date.now())}`, Date.now())
     const row = chatInference()
     await run(write(store, batch({ inferences: [row], modelInferences: [cachedCall(entry, row.id)] })))
     // as if every migration ran while their records were lost: 18.16 has no ADD COLUMN IF NOT EXISTS
@@ -60,7 +60,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
       for (const statement of first) await clickHouseCommand(statement.replace(/(TABLE|VIEW) IF NOT EXISTS /, `$1 IF NOT EXISTS ${database.name}.`).replace(/ (TO|FROM) (\w+)/g, ` $1 ${database.name}.$2`))
       await clickHouseCommand(`CREATE TABLE ${database.name}.GatewayMigration (version UInt32, name String, applied_at DateTime) ENGINE = ReplacingMergeTree ORDER BY version`)
       await clickHouseCommand(`INSERT INTO ${database.name}.GatewayMigration VALUES (1, '0001_observability_tables', now())`)
-      const call = modelInference(uuidv7())
+      const call = modelInference(uuidv7(Date.now()))
       await clickHouseCommand(`INSERT INTO ${database.name}.ModelInference FORMAT JSONEachRow ${JSON.stringify({
         id: call.id, inference_id: call.inferenceId, model_name: call.modelName, model_provider_name: call.modelProviderName,
         raw_request: call.rawRequest, raw_response: call.rawResponse, system: call.system, input_messages: JSON.stringify(call.inputMessages),

@@ -82,7 +82,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       expect(error).toBeInstanceOf(StoreError)
       expect(error.message).toMatch(new RegExp(`^${backend} write failed: .*(ChatInference|chat_inference).* ${missing[backend]}`))
       expect(error.message).not.toMatch(/\n/)
-      expect((await failure(store.inferences.getInferences([uuidv7()]))).message).toContain(missing[backend])
+      expect((await failure(store.inferences.getInferences([uuidv7(Date.now())]))).message).toContain(missing[backend])
     })
 
     it("creates every table, records the migration, and applies nothing the second time", async () => {
@@ -114,8 +114,8 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       expect("toolParams" in read[2]).toBe(false)
       expect("outputSchema" in read[0]).toBe(false)
 
-      expect(await run(store.inferences.getInferences([json.id, uuidv7()]))).toStrictEqual([json])
-      expect(await run(store.inferences.getInferences([uuidv7()]))).toEqual([])
+      expect(await run(store.inferences.getInferences([json.id, uuidv7(Date.now())]))).toStrictEqual([json])
+      expect(await run(store.inferences.getInferences([uuidv7(Date.now())]))).toEqual([])
       expect(await run(store.inferences.getInferences([]))).toEqual([])
     })
 
@@ -134,17 +134,17 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         outputSchema: json.outputSchema
       })
       expect(await run(store.inferences.findInference(schemaless.id))).toStrictEqual({ functionName: "extract", functionType: "json", episodeId: schemaless.episodeId })
-      expect(await run(store.inferences.findInference(uuidv7()))).toBeUndefined()
+      expect(await run(store.inferences.findInference(uuidv7(Date.now())))).toBeUndefined()
       expect(await run(store.inferences.findInference(chat.episodeId))).toBeUndefined()
       expect(await run(store.inferences.episodeExists(chat.episodeId))).toBe(true)
       expect(await run(store.inferences.episodeExists(json.episodeId))).toBe(true)
-      expect(await run(store.inferences.episodeExists(uuidv7()))).toBe(false)
+      expect(await run(store.inferences.episodeExists(uuidv7(Date.now())))).toBe(false)
       expect(await run(store.inferences.episodeExists(chat.id))).toBe(false)
     })
 
     it("model inferences, oldest first, with optional fields present and absent", async () => {
       const { store } = suite
-      const inferenceId = uuidv7()
+      const inferenceId = uuidv7(Date.now())
       const first = modelInference(inferenceId, { cached: true })
       const second = modelInference(inferenceId, {
         system: undefined,
@@ -155,7 +155,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         output: [{ type: "tool_call", id: "call_1", raw_name: "get_weather", raw_arguments: "{\"city\":\"Paris\"}" }]
       })
       const empty = modelInference(inferenceId, { output: [], finishReason: "length" })
-      const other = modelInference(uuidv7(), {
+      const other = modelInference(uuidv7(Date.now()), {
         finishReason: "tool_call",
         output: [{ type: "unknown", data: { x: [1, 2] }, model_provider_name: "tensorzero::model_name::m::provider_name::p" }]
       })
@@ -164,14 +164,14 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       expect(await run(store.inferences.getModelInferences([inferenceId]))).toStrictEqual([first, second, empty])
       expect(await run(store.inferences.getModelInferences([inferenceId, other.inferenceId]))).toHaveLength(4)
       expect(await run(store.inferences.getModelInferences([other.inferenceId]))).toStrictEqual([other])
-      expect(await run(store.inferences.getModelInferences([uuidv7()]))).toEqual([])
+      expect(await run(store.inferences.getModelInferences([uuidv7(Date.now())]))).toEqual([])
       expect(await run(store.inferences.getModelInferences([]))).toEqual([])
     })
 
     it("feedback of all four kinds, on inferences and on episodes, with exact values, in id order", async () => {
       const { store } = suite
-      const inferenceId = uuidv7()
-      const episodeId = uuidv7()
+      const inferenceId = uuidv7(Date.now())
+      const episodeId = uuidv7(Date.now())
       const floats = [0.1, 0.1 + 0.2, 1 / 3, 123456.789, -3, -2.5e-300, 1.7976931348623157e308, 5e-324, 3.0000000000000004]
       const rows = [
         feedback("boolean", inferenceId, true, { tags: { by: "human" } }),
@@ -184,7 +184,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         feedback("demonstration", inferenceId, { name: "Ann", age: 30, nested: { ok: true, none: null } }),
         feedback("demonstration", inferenceId, [])
       ]
-      const unrelated = feedback("comment", uuidv7(), "elsewhere")
+      const unrelated = feedback("comment", uuidv7(Date.now()), "elsewhere")
       // written in an order that is not the id order
       await run(write(store, batch({ feedback: [...rows].reverse().concat(unrelated) })))
 
@@ -192,7 +192,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       expect(read).toStrictEqual(rows)
       expect(read.filter((row) => row.kind === "float").map((row) => row.value)).toEqual([...floats, 42])
       expect(await run(store.feedback.getFeedback([episodeId]))).toStrictEqual(rows.filter((row) => row.targetId === episodeId))
-      expect(await run(store.feedback.getFeedback([uuidv7()]))).toEqual([])
+      expect(await run(store.feedback.getFeedback([uuidv7(Date.now())]))).toEqual([])
       expect(await run(store.feedback.getFeedback([]))).toEqual([])
     })
 
@@ -267,7 +267,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
 
   describe("cache", () => {
     const suite = storeForSuite(backend)
-    const key = (name: string) => `${name}-${uuidv7()}`
+    const key = (name: string) => `${name}-${uuidv7(Date.now())}`
 
     it("returns the newest entry of a key younger than max_age_s, and of any age without one", async () => {
       const { store } = suite
@@ -309,7 +309,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
   describe("listing, filters, ordering and pagination", () => {
     const suite = storeForSuite(backend)
     const base = Date.UTC(2025, 0, 1, 12, 0, 0)
-    const episode = uuidv7()
+    const episode = uuidv7(Date.now())
     // one millisecond apart, except 3 and 4, which share one (and are ordered by id)
     const rows: ReadonlyArray<StoredInference> = [
       chatInference({ id: idAt(base), variantName: "a", tags: { team: "red", user: "u1" } }),
@@ -357,7 +357,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       expect(await list({ episodeId: episode })).toEqual([2, 1])
       expect(await list({ episodeId: episode, functionName: "extract" })).toEqual([1])
       expect(await list({ functionName: "nope" })).toEqual([])
-      expect(await list({ episodeId: uuidv7() })).toEqual([])
+      expect(await list({ episodeId: uuidv7(Date.now()) })).toEqual([])
     })
 
     it("filters by tag: = and != need the tag; not() of them includes inferences without it", async () => {
@@ -418,7 +418,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
           expect(await run(store.inferences.listInferences({ episodeId: id, limit: 10, offset: 0 }))).toEqual([])
         }
         // a valid id does reach the server, which is cut off
-        expect(await failure(store.inferences.findInference(uuidv7()))).toBeInstanceOf(StoreError)
+        expect(await failure(store.inferences.findInference(uuidv7(Date.now())))).toBeInstanceOf(StoreError)
       })
     })
 

@@ -52,7 +52,7 @@ describe("Postgres store: upgrade", () => {
       await psql(database.url, migration("0001_observability_tables") + migration("0002_api_keys_and_rate_limits"))
       await psql(database.url, `CREATE TABLE gateway_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
         INSERT INTO gateway_migrations (version, name) VALUES (1, '0001_observability_tables'), (2, '0002_api_keys_and_rate_limits')`)
-      const call = modelInference(uuidv7())
+      const call = modelInference(uuidv7(Date.now()))
       const dollar = (value: unknown) => `$json$${typeof value === "string" ? value : JSON.stringify(value)}$json$`
       await psql(database.url, `INSERT INTO model_inference (id, inference_id, model_name, model_provider_name, raw_request, raw_response, system,
           input_messages, output, input_tokens, output_tokens, response_time_ms, ttft_ms, finish_reason, cached, timestamp)
@@ -97,7 +97,7 @@ describe("Postgres store: what Postgres alone does", () => {
 
   it("writes large batches (one JSON parameter per table)", async () => {
     const { store } = suite
-    const inferenceId = uuidv7()
+    const inferenceId = uuidv7(Date.now())
     const many = Array.from({ length: 5_000 }, () => modelInference(inferenceId))
     const inferences = Array.from({ length: 1_000 }, () => chatInference({ functionName: "bulk" }))
     await run(write(store, batch({ modelInferences: many, inferences })))

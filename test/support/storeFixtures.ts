@@ -110,7 +110,7 @@ export const storeForSuite = (
 /** A UUIDv7 carrying the time `ms`; `sequence` orders ids of the same millisecond. */
 export const idAt = (ms: number, sequence = 0): string => {
   const time = ms.toString(16).padStart(12, "0")
-  const random = uuidv7().slice(19)
+  const random = uuidv7(Date.now()).slice(19)
   return `${time.slice(0, 8)}-${time.slice(8)}-7${sequence.toString(16).padStart(3, "0")}-${random}`
 }
 
@@ -123,13 +123,13 @@ const withoutUndefined = <A extends object>(record: A): A =>
 // ---- records
 
 export const chatInference = (fields: Partial<StoredInference> = {}): StoredInference => {
-  const id = fields.id ?? uuidv7()
+  const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
     functionName: "write_haiku",
     functionType: "chat",
     variantName: "gpt",
-    episodeId: uuidv7(),
+    episodeId: uuidv7(Date.now()),
     input: { system: { name: "Ann" }, messages: [{ role: "user", content: [{ type: "text", text: "a haiku about rain" }] }] },
     output: [
       { type: "text", text: "Rain on the roof" },
@@ -147,13 +147,13 @@ export const chatInference = (fields: Partial<StoredInference> = {}): StoredInfe
 }
 
 export const jsonInference = (fields: Partial<StoredInference> = {}): StoredInference => {
-  const id = fields.id ?? uuidv7()
+  const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
     functionName: "extract",
     functionType: "json",
     variantName: "strict",
-    episodeId: uuidv7(),
+    episodeId: uuidv7(Date.now()),
     input: { messages: [{ role: "user", content: "Ann is 30" }] },
     output: { raw: "{\"name\":\"Ann\",\"age\":30}", parsed: { name: "Ann", age: 30 } },
     outputSchema: { type: "object", properties: { name: { type: "string" }, age: { type: "integer" } }, required: ["name"] },
@@ -166,7 +166,7 @@ export const jsonInference = (fields: Partial<StoredInference> = {}): StoredInfe
 }
 
 export const modelInference = (inferenceId: string, fields: Partial<StoredModelInference> = {}): StoredModelInference => {
-  const id = fields.id ?? uuidv7()
+  const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
     inferenceId,
@@ -190,7 +190,7 @@ export const modelInference = (inferenceId: string, fields: Partial<StoredModelI
 
 /** feedback on an inference, its metric named after its kind unless `fields` says otherwise */
 export const feedback = (kind: StoredFeedback["kind"], targetId: string, value: unknown, fields: Partial<StoredFeedback> = {}): StoredFeedback => {
-  const id = fields.id ?? uuidv7()
+  const id = fields.id ?? uuidv7(Date.now())
   return {
     id,
     kind,
@@ -217,7 +217,7 @@ export const cacheEntry = (key: string, timestamp: number, fields: Partial<Cache
   })
 
 /** the model inference that puts `entry` in the cache: its answer, written with the key, at its time */
-export const cachedCall = (entry: CacheEntry, inferenceId: string = uuidv7(), id: string = idAt(entry.timestamp)): StoredModelInference =>
+export const cachedCall = (entry: CacheEntry, inferenceId: string = uuidv7(Date.now()), id: string = idAt(entry.timestamp)): StoredModelInference =>
   modelInference(inferenceId, {
     id,
     output: entry.output,
@@ -235,7 +235,7 @@ export const cachedCall = (entry: CacheEntry, inferenceId: string = uuidv7(), id
 export const everyKindBatch = (): WriteBatch & { readonly chat: StoredInference; readonly json: StoredInference; readonly cached: CacheEntry } => {
   const chat = chatInference({ functionName: "every_kind" })
   const json = jsonInference({ functionName: "every_kind", episodeId: chat.episodeId })
-  const cachedCallId = uuidv7()
+  const cachedCallId = uuidv7(Date.now())
   const cached = cacheEntry(`${chat.id}-key`, uuidv7Timestamp(cachedCallId))
   return {
     chat,

@@ -12,7 +12,8 @@ import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/observability/inferenceRows.ts"
 import { Observability } from "../../src/observability/stores.ts"
 import { dummyUsage } from "../../src/providers/dummy/index.ts"
-import { HttpTransport } from "../../src/services.ts"
+import { RateLimiter } from "../../src/ratelimit/limiter.ts"
+import { HttpTransport, Models } from "../../src/services.ts"
 import { buildOk, json } from "./fixtures.ts"
 
 const config = buildOk(`
@@ -36,17 +37,19 @@ const decode = makeDecoder(InferenceRequest)
 const prepare = (body: unknown): PreparedInference => {
   const decoded = decode(body)
   if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
-  const prepared = prepareInference(decoded.value, config, models)
+  const prepared = prepareInference(decoded.value, config, models, Date.now())
   if ("_tag" in prepared) throw prepared
   return prepared
 }
 
 const services = Layer.mergeAll(
   Layer.succeed(HttpTransport, HttpTransport.of({ post: () => Effect.die("no network"), postStream: () => Effect.die("no network") })),
-  Layer.succeed(Observability, Observability.of({ stores: undefined }))
+  Layer.succeed(Observability, Observability.of({ stores: undefined })),
+  Layer.succeed(Models, models),
+  Layer.succeed(RateLimiter, RateLimiter.none)
 )
 
-const run = (prepared: PreparedInference) => Effect.runPromise(runInference(prepared).pipe(Effect.provide(services)))
+const run = (prepared: PreparedInference) => Effect.runPromise(runInference(prepared, { templates: config.templates, now: Date.now }).pipe(Effect.provide(services)))
 
 describe("inferenceRows", () => {
   it("records the inference as received and its model call, timestamps from the ids", async () => {
