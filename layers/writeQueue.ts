@@ -291,6 +291,9 @@ export const makeWriteQueue = (
     return {
       enabled: true,
       submit,
+      submitSoon: (make) => {
+        setImmediate(() => submit(make()))
+      },
       stats: () => ({ queued: queue.length, queuedBytes, written, dropped, rejected, failedAttempts }),
       queuedInference,
       queuedEpisode

@@ -61,15 +61,13 @@ export class InferenceService extends Context.Service<InferenceService, {
       const engine: Engine = { templates: config.templates, now: () => clock.currentTimeMillisUnsafe() }
 
       /**
-       * Queues a completed inference for storage, unless it is a dryrun or storage is off.
-       * Queuing encodes the rows, so it waits until the answer has been written (the check
-       * phase of this turn of the event loop, before any request that could target the
-       * inference is read).
+       * Queues a completed inference for storage once its answer is written, unless it is a
+       * dryrun or storage is off; then tells `onCompleted`.
        */
       const completion = (prepared: PreparedInference, onCompleted: OnCompleted | undefined): OnCompleted => {
         const store = prepared.request.dryrun === true || !writeQueue.enabled
           ? undefined
-          : (completed: CompletedInference) => setImmediate(() => writeQueue.submit(inferenceWriteUnit(completed)))
+          : (completed: CompletedInference) => writeQueue.submitSoon(() => inferenceWriteUnit(completed))
         if (store === undefined) return onCompleted ?? (() => {})
         if (onCompleted === undefined) return store
         return (completed) => {

@@ -49,6 +49,12 @@ export class WriteQueue extends Context.Service<WriteQueue, {
    * feedback answers 503 rather than accept what it cannot store.
    */
   readonly submit: (unit: WriteUnit) => Submitted
+  /**
+   * Submits the unit `make` builds once the answer being sent is written (the check phase of
+   * this turn of the event loop, before any request that could target it is read): building
+   * and encoding rows stays off the response's latency.
+   */
+  readonly submitSoon: (make: () => WriteUnit) => void
   readonly stats: () => WriterStats
   /** an inference submitted but not written yet, so feedback can target it at once */
   readonly queuedInference: (id: string) => InferenceTarget | undefined
@@ -58,6 +64,7 @@ export class WriteQueue extends Context.Service<WriteQueue, {
   static readonly off = WriteQueue.of({
     enabled: false,
     submit: () => "off",
+    submitSoon: () => {},
     stats: () => ({ queued: 0, queuedBytes: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
     queuedInference: () => undefined,
     queuedEpisode: () => false

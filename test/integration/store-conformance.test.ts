@@ -1,6 +1,7 @@
 /**
- * The storage service's conformance suite (issue 3): the same tests against the ClickHouse
- * store and the Postgres store, each on real servers (test/support/globalSetup.ts) in
+ * The conformance suite of the analytics database's ports (issue 3; `ObservabilityStores`:
+ * the database, inferences, feedback and cache ports): the same tests against the ClickHouse
+ * adapters and the Postgres adapters, each on real servers (test/support/globalSetup.ts) in
  * databases of their own: migrations, exact round trips of every record kind, idempotent
  * writes, listing with filters, ordering and pagination, the cache, awkward strings, ids that
  * are not UUIDs, and StoreErrors (not crashes) when the server cannot be reached.
