@@ -24,9 +24,9 @@ import { gatewayVersion } from "../layers/http/routes.ts"
 import { type LogFormat, LoggingLive } from "../layers/logging.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "../layers/access.ts"
 import { createApiKey, disableApiKey } from "../layers/apiKeys.ts"
-import { configuredStore, migrateStore } from "../layers/observability/index.ts"
+import { configuredStores, migrateDatabase } from "../layers/observability/index.ts"
 import { relationalUrlVariable } from "../src/auth/store.ts"
-import { analyticsUrlVariable } from "../src/observability/store.ts"
+import { analyticsUrlVariable } from "../src/observability/stores.ts"
 import { ServerLive } from "../layers/server.ts"
 
 /** Ends the process with `code` after `lines` went to stderr. */
@@ -100,15 +100,15 @@ const migrate = (flags: SharedFlags) =>
     const named = Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig
     const { config, warnings } = named ? yield* configFromFlags(flags) : yield* defaultConfig
     yield* logConfigWarnings(warnings)
-    const store = yield* configuredStore(config, process.env)
+    const stores = yield* configuredStores(config, process.env)
     const relational = yield* configuredRelationalStore(process.env)
-    if (store === undefined && relational === undefined) {
+    if (stores === undefined && relational === undefined) {
       yield* Effect.logInfo(
         `no database is configured (${analyticsUrlVariable} and ${relationalUrlVariable} are unset); there are no migrations to apply`
       )
       return
     }
-    if (store !== undefined) yield* migrateStore(store)
+    if (stores !== undefined) yield* migrateDatabase(stores.database)
     if (relational !== undefined) yield* migrateRelationalStore(relational)
   }).pipe(Effect.scoped, Effect.catchTag("StartupError", (error) => failWith(1, [error.message])), Effect.provide(LoggingLive(flags.logFormat)))
 

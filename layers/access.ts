@@ -1,25 +1,24 @@
 /**
  * Who may call the gateway and how much: the relational database (API keys, and rate limit
- * buckets unless Redis holds them), authentication with a short-lived key cache, and the
- * rate limiter. Everything here is checked at start-up: a gateway that should check keys or
- * limits and cannot reach where they live does not start.
+ * buckets unless Redis holds them), authentication with a short-lived key cache
+ * (src/auth/keyCache.ts), and the rate limiter. Everything here is checked at start-up: a
+ * gateway that should check keys or limits and cannot reach where they live does not start.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { Authentication, authenticateGuarded, type KeyLookup } from "../src/auth/authenticate.ts"
+import { Authentication, authenticateGuarded } from "../src/auth/authenticate.ts"
 import { FailedAttempts } from "../src/auth/failedAttempts.ts"
-import { type KeyStore, relationalUrlVariable, type StoredApiKey } from "../src/auth/store.ts"
+import { cachedKeyLookup } from "../src/auth/keyCache.ts"
+import { relationalUrlVariable } from "../src/auth/store.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
-import { ModelTable } from "../src/inference/models.ts"
-import type { StoreError } from "../src/observability/store.ts"
-import type { RateLimiter } from "../src/ratelimit/limiter.ts"
-import type { BucketStore } from "../src/ratelimit/store.ts"
+import { RateLimiter, type RateLimits } from "../src/ratelimit/limiter.ts"
+import type { RateLimitBuckets } from "../src/ratelimit/store.ts"
 import type { RelationalStore } from "../src/relational.ts"
-import { Gateway } from "../src/services.ts"
+import type { StoreError } from "../src/storeError.ts"
 import { StartupError } from "./startup.ts"
 
 export const redisUrlVariable = "GATEWAY_REDIS_URL"
@@ -58,73 +57,6 @@ const requireRelational = (store: RelationalStore | undefined, what: string) =>
     ? Effect.fail(new StartupError({ message: `${what} needs ${relationalUrlVariable} (a postgres:// URL)` }))
     : Effect.succeed(store)
 
-/** keys found, cached at most: real keys only, so a flood of unknown ids never pushes them out */
-const maxCachedKeys = 10_000
-/** ids found to name no key, cached at most (apart from the keys found) */
-const maxCachedMissingIds = 10_000
-
-/** `map` without its oldest entry once it holds `max` (Maps keep insertion order) */
-const makeRoom = (map: Map<string, unknown>, max: number) => {
-  if (map.size >= max) map.delete(map.keys().next().value as string)
-}
-
-/**
- * A key store behind a cache: a key (or its absence) is trusted for `ttlMs` before the database
- * is asked again, which bounds how long a disabled key keeps working in a process that served
- * it a moment before. Keys found and ids that name none are cached apart, each bounded, so that
- * guessed ids can only push out other guessed ids. Concurrent asks for one id share one query.
- */
-export const cachedKeyLookup = (keys: KeyStore, ttlMs: number): KeyLookup => {
-  const found = new Map<string, { readonly key: StoredApiKey; readonly until: number }>()
-  const missing = new Map<string, number>()
-  const pending = new Map<string, Deferred.Deferred<StoredApiKey | undefined, StoreError>>()
-  const none = { key: undefined }
-
-  const remember = (publicId: string, key: StoredApiKey | undefined) => {
-    if (ttlMs <= 0) return
-    const until = Date.now() + ttlMs
-    // deleted first: a refreshed entry becomes the newest
-    found.delete(publicId)
-    missing.delete(publicId)
-    if (key === undefined) {
-      makeRoom(missing, maxCachedMissingIds)
-      missing.set(publicId, until)
-    } else {
-      makeRoom(found, maxCachedKeys)
-      found.set(publicId, { key, until })
-    }
-  }
-
-  return {
-    cached: (publicId) => {
-      const hit = found.get(publicId)
-      if (hit !== undefined) return hit.until > Date.now() ? hit : undefined
-      const until = missing.get(publicId)
-      return until !== undefined && until > Date.now() ? none : undefined
-    },
-    known: (publicId) => found.get(publicId)?.key,
-    asking: (publicId) => pending.has(publicId),
-    find: (publicId) =>
-      Effect.suspend(() => {
-        const waiting = pending.get(publicId)
-        if (waiting !== undefined) return Deferred.await(waiting)
-        const answer = Deferred.makeUnsafe<StoredApiKey | undefined, StoreError>()
-        pending.set(publicId, answer)
-        const ask = keys.find(publicId).pipe(
-          Effect.tap((key) => Effect.sync(() => remember(publicId, key))),
-          Effect.onExit((exit) =>
-            Effect.sync(() => {
-              pending.delete(publicId)
-              Deferred.doneUnsafe(answer, exit)
-            })
-          )
-        )
-        // detached: a caller whose client hung up does not cancel the query others wait for
-        return Effect.andThen(Effect.forkDetach(ask), Deferred.await(answer))
-      })
-  }
-}
-
 /** how often buckets that do not expire by themselves (Postgres) are swept */
 const bucketSweepInterval = Duration.minutes(1)
 
@@ -139,16 +71,16 @@ export const sweepBucketsEvery = (sweep: Effect.Effect<number, StoreError>, inte
 const bucketStoreFor = (
   env: Env,
   relational: RelationalStore | undefined
-): Effect.Effect<BucketStore, StartupError, Scope.Scope> => {
+): Effect.Effect<RateLimitBuckets, StartupError, Scope.Scope> => {
   const redisUrl = env[redisUrlVariable]
   if (redisUrl === undefined || redisUrl === "") return Effect.map(requireRelational(relational, "[[rate_limiting.rules]]"), (store) => store.buckets)
-  return Effect.promise(() => import("./ratelimit/redis.ts")).pipe(
-    Effect.flatMap((module) => module.makeRedisBucketStore(redisUrl)),
+  return Effect.promise(() => import("./redis/rateLimitBuckets.ts")).pipe(
+    Effect.flatMap((module) => module.makeRedisRateLimitBuckets(redisUrl)),
     Effect.mapError((error) => new StartupError({ message: `${redisUrlVariable}: ${error.message}` }))
   )
 }
 
-/** The Gateway service (configuration, models, rate limiter) and Authentication, as configured. */
+/** The RateLimiter and Authentication services, as configured. */
 export const AccessLive = (config: GatewayConfig, env: Env) =>
   Layer.effectContext(Effect.gen(function*() {
     const relational = yield* configuredRelationalStore(env)
@@ -156,10 +88,10 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
       yield* migrateRelationalStore(relational)
     }
 
-    let limiter: RateLimiter | undefined
+    let limits: RateLimits | undefined
     if (config.rateLimiting.enabled && config.rateLimiting.rules.length > 0) {
       const store = yield* bucketStoreFor(env, relational)
-      limiter = { rules: config.rateLimiting.rules, store }
+      limits = { rules: config.rateLimiting.rules, store }
       if (store.sweep !== undefined) yield* Effect.forkScoped(sweepBucketsEvery(store.sweep, bucketSweepInterval))
       yield* Effect.logInfo(`rate limiting: ${config.rateLimiting.rules.length} rules, buckets in ${store.backend}`)
     }
@@ -168,11 +100,13 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
     let authentication = Authentication.of({ enabled: false, authenticate: () => Effect.die("authentication is off") })
     if (auth.enabled) {
       const store = yield* requireRelational(relational, "[gateway.auth] enabled = true")
-      const lookup = cachedKeyLookup(store.keys, auth.cacheTtlMs)
+      const clock = yield* Clock.Clock
+      const now = () => clock.currentTimeMillisUnsafe()
+      const lookup = cachedKeyLookup(store.keys, auth.cacheTtlMs, now)
       const attempts = auth.maxFailedAttemptsPerMinute > 0 ? new FailedAttempts(auth.maxFailedAttemptsPerMinute) : undefined
       authentication = Authentication.of({
         enabled: true,
-        authenticate: (header, address) => Effect.suspend(() => authenticateGuarded(header, address, lookup, attempts, Date.now()))
+        authenticate: (header, address) => Effect.suspend(() => authenticateGuarded(header, address, lookup, attempts, now()))
       })
       yield* Effect.logInfo(
         `authentication: on (keys cached for ${auth.cacheTtlMs} ms, ${
@@ -181,5 +115,5 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
       )
     }
 
-    return Context.add(Context.make(Gateway, { config, models: new ModelTable(config), limiter }), Authentication, authentication)
+    return Context.make(RateLimiter, { limits }).pipe(Context.add(Authentication, authentication))
   }))

@@ -2,6 +2,7 @@
  * The one-shot API key commands: `--create-api-key [--expiration <UTC timestamp>]` and
  * `--disable-api-key <public_id>` (also `gateway api-key create|disable`).
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { generateApiKey, publicIdPattern } from "../src/auth/apiKey.ts"
@@ -35,7 +36,7 @@ export const createApiKey = (env: Env, expiration: string | undefined): Effect.E
   Effect.gen(function*() {
     let expiresAt: number | undefined
     if (expiration !== undefined) {
-      const parsed = parseExpiration(expiration, Date.now())
+      const parsed = parseExpiration(expiration, yield* Clock.currentTimeMillis)
       if (parsed instanceof StartupError) return yield* parsed
       expiresAt = parsed
     }

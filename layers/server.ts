@@ -8,12 +8,8 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type { GatewayConfig } from "../src/config/types.ts"
-import { AccessLive } from "./access.ts"
-import { makeBodyBudget, RequestBodyBudget } from "./http/requestBody.ts"
 import { Routes } from "./http/routes.ts"
-import { HttpTransportLive } from "./HttpTransport.ts"
-import { ObservabilityLive } from "./observability/index.ts"
-import { TracingLive } from "./tracing/otlp.ts"
+import { GatewayServicesLive } from "./services.ts"
 
 
 export interface ServerOptions {
@@ -73,18 +69,10 @@ export const ServerLive = (
   options: ServerOptions = {}
 ) =>
   HttpRouter.serve(Routes, { disableLogger: true }).pipe(
-    Layer.provide(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
     Layer.provide(NodeHttpServer.layer(makeNodeServer(config.gateway), {
       host: config.gateway.bindAddress.host,
       port: config.gateway.bindAddress.port,
       gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000
     })),
-    Layer.provide(AccessLive(config, env)),
-    Layer.provide(HttpTransportLive({
-      totalTimeoutMs: config.gateway.globalOutboundHttpTimeoutMs,
-      maxResponseBytes: config.gateway.maxProviderResponseBytes,
-      maxStreamLineBytes: config.gateway.maxProviderStreamEventBytes
-    })),
-    Layer.provide(ObservabilityLive(config, env)),
-    Layer.provide(TracingLive(config, env))
+    Layer.provide(GatewayServicesLive(config, env))
   )

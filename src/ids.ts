@@ -1,8 +1,12 @@
 /**
- * UUIDv7 ids (inferences, episodes, model calls): a 48-bit millisecond timestamp, then a
- * 12-bit counter that keeps ids minted in the same millisecond in order, then random bits.
- * Randomness is drawn from a pooled buffer: three ids per inference would otherwise cost
- * three calls into the CSPRNG on the hot path. Trace and span ids draw from it too.
+ * UUIDv7 ids (inferences, episodes, model calls, feedback): a 48-bit millisecond timestamp,
+ * then a 12-bit counter that keeps ids minted in the same millisecond in order, then random
+ * bits. The caller gives the time (from Effect's `Clock`, or the clock injected into the
+ * engine), so ids follow the clock the rest of the gateway reads. The random bits come from
+ * the operating system's CSPRNG rather than Effect's `Random` (a seeded generator, not meant
+ * for ids that must not collide across processes), drawn from a pooled buffer: three ids per
+ * inference would otherwise cost three calls into the CSPRNG on the hot path. Trace and span
+ * ids draw from it too.
  */
 import { randomFillSync } from "node:crypto"
 
@@ -23,8 +27,9 @@ const randomBytes = (count: number): number => {
   return start
 }
 
-export const uuidv7 = (): string => {
-  let ms = Date.now()
+/** a new id carrying the time `now` (epoch ms), or the last id's if the clock stepped back */
+export const uuidv7 = (now: number): string => {
+  let ms = Math.floor(now)
   const r = randomBytes(10)
   if (ms > lastMs) {
     lastMs = ms
@@ -58,3 +63,8 @@ export const randomHex = (count: number): string => {
   for (let i = 0; i < count; i++) text += hex[pool[r + i]]
   return text
 }
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** A UUID of any version, as a database column of type UUID takes it. */
+export const isUuid = (value: string): boolean => uuidPattern.test(value)

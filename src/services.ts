@@ -1,6 +1,8 @@
 /**
- * The services the functional core needs from the outside world. Their implementations are
- * Layers in `layers/`; tests compose the real core with real or fake layers.
+ * The gateway-wide services: the configuration it runs on, its models, and the one outbound
+ * HTTP client. Capabilities declare their own services and ports in their folders
+ * (src/<capability>/); implementations are Layers in `layers/`, composed in
+ * layers/services.ts, and tests compose the real core with real or fake layers.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -8,6 +10,7 @@ import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { GatewayConfig } from "./config/types.ts"
 import type { ModelTable } from "./inference/models.ts"
+import type { Observability } from "./observability/stores.ts"
 import type { RateLimiter } from "./ratelimit/limiter.ts"
 
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
@@ -38,10 +41,14 @@ export class HttpTransport extends Context.Service<HttpTransport, {
   readonly postStream: (call: HttpCall) => Effect.Effect<HttpStreamReply, TransportError>
 }>()("gateway/HttpTransport") {}
 
-/** The configuration the gateway runs on, with a client for every provider of every model. */
-export class Gateway extends Context.Service<Gateway, {
-  readonly config: GatewayConfig
-  readonly models: ModelTable
-  /** the rate limits, when rules are configured */
-  readonly limiter?: RateLimiter | undefined
-}>()("gateway/Gateway") {}
+/** The configuration the gateway runs on, validated. */
+export class Configuration extends Context.Service<Configuration, GatewayConfig>()("gateway/Configuration") {}
+
+/** The models a request can reach, with a client for every provider of each. */
+export class Models extends Context.Service<Models, ModelTable>()("gateway/Models") {}
+
+/**
+ * What the engine reads from its context while an inference runs: the models, the rate
+ * limits, the cache (through `Observability`) and the outbound client.
+ */
+export type InferenceServices = HttpTransport | Models | RateLimiter | Observability

@@ -1,57 +1,18 @@
-/** POST /v1/inferences/get_inferences and /v1/inferences/list_inferences: stored inferences, read back. */
+/**
+ * POST /v1/inferences/get_inferences and /v1/inferences/list_inferences: decode, read through
+ * the StoredInferences service, answer with the inferences as JSON.
+ */
 import * as Effect from "effect/Effect"
-import {
-  filterBoundsProblem,
-  GetInferencesRequest,
-  type InferenceFilter,
-  ListInferencesRequest
-} from "../../src/api/inferences.ts"
+import { filterBoundsProblem, GetInferencesRequest, ListInferencesRequest } from "../../src/api/inferences.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
-import { requireStore, storeUnavailable } from "../../src/feedback/target.ts"
-import { isUuidV7 } from "../../src/inference/prepare.ts"
+import { type FoundInferences, StoredInferences } from "../../src/inferences/service.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../../src/observability/records.ts"
-import type { Store, StoreFilter } from "../../src/observability/store.ts"
-import { Gateway } from "../../src/services.ts"
-import { parseRfc3339 } from "../../src/time.ts"
+import { Configuration } from "../../src/services.ts"
 import { decodeBody, jsonResponse, readJsonBody, readJsonObject } from "./respond.ts"
 
 const decodeGet = makeDecoder(GetInferencesRequest)
 const decodeList = makeDecoder(ListInferencesRequest)
-
-// Postgres refuses a NUL in any text, and no stored name or tag holds one: a client mistake, not a database failure
-const holdsNul = "holds a NUL character (\\u0000), which no stored value can contain"
-
-/** API filter -> store filter, with times parsed; the problem (with its path) otherwise */
-export const toStoreFilter = (filter: InferenceFilter, path: string): StoreFilter | InvalidRequest => {
-  switch (filter.type) {
-    case "tag":
-      if (filter.key.includes("\0")) return new InvalidRequest({ message: `${path}.key: ${holdsNul}` })
-      if (filter.value.includes("\0")) return new InvalidRequest({ message: `${path}.value: ${holdsNul}` })
-      return { ...filter, comparison_operator: filter.comparison_operator ?? "=" }
-    case "time": {
-      const time = parseRfc3339(filter.time)
-      if (time === undefined) {
-        return new InvalidRequest({ message: `${path}.time: expected an RFC 3339 time such as 2026-01-31T12:00:00Z, got "${filter.time}"` })
-      }
-      return { type: "time", time, comparison_operator: filter.comparison_operator }
-    }
-    case "and":
-    case "or": {
-      const children: Array<StoreFilter> = []
-      for (let i = 0; i < filter.children.length; i++) {
-        const child = toStoreFilter(filter.children[i], `${path}.children[${i}]`)
-        if (child instanceof InvalidRequest) return child
-        children.push(child)
-      }
-      return { type: filter.type, children }
-    }
-    case "not": {
-      const child = toStoreFilter(filter.child, `${path}.child`)
-      return child instanceof InvalidRequest ? child : { type: "not", child }
-    }
-  }
-}
 
 const feedbackJson = (feedback: StoredFeedback) => ({
   feedback_id: feedback.id,
@@ -106,65 +67,23 @@ const inferenceJson = (
   ...(calls === undefined ? {} : { model_inferences: calls.filter((call) => call.inferenceId === inference.id).map(modelInferenceJson) })
 })
 
-interface Includes {
-  readonly include_feedback?: boolean | undefined
-  readonly include_model_inferences?: boolean | undefined
-}
-
-const respondWith = (store: Store, inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
-  Effect.gen(function*() {
-    const unavailable = (error: { readonly message: string }) => storeUnavailable(store, error.message)
-    const feedback = includes.include_feedback === true && inferences.length > 0
-      ? yield* Effect.mapError(
-        store.getFeedback([...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))]),
-        unavailable
-      )
-      : undefined
-    const calls = includes.include_model_inferences === true && inferences.length > 0
-      ? yield* Effect.mapError(store.getModelInferences(inferences.map((inference) => inference.id)), unavailable)
-      : undefined
-    return jsonResponse(JSON.stringify({ inferences: inferences.map((inference) => inferenceJson(inference, feedback, calls)) }))
-  })
+const foundJson = ({ inferences, feedback, modelInferences }: FoundInferences) =>
+  jsonResponse(JSON.stringify({ inferences: inferences.map((inference) => inferenceJson(inference, feedback, modelInferences)) }))
 
 export const getInferencesHandler = Effect.gen(function*() {
-  const { config } = yield* Gateway
+  const config = yield* Configuration
+  const stored = yield* StoredInferences
   const request = yield* readJsonBody(decodeGet, config.gateway.maxRequestBodyBytes)
-  const store = yield* requireStore
-  const bad = request.ids.findIndex((id) => !isUuidV7(id))
-  if (bad >= 0) return yield* new InvalidRequest({ message: `ids[${bad}]: "${request.ids[bad]}" is not an inference id (a UUIDv7)` })
-  const found = yield* Effect.mapError(store.getInferences(request.ids), (error) => storeUnavailable(store, error.message))
-  // in the order asked for
-  const byId = new Map(found.map((inference) => [inference.id, inference]))
-  const ordered = request.ids.flatMap((id) => byId.get(id) ?? [])
-  return yield* respondWith(store, ordered, request)
+  return foundJson(yield* stored.get(request))
 })
 
 export const listInferencesHandler = Effect.gen(function*() {
-  const { config } = yield* Gateway
+  const config = yield* Configuration
+  const stored = yield* StoredInferences
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
   // before decoding, which recurses over the filter tree
   const tooBig = filterBoundsProblem(json.filters, "filters")
   if (tooBig !== undefined) return yield* new InvalidRequest({ message: tooBig })
   const request = yield* decodeBody(decodeList, json)
-  const store = yield* requireStore
-  for (const field of ["function_name", "variant_name"] as const) {
-    if (request[field]?.includes("\0")) return yield* new InvalidRequest({ message: `${field}: ${holdsNul}` })
-  }
-  if (request.episode_id !== undefined && !isUuidV7(request.episode_id)) {
-    return yield* new InvalidRequest({ message: `episode_id: "${request.episode_id}" is not an episode id (a UUIDv7)` })
-  }
-  const filter = request.filters === undefined ? undefined : toStoreFilter(request.filters, "filters")
-  if (filter instanceof InvalidRequest) return yield* filter
-  const found = yield* Effect.mapError(
-    store.listInferences({
-      functionName: request.function_name,
-      variantName: request.variant_name,
-      episodeId: request.episode_id,
-      filter,
-      limit: request.limit ?? 20,
-      offset: request.offset ?? 0
-    }),
-    (error) => storeUnavailable(store, error.message)
-  )
-  return yield* respondWith(store, found, request)
+  return foundJson(yield* stored.list(request))
 })

@@ -6,18 +6,15 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import { tagsWithApiKey } from "../../src/api/tags.ts"
 import { makeLenientDecoder } from "../../src/decode.ts"
-import { type GatewayError, InvalidRequest, isGatewayError } from "../../src/errors.ts"
-import { prepareInference } from "../../src/inference/prepare.ts"
-import { runInference, streamInference } from "../../src/inference/run.ts"
-import { Observability } from "../../src/observability/store.ts"
+import { type GatewayError, InvalidRequest } from "../../src/errors.ts"
+import { InferenceService } from "../../src/inference/service.ts"
 import { ChatCompletionRequest, knownRootFields } from "../../src/openaiCompatible/api.ts"
 import { functionModelPrefix, modelModelPrefix, translateChatCompletion } from "../../src/openaiCompatible/request.ts"
 import { chatCompletionBody, openAiErrorBody, openAiStreamEncoder } from "../../src/openaiCompatible/response.ts"
-import { Gateway } from "../../src/services.ts"
+import { Configuration } from "../../src/services.ts"
 import { quotedList } from "../../src/untrusted.ts"
-import { onCompleted, sseResponse } from "./inference.ts"
+import { sseResponse, traceCompleted } from "./inference.ts"
 import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
 
@@ -27,8 +24,8 @@ export const openAiErrorResponse = (error: GatewayError): HttpServerResponse.Htt
   jsonResponse(openAiErrorBody(error), error.status, errorHeaders(error))
 
 export const chatCompletionsHandler = (apiKey: string | undefined) => withRequestTrace("/openai/v1/chat/completions", (trace) => Effect.gen(function*() {
-  const { config, models, limiter } = yield* Gateway
-  const observability = yield* Observability
+  const config = yield* Configuration
+  const inference = yield* InferenceService
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
   const body = yield* decodeBody(decodeChatCompletion, json)
   const unknown = Object.keys(json).filter((key) => !knownRootFields.has(key))
@@ -42,24 +39,19 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
   const translated = translateChatCompletion(body, (name) => config.functions.get(name)?.type)
   if (translated instanceof InvalidRequest) return yield* translated
   for (const warning of translated.warnings) yield* Effect.logWarning(`openai: ${warning}`)
-  const request = apiKey === undefined
-    ? translated.request
-    : { ...translated.request, tags: tagsWithApiKey(translated.request.tags, apiKey) }
-  const prepared = prepareInference(request, config, models, { ...translated.extras, limiter })
-  if (isGatewayError(prepared)) return yield* prepared
-  const completed = onCompleted(observability, request, trace)
+  const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
+  const completed = traceCompleted(trace, translated.request.stream === true)
   const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   if (translated.stream) {
-    const stream = yield* streamInference(prepared, completed, (variant) => openAiStreamEncoder(prepared, variant, translated, created))
+    const stream = yield* inference.stream(prepared, completed, (variant) => openAiStreamEncoder(prepared, variant, translated, created))
     return sseResponse(stream.events)
   }
-  const result = yield* runInference(prepared)
-  completed(result)
+  const result = yield* inference.run(prepared, completed)
   return jsonResponse(JSON.stringify(chatCompletionBody(result, translated, created)))
 }))
 
 /** The `model` values this gateway answers to: its functions and its configured models. */
-export const modelsHandler = Effect.map(Gateway, ({ config }) => {
+export const modelsHandler = Effect.map(Configuration, (config) => {
   const entry = (id: string) => ({ id, object: "model", created: 0, owned_by: "gateway" })
   return jsonResponse(JSON.stringify({
     object: "list",

@@ -11,9 +11,7 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Authentication } from "../../src/auth/authenticate.ts"
 import { type GatewayError, MethodNotAllowed, NotFound } from "../../src/errors.ts"
-import type { Observability } from "../../src/observability/store.ts"
-import type { Gateway, HttpTransport } from "../../src/services.ts"
-import type { Tracing } from "../../src/tracing/trace.ts"
+import type { GatewayServices } from "../services.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
@@ -23,7 +21,7 @@ import { healthHandler, statusHandler } from "./status.ts"
 
 export { gatewayVersion } from "./status.ts"
 
-type Services = Gateway | HttpTransport | Observability | Tracing | Authentication | HttpServerRequest.HttpServerRequest
+type Services = GatewayServices | HttpServerRequest.HttpServerRequest
 
 /** a handler, given the public id of the request's API key (undefined when authentication is off) */
 type Handler = (apiKey: string | undefined) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError, Services>

@@ -6,8 +6,9 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { Observability } from "../../src/observability/store.ts"
-import { Gateway } from "../../src/services.ts"
+import { Observability } from "../../src/observability/stores.ts"
+import { WriteQueue } from "../../src/observability/writeQueue.ts"
+import { Configuration } from "../../src/services.ts"
 import { Tracing } from "../../src/tracing/trace.ts"
 import { jsonResponse } from "./respond.ts"
 
@@ -16,11 +17,11 @@ export const gatewayVersion = "0.1.0"
 const minimalStatus = JSON.stringify({ status: "ok", version: gatewayVersion })
 
 /** Running, with the write queue's counters when observability is on, and the trace exporter's when it is. */
-export const statusHandler = Effect.map(Effect.all([Gateway, Observability, Tracing]), ([gateway, { store, stats }, tracing]) =>
-  gateway.config.gateway.auth.enabled ? jsonResponse(minimalStatus) : jsonResponse(JSON.stringify({
+export const statusHandler = Effect.map(Effect.all([Configuration, Observability, WriteQueue, Tracing]), ([config, { stores }, { stats }, tracing]) =>
+  config.gateway.auth.enabled ? jsonResponse(minimalStatus) : jsonResponse(JSON.stringify({
     status: "ok",
     version: gatewayVersion,
-    ...(store === undefined ? {} : { observability: { backend: store.backend, ...stats() } }),
+    ...(stores === undefined ? {} : { observability: { backend: stores.database.backend, ...stats() } }),
     ...(tracing.enabled ? { trace_export: tracing.stats() } : {})
   })))
 
@@ -42,9 +43,10 @@ const probed = (backend: string, error: string | undefined): Effect.Effect<void>
  * `{"gateway": "ok"}`, plus the database's state under its name; 503 when it does not answer,
  * with the reason in the body only when authentication is off.
  */
-export const healthHandler = Effect.flatMap(Effect.all([Gateway, Observability]), ([gateway, { store }]) => {
-  if (store === undefined) return Effect.succeed(jsonResponse(JSON.stringify({ gateway: "ok" })))
-  const detailed = !gateway.config.gateway.auth.enabled
+export const healthHandler = Effect.flatMap(Effect.all([Configuration, Observability]), ([config, { stores }]) => {
+  if (stores === undefined) return Effect.succeed(jsonResponse(JSON.stringify({ gateway: "ok" })))
+  const detailed = !config.gateway.auth.enabled
+  const store = stores.database
   return store.ping.pipe(
     Effect.timeoutOrElse({ duration: healthTimeout, orElse: () => Effect.fail({ message: "no answer within 2 s" }) }),
     Effect.matchEffect({

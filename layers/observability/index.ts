@@ -1,27 +1,33 @@
 /**
- * Observability as configured: the store named by GATEWAY_ANALYTICS_DB_URL (ClickHouse for an
- * http(s) URL, Postgres for a postgres URL) with its write queue, or a disabled service when
- * the variable is unset. The backends load only when used, so start-up stays fast.
+ * Observability as configured: the analytics database named by GATEWAY_ANALYTICS_DB_URL
+ * (ClickHouse for an http(s) URL, Postgres for a postgres URL) with its write queue, or both
+ * off when the variable is unset. The backends load only when used, so start-up stays fast.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 import * as Result from "effect/Result"
+import * as Scope from "effect/Scope"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { analyticsDatabase } from "../../src/observability/analyticsDatabase.ts"
-import { analyticsUrlVariable, backendOf, Observability, type Store, type StoreError } from "../../src/observability/store.ts"
+import type { ObservabilityDatabase } from "../../src/observability/database.ts"
+import { analyticsUrlVariable, backendOf, Observability, type ObservabilityStores } from "../../src/observability/stores.ts"
+import { WriteQueue } from "../../src/observability/writeQueue.ts"
+import type { StoreError } from "../../src/storeError.ts"
 import { StartupError } from "../startup.ts"
-import { makeWriter } from "./writer.ts"
+import { makeWriteQueue } from "../writeQueue.ts"
 
 export { StartupError } from "../startup.ts"
 
-/** The store of a GATEWAY_ANALYTICS_DB_URL value. */
-export const makeStore = (url: string): Effect.Effect<Store, StoreError | StartupError, Scope.Scope> => {
+type Env = Readonly<Record<string, string | undefined>>
+
+/** The stores of a GATEWAY_ANALYTICS_DB_URL value. */
+export const makeStores = (url: string): Effect.Effect<ObservabilityStores, StoreError | StartupError, Scope.Scope> => {
   switch (backendOf(url)) {
     case "clickhouse":
-      return Effect.flatMap(Effect.promise(() => import("./clickhouse.ts")), (module) => module.makeClickHouseStore(url))
+      return Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url))
     case "postgres":
-      return Effect.flatMap(Effect.promise(() => import("./postgres.ts")), (module) => module.makePostgresStore(url))
+      return Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url))
     default:
       return Effect.fail(
         new StartupError({
@@ -31,59 +37,49 @@ export const makeStore = (url: string): Effect.Effect<Store, StoreError | Startu
   }
 }
 
-const disabled = Observability.of({
-  store: undefined,
-  submit: () => "off",
-  stats: () => ({ queued: 0, queuedBytes: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
-  queuedInference: () => undefined,
-  queuedEpisode: () => false
-})
-
-/** The configured store, migrated, or undefined when observability is off. */
-export const configuredStore = (
-  config: GatewayConfig,
-  env: Readonly<Record<string, string | undefined>>
-): Effect.Effect<Store | undefined, StartupError, Scope.Scope> =>
+/** The configured stores, not migrated yet, or undefined when observability is off. */
+export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect<ObservabilityStores | undefined, StartupError, Scope.Scope> =>
   Effect.gen(function*() {
     if (!config.gateway.observability.enabled) return undefined
     const database = analyticsDatabase(config.gateway.observability.backend, env)
     if (Result.isFailure(database)) return yield* new StartupError({ message: database.failure })
     if (database.success === undefined) return undefined
     const { url, variable } = database.success
-    return yield* Effect.mapError(makeStore(url), (error) =>
+    return yield* Effect.mapError(makeStores(url), (error) =>
       error._tag === "StartupError" ? error : new StartupError({ message: `${variable}: ${error.message}` }))
   })
 
 /** Applies pending migrations, naming each in the log. */
-export const migrateStore = (store: Store): Effect.Effect<void, StartupError> =>
-  store.migrate.pipe(
-    Effect.mapError((error) => new StartupError({ message: `${store.backend} migrations failed: ${error.message}` })),
+export const migrateDatabase = (database: ObservabilityDatabase): Effect.Effect<void, StartupError> =>
+  database.migrate.pipe(
+    Effect.mapError((error) => new StartupError({ message: `${database.backend} migrations failed: ${error.message}` })),
     Effect.flatMap((applied) =>
       Effect.logInfo(
         applied.length === 0
-          ? `${store.backend}: the database is up to date`
-          : `${store.backend}: applied migrations ${applied.join(", ")}`
+          ? `${database.backend}: the database is up to date`
+          : `${database.backend}: applied migrations ${applied.join(", ")}`
       )
     )
   )
 
-export const ObservabilityLive = (config: GatewayConfig, env: Readonly<Record<string, string | undefined>>) =>
-  Layer.effect(
-    Observability,
+/** `Observability` (the stores) and the `WriteQueue` in front of them, both off when observability is. */
+export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
+  Layer.effectContext(
     Effect.gen(function*() {
-      // The store (its connection pool) lives in a scope of its own, closed only after the
-      // writer's final flush: finalizers run once their scope is closed, and a pool whose scope
-      // is closed cannot open a connection (Postgres would hang the flush on shutdown).
-      const storeScope = yield* Scope.make()
-      yield* Effect.addFinalizer((exit) => Scope.close(storeScope, exit))
-      const store = yield* Scope.provide(storeScope)(configuredStore(config, env))
-      if (store === undefined) {
+      // The stores (their connection pool) live in a scope of their own, closed only after the
+      // write queue's final flush: finalizers run once their scope is closed, and a pool whose
+      // scope is closed cannot open a connection (Postgres would hang the flush on shutdown).
+      const storesScope = yield* Scope.make()
+      yield* Effect.addFinalizer((exit) => Scope.close(storesScope, exit))
+      const stores = yield* Scope.provide(storesScope)(configuredStores(config, env))
+      if (stores === undefined) {
         yield* Effect.logInfo(`observability is off: set ${analyticsUrlVariable} to store inferences and feedback`)
-        return disabled
+        return Context.make(Observability, { stores: undefined }).pipe(Context.add(WriteQueue, WriteQueue.off))
       }
+      const { database } = stores
       const settings = config.gateway.observability
-      if (!settings.disableAutomaticMigrations) yield* migrateStore(store)
-      const writer = yield* makeWriter(store, {
+      if (!settings.disableAutomaticMigrations) yield* migrateDatabase(database)
+      const writeQueue = yield* makeWriteQueue(database, {
         maxRows: settings.maxRows,
         maxBatchBytes: settings.maxBatchBytes,
         flushIntervalMs: settings.flushIntervalMs,
@@ -93,7 +89,7 @@ export const ObservabilityLive = (config: GatewayConfig, env: Readonly<Record<st
         // far longer than a batch of max_bytes takes to write; a connection that hangs is left for a new one
         writeTimeoutMs: 60_000
       })
-      yield* Effect.logInfo(`observability: storing in ${store.backend}`)
-      return Observability.of({ store, ...writer })
+      yield* Effect.logInfo(`observability: storing in ${database.backend}`)
+      return Context.make(Observability, { stores }).pipe(Context.add(WriteQueue, writeQueue))
     })
   )

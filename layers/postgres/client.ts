@@ -1,7 +1,8 @@
 /**
- * A Postgres connection pool as the stores open it: from a URL, giving up on a connection
- * attempt after a few seconds, every failure a one-line StoreError. Shared by the observability
- * store (GATEWAY_ANALYTICS_DB_URL) and the relational store (GATEWAY_RELATIONAL_DB_URL).
+ * A Postgres connection pool as every Postgres adapter opens it: from a URL, giving up on a
+ * connection attempt after a few seconds, and the one mapping of its failures to one-line
+ * StoreErrors. Shared by the analytics database (GATEWAY_ANALYTICS_DB_URL, layers/postgres/stores.ts)
+ * and the relational database (GATEWAY_RELATIONAL_DB_URL, layers/postgres/relational.ts).
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Duration from "effect/Duration"
@@ -10,7 +11,7 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { SqlError } from "effect/sql/SqlError"
-import { StoreError } from "../../src/observability/store.ts"
+import { StoreError } from "../../src/storeError.ts"
 
 /** The reason Postgres gave (its own message, or the socket error) on one line, never a stack. */
 export const storeError = (operation: string) => (error: SqlError | StoreError): StoreError => {

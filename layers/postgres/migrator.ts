@@ -8,7 +8,7 @@
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { readdir, readFile } from "node:fs/promises"
-import { StoreError } from "../../src/observability/store.ts"
+import { StoreError } from "../../src/storeError.ts"
 import { storeError } from "./client.ts"
 
 const migrationsDirectory = new URL("../../migrations/postgres/", import.meta.url)

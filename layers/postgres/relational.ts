@@ -1,115 +1,25 @@
 /**
- * The relational store on Postgres (GATEWAY_RELATIONAL_DB_URL): API keys and rate limit
- * buckets, shared by every gateway process. Tables and functions come from
- * `migrations/postgres/` (the sequence the observability store applies too).
- *
- * A bucket call is one round trip: `gateway_take_from_buckets` (0002_api_keys_and_rate_limits.sql;
- * all or nothing to consume, not to settle) refills, checks and charges every bucket of a request in one
- * transaction, on the database's clock, locking the rows in key order so calls on overlapping
- * buckets never deadlock. Every connection carries a statement timeout, so a request never
- * waits on a stuck database for longer than that. Each bucket row carries when it will be full
- * again (0004_rate_limit_bucket_expiry.sql); `sweep` deletes the rows past that, in batches that
- * skip rows a request holds.
+ * The relational database on Postgres (GATEWAY_RELATIONAL_DB_URL): API keys
+ * (layers/postgres/apiKeys.ts) and rate limit buckets (layers/postgres/rateLimitBuckets.ts) on
+ * one pool, shared by every gateway process. Tables and functions come from
+ * `migrations/postgres/` (the sequence the analytics database applies too). Every connection
+ * carries a statement timeout, so a request never waits on a stuck database for longer than
+ * that.
  */
-import * as PgTypes from "@effect/sql-pg/PgTypes"
-import { createHash } from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
-import type { KeyStore, StoredApiKey } from "../../src/auth/store.ts"
-import { StoreError } from "../../src/observability/store.ts"
-import type { BucketRequest, BucketStore, ConsumeResult } from "../../src/ratelimit/store.ts"
 import type { RelationalStore } from "../../src/relational.ts"
-import { makePgClient, sqlState, storeError } from "../postgres/client.ts"
-import { migrate } from "../postgres/migrator.ts"
+import type { StoreError } from "../../src/storeError.ts"
+import { makePostgresApiKeyStore } from "./apiKeys.ts"
+import { makePgClient, storeError } from "./client.ts"
+import { migrate } from "./migrator.ts"
+import { makePostgresRateLimitBuckets } from "./rateLimitBuckets.ts"
 
 export interface RelationalStoreOptions {
   /** the longest one statement may run (waits for row locks included); 5 seconds by default */
   readonly statementTimeout?: Duration.Input | undefined
 }
-
-/** Postgres text holds neither NUL nor (through the driver) lone surrogates. */
-const isStorableText = (text: string) => !text.includes("\0") && text.isWellFormed()
-
-/** The longest bucket key stored as it is; a btree entry holds at most about 2.7 kB. */
-const maxStoredKeyLength = 512
-
-/**
- * The row key of a bucket key, one to one: backslashes, NUL and lone surrogates escaped (a
- * key may carry a client's tag value), and a long key replaced by its SHA-256 (`\h<hex>`,
- * which no escaped key starts with). Keys of plain text are stored as they are.
- */
-export const storedBucketKey = (key: string): string => {
-  let escaped = key
-  if (/[\\\0\uD800-\uDFFF]/.test(key)) {
-    escaped = ""
-    for (let i = 0; i < key.length; i++) {
-      const code = key.charCodeAt(i)
-      if (code === 0x5c) escaped += "\\\\"
-      else if (code === 0) escaped += "\\0"
-      else if (code >= 0xd800 && code <= 0xdbff && i + 1 < key.length && (key.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-        escaped += key[i] + key[i + 1]
-        i++
-      } else if (code >= 0xd800 && code <= 0xdfff) escaped += `\\u${code.toString(16).padStart(4, "0")}`
-      else escaped += key[i]
-    }
-  }
-  return escaped.length <= maxStoredKeyLength ? escaped : `\\h${createHash("sha256").update(escaped, "utf8").digest("hex")}`
-}
-
-const textArray = (values: ReadonlyArray<string>) => Result.getOrThrow(PgTypes.array(values, PgTypes.OID.text))
-const float8Array = (values: ReadonlyArray<number>) => Result.getOrThrow(PgTypes.array(values, PgTypes.OID.float8))
-
-/** why `requests` cannot be sent, if they cannot */
-const invalidRequests = (requests: ReadonlyArray<BucketRequest>, negativeAmounts: boolean): string | undefined => {
-  for (let index = 0; index < requests.length; index++) {
-    const { key, capacity, refillPerSecond, amount } = requests[index]
-    if (typeof key !== "string") return `bucket ${index}: the key must be a string`
-    if (typeof capacity !== "number" || !Number.isFinite(capacity) || capacity <= 0) {
-      return `bucket ${index}: the capacity must be a finite number above 0, not ${capacity}`
-    }
-    if (typeof refillPerSecond !== "number" || !Number.isFinite(refillPerSecond) || refillPerSecond < 0) {
-      return `bucket ${index}: the refill rate must be a finite number of at least 0, not ${refillPerSecond}`
-    }
-    if (typeof amount !== "number" || !Number.isFinite(amount) || (!negativeAmounts && amount < 0)) {
-      return `bucket ${index}: the amount must be a finite number${negativeAmounts ? "" : " of at least 0"}, not ${amount}`
-    }
-  }
-  return undefined
-}
-
-/** the four arrays the bucket functions take */
-const bucketArguments = (requests: ReadonlyArray<BucketRequest>) => [
-  textArray(requests.map((request) => storedBucketKey(request.key))),
-  float8Array(requests.map((request) => request.capacity)),
-  float8Array(requests.map((request) => request.refillPerSecond)),
-  float8Array(requests.map((request) => request.amount))
-] as const
-
-interface KeyRow {
-  readonly public_id: string
-  readonly secret_hash: Uint8Array
-  readonly created_at: Date
-  readonly expires_at: Date | null
-  readonly disabled_at: Date | null
-}
-
-interface ConsumeRow {
-  readonly short_index: number | null
-  readonly available: number | null
-  readonly retry_after_s: number | null
-}
-
-const passed: ConsumeResult = { ok: true }
-
-/** rows one statement of a sweep deletes at most */
-const sweepBatchRows = 1_000
-/** statements of one sweep at most, so that a sweep never holds a connection for long */
-const maxSweepBatches = 100
-
-/** `retryAfterS` of a bucket that will never hold enough (it does not refill), as the Redis store says it */
-export const neverS = Number.MAX_SAFE_INTEGER
 
 export const makeRelationalStore = (
   url: string,
@@ -120,118 +30,10 @@ export const makeRelationalStore = (
     const sql = yield* makePgClient(url, {
       startupParameters: { statement_timeout: String(Math.max(1, Math.round(timeout))) }
     })
-
-    // ---- keys
-
-    const create: KeyStore["create"] = (key) => {
-      if (typeof key.publicId !== "string" || key.publicId === "" || !isStorableText(key.publicId)) {
-        return Effect.fail(new StoreError({ message: "postgres create api key failed: the public id must be non-empty text" }))
-      }
-      if (!(key.secretHash instanceof Uint8Array)) {
-        return Effect.fail(new StoreError({ message: "postgres create api key failed: the secret hash must be bytes" }))
-      }
-      if (key.expiresAt !== undefined && !Number.isFinite(key.expiresAt)) {
-        return Effect.fail(new StoreError({ message: `postgres create api key failed: the expiration must be a finite time, not ${key.expiresAt}` }))
-      }
-      const expiresAt = key.expiresAt === undefined ? null : PgTypes.timestamptz(key.expiresAt)
-      return sql`INSERT INTO api_keys (public_id, secret_hash, expires_at)
-        VALUES (${key.publicId}, ${key.secretHash}, ${expiresAt})`.pipe(
-        Effect.asVoid,
-        Effect.mapError((error) =>
-          sqlState(error) === "23505"
-            ? new StoreError({ message: `postgres create api key failed: the public id ${key.publicId} is taken` })
-            : storeError("create api key")(error)
-        )
-      )
-    }
-
-    const disable: KeyStore["disable"] = (publicId) =>
-      // a key that cannot be stored does not exist
-      typeof publicId !== "string" || !isStorableText(publicId) ? Effect.succeed(false) : sql<{ found: boolean }>`
-        WITH disabled AS (
-          UPDATE api_keys SET disabled_at = now() WHERE public_id = ${publicId} AND disabled_at IS NULL RETURNING 1
-        )
-        SELECT EXISTS (SELECT 1 FROM api_keys WHERE public_id = ${publicId}) AS found`.pipe(
-        Effect.map(([row]) => row.found),
-        Effect.mapError(storeError("disable api key"))
-      )
-
-    const find: KeyStore["find"] = (publicId) =>
-      typeof publicId !== "string" || !isStorableText(publicId) ? Effect.succeed(undefined) : sql<KeyRow>`
-        SELECT public_id, secret_hash, created_at, expires_at, disabled_at FROM api_keys WHERE public_id = ${publicId}`.pipe(
-        Effect.map(([row]): StoredApiKey | undefined =>
-          row === undefined ? undefined : {
-            publicId: row.public_id,
-            secretHash: new Uint8Array(row.secret_hash),
-            createdAt: row.created_at.getTime(),
-            expiresAt: row.expires_at === null ? undefined : row.expires_at.getTime(),
-            disabledAt: row.disabled_at === null ? undefined : row.disabled_at.getTime()
-          }
-        ),
-        Effect.mapError(storeError("find api key"))
-      )
-
-    const keys: KeyStore = { create, disable, find }
-
-    // ---- buckets
-
-    const consume: BucketStore["consume"] = (requests) => {
-      if (requests.length === 0) return Effect.succeed(passed)
-      const invalid = invalidRequests(requests, false)
-      if (invalid !== undefined) return Effect.fail(new StoreError({ message: `postgres consume failed: ${invalid}` }))
-      const [bucketKeys, capacities, rates, amounts] = bucketArguments(requests)
-      return sql<ConsumeRow>`SELECT short_index, available, retry_after_s
-        FROM gateway_take_from_buckets(${bucketKeys}, ${capacities}, ${rates}, ${amounts}, true)`.pipe(
-        Effect.map(([row]): ConsumeResult =>
-          row === undefined || row.short_index === null ? passed : {
-            ok: false,
-            index: row.short_index,
-            available: row.available ?? 0,
-            retryAfterS: row.retry_after_s !== null && row.retry_after_s < neverS ? row.retry_after_s : neverS
-          }
-        ),
-        Effect.mapError(storeError("consume"))
-      )
-    }
-
-    const adjust: BucketStore["adjust"] = (requests) => {
-      if (requests.length === 0) return Effect.void
-      const invalid = invalidRequests(requests, true)
-      if (invalid !== undefined) return Effect.fail(new StoreError({ message: `postgres adjust failed: ${invalid}` }))
-      const [bucketKeys, capacities, rates, amounts] = bucketArguments(requests)
-      return sql`SELECT FROM gateway_take_from_buckets(${bucketKeys}, ${capacities}, ${rates}, ${amounts}, false)`.pipe(
-        Effect.asVoid,
-        Effect.mapError(storeError("adjust"))
-      )
-    }
-
-    // ctid = ANY (ARRAY(...)): a TID scan of the rows just locked, not a join over the table
-    const sweepBatch = sql<{ deleted: number }>`WITH deleted AS (
-        DELETE FROM rate_limit_buckets WHERE ctid = ANY (ARRAY(
-          SELECT ctid FROM rate_limit_buckets WHERE full_at < now() LIMIT ${sweepBatchRows} FOR UPDATE SKIP LOCKED
-        )) RETURNING 1
-      )
-      SELECT count(*)::int AS deleted FROM deleted`.pipe(
-      Effect.map(([row]) => row?.deleted ?? 0),
-      Effect.mapError(storeError("sweep rate limit buckets"))
-    )
-
-    const sweep: Effect.Effect<number, StoreError> = Effect.gen(function*() {
-      let total = 0
-      for (let batch = 0; batch < maxSweepBatches; batch++) {
-        const deleted = yield* sweepBatch
-        total += deleted
-        if (deleted < sweepBatchRows) break
-      }
-      return total
-    })
-
-    const buckets: BucketStore = { backend: "postgres", consume, adjust, sweep }
-
     return {
       migrate: migrate(sql),
       ping: sql`SELECT 1`.pipe(Effect.asVoid, Effect.mapError(storeError("ping"))),
-      keys,
-      buckets
+      keys: makePostgresApiKeyStore(sql),
+      buckets: makePostgresRateLimitBuckets(sql)
     }
   })

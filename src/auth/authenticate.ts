@@ -8,7 +8,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { RateLimited, ServiceUnavailable, Unauthorized } from "../errors.ts"
-import type { StoreError } from "../observability/store.ts"
+import type { StoreError } from "../storeError.ts"
 import { type ParsedApiKey, parseApiKey, secretMatches } from "./apiKey.ts"
 import type { FailedAttempts } from "./failedAttempts.ts"
 import type { StoredApiKey } from "./store.ts"

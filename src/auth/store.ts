@@ -1,9 +1,10 @@
 /**
- * Where API keys live: the relational database (Postgres, GATEWAY_RELATIONAL_DB_URL), shared
- * by every gateway process. Only the hash of each secret is kept.
+ * The storage port of API keys: the relational database (Postgres, GATEWAY_RELATIONAL_DB_URL,
+ * layers/postgres/apiKeys.ts), shared by every gateway process. Only the hash of each secret
+ * is kept.
  */
 import type * as Effect from "effect/Effect"
-import type { StoreError } from "../observability/store.ts"
+import type { StoreError } from "../storeError.ts"
 
 export const relationalUrlVariable = "GATEWAY_RELATIONAL_DB_URL"
 
@@ -16,7 +17,7 @@ export interface StoredApiKey {
   readonly disabledAt?: number | undefined
 }
 
-export interface KeyStore {
+export interface ApiKeyStore {
   readonly create: (key: {
     readonly publicId: string
     readonly secretHash: Uint8Array

@@ -1,66 +1,56 @@
 /**
  * Does the target of a feedback exist? An inference written a moment ago may still be in
  * this gateway's write queue, or in another gateway's (several processes share a database),
- * so the store is asked again over about a second and a half before the answer is no.
+ * so the store is asked again over about a second and a half (`lookupRetries`) before the
+ * answer is no.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { InvalidRequest, ServiceUnavailable } from "../errors.ts"
-import { analyticsUrlVariable, type InferenceTarget, Observability, type Store } from "../observability/store.ts"
+import * as Schedule from "effect/Schedule"
+import { InvalidRequest, type ServiceUnavailable } from "../errors.ts"
+import type { InferenceTarget } from "../inferences/store.ts"
+import { type ObservabilityStores, storeUnavailable } from "../observability/stores.ts"
+import type { WriteQueue } from "../observability/writeQueue.ts"
+import type { StoreError } from "../storeError.ts"
 
-const retryDelaysMs = [250, 500, 750]
-
-export const observabilityDisabled = () =>
-  new ServiceUnavailable({
-    message:
-      `observability is disabled: set ${analyticsUrlVariable} (and leave [gateway.observability] enabled) to store and read inferences and feedback`
-  })
-
-/** The store, or a 503 naming the variable that would enable it. */
-export const requireStore: Effect.Effect<Store, ServiceUnavailable, Observability> = Effect.flatMap(
-  Observability,
-  ({ store }) => (store === undefined ? Effect.fail(observabilityDisabled()) : Effect.succeed(store))
+/** three more asks, 250, 500 and 750 ms apart */
+const lookupRetries = Schedule.recurs(3).pipe(
+  Schedule.modifyDelay(({ attempt }) => Effect.succeed(Duration.millis(250 * attempt)))
 )
 
-export const storeUnavailable = (store: Store, message: string) =>
-  new ServiceUnavailable({ message: `the ${store.backend} database is unavailable: ${message}` })
-
+/** what the queue, then the store, knows of a target, asked until it is found or the retries are spent */
 const lookUp = <A>(
-  store: Store,
+  stores: ObservabilityStores,
   inQueue: () => A | undefined,
-  inStore: Effect.Effect<A | undefined, { readonly message: string }>
-): Effect.Effect<A | undefined, ServiceUnavailable> => {
-  const attempt = (index: number): Effect.Effect<A | undefined, ServiceUnavailable> => {
+  inStore: Effect.Effect<A | undefined, StoreError>
+): Effect.Effect<A | undefined, ServiceUnavailable> =>
+  Effect.suspend(() => {
     const queued = inQueue()
-    if (queued !== undefined) return Effect.succeed(queued)
-    return Effect.flatMap(
-      Effect.mapError(inStore, (error) => storeUnavailable(store, error.message)),
-      (found) =>
-        found !== undefined || index >= retryDelaysMs.length
-          ? Effect.succeed(found)
-          : Effect.flatMap(Effect.sleep(Duration.millis(retryDelaysMs[index])), () => attempt(index + 1))
-    )
-  }
-  return attempt(0)
-}
+    return queued !== undefined
+      ? Effect.succeed(queued)
+      : Effect.mapError(inStore, (error) => storeUnavailable(stores.database.backend, error.message))
+  }).pipe(Effect.repeat({ schedule: lookupRetries, until: (found) => found !== undefined }))
 
-export const findInferenceTarget = (id: string): Effect.Effect<InferenceTarget, InvalidRequest | ServiceUnavailable, Observability> =>
-  Effect.gen(function*() {
-    const observability = yield* Observability
-    const store = yield* requireStore
-    const target = yield* lookUp(store, () => observability.queuedInference(id), store.findInference(id))
-    if (target === undefined) return yield* new InvalidRequest({ message: `inference_id: no inference with id ${id}` })
-    return target
-  })
+export const findInferenceTarget = (
+  stores: ObservabilityStores,
+  writeQueue: WriteQueue["Service"],
+  id: string
+): Effect.Effect<InferenceTarget, InvalidRequest | ServiceUnavailable> =>
+  Effect.flatMap(
+    lookUp(stores, () => writeQueue.queuedInference(id), stores.inferences.findInference(id)),
+    (target) => target === undefined ? Effect.fail(new InvalidRequest({ message: `inference_id: no inference with id ${id}` })) : Effect.succeed(target)
+  )
 
-export const checkEpisodeExists = (id: string): Effect.Effect<void, InvalidRequest | ServiceUnavailable, Observability> =>
-  Effect.gen(function*() {
-    const observability = yield* Observability
-    const store = yield* requireStore
-    const found = yield* lookUp(
-      store,
-      () => (observability.queuedEpisode(id) ? true : undefined),
-      Effect.map(store.episodeExists(id), (exists) => (exists ? true : undefined))
-    )
-    if (found === undefined) return yield* new InvalidRequest({ message: `episode_id: no episode with id ${id}` })
-  })
+export const checkEpisodeExists = (
+  stores: ObservabilityStores,
+  writeQueue: WriteQueue["Service"],
+  id: string
+): Effect.Effect<void, InvalidRequest | ServiceUnavailable> =>
+  Effect.flatMap(
+    lookUp(
+      stores,
+      () => (writeQueue.queuedEpisode(id) ? true : undefined),
+      Effect.map(stores.inferences.episodeExists(id), (exists) => (exists ? true : undefined))
+    ),
+    (found) => found === undefined ? Effect.fail(new InvalidRequest({ message: `episode_id: no episode with id ${id}` })) : Effect.void
+  )

@@ -10,7 +10,7 @@ import { isUuidV7 } from "../inference/prepare.ts"
 import type { ToolDefinition } from "../inference/types.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import type { FeedbackKind } from "../observability/records.ts"
-import type { InferenceTarget } from "../observability/store.ts"
+import type { InferenceTarget } from "../inferences/store.ts"
 
 export interface FeedbackPlan {
   readonly kind: FeedbackKind

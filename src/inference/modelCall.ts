@@ -13,14 +13,15 @@ import * as Stream from "effect/Stream"
 import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts"
 import { uuidv7 } from "../ids.ts"
 import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable } from "../errors.ts"
-import { type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
+import { RateLimiter, type RateLimits, type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "../providers/runner.ts"
 import { type ProviderCall, ProviderFailure } from "../providers/types.ts"
-import { cachedResponse, cacheKey } from "../observability/cache.ts"
+import { cachedResponse, cacheKey } from "../cache/policy.ts"
 import type { CacheEntry } from "../observability/records.ts"
-import { Observability, StoreError } from "../observability/store.ts"
-import type { HttpTransport } from "../services.ts"
+import { Observability } from "../observability/stores.ts"
+import { StoreError } from "../storeError.ts"
+import { type InferenceServices, Models } from "../services.ts"
 import { outputToChunks } from "./chunks.ts"
 import type { RenderedInput } from "./input.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
@@ -93,8 +94,8 @@ const allFailed = (model: ResolvedModel, failures: ReadonlyArray<FailedAttempt<P
 type ProviderSuccess<A> = readonly [A, RoutedProvider, ResolvedModel, ProviderCall, ReadonlyArray<FailedAttempt<ProviderFailure>>]
 
 /** who answered, from what `tryProviders` succeeded with (a new inference id for the model call) */
-const originOf = ([, provider, model, call, failedProviders]: ProviderSuccess<unknown>) => ({
-  modelInferenceId: uuidv7(),
+const originOf = ([, provider, model, call, failedProviders]: ProviderSuccess<unknown>, now: number) => ({
+  modelInferenceId: uuidv7(now),
   modelName: model.config.name,
   providerName: provider.config.name,
   provider: provider.config,
@@ -119,17 +120,27 @@ const tryProviders = <A>(
   variant: VariantConfig,
   request: ModelRequest,
   limitOf: (timeouts: Timeouts) => number | undefined,
-  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport | Observability>,
+  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
   clock: Clock.Clock
-): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
-  const model = prepared.models.get(variant.model)!
+): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> =>
+  Effect.flatMap(Models, (models) => tryModel(models.get(variant.model)!, prepared, variant, request, limitOf, attempt, clock))
+
+const tryModel = <A>(
+  model: ResolvedModel,
+  prepared: PreparedInference,
+  variant: VariantConfig,
+  request: ModelRequest,
+  limitOf: (timeouts: Timeouts) => number | undefined,
+  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
+  clock: Clock.Clock
+): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
   const providers = model.providers
   const modelName = model.config.name
   // recursion rather than a loop of Effect.result: this is the hot path of every inference
   const from = (
     index: number,
     failures: Array<FailedAttempt<ProviderFailure>>
-  ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
+  ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
     if (index >= providers.length) return Effect.fail(allFailed(model, failures))
     const provider = providers[index]
     const call = providerCall(request, modelName, provider.config, variant, prepared)
@@ -174,10 +185,10 @@ const fromCache = (
   provider: RoutedProvider,
   call: ProviderCall
 ): Effect.Effect<CacheEntry | undefined, never, Observability> =>
-  Effect.flatMap(Observability, ({ store }) => {
-    if (store === undefined) return Effect.succeed(undefined)
+  Effect.flatMap(Observability, ({ stores }) => {
+    if (stores === undefined) return Effect.succeed(undefined)
     const { maxAgeS, scope, lookupTimeoutMs } = prepared.cache
-    return abandonAfter(store.cacheLookup(cacheKey(provider.config, call, scope), maxAgeS), lookupTimeoutMs).pipe(
+    return abandonAfter(stores.cache.lookup(cacheKey(provider.config, call, scope), maxAgeS), lookupTimeoutMs).pipe(
       Effect.catch((error) => Effect.as(cacheLookupFailed(error.message), undefined))
     )
   })
@@ -212,30 +223,31 @@ const cacheLookupFailed = (message: string): Effect.Effect<void> =>
   })
 
 /** Charges the rate limits that apply to this call, when any are configured. */
-const reserveFor = (prepared: PreparedInference, request: ModelRequest) => {
+const reserveFor = (limits: RateLimits, prepared: PreparedInference, request: ModelRequest) => {
   const tags = prepared.request.tags ?? {}
-  return reserve(prepared.limiter!, { publicId: tags[apiKeyTag], tags }, request)
+  return reserve(limits, { publicId: tags[apiKeyTag], tags }, request)
 }
 
 /** `call` within the rate limits: charged before, settled (in the background) after, whatever the outcome */
 const limited = <A>(
   prepared: PreparedInference,
   request: ModelRequest,
-  call: Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport>,
+  call: Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
   usageOf: (result: A) => Usage | undefined
-): Effect.Effect<A, ProviderFailure | CallRefused, HttpTransport> =>
-  prepared.limiter === undefined ? call : Effect.flatMap(reserveFor(prepared, request), (reservation) =>
-    call.pipe(
-      Effect.onExit((exit) =>
-        Effect.forkDetach(settle(reservation, exit._tag === "Success" ? usageOf(exit.value) : undefined))
-      )
-    ))
+): Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices> =>
+  Effect.flatMap(RateLimiter, ({ limits }) =>
+    limits === undefined ? call : Effect.flatMap(reserveFor(limits, prepared, request), (reservation) =>
+      call.pipe(
+        Effect.onExit((exit) =>
+          Effect.forkDetach(settle(reservation, exit._tag === "Success" ? usageOf(exit.value) : undefined))
+        )
+      )))
 
 export const callModel = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
+): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, InferenceServices> => {
   const viaProvider = (provider: RoutedProvider, call: ProviderCall) =>
     limited(prepared, request, Effect.suspend(() => provider.client.infer(call)), (response) => response.usage)
   const infer = (provider: RoutedProvider, call: ProviderCall) =>
@@ -248,7 +260,7 @@ export const callModel = (
     return Effect.map(
       tryProviders(prepared, variant, request, totalLimit, infer, clock),
       (success) => ({
-        ...originOf(success),
+        ...originOf(success, clock.currentTimeMillisUnsafe()),
         cached: success[0].cached === true,
         response: success[0],
         responseTimeMs: clock.currentTimeMillisUnsafe() - started
@@ -262,7 +274,7 @@ export const startModelStream = (
   prepared: PreparedInference,
   variant: VariantConfig,
   request: ModelRequest
-): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, HttpTransport | Observability> => {
+): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, InferenceServices> => {
   const openStream = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(Scope.make(), (scope) =>
       Effect.gen(function*() {
@@ -282,13 +294,14 @@ export const startModelStream = (
       ))
   // the rate limits are charged before the call; a stream that never starts gives its tokens back
   const open = (provider: RoutedProvider, call: ProviderCall) =>
-    prepared.limiter === undefined
-      ? Effect.map(openStream(provider, call), (opened) => ({ ...opened, reservation: undefined }))
-      : Effect.flatMap(reserveFor(prepared, request), (reservation) =>
-        openStream(provider, call).pipe(
-          Effect.map((opened) => ({ ...opened, reservation })),
-          Effect.onError(() => Effect.forkDetach(settle(reservation, undefined)))
-        ))
+    Effect.flatMap(RateLimiter, ({ limits }) =>
+      limits === undefined
+        ? Effect.map(openStream(provider, call), (opened) => ({ ...opened, reservation: undefined }))
+        : Effect.flatMap(reserveFor(limits, prepared, request), (reservation) =>
+          openStream(provider, call).pipe(
+            Effect.map((opened) => ({ ...opened, reservation })),
+            Effect.onError(() => Effect.forkDetach(settle(reservation, undefined)))
+          )))
   // a cached answer is replayed as a stream
   const openOrReplay = (provider: RoutedProvider, call: ProviderCall) =>
     prepared.cache.read
@@ -306,7 +319,7 @@ export const startModelStream = (
     const startedAt = clock.currentTimeMillisUnsafe()
     return Effect.map(
       tryProviders(prepared, variant, request, firstTokenLimit, openOrReplay, clock),
-      (success) => ({ ...success[0], ...originOf(success), startedAt })
+      (success) => ({ ...success[0], ...originOf(success, clock.currentTimeMillisUnsafe()), startedAt })
     )
   })
 }

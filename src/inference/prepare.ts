@@ -1,8 +1,9 @@
 /**
  * Everything about an inference request that can be checked before any model is called:
  * the target (function or model), the episode, the variants to try and their order, tools,
- * output schema, extra_body/extra_headers edits. Pure: request and configuration in,
- * a `PreparedInference` or the error to answer with out.
+ * output schema, extra_body/extra_headers edits. Pure: request, configuration and the time in,
+ * a `PreparedInference` (data only: the engine takes the services it runs with from its
+ * context) or the error to answer with out.
  */
 import { validate as isUuid, version as uuidVersion } from "uuid"
 import { uuidv7 } from "../ids.ts"
@@ -10,7 +11,7 @@ import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
-import { type CachePolicy, cachePolicy, type CacheSharing } from "../observability/cache.ts"
+import { type CachePolicy, cachePolicy, type CacheSharing } from "../cache/policy.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import {
   type EditScope,
@@ -22,8 +23,6 @@ import {
 } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
 import { sampleVariantOrder, seededRandom } from "./sampling.ts"
-import type { TemplateEngine } from "./templates.ts"
-import type { RateLimiter } from "../ratelimit/limiter.ts"
 import { resolveTools } from "./tools.ts"
 import type { ProviderTool, ToolConfig } from "./types.ts"
 
@@ -53,12 +52,8 @@ export interface PreparedInference {
   readonly credentials: Readonly<Record<string, string>>
   readonly cache: CachePolicy
   readonly request: InferenceRequest
-  /** epoch ms when preparation began: the start of processing time */
+  /** epoch ms when preparation began: the start of processing time, and the time of the ids */
   readonly startedAt: number
-  /** what the inference runs with: the models, the compiled templates, the rate limits */
-  readonly models: ModelTable
-  readonly templates: TemplateEngine
-  readonly limiter: RateLimiter | undefined
 }
 
 /** `gateway::default`: a chat function with one variant per model, named after the model. */
@@ -113,17 +108,16 @@ export interface PrepareExtras {
   readonly responseSchema?: Record<string, unknown> | undefined
   /** OpenAI custom tools (free-text input, optionally a grammar) */
   readonly customTools?: ReadonlyArray<{ readonly name: string; readonly description?: string | undefined; readonly format?: unknown }>
-  /** the rate limits model calls are checked against, when any are configured */
-  readonly limiter?: RateLimiter | undefined
 }
 
+/** `request` checked against `config` and `models` (the short-hand names it can reach), at `startedAt` (epoch ms) */
 export const prepareInference = (
   request: InferenceRequest,
   config: GatewayConfig,
   models: ModelTable,
+  startedAt: number,
   extras: PrepareExtras = {}
 ): PreparedInference | GatewayError => {
-  const startedAt = Date.now()
   // the target
   let fn: FunctionConfig
   let functionName: string
@@ -150,7 +144,7 @@ export const prepareInference = (
 
   // the episode
   let episodeId: string
-  if (request.episode_id === undefined || request.episode_id === null) episodeId = uuidv7()
+  if (request.episode_id === undefined || request.episode_id === null) episodeId = uuidv7(startedAt)
   else if (!isUuidV7(request.episode_id)) {
     return invalid(`episode_id: "${request.episode_id}" is not an episode id issued by the gateway (a UUIDv7)`)
   } else episodeId = request.episode_id
@@ -230,7 +224,7 @@ export const prepareInference = (
   }
 
   return {
-    inferenceId: uuidv7(),
+    inferenceId: uuidv7(startedAt),
     episodeId,
     functionName,
     fn,
@@ -249,9 +243,6 @@ export const prepareInference = (
     credentials: request.credentials ?? {},
     cache: cachePolicy(request.cache_options, request.dryrun === true, cacheSharing(request, config)),
     request,
-    startedAt,
-    models,
-    templates: config.templates,
-    limiter: extras.limiter
+    startedAt
   }
 }

@@ -8,16 +8,15 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
-import type { Observability } from "../observability/store.ts"
 import type { ProviderFailure } from "../providers/types.ts"
-import type { HttpTransport } from "../services.ts"
+import type { InferenceServices } from "../services.ts"
 import { settleStream } from "../ratelimit/limiter.ts"
 import { ChunkAccumulator } from "./chunks.ts"
 import { callModel, type ModelCallOrigin, startModelStream } from "./modelCall.ts"
 import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "./output.ts"
 import type { PreparedInference } from "./prepare.ts"
 import type { ChunkDelta, FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
-import { tryVariants, type VariantFailure } from "./variants.ts"
+import { type Engine, tryVariants, type VariantFailure } from "./variants.ts"
 
 /** An inference whose answer is whole: what storage needs to know about it. */
 export interface CompletedInference {
@@ -45,8 +44,6 @@ export interface InferenceResult extends CompletedInference {
   readonly body: Record<string, unknown>
 }
 
-export type InferenceServices = HttpTransport | Observability
-
 /** characters of output in `blocks`, to estimate the tokens of a stream cut short */
 const outputCharacters = (blocks: ReadonlyArray<OutputBlock>): number => {
   let characters = 0
@@ -61,10 +58,11 @@ const functionOutput = (prepared: PreparedInference, blocks: ReadonlyArray<Outpu
   prepared.fn.type === "chat" ? chatOutput(blocks, prepared.tools) : jsonOutput(jsonRawText(blocks), prepared.outputSchema)
 
 export const runInference = (
-  prepared: PreparedInference
+  prepared: PreparedInference,
+  engine: Engine
 ): Effect.Effect<InferenceResult, GatewayError, InferenceServices> =>
   Effect.map(
-    tryVariants(prepared, (timeouts) => timeouts.non_streaming?.total_ms, (variant, request) =>
+    tryVariants(prepared, engine, (timeouts) => timeouts.non_streaming?.total_ms, (variant, request) =>
       callModel(prepared, variant, request)),
     ([call, variant, modelRequest, failedVariants]) => {
       const response = call.response
@@ -92,7 +90,7 @@ export const runInference = (
         rawResponse: response.rawResponse,
         output,
         responseTimeMs: call.responseTimeMs,
-        processingTimeMs: Date.now() - prepared.startedAt,
+        processingTimeMs: engine.now() - prepared.startedAt,
         body
       }
     }
@@ -155,15 +153,16 @@ export const inferenceStreamEncoder = (prepared: PreparedInference, variant: Var
  */
 export const streamInference = (
   prepared: PreparedInference,
+  engine: Engine,
   onComplete: (completed: CompletedInference) => void,
   makeEncoder: (variant: VariantConfig) => StreamEncoder = (variant) => inferenceStreamEncoder(prepared, variant)
 ): Effect.Effect<InferenceStream, GatewayError, InferenceServices> =>
   Effect.map(
-    tryVariants(prepared, (timeouts) => timeouts.streaming?.ttft_ms, (variant, request) =>
+    tryVariants(prepared, engine, (timeouts) => timeouts.streaming?.ttft_ms, (variant, request) =>
       startModelStream(prepared, variant, request)),
     ([start, variant, modelRequest, failedVariants]) => {
       const encode = makeEncoder(variant)
-      const ttftMs = Date.now() - prepared.startedAt
+      const ttftMs = engine.now() - prepared.startedAt
       const accumulated = new ChunkAccumulator()
       /** the provider's stream ended normally (not cut short by the client or a failure) */
       let finished = false
@@ -186,8 +185,8 @@ export const streamInference = (
           rawRequest: start.rawRequest,
           rawResponse: accumulated.rawResponse(),
           output: functionOutput(prepared, providerOutput),
-          responseTimeMs: Date.now() - start.startedAt,
-          processingTimeMs: Date.now() - prepared.startedAt,
+          responseTimeMs: engine.now() - start.startedAt,
+          processingTimeMs: engine.now() - prepared.startedAt,
           ttftMs
         }
         onComplete(completed)

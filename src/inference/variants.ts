@@ -6,6 +6,8 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
 import type { RetryConfig, Timeouts, VariantConfig } from "../config/types.ts"
 import {
   type AllProvidersFailed,
@@ -15,34 +17,46 @@ import {
   RequestTimeout,
   ServiceUnavailable
 } from "../errors.ts"
-import type { Observability } from "../observability/store.ts"
-import type { HttpTransport } from "../services.ts"
+import type { InferenceServices } from "../services.ts"
 import { isInputProblem, renderInput } from "./input.ts"
 import { buildModelRequest, type CallRefused } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
+import type { TemplateEngine } from "./templates.ts"
 import type { FailedAttempt, ModelRequest } from "./types.ts"
 
 export type VariantFailure = AllProvidersFailed | RequestTimeout
 
-type Attempt<A> = (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | CallRefused, HttpTransport | Observability>
+/** What the engine runs with besides the prepared request. */
+export interface Engine {
+  /** the configuration's compiled templates */
+  readonly templates: TemplateEngine
+  /** epoch ms: the clock, injected (the stream's bookkeeping is synchronous) */
+  readonly now: () => number
+}
+
+type Attempt<A> = (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | CallRefused, InferenceServices>
 
 /** a refused call ends the inference: it is neither retried nor passed to the next variant */
 const isRefused = (failure: unknown): failure is CallRefused =>
   failure instanceof InvalidRequest || failure instanceof RateLimited || failure instanceof ServiceUnavailable
 
-/** Exponential backoff from 100 ms, capped by `max_delay_s`, with jitter so retries spread out. */
-const retryDelay = (retry: number, maxDelayS: number): Duration.Duration =>
-  Duration.millis(Math.min(maxDelayS * 1000, 100 * 2 ** retry) * (0.5 + Math.random() / 2))
+/** Exponential backoff from 100 ms, capped by `max_delay_s`, with jitter (half to all of it) so retries spread out. */
+const retryBackoff = (maxDelayS: number) =>
+  Schedule.exponential(Duration.millis(100)).pipe(
+    Schedule.modifyDelay(({ duration }) =>
+      Effect.map(Random.next, (random) => Duration.millis(Math.min(maxDelayS * 1000, Duration.toMillis(duration)) * (0.5 + random / 2))))
+  )
 
+/** `attempt` (made anew for each try), tried again `numRetries` times unless it was refused */
 const withRetries = <A>(
-  attempt: () => Effect.Effect<A, AllProvidersFailed | CallRefused, HttpTransport | Observability>,
-  retries: RetryConfig,
-  retry = 0
-): Effect.Effect<A, AllProvidersFailed | CallRefused, HttpTransport | Observability> =>
-  retry >= retries.numRetries ? attempt() : Effect.catch(attempt(), (failure) =>
-    isRefused(failure)
-      ? Effect.fail(failure)
-      : Effect.flatMap(Effect.sleep(retryDelay(retry, retries.maxDelayS)), () => withRetries(attempt, retries, retry + 1)))
+  attempt: () => Effect.Effect<A, AllProvidersFailed | CallRefused, InferenceServices>,
+  retries: RetryConfig
+): Effect.Effect<A, AllProvidersFailed | CallRefused, InferenceServices> =>
+  retries.numRetries <= 0 ? attempt() : Effect.retry(Effect.suspend(attempt), {
+    schedule: retryBackoff(retries.maxDelayS),
+    times: retries.numRetries,
+    while: (failure) => !isRefused(failure)
+  })
 
 const aggregate = (failures: ReadonlyArray<FailedAttempt<VariantFailure>>): VariantFailure | AllVariantsFailed =>
   failures.length === 1 ? failures[0].failure : new AllVariantsFailed({
@@ -55,15 +69,16 @@ export type VariantSuccess<A> = readonly [A, VariantConfig, ModelRequest, Readon
 
 export const tryVariants = <A>(
   prepared: PreparedInference,
+  engine: Engine,
   limitOf: (timeouts: Timeouts) => number | undefined,
   attempt: Attempt<A>
-): Effect.Effect<VariantSuccess<A>, CallRefused | VariantFailure | AllVariantsFailed, HttpTransport | Observability> =>
+): Effect.Effect<VariantSuccess<A>, CallRefused | VariantFailure | AllVariantsFailed, InferenceServices> =>
   Effect.suspend(() => {
     const failures: Array<FailedAttempt<VariantFailure>> = []
     // recursion rather than a loop of Effect.result: this is the hot path of every inference
-    const from = (index: number): Effect.Effect<VariantSuccess<A>, CallRefused | VariantFailure | AllVariantsFailed, HttpTransport | Observability> => {
+    const from = (index: number): Effect.Effect<VariantSuccess<A>, CallRefused | VariantFailure | AllVariantsFailed, InferenceServices> => {
       const variant = prepared.variants[index]
-      const rendered = renderInput(prepared.request.input, prepared.fn, variant, prepared.templates)
+      const rendered = renderInput(prepared.request.input, prepared.fn, variant, engine.templates)
       if (isInputProblem(rendered)) return Effect.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` }))
       const request = buildModelRequest(prepared, variant, rendered)
       const limit = limitOf(variant.timeouts)
@@ -76,7 +91,7 @@ export const tryVariants = <A>(
         Effect.map((result) => [result, variant, request, failures] as const),
         Effect.catch((failure) => {
           if (isRefused(failure)) return Effect.fail(failure)
-          failures.push({ name: variant.name, failure, atMs: Date.now() })
+          failures.push({ name: variant.name, failure, atMs: engine.now() })
           return index + 1 < prepared.variants.length ? from(index + 1) : Effect.fail(aggregate(failures))
         })
       )

@@ -11,7 +11,8 @@
  */
 import * as Result from "effect/Result"
 import { relationalUrlVariable } from "../auth/store.ts"
-import { analyticsUrlVariable, type Backend, backendOf } from "./store.ts"
+import type { Backend } from "./database.ts"
+import { analyticsUrlVariable, backendOf } from "./stores.ts"
 
 export type ObservabilityBackend = "auto" | "clickhouse" | "postgres"
 

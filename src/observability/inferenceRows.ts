@@ -7,9 +7,10 @@ import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
 import type { CompletedInference } from "../inference/run.ts"
 import type { ToolConfig } from "../inference/types.ts"
-import { cacheKey } from "./cache.ts"
+import { cacheKey } from "../cache/policy.ts"
 import type { WriteBatch } from "./records.ts"
-import type { InferenceTarget, WriteUnit } from "./store.ts"
+import type { InferenceTarget } from "../inferences/store.ts"
+import type { WriteUnit } from "./writeQueue.ts"
 
 /** Invalid answers (tool calls that failed validation, json that does not parse or fit) are not cached. */
 export const isValidOutput = (output: ReadonlyArray<ChatOutputBlock> | JsonOutput): boolean =>

@@ -7,6 +7,7 @@
  * (the client left, the provider failed) before its usage arrived keeps at least what it
  * borrowed: otherwise hanging up would make streaming free.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { InvalidRequest, RateLimited, ServiceUnavailable } from "../errors.ts"
 import type { ModelRequest, Usage } from "../inference/types.ts"
@@ -21,16 +22,24 @@ import {
   type RateLimitRule,
   type RequestScope
 } from "./rules.ts"
-import type { BucketStore } from "./store.ts"
+import type { RateLimitBuckets } from "./store.ts"
 
-export interface RateLimiter {
+/** The rate limits as configured: the rules, and where their buckets are kept. */
+export interface RateLimits {
   readonly rules: ReadonlyArray<RateLimitRule>
-  readonly store: BucketStore
+  readonly store: RateLimitBuckets
+}
+
+/** The rate limits model calls are checked against: `limits` is undefined when no rule is configured. */
+export class RateLimiter extends Context.Service<RateLimiter, {
+  readonly limits: RateLimits | undefined
+}>()("gateway/RateLimiter") {
+  static readonly none = RateLimiter.of({ limits: undefined })
 }
 
 /** What a model call took from the buckets, to settle once its usage is known. */
 export interface Reservation {
-  readonly limiter: RateLimiter
+  readonly limiter: RateLimits
   readonly tokenBuckets: ReadonlyArray<PlannedBucket>
   readonly borrowedTokens: number
   /** the estimate of the input's tokens within `borrowedTokens` */
@@ -40,7 +49,7 @@ export interface Reservation {
 /** the longest Retry-After sent: a period of the longest kind */
 const maxRetryAfterS = 2_592_000
 
-const unavailable = (store: BucketStore, message: string) =>
+const unavailable = (store: RateLimitBuckets, message: string) =>
   new ServiceUnavailable({
     message: `the rate limit store (${store.backend}) is unavailable, so rate-limited requests are refused: ${message}`
   })
@@ -49,7 +58,7 @@ const unavailable = (store: BucketStore, message: string) =>
 const promptLength = (request: ModelRequest): number => (request.system?.length ?? 0) + jsonLength(request.messages)
 
 export const reserve = (
-  limiter: RateLimiter,
+  limiter: RateLimits,
   scope: RequestScope,
   request: ModelRequest
 ): Effect.Effect<Reservation | undefined, RateLimited | InvalidRequest | ServiceUnavailable> => {

@@ -1,6 +1,6 @@
 /**
  * Rate limit rules (spec 2.1 `rate_limiting`, 8): which rules apply to a request, and which
- * buckets a model call takes from. Pure; the buckets themselves live in a `BucketStore`.
+ * buckets a model call takes from. Pure; the buckets themselves live in `RateLimitBuckets` (src/ratelimit/store.ts).
  *
  * A rule applies when every condition of its scope holds; among the rules that apply, only
  * those of the highest priority count (so a rule for one key, given a higher priority,

@@ -1,11 +1,12 @@
 /**
- * Where rate limit buckets live: Postgres (shared by every gateway process, atomic across the
- * buckets of one request) or Redis/Valkey (the same, with lower latency). Buckets are token
+ * The storage port of rate limit buckets: Postgres (layers/postgres/rateLimitBuckets.ts, shared
+ * by every gateway process, atomic across the buckets of one request) or Redis/Valkey
+ * (layers/redis/rateLimitBuckets.ts: the same, with lower latency). Buckets are token
  * buckets: a new bucket starts full; it refills continuously at `refillPerSecond` up to
  * `capacity`. A bucket that is full again is forgotten, so idle buckets cost nothing.
  */
 import type * as Effect from "effect/Effect"
-import type { StoreError } from "../observability/store.ts"
+import type { StoreError } from "../storeError.ts"
 
 export interface BucketRequest {
   readonly key: string
@@ -19,7 +20,7 @@ export type ConsumeResult =
   /** nothing was taken from any bucket; `index` is the first bucket short of `amount` */
   | { readonly ok: false; readonly index: number; readonly available: number; readonly retryAfterS: number }
 
-export interface BucketStore {
+export interface RateLimitBuckets {
   readonly backend: "postgres" | "redis"
   /**
    * Refills each bucket, then takes `amount` from every one of them if all have enough, or

@@ -13,9 +13,9 @@ import * as Effect from "effect/Effect"
 import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { cachedKeyLookup } from "../../layers/access.ts"
 import { generateApiKey } from "../../src/auth/apiKey.ts"
-import type { KeyStore, StoredApiKey } from "../../src/auth/store.ts"
+import { cachedKeyLookup } from "../../src/auth/keyCache.ts"
+import type { ApiKeyStore, StoredApiKey } from "../../src/auth/store.ts"
 import { type ApiKey, createKeys, dummyInference, pollUntil } from "../support/access.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
@@ -191,12 +191,12 @@ describe("the key cache", () => {
       made.map((key) => [key.publicId, { publicId: key.publicId, secretHash: key.secretHash, createdAt: Date.now() }])
     )
     const asked: Array<string> = []
-    const store: KeyStore = {
+    const store: ApiKeyStore = {
       create: () => Effect.void,
       disable: () => Effect.succeed(false),
       find: (publicId) => Effect.sync(() => (asked.push(publicId), stored.get(publicId)))
     }
-    const lookup = cachedKeyLookup(store, 60_000)
+    const lookup = cachedKeyLookup(store, 60_000, Date.now)
     const find = (publicId: string) => Effect.runPromise(lookup.find(publicId))
     for (const key of made) expect((await find(key.publicId))?.publicId).toBe(key.publicId)
     for (let i = 0; i < 20_000; i++) await find(`unknown${String(i).padStart(5, "0")}`)
@@ -209,12 +209,12 @@ describe("the key cache", () => {
 
   it("asks the store once for concurrent lookups of one id", async () => {
     let queries = 0
-    const store: KeyStore = {
+    const store: ApiKeyStore = {
       create: () => Effect.void,
       disable: () => Effect.succeed(false),
       find: () => Effect.as(Effect.sleep(50), (queries++, undefined))
     }
-    const lookup = cachedKeyLookup(store, 0)
+    const lookup = cachedKeyLookup(store, 0, Date.now)
     await Effect.runPromise(Effect.all(Array.from({ length: 20 }, () => lookup.find("abcdefabcdef")), { concurrency: "unbounded" }))
     expect(queries).toBe(1)
   })

@@ -1,5 +1,5 @@
 /**
- * The write queue (layers/observability/writer.ts) on a real store of each backend: a unit the
+ * The write queue (layers/writeQueue.ts) on a real database of each backend: a unit the
  * database refuses is dropped and counted without holding up the units around it, and a
  * queued inference is visible to feedback until it is written. Faults are injected by
  * wrapping the real store: a write that dies or throws, a failure that is not the rows'
@@ -9,18 +9,21 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { describe, expect, it } from "vitest"
-import { makeWriter, type Writer, type WriterOptions } from "../../layers/observability/writer.ts"
+import { makeWriteQueue, type WriterOptions } from "../../layers/writeQueue.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { emptyBatch, type StoredInference } from "../../src/observability/records.ts"
-import { type Store, StoreError } from "../../src/observability/store.ts"
+import type { ObservabilityDatabase } from "../../src/observability/database.ts"
+import type { ObservabilityStores } from "../../src/observability/stores.ts"
+import type { WriteQueue } from "../../src/observability/writeQueue.ts"
+import { StoreError } from "../../src/storeError.ts"
 import { backends, poll } from "../support/observability.ts"
 import { chatInference, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
 
-/** runs `use` with a writer on `store` that flushes every 20 ms, closed (final flush) afterwards */
-const withWriter = async <A>(store: Store, use: (writer: Writer) => Promise<A>, options: Partial<WriterOptions> = {}): Promise<A> => {
+/** runs `use` with a write queue on `database` that flushes every 20 ms, closed (final flush) afterwards */
+const withWriter = async <A>(database: ObservabilityDatabase, use: (writer: WriteQueue["Service"]) => Promise<A>, options: Partial<WriterOptions> = {}): Promise<A> => {
   const scope = Effect.runSync(Scope.make())
   const writer = await Effect.runPromise(Scope.provide(scope)(
-    makeWriter(store, {
+    makeWriteQueue(database, {
       maxRows: 100,
       maxBatchBytes: 16 * 1024 * 1024,
       flushIntervalMs: 20,
@@ -47,8 +50,8 @@ const unitOf = (inference: StoredInference) => ({
 const withText = (text: string): Partial<StoredInference> => ({ input: { messages: [{ role: "user", content: [{ type: "text", text }] }] } })
 
 /** the size of `inference`'s encoded row, as the queue counts it */
-const bytesOf = (store: Store, inference: StoredInference): number => {
-  const rows = store.encode({ ...emptyBatch, inferences: [inference] })
+const bytesOf = (store: ObservabilityStores, inference: StoredInference): number => {
+  const rows = store.database.encode({ ...emptyBatch, inferences: [inference] })
   if (rows._tag !== "Success") throw new Error(rows.failure.message)
   return rows.success.reduce((sum, row) => sum + row.text.length, 0)
 }
@@ -65,46 +68,46 @@ describe.each(backends)("the write queue on %s", (backend) => {
     // not a UUID: ClickHouse refuses it when it is queued, Postgres when the batch is written
     const refused = chatInference({ episodeId: "not-a-uuid" })
     const after = chatInference()
-    await withWriter(store, async (writer) => {
+    await withWriter(store.database, async (writer) => {
       for (const inference of [before, refused, after]) writer.submit(unitOf(inference))
       await until("the refused unit to be counted and the others written", () => writer.stats().queued === 0 && writer.stats().rejected === 1)
       expect(writer.stats()).toMatchObject({ queued: 0, written: 2, rejected: 1, dropped: 0 })
     })
-    expect(await run(store.getInferences([before.id, refused.id, after.id]))).toStrictEqual([after, before])
+    expect(await run(store.inferences.getInferences([before.id, refused.id, after.id]))).toStrictEqual([after, before])
   })
 
   it("shows a queued inference and its episode to feedback until it is written", async () => {
     const inference = chatInference()
     // a store cut off from its server: the unit stays queued
     await withCutOffStore(backend, suite.database, (cutOff) =>
-      withWriter(cutOff, async (writer) => {
+      withWriter(cutOff.database, async (writer) => {
         writer.submit(unitOf(inference))
         expect(writer.queuedInference(inference.id)).toEqual({ functionName: inference.functionName, functionType: "chat", episodeId: inference.episodeId })
         expect(writer.queuedEpisode(inference.episodeId)).toBe(true)
-        expect(writer.queuedInference(uuidv7())).toBeUndefined()
-        expect(writer.queuedEpisode(uuidv7())).toBe(false)
+        expect(writer.queuedInference(uuidv7(Date.now()))).toBeUndefined()
+        expect(writer.queuedEpisode(uuidv7(Date.now()))).toBe(false)
         await new Promise((resolve) => setTimeout(resolve, 200))
         expect(writer.stats()).toMatchObject({ queued: 1, written: 0 })
         expect(writer.queuedInference(inference.id)).toBeDefined()
       }))
     // the same unit on the reachable store: written, then no longer queued
-    await withWriter(suite.store, async (writer) => {
+    await withWriter(suite.store.database, async (writer) => {
       writer.submit(unitOf(inference))
       await until("the unit to be written", () => writer.stats().written === 1)
       expect(writer.queuedInference(inference.id)).toBeUndefined()
       expect(writer.queuedEpisode(inference.episodeId)).toBe(false)
     })
-    expect(await run(suite.store.getInferences([inference.id]))).toStrictEqual([inference])
+    expect(await run(suite.store.inferences.getInferences([inference.id]))).toStrictEqual([inference])
   })
 
   it("a write that throws or dies drops only the unit that sets it off, and the queue goes on", async () => {
     const { store } = suite
-    const faulty: Store = {
-      ...store,
+    const faulty: ObservabilityDatabase = {
+      ...store.database,
       write: (rows) => {
         // thrown outside any effect, as a string too long for V8 once was
         if (rows.some((row) => row.text.includes("unit-that-throws"))) throw new RangeError("Invalid string length")
-        return rows.some((row) => row.text.includes("unit-that-dies")) ? Effect.die(new Error("a bug")) : store.write(rows)
+        return rows.some((row) => row.text.includes("unit-that-dies")) ? Effect.die(new Error("a bug")) : store.database.write(rows)
       }
     }
     const good = Array.from({ length: 5 }, () => chatInference())
@@ -119,15 +122,15 @@ describe.each(backends)("the write queue on %s", (backend) => {
       writer.submit(unitOf(good[4]))
       await until("a later write", () => writer.stats().written === 5)
     })
-    const stored = await run(store.getInferences([...good, throws, dies].map((inference) => inference.id)))
+    const stored = await run(store.inferences.getInferences([...good, throws, dies].map((inference) => inference.id)))
     expect(stored.map((inference) => inference.id).sort()).toEqual(good.map((inference) => inference.id).sort())
   })
 
   it("the final flush on close also isolates a faulty unit and writes the rest", async () => {
     const { store } = suite
-    const faulty: Store = {
-      ...store,
-      write: (rows) => (rows.some((row) => row.text.includes("unit-that-dies")) ? Effect.die(new Error("a bug")) : store.write(rows))
+    const faulty: ObservabilityDatabase = {
+      ...store.database,
+      write: (rows) => (rows.some((row) => row.text.includes("unit-that-dies")) ? Effect.die(new Error("a bug")) : store.database.write(rows))
     }
     const good = [chatInference(), chatInference()]
     const dies = chatInference({ functionName: "unit-that-dies" })
@@ -136,19 +139,19 @@ describe.each(backends)("the write queue on %s", (backend) => {
       for (const inference of [good[0], dies, good[1]]) writer.submit(unitOf(inference))
       expect(writer.stats()).toMatchObject({ queued: 3, written: 0 })
     }, { flushIntervalMs: 60_000 })
-    const stored = await run(store.getInferences([...good, dies].map((inference) => inference.id)))
+    const stored = await run(store.inferences.getInferences([...good, dies].map((inference) => inference.id)))
     expect(stored.map((inference) => inference.id).sort()).toEqual(good.map((inference) => inference.id).sort())
   })
 
   it("a failure that is not the rows' fault is retried until it passes, and drops nothing", async () => {
     const { store } = suite
     let failures = 4
-    const readOnlyForAWhile: Store = {
-      ...store,
+    const readOnlyForAWhile: ObservabilityDatabase = {
+      ...store.database,
       write: (rows) =>
         failures-- > 0
           ? Effect.fail(new StoreError({ message: "cannot execute INSERT in a read-only transaction", code: "25006", rowsAtFault: false }))
-          : store.write(rows)
+          : store.database.write(rows)
     }
     const inferences = [chatInference(), chatInference(), chatInference()]
     await withWriter(readOnlyForAWhile, async (writer) => {
@@ -156,29 +159,29 @@ describe.each(backends)("the write queue on %s", (backend) => {
       await until("the batch to be written", () => writer.stats().queued === 0)
       expect(writer.stats()).toMatchObject({ written: 3, rejected: 0, dropped: 0, failedAttempts: 4 })
     })
-    expect(await run(store.getInferences(inferences.map((inference) => inference.id)))).toHaveLength(3)
+    expect(await run(store.inferences.getInferences(inferences.map((inference) => inference.id)))).toHaveLength(3)
   })
 
   it("a write that hangs is abandoned after writeTimeoutMs and tried again", async () => {
     const { store } = suite
     let hangs = 1
-    const hanging: Store = { ...store, write: (rows) => (hangs-- > 0 ? Effect.never : store.write(rows)) }
+    const hanging: ObservabilityDatabase = { ...store.database, write: (rows) => (hangs-- > 0 ? Effect.never : store.database.write(rows)) }
     const inference = chatInference()
     await withWriter(hanging, async (writer) => {
       writer.submit(unitOf(inference))
       await until("the unit to be written", () => writer.stats().written === 1)
       expect(writer.stats()).toMatchObject({ queued: 0, rejected: 0, failedAttempts: 1 })
     }, { writeTimeoutMs: 200 })
-    expect(await run(store.getInferences([inference.id]))).toHaveLength(1)
+    expect(await run(store.inferences.getInferences([inference.id]))).toHaveLength(1)
   })
 
   it("a unit whose encoding throws is refused alone, and submit says so", async () => {
     const { store } = suite
-    const throwing: Store = {
-      ...store,
+    const throwing: ObservabilityDatabase = {
+      ...store.database,
       encode: (batch) => {
         if (batch.inferences.some((inference) => inference.functionName === "unencodable")) throw new RangeError("Invalid string length")
-        return store.encode(batch)
+        return store.database.encode(batch)
       }
     }
     const good = chatInference()
@@ -188,17 +191,17 @@ describe.each(backends)("the write queue on %s", (backend) => {
       await until("the good unit to be written", () => writer.stats().written === 1)
       expect(writer.stats()).toMatchObject({ queued: 0, rejected: 1, dropped: 0 })
     })
-    expect(await run(store.getInferences([good.id]))).toHaveLength(1)
+    expect(await run(store.inferences.getInferences([good.id]))).toHaveLength(1)
   })
 
   it("a batch holds at most max_bytes of rows (a larger unit goes alone)", async () => {
     const { store } = suite
     const writes: Array<{ readonly rows: number; readonly bytes: number }> = []
-    const recording: Store = {
-      ...store,
+    const recording: ObservabilityDatabase = {
+      ...store.database,
       write: (rows) => {
         writes.push({ rows: rows.length, bytes: rows.reduce((sum, row) => sum + row.text.length, 0) })
-        return store.write(rows)
+        return store.database.write(rows)
       }
     }
     const maxBatchBytes = 10_000
@@ -213,14 +216,14 @@ describe.each(backends)("the write queue on %s", (backend) => {
     for (const write of writes) expect(write.bytes <= maxBatchBytes || write.rows === 1, JSON.stringify(write)).toBe(true)
     expect(writes.some((write) => write.rows > 1)).toBe(true)
     expect(writes.filter((write) => write.bytes > maxBatchBytes)).toHaveLength(2)
-    expect(await run(store.getInferences(all.map((inference) => inference.id)))).toHaveLength(all.length)
+    expect(await run(store.inferences.getInferences(all.map((inference) => inference.id)))).toHaveLength(all.length)
   })
 
   it("the queue holds at most max_queued_bytes of rows: past it, units are dropped and counted", async () => {
     const unit = chatInference(withText("q".repeat(10_000)))
     const size = bytesOf(suite.store, unit)
     await withCutOffStore(backend, suite.database, (cutOff) =>
-      withWriter(cutOff, async (writer) => {
+      withWriter(cutOff.database, async (writer) => {
         const submitted = Array.from({ length: 6 }, () => writer.submit(unitOf(chatInference(withText("q".repeat(10_000))))))
         expect(submitted).toEqual(["queued", "queued", "queued", "queued", "full", "full"])
         // a smaller unit still fits in what is left

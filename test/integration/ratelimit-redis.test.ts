@@ -1,5 +1,5 @@
 /**
- * The Redis bucket store (layers/ratelimit/redis.ts) against the machine's real Redis
+ * The Redis rate limit buckets (layers/redis/rateLimitBuckets.ts) against the machine's real Redis
  * (GATEWAY_TEST_REDIS_URL, or 127.0.0.1:6379): token bucket semantics, all-or-nothing across
  * buckets, atomicity between parallel calls and between two clients (two gateway processes),
  * and failing fast, then recovering, when Redis is unreachable or stops answering.
@@ -12,9 +12,9 @@ import * as Scope from "effect/Scope"
 import * as net from "node:net"
 import { createClient } from "redis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { keyPrefix, makeRedisBucketStore, neverS } from "../../layers/ratelimit/redis.ts"
-import type { StoreError } from "../../src/observability/store.ts"
-import type { BucketRequest, BucketStore, ConsumeResult } from "../../src/ratelimit/store.ts"
+import { keyPrefix, makeRedisRateLimitBuckets, neverS } from "../../layers/redis/rateLimitBuckets.ts"
+import type { BucketRequest, ConsumeResult, RateLimitBuckets } from "../../src/ratelimit/store.ts"
+import type { StoreError } from "../../src/storeError.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
 const redisUrl = process.env.GATEWAY_TEST_REDIS_URL ?? "redis://127.0.0.1:6379"
@@ -29,20 +29,20 @@ const failure = (effect: Effect.Effect<unknown, StoreError>): Promise<StoreError
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 interface OpenStore {
-  readonly store: BucketStore
+  readonly store: RateLimitBuckets
   readonly close: () => Promise<void>
 }
 
 const openStore = async (url: string = redisUrl): Promise<OpenStore> => {
   const scope = Effect.runSync(Scope.make())
-  const store = await Effect.runPromise(Scope.provide(scope)(makeRedisBucketStore(url)))
+  const store = await Effect.runPromise(Scope.provide(scope)(makeRedisRateLimitBuckets(url)))
   return { store, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
 /** the StoreError opening a store fails with, and how long that took */
 const openFailure = async (url: string) => {
   const started = Date.now()
-  const error = await Effect.runPromise(Effect.flip(Effect.scoped(makeRedisBucketStore(url))))
+  const error = await Effect.runPromise(Effect.flip(Effect.scoped(makeRedisRateLimitBuckets(url))))
   return { error, elapsedMs: Date.now() - started }
 }
 
@@ -253,7 +253,7 @@ describe("Redis bucket store: token buckets", () => {
 })
 
 describe("Redis bucket store: atomicity", () => {
-  const attempts = (store: BucketStore, requests: ReadonlyArray<BucketRequest>, count: number) =>
+  const attempts = (store: RateLimitBuckets, requests: ReadonlyArray<BucketRequest>, count: number) =>
     Array.from({ length: count }, () => run(store.consume(requests)))
   const passed = (results: ReadonlyArray<ConsumeResult>) => results.filter((result) => result.ok).length
 

@@ -11,8 +11,9 @@ import { randomBytes } from "node:crypto"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makePgClient } from "../../layers/postgres/client.ts"
-import { makeRelationalStore, neverS, type RelationalStoreOptions } from "../../layers/postgres/relational.ts"
-import { StoreError } from "../../src/observability/store.ts"
+import { neverS } from "../../layers/postgres/rateLimitBuckets.ts"
+import { makeRelationalStore, type RelationalStoreOptions } from "../../layers/postgres/relational.ts"
+import { StoreError } from "../../src/storeError.ts"
 import type { BucketRequest } from "../../src/ratelimit/store.ts"
 import type { RelationalStore } from "../../src/relational.ts"
 import { freshDatabase, queryDatabase, type TestDatabase } from "../support/databases.ts"
@@ -85,7 +86,7 @@ describe("relational store: migrations", () => {
 
       expect(await run(relational.store.migrate)).toEqual(migrations)
       expect(await run(relational.store.migrate)).toEqual([])
-      expect(await run(observability.store.migrate)).toEqual([])
+      expect(await run(observability.store.database.migrate)).toEqual([])
       expect(await queryDatabase(database, "SELECT version, name FROM gateway_migrations ORDER BY version")).toEqual(
         migrations.map((name) => ({ version: parseInt(name, 10), name }))
       )
@@ -94,7 +95,7 @@ describe("relational store: migrations", () => {
       await expect(run(relational.store.ping)).resolves.toBeUndefined()
       // both stores work on the one database
       await run(relational.store.keys.create({ publicId: "abcdefghijkl", secretHash: new Uint8Array([1]) }))
-      expect(await run(observability.store.listInferences({ limit: 10, offset: 0 }))).toEqual([])
+      expect(await run(observability.store.inferences.listInferences({ limit: 10, offset: 0 }))).toEqual([])
     } finally {
       await relational.close()
       await observability.close()
@@ -107,7 +108,7 @@ describe("relational store: migrations", () => {
     const observability = await openStore("postgres", database.url)
     const relational = await openRelational(database.url)
     try {
-      expect(await run(observability.store.migrate)).toEqual(migrations)
+      expect(await run(observability.store.database.migrate)).toEqual(migrations)
       expect(await run(relational.store.migrate)).toEqual([])
       expect(await run(relational.store.keys.find("nobody000000"))).toBeUndefined()
     } finally {
@@ -119,14 +120,12 @@ describe("relational store: migrations", () => {
 
   it("applies each migration once when stores of both kinds on several pools migrate at the same time", async () => {
     const database = await freshDatabase("postgres")
-    const stores = [
-      await openRelational(database.url),
-      await openRelational(database.url),
-      await openStore("postgres", database.url),
-      await openStore("postgres", database.url)
-    ]
+    const relational = [await openRelational(database.url), await openRelational(database.url)]
+    const observability = [await openStore("postgres", database.url), await openStore("postgres", database.url)]
+    const stores = [...relational, ...observability]
     try {
-      const results = await Promise.all([...stores, ...stores].map((opened) => run(opened.store.migrate)))
+      const migrate = [...relational.map((opened) => opened.store.migrate), ...observability.map((opened) => opened.store.database.migrate)]
+      const results = await Promise.all([...migrate, ...migrate].map((effect) => run(effect)))
       expect(results.flat().sort()).toEqual(migrations)
       expect(await queryDatabase(database, "SELECT version FROM gateway_migrations ORDER BY version")).toEqual(migrations.map((name) => ({ version: parseInt(name, 10) })))
     } finally {

@@ -10,7 +10,8 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
 import { beforeAll, describe, expect, it } from "vitest"
-import { makeClickHouseStore, migrationStatements } from "../../layers/observability/clickhouse.ts"
+import { migrationStatements } from "../../layers/clickhouse/migrator.ts"
+import { makeClickHouseStores } from "../../layers/clickhouse/stores.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { clickHouseCommand, freshDatabase, queryDatabase, tablesOf } from "../support/databases.ts"
 import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, modelInference, openStore, run, serverOf, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
@@ -22,14 +23,14 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
   const suite = storeForSuite("clickhouse")
 
   it("creates the database named in the URL when it does not exist", async () => {
-    const name = `gw_test_missing_${uuidv7().slice(-12)}`
+    const name = `gw_test_missing_${uuidv7(Date.now()).slice(-12)}`
     const url = new URL(suite.database.url)
     url.pathname = `/${name}`
     const other = await openStore("clickhouse", url.toString())
     try {
-      expect((await failure(other.store.ping)).message).toMatch(new RegExp(`^clickhouse ping failed: .*${name}`))
-      expect(await run(other.store.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference"])
-      await run(other.store.ping)
+      expect((await failure(other.store.database.ping)).message).toMatch(new RegExp(`^clickhouse ping failed: .*${name}`))
+      expect(await run(other.store.database.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference"])
+      await run(other.store.database.ping)
       expect(await tablesOf({ ...suite.database, url: url.toString(), name })).toContain("ChatInference")
     } finally {
       await other.close()
@@ -39,15 +40,15 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
 
   it("applies a migration another gateway applied but did not record yet (ADD COLUMN included), keeping the rows", async () => {
     const { store, database } = suite
-    const entry = cacheEntry(`before ${uuidv7()}`, Date.now())
+    const entry = cacheEntry(`before ${uuidv7(Date.now())}`, Date.now())
     const row = chatInference()
     await run(write(store, batch({ inferences: [row], modelInferences: [cachedCall(entry, row.id)] })))
     // as if every migration ran while their records were lost: 18.16 has no ADD COLUMN IF NOT EXISTS
     await clickHouseCommand(`DROP TABLE ${database.name}.GatewayMigration`)
-    expect(await run(store.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference"])
-    expect(await run(store.migrate)).toEqual([])
-    expect(await run(store.getInferences([row.id]))).toStrictEqual([row])
-    expect(await run(store.cacheLookup(entry.key, undefined))).toStrictEqual(entry)
+    expect(await run(store.database.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference"])
+    expect(await run(store.database.migrate)).toEqual([])
+    expect(await run(store.inferences.getInferences([row.id]))).toStrictEqual([row])
+    expect(await run(store.cache.lookup(entry.key, undefined))).toStrictEqual(entry)
   })
 
   it("migrates a database of the first schema: model inferences kept and readable, the former cache table gone", async () => {
@@ -59,7 +60,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
       for (const statement of first) await clickHouseCommand(statement.replace(/(TABLE|VIEW) IF NOT EXISTS /, `$1 IF NOT EXISTS ${database.name}.`).replace(/ (TO|FROM) (\w+)/g, ` $1 ${database.name}.$2`))
       await clickHouseCommand(`CREATE TABLE ${database.name}.GatewayMigration (version UInt32, name String, applied_at DateTime) ENGINE = ReplacingMergeTree ORDER BY version`)
       await clickHouseCommand(`INSERT INTO ${database.name}.GatewayMigration VALUES (1, '0001_observability_tables', now())`)
-      const call = modelInference(uuidv7())
+      const call = modelInference(uuidv7(Date.now()))
       await clickHouseCommand(`INSERT INTO ${database.name}.ModelInference FORMAT JSONEachRow ${JSON.stringify({
         id: call.id, inference_id: call.inferenceId, model_name: call.modelName, model_provider_name: call.modelProviderName,
         raw_request: call.rawRequest, raw_response: call.rawResponse, system: call.system, input_messages: JSON.stringify(call.inputMessages),
@@ -67,8 +68,8 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
         ttft_ms: call.ttftMs, finish_reason: call.finishReason, cached: 0, timestamp_ms: call.timestamp
       })}`)
 
-      expect(await run(opened.store.migrate)).toEqual(["0002_cache_from_model_inference"])
-      expect(await run(opened.store.getModelInferences([call.inferenceId]))).toStrictEqual([call])
+      expect(await run(opened.store.database.migrate)).toEqual(["0002_cache_from_model_inference"])
+      expect(await run(opened.store.inferences.getModelInferences([call.inferenceId]))).toStrictEqual([call])
       const tables = await tablesOf(database)
       expect(tables).toContain("ModelInferenceCacheKey")
       expect(tables).not.toContain("ModelInferenceCache")
@@ -89,8 +90,8 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     try {
       const { store } = reader
       const filter = { type: "tag", key: `key ${marker}`, value: `value ${marker}`, comparison_operator: "=" } as const
-      expect(await run(store.listInferences({ functionName: row.functionName, variantName: row.variantName, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
-      expect(await run(store.cacheLookup(entry.key, 60))).toStrictEqual(entry)
+      expect(await run(store.inferences.listInferences({ functionName: row.functionName, variantName: row.variantName, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
+      expect(await run(store.cache.lookup(entry.key, 60))).toStrictEqual(entry)
       const sent = recording.sent()
       for (const value of [row.functionName, row.variantName, filter.key, filter.value, entry.key]) expect(sent).toContain(`unhex('${hex(value)}')`)
       expect(sent).not.toContain("marker")
@@ -115,15 +116,15 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     await run(write(store, batch({ inferences: [row], feedback: [comment], modelInferences: [cachedCall(entry, row.id)] })))
 
     const filter = { type: "tag", key: `key ${awkward}`, value: awkward, comparison_operator: "=" } as const
-    expect(await run(store.listInferences({ functionName: row.functionName, variantName: awkward, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
-    expect(await run(store.getFeedback([row.id]))).toStrictEqual([comment])
-    expect(await run(store.cacheLookup(entry.key, undefined))).toStrictEqual(entry)
+    expect(await run(store.inferences.listInferences({ functionName: row.functionName, variantName: awkward, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
+    expect(await run(store.feedback.getFeedback([row.id]))).toStrictEqual([comment])
+    expect(await run(store.cache.lookup(entry.key, undefined))).toStrictEqual(entry)
   })
 
   it("keeps lone UTF-16 surrogates inside JSON values exactly (JSON escapes them)", async () => {
     const row = chatInference({ input: { text: "kept \udc00 exactly", "\ud800": ["\udfff"] }, output: [{ type: "text", text: "lone \ud800" }] })
     await run(write(suite.store, batch({ inferences: [row] })))
-    expect(await run(suite.store.getInferences([row.id]))).toStrictEqual([row])
+    expect(await run(suite.store.inferences.getInferences([row.id]))).toStrictEqual([row])
   })
 
   it("refuses a batch holding an id that is not a UUID before sending any of it", async () => {
@@ -138,15 +139,15 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
 
   it("refuses a filter or an age it does not know instead of pasting it into SQL", async () => {
     await withCutOffStore("clickhouse", suite.database, async (store) => {
-      const operator = await failure(store.listInferences({
+      const operator = await failure(store.inferences.listInferences({
         filter: { type: "time", time: 1, comparison_operator: "> 0 OR 1 =" as never },
         limit: 1,
         offset: 0
       }))
       expect(operator.message).toMatch(/^clickhouse refused a value: not a time filter/)
-      const unknown = await failure(store.listInferences({ filter: { type: "sql" } as never, limit: 1, offset: 0 }))
+      const unknown = await failure(store.inferences.listInferences({ filter: { type: "sql" } as never, limit: 1, offset: 0 }))
       expect(unknown.message).toMatch(/^clickhouse refused a value: not a filter/)
-      const age = await failure(store.cacheLookup("k", Number.NaN))
+      const age = await failure(store.cache.lookup("k", Number.NaN))
       expect(age.message).toMatch(/^clickhouse refused a value: not an age/)
     })
   })
@@ -156,7 +157,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     const rows = [0, 1, 2, 3].map((offset) => chatInference({ id: idAt(base + offset), functionName: "fractional" }))
     await run(write(suite.store, batch({ inferences: rows })))
     const at = async (comparison_operator: "<" | "<=" | ">" | ">=") =>
-      (await run(suite.store.listInferences({ functionName: "fractional", filter: { type: "time", time: base + 1.5, comparison_operator }, limit: 10, offset: 0 })))
+      (await run(suite.store.inferences.listInferences({ functionName: "fractional", filter: { type: "time", time: base + 1.5, comparison_operator }, limit: 10, offset: 0 })))
         .map((row) => row.timestamp - base)
     expect(await at("<")).toEqual([1, 0])
     expect(await at("<=")).toEqual([1, 0])
@@ -167,9 +168,9 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
   it("refuses URLs it cannot use", async () => {
     const scope = Effect.runSync(Scope.make())
     try {
-      const notUrl = await Effect.runPromise(Effect.flip(Scope.provide(scope)(makeClickHouseStore("http://"))))
+      const notUrl = await Effect.runPromise(Effect.flip(Scope.provide(scope)(makeClickHouseStores("http://"))))
       expect(notUrl.message).toMatch(/not a valid URL/)
-      const badName = await Effect.runPromise(Effect.flip(Scope.provide(scope)(makeClickHouseStore("http://127.0.0.1:8123/a;b"))))
+      const badName = await Effect.runPromise(Effect.flip(Scope.provide(scope)(makeClickHouseStores("http://127.0.0.1:8123/a;b"))))
       expect(badName.message).toMatch(/database name/)
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -209,13 +210,13 @@ describe("ClickHouse store: rows inserted again stay in separate parts until a m
       [table, (await queryDatabase(database, `SELECT toUInt32(count()) AS rows FROM ${table}`))[0].rows] as const
     ))
     expect(Object.fromEntries(counts)).toEqual(copies)
-    expect(await run(store.getInferences([chat.id, json.id]))).toStrictEqual([json, chat])
-    expect(await run(store.listInferences({ limit: 100, offset: 0 }))).toStrictEqual([json, chat])
-    expect(await run(store.listInferences({ episodeId: chat.episodeId, limit: 1, offset: 1 }))).toStrictEqual([chat])
-    expect(await run(store.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
-    expect(await run(store.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
-    expect(await run(store.cacheLookup(once.cached.key, undefined))).toStrictEqual(once.cached)
-    expect(await run(store.findInference(json.id))).toStrictEqual({ functionName: json.functionName, functionType: "json", episodeId: json.episodeId, outputSchema: json.outputSchema })
-    expect(await run(store.episodeExists(chat.episodeId))).toBe(true)
+    expect(await run(store.inferences.getInferences([chat.id, json.id]))).toStrictEqual([json, chat])
+    expect(await run(store.inferences.listInferences({ limit: 100, offset: 0 }))).toStrictEqual([json, chat])
+    expect(await run(store.inferences.listInferences({ episodeId: chat.episodeId, limit: 1, offset: 1 }))).toStrictEqual([chat])
+    expect(await run(store.inferences.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
+    expect(await run(store.feedback.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
+    expect(await run(store.cache.lookup(once.cached.key, undefined))).toStrictEqual(once.cached)
+    expect(await run(store.inferences.findInference(json.id))).toStrictEqual({ functionName: json.functionName, functionType: "json", episodeId: json.episodeId, outputSchema: json.outputSchema })
+    expect(await run(store.inferences.episodeExists(chat.episodeId))).toBe(true)
   })
 })

@@ -1,6 +1,7 @@
 /**
- * The storage service's conformance suite (issue 3): the same tests against the ClickHouse
- * store and the Postgres store, each on real servers (test/support/globalSetup.ts) in
+ * The conformance suite of the analytics database's ports (issue 3; `ObservabilityStores`:
+ * the database, inferences, feedback and cache ports): the same tests against the ClickHouse
+ * adapters and the Postgres adapters, each on real servers (test/support/globalSetup.ts) in
  * databases of their own: migrations, exact round trips of every record kind, idempotent
  * writes, listing with filters, ordering and pagination, the cache, awkward strings, ids that
  * are not UUIDs, and StoreErrors (not crashes) when the server cannot be reached.
@@ -9,7 +10,8 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import { uuidv7 } from "../../src/ids.ts"
 import type { StoredInference } from "../../src/observability/records.ts"
-import { type InferenceQuery, StoreError } from "../../src/observability/store.ts"
+import type { InferenceQuery } from "../../src/inferences/store.ts"
+import { StoreError } from "../../src/storeError.ts"
 import { queryDatabase, tablesOf } from "../support/databases.ts"
 import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, jsonInference, modelInference, openStore, run, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
@@ -81,19 +83,19 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       expect(error).toBeInstanceOf(StoreError)
       expect(error.message).toMatch(new RegExp(`^${backend} write failed: .*(ChatInference|chat_inference).* ${missing[backend]}`))
       expect(error.message).not.toMatch(/\n/)
-      expect((await failure(store.getInferences([uuidv7()]))).message).toContain(missing[backend])
+      expect((await failure(store.inferences.getInferences([uuidv7(Date.now())]))).message).toContain(missing[backend])
     })
 
     it("creates every table, records the migration, and applies nothing the second time", async () => {
       const { store, database } = suite
-      expect(store.backend).toBe(backend)
-      expect(await run(store.migrate)).toEqual(migrationNames[backend])
+      expect(store.database.backend).toBe(backend)
+      expect(await run(store.database.migrate)).toEqual(migrationNames[backend])
       expect(await tablesOf(database)).toEqual(expectedTables[backend])
-      expect(await run(store.migrate)).toEqual([])
-      expect(await run(store.migrate)).toEqual([])
+      expect(await run(store.database.migrate)).toEqual([])
+      expect(await run(store.database.migrate)).toEqual([])
       const recorded = await queryDatabase(database, `SELECT version, name FROM ${migrationsTable[backend]} ORDER BY version`)
       expect(recorded).toEqual(migrationNames[backend].map((name) => ({ version: parseInt(name, 10), name })))
-      await expect(run(store.ping)).resolves.toBeUndefined()
+      await expect(run(store.database.ping)).resolves.toBeUndefined()
     })
   })
 
@@ -108,14 +110,14 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const unparsed = jsonInference({ outputSchema: undefined, output: { raw: "not json", parsed: null } })
       await run(write(store, batch({ inferences: [unparsed, full, json, minimal] })))
 
-      const read = await run(store.getInferences([full.id, minimal.id, json.id, unparsed.id]))
+      const read = await run(store.inferences.getInferences([full.id, minimal.id, json.id, unparsed.id]))
       expect(read).toStrictEqual([unparsed, json, minimal, full])
       expect("toolParams" in read[2]).toBe(false)
       expect("outputSchema" in read[0]).toBe(false)
 
-      expect(await run(store.getInferences([json.id, uuidv7()]))).toStrictEqual([json])
-      expect(await run(store.getInferences([uuidv7()]))).toEqual([])
-      expect(await run(store.getInferences([]))).toEqual([])
+      expect(await run(store.inferences.getInferences([json.id, uuidv7(Date.now())]))).toStrictEqual([json])
+      expect(await run(store.inferences.getInferences([uuidv7(Date.now())]))).toEqual([])
+      expect(await run(store.inferences.getInferences([]))).toEqual([])
     })
 
     it("findInference and episodeExists see every inference, and only those", async () => {
@@ -125,25 +127,25 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const schemaless = jsonInference({ outputSchema: undefined })
       await run(write(store, batch({ inferences: [chat, json, schemaless] })))
 
-      expect(await run(store.findInference(chat.id))).toStrictEqual({ functionName: "write_haiku", functionType: "chat", episodeId: chat.episodeId })
-      expect(await run(store.findInference(json.id))).toStrictEqual({
+      expect(await run(store.inferences.findInference(chat.id))).toStrictEqual({ functionName: "write_haiku", functionType: "chat", episodeId: chat.episodeId })
+      expect(await run(store.inferences.findInference(json.id))).toStrictEqual({
         functionName: "extract",
         functionType: "json",
         episodeId: json.episodeId,
         outputSchema: json.outputSchema
       })
-      expect(await run(store.findInference(schemaless.id))).toStrictEqual({ functionName: "extract", functionType: "json", episodeId: schemaless.episodeId })
-      expect(await run(store.findInference(uuidv7()))).toBeUndefined()
-      expect(await run(store.findInference(chat.episodeId))).toBeUndefined()
-      expect(await run(store.episodeExists(chat.episodeId))).toBe(true)
-      expect(await run(store.episodeExists(json.episodeId))).toBe(true)
-      expect(await run(store.episodeExists(uuidv7()))).toBe(false)
-      expect(await run(store.episodeExists(chat.id))).toBe(false)
+      expect(await run(store.inferences.findInference(schemaless.id))).toStrictEqual({ functionName: "extract", functionType: "json", episodeId: schemaless.episodeId })
+      expect(await run(store.inferences.findInference(uuidv7(Date.now())))).toBeUndefined()
+      expect(await run(store.inferences.findInference(chat.episodeId))).toBeUndefined()
+      expect(await run(store.inferences.episodeExists(chat.episodeId))).toBe(true)
+      expect(await run(store.inferences.episodeExists(json.episodeId))).toBe(true)
+      expect(await run(store.inferences.episodeExists(uuidv7(Date.now())))).toBe(false)
+      expect(await run(store.inferences.episodeExists(chat.id))).toBe(false)
     })
 
     it("model inferences, oldest first, with optional fields present and absent", async () => {
       const { store } = suite
-      const inferenceId = uuidv7()
+      const inferenceId = uuidv7(Date.now())
       const first = modelInference(inferenceId, { cached: true })
       const second = modelInference(inferenceId, {
         system: undefined,
@@ -154,23 +156,23 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         output: [{ type: "tool_call", id: "call_1", raw_name: "get_weather", raw_arguments: "{\"city\":\"Paris\"}" }]
       })
       const empty = modelInference(inferenceId, { output: [], finishReason: "length" })
-      const other = modelInference(uuidv7(), {
+      const other = modelInference(uuidv7(Date.now()), {
         finishReason: "tool_call",
         output: [{ type: "unknown", data: { x: [1, 2] }, model_provider_name: "tensorzero::model_name::m::provider_name::p" }]
       })
       await run(write(store, batch({ modelInferences: [second, other, empty, first] })))
 
-      expect(await run(store.getModelInferences([inferenceId]))).toStrictEqual([first, second, empty])
-      expect(await run(store.getModelInferences([inferenceId, other.inferenceId]))).toHaveLength(4)
-      expect(await run(store.getModelInferences([other.inferenceId]))).toStrictEqual([other])
-      expect(await run(store.getModelInferences([uuidv7()]))).toEqual([])
-      expect(await run(store.getModelInferences([]))).toEqual([])
+      expect(await run(store.inferences.getModelInferences([inferenceId]))).toStrictEqual([first, second, empty])
+      expect(await run(store.inferences.getModelInferences([inferenceId, other.inferenceId]))).toHaveLength(4)
+      expect(await run(store.inferences.getModelInferences([other.inferenceId]))).toStrictEqual([other])
+      expect(await run(store.inferences.getModelInferences([uuidv7(Date.now())]))).toEqual([])
+      expect(await run(store.inferences.getModelInferences([]))).toEqual([])
     })
 
     it("feedback of all four kinds, on inferences and on episodes, with exact values, in id order", async () => {
       const { store } = suite
-      const inferenceId = uuidv7()
-      const episodeId = uuidv7()
+      const inferenceId = uuidv7(Date.now())
+      const episodeId = uuidv7(Date.now())
       const floats = [0.1, 0.1 + 0.2, 1 / 3, 123456.789, -3, -2.5e-300, 1.7976931348623157e308, 5e-324, 3.0000000000000004]
       const rows = [
         feedback("boolean", inferenceId, true, { tags: { by: "human" } }),
@@ -183,16 +185,16 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         feedback("demonstration", inferenceId, { name: "Ann", age: 30, nested: { ok: true, none: null } }),
         feedback("demonstration", inferenceId, [])
       ]
-      const unrelated = feedback("comment", uuidv7(), "elsewhere")
+      const unrelated = feedback("comment", uuidv7(Date.now()), "elsewhere")
       // written in an order that is not the id order
       await run(write(store, batch({ feedback: [...rows].reverse().concat(unrelated) })))
 
-      const read = await run(store.getFeedback([inferenceId, episodeId]))
+      const read = await run(store.feedback.getFeedback([inferenceId, episodeId]))
       expect(read).toStrictEqual(rows)
       expect(read.filter((row) => row.kind === "float").map((row) => row.value)).toEqual([...floats, 42])
-      expect(await run(store.getFeedback([episodeId]))).toStrictEqual(rows.filter((row) => row.targetId === episodeId))
-      expect(await run(store.getFeedback([uuidv7()]))).toEqual([])
-      expect(await run(store.getFeedback([]))).toEqual([])
+      expect(await run(store.feedback.getFeedback([episodeId]))).toStrictEqual(rows.filter((row) => row.targetId === episodeId))
+      expect(await run(store.feedback.getFeedback([uuidv7(Date.now())]))).toEqual([])
+      expect(await run(store.feedback.getFeedback([]))).toEqual([])
     })
 
     it("strings with quotes, backslashes, newlines, placeholders, control characters and unicode round-trip, also as filters", async () => {
@@ -214,8 +216,8 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       await run(write(store, batch({ inferences: [...rows, numbers], modelInferences: [call, cachedCall(entry)], feedback: [comment] })))
 
       for (const [index, row] of rows.entries()) {
-        expect(await run(store.getInferences([row.id]))).toStrictEqual([row])
-        const listed = await run(store.listInferences({
+        expect(await run(store.inferences.getInferences([row.id]))).toStrictEqual([row])
+        const listed = await run(store.inferences.listInferences({
           functionName: row.functionName,
           variantName: row.variantName,
           filter: { type: "tag", key: `key ${index} ${oddStrings[index]}`, value: oddStrings[index], comparison_operator: "=" },
@@ -225,12 +227,12 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         expect(listed).toStrictEqual([row])
       }
       // JSON has no -0: it is written as 0
-      expect(await run(store.getInferences([numbers.id]))).toStrictEqual([{ ...numbers, input: { deep: [1.5, 0, 1e300, -1e-300, 0.1 + 0.2, true, null] } }])
-      expect(await run(store.getModelInferences([rows[0].id]))).toStrictEqual([call])
-      expect(await run(store.getFeedback([rows[0].id]))).toStrictEqual([comment])
-      expect(await run(store.cacheLookup(entry.key, undefined))).toStrictEqual(entry)
+      expect(await run(store.inferences.getInferences([numbers.id]))).toStrictEqual([{ ...numbers, input: { deep: [1.5, 0, 1e300, -1e-300, 0.1 + 0.2, true, null] } }])
+      expect(await run(store.inferences.getModelInferences([rows[0].id]))).toStrictEqual([call])
+      expect(await run(store.feedback.getFeedback([rows[0].id]))).toStrictEqual([comment])
+      expect(await run(store.cache.lookup(entry.key, undefined))).toStrictEqual(entry)
       // the strings that look like SQL were only ever data
-      expect(await run(store.getInferences(rows.map((row) => row.id)))).toHaveLength(rows.length)
+      expect(await run(store.inferences.getInferences(rows.map((row) => row.id)))).toHaveLength(rows.length)
     })
 
     it("lone UTF-16 surrogates in plain strings read back as U+FFFD instead of failing the batch", async () => {
@@ -238,8 +240,8 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const row = chatInference({ variantName: "bad \ud800 surrogate", tags: { "k\udc00": "v\ud800" } })
       const call = modelInference(row.id, { rawResponse: "a\udfffb" })
       await run(write(store, batch({ inferences: [row], modelInferences: [call] })))
-      expect(await run(store.getInferences([row.id]))).toStrictEqual([{ ...row, variantName: "bad \ufffd surrogate", tags: { "k\ufffd": "v\ufffd" } }])
-      expect(await run(store.getModelInferences([row.id]))).toStrictEqual([{ ...call, rawResponse: "a\ufffdb" }])
+      expect(await run(store.inferences.getInferences([row.id]))).toStrictEqual([{ ...row, variantName: "bad \ufffd surrogate", tags: { "k\ufffd": "v\ufffd" } }])
+      expect(await run(store.inferences.getModelInferences([row.id]))).toStrictEqual([{ ...call, rawResponse: "a\ufffdb" }])
     })
 
     it("stores a batch written again once: retries, and the same rows twice in one batch", async () => {
@@ -249,24 +251,24 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       for (let attempt = 0; attempt < 3; attempt++) await run(write(store, once))
       await run(write(store, batch({ inferences: [chat, chat, json], feedback: [once.feedback[0], once.feedback[0]], modelInferences: [once.modelInferences[0], once.modelInferences[0]] })))
 
-      expect(await run(store.getInferences([chat.id, json.id]))).toStrictEqual([json, chat])
-      expect(await run(store.listInferences({ functionName: "every_kind", limit: 100, offset: 0 }))).toStrictEqual([json, chat])
-      expect(await run(store.listInferences({ episodeId: chat.episodeId, limit: 100, offset: 0 }))).toStrictEqual([json, chat])
-      expect(await run(store.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
-      expect(await run(store.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
-      expect(await run(store.cacheLookup(once.cached.key, undefined))).toStrictEqual(once.cached)
-      expect(await run(store.findInference(json.id))).toMatchObject({ functionType: "json", episodeId: chat.episodeId })
+      expect(await run(store.inferences.getInferences([chat.id, json.id]))).toStrictEqual([json, chat])
+      expect(await run(store.inferences.listInferences({ functionName: "every_kind", limit: 100, offset: 0 }))).toStrictEqual([json, chat])
+      expect(await run(store.inferences.listInferences({ episodeId: chat.episodeId, limit: 100, offset: 0 }))).toStrictEqual([json, chat])
+      expect(await run(store.inferences.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
+      expect(await run(store.feedback.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
+      expect(await run(store.cache.lookup(once.cached.key, undefined))).toStrictEqual(once.cached)
+      expect(await run(store.inferences.findInference(json.id))).toMatchObject({ functionType: "json", episodeId: chat.episodeId })
     })
 
     it("answers ping, and takes an empty batch as a no-op", async () => {
-      await run(suite.store.ping)
+      await run(suite.store.database.ping)
       await run(write(suite.store, batch({})))
     })
   })
 
   describe("cache", () => {
     const suite = storeForSuite(backend)
-    const key = (name: string) => `${name}-${uuidv7()}`
+    const key = (name: string) => `${name}-${uuidv7(Date.now())}`
 
     it("returns the newest entry of a key younger than max_age_s, and of any age without one", async () => {
       const { store } = suite
@@ -279,13 +281,13 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       await run(write(store, batch({ modelInferences: [old, stale].map((entry) => cachedCall(entry)) })))
       await run(write(store, batch({ modelInferences: [recent].map((entry) => cachedCall(entry)) })))
 
-      expect(await run(store.cacheLookup(fresh, undefined))).toStrictEqual(recent)
-      expect(await run(store.cacheLookup(fresh, 60))).toStrictEqual(recent)
-      expect(await run(store.cacheLookup(fresh, 10))).toBeUndefined()
-      expect(await run(store.cacheLookup(staleKey, undefined))).toStrictEqual(stale)
-      expect(await run(store.cacheLookup(staleKey, 3000))).toBeUndefined()
-      expect(await run(store.cacheLookup(staleKey, 4000))).toStrictEqual(stale)
-      expect(await run(store.cacheLookup(key("unknown"), undefined))).toBeUndefined()
+      expect(await run(store.cache.lookup(fresh, undefined))).toStrictEqual(recent)
+      expect(await run(store.cache.lookup(fresh, 60))).toStrictEqual(recent)
+      expect(await run(store.cache.lookup(fresh, 10))).toBeUndefined()
+      expect(await run(store.cache.lookup(staleKey, undefined))).toStrictEqual(stale)
+      expect(await run(store.cache.lookup(staleKey, 3000))).toBeUndefined()
+      expect(await run(store.cache.lookup(staleKey, 4000))).toStrictEqual(stale)
+      expect(await run(store.cache.lookup(key("unknown"), undefined))).toBeUndefined()
     })
 
     it("keeps the newest entry of a key, whatever order the writes arrive in", async () => {
@@ -297,18 +299,18 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const newest = cacheEntry(shared, now, { output: [{ type: "text", text: "newest" }], finishReason: undefined })
       await run(write(store, batch({ modelInferences: [newer].map((entry) => cachedCall(entry)) })))
       await run(write(store, batch({ modelInferences: [older].map((entry) => cachedCall(entry)) })))
-      expect(await run(store.cacheLookup(shared, undefined))).toStrictEqual(newer)
+      expect(await run(store.cache.lookup(shared, undefined))).toStrictEqual(newer)
       // two entries of one key in the same batch, the newest first
       await run(write(store, batch({ modelInferences: [newest, older].map((entry) => cachedCall(entry)) })))
-      expect(await run(store.cacheLookup(shared, undefined))).toStrictEqual(newest)
-      expect(await run(store.cacheLookup(shared, 2))).toStrictEqual(newest)
+      expect(await run(store.cache.lookup(shared, undefined))).toStrictEqual(newest)
+      expect(await run(store.cache.lookup(shared, 2))).toStrictEqual(newest)
     })
   })
 
   describe("listing, filters, ordering and pagination", () => {
     const suite = storeForSuite(backend)
     const base = Date.UTC(2025, 0, 1, 12, 0, 0)
-    const episode = uuidv7()
+    const episode = uuidv7(Date.now())
     // one millisecond apart, except 3 and 4, which share one (and are ordered by id)
     const rows: ReadonlyArray<StoredInference> = [
       chatInference({ id: idAt(base), variantName: "a", tags: { team: "red", user: "u1" } }),
@@ -322,7 +324,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
 
     /** the indexes in `rows` of what listInferences answers */
     const list = async (query: Partial<InferenceQuery> = {}) =>
-      (await run(suite.store.listInferences({ limit: 100, offset: 0, ...query }))).map((found) => rows.findIndex((row) => row.id === found.id))
+      (await run(suite.store.inferences.listInferences({ limit: 100, offset: 0, ...query }))).map((found) => rows.findIndex((row) => row.id === found.id))
 
     const red = { type: "tag", key: "team", value: "red", comparison_operator: "=" } as const
     const u2 = { type: "tag", key: "user", value: "u2", comparison_operator: "=" } as const
@@ -335,7 +337,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
     })
 
     it("lists chat and json inferences together, newest first, ties in one millisecond by id, exactly as written", async () => {
-      expect(await run(suite.store.listInferences({ limit: 100, offset: 0 }))).toStrictEqual(all.map((index) => rows[index]))
+      expect(await run(suite.store.inferences.listInferences({ limit: 100, offset: 0 }))).toStrictEqual(all.map((index) => rows[index]))
     })
 
     it("pages with offset and limit", async () => {
@@ -356,7 +358,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       expect(await list({ episodeId: episode })).toEqual([2, 1])
       expect(await list({ episodeId: episode, functionName: "extract" })).toEqual([1])
       expect(await list({ functionName: "nope" })).toEqual([])
-      expect(await list({ episodeId: uuidv7() })).toEqual([])
+      expect(await list({ episodeId: uuidv7(Date.now()) })).toEqual([])
     })
 
     it("filters by tag: = and != need the tag; not() of them includes inferences without it", async () => {
@@ -405,19 +407,19 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const stored = chatInference()
       await run(write(suite.store, batch({ inferences: [stored] })))
       // valid ids among invalid ones still count
-      expect(await run(suite.store.getInferences([...notUuids, stored.id]))).toStrictEqual([stored])
+      expect(await run(suite.store.inferences.getInferences([...notUuids, stored.id]))).toStrictEqual([stored])
 
       await withCutOffStore(backend, suite.database, async (store) => {
-        expect(await run(store.getInferences(notUuids))).toEqual([])
-        expect(await run(store.getModelInferences(notUuids))).toEqual([])
-        expect(await run(store.getFeedback(notUuids))).toEqual([])
+        expect(await run(store.inferences.getInferences(notUuids))).toEqual([])
+        expect(await run(store.inferences.getModelInferences(notUuids))).toEqual([])
+        expect(await run(store.feedback.getFeedback(notUuids))).toEqual([])
         for (const id of notUuids) {
-          expect(await run(store.findInference(id))).toBeUndefined()
-          expect(await run(store.episodeExists(id))).toBe(false)
-          expect(await run(store.listInferences({ episodeId: id, limit: 10, offset: 0 }))).toEqual([])
+          expect(await run(store.inferences.findInference(id))).toBeUndefined()
+          expect(await run(store.inferences.episodeExists(id))).toBe(false)
+          expect(await run(store.inferences.listInferences({ episodeId: id, limit: 10, offset: 0 }))).toEqual([])
         }
         // a valid id does reach the server, which is cut off
-        expect(await failure(store.findInference(uuidv7()))).toBeInstanceOf(StoreError)
+        expect(await failure(store.inferences.findInference(uuidv7(Date.now())))).toBeInstanceOf(StoreError)
       })
     })
 
@@ -426,7 +428,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const good = chatInference()
       const error = await failure(write(store, batch({ inferences: [good, chatInference({ episodeId: "nope' --" })] })))
       expect(error.message).toMatch(/uuid/i)
-      expect(await run(store.getInferences([good.id]))).toEqual([])
+      expect(await run(store.inferences.getInferences([good.id]))).toEqual([])
       expect((await failure(write(store, batch({ feedback: [feedback("comment", "1; DROP TABLE x", "hi")] })))).message).toMatch(/uuid/i)
     })
 
@@ -436,7 +438,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       proxy.cut()
       try {
         const started = Date.now()
-        for (const effect of [store.ping, write(store, batch({ inferences: [row] })), store.listInferences({ limit: 1, offset: 0 }), store.getInferences([row.id]), store.cacheLookup("k", 1), store.migrate]) {
+        for (const effect of [store.database.ping, write(store, batch({ inferences: [row] })), store.inferences.listInferences({ limit: 1, offset: 0 }), store.inferences.getInferences([row.id]), store.cache.lookup("k", 1), store.database.migrate]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
           expect(error.message).toMatch(new RegExp(`^${backend} \\w+.* failed: \\S`))
@@ -446,9 +448,9 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       } finally {
         proxy.restore()
       }
-      await run(store.ping)
+      await run(store.database.ping)
       await run(write(store, batch({ inferences: [row] })))
-      expect(await run(store.getInferences([row.id]))).toStrictEqual([row])
+      expect(await run(store.inferences.getInferences([row.id]))).toStrictEqual([row])
     })
 
     it("fails with a StoreError, quickly, when nothing listens at the address", async () => {
@@ -458,7 +460,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const { store, close } = await openStore(backend, url)
       try {
         const started = Date.now()
-        for (const effect of [store.ping, store.migrate, write(store, batch({ inferences: [chatInference()] })), store.listInferences({ limit: 1, offset: 0 })]) {
+        for (const effect of [store.database.ping, store.database.migrate, write(store, batch({ inferences: [chatInference()] })), store.inferences.listInferences({ limit: 1, offset: 0 })]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
           expect(error.message).toMatch(new RegExp(`^${backend} \\w+.* failed: .*ECONNREFUSED`))
@@ -475,7 +477,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       url.pathname = "/gw_test_never_created"
       const { store, close } = await openStore(backend, url.toString())
       try {
-        for (const [operation, effect] of [["ping", store.ping], ["listInferences", store.listInferences({ limit: 1, offset: 0 })]] as const) {
+        for (const [operation, effect] of [["ping", store.database.ping], ["listInferences", store.inferences.listInferences({ limit: 1, offset: 0 })]] as const) {
           const error = await failure(effect)
           expect(error.message).toMatch(new RegExp(`^${backend} ${operation} failed: .*gw_test_never_created.* ${missing[backend]}`))
           // ClickHouse 18.16 appends a stack trace to its messages

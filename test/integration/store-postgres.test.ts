@@ -20,10 +20,10 @@ describe("Postgres store: migrations", () => {
     try {
       // two pools (as two gateway processes would have) and two calls on the same pool
       const results = await Promise.all([
-        run(first.store.migrate),
-        run(second.store.migrate),
-        run(first.store.migrate),
-        run(second.store.migrate)
+        run(first.store.database.migrate),
+        run(second.store.database.migrate),
+        run(first.store.database.migrate),
+        run(second.store.database.migrate)
       ])
       // the one Postgres sequence, shared with the relational store (test/integration/relational-postgres.test.ts);
       // each applied once, by whichever call got there first (the results are listed by call, not by time)
@@ -52,7 +52,7 @@ describe("Postgres store: upgrade", () => {
       await psql(database.url, migration("0001_observability_tables") + migration("0002_api_keys_and_rate_limits"))
       await psql(database.url, `CREATE TABLE gateway_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
         INSERT INTO gateway_migrations (version, name) VALUES (1, '0001_observability_tables'), (2, '0002_api_keys_and_rate_limits')`)
-      const call = modelInference(uuidv7())
+      const call = modelInference(uuidv7(Date.now()))
       const dollar = (value: unknown) => `$json$${typeof value === "string" ? value : JSON.stringify(value)}$json$`
       await psql(database.url, `INSERT INTO model_inference (id, inference_id, model_name, model_provider_name, raw_request, raw_response, system,
           input_messages, output, input_tokens, output_tokens, response_time_ms, ttft_ms, finish_reason, cached, timestamp)
@@ -60,8 +60,8 @@ describe("Postgres store: upgrade", () => {
           ${dollar(call.rawResponse)}, ${dollar(call.system)}, ${dollar(call.inputMessages)}, ${dollar(call.output)}, ${call.inputTokens},
           ${call.outputTokens}, ${call.responseTimeMs}, ${call.ttftMs}, '${call.finishReason}', false, '${new Date(call.timestamp).toISOString()}')`)
 
-      expect(await run(opened.store.migrate)).toEqual(["0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry"])
-      expect(await run(opened.store.getModelInferences([call.inferenceId]))).toStrictEqual([call])
+      expect(await run(opened.store.database.migrate)).toEqual(["0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry"])
+      expect(await run(opened.store.inferences.getModelInferences([call.inferenceId]))).toStrictEqual([call])
       expect(await tablesOf(database)).not.toContain("model_inference_cache")
     } finally {
       await opened.close()
@@ -88,21 +88,21 @@ describe("Postgres store: what Postgres alone does", () => {
     const plain = jsonInference()
     await run(write(store, batch({ inferences: [inference, plain], modelInferences: [model] })))
 
-    const [read] = await run(store.getInferences([inference.id]))
+    const [read] = await run(store.inferences.getInferences([inference.id]))
     expect(read.input).toEqual({ messages: [{ role: "user", content: "nul:\uFFFD lone:\uFFFD" }] })
     expect(read.tags).toEqual({ "k\uFFFD": "v" })
-    expect((await run(store.getModelInferences([inference.id])))[0].rawResponse).toBe("a\uFFFDb")
-    expect(await run(store.getInferences([plain.id]))).toStrictEqual([plain])
+    expect((await run(store.inferences.getModelInferences([inference.id])))[0].rawResponse).toBe("a\uFFFDb")
+    expect(await run(store.inferences.getInferences([plain.id]))).toStrictEqual([plain])
   })
 
   it("writes large batches (one JSON parameter per table)", async () => {
     const { store } = suite
-    const inferenceId = uuidv7()
+    const inferenceId = uuidv7(Date.now())
     const many = Array.from({ length: 5_000 }, () => modelInference(inferenceId))
     const inferences = Array.from({ length: 1_000 }, () => chatInference({ functionName: "bulk" }))
     await run(write(store, batch({ modelInferences: many, inferences })))
-    expect(await run(store.getModelInferences([inferenceId]))).toStrictEqual(many)
-    expect(await run(store.listInferences({ functionName: "bulk", limit: 2_000, offset: 0 }))).toHaveLength(1_000)
+    expect(await run(store.inferences.getModelInferences([inferenceId]))).toStrictEqual(many)
+    expect(await run(store.inferences.listInferences({ functionName: "bulk", limit: 2_000, offset: 0 }))).toHaveLength(1_000)
   })
 
   it("keeps one row per id on disk when a batch is written again", async () => {
@@ -128,7 +128,7 @@ describe("Postgres store: what Postgres alone does", () => {
     const inference = jsonInference({ processingTimeMs: 12.5, ttftMs: 0.25 })
     const call = modelInference(inference.id, { responseTimeMs: 80.125, ttftMs: 1 / 3 })
     await run(write(store, batch({ inferences: [inference], modelInferences: [call] })))
-    expect(await run(store.getInferences([inference.id]))).toStrictEqual([inference])
-    expect(await run(store.getModelInferences([inference.id]))).toStrictEqual([call])
+    expect(await run(store.inferences.getInferences([inference.id]))).toStrictEqual([inference])
+    expect(await run(store.inferences.getModelInferences([inference.id]))).toStrictEqual([call])
   })
 })

@@ -198,9 +198,9 @@ describe("OTLP trace export", () => {
 
   it("records the variants and providers that failed before one answered as events of its spans", async () => {
     // an episode whose draw tries the failing variant first (the draw is seeded by the episode)
-    let episode = uuidv7()
+    let episode = uuidv7(Date.now())
     while (sampleVariantOrder([{ name: "failing", weight: 1 }, { name: "shaky", weight: 1 }], seededRandom(`fallback:${episode}`))[0] !== "failing") {
-      episode = uuidv7()
+      episode = uuidv7(Date.now())
     }
     const answer = await gateway.post("/inference", { ...greeting, function_name: "fallback", episode_id: episode })
     expect(answer.status).toBe(200)

@@ -1,30 +1,31 @@
 /**
- * Fixtures of the store suites (test/integration/store-*.test.ts): a store of either backend
- * on a database of its own, runners for its effects, and builders of every kind of record,
+ * Fixtures of the store suites (test/integration/store-*.test.ts): the stores of either
+ * backend (`ObservabilityStores`: one port per capability) on a database of their own, runners for its effects, and builders of every kind of record,
  * complete by default (a field given as `undefined` is left out, as a store reads it back).
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { afterAll, beforeAll } from "vitest"
-import { makeClickHouseStore } from "../../layers/observability/clickhouse.ts"
-import { makePostgresStore } from "../../layers/observability/postgres.ts"
+import { makeClickHouseStores } from "../../layers/clickhouse/stores.ts"
+import { makePostgresStores } from "../../layers/postgres/stores.ts"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import type { CacheEntry, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "../../src/observability/records.ts"
-import type { Store, StoreError } from "../../src/observability/store.ts"
+import type { ObservabilityStores } from "../../src/observability/stores.ts"
+import type { StoreError } from "../../src/storeError.ts"
 import { freshDatabase, type TestBackend, type TestDatabase } from "./databases.ts"
 import { startTcpProxy, type TcpProxy } from "./tcpProxy.ts"
 
 // ---- stores
 
-const constructors = { clickhouse: makeClickHouseStore, postgres: makePostgresStore }
+const constructors = { clickhouse: makeClickHouseStores, postgres: makePostgresStores }
 
 export interface OpenStore {
-  readonly store: Store
+  readonly store: ObservabilityStores
   readonly close: () => Promise<void>
 }
 
-/** the store of `backend` on `url`, in a scope of its own that `close` closes */
+/** the stores of `backend` on `url`, in a scope of their own that `close` closes */
 export const openStore = async (backend: TestBackend, url: string): Promise<OpenStore> => {
   const scope = Effect.runSync(Scope.make())
   const store = await Effect.runPromise(Scope.provide(scope)(constructors[backend](url)))
@@ -34,8 +35,8 @@ export const openStore = async (backend: TestBackend, url: string): Promise<Open
 export const run = <A>(effect: Effect.Effect<A, StoreError>): Promise<A> => Effect.runPromise(effect)
 
 /** `batch` encoded and written, as the write queue does it */
-export const write = (store: Store, rows: WriteBatch): Effect.Effect<void, StoreError> =>
-  Effect.flatMap(Effect.fromResult(store.encode(rows)), store.write)
+export const write = (store: ObservabilityStores, rows: WriteBatch): Effect.Effect<void, StoreError> =>
+  Effect.flatMap(Effect.fromResult(store.database.encode(rows)), store.database.write)
 
 /** the StoreError `effect` fails with (the test fails if it succeeds or dies) */
 export const failure = (effect: Effect.Effect<unknown, StoreError>): Promise<StoreError> => Effect.runPromise(Effect.flip(effect))
@@ -50,7 +51,7 @@ export const serverOf = (database: TestDatabase) => {
  * Runs `use` with a store of `backend` whose server is cut off (a proxy in front of it accepts
  * and closes every connection): whatever it answers, it answered without asking the server.
  */
-export const withCutOffStore = async <A>(backend: TestBackend, database: TestDatabase, use: (store: Store) => Promise<A>): Promise<A> => {
+export const withCutOffStore = async <A>(backend: TestBackend, database: TestDatabase, use: (store: ObservabilityStores) => Promise<A>): Promise<A> => {
   const proxy = await startTcpProxy(serverOf(database))
   proxy.cut()
   const { store, close } = await openStore(backend, proxy.urlFor(database.url))
@@ -64,7 +65,7 @@ export const withCutOffStore = async <A>(backend: TestBackend, database: TestDat
 
 export interface StoreUnderTest {
   readonly database: TestDatabase
-  readonly store: Store
+  readonly store: ObservabilityStores
   /** present when asked for with `proxied`: the store talks to its server through it */
   readonly proxy: TcpProxy
 }
@@ -83,7 +84,7 @@ export const storeForSuite = (
     current.database = await freshDatabase(backend)
     if (options.proxied) current.proxy = await startTcpProxy(serverOf(current.database))
     current.opened = await openStore(backend, current.proxy?.urlFor(current.database.url) ?? current.database.url)
-    if (options.migrate ?? true) await run(current.opened.store.migrate)
+    if (options.migrate ?? true) await run(current.opened.store.database.migrate)
   })
   afterAll(async () => {
     await current.opened?.close()
@@ -109,7 +110,7 @@ export const storeForSuite = (
 /** A UUIDv7 carrying the time `ms`; `sequence` orders ids of the same millisecond. */
 export const idAt = (ms: number, sequence = 0): string => {
   const time = ms.toString(16).padStart(12, "0")
-  const random = uuidv7().slice(19)
+  const random = uuidv7(Date.now()).slice(19)
   return `${time.slice(0, 8)}-${time.slice(8)}-7${sequence.toString(16).padStart(3, "0")}-${random}`
 }
 
@@ -122,13 +123,13 @@ const withoutUndefined = <A extends object>(record: A): A =>
 // ---- records
 
 export const chatInference = (fields: Partial<StoredInference> = {}): StoredInference => {
-  const id = fields.id ?? uuidv7()
+  const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
     functionName: "write_haiku",
     functionType: "chat",
     variantName: "gpt",
-    episodeId: uuidv7(),
+    episodeId: uuidv7(Date.now()),
     input: { system: { name: "Ann" }, messages: [{ role: "user", content: [{ type: "text", text: "a haiku about rain" }] }] },
     output: [
       { type: "text", text: "Rain on the roof" },
@@ -146,13 +147,13 @@ export const chatInference = (fields: Partial<StoredInference> = {}): StoredInfe
 }
 
 export const jsonInference = (fields: Partial<StoredInference> = {}): StoredInference => {
-  const id = fields.id ?? uuidv7()
+  const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
     functionName: "extract",
     functionType: "json",
     variantName: "strict",
-    episodeId: uuidv7(),
+    episodeId: uuidv7(Date.now()),
     input: { messages: [{ role: "user", content: "Ann is 30" }] },
     output: { raw: "{\"name\":\"Ann\",\"age\":30}", parsed: { name: "Ann", age: 30 } },
     outputSchema: { type: "object", properties: { name: { type: "string" }, age: { type: "integer" } }, required: ["name"] },
@@ -165,7 +166,7 @@ export const jsonInference = (fields: Partial<StoredInference> = {}): StoredInfe
 }
 
 export const modelInference = (inferenceId: string, fields: Partial<StoredModelInference> = {}): StoredModelInference => {
-  const id = fields.id ?? uuidv7()
+  const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
     inferenceId,
@@ -189,7 +190,7 @@ export const modelInference = (inferenceId: string, fields: Partial<StoredModelI
 
 /** feedback on an inference, its metric named after its kind unless `fields` says otherwise */
 export const feedback = (kind: StoredFeedback["kind"], targetId: string, value: unknown, fields: Partial<StoredFeedback> = {}): StoredFeedback => {
-  const id = fields.id ?? uuidv7()
+  const id = fields.id ?? uuidv7(Date.now())
   return {
     id,
     kind,
@@ -216,7 +217,7 @@ export const cacheEntry = (key: string, timestamp: number, fields: Partial<Cache
   })
 
 /** the model inference that puts `entry` in the cache: its answer, written with the key, at its time */
-export const cachedCall = (entry: CacheEntry, inferenceId: string = uuidv7(), id: string = idAt(entry.timestamp)): StoredModelInference =>
+export const cachedCall = (entry: CacheEntry, inferenceId: string = uuidv7(Date.now()), id: string = idAt(entry.timestamp)): StoredModelInference =>
   modelInference(inferenceId, {
     id,
     output: entry.output,
@@ -234,7 +235,7 @@ export const cachedCall = (entry: CacheEntry, inferenceId: string = uuidv7(), id
 export const everyKindBatch = (): WriteBatch & { readonly chat: StoredInference; readonly json: StoredInference; readonly cached: CacheEntry } => {
   const chat = chatInference({ functionName: "every_kind" })
   const json = jsonInference({ functionName: "every_kind", episodeId: chat.episodeId })
-  const cachedCallId = uuidv7()
+  const cachedCallId = uuidv7(Date.now())
   const cached = cacheEntry(`${chat.id}-key`, uuidv7Timestamp(cachedCallId))
   return {
     chat,

@@ -5,7 +5,7 @@ import { checkAuthorization } from "../../src/auth/authenticate.ts"
 import { FailedAttempts } from "../../src/auth/failedAttempts.ts"
 import type { StoredApiKey } from "../../src/auth/store.ts"
 import { ServiceUnavailable, Unauthorized } from "../../src/errors.ts"
-import { StoreError } from "../../src/observability/store.ts"
+import { StoreError } from "../../src/storeError.ts"
 
 describe("API keys", () => {
   it("are sk-gw-<12-character public id>-<48-character secret>, different every time", () => {

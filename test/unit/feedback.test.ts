@@ -40,7 +40,7 @@ type = "chat_completion"
 model = "dummy::json"
 `, { files: { "/cfg/weather.json": weather, "/cfg/answer.json": answerSchema } })
 
-const id = uuidv7()
+const id = uuidv7(Date.now())
 
 const messageOf = (result: unknown) => {
   expect(result).toBeInstanceOf(InvalidRequest)

@@ -8,11 +8,12 @@ import { ChunkAccumulator, outputToChunks } from "../../src/inference/chunks.ts"
 import { ModelTable } from "../../src/inference/models.ts"
 import { prepareInference, type PreparedInference } from "../../src/inference/prepare.ts"
 import { runInference } from "../../src/inference/run.ts"
-import { cacheKey, cachePolicy } from "../../src/observability/cache.ts"
+import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/observability/inferenceRows.ts"
-import { Observability } from "../../src/observability/store.ts"
+import { Observability } from "../../src/observability/stores.ts"
 import { dummyUsage } from "../../src/providers/dummy/index.ts"
-import { HttpTransport } from "../../src/services.ts"
+import { RateLimiter } from "../../src/ratelimit/limiter.ts"
+import { HttpTransport, Models } from "../../src/services.ts"
 import { buildOk, json } from "./fixtures.ts"
 
 const config = buildOk(`
@@ -36,23 +37,19 @@ const decode = makeDecoder(InferenceRequest)
 const prepare = (body: unknown): PreparedInference => {
   const decoded = decode(body)
   if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
-  const prepared = prepareInference(decoded.value, config, models)
+  const prepared = prepareInference(decoded.value, config, models, Date.now())
   if ("_tag" in prepared) throw prepared
   return prepared
 }
 
 const services = Layer.mergeAll(
   Layer.succeed(HttpTransport, HttpTransport.of({ post: () => Effect.die("no network"), postStream: () => Effect.die("no network") })),
-  Layer.succeed(Observability, Observability.of({
-    store: undefined,
-    submit: () => "off",
-    stats: () => ({ queued: 0, queuedBytes: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
-    queuedInference: () => undefined,
-    queuedEpisode: () => false
-  }))
+  Layer.succeed(Observability, Observability.of({ stores: undefined })),
+  Layer.succeed(Models, models),
+  Layer.succeed(RateLimiter, RateLimiter.none)
 )
 
-const run = (prepared: PreparedInference) => Effect.runPromise(runInference(prepared).pipe(Effect.provide(services)))
+const run = (prepared: PreparedInference) => Effect.runPromise(runInference(prepared, { templates: config.templates, now: Date.now }).pipe(Effect.provide(services)))
 
 describe("inferenceRows", () => {
   it("records the inference as received and its model call, timestamps from the ids", async () => {

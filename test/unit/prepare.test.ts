@@ -2,6 +2,7 @@ import { v4 as uuidv4, v7 as uuidv7, version as uuidVersion } from "uuid"
 import { describe, expect, it } from "vitest"
 import type { InferenceRequest } from "../../src/api/inference.ts"
 import { InvalidRequest, NotFound } from "../../src/errors.ts"
+import { uuidv7Timestamp } from "../../src/ids.ts"
 import { ModelTable } from "../../src/inference/models.ts"
 import { defaultFunctionName, isUuidV7, type PreparedInference, prepareInference } from "../../src/inference/prepare.ts"
 import { buildOk, json } from "./fixtures.ts"
@@ -58,7 +59,7 @@ model = "dummy::json"
 })
 const models = new ModelTable(config)
 
-const prepare = (fields: Partial<InferenceRequest>) => prepareInference({ input: {}, ...fields }, config, models)
+const prepare = (fields: Partial<InferenceRequest>) => prepareInference({ input: {}, ...fields }, config, models, Date.now())
 
 const prepared = (fields: Partial<InferenceRequest>): PreparedInference => {
   const result = prepare(fields)
@@ -121,6 +122,16 @@ describe("prepareInference: episode", () => {
       expect(uuidVersion(result.inferenceId)).toBe(7)
       expect(result.inferenceId).not.toBe(result.episodeId)
     }
+  })
+
+  it("starts processing at the time it is given, which the new ids carry", () => {
+    // the present: the id generator never goes back in time, so a time it passed would not show
+    const at = Date.now() + 1
+    const result = prepareInference({ input: {}, function_name: "chat" }, config, models, at) as PreparedInference
+    expect(result.startedAt).toBe(at)
+    expect(uuidv7Timestamp(result.episodeId)).toBe(at)
+    expect(uuidv7Timestamp(result.inferenceId)).toBe(at)
+    expect(result.inferenceId > result.episodeId).toBe(true)
   })
 
   it("keeps a given UUIDv7 episode id", () => {

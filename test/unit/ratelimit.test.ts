@@ -2,10 +2,10 @@ import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { InvalidRequest, RateLimited, ServiceUnavailable } from "../../src/errors.ts"
 import type { ModelRequest } from "../../src/inference/types.ts"
-import { StoreError } from "../../src/observability/store.ts"
+import { StoreError } from "../../src/storeError.ts"
 import { reserve, settle } from "../../src/ratelimit/limiter.ts"
 import { applicableRules, describeLimit, jsonLength, plannedBuckets, type RateLimitRule } from "../../src/ratelimit/rules.ts"
-import type { BucketRequest, BucketStore, ConsumeResult } from "../../src/ratelimit/store.ts"
+import type { BucketRequest, RateLimitBuckets, ConsumeResult } from "../../src/ratelimit/store.ts"
 import { buildErrors, buildOk, configPath } from "./fixtures.ts"
 
 const rulesOf = (toml: string) => buildOk(toml).rateLimiting.rules
@@ -83,7 +83,7 @@ describe("applicableRules", () => {
 const recordingStore = (answer: (requests: ReadonlyArray<BucketRequest>) => ConsumeResult | StoreError) => {
   const consumed: Array<ReadonlyArray<BucketRequest>> = []
   const adjusted: Array<ReadonlyArray<BucketRequest>> = []
-  const store: BucketStore = {
+  const store: RateLimitBuckets = {
     backend: "postgres",
     consume: (requests) => {
       consumed.push(requests)

@@ -1,5 +1,5 @@
 /**
- * The Redis/Valkey bucket store: the `BucketStore` of `src/ratelimit/store.ts` for
+ * Rate limit buckets on Redis/Valkey (`RateLimitBuckets` of src/ratelimit/store.ts), for
  * GATEWAY_REDIS_URL (`redis://`, `rediss://` for TLS; Redis >= 5 or Valkey, one instance, not
  * a cluster). One Lua script per call refills every bucket of the request and takes from all of
  * them or from none; Redis runs a script alone, so that is atomic against every gateway process,
@@ -18,8 +18,8 @@ import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { ClientClosedError, ClientOfflineError, createClient, ErrorReply } from "redis"
-import type { BucketRequest, BucketStore, ConsumeResult } from "../../src/ratelimit/store.ts"
-import { StoreError } from "../../src/observability/store.ts"
+import type { BucketRequest, ConsumeResult, RateLimitBuckets } from "../../src/ratelimit/store.ts"
+import { StoreError } from "../../src/storeError.ts"
 
 export const keyPrefix = "gateway:rl:"
 
@@ -142,10 +142,10 @@ const createFailFastClient = (url: string, reconnectStrategy: (retries: number, 
 type Client = ReturnType<typeof createFailFastClient>
 
 /**
- * A bucket store on the Redis at `url`, connected before it is returned (a StoreError when
+ * The buckets on the Redis at `url`, connected before it is returned (a StoreError when
  * Redis cannot be reached within two seconds); the connection closes with the scope.
  */
-export const makeRedisBucketStore = (url: string): Effect.Effect<BucketStore, StoreError, Scope.Scope> =>
+export const makeRedisRateLimitBuckets = (url: string): Effect.Effect<RateLimitBuckets, StoreError, Scope.Scope> =>
   Effect.gen(function*() {
     const runLog = Effect.runSyncWith(yield* Effect.context<never>())
     let current: Client
@@ -288,5 +288,5 @@ export const makeRedisBucketStore = (url: string): Effect.Effect<BucketStore, St
       return Effect.asVoid(run("adjust", requests))
     }
 
-    return { backend: "redis", consume, adjust } satisfies BucketStore
+    return { backend: "redis", consume, adjust } satisfies RateLimitBuckets
   })

@@ -11,7 +11,7 @@
  * - Batches are bounded in bytes as well as in units (a unit larger than `maxBatchBytes` goes
  *   alone), so joining a batch's texts stays far below V8's string limit.
  * - A failed batch (or one not answered within `writeTimeoutMs`: a connection that hangs) is
- *   retried with backoff for as long as it takes, unless the database
+ *   retried with backoff (`retryBackoff`) for as long as it takes, unless the database
  *   refuses the rows themselves (`StoreError.rowsAtFault`, per backend in
  *   src/observability/writeFaults.ts) or the write dies (a defect): then the batch is split in
  *   halves until the units at fault are alone, and only they are dropped (`rejected`).
@@ -23,17 +23,13 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import {
-  type EncodedRow,
-  type InferenceTarget,
-  type Store,
-  StoreError,
-  type Submitted,
-  type WriteUnit,
-  type WriterStats
-} from "../../src/observability/store.ts"
-import { makeNap } from "../nap.ts"
+import type { InferenceTarget } from "../src/inferences/store.ts"
+import type { EncodedRow, ObservabilityDatabase } from "../src/observability/database.ts"
+import type { Submitted, WriteQueue, WriteUnit } from "../src/observability/writeQueue.ts"
+import { StoreError } from "../src/storeError.ts"
+import { makeNap } from "./nap.ts"
 
 export interface WriterOptions {
   /** units in a batch, at most */
@@ -49,13 +45,6 @@ export interface WriterOptions {
   readonly shutdownTimeoutMs: number
   /** a write not answered by then is abandoned and tried again (a connection that hangs) */
   readonly writeTimeoutMs: number
-}
-
-export interface Writer {
-  readonly submit: (unit: WriteUnit) => Submitted
-  readonly stats: () => WriterStats
-  readonly queuedInference: (id: string) => InferenceTarget | undefined
-  readonly queuedEpisode: (id: string) => boolean
 }
 
 /** A unit as queued: its rows encoded and their size, and the inference feedback may look for. */
@@ -74,13 +63,26 @@ interface Flushed {
 
 const rowsOf = (units: ReadonlyArray<QueuedUnit>): Array<EncodedRow> => units.flatMap((unit) => unit.rows)
 
-const maxBackoffMs = 5_000
+/** the pause before the next try of a batch the database could not take: 100 ms, doubled each time, 5 s at most */
+const retryBackoff = Schedule.exponential(Duration.millis(100)).pipe(
+  Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(5))))
+)
 /** the pause after something escaped a flush, so that a fault that repeats cannot spin */
 const recoveryPauseMs = 1_000
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<Writer, never, Scope.Scope> =>
+/** Outcome of one try at a batch: undefined when stored. */
+interface WriteFailure {
+  readonly message: string
+  readonly rowsAtFault: boolean
+  readonly died: boolean
+}
+
+export const makeWriteQueue = (
+  database: ObservabilityDatabase,
+  options: WriterOptions
+): Effect.Effect<WriteQueue["Service"], never, Scope.Scope> =>
   Effect.gen(function*() {
     const queue: Array<QueuedUnit> = []
     let queuedBytes = 0
@@ -111,7 +113,7 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
       // encoding may throw (a row over V8's string limit): submit runs outside any fiber
       let rows: Result.Result<ReadonlyArray<EncodedRow>, { readonly message: string }>
       try {
-        rows = store.encode(unit.batch)
+        rows = database.encode(unit.batch)
       } catch (error) {
         return refuse(messageOf(error))
       }
@@ -166,11 +168,11 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
      * counts as the rows' fault, so that splitting finds the unit that sets it off); only an
      * interruption goes through.
      */
-    const tryWrite = (units: ReadonlyArray<QueuedUnit>) =>
-      Effect.suspend(() => store.write(rowsOf(units))).pipe(
+    const tryWrite = (units: ReadonlyArray<QueuedUnit>): Effect.Effect<WriteFailure | undefined> =>
+      Effect.suspend(() => database.write(rowsOf(units))).pipe(
         Effect.timeoutOrElse({
           duration: Duration.millis(options.writeTimeoutMs),
-          orElse: () => Effect.fail(new StoreError({ message: `${store.backend}: the write had no answer within ${options.writeTimeoutMs} ms` }))
+          orElse: () => Effect.fail(new StoreError({ message: `${database.backend}: the write had no answer within ${options.writeTimeoutMs} ms` }))
         }),
         Effect.as(undefined),
         Effect.catchCause((cause) => {
@@ -184,40 +186,47 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
         })
       )
 
+    /** each failed try that will be tried again: counted, logged on the first and every tenth */
+    const retrying = retryBackoff.pipe(
+      Schedule.setInputType<WriteFailure>(),
+      Schedule.tap(({ attempt, duration, input }) => Effect.suspend(() => {
+        failedAttempts++
+        const warn = attempt % 10 === 1
+          ? Effect.logWarning(
+            `observability write failed (${queue.length} units queued), retrying in ${Duration.toMillis(duration)} ms: ${input.message}`
+          )
+          : Effect.void
+        return Effect.andThen(warn, reportDrops)
+      }))
+    )
+
+    /** one try at `units`, failing when the database could not take them (and they may be tried again) */
+    const tryAgainLater = (units: ReadonlyArray<QueuedUnit>): Effect.Effect<WriteFailure | undefined, WriteFailure> =>
+      Effect.flatMap(tryWrite(units), (failed) =>
+        failed === undefined || failed.rowsAtFault ? Effect.succeed(failed) : Effect.fail(failed))
+
     /**
-     * Writes `units`, retrying (with backoff, forever) while the database cannot take them;
+     * Writes `units`, retrying (`retryBackoff`, forever) while the database cannot take them;
      * when it refuses the rows themselves, the halves are written on their own, down to the
      * units at fault, which are dropped and logged with the database's reason.
      */
     const writeUnits = (units: ReadonlyArray<QueuedUnit>): Effect.Effect<Flushed> =>
       Effect.gen(function*() {
-        for (let attempt = 0;; attempt++) {
-          const failed = yield* tryWrite(units)
-          if (failed === undefined) return { stored: units.length, rejected: 0 }
-          if (failed.rowsAtFault) {
-            if (units.length === 1) {
-              yield* Effect.logError(
-                failed.died
-                  ? `observability: a write died (a bug), and is dropped: ${failed.message}`
-                  : `observability: the database refused a write, which is dropped: ${failed.message}`
-              )
-              return { stored: 0, rejected: 1 }
-            }
-            const half = Math.ceil(units.length / 2)
-            const first = yield* writeUnits(units.slice(0, half))
-            const second = yield* writeUnits(units.slice(half))
-            return { stored: first.stored + second.stored, rejected: first.rejected + second.rejected }
-          }
-          failedAttempts++
-          const delay = Math.min(maxBackoffMs, 100 * 2 ** Math.min(attempt, 16))
-          if (attempt === 0 || attempt % 10 === 0) {
-            yield* Effect.logWarning(
-              `observability write failed (${queue.length} units queued), retrying in ${delay} ms: ${failed.message}`
-            )
-          }
-          yield* reportDrops
-          yield* Effect.sleep(Duration.millis(delay))
+        // the schedule never ends: a batch the database cannot take now waits for it
+        const failed = yield* Effect.orDie(Effect.retry(tryAgainLater(units), retrying))
+        if (failed === undefined) return { stored: units.length, rejected: 0 }
+        if (units.length === 1) {
+          yield* Effect.logError(
+            failed.died
+              ? `observability: a write died (a bug), and is dropped: ${failed.message}`
+              : `observability: the database refused a write, which is dropped: ${failed.message}`
+          )
+          return { stored: 0, rejected: 1 }
         }
+        const half = Math.ceil(units.length / 2)
+        const first = yield* writeUnits(units.slice(0, half))
+        const second = yield* writeUnits(units.slice(half))
+        return { stored: first.stored + second.stored, rejected: first.rejected + second.rejected }
       })
 
     /** the oldest units that make a batch: up to `maxRows`, and `maxBatchBytes` unless the first is larger alone */
@@ -280,7 +289,11 @@ export const makeWriter = (store: Store, options: WriterOptions): Effect.Effect<
     )
 
     return {
+      enabled: true,
       submit,
+      submitSoon: (make) => {
+        setImmediate(() => submit(make()))
+      },
       stats: () => ({ queued: queue.length, queuedBytes, written, dropped, rejected, failedAttempts }),
       queuedInference,
       queuedEpisode

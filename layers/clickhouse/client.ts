@@ -1,0 +1,123 @@
+/**
+ * The ClickHouse connection every ClickHouse adapter shares, for an http(s)
+ * GATEWAY_ANALYTICS_DB_URL (`http://user:password@host:8123/database`): one
+ * `@clickhouse/client` for the scope, queries that are aborted when their effect is
+ * interrupted, and the one mapping of its failures to `StoreError`s (with the error code and
+ * whether the rows are at fault, src/observability/writeFaults.ts).
+ */
+import { ClickHouseLogLevel, createClient } from "@clickhouse/client"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { clickHouseErrorCode, clickHouseRowsAtFault, isTooLargeForAString } from "../../src/observability/writeFaults.ts"
+import { StoreError } from "../../src/storeError.ts"
+
+export interface Connection {
+  readonly url: string
+  readonly username: string
+  readonly password: string
+  readonly database: string
+}
+
+/** `http://user:password@host:port/database`: credentials and database are taken out of the URL. */
+const parseUrl = (url: string): Connection => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new StoreError({ message: "clickhouse URL is not a valid URL" })
+  }
+  const database = decodeURIComponent(parsed.pathname.replace(/^\/|\/$/g, "")) || "default"
+  // the name goes into CREATE DATABASE, where it cannot be a hex literal
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) {
+    throw new StoreError({ message: `clickhouse database name must be letters, digits and underscores: ${JSON.stringify(database)}` })
+  }
+  return {
+    url: `${parsed.protocol}//${parsed.host}`,
+    username: decodeURIComponent(parsed.username) || "default",
+    password: decodeURIComponent(parsed.password),
+    database
+  }
+}
+
+export const clientFor = (connection: Connection, database: string) =>
+  createClient({
+    url: connection.url,
+    username: connection.username,
+    password: connection.password,
+    database,
+    application: "llm-gateway",
+    // failures reach the caller as StoreErrors, which the gateway logs once, in its own format
+    log: { level: ClickHouseLogLevel.OFF }
+  })
+
+type Client = ReturnType<typeof clientFor>
+
+// ---- errors
+
+/** The reason, in one line: the server's message without the stack trace 18.16 appends, or the socket error. */
+export const reasonOf = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error)
+  const code = (error as { code?: unknown }).code
+  let message = error.message === "" && typeof code === "string" ? code : error.message
+  const exception = message.lastIndexOf("DB::Exception: ")
+  if (exception >= 0) message = message.slice(exception + "DB::Exception: ".length)
+  message = message.split(/, e\.what\(\) = |\. \(version |Stack trace|\n/)[0].trim()
+  return message.length > 300 ? `${message.slice(0, 300)}...` : message
+}
+
+export const storeError = (operation: string) => (error: unknown) =>
+  error instanceof StoreError ? error : new StoreError({ message: `clickhouse ${operation} failed: ${reasonOf(error)}` })
+
+/** A failed write, with its error code and whether the rows are at fault (src/observability/writeFaults.ts). */
+export const writeError = (error: unknown): StoreError => {
+  if (error instanceof StoreError) return error
+  if (isTooLargeForAString(error)) {
+    return new StoreError({ message: `clickhouse write failed: the batch is too large to send (${reasonOf(error)})`, rowsAtFault: true })
+  }
+  const code = clickHouseErrorCode(error)
+  return new StoreError({
+    message: storeError("write")(error).message,
+    ...(code !== undefined && { code: String(code) }),
+    rowsAtFault: clickHouseRowsAtFault(code)
+  })
+}
+
+// ---- the client
+
+export interface ClickHouse {
+  readonly connection: Connection
+  readonly client: Client
+  /** runs `work`, aborted if the effect is interrupted; any failure is a StoreError */
+  readonly run: <A>(operation: string, work: (signal: AbortSignal) => Promise<A>) => Effect.Effect<A, StoreError>
+  /** the rows of a query, 64-bit integers as strings */
+  readonly select: <Row>(query: string, signal: AbortSignal) => Promise<Array<Row>>
+  /** one INSERT of JSONEachRow lines; table names are the code's own, never input */
+  readonly insert: (table: string, lines: ReadonlyArray<string>, signal: AbortSignal) => Promise<unknown>
+}
+
+/** The client of the database `url` names, closed with the scope. */
+export const makeClickHouse = (url: string): Effect.Effect<ClickHouse, StoreError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const connection = yield* Effect.try({ try: () => parseUrl(url), catch: storeError("connect") })
+    const client = yield* Effect.acquireRelease(
+      Effect.try({ try: () => clientFor(connection, connection.database), catch: storeError("connect") }),
+      (client) => Effect.promise(() => client.close().catch(() => undefined))
+    )
+    return {
+      connection,
+      client,
+      run: (operation, work) => Effect.tryPromise({ try: work, catch: storeError(operation) }),
+      select: async <Row>(query: string, signal: AbortSignal): Promise<Array<Row>> => {
+        const result = await client.query({
+          query,
+          format: "JSONEachRow",
+          abort_signal: signal,
+          // UInt64 (times, float bits) as strings, whatever the server's default: exact past 2^53
+          clickhouse_settings: { output_format_json_quote_64bit_integers: 1 }
+        })
+        return result.json<Row>()
+      },
+      insert: (table, lines, signal) =>
+        client.command({ query: `INSERT INTO ${table} FORMAT JSONEachRow\n${lines.join("\n")}`, abort_signal: signal })
+    }
+  })

@@ -1,0 +1,118 @@
+/**
+ * Stored inferences on ClickHouse (`InferenceStore` of src/inferences/store.ts): chat and json
+ * inferences from their two tables, newest first and one row per id, and their model calls.
+ * Lookups by id and by episode go through the `InferenceById` and `InferenceByEpisodeId`
+ * tables, sorted by those ids.
+ */
+import { isUuid } from "../../src/ids.ts"
+import type { InferenceQuery, InferenceStore, InferenceTarget, StoreFilter } from "../../src/inferences/store.ts"
+import type { ClickHouse } from "./client.ts"
+import { type InferenceRow, type Json, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
+import { refused, sqlInteger, sqlString, sqlUuid, sqlUuids } from "./sql.ts"
+
+const inferenceColumns = (type: "chat" | "json") =>
+  `id, '${type}' AS function_type, function_name, variant_name, episode_id, input, output, ` +
+  (type === "chat" ? "tool_params, CAST(NULL AS Nullable(String)) AS output_schema" : "CAST(NULL AS Nullable(String)) AS tool_params, output_schema") +
+  ", inference_params, processing_time_ms, ttft_ms, tags.key, tags.value, timestamp_ms"
+
+/** UUIDv7 text order is time order; ClickHouse's own UUID order is not, hence the text. */
+const newestFirst = "ORDER BY timestamp_ms DESC, toString(id) DESC LIMIT 1 BY id"
+
+/** Chat and json inferences matching `where`, newest first, one row per id; `window` caps each table's share. */
+const selectInferences = (where: string, window?: number) => {
+  const cap = window === undefined ? "" : ` LIMIT ${sqlInteger(window)}`
+  const branch = (type: "chat" | "json", table: string) =>
+    `SELECT * FROM (SELECT ${inferenceColumns(type)} FROM ${table} WHERE ${where} ${newestFirst}${cap})`
+  return `SELECT * FROM (${branch("chat", "ChatInference")} UNION ALL ${branch("json", "JsonInference")}) ${newestFirst}`
+}
+
+// checked before it is pasted, even though the API schema admits only these
+const timeOperators: ReadonlyArray<string> = ["<", "<=", ">", ">="]
+
+/**
+ * A missing tag matches neither `=` nor `!=` (and so matches `not` of either). Times compare
+ * whole milliseconds, so a fractional bound is rounded the way that keeps the comparison exact.
+ */
+const filterSql = (filter: StoreFilter): string => {
+  switch (filter.type) {
+    case "tag": {
+      const operator = filter.comparison_operator === "=" ? "=" : "!="
+      return `arrayExists((k, v) -> k = ${sqlString(filter.key)} AND v ${operator} ${sqlString(filter.value)}, tags.key, tags.value)`
+    }
+    case "time": {
+      const operator = filter.comparison_operator
+      if (!timeOperators.includes(operator) || !Number.isFinite(filter.time)) throw refused(`not a time filter: ${JSON.stringify(filter)}`)
+      const whole = operator === "<" || operator === ">=" ? Math.ceil(filter.time) : Math.floor(filter.time)
+      return `timestamp_ms ${operator} ${sqlInteger(Math.min(Math.max(whole, 0), Number.MAX_SAFE_INTEGER))}`
+    }
+    case "and":
+      return filter.children.length === 0 ? "1" : filter.children.map((child) => `(${filterSql(child)})`).join(" AND ")
+    case "or":
+      return filter.children.length === 0 ? "0" : filter.children.map((child) => `(${filterSql(child)})`).join(" OR ")
+    case "not":
+      return `NOT (${filterSql(filter.child)})`
+    default:
+      throw refused(`not a filter: ${JSON.stringify(filter)}`)
+  }
+}
+
+export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): InferenceStore => ({
+  getInferences: (ids) =>
+    run("getInferences", async (signal) => {
+      const valid = ids.filter(isUuid)
+      if (valid.length === 0) return []
+      const list = sqlUuids(valid)
+      // the function names narrow the scan: the inference tables are sorted by function
+      const where = `function_name IN (SELECT function_name FROM InferenceById WHERE id IN ${list}) AND id IN ${list}`
+      return (await select<InferenceRow>(selectInferences(where), signal)).map(toInference)
+    }),
+
+  listInferences: (query: InferenceQuery) =>
+    run("listInferences", async (signal) => {
+      const limit = Math.max(0, Math.floor(query.limit))
+      const offset = Math.max(0, Math.floor(query.offset))
+      if (limit === 0 || (query.episodeId !== undefined && !isUuid(query.episodeId))) return []
+      const conditions = [
+        ...(query.functionName !== undefined ? [`function_name = ${sqlString(query.functionName)}`] : []),
+        ...(query.variantName !== undefined ? [`variant_name = ${sqlString(query.variantName)}`] : []),
+        ...(query.episodeId !== undefined ? [`episode_id = ${sqlUuid(query.episodeId)}`] : []),
+        ...(query.filter !== undefined ? [`(${filterSql(query.filter)})`] : [])
+      ]
+      const where = conditions.length === 0 ? "1" : conditions.join(" AND ")
+      const sql = `${selectInferences(where, offset + limit)} LIMIT ${sqlInteger(offset)}, ${sqlInteger(limit)}`
+      return (await select<InferenceRow>(sql, signal)).map(toInference)
+    }),
+
+  getModelInferences: (inferenceIds) =>
+    run("getModelInferences", async (signal) => {
+      const valid = inferenceIds.filter(isUuid)
+      if (valid.length === 0) return []
+      const rows = await select<ModelInferenceRow>(
+        `SELECT * FROM ModelInference WHERE inference_id IN ${sqlUuids(valid)} ORDER BY toString(id) LIMIT 1 BY id`,
+        signal
+      )
+      return rows.map(toModelInference)
+    }),
+
+  findInference: (id) =>
+    run("findInference", async (signal): Promise<InferenceTarget | undefined> => {
+      if (!isUuid(id)) return undefined
+      const [row] = await select<{ function_name: string; function_type: "chat" | "json"; episode_id: string; output_schema: Json | null }>(
+        `SELECT function_name, function_type, episode_id, output_schema FROM InferenceById WHERE id = ${sqlUuid(id)} LIMIT 1`,
+        signal
+      )
+      return row === undefined ? undefined : {
+        functionName: row.function_name,
+        functionType: row.function_type,
+        episodeId: row.episode_id,
+        ...(row.output_schema !== null && { outputSchema: JSON.parse(row.output_schema) })
+      }
+    }),
+
+  episodeExists: (id) =>
+    run("episodeExists", async (signal) => {
+      if (!isUuid(id)) return false
+      const rows = await select(`SELECT 1 AS found FROM InferenceByEpisodeId WHERE episode_id = ${sqlUuid(id)} LIMIT 1`, signal)
+      return rows.length > 0
+    })
+})

@@ -1,0 +1,279 @@
+/**
+ * The records of src/observability/records.ts as ClickHouse rows, both ways: JSONEachRow
+ * objects to write (each row built and checked before any is sent) and the rows queries read
+ * back. Tables are ReplacingMergeTrees keyed by id and reads dedupe by id, so a retried batch
+ * is seen once. The cache's keys are filled from ModelInference by a materialized view, so an
+ * answer is written once.
+ */
+import * as Result from "effect/Result"
+import { type EncodedRow, encodeRows } from "../../src/observability/database.ts"
+import type { CacheEntry, FeedbackKind, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "../../src/observability/records.ts"
+import type { StoreError } from "../../src/storeError.ts"
+import { storeError } from "./client.ts"
+import { sqlUuid } from "./sql.ts"
+
+export type Json = string
+
+/** ClickHouse refuses lone UTF-16 surrogates in JSON input: they become U+FFFD. */
+const text = (value: string) => value.toWellFormed()
+
+const json = (value: unknown): Json => JSON.stringify(value) ?? "null"
+const optionalJson = (value: unknown): Json | null => (value === undefined ? null : json(value))
+
+// A value the column cannot hold would fail the batch on every retry and block the write
+// queue behind it: numbers are brought into range instead (a backward clock step gives 0 ms).
+const wholeNumber = (value: number, max: number) => (Number.isFinite(value) ? Math.min(Math.max(Math.round(value), 0), max) : 0)
+/** durations and token counts */
+const uint32 = (value: number) => wholeNumber(value, 0xffffffff)
+/** epoch milliseconds */
+const epochMs = (value: number) => wholeNumber(value, Number.MAX_SAFE_INTEGER)
+
+/** `value` as a bit-exact UInt64 (decimal text): 18.16 parses decimal floats inexactly. */
+const float64Bits = (value: number) => {
+  const view = new DataView(new ArrayBuffer(8))
+  view.setFloat64(0, value)
+  return view.getBigUint64(0).toString()
+}
+
+const float64FromBits = (bits: string) => {
+  const view = new DataView(new ArrayBuffer(8))
+  view.setBigUint64(0, BigInt(bits))
+  return view.getFloat64(0)
+}
+
+const assertUuids = (...ids: ReadonlyArray<string>) => ids.forEach(sqlUuid)
+
+interface Tagged {
+  readonly "tags.key": ReadonlyArray<string>
+  readonly "tags.value": ReadonlyArray<string>
+}
+
+const tagColumns = (tags: Readonly<Record<string, string>>): Tagged => {
+  const entries = Object.entries(tags)
+  return { "tags.key": entries.map(([key]) => text(key)), "tags.value": entries.map(([, value]) => text(value)) }
+}
+
+const tagsOf = (row: Tagged): Record<string, string> =>
+  Object.fromEntries(row["tags.key"].map((key, index) => [key, row["tags.value"][index]]))
+
+// ---- inferences
+
+export interface InferenceRow extends Tagged {
+  readonly id: string
+  readonly function_type: "chat" | "json"
+  readonly function_name: string
+  readonly variant_name: string
+  readonly episode_id: string
+  readonly input: Json
+  readonly output: Json
+  readonly tool_params: Json | null
+  readonly output_schema: Json | null
+  readonly inference_params: Json
+  readonly processing_time_ms: number
+  readonly ttft_ms: number | null
+  readonly timestamp_ms: string
+}
+
+const inferenceRow = (inference: StoredInference) => {
+  assertUuids(inference.id, inference.episodeId)
+  return {
+    id: inference.id,
+    function_name: text(inference.functionName),
+    variant_name: text(inference.variantName),
+    episode_id: inference.episodeId,
+    input: json(inference.input),
+    output: json(inference.output),
+    ...(inference.functionType === "chat"
+      ? { tool_params: optionalJson(inference.toolParams) }
+      : { output_schema: optionalJson(inference.outputSchema) }),
+    inference_params: json(inference.inferenceParams),
+    processing_time_ms: uint32(inference.processingTimeMs),
+    ttft_ms: inference.ttftMs === undefined ? null : uint32(inference.ttftMs),
+    ...tagColumns(inference.tags),
+    timestamp_ms: epochMs(inference.timestamp)
+  }
+}
+
+// Optional fields are NULL when absent, and absent again when read.
+export const toInference = (row: InferenceRow): StoredInference => ({
+  id: row.id,
+  functionName: row.function_name,
+  functionType: row.function_type,
+  variantName: row.variant_name,
+  episodeId: row.episode_id,
+  input: JSON.parse(row.input),
+  output: JSON.parse(row.output),
+  ...(row.tool_params !== null && { toolParams: JSON.parse(row.tool_params) }),
+  ...(row.output_schema !== null && { outputSchema: JSON.parse(row.output_schema) }),
+  inferenceParams: JSON.parse(row.inference_params),
+  processingTimeMs: row.processing_time_ms,
+  ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
+  tags: tagsOf(row),
+  timestamp: Number(row.timestamp_ms)
+})
+
+// ---- model inferences
+
+export interface ModelInferenceRow {
+  readonly id: string
+  readonly inference_id: string
+  readonly model_name: string
+  readonly model_provider_name: string
+  readonly raw_request: string
+  readonly raw_response: string
+  readonly system: string | null
+  readonly input_messages: Json
+  readonly output: Json
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly response_time_ms: number
+  readonly ttft_ms: number | null
+  readonly finish_reason: StoredModelInference["finishReason"] | null
+  readonly cached: number
+  /** '' when the answer is not to be served from the cache */
+  readonly cache_key: string
+  readonly timestamp_ms: string
+}
+
+const modelInferenceRow = (call: StoredModelInference) => {
+  assertUuids(call.id, call.inferenceId)
+  return {
+    id: call.id,
+    inference_id: call.inferenceId,
+    model_name: text(call.modelName),
+    model_provider_name: text(call.modelProviderName),
+    raw_request: text(call.rawRequest),
+    raw_response: text(call.rawResponse),
+    system: call.system === undefined ? null : text(call.system),
+    input_messages: json(call.inputMessages),
+    output: json(call.output),
+    input_tokens: uint32(call.inputTokens),
+    output_tokens: uint32(call.outputTokens),
+    response_time_ms: uint32(call.responseTimeMs),
+    ttft_ms: call.ttftMs === undefined ? null : uint32(call.ttftMs),
+    finish_reason: call.finishReason ?? null,
+    cached: call.cached ? 1 : 0,
+    cache_key: call.cacheKey === undefined ? "" : text(call.cacheKey),
+    timestamp_ms: epochMs(call.timestamp)
+  }
+}
+
+export const toModelInference = (row: ModelInferenceRow): StoredModelInference => ({
+  id: row.id,
+  inferenceId: row.inference_id,
+  modelName: row.model_name,
+  modelProviderName: row.model_provider_name,
+  rawRequest: row.raw_request,
+  rawResponse: row.raw_response,
+  ...(row.system !== null && { system: row.system }),
+  inputMessages: JSON.parse(row.input_messages),
+  output: JSON.parse(row.output),
+  inputTokens: row.input_tokens,
+  outputTokens: row.output_tokens,
+  responseTimeMs: row.response_time_ms,
+  ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
+  ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
+  cached: row.cached === 1,
+  ...(row.cache_key !== "" && { cacheKey: row.cache_key }),
+  timestamp: Number(row.timestamp_ms)
+})
+
+// ---- feedback
+
+/** Each kind of feedback: its table, and how its value is stored and read back. */
+export const feedbackKinds: Record<FeedbackKind, {
+  readonly table: string
+  readonly store: (value: unknown) => Record<string, unknown>
+  readonly read: (row: any) => unknown
+}> = {
+  boolean: {
+    table: "BooleanMetricFeedback",
+    store: (value) => ({ value: value === true ? 1 : 0 }),
+    read: (row: { value: number }) => row.value === 1
+  },
+  float: {
+    table: "FloatMetricFeedback",
+    store: (value) => ({ value_bits: float64Bits(Number(value)) }),
+    read: (row: { value_bits: string }) => float64FromBits(row.value_bits)
+  },
+  comment: {
+    table: "CommentFeedback",
+    store: (value) => ({ value: text(String(value)) }),
+    read: (row: { value: string }) => row.value
+  },
+  demonstration: {
+    table: "DemonstrationFeedback",
+    store: (value) => ({ value: json(value) }),
+    read: (row: { value: Json }) => JSON.parse(row.value)
+  }
+}
+
+export interface FeedbackRow extends Tagged {
+  readonly id: string
+  readonly target_id: string
+  readonly target_type: "inference" | "episode"
+  readonly metric_name: string
+  readonly timestamp_ms: string
+}
+
+const feedbackRow = (feedback: StoredFeedback) => {
+  assertUuids(feedback.id, feedback.targetId)
+  return {
+    id: feedback.id,
+    target_id: feedback.targetId,
+    target_type: feedback.targetType,
+    metric_name: text(feedback.metricName),
+    ...feedbackKinds[feedback.kind].store(feedback.value),
+    ...tagColumns(feedback.tags),
+    timestamp_ms: epochMs(feedback.timestamp)
+  }
+}
+
+export const toFeedback = (kind: FeedbackKind) => (row: FeedbackRow): StoredFeedback => ({
+  id: row.id,
+  kind,
+  metricName: row.metric_name,
+  targetType: row.target_type,
+  targetId: row.target_id,
+  value: feedbackKinds[kind].read(row),
+  tags: tagsOf(row),
+  timestamp: Number(row.timestamp_ms)
+})
+
+// ---- cache entries
+
+export interface CacheRow {
+  readonly output: Json
+  readonly raw_request: string
+  readonly raw_response: string
+  readonly finish_reason: CacheEntry["finishReason"] | null
+  readonly timestamp_ms: string
+}
+
+export const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
+  key,
+  output: JSON.parse(row.output),
+  rawRequest: row.raw_request,
+  rawResponse: row.raw_response,
+  ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
+  timestamp: Number(row.timestamp_ms)
+})
+
+// ---- writes
+
+export const inferenceTables: ReadonlySet<string> = new Set(["ChatInference", "JsonInference"])
+
+/** `batch` as JSONEachRow lines, each row built (and checked) before any is sent */
+export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
+  Result.try({
+    try: () =>
+      encodeRows(batch, {
+        inferenceTable: { chat: "ChatInference", json: "JsonInference" },
+        modelInferenceTable: "ModelInference",
+        feedbackTable: (kind) => feedbackKinds[kind].table,
+        inference: inferenceRow,
+        modelInference: modelInferenceRow,
+        feedback: feedbackRow
+      }),
+    catch: storeError("encode")
+  })

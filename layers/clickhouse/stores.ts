@@ -1,0 +1,21 @@
+/**
+ * The analytics database on ClickHouse, for an http(s) GATEWAY_ANALYTICS_DB_URL: one client
+ * shared by the adapter of every capability. Tables come from `migrations/clickhouse/*.sql`.
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { ObservabilityStores } from "../../src/observability/stores.ts"
+import type { StoreError } from "../../src/storeError.ts"
+import { makeClickHouseCacheStore } from "./cache.ts"
+import { makeClickHouse } from "./client.ts"
+import { makeClickHouseDatabase } from "./database.ts"
+import { makeClickHouseFeedbackStore } from "./feedback.ts"
+import { makeClickHouseInferenceStore } from "./inferences.ts"
+
+export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
+  Effect.map(makeClickHouse(url), (clickhouse) => ({
+    database: makeClickHouseDatabase(clickhouse),
+    inferences: makeClickHouseInferenceStore(clickhouse),
+    feedback: makeClickHouseFeedbackStore(clickhouse),
+    cache: makeClickHouseCacheStore(clickhouse)
+  }))

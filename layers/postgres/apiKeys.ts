@@ -1,0 +1,73 @@
+/**
+ * API keys on Postgres (`ApiKeyStore` of src/auth/store.ts): the `api_keys` table of the
+ * relational database, only the hash of each secret kept.
+ */
+import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as PgTypes from "@effect/sql-pg/PgTypes"
+import * as Effect from "effect/Effect"
+import type { ApiKeyStore, StoredApiKey } from "../../src/auth/store.ts"
+import { StoreError } from "../../src/storeError.ts"
+import { sqlState, storeError } from "./client.ts"
+
+/** Postgres text holds neither NUL nor (through the driver) lone surrogates. */
+const isStorableText = (text: string) => !text.includes("\0") && text.isWellFormed()
+
+interface KeyRow {
+  readonly public_id: string
+  readonly secret_hash: Uint8Array
+  readonly created_at: Date
+  readonly expires_at: Date | null
+  readonly disabled_at: Date | null
+}
+
+export const makePostgresApiKeyStore = (sql: PgClient.PgClient): ApiKeyStore => {
+  const create: ApiKeyStore["create"] = (key) => {
+    if (typeof key.publicId !== "string" || key.publicId === "" || !isStorableText(key.publicId)) {
+      return Effect.fail(new StoreError({ message: "postgres create api key failed: the public id must be non-empty text" }))
+    }
+    if (!(key.secretHash instanceof Uint8Array)) {
+      return Effect.fail(new StoreError({ message: "postgres create api key failed: the secret hash must be bytes" }))
+    }
+    if (key.expiresAt !== undefined && !Number.isFinite(key.expiresAt)) {
+      return Effect.fail(new StoreError({ message: `postgres create api key failed: the expiration must be a finite time, not ${key.expiresAt}` }))
+    }
+    const expiresAt = key.expiresAt === undefined ? null : PgTypes.timestamptz(key.expiresAt)
+    return sql`INSERT INTO api_keys (public_id, secret_hash, expires_at)
+      VALUES (${key.publicId}, ${key.secretHash}, ${expiresAt})`.pipe(
+      Effect.asVoid,
+      Effect.mapError((error) =>
+        sqlState(error) === "23505"
+          ? new StoreError({ message: `postgres create api key failed: the public id ${key.publicId} is taken` })
+          : storeError("create api key")(error)
+      )
+    )
+  }
+
+  const disable: ApiKeyStore["disable"] = (publicId) =>
+    // a key that cannot be stored does not exist
+    typeof publicId !== "string" || !isStorableText(publicId) ? Effect.succeed(false) : sql<{ found: boolean }>`
+      WITH disabled AS (
+        UPDATE api_keys SET disabled_at = now() WHERE public_id = ${publicId} AND disabled_at IS NULL RETURNING 1
+      )
+      SELECT EXISTS (SELECT 1 FROM api_keys WHERE public_id = ${publicId}) AS found`.pipe(
+      Effect.map(([row]) => row.found),
+      Effect.mapError(storeError("disable api key"))
+    )
+
+  const find: ApiKeyStore["find"] = (publicId) =>
+    typeof publicId !== "string" || !isStorableText(publicId) ? Effect.succeed(undefined) : sql<KeyRow>`
+      SELECT public_id, secret_hash, created_at, expires_at, disabled_at FROM api_keys WHERE public_id = ${publicId}`.pipe(
+      Effect.map(([row]): StoredApiKey | undefined =>
+        row === undefined ? undefined : {
+          publicId: row.public_id,
+          secretHash: new Uint8Array(row.secret_hash),
+          createdAt: row.created_at.getTime(),
+          expiresAt: row.expires_at === null ? undefined : row.expires_at.getTime(),
+          disabledAt: row.disabled_at === null ? undefined : row.disabled_at.getTime()
+        }
+      ),
+      Effect.mapError(storeError("find api key"))
+    )
+
+  return { create, disable, find }
+}

@@ -1,0 +1,211 @@
+/**
+ * The records of src/observability/records.ts as Postgres rows, both ways: JSON objects for
+ * `jsonb_populate_recordset` (keys are column names, JSONB columns take the value itself,
+ * timestamps ISO 8601 text), and the rows queries read back. Optional fields are NULL when
+ * absent, and absent again when read.
+ */
+import * as Result from "effect/Result"
+import { type EncodedRow, encodeRows } from "../../src/observability/database.ts"
+import type {
+  CacheEntry,
+  FeedbackKind,
+  StoredFeedback,
+  StoredInference,
+  StoredModelInference,
+  WriteBatch
+} from "../../src/observability/records.ts"
+import { StoreError } from "../../src/storeError.ts"
+
+export const feedbackTables: Record<FeedbackKind, string> = {
+  boolean: "boolean_metric_feedback",
+  float: "float_metric_feedback",
+  comment: "comment_feedback",
+  demonstration: "demonstration_feedback"
+}
+
+export interface InferenceRow {
+  readonly function_type: "chat" | "json"
+  readonly id: string
+  readonly function_name: string
+  readonly variant_name: string
+  readonly episode_id: string
+  readonly input: unknown
+  readonly output: any
+  readonly tool_params: unknown
+  readonly output_schema: unknown
+  readonly inference_params: unknown
+  readonly processing_time_ms: number
+  readonly ttft_ms: number | null
+  readonly tags: Record<string, string>
+  readonly timestamp: Date
+}
+
+export interface ModelInferenceRow {
+  readonly id: string
+  readonly inference_id: string
+  readonly model_name: string
+  readonly model_provider_name: string
+  readonly raw_request: string
+  readonly raw_response: string
+  readonly system: string | null
+  readonly input_messages: unknown
+  readonly output: any
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly response_time_ms: number
+  readonly ttft_ms: number | null
+  readonly finish_reason: StoredModelInference["finishReason"] | null
+  readonly cached: boolean
+  readonly cache_key: string | null
+  readonly timestamp: Date
+}
+
+export interface FeedbackRow {
+  readonly id: string
+  readonly target_id: string
+  readonly target_type: "inference" | "episode"
+  readonly metric_name: string
+  readonly value: unknown
+  readonly tags: Record<string, string>
+  readonly timestamp: Date
+}
+
+export interface CacheRow {
+  readonly output: any
+  readonly raw_request: string
+  readonly raw_response: string
+  readonly finish_reason: CacheEntry["finishReason"] | null
+  readonly timestamp: Date
+}
+
+// ---- read back
+
+export const toInference = (row: InferenceRow): StoredInference => ({
+  id: row.id,
+  functionName: row.function_name,
+  functionType: row.function_type,
+  variantName: row.variant_name,
+  episodeId: row.episode_id,
+  input: row.input,
+  output: row.output,
+  ...(row.tool_params !== null && { toolParams: row.tool_params }),
+  ...(row.output_schema !== null && { outputSchema: row.output_schema }),
+  inferenceParams: row.inference_params,
+  processingTimeMs: row.processing_time_ms,
+  ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
+  tags: row.tags,
+  timestamp: row.timestamp.getTime()
+})
+
+export const toModelInference = (row: ModelInferenceRow): StoredModelInference => ({
+  id: row.id,
+  inferenceId: row.inference_id,
+  modelName: row.model_name,
+  modelProviderName: row.model_provider_name,
+  rawRequest: row.raw_request,
+  rawResponse: row.raw_response,
+  ...(row.system !== null && { system: row.system }),
+  inputMessages: row.input_messages,
+  output: row.output,
+  inputTokens: row.input_tokens,
+  outputTokens: row.output_tokens,
+  responseTimeMs: row.response_time_ms,
+  ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
+  ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
+  cached: row.cached,
+  ...(row.cache_key !== null && { cacheKey: row.cache_key }),
+  timestamp: row.timestamp.getTime()
+})
+
+export const toFeedback = (kind: FeedbackKind) => (row: FeedbackRow): StoredFeedback => ({
+  id: row.id,
+  kind,
+  metricName: row.metric_name,
+  targetType: row.target_type,
+  targetId: row.target_id,
+  value: row.value,
+  tags: row.tags,
+  timestamp: row.timestamp.getTime()
+})
+
+export const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
+  key,
+  output: row.output,
+  rawRequest: row.raw_request,
+  rawResponse: row.raw_response,
+  ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
+  timestamp: row.timestamp.getTime()
+})
+
+// ---- written
+
+const inferenceRow = (row: StoredInference) => ({
+  id: row.id,
+  function_name: row.functionName,
+  variant_name: row.variantName,
+  episode_id: row.episodeId,
+  input: row.input,
+  output: row.output,
+  ...(row.functionType === "chat" ? { tool_params: row.toolParams } : { output_schema: row.outputSchema }),
+  inference_params: row.inferenceParams,
+  processing_time_ms: row.processingTimeMs,
+  ttft_ms: row.ttftMs,
+  tags: row.tags,
+  timestamp: new Date(row.timestamp).toISOString()
+})
+
+const modelInferenceRow = (row: StoredModelInference) => ({
+  id: row.id,
+  inference_id: row.inferenceId,
+  model_name: row.modelName,
+  model_provider_name: row.modelProviderName,
+  raw_request: row.rawRequest,
+  raw_response: row.rawResponse,
+  system: row.system,
+  input_messages: row.inputMessages,
+  output: row.output,
+  input_tokens: row.inputTokens,
+  output_tokens: row.outputTokens,
+  response_time_ms: row.responseTimeMs,
+  ttft_ms: row.ttftMs,
+  finish_reason: row.finishReason,
+  cached: row.cached,
+  cache_key: row.cacheKey,
+  timestamp: new Date(row.timestamp).toISOString()
+})
+
+const feedbackRow = (row: StoredFeedback) => ({
+  id: row.id,
+  target_id: row.targetId,
+  target_type: row.targetType,
+  metric_name: row.metricName,
+  value: row.value,
+  tags: row.tags,
+  timestamp: new Date(row.timestamp).toISOString()
+})
+
+/**
+ * Absent fields are NULL; a value JSON cannot carry (a number out of range) fails the row in
+ * Postgres. A row JSON.stringify cannot make (over V8's string limit) is refused here.
+ */
+export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
+  Result.try({
+    try: () =>
+      encodeRows(batch, {
+        inferenceTable: { chat: "chat_inference", json: "json_inference" },
+        modelInferenceTable: "model_inference",
+        feedbackTable: (kind) => feedbackTables[kind],
+        inference: inferenceRow,
+        modelInference: modelInferenceRow,
+        feedback: feedbackRow
+      }),
+    catch: (error) => new StoreError({ message: `postgres encode failed: ${error instanceof Error ? error.message : String(error)}`, rowsAtFault: true })
+  })
+
+/**
+ * The columns each table takes from its JSON rows. A JSON null becomes SQL NULL, so a
+ * demonstration whose value is JSON null is put back as the JSONB value `null`.
+ */
+export const insertedColumns: Readonly<Record<string, string>> = {
+  demonstration_feedback: "id, target_id, target_type, metric_name, COALESCE(value, 'null'::jsonb), tags, timestamp"
+}

@@ -1,0 +1,24 @@
+/**
+ * The analytics database on Postgres, for a `postgres://` GATEWAY_ANALYTICS_DB_URL: one
+ * connection pool shared by the adapter of every capability. Tables come from
+ * `migrations/postgres/*.sql`; JSON values are JSONB.
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { ObservabilityStores } from "../../src/observability/stores.ts"
+import type { StoreError } from "../../src/storeError.ts"
+import { makePostgresCacheStore } from "./cache.ts"
+import { makePgClient } from "./client.ts"
+import { makePostgresDatabase } from "./database.ts"
+import { makePostgresFeedbackStore } from "./feedback.ts"
+import { makePostgresInferenceStore } from "./inferences.ts"
+
+export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
+  // The pool connects lazily; a connection attempt gives up after a few seconds, since the
+  // write queue retries on its own.
+  Effect.map(makePgClient(url), (sql) => ({
+    database: makePostgresDatabase(sql),
+    inferences: makePostgresInferenceStore(sql),
+    feedback: makePostgresFeedbackStore(sql),
+    cache: makePostgresCacheStore(sql)
+  }))

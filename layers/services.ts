@@ -1,0 +1,41 @@
+/**
+ * The services the gateway runs with, as configured: the configuration and the models, access
+ * (authentication, rate limits), the outbound HTTP client, observability (the stores and the
+ * write queue), trace export, the budget of request bodies, and the use cases on top of them.
+ * Built in this order, each seeing those before it; everything that needs a database checks it
+ * at start-up.
+ */
+import * as Layer from "effect/Layer"
+import type { GatewayConfig } from "../src/config/types.ts"
+import { FeedbackService } from "../src/feedback/service.ts"
+import { ModelTable } from "../src/inference/models.ts"
+import { InferenceService } from "../src/inference/service.ts"
+import { StoredInferences } from "../src/inferences/service.ts"
+import { Configuration, Models } from "../src/services.ts"
+import { AccessLive } from "./access.ts"
+import { makeBodyBudget, RequestBodyBudget } from "./http/requestBody.ts"
+import { HttpTransportLive } from "./HttpTransport.ts"
+import { ObservabilityLive } from "./observability/index.ts"
+import { TracingLive } from "./tracing/otlp.ts"
+
+type Env = Readonly<Record<string, string | undefined>>
+
+export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
+  Layer.mergeAll(InferenceService.layer, FeedbackService.layer, StoredInferences.layer).pipe(
+    Layer.provideMerge(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
+    Layer.provideMerge(Layer.mergeAll(
+      Layer.succeed(Configuration, config),
+      Layer.sync(Models, () => new ModelTable(config))
+    )),
+    Layer.provideMerge(AccessLive(config, env)),
+    Layer.provideMerge(HttpTransportLive({
+      totalTimeoutMs: config.gateway.globalOutboundHttpTimeoutMs,
+      maxResponseBytes: config.gateway.maxProviderResponseBytes,
+      maxStreamLineBytes: config.gateway.maxProviderStreamEventBytes
+    })),
+    Layer.provideMerge(ObservabilityLive(config, env)),
+    Layer.provideMerge(TracingLive(config, env))
+  )
+
+/** Every service `GatewayServicesLive` provides: what the handlers may ask for. */
+export type GatewayServices = Layer.Success<ReturnType<typeof GatewayServicesLive>>

@@ -1,0 +1,14 @@
+/**
+ * The storage port of the model answer cache (spec 4.1 `cache_options`): answers are written
+ * once, as model inferences carrying a cache key (src/observability/inferenceRows.ts); the
+ * cache finds the newest one of a key. Implemented by layers/clickhouse/cache.ts and
+ * layers/postgres/cache.ts.
+ */
+import type * as Effect from "effect/Effect"
+import type { CacheEntry } from "../observability/records.ts"
+import type { StoreError } from "../storeError.ts"
+
+export interface CacheStore {
+  /** the newest entry for `key`, when younger than `maxAgeS` seconds (any age when undefined) */
+  readonly lookup: (key: string, maxAgeS: number | undefined) => Effect.Effect<CacheEntry | undefined, StoreError>
+}

@@ -1,0 +1,76 @@
+/**
+ * The feedback use case (spec 4.3): check the metric and the value against the configuration,
+ * find the target (an inference or an episode, queued or stored), and queue the feedback for
+ * storage. Accepted feedback is stored: what the write queue cannot take is refused with a
+ * 503, not answered 200.
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { FeedbackRequest } from "../api/feedback.ts"
+import { tagsWithApiKey } from "../api/tags.ts"
+import { type GatewayError, InternalError, InvalidRequest, isGatewayError, ServiceUnavailable } from "../errors.ts"
+import { uuidv7, uuidv7Timestamp } from "../ids.ts"
+import { emptyBatch, type StoredFeedback } from "../observability/records.ts"
+import { Observability, observabilityDisabled } from "../observability/stores.ts"
+import { WriteQueue } from "../observability/writeQueue.ts"
+import { Configuration } from "../services.ts"
+import { checkEpisodeExists, findInferenceTarget } from "./target.ts"
+import { checkDemonstration, planFeedback } from "./validate.ts"
+
+export class FeedbackService extends Context.Service<FeedbackService, {
+  /** the id of the feedback, queued for storage (a dryrun is checked, not stored); `apiKey` is the caller's public id */
+  readonly submit: (request: FeedbackRequest, apiKey: string | undefined) => Effect.Effect<string, GatewayError>
+}>()("gateway/FeedbackService") {
+  static readonly layer = Layer.effect(
+    FeedbackService,
+    Effect.gen(function*() {
+      const config = yield* Configuration
+      const { stores } = yield* Observability
+      const writeQueue = yield* WriteQueue
+
+      const submit = (request: FeedbackRequest, apiKey: string | undefined) =>
+        Effect.gen(function*() {
+          const plan = planFeedback(request, config)
+          if (isGatewayError(plan)) return yield* plan
+          if (stores === undefined) return yield* observabilityDisabled()
+          let value = plan.value
+          if (plan.targetType === "inference") {
+            const target = yield* findInferenceTarget(stores, writeQueue, plan.targetId)
+            if (plan.kind === "demonstration") {
+              const checked = checkDemonstration(plan.value, target, config.functions.get(target.functionName), config)
+              if ("problem" in checked) return yield* new InvalidRequest({ message: checked.problem })
+              value = checked.value
+            }
+          } else {
+            yield* checkEpisodeExists(stores, writeQueue, plan.targetId)
+          }
+          const id = uuidv7(yield* Clock.currentTimeMillis)
+          if (request.dryrun === true) return id
+          const feedback: StoredFeedback = {
+            id,
+            kind: plan.kind,
+            metricName: plan.metricName,
+            targetType: plan.targetType,
+            targetId: plan.targetId,
+            value,
+            tags: tagsWithApiKey(request.tags, apiKey) ?? {},
+            timestamp: uuidv7Timestamp(id)
+          }
+          const submitted = writeQueue.submit({ batch: { ...emptyBatch, feedback: [feedback] } })
+          if (submitted === "full") {
+            return yield* new ServiceUnavailable({
+              message: "the write queue is full (the database is down or slow): the feedback was not stored; retry later"
+            })
+          }
+          if (submitted === "refused") {
+            return yield* new InternalError({ message: "the feedback could not be encoded for the database, and was not stored" })
+          }
+          return id
+        })
+
+      return FeedbackService.of({ submit })
+    })
+  )
+}

@@ -1,0 +1,94 @@
+/**
+ * The inference use case (spec 4.1, and the OpenAI-compatible surface's 4.2): prepare a
+ * request against the configuration, run it (whole or streamed), and queue what happened for
+ * storage once the answer is whole, unless it is a dryrun. The handlers only decode the wire
+ * format and encode the answer.
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { InferenceRequest } from "../api/inference.ts"
+import { tagsWithApiKey } from "../api/tags.ts"
+import type { VariantConfig } from "../config/types.ts"
+import { type GatewayError, isGatewayError } from "../errors.ts"
+import { inferenceWriteUnit } from "../observability/inferenceRows.ts"
+import { WriteQueue } from "../observability/writeQueue.ts"
+import { Configuration, type InferenceServices, Models } from "../services.ts"
+import { type PreparedInference, type PrepareExtras, prepareInference } from "./prepare.ts"
+import {
+  type CompletedInference,
+  type InferenceResult,
+  type InferenceStream,
+  runInference,
+  type StreamEncoder,
+  streamInference
+} from "./run.ts"
+import type { Engine } from "./variants.ts"
+
+/** told once an inference's answer is whole (a stream: when its last chunk is sent) */
+export type OnCompleted = (completed: CompletedInference) => void
+
+export class InferenceService extends Context.Service<InferenceService, {
+  /**
+   * `request` checked and prepared, tagged with the caller's API key (its public id, when
+   * authentication is on); the error to answer with when it cannot run.
+   */
+  readonly prepare: (
+    request: InferenceRequest,
+    apiKey: string | undefined,
+    extras?: PrepareExtras
+  ) => Effect.Effect<PreparedInference, GatewayError>
+  /** runs `prepared` to its whole answer */
+  readonly run: (prepared: PreparedInference, onCompleted?: OnCompleted) => Effect.Effect<InferenceResult, GatewayError, InferenceServices>
+  /**
+   * Starts a streamed inference, its events written by the encoder `makeEncoder` makes
+   * (`/inference`'s by default); it is complete when the provider's stream ends normally.
+   */
+  readonly stream: (
+    prepared: PreparedInference,
+    onCompleted?: OnCompleted,
+    makeEncoder?: (variant: VariantConfig) => StreamEncoder
+  ) => Effect.Effect<InferenceStream, GatewayError, InferenceServices>
+}>()("gateway/InferenceService") {
+  static readonly layer = Layer.effect(
+    InferenceService,
+    Effect.gen(function*() {
+      const config = yield* Configuration
+      const models = yield* Models
+      const writeQueue = yield* WriteQueue
+      const clock = yield* Clock.Clock
+      const engine: Engine = { templates: config.templates, now: () => clock.currentTimeMillisUnsafe() }
+
+      /**
+       * Queues a completed inference for storage once its answer is written, unless it is a
+       * dryrun or storage is off; then tells `onCompleted`.
+       */
+      const completion = (prepared: PreparedInference, onCompleted: OnCompleted | undefined): OnCompleted => {
+        const store = prepared.request.dryrun === true || !writeQueue.enabled
+          ? undefined
+          : (completed: CompletedInference) => writeQueue.submitSoon(() => inferenceWriteUnit(completed))
+        if (store === undefined) return onCompleted ?? (() => {})
+        if (onCompleted === undefined) return store
+        return (completed) => {
+          store(completed)
+          onCompleted(completed)
+        }
+      }
+
+      return InferenceService.of({
+        prepare: (request, apiKey, extras) => {
+          const tagged = apiKey === undefined ? request : { ...request, tags: tagsWithApiKey(request.tags, apiKey) }
+          const prepared = prepareInference(tagged, config, models, engine.now(), extras)
+          return isGatewayError(prepared) ? Effect.fail(prepared) : Effect.succeed(prepared)
+        },
+        run: (prepared, onCompleted) =>
+          Effect.map(runInference(prepared, engine), (result) => {
+            completion(prepared, onCompleted)(result)
+            return result
+          }),
+        stream: (prepared, onCompleted, makeEncoder) => streamInference(prepared, engine, completion(prepared, onCompleted), makeEncoder)
+      })
+    })
+  )
+}

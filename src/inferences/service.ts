@@ -1,0 +1,96 @@
+/**
+ * Reading stored inferences back (spec 4.4): by id, or listed newest first with filters, each
+ * with its feedback and model calls when asked for. Reads answer 503 while observability is
+ * off or the database does not answer.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { GetInferencesRequest, ListInferencesRequest } from "../api/inferences.ts"
+import { InvalidRequest, type ServiceUnavailable } from "../errors.ts"
+import { isUuidV7 } from "../inference/prepare.ts"
+import type { StoredFeedback, StoredInference, StoredModelInference } from "../observability/records.ts"
+import { Observability, observabilityDisabled, type ObservabilityStores, storeUnavailable } from "../observability/stores.ts"
+import type { StoreError } from "../storeError.ts"
+import { holdsNul, toStoreFilter } from "./filter.ts"
+
+/** Inferences found, with what the request asked to include. */
+export interface FoundInferences {
+  readonly inferences: ReadonlyArray<StoredInference>
+  /** with `include_feedback`: the feedback on these inferences and on their episodes */
+  readonly feedback?: ReadonlyArray<StoredFeedback> | undefined
+  /** with `include_model_inferences`: their model calls */
+  readonly modelInferences?: ReadonlyArray<StoredModelInference> | undefined
+}
+
+interface Includes {
+  readonly include_feedback?: boolean | undefined
+  readonly include_model_inferences?: boolean | undefined
+}
+
+export class StoredInferences extends Context.Service<StoredInferences, {
+  /** the inferences `ids` names, in that order (ids of none are left out) */
+  readonly get: (request: GetInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | ServiceUnavailable>
+  /** the newest inferences matching `request`, a page at a time */
+  readonly list: (request: ListInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | ServiceUnavailable>
+}>()("gateway/StoredInferences") {
+  static readonly layer = Layer.effect(
+    StoredInferences,
+    Effect.map(Observability, ({ stores }) => {
+      if (stores === undefined) {
+        const off = Effect.fail(observabilityDisabled())
+        return StoredInferences.of({ get: () => off, list: () => off })
+      }
+      const unavailable = (error: StoreError) => storeUnavailable(stores.database.backend, error.message)
+      const withIncludes = (inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
+        withIncluded(stores, inferences, includes).pipe(Effect.mapError(unavailable))
+
+      return StoredInferences.of({
+        get: (request) =>
+          Effect.gen(function*() {
+            const bad = request.ids.findIndex((id) => !isUuidV7(id))
+            if (bad >= 0) return yield* new InvalidRequest({ message: `ids[${bad}]: "${request.ids[bad]}" is not an inference id (a UUIDv7)` })
+            const found = yield* Effect.mapError(stores.inferences.getInferences(request.ids), unavailable)
+            // in the order asked for
+            const byId = new Map(found.map((inference) => [inference.id, inference]))
+            return yield* withIncludes(request.ids.flatMap((id) => byId.get(id) ?? []), request)
+          }),
+        list: (request) =>
+          Effect.gen(function*() {
+            for (const field of ["function_name", "variant_name"] as const) {
+              if (request[field]?.includes("\0")) return yield* new InvalidRequest({ message: `${field}: ${holdsNul}` })
+            }
+            if (request.episode_id !== undefined && !isUuidV7(request.episode_id)) {
+              return yield* new InvalidRequest({ message: `episode_id: "${request.episode_id}" is not an episode id (a UUIDv7)` })
+            }
+            const filter = request.filters === undefined ? undefined : toStoreFilter(request.filters, "filters")
+            if (filter instanceof InvalidRequest) return yield* filter
+            const found = yield* Effect.mapError(
+              stores.inferences.listInferences({
+                functionName: request.function_name,
+                variantName: request.variant_name,
+                episodeId: request.episode_id,
+                filter,
+                limit: request.limit ?? 20,
+                offset: request.offset ?? 0
+              }),
+              unavailable
+            )
+            return yield* withIncludes(found, request)
+          })
+      })
+    })
+  )
+}
+
+/** `inferences` with their feedback and model calls, as `includes` asks */
+const withIncluded = (stores: ObservabilityStores, inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
+  Effect.gen(function*() {
+    const feedback = includes.include_feedback === true && inferences.length > 0
+      ? yield* stores.feedback.getFeedback([...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))])
+      : undefined
+    const modelInferences = includes.include_model_inferences === true && inferences.length > 0
+      ? yield* stores.inferences.getModelInferences(inferences.map((inference) => inference.id))
+      : undefined
+    return { inferences, feedback, modelInferences }
+  })

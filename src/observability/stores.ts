@@ -1,0 +1,42 @@
+/**
+ * Observability as the rest of the gateway sees it: the analytics database named by
+ * GATEWAY_ANALYTICS_DB_URL (ClickHouse or Postgres) with one port per capability it serves,
+ * or nothing when the variable is unset: then nothing is stored, and reads answer 503.
+ * Writes go through the write queue (src/observability/writeQueue.ts).
+ */
+import * as Context from "effect/Context"
+import type { CacheStore } from "../cache/store.ts"
+import { ServiceUnavailable } from "../errors.ts"
+import type { FeedbackStore } from "../feedback/store.ts"
+import type { InferenceStore } from "../inferences/store.ts"
+import type { Backend, ObservabilityDatabase } from "./database.ts"
+
+/** The ports of one analytics database, all on its backend. */
+export interface ObservabilityStores {
+  /** migrations, the health probe, and the write queue's writes */
+  readonly database: ObservabilityDatabase
+  readonly inferences: InferenceStore
+  readonly feedback: FeedbackStore
+  readonly cache: CacheStore
+}
+
+export class Observability extends Context.Service<Observability, {
+  /** undefined when observability is off */
+  readonly stores: ObservabilityStores | undefined
+}>()("gateway/Observability") {}
+
+export const analyticsUrlVariable = "GATEWAY_ANALYTICS_DB_URL"
+
+export const backendOf = (url: string): Backend | undefined =>
+  /^https?:\/\//i.test(url) ? "clickhouse" : /^postgres(ql)?:\/\//i.test(url) ? "postgres" : undefined
+
+/** The 503 of a read while observability is off, naming the variable that would turn it on. */
+export const observabilityDisabled = () =>
+  new ServiceUnavailable({
+    message:
+      `observability is disabled: set ${analyticsUrlVariable} (and leave [gateway.observability] enabled) to store and read inferences and feedback`
+  })
+
+/** The 503 of a read the database failed. */
+export const storeUnavailable = (backend: Backend, message: string) =>
+  new ServiceUnavailable({ message: `the ${backend} database is unavailable: ${message}` })
