@@ -63,7 +63,6 @@ export interface BuildContext {
   /** configured extra_headers must be sendable, as a request's must (same check) */
   readonly checkHeaders: (keyPath: KeyPath, edits: ReadonlyArray<ExtraHeaderEdit> | undefined) => void
   /** `timeouts` as written at `keyPath`, with a warning for what the gateway accepts but does not enforce */
-  readonly timeoutsAt: (keyPath: KeyPath, timeouts: Timeouts | undefined) => Timeouts
 }
 
 export const makeBuildContext = (
@@ -132,16 +131,5 @@ export const makeBuildContext = (
         const problem = extraHeaderProblem(edit.name, "value" in edit ? edit.value : undefined)
         if (problem !== undefined) report([...keyPath, index, problem.field], problem.message)
       }),
-    timeoutsAt: (keyPath, timeouts) => {
-      if (timeouts?.streaming?.total_ms !== undefined) {
-        warnings.push({
-          file: merged.fileOf(keyPath),
-          path: [...keyPath, "streaming", "total_ms"],
-          message: "accepted but not enforced yet: a stream is bounded by streaming.ttft_ms (until its first chunk) " +
-            "and by gateway.global_outbound_http_timeout_ms (as a whole)"
-        })
-      }
-      return timeouts ?? {}
-    }
   }
 }

@@ -54,7 +54,7 @@ const buildProvider = (
     credential: resolveCredential(location, context.input.env),
     extraBody: extra_body ?? [],
     extraHeaders: extra_headers ?? [],
-    timeouts: context.timeoutsAt([...keyPath, "timeouts"], timeouts),
+    timeouts: timeouts ?? {},
     settings
   }
 }
@@ -85,7 +85,7 @@ export const buildModels = (context: BuildContext, tables: Readonly<Record<strin
         context.report([...keyPath, "providers", providerName], `provider "${providerName}" is not listed in routing`)
       }
     }
-    models.set(name, { name, routing: model.routing, providers, timeouts: context.timeoutsAt([...keyPath, "timeouts"], model.timeouts) })
+    models.set(name, { name, routing: model.routing, providers, timeouts: model.timeouts ?? {} })
   }
   return models
 }

@@ -102,7 +102,7 @@ const buildVariant = (
     jsonMode: variant.json_mode ?? defaultJsonMode,
     params: params as InferenceParams,
     retries: { numRetries: variant.retries?.num_retries ?? 0, maxDelayS: variant.retries?.max_delay_s ?? 10 },
-    timeouts: context.timeoutsAt([...keyPath, "timeouts"], variant.timeouts),
+    timeouts: variant.timeouts ?? {},
     extraBody: variant.extra_body ?? [],
     extraHeaders: variant.extra_headers ?? []
   }

@@ -175,6 +175,32 @@ const tryModel = <A>(
 const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms
 
+/** the tightest of `limits` (ms), when any is set */
+const tightest = (...limits: ReadonlyArray<number | undefined>): number | undefined => {
+  let tight: number | undefined
+  for (const limit of limits) if (limit !== undefined && (tight === undefined || limit < tight)) tight = limit
+  return tight
+}
+
+/**
+ * `rest` of a stream whose whole duration may not pass `limitMs` (`streaming.total_ms`) since
+ * `startedAt`: past it the stream fails with `onTimeout`'s message, as a provider failing midway
+ * would. Streams without the limit are left as they are (no timer, nothing per chunk).
+ */
+export const withinStreamTotal = <E>(
+  rest: Stream.Stream<ProviderChunk, E>,
+  limitMs: number | undefined,
+  elapsedMs: number,
+  message: string
+): Stream.Stream<ProviderChunk, E | ProviderFailure> =>
+  limitMs === undefined ? rest : Stream.mergeLeft(
+    rest,
+    Stream.fromEffect(Effect.andThen(
+      Effect.sleep(Math.max(0, limitMs - elapsedMs)),
+      Effect.fail(new ProviderFailure({ message, timedOut: true }))
+    ))
+  )
+
 /**
  * The cached answer for this call, when the request reads the cache and one exists; never fails.
  * A lookup slower than `lookupTimeoutMs` (a locked table, a slow database) is abandoned, which
@@ -319,7 +345,14 @@ export const startModelStream = (
     const startedAt = clock.currentTimeMillisUnsafe()
     return Effect.map(
       tryProviders(prepared, variant, request, firstTokenLimit, openOrReplay, clock),
-      (success) => ({ ...success[0], ...originOf(success, clock.currentTimeMillisUnsafe()), startedAt })
+      (success) => {
+        const [start, provider, model] = success
+        const now = clock.currentTimeMillisUnsafe()
+        // the provider's and the model's streaming.total_ms, both counted from the model call's start
+        const limit = tightest(provider.config.timeouts.streaming?.total_ms, model.config.timeouts.streaming?.total_ms)
+        const rest = withinStreamTotal(start.rest, limit, now - startedAt, `stream timed out after ${limit} ms`)
+        return { ...start, rest, ...originOf(success, now), startedAt }
+      }
     )
   })
 }

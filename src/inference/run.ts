@@ -12,7 +12,7 @@ import type { ProviderFailure } from "../providers/types.ts"
 import type { InferenceServices } from "../services.ts"
 import { settleStream } from "../ratelimit/limiter.ts"
 import { ChunkAccumulator } from "./chunks.ts"
-import { callModel, type ModelCallOrigin, startModelStream } from "./modelCall.ts"
+import { callModel, type ModelCallOrigin, startModelStream, withinStreamTotal } from "./modelCall.ts"
 import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "./output.ts"
 import type { PreparedInference } from "./prepare.ts"
 import type { ChunkDelta, FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
@@ -192,7 +192,10 @@ export const streamInference = (
         onComplete(completed)
         return encode.end(completed)
       }
-      const events = Stream.concat(Stream.fromIterable(start.first), start.rest).pipe(
+      const variantLimit = variant.timeouts.streaming?.total_ms
+      const rest = withinStreamTotal(start.rest, variantLimit, ttftMs,
+        `variant "${variant.name}" stream timed out after ${variantLimit} ms`)
+      const events = Stream.concat(Stream.fromIterable(start.first), rest).pipe(
         Stream.filterMap((chunk: ProviderChunk) => {
           const bytes = toEvent(chunk)
           return bytes === undefined ? Result.failVoid : Result.succeed(bytes)

@@ -60,6 +60,23 @@ type = "chat_completion"
 model = "single"
 retries = { num_retries = 2, max_delay_s = 0.1 }
 
+[models.stream_bounded]
+routing = ["only"]
+${provider("stream_bounded", "only", "gpt-bounded", apiBase, "TEST_KEY_A", "timeouts = { streaming = { total_ms = 300 } }")}
+
+[functions.stream_bounded]
+type = "chat"
+[functions.stream_bounded.variants.v]
+type = "chat_completion"
+model = "stream_bounded"
+
+[functions.variant_stream_bounded]
+type = "chat"
+[functions.variant_stream_bounded.variants.v]
+type = "chat_completion"
+model = "single"
+timeouts = { streaming = { total_ms = 300 } }
+
 [functions.timed]
 type = "chat"
 [functions.timed.variants.v]
@@ -299,6 +316,36 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
       expect(events.at(-1)).toBe("[DONE]")
       expect(events.slice(0, -2).flatMap((event) => event.content).map((delta: any) => delta.text).join("")).toBe("abc")
       expect(models()).toEqual(["gpt-slow"])
+    })
+
+    it("ends a stream that outlasts the provider's streaming total_ms with an error event, and abandons the upstream", async () => {
+      const abortedBefore = fake.aborted()
+      fake.script.push({ kind: "stream", chunkDelayMs: 150, chunks: textStreamChunks(["a", "b", "c", "d", "e", "f"]) })
+      const started = Date.now()
+      const { status, events } = await gateway.stream("/inference", { function_name: "stream_bounded", input, stream: true })
+      expect(status).toBe(200)
+      expect(Date.now() - started).toBeLessThan(800)
+      const last = events.at(-1)
+      expect(last.error).toContain("stream timed out after 300 ms")
+      const text = events.slice(0, -1).flatMap((event) => event.content ?? []).map((delta: any) => delta.text).join("")
+      expect(text.length).toBeGreaterThan(0)
+      expect(text.length).toBeLessThan(6)
+      const deadline = Date.now() + 2_000
+      while (fake.aborted() === abortedBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(fake.aborted()).toBe(abortedBefore + 1)
+    })
+
+    it("lets a stream within streaming total_ms finish", async () => {
+      fake.script.push({ kind: "stream", chunkDelayMs: 20, chunks: textStreamChunks(["a", "b", "c"]) })
+      const { events } = await gateway.stream("/inference", { function_name: "stream_bounded", input, stream: true })
+      expect(events.at(-1)).toBe("[DONE]")
+      expect(events.slice(0, -2).flatMap((event) => event.content).map((delta: any) => delta.text).join("")).toBe("abc")
+    })
+
+    it("applies a variant's streaming total_ms", async () => {
+      fake.script.push({ kind: "stream", chunkDelayMs: 150, chunks: textStreamChunks(["a", "b", "c", "d", "e", "f"]) })
+      const { events } = await gateway.stream("/inference", { function_name: "variant_stream_bounded", input, stream: true })
+      expect(events.at(-1).error).toContain(`variant "v" stream timed out after 300 ms`)
     })
 
     it("answers 408 when a variant exceeds its own timeout", async () => {
