@@ -72,7 +72,7 @@ export const ServerLive = (
   env: Readonly<Record<string, string | undefined>>,
   options: ServerOptions = {}
 ) =>
-  HttpRouter.serve(Routes, { disableLogger: true }).pipe(
+  HttpRouter.serve(Routes({ basePath: config.gateway.basePath, authentication: config.gateway.auth.enabled }), { disableLogger: true }).pipe(
     Layer.provide(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
     Layer.provide(NodeHttpServer.layer(makeNodeServer(config.gateway), {
       host: config.gateway.bindAddress.host,

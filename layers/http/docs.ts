@@ -1,0 +1,28 @@
+/**
+ * GET /docs: the API reference page, Effect's `HttpApiScalar` rendering the document. Its script
+ * is bundled with Effect and inlined in the page (no CDN), and the page keeps to the system's
+ * fonts, so it works where the gateway has no internet. The page (3 MB of script) is built on
+ * its first request, not at start-up.
+ */
+import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpApiScalar from "effect/http-api/HttpApiScalar"
+import type { GatewayApi } from "../../src/api/gateway.ts"
+import { docsPath } from "../../src/api/reference.ts"
+
+/**
+ * The handler of `docsPath` (the request as the route sees it: base path removed), building
+ * Scalar's route once, inside `scope`.
+ */
+export const makeDocsPage = (api: GatewayApi, scope: Scope.Scope) =>
+  Effect.map(
+    Effect.cached(
+      Effect.provideService(
+        HttpRouter.toHttpEffect(HttpApiScalar.layer(api, { path: docsPath, scalar: { withDefaultFonts: false } })),
+        Scope.Scope,
+        scope
+      )
+    ),
+    (route) => Effect.orDie(Effect.flatten(route))
+  )
