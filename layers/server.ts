@@ -1,6 +1,6 @@
 /**
- * The running gateway: the HTTP server with its routes, on top of the configured gateway
- * and the outbound HTTP client. SIGTERM/SIGINT close it gracefully: it stops accepting,
+ * The running gateway: the HTTP server with its routes (served under `[gateway] base_path`), on
+ * top of the configured gateway and the one outbound HTTP client (providers and trace export). SIGTERM/SIGINT close it gracefully: it stops accepting,
  * lets requests in flight finish (bounded by `shutdownTimeoutMs`), then exits.
  */
 import { createServer, type ServerResponse } from "node:http"
@@ -14,7 +14,6 @@ import { Routes } from "./http/routes.ts"
 import { HttpTransportLive } from "./HttpTransport.ts"
 import { ObservabilityLive } from "./observability/index.ts"
 import { TracingLive } from "./tracing/otlp.ts"
-
 
 export interface ServerOptions {
   readonly shutdownTimeoutMs?: number
@@ -71,8 +70,16 @@ export const ServerLive = (
   config: GatewayConfig,
   env: Readonly<Record<string, string | undefined>>,
   options: ServerOptions = {}
-) =>
-  HttpRouter.serve(Routes({ basePath: config.gateway.basePath, authentication: config.gateway.auth.enabled }), { disableLogger: true }).pipe(
+) => {
+  // one value, so that the routes and the trace exporter share one client (layers are memoized by identity)
+  const transport = HttpTransportLive({
+    totalTimeoutMs: config.gateway.globalOutboundHttpTimeoutMs,
+    maxResponseBytes: config.gateway.maxProviderResponseBytes,
+    maxStreamLineBytes: config.gateway.maxProviderStreamEventBytes
+  })
+  return HttpRouter.serve(Routes({ basePath: config.gateway.basePath, authentication: config.gateway.auth.enabled }), {
+    disableLogger: true
+  }).pipe(
     Layer.provide(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
     Layer.provide(NodeHttpServer.layer(makeNodeServer(config.gateway), {
       host: config.gateway.bindAddress.host,
@@ -80,11 +87,8 @@ export const ServerLive = (
       gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000
     })),
     Layer.provide(AccessLive(config, env)),
-    Layer.provide(HttpTransportLive({
-      totalTimeoutMs: config.gateway.globalOutboundHttpTimeoutMs,
-      maxResponseBytes: config.gateway.maxProviderResponseBytes,
-      maxStreamLineBytes: config.gateway.maxProviderStreamEventBytes
-    })),
+    Layer.provide(transport),
     Layer.provide(ObservabilityLive(config, env)),
-    Layer.provide(TracingLive(config, env))
+    Layer.provide(TracingLive(config, env).pipe(Layer.provide(transport)))
   )
+}
