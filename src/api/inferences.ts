@@ -42,7 +42,7 @@ export const InferenceFilter: Schema.Codec<InferenceFilter> = Schema.Union([
     type: Schema.Literal("not"),
     child: Schema.suspend((): Schema.Codec<InferenceFilter> => InferenceFilter)
   })
-]).annotate({ expected: `a filter of type "tag", "time", "and", "or" or "not"` })
+]).annotate({ identifier: "InferenceFilter", expected: `a filter of type "tag", "time", "and", "or" or "not"` })
 
 /**
  * Bounds on a filter tree, checked on the raw JSON before it is decoded (decoding and building

@@ -143,7 +143,8 @@ export type ModelList = typeof ModelList.Type
 export const OpenAiGroup = HttpApiGroup.make("openai")
   .add(
     HttpApiEndpoint.post("chatCompletions", "/openai/v1/chat/completions", {
-      payload: ChatCompletionRequest,
+      // other fields are taken (and ignored, unless `gateway::deny_unknown_fields`), as OpenAI clients send them
+      payload: Schema.StructWithRest(ChatCompletionRequest, [Schema.Record(Schema.String, Schema.Unknown)]),
       success: [ChatCompletion, HttpApiSchema.StreamSse({ data: ChatCompletionStreamEvent })],
       error: errorsWith(OpenAiErrorResponse, [...bodyStatuses, 404, 408, 500, 502, ...keyedStatuses])
     }).annotateMerge(OpenApi.annotations({
