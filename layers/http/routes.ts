@@ -50,17 +50,32 @@ const RouteGuardLive = Layer.effect(
     }))
 )
 
+/**
+ * A handler given the caller's key: built once when authentication is off (no key to pass), else
+ * per request with the key the guard found.
+ */
+const withCallerKey = <A, E, R>(auth: Authentication["Service"], handler: (apiKey: string | undefined) => Effect.Effect<A, E, R>) => {
+  if (!auth.enabled) {
+    const anonymous = handler(undefined)
+    return () => anonymous
+  }
+  return () => Effect.flatMap(CallerKey, handler)
+}
+
 const InferenceRoutes = (api: GatewayApi) =>
-  HttpApiBuilder.group(api, "inference", (handlers) => handlers.handleRaw("inference", () => Effect.flatMap(CallerKey, inferenceHandler)))
+  HttpApiBuilder.group(api, "inference", (handlers) =>
+    Effect.map(Authentication, (auth) => handlers.handleRaw("inference", withCallerKey(auth, inferenceHandler))))
 
 const OpenAiRoutes = (api: GatewayApi) =>
   HttpApiBuilder.group(api, "openai", (handlers) =>
-    handlers
-      .handleRaw("chatCompletions", () => Effect.flatMap(CallerKey, chatCompletionsHandler))
-      .handleRaw("models", () => modelsHandler))
+    Effect.map(Authentication, (auth) =>
+      handlers
+        .handleRaw("chatCompletions", withCallerKey(auth, chatCompletionsHandler))
+        .handleRaw("models", () => modelsHandler)))
 
 const FeedbackRoutes = (api: GatewayApi) =>
-  HttpApiBuilder.group(api, "feedback", (handlers) => handlers.handleRaw("feedback", () => Effect.flatMap(CallerKey, feedbackHandler)))
+  HttpApiBuilder.group(api, "feedback", (handlers) =>
+    Effect.map(Authentication, (auth) => handlers.handleRaw("feedback", withCallerKey(auth, feedbackHandler))))
 
 const InferencesRoutes = (api: GatewayApi) =>
   HttpApiBuilder.group(api, "inferences", (handlers) =>
