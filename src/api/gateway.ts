@@ -17,14 +17,17 @@ type Spec = Record<string, any>
 
 /**
  * The document's finishing touches: the `bearer` scheme of the routes behind a key (or, with
- * authentication off, no security at all), and streamed answers described by their events alone
+ * authentication off, no security and no 401 at all), and streamed answers described by their events alone
  * (the `x-effect-stream` extension describes Effect's own stream failure events, which the
  * gateway does not send: its streams end with an error event of the route's shape).
  */
 const finish = (authentication: boolean) => (spec: Spec): Spec => {
   for (const path of Object.values(spec.paths as Spec)) {
     for (const operation of Object.values(path as Spec)) {
-      if (!authentication) operation.security = []
+      if (!authentication) {
+        operation.security = []
+        delete operation.responses?.["401"]
+      }
       for (const response of Object.values((operation.responses ?? {}) as Spec)) {
         for (const media of Object.values((response.content ?? {}) as Spec)) delete media["x-effect-stream"]
       }
