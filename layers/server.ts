@@ -1,6 +1,6 @@
 /**
- * The running gateway: the HTTP server with its routes, on top of the configured gateway
- * and the outbound HTTP client. SIGTERM/SIGINT close it gracefully: it stops accepting,
+ * The running gateway: the HTTP server with its routes (served under `[gateway] base_path`), on
+ * top of the configured gateway and the one outbound HTTP client (providers and trace export). SIGTERM/SIGINT close it gracefully: it stops accepting,
  * lets requests in flight finish (bounded by `shutdownTimeoutMs`), then exits.
  */
 import { createServer, type ServerResponse } from "node:http"
@@ -10,7 +10,6 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { Routes } from "./http/routes.ts"
 import { GatewayServicesLive } from "./services.ts"
-
 
 export interface ServerOptions {
   readonly shutdownTimeoutMs?: number
@@ -68,7 +67,9 @@ export const ServerLive = (
   env: Readonly<Record<string, string | undefined>>,
   options: ServerOptions = {}
 ) =>
-  HttpRouter.serve(Routes, { disableLogger: true }).pipe(
+  HttpRouter.serve(Routes({ basePath: config.gateway.basePath, authentication: config.gateway.auth.enabled }), {
+    disableLogger: true
+  }).pipe(
     Layer.provide(NodeHttpServer.layer(makeNodeServer(config.gateway), {
       host: config.gateway.bindAddress.host,
       port: config.gateway.bindAddress.port,

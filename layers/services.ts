@@ -1,9 +1,9 @@
 /**
- * The services the gateway runs with, as configured: the configuration and the models, access
- * (authentication, rate limits), the outbound HTTP client, observability (the stores and the
- * write queue), trace export, the budget of request bodies, and the use cases on top of them.
- * Built in this order, each seeing those before it; everything that needs a database checks it
- * at start-up.
+ * The services the gateway runs with, as configured: the use cases, on top of the budget of
+ * request bodies, the configuration and the models, access (authentication, rate limits),
+ * observability (the stores and the write queue), trace export, and the outbound HTTP client
+ * (which the trace exporter uses too). Each layer below sees those listed after it; everything
+ * that needs a database checks it at start-up.
  */
 import * as Layer from "effect/Layer"
 import type { GatewayConfig } from "../src/config/types.ts"
@@ -28,13 +28,14 @@ export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
       Layer.sync(Models, () => new ModelTable(config))
     )),
     Layer.provideMerge(AccessLive(config, env)),
+    Layer.provideMerge(ObservabilityLive(config, env)),
+    Layer.provideMerge(TracingLive(config, env)),
+    // the one outbound client: providers and the trace exporter send through it
     Layer.provideMerge(HttpTransportLive({
       totalTimeoutMs: config.gateway.globalOutboundHttpTimeoutMs,
       maxResponseBytes: config.gateway.maxProviderResponseBytes,
       maxStreamLineBytes: config.gateway.maxProviderStreamEventBytes
-    })),
-    Layer.provideMerge(ObservabilityLive(config, env)),
-    Layer.provideMerge(TracingLive(config, env))
+    }))
   )
 
 /** Every service `GatewayServicesLive` provides: what the handlers may ask for. */

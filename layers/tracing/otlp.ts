@@ -7,7 +7,8 @@
  * `flushIntervalMs` (or as soon as `maxBatch` wait), one POST per set of extra headers and
  * resource attributes they share. Tracing is best effort: an export the collector fails or
  * refuses is dropped and counted, never retried, so a collector that is down costs neither
- * memory nor the inferences anything. On shutdown what is queued is sent once more.
+ * memory nor the inferences anything. On shutdown what is queued is sent once more. Exports go
+ * through `HttpTransport`, the one outbound HTTP client.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -15,6 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { randomHex } from "../../src/ids.ts"
+import { HttpTransport } from "../../src/services.ts"
 import { encodeSpans, exportBody, type FinishedRequest, type TraceIds, Tracing } from "../../src/tracing/trace.ts"
 import { makeNap } from "../nap.ts"
 import { StartupError } from "../startup.ts"
@@ -73,6 +75,8 @@ interface QueuedTrace {
 
 export const makeExporter = (options: ExporterOptions) =>
   Effect.gen(function*() {
+    const transport = yield* HttpTransport
+    const timeout = Duration.millis(options.timeoutMs)
     const queue: Array<QueuedTrace> = []
     let exported = 0
     let dropped = 0
@@ -100,21 +104,18 @@ export const makeExporter = (options: ExporterOptions) =>
       if (queue.length === options.maxBatch) wake()
     }
 
-    /** one POST of `traces`, which share their headers and resource */
+    /** one POST of `traces`, which share their headers and resource, through the one outbound client */
     const send = (traces: ReadonlyArray<QueuedTrace>) =>
-      Effect.tryPromise({
-        try: async (signal) => {
-          const response = await fetch(options.endpoint, {
-            method: "POST",
-            headers: { ...traces[0].headers, "content-type": "application/json" },
-            body: exportBody(traces[0].resource, traces.map((trace) => trace.spans)),
-            signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)])
-          })
-          await response.arrayBuffer()
-          if (!response.ok) throw new Error(`the collector answered ${response.status}`)
-        },
-        catch: (error) => (error instanceof Error ? error.message : String(error))
+      transport.post({
+        url: options.endpoint,
+        headers: { ...traces[0].headers, "content-type": "application/json" },
+        body: exportBody(traces[0].resource, traces.map((trace) => trace.spans))
       }).pipe(
+        Effect.mapError((error) => error.message),
+        Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(`no answer within ${options.timeoutMs} ms`) }),
+        Effect.flatMap((answer) =>
+          answer.status >= 200 && answer.status < 300 ? Effect.void : Effect.fail(`the collector answered ${answer.status}`)
+        ),
         Effect.matchEffect({
           onSuccess: () => {
             exported += traces.length

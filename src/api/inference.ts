@@ -1,9 +1,16 @@
 /**
- * The wire contract of `POST /inference` (spec 2.2, 4.1): the request body as a Schema.
- * Unknown fields are rejected, so a misspelt option is a 400 rather than silently ignored.
+ * The wire contract of `POST /inference` (spec 2.2, 4.1): the request body as a Schema (unknown
+ * fields are rejected, so a misspelt option is a 400 rather than silently ignored), the answer,
+ * plain or streamed, and the endpoint.
  */
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { inferenceParamFields, JsonModeSchema, RawToolChoice } from "../config/raw.ts"
+import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
+import { requiresKey, RouteGuard } from "./guard.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 const Detail = Schema.Literals(["low", "high", "auto"])
@@ -139,3 +146,94 @@ export const InferenceRequest = Schema.Struct({
   otlp_traces_extra_headers: Schema.optional(Schema.Record(Schema.String, Schema.String))
 })
 export type InferenceRequest = typeof InferenceRequest.Type
+
+// ---- the response (spec 2.3)
+
+export const Usage = Schema.Struct({ input_tokens: Schema.Int, output_tokens: Schema.Int })
+
+export const FinishReason = Schema.Literals(["stop", "stop_sequence", "length", "tool_call", "content_filter", "unknown"])
+
+/** A block of a chat function's output. A tool call's `name` and `arguments` are null when they do not match a tool offered. */
+export const ContentBlock = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("tool_call"),
+    id: Schema.String,
+    name: Schema.NullOr(Schema.String),
+    arguments: Schema.Unknown,
+    raw_name: Schema.String,
+    raw_arguments: Schema.String
+  }),
+  Schema.Struct({ type: Schema.Literal("thought"), text: Schema.String, signature: Schema.optional(Schema.String) }),
+  Schema.Struct({ type: Schema.Literal("unknown"), data: Schema.Unknown, model_provider_name: Schema.String })
+]).annotate({ identifier: "ContentBlock" })
+
+/** A json function's output: the model's text, and its parse (null when it is not JSON or fails the output schema). */
+export const JsonOutput = Schema.Struct({ raw: Schema.String, parsed: Schema.Unknown }).annotate({ identifier: "JsonOutput" })
+
+const responseHead = {
+  inference_id: Schema.String,
+  episode_id: Schema.String,
+  variant_name: Schema.String
+}
+
+const responseTail = {
+  usage: Usage,
+  finish_reason: Schema.optional(FinishReason),
+  /** with `include_original_response` */
+  original_response: Schema.optional(Schema.String)
+}
+
+export const ChatInferenceResponse = Schema.Struct({ ...responseHead, content: Schema.Array(ContentBlock), ...responseTail })
+  .annotate({ identifier: "ChatInferenceResponse" })
+
+export const JsonInferenceResponse = Schema.Struct({ ...responseHead, output: JsonOutput, ...responseTail })
+  .annotate({ identifier: "JsonInferenceResponse" })
+
+export const InferenceResponse = Schema.Union([ChatInferenceResponse, JsonInferenceResponse])
+export type InferenceResponse = typeof InferenceResponse.Type
+
+// ---- the streamed response (`"stream": true`): Server-Sent Events, one chunk per event, then `data: [DONE]`
+
+/** A piece of a chat function's streamed output. */
+export const ContentDelta = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("text"), id: Schema.String, text: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("tool_call"), id: Schema.String, raw_name: Schema.String, raw_arguments: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("thought"), id: Schema.String, text: Schema.String, signature: Schema.optional(Schema.String) })
+]).annotate({ identifier: "ContentDelta" })
+
+const chunkTail = {
+  /** the last chunk only */
+  usage: Schema.optional(Usage),
+  finish_reason: Schema.optional(FinishReason)
+}
+
+export const ChatInferenceChunk = Schema.Struct({ ...responseHead, content: Schema.Array(ContentDelta), ...chunkTail })
+  .annotate({ identifier: "ChatInferenceChunk" })
+
+export const JsonInferenceChunk = Schema.Struct({ ...responseHead, raw: Schema.String, ...chunkTail })
+  .annotate({ identifier: "JsonInferenceChunk" })
+
+/** the last event of a stream that failed after it started */
+export const StreamFailure = Schema.Struct({ error: Schema.String }).annotate({ identifier: "StreamFailure" })
+
+export const InferenceChunk = Schema.Union([ChatInferenceChunk, JsonInferenceChunk, StreamFailure]).annotate({
+  description: "The data of each event; the stream ends with `data: [DONE]`. The last chunk carries `usage` and `finish_reason`."
+})
+export type InferenceChunk = typeof InferenceChunk.Type
+
+export const InferenceGroup = HttpApiGroup.make("inference")
+  .add(
+    HttpApiEndpoint.post("inference", "/inference", {
+      payload: InferenceRequest,
+      success: [InferenceResponse, HttpApiSchema.StreamSse({ data: InferenceChunk })],
+      error: gatewayErrors([...bodyStatuses, 404, 408, 500, 502, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Run an inference",
+      description:
+        "Calls a function (a variant is sampled) or a model directly. With `\"stream\": true` the answer is a stream of Server-Sent Events."
+    }))
+  )
+  .middleware(RouteGuard)
+  .annotateEndpointsMerge(requiresKey)
+  .annotateMerge(OpenApi.annotations({ title: "Inference" }))

@@ -1,9 +1,16 @@
 /**
  * The wire contract of reading stored inferences back: `POST /v1/inferences/get_inferences`
  * and `POST /v1/inferences/list_inferences`, and of the filters they (and later the dataset
- * endpoints) take: tags and time, combined with and/or/not.
+ * endpoints) take: tags and time, combined with and/or/not; the inferences answered, and the
+ * endpoints.
  */
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
+import { requiresKey, RouteGuard } from "./guard.ts"
+import { ContentBlock, FinishReason, JsonOutput } from "./inference.ts"
 
 export type InferenceFilter =
   | { readonly type: "tag"; readonly key: string; readonly value: string; readonly comparison_operator?: "=" | "!=" | undefined }
@@ -35,7 +42,7 @@ export const InferenceFilter: Schema.Codec<InferenceFilter> = Schema.Union([
     type: Schema.Literal("not"),
     child: Schema.suspend((): Schema.Codec<InferenceFilter> => InferenceFilter)
   })
-]).annotate({ expected: `a filter of type "tag", "time", "and", "or" or "not"` })
+]).annotate({ identifier: "InferenceFilter", expected: `a filter of type "tag", "time", "and", "or" or "not"` })
 
 /**
  * Bounds on a filter tree, checked on the raw JSON before it is decoded (decoding and building
@@ -100,3 +107,110 @@ export const ListInferencesRequest = Schema.Struct({
   include_model_inferences: Schema.optional(Schema.Boolean)
 })
 export type ListInferencesRequest = typeof ListInferencesRequest.Type
+
+// ---- the answer: stored inferences, with their feedback and model calls when asked
+
+const Tags = Schema.Record(Schema.String, Schema.String)
+const Milliseconds = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Timestamp = Schema.String.annotate({ description: "RFC 3339, UTC" })
+
+export const StoredFeedbackResponse = Schema.Struct({
+  feedback_id: Schema.String,
+  metric_name: Schema.String,
+  kind: Schema.Literals(["boolean", "float", "comment", "demonstration"]),
+  target_type: Schema.Literals(["inference", "episode"]),
+  target_id: Schema.String,
+  value: Schema.Unknown,
+  tags: Tags,
+  timestamp: Timestamp
+}).annotate({ identifier: "StoredFeedback" })
+
+/** A block of a model's answer, before the function checked it. */
+export const ModelOutputBlock = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("tool_call"), id: Schema.String, raw_name: Schema.String, raw_arguments: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("thought"), text: Schema.String, signature: Schema.optional(Schema.String) }),
+  Schema.Struct({ type: Schema.Literal("unknown"), data: Schema.Unknown, model_provider_name: Schema.String })
+]).annotate({ identifier: "ModelOutputBlock" })
+
+export const StoredModelInferenceResponse = Schema.Struct({
+  model_inference_id: Schema.String,
+  model_name: Schema.String,
+  model_provider_name: Schema.String,
+  raw_request: Schema.String,
+  raw_response: Schema.String,
+  system: Schema.NullOr(Schema.String),
+  input_messages: Schema.Unknown,
+  output: Schema.Array(ModelOutputBlock),
+  input_tokens: Schema.Int,
+  output_tokens: Schema.Int,
+  response_time_ms: Milliseconds,
+  ttft_ms: Schema.NullOr(Milliseconds),
+  finish_reason: Schema.NullOr(FinishReason),
+  cached: Schema.Boolean,
+  timestamp: Timestamp
+}).annotate({ identifier: "StoredModelInference" })
+
+const storedHead = {
+  inference_id: Schema.String,
+  episode_id: Schema.String,
+  function_name: Schema.String,
+  variant_name: Schema.String,
+  input: Schema.Unknown.annotate({ description: "the request's `input`, as received" })
+}
+
+const storedTail = {
+  inference_params: Schema.Unknown,
+  tags: Tags,
+  timestamp: Timestamp,
+  processing_time_ms: Milliseconds,
+  ttft_ms: Schema.NullOr(Milliseconds),
+  /** with `include_feedback` */
+  feedback: Schema.optional(Schema.Array(StoredFeedbackResponse)),
+  /** with `include_model_inferences` */
+  model_inferences: Schema.optional(Schema.Array(StoredModelInferenceResponse))
+}
+
+export const StoredChatInference = Schema.Struct({
+  type: Schema.Literal("chat"),
+  ...storedHead,
+  output: Schema.Array(ContentBlock),
+  tool_params: Schema.Unknown,
+  ...storedTail
+}).annotate({ identifier: "StoredChatInference" })
+
+export const StoredJsonInference = Schema.Struct({
+  type: Schema.Literal("json"),
+  ...storedHead,
+  output: JsonOutput,
+  output_schema: Schema.Unknown,
+  ...storedTail
+}).annotate({ identifier: "StoredJsonInference" })
+
+export const InferencesResponse = Schema.Struct({
+  inferences: Schema.Array(Schema.Union([StoredChatInference, StoredJsonInference]))
+}).annotate({ identifier: "InferencesResponse" })
+export type InferencesResponse = typeof InferencesResponse.Type
+
+export const InferencesGroup = HttpApiGroup.make("inferences")
+  .add(
+    HttpApiEndpoint.post("getInferences", "/v1/inferences/get_inferences", {
+      payload: GetInferencesRequest,
+      success: InferencesResponse,
+      error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Get stored inferences by id",
+      description: "In the order asked for; ids not found are left out."
+    })),
+    HttpApiEndpoint.post("listInferences", "/v1/inferences/list_inferences", {
+      payload: ListInferencesRequest,
+      success: InferencesResponse,
+      error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "List stored inferences",
+      description: "Filtered by function, variant, episode, tags and time; newest first, `limit` (default 20) from `offset`."
+    }))
+  )
+  .middleware(RouteGuard)
+  .annotateEndpointsMerge(requiresKey)
+  .annotateMerge(OpenApi.annotations({ title: "Inferences" }))

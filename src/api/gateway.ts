@@ -1,0 +1,64 @@
+/**
+ * The wire contract of the gateway: every route it serves, as an `HttpApi` of one group per
+ * capability, with request and response Schemas. Routes exist only here (layers/http/routes.ts
+ * implements them), and `GET /openapi.json` and `GET /docs` are generated from it.
+ */
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as OpenApi from "effect/http-api/OpenApi"
+import { FeedbackGroup } from "./feedback.ts"
+import { bearerScheme } from "./guard.ts"
+import { InferenceGroup } from "./inference.ts"
+import { InferencesGroup } from "./inferences.ts"
+import { OpenAiGroup } from "./openaiCompatible.ts"
+import { ReferenceGroup } from "./reference.ts"
+import { StatusGroup } from "./status.ts"
+
+type Spec = Record<string, any>
+
+/**
+ * The document's finishing touches: the `bearer` scheme of the routes behind a key (or, with
+ * authentication off, no security and no 401 at all), and streamed answers described by their events alone
+ * (the `x-effect-stream` extension describes Effect's own stream failure events, which the
+ * gateway does not send: its streams end with an error event of the route's shape).
+ */
+const finish = (authentication: boolean) => (spec: Spec): Spec => {
+  for (const path of Object.values(spec.paths as Spec)) {
+    for (const operation of Object.values(path as Spec)) {
+      if (!authentication) {
+        operation.security = []
+        delete operation.responses?.["401"]
+      }
+      for (const response of Object.values((operation.responses ?? {}) as Spec)) {
+        for (const media of Object.values((response.content ?? {}) as Spec)) delete media["x-effect-stream"]
+      }
+    }
+  }
+  return authentication ? { ...spec, components: { ...spec.components, securitySchemes: { bearer: bearerScheme } } } : spec
+}
+
+export const GatewayApi = HttpApi.make("gateway")
+  .add(InferenceGroup, OpenAiGroup, FeedbackGroup, InferencesGroup, StatusGroup, ReferenceGroup)
+  .annotateMerge(OpenApi.annotations({
+    title: "LLM Gateway",
+    description:
+      "Calls functions and models across LLM providers (variants, fallbacks, streaming), with an OpenAI-compatible surface, " +
+      "and stores inferences and feedback for observability.",
+    transform: finish(true)
+  }))
+export type GatewayApi = typeof GatewayApi
+
+export interface Deployment {
+  readonly version: string
+  /** `[gateway] base_path`: "" or "/prefix" */
+  readonly basePath: string
+  /** whether the routes behind a key need one (`[gateway.auth] enabled`) */
+  readonly authentication: boolean
+}
+
+/** The API as one gateway serves it: its version, its base path (the document's server) and its security. */
+export const deployedApi = ({ authentication, basePath, version }: Deployment): GatewayApi =>
+  GatewayApi.annotateMerge(OpenApi.annotations({
+    version,
+    servers: basePath === "" ? undefined : [{ url: basePath, description: "every route is served under `[gateway] base_path`" }],
+    transform: finish(authentication)
+  }))

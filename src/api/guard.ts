@@ -1,0 +1,38 @@
+/**
+ * What every route of the gateway goes through, as the contract declares it: the `RouteGuard`
+ * middleware authenticates the request (when authentication is on and the route's group is not
+ * `Open`), then answers any typed error with the body of the route's `ErrorFamily`. Its
+ * implementation lives in the shell (layers/http/routes.ts); the handlers read the caller's key
+ * from `CallerKey`.
+ *
+ * Authentication is part of the guard rather than a security middleware of its own so that an
+ * authentication failure is answered in the route family's shape like every other error, and so
+ * that routes cost nothing extra when authentication is off. The document still shows it: the
+ * groups behind a key carry the `bearer` security requirement.
+ */
+import * as Context from "effect/Context"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import * as OpenApi from "effect/http-api/OpenApi"
+
+/** the public id of the API key the request came with; undefined when authentication is off or the route is open */
+export const CallerKey = Context.Reference<string | undefined>("gateway/CallerKey", { defaultValue: () => undefined })
+
+/** a group whose routes answer without an API key (`/status`, `/health`, the API reference) */
+export const Open = Context.Reference<boolean>("gateway/api/Open", { defaultValue: () => false })
+
+/** the shape of a group's error bodies: `{"error": "..."}`, or OpenAI's */
+export const ErrorFamily = Context.Reference<"gateway" | "openai">("gateway/api/ErrorFamily", {
+  defaultValue: () => "gateway"
+})
+
+export class RouteGuard extends HttpApiMiddleware.Service<RouteGuard>()("gateway/RouteGuard") {}
+
+/** the security scheme of the routes behind a key */
+export const bearerScheme = {
+  type: "http",
+  scheme: "bearer",
+  description: "An API key made by `gateway --create-api-key`: `Authorization: Bearer sk-gw-<public id>-<secret>`"
+} as const
+
+/** for a group behind a key: its operations require the `bearer` scheme */
+export const requiresKey = OpenApi.annotations({ override: { security: [{ bearer: [] }] } })

@@ -1,0 +1,163 @@
+/**
+ * The wire contract of the OpenAI-compatible surface (spec 4.2): `POST /openai/v1/chat/completions`
+ * (its request schema is src/openaiCompatible/api.ts; unknown fields are ignored, or refused with
+ * `gateway::deny_unknown_fields`), `GET /openai/v1/models`, their answers and OpenAI's error body.
+ */
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
+import { ChatCompletionRequest } from "../openaiCompatible/api.ts"
+import { openAiErrorJson } from "../openaiCompatible/response.ts"
+import { bodyStatuses, errorBody, errorsWith, keyedStatuses } from "./errors.ts"
+import { ErrorFamily, requiresKey, RouteGuard } from "./guard.ts"
+
+/** OpenAI's error body: the type is OpenAI's for the status, so that OpenAI SDKs raise their own errors */
+export const OpenAiErrorBody = Schema.Struct({
+  error: Schema.Struct({
+    message: Schema.String,
+    type: Schema.String.annotate({
+      description: "invalid_request_error, authentication_error, not_found_error, rate_limit_error, timeout_error, server_error..."
+    }),
+    param: Schema.Null,
+    code: Schema.Null
+  })
+})
+
+export const OpenAiErrorResponse = errorBody(OpenAiErrorBody, (error) => openAiErrorJson(error.message, error.status))
+
+const FinishReason = Schema.Literals(["stop", "length", "tool_calls", "content_filter"])
+
+const ToolCall = Schema.Union([
+  Schema.Struct({
+    id: Schema.String,
+    type: Schema.Literal("function"),
+    function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+  }),
+  Schema.Struct({
+    id: Schema.String,
+    type: Schema.Literal("custom"),
+    custom: Schema.Struct({ name: Schema.String, input: Schema.String })
+  })
+])
+
+/** thoughts and blocks of unknown kind, with their position among the output's blocks */
+const ExtraContent = Schema.Struct({
+  type: Schema.Literals(["thought", "unknown"]),
+  insert_index: Schema.optional(Schema.Int),
+  text: Schema.optional(Schema.String),
+  signature: Schema.optional(Schema.String),
+  data: Schema.optional(Schema.Unknown),
+  model_name: Schema.optional(Schema.String),
+  provider_name: Schema.optional(Schema.String)
+})
+
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+const RawResponse = Schema.Array(Schema.Struct({ model_inference_id: Schema.String, provider_type: Schema.String, data: Schema.String }))
+  .annotate({ description: "with `gateway::include_raw_response`: the provider's answer" })
+
+const CompletionUsage = Schema.Struct({
+  prompt_tokens: Count,
+  completion_tokens: Count,
+  total_tokens: Count,
+  gateway_cost: Schema.Null,
+  gateway_raw_usage: Schema.optional(Schema.Array(Schema.Struct({
+    model_inference_id: Schema.String,
+    provider_type: Schema.String,
+    api_type: Schema.String,
+    data: Schema.Unknown
+  }))).annotate({ description: "with `gateway::include_raw_usage`: the provider's own usage" })
+})
+
+const head = {
+  id: Schema.String.annotate({ description: "the inference id" }),
+  episode_id: Schema.String,
+  created: Schema.Int.annotate({ description: "Unix seconds" }),
+  model: Schema.String,
+  system_fingerprint: Schema.String
+}
+
+export const ChatCompletion = Schema.Struct({
+  ...head,
+  object: Schema.Literal("chat.completion"),
+  choices: Schema.Array(Schema.Struct({
+    index: Schema.Int,
+    finish_reason: FinishReason,
+    message: Schema.Struct({
+      role: Schema.Literal("assistant"),
+      content: Schema.NullOr(Schema.String),
+      tool_calls: Schema.optional(Schema.Array(ToolCall)),
+      gateway_extra_content: Schema.optional(Schema.Array(ExtraContent))
+    }),
+    logprobs: Schema.Null
+  })),
+  usage: CompletionUsage,
+  gateway_raw_response: Schema.optional(RawResponse)
+}).annotate({ identifier: "ChatCompletion" })
+export type ChatCompletion = typeof ChatCompletion.Type
+
+const ToolCallDelta = Schema.Struct({
+  index: Schema.Int,
+  id: Schema.optional(Schema.String),
+  type: Schema.optional(Schema.Literals(["function", "custom"])),
+  function: Schema.optional(Schema.Struct({ name: Schema.optional(Schema.String), arguments: Schema.String })),
+  custom: Schema.optional(Schema.Struct({ name: Schema.optional(Schema.String), input: Schema.String }))
+})
+
+export const ChatCompletionChunk = Schema.Struct({
+  ...head,
+  object: Schema.Literal("chat.completion.chunk"),
+  choices: Schema.Array(Schema.Struct({
+    index: Schema.Int,
+    delta: Schema.Struct({
+      role: Schema.optional(Schema.Literal("assistant")),
+      content: Schema.optional(Schema.String),
+      tool_calls: Schema.optional(Schema.Array(ToolCallDelta)),
+      gateway_extra_content: Schema.optional(Schema.Array(ExtraContent))
+    }),
+    finish_reason: Schema.NullOr(FinishReason),
+    logprobs: Schema.Null
+  })),
+  /** with `stream_options.include_usage`: a last chunk with no choices */
+  usage: Schema.optional(CompletionUsage),
+  gateway_raw_response: Schema.optional(RawResponse)
+}).annotate({ identifier: "ChatCompletionChunk" })
+
+export const ChatCompletionStreamEvent = Schema.Union([ChatCompletionChunk, OpenAiErrorBody]).annotate({
+  description: "The data of each event; the stream ends with `data: [DONE]`. A stream that fails after it started ends with an error body."
+})
+
+export const ModelList = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(Schema.Struct({
+    id: Schema.String.annotate({ description: "`gateway::function_name::<function>` or `gateway::model_name::<model>`" }),
+    object: Schema.Literal("model"),
+    created: Schema.Int,
+    owned_by: Schema.String
+  }))
+}).annotate({ identifier: "ModelList" })
+export type ModelList = typeof ModelList.Type
+
+export const OpenAiGroup = HttpApiGroup.make("openai")
+  .add(
+    HttpApiEndpoint.post("chatCompletions", "/openai/v1/chat/completions", {
+      // other fields are taken (and ignored, unless `gateway::deny_unknown_fields`), as OpenAI clients send them
+      payload: Schema.StructWithRest(ChatCompletionRequest, [Schema.Record(Schema.String, Schema.Unknown)]),
+      success: [ChatCompletion, HttpApiSchema.StreamSse({ data: ChatCompletionStreamEvent })],
+      error: errorsWith(OpenAiErrorResponse, [...bodyStatuses, 404, 408, 500, 502, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Chat completion (OpenAI-compatible)",
+      description:
+        "`model` names a function (`gateway::function_name::<name>`) or a model (`gateway::model_name::<name>`). With `\"stream\": true` the answer is a stream of Server-Sent Events."
+    })),
+    HttpApiEndpoint.get("models", "/openai/v1/models", {
+      success: ModelList,
+      error: errorsWith(OpenAiErrorResponse, keyedStatuses)
+    }).annotateMerge(OpenApi.annotations({ summary: "The functions and models this gateway answers to" }))
+  )
+  .middleware(RouteGuard)
+  .annotate(ErrorFamily, "openai")
+  .annotateEndpointsMerge(requiresKey)
+  .annotateMerge(OpenApi.annotations({ title: "OpenAI-compatible" }))

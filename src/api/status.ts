@@ -1,0 +1,60 @@
+/**
+ * The wire contract of `GET /status` and `GET /health` (spec 4.8): both answer without an API
+ * key, and with authentication on say no more than that the gateway runs and its database
+ * answers (the counters and a database's error text are then left out).
+ */
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
+import { Open, RouteGuard } from "./guard.ts"
+
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+export const StatusResponse = Schema.Struct({
+  status: Schema.Literal("ok"),
+  version: Schema.String,
+  /** the write queue, when observability is on (authentication off only) */
+  observability: Schema.optional(Schema.Struct({
+    backend: Schema.Literals(["clickhouse", "postgres"]),
+    queued: Count,
+    queuedBytes: Count,
+    written: Count,
+    dropped: Count,
+    rejected: Count,
+    failedAttempts: Count
+  })),
+  /** the trace exporter, when it is on (authentication off only) */
+  trace_export: Schema.optional(Schema.Struct({ exported: Count, dropped: Count }))
+}).annotate({ identifier: "StatusResponse" })
+export type StatusResponse = typeof StatusResponse.Type
+
+const databaseState = <const S extends string>(state: S) =>
+  Schema.optional(Schema.Literal(state)).annotate({ description: "present when observability stores in this database" })
+
+/** `{"gateway": "ok"}`, plus the database's state under its name when observability is on */
+export const HealthResponse = Schema.Struct({
+  gateway: Schema.Literal("ok"),
+  clickhouse: databaseState("ok"),
+  postgres: databaseState("ok")
+}).annotate({ identifier: "HealthResponse" })
+
+export const HealthFailure = Schema.Struct({
+  gateway: Schema.Literal("ok"),
+  clickhouse: databaseState("error"),
+  postgres: databaseState("error"),
+  /** why (authentication off only) */
+  error: Schema.optional(Schema.String)
+}).pipe(HttpApiSchema.status(503)).annotate({ identifier: "HealthFailure", description: "The database does not answer" })
+
+export const StatusGroup = HttpApiGroup.make("status")
+  .add(
+    HttpApiEndpoint.get("status", "/status", { success: StatusResponse })
+      .annotateMerge(OpenApi.annotations({ summary: "Whether the gateway runs, with its queues' counters" })),
+    HttpApiEndpoint.get("health", "/health", { success: HealthResponse, error: HealthFailure })
+      .annotateMerge(OpenApi.annotations({ summary: "Whether the gateway and its database answer" }))
+  )
+  .middleware(RouteGuard)
+  .annotate(Open, true)
+  .annotateMerge(OpenApi.annotations({ title: "Status" }))
