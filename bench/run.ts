@@ -1,5 +1,6 @@
-// `npm run bench`: the gateway's overhead on POST /inference with a templated function,
-// against a reference pass-through proxy, both in front of the same fake upstream.
+// `npm run bench`: the gateway's overhead on POST /inference with a templated function (and
+// on the same call through POST /openai/v1/chat/completions), against a reference
+// pass-through proxy, all in front of the same fake upstream.
 // Prints added latency p50/p99 at concurrency 1 (minus the upstream called directly) and
 // requests per second at saturation, side by side, from one run, with the CPU time each
 // request cost the server process and, with observability on, the database (Linux /proc).
@@ -81,6 +82,14 @@ const gatewayBody = JSON.stringify({
     system: { assistant_name: "Bench" },
     messages: [{ role: "user", content: [{ type: "text", arguments: { topic: "latency" } }] }]
   }
+})
+// the same call through the OpenAI-compatible route
+const openAiRouteBody = JSON.stringify({
+  model: "gateway::function_name::bench",
+  messages: [
+    { role: "system", content: [{ type: "text", "gateway::arguments": { assistant_name: "Bench" } }] },
+    { role: "user", content: [{ type: "text", "gateway::arguments": { topic: "latency" } }] }
+  ]
 })
 // what the gateway sends upstream for that request, so the proxy carries the same bytes
 const upstreamBody = JSON.stringify({
@@ -247,6 +256,9 @@ const main = async () => {
   for (const gateway of gateways) {
     const started = await startGateway(gateway.traces === true ? tracedDir : gatewayDir, gateway.env)
     targets.push({ name: gateway.name, url: started.match, path: "/inference", body: gatewayBody, pid: started.pid, database: gateway.database })
+    if (gateway.name === "gateway") {
+      targets.push({ name: "gateway, OpenAI route", url: started.match, path: "/openai/v1/chat/completions", body: openAiRouteBody, pid: started.pid })
+    }
   }
   const [base, ...latencies] = await measureLatencies([direct, ...targets], samples)
   const throughputs: Array<Array<Throughput>> = targets.map(() => [])
