@@ -15,7 +15,7 @@ const AnyGatewayError = Schema.declare((u: unknown): u is GatewayError => isGate
 
 /**
  * A `GatewayError` as the body `encode` writes. The gateway only writes these bodies (the
- * `RouteGuard` answers every typed error); reading one back into an error is not offered.
+ * the route guard answers every typed error); reading one back into an error is not offered.
  */
 export const errorBody = <B extends Schema.Top>(body: B, encode: (error: GatewayError) => B["Type"]) =>
   body.pipe(Schema.decodeTo(

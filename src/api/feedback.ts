@@ -4,7 +4,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
-import { requiresKey, RouteGuard } from "./guard.ts"
+import { requiresKey } from "./guard.ts"
 
 export const FeedbackRequest = Schema.Struct({
   metric_name: Schema.String,
@@ -32,6 +32,5 @@ export const FeedbackGroup = HttpApiGroup.make("feedback")
       description: "A metric's value for an inference or an episode (`inference_id` or `episode_id`), a comment, or a demonstration."
     }))
   )
-  .middleware(RouteGuard)
   .annotateEndpointsMerge(requiresKey)
   .annotateMerge(OpenApi.annotations({ title: "Feedback" }))

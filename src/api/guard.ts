@@ -1,9 +1,8 @@
 /**
- * What every route of the gateway goes through, as the contract declares it: the `RouteGuard`
- * middleware authenticates the request (when authentication is on and the route's group is not
- * `Open`), then answers any typed error with the body of the route's `ErrorFamily`. Its
- * implementation lives in the shell (layers/http/routes.ts); the handlers read the caller's key
- * from `CallerKey`.
+ * What every route of the gateway goes through, as the contract declares it: authentication
+ * (when it is on and the route's group is not `Open`), then the handler, with any typed error
+ * answered in the body of the route's `ErrorFamily`. The shell (layers/http/routes.ts) builds
+ * that guard around each handler from these annotations, once per route.
  *
  * Authentication is part of the guard rather than a security middleware of its own so that an
  * authentication failure is answered in the route family's shape like every other error, and so
@@ -11,11 +10,7 @@
  * groups behind a key carry the `bearer` security requirement.
  */
 import * as Context from "effect/Context"
-import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import * as OpenApi from "effect/http-api/OpenApi"
-
-/** the public id of the API key the request came with; undefined when authentication is off or the route is open */
-export const CallerKey = Context.Reference<string | undefined>("gateway/CallerKey", { defaultValue: () => undefined })
 
 /** a group whose routes answer without an API key (`/status`, `/health`, the API reference) */
 export const Open = Context.Reference<boolean>("gateway/api/Open", { defaultValue: () => false })
@@ -24,8 +19,6 @@ export const Open = Context.Reference<boolean>("gateway/api/Open", { defaultValu
 export const ErrorFamily = Context.Reference<"gateway" | "openai">("gateway/api/ErrorFamily", {
   defaultValue: () => "gateway"
 })
-
-export class RouteGuard extends HttpApiMiddleware.Service<RouteGuard>()("gateway/RouteGuard") {}
 
 /** the security scheme of the routes behind a key */
 export const bearerScheme = {

@@ -10,7 +10,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { inferenceParamFields, JsonModeSchema, RawToolChoice } from "../config/raw.ts"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
-import { requiresKey, RouteGuard } from "./guard.ts"
+import { requiresKey } from "./guard.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 const Detail = Schema.Literals(["low", "high", "auto"])
@@ -234,6 +234,5 @@ export const InferenceGroup = HttpApiGroup.make("inference")
         "Calls a function (a variant is sampled) or a model directly. With `\"stream\": true` the answer is a stream of Server-Sent Events."
     }))
   )
-  .middleware(RouteGuard)
   .annotateEndpointsMerge(requiresKey)
   .annotateMerge(OpenApi.annotations({ title: "Inference" }))

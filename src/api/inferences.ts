@@ -9,7 +9,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
-import { requiresKey, RouteGuard } from "./guard.ts"
+import { requiresKey } from "./guard.ts"
 import { ContentBlock, FinishReason, JsonOutput } from "./inference.ts"
 
 export type InferenceFilter =
@@ -211,6 +211,5 @@ export const InferencesGroup = HttpApiGroup.make("inferences")
       description: "Filtered by function, variant, episode, tags and time; newest first, `limit` (default 20) from `offset`."
     }))
   )
-  .middleware(RouteGuard)
   .annotateEndpointsMerge(requiresKey)
   .annotateMerge(OpenApi.annotations({ title: "Inferences" }))

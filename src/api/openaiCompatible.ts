@@ -11,7 +11,7 @@ import * as Schema from "effect/Schema"
 import { ChatCompletionRequest } from "../openaiCompatible/api.ts"
 import { openAiErrorJson } from "../openaiCompatible/response.ts"
 import { bodyStatuses, errorBody, errorsWith, keyedStatuses } from "./errors.ts"
-import { ErrorFamily, requiresKey, RouteGuard } from "./guard.ts"
+import { ErrorFamily, requiresKey } from "./guard.ts"
 
 /** OpenAI's error body: the type is OpenAI's for the status, so that OpenAI SDKs raise their own errors */
 export const OpenAiErrorBody = Schema.Struct({
@@ -157,7 +157,6 @@ export const OpenAiGroup = HttpApiGroup.make("openai")
       error: errorsWith(OpenAiErrorResponse, keyedStatuses)
     }).annotateMerge(OpenApi.annotations({ summary: "The functions and models this gateway answers to" }))
   )
-  .middleware(RouteGuard)
   .annotate(ErrorFamily, "openai")
   .annotateEndpointsMerge(requiresKey)
   .annotateMerge(OpenApi.annotations({ title: "OpenAI-compatible" }))

@@ -7,7 +7,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { Open, RouteGuard } from "./guard.ts"
+import { Open } from "./guard.ts"
 
 export const openApiPath = "/openapi.json"
 export const docsPath = "/docs"
@@ -21,6 +21,5 @@ export const ReferenceGroup = HttpApiGroup.make("reference")
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
     }).annotateMerge(OpenApi.annotations({ summary: "This document as a page to read and try" }))
   )
-  .middleware(RouteGuard)
   .annotate(Open, true)
   .annotateMerge(OpenApi.annotations({ title: "API reference" }))

@@ -8,7 +8,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { Open, RouteGuard } from "./guard.ts"
+import { Open } from "./guard.ts"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
@@ -55,6 +55,5 @@ export const StatusGroup = HttpApiGroup.make("status")
     HttpApiEndpoint.get("health", "/health", { success: HealthResponse, error: HealthFailure })
       .annotateMerge(OpenApi.annotations({ summary: "Whether the gateway and its database answer" }))
   )
-  .middleware(RouteGuard)
   .annotate(Open, true)
   .annotateMerge(OpenApi.annotations({ title: "Status" }))
