@@ -9,9 +9,9 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import type { GatewayConfig } from "../../src/config/types.ts"
-import { analyticsDatabase } from "../../src/observability/analyticsDatabase.ts"
+import { type AnalyticsDatabase, analyticsDatabase } from "../../src/observability/analyticsDatabase.ts"
 import type { ObservabilityDatabase } from "../../src/observability/database.ts"
-import { analyticsUrlVariable, backendOf, Observability, type ObservabilityStores } from "../../src/observability/stores.ts"
+import { analyticsUrlVariable, Observability, type ObservabilityStores } from "../../src/observability/stores.ts"
 import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { StartupError } from "../startup.ts"
@@ -21,21 +21,11 @@ export { StartupError } from "../startup.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
-/** The stores of a GATEWAY_ANALYTICS_DB_URL value. */
-export const makeStores = (url: string): Effect.Effect<ObservabilityStores, StoreError | StartupError, Scope.Scope> => {
-  switch (backendOf(url)) {
-    case "clickhouse":
-      return Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url))
-    case "postgres":
-      return Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url))
-    default:
-      return Effect.fail(
-        new StartupError({
-          message: `${analyticsUrlVariable} must be an http(s):// URL (ClickHouse) or a postgres:// URL (Postgres)`
-        })
-      )
-  }
-}
+/** The stores of the analytics database `analyticsDatabase` chose (its URL already checked). */
+const makeStores = ({ backend, url }: AnalyticsDatabase): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
+  backend === "clickhouse"
+    ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url))
+    : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url))
 
 /** The configured stores, not migrated yet, or undefined when observability is off. */
 export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect<ObservabilityStores | undefined, StartupError, Scope.Scope> =>
@@ -44,9 +34,8 @@ export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect
     const database = analyticsDatabase(config.gateway.observability.backend, env)
     if (Result.isFailure(database)) return yield* new StartupError({ message: database.failure })
     if (database.success === undefined) return undefined
-    const { url, variable } = database.success
-    return yield* Effect.mapError(makeStores(url), (error) =>
-      error._tag === "StartupError" ? error : new StartupError({ message: `${variable}: ${error.message}` }))
+    const chosen = database.success
+    return yield* Effect.mapError(makeStores(chosen), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
   })
 
 /** Applies pending migrations, naming each in the log. */

@@ -107,7 +107,11 @@ const originOf = ([, provider, model, call, failedProviders]: ProviderSuccess<un
 export type CallRefused = InvalidRequest | RateLimited | ServiceUnavailable
 
 /** within `ms` (when set), or the failure `onTimeout` makes */
-const within = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number | undefined, onTimeout: () => E) =>
+export const within = <A, E, R, T>(
+  effect: Effect.Effect<A, E, R>,
+  ms: number | undefined,
+  onTimeout: () => T
+): Effect.Effect<A, E | T, R> =>
   ms === undefined ? effect : Effect.timeoutOrElse(effect, { duration: ms, orElse: () => Effect.fail(onTimeout()) })
 
 /**
@@ -123,54 +127,46 @@ const tryProviders = <A>(
   attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
   clock: Clock.Clock
 ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> =>
-  Effect.flatMap(Models, (models) => tryModel(models.get(variant.model)!, prepared, variant, request, limitOf, attempt, clock))
-
-const tryModel = <A>(
-  model: ResolvedModel,
-  prepared: PreparedInference,
-  variant: VariantConfig,
-  request: ModelRequest,
-  limitOf: (timeouts: Timeouts) => number | undefined,
-  attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
-  clock: Clock.Clock
-): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
-  const providers = model.providers
-  const modelName = model.config.name
-  // recursion rather than a loop of Effect.result: this is the hot path of every inference
-  const from = (
-    index: number,
-    failures: Array<FailedAttempt<ProviderFailure>>
-  ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
-    if (index >= providers.length) return Effect.fail(allFailed(model, failures))
-    const provider = providers[index]
-    const call = providerCall(request, modelName, provider.config, variant, prepared)
-    if (call instanceof InvalidRequest) return Effect.fail(call)
-    if (call instanceof ProviderFailure) {
-      failures.push({ name: provider.config.name, failure: call, atMs: clock.currentTimeMillisUnsafe() })
-      return from(index + 1, failures)
-    }
-    const limit = limitOf(provider.config.timeouts)
-    return within(
-      attempt(provider, call),
-      limit,
-      () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
-    ).pipe(
-      Effect.map((result) => [result, provider, model, call, failures] as const),
-      Effect.catch((failure) => {
-        // a refused call (rate limit, bad request) ends the inference: only provider failures fall back
-        if (!(failure instanceof ProviderFailure)) return Effect.fail(failure)
-        failures.push({ name: provider.config.name, failure, atMs: clock.currentTimeMillisUnsafe() })
+  Effect.flatMap(Models, (models) => {
+    const model = models.get(variant.model)!
+    const providers = model.providers
+    const modelName = model.config.name
+    // recursion rather than a loop of Effect.result: this is the hot path of every inference
+    const from = (
+      index: number,
+      failures: Array<FailedAttempt<ProviderFailure>>
+    ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
+      if (index >= providers.length) return Effect.fail(allFailed(model, failures))
+      const provider = providers[index]
+      const call = providerCall(request, modelName, provider.config, variant, prepared)
+      if (call instanceof InvalidRequest) return Effect.fail(call)
+      if (call instanceof ProviderFailure) {
+        failures.push({ name: provider.config.name, failure: call, atMs: clock.currentTimeMillisUnsafe() })
         return from(index + 1, failures)
-      })
+      }
+      const limit = limitOf(provider.config.timeouts)
+      return within(
+        attempt(provider, call),
+        limit,
+        () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
+      ).pipe(
+        Effect.map((result) => [result, provider, model, call, failures] as const),
+        Effect.catch((failure) => {
+          // a refused call (rate limit, bad request) ends the inference: only provider failures fall back
+          if (!(failure instanceof ProviderFailure)) return Effect.fail(failure)
+          failures.push({ name: provider.config.name, failure, atMs: clock.currentTimeMillisUnsafe() })
+          return from(index + 1, failures)
+        })
+      )
+    }
+    const limit = limitOf(model.config.timeouts)
+    // inside the flatMap, each run of the returned effect starts with no failures
+    return within(
+      from(0, []),
+      limit,
+      () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, timedOut: true })
     )
-  }
-  const limit = limitOf(model.config.timeouts)
-  return within(
-    Effect.suspend(() => from(0, [])),
-    limit,
-    () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, timedOut: true })
-  )
-}
+  })
 
 const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms

@@ -19,7 +19,8 @@ import {
   type ExtraHeaderEdit,
   extraHeaderProblem,
   parsePointer,
-  requestBodyEdit
+  requestBodyEdit,
+  type ScopedEdit
 } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
 import { sampleVariantOrder, seededRandom } from "./sampling.ts"
@@ -27,11 +28,6 @@ import { resolveTools } from "./tools.ts"
 import type { ProviderTool, ToolConfig } from "./types.ts"
 
 export const defaultFunctionName = "gateway::default"
-
-export interface ScopedEdit<E> {
-  readonly scope: EditScope
-  readonly edit: E
-}
 
 export interface PreparedInference {
   readonly inferenceId: string

@@ -19,7 +19,7 @@ import {
 } from "../errors.ts"
 import type { InferenceServices } from "../services.ts"
 import { isInputProblem, renderInput } from "./input.ts"
-import { buildModelRequest, type CallRefused } from "./modelCall.ts"
+import { buildModelRequest, type CallRefused, within } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
 import type { TemplateEngine } from "./templates.ts"
 import type { FailedAttempt, ModelRequest } from "./types.ts"
@@ -82,12 +82,11 @@ export const tryVariants = <A>(
       if (isInputProblem(rendered)) return Effect.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` }))
       const request = buildModelRequest(prepared, variant, rendered)
       const limit = limitOf(variant.timeouts)
-      const tried = withRetries(() => attempt(variant, request), variant.retries)
-      const timed = limit === undefined ? tried : Effect.timeoutOrElse(tried, {
-        duration: limit,
-        orElse: () => Effect.fail(new RequestTimeout({ message: `variant "${variant.name}" timed out after ${limit} ms` }))
-      })
-      return timed.pipe(
+      return within(
+        withRetries(() => attempt(variant, request), variant.retries),
+        limit,
+        () => new RequestTimeout({ message: `variant "${variant.name}" timed out after ${limit} ms` })
+      ).pipe(
         Effect.map((result) => [result, variant, request, failures] as const),
         Effect.catch((failure) => {
           if (isRefused(failure)) return Effect.fail(failure)
