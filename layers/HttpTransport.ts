@@ -47,12 +47,12 @@ const toTransportError = (error: unknown): TransportError => {
 const LF = 10
 const CR = 13
 
-/** `text/event-stream`, whatever its parameters (`; charset=utf-8`) */
-const isEventStream = (contentType: string | undefined): boolean => {
+/** `contentType` is `expected` (lower case), whatever its parameters (`; charset=utf-8`) */
+const isContentType = (contentType: string | undefined, expected: string): boolean => {
   if (contentType === undefined) return false
-  const type = contentType.trimStart().slice(0, 17).toLowerCase()
-  if (type !== "text/event-stream") return false
-  const next = contentType.trimStart().charCodeAt(17)
+  const trimmed = contentType.trimStart()
+  if (trimmed.slice(0, expected.length).toLowerCase() !== expected) return false
+  const next = trimmed.charCodeAt(expected.length)
   return Number.isNaN(next) || next === 59 /* ; */ || next === 32 || next === 9
 }
 
@@ -193,14 +193,14 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
           },
           catch: toTransportError
         }),
-      postStream: (call) =>
+      postStream: (call, streamType) =>
         Effect.tryPromise({
           try: async (signal) => {
             const { done, response } = await send(call, signal)
             const body = response.body
             const contentType = headerOf(response.headers, "content-type")
             const contentLength = headerOf(response.headers, "content-length")
-            if (response.statusCode < 200 || response.statusCode >= 300 || !isEventStream(contentType)) {
+            if (response.statusCode < 200 || response.statusCode >= 300 || !isContentType(contentType, streamType)) {
               try {
                 const text = await readText(body, contentLength, false)
                 return { ok: false as const, status: response.statusCode, contentType, text }

@@ -37,8 +37,11 @@ export type HttpStreamReply =
 export class HttpTransport extends Context.Service<HttpTransport, {
   /** POSTs and reads the whole answer; interruption aborts the request */
   readonly post: (call: HttpCall) => Effect.Effect<{ readonly status: number; readonly text: string }, TransportError>
-  /** POSTs and hands over the body as a stream when the status is 2xx and it is `text/event-stream`, or its text otherwise */
-  readonly postStream: (call: HttpCall) => Effect.Effect<HttpStreamReply, TransportError>
+  /**
+   * POSTs and hands over the body as a stream when the status is 2xx and its content type is
+   * `streamType` (`text/event-stream`, AWS's `application/vnd.amazon.eventstream`), or its text otherwise
+   */
+  readonly postStream: (call: HttpCall, streamType: string) => Effect.Effect<HttpStreamReply, TransportError>
 }>()("gateway/HttpTransport") {}
 
 /** The configuration the gateway runs on, validated. */

@@ -11,7 +11,7 @@ import { buildFunctions } from "./functions.ts"
 import { buildGateway } from "./gateway.ts"
 import { mergeConfigSources } from "./merge.ts"
 import { buildMetrics } from "./metrics.ts"
-import { buildModels, checkCredentials } from "./models.ts"
+import { buildModels, buildProviderTypeDefaults, checkCredentials, shorthandCredentials } from "./models.ts"
 import { buildRateLimiting } from "./rateLimits.ts"
 import { RawConfig } from "./raw.ts"
 import { makeTemplateFiles } from "./templateFiles.ts"
@@ -43,10 +43,12 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const gateway = buildGateway(context, raw.gateway ?? {})
   const tools = buildTools(context, raw.tools ?? {})
   const metrics = buildMetrics(context, raw.metrics ?? {})
-  const models = buildModels(context, raw.models ?? {})
+  const typeDefaults = buildProviderTypeDefaults(context, raw.provider_types ?? {})
+  const credentials = shorthandCredentials(context, typeDefaults)
+  const models = buildModels(context, raw.models ?? {}, typeDefaults)
   const templates = makeTemplateFiles(context, gateway.templateAccess)
   const functions = buildFunctions(context, { tools, templates, modelNames: new Set(Object.keys(raw.models ?? {})) }, raw.functions ?? {})
-  checkCredentials(context, functions, models)
+  checkCredentials(context, functions, models, credentials)
   const rateLimiting = buildRateLimiting(context, raw.rate_limiting ?? {})
 
   const compiled = TemplateEngine.compile(templates.sources())
@@ -55,7 +57,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   }
   if (context.hasProblems() || "errors" in compiled) return { errors: context.problems() }
   return {
-    config: { gateway: gateway.settings, models, functions, tools, metrics, rateLimiting, templates: compiled.engine, env: input.env },
+    config: { gateway: gateway.settings, models, functions, tools, metrics, rateLimiting, templates: compiled.engine, shorthandCredentials: credentials },
     warnings: context.warnings()
   }
 }

@@ -6,7 +6,7 @@
 import * as Schema from "effect/Schema"
 import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
-import { parseCredentialLocation, resolveCredential } from "./credentials.ts"
+import { type Credential, type CredentialLocation, missingAlways, parseCredentialLocation, resolveCredential } from "./credentials.ts"
 import type { KeyPath } from "./merge.ts"
 import { providerCommonFields, RawModel } from "./raw.ts"
 import type { FunctionConfig, ModelConfig, ProviderConfig } from "./types.ts"
@@ -19,11 +19,33 @@ const providerDecoders = new Map(
   ])
 )
 
+/** the credential location a provider table gives, if any (`api_key_location` or `credential_location`, not both) */
+const writtenLocation = (
+  context: BuildContext,
+  keyPath: KeyPath,
+  table: { readonly api_key_location?: unknown; readonly credential_location?: unknown }
+): CredentialLocation | undefined | false => {
+  if (table.api_key_location !== undefined && table.credential_location !== undefined) {
+    context.report([...keyPath, "credential_location"], "give api_key_location or credential_location, not both")
+    return false
+  }
+  const key = table.api_key_location !== undefined ? "api_key_location" : "credential_location"
+  const written = table[key]
+  if (written === undefined) return undefined
+  const parsed = parseCredentialLocation(written)
+  if (typeof parsed === "string") {
+    context.report([...keyPath, key], parsed)
+    return false
+  }
+  return parsed
+}
+
 const buildProvider = (
   context: BuildContext,
   keyPath: KeyPath,
   name: string,
-  table: Record<string, unknown>
+  table: Record<string, unknown>,
+  typeDefaults: ProviderTypeDefaults
 ): ProviderConfig | undefined => {
   const type = table.type
   const definition = typeof type === "string" ? providerTypes.get(type) : undefined
@@ -35,23 +57,21 @@ const buildProvider = (
   }
   const decoded = context.decodeAt(providerDecoders.get(definition.type)!, table, keyPath)
   if (decoded === undefined) return undefined
-  const { type: _type, model_name, api_key_location, extra_body, extra_headers, timeouts, ...settings } = decoded
+  const { type: _type, model_name, api_key_location, credential_location, extra_body, extra_headers, timeouts, ...settings } =
+    decoded
+  if (model_name === undefined && definition.requiresModelName) {
+    context.report([...keyPath, "model_name"], "missing field")
+    return undefined
+  }
   context.checkPointers([...keyPath, "extra_body"], extra_body)
   context.checkHeaders([...keyPath, "extra_headers"], extra_headers)
-  let location = definition.defaultCredential
-  if (api_key_location !== undefined) {
-    const parsed = parseCredentialLocation(api_key_location)
-    if (parsed === undefined) {
-      context.report([...keyPath, "api_key_location"], `expected "env::NAME", "dynamic::NAME" or "none", got "${api_key_location}"`)
-      return undefined
-    }
-    location = parsed
-  }
+  const location = writtenLocation(context, keyPath, { api_key_location, credential_location })
+  if (location === false) return undefined
   return {
     name,
     type: definition.type,
-    modelName: model_name,
-    credential: resolveCredential(location, context.input.env),
+    modelName: model_name ?? "",
+    credential: resolveCredential(location ?? typeDefaults.get(definition.type)!, context.input),
     extraBody: extra_body ?? [],
     extraHeaders: extra_headers ?? [],
     timeouts: timeouts ?? {},
@@ -59,7 +79,49 @@ const buildProvider = (
   }
 }
 
-export const buildModels = (context: BuildContext, tables: Readonly<Record<string, unknown>>): Map<string, ModelConfig> => {
+/** Each provider type's credential location: `[provider_types.<type>.defaults]`'s, else the type's own. */
+export type ProviderTypeDefaults = ReadonlyMap<string, CredentialLocation>
+
+const ProviderTypeTable = Schema.Struct({
+  defaults: Schema.optional(Schema.Struct({
+    api_key_location: Schema.optional(Schema.Unknown),
+    credential_location: Schema.optional(Schema.Unknown)
+  }))
+})
+const decodeProviderType = tableDecoder(ProviderTypeTable)
+
+export const buildProviderTypeDefaults = (
+  context: BuildContext,
+  tables: Readonly<Record<string, Record<string, unknown>>>
+): ProviderTypeDefaults => {
+  const defaults = new Map<string, CredentialLocation>()
+  for (const [type, definition] of providerTypes) defaults.set(type, definition.defaultCredential)
+  for (const [type, table] of Object.entries(tables)) {
+    const keyPath = ["provider_types", type]
+    if (!providerTypes.has(type)) {
+      context.report(keyPath, `unknown provider type "${type}" (known: ${[...providerTypes.keys()].join(", ")})`)
+      continue
+    }
+    const decoded = context.decodeAt(decodeProviderType, table, keyPath)
+    if (decoded?.defaults === undefined) continue
+    const location = writtenLocation(context, [...keyPath, "defaults"], decoded.defaults)
+    if (location !== false && location !== undefined) defaults.set(type, location)
+  }
+  return defaults
+}
+
+/** The credential of each type's short-hand models (`<type>::<model>`), resolved at start-up: requests name them later. */
+export const shorthandCredentials = (context: BuildContext, defaults: ProviderTypeDefaults): ReadonlyMap<string, Credential> => {
+  const credentials = new Map<string, Credential>()
+  for (const [type, location] of defaults) credentials.set(type, resolveCredential(location, context.input))
+  return credentials
+}
+
+export const buildModels = (
+  context: BuildContext,
+  tables: Readonly<Record<string, unknown>>,
+  typeDefaults: ProviderTypeDefaults
+): Map<string, ModelConfig> => {
   const models = new Map<string, ModelConfig>()
   for (const [name, table] of Object.entries(tables)) {
     const keyPath = ["models", name]
@@ -71,7 +133,7 @@ export const buildModels = (context: BuildContext, tables: Readonly<Record<strin
     if (model === undefined) continue
     const providers = new Map<string, ProviderConfig>()
     for (const [providerName, providerTable] of Object.entries(model.providers)) {
-      const provider = buildProvider(context, [...keyPath, "providers", providerName], providerName, providerTable)
+      const provider = buildProvider(context, [...keyPath, "providers", providerName], providerName, providerTable, typeDefaults)
       if (provider !== undefined) providers.set(providerName, provider)
     }
     if (model.routing.length === 0) context.report([...keyPath, "routing"], "routing must name at least one provider")
@@ -93,16 +155,15 @@ export const buildModels = (context: BuildContext, tables: Readonly<Record<strin
 /** The single provider of a `<provider_type>::<model>` short-hand model. */
 export const shorthandProviders = (
   name: string,
-  env: Readonly<Record<string, string | undefined>>
+  credentials: ReadonlyMap<string, Credential>
 ): ReadonlyArray<ProviderConfig> => {
   const shorthand = parseShorthandModel(name)
   if (shorthand === undefined) return []
-  const definition = providerTypes.get(shorthand.type)!
   return [{
     name: shorthand.type,
     type: shorthand.type,
     modelName: shorthand.model,
-    credential: resolveCredential(definition.defaultCredential, env),
+    credential: credentials.get(shorthand.type)!,
     extraBody: [],
     extraHeaders: [],
     timeouts: {},
@@ -114,18 +175,20 @@ export const shorthandProviders = (
 export const checkCredentials = (
   context: BuildContext,
   functions: ReadonlyMap<string, FunctionConfig>,
-  models: ReadonlyMap<string, ModelConfig>
+  models: ReadonlyMap<string, ModelConfig>,
+  credentials: ReadonlyMap<string, Credential>
 ): void => {
   for (const [functionName, fn] of functions) {
     for (const [variantName, variant] of fn.variants) {
       if (variant.weight <= 0) continue
       const model = models.get(variant.model)
-      const providers = model !== undefined ? [...model.providers.values()] : shorthandProviders(variant.model, context.input.env)
+      const providers = model !== undefined ? [...model.providers.values()] : shorthandProviders(variant.model, credentials)
       for (const provider of providers) {
-        if (provider.credential.kind === "missing_env") {
+        const missing = missingAlways(provider.credential)
+        if (missing !== undefined) {
           context.report(
             ["functions", functionName, "variants", variantName, "model"],
-            `model "${variant.model}" uses provider "${provider.name}", whose credential environment variable ${provider.credential.name} is not set`
+            `model "${variant.model}" uses provider "${provider.name}", whose credential is missing: ${missing}`
           )
         }
       }

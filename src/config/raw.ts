@@ -20,8 +20,12 @@ export type Timeouts = typeof Timeouts.Type
 /** Fields every provider table has, whatever its type. */
 export const providerCommonFields = {
   type: Schema.String,
-  model_name: Schema.String,
-  api_key_location: Schema.optional(Schema.String),
+  /** required unless the type names its model otherwise (`requiresModelName`) */
+  model_name: Schema.optional(Schema.String),
+  /** a location string or `{ default, fallback }`, checked by `parseCredentialLocation` */
+  api_key_location: Schema.optional(Schema.Unknown),
+  /** TensorZero's name for it on GCP types; accepted on every type */
+  credential_location: Schema.optional(Schema.Unknown),
   extra_body: Schema.optional(Schema.Array(ExtraBodyEdit)),
   extra_headers: Schema.optional(Schema.Array(ExtraHeaderEdit)),
   timeouts: Schema.optional(Timeouts)
@@ -207,5 +211,7 @@ export const RawConfig = Schema.Struct({
   functions: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   tools: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   metrics: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
-  rate_limiting: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
+  rate_limiting: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
+  provider_types: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  embedding_models: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
 })

@@ -157,6 +157,6 @@ export interface GatewayConfig {
   readonly metrics: ReadonlyMap<string, MetricConfig>
   readonly rateLimiting: RateLimitingSettings
   readonly templates: TemplateEngine
-  /** the environment captured at start-up, for credentials of models named in requests */
-  readonly env: Readonly<Record<string, string | undefined>>
+  /** each provider type's credential for `<type>::<model>` models named in requests, resolved at start-up */
+  readonly shorthandCredentials: ReadonlyMap<string, Credential>
 }

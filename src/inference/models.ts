@@ -32,10 +32,10 @@ const maxShorthandModels = 1024
 export class ModelTable {
   private readonly models = new Map<string, ResolvedModel>()
   private shorthandCount = 0
-  private readonly env: GatewayConfig["env"]
+  private readonly credentials: GatewayConfig["shorthandCredentials"]
 
   constructor(config: GatewayConfig) {
-    this.env = config.env
+    this.credentials = config.shorthandCredentials
     for (const model of config.models.values()) this.models.set(model.name, route(model))
   }
 
@@ -43,7 +43,7 @@ export class ModelTable {
   get(name: string): ResolvedModel | undefined {
     const known = this.models.get(name)
     if (known !== undefined) return known
-    const providers = shorthandProviders(name, this.env)
+    const providers = shorthandProviders(name, this.credentials)
     if (providers.length === 0) return undefined
     const model = route({
       name,

@@ -116,6 +116,8 @@ export type FinishReason = "stop" | "stop_sequence" | "length" | "tool_call" | "
 export interface Usage {
   readonly input_tokens: number
   readonly output_tokens: number
+  /** of `input_tokens`, those the provider read from its prompt cache, when it says */
+  readonly cached_input_tokens?: number | undefined
 }
 
 /** A content block as a provider returned it, before the function validates it. */

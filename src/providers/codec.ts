@@ -11,6 +11,7 @@ import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { CredentialLocation } from "../config/credentials.ts"
 import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "../inference/types.ts"
+import type { HttpCall, HttpTransport } from "../services.ts"
 import type { ProviderFailure } from "./types.ts"
 
 /** A JSON request body as a codec builds it; the runner edits it (`extra_body`) before it is serialised. */
@@ -49,9 +50,11 @@ export interface ParsedResponse {
 /**
  * How a streamed body is cut into the provider's events. Server-Sent Events today (`sse.ts`);
  * AWS's binary event stream (Bedrock) is another framing with its own `Event` (headers and a
- * payload), and then asks the transport to accept its content type besides `text/event-stream`.
+ * payload) and content type (`aws/eventStream.ts`).
  */
 export interface StreamFraming<Event> {
+  /** the content type of a stream in this framing (`text/event-stream`); an answer of another type is read as an error */
+  readonly contentType: string
   /** the events of `bytes`, in order, ending where the framing says the stream ends */
   readonly events: <E>(bytes: Stream.Stream<Uint8Array, E>) => Stream.Stream<Event, E>
 }
@@ -118,6 +121,20 @@ export interface BatchHooks<Target> {
 }
 
 /**
+ * Authentication that needs more than a header made from a key: a signature over the whole
+ * request (AWS SigV4), or an access token fetched and refreshed from a credential (GCP service
+ * accounts). It receives the request as built (`extra_body` and `extra_headers` applied) and
+ * the call's credential (the text its location resolved to: a key, a service account's JSON,
+ * AWS keys as JSON), and returns the request to send. Made once per configured provider
+ * (`WireCodec.authorizer`), so it may keep tokens between calls; it may use the transport
+ * (a token endpoint). Its failures are this provider's: the next one may serve the request.
+ */
+export type Authorizer = (
+  request: HttpCall,
+  credential: string | undefined
+) => Effect.Effect<HttpCall, ProviderFailure, HttpTransport>
+
+/**
  * The settings of a provider type: the keys of its provider table besides the common ones, a
  * `Schema.Struct` whose fields the configuration decodes (once, at start-up) into `Settings`.
  */
@@ -132,11 +149,18 @@ export interface WireCodec<Settings, Target, Event> {
   readonly settings: SettingsSchema<Settings>
   /** where the API key is found when the provider table does not say (`api_key_location`) */
   readonly defaultCredential: CredentialLocation
-  /** once per configured provider, at start-up */
+  /**
+   * whether a provider table must have `model_name` (default true); a type that names its model
+   * otherwise (`model_id`, `deployment_id`, `endpoint_name`) says false and reads its settings
+   */
+  readonly requiresModelName?: boolean | undefined
+  /** once per configured provider, at start-up; `model` is `model_name` ("" when the type does not require it and it is absent) */
   readonly target: (settings: Settings, model: string) => Target
   readonly url: (target: Target, stream: boolean) => string
   /** the headers of a call, the authentication scheme included (no key: no authentication); a new object each time, the runner edits it */
   readonly headers: (target: Target, apiKey: string | undefined) => Record<string, string>
+  /** for a type whose authentication is not a header (`Authorizer`): applied last, to the request as it will be sent */
+  readonly authorizer?: ((target: Target) => Authorizer) | undefined
   /** the request body; `extra_body` is applied to it afterwards by the runner */
   readonly body: (request: ModelRequest, call: WireCall<Target>) => WireBody | WireProblem
   readonly parseResponse: (text: string) => ParsedResponse | WireProblem

@@ -9,6 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type { Credential } from "../config/credentials.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import { InvalidRequest } from "../errors.ts"
 import {
@@ -23,7 +24,7 @@ import {
 } from "../inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
 import { type HttpCall, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
-import { type StreamFraming, type StreamEventParser, type WireCodec, WireProblem } from "./codec.ts"
+import { type Authorizer, type StreamEventParser, type StreamFraming, type WireCodec, WireProblem } from "./codec.ts"
 import { redactSecrets } from "./redact.ts"
 import {
   type ProviderCall,
@@ -47,6 +48,7 @@ export const wireProvider = <Settings, Target, Event>(
   return {
     type: codec.type,
     defaultCredential: codec.defaultCredential,
+    requiresModelName: codec.requiresModelName ?? true,
     settingsFields: codec.settings.fields,
     make: (config) =>
       isSettings(config.settings)
@@ -68,31 +70,41 @@ const failingClient = (message: string): ProviderClient => {
 export const wireClient = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
   target: Target
-): ProviderClient => ({
-  infer: (call) => exchange(codec, target, call, false, post, whole),
-  stream: (call) => exchange(codec, target, call, true, postStream, streamed)
-})
+): ProviderClient => {
+  const authorize = codec.authorizer?.(target)
+  const streamType = codec.framing.contentType
+  return {
+    infer: (call) => exchange(codec, target, authorize, call, false, post, whole),
+    stream: (call) => exchange(codec, target, authorize, call, true, (http, request) => http.postStream(request, streamType), streamed)
+  }
+}
 
 type Transport = HttpTransport["Service"]
 
 const post = (http: Transport, request: HttpCall) => http.post(request)
-const postStream = (http: Transport, request: HttpCall) => http.postStream(request)
 
-/** One call: the request built, sent, and its reply read by `read`; the transport's failures mapped. */
+/** One call: the request built, authorized when the codec says how, sent, and its reply read by `read`; the transport's failures mapped. */
 const exchange = <Settings, Target, Event, Reply, A>(
   codec: WireCodec<Settings, Target, Event>,
   target: Target,
+  authorize: Authorizer | undefined,
   call: ProviderCall,
   stream: boolean,
   send: (http: Transport, request: HttpCall) => Effect.Effect<Reply, TransportError>,
   read: (codec: WireCodec<Settings, Target, Event>, reply: Reply, request: HttpCall, apiKey: string | undefined) => Effect.Effect<A, ProviderFailure>
 ): Effect.Effect<A, ProviderFailure | InvalidRequest, HttpTransport> => {
-  const request = wireRequest(codec, target, call, stream)
-  if (!isHttpCall(request)) return Effect.fail(request)
+  const built = wireRequest(codec, target, call, stream)
+  if (!isHttpCall(built)) return Effect.fail(built)
   const apiKey = call.apiKey
-  return HttpTransport.use((http) => send(http, request)).pipe(
-    Effect.mapError((error) => transportFailure(error, apiKey)),
-    Effect.flatMap((reply) => read(codec, reply, request, apiKey))
+  const sendAndRead = (request: HttpCall) =>
+    HttpTransport.use((http) => send(http, request)).pipe(
+      Effect.mapError((error) => transportFailure(error, apiKey)),
+      Effect.flatMap((reply) => read(codec, reply, request, apiKey))
+    )
+  if (authorize === undefined) return sendAndRead(built)
+  return authorize(built, apiKey).pipe(
+    Effect.mapError((error) => failure(error.message, apiKey, error.timedOut)),
+    Effect.flatMap(sendAndRead)
   )
 }
 
@@ -263,6 +275,33 @@ export interface RequestExtras {
   readonly credentials: Readonly<Record<string, string>>
 }
 
+/** The credential of one call: a dynamic one missing from the request is the caller's fault, another missing one this provider's. */
+const credentialFor = (
+  credential: Credential,
+  provider: ProviderConfig,
+  modelName: string,
+  requested: Readonly<Record<string, string>>
+): string | undefined | InvalidRequest | ProviderFailure => {
+  switch (credential.kind) {
+    case "static":
+      return credential.value
+    case "none":
+      return undefined
+    case "missing":
+      return new ProviderFailure({ message: credential.what, timedOut: false })
+    case "dynamic": {
+      const value = requested[credential.name]
+      return value !== undefined ? value : new InvalidRequest({
+        message: `credentials.${credential.name}: missing; provider "${provider.name}" of model "${modelName}" reads its API key from dynamic::${credential.name}`
+      })
+    }
+    case "fallback": {
+      const primary = credentialFor(credential.primary, provider, modelName, requested)
+      return typeof primary === "object" ? credentialFor(credential.fallback, provider, modelName, requested) : primary
+    }
+  }
+}
+
 /**
  * The call for one provider of a model, or why it cannot be made: a missing dynamic credential
  * is the caller's fault (it ends the inference), a missing environment variable this provider's.
@@ -274,25 +313,8 @@ export const providerCall = (
   variant: VariantEdits,
   extras: RequestExtras
 ): ProviderCall | InvalidRequest | ProviderFailure => {
-  let apiKey: string | undefined
-  const credential = provider.credential
-  switch (credential.kind) {
-    case "static":
-      apiKey = credential.value
-      break
-    case "dynamic":
-      apiKey = extras.credentials[credential.name]
-      if (apiKey === undefined) {
-        return new InvalidRequest({
-          message: `credentials.${credential.name}: missing; provider "${provider.name}" of model "${modelName}" reads its API key from dynamic::${credential.name}`
-        })
-      }
-      break
-    case "missing_env":
-      return new ProviderFailure({ message: `environment variable ${credential.name} is not set`, timedOut: false })
-    case "none":
-      break
-  }
+  const apiKey = credentialFor(provider.credential, provider, modelName, extras.credentials)
+  if (typeof apiKey === "object") return apiKey
   const target: CallTarget = { variantName: variant.name, modelName, providerName: provider.name }
   return {
     request,

@@ -28,5 +28,6 @@ const endMarker = "[DONE]"
 const notEnd = (data: string) => data !== endMarker
 
 export const sse: StreamFraming<string> = {
+  contentType: "text/event-stream",
   events: (bytes) => Stream.takeWhile(sseData(bytes), notEnd)
 }

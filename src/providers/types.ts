@@ -52,6 +52,8 @@ export interface ProviderClient {
 export interface ProviderDefinition {
   readonly type: string
   readonly defaultCredential: CredentialLocation
+  /** whether a provider table of this type must have `model_name` */
+  readonly requiresModelName: boolean
   /** the fields of a provider table specific to this type, besides `providerCommonFields` (decoded by the configuration) */
   readonly settingsFields: Schema.Struct.Fields
   /** at start-up for configured providers, on first use for `<type>::<model>` short-hands */

@@ -235,7 +235,7 @@ describe("runner: the call of one provider (credentials and edit scopes)", () =>
     expect((missing as InvalidRequest).message).toBe(
       `credentials.OTHER: missing; provider "p" of model "m" reads its API key from dynamic::OTHER`
     )
-    const unset = providerCall(request, "m", provider({ kind: "missing_env", name: "KEY_VAR" }), variant, extras)
+    const unset = providerCall(request, "m", provider({ kind: "missing", what: "environment variable KEY_VAR is not set" }), variant, extras)
     expect(unset).toEqual(new ProviderFailure({ message: "environment variable KEY_VAR is not set", timedOut: false }))
   })
 

@@ -144,6 +144,7 @@ export const makeDummyClient = (modelName: string): ProviderClient => {
 export const dummyProvider: ProviderDefinition = {
   type: "dummy",
   defaultCredential: { kind: "none" },
+  requiresModelName: true,
   settingsFields: {},
   make: (config) => makeDummyClient(config.modelName)
 }
