@@ -6,7 +6,14 @@
 import * as Schema from "effect/Schema"
 import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
-import { type Credential, type CredentialLocation, missingAlways, parseCredentialLocation, resolveCredential } from "./credentials.ts"
+import {
+  type Credential,
+  type CredentialLocation,
+  missingAlways,
+  parseCredentialLocation,
+  resolveCredential,
+  type SingleLocation
+} from "./credentials.ts"
 import type { KeyPath } from "./merge.ts"
 import { providerCommonFields, RawModel } from "./raw.ts"
 import type { FunctionConfig, ModelConfig, ProviderConfig } from "./types.ts"
@@ -37,7 +44,12 @@ const writtenLocation = (
     context.report([...keyPath, key], parsed)
     return false
   }
-  return parsed
+  // a `path::` written in a file is relative to that file's folder, as templates and schemas are
+  const resolved = (location: SingleLocation): SingleLocation =>
+    location.kind === "path" ? { kind: "path", path: context.resolvePath([...keyPath, key], location.path) } : location
+  return parsed.kind === "fallback"
+    ? { kind: "fallback", primary: resolved(parsed.primary), fallback: resolved(parsed.fallback) }
+    : resolved(parsed)
 }
 
 const buildProvider = (
