@@ -167,8 +167,9 @@ export const makeGeminiChunkParser = (): StreamEventParser<string> => {
           content.push({ type: "text", id: String(textBlock), text: block.text })
           break
         case "thought":
-          if (last !== "thought" && last !== undefined) thoughtBlock++
-          last = "thought"
+          // a signature Gemini put on another part is a thought of its own, not the end of the one before
+          if (last !== undefined && (last !== "thought" || block.text === "")) thoughtBlock++
+          last = block.text === "" ? "other" : "thought"
           content.push(block.signature === undefined
             ? { type: "thought", id: String(thoughtBlock), text: block.text }
             : { type: "thought", id: String(thoughtBlock), text: block.text, signature: block.signature })
