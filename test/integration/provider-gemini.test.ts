@@ -188,6 +188,28 @@ describe("gemini providers through the gateway", () => {
     ])
   })
 
+  it("streamed parallel tool calls: each call whole in its event, the finish reason a tool call", async () => {
+    fake.script.push({
+      kind: "sse",
+      events: [
+        { candidates: [{ content: { role: "model", parts: [{ functionCall: { name: "get_weather", args: { city: "Paris" } } }] }, index: 0 }] },
+        {
+          candidates: [{ content: { role: "model", parts: [{ functionCall: { name: "get_weather", args: { city: "London" } } }] }, finishReason: "STOP", index: 0 }],
+          usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 10, totalTokenCount: 30 }
+        }
+      ]
+    })
+    const { status, events, raw } = await gateway.stream("/inference", { function_name: "weather", input: { messages: [user("Weather?")] }, stream: true })
+    expect(status, raw).toBe(200)
+    const calls = events.slice(0, -1).flatMap((event) => event.content ?? []).filter((delta: any) => delta.type === "tool_call")
+    expect(calls.map((call: any) => [call.id, call.raw_name, call.raw_arguments])).toEqual([
+      ["gemini_call_0", "get_weather", "{\"city\":\"Paris\"}"],
+      ["gemini_call_1", "get_weather", "{\"city\":\"London\"}"]
+    ])
+    expect(events.at(-2).finish_reason).toBe("tool_call")
+    expect(events.at(-2).usage).toMatchObject({ input_tokens: 20, output_tokens: 10 })
+  })
+
   it("json_mode strict on Vertex: responseMimeType and responseSchema; json_mode tool: the respond tool forced", async () => {
     const strict = await gateway.post("/inference", { function_name: "json", variant_name: "strict", input: { messages: [user(marker("json_strict"))] } })
     expect(strict.status, JSON.stringify(strict.body)).toBe(200)
