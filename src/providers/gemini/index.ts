@@ -1,0 +1,135 @@
+/**
+ * The Gemini provider types, one codec (`request.ts`, `response.ts`) at two addresses:
+ * - `google_ai_studio_gemini`: the Gemini API, `x-goog-api-key`;
+ * - `gcp_vertex_gemini`: Vertex AI, an OAuth2 access token of a service account
+ *   (`../gcp/serviceAccount.ts`), the model named by settings or by its resource name.
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { OutputBlock } from "../../inference/types.ts"
+import type { WireCodec } from "../codec.ts"
+import { makeServiceAccountAuthorizer } from "../gcp/serviceAccount.ts"
+import { wireProvider } from "../runner.ts"
+import { sse } from "../sse.ts"
+import type { ProviderClient, ProviderDefinition } from "../types.ts"
+import { geminiBody, type GeminiTarget, geminiUrl } from "./request.ts"
+import { geminiErrorMessage, makeGeminiChunkParser, parseGeminiResponse, unscopedProvider } from "./response.ts"
+
+const withSlash = (base: string) => (base.endsWith("/") ? base : `${base}/`)
+
+const jsonHeaders = () => ({ "content-type": "application/json" })
+
+const aiStudioSettings = Schema.Struct({ api_base: Schema.optional(Schema.String) })
+
+const aiStudioFileUri = /^https:\/\/generativelanguage\.googleapis\.com\/v1beta\/files\//
+
+export const aiStudioCodec: WireCodec<typeof aiStudioSettings.Type, GeminiTarget, string> = {
+  type: "google_ai_studio_gemini",
+  settings: aiStudioSettings,
+  defaultCredential: { kind: "env", name: "GOOGLE_AI_STUDIO_API_KEY" },
+  target: (settings, model) => ({
+    type: "google_ai_studio_gemini",
+    modelUrl: `${withSlash(settings.api_base ?? "https://generativelanguage.googleapis.com/v1beta/")}models/${model}`,
+    takesFileUri: (url) => aiStudioFileUri.test(url)
+  }),
+  url: geminiUrl,
+  headers: (_target, apiKey) => apiKey === undefined ? jsonHeaders() : { ...jsonHeaders(), "x-goog-api-key": apiKey },
+  body: geminiBody,
+  parseResponse: parseGeminiResponse,
+  framing: sse,
+  streamParser: makeGeminiChunkParser,
+  errorMessage: geminiErrorMessage
+}
+
+const vertexSettings = Schema.Struct({
+  model_id: Schema.optional(Schema.String),
+  endpoint_id: Schema.optional(Schema.String),
+  location: Schema.optional(Schema.String),
+  project_id: Schema.optional(Schema.String),
+  api_base: Schema.optional(Schema.String)
+})
+type VertexSettings = typeof vertexSettings.Type
+
+const resourceName = /^projects\/([^/]+)\/locations\/([^/]+)\/(?:publishers\/google\/models\/([^/]+)|endpoints\/([^/]+))$/
+
+/**
+ * The model's URL from the settings, completed by a model name that is a resource name
+ * (`projects/<P>/locations/<L>/publishers/google/models/<M>` or `.../endpoints/<E>`, the
+ * short-hand's form) or a plain model id.
+ */
+export const vertexModelUrl = (settings: VertexSettings, model: string): string | { readonly problem: string } => {
+  const named = resourceName.exec(model)
+  const projectId = settings.project_id ?? named?.[1]
+  const location = settings.location ?? named?.[2]
+  const endpointId = settings.endpoint_id ?? (settings.model_id === undefined ? named?.[4] : undefined)
+  const modelId = settings.model_id ?? (endpointId === undefined ? named?.[3] ?? (named === null && model !== "" ? model : undefined) : undefined)
+  const missing = [
+    projectId === undefined ? "project_id" : undefined,
+    location === undefined ? "location" : undefined,
+    modelId === undefined && endpointId === undefined ? "model_id or endpoint_id" : undefined
+  ].filter((name) => name !== undefined)
+  if (missing.length > 0) {
+    return {
+      problem: `the gcp_vertex_gemini provider lacks ${
+        missing.join(", ")
+      }: set them, or name the model projects/<project_id>/locations/<location>/publishers/google/models/<model_id>`
+    }
+  }
+  // the global location has no regional host
+  const host = location === "global" ? "https://aiplatform.googleapis.com/v1/" : `https://${location}-aiplatform.googleapis.com/v1/`
+  const resource = endpointId !== undefined
+    ? `projects/${projectId}/locations/${location}/endpoints/${endpointId}`
+    : `projects/${projectId}/locations/${location}/publishers/google/models/${modelId}`
+  return `${withSlash(settings.api_base ?? host)}${resource}`
+}
+
+const vertexFileUri = /^(gs|https?):\/\//
+
+export const vertexCodec: WireCodec<VertexSettings, GeminiTarget, string> = {
+  type: "gcp_vertex_gemini",
+  settings: vertexSettings,
+  defaultCredential: { kind: "path_from_env", name: "GCP_VERTEX_CREDENTIALS_PATH" },
+  requiresModelName: false,
+  target: (settings, model) => {
+    const url = vertexModelUrl(settings, model)
+    return typeof url === "string"
+      ? { type: "gcp_vertex_gemini", modelUrl: url, takesFileUri: (uri) => vertexFileUri.test(uri) }
+      : { type: "gcp_vertex_gemini", modelUrl: "", takesFileUri: () => false, problem: url.problem }
+  },
+  url: geminiUrl,
+  headers: jsonHeaders,
+  authorizer: () => makeServiceAccountAuthorizer(),
+  body: geminiBody,
+  parseResponse: parseGeminiResponse,
+  framing: sse,
+  streamParser: makeGeminiChunkParser,
+  errorMessage: geminiErrorMessage
+}
+
+const scoped = (output: ReadonlyArray<OutputBlock>, qualifiedName: string): ReadonlyArray<OutputBlock> =>
+  output.some((block) => block.type === "unknown" && block.model_provider_name === unscopedProvider)
+    ? output.map((block) =>
+      block.type === "unknown" && block.model_provider_name === unscopedProvider
+        ? { ...block, model_provider_name: qualifiedName }
+        : block
+    )
+    : output
+
+/**
+ * A provider whose `unknown` blocks name the provider that made them: a codec reads an answer
+ * without knowing the call, so the blocks are scoped here, where the call is known.
+ */
+const scopingUnknownBlocks = (definition: ProviderDefinition): ProviderDefinition => ({
+  ...definition,
+  make: (config) => {
+    const client: ProviderClient = definition.make(config)
+    return {
+      infer: (call) =>
+        Effect.map(client.infer(call), (response) => ({ ...response, output: scoped(response.output, call.qualifiedName) })),
+      stream: client.stream
+    }
+  }
+})
+
+export const aiStudioGeminiProvider = scopingUnknownBlocks(wireProvider(aiStudioCodec))
+export const vertexGeminiProvider = scopingUnknownBlocks(wireProvider(vertexCodec))
