@@ -7,6 +7,7 @@
  */
 import * as Layer from "effect/Layer"
 import type { GatewayConfig } from "../src/config/types.ts"
+import { EmbeddingService } from "../src/embeddings/service.ts"
 import { FeedbackService } from "../src/feedback/service.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { InferenceService } from "../src/inference/service.ts"
@@ -21,7 +22,7 @@ import { TracingLive } from "./tracing/otlp.ts"
 type Env = Readonly<Record<string, string | undefined>>
 
 export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
-  Layer.mergeAll(InferenceService.layer, FeedbackService.layer, StoredInferences.layer).pipe(
+  Layer.mergeAll(InferenceService.layer, EmbeddingService.layer, FeedbackService.layer, StoredInferences.layer).pipe(
     Layer.provideMerge(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
     Layer.provideMerge(Layer.mergeAll(
       Layer.succeed(Configuration, config),

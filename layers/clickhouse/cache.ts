@@ -7,7 +7,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { CacheStore } from "../../src/cache/store.ts"
 import type { ClickHouse } from "./client.ts"
-import { type CacheRow, toCacheEntry } from "./rows.ts"
+import { type CacheRow, type EmbeddingCacheRow, toCacheEntry, toEmbeddingCacheEntry } from "./rows.ts"
 import { refused, sqlInteger, sqlString } from "./sql.ts"
 
 export const makeClickHouseCacheStore = ({ run, select }: ClickHouse): CacheStore => ({
@@ -26,5 +26,19 @@ export const makeClickHouseCacheStore = ({ run, select }: ClickHouse): CacheStor
           signal
         )
         return row === undefined ? undefined : toCacheEntry(key, row)
+      }))
+  ,
+  lookupEmbedding: (key, maxAgeS) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      run("embeddingCacheLookup", async (signal) => {
+        if (maxAgeS !== undefined && !Number.isFinite(maxAgeS)) throw refused(`not an age: ${maxAgeS}`)
+        const fresh = maxAgeS === undefined ? "" : ` AND timestamp_ms > ${sqlInteger(Math.max(0, Math.floor(now - maxAgeS * 1000)))}`
+        // EmbeddingInference is sorted by cache key: the newest row of a key is found by its prefix
+        const [row] = await select<EmbeddingCacheRow>(
+          "SELECT raw_request, raw_response, timestamp_ms FROM EmbeddingInference " +
+            `WHERE cache_key = ${sqlString(key)}${fresh} ORDER BY timestamp_ms DESC, toString(id) DESC LIMIT 1`,
+          signal
+        )
+        return row === undefined ? undefined : toEmbeddingCacheEntry(key, row)
       }))
 })

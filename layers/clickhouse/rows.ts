@@ -7,7 +7,16 @@
  */
 import * as Result from "effect/Result"
 import { type EncodedRow, encodeRows } from "../../src/observability/database.ts"
-import type { CacheEntry, FeedbackKind, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "../../src/observability/records.ts"
+import type {
+  CacheEntry,
+  EmbeddingCacheEntry,
+  FeedbackKind,
+  StoredEmbeddingInference,
+  StoredFeedback,
+  StoredInference,
+  StoredModelInference,
+  WriteBatch
+} from "../../src/observability/records.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { storeError } from "./client.ts"
 import { sqlUuid } from "./sql.ts"
@@ -259,6 +268,56 @@ export const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
   timestamp: Number(row.timestamp_ms)
 })
 
+// ---- embedding inferences
+
+export interface EmbeddingInferenceRow extends Tagged {
+  readonly id: string
+  readonly model_name: string
+  readonly model_provider_name: string
+  readonly input: Json
+  readonly dimensions: number | null
+  readonly raw_request: string
+  readonly raw_response: string
+  readonly input_tokens: number
+  readonly response_time_ms: number
+  readonly cached: number
+  /** '' when the answer is not to be served from the cache */
+  readonly cache_key: string
+  readonly timestamp_ms: string
+}
+
+const embeddingInferenceRow = (call: StoredEmbeddingInference) => {
+  assertUuids(call.id)
+  return {
+    id: call.id,
+    model_name: text(call.modelName),
+    model_provider_name: text(call.modelProviderName),
+    input: json(call.input.map(text)),
+    dimensions: call.dimensions === undefined ? null : uint32(call.dimensions),
+    raw_request: text(call.rawRequest),
+    raw_response: text(call.rawResponse),
+    input_tokens: uint32(call.inputTokens),
+    response_time_ms: uint32(call.responseTimeMs),
+    cached: call.cached ? 1 : 0,
+    cache_key: call.cacheKey === undefined ? "" : text(call.cacheKey),
+    ...tagColumns(call.tags),
+    timestamp_ms: epochMs(call.timestamp)
+  }
+}
+
+export interface EmbeddingCacheRow {
+  readonly raw_request: string
+  readonly raw_response: string
+  readonly timestamp_ms: string
+}
+
+export const toEmbeddingCacheEntry = (key: string, row: EmbeddingCacheRow): EmbeddingCacheEntry => ({
+  key,
+  rawRequest: row.raw_request,
+  rawResponse: row.raw_response,
+  timestamp: Number(row.timestamp_ms)
+})
+
 // ---- writes
 
 export const inferenceTables: ReadonlySet<string> = new Set(["ChatInference", "JsonInference"])
@@ -273,7 +332,9 @@ export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRo
         feedbackTable: (kind) => feedbackKinds[kind].table,
         inference: inferenceRow,
         modelInference: modelInferenceRow,
-        feedback: feedbackRow
+        feedback: feedbackRow,
+        embeddingInferenceTable: "EmbeddingInference",
+        embeddingInference: embeddingInferenceRow
       }),
     catch: storeError("encode")
   })

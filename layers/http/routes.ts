@@ -29,6 +29,7 @@ import { makeDocsPage } from "./docs.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
+import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openaiCompatible.ts"
 import { errorResponse, guarded, jsonResponse } from "./respond.ts"
 import { gatewayVersion, healthHandler, statusHandler } from "./status.ts"
@@ -71,6 +72,7 @@ const groupsOf = (api: GatewayApi, auth: Authentication["Service"], scope: Scope
     HttpApiBuilder.group(api, "openai", (handlers) =>
       handlers
         .handleRaw("chatCompletions", route("openai", chatCompletionsHandler))
+        .handleRaw("embeddings", route("openai", embeddingsHandler))
         .handleRaw("models", route("openai", () => modelsHandler))),
     HttpApiBuilder.group(api, "feedback", (handlers) => handlers.handleRaw("feedback", route("feedback", feedbackHandler))),
     HttpApiBuilder.group(api, "inferences", (handlers) =>

@@ -8,7 +8,9 @@ import * as Result from "effect/Result"
 import { type EncodedRow, encodeRows } from "../../src/observability/database.ts"
 import type {
   CacheEntry,
+  EmbeddingCacheEntry,
   FeedbackKind,
+  StoredEmbeddingInference,
   StoredFeedback,
   StoredInference,
   StoredModelInference,
@@ -137,6 +139,19 @@ export const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
   timestamp: row.timestamp.getTime()
 })
 
+export interface EmbeddingCacheRow {
+  readonly raw_request: string
+  readonly raw_response: string
+  readonly timestamp: Date
+}
+
+export const toEmbeddingCacheEntry = (key: string, row: EmbeddingCacheRow): EmbeddingCacheEntry => ({
+  key,
+  rawRequest: row.raw_request,
+  rawResponse: row.raw_response,
+  timestamp: row.timestamp.getTime()
+})
+
 // ---- written
 
 const inferenceRow = (row: StoredInference) => ({
@@ -184,6 +199,22 @@ const feedbackRow = (row: StoredFeedback) => ({
   timestamp: new Date(row.timestamp).toISOString()
 })
 
+const embeddingInferenceRow = (row: StoredEmbeddingInference) => ({
+  id: row.id,
+  model_name: row.modelName,
+  model_provider_name: row.modelProviderName,
+  input: row.input,
+  dimensions: row.dimensions,
+  raw_request: row.rawRequest,
+  raw_response: row.rawResponse,
+  input_tokens: row.inputTokens,
+  response_time_ms: row.responseTimeMs,
+  cached: row.cached,
+  cache_key: row.cacheKey,
+  tags: row.tags,
+  timestamp: new Date(row.timestamp).toISOString()
+})
+
 /**
  * Absent fields are NULL; a value JSON cannot carry (a number out of range) fails the row in
  * Postgres. A row JSON.stringify cannot make (over V8's string limit) is refused here.
@@ -197,7 +228,9 @@ export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRo
         feedbackTable: (kind) => feedbackTables[kind],
         inference: inferenceRow,
         modelInference: modelInferenceRow,
-        feedback: feedbackRow
+        feedback: feedbackRow,
+        embeddingInferenceTable: "embedding_inference",
+        embeddingInference: embeddingInferenceRow
       }),
     catch: (error) => new StoreError({ message: `postgres encode failed: ${error instanceof Error ? error.message : String(error)}`, rowsAtFault: true })
   })

@@ -9,6 +9,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { ChatCompletionRequest } from "../openaiCompatible/api.ts"
+import { EmbeddingsRequest, EmbeddingsResponse } from "./embeddings.ts"
 import { openAiErrorJson } from "../openaiCompatible/response.ts"
 import { bodyStatuses, errorBody, errorsWith, keyedStatuses } from "./errors.ts"
 import { ErrorFamily, requiresKey } from "./guard.ts"
@@ -151,6 +152,15 @@ export const OpenAiGroup = HttpApiGroup.make("openai")
       summary: "Chat completion (OpenAI-compatible)",
       description:
         "`model` names a function (`gateway::function_name::<name>`) or a model (`gateway::model_name::<name>`). With `\"stream\": true` the answer is a stream of Server-Sent Events."
+    })),
+    HttpApiEndpoint.post("embeddings", "/openai/v1/embeddings", {
+      payload: Schema.StructWithRest(EmbeddingsRequest, [Schema.Record(Schema.String, Schema.Unknown)]),
+      success: EmbeddingsResponse,
+      error: errorsWith(OpenAiErrorResponse, [...bodyStatuses, 404, 408, 500, 502, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Embeddings (OpenAI-compatible)",
+      description:
+        "`model` names an embedding model (`gateway::embedding_model_name::<name>`) or a short-hand (`openai::text-embedding-3-small`). The providers are tried in routing order; answers may be cached (`gateway::cache_options`) and each call is stored."
     })),
     HttpApiEndpoint.get("models", "/openai/v1/models", {
       success: ModelList,

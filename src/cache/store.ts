@@ -5,10 +5,12 @@
  * layers/postgres/cache.ts.
  */
 import type * as Effect from "effect/Effect"
-import type { CacheEntry } from "../observability/records.ts"
+import type { CacheEntry, EmbeddingCacheEntry } from "../observability/records.ts"
 import type { StoreError } from "../storeError.ts"
 
 export interface CacheStore {
   /** the newest entry for `key`, when younger than `maxAgeS` seconds (any age when undefined) */
   readonly lookup: (key: string, maxAgeS: number | undefined) => Effect.Effect<CacheEntry | undefined, StoreError>
+  /** the same for embeddings: the newest embedding inference written under `key` (src/embeddings/) */
+  readonly lookupEmbedding: (key: string, maxAgeS: number | undefined) => Effect.Effect<EmbeddingCacheEntry | undefined, StoreError>
 }

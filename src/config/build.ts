@@ -7,6 +7,7 @@
  */
 import { TemplateEngine } from "../inference/templates.ts"
 import { type BuildContext, type ConfigInput, makeBuildContext, tableDecoder } from "./context.ts"
+import { buildEmbeddingModels } from "./embeddingModels.ts"
 import { buildFunctions } from "./functions.ts"
 import { buildGateway } from "./gateway.ts"
 import { mergeConfigSources } from "./merge.ts"
@@ -46,6 +47,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const typeDefaults = buildProviderTypeDefaults(context, raw.provider_types ?? {})
   const credentials = shorthandCredentials(context, typeDefaults)
   const models = buildModels(context, raw.models ?? {}, typeDefaults)
+  const embeddingModels = buildEmbeddingModels(context, raw.embedding_models ?? {}, typeDefaults)
   const templates = makeTemplateFiles(context, gateway.templateAccess)
   const functions = buildFunctions(context, { tools, templates, modelNames: new Set(Object.keys(raw.models ?? {})) }, raw.functions ?? {})
   checkCredentials(context, functions, models, credentials)
@@ -57,7 +59,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   }
   if (context.hasProblems() || "errors" in compiled) return { errors: context.problems() }
   return {
-    config: { gateway: gateway.settings, models, functions, tools, metrics, rateLimiting, templates: compiled.engine, shorthandCredentials: credentials },
+    config: { gateway: gateway.settings, models, embeddingModels, functions, tools, metrics, rateLimiting, templates: compiled.engine, shorthandCredentials: credentials },
     warnings: context.warnings()
   }
 }

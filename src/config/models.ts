@@ -52,7 +52,8 @@ const writtenLocation = (
     : resolved(parsed)
 }
 
-const buildProvider = (
+/** One provider table (also `[embedding_models.<name>.providers.<name>]`, see `embeddingModels.ts`). */
+export const buildProvider = (
   context: BuildContext,
   keyPath: KeyPath,
   name: string,

@@ -101,6 +101,14 @@ export interface ModelConfig {
   readonly timeouts: Timeouts
 }
 
+/** `[embedding_models.<name>]`: providers tried in routing order, within `timeout_ms` */
+export interface EmbeddingModelConfig {
+  readonly name: string
+  readonly routing: ReadonlyArray<string>
+  readonly providers: ReadonlyMap<string, ProviderConfig>
+  readonly timeoutMs?: number | undefined
+}
+
 export interface RetryConfig {
   readonly numRetries: number
   readonly maxDelayS: number
@@ -152,6 +160,7 @@ export interface RateLimitingSettings {
 export interface GatewayConfig {
   readonly gateway: GatewaySettings
   readonly models: ReadonlyMap<string, ModelConfig>
+  readonly embeddingModels: ReadonlyMap<string, EmbeddingModelConfig>
   readonly functions: ReadonlyMap<string, FunctionConfig>
   readonly tools: ReadonlyMap<string, ToolDefinition>
   readonly metrics: ReadonlyMap<string, MetricConfig>

@@ -219,7 +219,7 @@ const fromCache = (
  * `lookup`, given up after `ms`: its fiber is interrupted (which cancels the query) but not
  * waited for, so a database that does not even answer the cancellation holds no request.
  */
-const abandonAfter = <A>(lookup: Effect.Effect<A, StoreError>, ms: number | undefined): Effect.Effect<A, StoreError> =>
+export const abandonAfter = <A>(lookup: Effect.Effect<A, StoreError>, ms: number | undefined): Effect.Effect<A, StoreError> =>
   ms === undefined ? lookup : Effect.flatMap(Effect.forkDetach(lookup), (fiber) => {
     const abandon = Effect.sync(() => fiber.interruptUnsafe())
     return Effect.timeoutOrElse(Fiber.join(fiber), {

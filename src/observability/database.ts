@@ -8,7 +8,14 @@
 import type * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import type { StoreError } from "../storeError.ts"
-import type { FeedbackKind, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "./records.ts"
+import type {
+  FeedbackKind,
+  StoredEmbeddingInference,
+  StoredFeedback,
+  StoredInference,
+  StoredModelInference,
+  WriteBatch
+} from "./records.ts"
 
 export type Backend = "clickhouse" | "postgres"
 
@@ -42,13 +49,19 @@ export interface RowLayout {
   readonly inference: (inference: StoredInference) => object
   readonly modelInference: (call: StoredModelInference) => object
   readonly feedback: (feedback: StoredFeedback) => object
+  readonly embeddingInferenceTable: string
+  readonly embeddingInference: (call: StoredEmbeddingInference) => object
 }
 
 /** every record of `batch` as one row of JSON text for its table (a row builder may throw to refuse a value) */
 export const encodeRows = (batch: WriteBatch, layout: RowLayout): Array<EncodedRow> => [
   ...batch.inferences.map((inference) => ({ table: layout.inferenceTable[inference.functionType], text: JSON.stringify(layout.inference(inference)) })),
   ...batch.modelInferences.map((call) => ({ table: layout.modelInferenceTable, text: JSON.stringify(layout.modelInference(call)) })),
-  ...batch.feedback.map((feedback) => ({ table: layout.feedbackTable(feedback.kind), text: JSON.stringify(layout.feedback(feedback)) }))
+  ...batch.feedback.map((feedback) => ({ table: layout.feedbackTable(feedback.kind), text: JSON.stringify(layout.feedback(feedback)) })),
+  ...(batch.embeddingInferences ?? []).map((call) => ({
+    table: layout.embeddingInferenceTable,
+    text: JSON.stringify(layout.embeddingInference(call))
+  }))
 ]
 
 /** the texts of `rows` by table, in the order tables first appear */

@@ -70,6 +70,35 @@ export interface StoredFeedback {
   readonly timestamp: number
 }
 
+/** One embeddings call (`POST /openai/v1/embeddings`): a model-inference-like record of its own. */
+export interface StoredEmbeddingInference {
+  readonly id: string
+  readonly modelName: string
+  readonly modelProviderName: string
+  /** the texts embedded, in order */
+  readonly input: ReadonlyArray<string>
+  readonly dimensions?: number | undefined
+  readonly rawRequest: string
+  readonly rawResponse: string
+  readonly inputTokens: number
+  readonly responseTimeMs: number
+  readonly cached: boolean
+  /** set when the answer may be served from the cache under this key (see `StoredModelInference.cacheKey`) */
+  readonly cacheKey?: string | undefined
+  readonly tags: Readonly<Record<string, string>>
+  /** epoch milliseconds; always the time carried by the UUIDv7 `id` */
+  readonly timestamp: number
+}
+
+/** An embeddings answer found in the cache: an embedding inference written with a cache key. */
+export interface EmbeddingCacheEntry {
+  readonly key: string
+  readonly rawRequest: string
+  readonly rawResponse: string
+  /** epoch milliseconds (stores may keep whole seconds) */
+  readonly timestamp: number
+}
+
 /** A model answer found in the cache (spec 4.1 `cache_options`): a model inference written with a cache key. */
 export interface CacheEntry {
   /** hex SHA-256 of the model, the provider and the full provider request */
@@ -87,6 +116,7 @@ export interface WriteBatch {
   readonly inferences: ReadonlyArray<StoredInference>
   readonly modelInferences: ReadonlyArray<StoredModelInference>
   readonly feedback: ReadonlyArray<StoredFeedback>
+  readonly embeddingInferences?: ReadonlyArray<StoredEmbeddingInference> | undefined
 }
 
 export const emptyBatch: WriteBatch = { inferences: [], modelInferences: [], feedback: [] }

@@ -14,6 +14,7 @@ import { type InferenceParams, inferenceParamNames } from "../inference/types.ts
 import type { SettingsSchema, WireCodec } from "./codec.ts"
 import { chatCompletionsBody, type ChatCompletionsTarget, chatCompletionsUrl, type ParamField } from "./openai/request.ts"
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "./openai/response.ts"
+import { embeddingsUrl, openAiEmbeddingsHooks } from "./openai/embeddings.ts"
 import { sse } from "./sse.ts"
 
 /** The field a parameter is sent as; `null`: the server does not take it, and it is not sent. */
@@ -62,12 +63,15 @@ export const hostedCodec = (dialect: ChatCompletionsDialect & { readonly default
 export const selfHostedCodec = (dialect: ChatCompletionsDialect) =>
   familyCodec(dialect, requiredApiBase, (settings) => settings.api_base)
 
-/** The codec of one member, its parameter map compiled once. */
+/** A member's target: its Chat Completions target, and where it serves embeddings. */
+export type FamilyTarget = ChatCompletionsTarget & { readonly embeddingsUrl: string }
+
+/** The codec of one member, its parameter map compiled once; every member has OpenAI's embeddings (`openai/embeddings.ts`). */
 const familyCodec = <Settings>(
   dialect: ChatCompletionsDialect,
   settings: SettingsSchema<Settings>,
   apiBaseOf: (settings: Settings) => string
-): WireCodec<Settings, ChatCompletionsTarget, string> => {
+): WireCodec<Settings, FamilyTarget, string> => {
   const rules = { ...familyParams, ...dialect.params }
   const paramFields: Array<ParamField> = []
   for (const name of inferenceParamNames) {
@@ -83,6 +87,7 @@ const familyCodec = <Settings>(
     defaultCredential: dialect.defaultCredential,
     target: (settings, model) => ({
       url: chatCompletionsUrl(apiBaseOf(settings)),
+      embeddingsUrl: embeddingsUrl(apiBaseOf(settings)),
       model,
       paramFields,
       paramDefaults: dialect.defaults,
@@ -98,6 +103,7 @@ const familyCodec = <Settings>(
     parseResponse: parseOpenAiResponse,
     framing: sse,
     streamParser: makeOpenAiChunkParser,
-    errorMessage: errorMessageOf
+    errorMessage: errorMessageOf,
+    embeddings: openAiEmbeddingsHooks
   }
 }

@@ -24,12 +24,23 @@ import {
 } from "../inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
 import { type HttpCall, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
-import { type Authorizer, type StreamEventParser, type StreamFraming, type WireCodec, WireProblem } from "./codec.ts"
+import {
+  type Authorizer,
+  type EmbeddingRequest,
+  type EmbeddingsHooks,
+  type StreamEventParser,
+  type StreamFraming,
+  type WireBody,
+  type WireCodec,
+  WireProblem
+} from "./codec.ts"
 import { redactSecrets } from "./redact.ts"
 import {
+  type EmbeddingClient,
   type ProviderCall,
   type ProviderClient,
   type ProviderDefinition,
+  type ProviderEmbeddings,
   ProviderFailure,
   type ProviderStream,
   qualifiedProviderName
@@ -50,6 +61,7 @@ export const wireProvider = <Settings, Target, Event>(
     defaultCredential: codec.defaultCredential,
     requiresModelName: codec.requiresModelName ?? true,
     settingsFields: codec.settings.fields,
+    embeddings: codec.embeddings !== undefined,
     make: (config) =>
       isSettings(config.settings)
         ? wireClient(codec, codec.target(config.settings, config.modelName))
@@ -62,8 +74,9 @@ export const wireProvider = <Settings, Target, Event>(
 }
 
 const failingClient = (message: string): ProviderClient => {
-  const failed = Effect.fail(new ProviderFailure({ message, timedOut: false }))
-  return { infer: () => failed, stream: () => failed }
+  const problem = new ProviderFailure({ message, timedOut: false })
+  const failed = Effect.fail(problem)
+  return { infer: () => failed, stream: () => failed, embeddings: { embed: () => failed, parse: () => problem } }
 }
 
 /** The client of one configured provider: `target` is what its codec derived from the settings. */
@@ -74,8 +87,46 @@ export const wireClient = <Settings, Target, Event>(
   const authorize = codec.authorizer?.(target)
   const streamType = codec.framing.contentType
   return {
-    infer: (call) => exchange(codec, target, authorize, call, false, post, whole),
-    stream: (call) => exchange(codec, target, authorize, call, true, (http, request) => http.postStream(request, streamType), streamed)
+    infer: (call) => exchange(codec, authorize, call.apiKey, wireRequest(codec, target, call, false), post, whole),
+    stream: (call) =>
+      exchange(codec, authorize, call.apiKey, wireRequest(codec, target, call, true), (http, request) =>
+        http.postStream(request, streamType), streamed),
+    embeddings: codec.embeddings === undefined ? undefined : embeddingClient(codec, codec.embeddings, target, authorize)
+  }
+}
+
+/** Embeddings through the same path as inference: credentials, edits, authorization, transport, error mapping. */
+const embeddingClient = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  hooks: EmbeddingsHooks<Target>,
+  target: Target,
+  authorize: Authorizer | undefined
+): EmbeddingClient => {
+  const parse = (text: string, apiKey?: string | undefined) => {
+    const parsed = hooks.parse(text)
+    return parsed instanceof WireProblem ? failure(parsed.message, apiKey) : parsed
+  }
+  /** reads the answer to `inputCount` inputs */
+  const readFor = (inputCount: number) => (
+    _codec: WireCodec<Settings, Target, Event>,
+    reply: { readonly status: number; readonly text: string },
+    request: HttpCall,
+    apiKey: string | undefined
+  ): Effect.Effect<ProviderEmbeddings, ProviderFailure> => {
+    if (reply.status < 200 || reply.status >= 300) return Effect.fail(replyFailure(codec, reply.status, reply.text, apiKey))
+    const parsed = parse(reply.text, apiKey)
+    if (parsed instanceof ProviderFailure) return Effect.fail(parsed)
+    if (parsed.embeddings.length !== inputCount) {
+      return Effect.fail(failure(`the provider answered ${parsed.embeddings.length} embeddings for ${inputCount} inputs`, apiKey))
+    }
+    return Effect.succeed({ ...parsed, rawRequest: request.body, rawResponse: reply.text })
+  }
+  return {
+    embed: (call) => {
+      const built = editedRequest(hooks.url(target), codec.headers(target, call.apiKey), hooks.body(target, call.request), call)
+      return exchange(codec, authorize, call.apiKey, built, post, readFor(call.request.input.length))
+    },
+    parse
   }
 }
 
@@ -83,19 +134,16 @@ type Transport = HttpTransport["Service"]
 
 const post = (http: Transport, request: HttpCall) => http.post(request)
 
-/** One call: the request built, authorized when the codec says how, sent, and its reply read by `read`; the transport's failures mapped. */
+/** One call: the request as built, authorized when the codec says how, sent, and its reply read by `read`; the transport's failures mapped. */
 const exchange = <Settings, Target, Event, Reply, A>(
   codec: WireCodec<Settings, Target, Event>,
-  target: Target,
   authorize: Authorizer | undefined,
-  call: ProviderCall,
-  stream: boolean,
+  apiKey: string | undefined,
+  built: HttpCall | ProviderFailure | InvalidRequest,
   send: (http: Transport, request: HttpCall) => Effect.Effect<Reply, TransportError>,
   read: (codec: WireCodec<Settings, Target, Event>, reply: Reply, request: HttpCall, apiKey: string | undefined) => Effect.Effect<A, ProviderFailure>
 ): Effect.Effect<A, ProviderFailure | InvalidRequest, HttpTransport> => {
-  const built = wireRequest(codec, target, call, stream)
   if (!isHttpCall(built)) return Effect.fail(built)
-  const apiKey = call.apiKey
   const sendAndRead = (request: HttpCall) =>
     HttpTransport.use((http) => send(http, request)).pipe(
       Effect.mapError((error) => transportFailure(error, apiKey)),
@@ -184,6 +232,16 @@ export const wireRequest = <Settings, Target, Event>(
     providerTools: providerToolsFor(call)
   })
   if (body instanceof WireProblem) return failure(body.message, call.apiKey)
+  return editedRequest(codec.url(target, stream), codec.headers(target, call.apiKey), body, call)
+}
+
+/** A call's URL, headers and body with its `extra_body` and `extra_headers` edits applied (see `wireRequest`). */
+const editedRequest = (
+  url: string,
+  headers: Record<string, string>,
+  body: WireBody,
+  call: ProviderCall<unknown>
+): HttpCall | ProviderFailure | InvalidRequest => {
   for (const edit of call.extraBody) {
     const problem = applyExtraBodyEdit(body, edit)
     if (problem !== undefined) {
@@ -191,11 +249,7 @@ export const wireRequest = <Settings, Target, Event>(
       return field === undefined ? failure(problem, call.apiKey) : new InvalidRequest({ message: `${field}.pointer: ${problem}` })
     }
   }
-  return {
-    url: codec.url(target, stream),
-    headers: applyExtraHeaderEdits(codec.headers(target, call.apiKey), call.extraHeaders),
-    body: JSON.stringify(body)
-  }
+  return { url, headers: applyExtraHeaderEdits(headers, call.extraHeaders), body: JSON.stringify(body) }
 }
 
 /** Every failure of a call goes through here: upstreams echo the credential they were sent. */
@@ -306,13 +360,13 @@ const credentialFor = (
  * The call for one provider of a model, or why it cannot be made: a missing dynamic credential
  * is the caller's fault (it ends the inference), a missing environment variable this provider's.
  */
-export const providerCall = (
-  request: ModelRequest,
+export const providerCall = <Request = ModelRequest>(
+  request: Request,
   modelName: string,
   provider: ProviderConfig,
   variant: VariantEdits,
   extras: RequestExtras
-): ProviderCall | InvalidRequest | ProviderFailure => {
+): ProviderCall<Request> | InvalidRequest | ProviderFailure => {
   const apiKey = credentialFor(provider.credential, provider, modelName, extras.credentials)
   if (typeof apiKey === "object") return apiKey
   const target: CallTarget = { variantName: variant.name, modelName, providerName: provider.name }

@@ -13,6 +13,7 @@ import type { InvalidRequest } from "../errors.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
 import type { HttpTransport } from "../services.ts"
+import type { EmbeddingRequest, EmbeddingResponse } from "./codec.ts"
 
 /** One provider's failure; collected into the model's error when every provider fails. */
 export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("ProviderFailure", {
@@ -20,9 +21,9 @@ export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("Prov
   timedOut: Schema.Boolean
 }) {}
 
-/** Everything a provider needs for one call, already resolved by the inference path. */
-export interface ProviderCall {
-  readonly request: ModelRequest
+/** Everything a provider needs for one call, already resolved by the inference path (an embedding call's request is an `EmbeddingRequest`). */
+export interface ProviderCall<Request = ModelRequest> {
+  readonly request: Request
   readonly apiKey: string | undefined
   /** configured then request-level edits that apply to this call, in order */
   readonly extraBody: ReadonlyArray<ExtraBodyEdit>
@@ -39,6 +40,19 @@ export interface ProviderStream {
   readonly chunks: Stream.Stream<ProviderChunk, ProviderFailure>
 }
 
+/** An embedding answer: the vectors and usage, with the request as sent and the answer as received. */
+export interface ProviderEmbeddings extends EmbeddingResponse {
+  readonly rawRequest: string
+  readonly rawResponse: string
+}
+
+/** What a provider type with embeddings offers besides inference (`EmbeddingsHooks` for codecs). */
+export interface EmbeddingClient {
+  readonly embed: (call: ProviderCall<EmbeddingRequest>) => Effect.Effect<ProviderEmbeddings, ProviderFailure | InvalidRequest, HttpTransport>
+  /** reads a stored raw answer again (a cache hit replays the answer it stored) */
+  readonly parse: (rawResponse: string) => EmbeddingResponse | ProviderFailure
+}
+
 /**
  * A provider failure falls back to the next provider; an InvalidRequest (a request's own
  * `extra_body` edit that does not fit this provider's body) ends the inference with a 400.
@@ -47,6 +61,8 @@ export interface ProviderClient {
   readonly infer: (call: ProviderCall) => Effect.Effect<ProviderResponse, ProviderFailure | InvalidRequest, HttpTransport>
   /** fails before the stream starts for errors the provider reports up front */
   readonly stream: (call: ProviderCall) => Effect.Effect<ProviderStream, ProviderFailure | InvalidRequest, HttpTransport>
+  /** present for the types that have embeddings (`ProviderDefinition.embeddings`) */
+  readonly embeddings?: EmbeddingClient | undefined
 }
 
 export interface ProviderDefinition {
@@ -56,6 +72,8 @@ export interface ProviderDefinition {
   readonly requiresModelName: boolean
   /** the fields of a provider table specific to this type, besides `providerCommonFields` (decoded by the configuration) */
   readonly settingsFields: Schema.Struct.Fields
+  /** whether its clients answer embedding requests (`[embedding_models]` accepts only such types) */
+  readonly embeddings?: boolean | undefined
   /** at start-up for configured providers, on first use for `<type>::<model>` short-hands */
   readonly make: (config: ProviderConfig) => ProviderClient
 }

@@ -100,7 +100,7 @@ const otherPaths = [
   "/workflow_evaluation_run",
   "/batch_inference",
   "/metrics",
-  "/openai/v1/embeddings",
+  "/openai/v1/responses",
   "/v1/chat/completions",
   "/inference/x",
   "/docs/x"
@@ -149,6 +149,7 @@ describe("GET /openapi.json", () => {
       "POST /feedback",
       "POST /inference",
       "POST /openai/v1/chat/completions",
+      "POST /openai/v1/embeddings",
       "POST /v1/inferences/get_inferences",
       "POST /v1/inferences/list_inferences"
     ])

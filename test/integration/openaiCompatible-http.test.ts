@@ -269,7 +269,8 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("unknown routes are 404s and known paths with another method 405s", async () => {
       expectOpenAiError(await gateway.get("/openai/v1/nope"), 404, "not_found_error")
-      expectOpenAiError(await gateway.post("/openai/v1/embeddings", { model: "x", input: "y" }), 404, "not_found_error")
+      expectOpenAiError(await gateway.post("/openai/v1/responses", { model: "x", input: "y" }), 404, "not_found_error")
+      expectOpenAiError(await gateway.post("/openai/v1/embeddings", { model: "gateway::embedding_model_name::x", input: "y" }), 404, "not_found_error")
       expectOpenAiError(await gateway.get(route), 405)
       expectOpenAiError(await gateway.post("/openai/v1/models", {}), 405)
       // elsewhere the gateway's own shape stays

@@ -24,6 +24,7 @@ const expectedTables = {
     "ChatInferenceById",
     "CommentFeedback",
     "DemonstrationFeedback",
+    "EmbeddingInference",
     "FloatMetricFeedback",
     "GatewayMigration",
     "InferenceByEpisodeId",
@@ -42,6 +43,7 @@ const expectedTables = {
     "chat_inference",
     "comment_feedback",
     "demonstration_feedback",
+    "embedding_inference",
     "float_metric_feedback",
     "gateway_migrations",
     "json_inference",
@@ -51,8 +53,8 @@ const expectedTables = {
 }
 
 const migrationNames = {
-  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference"],
-  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry"]
+  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference", "0020_embedding_inference"],
+  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0020_embedding_inference"]
 }
 
 const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_migrations" }

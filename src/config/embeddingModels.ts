@@ -1,0 +1,75 @@
+/**
+ * `[embedding_models.<name>]`: `routing`, `providers` (tables as for chat models, of a type
+ * whose codec has embeddings) and `timeout_ms` -> embedding models. Their credentials are
+ * checked now, like those of chat models: a missing environment variable is a start-up error.
+ */
+import * as Schema from "effect/Schema"
+import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
+import { type BuildContext, tableDecoder } from "./context.ts"
+import { missingAlways } from "./credentials.ts"
+import { buildProvider, type ProviderTypeDefaults } from "./models.ts"
+import type { EmbeddingModelConfig, ProviderConfig } from "./types.ts"
+
+const RawEmbeddingModel = Schema.Struct({
+  routing: Schema.Array(Schema.String),
+  providers: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)),
+  timeout_ms: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
+})
+const decodeEmbeddingModel = tableDecoder(RawEmbeddingModel)
+
+/** the provider types that answer embeddings, for messages */
+export const embeddingProviderTypes = (): ReadonlyArray<string> =>
+  [...providerTypes.values()].filter((definition) => definition.embeddings === true).map((definition) => definition.type)
+
+/** why a provider type cannot serve embeddings, or undefined when it can */
+export const embeddingsRefusal = (type: string): string | undefined =>
+  providerTypes.get(type)?.embeddings === true
+    ? undefined
+    : `provider type "${type}" does not support embeddings (types that do: ${embeddingProviderTypes().join(", ")})`
+
+export const buildEmbeddingModels = (
+  context: BuildContext,
+  tables: Readonly<Record<string, unknown>>,
+  typeDefaults: ProviderTypeDefaults
+): Map<string, EmbeddingModelConfig> => {
+  const models = new Map<string, EmbeddingModelConfig>()
+  for (const [name, table] of Object.entries(tables)) {
+    const keyPath = ["embedding_models", name]
+    if (name.startsWith("gateway::") || parseShorthandModel(name) !== undefined) {
+      context.report(keyPath, `embedding model names may not start with "gateway::" or "<provider_type>::", which are reserved for short-hand names`)
+      continue
+    }
+    const model = context.decodeAt(decodeEmbeddingModel, table, keyPath)
+    if (model === undefined) continue
+    const providers = new Map<string, ProviderConfig>()
+    for (const [providerName, providerTable] of Object.entries(model.providers)) {
+      const providerPath = [...keyPath, "providers", providerName]
+      const provider = buildProvider(context, providerPath, providerName, providerTable, typeDefaults)
+      if (provider === undefined) continue
+      const refusal = embeddingsRefusal(provider.type)
+      if (refusal !== undefined) {
+        context.report([...providerPath, "type"], refusal)
+        continue
+      }
+      const missing = missingAlways(provider.credential)
+      if (missing !== undefined) {
+        context.report(providerPath, `the credential of provider "${providerName}" is missing: ${missing}`)
+        continue
+      }
+      providers.set(providerName, provider)
+    }
+    if (model.routing.length === 0) context.report([...keyPath, "routing"], "routing must name at least one provider")
+    model.routing.forEach((providerName, index) => {
+      if (model.providers[providerName] === undefined) {
+        context.report([...keyPath, "routing", index], `provider "${providerName}" is not defined under embedding_models.${name}.providers`)
+      }
+    })
+    for (const providerName of Object.keys(model.providers)) {
+      if (!model.routing.includes(providerName)) {
+        context.report([...keyPath, "providers", providerName], `provider "${providerName}" is not listed in routing`)
+      }
+    }
+    models.set(name, { name, routing: model.routing, providers, timeoutMs: model.timeout_ms })
+  }
+  return models
+}

@@ -1,0 +1,215 @@
+/**
+ * The embeddings use case (`POST /openai/v1/embeddings`): the request's model resolved (a
+ * configured embedding model or a short-hand), its providers tried in routing order within the
+ * model's `timeout_ms` (and each provider's `timeouts.non_streaming.total_ms`), each call
+ * through the cache (when the request reads it) and the rate limits, and the call that answered
+ * queued for storage (unless it is a dryrun). The handler decodes the wire format and encodes
+ * the answer.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { EmbeddingsRequest } from "../api/embeddings.ts"
+import { apiKeyTag, tagsWithApiKey } from "../api/tags.ts"
+import { type CachePolicy, cachePolicy } from "../cache/policy.ts"
+import { AllProvidersFailed, type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
+import { uuidv7 } from "../ids.ts"
+import { abandonAfter, type CallRefused, within } from "../inference/modelCall.ts"
+import type { FailedAttempt, ModelRequest } from "../inference/types.ts"
+import { Observability } from "../observability/stores.ts"
+import { WriteQueue } from "../observability/writeQueue.ts"
+import type { EmbeddingRequest } from "../providers/codec.ts"
+import { providerCall } from "../providers/runner.ts"
+import { type ProviderCall, ProviderFailure } from "../providers/types.ts"
+import { RateLimiter, reserve, settle } from "../ratelimit/limiter.ts"
+import { Configuration, type InferenceServices } from "../services.ts"
+import { embeddingCacheKey, embeddingWriteUnit } from "./rows.ts"
+import { type EmbeddingProvider, EmbeddingModelTable, type ResolvedEmbeddingModel } from "./models.ts"
+
+/** An embeddings call that was answered: what the handler encodes and storage records. */
+export interface EmbeddingResult {
+  readonly id: string
+  /** the request's `model`, as given */
+  readonly model: string
+  readonly modelName: string
+  readonly provider: EmbeddingProvider
+  readonly call: ProviderCall<EmbeddingRequest>
+  readonly embeddings: ReadonlyArray<ReadonlyArray<number>>
+  readonly inputTokens: number
+  readonly rawRequest: string
+  readonly rawResponse: string
+  readonly cached: boolean
+  readonly responseTimeMs: number
+  readonly cache: CachePolicy
+  readonly tags: Readonly<Record<string, string>>
+}
+
+const noVariant = { name: "", extraBody: [], extraHeaders: [] }
+
+/**
+ * The rate limits are written for model calls: an embeddings call is charged as one whose
+ * prompt is its texts and which answers no tokens (`max_tokens` 0), then settled with the
+ * input tokens the provider reports.
+ */
+const asModelRequest = (input: ReadonlyArray<string>): ModelRequest => ({
+  messages: [{ role: "user", content: input.map((text) => ({ type: "text", text })) }],
+  params: { max_tokens: 0 },
+  functionType: "chat",
+  jsonMode: "off",
+  providerTools: []
+})
+
+export class EmbeddingService extends Context.Service<EmbeddingService, {
+  /** `apiKey`: the caller's public id, when authentication is on */
+  readonly embed: (request: EmbeddingsRequest, apiKey: string | undefined) => Effect.Effect<EmbeddingResult, GatewayError, InferenceServices>
+}>()("gateway/EmbeddingService") {
+  static readonly layer = Layer.effect(
+    EmbeddingService,
+    Effect.gen(function*() {
+      const config = yield* Configuration
+      const writeQueue = yield* WriteQueue
+      const models = new EmbeddingModelTable(config)
+      const share = !config.gateway.auth.enabled || config.gateway.cache.shareAcrossApiKeys
+
+      return EmbeddingService.of({
+        embed: (request, apiKey) => {
+          const found = models.get(request.model)
+          if ("unknown" in found) return Effect.fail(new NotFound({ message: found.unknown }))
+          if ("refused" in found) return Effect.fail(new InvalidRequest({ message: found.refused }))
+          const tags = tagsWithApiKey(undefined, apiKey) ?? {}
+          const dryrun = request["gateway::dryrun"] === true
+          const cache = cachePolicy(request["gateway::cache_options"], dryrun, {
+            scope: share ? undefined : tags[apiKeyTag],
+            lookupTimeoutMs: config.gateway.cache.lookupTimeoutMs
+          })
+          const input = typeof request.input === "string" ? [request.input] : request.input
+          const embedding: EmbeddingRequest = { input, dimensions: request.dimensions }
+          return Effect.map(tryProviders(found.model, embedding, request, cache, tags), (result) => {
+            if (!dryrun && writeQueue.enabled) writeQueue.submitSoon(() => embeddingWriteUnit(result))
+            return result
+          })
+        }
+      })
+    })
+  )
+}
+
+const allFailed = (model: ResolvedEmbeddingModel, failures: ReadonlyArray<FailedAttempt<ProviderFailure>>) =>
+  new AllProvidersFailed({
+    message: `every provider of embedding model "${model.config.name}" failed: ${
+      failures.map(({ name, failure }) => `provider "${name}": ${failure.message}`).join("; ")
+    }`,
+    timedOut: failures.length > 0 && failures.every(({ failure }) => failure.timedOut)
+  })
+
+/** What one provider answered, before the rest of the result is known. */
+interface Answer {
+  readonly embeddings: ReadonlyArray<ReadonlyArray<number>>
+  readonly inputTokens: number
+  readonly rawRequest: string
+  readonly rawResponse: string
+  readonly cached: boolean
+}
+
+const tryProviders = (
+  model: ResolvedEmbeddingModel,
+  embedding: EmbeddingRequest,
+  request: EmbeddingsRequest,
+  cache: CachePolicy,
+  tags: Readonly<Record<string, string>>
+): Effect.Effect<EmbeddingResult, AllProvidersFailed | CallRefused, InferenceServices> =>
+  Effect.clockWith((clock) => {
+    const started = clock.currentTimeMillisUnsafe()
+    const extras = { bodyEdits: [], headerEdits: [], credentials: request["gateway::credentials"] ?? {} }
+    const failures: Array<FailedAttempt<ProviderFailure>> = []
+    const from = (index: number): Effect.Effect<EmbeddingResult, AllProvidersFailed | CallRefused, InferenceServices> => {
+      if (index >= model.providers.length) return Effect.fail(allFailed(model, failures))
+      const provider = model.providers[index]
+      const call = providerCall(embedding, model.config.name, provider.config, noVariant, extras)
+      if (call instanceof InvalidRequest) return Effect.fail(call)
+      const next = (failure: ProviderFailure) => {
+        failures.push({ name: provider.config.name, failure, atMs: clock.currentTimeMillisUnsafe() })
+        return from(index + 1)
+      }
+      if (call instanceof ProviderFailure) return next(call)
+      const limit = provider.config.timeouts.non_streaming?.total_ms
+      return within(attempt(provider, call, cache, tags), limit, () =>
+        new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })).pipe(
+          Effect.map((answer): EmbeddingResult => {
+            const now = clock.currentTimeMillisUnsafe()
+            return {
+              ...answer,
+              id: uuidv7(now),
+              model: request.model,
+              modelName: model.config.name,
+              provider,
+              call,
+              responseTimeMs: now - started,
+              cache,
+              tags
+            }
+          }),
+          Effect.catch((failure) => failure instanceof ProviderFailure ? next(failure) : Effect.fail(failure))
+        )
+    }
+    const limit = model.config.timeoutMs
+    return within(Effect.suspend(() => from(0)), limit, () =>
+      new AllProvidersFailed({ message: `embedding model "${model.config.name}" timed out after ${limit} ms`, timedOut: true }))
+  })
+
+/** one provider's answer: from the cache when the request reads it and an entry exists, else from the provider within the rate limits */
+const attempt = (
+  provider: EmbeddingProvider,
+  call: ProviderCall<EmbeddingRequest>,
+  cache: CachePolicy,
+  tags: Readonly<Record<string, string>>
+): Effect.Effect<Answer, ProviderFailure | CallRefused, InferenceServices> => {
+  const viaProvider = limited(
+    call.request.input,
+    tags,
+    Effect.map(provider.client.embed(call), (answer) => ({
+      embeddings: answer.embeddings,
+      inputTokens: answer.usage.input_tokens,
+      rawRequest: answer.rawRequest,
+      rawResponse: answer.rawResponse,
+      cached: false
+    }))
+  )
+  if (!cache.read) return viaProvider
+  return Effect.flatMap(fromCache(provider, call, cache), (hit) => hit === undefined ? viaProvider : Effect.succeed(hit))
+}
+
+/** the cached answer for this call, when one exists and reads back; never fails (a slow or failing lookup calls the provider) */
+const fromCache = (
+  provider: EmbeddingProvider,
+  call: ProviderCall<EmbeddingRequest>,
+  cache: CachePolicy
+): Effect.Effect<Answer | undefined, never, Observability> =>
+  Effect.flatMap(Observability, ({ stores }) => {
+    if (stores === undefined) return Effect.succeed(undefined)
+    const key = embeddingCacheKey(provider.config, call, cache.scope)
+    return abandonAfter(stores.cache.lookupEmbedding(key, cache.maxAgeS), cache.lookupTimeoutMs).pipe(
+      Effect.map((entry) => {
+        if (entry === undefined) return undefined
+        const parsed = provider.client.parse(entry.rawResponse)
+        if (parsed instanceof ProviderFailure || parsed.embeddings.length !== call.request.input.length) return undefined
+        return { embeddings: parsed.embeddings, inputTokens: 0, rawRequest: entry.rawRequest, rawResponse: entry.rawResponse, cached: true }
+      }),
+      Effect.catch((error) => Effect.as(Effect.logWarning(`embedding cache lookup failed, calling the provider: ${error.message}`), undefined))
+    )
+  })
+
+/** `call` within the rate limits: charged before, settled (in the background) after */
+const limited = <E>(
+  input: ReadonlyArray<string>,
+  tags: Readonly<Record<string, string>>,
+  call: Effect.Effect<Answer, E, InferenceServices>
+): Effect.Effect<Answer, E | CallRefused, InferenceServices> =>
+  Effect.flatMap(RateLimiter, ({ limits }) =>
+    limits === undefined ? call : Effect.flatMap(reserve(limits, { publicId: tags[apiKeyTag], tags }, asModelRequest(input)), (reservation) =>
+      call.pipe(
+        Effect.onExit((exit) =>
+          Effect.forkDetach(settle(reservation, exit._tag === "Success" ? { input_tokens: exit.value.inputTokens, output_tokens: 0 } : undefined))
+        )
+      )))
+
