@@ -193,9 +193,9 @@ export const anthropicBody = (request: ModelRequest, call: WireCall<AnthropicTar
   body.max_tokens = params.max_tokens ?? (budget === undefined ? defaultMaxTokens : budget + defaultMaxTokens)
   let system = request.system
   const schema = request.outputSchema
-  if (request.jsonMode === "strict" && schema !== undefined) {
-    body.output_config = { format: { type: "json_schema", schema } }
-  } else if (request.jsonMode === "on" || request.jsonMode === "strict") {
+  const nativeSchema = request.jsonMode === "strict" ? schema : undefined
+  // strict with a schema: Anthropic's native structured output (`output_config.format`, below)
+  if (nativeSchema === undefined && (request.jsonMode === "on" || request.jsonMode === "strict")) {
     system = system === undefined ? jsonInstruction(schema) : `${system}\n\n${jsonInstruction(schema)}`
   }
   if (system !== undefined) body.system = system
@@ -204,6 +204,7 @@ export const anthropicBody = (request: ModelRequest, call: WireCall<AnthropicTar
   if (params.top_p !== undefined) body.top_p = params.top_p
   if (params.stop_sequences !== undefined) body.stop_sequences = params.stop_sequences
   if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget }
+  if (nativeSchema !== undefined) body.output_config = { format: { type: "json_schema", schema: nativeSchema } }
   const problem = addTools(target.type, body, request, call.providerTools)
   if (problem !== undefined) return problem
   if (call.stream) body.stream = true
