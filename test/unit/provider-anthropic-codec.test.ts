@@ -5,6 +5,7 @@ import { compileJsonSchema } from "../../src/jsonSchema.ts"
 import { anthropicCodec } from "../../src/providers/anthropic/index.ts"
 import { vertexAnthropicCodec } from "../../src/providers/anthropic/vertex.ts"
 import { WireProblem } from "../../src/providers/codec.ts"
+import { parseShorthandModel, providerTypes } from "../../src/providers/registry.ts"
 
 const request: ModelRequest = {
   messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
@@ -80,6 +81,19 @@ describe("anthropic refusals", () => {
     })
     expect(anthropicCodec.body({ ...request, params: { thinking_budget_tokens: 1024, max_tokens: 2000 } }, wireCall(target))).toMatchObject({
       max_tokens: 2000
+    })
+  })
+})
+
+describe("registry", () => {
+  it("knows both types, their default credentials, and their short-hands", () => {
+    expect(providerTypes.get("anthropic")?.defaultCredential).toEqual({ kind: "env", name: "ANTHROPIC_API_KEY" })
+    expect(providerTypes.get("gcp_vertex_anthropic")?.defaultCredential).toEqual({ kind: "path_from_env", name: "GCP_VERTEX_CREDENTIALS_PATH" })
+    expect(providerTypes.get("gcp_vertex_anthropic")?.requiresModelName).toBe(false)
+    expect(parseShorthandModel("anthropic::claude-sonnet-4-5")).toEqual({ type: "anthropic", model: "claude-sonnet-4-5" })
+    expect(parseShorthandModel("gcp_vertex_anthropic::projects/p/locations/us-east5/publishers/anthropic/models/claude-haiku-4-5")).toEqual({
+      type: "gcp_vertex_anthropic",
+      model: "projects/p/locations/us-east5/publishers/anthropic/models/claude-haiku-4-5"
     })
   })
 })
