@@ -1,11 +1,14 @@
 /** The anthropic codecs' choices outside the fixtures: Vertex's URLs and body, and the requests they refuse, naming the provider. */
 import { describe, expect, it } from "vitest"
+import { ChunkAccumulator } from "../../src/inference/chunks.ts"
 import type { ModelRequest } from "../../src/inference/types.ts"
 import { compileJsonSchema } from "../../src/jsonSchema.ts"
 import { anthropicCodec } from "../../src/providers/anthropic/index.ts"
+import { makeAnthropicChunkParser } from "../../src/providers/anthropic/response.ts"
 import { vertexAnthropicCodec } from "../../src/providers/anthropic/vertex.ts"
 import { WireProblem } from "../../src/providers/codec.ts"
 import { parseShorthandModel, providerTypes } from "../../src/providers/registry.ts"
+import { streamFixture } from "../support/providerFixtures.ts"
 
 const request: ModelRequest = {
   messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
@@ -95,5 +98,22 @@ describe("registry", () => {
       type: "gcp_vertex_anthropic",
       model: "projects/p/locations/us-east5/publishers/anthropic/models/claude-haiku-4-5"
     })
+  })
+})
+
+describe("a streamed thought, stored", () => {
+  it("keeps the signature Anthropic sends in a delta of its own", () => {
+    const parse = makeAnthropicChunkParser()
+    const accumulated = new ChunkAccumulator()
+    for (const transcriptLine of streamFixture("anthropic", "thinking").transcript.split("\n")) {
+      if (!transcriptLine.startsWith("data: ")) continue
+      const chunk = parse(transcriptLine.slice(6))
+      if (chunk instanceof WireProblem) throw new Error(chunk.message)
+      accumulated.add(chunk)
+    }
+    expect(accumulated.output()).toEqual([
+      { type: "thought", text: "Let me solve this: 27 * 453 = 12231.", signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds" },
+      { type: "text", text: "12,231" }
+    ])
   })
 })
