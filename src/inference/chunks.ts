@@ -50,7 +50,10 @@ export const outputToChunks = (
 /** Collects streamed chunks into the blocks, usage, finish reason and raw text of the whole answer. */
 export class ChunkAccumulator {
   // blocks under construction, mutable while deltas arrive
-  private readonly blocks = new Map<string, { type: string; text?: string; id?: string; raw_name?: string; raw_arguments?: string }>()
+  private readonly blocks = new Map<
+    string,
+    { type: string; text?: string; signature?: string; id?: string; raw_name?: string; raw_arguments?: string }
+  >()
   private readonly raw: Array<string> = []
   usage: Usage | undefined
   finishReason: FinishReason | undefined
@@ -67,6 +70,8 @@ export class ChunkAccumulator {
         case "thought":
           if (block === undefined) this.blocks.set(key, { type: delta.type, text: delta.text })
           else block.text = block.text! + delta.text
+          // a thought's signature comes whole, in a delta of its own (Anthropic's signature_delta)
+          if (delta.type === "thought" && delta.signature !== undefined) this.blocks.get(key)!.signature = delta.signature
           break
         case "tool_call":
           if (block === undefined) {

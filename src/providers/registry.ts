@@ -1,11 +1,20 @@
 /** Every provider type the gateway knows, by the name used in `type` and in `<type>::<model>`. */
+import { anthropicProvider } from "./anthropic/index.ts"
+import { vertexAnthropicProvider } from "./anthropic/vertex.ts"
 import { dummyProvider } from "./dummy/index.ts"
 import { aiStudioGeminiProvider, vertexGeminiProvider } from "./gemini/index.ts"
 import { openAiProvider } from "./openai/index.ts"
 import type { ProviderDefinition } from "./types.ts"
 
 export const providerTypes: ReadonlyMap<string, ProviderDefinition> = new Map(
-  [openAiProvider, dummyProvider, aiStudioGeminiProvider, vertexGeminiProvider].map((provider) => [provider.type, provider])
+  [
+    openAiProvider,
+    anthropicProvider,
+    vertexAnthropicProvider,
+    aiStudioGeminiProvider,
+    vertexGeminiProvider,
+    dummyProvider
+  ].map((provider) => [provider.type, provider])
 )
 
 /** `openai::gpt-4o-mini` -> { type: "openai", model: "gpt-4o-mini" }, for known provider types only */

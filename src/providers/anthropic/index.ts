@@ -1,0 +1,43 @@
+/**
+ * `anthropic`: Anthropic's Messages API (https://docs.anthropic.com/en/api/messages), with
+ * `x-api-key` and `anthropic-version`; `api_base` (default `https://api.anthropic.com/v1/`)
+ * points it elsewhere (a proxy, a test server): calls go to `<api_base>messages`.
+ */
+import * as Schema from "effect/Schema"
+import type { WireCodec } from "../codec.ts"
+import { wireProvider } from "../runner.ts"
+import { sse } from "../sse.ts"
+import { anthropicBody, type AnthropicTarget } from "./request.ts"
+import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse } from "./response.ts"
+import { scopingUnknownBlocks } from "./scopedUnknown.ts"
+
+export const anthropicVersion = "2023-06-01"
+const defaultApiBase = "https://api.anthropic.com/v1/"
+
+const settings = Schema.Struct({ api_base: Schema.optional(Schema.String) })
+
+export const messagesUrl = (apiBase: string): string =>
+  new URL("messages", apiBase.endsWith("/") ? apiBase : `${apiBase}/`).toString()
+
+export const anthropicCodec: WireCodec<typeof settings.Type, AnthropicTarget, string> = {
+  type: "anthropic",
+  settings,
+  defaultCredential: { kind: "env", name: "ANTHROPIC_API_KEY" },
+  target: (settings, model) => {
+    const url = messagesUrl(settings.api_base ?? defaultApiBase)
+    return { type: "anthropic", url, streamUrl: url, model, bodyVersion: undefined }
+  },
+  url: (target) => target.url,
+  headers: (_target, apiKey) => {
+    const headers: Record<string, string> = { "content-type": "application/json", "anthropic-version": anthropicVersion }
+    if (apiKey !== undefined) headers["x-api-key"] = apiKey
+    return headers
+  },
+  body: anthropicBody,
+  parseResponse: parseAnthropicResponse,
+  framing: sse,
+  streamParser: makeAnthropicChunkParser,
+  errorMessage: anthropicErrorMessage
+}
+
+export const anthropicProvider = scopingUnknownBlocks(wireProvider(anthropicCodec))
