@@ -75,7 +75,8 @@ const buildProvider = (
     extraBody: extra_body ?? [],
     extraHeaders: extra_headers ?? [],
     timeouts: timeouts ?? {},
-    settings
+    settings,
+    env: context.input.env
   }
 }
 

@@ -52,7 +52,7 @@ export const wireProvider = <Settings, Target, Event>(
     settingsFields: codec.settings.fields,
     make: (config) =>
       isSettings(config.settings)
-        ? wireClient(codec, codec.target(config.settings, config.modelName))
+        ? wireClient(codec, codec.target(config.settings, config.modelName, config.env ?? {}))
         : failingClient(
           `provider "${config.name}" (type ${codec.type}) lacks the settings its type requires (${
             Object.keys(codec.settings.fields).join(", ")
@@ -91,7 +91,13 @@ const exchange = <Settings, Target, Event, Reply, A>(
   call: ProviderCall,
   stream: boolean,
   send: (http: Transport, request: HttpCall) => Effect.Effect<Reply, TransportError>,
-  read: (codec: WireCodec<Settings, Target, Event>, reply: Reply, request: HttpCall, apiKey: string | undefined) => Effect.Effect<A, ProviderFailure>
+  read: (
+    codec: WireCodec<Settings, Target, Event>,
+    reply: Reply,
+    request: HttpCall,
+    apiKey: string | undefined,
+    qualifiedName: string
+  ) => Effect.Effect<A, ProviderFailure>
 ): Effect.Effect<A, ProviderFailure | InvalidRequest, HttpTransport> => {
   const built = wireRequest(codec, target, call, stream)
   if (!isHttpCall(built)) return Effect.fail(built)
@@ -99,7 +105,7 @@ const exchange = <Settings, Target, Event, Reply, A>(
   const sendAndRead = (request: HttpCall) =>
     HttpTransport.use((http) => send(http, request)).pipe(
       Effect.mapError((error) => transportFailure(error, apiKey)),
-      Effect.flatMap((reply) => read(codec, reply, request, apiKey))
+      Effect.flatMap((reply) => read(codec, reply, request, apiKey, call.qualifiedName))
     )
   if (authorize === undefined) return sendAndRead(built)
   return authorize(built, apiKey).pipe(
@@ -113,10 +119,11 @@ const whole = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
   reply: { readonly status: number; readonly text: string },
   request: HttpCall,
-  apiKey: string | undefined
+  apiKey: string | undefined,
+  qualifiedName: string
 ): Effect.Effect<ProviderResponse, ProviderFailure> => {
   if (reply.status < 200 || reply.status >= 300) return Effect.fail(replyFailure(codec, reply.status, reply.text, apiKey))
-  const parsed = codec.parseResponse(reply.text)
+  const parsed = codec.parseResponse(reply.text, qualifiedName)
   if (parsed instanceof WireProblem) return Effect.fail(failure(parsed.message, apiKey))
   return Effect.succeed({
     output: parsed.output,
