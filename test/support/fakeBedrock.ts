@@ -11,7 +11,6 @@
  */
 import { Hash } from "@smithy/hash-node"
 import { SignatureV4 } from "@smithy/signature-v4"
-import type { SourceData } from "@smithy/types"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { encodeEvent } from "../../src/providers/aws/eventStream.ts"
@@ -75,7 +74,7 @@ export interface FakeAws {
 }
 
 class FakeSha256 extends Hash {
-  constructor(secret?: SourceData) {
+  constructor(secret?: ConstructorParameters<typeof Hash>[1]) {
     super("sha256", secret)
   }
 }

@@ -5,7 +5,6 @@
  * `Authorization: Bearer <key>` (`AWS_BEARER_TOKEN_BEDROCK`, or a configured `api_key_location`).
  */
 import { Hash } from "@smithy/hash-node"
-import type { SourceData } from "@smithy/types"
 import { SignatureV4 } from "@smithy/signature-v4"
 import * as Effect from "effect/Effect"
 import { parseAwsKeys } from "../../config/credentials.ts"
@@ -26,7 +25,7 @@ export interface SigningScope {
 
 /** SHA-256 as the signer wants it: a constructor taking an optional HMAC key (Node's crypto, through @smithy/hash-node) */
 class Sha256 extends Hash {
-  constructor(secret?: SourceData) {
+  constructor(secret?: ConstructorParameters<typeof Hash>[1]) {
     super("sha256", secret)
   }
 }
