@@ -438,3 +438,56 @@ endpoint_url = "${temporary.url}"
     expect(permanent.requests).toHaveLength(0)
   })
 })
+
+describe("AWS_BEARER_TOKEN_BEDROCK in the credential chain", () => {
+  let fake: FakeAws
+  let gateway: RunningGateway
+
+  beforeAll(async () => {
+    fake = await startFakeBedrock()
+    gateway = await startGateway({
+      config: `
+[models.bedrock]
+routing = ["b"]
+[models.bedrock.providers.b]
+type = "aws_bedrock"
+model_id = "amazon.nova-micro-v1:0"
+endpoint_url = "${fake.url}"
+
+[models.sagemaker]
+routing = ["s"]
+[models.sagemaker.providers.s]
+type = "aws_sagemaker"
+endpoint_name = "e"
+hosted_provider = "openai"
+endpoint_url = "${fake.url}"
+`,
+      env: {
+        AWS_BEARER_TOKEN_BEDROCK: fakeAwsIdentity.bearerToken,
+        AWS_ACCESS_KEY_ID: undefined,
+        AWS_SECRET_ACCESS_KEY: undefined,
+        AWS_SESSION_TOKEN: undefined,
+        AWS_REGION: "us-east-1"
+      }
+    })
+  })
+  afterAll(async () => {
+    await gateway?.stop()
+    await fake?.close()
+  })
+
+  it("sends the Bedrock API key of the default credential (sdk) as a bearer token", async () => {
+    const response = await gateway.post("/inference", { model_name: "bedrock", input: user("hi") })
+    expect(response.status, JSON.stringify(response.body)).toBe(200)
+    expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${fakeAwsIdentity.bearerToken}`)
+  })
+
+  it("refuses to send it to SageMaker, which takes signed calls only", async () => {
+    const before = fake.requests.length
+    const response = await gateway.post("/inference", { model_name: "sagemaker", input: user("hi") })
+    expect(response.status).toBeGreaterThanOrEqual(500)
+    expect(JSON.stringify(response.body)).toContain("the aws_sagemaker provider signs its calls with AWS access keys (SigV4) and does not take a bearer token")
+    expect(JSON.stringify(response.body)).not.toContain(fakeAwsIdentity.bearerToken)
+    expect(fake.requests.length).toBe(before)
+  })
+})
