@@ -88,7 +88,8 @@ export const buildProvider = (
     extraBody: extra_body ?? [],
     extraHeaders: extra_headers ?? [],
     timeouts: timeouts ?? {},
-    settings
+    settings,
+    env: context.input.env
   }
 }
 

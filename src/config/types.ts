@@ -92,6 +92,8 @@ export interface ProviderConfig {
   readonly timeouts: Timeouts
   /** the fields specific to the provider type, as its schema decoded them */
   readonly settings: Readonly<Record<string, unknown>>
+  /** the environment captured at start-up, for types whose settings default from it (AWS's region) */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
 }
 
 export interface ModelConfig {

@@ -9,7 +9,7 @@
 import type * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
-import type { CredentialLocation } from "../config/credentials.ts"
+import type { CredentialLocation, Environment } from "../config/credentials.ts"
 import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "../inference/types.ts"
 import type { HttpCall, HttpTransport } from "../services.ts"
 import type { ProviderFailure } from "./types.ts"
@@ -154,8 +154,11 @@ export interface WireCodec<Settings, Target, Event> {
    * otherwise (`model_id`, `deployment_id`, `endpoint_name`) says false and reads its settings
    */
   readonly requiresModelName?: boolean | undefined
-  /** once per configured provider, at start-up; `model` is `model_name` ("" when the type does not require it and it is absent) */
-  readonly target: (settings: Settings, model: string) => Target
+  /**
+   * once per configured provider, at start-up; `model` is `model_name` ("" when the type does not
+   * require it and it is absent); `env` the environment captured at start-up (AWS's `AWS_REGION`)
+   */
+  readonly target: (settings: Settings, model: string, env?: Environment) => Target
   readonly url: (target: Target, stream: boolean) => string
   /** the headers of a call, the authentication scheme included (no key: no authentication); a new object each time, the runner edits it */
   readonly headers: (target: Target, apiKey: string | undefined) => Record<string, string>
@@ -163,7 +166,8 @@ export interface WireCodec<Settings, Target, Event> {
   readonly authorizer?: ((target: Target) => Authorizer) | undefined
   /** the request body; `extra_body` is applied to it afterwards by the runner */
   readonly body: (request: ModelRequest, call: WireCall<Target>) => WireBody | WireProblem
-  readonly parseResponse: (text: string) => ParsedResponse | WireProblem
+  /** `qualifiedName` (as in `WireCall`) names the provider of the `unknown` blocks it returns, so they go back to it only */
+  readonly parseResponse: (text: string, qualifiedName: string) => ParsedResponse | WireProblem
   readonly framing: StreamFraming<Event>
   readonly streamParser: () => StreamEventParser<Event>
   /** the explanation an error body carries (the runner prefixes the status and bounds the length), or undefined to show the body */

@@ -1,6 +1,8 @@
 /** Every provider type the gateway knows, by the name used in `type` and in `<type>::<model>`. */
 import { anthropicProvider } from "./anthropic/index.ts"
 import { vertexAnthropicProvider } from "./anthropic/vertex.ts"
+import { bedrockProvider } from "./aws/bedrock.ts"
+import { sageMakerProvider } from "./aws/sagemaker.ts"
 import { dummyProvider } from "./dummy/index.ts"
 import { aiStudioGeminiProvider, vertexGeminiProvider } from "./gemini/index.ts"
 import { openAiProvider } from "./openai/index.ts"
@@ -11,6 +13,8 @@ export const providerTypes: ReadonlyMap<string, ProviderDefinition> = new Map(
     openAiProvider,
     anthropicProvider,
     vertexAnthropicProvider,
+    bedrockProvider,
+    sageMakerProvider,
     aiStudioGeminiProvider,
     vertexGeminiProvider,
     dummyProvider

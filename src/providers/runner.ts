@@ -64,7 +64,7 @@ export const wireProvider = <Settings, Target, Event>(
     embeddings: codec.embeddings !== undefined,
     make: (config) =>
       isSettings(config.settings)
-        ? wireClient(codec, codec.target(config.settings, config.modelName))
+        ? wireClient(codec, codec.target(config.settings, config.modelName, config.env ?? {}))
         : failingClient(
           `provider "${config.name}" (type ${codec.type}) lacks the settings its type requires (${
             Object.keys(codec.settings.fields).join(", ")
@@ -87,9 +87,9 @@ export const wireClient = <Settings, Target, Event>(
   const authorize = codec.authorizer?.(target)
   const streamType = codec.framing.contentType
   return {
-    infer: (call) => exchange(codec, authorize, call.apiKey, wireRequest(codec, target, call, false), post, whole),
+    infer: (call) => exchange(codec, authorize, call, wireRequest(codec, target, call, false), post, whole),
     stream: (call) =>
-      exchange(codec, authorize, call.apiKey, wireRequest(codec, target, call, true), (http, request) =>
+      exchange(codec, authorize, call, wireRequest(codec, target, call, true), (http, request) =>
         http.postStream(request, streamType), streamed),
     embeddings: codec.embeddings === undefined ? undefined : embeddingClient(codec, codec.embeddings, target, authorize)
   }
@@ -124,7 +124,7 @@ const embeddingClient = <Settings, Target, Event>(
   return {
     embed: (call) => {
       const built = editedRequest(hooks.url(target), codec.headers(target, call.apiKey), hooks.body(target, call.request), call)
-      return exchange(codec, authorize, call.apiKey, built, post, readFor(call.request.input.length))
+      return exchange(codec, authorize, call, built, post, readFor(call.request.input.length))
     },
     parse
   }
@@ -138,16 +138,23 @@ const post = (http: Transport, request: HttpCall) => http.post(request)
 const exchange = <Settings, Target, Event, Reply, A>(
   codec: WireCodec<Settings, Target, Event>,
   authorize: Authorizer | undefined,
-  apiKey: string | undefined,
+  call: { readonly apiKey: string | undefined; readonly qualifiedName: string },
   built: HttpCall | ProviderFailure | InvalidRequest,
   send: (http: Transport, request: HttpCall) => Effect.Effect<Reply, TransportError>,
-  read: (codec: WireCodec<Settings, Target, Event>, reply: Reply, request: HttpCall, apiKey: string | undefined) => Effect.Effect<A, ProviderFailure>
+  read: (
+    codec: WireCodec<Settings, Target, Event>,
+    reply: Reply,
+    request: HttpCall,
+    apiKey: string | undefined,
+    qualifiedName: string
+  ) => Effect.Effect<A, ProviderFailure>
 ): Effect.Effect<A, ProviderFailure | InvalidRequest, HttpTransport> => {
   if (!isHttpCall(built)) return Effect.fail(built)
+  const apiKey = call.apiKey
   const sendAndRead = (request: HttpCall) =>
     HttpTransport.use((http) => send(http, request)).pipe(
       Effect.mapError((error) => transportFailure(error, apiKey)),
-      Effect.flatMap((reply) => read(codec, reply, request, apiKey))
+      Effect.flatMap((reply) => read(codec, reply, request, apiKey, call.qualifiedName))
     )
   if (authorize === undefined) return sendAndRead(built)
   return authorize(built, apiKey).pipe(
@@ -161,10 +168,11 @@ const whole = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
   reply: { readonly status: number; readonly text: string },
   request: HttpCall,
-  apiKey: string | undefined
+  apiKey: string | undefined,
+  qualifiedName: string
 ): Effect.Effect<ProviderResponse, ProviderFailure> => {
   if (reply.status < 200 || reply.status >= 300) return Effect.fail(replyFailure(codec, reply.status, reply.text, apiKey))
-  const parsed = codec.parseResponse(reply.text)
+  const parsed = codec.parseResponse(reply.text, qualifiedName)
   if (parsed instanceof WireProblem) return Effect.fail(failure(parsed.message, apiKey))
   return Effect.succeed({
     output: parsed.output,

@@ -1,0 +1,96 @@
+/**
+ * `aws_sagemaker`: a SageMaker endpoint whose container speaks OpenAI's Chat Completions (an
+ * OpenAI-compatible server, or TGI's Messages API), behind InvokeEndpoint and
+ * InvokeEndpointWithResponseStream, signed with SigV4. The body and the answers are the
+ * container's, read as OpenAI's (`openai/`); the stream is the container's SSE inside AWS's
+ * event stream (`sagemakerFraming.ts`).
+ * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html
+ */
+import * as Schema from "effect/Schema"
+import { inferenceParamNames } from "../../inference/types.ts"
+import { familyParams } from "../chatCompletionsFamily.ts"
+import { type WireCodec, WireProblem } from "../codec.ts"
+import { chatCompletionsBody, type ChatCompletionsTarget, type ParamField } from "../openai/request.ts"
+import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "../openai/response.ts"
+import { wireProvider } from "../runner.ts"
+import { awsErrorMessage } from "./converseResponse.ts"
+import { endpointOf, noRegion, regionOf } from "./region.ts"
+import { type SageMakerEvent, sageMakerStream, StreamException } from "./sagemakerFraming.ts"
+import { awsAuthorizer } from "./signing.ts"
+
+const type = "aws_sagemaker"
+
+const SageMakerSettings = Schema.Struct({
+  endpoint_name: Schema.String,
+  /** what the container speaks: both take OpenAI's Chat Completions body */
+  hosted_provider: Schema.Literals(["openai", "tgi"]),
+  region: Schema.optional(Schema.String),
+  /** the runtime endpoint, for proxies and tests (`https://runtime.sagemaker.<region>.amazonaws.com` otherwise) */
+  endpoint_url: Schema.optional(Schema.String)
+})
+
+interface SageMakerTarget {
+  readonly endpointName: string
+  readonly region: string | undefined
+  readonly endpoint: string | undefined
+  readonly chat: ChatCompletionsTarget
+}
+
+const paramFields: ReadonlyArray<ParamField> = inferenceParamNames.flatMap((name) => {
+  const field = familyParams[name]
+  return field === null ? [] : [[name, field] as const]
+})
+
+const urlOf = (target: { readonly endpoint: string | undefined; readonly endpointName: string }, stream: boolean) =>
+  `${target.endpoint ?? "https://runtime.sagemaker.invalid"}/endpoints/${encodeURIComponent(target.endpointName)}/${
+    stream ? "invocations-response-stream" : "invocations"
+  }`
+
+/** SageMaker's own errors say `message`/`Message`; a container's error (ModelError) carries its body in `OriginalMessage`. */
+const sageMakerErrorMessage = (body: string): string | undefined => {
+  const own = awsErrorMessage(body)
+  if (own !== undefined) return own
+  return errorMessageOf(body)
+}
+
+export const sageMakerCodec: WireCodec<typeof SageMakerSettings.Type, SageMakerTarget, SageMakerEvent> = {
+  type,
+  settings: SageMakerSettings,
+  defaultCredential: { kind: "sdk" },
+  requiresModelName: false,
+  target: (settings, model, env) => {
+    const region = regionOf(settings.region, env)
+    const where = {
+      endpointName: settings.endpoint_name,
+      region,
+      endpoint: endpointOf("runtime.sagemaker", region, settings.endpoint_url)
+    }
+    return {
+      ...where,
+      chat: {
+        url: urlOf(where, false),
+        // TGI ignores the model; an OpenAI-compatible container may route by it
+        model: model === "" ? settings.hosted_provider : model,
+        paramFields,
+        paramDefaults: undefined,
+        // TGI's Messages API does not take stream_options
+        streamUsage: settings.hosted_provider === "openai"
+      }
+    }
+  },
+  url: urlOf,
+  headers: () => ({ "content-type": "application/json" }),
+  authorizer: (target) => awsAuthorizer({ type, service: "sagemaker", region: target.region, bearer: false }),
+  body: (request, call) =>
+    call.target.endpoint === undefined ? new WireProblem(noRegion(type)) : chatCompletionsBody(request, { ...call, target: call.target.chat }),
+  parseResponse: (text) => parseOpenAiResponse(text),
+  framing: sageMakerStream,
+  streamParser: () => {
+    const parse = makeOpenAiChunkParser()
+    return (event) =>
+      event instanceof StreamException ? new WireProblem(`the ${type} provider streamed an error: ${event.message}`) : parse(event)
+  },
+  errorMessage: sageMakerErrorMessage
+}
+
+export const sageMakerProvider = wireProvider(sageMakerCodec)
