@@ -1,10 +1,12 @@
 /** Every provider type the gateway knows, by the name used in `type` and in `<type>::<model>`. */
+import { azureProvider } from "./azure/index.ts"
 import { dummyProvider } from "./dummy/index.ts"
+import { mistralProvider } from "./mistral/index.ts"
 import { openAiProvider } from "./openai/index.ts"
 import type { ProviderDefinition } from "./types.ts"
 
 export const providerTypes: ReadonlyMap<string, ProviderDefinition> = new Map(
-  [openAiProvider, dummyProvider].map((provider) => [provider.type, provider])
+  [openAiProvider, azureProvider, mistralProvider, dummyProvider].map((provider) => [provider.type, provider])
 )
 
 /** `openai::gpt-4o-mini` -> { type: "openai", model: "gpt-4o-mini" }, for known provider types only */
