@@ -97,7 +97,7 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
       instructions: "Be brief.",
       input: [
         { role: "user", content: [{ type: "input_text", text: "weather?" }] },
-        { type: "message", role: "assistant", content: [{ type: "output_text", text: "Let me look." }] },
+        { role: "assistant", content: "Let me look." },
         { type: "function_call", call_id: "call_9", name: "get_weather", arguments: "{\"city\":\"Rome\"}" },
         { type: "function_call_output", call_id: "call_9", output: "sunny" },
         { role: "user", content: [{ type: "input_text", text: "thanks" }] }
@@ -162,7 +162,7 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
     expect(fake.requests[1].body.input).toEqual([
       { role: "user", content: [{ type: "input_text", text: "search the weather" }] },
       searchCall,
-      { type: "message", role: "assistant", content: [{ type: "output_text", text: "It is sunny." }] },
+      { role: "assistant", content: "It is sunny." },
       { role: "user", content: [{ type: "input_text", text: "and tomorrow?" }] }
     ])
   })

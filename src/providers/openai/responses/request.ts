@@ -6,7 +6,7 @@
  * encrypted content, asked for with `include_encrypted_reasoning`).
  */
 import type { FileSource, InferenceParams, ModelRequest, RequestBlock, ToolDefinition } from "../../../inference/types.ts"
-import type { WireBody, WireCall, WireProblem } from "../../codec.ts"
+import { type WireBody, type WireCall, WireProblem } from "../../codec.ts"
 import { respondToolName } from "../request.ts"
 import { decodeReasoningSignature } from "./signature.ts"
 
@@ -29,9 +29,8 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json => {
   const source = block.source
   const mime = source.mimeType
   if (mime === undefined || mime.startsWith("image/")) {
-    const part: Json = { type: "input_image", image_url: source.kind === "url" ? source.url : dataUrl(source) }
-    if (block.detail !== undefined) part.detail = block.detail
-    return part
+    // the API reference lists `detail` as required; "auto" is its default
+    return { type: "input_image", image_url: source.kind === "url" ? source.url : dataUrl(source), detail: block.detail ?? "auto" }
   }
   if (source.kind === "url") return { type: "input_file", file_url: source.url }
   return { type: "input_file", filename: `input.${mime.split("/")[1] ?? "bin"}`, file_data: dataUrl(source) }
@@ -41,36 +40,35 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json => {
 const reasoningItem = (block: Extract<RequestBlock, { type: "thought" }>): Json | undefined => {
   const reference = decodeReasoningSignature(block.signature)
   if (reference === undefined) return undefined
-  const item: Json = {
+  return {
     type: "reasoning",
     id: reference.id,
-    summary: block.text === undefined || block.text === "" ? [] : [{ type: "summary_text", text: block.text }]
+    summary: block.text === undefined || block.text === "" ? [] : [{ type: "summary_text", text: block.text }],
+    encrypted_content: reference.encrypted_content
   }
-  if (reference.encrypted_content !== undefined) item.encrypted_content = reference.encrypted_content
-  return item
 }
 
-const toInput = (request: ModelRequest, qualifiedName: string): Array<Json> => {
+const toInput = (request: ModelRequest, qualifiedName: string): Array<Json> | WireProblem => {
   const input: Array<Json> = []
   for (const message of request.messages) {
     const user = message.role === "user"
-    // a message's parts are sent as one message item, before the items that follow them
+    // a user message's parts are sent as one message item, before the items that follow them;
+    // an assistant's text as a message of its own (string content: the input form the API
+    // takes for assistant messages without an output item's id and status)
     let parts: Array<Json> = []
     const flush = () => {
       if (parts.length === 0) return
-      input.push(
-        user
-          ? { role: "user", content: parts }
-          : { type: "message", role: "assistant", content: parts }
-      )
+      input.push({ role: "user", content: parts })
       parts = []
     }
     for (const block of message.content) {
       switch (block.type) {
         case "text":
-          parts.push(user ? { type: "input_text", text: block.text } : { type: "output_text", text: block.text })
+          if (user) parts.push({ type: "input_text", text: block.text })
+          else input.push({ role: "assistant", content: block.text })
           break
         case "file":
+          if (!user) return new WireProblem("the openai provider (Responses API) takes files in user messages only")
           parts.push(filePart(block))
           break
         case "tool_call":
@@ -175,7 +173,9 @@ export const responsesBody = (request: ModelRequest, call: WireCall<ResponsesTar
   const target = call.target
   const body: Json = { model: target.model }
   if (request.system !== undefined) body.instructions = request.system
-  body.input = toInput(request, call.qualifiedName)
+  const input = toInput(request, call.qualifiedName)
+  if (input instanceof WireProblem) return input
+  body.input = input
   addParams(body, request.params)
   addTools(body, request, call.providerTools)
   const format = textFormat(request)

@@ -57,12 +57,13 @@ export const summaryText = (item: Json): string =>
     ? item.summary.filter((part: Json) => typeof part?.text === "string").map((part: Json) => part.text).join("\n\n")
     : ""
 
+/**
+ * The signature of a reasoning item that can be sent back: with `store: false` the API knows
+ * a reasoning item only by its encrypted content, so one without it has no signature.
+ */
 export const reasoningSignature = (item: Json): string | undefined =>
-  typeof item?.id === "string"
-    ? encodeReasoningSignature({
-      id: item.id,
-      encrypted_content: typeof item.encrypted_content === "string" ? item.encrypted_content : undefined
-    })
+  typeof item?.id === "string" && typeof item.encrypted_content === "string"
+    ? encodeReasoningSignature({ id: item.id, encrypted_content: item.encrypted_content })
     : undefined
 
 /** The output blocks of one output item. */
@@ -81,8 +82,11 @@ const blocksOf = (item: Json, output: Array<OutputBlock>): void => {
       output.push({ type: "tool_call", id: String(item.call_id ?? item.id ?? ""), raw_name: String(item.name ?? ""), raw_arguments: String(item.input ?? "") })
       return
     case "reasoning": {
+      // a thought when there is something to show or to send back
       const signature = reasoningSignature(item)
-      output.push(signature === undefined ? { type: "thought", text: summaryText(item) } : { type: "thought", text: summaryText(item), signature })
+      const text = summaryText(item)
+      if (signature !== undefined) output.push({ type: "thought", text, signature })
+      else if (text !== "") output.push({ type: "thought", text })
       return
     }
     default:
