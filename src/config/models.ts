@@ -80,17 +80,51 @@ export const buildProvider = (
   context.checkHeaders([...keyPath, "extra_headers"], extra_headers)
   const location = writtenLocation(context, keyPath, { api_key_location, credential_location })
   if (location === false) return undefined
+  const typeDefault = typeDefaults.get(definition.type)!
   return {
     name,
     type: definition.type,
     modelName: model_name ?? "",
-    credential: resolveCredential(location ?? typeDefaults.get(definition.type)!, context.input),
+    credential: location !== undefined
+      ? resolveCredential(location, context.input)
+      : typeDefaultCredential(context, keyPath, typeDefault, typeDefault === definition.defaultCredential),
     extraBody: extra_body ?? [],
     extraHeaders: extra_headers ?? [],
     timeouts: timeouts ?? {},
     settings,
     env: context.input.env
   }
+}
+
+const envValue = (context: BuildContext, name: string): string | undefined => {
+  const value = context.input.env[name]
+  return value === undefined || value === "" ? undefined : value
+}
+
+/**
+ * A provider's credential from its type's default location. A type's own default of the form
+ * `{ default = "env::NEW", fallback = "env::OLD" }` (azure: AZURE_API_KEY, then the older
+ * AZURE_OPENAI_API_KEY) reads the older variable with a warning, and names the new one when
+ * neither is set.
+ */
+const typeDefaultCredential = (
+  context: BuildContext,
+  keyPath: KeyPath,
+  location: CredentialLocation,
+  builtIn: boolean
+): Credential => {
+  const credential = resolveCredential(location, context.input)
+  if (!builtIn || location.kind !== "fallback" || location.primary.kind !== "env" || location.fallback.kind !== "env") {
+    return credential
+  }
+  const primary = location.primary.name
+  const older = location.fallback.name
+  if (envValue(context, primary) !== undefined) return credential
+  if (envValue(context, older) === undefined) {
+    return { kind: "missing", what: `environment variable ${primary} is not set (nor the older ${older})` }
+  }
+  context.warn(keyPath, `reads its API key from ${older}, an older name: set ${primary} instead`)
+  return credential
 }
 
 /** Each provider type's credential location: `[provider_types.<type>.defaults]`'s, else the type's own. */

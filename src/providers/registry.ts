@@ -3,8 +3,10 @@ import { anthropicProvider } from "./anthropic/index.ts"
 import { vertexAnthropicProvider } from "./anthropic/vertex.ts"
 import { bedrockProvider } from "./aws/bedrock.ts"
 import { sageMakerProvider } from "./aws/sagemaker.ts"
+import { azureProvider } from "./azure/index.ts"
 import { dummyProvider } from "./dummy/index.ts"
 import { aiStudioGeminiProvider, vertexGeminiProvider } from "./gemini/index.ts"
+import { mistralProvider } from "./mistral/index.ts"
 import { openAiProvider } from "./openai/index.ts"
 import type { ProviderDefinition } from "./types.ts"
 
@@ -15,6 +17,8 @@ export const providerTypes: ReadonlyMap<string, ProviderDefinition> = new Map(
     vertexAnthropicProvider,
     bedrockProvider,
     sageMakerProvider,
+    azureProvider,
+    mistralProvider,
     aiStudioGeminiProvider,
     vertexGeminiProvider,
     dummyProvider

@@ -85,6 +85,8 @@ export interface RunningFake {
 export interface ConformanceSubject {
   /** the provider type */
   readonly type: string
+  /** a name for the subject when it is not its type alone (two subjects of one type: `openai` and its Responses API) */
+  readonly label?: string
   readonly start: () => Promise<RunningFake>
   /**
    * Scenarios the provider genuinely cannot do: the gateway must refuse them with an error

@@ -1,0 +1,112 @@
+/**
+ * `azure`: Azure OpenAI's Chat Completions, a member of the Chat Completions family with its
+ * own address (`{endpoint}/openai/deployments/{deployment_id}/chat/completions?api-version=`)
+ * and its own key header (`api-key`). The deployment names the model, so `model_name` is not
+ * required. Embeddings are served the same way (`.../embeddings`).
+ */
+import * as Schema from "effect/Schema"
+import { type InferenceParams, inferenceParamNames } from "../../inference/types.ts"
+import { familyParams } from "../chatCompletionsFamily.ts"
+import { type EmbeddingResponse, type EmbeddingsHooks, type WireCodec, WireProblem } from "../codec.ts"
+import { chatCompletionsBody, type ChatCompletionsTarget, type ParamField } from "../openai/request.ts"
+import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "../openai/response.ts"
+import { wireProvider } from "../runner.ts"
+import { sse } from "../sse.ts"
+
+/**
+ * The latest generally available data-plane API version (Azure OpenAI's "API version
+ * lifecycle" page): it takes `max_completion_tokens`, `stream_options` and `json_schema`.
+ */
+export const defaultAzureApiVersion = "2024-10-21"
+
+const AzureSettings = Schema.Struct({
+  endpoint: Schema.String,
+  deployment_id: Schema.String,
+  api_version: Schema.optional(Schema.String)
+})
+type AzureSettings = typeof AzureSettings.Type
+
+export interface AzureTarget extends ChatCompletionsTarget {
+  readonly embeddingsUrl: string
+}
+
+/** `{endpoint}/openai/deployments/{deployment_id}/{operation}?api-version={version}` */
+const deploymentUrl = (settings: AzureSettings, operation: string): string => {
+  const endpoint = settings.endpoint.endsWith("/") ? settings.endpoint.slice(0, -1) : settings.endpoint
+  const version = encodeURIComponent(settings.api_version ?? defaultAzureApiVersion)
+  return `${endpoint}/openai/deployments/${encodeURIComponent(settings.deployment_id)}/${operation}?api-version=${version}`
+}
+
+// as OpenAI: `max_completion_tokens`, which Azure's reasoning deployments require
+const rules: Readonly<Record<keyof InferenceParams, string | null>> = { ...familyParams, max_tokens: "max_completion_tokens" }
+const paramFields: ReadonlyArray<ParamField> = inferenceParamNames.flatMap((name): Array<ParamField> => {
+  const field = rules[name]
+  return field === null ? [] : [[name, field]]
+})
+
+type Json = Record<string, any>
+
+/** OpenAI's embeddings answer: `data[].embedding` by `index`, `usage.prompt_tokens`. */
+export const parseOpenAiEmbeddings = (text: string): EmbeddingResponse | WireProblem => {
+  let json: Json
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return new WireProblem("the provider answered embeddings with a body that is not JSON")
+  }
+  if (!Array.isArray(json?.data)) return new WireProblem("the provider answered embeddings without data")
+  const rows = [...json.data].sort((a: Json, b: Json) => Number(a?.index ?? 0) - Number(b?.index ?? 0))
+  const embeddings: Array<ReadonlyArray<number>> = []
+  for (const row of rows) {
+    if (!Array.isArray(row?.embedding)) return new WireProblem("the provider answered an embedding that is not a list of numbers")
+    embeddings.push(row.embedding)
+  }
+  const inputTokens = json.usage?.prompt_tokens
+  return { embeddings, usage: { input_tokens: typeof inputTokens === "number" ? inputTokens : 0, output_tokens: 0 } }
+}
+
+const embeddings: EmbeddingsHooks<AzureTarget> = {
+  url: (target) => target.embeddingsUrl,
+  // the deployment names the model: no `model` field
+  body: (_target, request) => ({
+    input: request.input,
+    ...(request.dimensions === undefined ? {} : { dimensions: request.dimensions }),
+    encoding_format: "float"
+  }),
+  parse: parseOpenAiEmbeddings
+}
+
+export const azureCodec: WireCodec<AzureSettings, AzureTarget, string> = {
+  type: "azure",
+  settings: AzureSettings,
+  defaultCredential: {
+    // the older name is read when the new one is unset, with a warning at start-up (config/models.ts)
+    kind: "fallback",
+    primary: { kind: "env", name: "AZURE_API_KEY" },
+    fallback: { kind: "env", name: "AZURE_OPENAI_API_KEY" }
+  },
+  requiresModelName: false,
+  target: (settings) => ({
+    url: deploymentUrl(settings, "chat/completions"),
+    embeddingsUrl: deploymentUrl(settings, "embeddings"),
+    // Azure takes the model from the deployment and ignores this field
+    model: settings.deployment_id,
+    paramFields,
+    paramDefaults: undefined,
+    streamUsage: true
+  }),
+  url: (target) => target.url,
+  headers: (_target, apiKey) => {
+    const headers: Record<string, string> = { "content-type": "application/json" }
+    if (apiKey !== undefined) headers["api-key"] = apiKey
+    return headers
+  },
+  body: chatCompletionsBody,
+  parseResponse: parseOpenAiResponse,
+  framing: sse,
+  streamParser: makeOpenAiChunkParser,
+  errorMessage: errorMessageOf,
+  embeddings
+}
+
+export const azureProvider = wireProvider(azureCodec)

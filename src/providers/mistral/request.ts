@@ -1,0 +1,135 @@
+/**
+ * ModelRequest -> Mistral chat completions body (docs.mistral.ai, API reference, "Chat
+ * Completion"). Mistral speaks nearly OpenAI's Chat Completions; what differs is written here:
+ * `tool_choice` ("any" for required), `random_seed`, tool call ids of exactly nine letters and
+ * digits, thinking chunks sent back in the assistant's content, documents by `document_url`.
+ */
+import type { FileSource, ModelRequest, RequestBlock } from "../../inference/types.ts"
+import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
+import { chatCompletionsBody, type ChatCompletionsTarget } from "../openai/request.ts"
+
+type Json = WireBody
+
+const idPattern = /^[a-zA-Z0-9]{9}$/
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+/**
+ * The id Mistral accepts for a tool call sent back: Mistral's own ids (nine letters and digits)
+ * as they are, any other (another provider's `call_1`) mapped to nine characters by a hash, the
+ * same for the call and its result so they still pair.
+ */
+export const mistralToolCallId = (id: string): string => {
+  if (idPattern.test(id)) return id
+  // two FNV-1a hashes with different seeds: 64 bits, ample for the calls of one conversation
+  let a = 0x811c9dc5
+  let b = 0x01000193 ^ 0x5bd1e995
+  for (let i = 0; i < id.length; i++) {
+    const code = id.charCodeAt(i)
+    a = Math.imul(a ^ code, 0x01000193) >>> 0
+    b = Math.imul(b ^ code, 0x5bd1e995) >>> 0
+  }
+  let out = ""
+  for (let i = 0; i < 9; i++) {
+    const source = i < 5 ? a : b
+    out += alphabet[(source >>> ((i % 5) * 6)) % alphabet.length]
+  }
+  return out
+}
+
+const dataUrl = (source: Extract<FileSource, { kind: "base64" }>) => `data:${source.mimeType};base64,${source.data}`
+
+const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WireProblem => {
+  const source = block.source
+  const mime = source.mimeType
+  const url = source.kind === "url" ? source.url : dataUrl(source)
+  if (mime === undefined || mime.startsWith("image/")) {
+    return { type: "image_url", image_url: block.detail === undefined ? { url } : { url, detail: block.detail } }
+  }
+  if (mime === "application/pdf") return { type: "document_url", document_url: url }
+  return new WireProblem(`the mistral provider takes images and PDFs, not files of type ${mime}`)
+}
+
+const contentOf = (parts: ReadonlyArray<Json>): string | ReadonlyArray<Json> =>
+  parts.length === 1 && parts[0].type === "text" ? parts[0].text as string : parts
+
+const toMistralMessages = (request: ModelRequest, qualifiedName: string): ReadonlyArray<Json> | WireProblem => {
+  const messages: Array<Json> = []
+  if (request.system !== undefined) messages.push({ role: "system", content: request.system })
+  for (const message of request.messages) {
+    const parts: Array<Json> = []
+    const toolCalls: Array<Json> = []
+    for (const block of message.content) {
+      switch (block.type) {
+        case "text":
+          parts.push({ type: "text", text: block.text })
+          break
+        case "tool_call":
+          toolCalls.push({ id: mistralToolCallId(block.id), type: "function", function: { name: block.name, arguments: block.arguments } })
+          break
+        case "tool_result":
+          messages.push({ role: "tool", tool_call_id: mistralToolCallId(block.id), name: block.name, content: block.result })
+          break
+        case "file": {
+          const part = filePart(block)
+          if (part instanceof WireProblem) return part
+          parts.push(part)
+          break
+        }
+        case "thought":
+          // Magistral's reasoning goes back as a thinking chunk of the assistant's content
+          if (message.role === "assistant" && block.text !== undefined && block.text !== "") {
+            parts.push({ type: "thinking", thinking: [{ type: "text", text: block.text }] })
+          }
+          break
+        case "unknown":
+          if (block.modelProviderName === undefined || block.modelProviderName === qualifiedName) parts.push(block.data as Json)
+          break
+      }
+    }
+    if (message.role === "user") {
+      if (parts.length > 0) messages.push({ role: "user", content: contentOf(parts) })
+    } else if (parts.length > 0 || toolCalls.length > 0) {
+      const assistant: Json = { role: "assistant", content: parts.length > 0 ? contentOf(parts) : "" }
+      if (toolCalls.length > 0) assistant.tool_calls = toolCalls
+      messages.push(assistant)
+    }
+  }
+  return messages
+}
+
+/**
+ * Mistral's `tool_choice`: "none" | "auto" | "any" (OpenAI's "required") | "required" |
+ * {type: "function", function: {name}}. It has no `allowed_tools`: the tools offered are
+ * narrowed to the allowed ones instead.
+ */
+const adaptTools = (body: Json, request: ModelRequest): WireProblem | undefined => {
+  const config = request.tools
+  if (request.functionType === "json" && request.jsonMode === "tool") return undefined
+  if (config === undefined || config.tools.length === 0) return undefined
+  if (config.tools.some((tool) => tool.custom !== undefined)) {
+    return new WireProblem("the mistral provider does not support custom (free-text) tools")
+  }
+  const choice = config.choice
+  if (choice.type === "required") body.tool_choice = "any"
+  else if (choice.type !== "specific") body.tool_choice = choice.type
+  if (config.allowed !== undefined && choice.type !== "specific" && Array.isArray(body.tools)) {
+    const allowed = new Set(config.allowed)
+    body.tools = body.tools.filter((tool: { type?: string; function?: { name?: string } }) =>
+      tool?.type !== "function" || allowed.has(tool.function?.name ?? "")
+    )
+  }
+  return undefined
+}
+
+const withoutMessages = (request: ModelRequest): ModelRequest => ({ ...request, system: undefined, messages: [] })
+
+export const mistralBody = (request: ModelRequest, call: WireCall<ChatCompletionsTarget>): Json | WireProblem => {
+  const messages = toMistralMessages(request, call.qualifiedName)
+  if (messages instanceof WireProblem) return messages
+  // the family's body for everything but the messages, which are Mistral's own
+  const body = chatCompletionsBody(withoutMessages(request), call)
+  if (body instanceof WireProblem) return body
+  body.messages = messages
+  const problem = adaptTools(body, request)
+  return problem ?? body
+}

@@ -1,0 +1,43 @@
+/**
+ * The OpenAI Responses API as a codec (`POST {api_base}/responses`, Bearer key): chosen for a
+ * provider of type `openai` by `api_type = "responses"`, or by the short-hand
+ * `openai::responses::<model>` (`openai/index.ts`).
+ */
+import * as Schema from "effect/Schema"
+import type { WireCodec } from "../../codec.ts"
+import { sse } from "../../sse.ts"
+import { responsesBody, type ResponsesTarget, responsesUrl } from "./request.ts"
+import { parseResponsesResponse, responsesErrorMessage } from "./response.ts"
+import { makeResponsesEventParser } from "./stream.ts"
+
+export const openAiDefaultApiBase = "https://api.openai.com/v1/"
+
+/** The settings of an `openai` provider table (both APIs: `api_type` chooses). */
+export const OpenAiSettings = Schema.Struct({
+  api_base: Schema.optional(Schema.String),
+  api_type: Schema.optional(Schema.Literals(["chat_completions", "responses"])),
+  include_encrypted_reasoning: Schema.optional(Schema.Boolean)
+})
+export type OpenAiSettings = typeof OpenAiSettings.Type
+
+export const responsesCodec: WireCodec<OpenAiSettings, ResponsesTarget, string> = {
+  type: "openai",
+  settings: OpenAiSettings,
+  defaultCredential: { kind: "env", name: "OPENAI_API_KEY" },
+  target: (settings, model) => ({
+    url: responsesUrl(settings.api_base ?? openAiDefaultApiBase),
+    model,
+    includeEncryptedReasoning: settings.include_encrypted_reasoning ?? false
+  }),
+  url: (target) => target.url,
+  headers: (_target, apiKey) => {
+    const headers: Record<string, string> = { "content-type": "application/json" }
+    if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`
+    return headers
+  },
+  body: responsesBody,
+  parseResponse: parseResponsesResponse,
+  framing: sse,
+  streamParser: makeResponsesEventParser,
+  errorMessage: responsesErrorMessage
+}
