@@ -29,6 +29,13 @@ export class WireProblem {
   }
 }
 
+/**
+ * The `model_provider_name` a codec gives the `unknown` output blocks it reads when it does not
+ * use the call's name: the runner fills in the call's qualified name, so they go back only to
+ * the provider that made them.
+ */
+export const unscopedProvider = ""
+
 /** What a codec is told about one call besides its `ModelRequest`. */
 export interface WireCall<Target> {
   /** what the codec derived from the provider's settings at start-up */

@@ -22,7 +22,7 @@ import {
   type ScopedEdit,
   scopeMatches
 } from "../inference/extraBody.ts"
-import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
+import type { ModelRequest, OutputBlock, ProviderChunk, ProviderResponse } from "../inference/types.ts"
 import { type HttpCall, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
 import {
   type Authorizer,
@@ -31,6 +31,7 @@ import {
   type StreamEventParser,
   type StreamFraming,
   type WireBody,
+  unscopedProvider,
   type WireCodec,
   WireProblem
 } from "./codec.ts"
@@ -175,13 +176,24 @@ const whole = <Settings, Target, Event>(
   const parsed = codec.parseResponse(reply.text, qualifiedName)
   if (parsed instanceof WireProblem) return Effect.fail(failure(parsed.message, apiKey))
   return Effect.succeed({
-    output: parsed.output,
+    output: scopeUnknownBlocks(parsed.output, qualifiedName),
     usage: parsed.usage,
     finishReason: parsed.finishReason,
     rawRequest: request.body,
     rawResponse: reply.text
   })
 }
+
+/**
+ * `unknown` output blocks name the provider that made them, so that they go back only to it: a
+ * codec that reads them without the call's name leaves it empty, and it is filled here.
+ */
+const scopeUnknownBlocks = (output: ReadonlyArray<OutputBlock>, qualifiedName: string): ReadonlyArray<OutputBlock> => {
+  if (!output.some(isUnscoped)) return output
+  return output.map((block) => isUnscoped(block) ? { ...block, model_provider_name: qualifiedName } : block)
+}
+
+const isUnscoped = (block: OutputBlock): boolean => block.type === "unknown" && block.model_provider_name === unscopedProvider
 
 /** A streamed answer: a 2xx event stream, read as the codec frames and parses it. */
 const streamed = <Settings, Target, Event>(

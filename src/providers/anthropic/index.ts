@@ -9,7 +9,6 @@ import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"
 import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse } from "./response.ts"
-import { scopingUnknownBlocks } from "./scopedUnknown.ts"
 
 export const anthropicVersion = "2023-06-01"
 const defaultApiBase = "https://api.anthropic.com/v1/"
@@ -40,4 +39,4 @@ export const anthropicCodec: WireCodec<typeof settings.Type, AnthropicTarget, st
   errorMessage: anthropicErrorMessage
 }
 
-export const anthropicProvider = scopingUnknownBlocks(wireProvider(anthropicCodec))
+export const anthropicProvider = wireProvider(anthropicCodec)

@@ -4,15 +4,9 @@
  * blocks, usage and finish reason; and the explanation an error body carries.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
-import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
+import { type ParsedResponse, type StreamEventParser, WireProblem, unscopedProvider } from "../codec.ts"
 
 type Json = Record<string, any>
-
-/**
- * `model_provider_name` of the unknown blocks the codec reads: it does not know the call's
- * qualified name; the provider puts it in (`index.ts`).
- */
-export const unscopedProvider = ""
 
 export const finishReasonOf = (reason: unknown): FinishReason | undefined => {
   switch (reason) {

@@ -17,7 +17,6 @@ import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"
 import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse } from "./response.ts"
-import { scopingUnknownBlocks } from "./scopedUnknown.ts"
 
 export const vertexAnthropicVersion = "vertex-2023-10-16"
 const type = "gcp_vertex_anthropic"
@@ -71,4 +70,4 @@ export const vertexAnthropicCodec: WireCodec<Settings, AnthropicTarget, string> 
   errorMessage: anthropicErrorMessage
 }
 
-export const vertexAnthropicProvider = scopingUnknownBlocks(wireProvider(vertexAnthropicCodec))
+export const vertexAnthropicProvider = wireProvider(vertexAnthropicCodec)

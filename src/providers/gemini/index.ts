@@ -4,16 +4,13 @@
  * - `gcp_vertex_gemini`: Vertex AI, an OAuth2 access token of a service account
  *   (`../gcp/serviceAccount.ts`), the model named by settings or by its resource name.
  */
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { OutputBlock } from "../../inference/types.ts"
 import type { WireCodec } from "../codec.ts"
 import { makeServiceAccountAuthorizer } from "../gcp/serviceAccount.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
-import type { ProviderClient, ProviderDefinition } from "../types.ts"
 import { geminiBody, type GeminiTarget, geminiUrl } from "./request.ts"
-import { geminiErrorMessage, makeGeminiChunkParser, parseGeminiResponse, unscopedProvider } from "./response.ts"
+import { geminiErrorMessage, makeGeminiChunkParser, parseGeminiResponse } from "./response.ts"
 
 const withSlash = (base: string) => (base.endsWith("/") ? base : `${base}/`)
 
@@ -106,30 +103,5 @@ export const vertexCodec: WireCodec<VertexSettings, GeminiTarget, string> = {
   errorMessage: geminiErrorMessage
 }
 
-const scoped = (output: ReadonlyArray<OutputBlock>, qualifiedName: string): ReadonlyArray<OutputBlock> =>
-  output.some((block) => block.type === "unknown" && block.model_provider_name === unscopedProvider)
-    ? output.map((block) =>
-      block.type === "unknown" && block.model_provider_name === unscopedProvider
-        ? { ...block, model_provider_name: qualifiedName }
-        : block
-    )
-    : output
-
-/**
- * A provider whose `unknown` blocks name the provider that made them: a codec reads an answer
- * without knowing the call, so the blocks are scoped here, where the call is known.
- */
-const scopingUnknownBlocks = (definition: ProviderDefinition): ProviderDefinition => ({
-  ...definition,
-  make: (config) => {
-    const client: ProviderClient = definition.make(config)
-    return {
-      infer: (call) =>
-        Effect.map(client.infer(call), (response) => ({ ...response, output: scoped(response.output, call.qualifiedName) })),
-      stream: client.stream
-    }
-  }
-})
-
-export const aiStudioGeminiProvider = scopingUnknownBlocks(wireProvider(aiStudioCodec))
-export const vertexGeminiProvider = scopingUnknownBlocks(wireProvider(vertexCodec))
+export const aiStudioGeminiProvider = wireProvider(aiStudioCodec)
+export const vertexGeminiProvider = wireProvider(vertexCodec)

@@ -11,13 +11,10 @@
  * (`gemini_call_<n>`), stably within an answer.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
-import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
+import { type ParsedResponse, type StreamEventParser, WireProblem, unscopedProvider } from "../codec.ts"
 import { generatedIdPrefix } from "./request.ts"
 
 type Json = Record<string, any>
-
-/** `model_provider_name` of unknown blocks until the provider fills it in with the call's qualified name (`index.ts`) */
-export const unscopedProvider = ""
 
 export const finishReasonOf = (reason: unknown, calledTools: boolean): FinishReason | undefined => {
   switch (reason) {

@@ -5,14 +5,11 @@
  * chosen once per configured provider, when it is made: a Chat Completions call runs exactly
  * the codec it ran before.
  */
-import * as Effect from "effect/Effect"
-import type { OutputBlock } from "../../inference/types.ts"
 import { hostedCodec } from "../chatCompletionsFamily.ts"
 import { wireProvider } from "../runner.ts"
-import type { ProviderClient, ProviderDefinition } from "../types.ts"
+import type { ProviderDefinition } from "../types.ts"
 import { responsesCodec } from "./responses/index.ts"
 import { openAiDefaultApiBase, OpenAiSettings } from "./responses/index.ts"
-import { unscopedProvider } from "./responses/response.ts"
 
 export const openAiCodec = {
   ...hostedCodec({
@@ -32,34 +29,17 @@ const responses = wireProvider(responsesCodec)
 /** the short-hand's model prefix that selects the Responses API: `openai::responses::<model>` */
 export const responsesModelPrefix = "responses::"
 
-/** The Responses API's unknown blocks (built-in tools' items) scoped to the provider that answered them. */
-const scopingUnknownBlocks = (client: ProviderClient): ProviderClient => ({
-  infer: (call) =>
-    Effect.map(client.infer(call), (response) =>
-      response.output.some((block) => block.type === "unknown")
-        ? {
-          ...response,
-          output: response.output.map((block): OutputBlock =>
-            block.type === "unknown" && block.model_provider_name === unscopedProvider
-              ? { ...block, model_provider_name: call.qualifiedName }
-              : block
-          )
-        }
-        : response
-    ),
-  stream: client.stream
-})
-
 export const openAiProvider: ProviderDefinition = {
   type: "openai",
   defaultCredential: openAiCodec.defaultCredential,
   requiresModelName: true,
   settingsFields: OpenAiSettings.fields,
+  embeddings: chatCompletions.embeddings,
   make: (config) => {
     const apiType = config.settings.api_type
-    if (apiType === "responses") return scopingUnknownBlocks(responses.make(config))
+    if (apiType === "responses") return responses.make(config)
     if (apiType === undefined && config.modelName.startsWith(responsesModelPrefix)) {
-      return scopingUnknownBlocks(responses.make({ ...config, modelName: config.modelName.slice(responsesModelPrefix.length) }))
+      return responses.make({ ...config, modelName: config.modelName.slice(responsesModelPrefix.length) })
     }
     return chatCompletions.make(config)
   }

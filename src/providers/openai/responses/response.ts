@@ -6,16 +6,10 @@
  * cached input tokens; `status`/`incomplete_details` as the finish reason.
  */
 import type { FinishReason, OutputBlock, Usage } from "../../../inference/types.ts"
-import { type ParsedResponse, WireProblem } from "../../codec.ts"
+import { type ParsedResponse, WireProblem, unscopedProvider } from "../../codec.ts"
 import { encodeReasoningSignature } from "./signature.ts"
 
 type Json = Record<string, any>
-
-/**
- * `model_provider_name` of the unknown blocks a codec reads: the codec does not know the call's
- * qualified name; the provider puts it in (`openai/index.ts`).
- */
-export const unscopedProvider = ""
 
 const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
 
