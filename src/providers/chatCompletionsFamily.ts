@@ -12,7 +12,13 @@ import * as Schema from "effect/Schema"
 import type { CredentialLocation } from "../config/credentials.ts"
 import { type InferenceParams, inferenceParamNames } from "../inference/types.ts"
 import type { SettingsSchema, WireCodec } from "./codec.ts"
-import { chatCompletionsBody, type ChatCompletionsTarget, chatCompletionsUrl, type ParamField } from "./openai/request.ts"
+import {
+  chatCompletionsBody,
+  type ChatCompletionsTarget,
+  chatCompletionsUrl,
+  type ParamField,
+  type StructuredOutput
+} from "./openai/request.ts"
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "./openai/response.ts"
 import { sse } from "./sse.ts"
 
@@ -49,6 +55,8 @@ export interface ChatCompletionsDialect {
   readonly auth?: { readonly header: string; readonly prefix: string } | undefined
   /** headers sent with every call (an attribution header, an API version) */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /** how it takes json_mode `strict` (`StructuredOutput`); default OpenAI's `json_schema` */
+  readonly structuredOutput?: StructuredOutput | undefined
 }
 
 const optionalApiBase = Schema.Struct({ api_base: Schema.optional(Schema.String) })
@@ -75,6 +83,7 @@ const familyCodec = <Settings>(
     if (field !== null) paramFields.push([name, field])
   }
   const streamUsage = dialect.streamUsage ?? true
+  const structuredOutput = dialect.structuredOutput ?? "json_schema"
   const { header, prefix } = dialect.auth ?? { header: "authorization", prefix: "Bearer " }
   const fixedHeaders = { "content-type": "application/json", ...dialect.headers }
   return {
@@ -86,7 +95,8 @@ const familyCodec = <Settings>(
       model,
       paramFields,
       paramDefaults: dialect.defaults,
-      streamUsage
+      streamUsage,
+      structuredOutput
     }),
     url: (target) => target.url,
     headers: (_target, apiKey) => {

@@ -143,16 +143,28 @@ const addTools = (body: Json, request: ModelRequest, providerTools: ReadonlyArra
   }
 }
 
+/**
+ * How a server takes json_mode `strict`: OpenAI's `json_schema` (native structured output);
+ * `json_object` for a server with JSON mode but no schema (DeepSeek: the schema is then only
+ * checked by the gateway on the answer); `tgi` for TGI's own grammar (`{type: "json", value: schema}`).
+ */
+export type StructuredOutput = "json_schema" | "json_object" | "tgi"
+
 // json functions ask for JSON per their json_mode; a chat function only when the request set
 // one (OpenAI's `response_format`)
-const responseFormat = (request: ModelRequest): Json | undefined => {
+const responseFormat = (request: ModelRequest, structured: StructuredOutput): Json | undefined => {
   switch (request.jsonMode) {
     case "on":
-      return { type: "json_object" }
-    case "strict":
-      return request.outputSchema === undefined
-        ? { type: "json_object" }
-        : { type: "json_schema", json_schema: { name: "response", strict: true, schema: request.outputSchema } }
+      return structured === "tgi" ? { type: "json", value: { type: "object" } } : { type: "json_object" }
+    case "strict": {
+      const schema = request.outputSchema
+      if (schema === undefined || structured === "json_object") {
+        return structured === "tgi" ? { type: "json", value: schema ?? { type: "object" } } : { type: "json_object" }
+      }
+      return structured === "tgi"
+        ? { type: "json", value: schema }
+        : { type: "json_schema", json_schema: { name: "response", strict: true, schema } }
+    }
     default:
       return undefined
   }
@@ -171,6 +183,8 @@ export interface ChatCompletionsTarget {
   readonly paramDefaults: Partial<InferenceParams> | undefined
   /** asks for usage in the last streamed chunk (`stream_options.include_usage`) */
   readonly streamUsage: boolean
+  /** how json_mode strict is asked for; default `json_schema` */
+  readonly structuredOutput?: StructuredOutput | undefined
 }
 
 export const chatCompletionsUrl = (apiBase: string): string =>
@@ -193,7 +207,7 @@ export const chatCompletionsBody = (request: ModelRequest, call: WireCall<ChatCo
     if (value !== undefined) body[fields[i][1]] = value
   }
   addTools(body, request, call.providerTools)
-  const format = responseFormat(request)
+  const format = responseFormat(request, target.structuredOutput ?? "json_schema")
   if (format !== undefined) body.response_format = format
   if (call.stream) {
     body.stream = true
