@@ -91,6 +91,7 @@ const familyCodec = <Settings>(
     settings,
     defaultCredential: dialect.defaultCredential,
     target: (settings, model) => ({
+      providerType: dialect.type,
       url: chatCompletionsUrl(apiBaseOf(settings)),
       model,
       paramFields,

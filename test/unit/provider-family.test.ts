@@ -127,6 +127,28 @@ describe("Chat Completions family members", () => {
     expect(body.response_format).toEqual(format)
   })
 
+  it("names the member when it refuses a request it cannot express (a PDF by URL)", () => {
+    const built = wireRequest(deepSeekCodec, deepSeekCodec.target({}, "m"), {
+      request: {
+        messages: [{ role: "user", content: [{ type: "file", source: { kind: "url", url: "https://example.com/a.pdf", mimeType: "application/pdf" } }] }],
+        params: {},
+        functionType: "chat",
+        jsonMode: "off",
+        providerTools: []
+      },
+      apiKey: "k",
+      extraBody: [],
+      extraHeaders: [],
+      modelName: "model",
+      providerName: "p",
+      qualifiedName: qualifiedProviderName("model", "p")
+    }, false)
+    expect(built).toBeInstanceOf(ProviderFailure)
+    expect((built as ProviderFailure).message).toBe(
+      "the deepseek provider takes files other than images as base64 data, not as a URL (application/pdf)"
+    )
+  })
+
   it("asks TGI for json_mode on with its grammar of any object", () => {
     const { body } = sent(tgiCodec, { functionType: "json", jsonMode: "on", outputSchema })
     expect(body.response_format).toEqual({ type: "json", value: { type: "object" } })

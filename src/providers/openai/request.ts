@@ -21,7 +21,7 @@ const audioFormats: Readonly<Record<string, string>> = {
 }
 
 /** A user content part for a file, or an explanation of why OpenAI cannot take it. */
-const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WireProblem => {
+const filePart = (block: Extract<RequestBlock, { type: "file" }>, providerType: string): Json | WireProblem => {
   const source = block.source
   const mime = source.mimeType
   if (mime === undefined || mime.startsWith("image/")) {
@@ -29,7 +29,7 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WirePr
     return { type: "image_url", image_url: block.detail === undefined ? { url } : { url, detail: block.detail } }
   }
   if (source.kind === "url") {
-    return new WireProblem(`the openai provider takes files other than images as base64 data, not as a URL (${mime})`)
+    return new WireProblem(`the ${providerType} provider takes files other than images as base64 data, not as a URL (${mime})`)
   }
   const audioFormat = audioFormats[mime]
   if (audioFormat !== undefined) return { type: "input_audio", input_audio: { data: source.data, format: audioFormat } }
@@ -39,7 +39,11 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WirePr
 const contentOf = (parts: ReadonlyArray<Json>): string | ReadonlyArray<Json> =>
   parts.length === 1 && parts[0].type === "text" ? parts[0].text as string : parts
 
-export const toOpenAiMessages = (request: ModelRequest, qualifiedName: string): ReadonlyArray<Json> | WireProblem => {
+export const toOpenAiMessages = (
+  request: ModelRequest,
+  qualifiedName: string,
+  providerType: string
+): ReadonlyArray<Json> | WireProblem => {
   const messages: Array<Json> = []
   if (request.system !== undefined) messages.push({ role: "system", content: request.system })
   for (const message of request.messages) {
@@ -57,7 +61,7 @@ export const toOpenAiMessages = (request: ModelRequest, qualifiedName: string): 
           messages.push({ role: "tool", tool_call_id: block.id, content: block.result })
           break
         case "file": {
-          const part = filePart(block)
+          const part = filePart(block, providerType)
           if (part instanceof WireProblem) return part
           parts.push(part)
           break
@@ -175,6 +179,8 @@ export type ParamField = readonly [name: keyof InferenceParams, field: string]
 
 /** What one provider of the family sends every call with, settled at start-up. */
 export interface ChatCompletionsTarget {
+  /** the provider type, named in the problems of a request it cannot take */
+  readonly providerType?: string | undefined
   readonly url: string
   readonly model: string
   /** the parameters the server takes, in body order, with their field names */
@@ -192,7 +198,7 @@ export const chatCompletionsUrl = (apiBase: string): string =>
 
 /** The request body of one call, or an explanation when the request cannot be expressed. */
 export const chatCompletionsBody = (request: ModelRequest, call: WireCall<ChatCompletionsTarget>): Json | WireProblem => {
-  const messages = toOpenAiMessages(request, call.qualifiedName)
+  const messages = toOpenAiMessages(request, call.qualifiedName, call.target.providerType ?? "openai")
   if (messages instanceof WireProblem) return messages
   const target = call.target
   const body: Json = { model: target.model, messages }
