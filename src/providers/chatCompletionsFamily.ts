@@ -12,7 +12,13 @@ import * as Schema from "effect/Schema"
 import type { CredentialLocation } from "../config/credentials.ts"
 import { type InferenceParams, inferenceParamNames } from "../inference/types.ts"
 import type { SettingsSchema, WireCodec } from "./codec.ts"
-import { chatCompletionsBody, type ChatCompletionsTarget, chatCompletionsUrl, type ParamField } from "./openai/request.ts"
+import {
+  chatCompletionsBody,
+  type ChatCompletionsTarget,
+  chatCompletionsUrl,
+  type ParamField,
+  type StructuredOutput
+} from "./openai/request.ts"
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "./openai/response.ts"
 import { embeddingsUrl, openAiEmbeddingsHooks } from "./openai/embeddings.ts"
 import { sse } from "./sse.ts"
@@ -50,6 +56,8 @@ export interface ChatCompletionsDialect {
   readonly auth?: { readonly header: string; readonly prefix: string } | undefined
   /** headers sent with every call (an attribution header, an API version) */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /** how it takes json_mode `strict` (`StructuredOutput`); default OpenAI's `json_schema` */
+  readonly structuredOutput?: StructuredOutput | undefined
 }
 
 const optionalApiBase = Schema.Struct({ api_base: Schema.optional(Schema.String) })
@@ -79,6 +87,7 @@ const familyCodec = <Settings>(
     if (field !== null) paramFields.push([name, field])
   }
   const streamUsage = dialect.streamUsage ?? true
+  const structuredOutput = dialect.structuredOutput ?? "json_schema"
   const { header, prefix } = dialect.auth ?? { header: "authorization", prefix: "Bearer " }
   const fixedHeaders = { "content-type": "application/json", ...dialect.headers }
   return {
@@ -86,12 +95,14 @@ const familyCodec = <Settings>(
     settings,
     defaultCredential: dialect.defaultCredential,
     target: (settings, model) => ({
+      providerType: dialect.type,
       url: chatCompletionsUrl(apiBaseOf(settings)),
       embeddingsUrl: embeddingsUrl(apiBaseOf(settings)),
       model,
       paramFields,
       paramDefaults: dialect.defaults,
-      streamUsage
+      streamUsage,
+      structuredOutput
     }),
     url: (target) => target.url,
     headers: (_target, apiKey) => {

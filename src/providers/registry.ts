@@ -4,6 +4,7 @@ import { vertexAnthropicProvider } from "./anthropic/vertex.ts"
 import { bedrockProvider } from "./aws/bedrock.ts"
 import { sageMakerProvider } from "./aws/sagemaker.ts"
 import { azureProvider } from "./azure/index.ts"
+import { chatCompletionsMembers, selfHostedMembers } from "./chatCompletionsMembers.ts"
 import { dummyProvider } from "./dummy/index.ts"
 import { aiStudioGeminiProvider, vertexGeminiProvider } from "./gemini/index.ts"
 import { mistralProvider } from "./mistral/index.ts"
@@ -21,15 +22,23 @@ export const providerTypes: ReadonlyMap<string, ProviderDefinition> = new Map(
     mistralProvider,
     aiStudioGeminiProvider,
     vertexGeminiProvider,
+    ...chatCompletionsMembers,
     dummyProvider
   ].map((provider) => [provider.type, provider])
 )
 
-/** `openai::gpt-4o-mini` -> { type: "openai", model: "gpt-4o-mini" }, for known provider types only */
+/**
+ * Types without a `<type>::<model>` short-hand: those whose address or model only a provider
+ * table can give (a self-hosted server's `api_base`, an Azure deployment, an AWS region and
+ * model id or endpoint).
+ */
+const withoutShorthand: ReadonlySet<string> = new Set([...selfHostedMembers, "azure", "aws_bedrock", "aws_sagemaker"])
+
+/** `openai::gpt-4o-mini` -> { type: "openai", model: "gpt-4o-mini" }, for known provider types that have a short-hand */
 export const parseShorthandModel = (name: string): { readonly type: string; readonly model: string } | undefined => {
   const separator = name.indexOf("::")
   if (separator <= 0) return undefined
   const type = name.slice(0, separator)
   const model = name.slice(separator + 2)
-  return providerTypes.has(type) && model !== "" ? { type, model } : undefined
+  return providerTypes.has(type) && !withoutShorthand.has(type) && model !== "" ? { type, model } : undefined
 }

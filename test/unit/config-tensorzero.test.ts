@@ -277,7 +277,7 @@ tokens_per_day = 5
   })
 
   it("names an unknown model's header in valid TOML, quoted when the name needs it", () => {
-    const name = "fireworks::accounts/fireworks/models/llama-v3p1-8b-instruct"
+    const name = "acme::accounts/acme/models/llama-v3p1-8b-instruct"
     const errors = buildErrors(`
 [functions.f]
 type = "chat"

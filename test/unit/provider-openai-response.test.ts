@@ -55,9 +55,30 @@ describe("parseOpenAiResponse", () => {
   it("reads the text, usage and finish reason of a chat completion", () => {
     expect(explained(parseOpenAiResponse(JSON.stringify(textResponse)))).toEqual({
       output: [{ type: "text", text: "Hello! How can I help you today?" }],
-      usage: { input_tokens: 19, output_tokens: 10 },
+      usage: { input_tokens: 19, output_tokens: 10, cached_input_tokens: 0 },
       finishReason: "stop"
     })
+  })
+
+  it("reports prompt-cache reads as cached_input_tokens: OpenAI's prompt_tokens_details.cached_tokens, DeepSeek's prompt_cache_hit_tokens", () => {
+    const withUsage = (usage: object) => explained(parseOpenAiResponse(JSON.stringify({ ...textResponse, usage })))
+    expect(withUsage({ prompt_tokens: 11, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 3 } })).toMatchObject({
+      usage: { input_tokens: 11, output_tokens: 7, cached_input_tokens: 3 }
+    })
+    expect(withUsage({ prompt_tokens: 11, completion_tokens: 7, prompt_cache_hit_tokens: 4, prompt_cache_miss_tokens: 7 }))
+      .toMatchObject({ usage: { input_tokens: 11, output_tokens: 7, cached_input_tokens: 4 } })
+    // a server that does not say has no cached count (not 0)
+    expect(withUsage({ prompt_tokens: 11, completion_tokens: 7 })).toMatchObject({ usage: { input_tokens: 11, output_tokens: 7 } })
+    expect((withUsage({ prompt_tokens: 11, completion_tokens: 7 }) as any).usage).not.toHaveProperty("cached_input_tokens")
+  })
+
+  it("reports cached_input_tokens from the usage of the last streamed chunk", () => {
+    const parse = makeOpenAiChunkParser()
+    const chunk = parse(JSON.stringify({
+      choices: [],
+      usage: { prompt_tokens: 11, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 3 } }
+    }))
+    expect(chunk).toMatchObject({ usage: { input_tokens: 11, output_tokens: 7, cached_input_tokens: 3 } })
   })
 
   it("reads tool calls with their ids, names and raw arguments", () => {

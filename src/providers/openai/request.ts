@@ -21,7 +21,7 @@ const audioFormats: Readonly<Record<string, string>> = {
 }
 
 /** A user content part for a file, or an explanation of why OpenAI cannot take it. */
-const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WireProblem => {
+const filePart = (block: Extract<RequestBlock, { type: "file" }>, providerType: string): Json | WireProblem => {
   const source = block.source
   const mime = source.mimeType
   if (mime === undefined || mime.startsWith("image/")) {
@@ -29,7 +29,7 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WirePr
     return { type: "image_url", image_url: block.detail === undefined ? { url } : { url, detail: block.detail } }
   }
   if (source.kind === "url") {
-    return new WireProblem(`the openai provider takes files other than images as base64 data, not as a URL (${mime})`)
+    return new WireProblem(`the ${providerType} provider takes files other than images as base64 data, not as a URL (${mime})`)
   }
   const audioFormat = audioFormats[mime]
   if (audioFormat !== undefined) return { type: "input_audio", input_audio: { data: source.data, format: audioFormat } }
@@ -39,7 +39,11 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WirePr
 const contentOf = (parts: ReadonlyArray<Json>): string | ReadonlyArray<Json> =>
   parts.length === 1 && parts[0].type === "text" ? parts[0].text as string : parts
 
-export const toOpenAiMessages = (request: ModelRequest, qualifiedName: string): ReadonlyArray<Json> | WireProblem => {
+export const toOpenAiMessages = (
+  request: ModelRequest,
+  qualifiedName: string,
+  providerType: string
+): ReadonlyArray<Json> | WireProblem => {
   const messages: Array<Json> = []
   if (request.system !== undefined) messages.push({ role: "system", content: request.system })
   for (const message of request.messages) {
@@ -57,7 +61,7 @@ export const toOpenAiMessages = (request: ModelRequest, qualifiedName: string): 
           messages.push({ role: "tool", tool_call_id: block.id, content: block.result })
           break
         case "file": {
-          const part = filePart(block)
+          const part = filePart(block, providerType)
           if (part instanceof WireProblem) return part
           parts.push(part)
           break
@@ -143,16 +147,28 @@ const addTools = (body: Json, request: ModelRequest, providerTools: ReadonlyArra
   }
 }
 
+/**
+ * How a server takes json_mode `strict`: OpenAI's `json_schema` (native structured output);
+ * `json_object` for a server with JSON mode but no schema (DeepSeek: the schema is then only
+ * checked by the gateway on the answer); `tgi` for TGI's own grammar (`{type: "json", value: schema}`).
+ */
+export type StructuredOutput = "json_schema" | "json_object" | "tgi"
+
 // json functions ask for JSON per their json_mode; a chat function only when the request set
 // one (OpenAI's `response_format`)
-const responseFormat = (request: ModelRequest): Json | undefined => {
+const responseFormat = (request: ModelRequest, structured: StructuredOutput): Json | undefined => {
   switch (request.jsonMode) {
     case "on":
-      return { type: "json_object" }
-    case "strict":
-      return request.outputSchema === undefined
-        ? { type: "json_object" }
-        : { type: "json_schema", json_schema: { name: "response", strict: true, schema: request.outputSchema } }
+      return structured === "tgi" ? { type: "json", value: { type: "object" } } : { type: "json_object" }
+    case "strict": {
+      const schema = request.outputSchema
+      if (schema === undefined || structured === "json_object") {
+        return structured === "tgi" ? { type: "json", value: schema ?? { type: "object" } } : { type: "json_object" }
+      }
+      return structured === "tgi"
+        ? { type: "json", value: schema }
+        : { type: "json_schema", json_schema: { name: "response", strict: true, schema } }
+    }
     default:
       return undefined
   }
@@ -163,6 +179,8 @@ export type ParamField = readonly [name: keyof InferenceParams, field: string]
 
 /** What one provider of the family sends every call with, settled at start-up. */
 export interface ChatCompletionsTarget {
+  /** the provider type, named in the problems of a request it cannot take */
+  readonly providerType?: string | undefined
   readonly url: string
   readonly model: string
   /** the parameters the server takes, in body order, with their field names */
@@ -171,6 +189,8 @@ export interface ChatCompletionsTarget {
   readonly paramDefaults: Partial<InferenceParams> | undefined
   /** asks for usage in the last streamed chunk (`stream_options.include_usage`) */
   readonly streamUsage: boolean
+  /** how json_mode strict is asked for; default `json_schema` */
+  readonly structuredOutput?: StructuredOutput | undefined
 }
 
 export const chatCompletionsUrl = (apiBase: string): string =>
@@ -178,7 +198,7 @@ export const chatCompletionsUrl = (apiBase: string): string =>
 
 /** The request body of one call, or an explanation when the request cannot be expressed. */
 export const chatCompletionsBody = (request: ModelRequest, call: WireCall<ChatCompletionsTarget>): Json | WireProblem => {
-  const messages = toOpenAiMessages(request, call.qualifiedName)
+  const messages = toOpenAiMessages(request, call.qualifiedName, call.target.providerType ?? "openai")
   if (messages instanceof WireProblem) return messages
   const target = call.target
   const body: Json = { model: target.model, messages }
@@ -193,7 +213,7 @@ export const chatCompletionsBody = (request: ModelRequest, call: WireCall<ChatCo
     if (value !== undefined) body[fields[i][1]] = value
   }
   addTools(body, request, call.providerTools)
-  const format = responseFormat(request)
+  const format = responseFormat(request, target.structuredOutput ?? "json_schema")
   if (format !== undefined) body.response_format = format
   if (call.stream) {
     body.stream = true

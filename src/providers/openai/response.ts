@@ -28,10 +28,21 @@ export const finishReasonOf = (reason: unknown): FinishReason | undefined => {
 
 const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
 
-export const usageOf = (usage: Json | undefined | null): Usage | undefined =>
-  usage === undefined || usage === null
-    ? undefined
-    : { input_tokens: count(usage.prompt_tokens), output_tokens: count(usage.completion_tokens) }
+/**
+ * Prompt-cache reads: OpenAI's `prompt_tokens_details.cached_tokens`, or DeepSeek's
+ * `prompt_cache_hit_tokens`; undefined when the server does not say.
+ */
+const cachedTokensOf = (usage: Json): number | undefined => {
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens
+  return typeof cached === "number" && Number.isFinite(cached) ? cached : undefined
+}
+
+export const usageOf = (usage: Json | undefined | null): Usage | undefined => {
+  if (usage === undefined || usage === null) return undefined
+  const cached = cachedTokensOf(usage)
+  const counted = { input_tokens: count(usage.prompt_tokens), output_tokens: count(usage.completion_tokens) }
+  return cached === undefined ? counted : { ...counted, cached_input_tokens: cached }
+}
 
 /** The explanation an OpenAI-style error body carries (`error.message`, or `error` as a string), if any. */
 export const errorMessageOf = (body: string): string | undefined => {

@@ -1,0 +1,75 @@
+/**
+ * The gateway configuration of a conformance run (test/integration/provider-conformance.test.ts):
+ * the model `conformance` served by the subject's provider table, and the functions the
+ * scenarios call.
+ */
+import type { RunningFake } from "./conformance.ts"
+
+/** a TOML value: strings quoted and escaped as JSON strings are (a subset of TOML's basic strings) */
+const tomlValue = (value: string | number | boolean): string => typeof value === "string" ? JSON.stringify(value) : String(value)
+
+const outputSchema = {
+  type: "object",
+  properties: { answer: { type: "string" } },
+  required: ["answer"],
+  additionalProperties: false
+}
+
+const weatherParameters = {
+  type: "object",
+  properties: { city: { type: "string" } },
+  required: ["city"],
+  additionalProperties: false
+}
+
+/** config.toml and the files it names, for one subject's running fake */
+export const conformanceConfig = (fake: RunningFake): { readonly config: string; readonly files: Record<string, string> } => {
+  const providerLines = Object.entries(fake.providerTable).map(([key, value]) => `${key} = ${tomlValue(value)}`)
+  const config = `
+[models.conformance]
+routing = ["p"]
+[models.conformance.providers.p]
+${providerLines.join("\n")}
+
+[tools.get_weather]
+description = "Get the weather for a city"
+parameters = "tools/get_weather.json"
+
+# text, stream, image, thought round trip, error, usage
+[functions.chat]
+type = "chat"
+[functions.chat.variants.v]
+type = "chat_completion"
+model = "conformance"
+
+# tool_call, parallel_tool_calls
+[functions.weather]
+type = "chat"
+tools = ["get_weather"]
+tool_choice = "auto"
+[functions.weather.variants.v]
+type = "chat_completion"
+model = "conformance"
+
+# json_strict, json_tool
+[functions.json]
+type = "json"
+output_schema = "output.json"
+[functions.json.variants.strict]
+type = "chat_completion"
+model = "conformance"
+json_mode = "strict"
+[functions.json.variants.tool]
+type = "chat_completion"
+model = "conformance"
+json_mode = "tool"
+`
+  return {
+    config,
+    files: {
+      ...fake.files,
+      "tools/get_weather.json": JSON.stringify(weatherParameters),
+      "output.json": JSON.stringify(outputSchema)
+    }
+  }
+}
