@@ -227,7 +227,7 @@ export const InferenceGroup = HttpApiGroup.make("inference")
     HttpApiEndpoint.post("inference", "/inference", {
       payload: InferenceRequest,
       success: [InferenceResponse, HttpApiSchema.StreamSse({ data: InferenceChunk })],
-      error: gatewayErrors([...bodyStatuses, 404, 408, 500, 502, ...keyedStatuses])
+      error: gatewayErrors([...bodyStatuses, 404, 408, 500, 502, 504, ...keyedStatuses])
     }).annotateMerge(OpenApi.annotations({
       summary: "Run an inference",
       description:

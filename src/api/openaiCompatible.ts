@@ -21,7 +21,7 @@ export const OpenAiErrorBody = Schema.Struct({
       description: "invalid_request_error, authentication_error, not_found_error, rate_limit_error, timeout_error, server_error..."
     }),
     param: Schema.Null,
-    code: Schema.Null
+    code: Schema.NullOr(Schema.String).annotate({ description: "rate_limit_exceeded (429), timeout (504), upstream_error (502), else null" })
   })
 })
 
@@ -146,7 +146,7 @@ export const OpenAiGroup = HttpApiGroup.make("openai")
       // other fields are taken (and ignored, unless `gateway::deny_unknown_fields`), as OpenAI clients send them
       payload: Schema.StructWithRest(ChatCompletionRequest, [Schema.Record(Schema.String, Schema.Unknown)]),
       success: [ChatCompletion, HttpApiSchema.StreamSse({ data: ChatCompletionStreamEvent })],
-      error: errorsWith(OpenAiErrorResponse, [...bodyStatuses, 404, 408, 500, 502, ...keyedStatuses])
+      error: errorsWith(OpenAiErrorResponse, [...bodyStatuses, 404, 408, 500, 502, 504, ...keyedStatuses])
     }).annotateMerge(OpenApi.annotations({
       summary: "Chat completion (OpenAI-compatible)",
       description:

@@ -12,11 +12,11 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts"
 import { uuidv7 } from "../ids.ts"
-import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable } from "../errors.ts"
+import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable, worstKind } from "../errors.ts"
 import { RateLimiter, type RateLimits, type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "../providers/runner.ts"
-import { type ProviderCall, ProviderFailure } from "../providers/types.ts"
+import { failureKind, type ProviderCall, ProviderFailure } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../cache/policy.ts"
 import type { CacheEntry } from "../observability/records.ts"
 import { Observability } from "../observability/stores.ts"
@@ -82,13 +82,26 @@ export const buildModelRequest = (
   }
 }
 
-const allFailed = (model: ResolvedModel, failures: ReadonlyArray<FailedAttempt<ProviderFailure>>) =>
-  new AllProvidersFailed({
-    message: `every provider of model "${model.config.name}" failed: ${
+/** The model's error once every provider failed: its kind (hence status) says whose fault it was, as `worstKind` weighs them. */
+export const allFailed = (modelName: string, failures: ReadonlyArray<FailedAttempt<ProviderFailure>>) => {
+  const kind = worstKind(failures.map(({ failure }) => failureKind(failure)))
+  return new AllProvidersFailed({
+    message: `every provider of model "${modelName}" failed: ${
       failures.map(({ name, failure }) => `provider "${name}": ${failure.message}`).join("; ")
     }`,
-    timedOut: failures.every(({ failure }) => failure.timedOut)
+    kind,
+    retryAfterS: kind === "rate_limited" ? largestRetryAfter(failures.map(({ failure }) => failure)) : undefined
   })
+}
+
+/** the largest Retry-After among rate-limited failures, when any sent one */
+export const largestRetryAfter = (
+  failures: ReadonlyArray<{ readonly retryAfterS?: number | undefined }>
+): number | undefined => {
+  let largest: number | undefined
+  for (const { retryAfterS } of failures) if (retryAfterS !== undefined && (largest === undefined || retryAfterS > largest)) largest = retryAfterS
+  return largest
+}
 
 /** what `tryProviders` succeeds with: the attempt's result, where it came from, the providers that failed first */
 type ProviderSuccess<A> = readonly [A, RoutedProvider, ResolvedModel, ProviderCall, ReadonlyArray<FailedAttempt<ProviderFailure>>]
@@ -136,7 +149,7 @@ const tryProviders = <A>(
       index: number,
       failures: Array<FailedAttempt<ProviderFailure>>
     ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
-      if (index >= providers.length) return Effect.fail(allFailed(model, failures))
+      if (index >= providers.length) return Effect.fail(allFailed(modelName, failures))
       const provider = providers[index]
       const call = providerCall(request, modelName, provider.config, variant, prepared)
       if (call instanceof InvalidRequest) return Effect.fail(call)
@@ -164,7 +177,7 @@ const tryProviders = <A>(
     return within(
       from(0, []),
       limit,
-      () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, timedOut: true })
+      () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, kind: "timeout" })
     )
   })
 

@@ -151,14 +151,22 @@ const errorType = (status: number): string => {
   if (status === 403) return "permission_error"
   if (status === 404) return "not_found_error"
   if (status === 429) return "rate_limit_error"
-  if (status === 408) return "timeout_error"
+  if (status === 408 || status === 504) return "timeout_error"
   if (status === 503) return "service_unavailable_error"
   if (status >= 500) return "server_error"
   return "invalid_request_error"
 }
 
+/** OpenAI's `code` where its API has one for the status: SDKs and clients branch on it */
+const errorCode = (status: number): string | null => {
+  if (status === 429) return "rate_limit_exceeded"
+  if (status === 504) return "timeout"
+  if (status === 502) return "upstream_error"
+  return null
+}
+
 export const openAiErrorJson = (message: string, status: number) => ({
-  error: { message, type: errorType(status), param: null, code: null }
+  error: { message, type: errorType(status), param: null, code: errorCode(status) }
 })
 
 export const openAiErrorBody = (error: GatewayError): string => JSON.stringify(openAiErrorJson(error.message, error.status))
