@@ -62,7 +62,10 @@ const CompletionUsage = Schema.Struct({
   prompt_tokens: Count,
   completion_tokens: Count,
   total_tokens: Count,
-  gateway_cost: Schema.Null,
+  prompt_tokens_details: Schema.optional(Schema.Struct({ cached_tokens: Count }))
+    .annotate({ description: "when the provider reported prompt-cache reads" }),
+  gateway_cost: Schema.NullOr(Schema.Finite)
+    .annotate({ description: "the model call's cost by its provider's `cost` rules; null when it has none or they read nothing" }),
   gateway_raw_usage: Schema.optional(Schema.Array(Schema.Struct({
     model_inference_id: Schema.String,
     provider_type: Schema.String,

@@ -8,6 +8,7 @@ import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { type Credential, type CredentialLocation, missingAlways, parseCredentialLocation, resolveCredential } from "./credentials.ts"
 import type { KeyPath } from "./merge.ts"
+import { type CostRule, costRule } from "../inference/cost.ts"
 import { providerCommonFields, RawModel } from "./raw.ts"
 import type { FunctionConfig, ModelConfig, ProviderConfig } from "./types.ts"
 
@@ -57,7 +58,7 @@ const buildProvider = (
   }
   const decoded = context.decodeAt(providerDecoders.get(definition.type)!, table, keyPath)
   if (decoded === undefined) return undefined
-  const { type: _type, model_name, api_key_location, credential_location, extra_body, extra_headers, timeouts, ...settings } =
+  const { type: _type, model_name, api_key_location, credential_location, extra_body, extra_headers, timeouts, cost, ...settings } =
     decoded
   if (model_name === undefined && definition.requiresModelName) {
     context.report([...keyPath, "model_name"], "missing field")
@@ -67,6 +68,12 @@ const buildProvider = (
   context.checkHeaders([...keyPath, "extra_headers"], extra_headers)
   const location = writtenLocation(context, keyPath, { api_key_location, credential_location })
   if (location === false) return undefined
+  const costRules: Array<CostRule> = []
+  cost?.forEach((raw, index) => {
+    const rule = costRule(raw)
+    if ("field" in rule) context.report([...keyPath, "cost", index, rule.field], rule.message)
+    else costRules.push(rule)
+  })
   return {
     name,
     type: definition.type,
@@ -75,6 +82,7 @@ const buildProvider = (
     extraBody: extra_body ?? [],
     extraHeaders: extra_headers ?? [],
     timeouts: timeouts ?? {},
+    cost: costRules,
     settings
   }
 }

@@ -23,6 +23,7 @@ import { Observability } from "../observability/stores.ts"
 import { StoreError } from "../storeError.ts"
 import { type InferenceServices, Models } from "../services.ts"
 import { outputToChunks } from "./chunks.ts"
+import { costOfResponse, type Priced } from "./cost.ts"
 import type { RenderedInput } from "./input.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
 import type { PreparedInference } from "./prepare.ts"
@@ -257,6 +258,29 @@ const cacheLookupFailed = (message: string): Effect.Effect<void> =>
     return Effect.logWarning(`cache lookup failed, calling the provider: ${message}${also}`)
   })
 
+/** at most one warning per 10 s: a provider that stopped reporting what a rule needs would otherwise log on every call */
+let lastUnpricedWarningAt = 0
+let unpricedUnlogged = 0
+/** Logs (bounded) that a call has no cost because a required pointer found nothing. */
+export const warnUnpriced = (providerName: string, priced: Priced): Effect.Effect<void> =>
+  priced.missing.length === 0 ? Effect.void : Effect.clockWith((clock) => {
+    const now = clock.currentTimeMillisUnsafe()
+    if (now - lastUnpricedWarningAt < 10_000) {
+      unpricedUnlogged++
+      return Effect.void
+    }
+    const also = unpricedUnlogged === 0 ? "" : ` (and ${unpricedUnlogged} more calls since the last warning)`
+    lastUnpricedWarningAt = now
+    unpricedUnlogged = 0
+    return Effect.logWarning(
+      `provider "${providerName}": the required cost pointer(s) ${priced.missing.join(", ")} found no number in the raw response, so the call's cost is unknown${also}`
+    )
+  })
+
+/** A cached answer cost nothing: 0 for a provider with `cost` rules, unknown for one without. */
+export const cachedCost = (provider: ProviderConfig): number | undefined =>
+  provider.cost !== undefined && provider.cost.length > 0 ? 0 : undefined
+
 /** Charges the rate limits that apply to this call, when any are configured. */
 const reserveFor = (limits: RateLimits, prepared: PreparedInference, request: ModelRequest) => {
   const tags = prepared.request.tags ?? {}
@@ -268,13 +292,16 @@ const limited = <A>(
   prepared: PreparedInference,
   request: ModelRequest,
   call: Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
-  usageOf: (result: A) => Usage | undefined
+  usageOf: (result: A) => Usage | undefined,
+  costOf: (result: A) => number | undefined
 ): Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices> =>
   Effect.flatMap(RateLimiter, ({ limits }) =>
     limits === undefined ? call : Effect.flatMap(reserveFor(limits, prepared, request), (reservation) =>
       call.pipe(
         Effect.onExit((exit) =>
-          Effect.forkDetach(settle(reservation, exit._tag === "Success" ? usageOf(exit.value) : undefined))
+          Effect.forkDetach(
+            exit._tag === "Success" ? settle(reservation, usageOf(exit.value), costOf(exit.value)) : settle(reservation, undefined)
+          )
         )
       )))
 
@@ -283,12 +310,20 @@ export const callModel = (
   variant: VariantConfig,
   request: ModelRequest
 ): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, InferenceServices> => {
+  // priced as soon as it answers: the rate limits are settled with its cost
+  const priced = (provider: RoutedProvider, call: ProviderCall) =>
+    Effect.flatMap(Effect.suspend(() => provider.client.infer(call)), (response) => {
+      const price = costOfResponse(provider.config.cost, response.rawResponse)
+      return Effect.as(warnUnpriced(provider.config.name, price), { ...response, cost: price.cost })
+    })
   const viaProvider = (provider: RoutedProvider, call: ProviderCall) =>
-    limited(prepared, request, Effect.suspend(() => provider.client.infer(call)), (response) => response.usage)
+    limited(prepared, request, priced(provider, call), (response) => response.usage, (response) => response.cost)
   const infer = (provider: RoutedProvider, call: ProviderCall) =>
     prepared.cache.read
       ? Effect.flatMap(fromCache(prepared, provider, call), (hit) =>
-        hit === undefined ? viaProvider(provider, call) : Effect.succeed({ ...cachedResponse(hit), cached: true }))
+        hit === undefined
+          ? viaProvider(provider, call)
+          : Effect.succeed({ ...cachedResponse(hit), cached: true, cost: cachedCost(provider.config) }))
       : viaProvider(provider, call)
   return Effect.clockWith((clock) => {
     const started = clock.currentTimeMillisUnsafe()

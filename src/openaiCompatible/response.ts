@@ -97,7 +97,9 @@ const usageOf = (completed: CompletedInference, options: TranslatedRequest) => {
     prompt_tokens: usage.input_tokens,
     completion_tokens: usage.output_tokens,
     total_tokens: usage.input_tokens + usage.output_tokens,
-    gateway_cost: null,
+    ...(usage.cached_input_tokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cached_input_tokens } }),
+    // null when the provider has no `cost` rules or they read nothing
+    gateway_cost: completed.cost ?? null,
     ...(options.includeRawUsage
       ? {
         gateway_raw_usage: [{
