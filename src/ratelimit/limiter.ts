@@ -141,8 +141,11 @@ const settleCost = (reservation: Reservation | undefined, outcome: CallCost): Ef
 /** a call's cost for the limits: its own, undefined when it reported none, "failed" when it did not answer */
 export type CallCost = number | undefined | "failed"
 
-/** Settles what was borrowed with what was used (none when the call failed); failures are only logged. */
-export const settle = (reservation: Reservation | undefined, usage: Usage | undefined, cost: CallCost = "failed"): Effect.Effect<void> =>
+/**
+ * Settles what was borrowed with what was used: none when the call failed (`usage` undefined),
+ * else its tokens and its `cost` (undefined: it reported none, charged `default_cost`). Failures are only logged.
+ */
+export const settle = (reservation: Reservation | undefined, usage: Usage | undefined, cost?: number): Effect.Effect<void> =>
   Effect.andThen(
     settleTokens(reservation, usage === undefined ? 0 : usage.input_tokens + usage.output_tokens),
     settleCost(reservation, usage === undefined ? "failed" : cost)
