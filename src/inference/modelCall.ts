@@ -16,7 +16,7 @@ import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnava
 import { RateLimiter, type RateLimits, type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "../providers/runner.ts"
-import { failureKind, type ProviderCall, ProviderFailure } from "../providers/types.ts"
+import { describeFailure, failureKind, type ProviderCall, ProviderFailure } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../cache/policy.ts"
 import type { CacheEntry } from "../observability/records.ts"
 import { Observability } from "../observability/stores.ts"
@@ -88,7 +88,7 @@ export const allFailed = (modelName: string, failures: ReadonlyArray<FailedAttem
   const kind = worstKind(failures.map(({ failure }) => failureKind(failure)))
   return new AllProvidersFailed({
     message: `every provider of model "${modelName}" failed: ${
-      failures.map(({ name, failure }) => `provider "${name}": ${failure.message}`).join("; ")
+      failures.map(({ name, failure }) => `provider "${name}": ${describeFailure(failure)}`).join("; ")
     }`,
     kind,
     retryAfterS: kind === "rate_limited" ? largestRetryAfter(failures.map(({ failure }) => failure)) : undefined

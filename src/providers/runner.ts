@@ -208,7 +208,7 @@ const maxErrorDetail = 1000
 /**
  * An answer outside 2xx: its status, its Retry-After, and what the body explains. The body is
  * cleaned before it is cut (which could split a key), the explanation again (the codec may
- * have unescaped it). A refused credential says so: its fix is the operator's, not the caller's.
+ * have unescaped it).
  */
 export const replyFailure = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
@@ -220,9 +220,8 @@ export const replyFailure = <Settings, Target, Event>(
   const clean = redactSecrets(reply.text, apiKey)
   const explained = codec.errorMessage(clean) ?? clean
   const detail = explained.length > maxErrorDetail ? `${explained.slice(0, maxErrorDetail)}...` : explained
-  const refused = status === 401 || status === 403 ? "credentials refused, " : ""
   return new ProviderFailure({
-    message: redactSecrets(`${refused}HTTP ${status}: ${detail}`, apiKey),
+    message: redactSecrets(`HTTP ${status}: ${detail}`, apiKey),
     timedOut: false,
     status,
     retryAfterS: parseRetryAfter(reply.retryAfter, nowMs)

@@ -27,6 +27,10 @@ export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("Prov
 /** upstream statuses that blame the request itself (a context too long, a bad parameter, a payload too large) */
 const requestFaultStatuses: ReadonlySet<number> = new Set([400, 404, 413, 422])
 
+/** A failure's text in the model's error: a refused credential says so (its fix is the operator's, not the caller's). */
+export const describeFailure = (failure: ProviderFailure): string =>
+  failure.status === 401 || failure.status === 403 ? `credentials refused, ${failure.message}` : failure.message
+
 /** Whose fault one provider's failure was (see `UpstreamFailureKind`). */
 export const failureKind = (failure: ProviderFailure): UpstreamFailureKind =>
   failure.timedOut
