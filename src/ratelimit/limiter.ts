@@ -5,7 +5,10 @@
  * inference stops with a 429 (it is not retried); when the bucket store does not answer,
  * requests in a rate-limited scope get a 503 rather than passing unchecked. A stream cut short
  * (the client left, the provider failed) before its usage arrived keeps at least what it
- * borrowed: otherwise hanging up would make streaming free.
+ * borrowed: otherwise hanging up would make streaming free. Cost limits (`cost_per_<period>`)
+ * borrow `[rate_limiting] default_cost` (0 unless set) and settle with the call's cost by its
+ * provider's `cost` rules, or `default_cost` when it reported none; a bucket spent below zero
+ * refuses the next call, so a budget is overrun by one call at most.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

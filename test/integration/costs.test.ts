@@ -124,6 +124,20 @@ describe.each(backends)("costs, stored on %s", (backend) => {
     expect(call.cost).toBeCloseTo(fullCost, 12)
   })
 
+  it("a cached answer costs 0", async () => {
+    const cachedInput = { messages: [{ role: "user", content: fresh("cache me") }] }
+    const first = await gateway.post("/inference", { function_name: "chat", input: cachedInput, cache_options: { enabled: "on" } })
+    expect(first.body.usage.cost).toBeCloseTo(fullCost, 12)
+    await storedCall(first.body.inference_id)
+    const again = await gateway.post("/inference", { function_name: "chat", input: cachedInput, cache_options: { enabled: "on" } })
+    expect(again.status).toBe(200)
+    expect(again.body.usage).toEqual({ input_tokens: 0, output_tokens: 0, cost: 0 })
+    expect(fake.requests).toHaveLength(1)
+    const call = await storedCall(again.body.inference_id)
+    expect(call.cached).toBe(true)
+    expect(call.cost).toBe(0)
+  })
+
   it("the OpenAI route: usage.gateway_cost, null without rules or when a required pointer finds nothing", async () => {
     const priced = await gateway.post("/openai/v1/chat/completions", { model: "gateway::model_name::priced", messages: input.messages })
     expect(priced.status, JSON.stringify(priced.body)).toBe(200)
