@@ -186,7 +186,7 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
             const { done, response } = await send(call, signal)
             try {
               const text = await readText(response.body, headerOf(response.headers, "content-length"), false)
-              return { status: response.statusCode, text }
+              return { status: response.statusCode, text, retryAfter: headerOf(response.headers, "retry-after") }
             } finally {
               done()
             }
@@ -203,7 +203,7 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
             if (response.statusCode < 200 || response.statusCode >= 300 || !isContentType(contentType, streamType)) {
               try {
                 const text = await readText(body, contentLength, false)
-                return { ok: false as const, status: response.statusCode, contentType, text }
+                return { ok: false as const, status: response.statusCode, contentType, text, retryAfter: headerOf(response.headers, "retry-after") }
               } finally {
                 done()
               }

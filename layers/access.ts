@@ -91,7 +91,7 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
     let limits: RateLimits | undefined
     if (config.rateLimiting.enabled && config.rateLimiting.rules.length > 0) {
       const store = yield* bucketStoreFor(env, relational)
-      limits = { rules: config.rateLimiting.rules, store }
+      limits = { rules: config.rateLimiting.rules, store, defaultCost: config.rateLimiting.defaultCost }
       if (store.sweep !== undefined) yield* Effect.forkScoped(sweepBucketsEvery(store.sweep, bucketSweepInterval))
       yield* Effect.logInfo(`rate limiting: ${config.rateLimiting.rules.length} rules, buckets in ${store.backend}`)
     }

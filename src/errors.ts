@@ -69,23 +69,64 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("Payl
   }
 }
 
-/** 500: every provider of a model failed; the message lists each provider's error. */
-export class AllProvidersFailed extends Schema.TaggedError<AllProvidersFailed>()("AllProvidersFailed", {
-  message: Schema.String,
-  timedOut: Schema.Boolean
-}) {
-  get status(): number {
-    return this.timedOut ? 408 : 500
+/**
+ * Whose fault an upstream failure was, from the most telling to the least (see `worstKind`):
+ * `upstream` (a 5xx, a refused credential, an unreadable answer, a network error: 502),
+ * `rate_limited` (429), `timeout` (504), `request` (the request's own fault, a 400/404/413/422
+ * such as a context too long: 400).
+ */
+export const UpstreamFailureKind = Schema.Literals(["upstream", "rate_limited", "timeout", "request"])
+export type UpstreamFailureKind = typeof UpstreamFailureKind.Type
+
+const kindRank: Readonly<Record<UpstreamFailureKind, number>> = { upstream: 3, rate_limited: 2, timeout: 1, request: 0 }
+
+/**
+ * The kind several failures add up to: a failure of an upstream's own beats a rate limit,
+ * which beats a timeout, which beats the request's fault. So 400 only when every upstream
+ * blamed the request, 429 when the rest were rate limits, timeouts or the request's fault.
+ */
+export const worstKind = (kinds: Iterable<UpstreamFailureKind>): UpstreamFailureKind => {
+  let worst: UpstreamFailureKind = "request"
+  for (const kind of kinds) if (kindRank[kind] > kindRank[worst]) worst = kind
+  return worst
+}
+
+/** the HTTP status of failures of `kind`, after every fallback */
+export const statusOfKind = (kind: UpstreamFailureKind): number => {
+  switch (kind) {
+    case "upstream":
+      return 502
+    case "rate_limited":
+      return 429
+    case "timeout":
+      return 504
+    case "request":
+      return 400
   }
 }
 
-/** 502: every sampled variant failed; the message lists each variant's error. */
-export class AllVariantsFailed extends Schema.TaggedError<AllVariantsFailed>()("AllVariantsFailed", {
+/** the failure fields shared by the two "all failed" errors */
+const upstreamFailureFields = {
   message: Schema.String,
-  timedOut: Schema.Boolean
-}) {
+  kind: UpstreamFailureKind,
+  /** 429: the largest Retry-After (seconds) an upstream sent, when any did */
+  retryAfterS: Schema.optional(Schema.Finite)
+}
+
+/**
+ * Every provider of a model failed; the message lists each provider's error. Its status says
+ * whose fault it was (`kind`): 400, 429 (with Retry-After), 504 or 502.
+ */
+export class AllProvidersFailed extends Schema.TaggedError<AllProvidersFailed>()("AllProvidersFailed", upstreamFailureFields) {
   get status(): number {
-    return this.timedOut ? 408 : 502
+    return statusOfKind(this.kind)
+  }
+}
+
+/** Every sampled variant failed; the message lists each variant's error, the status as `AllProvidersFailed`'s. */
+export class AllVariantsFailed extends Schema.TaggedError<AllVariantsFailed>()("AllVariantsFailed", upstreamFailureFields) {
+  get status(): number {
+    return statusOfKind(this.kind)
   }
 }
 

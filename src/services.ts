@@ -27,7 +27,21 @@ export interface HttpCall {
 export type HttpStreamReply =
   | { readonly ok: true; readonly status: number; readonly body: Stream.Stream<Uint8Array, TransportError> }
   /** not an event stream: a status outside 2xx, or another content type (`contentType`) */
-  | { readonly ok: false; readonly status: number; readonly contentType?: string | undefined; readonly text: string }
+  | {
+    readonly ok: false
+    readonly status: number
+    readonly contentType?: string | undefined
+    readonly text: string
+    /** the answer's `retry-after` header, as sent */
+    readonly retryAfter?: string | undefined
+  }
+
+/** A whole answer; `retryAfter` is its `retry-after` header as sent (seconds or an HTTP date), when it has one. */
+export interface HttpReply {
+  readonly status: number
+  readonly text: string
+  readonly retryAfter?: string | undefined
+}
 
 /**
  * Every outbound provider call goes through this one client (keep-alive pools, timeouts). It
@@ -36,7 +50,7 @@ export type HttpStreamReply =
  */
 export class HttpTransport extends Context.Service<HttpTransport, {
   /** POSTs and reads the whole answer; interruption aborts the request */
-  readonly post: (call: HttpCall) => Effect.Effect<{ readonly status: number; readonly text: string }, TransportError>
+  readonly post: (call: HttpCall) => Effect.Effect<HttpReply, TransportError>
   /**
    * POSTs and hands over the body as a stream when the status is 2xx and its content type is
    * `streamType` (`text/event-stream`, AWS's `application/vnd.amazon.eventstream`), or its text otherwise

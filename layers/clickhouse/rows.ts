@@ -135,6 +135,8 @@ export interface ModelInferenceRow {
   readonly output: Json
   readonly input_tokens: number
   readonly output_tokens: number
+  readonly cached_input_tokens: number | null
+  readonly cost: number | null
   readonly response_time_ms: number
   readonly ttft_ms: number | null
   readonly finish_reason: StoredModelInference["finishReason"] | null
@@ -158,6 +160,8 @@ const modelInferenceRow = (call: StoredModelInference) => {
     output: json(call.output),
     input_tokens: uint32(call.inputTokens),
     output_tokens: uint32(call.outputTokens),
+    cached_input_tokens: call.cachedInputTokens === undefined ? null : uint32(call.cachedInputTokens),
+    cost: call.cost === undefined || !Number.isFinite(call.cost) ? null : call.cost,
     response_time_ms: uint32(call.responseTimeMs),
     ttft_ms: call.ttftMs === undefined ? null : uint32(call.ttftMs),
     finish_reason: call.finishReason ?? null,
@@ -179,6 +183,8 @@ export const toModelInference = (row: ModelInferenceRow): StoredModelInference =
   output: JSON.parse(row.output),
   inputTokens: row.input_tokens,
   outputTokens: row.output_tokens,
+  ...(row.cached_input_tokens !== null && row.cached_input_tokens !== undefined && { cachedInputTokens: row.cached_input_tokens }),
+  ...(row.cost !== null && row.cost !== undefined && { cost: row.cost }),
   responseTimeMs: row.response_time_ms,
   ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
   ...(row.finish_reason !== null && { finishReason: row.finish_reason }),

@@ -36,6 +36,8 @@ const modelInferenceJson = (call: StoredModelInference) => ({
   output: call.output,
   input_tokens: call.inputTokens,
   output_tokens: call.outputTokens,
+  cached_input_tokens: call.cachedInputTokens ?? null,
+  cost: call.cost ?? null,
   response_time_ms: call.responseTimeMs,
   ttft_ms: call.ttftMs ?? null,
   finish_reason: call.finishReason ?? null,

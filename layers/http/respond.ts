@@ -25,10 +25,10 @@ export const jsonResponse = (
 ): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(body, { status, contentType: "application/json", ...(headers === undefined ? {} : { headers }) })
 
-/** a 429 (and a 503 that knows) says when to come back, a 401 how to authenticate */
+/** a 429 (and a 503 or an upstream failure that knows) says when to come back, a 401 how to authenticate */
 export const errorHeaders = (error: GatewayError): Readonly<Record<string, string>> | undefined =>
-  error._tag === "RateLimited" || (error._tag === "ServiceUnavailable" && error.retryAfterS !== undefined)
-    ? { "retry-after": String(Math.ceil(error.retryAfterS!)) }
+  error._tag === "RateLimited" || (error._tag !== "Unauthorized" && "retryAfterS" in error && error.retryAfterS !== undefined)
+    ? { "retry-after": String(Math.ceil((error as { readonly retryAfterS: number }).retryAfterS)) }
     : error._tag === "Unauthorized"
     ? { "www-authenticate": "Bearer" }
     : undefined

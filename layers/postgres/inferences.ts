@@ -14,7 +14,7 @@ import { type InferenceRow, type ModelInferenceRow, toInference, toModelInferenc
 export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceStore => {
   const modelInferenceColumns = sql.literal(
     "id, inference_id, model_name, model_provider_name, raw_request, raw_response, system, input_messages, output, " +
-      "input_tokens, output_tokens, response_time_ms, ttft_ms, finish_reason, cached, cache_key, timestamp"
+      "input_tokens, output_tokens, cached_input_tokens, cost, response_time_ms, ttft_ms, finish_reason, cached, cache_key, timestamp"
   )
 
   const inferenceSelect = (type: "chat" | "json", where: Fragment) =>

@@ -54,6 +54,8 @@ export interface ModelInferenceRow {
   readonly output: any
   readonly input_tokens: number
   readonly output_tokens: number
+  readonly cached_input_tokens: number | null
+  readonly cost: number | null
   readonly response_time_ms: number
   readonly ttft_ms: number | null
   readonly finish_reason: StoredModelInference["finishReason"] | null
@@ -111,6 +113,8 @@ export const toModelInference = (row: ModelInferenceRow): StoredModelInference =
   output: row.output,
   inputTokens: row.input_tokens,
   outputTokens: row.output_tokens,
+  ...(row.cached_input_tokens !== null && { cachedInputTokens: row.cached_input_tokens }),
+  ...(row.cost !== null && { cost: row.cost }),
   responseTimeMs: row.response_time_ms,
   ...(row.ttft_ms !== null && { ttftMs: row.ttft_ms }),
   ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
@@ -181,6 +185,8 @@ const modelInferenceRow = (row: StoredModelInference) => ({
   output: row.output,
   input_tokens: row.inputTokens,
   output_tokens: row.outputTokens,
+  cached_input_tokens: row.cachedInputTokens ?? null,
+  cost: row.cost ?? null,
   response_time_ms: row.responseTimeMs,
   ttft_ms: row.ttftMs,
   finish_reason: row.finishReason,

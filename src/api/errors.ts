@@ -35,14 +35,15 @@ export const ErrorResponse = errorBody(ErrorResponseBody, (error) => ({ error: e
 
 /** What each error status of the gateway means. */
 export const errorStatuses = {
-  400: "Invalid request: malformed JSON, an unknown or missing field, a failed validation (the message names the field)",
+  400: "Invalid request: malformed JSON, an unknown or missing field, a failed validation (the message names the field), or every provider blamed the request (context too long, a bad parameter: the message has each provider's own)",
   401: "No valid API key (authentication is on): missing, malformed, unknown, disabled or expired",
   404: "Unknown function, variant, model, metric or inference",
-  408: "The inference did not finish within its configured timeout",
+  408: "The inference did not finish within its variant's configured timeout",
   413: "The request body exceeds `max_request_body_bytes`",
-  429: "A rate limit refused the request, or too many failed authentications from this address (see Retry-After)",
-  500: "Every provider of the model failed, or an internal error (details in the gateway's log)",
-  502: "Every sampled variant failed",
+  429: "A rate limit refused the request, too many failed authentications from this address, or every upstream answered 429 (see Retry-After)",
+  500: "An internal error (details in the gateway's log)",
+  502: "Every provider failed, and one of them by its own fault: a 5xx, refused credentials, an unreadable answer, a network error (the message has each provider's error)",
+  504: "Every provider failed, the last ones by timing out (the message has each provider's error)",
   503: "A database the request needs does not answer, or the gateway receives too many bodies at once (see Retry-After)"
 } as const
 export type ErrorStatus = keyof typeof errorStatuses

@@ -149,7 +149,14 @@ export type InferenceRequest = typeof InferenceRequest.Type
 
 // ---- the response (spec 2.3)
 
-export const Usage = Schema.Struct({ input_tokens: Schema.Int, output_tokens: Schema.Int })
+export const Usage = Schema.Struct({
+  input_tokens: Schema.Int,
+  output_tokens: Schema.Int,
+  cached_input_tokens: Schema.optional(Schema.Int).annotate({ description: "of input_tokens, those the provider read from its prompt cache, when it says" }),
+  cost: Schema.optional(Schema.Finite).annotate({
+    description: "the sum of the model calls' costs by their providers' `cost` rules; absent when none is configured or they read nothing (a cached answer costs 0)"
+  })
+})
 
 export const FinishReason = Schema.Literals(["stop", "stop_sequence", "length", "tool_call", "content_filter", "unknown"])
 
@@ -227,7 +234,7 @@ export const InferenceGroup = HttpApiGroup.make("inference")
     HttpApiEndpoint.post("inference", "/inference", {
       payload: InferenceRequest,
       success: [InferenceResponse, HttpApiSchema.StreamSse({ data: InferenceChunk })],
-      error: gatewayErrors([...bodyStatuses, 404, 408, 500, 502, ...keyedStatuses])
+      error: gatewayErrors([...bodyStatuses, 404, 408, 500, 502, 504, ...keyedStatuses])
     }).annotateMerge(OpenApi.annotations({
       summary: "Run an inference",
       description:

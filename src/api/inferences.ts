@@ -144,6 +144,8 @@ export const StoredModelInferenceResponse = Schema.Struct({
   output: Schema.Array(ModelOutputBlock),
   input_tokens: Schema.Int,
   output_tokens: Schema.Int,
+  cached_input_tokens: Schema.NullOr(Schema.Int).annotate({ description: "input tokens read from the provider's prompt cache, when it says" }),
+  cost: Schema.NullOr(Schema.Finite).annotate({ description: "the provider's `cost` rules applied to its raw usage; null when it has none or they read nothing" }),
   response_time_ms: Milliseconds,
   ttft_ms: Schema.NullOr(Milliseconds),
   finish_reason: Schema.NullOr(FinishReason),

@@ -22,7 +22,7 @@ export const OpenAiErrorBody = Schema.Struct({
       description: "invalid_request_error, authentication_error, not_found_error, rate_limit_error, timeout_error, server_error..."
     }),
     param: Schema.Null,
-    code: Schema.Null
+    code: Schema.NullOr(Schema.String).annotate({ description: "rate_limit_exceeded (429), timeout (504), upstream_error (502), else null" })
   })
 })
 
@@ -63,7 +63,10 @@ const CompletionUsage = Schema.Struct({
   prompt_tokens: Count,
   completion_tokens: Count,
   total_tokens: Count,
-  gateway_cost: Schema.Null,
+  prompt_tokens_details: Schema.optional(Schema.Struct({ cached_tokens: Count }))
+    .annotate({ description: "when the provider reported prompt-cache reads" }),
+  gateway_cost: Schema.NullOr(Schema.Finite)
+    .annotate({ description: "the model call's cost by its provider's `cost` rules; null when it has none or they read nothing" }),
   gateway_raw_usage: Schema.optional(Schema.Array(Schema.Struct({
     model_inference_id: Schema.String,
     provider_type: Schema.String,
@@ -147,7 +150,7 @@ export const OpenAiGroup = HttpApiGroup.make("openai")
       // other fields are taken (and ignored, unless `gateway::deny_unknown_fields`), as OpenAI clients send them
       payload: Schema.StructWithRest(ChatCompletionRequest, [Schema.Record(Schema.String, Schema.Unknown)]),
       success: [ChatCompletion, HttpApiSchema.StreamSse({ data: ChatCompletionStreamEvent })],
-      error: errorsWith(OpenAiErrorResponse, [...bodyStatuses, 404, 408, 500, 502, ...keyedStatuses])
+      error: errorsWith(OpenAiErrorResponse, [...bodyStatuses, 404, 408, 500, 502, 504, ...keyedStatuses])
     }).annotateMerge(OpenApi.annotations({
       summary: "Chat completion (OpenAI-compatible)",
       description:

@@ -15,6 +15,7 @@ import {
   type SingleLocation
 } from "./credentials.ts"
 import type { KeyPath } from "./merge.ts"
+import { type CostRule, costRule } from "../inference/cost.ts"
 import { providerCommonFields, RawModel } from "./raw.ts"
 import type { FunctionConfig, ModelConfig, ProviderConfig } from "./types.ts"
 
@@ -70,7 +71,7 @@ export const buildProvider = (
   }
   const decoded = context.decodeAt(providerDecoders.get(definition.type)!, table, keyPath)
   if (decoded === undefined) return undefined
-  const { type: _type, model_name, api_key_location, credential_location, extra_body, extra_headers, timeouts, ...settings } =
+  const { type: _type, model_name, api_key_location, credential_location, extra_body, extra_headers, timeouts, cost, ...settings } =
     decoded
   if (model_name === undefined && definition.requiresModelName) {
     context.report([...keyPath, "model_name"], "missing field")
@@ -81,6 +82,12 @@ export const buildProvider = (
   const location = writtenLocation(context, keyPath, { api_key_location, credential_location })
   if (location === false) return undefined
   const typeDefault = typeDefaults.get(definition.type)!
+  const costRules: Array<CostRule> = []
+  cost?.forEach((raw, index) => {
+    const rule = costRule(raw)
+    if ("field" in rule) context.report([...keyPath, "cost", index, rule.field], rule.message)
+    else costRules.push(rule)
+  })
   return {
     name,
     type: definition.type,
@@ -91,6 +98,7 @@ export const buildProvider = (
     extraBody: extra_body ?? [],
     extraHeaders: extra_headers ?? [],
     timeouts: timeouts ?? {},
+    cost: costRules,
     settings,
     env: context.input.env
   }

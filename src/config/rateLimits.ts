@@ -19,5 +19,5 @@ export const buildRateLimiting = (context: BuildContext, table: unknown): RateLi
     if ("path" in rule) context.report([...keyPath, ...rule.path], rule.message)
     else rules.push(rule)
   })
-  return { enabled: raw.enabled ?? true, rules }
+  return { enabled: raw.enabled ?? true, rules, defaultCost: raw.default_cost ?? 0 }
 }

@@ -4,6 +4,7 @@
  * decoded by their provider type's own schema (see `providers/registry.ts`).
  */
 import * as Schema from "effect/Schema"
+import { RawCostRule } from "../inference/cost.ts"
 import { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -28,7 +29,9 @@ export const providerCommonFields = {
   credential_location: Schema.optional(Schema.Unknown),
   extra_body: Schema.optional(Schema.Array(ExtraBodyEdit)),
   extra_headers: Schema.optional(Schema.Array(ExtraHeaderEdit)),
-  timeouts: Schema.optional(Timeouts)
+  timeouts: Schema.optional(Timeouts),
+  /** what a call costs, read from the raw response (checked in `config/models.ts`, applied by `inference/cost.ts`) */
+  cost: Schema.optional(Schema.Array(RawCostRule))
 }
 
 export const RawModel = Schema.Struct({
@@ -181,10 +184,10 @@ export const RawLimit = Schema.Union([
 ]).annotate({ expected: "a number, or { capacity = <number>, refill_rate = <number> }" })
 
 const limitFields = Object.fromEntries(
-  ["model_inferences", "tokens"].flatMap((resource) =>
+  ["model_inferences", "tokens", "cost"].flatMap((resource) =>
     ["second", "minute", "hour", "day", "week", "month"].map((period) => [`${resource}_per_${period}`, Schema.optional(RawLimit)])
   )
-) as Record<`${"model_inferences" | "tokens"}_per_${"second" | "minute" | "hour" | "day" | "week" | "month"}`, Schema.optional<typeof RawLimit>>
+) as Record<`${"model_inferences" | "tokens" | "cost"}_per_${"second" | "minute" | "hour" | "day" | "week" | "month"}`, Schema.optional<typeof RawLimit>>
 
 /** a rule has either `priority = N` or `always = true` (checked in `ratelimit/config.ts`) */
 export const RawRateLimitRule = Schema.Struct({
@@ -201,6 +204,8 @@ export const RawRateLimitRule = Schema.Struct({
 
 export const RawRateLimiting = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean),
+  /** the cost reserved before each call under a cost limit, and charged for a call that reports none */
+  default_cost: Schema.optional(NonNegative),
   rules: Schema.optional(Schema.Array(Schema.Record(Schema.String, Schema.Unknown)))
 })
 

@@ -2,6 +2,7 @@
  * The validated configuration: what the gateway runs on once start-up succeeded. Built by
  * `buildConfig` from the raw TOML; every reference in it has been checked.
  */
+import type { CostRule } from "../inference/cost.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { InferenceParams, JsonMode, ToolChoice, ToolDefinition } from "../inference/types.ts"
 import type { TemplateEngine } from "../inference/templates.ts"
@@ -90,6 +91,8 @@ export interface ProviderConfig {
   readonly extraBody: ReadonlyArray<ExtraBodyEdit>
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
   readonly timeouts: Timeouts
+  /** `cost` rules, checked; none (or absent) when the provider has no cost */
+  readonly cost?: ReadonlyArray<CostRule> | undefined
   /** the fields specific to the provider type, as its schema decoded them */
   readonly settings: Readonly<Record<string, unknown>>
   /** the environment captured at start-up, for types whose settings default from it (AWS's region) */
@@ -157,6 +160,8 @@ export interface MetricConfig {
 export interface RateLimitingSettings {
   readonly enabled: boolean
   readonly rules: ReadonlyArray<RateLimitRule>
+  /** `default_cost`: reserved before each call under a cost limit, charged for a call that reports no cost */
+  readonly defaultCost: number
 }
 
 export interface GatewayConfig {

@@ -14,7 +14,7 @@ import { apiKeyTag, tagsWithApiKey } from "../api/tags.ts"
 import { type CachePolicy, cachePolicy } from "../cache/policy.ts"
 import { AllProvidersFailed, type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
-import { abandonAfter, type CallRefused, within } from "../inference/modelCall.ts"
+import { abandonAfter, allFailed, type CallRefused, within } from "../inference/modelCall.ts"
 import type { FailedAttempt, ModelRequest } from "../inference/types.ts"
 import { Observability } from "../observability/stores.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
@@ -94,14 +94,6 @@ export class EmbeddingService extends Context.Service<EmbeddingService, {
   )
 }
 
-const allFailed = (model: ResolvedEmbeddingModel, failures: ReadonlyArray<FailedAttempt<ProviderFailure>>) =>
-  new AllProvidersFailed({
-    message: `every provider of embedding model "${model.config.name}" failed: ${
-      failures.map(({ name, failure }) => `provider "${name}": ${failure.message}`).join("; ")
-    }`,
-    timedOut: failures.length > 0 && failures.every(({ failure }) => failure.timedOut)
-  })
-
 /** What one provider answered, before the rest of the result is known. */
 interface Answer {
   readonly embeddings: ReadonlyArray<ReadonlyArray<number>>
@@ -123,7 +115,7 @@ const tryProviders = (
     const extras = { bodyEdits: [], headerEdits: [], credentials: request["gateway::credentials"] ?? {} }
     const failures: Array<FailedAttempt<ProviderFailure>> = []
     const from = (index: number): Effect.Effect<EmbeddingResult, AllProvidersFailed | CallRefused, InferenceServices> => {
-      if (index >= model.providers.length) return Effect.fail(allFailed(model, failures))
+      if (index >= model.providers.length) return Effect.fail(allFailed(model.config.name, failures, "embedding model"))
       const provider = model.providers[index]
       const call = providerCall(embedding, model.config.name, provider.config, noVariant, extras)
       if (call instanceof InvalidRequest) return Effect.fail(call)
@@ -154,7 +146,7 @@ const tryProviders = (
     }
     const limit = model.config.timeoutMs
     return within(Effect.suspend(() => from(0)), limit, () =>
-      new AllProvidersFailed({ message: `embedding model "${model.config.name}" timed out after ${limit} ms`, timedOut: true }))
+      new AllProvidersFailed({ message: `embedding model "${model.config.name}" timed out after ${limit} ms`, kind: "timeout" }))
   })
 
 /** one provider's answer: from the cache when the request reads it and an entry exists, else from the provider within the rate limits */

@@ -89,6 +89,11 @@ export class ChunkAccumulator {
     return [...this.blocks.values()] as unknown as ReadonlyArray<OutputBlock>
   }
 
+  /** the provider's chunks as received (those with text), for pricing */
+  rawChunks(): ReadonlyArray<string> {
+    return this.raw
+  }
+
   /** the provider's chunks, one per line, as the raw response */
   rawResponse(): string {
     return this.raw.join("\n")

@@ -12,17 +12,18 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts"
 import { uuidv7 } from "../ids.ts"
-import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable } from "../errors.ts"
+import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable, worstKind } from "../errors.ts"
 import { RateLimiter, type RateLimits, type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "../providers/runner.ts"
-import { type ProviderCall, ProviderFailure } from "../providers/types.ts"
+import { describeFailure, failureKind, type ProviderCall, ProviderFailure } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../cache/policy.ts"
 import type { CacheEntry } from "../observability/records.ts"
 import { Observability } from "../observability/stores.ts"
 import { StoreError } from "../storeError.ts"
 import { type InferenceServices, Models } from "../services.ts"
 import { outputToChunks } from "./chunks.ts"
+import { costOfResponse, type Priced } from "./cost.ts"
 import type { RenderedInput } from "./input.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
 import type { PreparedInference } from "./prepare.ts"
@@ -82,13 +83,30 @@ export const buildModelRequest = (
   }
 }
 
-const allFailed = (model: ResolvedModel, failures: ReadonlyArray<FailedAttempt<ProviderFailure>>) =>
-  new AllProvidersFailed({
-    message: `every provider of model "${model.config.name}" failed: ${
-      failures.map(({ name, failure }) => `provider "${name}": ${failure.message}`).join("; ")
+/** The model's error once every provider failed: its kind (hence status) says whose fault it was, as `worstKind` weighs them. */
+export const allFailed = (
+  modelName: string,
+  failures: ReadonlyArray<FailedAttempt<ProviderFailure>>,
+  what: "model" | "embedding model" = "model"
+) => {
+  const kind = worstKind(failures.map(({ failure }) => failureKind(failure)))
+  return new AllProvidersFailed({
+    message: `every provider of ${what} "${modelName}" failed: ${
+      failures.map(({ name, failure }) => `provider "${name}": ${describeFailure(failure)}`).join("; ")
     }`,
-    timedOut: failures.every(({ failure }) => failure.timedOut)
+    kind,
+    retryAfterS: kind === "rate_limited" ? largestRetryAfter(failures.map(({ failure }) => failure)) : undefined
   })
+}
+
+/** the largest Retry-After among rate-limited failures, when any sent one */
+export const largestRetryAfter = (
+  failures: ReadonlyArray<{ readonly retryAfterS?: number | undefined }>
+): number | undefined => {
+  let largest: number | undefined
+  for (const { retryAfterS } of failures) if (retryAfterS !== undefined && (largest === undefined || retryAfterS > largest)) largest = retryAfterS
+  return largest
+}
 
 /** what `tryProviders` succeeds with: the attempt's result, where it came from, the providers that failed first */
 type ProviderSuccess<A> = readonly [A, RoutedProvider, ResolvedModel, ProviderCall, ReadonlyArray<FailedAttempt<ProviderFailure>>]
@@ -136,7 +154,7 @@ const tryProviders = <A>(
       index: number,
       failures: Array<FailedAttempt<ProviderFailure>>
     ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
-      if (index >= providers.length) return Effect.fail(allFailed(model, failures))
+      if (index >= providers.length) return Effect.fail(allFailed(modelName, failures))
       const provider = providers[index]
       const call = providerCall(request, modelName, provider.config, variant, prepared)
       if (call instanceof InvalidRequest) return Effect.fail(call)
@@ -164,7 +182,7 @@ const tryProviders = <A>(
     return within(
       from(0, []),
       limit,
-      () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, timedOut: true })
+      () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, kind: "timeout" })
     )
   })
 
@@ -244,6 +262,29 @@ const cacheLookupFailed = (message: string): Effect.Effect<void> =>
     return Effect.logWarning(`cache lookup failed, calling the provider: ${message}${also}`)
   })
 
+/** at most one warning per 10 s: a provider that stopped reporting what a rule needs would otherwise log on every call */
+let lastUnpricedWarningAt = 0
+let unpricedUnlogged = 0
+/** Logs (bounded) that a call has no cost because a required pointer found nothing. */
+export const warnUnpriced = (providerName: string, priced: Priced): Effect.Effect<void> =>
+  priced.missing.length === 0 ? Effect.void : Effect.clockWith((clock) => {
+    const now = clock.currentTimeMillisUnsafe()
+    if (now - lastUnpricedWarningAt < 10_000) {
+      unpricedUnlogged++
+      return Effect.void
+    }
+    const also = unpricedUnlogged === 0 ? "" : ` (and ${unpricedUnlogged} more calls since the last warning)`
+    lastUnpricedWarningAt = now
+    unpricedUnlogged = 0
+    return Effect.logWarning(
+      `provider "${providerName}": the required cost pointer(s) ${priced.missing.join(", ")} found no number in the raw response, so the call's cost is unknown${also}`
+    )
+  })
+
+/** A cached answer cost nothing: 0 for a provider with `cost` rules, unknown for one without. */
+export const cachedCost = (provider: ProviderConfig): number | undefined =>
+  provider.cost !== undefined && provider.cost.length > 0 ? 0 : undefined
+
 /** Charges the rate limits that apply to this call, when any are configured. */
 const reserveFor = (limits: RateLimits, prepared: PreparedInference, request: ModelRequest) => {
   const tags = prepared.request.tags ?? {}
@@ -255,13 +296,16 @@ const limited = <A>(
   prepared: PreparedInference,
   request: ModelRequest,
   call: Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
-  usageOf: (result: A) => Usage | undefined
+  usageOf: (result: A) => Usage | undefined,
+  costOf: (result: A) => number | undefined
 ): Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices> =>
   Effect.flatMap(RateLimiter, ({ limits }) =>
     limits === undefined ? call : Effect.flatMap(reserveFor(limits, prepared, request), (reservation) =>
       call.pipe(
         Effect.onExit((exit) =>
-          Effect.forkDetach(settle(reservation, exit._tag === "Success" ? usageOf(exit.value) : undefined))
+          Effect.forkDetach(
+            exit._tag === "Success" ? settle(reservation, usageOf(exit.value), costOf(exit.value)) : settle(reservation, undefined)
+          )
         )
       )))
 
@@ -270,12 +314,20 @@ export const callModel = (
   variant: VariantConfig,
   request: ModelRequest
 ): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, InferenceServices> => {
+  // priced as soon as it answers: the rate limits are settled with its cost
+  const priced = (provider: RoutedProvider, call: ProviderCall) =>
+    Effect.flatMap(Effect.suspend(() => provider.client.infer(call)), (response) => {
+      const price = costOfResponse(provider.config.cost, response.rawResponse)
+      return Effect.as(warnUnpriced(provider.config.name, price), { ...response, cost: price.cost })
+    })
   const viaProvider = (provider: RoutedProvider, call: ProviderCall) =>
-    limited(prepared, request, Effect.suspend(() => provider.client.infer(call)), (response) => response.usage)
+    limited(prepared, request, priced(provider, call), (response) => response.usage, (response) => response.cost)
   const infer = (provider: RoutedProvider, call: ProviderCall) =>
     prepared.cache.read
       ? Effect.flatMap(fromCache(prepared, provider, call), (hit) =>
-        hit === undefined ? viaProvider(provider, call) : Effect.succeed({ ...cachedResponse(hit), cached: true }))
+        hit === undefined
+          ? viaProvider(provider, call)
+          : Effect.succeed({ ...cachedResponse(hit), cached: true, cost: cachedCost(provider.config) }))
       : viaProvider(provider, call)
   return Effect.clockWith((clock) => {
     const started = clock.currentTimeMillisUnsafe()

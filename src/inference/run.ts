@@ -12,7 +12,8 @@ import type { ProviderFailure } from "../providers/types.ts"
 import type { InferenceServices } from "../services.ts"
 import { settleStream } from "../ratelimit/limiter.ts"
 import { ChunkAccumulator } from "./chunks.ts"
-import { callModel, type ModelCallOrigin, startModelStream, withinStreamTotal } from "./modelCall.ts"
+import { costOfChunks } from "./cost.ts"
+import { cachedCost, callModel, type ModelCallOrigin, startModelStream, warnUnpriced, withinStreamTotal } from "./modelCall.ts"
 import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "./output.ts"
 import type { PreparedInference } from "./prepare.ts"
 import type { ChunkDelta, FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
@@ -29,6 +30,8 @@ export interface CompletedInference {
   /** the blocks the provider answered, before validation */
   readonly providerOutput: ReadonlyArray<OutputBlock>
   readonly usage: Usage
+  /** the model call's cost by its provider's `cost` rules; undefined when it has none or they read nothing */
+  readonly cost: number | undefined
   readonly finishReason?: FinishReason | undefined
   readonly rawRequest: string
   readonly rawResponse: string
@@ -54,6 +57,18 @@ const outputCharacters = (blocks: ReadonlyArray<OutputBlock>): number => {
   return characters
 }
 
+/**
+ * `/inference`'s `usage`: the tokens, the prompt-cache reads when the provider reported them,
+ * and `cost` (the sum over the inference's model calls, one here) when its provider has `cost`
+ * rules and they read something; absent otherwise, as unknown is not free.
+ */
+export const inferenceUsage = (usage: Usage, cost: number | undefined): Record<string, number> => ({
+  input_tokens: usage.input_tokens,
+  output_tokens: usage.output_tokens,
+  ...(usage.cached_input_tokens === undefined ? {} : { cached_input_tokens: usage.cached_input_tokens }),
+  ...(cost === undefined ? {} : { cost })
+})
+
 const functionOutput = (prepared: PreparedInference, blocks: ReadonlyArray<OutputBlock>) =>
   prepared.fn.type === "chat" ? chatOutput(blocks, prepared.tools) : jsonOutput(jsonRawText(blocks), prepared.outputSchema)
 
@@ -74,7 +89,7 @@ export const runInference = (
       }
       if (prepared.fn.type === "chat") body.content = output
       else body.output = output
-      body.usage = response.usage
+      body.usage = inferenceUsage(response.usage, response.cost)
       if (response.finishReason !== undefined) body.finish_reason = response.finishReason
       if (prepared.request.include_original_response === true) body.original_response = response.rawResponse
       return {
@@ -85,6 +100,7 @@ export const runInference = (
         failedVariants,
         providerOutput: response.output,
         usage: response.usage,
+        cost: response.cost,
         finishReason: response.finishReason,
         rawRequest: response.rawRequest,
         rawResponse: response.rawResponse,
@@ -137,7 +153,7 @@ export const inferenceStreamEncoder = (prepared: PreparedInference, variant: Var
       return raw === "" ? undefined : sseEvent(`{${head},"raw":${JSON.stringify(raw)}}`)
     },
     end: (completed) => {
-      const final: Record<string, unknown> = { usage: completed.usage }
+      const final: Record<string, unknown> = { usage: inferenceUsage(completed.usage, completed.cost) }
       if (completed.finishReason !== undefined) final.finish_reason = completed.finishReason
       const fields = JSON.stringify(final).slice(1)
       return [sseEvent(isChat ? `{${head},"content":[],${fields}` : `{${head},"raw":"",${fields}`), sseDone]
@@ -166,11 +182,12 @@ export const streamInference = (
       const accumulated = new ChunkAccumulator()
       /** the provider's stream ended normally (not cut short by the client or a failure) */
       let finished = false
+      let streamedCost: number | undefined
       const toEvent = (chunk: ProviderChunk): Uint8Array | undefined => {
         accumulated.add(chunk)
         return chunk.content.length === 0 ? undefined : encode.chunk(chunk.content)
       }
-      const last = () => {
+      const last = (cost: number | undefined) => {
         finished = true
         const providerOutput = accumulated.output()
         const completed: CompletedInference = {
@@ -181,6 +198,7 @@ export const streamInference = (
           failedVariants,
           providerOutput,
           usage: accumulated.usage ?? { input_tokens: 0, output_tokens: 0 },
+          cost,
           finishReason: accumulated.finishReason,
           rawRequest: start.rawRequest,
           rawResponse: accumulated.rawResponse(),
@@ -200,7 +218,13 @@ export const streamInference = (
           const bytes = toEvent(chunk)
           return bytes === undefined ? Result.failVoid : Result.succeed(bytes)
         }),
-        Stream.concat(Stream.suspend(() => Stream.fromIterable(last()))),
+        Stream.concat(Stream.unwrap(Effect.suspend(() => {
+          // a cached answer cost nothing; a streamed one is priced from its raw chunks
+          if (start.cached) return Effect.succeed(Stream.fromIterable(last(cachedCost(start.provider))))
+          const price = costOfChunks(start.provider.cost, accumulated.rawChunks())
+          streamedCost = price.cost
+          return Effect.as(warnUnpriced(start.providerName, price), Stream.fromIterable(last(price.cost)))
+        }))),
         Stream.catchTag("ProviderFailure", (failure: ProviderFailure) => Stream.succeed(encode.failure(failure.message))),
         Stream.ensuring(start.close),
         // the rate limits learn the usage the provider reported or, cut short, at least what was borrowed
@@ -208,6 +232,7 @@ export const streamInference = (
           start.reservation === undefined ? Effect.void : Effect.asVoid(Effect.forkDetach(settleStream(start.reservation, {
             finished,
             usage: accumulated.usage,
+            cost: streamedCost,
             streamedCharacters: finished && accumulated.usage !== undefined ? 0 : outputCharacters(accumulated.output())
           })))
         ))

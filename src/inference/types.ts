@@ -136,6 +136,8 @@ export interface ProviderResponse {
   readonly rawResponse: string
   /** served from the gateway's cache */
   readonly cached?: boolean | undefined
+  /** what the call cost by the provider's `cost` rules (`inference/cost.ts`): undefined when it has none or they read nothing */
+  readonly cost?: number | undefined
 }
 
 /** A piece of a streamed answer: content deltas, then usage and a finish reason at the end. */

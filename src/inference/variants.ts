@@ -15,11 +15,13 @@ import {
   InvalidRequest,
   RateLimited,
   RequestTimeout,
-  ServiceUnavailable
+  ServiceUnavailable,
+  type UpstreamFailureKind,
+  worstKind
 } from "../errors.ts"
 import type { InferenceServices } from "../services.ts"
 import { isInputProblem, renderInput } from "./input.ts"
-import { buildModelRequest, type CallRefused, within } from "./modelCall.ts"
+import { buildModelRequest, type CallRefused, largestRetryAfter, within } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
 import type { TemplateEngine } from "./templates.ts"
 import type { FailedAttempt, ModelRequest } from "./types.ts"
@@ -47,7 +49,12 @@ const retryBackoff = (maxDelayS: number) =>
       Effect.map(Random.next, (random) => Duration.millis(Math.min(maxDelayS * 1000, Duration.toMillis(duration)) * (0.5 + random / 2))))
   )
 
-/** `attempt` (made anew for each try), tried again `numRetries` times unless it was refused */
+/** the request's own fault, by every provider's account: trying it again would only fail again */
+const isRequestFault = (failure: unknown): boolean =>
+  typeof failure === "object" && failure !== null && (failure as { _tag?: unknown })._tag === "AllProvidersFailed" &&
+  (failure as AllProvidersFailed).kind === "request"
+
+/** `attempt` (made anew for each try), tried again `numRetries` times unless it was refused or blamed on the request */
 const withRetries = <A>(
   attempt: () => Effect.Effect<A, AllProvidersFailed | CallRefused, InferenceServices>,
   retries: RetryConfig
@@ -55,14 +62,23 @@ const withRetries = <A>(
   retries.numRetries <= 0 ? attempt() : Effect.retry(Effect.suspend(attempt), {
     schedule: retryBackoff(retries.maxDelayS),
     times: retries.numRetries,
-    while: (failure) => !isRefused(failure)
+    while: (failure) => !isRefused(failure) && !isRequestFault(failure)
   })
 
-const aggregate = (failures: ReadonlyArray<FailedAttempt<VariantFailure>>): VariantFailure | AllVariantsFailed =>
-  failures.length === 1 ? failures[0].failure : new AllVariantsFailed({
+const kindOf = (failure: VariantFailure): UpstreamFailureKind => failure instanceof RequestTimeout ? "timeout" : failure.kind
+
+/** One variant's error passes through as it is; several add up as their providers' failures do (`worstKind`). */
+export const aggregate = (failures: ReadonlyArray<FailedAttempt<VariantFailure>>): VariantFailure | AllVariantsFailed => {
+  if (failures.length === 1) return failures[0].failure
+  const kind = worstKind(failures.map(({ failure }) => kindOf(failure)))
+  return new AllVariantsFailed({
     message: `every variant failed: ${failures.map(({ name, failure }) => `variant "${name}": ${failure.message}`).join("; ")}`,
-    timedOut: failures.every(({ failure }) => failure instanceof RequestTimeout || failure.timedOut)
+    kind,
+    retryAfterS: kind === "rate_limited"
+      ? largestRetryAfter(failures.map(({ failure }) => failure instanceof RequestTimeout ? {} : failure))
+      : undefined
   })
+}
 
 /** what `tryVariants` succeeds with: the attempt's result, the variant and request that gave it, the variants that failed first */
 export type VariantSuccess<A> = readonly [A, VariantConfig, ModelRequest, ReadonlyArray<FailedAttempt<VariantFailure>>]

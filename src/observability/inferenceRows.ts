@@ -71,6 +71,8 @@ export const inferenceRows = (done: CompletedInference): WriteBatch => {
       output: done.providerOutput,
       inputTokens: done.usage.input_tokens,
       outputTokens: done.usage.output_tokens,
+      cachedInputTokens: done.usage.cached_input_tokens,
+      cost: done.cost,
       responseTimeMs: done.responseTimeMs,
       ttftMs: done.ttftMs,
       finishReason: done.finishReason,

@@ -41,6 +41,10 @@ export interface StoredModelInference {
   readonly output: ReadonlyArray<OutputBlock>
   readonly inputTokens: number
   readonly outputTokens: number
+  /** of `inputTokens`, those read from the provider's prompt cache, when it says */
+  readonly cachedInputTokens?: number | undefined
+  /** the provider's `cost` rules applied to its raw usage; absent when it has none or they read nothing */
+  readonly cost?: number | undefined
   readonly responseTimeMs: number
   readonly ttftMs?: number | undefined
   readonly finishReason?: FinishReason | undefined

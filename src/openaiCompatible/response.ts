@@ -97,7 +97,9 @@ const usageOf = (completed: CompletedInference, options: TranslatedRequest) => {
     prompt_tokens: usage.input_tokens,
     completion_tokens: usage.output_tokens,
     total_tokens: usage.input_tokens + usage.output_tokens,
-    gateway_cost: null,
+    ...(usage.cached_input_tokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cached_input_tokens } }),
+    // null when the provider has no `cost` rules or they read nothing
+    gateway_cost: completed.cost ?? null,
     ...(options.includeRawUsage
       ? {
         gateway_raw_usage: [{
@@ -151,14 +153,22 @@ const errorType = (status: number): string => {
   if (status === 403) return "permission_error"
   if (status === 404) return "not_found_error"
   if (status === 429) return "rate_limit_error"
-  if (status === 408) return "timeout_error"
+  if (status === 408 || status === 504) return "timeout_error"
   if (status === 503) return "service_unavailable_error"
   if (status >= 500) return "server_error"
   return "invalid_request_error"
 }
 
+/** OpenAI's `code` where its API has one for the status: SDKs and clients branch on it */
+const errorCode = (status: number): string | null => {
+  if (status === 429) return "rate_limit_exceeded"
+  if (status === 504) return "timeout"
+  if (status === 502) return "upstream_error"
+  return null
+}
+
 export const openAiErrorJson = (message: string, status: number) => ({
-  error: { message, type: errorType(status), param: null, code: null }
+  error: { message, type: errorType(status), param: null, code: errorCode(status) }
 })
 
 export const openAiErrorBody = (error: GatewayError): string => JSON.stringify(openAiErrorJson(error.message, error.status))

@@ -23,7 +23,7 @@ import {
   scopeMatches
 } from "../inference/extraBody.ts"
 import type { ModelRequest, OutputBlock, ProviderChunk, ProviderResponse } from "../inference/types.ts"
-import { type HttpCall, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
+import { type HttpCall, type HttpReply, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
 import {
   type Authorizer,
   type EmbeddingRequest,
@@ -36,6 +36,7 @@ import {
   WireProblem
 } from "./codec.ts"
 import { redactSecrets } from "./redact.ts"
+import { parseRetryAfter } from "./retryAfter.ts"
 import {
   type EmbeddingClient,
   type ProviderCall,
@@ -110,11 +111,11 @@ const embeddingClient = <Settings, Target, Event>(
   /** reads the answer to `inputCount` inputs */
   const readFor = (inputCount: number) => (
     _codec: WireCodec<Settings, Target, Event>,
-    reply: { readonly status: number; readonly text: string },
+    reply: HttpReply,
     request: HttpCall,
     apiKey: string | undefined
   ): Effect.Effect<ProviderEmbeddings, ProviderFailure> => {
-    if (reply.status < 200 || reply.status >= 300) return Effect.fail(replyFailure(codec, reply.status, reply.text, apiKey))
+    if (reply.status < 200 || reply.status >= 300) return failedReply(codec, reply, apiKey)
     const parsed = parse(reply.text, apiKey)
     if (parsed instanceof ProviderFailure) return Effect.fail(parsed)
     if (parsed.embeddings.length !== inputCount) {
@@ -167,12 +168,12 @@ const exchange = <Settings, Target, Event, Reply, A>(
 /** A whole answer: a 2xx the codec can read. */
 const whole = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
-  reply: { readonly status: number; readonly text: string },
+  reply: HttpReply,
   request: HttpCall,
   apiKey: string | undefined,
   qualifiedName: string
 ): Effect.Effect<ProviderResponse, ProviderFailure> => {
-  if (reply.status < 200 || reply.status >= 300) return Effect.fail(replyFailure(codec, reply.status, reply.text, apiKey))
+  if (reply.status < 200 || reply.status >= 300) return failedReply(codec, reply, apiKey)
   const parsed = codec.parseResponse(reply.text, qualifiedName)
   if (parsed instanceof WireProblem) return Effect.fail(failure(parsed.message, apiKey))
   return Effect.succeed({
@@ -203,11 +204,9 @@ const streamed = <Settings, Target, Event>(
   apiKey: string | undefined
 ): Effect.Effect<ProviderStream, ProviderFailure> => {
   if (!reply.ok) {
-    return Effect.fail(
-      reply.status >= 200 && reply.status < 300
-        ? failure(notAnEventStream(reply.status, reply.contentType, redactSecrets(reply.text, apiKey)), apiKey)
-        : replyFailure(codec, reply.status, reply.text, apiKey)
-    )
+    return reply.status >= 200 && reply.status < 300
+      ? Effect.fail(failure(notAnEventStream(reply.status, reply.contentType, redactSecrets(reply.text, apiKey)), apiKey))
+      : failedReply(codec, reply, apiKey)
   }
   return Effect.sync(() => ({
     rawRequest: request.body,
@@ -281,19 +280,34 @@ const transportFailure = (error: TransportError, apiKey: string | undefined) => 
 const maxErrorDetail = 1000
 
 /**
- * An answer outside 2xx: its status and what the body explains. The body is cleaned before it
- * is cut (which could split a key), the explanation again (the codec may have unescaped it).
+ * An answer outside 2xx: its status, its Retry-After, and what the body explains. The body is
+ * cleaned before it is cut (which could split a key), the explanation again (the codec may
+ * have unescaped it).
  */
-const replyFailure = <Settings, Target, Event>(
+export const replyFailure = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
-  status: number,
-  text: string,
-  apiKey: string | undefined
+  reply: { readonly status: number; readonly text: string; readonly retryAfter?: string | undefined },
+  apiKey: string | undefined,
+  nowMs: number
 ): ProviderFailure => {
-  const clean = redactSecrets(text, apiKey)
-  const detail = codec.errorMessage(clean) ?? clean
-  return failure(`HTTP ${status}: ${detail.length > maxErrorDetail ? `${detail.slice(0, maxErrorDetail)}...` : detail}`, apiKey)
+  const { status } = reply
+  const clean = redactSecrets(reply.text, apiKey)
+  const explained = codec.errorMessage(clean) ?? clean
+  const detail = explained.length > maxErrorDetail ? `${explained.slice(0, maxErrorDetail)}...` : explained
+  return new ProviderFailure({
+    message: redactSecrets(`HTTP ${status}: ${detail}`, apiKey),
+    timedOut: false,
+    status,
+    retryAfterS: parseRetryAfter(reply.retryAfter, nowMs)
+  })
 }
+
+const failedReply = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  reply: { readonly status: number; readonly text: string; readonly retryAfter?: string | undefined },
+  apiKey: string | undefined
+): Effect.Effect<never, ProviderFailure> =>
+  Effect.clockWith((clock) => Effect.fail(replyFailure(codec, reply, apiKey, clock.currentTimeMillisUnsafe())))
 
 /** A 2xx answer to a streamed request that is not an event stream (an HTML page from a proxy, say). */
 const notAnEventStream = (status: number, contentType: string | undefined, text: string): string =>

@@ -8,7 +8,7 @@ export const rateLimitRule = (
   rule: typeof RawRateLimitRule.Type
 ): RateLimitRule | { readonly path: ReadonlyArray<string | number>; readonly message: string } => {
   const limits: Array<Limit> = []
-  for (const resource of ["model_inferences", "tokens"] as const) {
+  for (const resource of ["model_inferences", "tokens", "cost"] as const) {
     for (const period of periods) {
       const raw = rule[`${resource}_per_${period}`]
       if (raw === undefined) continue
@@ -17,7 +17,7 @@ export const rateLimitRule = (
     }
   }
   if (limits.length === 0) {
-    return { path: [], message: "a rule needs at least one limit, such as model_inferences_per_minute or tokens_per_hour" }
+    return { path: [], message: "a rule needs at least one limit, such as model_inferences_per_minute, tokens_per_hour or cost_per_day" }
   }
   const scope: Array<ScopeCondition> = []
   for (const [i, condition] of (rule.scope ?? []).entries()) {

@@ -5,7 +5,10 @@
  * inference stops with a 429 (it is not retried); when the bucket store does not answer,
  * requests in a rate-limited scope get a 503 rather than passing unchecked. A stream cut short
  * (the client left, the provider failed) before its usage arrived keeps at least what it
- * borrowed: otherwise hanging up would make streaming free.
+ * borrowed: otherwise hanging up would make streaming free. Cost limits (`cost_per_<period>`)
+ * borrow `[rate_limiting] default_cost` (0 unless set) and settle with the call's cost by its
+ * provider's `cost` rules, or `default_cost` when it reported none; a bucket spent below zero
+ * refuses the next call, so a budget is overrun by one call at most.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -28,6 +31,8 @@ import type { RateLimitBuckets } from "./store.ts"
 export interface RateLimits {
   readonly rules: ReadonlyArray<RateLimitRule>
   readonly store: RateLimitBuckets
+  /** reserved before each call under a cost limit, and charged for a call that reports no cost */
+  readonly defaultCost?: number | undefined
 }
 
 /** The rate limits model calls are checked against: `limits` is undefined when no rule is configured. */
@@ -44,6 +49,9 @@ export interface Reservation {
   readonly borrowedTokens: number
   /** the estimate of the input's tokens within `borrowedTokens` */
   readonly inputTokens: number
+  readonly costBuckets: ReadonlyArray<PlannedBucket>
+  /** `default_cost`, borrowed from the cost buckets until the call's cost is known */
+  readonly borrowedCost: number
 }
 
 /** the longest Retry-After sent: a period of the longest kind */
@@ -78,7 +86,10 @@ export const reserve = (
     inputTokens = estimateTokens(promptLength(request))
     tokens = inputTokens + maxTokens
   }
-  const buckets = plannedBuckets(rules, scope, tokens)
+  // a call's cost is known only once it answered: `default_cost` is borrowed meanwhile (0 unless set),
+  // so a cost limit refuses calls once its budget is spent (a bucket below zero refuses even 0)
+  const cost = rules.some((rule) => rule.limits.some((limit) => limit.resource === "cost")) ? limiter.defaultCost ?? 0 : 0
+  const buckets = plannedBuckets(rules, scope, tokens, cost)
   return limiter.store.consume(buckets.map((bucket) => bucket.request)).pipe(
     Effect.mapError((error) => unavailable(limiter.store, error.message)),
     Effect.flatMap((result) => {
@@ -87,7 +98,9 @@ export const reserve = (
           limiter,
           tokenBuckets: buckets.filter((bucket) => bucket.limit.resource === "tokens"),
           borrowedTokens: tokens,
-          inputTokens
+          inputTokens,
+          costBuckets: buckets.filter((bucket) => bucket.limit.resource === "cost"),
+          borrowedCost: cost
         })
       }
       const { rule, limit, request: bucket } = buckets[result.index]
@@ -117,9 +130,29 @@ const settleTokens = (reservation: Reservation | undefined, used: number): Effec
   ).pipe(Effect.catch((error) => Effect.logWarning(`rate limit: could not settle token usage: ${error.message}`)))
 }
 
-/** Settles what was borrowed with what was used (none when the call failed); failures are only logged. */
-export const settle = (reservation: Reservation | undefined, usage: Usage | undefined): Effect.Effect<void> =>
-  settleTokens(reservation, usage === undefined ? 0 : usage.input_tokens + usage.output_tokens)
+/** Settles the borrowed `default_cost` with the call's cost: none when it failed, `default_cost` when it reported none. */
+const settleCost = (reservation: Reservation | undefined, outcome: CallCost): Effect.Effect<void> => {
+  if (reservation === undefined || reservation.costBuckets.length === 0) return Effect.void
+  const used = outcome === "failed" ? 0 : outcome ?? reservation.limiter.defaultCost ?? 0
+  const delta = used - reservation.borrowedCost
+  if (delta === 0) return Effect.void
+  return reservation.limiter.store.adjust(
+    reservation.costBuckets.map((bucket) => ({ ...bucket.request, amount: delta }))
+  ).pipe(Effect.catch((error) => Effect.logWarning(`rate limit: could not settle a call's cost: ${error.message}`)))
+}
+
+/** a call's cost for the limits: its own, undefined when it reported none, "failed" when it did not answer */
+export type CallCost = number | undefined | "failed"
+
+/**
+ * Settles what was borrowed with what was used: none when the call failed (`usage` undefined),
+ * else its tokens and its `cost` (undefined: it reported none, charged `default_cost`). Failures are only logged.
+ */
+export const settle = (reservation: Reservation | undefined, usage: Usage | undefined, cost?: number): Effect.Effect<void> =>
+  Effect.andThen(
+    settleTokens(reservation, usage === undefined ? 0 : usage.input_tokens + usage.output_tokens),
+    settleCost(reservation, usage === undefined ? "failed" : cost)
+  )
 
 /** How a streamed call ended, to settle it. */
 export interface StreamOutcome {
@@ -129,6 +162,8 @@ export interface StreamOutcome {
   readonly usage: Usage | undefined
   /** characters of output received from the provider (text, thoughts, tool calls) */
   readonly streamedCharacters: number
+  /** the call's cost, when the provider reported what its `cost` rules read */
+  readonly cost?: number | undefined
 }
 
 /**
@@ -147,4 +182,8 @@ export const streamedTokens = (reservation: Reservation, outcome: StreamOutcome)
 
 /** Settles a streamed call once its stream is over, as `streamedTokens` counts it. */
 export const settleStream = (reservation: Reservation | undefined, outcome: StreamOutcome): Effect.Effect<void> =>
-  reservation === undefined ? Effect.void : settleTokens(reservation, streamedTokens(reservation, outcome))
+  reservation === undefined ? Effect.void : Effect.andThen(
+    settleTokens(reservation, streamedTokens(reservation, outcome)),
+    // a stream cut short is charged at least what it borrowed, as its tokens are
+    settleCost(reservation, outcome.cost === undefined ? undefined : Math.max(outcome.cost, outcome.finished ? outcome.cost : reservation.borrowedCost))
+  )

@@ -24,7 +24,8 @@ export const periodSeconds: Readonly<Record<Period, number>> = {
   month: 2_592_000
 }
 
-export type Resource = "model_inferences" | "tokens"
+/** `cost`: in the unit of the providers' `cost` prices (see `inference/cost.ts`) */
+export type Resource = "model_inferences" | "tokens" | "cost"
 
 export interface Limit {
   readonly resource: Resource
@@ -114,11 +115,12 @@ export interface PlannedBucket {
 const bucketKey = (rule: RateLimitRule, limit: Limit, values: ReadonlyArray<string>): string =>
   `${rule.id}:${limit.resource}:${limit.period}:${createHash("sha256").update(values.join("\u0000")).digest("hex").slice(0, 24)}`
 
-/** The buckets one model call takes from, with `tokens` as the amount for token limits. */
+/** The buckets one model call takes from, with `tokens` as the amount for token limits, `cost` for cost limits. */
 export const plannedBuckets = (
   rules: ReadonlyArray<RateLimitRule>,
   request: RequestScope,
-  tokens: number
+  tokens: number,
+  cost = 0
 ): ReadonlyArray<PlannedBucket> =>
   rules.flatMap((rule) => {
     const values = scopeValues(rule, request)
@@ -129,7 +131,7 @@ export const plannedBuckets = (
         key: bucketKey(rule, limit, values),
         capacity: limit.capacity,
         refillPerSecond: limit.refillPerSecond,
-        amount: limit.resource === "model_inferences" ? 1 : tokens
+        amount: limit.resource === "model_inferences" ? 1 : limit.resource === "tokens" ? tokens : cost
       }
     }))
   })
@@ -159,7 +161,7 @@ export const jsonLength = (value: unknown): number => {
 export const estimateTokens = (characters: number): number => Math.ceil(characters / 4)
 
 export const describeLimit = (limit: Limit): string => {
-  const what = limit.resource === "model_inferences" ? "model inferences" : "tokens"
+  const what = limit.resource === "model_inferences" ? "model inferences" : limit.resource === "tokens" ? "tokens" : "cost"
   const perPeriod = limit.refillPerSecond * periodSeconds[limit.period]
   return perPeriod === limit.capacity
     ? `${limit.capacity} ${what} per ${limit.period}`

@@ -330,7 +330,7 @@ weight = 0
     expect(sampled.status).toBe(200)
     expect(sampled.body.variant_name).toBe("main")
     const pinned = await gateway.post("/inference", { ...greet, variant_name: "keyless" })
-    expect(pinned.status).toBe(500)
+    expect(pinned.status).toBe(502)
     expect(pinned.body.error).toContain("GATEWAY_TEST_SURELY_UNSET_KEY")
   })
 })

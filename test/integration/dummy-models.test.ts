@@ -195,10 +195,10 @@ describe("the dummy provider, non-streamed", () => {
   })
 
   describe("error", () => {
-    it("fails with a 500 whose message lists the provider's error", async () => {
+    it("fails with a 502 whose message lists the provider's error", async () => {
       for (const body of [{ model_name: "dummy::error" }, { function_name: "failing" }]) {
         const response = await infer(body)
-        expectError(response, 500, /dummy::error/)
+        expectError(response, 502, /dummy::error/)
         expect(response.body.error).toContain('provider "dummy"')
         expect(response.body.error).toContain("the dummy model `error` always fails")
       }
@@ -211,9 +211,9 @@ describe("the dummy provider, non-streamed", () => {
       for (let i = 0; i < 4; i++) {
         const response = await infer({ model_name: "dummy::flaky" })
         statuses.push(response.status)
-        if (response.status !== 200) expectError(response, 500, /the dummy model `flaky` failed call \d+/)
+        if (response.status !== 200) expectError(response, 502, /the dummy model `flaky` failed call \d+/)
       }
-      expect([[500, 200, 500, 200], [200, 500, 200, 500]]).toContainEqual(statuses)
+      expect([[502, 200, 502, 200], [200, 502, 200, 502]]).toContainEqual(statuses)
     })
 
     it("with a second provider in routing, every call succeeds, alternating providers", async () => {
@@ -245,16 +245,17 @@ describe("the dummy provider, non-streamed", () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(dummySlowDelayMs - 20)
     })
 
-    for (const [where, functionName] of [
-      ["variant", "slow_variant_timeout"],
-      ["provider", "slow_provider_timeout"],
-      ["model", "slow_model_timeout"]
+    // the variant's own timeout is the inference's (408); a provider's or a model's is an upstream's (504)
+    for (const [where, functionName, status] of [
+      ["variant", "slow_variant_timeout", 408],
+      ["provider", "slow_provider_timeout", 504],
+      ["model", "slow_model_timeout", 504]
     ] as const) {
-      it(`a ${where} timeout shorter than the delay answers 408 without waiting for the model`, async () => {
+      it(`a ${where} timeout shorter than the delay answers ${status} without waiting for the model`, async () => {
         const started = Date.now()
         const response = await infer({ function_name: functionName })
         const elapsed = Date.now() - started
-        expectError(response, 408, /timed out after 100 ms/)
+        expectError(response, status, /timed out after 100 ms/)
         expect(elapsed).toBeLessThan(dummySlowDelayMs)
       })
     }
@@ -316,7 +317,7 @@ describe("the dummy provider, non-streamed", () => {
 
     it("fails with another key", async () => {
       const response = await infer({ function_name: "keyed", credentials: { key: "bad_key" } })
-      expectError(response, 500, /invalid API key/)
+      expectError(response, 502, /invalid API key/)
     })
 
     it("answers 400 naming the credential when it is missing", async () => {

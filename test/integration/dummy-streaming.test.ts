@@ -155,9 +155,9 @@ describe("the dummy provider, streamed", () => {
     expect(joined(checked.deltas, "text", textId)).toBe(dummyText)
   })
 
-  it("error: a JSON 500 listing the provider error instead of a stream", async () => {
+  it("error: a JSON 502 listing the provider error instead of a stream", async () => {
     const streamed = await stream({ function_name: "failing" })
-    expect(streamed.status).toBe(500)
+    expect(streamed.status).toBe(502)
     expect(streamed.headers.get("content-type")).toMatch(/^application\/json/)
     const body = JSON.parse(streamed.raw)
     expect(Object.keys(body)).toEqual(["error"])
@@ -172,7 +172,7 @@ describe("the dummy provider, streamed", () => {
       if (streamed.status === 200) checkStream(streamed, { variant: "dummy::flaky", finishReason: "stop" })
       else expect(JSON.parse(streamed.raw).error).toMatch(/flaky/)
     }
-    expect([[500, 200, 500, 200], [200, 500, 200, 500]]).toContainEqual(statuses)
+    expect([[502, 200, 502, 200], [200, 502, 200, 502]]).toContainEqual(statuses)
   })
 
   it("flaky with a second provider, or with a retry: every stream succeeds", async () => {
@@ -183,11 +183,11 @@ describe("the dummy provider, streamed", () => {
     }
   })
 
-  it("slow: a time-to-first-token limit shorter than the delay answers 408", async () => {
-    for (const functionName of ["slow_variant_timeout", "slow_provider_timeout", "slow_model_timeout"]) {
+  it("slow: a time-to-first-token limit shorter than the delay answers 408 (the variant's) or 504 (the provider's or the model's)", async () => {
+    for (const [functionName, status] of [["slow_variant_timeout", 408], ["slow_provider_timeout", 504], ["slow_model_timeout", 504]] as const) {
       const started = Date.now()
       const streamed = await stream({ function_name: functionName })
-      expect(streamed.status, functionName).toBe(408)
+      expect(streamed.status, functionName).toBe(status)
       expect(JSON.parse(streamed.raw).error).toMatch(/timed out after 100 ms/)
       expect(Date.now() - started).toBeLessThan(dummySlowDelayMs)
     }
@@ -212,10 +212,10 @@ describe("the dummy provider, streamed", () => {
     })
   })
 
-  it("test_key: streams with the good key, 500 with another, 400 without", async () => {
+  it("test_key: streams with the good key, 502 with another, 400 without", async () => {
     checkStream(await stream({ function_name: "keyed", credentials: { key: dummyGoodKey } }), { variant: "only", finishReason: "stop" })
     const wrong = await stream({ function_name: "keyed", credentials: { key: "bad_key" } })
-    expect(wrong.status).toBe(500)
+    expect(wrong.status).toBe(502)
     expect(JSON.parse(wrong.raw).error).toMatch(/invalid API key/)
     const missing = await stream({ function_name: "keyed" })
     expect(missing.status).toBe(400)

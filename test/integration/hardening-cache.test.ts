@@ -107,7 +107,7 @@ describe("the cache key holds the caller's provider credential", () => {
 
     // a bogus credential: the provider is asked with it and refuses; the cached answer is not given
     const bogus = await infer(apart, key1, { model_name: "paid", input, credentials: { key: "stolen?" } })
-    expect(bogus.status, bogus.text).toBe(500)
+    expect(bogus.status, bogus.text).toBe(502)
     expect(bogus.text).not.toContain("paid by")
     expect(fake.requests.map((request) => request.headers.authorization)).toEqual(["Bearer k1", "Bearer stolen?"])
 

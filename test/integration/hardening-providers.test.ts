@@ -106,7 +106,7 @@ describe("provider answers are bounded, checked and timed out", () => {
     expect(models()).toEqual(["gpt-bad", "gpt-good"])
     fake.script.push(reply)
     const solo = await gateway.post("/inference", { function_name: "solo", input, stream })
-    expect(solo.status, JSON.stringify(solo.body)).toBe(500)
+    expect(solo.status, JSON.stringify(solo.body)).toBe(502)
     expect(solo.body.error).toContain("provider \"only\"")
     return solo.body.error
   }
@@ -192,7 +192,7 @@ describe("provider answers are bounded, checked and timed out", () => {
       fake.reset()
       fake.script.push({ kind: "text", status: 200, body: "<html>please log in</html>", contentType: "text/html; charset=utf-8" })
       const solo = await gateway.post("/inference", { function_name: "solo", input, stream: true })
-      expect(solo.status).toBe(500)
+      expect(solo.status).toBe(502)
       expect(solo.body.error).toContain("HTTP 200 with content type \"text/html; charset=utf-8\" where an event stream (text/event-stream) was expected: <html>please log in</html>")
     })
 
@@ -224,7 +224,7 @@ describe("provider answers are bounded, checked and timed out", () => {
   })
 
   describe("global_outbound_http_timeout_ms", () => {
-    it("bounds a call to a stalled upstream: fallback, or 408 when it was the only provider", async () => {
+    it("bounds a call to a stalled upstream: fallback, or 504 when it was the only provider", async () => {
       const before = fake.aborted()
       fake.script.push({ kind: "hang" })
       const routed = await gateway.post("/inference", { function_name: "routed", input })
@@ -232,7 +232,7 @@ describe("provider answers are bounded, checked and timed out", () => {
       expect(models()).toEqual(["gpt-bad", "gpt-good"])
       fake.script.push({ kind: "hang" })
       const solo = await gateway.post("/inference", { function_name: "solo", input })
-      expect(solo.status).toBe(408)
+      expect(solo.status).toBe(504)
       expect(solo.body.error).toContain(`timed out after ${totalTimeoutMs} ms`)
       await poll("both stalled requests to be aborted", async () => fake.aborted() >= before + 2 ? true : undefined)
     })

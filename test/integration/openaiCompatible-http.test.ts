@@ -284,20 +284,20 @@ describe("POST /openai/v1/chat/completions", () => {
       expectOpenAiError(await chat({ model: "gateway::function_name::up_chat", messages: [user(big)] }), 413)
     })
 
-    it("failed providers are a 500, failed variants a 502, a timeout a 408, a missing credential a 400", async () => {
-      expect(expectOpenAiError(await chat({ model: "gateway::function_name::failing", messages: hi }), 500, "server_error"))
+    it("failed providers and failed variants are a 502, a variant's timeout a 408, a missing credential a 400", async () => {
+      expect(expectOpenAiError(await chat({ model: "gateway::function_name::failing", messages: hi }), 502, "server_error"))
         .toContain("always fails")
       expectOpenAiError(await chat({ model: "gateway::function_name::all_fail", messages: hi }), 502, "server_error")
       expectOpenAiError(await chat({ model: "gateway::function_name::slow_variant_timeout", messages: hi }), 408, "timeout_error")
       fake.script.push({ kind: "json", status: 503, body: { error: { message: "overloaded" } } })
-      expect(expectOpenAiError(await chat({ model: "gateway::function_name::up_chat", messages: hi }), 500)).toContain("overloaded")
+      expect(expectOpenAiError(await chat({ model: "gateway::function_name::up_chat", messages: hi }), 502)).toContain("overloaded")
       expect(expectOpenAiError(await chat({ model: "gateway::function_name::up_keyed", messages: hi }), 400))
         .toContain("customer_key")
     })
 
     it("a failure before a stream starts is an ordinary error response", async () => {
       const response = await gateway.stream(route, { model: "gateway::function_name::failing", messages: hi, stream: true })
-      expect(response.status).toBe(500)
+      expect(response.status).toBe(502)
       expect(JSON.parse(response.raw).error.message).toContain("always fails")
     })
   })

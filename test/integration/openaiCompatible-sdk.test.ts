@@ -351,7 +351,7 @@ describe("the official openai SDK as a client", () => {
 
     const failing = await failure(client.chat.completions.create({ model: "gateway::function_name::failing", messages: [{ role: "user", content: "Hi" }] }))
     expect(failing).toBeInstanceOf(OpenAI.InternalServerError)
-    expect(failing.status).toBe(500)
+    expect(failing.status).toBe(502)
     expect(failing.message).toContain("always fails")
   })
 

@@ -87,54 +87,54 @@ describe("upstream failures of the openai provider", () => {
     else expect(response.body.error).toMatch(fragment)
   }
 
-  it("answers 500 naming the failure when the upstream refuses the connection", async () => {
+  it("answers 502 naming the failure when the upstream refuses the connection", async () => {
     const response = await gateway.post("/inference", { function_name: "chat", variant_name: "dead", input })
-    expectProviderError(response, 500, "provider \"refused\"")
+    expectProviderError(response, 502, "provider \"refused\"")
     expect(response.body.error).toMatch(/ECONNREFUSED|connect/i)
   })
 
-  it("answers 500 naming the failure for a streamed inference when the upstream refuses the connection", async () => {
+  it("answers 502 naming the failure for a streamed inference when the upstream refuses the connection", async () => {
     const response = await gateway.post("/inference", { function_name: "chat", variant_name: "dead", input, stream: true })
-    expectProviderError(response, 500, "provider \"refused\"")
+    expectProviderError(response, 502, "provider \"refused\"")
     expect(response.body.error).toMatch(/ECONNREFUSED|connect/i)
   })
 
-  it("answers 500 when the upstream's 200 body is not JSON", async () => {
+  it("answers 502 when the upstream's 200 body is not JSON", async () => {
     fake.script.push({ kind: "text", status: 200, body: "<html>gateway page</html>" })
     const response = await gateway.post("/inference", { function_name: "chat", input })
-    expectProviderError(response, 500, "not JSON")
+    expectProviderError(response, 502, "not JSON")
     expect(fake.requests).toHaveLength(1)
   })
 
-  it("answers 500 when the upstream's JSON has no choices[0].message", async () => {
+  it("answers 502 when the upstream's JSON has no choices[0].message", async () => {
     fake.script.push(recordedAnswer("no-choices"))
     const response = await gateway.post("/inference", { function_name: "chat", input })
-    expectProviderError(response, 500, "choices[0].message")
+    expectProviderError(response, 502, "choices[0].message")
   })
 
-  it("passes the upstream's own error message and status through in the error, without the key it echoes", async () => {
+  it("answers 502 saying the credentials were refused, with the upstream's own message, without the key it echoes", async () => {
     fake.script.push(recordedAnswer("error-invalid-key"))
     const response = await gateway.post("/inference", { function_name: "chat", input })
-    expectProviderError(response, 500, "HTTP 401: Incorrect API key provided: [REDACTED]. You can find your API key")
+    expectProviderError(response, 502, "credentials refused, HTTP 401: Incorrect API key provided: [REDACTED]. You can find your API key")
     expect(response.body.error).not.toContain("sk-test-key-123")
   })
 
   it("keeps a non-JSON error body's text in the error", async () => {
     fake.script.push({ kind: "text", status: 502, body: "Bad Gateway from the proxy" })
     const response = await gateway.post("/inference", { function_name: "chat", input })
-    expectProviderError(response, 500, "HTTP 502: Bad Gateway from the proxy")
+    expectProviderError(response, 502, "HTTP 502: Bad Gateway from the proxy")
   })
 
-  it("answers 500 when the upstream drops the connection without answering", async () => {
+  it("answers 502 when the upstream drops the connection without answering", async () => {
     fake.script.push({ kind: "destroy" })
     const response = await gateway.post("/inference", { function_name: "chat", input })
-    expectProviderError(response, 500, "request failed")
+    expectProviderError(response, 502, "request failed")
     expect(fake.requests).toHaveLength(1)
   })
 
-  it("answers 500 naming the variable when a pinned provider's credential variable is not set, without calling it", async () => {
+  it("answers 502 naming the variable when a pinned provider's credential variable is not set, without calling it", async () => {
     const response = await gateway.post("/inference", { function_name: "chat", variant_name: "nokey", input })
-    expectProviderError(response, 500, "TEST_KEY_NEVER_SET")
+    expectProviderError(response, 502, "TEST_KEY_NEVER_SET")
     expect(fake.requests).toHaveLength(0)
   })
 

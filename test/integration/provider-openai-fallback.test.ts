@@ -128,10 +128,10 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
       expect(models()).toEqual(["gpt-a"])
     })
 
-    it("answers 500 listing each provider's error, in routing order, when every provider fails", async () => {
+    it("answers 502 (a 5xx is an upstream's fault, whatever the others said) listing each provider's error, in routing order, when every provider fails", async () => {
       fake.script.push(failure(500, "a is down"), failure(429, "b is rate limited"))
       const response = await gateway.post("/inference", { function_name: "routed", input })
-      expect(response.status).toBe(500)
+      expect(response.status).toBe(502)
       expect(Object.keys(response.body)).toEqual(["error"])
       const message: string = response.body.error
       expect(message).toContain("every provider of model \"two\" failed")
@@ -209,10 +209,10 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
       expect(models()).toEqual(["gpt-va", "gpt-vb"])
     })
 
-    it("passes one variant's own error through (500) when only that variant was tried", async () => {
+    it("passes one variant's own error through (502) when only that variant was tried", async () => {
       fake.fallback = (request) => failure(500, `${request.body.model} is down`)
       const response = await gateway.post("/inference", { function_name: "split", variant_name: "a", input })
-      expect(response.status).toBe(500)
+      expect(response.status).toBe(502)
       expect(response.body.error).toContain("every provider of model \"va\" failed")
       expect(response.body.error).toContain("gpt-va is down")
       expect(response.body.error).not.toContain("every variant failed")
@@ -234,7 +234,7 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
     it("gives up after num_retries + 1 attempts with the last error", async () => {
       fake.fallback = () => failure(500, "always down")
       const response = await gateway.post("/inference", { function_name: "retried", input })
-      expect(response.status).toBe(500)
+      expect(response.status).toBe(502)
       expect(response.body.error).toContain("always down")
       expect(fake.requests).toHaveLength(3)
     })
@@ -242,7 +242,7 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
     it("does not retry a variant without retries", async () => {
       fake.fallback = (request) => failure(500, `${request.body.model} is down`)
       const response = await gateway.post("/inference", { function_name: "split", variant_name: "b", input })
-      expect(response.status).toBe(500)
+      expect(response.status).toBe(502)
       expect(fake.requests).toHaveLength(1)
     })
   })
@@ -262,21 +262,21 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
       expect(fake.aborted()).toBe(abortedBefore + 1)
     })
 
-    it("answers 408 when every provider times out", async () => {
+    it("answers 504 when every provider times out", async () => {
       fake.script.push(slow(2_000), slow(2_000))
       const started = Date.now()
       const response = await gateway.post("/inference", { function_name: "timed", input })
-      expect(response.status).toBe(408)
+      expect(response.status).toBe(504)
       expect(response.body.error).toContain("provider \"slow\": timed out after 200 ms")
       expect(response.body.error).toContain("provider \"fast\": timed out after 200 ms")
       expect(Date.now() - started).toBeLessThan(1_500)
       expect(models()).toEqual(["gpt-slow", "gpt-fast"])
     })
 
-    it("answers 500 when one provider timed out and another failed otherwise", async () => {
+    it("answers 502 when one provider timed out and another failed otherwise", async () => {
       fake.script.push(slow(2_000), failure(500, "fast is down"))
       const response = await gateway.post("/inference", { function_name: "timed", input })
-      expect(response.status).toBe(500)
+      expect(response.status).toBe(502)
       expect(response.body.error).toContain("timed out after 200 ms")
       expect(response.body.error).toContain("fast is down")
     })
@@ -295,7 +295,7 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
       expect(fake.aborted()).toBe(abortedBefore + 1)
     })
 
-    it("answers 408 when no provider streams a first chunk within ttft_ms (headers sent or not)", async () => {
+    it("answers 504 when no provider streams a first chunk within ttft_ms (headers sent or not)", async () => {
       fake.script.push(
         { kind: "stream", delayMs: 2_000, chunks: textStreamChunks(["late"]) },
         // the status line and headers come at once, the first chunk never does
@@ -303,7 +303,7 @@ describe("fallbacks, retries and timeouts on the openai provider", () => {
       )
       const started = Date.now()
       const response = await gateway.post("/inference", { function_name: "timed", input, stream: true })
-      expect(response.status).toBe(408)
+      expect(response.status).toBe(504)
       expect(response.body.error).toContain("timed out after 200 ms")
       expect(Date.now() - started).toBeLessThan(1_500)
       expect(models()).toEqual(["gpt-slow", "gpt-fast"])

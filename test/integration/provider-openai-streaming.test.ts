@@ -223,7 +223,7 @@ describe("POST /inference with stream: true on the openai provider", () => {
   it("answers an upstream error before the first chunk with an ordinary HTTP error", async () => {
     fake.script.push({ kind: "json", status: 503, body: { error: { message: "overloaded, try later" } } })
     const response = await gateway.post("/inference", { function_name: "chat", input, stream: true })
-    expect(response.status).toBe(500)
+    expect(response.status).toBe(502)
     expect(response.headers.get("content-type")).toContain("application/json")
     expect(Object.keys(response.body)).toEqual(["error"])
     expect(response.body.error).toContain("HTTP 503: overloaded, try later")

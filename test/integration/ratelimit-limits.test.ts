@@ -407,7 +407,7 @@ describe.each(backends)("rate limits with buckets in %s", (backend: Backend) => 
 
       const raw = await call(gateway, "POST", "/openai/v1/chat/completions", { key, body: { ...request, stream: true } })
       expect(raw.status).toBe(429)
-      expect(raw.body).toEqual({ error: { message: expect.stringContaining("rate limit exceeded"), type: "rate_limit_error", param: null, code: null } })
+      expect(raw.body).toEqual({ error: { message: expect.stringContaining("rate limit exceeded"), type: "rate_limit_error", param: null, code: "rate_limit_exceeded" } })
       retryAfter(raw)
     })
   })

@@ -180,7 +180,7 @@ describe("routing between variants and providers", () => {
 
     it("does not try other variants when the pinned one fails", async () => {
       const response = await infer({ function_name: "fallback", variant_name: "broken" })
-      expect(response.status).toBe(500)
+      expect(response.status).toBe(502)
       expect(response.body.error).toContain("the dummy model `error` always fails")
     })
 
@@ -279,9 +279,9 @@ describe("routing between variants and providers", () => {
       expect(response.body.error).toContain("the dummy model `error` always fails")
     })
 
-    it("answers a single failing variant with its own 500", async () => {
+    it("answers a single failing variant with its own 502", async () => {
       const response = await infer({ function_name: "single_fail" })
-      expect(response.status).toBe(500)
+      expect(response.status).toBe(502)
       expect(response.body.error).toMatch(/^every provider of model "dummy::error" failed/)
       expect(response.body.error).not.toContain("every variant failed")
     })
@@ -294,9 +294,9 @@ describe("routing between variants and providers", () => {
       expect(response.body.content).toEqual([{ type: "thought", text: dummyThought }, { type: "text", text: dummyText }])
     })
 
-    it("answers 500 listing every provider when all providers of the model fail", async () => {
+    it("answers 502 listing every provider when all providers of the model fail", async () => {
       const response = await infer({ function_name: "providers_fail" })
-      expect(response.status).toBe(500)
+      expect(response.status).toBe(502)
       expect(response.body.error).toContain('model "broken_pair"')
       expect(response.body.error).toContain('provider "p1"')
       expect(response.body.error).toContain('provider "p2"')
@@ -315,7 +315,7 @@ describe("routing between variants and providers", () => {
     it("without retries, the same flaky model fails every other time", async () => {
       const statuses: Array<number> = []
       for (let i = 0; i < 4; i++) statuses.push((await infer({ function_name: "not_retried" })).status)
-      expect([[500, 200, 500, 200], [200, 500, 200, 500]]).toContainEqual(statuses)
+      expect([[502, 200, 502, 200], [200, 502, 200, 502]]).toContainEqual(statuses)
     })
   })
 })

@@ -17,9 +17,17 @@ export interface ReceivedRequest {
 
 /** How to answer one request. */
 export type Reply =
-  | { readonly kind: "json"; readonly status?: number; readonly body: unknown; readonly delayMs?: number }
+  /** `headers`: more response headers (a `retry-after`, say) */
+  | { readonly kind: "json"; readonly status?: number; readonly body: unknown; readonly delayMs?: number; readonly headers?: Readonly<Record<string, string>> }
   /** a body as it is, `text/plain` unless `contentType` says otherwise */
-  | { readonly kind: "text"; readonly status: number; readonly body: string; readonly delayMs?: number; readonly contentType?: string }
+  | {
+    readonly kind: "text"
+    readonly status: number
+    readonly body: string
+    readonly delayMs?: number
+    readonly contentType?: string
+    readonly headers?: Readonly<Record<string, string>>
+  }
   /** SSE: each chunk is sent as `data: <json>` (strings as they are), then `data: [DONE]` unless `noDone` */
   | {
     readonly kind: "stream"
@@ -151,13 +159,13 @@ export const startFakeOpenAi = async (): Promise<FakeOpenAi> => {
       switch (reply.kind) {
         case "json":
           later(reply.delayMs, () => {
-            res.writeHead(reply.status ?? 200, { "content-type": "application/json" })
+            res.writeHead(reply.status ?? 200, { "content-type": "application/json", ...reply.headers })
             res.end(JSON.stringify(reply.body), done)
           })
           break
         case "text":
           later(reply.delayMs, () => {
-            res.writeHead(reply.status, { "content-type": reply.contentType ?? "text/plain" })
+            res.writeHead(reply.status, { "content-type": reply.contentType ?? "text/plain", ...reply.headers })
             res.end(reply.body, done)
           })
           break

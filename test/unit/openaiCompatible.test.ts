@@ -182,4 +182,19 @@ describe("chatCompletionBody", () => {
     })
     expect(body.usage).toEqual({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, gateway_cost: null })
   })
+
+  it("reports the call's cost as gateway_cost, and prompt-cache reads as prompt_tokens_details.cached_tokens", () => {
+    const completed = {
+      ...answer({ function_name: "weather" }, "weather", "v2"),
+      usage: { input_tokens: 10, output_tokens: 2, cached_input_tokens: 6 },
+      cost: 0.0042
+    } as CompletedInference
+    expect(chatCompletionBody(completed, options, 0).usage).toEqual({
+      prompt_tokens: 10,
+      completion_tokens: 2,
+      total_tokens: 12,
+      prompt_tokens_details: { cached_tokens: 6 },
+      gateway_cost: 0.0042
+    })
+  })
 })

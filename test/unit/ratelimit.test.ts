@@ -48,7 +48,7 @@ describe("rate limit rules from the configuration", () => {
 
   it("refuses a rule without limits, a bad public id and unknown keys, naming the path", () => {
     expect(buildErrors(`[[rate_limiting.rules]]\npriority = 0\n`)).toEqual([
-      `${configPath}: rate_limiting.rules[0]: a rule needs at least one limit, such as model_inferences_per_minute or tokens_per_hour`
+      `${configPath}: rate_limiting.rules[0]: a rule needs at least one limit, such as model_inferences_per_minute, tokens_per_hour or cost_per_day`
     ])
     expect(buildErrors(`[[rate_limiting.rules]]\npriority = 0\ntokens_per_day = 5\nscope = [{ api_key_public_id = "short" }]\n`)).toEqual([
       `${configPath}: rate_limiting.rules[0].scope[0].api_key_public_id: expected a 12-character public id or "gateway::each", got "short"`
@@ -147,6 +147,43 @@ describe("reserve and settle", () => {
     expect(free._tag).toBe("Success")
     expect((free as any).success).toBeUndefined()
     expect(consumed).toHaveLength(1)
+  })
+})
+
+describe("cost limits", () => {
+  const costRules = rulesOf(`
+[rate_limiting]
+default_cost = 0.25
+[[rate_limiting.rules]]
+always = true
+cost_per_day = 10
+tokens_per_day = 100000
+`)
+
+  it("read cost_per_<period> and default_cost from the configuration", () => {
+    expect(costRules[0].limits).toContainEqual({ resource: "cost", period: "day", capacity: 10, refillPerSecond: 10 / 86_400 })
+    expect(describeLimit(costRules[0].limits.find((limit) => limit.resource === "cost")!)).toBe("10 cost per day")
+    expect(buildOk(`[rate_limiting]\ndefault_cost = 0.25\n`).rateLimiting.defaultCost).toBe(0.25)
+    expect(buildOk(``).rateLimiting.defaultCost).toBe(0)
+    expect(buildErrors(`[rate_limiting]\ndefault_cost = -1\n`)[0]).toMatch(/rate_limiting\.default_cost: /)
+  })
+
+  it("borrow default_cost up front, then settle with the call's cost, default_cost when it reported none, nothing when it failed", async () => {
+    const limits = (store: RateLimitBuckets) => ({ rules: costRules, store, defaultCost: 0.25 })
+    const { store, consumed, adjusted } = recordingStore(() => ({ ok: true }))
+    const reserved = async () => (await run(reserve(limits(store), { tags: {} }, request(10))) as any).success
+    const first = await reserved()
+    // the buckets: tokens then cost, in the rule's order of limits
+    expect(consumed[0].map((bucket) => bucket.amount).at(-1)).toBe(0.25)
+    await Effect.runPromise(settle(first, { input_tokens: 1, output_tokens: 1 }, 1.5))
+    expect(adjusted.at(-1)!.at(-1)!.amount).toBe(1.25)
+    const second = await reserved()
+    await Effect.runPromise(settle(second, { input_tokens: 1, output_tokens: 1 }, undefined))
+    // reported none: charged default_cost, which was borrowed already (no adjustment of the cost bucket)
+    expect(adjusted.flat().filter((bucket) => bucket.key.includes(":cost:"))).toHaveLength(1)
+    const third = await reserved()
+    await Effect.runPromise(settle(third, undefined))
+    expect(adjusted.at(-1)!.at(-1)!.amount).toBe(-0.25)
   })
 })
 
