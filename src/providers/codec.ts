@@ -179,6 +179,11 @@ export interface WireCodec<Settings, Target, Event> {
   readonly streamParser: () => StreamEventParser<Event>
   /** the explanation an error body carries (the runner prefixes the status and bounds the length), or undefined to show the body */
   readonly errorMessage: (body: string) => string | undefined
+  /**
+   * the status the failure stands for, when the provider wraps another's (SageMaker answers a
+   * container's 400 as a 424 whose body holds `OriginalStatusCode`); default: the reply's own
+   */
+  readonly errorStatus?: ((status: number, body: string) => number) | undefined
   readonly embeddings?: EmbeddingsHooks<Target> | undefined
   readonly batch?: BatchHooks<Target> | undefined
 }

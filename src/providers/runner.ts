@@ -250,7 +250,7 @@ export const wireRequest = <Settings, Target, Event>(
     qualifiedName: call.qualifiedName,
     providerTools: providerToolsFor(call)
   })
-  if (body instanceof WireProblem) return failure(body.message, call.apiKey)
+  if (body instanceof WireProblem) return new ProviderFailure({ message: redactSecrets(body.message, call.apiKey), timedOut: false, unsupported: true })
   return editedRequest(codec.url(target, stream), codec.headers(target, call.apiKey), body, call)
 }
 
@@ -290,12 +290,12 @@ export const replyFailure = <Settings, Target, Event>(
   apiKey: string | undefined,
   nowMs: number
 ): ProviderFailure => {
-  const { status } = reply
+  const status = codec.errorStatus?.(reply.status, reply.text) ?? reply.status
   const clean = redactSecrets(reply.text, apiKey)
   const explained = codec.errorMessage(clean) ?? clean
   const detail = explained.length > maxErrorDetail ? `${explained.slice(0, maxErrorDetail)}...` : explained
   return new ProviderFailure({
-    message: redactSecrets(`HTTP ${status}: ${detail}`, apiKey),
+    message: redactSecrets(`HTTP ${reply.status}: ${detail}`, apiKey),
     timedOut: false,
     status,
     retryAfterS: parseRetryAfter(reply.retryAfter, nowMs)

@@ -22,7 +22,9 @@ export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("Prov
   /** the upstream's HTTP status, when it answered outside 2xx */
   status: Schema.optional(Schema.Int),
   /** the upstream's Retry-After, in seconds from when it answered */
-  retryAfterS: Schema.optional(Schema.Finite)
+  retryAfterS: Schema.optional(Schema.Finite),
+  /** the provider cannot express the request (a feature it lacks): not sent, and the request's fault if no provider can */
+  unsupported: Schema.optional(Schema.Boolean)
 }) {}
 
 /** upstream statuses that blame the request itself (a context too long, a bad parameter, a payload too large) */
@@ -38,11 +40,10 @@ export const failureKind = (failure: ProviderFailure): UpstreamFailureKind =>
     ? "timeout"
     : failure.status === 429
     ? "rate_limited"
-    : failure.status !== undefined && requestFaultStatuses.has(failure.status)
+    : failure.unsupported === true || (failure.status !== undefined && requestFaultStatuses.has(failure.status))
     ? "request"
     : "upstream"
 
-/** Everything a provider needs for one call, already resolved by the inference path. */
 /** Everything a provider needs for one call, already resolved by the inference path (an embedding call's request is an `EmbeddingRequest`). */
 export interface ProviderCall<Request = ModelRequest> {
   readonly request: Request

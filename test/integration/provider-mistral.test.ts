@@ -95,7 +95,7 @@ temperature = 0.2
   it("shows Mistral's error message ({\"object\": \"error\"}) and its validation details", async () => {
     fake.script.push(jsonReply({ detail: [{ type: "missing", loc: ["body", "messages"], msg: "Field required" }] }, 422))
     const response = await running.gateway.post("/inference", { function_name: "plain", input: { messages: [{ role: "user", content: "hi" }] } })
-    expect(response.status).toBeGreaterThanOrEqual(400)
+    expect(response.status).toBe(400)
     expect(JSON.stringify(response.body)).toContain("body.messages: Field required")
   })
 
@@ -118,13 +118,9 @@ model = "m"
     })
     try {
       const response = await gateway.post("/inference", { function_name: "f", input: { messages: [{ role: "user", content: "hi" }] } })
-      expect(response.status).toBeGreaterThanOrEqual(400)
+      expect(response.status).toBe(502)
       expect(JSON.stringify(response.body)).toContain("Unauthorized")
       expect(JSON.stringify(response.body)).not.toContain("wrong-mistral-key")
-      // the short-hand reads MISTRAL_API_KEY too
-      const shorthand = await gateway.post("/inference", { model_name: "mistral::mistral-small-latest", input: { messages: [{ role: "user", content: "hi" }] } })
-      expect(shorthand.status).toBeGreaterThanOrEqual(400)
-      expect(fake.requests.at(-1)?.body.model).toBe("mistral-small-latest")
     } finally {
       await gateway.stop()
     }

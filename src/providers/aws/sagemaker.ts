@@ -53,6 +53,17 @@ const sageMakerErrorMessage = (body: string): string | undefined => {
   return errorMessageOf(body)
 }
 
+/** A container's error comes as a 424 ModelError: the status it stands for is the container's (`OriginalStatusCode`). */
+const sageMakerErrorStatus = (status: number, body: string): number => {
+  if (status !== 424) return status
+  try {
+    const original = JSON.parse(body)?.OriginalStatusCode
+    return Number.isInteger(original) && original >= 400 && original < 600 ? original : status
+  } catch {
+    return status
+  }
+}
+
 export const sageMakerCodec: WireCodec<typeof SageMakerSettings.Type, SageMakerTarget, SageMakerEvent> = {
   type,
   settings: SageMakerSettings,
@@ -90,7 +101,8 @@ export const sageMakerCodec: WireCodec<typeof SageMakerSettings.Type, SageMakerT
     return (event) =>
       event instanceof StreamException ? new WireProblem(`the ${type} provider streamed an error: ${event.message}`) : parse(event)
   },
-  errorMessage: sageMakerErrorMessage
+  errorMessage: sageMakerErrorMessage,
+  errorStatus: sageMakerErrorStatus
 }
 
 export const sageMakerProvider = wireProvider(sageMakerCodec)
