@@ -29,15 +29,7 @@ interface EventStreamFixture {
   readonly exception?: { readonly eventType: string; readonly payload: unknown }
 }
 
-const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const all = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    all.set(part, at)
-    at += part.length
-  }
-  return all
-}
+const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => new Uint8Array(Buffer.concat(parts))
 
 /** a stream fixture as AWS sends it; each chunk's raw text is an event's payload (Bedrock) or an SSE event's data (SageMaker) */
 const replayed = (fixture: EventStreamFixture): ReplayedStream => {
