@@ -4,14 +4,11 @@
  * `api-version`), the `api-key` header, the older AZURE_OPENAI_API_KEY read with a warning, and
  * a start-up that names AZURE_API_KEY when neither is set.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { azureRunningFake } from "../conformance/azure.ts"
-import { scenarios } from "../support/conformance.ts"
 import { azureFakeDeployment, azureFakeKey, startFakeAzure } from "../support/fakeAzure.ts"
 import { runGateway, startGateway, writeFiles } from "../support/gateway.ts"
-import { expectScenario, type ScenarioGateway, startScenarioGateway } from "../support/scenarioGateway.ts"
-
-type Fake = Awaited<ReturnType<typeof startFakeAzure>>
+import { scenarioTests } from "../support/scenarioGateway.ts"
 
 const plainConfig = (endpoint: string, table = "") => `
 [models.m]
@@ -31,12 +28,9 @@ model = "m"
 const hi = { function_name: "f", input: { messages: [{ role: "user", content: "hi" }] } }
 
 describe("azure through the gateway", () => {
-  let running: ScenarioGateway
-  let fake: Fake
-
-  beforeAll(async () => {
-    running = await startScenarioGateway({ type: "azure", start: async () => azureRunningFake(fake = await startFakeAzure()) }, {
-      extraConfig: () => `
+  // the gateway and the fake, started around the tests; a test per conformance scenario first
+  const running = scenarioTests("azure", startFakeAzure, azureRunningFake, {
+    extraConfig: () => `
 [functions.tuned]
 type = "chat"
 [functions.tuned.variants.v]
@@ -45,30 +39,19 @@ model = "conformance"
 max_tokens = 40
 seed = 3
 `
-    })
   })
-  afterAll(async () => {
-    await running?.close()
-  })
-  beforeEach(() => fake.reset())
-
-  for (const scenario of scenarios) {
-    it(`conformance: ${scenario}`, async () => {
-      await expectScenario(running.gateway, scenario)
-    })
-  }
 
   it("posts to the deployment with the default api-version and the api-key header, not a Bearer key", async () => {
     const response = await running.gateway.post("/inference", { function_name: "tuned", input: { messages: [{ role: "user", content: "hi" }] } })
     expect(response.status, JSON.stringify(response.body)).toBe(200)
-    const upstream = fake.requests[0]
+    const upstream = running.fake.requests[0]
     expect(upstream.path).toBe(`/openai/deployments/${azureFakeDeployment}/chat/completions?api-version=2024-10-21`)
     expect(upstream.headers["api-key"]).toBe(azureFakeKey)
     expect(upstream.headers.authorization).toBeUndefined()
     expect(upstream.body).toMatchObject({ max_completion_tokens: 40, seed: 3 })
     const streamed = await running.gateway.stream("/inference", { ...hi, function_name: "plain", stream: true })
     expect(streamed.status).toBe(200)
-    expect(fake.requests[1].body.stream_options).toEqual({ include_usage: true })
+    expect(running.fake.requests[1].body.stream_options).toEqual({ include_usage: true })
   })
 
   it("sends the configured api_version", async () => {
@@ -89,7 +72,7 @@ seed = 3
 
   it("reads the older AZURE_OPENAI_API_KEY when AZURE_API_KEY is unset, and warns at start-up", async () => {
     const gateway = await startGateway({
-      config: plainConfig(fake.endpoint),
+      config: plainConfig(running.fake.endpoint),
       env: { AZURE_API_KEY: undefined, AZURE_OPENAI_API_KEY: azureFakeKey }
     })
     try {
@@ -97,7 +80,7 @@ seed = 3
       expect(gateway.log()).toContain("set AZURE_API_KEY instead")
       const response = await gateway.post("/inference", hi)
       expect(response.status, JSON.stringify(response.body)).toBe(200)
-      expect(fake.requests[0].headers["api-key"]).toBe(azureFakeKey)
+      expect(running.fake.requests[0].headers["api-key"]).toBe(azureFakeKey)
     } finally {
       await gateway.stop()
     }
@@ -105,21 +88,21 @@ seed = 3
 
   it("prefers AZURE_API_KEY, without a warning", async () => {
     const gateway = await startGateway({
-      config: plainConfig(fake.endpoint),
+      config: plainConfig(running.fake.endpoint),
       env: { AZURE_API_KEY: azureFakeKey, AZURE_OPENAI_API_KEY: "older-key" }
     })
     try {
       expect(gateway.log()).not.toContain("AZURE_OPENAI_API_KEY")
       const response = await gateway.post("/inference", hi)
       expect(response.status, JSON.stringify(response.body)).toBe(200)
-      expect(fake.requests[0].headers["api-key"]).toBe(azureFakeKey)
+      expect(running.fake.requests[0].headers["api-key"]).toBe(azureFakeKey)
     } finally {
       await gateway.stop()
     }
   })
 
   it("refuses to start naming AZURE_API_KEY when no key is set", async () => {
-    const dir = writeFiles({ "config.toml": plainConfig(fake.endpoint) })
+    const dir = writeFiles({ "config.toml": plainConfig(running.fake.endpoint) })
     const result = await runGateway(["--config-file", `${dir}/config.toml`], {
       env: { AZURE_API_KEY: undefined, AZURE_OPENAI_API_KEY: undefined, GATEWAY_BIND_ADDRESS: "127.0.0.1:0" }
     })
@@ -128,7 +111,7 @@ seed = 3
   })
 
   it("shows Azure's message for a refused key, never the key", async () => {
-    const gateway = await startGateway({ config: plainConfig(fake.endpoint, `api_key_location = "env::K"`), env: { K: "wrong-azure-key" } })
+    const gateway = await startGateway({ config: plainConfig(running.fake.endpoint, `api_key_location = "env::K"`), env: { K: "wrong-azure-key" } })
     try {
       const response = await gateway.post("/inference", hi)
       expect(response.status).toBe(502)

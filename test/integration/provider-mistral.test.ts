@@ -3,26 +3,17 @@
  * conformance scenario, then what is Mistral's own (tool_choice "any", random_seed, tool call
  * ids of nine characters, thinking chunks, its error bodies, the short-hand).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { scenarios } from "../support/conformance.ts"
+import { describe, expect, it } from "vitest"
 import { jsonReply } from "../support/fakeWireServer.ts"
 import { mistralFakeKey, startFakeMistral } from "../support/fakeMistral.ts"
 import { startGateway } from "../support/gateway.ts"
-import { expectScenario, type ScenarioGateway, startScenarioGateway } from "../support/scenarioGateway.ts"
+import { scenarioTests } from "../support/scenarioGateway.ts"
 import { mistralRunningFake } from "../conformance/mistral.ts"
 
 describe("mistral through the gateway", () => {
-  let running: ScenarioGateway
-  type Fake = Awaited<ReturnType<typeof startFakeMistral>>
-  let fake: Fake
-
-  beforeAll(async () => {
-    // the subject's fake, kept at hand to read what it received
-    running = await startScenarioGateway({
-      type: "mistral",
-      start: async () => mistralRunningFake(fake = await startFakeMistral())
-    }, {
-      extraConfig: () => `
+  // the gateway and the fake, started around the tests; a test per conformance scenario first
+  const running = scenarioTests("mistral", startFakeMistral, mistralRunningFake, {
+    extraConfig: () => `
 [functions.tuned]
 type = "chat"
 tools = ["get_weather"]
@@ -35,31 +26,20 @@ seed = 7
 max_tokens = 50
 temperature = 0.2
 `
-    })
   })
-  afterAll(async () => {
-    await running?.close()
-  })
-  beforeEach(() => fake.reset())
-
-  for (const scenario of scenarios) {
-    it(`conformance: ${scenario}`, async () => {
-      await expectScenario(running.gateway, scenario)
-    })
-  }
 
   it("sends the Bearer key to /v1/chat/completions, the seed as random_seed, required as \"any\", no stream_options", async () => {
     const response = await running.gateway.post("/inference", { function_name: "tuned", input: { messages: [{ role: "user", content: "hi" }] } })
     expect(response.status, JSON.stringify(response.body)).toBe(200)
-    const upstream = fake.requests[0]
+    const upstream = running.fake.requests[0]
     expect(upstream.path).toBe("/v1/chat/completions")
     expect(upstream.headers.authorization).toBe(`Bearer ${mistralFakeKey}`)
     expect(upstream.body).toMatchObject({ model: "magistral-medium-latest", random_seed: 7, max_tokens: 50, temperature: 0.2, tool_choice: "any", parallel_tool_calls: false })
     expect(upstream.body.seed).toBeUndefined()
     const streamed = await running.gateway.stream("/inference", { function_name: "plain", input: { messages: [{ role: "user", content: "hi" }] }, stream: true })
     expect(streamed.status).toBe(200)
-    expect(fake.requests[1].body.stream).toBe(true)
-    expect(fake.requests[1].body.stream_options).toBeUndefined()
+    expect(running.fake.requests[1].body.stream).toBe(true)
+    expect(running.fake.requests[1].body.stream_options).toBeUndefined()
   })
 
   it("sends another provider's tool call ids as nine letters and digits, the call and its result alike", async () => {
@@ -74,7 +54,7 @@ temperature = 0.2
       }
     })
     expect(response.status, JSON.stringify(response.body)).toBe(200)
-    const messages = fake.requests[0].body.messages
+    const messages = running.fake.requests[0].body.messages
     const id = messages[1].tool_calls[0].id
     expect(id).toMatch(/^[a-zA-Z0-9]{9}$/)
     expect(messages[2]).toEqual({ role: "tool", tool_call_id: id, name: "get_weather", content: "sunny" })
@@ -93,7 +73,7 @@ temperature = 0.2
   })
 
   it("shows Mistral's error message ({\"object\": \"error\"}) and its validation details", async () => {
-    fake.script.push(jsonReply({ detail: [{ type: "missing", loc: ["body", "messages"], msg: "Field required" }] }, 422))
+    running.fake.script.push(jsonReply({ detail: [{ type: "missing", loc: ["body", "messages"], msg: "Field required" }] }, 422))
     const response = await running.gateway.post("/inference", { function_name: "plain", input: { messages: [{ role: "user", content: "hi" }] } })
     expect(response.status).toBe(400)
     expect(JSON.stringify(response.body)).toContain("body.messages: Field required")
@@ -107,7 +87,7 @@ routing = ["p"]
 [models.m.providers.p]
 type = "mistral"
 model_name = "mistral-small-latest"
-api_base = "${fake.apiBase}"
+api_base = "${running.fake.apiBase}"
 [functions.f]
 type = "chat"
 [functions.f.variants.v]

@@ -5,9 +5,8 @@
  * tools through `provider_tools` and their items as unknown blocks sent back, the reasoning
  * round trip streamed, incomplete answers and failures.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { responsesRunningFake } from "../conformance/openaiResponses.ts"
-import { scenarios } from "../support/conformance.ts"
 import {
   answer,
   functionCallItem,
@@ -19,9 +18,8 @@ import {
   startFakeOpenAiResponses
 } from "../support/fakeOpenAiResponses.ts"
 import { sseReply } from "../support/fakeWireServer.ts"
-import { expectScenario, type ScenarioGateway, startScenarioGateway } from "../support/scenarioGateway.ts"
+import { scenarioTests } from "../support/scenarioGateway.ts"
 
-type Fake = Awaited<ReturnType<typeof startFakeOpenAiResponses>>
 
 const extraConfig = `
 [tools.lookup]
@@ -53,25 +51,8 @@ json_mode = "on"
 const user = (content: unknown) => ({ messages: [{ role: "user", content }] })
 
 describe("openai with api_type = \"responses\" through the gateway", () => {
-  let running: ScenarioGateway
-  let fake: Fake
-
-  beforeAll(async () => {
-    running = await startScenarioGateway({
-      type: "openai",
-      start: async () => responsesRunningFake(fake = await startFakeOpenAiResponses())
-    }, { extraConfig: () => extraConfig })
-  })
-  afterAll(async () => {
-    await running?.close()
-  })
-  beforeEach(() => fake.reset())
-
-  for (const scenario of scenarios) {
-    it(`conformance: ${scenario}`, async () => {
-      await expectScenario(running.gateway, scenario)
-    })
-  }
+  // the gateway and the fake, started around the tests; a test per conformance scenario first
+  const running = scenarioTests("openai", startFakeOpenAiResponses, responsesRunningFake, { extraConfig: () => extraConfig })
 
   it("posts to /v1/responses: Bearer key, instructions, input items, flat tools, parameters, reasoning, store false", async () => {
     const response = await running.gateway.post("/inference", {
@@ -89,7 +70,7 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
       parallel_tool_calls: false
     })
     expect(response.status, JSON.stringify(response.body)).toBe(200)
-    const upstream = fake.requests[0]
+    const upstream = running.fake.requests[0]
     expect(upstream.path).toBe("/v1/responses")
     expect(upstream.headers.authorization).toBe(`Bearer ${responsesFakeKey}`)
     expect(upstream.body).toEqual({
@@ -130,26 +111,26 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
   })
 
   it("asks for a JSON object with json_mode on (text.format json_object), and a specific tool by name", async () => {
-    fake.handler = (request) => answer(request, responseObject([messageItem("{\"answer\":\"x\"}")]))
+    running.fake.handler = (request) => answer(request, responseObject([messageItem("{\"answer\":\"x\"}")]))
     const json = await running.gateway.post("/inference", { function_name: "on", input: user("json please") })
     expect(json.status, JSON.stringify(json.body)).toBe(200)
     expect(json.body.output.parsed).toEqual({ answer: "x" })
-    expect(fake.requests[0].body.text).toEqual({ format: { type: "json_object" } })
+    expect(running.fake.requests[0].body.text).toEqual({ format: { type: "json_object" } })
     const specific = await running.gateway.post("/inference", { function_name: "weather", input: user("hi"), tool_choice: { specific: "get_weather" } })
     expect(specific.status, JSON.stringify(specific.body)).toBe(200)
-    expect(fake.requests[1].body.tool_choice).toEqual({ type: "function", name: "get_weather" })
+    expect(running.fake.requests[1].body.tool_choice).toEqual({ type: "function", name: "get_weather" })
   })
 
   it("offers built-in tools from provider_tools; their items come back as unknown blocks of this provider, and go back as they were", async () => {
     const searchCall = { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "weather" } }
-    fake.handler = (request) => answer(request, responseObject([searchCall, messageItem("It is sunny.")]))
+    running.fake.handler = (request) => answer(request, responseObject([searchCall, messageItem("It is sunny.")]))
     const first = await running.gateway.post("/inference", {
       function_name: "plain",
       input: user("search the weather"),
       provider_tools: [{ tool: { type: "web_search" } }]
     })
     expect(first.status, JSON.stringify(first.body)).toBe(200)
-    expect(fake.requests[0].body.tools).toEqual([{ type: "web_search" }])
+    expect(running.fake.requests[0].body.tools).toEqual([{ type: "web_search" }])
     expect(first.body.content).toEqual([
       { type: "unknown", data: searchCall, model_provider_name: "gateway::model_name::conformance::provider_name::p" },
       { type: "text", text: "It is sunny." }
@@ -159,7 +140,7 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
       input: { messages: [{ role: "user", content: "search the weather" }, { role: "assistant", content: first.body.content }, { role: "user", content: "and tomorrow?" }] }
     })
     expect(second.status, JSON.stringify(second.body)).toBe(200)
-    expect(fake.requests[1].body.input).toEqual([
+    expect(running.fake.requests[1].body.input).toEqual([
       { role: "user", content: [{ type: "input_text", text: "search the weather" }] },
       searchCall,
       { role: "assistant", content: "It is sunny." },
@@ -168,7 +149,7 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
   })
 
   it("streams reasoning summaries as thoughts with the item's signature, which goes back in the next turn", async () => {
-    fake.handler = (request) =>
+    running.fake.handler = (request) =>
       answer(request, responseObject([reasoningItem("rs_7", "Considering.", "enc-7"), functionCallItem("call_5", "get_weather", "{\"city\":\"Oslo\"}")]))
     const streamed = await running.gateway.stream("/inference", { function_name: "weather", input: user("weather in Oslo"), stream: true })
     expect(streamed.status, streamed.raw).toBe(200)
@@ -181,7 +162,7 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
     expect(calls[0]).toMatchObject({ id: "call_5", raw_name: "get_weather" })
     expect(calls.map((delta: any) => delta.raw_arguments).join("")).toBe("{\"city\":\"Oslo\"}")
     expect(streamed.events.at(-2)?.finish_reason).toBe("tool_call")
-    fake.handler = (request) => answer(request, responseObject([messageItem("Cold.")]))
+    running.fake.handler = (request) => answer(request, responseObject([messageItem("Cold.")]))
     const next = await running.gateway.post("/inference", {
       function_name: "weather",
       input: {
@@ -199,7 +180,7 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
       }
     })
     expect(next.status, JSON.stringify(next.body)).toBe(200)
-    expect(fake.requests[1].body.input[1]).toEqual({
+    expect(running.fake.requests[1].body.input[1]).toEqual({
       type: "reasoning",
       id: "rs_7",
       summary: [{ type: "summary_text", text: "Considering." }],
@@ -208,7 +189,7 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
   })
 
   it("reads an incomplete answer as finish reason length, and cached input tokens", async () => {
-    fake.handler = (request) => answer(request, responseObject([messageItem("Once upon")], { input: 20, output: 64, cached: 8 }, "incomplete", "max_output_tokens"))
+    running.fake.handler = (request) => answer(request, responseObject([messageItem("Once upon")], { input: 20, output: 64, cached: 8 }, "incomplete", "max_output_tokens"))
     const response = await running.gateway.post("/inference", { function_name: "plain", input: user("a story") })
     expect(response.status, JSON.stringify(response.body)).toBe(200)
     expect(response.body.finish_reason).toBe("length")
@@ -216,11 +197,11 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
   })
 
   it("fails with the API's message: an error status, and a response.failed event mid-stream", async () => {
-    fake.script.push(responsesError(400, "Invalid value for 'input[0].content'.", "invalid_value"))
+    running.fake.script.push(responsesError(400, "Invalid value for 'input[0].content'.", "invalid_value"))
     const refused = await running.gateway.post("/inference", { function_name: "plain", input: user("hi") })
     expect(refused.status).toBe(400)
     expect(JSON.stringify(refused.body)).toContain("Invalid value for 'input[0].content'.")
-    fake.script.push(sseReply(
+    running.fake.script.push(sseReply(
       `event: response.created\ndata: ${JSON.stringify({ type: "response.created", sequence_number: 0, response: { id: "r", status: "in_progress", output: [] } })}\n\n` +
         `event: response.output_text.delta\ndata: ${JSON.stringify({ type: "response.output_text.delta", sequence_number: 1, output_index: 0, content_index: 0, item_id: "m", delta: "Hel" })}\n\n` +
         `event: response.failed\ndata: ${JSON.stringify({ type: "response.failed", sequence_number: 2, response: { id: "r", status: "failed", error: { code: "server_error", message: "The model crashed." } } })}\n\n`

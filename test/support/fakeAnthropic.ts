@@ -12,11 +12,12 @@
  * It records every request and answers from a script, else the conformance scenario named in
  * the request (test/support/conformance.ts), else a short text.
  */
-import { generateKeyPairSync, type KeyObject } from "node:crypto"
+import type { KeyObject } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { jwtVerify } from "jose"
 import { conformanceImage, scenarioOf } from "./conformance.ts"
+import { serviceAccountJson, serviceAccountKeys } from "./serviceAccount.ts"
 
 export interface AnthropicRequest {
   readonly path: string
@@ -182,7 +183,7 @@ const vertexPath = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/(publishers\/anthr
 
 export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Promise<FakeAnthropic> => {
   const apiKey = options.apiKey ?? "sk-ant-fake-key"
-  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
+  const { privateKey, publicKey } = serviceAccountKeys()
   const requests: Array<AnthropicRequest> = []
   const tokenRequests: Array<{ claims: Json }> = []
   const script: Array<AnthropicReply> = []
@@ -287,14 +288,7 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
   const clientEmail = "gateway-test@fake-project.iam.gserviceaccount.com"
   const serviceAccount: ServiceAccountKey = {
     clientEmail,
-    json: JSON.stringify({
-      type: "service_account",
-      project_id: "fake-project",
-      private_key_id: "fake-key-1",
-      private_key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
-      client_email: clientEmail,
-      token_uri: `${url}/token`
-    })
+    json: serviceAccountJson(privateKey, { projectId: "fake-project", keyId: "fake-key-1", clientEmail, tokenUri: `${url}/token` })
   }
   return Object.assign(fake, {
     url,

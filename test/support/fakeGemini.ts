@@ -14,11 +14,11 @@
  * what each needs arrived in Gemini's format; anything else answers a short text, unless the
  * test scripted the answer.
  */
-import * as crypto from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { jwtVerify } from "jose"
 import { conformanceImage, scenarioOf } from "./conformance.ts"
+import { serviceAccountJson, serviceAccountKeys } from "./serviceAccount.ts"
 
 export interface GeminiRequest {
   readonly path: string
@@ -183,7 +183,7 @@ const vertexPath =
 
 export const startFakeGemini = async (): Promise<FakeGemini> => {
   const apiKey = "AIza-fake-gemini-key"
-  const { privateKey, publicKey } = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 })
+  const { privateKey, publicKey } = serviceAccountKeys()
   const clientEmail = "gateway-test@fake-project.iam.gserviceaccount.com"
   const requests: Array<GeminiRequest> = []
   const script: Array<GeminiReply> = []
@@ -273,14 +273,12 @@ export const startFakeGemini = async (): Promise<FakeGemini> => {
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const serviceAccount = JSON.stringify({
-    type: "service_account",
-    project_id: "fake-project",
-    private_key_id: "fake-key-1",
-    private_key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
-    client_email: clientEmail,
-    client_id: "1",
-    token_uri: `${url}/token`
+  const serviceAccount = serviceAccountJson(privateKey, {
+    projectId: "fake-project",
+    keyId: "fake-key-1",
+    clientEmail,
+    clientId: "1",
+    tokenUri: `${url}/token`
   })
   return {
     url,

@@ -6,6 +6,7 @@
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { receivedBody } from "./fakeWireServer.ts"
 import { responseFixture, streamFixture } from "./providerFixtures.ts"
 
 export interface ReceivedRequest {
@@ -138,13 +139,7 @@ export const startFakeOpenAi = async (): Promise<FakeOpenAi> => {
     const parts: Array<Buffer> = []
     req.on("data", (part) => parts.push(part))
     req.on("end", () => {
-      const text = Buffer.concat(parts).toString("utf8")
-      let body: unknown = text
-      try {
-        body = text === "" ? undefined : JSON.parse(text)
-      } catch {
-        // keep the text
-      }
+      const body = receivedBody(Buffer.concat(parts).toString("utf8"))
       const received: ReceivedRequest = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body }
       requests.push(received)
       const reply = script.shift() ?? fake.fallback(received)

@@ -40,6 +40,16 @@ export interface WireServer {
   close(): Promise<void>
 }
 
+/** a request body as a fake keeps it: its JSON, its text where it is not JSON, nothing when empty */
+export const receivedBody = (text: string): unknown => {
+  if (text === "") return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
 export const startWireServer = async (handler: (request: WireRequest) => WireReply): Promise<WireServer> => {
   const requests: Array<WireRequest> = []
   const script: Array<WireReply> = []
@@ -48,13 +58,7 @@ export const startWireServer = async (handler: (request: WireRequest) => WireRep
     const parts: Array<Buffer> = []
     req.on("data", (part) => parts.push(part))
     req.on("end", () => {
-      const text = Buffer.concat(parts).toString("utf8")
-      let body: unknown = text
-      try {
-        body = text === "" ? undefined : JSON.parse(text)
-      } catch {
-        // keep the text
-      }
+      const body = receivedBody(Buffer.concat(parts).toString("utf8"))
       const received: WireRequest = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body }
       requests.push(received)
       const reply = script.shift() ?? fake.handler(received)

@@ -21,7 +21,10 @@ export interface RequestFixture {
   readonly call: {
     readonly model: string
     readonly stream: boolean
-    readonly apiKey: string
+    /** absent where the provider signs its requests instead (AWS) */
+    readonly apiKey?: string
+    /** the provider table's settings for this call, where they differ per fixture (AWS) */
+    readonly settings?: unknown
     readonly modelName: string
     readonly providerName: string
     readonly extraBody: ReadonlyArray<ExtraBodyEdit>

@@ -5,8 +5,8 @@
  * scenario, and the canonical answer checked. The cross-provider runner is
  * provider-conformance.test.ts; this is the same table, for one subject, next to its own tests.
  */
-import { expect } from "vitest"
-import { conformanceImage, type ConformanceSubject, marker, type RunningFake, type Scenario } from "./conformance.ts"
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest"
+import { conformanceImage, type ConformanceSubject, marker, type RunningFake, type Scenario, scenarios } from "./conformance.ts"
 import { type RunningGateway, startGateway } from "./gateway.ts"
 
 const tomlValue = (value: string | number | boolean) => (typeof value === "string" ? JSON.stringify(value) : String(value))
@@ -79,6 +79,46 @@ export const startScenarioGateway = async (
   } catch (error) {
     await fake.close()
     throw error
+  }
+}
+
+/**
+ * Inside a `describe`: a gateway in front of a fake of one provider type, started before its
+ * tests (the fake by `startFake`, seen as a conformance subject by `asSubject`) and closed after,
+ * the fake reset before each test, and a test per conformance scenario. The tests that follow
+ * read `gateway` (to call) and `fake` (what it received).
+ */
+export const scenarioTests = <Fake extends { reset(): void }>(
+  type: string,
+  startFake: () => Promise<Fake>,
+  asSubject: (fake: Fake) => RunningFake,
+  options: Parameters<typeof startScenarioGateway>[1] = {}
+): { readonly gateway: RunningGateway; readonly fake: Fake } => {
+  let running: ScenarioGateway | undefined
+  let fake: Fake | undefined
+  beforeAll(async () => {
+    running = await startScenarioGateway({ type, start: async () => asSubject(fake = await startFake()) }, options)
+  })
+  afterAll(async () => {
+    await running?.close()
+  })
+  beforeEach(() => fake?.reset())
+  for (const scenario of scenarios) {
+    it(`conformance: ${scenario}`, async () => {
+      await expectScenario(started().gateway, scenario)
+    })
+  }
+  const started = () => {
+    if (running === undefined || fake === undefined) throw new Error(`the ${type} gateway did not start`)
+    return { gateway: running.gateway, fake }
+  }
+  return {
+    get gateway() {
+      return started().gateway
+    },
+    get fake() {
+      return started().fake
+    }
   }
 }
 

@@ -2,4 +2,4 @@
 import { azureCodec } from "../../src/providers/azure/index.ts"
 import { fixtureSuite } from "../support/codecFixtureSuite.ts"
 
-fixtureSuite("azure", azureCodec, { endpoint: "https://my-resource.openai.azure.com", deployment_id: "gpt-4o-prod" })
+fixtureSuite("azure", azureCodec, { settings: { endpoint: "https://my-resource.openai.azure.com", deployment_id: "gpt-4o-prod" } })

@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { TestClock } from "effect/testing"
@@ -7,17 +6,11 @@ import { describe, expect, it } from "vitest"
 import { jwtBearerGrant, makeServiceAccountAuthorizer } from "../../src/providers/gcp/serviceAccount.ts"
 import { ProviderFailure } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { serviceAccountJson, serviceAccountKeys } from "../support/serviceAccount.ts"
 
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
+const { privateKey, publicKey } = serviceAccountKeys()
 const tokenUri = "https://token.test/token"
-const account = JSON.stringify({
-  type: "service_account",
-  project_id: "p",
-  private_key_id: "kid-1",
-  private_key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
-  client_email: "sa@p.iam.gserviceaccount.com",
-  token_uri: tokenUri
-})
+const account = serviceAccountJson(privateKey, { projectId: "p", keyId: "kid-1", clientEmail: "sa@p.iam.gserviceaccount.com", tokenUri })
 const publicPem = publicKey.export({ type: "spki", format: "pem" }).toString()
 
 /** A transport whose token endpoint issues `token-<n>` valid for `expiresIn` seconds, recording the assertions. */

@@ -1,123 +1,16 @@
 /**
  * The Gemini codec (`google_ai_studio_gemini`) replayed on its recorded fixtures
- * (`src/providers/gemini/fixtures/`), through the runner with an in-memory transport: the HTTP
- * request each `ModelRequest` makes, what each recorded answer reads as, and the chunks of
- * each recorded stream, whole and cut in small pieces.
+ * (`src/providers/gemini/fixtures/`); its streams are asked at `:streamGenerateContent?alt=sse`
+ * and framed with CRLF.
  */
-import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
-import * as Stream from "effect/Stream"
-import { describe, expect, it } from "vitest"
-import type { ProviderChunk } from "../../src/inference/types.ts"
-import { aiStudioCodec, aiStudioGeminiProvider } from "../../src/providers/gemini/index.ts"
-import { wireRequest } from "../../src/providers/runner.ts"
-import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
-import { type HttpCall, HttpTransport } from "../../src/services.ts"
-import { requestFixtures, responseFixtures, streamFixtures } from "../support/providerFixtures.ts"
+import { aiStudioCodec } from "../../src/providers/gemini/index.ts"
+import { fixtureSuite } from "../support/codecFixtureSuite.ts"
 
-const apiKey = "AIza-test-key-123"
-const client = aiStudioGeminiProvider.make({
-  name: "google",
-  modelName: "gemini-2.5-flash",
+fixtureSuite("gemini", aiStudioCodec, {
   settings: {},
-  credential: { kind: "none" },
-  extraBody: [],
-  extraHeaders: []
-} as unknown as Parameters<typeof aiStudioGeminiProvider.make>[0])
-
-const plainCall: ProviderCall = {
-  request: { messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }], params: {}, functionType: "chat", jsonMode: "off", providerTools: [] },
-  apiKey,
-  extraBody: [],
-  extraHeaders: [],
+  model: "gemini-2.5-flash",
   modelName: "gemini",
   providerName: "google",
-  qualifiedName: qualifiedProviderName("gemini", "google")
-}
-
-const answering = (reply: { status: number; text: string } | { pieces: ReadonlyArray<Uint8Array> }) => {
-  const sent: Array<HttpCall> = []
-  const transport = HttpTransport.of({
-    post: (call) => {
-      sent.push(call)
-      return "pieces" in reply ? Effect.die("not a whole answer") : Effect.succeed(reply)
-    },
-    postStream: (call) => {
-      sent.push(call)
-      return "pieces" in reply
-        ? Effect.succeed({ ok: true as const, status: 200, body: Stream.fromIterable(reply.pieces) })
-        : Effect.die("not a stream")
-    }
-  })
-  return { sent, transport }
-}
-
-const cut = (text: string, size: number): ReadonlyArray<Uint8Array> => {
-  const bytes = new TextEncoder().encode(text)
-  const pieces: Array<Uint8Array> = []
-  for (let at = 0; at < bytes.length; at += size) pieces.push(bytes.subarray(at, at + size))
-  return pieces
-}
-
-describe("gemini fixtures: requests", () => {
-  for (const [name, fixture] of requestFixtures("gemini")) {
-    it(`${name}: ${fixture.description}`, () => {
-      const { call } = fixture
-      const built = wireRequest(aiStudioCodec, aiStudioCodec.target({}, call.model), {
-        request: fixture.request,
-        apiKey: call.apiKey,
-        extraBody: call.extraBody,
-        extraHeaders: call.extraHeaders,
-        modelName: call.modelName,
-        providerName: call.providerName,
-        qualifiedName: qualifiedProviderName(call.modelName, call.providerName)
-      }, call.stream)
-      if (!("body" in built)) throw new Error(built.message)
-      expect(built.url).toBe(fixture.http.url)
-      expect(built.headers).toEqual(fixture.http.headers)
-      expect(built.body).toBe(JSON.stringify(fixture.http.body))
-    })
-  }
-})
-
-describe("gemini fixtures: responses", () => {
-  for (const [name, fixture] of responseFixtures("gemini")) {
-    it(`${name}: ${fixture.description}`, async () => {
-      const text = JSON.stringify(fixture.body)
-      const { sent, transport } = answering({ status: fixture.status, text })
-      const result = await Effect.runPromise(Effect.result(Effect.provideService(client.infer(plainCall), HttpTransport, transport)))
-      expect(sent).toHaveLength(1)
-      if (fixture.failure !== undefined) {
-        if (Result.isSuccess(result)) throw new Error("expected a failure")
-        expect(result.failure.message).toBe(fixture.failure)
-      } else {
-        if (Result.isFailure(result)) throw new Error(result.failure.message)
-        expect(result.success).toEqual({ ...fixture.parsed, rawRequest: sent[0].body, rawResponse: text })
-      }
-    })
-  }
-})
-
-describe("gemini fixtures: streams", () => {
-  for (const [name, fixture] of streamFixtures("gemini")) {
-    for (const size of [1 << 16, 7]) {
-      it(`${name} (in pieces of ${size} bytes): ${fixture.description}`, async () => {
-        const { sent, transport } = answering({ pieces: cut(fixture.transcript, size) })
-        const chunks: Array<ProviderChunk> = []
-        const outcome = await Effect.runPromise(Effect.provideService(
-          Effect.flatMap(client.stream(plainCall), (started) => {
-            expect(started.rawRequest).toBe(sent[0].body)
-            return Effect.result(Stream.runForEach(started.chunks, (chunk) => Effect.sync(() => chunks.push(chunk))))
-          }),
-          HttpTransport,
-          transport
-        ))
-        expect(sent[0].url).toBe("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
-        expect(chunks.map(({ raw: _raw, ...chunk }) => JSON.parse(JSON.stringify(chunk)))).toEqual(fixture.chunks)
-        for (const chunk of chunks) expect(fixture.transcript).toContain(`data: ${chunk.raw}\r\n`)
-        if (fixture.failure === undefined) expect(Result.isSuccess(outcome)).toBe(true)
-        else expect(Result.isFailure(outcome) && outcome.failure.message).toBe(fixture.failure)
-      })
-    }
-  }
+  apiKey: "AIza-test-key-123",
+  streamUrl: "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
 })

@@ -4,7 +4,6 @@
  * (fetched from the key file's token_uri with a JWT the key signed, kept, sent as a bearer
  * token), and the requests refused with a message naming the provider and the feature.
  */
-import * as crypto from "node:crypto"
 import * as Effect from "effect/Effect"
 import { jwtVerify } from "jose"
 import { describe, expect, it } from "vitest"
@@ -14,6 +13,7 @@ import { parseShorthandModel } from "../../src/providers/registry.ts"
 import { wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { serviceAccountJson, serviceAccountKeys } from "../support/serviceAccount.ts"
 
 const request = (over: Partial<ModelRequest> = {}): ModelRequest => ({
   messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
@@ -80,16 +80,9 @@ describe("gcp_vertex_gemini addresses", () => {
 })
 
 describe("gcp_vertex_gemini service account", () => {
-  const { privateKey, publicKey } = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 })
+  const { privateKey, publicKey } = serviceAccountKeys()
   const tokenUri = "http://token.test/token"
-  const account = JSON.stringify({
-    type: "service_account",
-    project_id: "p",
-    private_key_id: "kid-1",
-    private_key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
-    client_email: "sa@p.iam.gserviceaccount.com",
-    token_uri: tokenUri
-  })
+  const account = serviceAccountJson(privateKey, { projectId: "p", keyId: "kid-1", clientEmail: "sa@p.iam.gserviceaccount.com", tokenUri })
 
   it("exchanges a JWT signed by the key for an access token once, and sends it as a bearer token on every call", async () => {
     const sent: Array<HttpCall> = []

@@ -2,4 +2,4 @@
 import { mistralCodec } from "../../src/providers/mistral/index.ts"
 import { fixtureSuite } from "../support/codecFixtureSuite.ts"
 
-fixtureSuite("mistral", mistralCodec, {})
+fixtureSuite("mistral", mistralCodec, { settings: {} })

@@ -2,4 +2,4 @@
 import { responsesCodec } from "../../src/providers/openai/responses/index.ts"
 import { fixtureSuite } from "../support/codecFixtureSuite.ts"
 
-fixtureSuite("openai/responses", responsesCodec, {})
+fixtureSuite("openai/responses", responsesCodec, { settings: {} })
