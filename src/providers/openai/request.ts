@@ -10,7 +10,8 @@ type Json = WireBody
 
 export const respondToolName = "respond"
 
-const dataUrl = (source: Extract<FileSource, { kind: "base64" }>) => `data:${source.mimeType};base64,${source.data}`
+/** A base64 file as a `data:` URL. */
+export const dataUrl = (source: Extract<FileSource, { kind: "base64" }>) => `data:${source.mimeType};base64,${source.data}`
 
 const audioFormats: Readonly<Record<string, string>> = {
   "audio/wav": "wav",
@@ -20,8 +21,11 @@ const audioFormats: Readonly<Record<string, string>> = {
   "audio/mp3": "mp3"
 }
 
+type FileBlock = Extract<RequestBlock, { type: "file" }>
+type ThoughtBlock = Extract<RequestBlock, { type: "thought" }>
+
 /** A user content part for a file, or an explanation of why OpenAI cannot take it. */
-const filePart = (block: Extract<RequestBlock, { type: "file" }>, providerType: string): Json | WireProblem => {
+const filePart = (block: FileBlock, providerType: string): Json | WireProblem => {
   const source = block.source
   const mime = source.mimeType
   if (mime === undefined || mime.startsWith("image/")) {
@@ -36,15 +40,43 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>, providerType: 
   return { type: "file", file: { file_data: dataUrl(source), filename: `input.${mime.split("/")[1] ?? "bin"}` } }
 }
 
+/**
+ * What a server speaking nearly Chat Completions does differently in the messages it takes
+ * (Mistral, `../mistral/request.ts`). A constant per server: the builder reads its fields, no
+ * closure is made per request.
+ */
+export interface ChatMessagesDialect {
+  /** the id a tool call (and its result) is sent back with; undefined: as it is */
+  readonly toolCallId: ((id: string) => string) | undefined
+  /** a tool result also names its tool (`name`) */
+  readonly toolResultName: boolean
+  /** the content of an assistant message of tool calls only */
+  readonly emptyAssistantContent: null | ""
+  readonly filePart: (block: FileBlock, providerType: string) => Json | WireProblem
+  /** the content part a thought goes back as; undefined: not sent */
+  readonly thoughtPart: ((block: ThoughtBlock, role: ModelRequest["messages"][number]["role"]) => Json | undefined) | undefined
+}
+
+/** OpenAI's own: ids as they are, files by `filePart`, reasoning not sent back (Chat Completions has no way to). */
+export const openAiMessagesDialect: ChatMessagesDialect = {
+  toolCallId: undefined,
+  toolResultName: false,
+  emptyAssistantContent: null,
+  filePart,
+  thoughtPart: undefined
+}
+
 const contentOf = (parts: ReadonlyArray<Json>): string | ReadonlyArray<Json> =>
   parts.length === 1 && parts[0].type === "text" ? parts[0].text as string : parts
 
 export const toOpenAiMessages = (
   request: ModelRequest,
   qualifiedName: string,
-  providerType: string
+  providerType: string,
+  dialect: ChatMessagesDialect = openAiMessagesDialect
 ): ReadonlyArray<Json> | WireProblem => {
   const messages: Array<Json> = []
+  const toolCallId = dialect.toolCallId
   if (request.system !== undefined) messages.push({ role: "system", content: request.system })
   for (const message of request.messages) {
     const parts: Array<Json> = []
@@ -54,21 +86,32 @@ export const toOpenAiMessages = (
         case "text":
           parts.push({ type: "text", text: block.text })
           break
-        case "tool_call":
-          toolCalls.push({ id: block.id, type: "function", function: { name: block.name, arguments: block.arguments } })
+        case "tool_call": {
+          const id = toolCallId === undefined ? block.id : toolCallId(block.id)
+          toolCalls.push({ id, type: "function", function: { name: block.name, arguments: block.arguments } })
           break
-        case "tool_result":
-          messages.push({ role: "tool", tool_call_id: block.id, content: block.result })
+        }
+        case "tool_result": {
+          const id = toolCallId === undefined ? block.id : toolCallId(block.id)
+          messages.push(
+            dialect.toolResultName
+              ? { role: "tool", tool_call_id: id, name: block.name, content: block.result }
+              : { role: "tool", tool_call_id: id, content: block.result }
+          )
           break
+        }
         case "file": {
-          const part = filePart(block, providerType)
+          const part = dialect.filePart(block, providerType)
           if (part instanceof WireProblem) return part
           parts.push(part)
           break
         }
-        case "thought":
-          // Chat Completions has no way to send reasoning back
+        case "thought": {
+          if (dialect.thoughtPart === undefined) break
+          const part = dialect.thoughtPart(block, message.role)
+          if (part !== undefined) parts.push(part)
           break
+        }
         case "unknown":
           if (block.modelProviderName === undefined || block.modelProviderName === qualifiedName) {
             parts.push(block.data as Json)
@@ -79,7 +122,7 @@ export const toOpenAiMessages = (
     if (message.role === "user") {
       if (parts.length > 0) messages.push({ role: "user", content: contentOf(parts) })
     } else if (parts.length > 0 || toolCalls.length > 0) {
-      const assistant: Json = { role: "assistant", content: parts.length > 0 ? contentOf(parts) : null }
+      const assistant: Json = { role: "assistant", content: parts.length > 0 ? contentOf(parts) : dialect.emptyAssistantContent }
       if (toolCalls.length > 0) assistant.tool_calls = toolCalls
       messages.push(assistant)
     }
@@ -197,8 +240,12 @@ export const chatCompletionsUrl = (apiBase: string): string =>
   new URL("chat/completions", apiBase.endsWith("/") ? apiBase : `${apiBase}/`).toString()
 
 /** The request body of one call, or an explanation when the request cannot be expressed. */
-export const chatCompletionsBody = (request: ModelRequest, call: WireCall<ChatCompletionsTarget>): Json | WireProblem => {
-  const messages = toOpenAiMessages(request, call.qualifiedName, call.target.providerType ?? "openai")
+export const chatCompletionsBody = (
+  request: ModelRequest,
+  call: WireCall<ChatCompletionsTarget>,
+  dialect: ChatMessagesDialect = openAiMessagesDialect
+): Json | WireProblem => {
+  const messages = toOpenAiMessages(request, call.qualifiedName, call.target.providerType ?? "openai", dialect)
   if (messages instanceof WireProblem) return messages
   const target = call.target
   const body: Json = { model: target.model, messages }
