@@ -5,12 +5,11 @@
  * `{"object": "error", "message": ...}`, `{"message": ...}` or a validation `{"detail": [...]}`.
  */
 import type { FinishReason, Usage } from "../../inference/types.ts"
+import { tokenCount } from "../answers.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
 import { argumentsText, type ChatAnswerDialect, makeChatCompletionsChunkParser, parseChatCompletionsResponse } from "../openai/response.ts"
 
 type Json = Record<string, any>
-
-const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
 
 export const mistralFinishReason = (reason: unknown): FinishReason | undefined => {
   switch (reason) {
@@ -33,8 +32,8 @@ export const mistralUsage = (usage: Json | undefined | null): Usage | undefined 
   if (usage === undefined || usage === null) return undefined
   const cached = usage.prompt_tokens_details?.cached_tokens
   return {
-    input_tokens: count(usage.prompt_tokens),
-    output_tokens: count(usage.completion_tokens),
+    input_tokens: tokenCount(usage.prompt_tokens),
+    output_tokens: tokenCount(usage.completion_tokens),
     ...(typeof cached === "number" ? { cached_input_tokens: cached } : {})
   }
 }

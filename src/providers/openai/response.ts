@@ -3,6 +3,7 @@
  * output blocks, usage and finish reason; and the explanation an error body carries.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
+import { streamedErrorProblem, tokenCount } from "../answers.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
 
 type Json = Record<string, any>
@@ -26,8 +27,6 @@ export const finishReasonOf = (reason: unknown): FinishReason | undefined => {
   }
 }
 
-const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
-
 /**
  * Prompt-cache reads: OpenAI's `prompt_tokens_details.cached_tokens`, or DeepSeek's
  * `prompt_cache_hit_tokens`; undefined when the server does not say.
@@ -40,7 +39,7 @@ const cachedTokensOf = (usage: Json): number | undefined => {
 export const usageOf = (usage: Json | undefined | null): Usage | undefined => {
   if (usage === undefined || usage === null) return undefined
   const cached = cachedTokensOf(usage)
-  const counted = { input_tokens: count(usage.prompt_tokens), output_tokens: count(usage.completion_tokens) }
+  const counted = { input_tokens: tokenCount(usage.prompt_tokens), output_tokens: tokenCount(usage.completion_tokens) }
   return cached === undefined ? counted : { ...counted, cached_input_tokens: cached }
 }
 
@@ -99,10 +98,7 @@ export const openAiAnswerDialect: ChatAnswerDialect = {
   },
   customTools: true,
   streamedArguments: (args) => String(args ?? ""),
-  streamedError: (json) =>
-    json?.error === undefined ? undefined : new WireProblem(
-      `the provider streamed an error: ${typeof json.error?.message === "string" ? json.error.message : JSON.stringify(json.error)}`
-    ),
+  streamedError: (json) => (json?.error === undefined ? undefined : streamedErrorProblem(json.error)),
   notJson: new WireProblem("the provider answered with a body that is not JSON"),
   noMessage: new WireProblem("the provider answered without choices[0].message"),
   chunkNotJson: new WireProblem("the provider streamed a chunk that is not JSON")
