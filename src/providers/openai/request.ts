@@ -150,39 +150,60 @@ const toolOf = (tool: ToolDefinition): Json =>
       }
     }
 
-const functionChoice = (name: string): Json => ({ type: "function", function: { name } })
-
 /** How OpenAI names one tool in `tool_choice` and `allowed_tools`. */
 const choiceOf = (tools: ReadonlyArray<ToolDefinition>, name: string): Json =>
-  tools.find((tool) => tool.name === name)?.custom !== undefined ? { type: "custom", custom: { name } } : functionChoice(name)
+  tools.find((tool) => tool.name === name)?.custom !== undefined ? { type: "custom", custom: { name } } : { type: "function", function: { name } }
+
+type ToolChoiceMode = Exclude<NonNullable<ModelRequest["tools"]>["choice"]["type"], "specific" | "none">
+
+/**
+ * How an API writes tools and the tool choice: Chat Completions nests a function's fields
+ * under `function`, the Responses API (`responses/request.ts`) writes them flat. A constant per
+ * API, read by `addTools`.
+ */
+export interface ToolShapes {
+  /** the json_mode tool `respond`, taking the output schema */
+  readonly respondTool: (parameters: unknown) => Json
+  /** `tool_choice` naming the `respond` tool */
+  readonly respondChoice: () => Json
+  readonly toolOf: (tool: ToolDefinition) => Json
+  /** names one of the request's tools in `tool_choice` and `allowed_tools` */
+  readonly choiceOf: (tools: ReadonlyArray<ToolDefinition>, name: string) => Json
+  /** `tool_choice` restricting the model to some tools */
+  readonly allowedChoice: (mode: ToolChoiceMode, tools: ReadonlyArray<Json>) => Json
+}
+
+export const respondToolDescription = "Respond to the user with JSON that follows the schema."
+
+const chatCompletionsTools: ToolShapes = {
+  respondTool: (parameters) => ({
+    type: "function",
+    function: { name: respondToolName, description: respondToolDescription, parameters }
+  }),
+  respondChoice: () => ({ type: "function", function: { name: respondToolName } }),
+  toolOf,
+  choiceOf,
+  allowedChoice: (mode, tools) => ({ type: "allowed_tools", allowed_tools: { mode, tools } })
+}
 
 /** `tools` and `tool_choice` (when there are tools): the request's, or the `respond` tool of json_mode tool, then the provider tools */
-const addTools = (body: Json, request: ModelRequest, providerTools: ReadonlyArray<unknown>): void => {
+export const addTools = (body: Json, request: ModelRequest, providerTools: ReadonlyArray<unknown>, shapes: ToolShapes): void => {
   const tools: Array<unknown> = []
   let choice: unknown
   if (request.functionType === "json" && request.jsonMode === "tool") {
-    tools.push({
-      type: "function",
-      function: {
-        name: respondToolName,
-        description: "Respond to the user with JSON that follows the schema.",
-        parameters: request.outputSchema ?? { type: "object" }
-      }
-    })
-    choice = functionChoice(respondToolName)
+    tools.push(shapes.respondTool(request.outputSchema ?? { type: "object" }))
+    choice = shapes.respondChoice()
   } else if (request.tools !== undefined && request.tools.tools.length > 0) {
     const config = request.tools
-    for (const tool of config.tools) tools.push(toolOf(tool))
+    for (const tool of config.tools) tools.push(shapes.toolOf(tool))
     const c = config.choice
-    if (c.type === "specific") choice = choiceOf(config.tools, c.name)
+    if (c.type === "specific") choice = shapes.choiceOf(config.tools, c.name)
     else if (config.allowed !== undefined && c.type !== "none") {
-      choice = {
-        type: "allowed_tools",
-        allowed_tools: { mode: c.type, tools: config.allowed.map((name) => choiceOf(config.tools, name)) }
-      }
+      choice = shapes.allowedChoice(c.type, config.allowed.map((name) => shapes.choiceOf(config.tools, name)))
     } else choice = c.type
     if (config.parallelToolCalls !== undefined) body.parallel_tool_calls = config.parallelToolCalls
   }
+  // built-in tools (web_search, file_search, code_interpreter...) as the request gives them
   for (const providerTool of providerTools) tools.push(providerTool)
   if (tools.length > 0) {
     body.tools = tools
@@ -259,7 +280,7 @@ export const chatCompletionsBody = (
     const value = defaults === undefined ? params[name] : params[name] ?? defaults[name]
     if (value !== undefined) body[fields[i][1]] = value
   }
-  addTools(body, request, call.providerTools)
+  addTools(body, request, call.providerTools, chatCompletionsTools)
   const format = responseFormat(request, target.structuredOutput ?? "json_schema")
   if (format !== undefined) body.response_format = format
   if (call.stream) {
