@@ -4,7 +4,7 @@
  * blocks, usage and finish reason; and the explanation an error body carries.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
-import { tokenCount } from "../answers.ts"
+import { cacheApartUsage } from "../answers.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem, unscopedProvider } from "../codec.ts"
 
 type Json = Record<string, any>
@@ -37,12 +37,8 @@ export const finishReasonOf = (reason: unknown): FinishReason | undefined => {
  */
 export const usageOf = (usage: Json | undefined | null): Usage | undefined => {
   if (usage === undefined || usage === null) return undefined
-  const cacheRead = tokenCount(usage.cache_read_input_tokens)
-  return {
-    input_tokens: tokenCount(usage.input_tokens) + cacheRead + tokenCount(usage.cache_creation_input_tokens),
-    output_tokens: tokenCount(usage.output_tokens),
-    ...(typeof usage.cache_read_input_tokens === "number" ? { cached_input_tokens: cacheRead } : {})
-  }
+  const read = usage.cache_read_input_tokens
+  return cacheApartUsage(usage.input_tokens, usage.output_tokens, read, usage.cache_creation_input_tokens, typeof read === "number")
 }
 
 /** `{"type":"error","error":{"type":"...","message":"..."}}` -> "<type>: <message>" */

@@ -5,7 +5,7 @@
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
-import { tokenCount } from "../answers.ts"
+import { cacheApartUsage } from "../answers.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
 import { type AwsEvent, exceptionMessage, payloadText } from "./eventStream.ts"
 
@@ -41,11 +41,8 @@ export const converseFinishReason = (reason: unknown): FinishReason | undefined 
  */
 export const converseUsage = (usage: Json | undefined | null): Usage | undefined => {
   if (usage === undefined || usage === null) return undefined
-  const cacheRead = tokenCount(usage.cacheReadInputTokens)
-  const input = tokenCount(usage.inputTokens) + cacheRead + tokenCount(usage.cacheWriteInputTokens)
-  return usage.cacheReadInputTokens === undefined
-    ? { input_tokens: input, output_tokens: tokenCount(usage.outputTokens) }
-    : { input_tokens: input, output_tokens: tokenCount(usage.outputTokens), cached_input_tokens: cacheRead }
+  const read = usage.cacheReadInputTokens
+  return cacheApartUsage(usage.inputTokens, usage.outputTokens, read, usage.cacheWriteInputTokens, read !== undefined)
 }
 
 /** AWS error bodies: `{"message": "..."}` (some services write `Message`). */
