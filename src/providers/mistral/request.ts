@@ -3,6 +3,8 @@
  * Completion"). Mistral speaks nearly OpenAI's Chat Completions; what differs is written here:
  * `tool_choice` ("any" for required), `random_seed`, tool call ids of exactly nine letters and
  * digits, thinking chunks sent back in the assistant's content, documents by `document_url`.
+ * The messages are built by the Chat Completions builder (`../openai/request.ts`) with these
+ * differences as a dialect.
  */
 import type { ModelRequest, RequestBlock } from "../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"

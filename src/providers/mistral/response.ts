@@ -3,6 +3,7 @@
  * that `content` may be a list of chunks (`text`, and Magistral's `thinking` whose own content
  * is a list of text chunks), tool call arguments may come as an object, and errors come as
  * `{"object": "error", "message": ...}`, `{"message": ...}` or a validation `{"detail": [...]}`.
+ * Read by the Chat Completions parsers (`../openai/response.ts`) with these differences as a dialect.
  */
 import type { FinishReason, Usage } from "../../inference/types.ts"
 import { tokenCount } from "../answers.ts"
