@@ -41,6 +41,17 @@ export const familyParams: Readonly<Record<keyof InferenceParams, ParamRule>> = 
   verbosity: "verbosity"
 }
 
+/** The fields a server takes, in body order: `familyParams` with its own renames (and `null`s) over them. */
+export const paramFieldsOf = (params?: Partial<Record<keyof InferenceParams, ParamRule>>): ReadonlyArray<ParamField> => {
+  const rules = params === undefined ? familyParams : { ...familyParams, ...params }
+  const fields: Array<ParamField> = []
+  for (const name of inferenceParamNames) {
+    const field = rules[name]
+    if (field !== null && field !== undefined) fields.push([name, field])
+  }
+  return fields
+}
+
 /** One member of the family. */
 export interface ChatCompletionsDialect {
   /** the provider type (`type = "..."`, `<type>::<model>`) */
@@ -80,12 +91,7 @@ const familyCodec = <Settings>(
   settings: SettingsSchema<Settings>,
   apiBaseOf: (settings: Settings) => string
 ): WireCodec<Settings, FamilyTarget, string> => {
-  const rules = { ...familyParams, ...dialect.params }
-  const paramFields: Array<ParamField> = []
-  for (const name of inferenceParamNames) {
-    const field = rules[name]
-    if (field !== null) paramFields.push([name, field])
-  }
+  const paramFields = paramFieldsOf(dialect.params)
   const streamUsage = dialect.streamUsage ?? true
   const structuredOutput = dialect.structuredOutput ?? "json_schema"
   const { header, prefix } = dialect.auth ?? { header: "authorization", prefix: "Bearer " }

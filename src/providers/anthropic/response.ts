@@ -4,6 +4,7 @@
  * blocks, usage and finish reason; and the explanation an error body carries.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
+import { cacheApartUsage } from "../answers.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem, unscopedProvider } from "../codec.ts"
 
 type Json = Record<string, any>
@@ -30,20 +31,14 @@ export const finishReasonOf = (reason: unknown): FinishReason | undefined => {
   }
 }
 
-const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
-
 /**
  * Anthropic's `input_tokens` leaves out the tokens read from and written to the prompt cache;
  * the gateway's counts every input token, of which `cached_input_tokens` were cache reads.
  */
 export const usageOf = (usage: Json | undefined | null): Usage | undefined => {
   if (usage === undefined || usage === null) return undefined
-  const cacheRead = count(usage.cache_read_input_tokens)
-  return {
-    input_tokens: count(usage.input_tokens) + cacheRead + count(usage.cache_creation_input_tokens),
-    output_tokens: count(usage.output_tokens),
-    ...(typeof usage.cache_read_input_tokens === "number" ? { cached_input_tokens: cacheRead } : {})
-  }
+  const read = usage.cache_read_input_tokens
+  return cacheApartUsage(usage.input_tokens, usage.output_tokens, read, usage.cache_creation_input_tokens, typeof read === "number")
 }
 
 /** `{"type":"error","error":{"type":"...","message":"..."}}` -> "<type>: <message>" */

@@ -10,9 +10,9 @@
  * `gcp_vertex_anthropic::projects/<P>/locations/<L>/publishers/anthropic/models/<M>`, that path
  * as the model name. `api_base` replaces `https://<location>-aiplatform.googleapis.com/`.
  */
-import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
 import { makeServiceAccountAuthorizer } from "../gcp/serviceAccount.ts"
+import { VertexSettings } from "../gcp/vertex.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"
@@ -21,19 +21,10 @@ import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse
 export const vertexAnthropicVersion = "vertex-2023-10-16"
 const type = "gcp_vertex_anthropic"
 
-const settings = Schema.Struct({
-  model_id: Schema.optional(Schema.String),
-  endpoint_id: Schema.optional(Schema.String),
-  location: Schema.optional(Schema.String),
-  project_id: Schema.optional(Schema.String),
-  api_base: Schema.optional(Schema.String)
-})
-type Settings = typeof settings.Type
-
 const modelPath = /^projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/]+)$/
 
 /** The resource the calls go to (`projects/.../models/<M>` or `.../endpoints/<E>`) and its location, or why there is none. */
-const resourceOf = (settings: Settings, model: string): { readonly path: string; readonly location: string } | string => {
+const resourceOf = (settings: VertexSettings, model: string): { readonly path: string; readonly location: string } | string => {
   const { model_id, endpoint_id, location, project_id } = settings
   if (model_id !== undefined || endpoint_id !== undefined) {
     if (model_id !== undefined && endpoint_id !== undefined) return `a ${type} provider takes model_id or endpoint_id, not both`
@@ -46,7 +37,7 @@ const resourceOf = (settings: Settings, model: string): { readonly path: string;
   return `a ${type} provider needs model_id (or endpoint_id), location and project_id, or a model name of the form projects/<project>/locations/<location>/publishers/anthropic/models/<model>`
 }
 
-const vertexTarget = (settings: Settings, model: string): AnthropicTarget => {
+const vertexTarget = (settings: VertexSettings, model: string): AnthropicTarget => {
   const resource = resourceOf(settings, model)
   if (typeof resource === "string") return { type, url: "", streamUrl: "", model: undefined, bodyVersion: vertexAnthropicVersion, problem: resource }
   const base = settings.api_base ?? `https://${resource.location}-aiplatform.googleapis.com/`
@@ -54,9 +45,9 @@ const vertexTarget = (settings: Settings, model: string): AnthropicTarget => {
   return { type, url: `${modelUrl}:rawPredict`, streamUrl: `${modelUrl}:streamRawPredict`, model: undefined, bodyVersion: vertexAnthropicVersion }
 }
 
-export const vertexAnthropicCodec: WireCodec<Settings, AnthropicTarget, string> = {
+export const vertexAnthropicCodec: WireCodec<VertexSettings, AnthropicTarget, string> = {
   type,
-  settings,
+  settings: VertexSettings,
   defaultCredential: { kind: "path_from_env", name: "GCP_VERTEX_CREDENTIALS_PATH" },
   requiresModelName: false,
   target: vertexTarget,

@@ -5,6 +5,7 @@
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
+import { cacheApartUsage } from "../answers.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
 import { type AwsEvent, exceptionMessage, payloadText } from "./eventStream.ts"
 
@@ -34,19 +35,14 @@ export const converseFinishReason = (reason: unknown): FinishReason | undefined 
   }
 }
 
-const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
-
 /**
  * Bedrock counts cache reads and writes apart from `inputTokens`; the gateway's input tokens are
  * all of them, of which `cached_input_tokens` were read from the cache.
  */
 export const converseUsage = (usage: Json | undefined | null): Usage | undefined => {
   if (usage === undefined || usage === null) return undefined
-  const cacheRead = count(usage.cacheReadInputTokens)
-  const input = count(usage.inputTokens) + cacheRead + count(usage.cacheWriteInputTokens)
-  return usage.cacheReadInputTokens === undefined
-    ? { input_tokens: input, output_tokens: count(usage.outputTokens) }
-    : { input_tokens: input, output_tokens: count(usage.outputTokens), cached_input_tokens: cacheRead }
+  const read = usage.cacheReadInputTokens
+  return cacheApartUsage(usage.inputTokens, usage.outputTokens, read, usage.cacheWriteInputTokens, read !== undefined)
 }
 
 /** AWS error bodies: `{"message": "..."}` (some services write `Message`). */

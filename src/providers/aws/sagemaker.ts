@@ -7,10 +7,9 @@
  * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html
  */
 import * as Schema from "effect/Schema"
-import { inferenceParamNames } from "../../inference/types.ts"
-import { familyParams } from "../chatCompletionsFamily.ts"
+import { paramFieldsOf } from "../chatCompletionsFamily.ts"
 import { type WireCodec, WireProblem } from "../codec.ts"
-import { chatCompletionsBody, type ChatCompletionsTarget, type ParamField } from "../openai/request.ts"
+import { chatCompletionsBody, type ChatCompletionsTarget } from "../openai/request.ts"
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "../openai/response.ts"
 import { wireProvider } from "../runner.ts"
 import { awsErrorMessage } from "./converseResponse.ts"
@@ -36,10 +35,7 @@ interface SageMakerTarget {
   readonly chat: ChatCompletionsTarget
 }
 
-const paramFields: ReadonlyArray<ParamField> = inferenceParamNames.flatMap((name) => {
-  const field = familyParams[name]
-  return field === null ? [] : [[name, field] as const]
-})
+const paramFields = paramFieldsOf()
 
 const urlOf = (target: { readonly endpoint: string | undefined; readonly endpointName: string }, stream: boolean) =>
   `${target.endpoint ?? "https://runtime.sagemaker.invalid"}/endpoints/${encodeURIComponent(target.endpointName)}/${

@@ -5,10 +5,9 @@
  * required. Embeddings are served the same way (`.../embeddings`).
  */
 import * as Schema from "effect/Schema"
-import { type InferenceParams, inferenceParamNames } from "../../inference/types.ts"
-import { familyParams } from "../chatCompletionsFamily.ts"
+import { paramFieldsOf } from "../chatCompletionsFamily.ts"
 import { type EmbeddingResponse, type EmbeddingsHooks, type WireCodec, WireProblem } from "../codec.ts"
-import { chatCompletionsBody, type ChatCompletionsTarget, type ParamField } from "../openai/request.ts"
+import { chatCompletionsBody, type ChatCompletionsTarget } from "../openai/request.ts"
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "../openai/response.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
@@ -38,11 +37,7 @@ const deploymentUrl = (settings: AzureSettings, operation: string): string => {
 }
 
 // as OpenAI: `max_completion_tokens`, which Azure's reasoning deployments require
-const rules: Readonly<Record<keyof InferenceParams, string | null>> = { ...familyParams, max_tokens: "max_completion_tokens" }
-const paramFields: ReadonlyArray<ParamField> = inferenceParamNames.flatMap((name): Array<ParamField> => {
-  const field = rules[name]
-  return field === null ? [] : [[name, field]]
-})
+const paramFields = paramFieldsOf({ max_tokens: "max_completion_tokens" })
 
 type Json = Record<string, any>
 

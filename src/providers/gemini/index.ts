@@ -7,6 +7,7 @@
 import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
 import { makeServiceAccountAuthorizer } from "../gcp/serviceAccount.ts"
+import { VertexSettings } from "../gcp/vertex.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
 import { geminiBody, type GeminiTarget, geminiUrl } from "./request.ts"
@@ -37,15 +38,6 @@ export const aiStudioCodec: WireCodec<typeof aiStudioSettings.Type, GeminiTarget
   streamParser: makeGeminiChunkParser,
   errorMessage: geminiErrorMessage
 }
-
-const vertexSettings = Schema.Struct({
-  model_id: Schema.optional(Schema.String),
-  endpoint_id: Schema.optional(Schema.String),
-  location: Schema.optional(Schema.String),
-  project_id: Schema.optional(Schema.String),
-  api_base: Schema.optional(Schema.String)
-})
-type VertexSettings = typeof vertexSettings.Type
 
 const resourceName = /^projects\/([^/]+)\/locations\/([^/]+)\/(?:publishers\/google\/models\/([^/]+)|endpoints\/([^/]+))$/
 
@@ -84,7 +76,7 @@ const vertexFileUri = /^(gs|https?):\/\//
 
 export const vertexCodec: WireCodec<VertexSettings, GeminiTarget, string> = {
   type: "gcp_vertex_gemini",
-  settings: vertexSettings,
+  settings: VertexSettings,
   defaultCredential: { kind: "path_from_env", name: "GCP_VERTEX_CREDENTIALS_PATH" },
   requiresModelName: false,
   target: (settings, model) => {

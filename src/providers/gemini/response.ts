@@ -11,6 +11,7 @@
  * (`gemini_call_<n>`), stably within an answer.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
+import { streamedErrorProblem, tokenCount } from "../answers.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem, unscopedProvider } from "../codec.ts"
 import { generatedIdPrefix } from "./request.ts"
 
@@ -40,14 +41,12 @@ export const finishReasonOf = (reason: unknown, calledTools: boolean): FinishRea
   }
 }
 
-const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
-
 /** output counts the thinking tokens too: Gemini bills them as output */
 export const usageOf = (metadata: Json | undefined | null): Usage | undefined => {
   if (metadata === undefined || metadata === null || typeof metadata !== "object") return undefined
   const usage: { input_tokens: number; output_tokens: number; cached_input_tokens?: number } = {
-    input_tokens: count(metadata.promptTokenCount),
-    output_tokens: count(metadata.candidatesTokenCount) + count(metadata.thoughtsTokenCount)
+    input_tokens: tokenCount(metadata.promptTokenCount),
+    output_tokens: tokenCount(metadata.candidatesTokenCount) + tokenCount(metadata.thoughtsTokenCount)
   }
   if (typeof metadata.cachedContentTokenCount === "number") usage.cached_input_tokens = metadata.cachedContentTokenCount
   return usage
@@ -149,11 +148,7 @@ export const makeGeminiChunkParser = (): StreamEventParser<string> => {
     } catch {
       return chunkNotJson
     }
-    if (json?.error !== undefined) {
-      return new WireProblem(
-        `the provider streamed an error: ${typeof json.error?.message === "string" ? json.error.message : JSON.stringify(json.error)}`
-      )
-    }
+    if (json?.error !== undefined) return streamedErrorProblem(json.error)
     const candidate = Array.isArray(json?.candidates) ? json.candidates[0] : undefined
     const content: Array<ChunkDelta> = []
     for (const block of blocksOf(partsOfCandidate(candidate), () => calls++)) {

@@ -4,10 +4,10 @@
  * (`request.ts`), and its own answers (`response.ts`).
  */
 import * as Schema from "effect/Schema"
-import { type InferenceParams, inferenceParamNames } from "../../inference/types.ts"
-import { familyParams, type ParamRule } from "../chatCompletionsFamily.ts"
+import { paramFieldsOf } from "../chatCompletionsFamily.ts"
 import type { WireCodec } from "../codec.ts"
-import { type ChatCompletionsTarget, chatCompletionsUrl, type ParamField } from "../openai/request.ts"
+import { type ChatCompletionsTarget, chatCompletionsUrl } from "../openai/request.ts"
+import { bearerJsonHeaders } from "../headers.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
 import { mistralBody } from "./request.ts"
@@ -19,17 +19,7 @@ type MistralSettings = typeof MistralSettings.Type
 export const mistralDefaultApiBase = "https://api.mistral.ai/v1/"
 
 // Mistral names the seed `random_seed`, and takes no reasoning effort, service tier or verbosity
-const rules: Readonly<Record<keyof InferenceParams, ParamRule>> = {
-  ...familyParams,
-  seed: "random_seed",
-  reasoning_effort: null,
-  service_tier: null,
-  verbosity: null
-}
-const paramFields: ReadonlyArray<ParamField> = inferenceParamNames.flatMap((name): Array<ParamField> => {
-  const field = rules[name]
-  return field === null ? [] : [[name, field]]
-})
+const paramFields = paramFieldsOf({ seed: "random_seed", reasoning_effort: null, service_tier: null, verbosity: null })
 
 export const mistralCodec: WireCodec<MistralSettings, ChatCompletionsTarget, string> = {
   type: "mistral",
@@ -44,11 +34,7 @@ export const mistralCodec: WireCodec<MistralSettings, ChatCompletionsTarget, str
     streamUsage: false
   }),
   url: (target) => target.url,
-  headers: (_target, apiKey) => {
-    const headers: Record<string, string> = { "content-type": "application/json" }
-    if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`
-    return headers
-  },
+  headers: bearerJsonHeaders,
   body: mistralBody,
   parseResponse: parseMistralResponse,
   framing: sse,

@@ -3,10 +3,12 @@
  * Completion"). Mistral speaks nearly OpenAI's Chat Completions; what differs is written here:
  * `tool_choice` ("any" for required), `random_seed`, tool call ids of exactly nine letters and
  * digits, thinking chunks sent back in the assistant's content, documents by `document_url`.
+ * The messages are built by the Chat Completions builder (`../openai/request.ts`) with these
+ * differences as a dialect.
  */
-import type { FileSource, ModelRequest, RequestBlock } from "../../inference/types.ts"
+import type { ModelRequest, RequestBlock } from "../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
-import { chatCompletionsBody, type ChatCompletionsTarget } from "../openai/request.ts"
+import { type ChatMessagesDialect, chatCompletionsBody, type ChatCompletionsTarget, dataUrl } from "../openai/request.ts"
 
 type Json = WireBody
 
@@ -36,8 +38,6 @@ export const mistralToolCallId = (id: string): string => {
   return out
 }
 
-const dataUrl = (source: Extract<FileSource, { kind: "base64" }>) => `data:${source.mimeType};base64,${source.data}`
-
 const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WireProblem => {
   const source = block.source
   const mime = source.mimeType
@@ -49,52 +49,17 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json | WirePr
   return new WireProblem(`the mistral provider takes images and PDFs, not files of type ${mime}`)
 }
 
-const contentOf = (parts: ReadonlyArray<Json>): string | ReadonlyArray<Json> =>
-  parts.length === 1 && parts[0].type === "text" ? parts[0].text as string : parts
-
-const toMistralMessages = (request: ModelRequest, qualifiedName: string): ReadonlyArray<Json> | WireProblem => {
-  const messages: Array<Json> = []
-  if (request.system !== undefined) messages.push({ role: "system", content: request.system })
-  for (const message of request.messages) {
-    const parts: Array<Json> = []
-    const toolCalls: Array<Json> = []
-    for (const block of message.content) {
-      switch (block.type) {
-        case "text":
-          parts.push({ type: "text", text: block.text })
-          break
-        case "tool_call":
-          toolCalls.push({ id: mistralToolCallId(block.id), type: "function", function: { name: block.name, arguments: block.arguments } })
-          break
-        case "tool_result":
-          messages.push({ role: "tool", tool_call_id: mistralToolCallId(block.id), name: block.name, content: block.result })
-          break
-        case "file": {
-          const part = filePart(block)
-          if (part instanceof WireProblem) return part
-          parts.push(part)
-          break
-        }
-        case "thought":
-          // Magistral's reasoning goes back as a thinking chunk of the assistant's content
-          if (message.role === "assistant" && block.text !== undefined && block.text !== "") {
-            parts.push({ type: "thinking", thinking: [{ type: "text", text: block.text }] })
-          }
-          break
-        case "unknown":
-          if (block.modelProviderName === undefined || block.modelProviderName === qualifiedName) parts.push(block.data as Json)
-          break
-      }
-    }
-    if (message.role === "user") {
-      if (parts.length > 0) messages.push({ role: "user", content: contentOf(parts) })
-    } else if (parts.length > 0 || toolCalls.length > 0) {
-      const assistant: Json = { role: "assistant", content: parts.length > 0 ? contentOf(parts) : "" }
-      if (toolCalls.length > 0) assistant.tool_calls = toolCalls
-      messages.push(assistant)
-    }
-  }
-  return messages
+/** Mistral's messages: the family's, with its tool call ids, named tool results, its files and thoughts. */
+const mistralMessages: ChatMessagesDialect = {
+  toolCallId: mistralToolCallId,
+  toolResultName: true,
+  emptyAssistantContent: "",
+  filePart,
+  // Magistral's reasoning goes back as a thinking chunk of the assistant's content
+  thoughtPart: (block, role) =>
+    role === "assistant" && block.text !== undefined && block.text !== ""
+      ? { type: "thinking", thinking: [{ type: "text", text: block.text }] }
+      : undefined
 }
 
 /**
@@ -121,15 +86,9 @@ const adaptTools = (body: Json, request: ModelRequest): WireProblem | undefined 
   return undefined
 }
 
-const withoutMessages = (request: ModelRequest): ModelRequest => ({ ...request, system: undefined, messages: [] })
-
 export const mistralBody = (request: ModelRequest, call: WireCall<ChatCompletionsTarget>): Json | WireProblem => {
-  const messages = toMistralMessages(request, call.qualifiedName)
-  if (messages instanceof WireProblem) return messages
-  // the family's body for everything but the messages, which are Mistral's own
-  const body = chatCompletionsBody(withoutMessages(request), call)
+  const body = chatCompletionsBody(request, call, mistralMessages)
   if (body instanceof WireProblem) return body
-  body.messages = messages
   const problem = adaptTools(body, request)
   return problem ?? body
 }

@@ -3,13 +3,14 @@
  * that `content` may be a list of chunks (`text`, and Magistral's `thinking` whose own content
  * is a list of text chunks), tool call arguments may come as an object, and errors come as
  * `{"object": "error", "message": ...}`, `{"message": ...}` or a validation `{"detail": [...]}`.
+ * Read by the Chat Completions parsers (`../openai/response.ts`) with these differences as a dialect.
  */
-import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
+import type { FinishReason, Usage } from "../../inference/types.ts"
+import { tokenCount } from "../answers.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
+import { argumentsText, type ChatAnswerDialect, makeChatCompletionsChunkParser, parseChatCompletionsResponse } from "../openai/response.ts"
 
 type Json = Record<string, any>
-
-const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
 
 export const mistralFinishReason = (reason: unknown): FinishReason | undefined => {
   switch (reason) {
@@ -32,8 +33,8 @@ export const mistralUsage = (usage: Json | undefined | null): Usage | undefined 
   if (usage === undefined || usage === null) return undefined
   const cached = usage.prompt_tokens_details?.cached_tokens
   return {
-    input_tokens: count(usage.prompt_tokens),
-    output_tokens: count(usage.completion_tokens),
+    input_tokens: tokenCount(usage.prompt_tokens),
+    output_tokens: tokenCount(usage.completion_tokens),
     ...(typeof cached === "number" ? { cached_input_tokens: cached } : {})
   }
 }
@@ -62,8 +63,6 @@ const contentParts = (content: unknown): Array<{ kind: "text" | "thought"; text:
   return parts
 }
 
-const argumentsText = (args: unknown): string => (typeof args === "string" ? args : JSON.stringify(args ?? {}))
-
 export const mistralErrorMessage = (body: string): string | undefined => {
   try {
     const parsed = JSON.parse(body)
@@ -80,75 +79,33 @@ export const mistralErrorMessage = (body: string): string | undefined => {
   return undefined
 }
 
-export const parseMistralResponse = (text: string): ParsedResponse | WireProblem => {
-  let json: Json
-  try {
-    json = JSON.parse(text)
-  } catch {
-    return new WireProblem("the mistral provider answered with a body that is not JSON")
-  }
-  const choice = json?.choices?.[0]
-  const message = choice?.message
-  if (typeof message !== "object" || message === null) return new WireProblem("the mistral provider answered without choices[0].message")
-  const output: Array<OutputBlock> = []
-  for (const part of contentParts(message.content)) {
-    output.push(part.kind === "text" ? { type: "text", text: part.text } : { type: "thought", text: part.text })
-  }
-  if (Array.isArray(message.tool_calls)) {
-    for (const call of message.tool_calls) {
-      output.push({
-        type: "tool_call",
-        id: String(call?.id ?? ""),
-        raw_name: String(call?.function?.name ?? ""),
-        raw_arguments: argumentsText(call?.function?.arguments)
-      })
+/** Mistral's answers: content as chunks, tool call arguments maybe an object, its errors, usage and finish reasons. */
+const mistralAnswers: ChatAnswerDialect = {
+  usage: mistralUsage,
+  finishReason: mistralFinishReason,
+  messageContent: (message, output) => {
+    for (const part of contentParts(message.content)) {
+      output.push(part.kind === "text" ? { type: "text", text: part.text } : { type: "thought", text: part.text })
     }
-  }
-  return {
-    output,
-    usage: mistralUsage(json.usage) ?? { input_tokens: 0, output_tokens: 0 },
-    finishReason: mistralFinishReason(choice.finish_reason)
-  }
+  },
+  deltaContent: (delta, content) => {
+    for (const part of contentParts(delta.content)) {
+      content.push(part.kind === "text" ? { type: "text", id: "0", text: part.text } : { type: "thought", id: "0", text: part.text })
+    }
+  },
+  customTools: false,
+  streamedArguments: (args) => (args === undefined ? "" : argumentsText(args)),
+  streamedError: (json, data) => {
+    if (json?.object !== "error" && json?.error === undefined) return undefined
+    const message = typeof json.message === "string" ? json.message : typeof json.error?.message === "string" ? json.error.message : data
+    return new WireProblem(`the mistral provider streamed an error: ${message}`)
+  },
+  notJson: new WireProblem("the mistral provider answered with a body that is not JSON"),
+  noMessage: new WireProblem("the mistral provider answered without choices[0].message"),
+  chunkNotJson: new WireProblem("the mistral provider streamed a chunk that is not JSON")
 }
 
+export const parseMistralResponse = (text: string): ParsedResponse | WireProblem => parseChatCompletionsResponse(text, mistralAnswers)
+
 /** The `data:` payloads of a streamed answer; tool calls may span chunks by `index`, whose id is remembered. */
-export const makeMistralChunkParser = (): StreamEventParser<string> => {
-  const toolCallIds = new Map<number, string>()
-  return (data) => {
-    let json: Json
-    try {
-      json = JSON.parse(data)
-    } catch {
-      return new WireProblem("the mistral provider streamed a chunk that is not JSON")
-    }
-    if (json?.object === "error" || json?.error !== undefined) {
-      const message = typeof json.message === "string" ? json.message : typeof json.error?.message === "string" ? json.error.message : data
-      return new WireProblem(`the mistral provider streamed an error: ${message}`)
-    }
-    const content: Array<ChunkDelta> = []
-    const choice = json?.choices?.[0]
-    const delta = choice?.delta
-    if (delta !== undefined && delta !== null) {
-      for (const part of contentParts(delta.content)) {
-        content.push(part.kind === "text" ? { type: "text", id: "0", text: part.text } : { type: "thought", id: "0", text: part.text })
-      }
-      if (Array.isArray(delta.tool_calls)) {
-        for (const call of delta.tool_calls) {
-          const index = typeof call?.index === "number" ? call.index : 0
-          let id = toolCallIds.get(index)
-          if (id === undefined) {
-            id = String(call?.id ?? index)
-            toolCallIds.set(index, id)
-          }
-          content.push({
-            type: "tool_call",
-            id,
-            raw_name: String(call?.function?.name ?? ""),
-            raw_arguments: call?.function?.arguments === undefined ? "" : argumentsText(call.function.arguments)
-          })
-        }
-      }
-    }
-    return { content, usage: mistralUsage(json.usage), finishReason: mistralFinishReason(choice?.finish_reason), raw: data }
-  }
-}
+export const makeMistralChunkParser = (): StreamEventParser<string> => makeChatCompletionsChunkParser(mistralAnswers)

@@ -5,6 +5,7 @@
  */
 import * as Schema from "effect/Schema"
 import type { WireCodec } from "../../codec.ts"
+import { bearerJsonHeaders } from "../../headers.ts"
 import { sse } from "../../sse.ts"
 import { responsesBody, type ResponsesTarget, responsesUrl } from "./request.ts"
 import { parseResponsesResponse, responsesErrorMessage } from "./response.ts"
@@ -30,11 +31,7 @@ export const responsesCodec: WireCodec<OpenAiSettings, ResponsesTarget, string> 
     includeEncryptedReasoning: settings.include_encrypted_reasoning ?? false
   }),
   url: (target) => target.url,
-  headers: (_target, apiKey) => {
-    const headers: Record<string, string> = { "content-type": "application/json" }
-    if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`
-    return headers
-  },
+  headers: bearerJsonHeaders,
   body: responsesBody,
   parseResponse: parseResponsesResponse,
   framing: sse,

@@ -7,7 +7,7 @@
  */
 import type { FileSource, InferenceParams, ModelRequest, RequestBlock, ToolDefinition } from "../../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../../codec.ts"
-import { respondToolName } from "../request.ts"
+import { addTools, respondToolDescription, respondToolName, type ToolShapes } from "../request.ts"
 import { decodeReasoningSignature } from "./signature.ts"
 
 type Json = WireBody
@@ -115,34 +115,18 @@ const toolOf = (tool: ToolDefinition): Json =>
 const choiceOf = (tools: ReadonlyArray<ToolDefinition>, name: string): Json =>
   tools.find((tool) => tool.name === name)?.custom !== undefined ? { type: "custom", name } : { type: "function", name }
 
-const addTools = (body: Json, request: ModelRequest, providerTools: ReadonlyArray<unknown>): void => {
-  const tools: Array<unknown> = []
-  let choice: unknown
-  if (request.functionType === "json" && request.jsonMode === "tool") {
-    tools.push({
-      type: "function",
-      name: respondToolName,
-      description: "Respond to the user with JSON that follows the schema.",
-      parameters: request.outputSchema ?? { type: "object" },
-      strict: false
-    })
-    choice = { type: "function", name: respondToolName }
-  } else if (request.tools !== undefined && request.tools.tools.length > 0) {
-    const config = request.tools
-    for (const tool of config.tools) tools.push(toolOf(tool))
-    const c = config.choice
-    if (c.type === "specific") choice = choiceOf(config.tools, c.name)
-    else if (config.allowed !== undefined && c.type !== "none") {
-      choice = { type: "allowed_tools", mode: c.type, tools: config.allowed.map((name) => choiceOf(config.tools, name)) }
-    } else choice = c.type
-    if (config.parallelToolCalls !== undefined) body.parallel_tool_calls = config.parallelToolCalls
-  }
-  // built-in tools (web_search, file_search, code_interpreter...) as the request gives them
-  for (const providerTool of providerTools) tools.push(providerTool)
-  if (tools.length > 0) {
-    body.tools = tools
-    if (choice !== undefined) body.tool_choice = choice
-  }
+const responsesTools: ToolShapes = {
+  respondTool: (parameters) => ({
+    type: "function",
+    name: respondToolName,
+    description: respondToolDescription,
+    parameters,
+    strict: false
+  }),
+  respondChoice: () => ({ type: "function", name: respondToolName }),
+  toolOf,
+  choiceOf,
+  allowedChoice: (mode, tools) => ({ type: "allowed_tools", mode, tools })
 }
 
 const textFormat = (request: ModelRequest): Json | undefined => {
@@ -177,7 +161,7 @@ export const responsesBody = (request: ModelRequest, call: WireCall<ResponsesTar
   if (input instanceof WireProblem) return input
   body.input = input
   addParams(body, request.params)
-  addTools(body, request, call.providerTools)
+  addTools(body, request, call.providerTools, responsesTools)
   const format = textFormat(request)
   const verbosity = request.params.verbosity
   if (format !== undefined || verbosity !== undefined) {

@@ -6,19 +6,18 @@
  * cached input tokens; `status`/`incomplete_details` as the finish reason.
  */
 import type { FinishReason, OutputBlock, Usage } from "../../../inference/types.ts"
+import { tokenCount } from "../../answers.ts"
 import { type ParsedResponse, WireProblem, unscopedProvider } from "../../codec.ts"
 import { encodeReasoningSignature } from "./signature.ts"
 
 type Json = Record<string, any>
 
-const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
-
 export const responsesUsage = (usage: Json | undefined | null): Usage | undefined => {
   if (usage === undefined || usage === null) return undefined
   const cached = usage.input_tokens_details?.cached_tokens
   return {
-    input_tokens: count(usage.input_tokens),
-    output_tokens: count(usage.output_tokens),
+    input_tokens: tokenCount(usage.input_tokens),
+    output_tokens: tokenCount(usage.output_tokens),
     ...(typeof cached === "number" ? { cached_input_tokens: cached } : {})
   }
 }

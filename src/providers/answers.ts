@@ -1,0 +1,25 @@
+/** Small readers the answer parsers of several codecs share. */
+import type { Usage } from "../inference/types.ts"
+import { WireProblem } from "./codec.ts"
+
+/** A token count from an answer: a finite number, else 0 (absent, null, or not a number). */
+export const tokenCount = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0)
+
+/** A streamed `{"error": ...}` (OpenAI's and Google's shape): its `message`, or the error as JSON. */
+export const streamedErrorProblem = (error: unknown): WireProblem => {
+  const message = typeof error === "object" && error !== null ? (error as { readonly message?: unknown }).message : undefined
+  return new WireProblem(`the provider streamed an error: ${typeof message === "string" ? message : JSON.stringify(error)}`)
+}
+
+/**
+ * Usage of an API that counts prompt-cache reads and writes apart from its input tokens
+ * (Anthropic, Bedrock Converse): the gateway's input tokens are all of them, of which
+ * `cached_input_tokens` (when the answer says, `readSaid`) were read from the cache.
+ */
+export const cacheApartUsage = (input: unknown, output: unknown, cacheRead: unknown, cacheWrite: unknown, readSaid: boolean): Usage => {
+  const read = tokenCount(cacheRead)
+  const total = tokenCount(input) + read + tokenCount(cacheWrite)
+  return readSaid
+    ? { input_tokens: total, output_tokens: tokenCount(output), cached_input_tokens: read }
+    : { input_tokens: total, output_tokens: tokenCount(output) }
+}
