@@ -48,6 +48,13 @@ describe("gcp_vertex_anthropic", () => {
     )
   })
 
+  it("the global location has no regional host", () => {
+    const target = vertexAnthropicCodec.target({ model_id: "claude-sonnet-4-5@20250929", location: "global", project_id: "p" }, "")
+    expect(vertexAnthropicCodec.url(target, false)).toBe(
+      "https://aiplatform.googleapis.com/v1/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict"
+    )
+  })
+
   it("refuses every call of a provider that names no model, saying what it needs", () => {
     const target = vertexAnthropicCodec.target({}, "claude")
     const body = vertexAnthropicCodec.body(request, wireCall(target))

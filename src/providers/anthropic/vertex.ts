@@ -40,7 +40,9 @@ const resourceOf = (settings: VertexSettings, model: string): { readonly path: s
 const vertexTarget = (settings: VertexSettings, model: string): AnthropicTarget => {
   const resource = resourceOf(settings, model)
   if (typeof resource === "string") return { type, url: "", streamUrl: "", model: undefined, bodyVersion: vertexAnthropicVersion, problem: resource }
-  const base = settings.api_base ?? `https://${resource.location}-aiplatform.googleapis.com/`
+  // the `global` location has no regional host
+  const base = settings.api_base ??
+    (resource.location === "global" ? "https://aiplatform.googleapis.com/" : `https://${resource.location}-aiplatform.googleapis.com/`)
   const modelUrl = new URL(`v1/${resource.path}`, base.endsWith("/") ? base : `${base}/`).toString()
   return { type, url: `${modelUrl}:rawPredict`, streamUrl: `${modelUrl}:streamRawPredict`, model: undefined, bodyVersion: vertexAnthropicVersion }
 }

@@ -6,9 +6,10 @@
  */
 import * as Schema from "effect/Schema"
 import { paramFieldsOf } from "../chatCompletionsFamily.ts"
-import { type EmbeddingResponse, type EmbeddingsHooks, type WireCodec, WireProblem } from "../codec.ts"
+import type { EmbeddingsHooks, WireCodec } from "../codec.ts"
 import { chatCompletionsBody, type ChatCompletionsTarget } from "../openai/request.ts"
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "../openai/response.ts"
+import { parseOpenAiEmbeddings } from "../openai/embeddings.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
 
@@ -39,27 +40,6 @@ const deploymentUrl = (settings: AzureSettings, operation: string): string => {
 // as OpenAI: `max_completion_tokens`, which Azure's reasoning deployments require
 const paramFields = paramFieldsOf({ max_tokens: "max_completion_tokens" })
 
-type Json = Record<string, any>
-
-/** OpenAI's embeddings answer: `data[].embedding` by `index`, `usage.prompt_tokens`. */
-export const parseOpenAiEmbeddings = (text: string): EmbeddingResponse | WireProblem => {
-  let json: Json
-  try {
-    json = JSON.parse(text)
-  } catch {
-    return new WireProblem("the provider answered embeddings with a body that is not JSON")
-  }
-  if (!Array.isArray(json?.data)) return new WireProblem("the provider answered embeddings without data")
-  const rows = [...json.data].sort((a: Json, b: Json) => Number(a?.index ?? 0) - Number(b?.index ?? 0))
-  const embeddings: Array<ReadonlyArray<number>> = []
-  for (const row of rows) {
-    if (!Array.isArray(row?.embedding)) return new WireProblem("the provider answered an embedding that is not a list of numbers")
-    embeddings.push(row.embedding)
-  }
-  const inputTokens = json.usage?.prompt_tokens
-  return { embeddings, usage: { input_tokens: typeof inputTokens === "number" ? inputTokens : 0, output_tokens: 0 } }
-}
-
 const embeddings: EmbeddingsHooks<AzureTarget> = {
   url: (target) => target.embeddingsUrl,
   // the deployment names the model: no `model` field
@@ -68,6 +48,7 @@ const embeddings: EmbeddingsHooks<AzureTarget> = {
     ...(request.dimensions === undefined ? {} : { dimensions: request.dimensions }),
     encoding_format: "float"
   }),
+  // the answer is OpenAI's
   parse: parseOpenAiEmbeddings
 }
 
