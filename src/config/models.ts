@@ -88,7 +88,7 @@ export const buildProvider = (
     if ("field" in rule) context.report([...keyPath, "cost", index, rule.field], rule.message)
     else costRules.push(rule)
   })
-  return {
+  const provider: ProviderConfig = {
     name,
     type: definition.type,
     modelName: model_name ?? "",
@@ -102,6 +102,12 @@ export const buildProvider = (
     settings,
     env: context.input.env
   }
+  const problem = definition.settingsProblem?.(provider)
+  if (problem !== undefined) {
+    context.report(keyPath, problem)
+    return undefined
+  }
+  return provider
 }
 
 const envValue = (context: BuildContext, name: string): string | undefined => {

@@ -166,6 +166,12 @@ export interface WireCodec<Settings, Target, Event> {
    * require it and it is absent); `env` the environment captured at start-up (AWS's `AWS_REGION`)
    */
   readonly target: (settings: Settings, model: string, env?: Environment) => Target
+  /**
+   * why a configured provider's target can make no call at all (a Vertex model without its
+   * project, an AWS provider without a region), reported at start-up; calls of a short-hand
+   * fail with the same explanation
+   */
+  readonly targetProblem?: ((target: Target) => string | undefined) | undefined
   readonly url: (target: Target, stream: boolean) => string
   /** the headers of a call, the authentication scheme included (no key: no authentication); a new object each time, the runner edits it */
   readonly headers: (target: Target, apiKey: string | undefined) => Record<string, string>

@@ -64,6 +64,10 @@ export const wireProvider = <Settings, Target, Event>(
     requiresModelName: codec.requiresModelName ?? true,
     settingsFields: codec.settings.fields,
     embeddings: codec.embeddings !== undefined,
+    settingsProblem: codec.targetProblem === undefined ? undefined : (config) => {
+      if (!isSettings(config.settings)) return undefined
+      return codec.targetProblem?.(codec.target(config.settings, config.modelName, config.env ?? {}))
+    },
     make: (config) =>
       isSettings(config.settings)
         ? wireClient(codec, codec.target(config.settings, config.modelName, config.env ?? {}))

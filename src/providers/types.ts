@@ -97,6 +97,8 @@ export interface ProviderDefinition {
   readonly settingsFields: Schema.Struct.Fields
   /** whether its clients answer embedding requests (`[embedding_models]` accepts only such types) */
   readonly embeddings?: boolean | undefined
+  /** why a configured provider's settings can make no call, checked at start-up */
+  readonly settingsProblem?: ((config: ProviderConfig) => string | undefined) | undefined
   /** at start-up for configured providers, on first use for `<type>::<model>` short-hands */
   readonly make: (config: ProviderConfig) => ProviderClient
 }

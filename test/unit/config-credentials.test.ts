@@ -151,3 +151,39 @@ api_key = "x"
     expect(errors.some((error) => error.includes("provider_types.openai.defaults.api_key"))).toBe(true)
   })
 })
+
+describe("provider settings that can make no call are start-up errors", () => {
+  const withProvider = (table: string) => `
+[models.m]
+routing = ["p"]
+[models.m.providers.p]
+${table}
+
+[functions.f]
+type = "chat"
+[functions.f.variants.v]
+type = "chat_completion"
+model = "m"
+weight = 0
+`
+  const aws = { AWS_ACCESS_KEY_ID: "AK", AWS_SECRET_ACCESS_KEY: "SK" }
+
+  it("an AWS provider without a region, naming how to give one", () => {
+    const errors = buildErrors(withProvider(`type = "aws_bedrock"\nmodel_id = "anthropic.claude"`), { env: aws })
+    expect(errors).toEqual([`${configPath}: models.m.providers.p: the aws_bedrock provider has no region: set region in its table, or AWS_REGION (or give endpoint_url)`])
+    expect(buildErrors(withProvider(`type = "aws_sagemaker"\nendpoint_name = "e"\nhosted_provider = "openai"`), { env: aws })[0])
+      .toContain("the aws_sagemaker provider has no region")
+    buildOk(withProvider(`type = "aws_bedrock"\nmodel_id = "anthropic.claude"`), { env: { ...aws, AWS_REGION: "eu-west-1" } })
+    buildOk(withProvider(`type = "aws_bedrock"\nmodel_id = "anthropic.claude"\nendpoint_url = "http://127.0.0.1:9"`), { env: aws })
+  })
+
+  it("a Vertex provider without its project, location or model, saying what it lacks", () => {
+    const files = { "/cfg/sa.json": "{}" }
+    const gemini = buildErrors(withProvider(`type = "gcp_vertex_gemini"\nmodel_id = "gemini-2.5-pro"\ncredential_location = "path::sa.json"`), { files })
+    expect(gemini).toHaveLength(1)
+    expect(gemini[0]).toContain("models.m.providers.p: the gcp_vertex_gemini provider lacks project_id, location")
+    const anthropic = buildErrors(withProvider(`type = "gcp_vertex_anthropic"\nmodel_id = "claude"\ncredential_location = "path::sa.json"`), { files })
+    expect(anthropic[0]).toContain("models.m.providers.p: a gcp_vertex_anthropic provider with model_id or endpoint_id needs location and project_id")
+    buildOk(withProvider(`type = "gcp_vertex_gemini"\nmodel_id = "m"\nlocation = "us-central1"\nproject_id = "p"\ncredential_location = "path::sa.json"`), { files })
+  })
+})

@@ -53,6 +53,7 @@ export const vertexAnthropicCodec: WireCodec<VertexSettings, AnthropicTarget, st
   defaultCredential: { kind: "path_from_env", name: "GCP_VERTEX_CREDENTIALS_PATH" },
   requiresModelName: false,
   target: vertexTarget,
+  targetProblem: (target) => target.problem,
   url: (target, stream) => (stream ? target.streamUrl : target.url),
   headers: () => ({ "content-type": "application/json" }),
   authorizer: () => makeServiceAccountAuthorizer(),

@@ -8,7 +8,7 @@ import { wireProvider } from "../runner.ts"
 import { converseBody, type ConverseTarget, converseUrl } from "./converseRequest.ts"
 import { awsErrorMessage, makeConverseStreamParser, parseConverseResponse } from "./converseResponse.ts"
 import { type AwsEvent, awsEventStream } from "./eventStream.ts"
-import { endpointOf, regionOf } from "./region.ts"
+import { endpointOf, noRegion, regionOf } from "./region.ts"
 import { awsAuthorizer } from "./signing.ts"
 
 const BedrockSettings = Schema.Struct({
@@ -28,6 +28,7 @@ export const bedrockCodec: WireCodec<typeof BedrockSettings.Type, ConverseTarget
     const region = regionOf(settings.region, env)
     return { modelId: settings.model_id, region, endpoint: endpointOf("bedrock-runtime", region, settings.endpoint_url) }
   },
+  targetProblem: (target) => target.endpoint === undefined ? noRegion("aws_bedrock") : undefined,
   url: converseUrl,
   headers: () => ({ "content-type": "application/json" }),
   authorizer: (target) => awsAuthorizer({ type: "aws_bedrock", service: "bedrock", region: target.region, bearer: true }),

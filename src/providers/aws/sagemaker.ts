@@ -85,6 +85,7 @@ export const sageMakerCodec: WireCodec<typeof SageMakerSettings.Type, SageMakerT
       }
     }
   },
+  targetProblem: (target) => target.endpoint === undefined ? noRegion(type) : undefined,
   url: urlOf,
   headers: () => ({ "content-type": "application/json" }),
   authorizer: (target) => awsAuthorizer({ type, service: "sagemaker", region: target.region, bearer: false }),

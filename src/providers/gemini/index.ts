@@ -85,6 +85,7 @@ export const vertexCodec: WireCodec<VertexSettings, GeminiTarget, string> = {
       ? { type: "gcp_vertex_gemini", modelUrl: url, takesFileUri: (uri) => vertexFileUri.test(uri) }
       : { type: "gcp_vertex_gemini", modelUrl: "", takesFileUri: () => false, problem: url.problem }
   },
+  targetProblem: (target) => target.problem,
   url: geminiUrl,
   headers: jsonHeaders,
   authorizer: () => makeServiceAccountAuthorizer(),
