@@ -1,6 +1,7 @@
 // Child processes of the benchmark and the soak: node scripts started from the repository's
 // root, killed when the parent exits, each resolving once its output shows what it serves.
 import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -38,3 +39,25 @@ export const startProcess = (
     child.stderr!.on("data", onData)
     child.on("exit", (code) => reject(new Error(`${command.join(" ")} exited with ${code}:\n${output}`)))
   })
+
+// ---- a process's CPU time and memory from /proc (Linux)
+
+/** CPU time used so far by `pid`: utime + stime in clock ticks of 10 ms; 0 if gone or not Linux */
+export const ticksOf = (pid: number | string): number => {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
+
+/** a field of /proc/<pid>/status in bytes: `VmRSS` (resident now) or `VmHWM` (resident at most, so far); 0 if unknown */
+export const memoryOf = (pid: number, field: "VmRSS" | "VmHWM"): number => {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match === null ? 0 : Number(match[1]) * 1024
+  } catch {
+    return 0
+  }
+}

@@ -1,5 +1,6 @@
 // The reference: a minimal pass-through proxy (node:http + an undici pool) that forwards the
 // body to the upstream and the answer back. What Node can do here, with no gateway logic.
+// A streamed answer (`text/event-stream`) is passed on as it arrives, chunk by chunk.
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { Pool } from "undici"
@@ -18,6 +19,13 @@ const server = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
         headers: { "content-type": "application/json" },
         body: Buffer.concat(parts)
       })
+      const contentType = String(response.headers["content-type"] ?? "")
+      if (contentType.startsWith("text/event-stream")) {
+        res.writeHead(response.statusCode, { "content-type": contentType, "cache-control": "no-cache" })
+        for await (const chunk of response.body) res.write(chunk)
+        res.end()
+        return
+      }
       const answer = Buffer.from(await response.body.arrayBuffer())
       res.writeHead(response.statusCode, { "content-type": "application/json", "content-length": answer.length })
       res.end(answer)

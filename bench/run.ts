@@ -15,13 +15,24 @@
 // C (default 64), --no-observability (skip the database runs), --traces (also measure the
 // gateway exporting a trace of every request to a fake OTLP collector), --json
 // (machine-readable output too).
+//
+// Then streamed answers (`stream: true`) on /inference and on the OpenAI route, against the
+// proxy passing the upstream's stream through (the upstream speaks OpenAI's SSE framing; see
+// bench/upstream.ts): requests per second with 8 chunks sent at once (as the plain case, with
+// the CPU per request), the added time to the first text chunk at concurrency 1 with 64
+// chunks 5 ms apart (the first `data:` event carrying text, minus the upstream's own, called
+// directly), and, with that stream held open N times at once for the throughput's duration,
+// the server's CPU per stream and its peak RSS (sampled from /proc), with its idle RSS after
+// start-up. Options: --no-streaming (skip this part), --stream-requests N (first-chunk samples
+// per target, default 100), --streams N (streams open at once, default 256).
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import autocannon from "autocannon"
 import { Pool } from "undici"
 import { startClickHouse } from "../scripts/clickhouse.ts"
-import { startProcess } from "./processes.ts"
+import { memoryOf, startProcess, ticksOf } from "./processes.ts"
+import { measureFirstText, measureOpenStreams, measureStreamedThroughput, type StreamTarget } from "./streaming.ts"
 import { ensurePostgres } from "../scripts/postgres.ts"
 import { freshDatabase, type TestDatabase } from "../test/support/databases.ts"
 
@@ -34,6 +45,8 @@ const samples = option("requests", 5000)
 const duration = option("duration", 10)
 const rounds = option("rounds", 3)
 const connections = option("connections", 64)
+const streamSamples = option("stream-requests", 100)
+const openStreams = option("streams", 256)
 
 /** starts a process and resolves with the first match of `pattern` in its output */
 const start = (command: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
@@ -52,6 +65,29 @@ templates.system.path = "system.minijinja"
 templates.user.path = "user.minijinja"
 temperature = 0.2
 max_tokens = 100
+
+# the same function over the upstream's paced stream (64 chunks 5 ms apart)
+[functions.bench_paced]
+type = "chat"
+schemas.system.path = "system_schema.json"
+schemas.user.path = "user_schema.json"
+
+[functions.bench_paced.variants.main]
+type = "chat_completion"
+model = "bench_paced_model"
+templates.system.path = "system.minijinja"
+templates.user.path = "user.minijinja"
+temperature = 0.2
+max_tokens = 100
+
+[models.bench_paced_model]
+routing = ["upstream"]
+
+[models.bench_paced_model.providers.upstream]
+type = "openai"
+model_name = "bench-model-paced"
+api_base = "${upstream}/v1/"
+api_key_location = "none"
 
 [models.bench_model]
 routing = ["upstream"]
@@ -102,6 +138,15 @@ const upstreamBody = JSON.stringify({
   max_completion_tokens: 100
 })
 
+// the streamed requests: on /inference and the OpenAI route, the same calls with `stream: true`
+// (`bench_paced` being the function over the paced stream); to the upstream, what the gateway
+// sends it for them
+const streamedGatewayBody = (functionName: string) => JSON.stringify({ ...JSON.parse(gatewayBody), function_name: functionName, stream: true })
+const streamedOpenAiRouteBody = (functionName: string) =>
+  JSON.stringify({ ...JSON.parse(openAiRouteBody), model: `gateway::function_name::${functionName}`, stream: true })
+const streamedUpstreamBody = (model: string) =>
+  JSON.stringify({ ...JSON.parse(upstreamBody), model, stream: true, stream_options: { include_usage: true } })
+
 interface Target {
   readonly name: string
   readonly url: string
@@ -113,16 +158,6 @@ interface Target {
   readonly database?: "clickhouse" | "postgres"
 }
 
-// ---- CPU time from /proc (Linux): utime + stime in clock ticks of 10 ms
-
-const ticksOf = (pid: number | string): number => {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0 // gone, or not Linux
-  }
-}
 
 const databaseCommands = { clickhouse: "clickhouse-server", postgres: "postgres" }
 
@@ -221,6 +256,85 @@ interface Row {
   readonly databaseCpuUs: number
 }
 
+const megabytes = (bytes: number) => (bytes === 0 ? "" : `${Math.round(bytes / 1024 / 1024)} MB`)
+
+/**
+ * The streamed scenarios on the reference proxy, the gateway's /inference and its OpenAI
+ * route (`targets`, in that order), each in rounds in which the targets take turns; prints
+ * their tables and returns their figures.
+ */
+const measureStreaming = async (upstream: string, targets: ReadonlyArray<Target>, idleRss: ReadonlyMap<number | undefined, number>) => {
+  const streamTargets: Array<StreamTarget> = targets.map((target) => {
+    const fields = { name: target.name, url: target.url, path: target.path, pid: target.pid }
+    if (target.path === "/inference") return { ...fields, fastBody: streamedGatewayBody("bench"), pacedBody: streamedGatewayBody("bench_paced") }
+    if (target.path.startsWith("/openai/")) return { ...fields, fastBody: streamedOpenAiRouteBody("bench"), pacedBody: streamedOpenAiRouteBody("bench_paced") }
+    return { ...fields, fastBody: streamedUpstreamBody("bench-model"), pacedBody: streamedUpstreamBody("bench-model-paced") }
+  })
+  const direct: StreamTarget = {
+    name: "upstream (direct)",
+    url: upstream,
+    path: "/v1/chat/completions",
+    fastBody: streamedUpstreamBody("bench-model"),
+    pacedBody: streamedUpstreamBody("bench-model-paced")
+  }
+  console.log(
+    `\nstreamed: throughput with 8 chunks at once (${connections} connections, ${rounds} rounds of ${duration} s, median), ` +
+      `then with 64 chunks 5 ms apart: time to the first text chunk at concurrency 1 (${streamSamples} requests each, in ${rounds} rounds), ` +
+      `and ${openStreams} streams open at once (${rounds} rounds of ${duration} s; CPU per stream median, RSS highest)`
+  )
+  const throughputs = streamTargets.map((): Array<{ rps: number; serverCpuUs: number }> => [])
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, target] of streamTargets.entries()) throughputs[index].push(await measureStreamedThroughput(target, connections, duration))
+  }
+  const [base, ...firstTexts] = await measureFirstText([direct, ...streamTargets], streamSamples, rounds)
+  const open = streamTargets.map((): Array<{ completed: number; serverCpuUs: number; peakRss: number }> => [])
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, target] of streamTargets.entries()) open[index].push(await measureOpenStreams(target, openStreams, duration))
+  }
+  const median = (values: Array<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  const rows = streamTargets.map((target, index) => ({
+    name: target.name === "gateway" ? "gateway, /inference" : target.name,
+    rps: median(throughputs[index].map((round) => round.rps)),
+    serverCpuUs: median(throughputs[index].map((round) => round.serverCpuUs)),
+    firstTextP50: firstTexts[index].p50 - base.p50,
+    firstTextP99: firstTexts[index].p99 - base.p99,
+    streamsCompleted: median(open[index].map((round) => round.completed)),
+    cpuPerStreamUs: median(open[index].map((round) => round.serverCpuUs)),
+    peakRss: Math.max(...open[index].map((round) => round.peakRss)),
+    idleRss: idleRss.get(target.pid) ?? 0
+  }))
+  const reference = rows[0].rps
+  const us = (value: number) => (value === 0 ? "" : `${Math.round(value)} us`)
+  console.log(`upstream alone: first text chunk p50 ${base.p50.toFixed(3)} ms, p99 ${base.p99.toFixed(3)} ms`)
+  console.log(`${"".padEnd(22)}${"req/s".padStart(10)}${"of proxy".padStart(10)}${"server CPU".padStart(12)}`)
+  for (const row of rows) {
+    console.log(
+      `${row.name.padEnd(22)}${Math.round(row.rps).toString().padStart(10)}${`${Math.round((row.rps / reference) * 100)}%`.padStart(10)}${
+        us(row.serverCpuUs).padStart(12)
+      }`
+    )
+  }
+  console.log(
+    `${"".padEnd(22)}${"1st text p50".padStart(14)}${"1st text p99".padStart(14)}${"streams".padStart(9)}${"CPU/stream".padStart(12)}${
+      "RSS peak".padStart(10)
+    }${"RSS idle".padStart(10)}`
+  )
+  for (const row of rows) {
+    console.log(
+      `${row.name.padEnd(22)}${`${row.firstTextP50.toFixed(3)} ms`.padStart(14)}${`${row.firstTextP99.toFixed(3)} ms`.padStart(14)}${
+        row.streamsCompleted.toString().padStart(9)
+      }${us(row.cpuPerStreamUs).padStart(12)}${megabytes(row.peakRss).padStart(10)}${megabytes(row.idleRss).padStart(10)}`
+    )
+  }
+  const servers = [...new Set(targets.map((target) => target.pid))].filter((pid): pid is number => pid !== undefined)
+  console.log(
+    `RSS at most over the whole run (VmHWM): ${
+      servers.map((pid) => `${targets.find((target) => target.pid === pid)!.name} ${megabytes(memoryOf(pid, "VmHWM"))}`).join(", ")
+    }`
+  )
+  return { base, rows }
+}
+
 const main = async () => {
   const upstreamPort = await start(["bench/upstream.ts"], /^(\d+)$/m)
   const upstream = `http://127.0.0.1:${upstreamPort}`
@@ -260,6 +374,9 @@ const main = async () => {
       targets.push({ name: "gateway, OpenAI route", url: started.match, path: "/openai/v1/chat/completions", body: openAiRouteBody, pid: started.pid })
     }
   }
+  // resident memory of each server after start-up, before any load
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const idleRss = new Map(targets.map((target) => [target.pid, target.pid === undefined ? 0 : memoryOf(target.pid, "VmRSS")]))
   const [base, ...latencies] = await measureLatencies([direct, ...targets], samples)
   const throughputs: Array<Array<Throughput>> = targets.map(() => [])
   for (let round = 0; round < rounds; round++) {
@@ -299,7 +416,8 @@ const main = async () => {
         (row.databaseCpuUs === 0 ? "" : `, CPU per request with the database's ${change(row.serverCpuUs + row.databaseCpuUs, off.serverCpuUs)}`)
     )
   }
-  if (args.includes("--json")) console.log(JSON.stringify({ base, rows }))
+  const streamed = args.includes("--no-streaming") ? undefined : await measureStreaming(upstream, targets.slice(0, 3), idleRss)
+  if (args.includes("--json")) console.log(JSON.stringify({ base, rows, ...(streamed === undefined ? {} : { streamed }) }))
   for (const cleanup of cleanups) await cleanup()
   for (const dir of [gatewayDir, tracedDir]) fs.rmSync(dir, { recursive: true, force: true })
   process.exit(0)
