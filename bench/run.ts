@@ -263,7 +263,7 @@ const megabytes = (bytes: number) => (bytes === 0 ? "" : `${Math.round(bytes / 1
  * route (`targets`, in that order), each in rounds in which the targets take turns; prints
  * their tables and returns their figures.
  */
-const measureStreaming = async (upstream: string, targets: ReadonlyArray<Target>, idleRss: ReadonlyMap<number | undefined, number>) => {
+const measureStreaming = async (upstream: string, upstreamPid: number, targets: ReadonlyArray<Target>, idleRss: ReadonlyMap<number | undefined, number>) => {
   const streamTargets: Array<StreamTarget> = targets.map((target) => {
     const fields = { name: target.name, url: target.url, path: target.path, pid: target.pid }
     if (target.path === "/inference") return { ...fields, fastBody: streamedGatewayBody("bench"), pacedBody: streamedGatewayBody("bench_paced") }
@@ -287,9 +287,9 @@ const measureStreaming = async (upstream: string, targets: ReadonlyArray<Target>
     for (const [index, target] of streamTargets.entries()) throughputs[index].push(await measureStreamedThroughput(target, connections, duration))
   }
   const [base, ...firstTexts] = await measureFirstText([direct, ...streamTargets], streamSamples, rounds)
-  const open = streamTargets.map((): Array<{ completed: number; serverCpuUs: number; peakRss: number }> => [])
+  const open = streamTargets.map((): Array<{ completed: number; serverCpuUs: number; peakRss: number; upstreamCpuUs: number; clientCpuUs: number }> => [])
   for (let round = 0; round < rounds; round++) {
-    for (const [index, target] of streamTargets.entries()) open[index].push(await measureOpenStreams(target, openStreams, duration))
+    for (const [index, target] of streamTargets.entries()) open[index].push(await measureOpenStreams(target, openStreams, duration, upstreamPid))
   }
   const median = (values: Array<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
   const rows = streamTargets.map((target, index) => ({
@@ -301,6 +301,8 @@ const measureStreaming = async (upstream: string, targets: ReadonlyArray<Target>
     streamsCompleted: median(open[index].map((round) => round.completed)),
     cpuPerStreamUs: median(open[index].map((round) => round.serverCpuUs)),
     peakRss: Math.max(...open[index].map((round) => round.peakRss)),
+    upstreamCpuPerStreamUs: median(open[index].map((round) => round.upstreamCpuUs)),
+    clientCpuPerStreamUs: median(open[index].map((round) => round.clientCpuUs)),
     idleRss: idleRss.get(target.pid) ?? 0
   }))
   const reference = rows[0].rps
@@ -326,6 +328,10 @@ const measureStreaming = async (upstream: string, targets: ReadonlyArray<Target>
       }${us(row.cpuPerStreamUs).padStart(12)}${megabytes(row.peakRss).padStart(10)}${megabytes(row.idleRss).padStart(10)}`
     )
   }
+  console.log(
+    `CPU per stream (${openStreams} open) of the upstream: ${rows.map((row) => `${row.name} ${us(row.upstreamCpuPerStreamUs)}`).join(", ")}; ` +
+      `of this client: ${rows.map((row) => `${row.name} ${us(row.clientCpuPerStreamUs)}`).join(", ")}`
+  )
   const servers = [...new Set(targets.map((target) => target.pid))].filter((pid): pid is number => pid !== undefined)
   console.log(
     `RSS at most over the whole run (VmHWM): ${
@@ -336,8 +342,8 @@ const measureStreaming = async (upstream: string, targets: ReadonlyArray<Target>
 }
 
 const main = async () => {
-  const upstreamPort = await start(["bench/upstream.ts"], /^(\d+)$/m)
-  const upstream = `http://127.0.0.1:${upstreamPort}`
+  const upstreamProcess = await startProcess(["bench/upstream.ts"], /^(\d+)$/m)
+  const upstream = `http://127.0.0.1:${upstreamProcess.match}`
   const proxy = await startProcess(["bench/proxy.ts", upstream], /^(\d+)$/m)
   const gatewayDir = writeGatewayFiles(upstream)
   const tracedDir = writeGatewayFiles(upstream, "[gateway.export.otlp.traces]\nenabled = true\n")
@@ -416,7 +422,7 @@ const main = async () => {
         (row.databaseCpuUs === 0 ? "" : `, CPU per request with the database's ${change(row.serverCpuUs + row.databaseCpuUs, off.serverCpuUs)}`)
     )
   }
-  const streamed = args.includes("--no-streaming") ? undefined : await measureStreaming(upstream, targets.slice(0, 3), idleRss)
+  const streamed = args.includes("--no-streaming") ? undefined : await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, 3), idleRss)
   if (args.includes("--json")) console.log(JSON.stringify({ base, rows, ...(streamed === undefined ? {} : { streamed }) }))
   for (const cleanup of cleanups) await cleanup()
   for (const dir of [gatewayDir, tracedDir]) fs.rmSync(dir, { recursive: true, force: true })

@@ -112,6 +112,9 @@ export interface OpenStreams {
   readonly serverCpuUs: number
   /** the highest resident memory of the server sampled during the run, bytes */
   readonly peakRss: number
+  /** CPU microseconds per stream of the upstream's process and of this client, to tell whether they were the limit */
+  readonly upstreamCpuUs: number
+  readonly clientCpuUs: number
 }
 
 /**
@@ -119,7 +122,7 @@ export interface OpenStreams {
  * the next stream when one ends; the streams running at the end are read to their end):
  * the server's CPU per stream completed and its peak RSS, sampled every 20 ms.
  */
-export const measureOpenStreams = async (target: StreamTarget, streams: number, duration: number): Promise<OpenStreams> => {
+export const measureOpenStreams = async (target: StreamTarget, streams: number, duration: number, upstreamPid: number): Promise<OpenStreams> => {
   const pool = new Pool(target.url, { connections: streams, keepAliveTimeout: 60_000 })
   const all = (run: () => Promise<void>) => Promise.all(Array.from({ length: streams }, run))
   await all(async () => void await streamOnce(pool, target, target.pacedBody)) // warm-up: opens the connections
@@ -129,6 +132,8 @@ export const measureOpenStreams = async (target: StreamTarget, streams: number, 
   }
   const sampler = setInterval(sample, 20)
   const before = target.pid === undefined ? 0 : ticksOf(target.pid)
+  const upstreamBefore = ticksOf(upstreamPid)
+  const clientBefore = process.cpuUsage()
   const deadline = Date.now() + duration * 1000
   let completed = 0
   await all(async () => {
@@ -140,6 +145,8 @@ export const measureOpenStreams = async (target: StreamTarget, streams: number, 
   clearInterval(sampler)
   sample()
   const serverCpuUs = target.pid === undefined ? 0 : ((ticksOf(target.pid) - before) * 10_000) / completed
+  const upstreamCpuUs = ((ticksOf(upstreamPid) - upstreamBefore) * 10_000) / completed
+  const client = process.cpuUsage(clientBefore)
   await pool.close()
-  return { completed, serverCpuUs, peakRss }
+  return { completed, serverCpuUs, peakRss, upstreamCpuUs, clientCpuUs: (client.user + client.system) / completed }
 }
