@@ -287,7 +287,7 @@ const measureStreaming = async (upstream: string, upstreamPid: number, targets: 
     for (const [index, target] of streamTargets.entries()) throughputs[index].push(await measureStreamedThroughput(target, connections, duration))
   }
   const [base, ...firstTexts] = await measureFirstText([direct, ...streamTargets], streamSamples, rounds)
-  const open = streamTargets.map((): Array<{ completed: number; serverCpuUs: number; peakRss: number; upstreamCpuUs: number; clientCpuUs: number }> => [])
+  const open = streamTargets.map((): Array<{ completed: number; serverCpuUs: number; peakRss: number; upstreamCpuUs: number; clientCpuUs: number; streamP50: number }> => [])
   for (let round = 0; round < rounds; round++) {
     for (const [index, target] of streamTargets.entries()) open[index].push(await measureOpenStreams(target, openStreams, duration, upstreamPid))
   }
@@ -303,6 +303,7 @@ const measureStreaming = async (upstream: string, upstreamPid: number, targets: 
     peakRss: Math.max(...open[index].map((round) => round.peakRss)),
     upstreamCpuPerStreamUs: median(open[index].map((round) => round.upstreamCpuUs)),
     clientCpuPerStreamUs: median(open[index].map((round) => round.clientCpuUs)),
+    openStreamP50: median(open[index].map((round) => round.streamP50)),
     idleRss: idleRss.get(target.pid) ?? 0
   }))
   const reference = rows[0].rps
@@ -330,7 +331,8 @@ const measureStreaming = async (upstream: string, upstreamPid: number, targets: 
   }
   console.log(
     `CPU per stream (${openStreams} open) of the upstream: ${rows.map((row) => `${row.name} ${us(row.upstreamCpuPerStreamUs)}`).join(", ")}; ` +
-      `of this client: ${rows.map((row) => `${row.name} ${us(row.clientCpuPerStreamUs)}`).join(", ")}`
+      `of this client: ${rows.map((row) => `${row.name} ${us(row.clientCpuPerStreamUs)}`).join(", ")}; ` +
+      `a stream's duration p50 (its pace alone: about 320 ms): ${rows.map((row) => `${row.name} ${Math.round(row.openStreamP50)} ms`).join(", ")}`
   )
   const servers = [...new Set(targets.map((target) => target.pid))].filter((pid): pid is number => pid !== undefined)
   console.log(
