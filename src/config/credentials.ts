@@ -157,28 +157,6 @@ export const resolveCredential = (location: CredentialLocation, sources: Credent
 }
 
 /** What is missing of a credential whatever the request brings (start-up refuses it for positive-weight variants). */
-export const missingAlways = (credential: Credential): string | undefined => {
-  switch (credential.kind) {
-    case "missing":
-      return credential.what
-    case "fallback":
-      return credential.fallback.kind === "missing" && credential.primary.kind === "missing" ? credential.fallback.what : undefined
-    default:
-      return undefined
-  }
-}
-
-/** The text form of a location, for messages. */
-export const describeLocation = (location: CredentialLocation): string => {
-  switch (location.kind) {
-    case "fallback":
-      return `{ default = "${describeLocation(location.primary)}", fallback = "${describeLocation(location.fallback)}" }`
-    case "none":
-    case "sdk":
-      return location.kind
-    case "path":
-      return `path::${location.path}`
-    default:
-      return `${location.kind}::${location.name}`
-  }
-}
+export const missingAlways = (credential: Credential): string | undefined =>
+  // a `fallback` credential keeps only a primary the request may bring (`resolveCredential`)
+  credential.kind === "missing" ? credential.what : undefined

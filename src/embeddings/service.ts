@@ -14,8 +14,8 @@ import { apiKeyTag, tagsWithApiKey } from "../api/tags.ts"
 import { type CachePolicy, cachePolicy } from "../cache/policy.ts"
 import { AllProvidersFailed, type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
-import { abandonAfter, allFailed, type CallRefused, within } from "../inference/modelCall.ts"
-import type { FailedAttempt, ModelRequest } from "../inference/types.ts"
+import { abandonAfter, allFailed, type CallRefused, inRoutingOrder, within } from "../inference/modelCall.ts"
+import type { ModelRequest } from "../inference/types.ts"
 import { Observability } from "../observability/stores.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
 import type { EmbeddingRequest } from "../providers/codec.ts"
@@ -113,39 +113,29 @@ const tryProviders = (
   Effect.clockWith((clock) => {
     const started = clock.currentTimeMillisUnsafe()
     const extras = { bodyEdits: [], headerEdits: [], credentials: request["gateway::credentials"] ?? {} }
-    const failures: Array<FailedAttempt<ProviderFailure>> = []
-    const from = (index: number): Effect.Effect<EmbeddingResult, AllProvidersFailed | CallRefused, InferenceServices> => {
-      if (index >= model.providers.length) return Effect.fail(allFailed(model.config.name, failures, "embedding model"))
-      const provider = model.providers[index]
-      const call = providerCall(embedding, model.config.name, provider.config, noVariant, extras)
-      if (call instanceof InvalidRequest) return Effect.fail(call)
-      const next = (failure: ProviderFailure) => {
-        failures.push({ name: provider.config.name, failure, atMs: clock.currentTimeMillisUnsafe() })
-        return from(index + 1)
+    const routed = inRoutingOrder(
+      model.providers,
+      (provider) => providerCall(embedding, model.config.name, provider.config, noVariant, extras),
+      (provider) => provider.config.timeouts.non_streaming?.total_ms,
+      (provider, call) => attempt(provider, call, cache, tags),
+      (failures) => allFailed(model.config.name, failures, "embedding model"),
+      clock
+    ).pipe(Effect.map(([answer, provider, call]): EmbeddingResult => {
+      const now = clock.currentTimeMillisUnsafe()
+      return {
+        ...answer,
+        id: uuidv7(now),
+        model: request.model,
+        modelName: model.config.name,
+        provider,
+        call,
+        responseTimeMs: now - started,
+        cache,
+        tags
       }
-      if (call instanceof ProviderFailure) return next(call)
-      const limit = provider.config.timeouts.non_streaming?.total_ms
-      return within(attempt(provider, call, cache, tags), limit, () =>
-        new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })).pipe(
-          Effect.map((answer): EmbeddingResult => {
-            const now = clock.currentTimeMillisUnsafe()
-            return {
-              ...answer,
-              id: uuidv7(now),
-              model: request.model,
-              modelName: model.config.name,
-              provider,
-              call,
-              responseTimeMs: now - started,
-              cache,
-              tags
-            }
-          }),
-          Effect.catch((failure) => failure instanceof ProviderFailure ? next(failure) : Effect.fail(failure))
-        )
-    }
+    }))
     const limit = model.config.timeoutMs
-    return within(Effect.suspend(() => from(0)), limit, () =>
+    return within(routed, limit, () =>
       new AllProvidersFailed({ message: `embedding model "${model.config.name}" timed out after ${limit} ms`, kind: "timeout" }))
   })
 

@@ -132,6 +132,55 @@ export const within = <A, E, R, T>(
 ): Effect.Effect<A, E | T, R> =>
   ms === undefined ? effect : Effect.timeoutOrElse(effect, { duration: ms, orElse: () => Effect.fail(onTimeout()) })
 
+/** What `inRoutingOrder` succeeds with: the attempt's result, the provider and call that gave it, the providers that failed first. */
+export type RoutedSuccess<P, C, A> = readonly [A, P, C, ReadonlyArray<FailedAttempt<ProviderFailure>>]
+
+/**
+ * Tries `providers` in routing order until `attempt` succeeds for one, each within its own
+ * limit; a provider failure falls back to the next, a refused call (rate limit, bad request)
+ * ends at once, and when none answers `allFailed` makes the error from every failure. Model
+ * calls and embedding calls both route through it.
+ */
+export const inRoutingOrder = <P extends { readonly config: ProviderConfig }, C, A, R>(
+  providers: ReadonlyArray<P>,
+  callFor: (provider: P) => C | InvalidRequest | ProviderFailure,
+  limitOf: (provider: P) => number | undefined,
+  attempt: (provider: P, call: C) => Effect.Effect<A, ProviderFailure | CallRefused, R>,
+  allFailed: (failures: ReadonlyArray<FailedAttempt<ProviderFailure>>) => AllProvidersFailed,
+  clock: Clock.Clock
+): Effect.Effect<RoutedSuccess<P, C, A>, AllProvidersFailed | CallRefused, R> => {
+  // recursion rather than a loop of Effect.result: this is the hot path of every inference
+  const from = (
+    index: number,
+    failures: Array<FailedAttempt<ProviderFailure>>
+  ): Effect.Effect<RoutedSuccess<P, C, A>, AllProvidersFailed | CallRefused, R> => {
+    if (index >= providers.length) return Effect.fail(allFailed(failures))
+    const provider = providers[index]
+    const call = callFor(provider)
+    if (call instanceof InvalidRequest) return Effect.fail(call)
+    if (call instanceof ProviderFailure) {
+      failures.push({ name: provider.config.name, failure: call, atMs: clock.currentTimeMillisUnsafe() })
+      return from(index + 1, failures)
+    }
+    const limit = limitOf(provider)
+    return within(
+      attempt(provider, call),
+      limit,
+      () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
+    ).pipe(
+      Effect.map((result) => [result, provider, call, failures] as const),
+      Effect.catch((failure) => {
+        // a refused call (rate limit, bad request) ends the inference: only provider failures fall back
+        if (!(failure instanceof ProviderFailure)) return Effect.fail(failure)
+        failures.push({ name: provider.config.name, failure, atMs: clock.currentTimeMillisUnsafe() })
+        return from(index + 1, failures)
+      })
+    )
+  }
+  // each run of the returned effect starts with no failures
+  return Effect.suspend(() => from(0, []))
+}
+
 /**
  * Tries the providers of the variant's model in routing order until `attempt` succeeds for
  * one. `limitOf` picks the timeout that applies (total time, or time to first token) from
@@ -147,43 +196,20 @@ const tryProviders = <A>(
 ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> =>
   Effect.flatMap(Models, (models) => {
     const model = models.get(variant.model)!
-    const providers = model.providers
     const modelName = model.config.name
-    // recursion rather than a loop of Effect.result: this is the hot path of every inference
-    const from = (
-      index: number,
-      failures: Array<FailedAttempt<ProviderFailure>>
-    ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> => {
-      if (index >= providers.length) return Effect.fail(allFailed(modelName, failures))
-      const provider = providers[index]
-      const call = providerCall(request, modelName, provider.config, variant, prepared)
-      if (call instanceof InvalidRequest) return Effect.fail(call)
-      if (call instanceof ProviderFailure) {
-        failures.push({ name: provider.config.name, failure: call, atMs: clock.currentTimeMillisUnsafe() })
-        return from(index + 1, failures)
-      }
-      const limit = limitOf(provider.config.timeouts)
-      return within(
-        attempt(provider, call),
-        limit,
-        () => new ProviderFailure({ message: `timed out after ${limit} ms`, timedOut: true })
-      ).pipe(
-        Effect.map((result) => [result, provider, model, call, failures] as const),
-        Effect.catch((failure) => {
-          // a refused call (rate limit, bad request) ends the inference: only provider failures fall back
-          if (!(failure instanceof ProviderFailure)) return Effect.fail(failure)
-          failures.push({ name: provider.config.name, failure, atMs: clock.currentTimeMillisUnsafe() })
-          return from(index + 1, failures)
-        })
-      )
-    }
     const limit = limitOf(model.config.timeouts)
-    // inside the flatMap, each run of the returned effect starts with no failures
     return within(
-      from(0, []),
+      inRoutingOrder(
+        model.providers,
+        (provider) => providerCall(request, modelName, provider.config, variant, prepared),
+        (provider) => limitOf(provider.config.timeouts),
+        attempt,
+        (failures) => allFailed(modelName, failures),
+        clock
+      ),
       limit,
       () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, kind: "timeout" })
-    )
+    ).pipe(Effect.map(([result, provider, call, failures]) => [result, provider, model, call, failures] as const))
   })
 
 const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
