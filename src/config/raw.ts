@@ -120,6 +120,14 @@ export const RawGateway = Schema.Struct({
   max_request_body_bytes: Schema.optional(PositiveInt),
   max_request_bytes_in_flight: Schema.optional(PositiveInt),
   max_connections: Schema.optional(PositiveInt),
+  /** processes serving the port: a number, or "auto" for one per core (see layers/cluster) */
+  workers: Schema.optional(Schema.Union([PositiveInt, Schema.Literal("auto")])),
+  /** the `gateway-overhead-ms` response header on /inference and the OpenAI route */
+  overhead_header: Schema.optional(Schema.Boolean),
+  metrics: Schema.optional(Schema.Struct({
+    /** `GET /metrics` asks for an API key like the other routes (it is open by default, like /status) */
+    require_auth: Schema.optional(Schema.Boolean)
+  })),
   request_read_timeout_ms: Schema.optional(PositiveInt),
   global_outbound_http_timeout_ms: Schema.optional(PositiveInt),
   max_provider_response_bytes: Schema.optional(PositiveInt),

@@ -68,6 +68,11 @@ export interface GatewaySettings {
   readonly maxRequestBytesInFlight: number
   /** open client connections; more are refused */
   readonly maxConnections: number
+  /** processes serving the port; "auto": one per core (the command line's --workers wins) */
+  readonly workers: number | "auto"
+  /** send `gateway-overhead-ms` (the request's added latency) on /inference and the OpenAI route */
+  readonly overheadHeader: boolean
+  readonly metrics: { readonly requireAuth: boolean }
   /** a client must send its whole request (headers and body) within this */
   readonly requestReadTimeoutMs: number
   /** the upper bound of every model call (plain or streamed), whatever else is configured */
