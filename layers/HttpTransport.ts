@@ -11,9 +11,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
 import { Agent, request } from "undici"
-import { type HttpCall, HttpTransport, TransportError } from "../src/services.ts"
+import { type ByteReader, type HttpCall, HttpTransport, TransportError } from "../src/services.ts"
 
 export interface HttpTransportOptions {
   /** most connections kept per upstream origin */
@@ -46,6 +45,14 @@ const toTransportError = (error: unknown): TransportError => {
 
 const LF = 10
 const CR = 13
+
+/**
+ * Whether the upstream sent the whole body: a stream read to its end marker usually has its
+ * last bytes received but not read yet. Destroying such a body would abort a request that is
+ * complete (at the cost of an error made per stream), so it is left to be collected.
+ */
+const receivedWhole = (body: Body): boolean =>
+  body.readableEnded || (body as { readonly _readableState?: { readonly ended?: boolean } })._readableState?.ended === true
 
 /** `contentType` is `expected` (lower case), whatever its parameters (`; charset=utf-8`) */
 const isContentType = (contentType: string | undefined, expected: string): boolean => {
@@ -154,30 +161,46 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
         })
       })
 
-    /** the body's chunks, failing once the whole or one line (bytes since the last CR or LF) passes its limit */
-    const boundedChunks = (body: Body): AsyncIterable<Uint8Array> => ({
-      [Symbol.asyncIterator]: () => {
-        const chunks = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]()
-        let total = 0
-        let line = 0
-        return {
-          next: async () => {
-            const next = await chunks.next()
-            if (next.done === true) return next
-            const chunk = next.value
-            total += chunk.length
-            if (total > maxBytes) throw tooLarge(true)
-            const lf = chunk.lastIndexOf(LF)
-            // a CR ends a line too; it matters only past the last LF (usually nothing)
-            const cr = lf === chunk.length - 1 ? -1 : chunk.subarray(lf + 1).lastIndexOf(CR)
-            const end = cr >= 0 ? lf + 1 + cr : lf
-            line = end >= 0 ? chunk.length - 1 - end : line + chunk.length
-            if (line > maxLineBytes) throw lineTooLarge()
-            return next
-          }
-        }
+    /**
+     * Reads a streamed body as it arrives, failing once the whole or one line (bytes since the
+     * last CR or LF) passes its limit. `close` clears the call's timer and, unless the upstream
+     * sent the whole body, ends the upstream request.
+     */
+    const readerOf = (body: Body, done: () => void): ByteReader => {
+      const chunks = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]()
+      let total = 0
+      let line = 0
+      /** the failure of a chunk past a limit, or undefined */
+      const pastLimit = (chunk: Uint8Array): TransportError | undefined => {
+        total += chunk.length
+        if (total > maxBytes) return tooLarge(true)
+        const lf = chunk.lastIndexOf(LF)
+        // a CR ends a line too; it matters only past the last LF (usually nothing)
+        const cr = lf === chunk.length - 1 ? -1 : chunk.subarray(lf + 1).lastIndexOf(CR)
+        const end = cr >= 0 ? lf + 1 + cr : lf
+        line = end >= 0 ? chunk.length - 1 - end : line + chunk.length
+        return line > maxLineBytes ? lineTooLarge() : undefined
       }
-    })
+      let closed = false
+      return {
+        read: Effect.callback<Uint8Array | undefined, TransportError>((resume) => {
+          chunks.next().then(
+            (next) => {
+              if (next.done === true) return resume(Effect.succeed(undefined))
+              const failed = pastLimit(next.value)
+              resume(failed === undefined ? Effect.succeed(next.value) : Effect.fail(failed))
+            },
+            (error) => resume(Effect.fail(toTransportError(error)))
+          )
+        }),
+        close: Effect.sync(() => {
+          if (closed) return
+          closed = true
+          done()
+          if (!receivedWhole(body)) body.destroy()
+        })
+      }
+    }
 
     return HttpTransport.of({
       post: (call) =>
@@ -216,13 +239,7 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
             return {
               ok: true as const,
               status: response.statusCode,
-              body: Stream.fromAsyncIterable(boundedChunks(body), toTransportError).pipe(
-                // abandoning the stream (client gone, timeout, a limit) closes the upstream request
-                Stream.ensuring(Effect.sync(() => {
-                  done()
-                  body.destroy()
-                }))
-              )
+              body: readerOf(body, done)
             }
           },
           catch: toTransportError

@@ -7,7 +7,6 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type * as Stream from "effect/Stream"
 import type { GatewayConfig } from "./config/types.ts"
 import type { ModelTable } from "./inference/models.ts"
 import type { Observability } from "./observability/stores.ts"
@@ -24,8 +23,20 @@ export interface HttpCall {
   readonly body: string
 }
 
+/**
+ * A streamed body, read as it arrives. Not an Effect `Stream`: the streaming path does its
+ * per-read work in one pull of its own (see src/streams.ts), and a stream of operators per
+ * body would cost more than that work.
+ */
+export interface ByteReader {
+  /** the next bytes received, or undefined once the body has ended */
+  readonly read: Effect.Effect<Uint8Array | undefined, TransportError>
+  /** stops reading (the upstream request ends unless it was complete); safe to run more than once */
+  readonly close: Effect.Effect<void>
+}
+
 export type HttpStreamReply =
-  | { readonly ok: true; readonly status: number; readonly body: Stream.Stream<Uint8Array, TransportError> }
+  | { readonly ok: true; readonly status: number; readonly body: ByteReader }
   /** not an event stream: a status outside 2xx, or another content type (`contentType`) */
   | {
     readonly ok: false

@@ -8,7 +8,6 @@
  */
 import type * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
-import type * as Stream from "effect/Stream"
 import type { CredentialLocation, Environment } from "../config/credentials.ts"
 import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "../inference/types.ts"
 import type { HttpCall, HttpTransport } from "../services.ts"
@@ -62,8 +61,19 @@ export interface ParsedResponse {
 export interface StreamFraming<Event> {
   /** the content type of a stream in this framing (`text/event-stream`); an answer of another type is read as an error */
   readonly contentType: string
-  /** the events of `bytes`, in order, ending where the framing says the stream ends */
-  readonly events: <E>(bytes: Stream.Stream<Uint8Array, E>) => Stream.Stream<Event, E>
+  /** a cutter for one stream (it keeps what an event split across reads left over) */
+  readonly cutter: () => EventCutter<Event>
+}
+
+/** Cuts one body into events, read by read, in plain code (no stream machinery per event). */
+export interface EventCutter<Event> {
+  /**
+   * Pushes the events completed by `bytes` onto `out`; true once the framing's end marker came
+   * (what follows it is ignored, and the body needs no further reading).
+   */
+  readonly feed: (bytes: Uint8Array, out: Array<Event>) => boolean
+  /** pushes what the end of the body completes or leaves broken (a message cut short) */
+  readonly end: (out: Array<Event>) => void
 }
 
 /** Parses one streamed event; made once per stream, so it may remember earlier events (tool call ids by index). */

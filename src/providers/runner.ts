@@ -6,6 +6,8 @@
  * every failure to a `ProviderFailure` whose message carries no key. Written once: a codec only
  * translates. Timeouts and fallback between providers are the model call's (`modelCall.ts`).
  */
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -23,7 +25,7 @@ import {
   scopeMatches
 } from "../inference/extraBody.ts"
 import type { ModelRequest, OutputBlock, ProviderChunk, ProviderResponse } from "../inference/types.ts"
-import { type HttpCall, type HttpReply, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
+import { type ByteReader, type HttpCall, type HttpReply, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
 import {
   type Authorizer,
   type EmbeddingRequest,
@@ -321,23 +323,51 @@ const notAnEventStream = (status: number, contentType: string | undefined, text:
 
 const emptyStream = "the provider's event stream ended without any event"
 
-/** The chunks of a streamed answer. A stream counts once it has sent one chunk: one that ends before is a failure, not an empty answer. */
+/**
+ * The chunks of a streamed answer, one array per read of the body: cut by the framing and read
+ * by the codec in one pull, in plain code. A stream counts once it has sent one chunk: one that
+ * ends before is a failure, not an empty answer. An event the codec cannot read fails the
+ * stream after the chunks before it.
+ */
 const chunksOf = <Event>(
   framing: StreamFraming<Event>,
   parse: StreamEventParser<Event>,
-  body: Stream.Stream<Uint8Array, TransportError>,
+  body: ByteReader,
   apiKey: string | undefined
 ): Stream.Stream<ProviderChunk, ProviderFailure> => {
+  const cutter = framing.cutter()
+  const events: Array<Event> = []
   let started = false
-  return framing.events(Stream.mapError(body, (error) => transportFailure(error, apiKey))).pipe(
-    Stream.mapEffect((event) => {
+  /** the framing's end came, or the body's */
+  let ended = false
+  let failed: ProviderFailure | undefined
+  const read = Effect.mapError(body.read, (error) => transportFailure(error, apiKey))
+  const next = (): Effect.Effect<Arr.NonEmptyReadonlyArray<ProviderChunk>, ProviderFailure | Cause.Done> => {
+    if (failed !== undefined) return Effect.fail(failed)
+    if (ended) return started ? Cause.done() : Effect.fail(failure(emptyStream, apiKey))
+    return Effect.flatMap(read, received)
+  }
+  const received = (bytes: Uint8Array | undefined) => {
+    if (bytes === undefined) {
+      ended = true
+      cutter.end(events)
+    } else if (cutter.feed(bytes, events)) {
+      ended = true
+    }
+    const chunks: Array<ProviderChunk> = []
+    for (const event of events) {
       const chunk = parse(event)
-      if (chunk instanceof WireProblem) return Effect.fail(failure(chunk.message, apiKey))
+      if (chunk instanceof WireProblem) {
+        failed = failure(chunk.message, apiKey)
+        break
+      }
       started = true
-      return Effect.succeed(chunk)
-    }),
-    Stream.concat(Stream.suspend(() => started ? Stream.empty : Stream.fail(failure(emptyStream, apiKey))))
-  )
+      chunks.push(chunk)
+    }
+    events.length = 0
+    return chunks.length > 0 ? Effect.succeed(chunks as unknown as Arr.NonEmptyReadonlyArray<ProviderChunk>) : next()
+  }
+  return Stream.ensuring(Stream.fromPull(Effect.succeed(Effect.suspend(next))), body.close)
 }
 
 /** The edits of a call: the provider's, then the variant's, then the request's that apply to it. */

@@ -14,6 +14,7 @@ import type { WireCodec } from "../../src/providers/codec.ts"
 import { wireClient, wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { byteReaderOf } from "./byteReader.ts"
 import { requestFixtures, responseFixtures, type StreamFixture, streamFixtures } from "./providerFixtures.ts"
 
 /** A recorded stream as the suite replays it: the bytes the provider sends, and what they read as. */
@@ -72,7 +73,7 @@ const answering = (reply: { status: number; text: string } | { pieces: ReadonlyA
       sent.push(call)
       expect(asked).toBe(streamType)
       return "pieces" in reply
-        ? Effect.succeed({ ok: true as const, status: 200, body: Stream.fromIterable(reply.pieces) })
+        ? Effect.succeed({ ok: true as const, status: 200, body: byteReaderOf(reply.pieces) })
         : Effect.die("not a stream")
     }
   })

@@ -55,6 +55,9 @@ debug = true
 max_request_body_bytes = 1024
 max_request_bytes_in_flight = 4096
 max_connections = 10
+workers = "auto"
+overhead_header = true
+metrics.require_auth = true
 request_read_timeout_ms = 5000
 global_outbound_http_timeout_ms = 60000
 max_provider_response_bytes = 2048
@@ -117,6 +120,9 @@ level = "episode"
       maxRequestBodyBytes: 1024,
       maxRequestBytesInFlight: 4096,
       maxConnections: 10,
+      workers: "auto",
+      overheadHeader: true,
+      metrics: { requireAuth: true },
       requestReadTimeoutMs: 5000,
       globalOutboundHttpTimeoutMs: 60000,
       maxProviderResponseBytes: 2048,

@@ -4,11 +4,10 @@
  */
 import { EventStreamCodec } from "@smithy/eventstream-codec"
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8"
-import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import { describe, expect, it } from "vitest"
 import { type AwsEvent, awsEventStream, encodeEvent, exceptionMessage, payloadText } from "../../src/providers/aws/eventStream.ts"
 import { sageMakerStream, StreamException } from "../../src/providers/aws/sagemakerFraming.ts"
+import type { StreamFraming } from "../../src/providers/codec.ts"
 
 const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
   const all = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
@@ -20,8 +19,14 @@ const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
   return all
 }
 
-const eventsOf = <A>(framing: { events: (bytes: Stream.Stream<Uint8Array>) => Stream.Stream<A> }, pieces: ReadonlyArray<Uint8Array>) =>
-  Effect.runPromise(Stream.runCollect(framing.events(Stream.fromIterable(pieces)))).then((all) => Array.from(all))
+/** the events `framing` cuts out of `pieces` (one read each), up to its end marker, then the body's end */
+const eventsOf = async <A>(framing: StreamFraming<A>, pieces: ReadonlyArray<Uint8Array>): Promise<Array<A>> => {
+  const cutter = framing.cutter()
+  const events: Array<A> = []
+  for (const piece of pieces) if (cutter.feed(piece, events)) return events
+  cutter.end(events)
+  return events
+}
 
 const summary = (event: AwsEvent) => ({ messageType: event.messageType, eventType: event.eventType, payload: payloadText(event) })
 

@@ -4,7 +4,6 @@
  * provider that answered them, and the reasoning signature's form.
  */
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import { describe, expect, it } from "vitest"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import type { ModelRequest } from "../../src/inference/types.ts"
@@ -13,6 +12,7 @@ import { decodeReasoningSignature, encodeReasoningSignature } from "../../src/pr
 import { parseShorthandModel } from "../../src/providers/registry.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { byteReaderOf } from "../support/byteReader.ts"
 
 const request: ModelRequest = {
   messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
@@ -51,7 +51,7 @@ const sentBy = async (provider: ProviderConfig, text: string) => {
       sent.push(request)
       return Effect.succeed({ status: 200, text })
     },
-    postStream: () => Effect.succeed({ ok: true as const, status: 200, body: Stream.empty })
+    postStream: () => Effect.succeed({ ok: true as const, status: 200, body: byteReaderOf([]) })
   })
   const response = await Effect.runPromise(Effect.provideService(openAiProvider.make(provider).infer(call), HttpTransport, transport))
   return { sent: sent[0], body: JSON.parse(sent[0].body), response }

@@ -17,6 +17,7 @@ import { openAiCodec } from "../../src/providers/openai/index.ts"
 import { providerCall, wireClient, wireProvider, wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, type HttpStreamReply, HttpTransport, TransportError } from "../../src/services.ts"
+import { byteReaderOf } from "../support/byteReader.ts"
 
 const key = "sk-live-secret-key-0123456789"
 
@@ -75,7 +76,7 @@ const failureOf = <A>(result: Result.Result<A, ProviderFailure | InvalidRequest>
 /** the chunks of a stream answered with `events` (SSE text), and how it ended */
 const streamOf = async (body: string, providerCall = call()) => {
   const { service } = transport({
-    postStream: Effect.succeed({ ok: true, status: 200, body: Stream.make(new TextEncoder().encode(body)) })
+    postStream: Effect.succeed({ ok: true, status: 200, body: byteReaderOf([new TextEncoder().encode(body)]) })
   })
   const chunks: Array<ProviderChunk> = []
   const end = await Effect.runPromise(Effect.provideService(
@@ -181,9 +182,9 @@ describe("runner: streams", () => {
       postStream: Effect.succeed({
         ok: true,
         status: 200,
-        body: Stream.concat(
-          Stream.make(new TextEncoder().encode(`data: ${textChunk("a")}\n\n`)),
-          Stream.fail(new TransportError({ message: `connection reset (${key})`, timedOut: false }))
+        body: byteReaderOf(
+          [new TextEncoder().encode(`data: ${textChunk("a")}\n\n`)],
+          new TransportError({ message: `connection reset (${key})`, timedOut: false })
         )
       })
     })

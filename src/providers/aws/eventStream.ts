@@ -7,8 +7,7 @@
  */
 import { EventStreamCodec, type MessageHeaders } from "@smithy/eventstream-codec"
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8"
-import * as Stream from "effect/Stream"
-import type { StreamFraming } from "../codec.ts"
+import type { EventCutter, StreamFraming } from "../codec.ts"
 
 /**
  * One message: `:message-type` `event` (with its `:event-type`), `exception` (with its
@@ -68,13 +67,13 @@ const decoded = (bytes: Uint8Array): AwsEvent => {
   return { messageType, eventType, payload: message.body }
 }
 
-/** The messages of a byte stream, buffered by each prelude's total length. */
-const messages = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<AwsEvent, E> =>
-  Stream.suspend(() => {
-    let buffer: Uint8Array = new Uint8Array(0)
-    let failed = false
-    const cut = (chunk: Uint8Array): ReadonlyArray<AwsEvent> => {
-      if (failed) return []
+/** Cuts a byte stream into messages, buffered by each prelude's total length. */
+const messages = (): EventCutter<AwsEvent> => {
+  let buffer: Uint8Array = new Uint8Array(0)
+  let failed = false
+  return {
+    feed: (chunk, events) => {
+      if (failed) return true
       if (buffer.length === 0) buffer = chunk
       else {
         const joined = new Uint8Array(buffer.length + chunk.length)
@@ -82,13 +81,12 @@ const messages = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<AwsEven
         joined.set(chunk, buffer.length)
         buffer = joined
       }
-      const events: Array<AwsEvent> = []
       while (buffer.length >= preludeLength) {
         const total = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength).getUint32(0)
         if (total < 16 || total > maxMessageBytes) {
           failed = true
           events.push(broken(`the event stream holds a message of ${total} bytes, which is not a message`))
-          return events
+          return true
         }
         if (buffer.length < total) break
         try {
@@ -96,25 +94,25 @@ const messages = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<AwsEven
         } catch (error) {
           failed = true
           events.push(broken(`the event stream holds a message that cannot be read: ${error instanceof Error ? error.message : String(error)}`))
-          return events
+          return true
         }
         buffer = buffer.subarray(total)
       }
-      return events
+      return false
+    },
+    end: (events) => {
+      if (!failed && buffer.length > 0) {
+        events.push(broken(`the event stream ended in the middle of a message (${buffer.length} bytes left)`))
+      }
     }
-    const rest = Stream.suspend(() =>
-      !failed && buffer.length > 0
-        ? Stream.make(broken(`the event stream ended in the middle of a message (${buffer.length} bytes left)`))
-        : Stream.empty
-    )
-    return Stream.concat(Stream.flattenIterable(Stream.map(bytes, cut)), rest)
-  })
+  }
+}
 
 export const eventStreamContentType = "application/vnd.amazon.eventstream"
 
 export const awsEventStream: StreamFraming<AwsEvent> = {
   contentType: eventStreamContentType,
-  events: messages
+  cutter: messages
 }
 
 /** A message as AWS sends it (for fakes and fixtures): `:message-type` event with `:event-type`, or an exception. */

@@ -6,10 +6,9 @@
  * `InternalStreamFailure` (exception messages) end the stream with their message.
  * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointWithResponseStream.html
  */
-import * as Sse from "effect/encoding/Sse"
-import * as Stream from "effect/Stream"
-import type { StreamFraming } from "../codec.ts"
-import { awsEventStream, eventStreamContentType, exceptionMessage } from "./eventStream.ts"
+import type { EventCutter, StreamFraming } from "../codec.ts"
+import { sseDataCutter } from "../sse.ts"
+import { type AwsEvent, awsEventStream, eventStreamContentType, exceptionMessage } from "./eventStream.ts"
 
 /** An exception the event stream carried, in place of the container's data. */
 export class StreamException {
@@ -24,23 +23,44 @@ export type SageMakerEvent = string | StreamException
 
 const endMarker = "[DONE]"
 
-const containerEvents = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<SageMakerEvent, E> =>
-  Stream.suspend(() => {
-    const decoder = new TextDecoder()
-    let pending: Array<SageMakerEvent> = []
-    const parser = Sse.makeParser((event) => {
-      if (event._tag === "Event") pending.push(event.data)
-    }, { maxEventSize: Number.MAX_SAFE_INTEGER })
-    return Stream.flattenIterable(Stream.map(awsEventStream.events(bytes), (message) => {
-      if (message.messageType !== "event") pending.push(new StreamException(exceptionMessage(message)))
-      else if (message.eventType === "PayloadPart") parser.feed(decoder.decode(message.payload, { stream: true }))
-      const events = pending
-      pending = []
-      return events
-    }))
+/** Cuts the event stream into messages, and the payloads of its `PayloadPart` messages into SSE `data:` payloads. */
+const containerEvents = (): EventCutter<SageMakerEvent> => {
+  const messages = awsEventStream.cutter()
+  const decoder = new TextDecoder()
+  const data = sseDataCutter<SageMakerEvent>((payload, out) => {
+    if (payload === endMarker) return true
+    out.push(payload)
+    return false
   })
+  let ended = false
+  const received: Array<AwsEvent> = []
+  const read = (out: Array<SageMakerEvent>) => {
+    for (const message of received) {
+      if (ended) break
+      if (message.messageType !== "event") {
+        out.push(new StreamException(exceptionMessage(message)))
+        ended = true
+      } else if (message.eventType === "PayloadPart") {
+        ended = data.feedText(decoder.decode(message.payload, { stream: true }), out)
+      }
+    }
+    received.length = 0
+    return ended
+  }
+  return {
+    feed: (bytes, out) => {
+      if (ended) return true
+      const broken = messages.feed(bytes, received)
+      return read(out) || broken
+    },
+    end: (out) => {
+      messages.end(received)
+      read(out)
+    }
+  }
+}
 
 export const sageMakerStream: StreamFraming<SageMakerEvent> = {
   contentType: eventStreamContentType,
-  events: (bytes) => Stream.takeWhile(containerEvents(bytes), (event) => event !== endMarker)
+  cutter: containerEvents
 }
