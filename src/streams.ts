@@ -5,6 +5,7 @@
  * alternatives (`flattenIterable`: a stream per element; `mapEffect`: an effect per element)
  * cost more than the work itself, and every array that reaches the response is one write.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as Arr from "effect/Array"
 import * as Stream from "effect/Stream"
@@ -52,3 +53,21 @@ export const expandBatchesOrFail = <A, B, E, E2, R>(
     }
     return Effect.succeed(step)
   }) as Stream.Stream<B, E | E2, R>
+
+/**
+ * A pull over batches known in advance (a cached or made-up answer), then `failure` if given,
+ * else the end.
+ */
+export const pullOf = <A, E>(
+  batches: ReadonlyArray<ReadonlyArray<A>>,
+  failure?: E
+): Effect.Effect<Arr.NonEmptyReadonlyArray<A>, E | Cause.Done> => {
+  let next = 0
+  return Effect.suspend((): Effect.Effect<Arr.NonEmptyReadonlyArray<A>, E | Cause.Done> => {
+    while (next < batches.length) {
+      const batch = batches[next++]
+      if (batch.length > 0) return Effect.succeed(batch as Arr.NonEmptyReadonlyArray<A>)
+    }
+    return failure === undefined ? Cause.done() : Effect.fail(failure)
+  })
+}

@@ -6,17 +6,14 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts"
 import { uuidv7 } from "../ids.ts"
 import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable, worstKind } from "../errors.ts"
 import { RateLimiter, type RateLimits, type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "../providers/runner.ts"
-import { describeFailure, failureKind, type ProviderCall, ProviderFailure } from "../providers/types.ts"
+import { type ChunkPull, describeFailure, failureKind, type ProviderCall, ProviderFailure } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../cache/policy.ts"
 import type { CacheEntry } from "../observability/records.ts"
 import { Observability } from "../observability/stores.ts"
@@ -51,7 +48,7 @@ export interface ModelStreamStart extends ModelCallOrigin {
   readonly rawRequest: string
   /** the first chunks, already received: the stream has started */
   readonly first: ReadonlyArray<ProviderChunk>
-  readonly rest: Stream.Stream<ProviderChunk, ProviderFailure>
+  readonly rest: ChunkPull
   /** releases the provider connection; run when the stream is done or abandoned */
   readonly close: Effect.Effect<void>
   readonly startedAt: number
@@ -223,23 +220,18 @@ const tightest = (...limits: ReadonlyArray<number | undefined>): number | undefi
 }
 
 /**
- * `rest` of a stream whose whole duration may not pass `limitMs` (`streaming.total_ms`) since
- * `startedAt`: past it the stream fails with `onTimeout`'s message, as a provider failing midway
- * would. Streams without the limit are left as they are (no timer, nothing per chunk).
+ * `rest` of a stream that may not go on past `deadline` (clock ms: a `streaming.total_ms` from
+ * when it counts): a pull past it fails with `message`, as a provider failing midway would.
+ * Without a limit `rest` is left as it is (no timer, nothing per pull).
  */
-export const withinStreamTotal = <E>(
-  rest: Stream.Stream<ProviderChunk, E>,
-  limitMs: number | undefined,
-  elapsedMs: number,
-  message: string
-): Stream.Stream<ProviderChunk, E | ProviderFailure> =>
-  limitMs === undefined ? rest : Stream.mergeLeft(
-    rest,
-    Stream.fromEffect(Effect.andThen(
-      Effect.sleep(Math.max(0, limitMs - elapsedMs)),
-      Effect.fail(new ProviderFailure({ message, timedOut: true }))
-    ))
-  )
+export const withinStreamTotal = (rest: ChunkPull, deadline: number | undefined, message: string): ChunkPull => {
+  if (deadline === undefined) return rest
+  const timedOut = Effect.fail(new ProviderFailure({ message, timedOut: true }))
+  return Effect.clockWith((clock) => {
+    const left = deadline - clock.currentTimeMillisUnsafe()
+    return left <= 0 ? timedOut : Effect.timeoutOrElse(rest, { duration: left, orElse: () => timedOut })
+  })
+}
 
 /**
  * The cached answer for this call, when the request reads the cache and one exists; never fails.
@@ -258,6 +250,8 @@ const fromCache = (
       Effect.catch((error) => Effect.as(cacheLookupFailed(error.message), undefined))
     )
   })
+
+const noChunks: ReadonlyArray<ProviderChunk> = []
 
 /**
  * `lookup`, given up after `ms`: its fiber is interrupted (which cancels the query) but not
@@ -375,23 +369,16 @@ export const startModelStream = (
   variant: VariantConfig,
   request: ModelRequest
 ): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, InferenceServices> => {
+  // the stream has started once its first chunks came; a failed or timed-out attempt releases its connection at once
   const openStream = (provider: RoutedProvider, call: ProviderCall) =>
-    Effect.flatMap(Scope.make(), (scope) =>
-      Effect.gen(function*() {
-        const stream = yield* provider.client.stream(call)
-        const pull = yield* Scope.provide(Stream.toPull(stream.chunks), scope)
-        const first = yield* Effect.catchIf(pull, Cause.isDone, () => Effect.succeed([] as ReadonlyArray<ProviderChunk>))
-        return {
-          rawRequest: stream.rawRequest,
-          first,
-          rest: first.length === 0 ? Stream.empty : Stream.fromPull(Effect.succeed(pull)),
-          close: Scope.close(scope, Exit.void),
-          cached: false
-        }
-      }).pipe(
-        // a failed or timed-out attempt releases its connection at once
-        Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, Exit.void))
-      ))
+    Effect.flatMap(provider.client.stream(call), (stream) =>
+      Effect.matchEffect(stream.next, {
+        onSuccess: (first) => Effect.succeed({ rawRequest: stream.rawRequest, first, rest: stream.next, close: stream.close, cached: false }),
+        onFailure: (error) =>
+          Cause.isDone(error)
+            ? Effect.succeed({ rawRequest: stream.rawRequest, first: noChunks, rest: Cause.done(), close: stream.close, cached: false })
+            : Effect.andThen(stream.close, Effect.fail(error))
+      }).pipe(Effect.onInterrupt(() => stream.close)))
   // the rate limits are charged before the call; a stream that never starts gives its tokens back
   const open = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(RateLimiter, ({ limits }) =>
@@ -409,7 +396,7 @@ export const startModelStream = (
         hit === undefined ? open(provider, call) : Effect.succeed({
           rawRequest: hit.rawRequest,
           first: outputToChunks(hit.output, { input_tokens: 0, output_tokens: 0 }, hit.finishReason),
-          rest: Stream.empty,
+          rest: Cause.done(),
           close: Effect.void,
           cached: true,
           reservation: undefined
@@ -424,7 +411,7 @@ export const startModelStream = (
         const now = clock.currentTimeMillisUnsafe()
         // the provider's and the model's streaming.total_ms, both counted from the model call's start
         const limit = tightest(provider.config.timeouts.streaming?.total_ms, model.config.timeouts.streaming?.total_ms)
-        const rest = withinStreamTotal(start.rest, limit, now - startedAt, `stream timed out after ${limit} ms`)
+        const rest = withinStreamTotal(start.rest, limit === undefined ? undefined : startedAt + limit, `stream timed out after ${limit} ms`)
         return { ...start, rest, ...originOf(success, now), startedAt }
       }
     )

@@ -4,7 +4,7 @@
  * `CompletedInference` once the answer is whole, to store.
  */
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
+import * as Cause from "effect/Cause"
 import * as Stream from "effect/Stream"
 import type { VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
@@ -112,25 +112,33 @@ export const runInference = (
     }
   )
 
+/** what one pull of a streamed response sends, as one write */
+type Batch = readonly [Uint8Array]
+
+const textEncoder = new TextEncoder()
+const utf8 = (text: string): Uint8Array => textEncoder.encode(text)
+
 export interface InferenceStream {
   readonly variant: VariantConfig
   /** the Server-Sent Events body, ready to send */
   readonly events: Stream.Stream<Uint8Array>
 }
 
-/** How one API surface writes a streamed inference as Server-Sent Events. */
+/**
+ * How one API surface writes a streamed inference as Server-Sent Events, as text: the events
+ * of what one read of the provider brought are sent together, encoded once.
+ */
 export interface StreamEncoder {
   /** the event for a chunk with content, or undefined when it carries nothing to send */
-  readonly chunk: (content: ReadonlyArray<ChunkDelta>) => Uint8Array | undefined
+  readonly chunk: (content: ReadonlyArray<ChunkDelta>) => string | undefined
   /** the events that end a stream that finished normally */
-  readonly end: (completed: CompletedInference) => ReadonlyArray<Uint8Array>
+  readonly end: (completed: CompletedInference) => string
   /** the last event of a stream that failed after it started (the status line is sent already) */
-  readonly failure: (message: string) => Uint8Array
+  readonly failure: (message: string) => string
 }
 
-const encoder = new TextEncoder()
-export const sseEvent = (json: string): Uint8Array => encoder.encode(`data: ${json}\n\n`)
-export const sseDone: Uint8Array = encoder.encode("data: [DONE]\n\n")
+export const sseEvent = (json: string): string => `data: ${json}\n\n`
+export const sseDone = "data: [DONE]\n\n"
 
 /** The text a json function streams: its text deltas, or its tool call's argument deltas (json_mode `tool`). */
 export const jsonDelta = (content: ReadonlyArray<ChunkDelta>): string => {
@@ -156,7 +164,7 @@ export const inferenceStreamEncoder = (prepared: PreparedInference, variant: Var
       const final: Record<string, unknown> = { usage: inferenceUsage(completed.usage, completed.cost) }
       if (completed.finishReason !== undefined) final.finish_reason = completed.finishReason
       const fields = JSON.stringify(final).slice(1)
-      return [sseEvent(isChat ? `{${head},"content":[],${fields}` : `{${head},"raw":"",${fields}`), sseDone]
+      return sseEvent(isChat ? `{${head},"content":[],${fields}` : `{${head},"raw":"",${fields}`) + sseDone
     },
     failure: (message) => sseEvent(JSON.stringify({ error: message }))
   }
@@ -183,14 +191,10 @@ export const streamInference = (
       /** the provider's stream ended normally (not cut short by the client or a failure) */
       let finished = false
       let streamedCost: number | undefined
-      const toEvent = (chunk: ProviderChunk): Uint8Array | undefined => {
-        accumulated.add(chunk)
-        return chunk.content.length === 0 ? undefined : encode.chunk(chunk.content)
-      }
-      const last = (cost: number | undefined) => {
+      const completedWith = (cost: number | undefined): CompletedInference => {
         finished = true
         const providerOutput = accumulated.output()
-        const completed: CompletedInference = {
+        return {
           prepared,
           variant,
           modelRequest,
@@ -207,36 +211,61 @@ export const streamInference = (
           processingTimeMs: engine.now() - prepared.startedAt,
           ttftMs
         }
-        onComplete(completed)
-        return encode.end(completed)
+      }
+      /** the events of the chunks one read brought, as one piece of text */
+      const eventsOf = (chunks: ReadonlyArray<ProviderChunk>): string => {
+        let text = ""
+        for (const chunk of chunks) {
+          accumulated.add(chunk)
+          if (chunk.content.length > 0) text += encode.chunk(chunk.content) ?? ""
+        }
+        return text
       }
       const variantLimit = variant.timeouts.streaming?.total_ms
-      const rest = withinStreamTotal(start.rest, variantLimit, ttftMs,
+      const rest = withinStreamTotal(start.rest, variantLimit === undefined ? undefined : prepared.startedAt + variantLimit,
         `variant "${variant.name}" stream timed out after ${variantLimit} ms`)
-      const events = Stream.concat(Stream.fromIterable(start.first), rest).pipe(
-        Stream.filterMap((chunk: ProviderChunk) => {
-          const bytes = toEvent(chunk)
-          return bytes === undefined ? Result.failVoid : Result.succeed(bytes)
-        }),
-        Stream.concat(Stream.unwrap(Effect.suspend(() => {
-          // a cached answer cost nothing; a streamed one is priced from its raw chunks
-          if (start.cached) return Effect.succeed(Stream.fromIterable(last(cachedCost(start.provider))))
-          const price = costOfChunks(start.provider.cost, accumulated.rawChunks())
-          streamedCost = price.cost
-          return Effect.as(warnUnpriced(start.providerName, price), Stream.fromIterable(last(price.cost)))
-        }))),
-        Stream.catchTag("ProviderFailure", (failure: ProviderFailure) => Stream.succeed(encode.failure(failure.message))),
-        Stream.ensuring(start.close),
-        // the rate limits learn the usage the provider reported or, cut short, at least what was borrowed
-        Stream.ensuring(Effect.suspend(() =>
-          start.reservation === undefined ? Effect.void : Effect.asVoid(Effect.forkDetach(settleStream(start.reservation, {
-            finished,
-            usage: accumulated.usage,
-            cost: streamedCost,
-            streamedCharacters: finished && accumulated.usage !== undefined ? 0 : outputCharacters(accumulated.output())
-          })))
-        ))
+      // the response is one pull: the first chunks, then each read of the rest, then the end
+      // (or the failure of a stream cut short), each sent as one write
+      let phase: "first" | "rest" | "ended" = "first"
+      const ending = (cause: ProviderFailure | Cause.Done): Effect.Effect<Batch, Cause.Done> => {
+        phase = "ended"
+        if (!Cause.isDone(cause)) return Effect.succeed([utf8(encode.failure(cause.message))])
+        const finish = (cost: number | undefined) => {
+          const completed = completedWith(cost)
+          onComplete(completed)
+          return [utf8(encode.end(completed))] as const
+        }
+        // a cached answer cost nothing; a streamed one is priced from its raw chunks
+        if (start.cached) return Effect.sync(() => finish(cachedCost(start.provider)))
+        const price = costOfChunks(start.provider.cost, accumulated.rawChunks())
+        streamedCost = price.cost
+        return Effect.as(warnUnpriced(start.providerName, price), finish(price.cost))
+      }
+      const fromRest: Effect.Effect<Batch, Cause.Done> = Effect.matchEffect(rest, {
+        onSuccess: (chunks) => {
+          const text = eventsOf(chunks)
+          return text === "" ? fromRest : Effect.succeed([utf8(text)])
+        },
+        onFailure: ending
+      })
+      const pull = Effect.suspend((): Effect.Effect<Batch, Cause.Done> => {
+        if (phase === "rest") return fromRest
+        if (phase === "ended") return Cause.done()
+        phase = "rest"
+        const text = eventsOf(start.first)
+        return text === "" ? fromRest : Effect.succeed([utf8(text)])
+      })
+      // the connection is released, and the rate limits learn the usage the provider reported
+      // or, cut short, at least what was borrowed
+      const release = Effect.suspend(() =>
+        start.reservation === undefined ? start.close : Effect.andThen(start.close, Effect.forkDetach(settleStream(start.reservation, {
+          finished,
+          usage: accumulated.usage,
+          cost: streamedCost,
+          streamedCharacters: finished && accumulated.usage !== undefined ? 0 : outputCharacters(accumulated.output())
+        })))
       )
+      const events = Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), release)
       return { variant, events }
     }
   )

@@ -243,7 +243,7 @@ export const openAiStreamEncoder = (
         events.push(sseEvent(`{${head},"choices":[],"usage":${JSON.stringify(usage)}${raw}}`))
       }
       events.push(sseDone)
-      return events
+      return events.join("")
     },
     failure: (message) => sseEvent(JSON.stringify(openAiErrorJson(message, 502)))
   }

@@ -10,7 +10,6 @@ import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import type { Credential } from "../config/credentials.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import { InvalidRequest } from "../errors.ts"
@@ -46,6 +45,7 @@ import {
   type ProviderDefinition,
   type ProviderEmbeddings,
   ProviderFailure,
+  type ChunkPull,
   type ProviderStream,
   qualifiedProviderName
 } from "./types.ts"
@@ -216,7 +216,8 @@ const streamed = <Settings, Target, Event>(
   }
   return Effect.sync(() => ({
     rawRequest: request.body,
-    chunks: chunksOf(codec.framing, codec.streamParser(), reply.body, apiKey)
+    next: chunksOf(codec.framing, codec.streamParser(), reply.body, apiKey),
+    close: reply.body.close
   }))
 }
 
@@ -325,7 +326,7 @@ const emptyStream = "the provider's event stream ended without any event"
 
 /**
  * The chunks of a streamed answer, one array per read of the body: cut by the framing and read
- * by the codec in one pull, in plain code. A stream counts once it has sent one chunk: one that
+ * by the codec in one pull, in plain code (the caller closes the body). A stream counts once it has sent one chunk: one that
  * ends before is a failure, not an empty answer. An event the codec cannot read fails the
  * stream after the chunks before it.
  */
@@ -334,7 +335,7 @@ const chunksOf = <Event>(
   parse: StreamEventParser<Event>,
   body: ByteReader,
   apiKey: string | undefined
-): Stream.Stream<ProviderChunk, ProviderFailure> => {
+): ChunkPull => {
   const cutter = framing.cutter()
   const events: Array<Event> = []
   let started = false
@@ -342,7 +343,7 @@ const chunksOf = <Event>(
   let ended = false
   let failed: ProviderFailure | undefined
   const read = Effect.mapError(body.read, (error) => transportFailure(error, apiKey))
-  const next = (): Effect.Effect<Arr.NonEmptyReadonlyArray<ProviderChunk>, ProviderFailure | Cause.Done> => {
+  const next = (): ChunkPull => {
     if (failed !== undefined) return Effect.fail(failed)
     if (ended) return started ? Cause.done() : Effect.fail(failure(emptyStream, apiKey))
     return Effect.flatMap(read, received)
@@ -367,7 +368,7 @@ const chunksOf = <Event>(
     events.length = 0
     return chunks.length > 0 ? Effect.succeed(chunks as unknown as Arr.NonEmptyReadonlyArray<ProviderChunk>) : next()
   }
-  return Stream.ensuring(Stream.fromPull(Effect.succeed(Effect.suspend(next))), body.close)
+  return Effect.suspend(next)
 }
 
 /** The edits of a call: the provider's, then the variant's, then the request's that apply to it. */

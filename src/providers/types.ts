@@ -6,7 +6,8 @@
  */
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type * as Stream from "effect/Stream"
+import type * as Arr from "effect/Array"
+import type * as Cause from "effect/Cause"
 import type { CredentialLocation } from "../config/credentials.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import type { InvalidRequest, UpstreamFailureKind } from "../errors.ts"
@@ -57,11 +58,20 @@ export interface ProviderCall<Request = ModelRequest> {
   readonly qualifiedName: string
 }
 
-/** A streamed answer: the request as sent, and the chunks as they arrive. */
+/**
+ * A streamed answer: the request as sent, and the chunks as they arrive, pulled one read's
+ * worth at a time. A pull, not an Effect `Stream`: the streaming path does its per-read work in
+ * plain code inside one pull (see src/streams.ts).
+ */
 export interface ProviderStream {
   readonly rawRequest: string
-  readonly chunks: Stream.Stream<ProviderChunk, ProviderFailure>
+  readonly next: ChunkPull
+  /** stops the stream and releases its connection; run once it ended or is abandoned (more than once is harmless) */
+  readonly close: Effect.Effect<void>
 }
+
+/** the next chunks of a stream (what one read brought), failing with `Cause.Done` at its end */
+export type ChunkPull = Effect.Effect<Arr.NonEmptyReadonlyArray<ProviderChunk>, ProviderFailure | Cause.Done>
 
 /** An embedding answer: the vectors and usage, with the request as sent and the answer as received. */
 export interface ProviderEmbeddings extends EmbeddingResponse {

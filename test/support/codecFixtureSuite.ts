@@ -7,14 +7,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as Stream from "effect/Stream"
 import { describe, expect, it } from "vitest"
 import type { ModelRequest, ProviderChunk } from "../../src/inference/types.ts"
 import type { WireCodec } from "../../src/providers/codec.ts"
 import { wireClient, wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/services.ts"
-import { byteReaderOf } from "./byteReader.ts"
+import { byteReaderOf, forEachChunk } from "./providerStreams.ts"
 import { requestFixtures, responseFixtures, type StreamFixture, streamFixtures } from "./providerFixtures.ts"
 
 /** A recorded stream as the suite replays it: the bytes the provider sends, and what they read as. */
@@ -191,7 +190,7 @@ export const fixtureSuite = <Settings, Target, Event>(
             const outcome = await Effect.runPromise(Effect.provideService(
               Effect.flatMap(client.stream(call), (started) => {
                 expect(started.rawRequest).toBe(sent[0].body)
-                return Effect.result(Stream.runForEach(started.chunks, (chunk) => Effect.sync(() => chunks.push(chunk))))
+                return Effect.result(forEachChunk(started, (chunk) => Effect.sync(() => chunks.push(chunk))))
               }),
               HttpTransport,
               transport

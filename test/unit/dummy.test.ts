@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as Stream from "effect/Stream"
 import { describe, expect, it } from "vitest"
+import { forEachChunk } from "../support/providerStreams.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse, ToolConfig, ToolDefinition } from "../../src/inference/types.ts"
 import {
   dummyBadToolArguments,
@@ -75,7 +75,7 @@ const inferFailure = async (c: ProviderClient, providerCall: ProviderCall = call
 const streamAll = async (c: ProviderClient, providerCall: ProviderCall = call()) => {
   const result = await run(Effect.flatMap(c.stream(providerCall), (started) => {
     const chunks: Array<ProviderChunk> = []
-    return Stream.runForEach(started.chunks, (chunk) => Effect.sync(() => chunks.push(chunk))).pipe(
+    return forEachChunk(started, (chunk) => Effect.sync(() => chunks.push(chunk))).pipe(
       Effect.result,
       Effect.map((end) => ({ rawRequest: started.rawRequest, chunks, failure: Result.isFailure(end) ? end.failure : undefined }))
     )

@@ -157,7 +157,7 @@ describe("chatCompletionBody", () => {
   it("streams the same model and created in every chunk", () => {
     const { prepared, variant } = answer({ function_name: "weather" }, "weather", "v2")
     const encoder = openAiStreamEncoder(prepared, variant, options, 42)
-    const chunk = JSON.parse(new TextDecoder().decode(encoder.chunk([{ type: "text", id: "0", text: "hi" }])).slice("data: ".length))
+    const chunk = JSON.parse(encoder.chunk([{ type: "text", id: "0", text: "hi" }])!.slice("data: ".length))
     expect(chunk).toMatchObject({ model: "gateway::function_name::weather::variant_name::v2", created: 42, object: "chat.completion.chunk" })
   })
 

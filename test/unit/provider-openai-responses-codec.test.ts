@@ -12,7 +12,7 @@ import { decodeReasoningSignature, encodeReasoningSignature } from "../../src/pr
 import { parseShorthandModel } from "../../src/providers/registry.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/services.ts"
-import { byteReaderOf } from "../support/byteReader.ts"
+import { byteReaderOf } from "../support/providerStreams.ts"
 
 const request: ModelRequest = {
   messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],

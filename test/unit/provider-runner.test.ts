@@ -6,7 +6,6 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import { describe, expect, it } from "vitest"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import { InvalidRequest } from "../../src/errors.ts"
@@ -17,7 +16,7 @@ import { openAiCodec } from "../../src/providers/openai/index.ts"
 import { providerCall, wireClient, wireProvider, wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, type HttpStreamReply, HttpTransport, TransportError } from "../../src/services.ts"
-import { byteReaderOf } from "../support/byteReader.ts"
+import { byteReaderOf, forEachChunk } from "../support/providerStreams.ts"
 
 const key = "sk-live-secret-key-0123456789"
 
@@ -81,7 +80,7 @@ const streamOf = async (body: string, providerCall = call()) => {
   const chunks: Array<ProviderChunk> = []
   const end = await Effect.runPromise(Effect.provideService(
     Effect.flatMap(client.stream(providerCall), (started) =>
-      Effect.result(Stream.runForEach(started.chunks, (chunk) => Effect.sync(() => chunks.push(chunk))))),
+      Effect.result(forEachChunk(started, (chunk) => Effect.sync(() => chunks.push(chunk))))),
     HttpTransport,
     service
   ))
@@ -191,7 +190,7 @@ describe("runner: streams", () => {
     const chunks: Array<ProviderChunk> = []
     const end = await Effect.runPromise(Effect.provideService(
       Effect.flatMap(client.stream(call()), (started) =>
-        Effect.result(Stream.runForEach(started.chunks, (chunk) => Effect.sync(() => chunks.push(chunk))))),
+        Effect.result(forEachChunk(started, (chunk) => Effect.sync(() => chunks.push(chunk))))),
       HttpTransport,
       service
     ))

@@ -8,7 +8,7 @@
  * timeouts and fallback reach it like any provider, through the model call.
  */
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
+import { pullOf } from "../../streams.ts"
 import { outputToChunks } from "../../inference/chunks.ts"
 import type { ModelRequest, OutputBlock, ProviderResponse, Usage } from "../../inference/types.ts"
 import {
@@ -127,15 +127,10 @@ export const makeDummyClient = (modelName: string): ProviderClient => {
       // text streams in pieces of a few characters so that clients see several chunks
       const chunks = outputToChunks(output, dummyUsage, finishReasonOf(output), 12)
       if (modelName === "stream_error") {
-        return {
-          rawRequest,
-          chunks: Stream.concat(
-            Stream.fromIterable(chunks.slice(0, 2)),
-            Stream.fail(new ProviderFailure({ message: "the dummy model `stream_error` failed mid-stream", timedOut: false }))
-          )
-        }
+        const failure = new ProviderFailure({ message: "the dummy model `stream_error` failed mid-stream", timedOut: false })
+        return { rawRequest, next: pullOf([chunks.slice(0, 2)], failure), close: Effect.void }
       }
-      return { rawRequest, chunks: Stream.fromIterable(chunks) }
+      return { rawRequest, next: pullOf([chunks]), close: Effect.void }
     })
 
   return { infer, stream }
