@@ -18,6 +18,7 @@ import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "../providers/runner.ts"
 import { describeFailure, failureKind, type ProviderCall, ProviderFailure } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../cache/policy.ts"
+import { Metrics } from "../metrics/metrics.ts"
 import type { CacheEntry } from "../observability/records.ts"
 import { Observability } from "../observability/stores.ts"
 import { StoreError } from "../storeError.ts"
@@ -194,23 +195,46 @@ const tryProviders = <A>(
   attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
   clock: Clock.Clock
 ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> =>
-  Effect.flatMap(Models, (models) => {
+  Effect.flatMap(Models, (models) => Effect.flatMap(Metrics, (metrics) => {
     const model = models.get(variant.model)!
     const modelName = model.config.name
     const limit = limitOf(model.config.timeouts)
+    // for /metrics, once the call is settled: every failure before an answer fell back, as did all but the last of a call that failed
+    const told = (failures: ReadonlyArray<FailedAttempt<ProviderFailure>>, answered: boolean) => {
+      for (let i = 0; i < failures.length; i++) {
+        metrics.providerFailed(modelName, failures[i].name, failureKind(failures[i].failure), answered || i < failures.length - 1)
+      }
+    }
     return within(
       inRoutingOrder(
         model.providers,
         (provider) => providerCall(request, modelName, provider.config, variant, prepared),
         (provider) => limitOf(provider.config.timeouts),
         attempt,
-        (failures) => allFailed(modelName, failures),
+        (failures) => {
+          told(failures, false)
+          return allFailed(modelName, failures)
+        },
         clock
       ),
       limit,
       () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, kind: "timeout" })
-    ).pipe(Effect.map(([result, provider, call, failures]) => [result, provider, model, call, failures] as const))
+    ).pipe(Effect.map(([result, provider, call, failures]) => {
+      if (failures.length > 0) told(failures, true)
+      return [result, provider, model, call, failures] as const
+    }))
+  }))
+
+/** `effect`, its duration added to the request's time spent waiting on providers */
+const providerTimed = <A, E, R>(prepared: PreparedInference, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  const time = prepared.providerTime
+  return time === undefined ? effect : Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.ensuring(effect, Effect.sync(() => {
+      time.ms += performance.now() - started
+    }))
   })
+}
 
 const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms
@@ -342,7 +366,7 @@ export const callModel = (
 ): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, InferenceServices> => {
   // priced as soon as it answers: the rate limits are settled with its cost
   const priced = (provider: RoutedProvider, call: ProviderCall) =>
-    Effect.flatMap(Effect.suspend(() => provider.client.infer(call)), (response) => {
+    Effect.flatMap(providerTimed(prepared, Effect.suspend(() => provider.client.infer(call))), (response) => {
       const price = costOfResponse(provider.config.cost, response.rawResponse)
       return Effect.as(warnUnpriced(provider.config.name, price), { ...response, cost: price.cost })
     })
@@ -377,7 +401,8 @@ export const startModelStream = (
 ): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, InferenceServices> => {
   const openStream = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(Scope.make(), (scope) =>
-      Effect.gen(function*() {
+      // the provider's time: until its first chunk
+      providerTimed(prepared, Effect.gen(function*() {
         const stream = yield* provider.client.stream(call)
         const pull = yield* Scope.provide(Stream.toPull(stream.chunks), scope)
         const first = yield* Effect.catchIf(pull, Cause.isDone, () => Effect.succeed([] as ReadonlyArray<ProviderChunk>))
@@ -388,7 +413,7 @@ export const startModelStream = (
           close: Scope.close(scope, Exit.void),
           cached: false
         }
-      }).pipe(
+      })).pipe(
         // a failed or timed-out attempt releases its connection at once
         Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, Exit.void))
       ))
