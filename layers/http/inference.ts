@@ -76,6 +76,6 @@ export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace
     return sseResponse(events, overheadSoFar(metrics, "/inference", header, started, prepared))
   }
   const result = yield* inference.run(prepared, completed)
-  const body = JSON.stringify(result.body)
-  return jsonResponse(body, 200, overheadSoFar(metrics, "/inference", header, started, prepared))
+  const answer = JSON.stringify(result.body)
+  return jsonResponse(answer, 200, overheadSoFar(metrics, "/inference", header, started, prepared))
 }))

@@ -52,8 +52,8 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
     return sseResponse(stream.events, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, prepared))
   }
   const result = yield* inference.run(prepared, completed)
-  const body = JSON.stringify(chatCompletionBody(result, translated, created))
-  return jsonResponse(body, 200, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, prepared))
+  const answer = JSON.stringify(chatCompletionBody(result, translated, created))
+  return jsonResponse(answer, 200, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, prepared))
 }))
 
 /** The `model` values this gateway answers to: its functions and its configured models. */
