@@ -67,7 +67,11 @@ export const ServerLive = (
   env: Readonly<Record<string, string | undefined>>,
   options: ServerOptions = {}
 ) =>
-  HttpRouter.serve(Routes({ basePath: config.gateway.basePath, authentication: config.gateway.auth.enabled }), {
+  HttpRouter.serve(Routes({
+    basePath: config.gateway.basePath,
+    authentication: config.gateway.auth.enabled,
+    metricsRequireAuth: config.gateway.metrics.requireAuth
+  }), {
     disableLogger: true
   }).pipe(
     Layer.provide(NodeHttpServer.layer(makeNodeServer(config.gateway), {

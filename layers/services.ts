@@ -16,6 +16,7 @@ import { Configuration, Models } from "../src/services.ts"
 import { AccessLive } from "./access.ts"
 import { makeBodyBudget, RequestBodyBudget } from "./http/requestBody.ts"
 import { HttpTransportLive } from "./HttpTransport.ts"
+import { MetricsLive } from "./metrics/prometheus.ts"
 import { ObservabilityLive } from "./observability/index.ts"
 import { TracingLive } from "./tracing/otlp.ts"
 
@@ -29,6 +30,8 @@ export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
       Layer.sync(Models, () => new ModelTable(config))
     )),
     Layer.provideMerge(AccessLive(config, env)),
+    // after the write queue, whose figures it reads at scrape time
+    Layer.provideMerge(MetricsLive(config)),
     Layer.provideMerge(ObservabilityLive(config, env)),
     Layer.provideMerge(TracingLive(config, env)),
     // the one outbound client: providers and the trace exporter send through it

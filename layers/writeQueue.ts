@@ -295,6 +295,18 @@ export const makeWriteQueue = (
         setImmediate(() => submit(make()))
       },
       stats: () => ({ queued: queue.length, queuedBytes, written, dropped, rejected, failedAttempts }),
+      queuedByTable: () => {
+        const byTable = new Map<string, { rows: number; bytes: number }>()
+        for (const unit of queue) {
+          for (const row of unit.rows) {
+            const table = byTable.get(row.table) ?? { rows: 0, bytes: 0 }
+            table.rows++
+            table.bytes += row.text.length
+            byTable.set(row.table, table)
+          }
+        }
+        return byTable
+      },
       queuedInference,
       queuedEpisode
     }

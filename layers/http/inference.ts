@@ -6,8 +6,10 @@ import { InferenceRequest } from "../../src/api/inference.ts"
 import { checkClientTags } from "../../src/api/tags.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
+import type { PreparedInference } from "../../src/inference/prepare.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
 import { InferenceService } from "../../src/inference/service.ts"
+import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
 import { Configuration } from "../../src/services.ts"
 import { headerProblem } from "../../src/tracing/trace.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
@@ -34,12 +36,32 @@ const checkTraceHeaders = (headers: Readonly<Record<string, string>> | undefined
   return undefined
 }
 
-export const sseResponse = (events: Stream.Stream<Uint8Array>) =>
-  HttpServerResponse.stream(events, { contentType: "text/event-stream", headers: sseHeaders })
+export const sseResponse = (events: Stream.Stream<Uint8Array>, headers?: Readonly<Record<string, string>>) =>
+  HttpServerResponse.stream(events, { contentType: "text/event-stream", headers: headers === undefined ? sseHeaders : { ...sseHeaders, ...headers } })
+
+/**
+ * The time the gateway added to this request so far: since its handler started (`started`,
+ * from `performance.now()`), less the time spent waiting on providers (a stream: until each
+ * provider's first chunk). Recorded for `/metrics`; given back as the `gateway-overhead-ms`
+ * header when `[gateway] overhead_header` is on.
+ */
+export const overheadSoFar = (
+  metrics: MetricsRecorder,
+  route: string,
+  header: boolean,
+  started: number,
+  prepared: PreparedInference
+): Readonly<Record<string, string>> | undefined => {
+  const ms = Math.max(0, performance.now() - started - (prepared.providerTime?.ms ?? 0))
+  metrics.overhead(route, ms / 1000)
+  return header ? { "gateway-overhead-ms": ms.toFixed(3) } : undefined
+}
 
 export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace("/inference", (trace) => Effect.gen(function*() {
+  const started = performance.now()
   const config = yield* Configuration
   const inference = yield* InferenceService
+  const metrics = yield* Metrics
   const body = yield* readJsonBody(decodeInferenceRequest, config.gateway.maxRequestBodyBytes)
   const reserved = checkClientTags(body.tags, "tags")
   if (reserved !== undefined) return yield* reserved
@@ -48,7 +70,12 @@ export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace
   const prepared = yield* inference.prepare(body, apiKey)
   const stream = body.stream === true
   const completed = traceCompleted(trace, stream, body.otlp_traces_extra_headers)
-  if (stream) return sseResponse((yield* inference.stream(prepared, completed)).events)
+  const header = config.gateway.overheadHeader
+  if (stream) {
+    const events = (yield* inference.stream(prepared, completed)).events
+    return sseResponse(events, overheadSoFar(metrics, "/inference", header, started, prepared))
+  }
   const result = yield* inference.run(prepared, completed)
-  return jsonResponse(JSON.stringify(result.body))
+  const answer = JSON.stringify(result.body)
+  return jsonResponse(answer, 200, overheadSoFar(metrics, "/inference", header, started, prepared))
 }))

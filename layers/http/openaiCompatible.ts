@@ -9,12 +9,13 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { makeLenientDecoder } from "../../src/decode.ts"
 import { type GatewayError, InvalidRequest } from "../../src/errors.ts"
 import { InferenceService } from "../../src/inference/service.ts"
+import { Metrics } from "../../src/metrics/metrics.ts"
 import { ChatCompletionRequest, knownRootFields } from "../../src/openaiCompatible/api.ts"
 import { functionModelPrefix, modelModelPrefix, translateChatCompletion } from "../../src/openaiCompatible/request.ts"
 import { chatCompletionBody, openAiErrorBody, openAiStreamEncoder } from "../../src/openaiCompatible/response.ts"
 import { Configuration } from "../../src/services.ts"
 import { quotedList } from "../../src/untrusted.ts"
-import { sseResponse, traceCompleted } from "./inference.ts"
+import { overheadSoFar, sseResponse, traceCompleted } from "./inference.ts"
 import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
 
@@ -23,9 +24,13 @@ const decodeChatCompletion = makeLenientDecoder(ChatCompletionRequest)
 export const openAiErrorResponse = (error: GatewayError): HttpServerResponse.HttpServerResponse =>
   jsonResponse(openAiErrorBody(error), error.status, errorHeaders(error))
 
-export const chatCompletionsHandler = (apiKey: string | undefined) => withRequestTrace("/openai/v1/chat/completions", (trace) => Effect.gen(function*() {
+const chatCompletionsRoute = "/openai/v1/chat/completions"
+
+export const chatCompletionsHandler = (apiKey: string | undefined) => withRequestTrace(chatCompletionsRoute, (trace) => Effect.gen(function*() {
+  const started = performance.now()
   const config = yield* Configuration
   const inference = yield* InferenceService
+  const metrics = yield* Metrics
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
   const body = yield* decodeBody(decodeChatCompletion, json)
   const unknown = Object.keys(json).filter((key) => !knownRootFields.has(key))
@@ -44,10 +49,11 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
   const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   if (translated.stream) {
     const stream = yield* inference.stream(prepared, completed, (variant) => openAiStreamEncoder(prepared, variant, translated, created))
-    return sseResponse(stream.events)
+    return sseResponse(stream.events, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, prepared))
   }
   const result = yield* inference.run(prepared, completed)
-  return jsonResponse(JSON.stringify(chatCompletionBody(result, translated, created)))
+  const answer = JSON.stringify(chatCompletionBody(result, translated, created))
+  return jsonResponse(answer, 200, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, prepared))
 }))
 
 /** The `model` values this gateway answers to: its functions and its configured models. */

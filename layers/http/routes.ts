@@ -23,11 +23,13 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import { type Deployment, deployedApi, type GatewayApi } from "../../src/api/gateway.ts"
 import { ErrorFamily, Open } from "../../src/api/guard.ts"
 import { Authentication } from "../../src/auth/authenticate.ts"
+import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
 import { MethodNotAllowed, NotFound } from "../../src/errors.ts"
 import type { GatewayServices } from "../services.ts"
 import { makeDocsPage } from "./docs.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
+import { metricsHandler } from "./metrics.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openaiCompatible.ts"
@@ -39,57 +41,85 @@ export { gatewayVersion } from "./status.ts"
 type RouteHandler = Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, GatewayServices | HttpServerRequest.HttpServerRequest | Scope.Scope>
 
 /**
- * A route of `group`, guarded: authentication (when on and the group is not open) gives the
- * handler the caller's key, and typed errors are answered in the group's family shape. Built
- * once per route, so a request runs one prepared effect.
+ * A route of `group`, guarded: authentication (when on and the group is not open, or `open`
+ * says otherwise) gives the handler the caller's key, and typed errors are answered in the
+ * group's family shape. Each answer is counted for `/metrics` by `path` and status, with its
+ * duration (a stream's until its headers are ready), and so is a refusal by the rate limits.
+ * Built once per route, so a request runs one prepared effect.
  */
 const guardedRoute = (
   auth: Authentication["Service"],
+  metrics: MetricsRecorder,
   group: GatewayApi["groups"][keyof GatewayApi["groups"]],
-  handler: (apiKey: string | undefined) => RouteHandler
+  path: string,
+  handler: (apiKey: string | undefined) => RouteHandler,
+  open: boolean = Context.get(group.annotations, Open)
 ) => {
   const toResponse = Context.get(group.annotations, ErrorFamily) === "openai" ? openAiErrorResponse : errorResponse
-  const route = !auth.enabled || Context.get(group.annotations, Open)
-    ? guarded(handler(undefined), toResponse)
+  const counted = (apiKey: string | undefined) =>
+    Effect.tapError(handler(apiKey), (error) => {
+      if ((error as { _tag?: unknown })._tag === "RateLimited") metrics.rateLimited(path)
+      return Effect.void
+    })
+  const route = !auth.enabled || open
+    ? guarded(counted(undefined), toResponse)
     : guarded(
       Effect.flatMap(
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
           // the socket's peer: a client can write X-Forwarded-For, not its address
           auth.authenticate(request.headers.authorization, Option.getOrUndefined(request.peerAddress))),
-        handler
+        counted
       ),
       toResponse
     )
-  return () => route
+  const measured = Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.map(route, (response) => {
+      metrics.requestServed(path, response.status, (performance.now() - started) / 1000)
+      return response
+    })
+  })
+  return () => measured
 }
 
 /** The groups' handlers, built from the services they close over: the layer needs nothing. */
-const groupsOf = (api: GatewayApi, auth: Authentication["Service"], scope: Scope.Scope) => {
-  const route = (group: keyof GatewayApi["groups"], handler: (apiKey: string | undefined) => RouteHandler) =>
-    guardedRoute(auth, api.groups[group], handler)
+const groupsOf = (
+  api: GatewayApi,
+  auth: Authentication["Service"],
+  metrics: MetricsRecorder,
+  metricsRequireAuth: boolean,
+  scope: Scope.Scope
+) => {
+  const route = (group: keyof GatewayApi["groups"], handler: (apiKey: string | undefined) => RouteHandler, open?: boolean) => {
+    const endpoints = api.groups[group].endpoints as Record<string, { readonly path: string }>
+    return (endpoint: string) => guardedRoute(auth, metrics, api.groups[group], endpoints[endpoint].path, handler, open)
+  }
   return Layer.mergeAll(
-    HttpApiBuilder.group(api, "inference", (handlers) => handlers.handleRaw("inference", route("inference", inferenceHandler))),
+    HttpApiBuilder.group(api, "inference", (handlers) => handlers.handleRaw("inference", route("inference", inferenceHandler)("inference"))),
     HttpApiBuilder.group(api, "openai", (handlers) =>
       handlers
-        .handleRaw("chatCompletions", route("openai", chatCompletionsHandler))
-        .handleRaw("embeddings", route("openai", embeddingsHandler))
-        .handleRaw("models", route("openai", () => modelsHandler))),
-    HttpApiBuilder.group(api, "feedback", (handlers) => handlers.handleRaw("feedback", route("feedback", feedbackHandler))),
+        .handleRaw("chatCompletions", route("openai", chatCompletionsHandler)("chatCompletions"))
+        .handleRaw("embeddings", route("openai", embeddingsHandler)("embeddings"))
+        .handleRaw("models", route("openai", () => modelsHandler)("models"))),
+    HttpApiBuilder.group(api, "feedback", (handlers) => handlers.handleRaw("feedback", route("feedback", feedbackHandler)("feedback"))),
     HttpApiBuilder.group(api, "inferences", (handlers) =>
       handlers
-        .handleRaw("getInferences", route("inferences", () => getInferencesHandler))
-        .handleRaw("listInferences", route("inferences", () => listInferencesHandler))),
+        .handleRaw("getInferences", route("inferences", () => getInferencesHandler)("getInferences"))
+        .handleRaw("listInferences", route("inferences", () => listInferencesHandler)("listInferences"))),
     HttpApiBuilder.group(api, "status", (handlers) =>
       handlers
-        .handleRaw("status", route("status", () => statusHandler))
-        .handleRaw("health", route("status", () => healthHandler))),
+        .handleRaw("status", route("status", () => statusHandler)("status"))
+        .handleRaw("health", route("status", () => healthHandler)("health"))),
+    // open like /status unless `[gateway.metrics] require_auth`
+    HttpApiBuilder.group(api, "metrics", (handlers) =>
+      handlers.handleRaw("metrics", route("metrics", () => metricsHandler, !metricsRequireAuth)("metrics"))),
     // the document, built once; the page, built on its first request
     HttpApiBuilder.group(api, "reference", (handlers) =>
       Effect.map(makeDocsPage(api, scope), (page) => {
         const document = jsonResponse(JSON.stringify(OpenApi.fromApi(api)))
         return handlers
-          .handleRaw("openapi", route("reference", () => Effect.succeed(document)))
-          .handleRaw("docs", route("reference", () => page))
+          .handleRaw("openapi", route("reference", () => Effect.succeed(document))("openapi"))
+          .handleRaw("docs", route("reference", () => page)("docs"))
       }))
   )
 }
@@ -152,8 +182,11 @@ export const Routes = (deployment: Omit<Deployment, "version">) => {
   const api = deployedApi({ ...deployment, version: gatewayVersion })
   const implemented = Layer.unwrap(Effect.gen(function*() {
     const auth = yield* Authentication
+    const metrics = yield* Metrics
     const scope = yield* Effect.scope
-    return HttpApiBuilder.layer(api).pipe(Layer.provide(isolated(groupsOf(api, auth, scope))))
+    return HttpApiBuilder.layer(api).pipe(
+      Layer.provide(isolated(groupsOf(api, auth, metrics, deployment.metricsRequireAuth === true, scope)))
+    )
   }))
   return Layer.merge(
     deployment.basePath === "" ? implemented : Layer.provide(implemented, under(deployment.basePath)),

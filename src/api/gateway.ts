@@ -9,6 +9,7 @@ import { FeedbackGroup } from "./feedback.ts"
 import { bearerScheme } from "./guard.ts"
 import { InferenceGroup } from "./inference.ts"
 import { InferencesGroup } from "./inferences.ts"
+import { MetricsGroup } from "./metrics.ts"
 import { OpenAiGroup } from "./openaiCompatible.ts"
 import { ReferenceGroup } from "./reference.ts"
 import { StatusGroup } from "./status.ts"
@@ -37,7 +38,7 @@ const finish = (authentication: boolean) => (spec: Spec): Spec => {
 }
 
 export const GatewayApi = HttpApi.make("gateway")
-  .add(InferenceGroup, OpenAiGroup, FeedbackGroup, InferencesGroup, StatusGroup, ReferenceGroup)
+  .add(InferenceGroup, OpenAiGroup, FeedbackGroup, InferencesGroup, StatusGroup, MetricsGroup, ReferenceGroup)
   .annotateMerge(OpenApi.annotations({
     title: "LLM Gateway",
     description:
@@ -53,6 +54,8 @@ export interface Deployment {
   readonly basePath: string
   /** whether the routes behind a key need one (`[gateway.auth] enabled`) */
   readonly authentication: boolean
+  /** whether `/metrics` needs a key too (`[gateway.metrics] require_auth`) */
+  readonly metricsRequireAuth?: boolean
 }
 
 /** The API as one gateway serves it: its version, its base path (the document's server) and its security. */

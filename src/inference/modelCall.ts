@@ -15,6 +15,7 @@ import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "../providers/runner.ts"
 import { type ChunkPull, describeFailure, failureKind, type ProviderCall, ProviderFailure } from "../providers/types.ts"
 import { cachedResponse, cacheKey } from "../cache/policy.ts"
+import { Metrics } from "../metrics/metrics.ts"
 import type { CacheEntry } from "../observability/records.ts"
 import { Observability } from "../observability/stores.ts"
 import { StoreError } from "../storeError.ts"
@@ -191,23 +192,46 @@ const tryProviders = <A>(
   attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
   clock: Clock.Clock
 ): Effect.Effect<ProviderSuccess<A>, AllProvidersFailed | CallRefused, InferenceServices> =>
-  Effect.flatMap(Models, (models) => {
+  Effect.flatMap(Models, (models) => Effect.flatMap(Metrics, (metrics) => {
     const model = models.get(variant.model)!
     const modelName = model.config.name
     const limit = limitOf(model.config.timeouts)
+    // for /metrics, once the call is settled: every failure before an answer fell back, as did all but the last of a call that failed
+    const told = (failures: ReadonlyArray<FailedAttempt<ProviderFailure>>, answered: boolean) => {
+      for (let i = 0; i < failures.length; i++) {
+        metrics.providerFailed(modelName, failures[i].name, failureKind(failures[i].failure), answered || i < failures.length - 1)
+      }
+    }
     return within(
       inRoutingOrder(
         model.providers,
         (provider) => providerCall(request, modelName, provider.config, variant, prepared),
         (provider) => limitOf(provider.config.timeouts),
         attempt,
-        (failures) => allFailed(modelName, failures),
+        (failures) => {
+          told(failures, false)
+          return allFailed(modelName, failures)
+        },
         clock
       ),
       limit,
       () => new AllProvidersFailed({ message: `model "${modelName}" timed out after ${limit} ms`, kind: "timeout" })
-    ).pipe(Effect.map(([result, provider, call, failures]) => [result, provider, model, call, failures] as const))
+    ).pipe(Effect.map(([result, provider, call, failures]) => {
+      if (failures.length > 0) told(failures, true)
+      return [result, provider, model, call, failures] as const
+    }))
+  }))
+
+/** `effect`, its duration added to the request's time spent waiting on providers */
+const providerTimed = <A, E, R>(prepared: PreparedInference, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  const time = prepared.providerTime
+  return time === undefined ? effect : Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.ensuring(effect, Effect.sync(() => {
+      time.ms += performance.now() - started
+    }))
   })
+}
 
 const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms
@@ -336,7 +360,7 @@ export const callModel = (
 ): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, InferenceServices> => {
   // priced as soon as it answers: the rate limits are settled with its cost
   const priced = (provider: RoutedProvider, call: ProviderCall) =>
-    Effect.flatMap(Effect.suspend(() => provider.client.infer(call)), (response) => {
+    Effect.flatMap(providerTimed(prepared, Effect.suspend(() => provider.client.infer(call))), (response) => {
       const price = costOfResponse(provider.config.cost, response.rawResponse)
       return Effect.as(warnUnpriced(provider.config.name, price), { ...response, cost: price.cost })
     })
@@ -371,14 +395,15 @@ export const startModelStream = (
 ): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, InferenceServices> => {
   // the stream has started once its first chunks came; a failed or timed-out attempt releases its connection at once
   const openStream = (provider: RoutedProvider, call: ProviderCall) =>
-    Effect.flatMap(provider.client.stream(call), (stream) =>
+    // the provider's time: until its first chunk
+    providerTimed(prepared, Effect.flatMap(provider.client.stream(call), (stream) =>
       Effect.matchEffect(stream.next, {
         onSuccess: (first) => Effect.succeed({ rawRequest: stream.rawRequest, first, rest: stream.next, close: stream.close, cached: false }),
         onFailure: (error) =>
           Cause.isDone(error)
             ? Effect.succeed({ rawRequest: stream.rawRequest, first: noChunks, rest: Cause.done(), close: stream.close, cached: false })
             : Effect.andThen(stream.close, Effect.fail(error))
-      }).pipe(Effect.onInterrupt(() => stream.close)))
+      }).pipe(Effect.onInterrupt(() => stream.close))))
   // the rate limits are charged before the call; a stream that never starts gives its tokens back
   const open = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(RateLimiter, ({ limits }) =>

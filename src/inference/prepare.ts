@@ -50,6 +50,11 @@ export interface PreparedInference {
   readonly request: InferenceRequest
   /** epoch ms when preparation began: the start of processing time, and the time of the ids */
   readonly startedAt: number
+  /**
+   * milliseconds (fractional) spent waiting on providers, added to by the model calls: what
+   * the gateway's overhead excludes (`gateway-overhead-ms`, `gateway_overhead_seconds`)
+   */
+  readonly providerTime?: { ms: number }
 }
 
 /** `gateway::default`: a chat function with one variant per model, named after the model. */
@@ -239,6 +244,7 @@ export const prepareInference = (
     credentials: request.credentials ?? {},
     cache: cachePolicy(request.cache_options, request.dryrun === true, cacheSharing(request, config)),
     request,
-    startedAt
+    startedAt,
+    providerTime: { ms: 0 }
   }
 }

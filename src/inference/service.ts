@@ -13,6 +13,7 @@ import { tagsWithApiKey } from "../api/tags.ts"
 import type { VariantConfig } from "../config/types.ts"
 import { type GatewayError, isGatewayError } from "../errors.ts"
 import { inferenceWriteUnit } from "../observability/inferenceRows.ts"
+import { Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
 import { type PreparedInference, type PrepareExtras, prepareInference } from "./prepare.ts"
@@ -58,7 +59,12 @@ export class InferenceService extends Context.Service<InferenceService, {
       const models = yield* Models
       const writeQueue = yield* WriteQueue
       const clock = yield* Clock.Clock
-      const engine: Engine = { templates: config.templates, now: () => clock.currentTimeMillisUnsafe() }
+      const metrics = yield* Metrics
+      const engine: Engine = {
+        templates: config.templates,
+        now: () => clock.currentTimeMillisUnsafe(),
+        variantFailed: metrics.variantFailed
+      }
 
       /**
        * Queues a completed inference for storage once its answer is written, unless it is a
@@ -68,11 +74,10 @@ export class InferenceService extends Context.Service<InferenceService, {
         const store = prepared.request.dryrun === true || !writeQueue.enabled
           ? undefined
           : (completed: CompletedInference) => writeQueue.submitSoon(() => inferenceWriteUnit(completed))
-        if (store === undefined) return onCompleted ?? (() => {})
-        if (onCompleted === undefined) return store
         return (completed) => {
-          store(completed)
-          onCompleted(completed)
+          metrics.inferenceCompleted(completed)
+          store?.(completed)
+          onCompleted?.(completed)
         }
       }
 

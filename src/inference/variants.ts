@@ -34,6 +34,8 @@ export interface Engine {
   readonly templates: TemplateEngine
   /** epoch ms: the clock, injected (the stream's bookkeeping is synchronous) */
   readonly now: () => number
+  /** told when a variant failed, and whether the next one is tried (`/metrics`) */
+  readonly variantFailed?: (fn: string, variant: string, fellBack: boolean) => void
 }
 
 type Attempt<A> = (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | CallRefused, InferenceServices>
@@ -107,7 +109,9 @@ export const tryVariants = <A>(
         Effect.catch((failure) => {
           if (isRefused(failure)) return Effect.fail(failure)
           failures.push({ name: variant.name, failure, atMs: engine.now() })
-          return index + 1 < prepared.variants.length ? from(index + 1) : Effect.fail(aggregate(failures))
+          const fallsBack = index + 1 < prepared.variants.length
+          engine.variantFailed?.(prepared.functionName, variant.name, fallsBack)
+          return fallsBack ? from(index + 1) : Effect.fail(aggregate(failures))
         })
       )
     }

@@ -56,6 +56,11 @@ export class WriteQueue extends Context.Service<WriteQueue, {
    */
   readonly submitSoon: (make: () => WriteUnit) => void
   readonly stats: () => WriterStats
+  /**
+   * the queued rows and their bytes by table, counted from the queue when asked (for
+   * `/metrics`: nothing is counted per write)
+   */
+  readonly queuedByTable?: () => ReadonlyMap<string, { readonly rows: number; readonly bytes: number }>
   /** an inference submitted but not written yet, so feedback can target it at once */
   readonly queuedInference: (id: string) => InferenceTarget | undefined
   readonly queuedEpisode: (id: string) => boolean

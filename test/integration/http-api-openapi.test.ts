@@ -99,7 +99,6 @@ const otherPaths = [
   "/v1/datasets/x/list_datapoints",
   "/workflow_evaluation_run",
   "/batch_inference",
-  "/metrics",
   "/openai/v1/responses",
   "/v1/chat/completions",
   "/inference/x",
@@ -143,6 +142,7 @@ describe("GET /openapi.json", () => {
     expect(documented).toEqual([
       "GET /docs",
       "GET /health",
+      "GET /metrics",
       "GET /openai/v1/models",
       "GET /openapi.json",
       "GET /status",

@@ -1,0 +1,61 @@
+/**
+ * What the gateway counts for `GET /metrics`, as the engine and the handlers see it: a few
+ * calls at the points where the figures exist already (a route answered, an inference
+ * completed, a provider or a variant failed, an answer's overhead known). The engine never
+ * sees the metrics library: the implementation is a layer (layers/metrics/prometheus.ts), and
+ * without it every call is a no-op (the default of the reference), so tests and tools that
+ * compose the engine alone need nothing.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type { CompletedInference } from "../inference/run.ts"
+
+/** The text of a scrape and its content type. */
+export interface Scrape {
+  readonly contentType: string
+  readonly text: string
+}
+
+export interface MetricsRecorder {
+  /** a route answered `status` after `seconds` (a stream: when its headers were ready) */
+  readonly requestServed: (route: string, status: number, seconds: number) => void
+  /** a route refused a call for the rate limits (`[rate_limiting]`) */
+  readonly rateLimited: (route: string) => void
+  /** an inference's answer is whole (a stream: its last chunk was sent) */
+  readonly inferenceCompleted: (completed: CompletedInference) => void
+  /** a provider of `model` failed; `fellBack` when the next provider was tried */
+  readonly providerFailed: (model: string, provider: string, kind: string, fellBack: boolean) => void
+  /** a variant of `fn` failed; `fellBack` when the next variant was tried */
+  readonly variantFailed: (fn: string, variant: string, fellBack: boolean) => void
+  /** the time the gateway added to an answer (total minus the providers' time), in seconds */
+  readonly overhead: (route: string, seconds: number) => void
+  /** the metrics of this process, or of every worker when it runs in a cluster */
+  readonly scrape: Effect.Effect<Scrape, Error>
+}
+
+const nothing = () => {}
+
+/** counts nothing; what the engine finds when no metrics layer is provided */
+export const noMetrics: MetricsRecorder = {
+  requestServed: nothing,
+  rateLimited: nothing,
+  inferenceCompleted: nothing,
+  providerFailed: nothing,
+  variantFailed: nothing,
+  overhead: nothing,
+  scrape: Effect.fail(new Error("metrics are off"))
+}
+
+/** The metrics recorder of the running gateway (no-op unless layers/metrics provides one). */
+export const Metrics = Context.Reference<MetricsRecorder>("gateway/Metrics", { defaultValue: () => noMetrics })
+
+/**
+ * The label of a model: its name when the configuration has it; a short-hand name
+ * (`<provider type>::<model>`, the request's to choose) as `<provider type>::*`, so that labels
+ * stay as few as the configuration makes them, whatever requests send.
+ */
+export const modelLabel = (configured: { readonly has: (name: string) => boolean }, name: string): string => {
+  if (configured.has(name)) return name
+  const separator = name.indexOf("::")
+  return separator < 0 ? "gateway::other" : `${name.slice(0, separator)}::*`
+}
