@@ -4,6 +4,8 @@
 // round-robin), taking turns in rounds. The server's CPU per request is summed over the
 // primary and its workers; the load generator's (this process) and the upstream's CPU per
 // request are reported too, since on a small machine they share the cores with the workers.
+// Each is measured with kept-alive connections, and with a new connection per request
+// (`connection: close`), where the primary's round-robin hands every connection over.
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -46,8 +48,17 @@ interface WorkersRound {
   readonly upstreamCpuUs: number
 }
 
-const measure = async (url: string, body: string, pids: ReadonlyArray<number>, upstreamPid: number, connections: number, duration: number): Promise<WorkersRound> => {
-  const options = { url: url + "/inference", method: "POST" as const, headers: { "content-type": "application/json" }, body, connections }
+const measure = async (
+  url: string,
+  body: string,
+  pids: ReadonlyArray<number>,
+  upstreamPid: number,
+  connections: number,
+  duration: number,
+  closeEach: boolean
+): Promise<WorkersRound> => {
+  const headers: Record<string, string> = { "content-type": "application/json", ...(closeEach ? { connection: "close" } : {}) }
+  const options = { url: url + "/inference", method: "POST" as const, headers, body, connections }
   await autocannon({ ...options, duration: 2 })
   const server = treeTicks(pids)
   const client = process.cpuUsage()
@@ -80,26 +91,27 @@ export const measureWorkers = async (
     `\nworkers: /inference throughput with 1 and 2 workers (${options.connections} connections, ${options.rounds} rounds of ${options.duration} s, median); ` +
       `server CPU summed over the primary and its workers; the load generator and the upstream share the ${os.availableParallelism()} cores`
   )
-  const rounds = targets.map((): Array<WorkersRound> => [])
+  const loads = [false, true].flatMap((closeEach) => started.map((gateway, index) => ({ closeEach, gateway, target: targets[index] })))
+  const rounds = loads.map((): Array<WorkersRound> => [])
   for (let round = 0; round < options.rounds; round++) {
-    for (const [index, gateway] of started.entries()) {
-      rounds[index].push(await measure(gateway.url, options.body, gateway.pids, options.upstreamPid, options.connections, options.duration))
+    for (const [index, { closeEach, gateway }] of loads.entries()) {
+      rounds[index].push(await measure(gateway.url, options.body, gateway.pids, options.upstreamPid, options.connections, options.duration, closeEach))
     }
   }
   const median = (values: Array<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-  const rows = targets.map((target, index) => ({
-    name: target.name,
-    processes: started[index].pids.length,
+  const rows = loads.map(({ closeEach, target }, index) => ({
+    name: `${target.name}${closeEach ? ", new conn." : ""}`,
+    closeEach,
     rps: median(rounds[index].map((round) => round.rps)),
     serverCpuUs: median(rounds[index].map((round) => round.serverCpuUs)),
     clientCpuUs: median(rounds[index].map((round) => round.clientCpuUs)),
     upstreamCpuUs: median(rounds[index].map((round) => round.upstreamCpuUs))
   }))
   const us = (value: number) => `${Math.round(value)} us`
-  console.log(`${"".padEnd(26)}${"req/s".padStart(10)}${"vs 1".padStart(8)}${"server CPU".padStart(12)}${"client CPU".padStart(12)}${"upstream CPU".padStart(14)}`)
+  console.log(`${"".padEnd(38)}${"req/s".padStart(10)}${"vs 1".padStart(8)}${"server CPU".padStart(12)}${"client CPU".padStart(12)}${"upstream CPU".padStart(14)}`)
   for (const row of rows) {
     console.log(
-      `${row.name.padEnd(26)}${Math.round(row.rps).toString().padStart(10)}${`${(row.rps / rows[0].rps).toFixed(2)}x`.padStart(8)}${
+      `${row.name.padEnd(38)}${Math.round(row.rps).toString().padStart(10)}${`${(row.rps / rows[row.closeEach ? targets.length : 0].rps).toFixed(2)}x`.padStart(8)}${
         us(row.serverCpuUs).padStart(12)
       }${us(row.clientCpuUs).padStart(12)}${us(row.upstreamCpuUs).padStart(14)}`
     )

@@ -3,10 +3,11 @@
  * itself starts n worker processes (Node's `cluster`, which gives each an IPC channel to the
  * primary) that each run the whole gateway on the same port.
  *
- * - Balancing: each worker binds the port itself with `SO_REUSEPORT` and the kernel spreads
- *   new connections over them (`GATEWAY_WORKERS_BALANCING=primary` instead lets the primary
- *   accept every connection and hand it round-robin to a worker, Node's cluster default; kept
- *   to measure both, see the benchmark).
+ * - Balancing: on Linux, each worker binds the port itself with `SO_REUSEPORT` and the kernel
+ *   spreads new connections over them: the primary does nothing per connection. Elsewhere (or
+ *   with `GATEWAY_WORKERS_BALANCING=primary`, kept to measure both: bench --workers-scenario)
+ *   the primary accepts every connection and hands it round-robin to a worker (Node's cluster
+ *   default), which costs the primary CPU per new connection.
  * - Start-up: the workers start together; with port 0, worker 1 starts first and the others
  *   once it listens, on the port it got. If one exits before any listens (the port is taken, a
  *   database is down), the primary stops the others and exits 1: the worker's log said why.
@@ -45,8 +46,9 @@ const listeningMessage = "gateway:listening"
 /** how connections reach workers: the kernel (`SO_REUSEPORT`, the default) or the primary (round-robin) */
 export type Balancing = "kernel" | "primary"
 
+/** the kernel where it balances SO_REUSEPORT listeners (Node refuses `reusePort` on other platforms) */
 export const balancingOf = (env: Readonly<Record<string, string | undefined>>): Balancing =>
-  env.GATEWAY_WORKERS_BALANCING === "primary" ? "primary" : "kernel"
+  env.GATEWAY_WORKERS_BALANCING === "primary" || !["linux", "freebsd"].includes(process.platform) ? "primary" : "kernel"
 
 /** In a worker process: its number and how it should listen; undefined in a single process (or the primary). */
 export const currentWorker = (): { readonly number: number; readonly reusePort: boolean } | undefined =>
