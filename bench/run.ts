@@ -25,6 +25,10 @@
 // the server's CPU per stream and its peak RSS (sampled from /proc), with its idle RSS after
 // start-up. Options: --no-streaming (skip this part), --stream-requests N (first-chunk samples
 // per target, default 100), --streams N (streams open at once, default 256).
+//
+// --workers-scenario: instead of all that, the plain /inference throughput with 1 worker and
+// with 2 (`--workers 2`, balanced by the kernel and by the primary), with the CPU per request
+// of all the gateway's processes (bench/workers.ts).
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -34,6 +38,7 @@ import { startClickHouse } from "../scripts/clickhouse.ts"
 import { memoryOf, startProcess, ticksOf } from "./processes.ts"
 import { measureFirstText, measureOpenStreams, measureStreamedThroughput, type StreamTarget } from "./streaming.ts"
 import { ensurePostgres } from "../scripts/postgres.ts"
+import { measureWorkers } from "./workers.ts"
 import { freshDatabase, type TestDatabase } from "../test/support/databases.ts"
 
 const args = process.argv.slice(2)
@@ -349,6 +354,11 @@ const main = async () => {
   const proxy = await startProcess(["bench/proxy.ts", upstream], /^(\d+)$/m)
   const gatewayDir = writeGatewayFiles(upstream)
   const tracedDir = writeGatewayFiles(upstream, "[gateway.export.otlp.traces]\nenabled = true\n")
+  if (args.includes("--workers-scenario")) {
+    const rows = await measureWorkers({ configDir: gatewayDir, body: gatewayBody, upstreamPid: upstreamProcess.pid, connections, duration, rounds })
+    if (args.includes("--json")) console.log(JSON.stringify({ workers: rows }))
+    process.exit(0)
+  }
 
   const direct: Target = { name: "upstream (direct)", url: upstream, path: "/v1/chat/completions", body: upstreamBody }
   const gateways: Array<{ name: string; env: Record<string, string>; database?: "clickhouse" | "postgres"; traces?: boolean }> = [

@@ -20,14 +20,14 @@ import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { loadConfig, logConfigWarnings } from "../layers/configLoader.ts"
-import { gatewayVersion } from "../layers/http/routes.ts"
+import { gatewayVersion } from "../layers/http/status.ts"
 import { type LogFormat, LoggingLive } from "../layers/logging.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "../layers/access.ts"
 import { createApiKey, disableApiKey } from "../layers/apiKeys.ts"
 import { configuredStores, migrateDatabase } from "../layers/observability/index.ts"
 import { relationalUrlVariable } from "../src/auth/store.ts"
 import { analyticsUrlVariable } from "../src/observability/stores.ts"
-import { ServerLive } from "../layers/server.ts"
+import { announceListening, currentWorker, parseWorkers, runPrimary, workerCount } from "../layers/cluster.ts"
 
 /** Ends the process with `code` after `lines` went to stderr. */
 class ExitWith extends Error {
@@ -38,7 +38,7 @@ class ExitWith extends Error {
   }
 }
 
-const usage = "usage: gateway (--config-file <path or glob> | --default-config | --run-migrations-only) [--log-format pretty|json]\n" +
+const usage = "usage: gateway (--config-file <path or glob> | --default-config | --run-migrations-only) [--log-format pretty|json] [--workers <n>|auto]\n" +
   "       gateway --create-api-key [--expiration <UTC timestamp>] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "run `gateway --help` for every option"
@@ -55,6 +55,10 @@ const defaultConfigFlag = Flag.Boolean("default-config").pipe(
 const logFormatFlag = Flag.Literals("log-format", ["pretty", "json"]).pipe(
   Flag.withDescription("log format"),
   Flag.withDefault("pretty" as const)
+)
+const workersFlag = Flag.String("workers").pipe(
+  Flag.withDescription("processes serving the port: a number, or auto (one per core); overrides [gateway] workers"),
+  Flag.optional
 )
 const runMigrationsOnlyFlag = Flag.Boolean("run-migrations-only").pipe(
   Flag.withDescription("apply pending database migrations and exit"),
@@ -133,16 +137,34 @@ const defaultConfig: Effect.Effect<LoadedConfig> = Effect.suspend(() => {
   return "errors" in loaded ? failWith(1, loaded.errors) : Effect.succeed(loaded)
 })
 
-const serve = (flags: SharedFlags) =>
+/**
+ * With more than one worker (`--workers` or `[gateway] workers`), this process is the primary:
+ * it only starts and watches the workers (layers/cluster.ts), each of which runs this command
+ * again and serves. The server's modules are imported by the processes that serve only.
+ */
+const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined) =>
   Effect.gen(function*() {
     const { config, warnings } = yield* configFromFlags(flags)
     const level = config.gateway.debug ? "Debug" as const : undefined
+    const worker = currentWorker()
+    const workers = workerCount(workersFlag ?? config.gateway.workers)
+    if (worker === undefined && workers > 1) {
+      // uninterruptible: the primary forwards SIGTERM/SIGINT to the workers and waits for them
+      return yield* runPrimary(workers, config.gateway.bindAddress.port).pipe(
+        Effect.flatMap((code) => (code === 0 ? Effect.void : Effect.die(new ExitWith(code)))),
+        Effect.uninterruptible,
+        Effect.provide(LoggingLive(flags.logFormat, level))
+      )
+    }
+    const { ServerLive } = yield* Effect.promise(() => import("../layers/server.ts"))
+    const options = worker === undefined ? {} : { reusePort: worker.reusePort, onListening: announceListening }
     return yield* logConfigWarnings(warnings).pipe(
       Effect.andThen(Effect.logInfo(
         `configuration loaded: ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
       )),
-      Effect.andThen(Layer.launch(ServerLive(config, process.env))),
+      Effect.andThen(Layer.launch(ServerLive(config, process.env, options))),
       Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
+      worker === undefined ? (effect) => effect : Effect.annotateLogs("worker", worker.number),
       Effect.provide(LoggingLive(flags.logFormat, level))
     )
   })
@@ -157,6 +179,7 @@ const gateway = Command.make(
   {
     ...sharedFlags,
     runMigrationsOnly: runMigrationsOnlyFlag,
+    workers: workersFlag,
     createApiKey: Flag.Boolean("create-api-key").pipe(
       Flag.withDescription("create an API key, print it on stdout and exit"),
       Flag.withDefault(false)
@@ -182,7 +205,11 @@ const gateway = Command.make(
     if ((Option.isSome(flags.configFile) || Option.isSome(flags.configPath)) && flags.defaultConfig) {
       return failWith(2, ["--default-config and --config-file exclude each other", usage])
     }
-    return serve(flags)
+    const workers = Option.map(flags.workers, parseWorkers)
+    if (Option.isSome(workers) && workers.value === undefined) {
+      return failWith(2, [`--workers expects a positive integer or auto, got "${Option.getOrThrow(flags.workers)}"`, usage])
+    }
+    return serve(flags, Option.getOrUndefined(workers))
   }
 ).pipe(Command.withDescription("An LLM inference gateway"))
 

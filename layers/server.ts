@@ -5,14 +5,20 @@
  */
 import { createServer, type ServerResponse } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { Routes } from "./http/routes.ts"
 import { GatewayServicesLive } from "./services.ts"
 
 export interface ServerOptions {
   readonly shutdownTimeoutMs?: number
+  /** bind with SO_REUSEPORT, so that several workers (`[gateway] workers`) each bind the port */
+  readonly reusePort?: boolean
+  /** told the bound address (the configured host, the port bound) once the server listens: a worker tells the primary */
+  readonly onListening?: (address: { readonly host: string; readonly port: number }) => void
 }
 
 /** how connections are bounded: `[gateway] max_connections` and `request_read_timeout_ms` */
@@ -62,6 +68,11 @@ const makeNodeServer = (limits: ConnectionLimits) => () => {
   return server
 }
 
+const announceAddress = (host: string, onListening: NonNullable<ServerOptions["onListening"]>) =>
+  Layer.effectDiscard(Effect.map(HttpServer.HttpServer, ({ address }) => {
+    if ("port" in address) onListening({ host, port: address.port })
+  }))
+
 export const ServerLive = (
   config: GatewayConfig,
   env: Readonly<Record<string, string | undefined>>,
@@ -74,10 +85,12 @@ export const ServerLive = (
   }), {
     disableLogger: true
   }).pipe(
+    Layer.merge(options.onListening === undefined ? Layer.empty : announceAddress(config.gateway.bindAddress.host, options.onListening)),
     Layer.provide(NodeHttpServer.layer(makeNodeServer(config.gateway), {
       host: config.gateway.bindAddress.host,
       port: config.gateway.bindAddress.port,
-      gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000
+      gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000,
+      ...(options.reusePort === true ? { reusePort: true } : {})
     })),
     Layer.provide(GatewayServicesLive(config, env))
   )

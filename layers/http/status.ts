@@ -4,6 +4,7 @@
  * counters and a database's error text (hosts, ports) are for the log and for deployments
  * without authentication.
  */
+import cluster from "node:cluster"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Observability } from "../../src/observability/stores.ts"
@@ -16,11 +17,15 @@ export const gatewayVersion = "0.1.0"
 
 const minimalStatus = JSON.stringify({ status: "ok", version: gatewayVersion })
 
-/** Running, with the write queue's counters when observability is on, and the trace exporter's when it is. */
+/** with `[gateway] workers` > 1: the pid of the worker that answers (its counters are its own) */
+const worker = cluster.isWorker ? { worker: process.pid } : {}
+
+/** Running (and which worker answers), with the write queue's counters when observability is on, and the trace exporter's when it is. */
 export const statusHandler = Effect.map(Effect.all([Configuration, Observability, WriteQueue, Tracing]), ([config, { stores }, { stats }, tracing]) =>
   config.gateway.auth.enabled ? jsonResponse(minimalStatus) : jsonResponse(JSON.stringify({
     status: "ok",
     version: gatewayVersion,
+    ...worker,
     ...(stores === undefined ? {} : { observability: { backend: stores.database.backend, ...stats() } }),
     ...(tracing.enabled ? { trace_export: tracing.stats() } : {})
   })))
