@@ -267,6 +267,18 @@ export const makeWriteQueue = (
       yield* flushOnce
     })))
 
+    // Units to submit once the answers being sent are written: one immediate for all the
+    // requests that complete in a turn of the event loop, rather than one each.
+    let soon: Array<() => WriteUnit> = []
+    const submitPending = () => {
+      const pending = soon
+      soon = []
+      for (const make of pending) submit(make())
+    }
+    const submitSoon = (make: () => WriteUnit): void => {
+      if (soon.push(make) === 1) setImmediate(submitPending)
+    }
+
     const flusher = yield* Effect.forkScoped(loop)
 
     // on shutdown: stop the loop (a batch it was writing stays queued), then flush what is left
@@ -291,9 +303,7 @@ export const makeWriteQueue = (
     return {
       enabled: true,
       submit,
-      submitSoon: (make) => {
-        setImmediate(() => submit(make()))
-      },
+      submitSoon,
       stats: () => ({ queued: queue.length, queuedBytes, written, dropped, rejected, failedAttempts }),
       queuedInference,
       queuedEpisode
