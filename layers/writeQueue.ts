@@ -9,7 +9,7 @@
  *   and counted (and logged), so a long outage cannot exhaust memory. `submit` says so, for
  *   feedback to refuse what it cannot store.
  * - Batches are bounded in bytes as well as in units (a unit larger than `maxBatchBytes` goes
- *   alone), so joining a batch's texts stays far below V8's string limit.
+ *   alone), so joining a batch's texts stays far below the largest buffer Node allocates.
  * - A failed batch (or one not answered within `writeTimeoutMs`: a connection that hangs) is
  *   retried with backoff (`retryBackoff`) for as long as it takes, unless the database
  *   refuses the rows themselves (`StoreError.rowsAtFault`, per backend in
@@ -51,7 +51,7 @@ export interface WriterOptions {
 interface QueuedUnit {
   readonly inference: WriteUnit["inference"]
   readonly rows: ReadonlyArray<EncodedRow>
-  /** characters of the rows' texts: bytes for ASCII (a V8 string takes 1 or 2 bytes a character) */
+  /** bytes of the rows' texts (UTF-8) */
   readonly bytes: number
 }
 
@@ -267,6 +267,18 @@ export const makeWriteQueue = (
       yield* flushOnce
     })))
 
+    // Units to submit once the answers being sent are written: one immediate for all the
+    // requests that complete in a turn of the event loop, rather than one each.
+    let soon: Array<() => WriteUnit> = []
+    const submitPending = () => {
+      const pending = soon
+      soon = []
+      for (const make of pending) submit(make())
+    }
+    const submitSoon = (make: () => WriteUnit): void => {
+      if (soon.push(make) === 1) setImmediate(submitPending)
+    }
+
     const flusher = yield* Effect.forkScoped(loop)
 
     // on shutdown: stop the loop (a batch it was writing stays queued), then flush what is left
@@ -291,9 +303,7 @@ export const makeWriteQueue = (
     return {
       enabled: true,
       submit,
-      submitSoon: (make) => {
-        setImmediate(() => submit(make()))
-      },
+      submitSoon,
       stats: () => ({ queued: queue.length, queuedBytes, written, dropped, rejected, failedAttempts }),
       queuedByTable: () => {
         const byTable = new Map<string, { rows: number; bytes: number }>()

@@ -6,9 +6,13 @@
  * whether the rows are at fault, src/observability/writeFaults.ts).
  */
 import { ClickHouseLogLevel, createClient } from "@clickhouse/client"
+import { Buffer } from "node:buffer"
+import { Readable } from "node:stream"
+import { finished } from "node:stream/promises"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { clickHouseErrorCode, clickHouseRowsAtFault, isTooLargeForAString } from "../../src/observability/writeFaults.ts"
+import { joinTexts } from "../../src/observability/database.ts"
 import { StoreError } from "../../src/storeError.ts"
 
 export interface Connection {
@@ -84,6 +88,14 @@ export const writeError = (error: unknown): StoreError => {
 
 // ---- the client
 
+/** a request body of bytes: a stream of one chunk, not in object mode (the client sends it as it is) */
+const bodyOf = (bytes: Buffer): Readable => {
+  const body = new Readable({ read() {} })
+  body.push(bytes)
+  body.push(null)
+  return body
+}
+
 export interface ClickHouse {
   readonly connection: Connection
   readonly client: Client
@@ -91,8 +103,8 @@ export interface ClickHouse {
   readonly run: <A>(operation: string, work: (signal: AbortSignal) => Promise<A>) => Effect.Effect<A, StoreError>
   /** the rows of a query, 64-bit integers as strings */
   readonly select: <Row>(query: string, signal: AbortSignal) => Promise<Array<Row>>
-  /** one INSERT of JSONEachRow lines; table names are the code's own, never input */
-  readonly insert: (table: string, lines: ReadonlyArray<string>, signal: AbortSignal) => Promise<unknown>
+  /** one INSERT of JSONEachRow lines (UTF-8); table names are the code's own, never input */
+  readonly insert: (table: string, lines: ReadonlyArray<Buffer>, signal: AbortSignal) => Promise<unknown>
 }
 
 /** The client of the database `url` names, closed with the scope. */
@@ -117,7 +129,18 @@ export const makeClickHouse = (url: string): Effect.Effect<ClickHouse, StoreErro
         })
         return result.json<Row>()
       },
-      insert: (table, lines, signal) =>
-        client.command({ query: `INSERT INTO ${table} FORMAT JSONEachRow\n${lines.join("\n")}`, abort_signal: signal })
+      // The lines go as the request's body, joined once into a buffer: in the query text they
+      // would be copied into a string, flattened, and encoded to UTF-8 again.
+      // (`exec`: the client's `insert` would take a stream of bytes for rows to serialize again)
+      insert: async (table, lines, signal) => {
+        const { stream } = await client.exec({
+          query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+          values: bodyOf(joinTexts(lines, "\n")),
+          abort_signal: signal
+        })
+        // the answer of an INSERT is empty: read to its end, which frees the connection
+        stream.resume()
+        await finished(stream)
+      }
     }
   })

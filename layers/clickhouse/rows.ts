@@ -62,6 +62,17 @@ const tagColumns = (tags: Readonly<Record<string, string>>): Tagged => {
   return { "tags.key": entries.map(([key]) => text(key)), "tags.value": entries.map(([, value]) => text(value)) }
 }
 
+const addTagColumns = (row: Record<string, unknown>, tags: Readonly<Record<string, string>>) => {
+  const keys: Array<string> = []
+  const values: Array<string> = []
+  for (const key in tags) {
+    keys.push(text(key))
+    values.push(text(tags[key]))
+  }
+  row["tags.key"] = keys
+  row["tags.value"] = values
+}
+
 const tagsOf = (row: Tagged): Record<string, string> =>
   Object.fromEntries(row["tags.key"].map((key, index) => [key, row["tags.value"][index]]))
 
@@ -83,24 +94,25 @@ export interface InferenceRow extends Tagged {
   readonly timestamp_ms: string
 }
 
+// Built without spreads (each a copy through the runtime): the row is made once per inference.
 const inferenceRow = (inference: StoredInference) => {
   assertUuids(inference.id, inference.episodeId)
-  return {
+  const row: Record<string, unknown> = {
     id: inference.id,
     function_name: text(inference.functionName),
     variant_name: text(inference.variantName),
     episode_id: inference.episodeId,
     input: json(inference.input),
-    output: json(inference.output),
-    ...(inference.functionType === "chat"
-      ? { tool_params: optionalJson(inference.toolParams) }
-      : { output_schema: optionalJson(inference.outputSchema) }),
-    inference_params: json(inference.inferenceParams),
-    processing_time_ms: uint32(inference.processingTimeMs),
-    ttft_ms: inference.ttftMs === undefined ? null : uint32(inference.ttftMs),
-    ...tagColumns(inference.tags),
-    timestamp_ms: epochMs(inference.timestamp)
+    output: json(inference.output)
   }
+  if (inference.functionType === "chat") row.tool_params = optionalJson(inference.toolParams)
+  else row.output_schema = optionalJson(inference.outputSchema)
+  row.inference_params = json(inference.inferenceParams)
+  row.processing_time_ms = uint32(inference.processingTimeMs)
+  row.ttft_ms = inference.ttftMs === undefined ? null : uint32(inference.ttftMs)
+  addTagColumns(row, inference.tags)
+  row.timestamp_ms = epochMs(inference.timestamp)
+  return row
 }
 
 // Optional fields are NULL when absent, and absent again when read.

@@ -3,12 +3,13 @@
  * src/observability/database.ts): the one migration sequence, the health probe, and the write
  * queue's writes. Every value reaches SQL as a bound parameter: rows travel as one JSON array
  * per table, turned into rows by `jsonb_populate_recordset`, so a batch costs the gateway one
- * string per row. Writes are idempotent by id (a retried batch stores each row once).
+ * JSON text per row. Writes are idempotent by id (a retried batch stores each row once).
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
+import { Buffer } from "node:buffer"
 import * as Effect from "effect/Effect"
 import type { SqlError } from "effect/sql/SqlError"
-import { type EncodedRow, type ObservabilityDatabase, textsByTable } from "../../src/observability/database.ts"
+import { type EncodedRow, joinTexts, type ObservabilityDatabase, textsByTable } from "../../src/observability/database.ts"
 import { postgresRowsAtFault } from "../../src/observability/writeFaults.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { sqlState, storeError } from "./client.ts"
@@ -25,7 +26,7 @@ import { encode, insertedColumns } from "./rows.ts"
 const unstorableTextCodes = new Set(["22021", "22P05", "22P02"])
 const isUnstorableText = (error: SqlError) => unstorableTextCodes.has(sqlState(error) ?? "")
 const unstorableEscape = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi
-const storable = (json: string): string => json.replace(unstorableEscape, "$1\\ufffd")
+const storable = (json: Buffer): Buffer => Buffer.from(json.toString("utf8").replace(unstorableEscape, "$1\\ufffd"))
 
 /** A failed write, with its SQLSTATE and whether the rows are at fault (src/observability/writeFaults.ts). */
 const writeError = (error: SqlError | StoreError): StoreError => {
@@ -34,7 +35,7 @@ const writeError = (error: SqlError | StoreError): StoreError => {
   return new StoreError({ message: storeError("write")(error).message, code, rowsAtFault: postgresRowsAtFault(code) })
 }
 
-/** the texts of a batch joined by `join`; what throws there (a batch too large for a string) is the rows' fault */
+/** the texts of a batch joined by `join`; what throws there (a batch too large for a buffer) is the rows' fault */
 const joined = <A>(join: () => A): Effect.Effect<A, StoreError> =>
   Effect.try({
     try: join,
@@ -45,17 +46,20 @@ const joined = <A>(join: () => A): Effect.Effect<A, StoreError> =>
       })
   })
 
-/** rows grouped by table as JSON arrays */
-const jsonArraysByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, string> =>
-  new Map(Array.from(textsByTable(rows), ([table, texts]) => [table, `[${texts.join(",")}]`]))
+/** rows grouped by table as JSON arrays (UTF-8) */
+const jsonArraysByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, Buffer> =>
+  new Map(Array.from(textsByTable(rows), ([table, texts]) => [table, joinTexts(texts, ",", "[", "]")]))
 
 export const makePostgresDatabase = (sql: PgClient.PgClient): ObservabilityDatabase => {
   /** the whole batch in one transaction: stored entirely or not at all; one INSERT per table */
-  const writeRows = (tables: ReadonlyMap<string, string>) =>
+  // The JSON goes as bytes (a bytea parameter, sent as it is) rather than as text, which the
+  // driver would take as a string and encode to UTF-8 again; Postgres reads it as UTF-8.
+  const writeRows = (tables: ReadonlyMap<string, Buffer>) =>
     sql.withTransaction(Effect.forEach(tables, ([table, rows]) =>
       // unprepared: one statement per table, whose parameter changes every time
       sql`INSERT INTO ${sql(table)}
-        SELECT ${sql.literal(insertedColumns[table] ?? "*")} FROM jsonb_populate_recordset(NULL::${sql(table)}, ${rows}::jsonb)
+        SELECT ${sql.literal(insertedColumns[table] ?? "*")}
+        FROM jsonb_populate_recordset(NULL::${sql(table)}, convert_from(${rows}, 'UTF8')::jsonb)
         ON CONFLICT (id) DO NOTHING`.unprepared, { discard: true }))
 
   // The texts are joined inside the effect: a batch too large for a string fails the write

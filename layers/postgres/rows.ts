@@ -158,20 +158,25 @@ export const toEmbeddingCacheEntry = (key: string, row: EmbeddingCacheRow): Embe
 
 // ---- written
 
-const inferenceRow = (row: StoredInference) => ({
-  id: row.id,
-  function_name: row.functionName,
-  variant_name: row.variantName,
-  episode_id: row.episodeId,
-  input: row.input,
-  output: row.output,
-  ...(row.functionType === "chat" ? { tool_params: row.toolParams } : { output_schema: row.outputSchema }),
-  inference_params: row.inferenceParams,
-  processing_time_ms: row.processingTimeMs,
-  ttft_ms: row.ttftMs,
-  tags: row.tags,
-  timestamp: new Date(row.timestamp).toISOString()
-})
+// Built without a spread (a copy through the runtime): the row is made once per inference.
+const inferenceRow = (row: StoredInference) => {
+  const encoded: Record<string, unknown> = {
+    id: row.id,
+    function_name: row.functionName,
+    variant_name: row.variantName,
+    episode_id: row.episodeId,
+    input: row.input,
+    output: row.output
+  }
+  if (row.functionType === "chat") encoded.tool_params = row.toolParams
+  else encoded.output_schema = row.outputSchema
+  encoded.inference_params = row.inferenceParams
+  encoded.processing_time_ms = row.processingTimeMs
+  encoded.ttft_ms = row.ttftMs
+  encoded.tags = row.tags
+  encoded.timestamp = new Date(row.timestamp).toISOString()
+  return encoded
+}
 
 const modelInferenceRow = (row: StoredModelInference) => ({
   id: row.id,

@@ -5,6 +5,7 @@
  * Reads are one port per capability: src/inferences/store.ts, src/feedback/store.ts,
  * src/cache/store.ts. Writes are idempotent by id, so a retried batch stores each row once.
  */
+import { Buffer } from "node:buffer"
 import type * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import type { StoreError } from "../storeError.ts"
@@ -35,11 +36,20 @@ export interface ObservabilityDatabase {
   readonly write: (rows: ReadonlyArray<EncodedRow>) => Effect.Effect<void, StoreError>
 }
 
-/** One row as its database takes it: JSON text of the row, for `table`. */
+/**
+ * One row as its database takes it: the JSON text of the row, for `table`, UTF-8 encoded. Rows
+ * wait in the queue for up to a flush interval: as bytes outside V8's heap, the garbage
+ * collector neither copies them from the young generation into the old one nor marks them
+ * there (as strings, that copying and marking cost the gateway more than building them), and
+ * the drivers send them as they are.
+ */
 export interface EncodedRow {
   readonly table: string
-  readonly text: string
+  readonly text: Buffer
 }
+
+/** `row` as JSON text in UTF-8 (JSON.stringify escapes lone surrogates, so nothing is lost) */
+const utf8Json = (row: object): Buffer => Buffer.from(JSON.stringify(row))
 
 /** How a database lays records out: the table of each kind of record, and its row (JSON-serializable). */
 export interface RowLayout {
@@ -54,23 +64,39 @@ export interface RowLayout {
 }
 
 /** every record of `batch` as one row of JSON text for its table (a row builder may throw to refuse a value) */
-export const encodeRows = (batch: WriteBatch, layout: RowLayout): Array<EncodedRow> => [
-  ...batch.inferences.map((inference) => ({ table: layout.inferenceTable[inference.functionType], text: JSON.stringify(layout.inference(inference)) })),
-  ...batch.modelInferences.map((call) => ({ table: layout.modelInferenceTable, text: JSON.stringify(layout.modelInference(call)) })),
-  ...batch.feedback.map((feedback) => ({ table: layout.feedbackTable(feedback.kind), text: JSON.stringify(layout.feedback(feedback)) })),
-  ...(batch.embeddingInferences ?? []).map((call) => ({
-    table: layout.embeddingInferenceTable,
-    text: JSON.stringify(layout.embeddingInference(call))
-  }))
-]
+export const encodeRows = (batch: WriteBatch, layout: RowLayout): Array<EncodedRow> => {
+  const rows: Array<EncodedRow> = []
+  for (const inference of batch.inferences) rows.push({ table: layout.inferenceTable[inference.functionType], text: utf8Json(layout.inference(inference)) })
+  for (const call of batch.modelInferences) rows.push({ table: layout.modelInferenceTable, text: utf8Json(layout.modelInference(call)) })
+  for (const feedback of batch.feedback) rows.push({ table: layout.feedbackTable(feedback.kind), text: utf8Json(layout.feedback(feedback)) })
+  for (const call of batch.embeddingInferences ?? []) rows.push({ table: layout.embeddingInferenceTable, text: utf8Json(layout.embeddingInference(call)) })
+  return rows
+}
 
 /** the texts of `rows` by table, in the order tables first appear */
-export const textsByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, Array<string>> => {
-  const tables = new Map<string, Array<string>>()
+export const textsByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, Array<Buffer>> => {
+  const tables = new Map<string, Array<Buffer>>()
   for (const row of rows) {
     const texts = tables.get(row.table)
     if (texts === undefined) tables.set(row.table, [row.text])
     else texts.push(row.text)
   }
   return tables
+}
+
+/**
+ * `texts` joined into one buffer: `open`, the texts with `separator` between them, `close`.
+ * Throws (RangeError) past the largest buffer Node can allocate.
+ */
+export const joinTexts = (texts: ReadonlyArray<Buffer>, separator: string, open = "", close = ""): Buffer => {
+  let length = open.length + close.length + Math.max(0, texts.length - 1) * separator.length
+  for (const text of texts) length += text.length
+  const joined = Buffer.allocUnsafe(length)
+  let offset = joined.write(open, 0, "latin1")
+  for (let index = 0; index < texts.length; index++) {
+    if (index > 0) offset += joined.write(separator, offset, "latin1")
+    offset += texts[index].copy(joined, offset)
+  }
+  joined.write(close, offset, "latin1")
+  return joined
 }

@@ -19,7 +19,7 @@ export interface WriteUnit {
 export interface WriterStats {
   /** units waiting to be written, including a batch being retried */
   readonly queued: number
-  /** the size of their encoded rows (characters of JSON text: bytes for ASCII) */
+  /** the size of their encoded rows (bytes of JSON text in UTF-8) */
   readonly queuedBytes: number
   /** units stored */
   readonly written: number
