@@ -23,6 +23,7 @@
 import cluster, { type Worker } from "node:cluster"
 import * as os from "node:os"
 import * as Effect from "effect/Effect"
+import { installMetricsAggregator } from "./metrics/cluster.ts"
 
 /** how many workers `[gateway] workers` (or `--workers`) asks for: "auto" is one per core */
 export const workerCount = (setting: number | "auto"): number => (setting === "auto" ? os.availableParallelism() : setting)
@@ -217,5 +218,10 @@ export const runPrimary = (workers: number, port: number): Effect.Effect<number>
     const run = Effect.runSyncWith(context)
     const log = (level: LogLevel, message: string) =>
       run(level === "error" ? Effect.logError(message) : level === "warning" ? Effect.logWarning(message) : Effect.logInfo(message))
-    return Effect.promise(() => superviseWorkers({ workers, port, balancing: balancingOf(process.env), stopTimeoutMs: workerStopTimeoutMs, log }))
+    // a worker's GET /metrics asks the primary for the metrics of every worker
+    return Effect.acquireUseRelease(
+      Effect.sync(installMetricsAggregator),
+      () => Effect.promise(() => superviseWorkers({ workers, port, balancing: balancingOf(process.env), stopTimeoutMs: workerStopTimeoutMs, log })),
+      (uninstall) => Effect.sync(uninstall)
+    )
   })
