@@ -67,6 +67,24 @@ describe("two workers", () => {
     expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200))
   })
 
+  it("give GET /metrics summed over both workers, whichever answers the scrape", async () => {
+    const counted = async () => {
+      const scrape = await rawRequest(gateway.url + "/metrics")
+      expect(scrape.status).toBe(200)
+      const line = scrape.text.split("\n").find((text) => text.startsWith(`gateway_http_requests_total{route="/inference",status="200"}`))
+      return line === undefined ? 0 : Number(line.split(" ").at(-1))
+    }
+    const before = await counted()
+    // fresh connections, spread by the kernel over both workers
+    const answers = await Promise.all(Array.from({ length: 20 }, () => rawRequest(gateway.url + "/inference", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(dummyInference())
+    })))
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200))
+    expect(new Set(await Promise.all(Array.from({ length: 6 }, () => counted())))).toEqual(new Set([before + 20]))
+  })
+
   it("replace a killed worker while the other keeps answering", async () => {
     const before = await workersAnswering(gateway, 2)
     const [victim, survivor] = [...before]
