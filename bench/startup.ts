@@ -66,7 +66,7 @@ interface Run {
   readonly rssMb: number
 }
 
-/** one start: spawn, poll /health every 2 ms until 200, then the RSS after 1 s idle */
+/** one start: spawn, poll /health every 2 ms until 200, then the RSS after 1 s idle, then a graceful stop */
 const once = async (): Promise<Run> => {
   const port = await freePort()
   const { dir, file } = quickstartOn(port)
@@ -85,8 +85,11 @@ const once = async (): Promise<Run> => {
     await pause(1000)
     return { ms, rssMb: memoryOf(child.pid!, "VmRSS") / 1024 / 1024 }
   } finally {
-    child.kill("SIGKILL")
+    // SIGTERM, as a user stops it: the gateway exits normally (and writes a compile cache if it keeps one)
+    child.kill("SIGTERM")
+    const killer = setTimeout(() => child.kill("SIGKILL"), 5000)
     await new Promise((resolve) => (exited ? resolve(undefined) : child.once("exit", resolve)))
+    clearTimeout(killer)
     fs.rmSync(dir, { recursive: true, force: true })
   }
 }
