@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-export const gatewayBin = process.env.GATEWAY_TEST_BIN ?? path.join(repoRoot, "bin/gateway.ts")
+export const gatewayBin = path.join(repoRoot, "bin/gateway.ts")
 
 /** Writes files (relative path -> content) into a new temporary folder and returns it. */
 export const writeFiles = (files: Readonly<Record<string, string>>): string => {
