@@ -11,7 +11,6 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { importPKCS8, SignJWT } from "jose"
 import { HttpTransport } from "../../services.ts"
 import type { Authorizer } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
@@ -62,6 +61,8 @@ export const parseServiceAccount = (text: string): ServiceAccount | string => {
 const signedAssertion = (account: ServiceAccount, nowMs: number): Effect.Effect<string, ProviderFailure> =>
   Effect.tryPromise({
     try: async () => {
+      // loaded on the first assertion rather than at every start (25 ms)
+      const { importPKCS8, SignJWT } = await import("jose")
       const key = await importPKCS8(account.privateKey, "RS256")
       const iat = Math.floor(nowMs / 1000)
       return new SignJWT({ scope: cloudPlatformScope })
