@@ -248,7 +248,7 @@ const measureThroughput = async (target: Target): Promise<Throughput> => {
 }
 
 const startGateway = (dir: string, env: Record<string, string> = {}) =>
-  startProcess(["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
+  startProcess(["bin/start.mjs", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
     env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0", ...env }
   })
 

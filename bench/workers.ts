@@ -81,7 +81,7 @@ export const measureWorkers = async (
 ) => {
   const started: Array<{ url: string; pids: Array<number> }> = []
   for (const target of targets) {
-    const args = ["bin/gateway.ts", "--config-file", path.join(options.configDir, "config.toml"), ...target.args]
+    const args = ["bin/start.mjs", "--config-file", path.join(options.configDir, "config.toml"), ...target.args]
     // with 2 workers, ready once both said they listen
     const listening = target.args.length === 0 ? /Listening on (http:\/\/[^\s"]+)/ : /Listening on (http:\/\/[^\s"]+)[^]*Listening on/
     const gateway = await startProcess(args, listening, { env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0", ...target.env } })
