@@ -12,6 +12,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { memoryOf, root, ticksOf } from "./processes.ts"
+import { freePort } from "../scripts/ports.ts"
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => {
@@ -23,15 +24,6 @@ const warmup = Number(option("warmup") ?? 2)
 const entry = option("entry") ?? "bin/start.mjs"
 const nodeArgs = args.flatMap((arg, index) => (args[index - 1] === "--node-arg" ? [arg] : []))
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 /** the quickstart's folder, copied with its bind address on `port` */
 const quickstartOn = (port: number) => {

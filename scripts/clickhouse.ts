@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { freePorts } from "./ports.ts"
 
 export const clickHouseServerBin = "/usr/sbin/clickhouse-server"
 
@@ -40,19 +41,6 @@ export const ensureClickHouseInstalled = (): void => {
   execFileSync("apt-get", ["update"], { stdio: ["ignore", "ignore", "inherit"], env })
   execFileSync("apt-get", ["install", "-y", "clickhouse-server"], { stdio: ["ignore", "ignore", "inherit"], env })
   if (!fs.existsSync(clickHouseServerBin)) throw new Error(`apt-get installed clickhouse-server but ${clickHouseServerBin} is missing`)
-}
-
-/** Two distinct free TCP ports on 127.0.0.1 (both held open until both are known). */
-const freePorts = async (count: number): Promise<Array<number>> => {
-  const servers = await Promise.all(Array.from({ length: count }, () =>
-    new Promise<net.Server>((resolve, reject) => {
-      const server = net.createServer()
-      server.on("error", reject)
-      server.listen(0, "127.0.0.1", () => resolve(server))
-    })))
-  const ports = servers.map((server) => (server.address() as net.AddressInfo).port)
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
-  return ports
 }
 
 const configXml = (dir: string, httpPort: number, tcpPort: number) => `<?xml version="1.0"?>

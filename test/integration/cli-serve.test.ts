@@ -7,17 +7,8 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { dummyText } from "../../src/providers/dummy/index.ts"
 import { rawRequest, type RunningGateway, runGateway, startGateway, writeFiles } from "../support/gateway.ts"
+import { freePort } from "../../scripts/ports.ts"
 
-/** a TCP port nobody listens on right now */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 /** the system prompt and messages `dummy::echo` saw */
 const echoed = (body: any): { system: string | null; messages: Array<any> } => {
