@@ -34,7 +34,8 @@ describe("the API reference with authentication on", () => {
     expect(answer.status).toBe(200)
     const spec = answer.body
     expect(spec.components.securitySchemes).toEqual({ bearer: expect.objectContaining({ type: "http", scheme: "bearer" }) })
-    const open = ["GET /status", "GET /health", "GET /openapi.json", "GET /docs"]
+    // /metrics is open like /status unless [gateway.metrics] require_auth
+    const open = ["GET /status", "GET /health", "GET /metrics", "GET /openapi.json", "GET /docs"]
     for (const [path, operations] of Object.entries(spec.paths as Record<string, Record<string, any>>)) {
       for (const [method, operation] of Object.entries(operations)) {
         const route = `${method.toUpperCase()} ${path}`
