@@ -9,17 +9,23 @@ import type { EventCutter, StreamFraming } from "./codec.ts"
 
 const endMarker = "[DONE]"
 
-/** A cutter of SSE text into its `data:` payloads; `onData` sees each and says whether it ended the stream. */
-export const sseDataCutter = <Event>(onData: (data: string, out: Array<Event>) => boolean) => {
-  // where the parser's callback puts the events of the text being fed, and whether the end came
-  let out: Array<Event> = []
+/**
+ * A cutter of SSE text into its `data:` payloads, up to the end marker (what follows it is
+ * ignored). `feedText` pushes the payloads the text completes onto `into`, and says whether the
+ * end marker came. Also what SageMaker's framing reads its container's answer with.
+ */
+export const sseDataCutter = () => {
+  // where the parser's callback puts the payloads of the text being fed, and whether the end came
+  let out: Array<string> = []
   let ended = false
   const parser = Sse.makeParser((event) => {
-    if (event._tag === "Event" && !ended) ended = onData(event.data, out)
+    if (event._tag !== "Event" || ended) return
+    if (event.data === endMarker) ended = true
+    else out.push(event.data)
   }, { maxEventSize: Number.MAX_SAFE_INTEGER })
   return {
-    feedText: (text: string, into: Array<Event>): boolean => {
-      out = into
+    feedText: <Event>(text: string, into: Array<Event | string>): boolean => {
+      out = into as Array<string>
       parser.feed(text)
       return ended
     }
@@ -28,11 +34,7 @@ export const sseDataCutter = <Event>(onData: (data: string, out: Array<Event>) =
 
 const cutter = (): EventCutter<string> => {
   const decoder = new TextDecoder()
-  const data = sseDataCutter<string>((payload, out) => {
-    if (payload === endMarker) return true
-    out.push(payload)
-    return false
-  })
+  const data = sseDataCutter()
   return {
     feed: (bytes, out) => data.feedText(decoder.decode(bytes, { stream: true }), out),
     end: () => {}

@@ -21,17 +21,11 @@ export class StreamException {
 /** the container's SSE `data:` payloads, or an exception */
 export type SageMakerEvent = string | StreamException
 
-const endMarker = "[DONE]"
-
 /** Cuts the event stream into messages, and the payloads of its `PayloadPart` messages into SSE `data:` payloads. */
 const containerEvents = (): EventCutter<SageMakerEvent> => {
   const messages = awsEventStream.cutter()
   const decoder = new TextDecoder()
-  const data = sseDataCutter<SageMakerEvent>((payload, out) => {
-    if (payload === endMarker) return true
-    out.push(payload)
-    return false
-  })
+  const data = sseDataCutter()
   let ended = false
   const received: Array<AwsEvent> = []
   const read = (out: Array<SageMakerEvent>) => {
