@@ -396,14 +396,15 @@ export const startModelStream = (
   // the stream has started once its first chunks came; a failed or timed-out attempt releases its connection at once
   const openStream = (provider: RoutedProvider, call: ProviderCall) =>
     // the provider's time: until its first chunk
-    providerTimed(prepared, Effect.flatMap(provider.client.stream(call), (stream) =>
-      Effect.matchEffect(stream.next, {
-        onSuccess: (first) => Effect.succeed({ rawRequest: stream.rawRequest, first, rest: stream.next, close: stream.close, cached: false }),
-        onFailure: (error) =>
-          Cause.isDone(error)
-            ? Effect.succeed({ rawRequest: stream.rawRequest, first: noChunks, rest: Cause.done(), close: stream.close, cached: false })
-            : Effect.andThen(stream.close, Effect.fail(error))
-      }).pipe(Effect.onInterrupt(() => stream.close))))
+    providerTimed(prepared, Effect.flatMap(provider.client.stream(call), (stream) => {
+      const started = (first: ReadonlyArray<ProviderChunk>, rest: ChunkPull) =>
+        Effect.succeed({ rawRequest: stream.rawRequest, first, rest, close: stream.close, cached: false })
+      return Effect.matchEffect(stream.next, {
+        onSuccess: (first) => started(first, stream.next),
+        // a stream that ended at once has nothing more to pull
+        onFailure: (error) => Cause.isDone(error) ? started(noChunks, Cause.done()) : Effect.andThen(stream.close, Effect.fail(error))
+      }).pipe(Effect.onInterrupt(() => stream.close))
+    }))
   // the rate limits are charged before the call; a stream that never starts gives its tokens back
   const open = (provider: RoutedProvider, call: ProviderCall) =>
     Effect.flatMap(RateLimiter, ({ limits }) =>
