@@ -12,7 +12,7 @@ import { Registry } from "prom-client"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { defaultFunctionName } from "../../src/inference/prepare.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
-import { Metrics, type MetricsRecorder, modelLabel } from "../../src/metrics/metrics.ts"
+import { Metrics, type MetricsRecorder, modelLabel, shorthandType } from "../../src/metrics/metrics.ts"
 import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import { workerScrape } from "./cluster.ts"
 import { CollectedFamily, CounterFamily, HistogramFamily, register } from "./families.ts"
@@ -117,7 +117,7 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
   const models = config.models
   const modelOf = (name: string) => modelLabel(models, name)
   /** a configured model's provider by its name; a short-hand's by its type */
-  const providerOf = (model: string, provider: string) => models.has(model) ? provider : modelOf(model).slice(0, -3)
+  const providerOf = (model: string, provider: string) => models.has(model) ? provider : shorthandType(model) ?? "gateway::other"
 
   const inferenceCompleted = (completed: CompletedInference) => {
     const { origin, prepared } = completed

@@ -56,6 +56,12 @@ export const Metrics = Context.Reference<MetricsRecorder>("gateway/Metrics", { d
  */
 export const modelLabel = (configured: { readonly has: (name: string) => boolean }, name: string): string => {
   if (configured.has(name)) return name
+  const type = shorthandType(name)
+  return type === undefined ? "gateway::other" : `${type}::*`
+}
+
+/** the provider type of a short-hand model name (`openai` of `openai::gpt-4o-mini`), if it is one */
+export const shorthandType = (name: string): string | undefined => {
   const separator = name.indexOf("::")
-  return separator < 0 ? "gateway::other" : `${name.slice(0, separator)}::*`
+  return separator < 0 ? undefined : name.slice(0, separator)
 }
