@@ -18,7 +18,8 @@
  *   queue; the primary exits 0 once all have exited with 0, 1 if one did not (or had to be
  *   killed after `stopTimeoutMs`).
  *
- * Only Node's modules and Effect here: the primary must stay light (it never loads the gateway itself).
+ * Only Node's modules, Effect and the metrics aggregator (prom-client) here: the primary must
+ * stay light (it never loads the gateway itself).
  */
 import cluster, { type Worker } from "node:cluster"
 import * as os from "node:os"
