@@ -8,17 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiKey, createKey } from "../support/access.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { type FakeOpenAi, startFakeOpenAi, textCompletion } from "../support/fakeOpenAi.ts"
+import { type FakeOpenAi, openAiProviderToml, startFakeOpenAi, textCompletion } from "../support/fakeOpenAi.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { observabilityToml } from "../support/observability.ts"
 
-const provider = (model: string, name: string, modelName: string, apiBase: string) => `
-[models.${model}.providers.${name}]
-type = "openai"
-model_name = "${modelName}"
-api_base = "${apiBase}"
-api_key_location = "none"
-`
+const provider = (model: string, name: string, modelName: string, apiBase: string) => openAiProviderToml(model, name, modelName, apiBase, "none")
 
 const config = (apiBase: string, extra: string) => `
 ${extra}

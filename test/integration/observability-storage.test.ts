@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { completion, type FakeOpenAi, startFakeOpenAi, textStreamChunks } from "../support/fakeOpenAi.ts"
+import { completion, type FakeOpenAi, openAiProviderToml, startFakeOpenAi, textStreamChunks } from "../support/fakeOpenAi.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import {
   backends,
@@ -30,13 +30,8 @@ const files = {
   "schemas/answer.json": JSON.stringify({ type: "object", properties: { answer: { type: "string" } }, required: ["answer"] })
 }
 
-const openAiProvider = (model: string, name: string, modelName: string, apiBase: string) => `
-[models.${model}.providers.${name}]
-type = "openai"
-model_name = "${modelName}"
-api_base = "${apiBase}"
-api_key_location = "env::FAKE_OPENAI_KEY"
-`
+const openAiProvider = (model: string, name: string, modelName: string, apiBase: string) =>
+  openAiProviderToml(model, name, modelName, apiBase, "env::FAKE_OPENAI_KEY")
 
 const config = (apiBase: string) => `
 ${observabilityToml()}

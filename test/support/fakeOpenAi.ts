@@ -100,6 +100,15 @@ export const textStreamChunks = (pieces: ReadonlyArray<string>, usage = { prompt
   { id: "c", object: "chat.completion.chunk", choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }
 ]
 
+/** `[models.<model>.providers.<name>]`, an `openai` provider at `apiBase` with the credential `keyLocation` */
+export const openAiProviderToml = (model: string, name: string, modelName: string, apiBase: string, keyLocation: string) => `
+[models.${model}.providers.${name}]
+type = "openai"
+model_name = "${modelName}"
+api_base = "${apiBase}"
+api_key_location = "${keyLocation}"
+`
+
 export interface FakeOpenAi {
   readonly url: string
   /** the `api_base` to configure: `<url>/v1/` */
