@@ -8,6 +8,7 @@ import { isUuid } from "../../src/ids.ts"
 import type { InferenceQuery, InferenceStore, InferenceTarget, StoreFilter } from "../../src/inferences/store.ts"
 import type { ClickHouse } from "./client.ts"
 import { type InferenceRow, type Json, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
+import { filterTreeSql, tagSql, timeSql } from "./filters.ts"
 import { refused, sqlInteger, sqlString, sqlUuid, sqlUuids } from "./sql.ts"
 
 const inferenceColumns = (type: "chat" | "json") =>
@@ -26,35 +27,18 @@ const selectInferences = (where: string, window?: number) => {
   return `SELECT * FROM (${branch("chat", "ChatInference")} UNION ALL ${branch("json", "JsonInference")}) ${newestFirst}`
 }
 
-// checked before it is pasted, even though the API schema admits only these
-const timeOperators: ReadonlyArray<string> = ["<", "<=", ">", ">="]
-
-/**
- * A missing tag matches neither `=` nor `!=` (and so matches `not` of either). Times compare
- * whole milliseconds, so a fractional bound is rounded the way that keeps the comparison exact.
- */
-const filterSql = (filter: StoreFilter): string => {
-  switch (filter.type) {
-    case "tag": {
-      const operator = filter.comparison_operator === "=" ? "=" : "!="
-      return `arrayExists((k, v) -> k = ${sqlString(filter.key)} AND v ${operator} ${sqlString(filter.value)}, tags.key, tags.value)`
+/** The leaves only inferences have (metric filters) come with their own SQL. */
+const filterSql = (filter: StoreFilter): string =>
+  filterTreeSql(filter, (leaf) => {
+    switch (leaf.type) {
+      case "tag":
+        return tagSql(leaf)
+      case "time":
+        return timeSql(leaf)
+      default:
+        throw refused(`not a filter: ${JSON.stringify(leaf)}`)
     }
-    case "time": {
-      const operator = filter.comparison_operator
-      if (!timeOperators.includes(operator) || !Number.isFinite(filter.time)) throw refused(`not a time filter: ${JSON.stringify(filter)}`)
-      const whole = operator === "<" || operator === ">=" ? Math.ceil(filter.time) : Math.floor(filter.time)
-      return `timestamp_ms ${operator} ${sqlInteger(Math.min(Math.max(whole, 0), Number.MAX_SAFE_INTEGER))}`
-    }
-    case "and":
-      return filter.children.length === 0 ? "1" : filter.children.map((child) => `(${filterSql(child)})`).join(" AND ")
-    case "or":
-      return filter.children.length === 0 ? "0" : filter.children.map((child) => `(${filterSql(child)})`).join(" OR ")
-    case "not":
-      return `NOT (${filterSql(filter.child)})`
-    default:
-      throw refused(`not a filter: ${JSON.stringify(filter)}`)
-  }
-}
+  })
 
 export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): InferenceStore => ({
   getInferences: (ids) =>

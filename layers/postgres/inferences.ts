@@ -9,6 +9,7 @@ import type { Fragment } from "effect/sql/Statement"
 import { isUuid } from "../../src/ids.ts"
 import type { InferenceQuery, InferenceStore, InferenceTarget, StoreFilter } from "../../src/inferences/store.ts"
 import { storeError } from "./client.ts"
+import { filterTreeSql, tagSql, timeSql } from "./filters.ts"
 import { type InferenceRow, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
 
 export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceStore => {
@@ -26,34 +27,17 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
           NULL::jsonb AS tool_params, output_schema, inference_params, processing_time_ms, ttft_ms, tags, timestamp
           FROM json_inference WHERE ${where}`
 
-  /** A missing tag matches neither `=` nor `!=` (and so matches `not` of either). */
-  const filterSql = (filter: StoreFilter): Fragment => {
-    switch (filter.type) {
-      case "tag":
-        return filter.comparison_operator === "="
-          ? sql`COALESCE(tags ->> ${filter.key}::text = ${filter.value}::text, FALSE)`
-          : sql`COALESCE(tags ->> ${filter.key}::text <> ${filter.value}::text, FALSE)`
-      case "time": {
-        const time = new Date(filter.time)
-        switch (filter.comparison_operator) {
-          case "<":
-            return sql`timestamp < ${time}`
-          case "<=":
-            return sql`timestamp <= ${time}`
-          case ">":
-            return sql`timestamp > ${time}`
-          case ">=":
-            return sql`timestamp >= ${time}`
-        }
+  const filterSql = (filter: StoreFilter): Fragment =>
+    filterTreeSql(sql, filter, (leaf) => {
+      switch (leaf.type) {
+        case "tag":
+          return tagSql(sql, leaf)
+        case "time":
+          return timeSql(sql, leaf)
+        default:
+          throw new Error(`not a filter: ${JSON.stringify(leaf)}`)
       }
-      case "and":
-        return sql.join(" AND ", true, "TRUE")(filter.children.map(filterSql))
-      case "or":
-        return sql.join(" OR ", true, "FALSE")(filter.children.map(filterSql))
-      case "not":
-        return sql`NOT (${filterSql(filter.child)})`
-    }
-  }
+    })
 
   const getInferences = (ids: ReadonlyArray<string>) => {
     const valid = ids.filter(isUuid)

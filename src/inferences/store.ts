@@ -8,18 +8,42 @@ import type * as Effect from "effect/Effect"
 import type { StoredInference, StoredModelInference } from "../observability/records.ts"
 import type { StoreError } from "../storeError.ts"
 
-/** `InferenceFilter` of the API, with times parsed to epoch milliseconds. */
-export type StoreFilter =
-  | { readonly type: "tag"; readonly key: string; readonly value: string; readonly comparison_operator: "=" | "!=" }
-  | { readonly type: "time"; readonly time: number; readonly comparison_operator: "<" | "<=" | ">" | ">=" }
-  | { readonly type: "and" | "or"; readonly children: ReadonlyArray<StoreFilter> }
-  | { readonly type: "not"; readonly child: StoreFilter }
+export type ComparisonOperator = "<" | "<=" | ">" | ">=" | "=" | "!="
+
+export type TagFilter = { readonly type: "tag"; readonly key: string; readonly value: string; readonly comparison_operator: "=" | "!=" }
+/** on the time of the row's UUIDv7 id, in epoch milliseconds */
+export type TimeFilter = { readonly type: "time"; readonly time: number; readonly comparison_operator: ComparisonOperator }
+/**
+ * The latest value of a metric (the newest feedback of that metric) on the inference, or on its
+ * episode when the metric is episode-level; an inference without one matches no metric filter.
+ */
+export type MetricFilter =
+  | { readonly type: "boolean_metric"; readonly metricName: string; readonly level: "inference" | "episode"; readonly value: boolean }
+  | {
+    readonly type: "float_metric"
+    readonly metricName: string
+    readonly level: "inference" | "episode"
+    readonly value: number
+    readonly comparison_operator: ComparisonOperator
+  }
+/** the inference has at least one demonstration */
+export type DemonstrationFilter = { readonly type: "demonstration" }
+
+/** A tree of `Leaf` conditions combined with and/or/not. */
+export type FilterTree<Leaf> = Leaf | FilterBranch<Leaf> | FilterNot<Leaf>
+export type FilterBranch<Leaf> = { readonly type: "and" | "or"; readonly children: ReadonlyArray<FilterTree<Leaf>> }
+export type FilterNot<Leaf> = { readonly type: "not"; readonly child: FilterTree<Leaf> }
+
+/** `InferenceFilter` of the API, checked, with times parsed and metric levels looked up. */
+export type StoreFilter = FilterTree<TagFilter | TimeFilter | MetricFilter | DemonstrationFilter>
 
 export interface InferenceQuery {
   readonly functionName?: string | undefined
   readonly variantName?: string | undefined
   readonly episodeId?: string | undefined
   readonly filter?: StoreFilter | undefined
+  /** keyset paging (newest first): only inferences whose id is older than this one */
+  readonly before?: string | undefined
   readonly limit: number
   readonly offset: number
 }
