@@ -51,6 +51,15 @@ export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("Me
   }
 }
 
+/** 409: the request lost to a concurrent change (a datapoint updated by another request first). */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 409
+  }
+}
+
 /** 408: the inference did not finish within its configured timeout. */
 export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", {
   message: Schema.String
@@ -157,6 +166,7 @@ export type GatewayError =
   | NotFound
   | MethodNotAllowed
   | RequestTimeout
+  | Conflict
   | PayloadTooLarge
   | AllProvidersFailed
   | AllVariantsFailed
@@ -165,6 +175,7 @@ export type GatewayError =
 
 const gatewayErrorTags: ReadonlySet<string> = new Set([
   "InvalidRequest",
+  "Conflict",
   "Unauthorized",
   "RateLimited",
   "NotFound",

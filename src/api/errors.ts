@@ -37,7 +37,8 @@ export const ErrorResponse = errorBody(ErrorResponseBody, (error) => ({ error: e
 export const errorStatuses = {
   400: "Invalid request: malformed JSON, an unknown or missing field, a failed validation (the message names the field), or every provider blamed the request (context too long, a bad parameter: the message has each provider's own)",
   401: "No valid API key (authentication is on): missing, malformed, unknown, disabled or expired",
-  404: "Unknown function, variant, model, metric or inference",
+  404: "Unknown function, variant, model, metric or inference, or a datapoint that is not in the dataset",
+  409: "A datapoint to update was updated by a concurrent request first (it is stale now): read it again and retry",
   408: "The inference did not finish within its variant's configured timeout",
   413: "The request body exceeds `max_request_body_bytes`",
   429: "A rate limit refused the request, too many failed authentications from this address, or every upstream answered 429 (see Retry-After)",

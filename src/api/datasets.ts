@@ -1,0 +1,362 @@
+/**
+ * The wire contract of datasets (spec 2.5, 3, 4.5): creating datapoints by hand or from stored
+ * inferences, reading them by id or listed with filters, search and order, new versions
+ * (update), names in place (metadata), staling (delete), and beyond the spec every dataset with
+ * its counts, and a dataset's live datapoints exported and imported as JSON Lines.
+ */
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
+import { RawToolChoice } from "../config/raw.ts"
+import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
+import { requiresKey } from "./guard.ts"
+import { AdditionalTool, Input } from "./inference.ts"
+
+/** `dataset_name` in every path: what `datasetNameProblem` accepts */
+export const datasetNameRule = {
+  pattern: /^[A-Za-z0-9_.-]{1,128}$/,
+  maxLength: 128,
+  description: "1 to 128 characters among letters, digits, `_`, `-` and `.`, not only dots"
+} as const
+
+/** why `name` is not a dataset name, or undefined */
+export const datasetNameProblem = (name: string): string | undefined =>
+  datasetNameRule.pattern.test(name) && !/^\.+$/.test(name)
+    ? undefined
+    : `dataset_name: "${name.slice(0, 140)}" is not a dataset name (${datasetNameRule.description})`
+
+/** `list_datapoints` `limit`: default 20 (spec 8), at most this */
+export const maxDatapointsListed = 1000
+/** `from_inferences` with a query: the inferences one call takes at most (and by default) */
+export const maxFromInferences = 100_000
+
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+const Tags = Schema.Record(Schema.String, Schema.String)
+const Timestamp = Schema.String.annotate({ description: "RFC 3339, UTC" })
+const Id = Schema.String.annotate({ description: "a datapoint id (UUIDv7)" })
+
+export type DatapointFilter =
+  | { readonly type: "tag"; readonly key: string; readonly value: string; readonly comparison_operator?: "=" | "!=" | undefined }
+  | { readonly type: "time"; readonly time: string; readonly comparison_operator: "<" | "<=" | ">" | ">=" | "=" | "!=" }
+  | { readonly type: "and" | "or"; readonly children: ReadonlyArray<DatapointFilter> }
+  | { readonly type: "not"; readonly child: DatapointFilter }
+
+/** The filters of datapoints: tags, and the time of the version's id, combined with and/or/not. */
+export const DatapointFilter: Schema.Codec<DatapointFilter> = Schema.Union([
+  Schema.Struct({
+    type: Schema.Literal("tag"),
+    key: Schema.String,
+    value: Schema.String,
+    comparison_operator: Schema.optional(Schema.Literals(["=", "!="]))
+  }),
+  Schema.Struct({
+    type: Schema.Literal("time"),
+    time: Schema.String,
+    comparison_operator: Schema.Literals(["<", "<=", ">", ">=", "=", "!="])
+  }),
+  Schema.Struct({
+    type: Schema.Literal("and"),
+    children: Schema.Array(Schema.suspend((): Schema.Codec<DatapointFilter> => DatapointFilter))
+  }),
+  Schema.Struct({
+    type: Schema.Literal("or"),
+    children: Schema.Array(Schema.suspend((): Schema.Codec<DatapointFilter> => DatapointFilter))
+  }),
+  Schema.Struct({
+    type: Schema.Literal("not"),
+    child: Schema.suspend((): Schema.Codec<DatapointFilter> => DatapointFilter)
+  })
+]).annotate({ identifier: "DatapointFilter", expected: `a filter of type "tag", "time", "and", "or" or "not"` })
+
+/** A block of a chat datapoint's output: what a chat inference answers, tool calls given by `name` and `arguments`. */
+export const DatapointOutputBlock = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("tool_call"),
+    id: Schema.String,
+    name: Schema.optional(Schema.NullOr(Schema.String)),
+    arguments: Schema.optional(Schema.Unknown),
+    // accepted so that an inference's output can be sent back as it came
+    raw_name: Schema.optional(Schema.String),
+    raw_arguments: Schema.optional(Schema.String)
+  }),
+  Schema.Struct({ type: Schema.Literal("thought"), text: Schema.String, signature: Schema.optional(Schema.String) }),
+  Schema.Struct({ type: Schema.Literal("unknown"), data: Schema.Unknown, model_provider_name: Schema.optional(Schema.String) })
+]).annotate({ identifier: "DatapointOutputBlock" })
+
+const createdCommon = {
+  function_name: Schema.String,
+  input: Input,
+  episode_id: Schema.optional(Schema.NullOr(Schema.String)),
+  tags: Schema.optional(Tags),
+  name: Schema.optional(Schema.NullOr(Schema.String))
+}
+
+export const CreateChatDatapoint = Schema.Struct({
+  type: Schema.Literal("chat"),
+  ...createdCommon,
+  output: Schema.optional(Schema.NullOr(Schema.Array(DatapointOutputBlock))),
+  allowed_tools: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))),
+  tool_choice: Schema.optional(Schema.NullOr(RawToolChoice)),
+  parallel_tool_calls: Schema.optional(Schema.NullOr(Schema.Boolean)).annotate({ description: "default false" }),
+  additional_tools: Schema.optional(Schema.NullOr(Schema.Array(AdditionalTool)))
+}).annotate({ identifier: "CreateChatDatapoint" })
+
+export const CreateJsonDatapoint = Schema.Struct({
+  type: Schema.Literal("json"),
+  ...createdCommon,
+  output: Schema.optional(Schema.Unknown).annotate({ description: "a value that fits the output schema (the datapoint's, else the function's); null: none" }),
+  output_schema: Schema.optional(Schema.NullOr(JsonObject))
+}).annotate({ identifier: "CreateJsonDatapoint" })
+
+export const CreateDatapoint = Schema.Union([CreateChatDatapoint, CreateJsonDatapoint])
+export type CreateDatapoint = typeof CreateDatapoint.Type
+
+export const CreateDatapointsRequest = Schema.Struct({ datapoints: Schema.Array(CreateDatapoint) })
+export type CreateDatapointsRequest = typeof CreateDatapointsRequest.Type
+
+export const DatapointIds = Schema.Struct({ ids: Schema.Array(Id) }).annotate({ identifier: "DatapointIds" })
+export type DatapointIds = typeof DatapointIds.Type
+
+export const GetDatapointsRequest = Schema.Struct({ ids: Schema.Array(Schema.String) })
+export type GetDatapointsRequest = typeof GetDatapointsRequest.Type
+
+export const DatapointOrder = Schema.Union([
+  Schema.Struct({ by: Schema.Literal("timestamp"), direction: Schema.optional(Schema.Literals(["ascending", "descending"])) }),
+  Schema.Struct({ by: Schema.Literal("search_relevance") })
+]).annotate({ identifier: "DatapointOrder" })
+
+export const ListDatapointsRequest = Schema.Struct({
+  function_name: Schema.optional(Schema.String),
+  limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxDatapointsListed }))),
+  offset: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  filter: Schema.optional(DatapointFilter),
+  order_by: Schema.optional(Schema.Array(DatapointOrder)).annotate({ description: "criteria in order; default newest first" }),
+  search_query: Schema.optional(Schema.String).annotate({
+    description: "only datapoints whose input or output text holds one of its words; `search_relevance` ranks by how many"
+  }),
+  after: Schema.optional(Schema.String).annotate({ description: "keyset paging: datapoints with ids after this one, oldest first" })
+})
+export type ListDatapointsRequest = typeof ListDatapointsRequest.Type
+
+const OutputSource = Schema.Literals(["inference", "demonstration", "none"]).annotate({
+  description: "the datapoints' output: the inference's (default), its latest demonstration (inferences without one are skipped), or none"
+})
+
+export const FromInferencesRequest = Schema.Union([
+  Schema.Struct({
+    type: Schema.Literal("inference_ids"),
+    inference_ids: Schema.Array(Schema.String),
+    output_source: Schema.optional(OutputSource)
+  }),
+  Schema.Struct({
+    type: Schema.Literal("inference_query"),
+    function_name: Schema.optional(Schema.String),
+    variant_name: Schema.optional(Schema.String),
+    episode_id: Schema.optional(Schema.String),
+    // the grammar of list_inferences (src/api/inferences.ts), with its metric filters
+    filters: Schema.optional(Schema.Unknown),
+    limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxFromInferences }))),
+    offset: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+    output_source: Schema.optional(OutputSource)
+  })
+]).annotate({ identifier: "FromInferencesRequest" })
+export type FromInferencesRequest = typeof FromInferencesRequest.Type
+
+export const UpdateChatDatapoint = Schema.Struct({
+  id: Id,
+  type: Schema.Literal("chat"),
+  input: Schema.optional(Input),
+  output: Schema.optional(Schema.NullOr(Schema.Array(DatapointOutputBlock))),
+  allowed_tools: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))),
+  tool_choice: Schema.optional(Schema.NullOr(RawToolChoice)),
+  parallel_tool_calls: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  additional_tools: Schema.optional(Schema.NullOr(Schema.Array(AdditionalTool))),
+  episode_id: Schema.optional(Schema.NullOr(Schema.String)),
+  tags: Schema.optional(Tags).annotate({ description: "replaces every tag" }),
+  name: Schema.optional(Schema.NullOr(Schema.String))
+}).annotate({ identifier: "UpdateChatDatapoint" })
+
+export const UpdateJsonDatapoint = Schema.Struct({
+  id: Id,
+  type: Schema.Literal("json"),
+  input: Schema.optional(Input),
+  output: Schema.optional(Schema.Unknown).annotate({ description: "a value that fits the output schema; null clears it" }),
+  output_schema: Schema.optional(JsonObject),
+  episode_id: Schema.optional(Schema.NullOr(Schema.String)),
+  tags: Schema.optional(Tags).annotate({ description: "replaces every tag" }),
+  name: Schema.optional(Schema.NullOr(Schema.String))
+}).annotate({ identifier: "UpdateJsonDatapoint" })
+
+export const UpdateDatapoint = Schema.Union([UpdateChatDatapoint, UpdateJsonDatapoint])
+export type UpdateDatapoint = typeof UpdateDatapoint.Type
+
+export const UpdateDatapointsRequest = Schema.Struct({ datapoints: Schema.Array(UpdateDatapoint) })
+export type UpdateDatapointsRequest = typeof UpdateDatapointsRequest.Type
+
+export const UpdateMetadataRequest = Schema.Struct({
+  datapoints: Schema.Array(Schema.Struct({
+    id: Id,
+    name: Schema.optional(Schema.NullOr(Schema.String)).annotate({ description: "omitted: unchanged; null: cleared" })
+  }))
+})
+export type UpdateMetadataRequest = typeof UpdateMetadataRequest.Type
+
+export const DeleteDatapointsRequest = Schema.Struct({ ids: Schema.Array(Schema.String) })
+export type DeleteDatapointsRequest = typeof DeleteDatapointsRequest.Type
+
+export const DeletedDatapoints = Schema.Struct({
+  num_deleted_datapoints: Schema.Int.annotate({ description: "live datapoints made stale by this call" })
+}).annotate({ identifier: "DeletedDatapoints" })
+
+// ---- the answer: datapoints as stored
+
+const datapointHead = {
+  id: Id,
+  dataset_name: Schema.String,
+  function_name: Schema.String,
+  input: Input,
+  episode_id: Schema.NullOr(Schema.String),
+  tags: Tags,
+  name: Schema.NullOr(Schema.String)
+}
+
+const datapointTail = {
+  source_inference_id: Schema.NullOr(Schema.String).annotate({ description: "the inference it was built from (`from_inferences`)" }),
+  is_custom: Schema.Boolean.annotate({ description: "created or edited by hand rather than taken as it was from an inference" }),
+  staled_at: Schema.NullOr(Timestamp).annotate({ description: "when it became stale (updated or deleted); null while live" }),
+  updated_at: Timestamp,
+  created_at: Timestamp.annotate({ description: "the time of its id: when this version was created" })
+}
+
+export const ChatDatapoint = Schema.Struct({
+  type: Schema.Literal("chat"),
+  ...datapointHead,
+  output: Schema.NullOr(Schema.Array(DatapointOutputBlock)),
+  allowed_tools: Schema.NullOr(Schema.Array(Schema.String)),
+  tool_choice: Schema.NullOr(RawToolChoice),
+  parallel_tool_calls: Schema.NullOr(Schema.Boolean),
+  additional_tools: Schema.NullOr(Schema.Array(AdditionalTool)),
+  ...datapointTail
+}).annotate({ identifier: "ChatDatapoint" })
+
+export const JsonDatapoint = Schema.Struct({
+  type: Schema.Literal("json"),
+  ...datapointHead,
+  output: Schema.Unknown.annotate({ description: "the output value; null when none" }),
+  output_schema: Schema.NullOr(JsonObject),
+  ...datapointTail
+}).annotate({ identifier: "JsonDatapoint" })
+
+export const DatapointsResponse = Schema.Struct({
+  datapoints: Schema.Array(Schema.Union([ChatDatapoint, JsonDatapoint]))
+}).annotate({ identifier: "DatapointsResponse" })
+
+export const DatasetsResponse = Schema.Struct({
+  datasets: Schema.Array(Schema.Struct({
+    name: Schema.String,
+    datapoint_count: Schema.Int.annotate({ description: "live datapoints" }),
+    functions: Schema.Array(Schema.Struct({ function_name: Schema.String, datapoint_count: Schema.Int })),
+    last_updated: Timestamp
+  }))
+}).annotate({ identifier: "DatasetsResponse" })
+
+const DatasetPath = { dataset_name: Schema.String.annotate({ description: datasetNameRule.description }) }
+
+/** export writes and import reads JSON Lines */
+export const jsonLinesContentType = "application/jsonl"
+const JsonLines = Schema.String.pipe(HttpApiSchema.asText({ contentType: jsonLinesContentType }))
+
+export const DatasetsGroup = HttpApiGroup.make("datasets")
+  .add(
+    HttpApiEndpoint.get("listDatasets", "/v1/datasets", {
+      success: DatasetsResponse,
+      error: gatewayErrors(keyedStatuses)
+    }).annotateMerge(OpenApi.annotations({
+      summary: "List datasets",
+      description: "Every dataset with its live datapoints per function and its last update."
+    })),
+    HttpApiEndpoint.post("createDatapoints", "/v1/datasets/:dataset_name/datapoints", {
+      params: DatasetPath,
+      payload: CreateDatapointsRequest,
+      success: DatapointIds,
+      error: gatewayErrors([...bodyStatuses, 404, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Create datapoints",
+      description: "Validated against their functions (all or nothing); the dataset is created by its first datapoint. The new ids, in input order."
+    })),
+    HttpApiEndpoint.post("getDatapoints", "/v1/datasets/:dataset_name/get_datapoints", {
+      params: DatasetPath,
+      payload: GetDatapointsRequest,
+      success: DatapointsResponse,
+      error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Get datapoints by id",
+      description: "Stale ones included (`staled_at` set), in the order asked for; ids not in the dataset are left out."
+    })),
+    HttpApiEndpoint.post("listDatapoints", "/v1/datasets/:dataset_name/list_datapoints", {
+      params: DatasetPath,
+      payload: ListDatapointsRequest,
+      success: DatapointsResponse,
+      error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "List live datapoints",
+      description: `Filtered by function, tags and time, searched, ordered; \`limit\` (default 20, at most ${maxDatapointsListed}) from \`offset\`.`
+    })),
+    HttpApiEndpoint.post("fromInferences", "/v1/datasets/:dataset_name/from_inferences", {
+      params: DatasetPath,
+      payload: FromInferencesRequest,
+      success: DatapointIds,
+      error: gatewayErrors([...bodyStatuses, 404, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Create datapoints from stored inferences",
+      description: `By ids, or by a query with the parameters of list_inferences (at most ${maxFromInferences} inferences a call).`
+    })),
+    HttpApiEndpoint.patch("updateDatapoints", "/v1/datasets/:dataset_name/datapoints", {
+      params: DatasetPath,
+      payload: UpdateDatapointsRequest,
+      success: DatapointIds,
+      error: gatewayErrors([...bodyStatuses, 404, 409, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Update datapoints",
+      description: "Each gets a new version with a new id and the old one becomes stale (all or nothing). The new ids, in input order."
+    })),
+    HttpApiEndpoint.patch("updateMetadata", "/v1/datasets/:dataset_name/datapoints/metadata", {
+      params: DatasetPath,
+      payload: UpdateMetadataRequest,
+      success: DatapointIds,
+      error: gatewayErrors([...bodyStatuses, 404, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Rename datapoints in place",
+      description: "Same ids, no new version; an omitted `name` changes nothing."
+    })),
+    HttpApiEndpoint.delete("deleteDatapoints", "/v1/datasets/:dataset_name/datapoints", {
+      params: DatasetPath,
+      payload: DeleteDatapointsRequest,
+      success: DeletedDatapoints,
+      error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete datapoints", description: "Marks them stale; their data stays." })),
+    HttpApiEndpoint.delete("deleteDataset", "/v1/datasets/:dataset_name", {
+      params: DatasetPath,
+      success: DeletedDatapoints,
+      error: gatewayErrors([400, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete a dataset", description: "Marks every live datapoint stale; their data stays." })),
+    HttpApiEndpoint.get("exportDatapoints", "/v1/datasets/:dataset_name/datapoints/export", {
+      params: DatasetPath,
+      success: JsonLines.annotate({ description: "one datapoint (as get_datapoints answers it) per line, oldest first" }),
+      error: gatewayErrors([400, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({ summary: "Export live datapoints as JSON Lines" })),
+    HttpApiEndpoint.post("importDatapoints", "/v1/datasets/:dataset_name/datapoints/import", {
+      params: DatasetPath,
+      payload: JsonLines,
+      success: DatapointIds,
+      error: gatewayErrors([...bodyStatuses, 404, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Import datapoints from JSON Lines",
+      description: "One datapoint per line, as create takes them or as export writes them; validated like create, all or nothing. The new ids, in line order."
+    }))
+  )
+  .annotateEndpointsMerge(requiresKey)
+  .annotateMerge(OpenApi.annotations({ title: "Datasets" }))
