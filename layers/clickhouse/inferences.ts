@@ -5,10 +5,10 @@
  * tables, sorted by those ids.
  */
 import { isUuid } from "../../src/ids.ts"
-import type { InferenceQuery, InferenceStore, InferenceTarget, StoreFilter } from "../../src/inferences/store.ts"
+import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
 import type { ClickHouse } from "./client.ts"
 import { type InferenceRow, type Json, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
-import { filterTreeSql, tagSql, timeSql } from "./filters.ts"
+import { filterTreeSql, sqlComparison, tagSql, timeSql } from "./filters.ts"
 import { refused, sqlInteger, sqlString, sqlUuid, sqlUuids } from "./sql.ts"
 
 const inferenceColumns = (type: "chat" | "json") =>
@@ -27,7 +27,30 @@ const selectInferences = (where: string, window?: number) => {
   return `SELECT * FROM (${branch("chat", "ChatInference")} UNION ALL ${branch("json", "JsonInference")}) ${newestFirst}`
 }
 
-/** The leaves only inferences have (metric filters) come with their own SQL. */
+/** `value` as an exact Float64: 18.16 parses decimal floats inexactly, so it goes as its bits. */
+const sqlFloat64 = (value: number) => {
+  if (!Number.isFinite(value)) throw refused(`not a finite number: ${value}`)
+  const view = new DataView(new ArrayBuffer(8))
+  view.setFloat64(0, value)
+  return `reinterpretAsFloat64(reinterpretAsString(toUInt64(${view.getBigUint64(0).toString()})))`
+}
+
+const feedbackTables = { boolean_metric: "BooleanMetricFeedback", float_metric: "FloatMetricFeedback" } as const
+
+/**
+ * The targets whose latest value (newest feedback id) of the metric passes `condition`; an
+ * uncorrelated `IN` subquery, which 18.16 takes (it has no correlated ones).
+ */
+const metricSql = (filter: MetricFilter): string => {
+  const condition = filter.type === "boolean_metric"
+    ? `value = ${filter.value ? 1 : 0}`
+    : `value ${sqlComparison(filter.comparison_operator)} ${sqlFloat64(filter.value)}`
+  const latest = `SELECT target_id, value FROM ${feedbackTables[filter.type]} WHERE metric_name = ${sqlString(filter.metricName)} ` +
+    "ORDER BY target_id, toString(id) DESC LIMIT 1 BY target_id"
+  return `${filter.level === "episode" ? "episode_id" : "id"} IN (SELECT target_id FROM (${latest}) WHERE ${condition})`
+}
+
+/** The leaves only inferences have (metrics, demonstrations) come with their own SQL. */
 const filterSql = (filter: StoreFilter): string =>
   filterTreeSql(filter, (leaf) => {
     switch (leaf.type) {
@@ -35,6 +58,11 @@ const filterSql = (filter: StoreFilter): string =>
         return tagSql(leaf)
       case "time":
         return timeSql(leaf)
+      case "boolean_metric":
+      case "float_metric":
+        return metricSql(leaf)
+      case "demonstration":
+        return "id IN (SELECT target_id FROM DemonstrationFeedback)"
       default:
         throw refused(`not a filter: ${JSON.stringify(leaf)}`)
     }
@@ -55,11 +83,13 @@ export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): Infer
     run("listInferences", async (signal) => {
       const limit = Math.max(0, Math.floor(query.limit))
       const offset = Math.max(0, Math.floor(query.offset))
-      if (limit === 0 || (query.episodeId !== undefined && !isUuid(query.episodeId))) return []
+      if (limit === 0) return []
+      for (const id of [query.episodeId, query.before]) if (id !== undefined && !isUuid(id)) return []
       const conditions = [
         ...(query.functionName !== undefined ? [`function_name = ${sqlString(query.functionName)}`] : []),
         ...(query.variantName !== undefined ? [`variant_name = ${sqlString(query.variantName)}`] : []),
         ...(query.episodeId !== undefined ? [`episode_id = ${sqlUuid(query.episodeId)}`] : []),
+        ...(query.before !== undefined ? [`toString(id) < ${sqlString(query.before.toLowerCase())}`] : []),
         ...(query.filter !== undefined ? [`(${filterSql(query.filter)})`] : [])
       ]
       const where = conditions.length === 0 ? "1" : conditions.join(" AND ")
