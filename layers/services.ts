@@ -7,6 +7,7 @@
  */
 import * as Layer from "effect/Layer"
 import type { GatewayConfig } from "../src/config/types.ts"
+import { DatasetService } from "../src/datasets/service.ts"
 import { EmbeddingService } from "../src/embeddings/service.ts"
 import { FeedbackService } from "../src/feedback/service.ts"
 import { ModelTable } from "../src/inference/models.ts"
@@ -23,7 +24,13 @@ import { TracingLive } from "./tracing/otlp.ts"
 type Env = Readonly<Record<string, string | undefined>>
 
 export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
-  Layer.mergeAll(InferenceService.layer, EmbeddingService.layer, FeedbackService.layer, StoredInferences.layer).pipe(
+  Layer.mergeAll(
+    InferenceService.layer,
+    EmbeddingService.layer,
+    FeedbackService.layer,
+    StoredInferences.layer,
+    DatasetService.layer
+  ).pipe(
     Layer.provideMerge(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
     Layer.provideMerge(Layer.mergeAll(
       Layer.succeed(Configuration, config),

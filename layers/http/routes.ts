@@ -27,6 +27,17 @@ import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
 import { MethodNotAllowed, NotFound } from "../../src/errors.ts"
 import type { GatewayServices } from "../services.ts"
 import { makeDocsPage } from "./docs.ts"
+import {
+  createDatapointsHandler,
+  datasetNameParam,
+  deleteDatapointsHandler,
+  deleteDatasetHandler,
+  getDatapointsHandler,
+  listDatapointsHandler,
+  listDatasetsHandler,
+  updateDatapointsHandler,
+  updateMetadataHandler
+} from "./datasets.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
 import { metricsHandler } from "./metrics.ts"
@@ -38,7 +49,14 @@ import { gatewayVersion, healthHandler, statusHandler } from "./status.ts"
 
 export { gatewayVersion } from "./status.ts"
 
-type RouteHandler = Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, GatewayServices | HttpServerRequest.HttpServerRequest | Scope.Scope>
+type RouteHandler = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  unknown,
+  GatewayServices | HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext | Scope.Scope
+>
+
+/** the dataset transfers (from_inferences, export, import) until they are built: their name checked, then a 501 */
+const notBuiltYet = Effect.map(datasetNameParam, () => jsonResponse(JSON.stringify({ error: "not implemented yet" }), 501))
 
 /**
  * A route of `group`, guarded: authentication (when on and the group is not open, or `open`
@@ -106,6 +124,21 @@ const groupsOf = (
       handlers
         .handleRaw("getInferences", route("inferences", () => getInferencesHandler)("getInferences"))
         .handleRaw("listInferences", route("inferences", () => listInferencesHandler)("listInferences"))),
+    HttpApiBuilder.group(api, "datasets", (handlers) => {
+      const datasets = (endpoint: string, handler: RouteHandler) => route("datasets", () => handler)(endpoint)
+      return handlers
+        .handleRaw("listDatasets", datasets("listDatasets", listDatasetsHandler))
+        .handleRaw("createDatapoints", datasets("createDatapoints", createDatapointsHandler))
+        .handleRaw("getDatapoints", datasets("getDatapoints", getDatapointsHandler))
+        .handleRaw("listDatapoints", datasets("listDatapoints", listDatapointsHandler))
+        .handleRaw("updateDatapoints", datasets("updateDatapoints", updateDatapointsHandler))
+        .handleRaw("updateMetadata", datasets("updateMetadata", updateMetadataHandler))
+        .handleRaw("deleteDatapoints", datasets("deleteDatapoints", deleteDatapointsHandler))
+        .handleRaw("deleteDataset", datasets("deleteDataset", deleteDatasetHandler))
+        .handleRaw("fromInferences", datasets("fromInferences", notBuiltYet))
+        .handleRaw("exportDatapoints", datasets("exportDatapoints", notBuiltYet))
+        .handleRaw("importDatapoints", datasets("importDatapoints", notBuiltYet))
+    }),
     HttpApiBuilder.group(api, "status", (handlers) =>
       handlers
         .handleRaw("status", route("status", () => statusHandler)("status"))
@@ -148,8 +181,9 @@ const isolated = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
     ))
 }
 
-/** the routes of `api` as `base` serves them: their methods by path */
-const methodsByPath = (api: GatewayApi, base: string): ReadonlyMap<string, ReadonlyArray<string>> => {
+/** the routes of `api` as `base` serves them: the methods of a request path, undefined for an unknown one */
+const methodsByPath = (api: GatewayApi, base: string): (path: string) => ReadonlyArray<string> | undefined => {
+  // by route path; a path with parameters (`/v1/datasets/:dataset_name`) matches as a pattern
   const methods = new Map<string, Array<string>>()
   for (const group of Object.values(api.groups)) {
     for (const endpoint of Object.values(group.endpoints)) {
@@ -157,16 +191,21 @@ const methodsByPath = (api: GatewayApi, base: string): ReadonlyMap<string, Reado
       methods.set(path, [...(methods.get(path) ?? []), endpoint.method])
     }
   }
-  return methods
+  const segmentPattern = (segment: string) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  const patterns = [...methods].filter(([path]) => path.includes("/:")).map(([path, allowed]) => ({
+    pattern: new RegExp(`^${path.split("/").map(segmentPattern).join("/")}$`),
+    allowed
+  }))
+  return (path) => methods.get(path) ?? patterns.find(({ pattern }) => pattern.test(path))?.allowed
 }
 
 /** Whatever no route takes: a 404, or a 405 on a known path; in OpenAI's shape under `<base>/openai/`. */
 const Unmatched = (api: GatewayApi, base: string) => {
-  const known = methodsByPath(api, base)
+  const methodsOf = methodsByPath(api, base)
   const openAiPrefix = `${base}/openai/`
   return HttpRouter.add("*", "*", (request: HttpServerRequest.HttpServerRequest) => {
     const path = request.url.split("?")[0]
-    const methods = known.get(path)
+    const methods = methodsOf(path)
     const error = methods === undefined
       ? new NotFound({ message: `no route for ${request.method} ${path}` })
       : new MethodNotAllowed({ message: `${path} accepts ${methods.join(", ")}, not ${request.method}` })

@@ -1,15 +1,279 @@
-// placeholder until helper C1 lands the datapoint operations
+/**
+ * The datapoint operations of the DatasetService (spec 3, 4.5): create, read, list, update as
+ * new versions, rename in place, stale. Every change is checked whole before anything is
+ * written, and written all or nothing; ids are UUIDv7 minted at the Clock's time, in input
+ * order. An update that loses to a concurrent one (its datapoint stale by the time it writes)
+ * is a 409, and writes nothing.
+ */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { type CreateDatapoint, datasetNameProblem, type UpdateDatapoint } from "../api/datasets.ts"
+import type { Input } from "../api/inference.ts"
+import { Conflict, InvalidRequest, NotFound } from "../errors.ts"
+import { isUuid, uuidv7 } from "../ids.ts"
+import { holdsNul } from "../inferences/filter.ts"
+import { storeUnavailable } from "../observability/stores.ts"
+import type { StoreError } from "../storeError.ts"
+import { toDatapointStoreFilter } from "./filter.ts"
+import { searchTerms, searchTextOf } from "./search.ts"
 import type { DatasetDeps, DatasetOperations } from "./service.ts"
+import type { DatapointOrder, NewDatapoint, Replacement, StoredDatapoint } from "./store.ts"
+import { type CheckedDatapoint, checkDatapoint } from "./validate.ts"
 
-const notYet = Effect.die("not built yet")
-export const makeDatapointOperations = (_deps: DatasetDeps): DatasetOperations => ({
-  create: () => notYet,
-  get: () => notYet,
-  list: () => notYet,
-  update: () => notYet,
-  updateMetadata: () => notYet,
-  delete: () => notYet,
-  deleteDataset: () => notYet,
-  listDatasets: () => notYet
+const invalid = (message: string) => new InvalidRequest({ message })
+
+const checkDatasetName = (name: string): Effect.Effect<void, InvalidRequest> => {
+  const problem = datasetNameProblem(name)
+  return problem === undefined ? Effect.void : Effect.fail(invalid(problem))
+}
+
+const shown = (id: string) => JSON.stringify(id.slice(0, 100))
+
+/** ids as the store keeps them (lower-case), or the 400 naming the first that is not a UUID */
+const checkIds = (ids: ReadonlyArray<string>, path: (index: number) => string): ReadonlyArray<string> | InvalidRequest => {
+  const checked: Array<string> = []
+  for (let i = 0; i < ids.length; i++) {
+    if (!isUuid(ids[i])) return invalid(`${path(i)}: ${shown(ids[i])} is not a datapoint id (a UUID)`)
+    checked.push(ids[i].toLowerCase())
+  }
+  return checked
+}
+
+/** ids that must name distinct datapoints (each gets one change) */
+const checkDistinctIds = (ids: ReadonlyArray<string>, path: (index: number) => string): ReadonlyArray<string> | InvalidRequest => {
+  const checked = checkIds(ids, path)
+  if (checked instanceof InvalidRequest) return checked
+  const seen = new Map<string, number>()
+  for (let i = 0; i < checked.length; i++) {
+    const first = seen.get(checked[i])
+    if (first !== undefined) return invalid(`${path(i)}: ${shown(ids[i])} is also ${path(first)}: give each datapoint once`)
+    seen.set(checked[i], i)
+  }
+  return checked
+}
+
+const notInDataset = (path: string, id: string, datasetName: string) =>
+  new NotFound({ message: `${path}: no datapoint ${shown(id)} in dataset "${datasetName}"` })
+
+const staleConflict = (path: string, id: string) =>
+  new Conflict({
+    message: `${path}: datapoint ${shown(id)} was updated or deleted concurrently or before this request: it is stale, ` +
+      `and nothing was written; read the dataset again and update its live version`
+  })
+
+const given = <A>(value: A | undefined, kept: A): A => (value === undefined ? kept : value)
+
+/** an update over the stored version: an omitted field stays, null clears, a value replaces (tags: all of them) */
+const merged = (stored: StoredDatapoint, update: UpdateDatapoint): CreateDatapoint => {
+  const common = {
+    function_name: stored.functionName,
+    input: update.input ?? (stored.input as Input),
+    episode_id: given(update.episode_id, stored.episodeId),
+    tags: update.tags ?? stored.tags,
+    name: given(update.name, stored.name)
+  }
+  if (update.type === "json") {
+    return {
+      type: "json",
+      ...common,
+      output: given(update.output, stored.output),
+      output_schema: (update.output_schema ?? stored.outputSchema) as Record<string, unknown> | undefined
+    }
+  }
+  const kept = stored.toolParams ?? {}
+  return {
+    type: "chat",
+    ...common,
+    output: given(update.output, stored.output as Extract<CreateDatapoint, { type: "chat" }>["output"]),
+    allowed_tools: given(update.allowed_tools, kept.allowed_tools),
+    tool_choice: given(update.tool_choice, kept.tool_choice as Extract<CreateDatapoint, { type: "chat" }>["tool_choice"]),
+    parallel_tool_calls: given(update.parallel_tool_calls, kept.parallel_tool_calls),
+    additional_tools: given(
+      update.additional_tools,
+      kept.additional_tools as Extract<CreateDatapoint, { type: "chat" }>["additional_tools"]
+    )
+  }
+}
+
+const version = (
+  datasetName: string,
+  checked: CheckedDatapoint,
+  id: string,
+  now: number,
+  sourceInferenceId: string | undefined
+): NewDatapoint => ({
+  ...checked,
+  id,
+  datasetName,
+  sourceInferenceId,
+  // made or edited through this API: by hand, not as an inference gave it
+  isCustom: true,
+  updatedAt: now,
+  searchText: searchTextOf(checked.input, checked.output)
 })
+
+const toOrder = (order: NonNullable<Parameters<DatasetOperations["list"]>[1]["order_by"]>[number]): DatapointOrder =>
+  order.by === "timestamp" ? { by: "timestamp", direction: order.direction ?? "descending" } : order
+
+export const makeDatapointOperations = ({ config, stores }: DatasetDeps): DatasetOperations => {
+  const store = stores.datasets
+  const run = <A>(effect: Effect.Effect<A, StoreError>) =>
+    Effect.mapError(effect, (error) => storeUnavailable(stores.database.backend, error.message))
+
+  /** `ids` of the dataset that are not live: 404 for the first missing, else 409 */
+  const whyNotLive = (datasetName: string, notLive: ReadonlyArray<string>, ids: ReadonlyArray<string>, path: (index: number) => string) =>
+    Effect.gen(function*() {
+      const found = new Set((yield* run(store.getDatapoints(datasetName, notLive))).map((datapoint) => datapoint.id))
+      const indexes = notLive.map((id) => ids.indexOf(id)).sort((a, b) => a - b)
+      const missing = indexes.find((index) => !found.has(ids[index]))
+      if (missing !== undefined) return yield* notInDataset(path(missing), ids[missing], datasetName)
+      return yield* staleConflict(path(indexes[0]), ids[indexes[0]])
+    })
+
+  return {
+    create: (datasetName, datapoints, at = (index) => `datapoints[${index}]`) =>
+      Effect.gen(function*() {
+        yield* checkDatasetName(datasetName)
+        if (datapoints.length === 0) return yield* invalid("datapoints: is empty; give at least one datapoint")
+        const checked: Array<CheckedDatapoint> = []
+        for (let i = 0; i < datapoints.length; i++) {
+          const datapoint = datapoints[i]
+          const result = checkDatapoint(
+            // false unless given (spec 4.5)
+            datapoint.type === "chat" ? { ...datapoint, parallel_tool_calls: datapoint.parallel_tool_calls ?? false } : datapoint,
+            config,
+            at(i)
+          )
+          if (result instanceof InvalidRequest || result instanceof NotFound) return yield* result
+          checked.push(result)
+        }
+        const now = yield* Clock.currentTimeMillis
+        const written = checked.map((datapoint) => version(datasetName, datapoint, uuidv7(now), now, undefined))
+        yield* run(store.insertDatapoints(written))
+        return written.map((datapoint) => datapoint.id)
+      }),
+
+    get: (datasetName, ids) =>
+      Effect.gen(function*() {
+        yield* checkDatasetName(datasetName)
+        const checked = checkIds(ids, (index) => `ids[${index}]`)
+        if (checked instanceof InvalidRequest) return yield* checked
+        if (checked.length === 0) return []
+        const found = yield* run(store.getDatapoints(datasetName, [...new Set(checked)]))
+        // in the order asked for
+        const byId = new Map(found.map((datapoint) => [datapoint.id, datapoint]))
+        return checked.flatMap((id) => byId.get(id) ?? [])
+      }),
+
+    list: (datasetName, request) =>
+      Effect.gen(function*() {
+        yield* checkDatasetName(datasetName)
+        if (request.function_name?.includes("\0")) return yield* invalid(`function_name: ${holdsNul}`)
+        let search: ReadonlyArray<string> | undefined
+        if (request.search_query !== undefined) {
+          const terms = searchTerms(request.search_query, "search_query")
+          if ("problem" in terms) return yield* invalid(terms.problem)
+          search = terms
+        }
+        const orderBy = request.order_by ?? []
+        const relevance = orderBy.findIndex((order) => order.by === "search_relevance")
+        if (relevance >= 0 && search === undefined) {
+          return yield* invalid(`order_by[${relevance}]: search_relevance ranks by the words of search_query, which is missing`)
+        }
+        let after: string | undefined
+        if (request.after !== undefined) {
+          if (!isUuid(request.after)) return yield* invalid(`after: ${shown(request.after)} is not a datapoint id (a UUID)`)
+          if (orderBy.length > 0) return yield* invalid("after: pages in the order of ids, so it takes no order_by")
+          after = request.after.toLowerCase()
+        }
+        const filter = request.filter === undefined ? undefined : toDatapointStoreFilter(request.filter, "filter")
+        if (filter instanceof InvalidRequest) return yield* filter
+        return yield* run(store.listDatapoints({
+          datasetName,
+          functionName: request.function_name,
+          filter,
+          search,
+          orderBy: orderBy.map(toOrder),
+          after,
+          limit: request.limit ?? 20,
+          offset: request.offset ?? 0
+        }))
+      }),
+
+    update: (datasetName, request) =>
+      Effect.gen(function*() {
+        yield* checkDatasetName(datasetName)
+        const updates = request.datapoints
+        if (updates.length === 0) return yield* invalid("datapoints: is empty; give at least one datapoint to update")
+        const path = (index: number) => `datapoints[${index}].id`
+        const ids = checkDistinctIds(updates.map((update) => update.id), path)
+        if (ids instanceof InvalidRequest) return yield* ids
+        const found = yield* run(store.getDatapoints(datasetName, ids))
+        const byId = new Map(found.map((datapoint) => [datapoint.id, datapoint]))
+        const now = yield* Clock.currentTimeMillis
+        const replacements: Array<Replacement> = []
+        for (let i = 0; i < updates.length; i++) {
+          const stored = byId.get(ids[i])
+          if (stored === undefined) return yield* notInDataset(path(i), ids[i], datasetName)
+          if (stored.staledAt !== undefined) return yield* staleConflict(path(i), ids[i])
+          if (stored.functionType !== updates[i].type) {
+            return yield* invalid(`datapoints[${i}].type: datapoint ${shown(ids[i])} is a ${stored.functionType} datapoint`)
+          }
+          const checked = checkDatapoint(merged(stored, updates[i]), config, `datapoints[${i}]`)
+          if (checked instanceof InvalidRequest || checked instanceof NotFound) return yield* checked
+          replacements.push({ previousId: ids[i], next: version(datasetName, checked, uuidv7(now), now, stored.sourceInferenceId) })
+        }
+        const applied = yield* run(store.replaceDatapoints(datasetName, replacements, now))
+        if (applied.notLive.length > 0) return yield* whyNotLive(datasetName, applied.notLive, ids, path)
+        return replacements.map((replacement) => replacement.next.id)
+      }),
+
+    updateMetadata: (datasetName, request) =>
+      Effect.gen(function*() {
+        yield* checkDatasetName(datasetName)
+        const items = request.datapoints
+        if (items.length === 0) return yield* invalid("datapoints: is empty; give at least one datapoint to rename")
+        const path = (index: number) => `datapoints[${index}].id`
+        const ids = checkDistinctIds(items.map((item) => item.id), path)
+        if (ids instanceof InvalidRequest) return yield* ids
+        const nul = items.findIndex((item) => item.name?.includes("\0"))
+        if (nul >= 0) return yield* invalid(`datapoints[${nul}].name: ${holdsNul}`)
+        // every id must name a live datapoint, renamed or not
+        const live = new Set(
+          (yield* run(store.getDatapoints(datasetName, ids))).filter((datapoint) => datapoint.staledAt === undefined).map((datapoint) => datapoint.id)
+        )
+        const notLive = ids.findIndex((id) => !live.has(id))
+        if (notLive >= 0) return yield* notLiveToRename(path(notLive), ids[notLive], datasetName)
+        const names = items.flatMap((item, i) => item.name === undefined ? [] : [{ id: ids[i], name: item.name ?? undefined }])
+        if (names.length > 0) {
+          const applied = yield* run(store.renameDatapoints(datasetName, names, yield* Clock.currentTimeMillis))
+          if (applied.notLive.length > 0) {
+            const first = ids.findIndex((id) => applied.notLive.includes(id))
+            return yield* notLiveToRename(path(first), ids[first], datasetName)
+          }
+        }
+        return items.map((item) => item.id)
+      }),
+
+    delete: (datasetName, ids) =>
+      Effect.gen(function*() {
+        yield* checkDatasetName(datasetName)
+        const checked = checkIds(ids, (index) => `ids[${index}]`)
+        if (checked instanceof InvalidRequest) return yield* checked
+        if (checked.length === 0) return 0
+        return yield* run(store.staleDatapoints(datasetName, [...new Set(checked)], yield* Clock.currentTimeMillis))
+      }),
+
+    deleteDataset: (datasetName) =>
+      Effect.gen(function*() {
+        yield* checkDatasetName(datasetName)
+        return yield* run(store.staleDatapoints(datasetName, "all", yield* Clock.currentTimeMillis))
+      }),
+
+    listDatasets: () => run(store.listDatasets())
+  }
+}
+
+/** renaming applies to live datapoints only: a stale one (updated or deleted) has a newer version or none */
+const notLiveToRename = (path: string, id: string, datasetName: string) =>
+  new NotFound({ message: `${path}: no live datapoint ${shown(id)} in dataset "${datasetName}" (missing, or stale: updated or deleted)` })

@@ -7,6 +7,7 @@ import type { FeedbackRequest } from "../api/feedback.ts"
 import type { FunctionConfig, GatewayConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { isUuidV7 } from "../inference/prepare.ts"
+import { toolCallProblem } from "../inference/toolCalls.ts"
 import type { ToolDefinition } from "../inference/types.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import type { FeedbackKind } from "../observability/records.ts"
@@ -72,11 +73,7 @@ const chatBlockProblem = (
   }
   if (type === "tool_call") {
     const { name, arguments: args } = block as Record<string, unknown>
-    if (typeof name !== "string") return `${path}.name: a string is required`
-    const tool = tools.get(name)
-    if (tool === undefined) return `${path}.name: "${name}" is not a tool of this function`
-    const problems = tool.validator.validate(args)
-    return problems === undefined ? undefined : `${path}.arguments: do not fit the parameters of "${name}": ${problems.join("; ")}`
+    return toolCallProblem(name, args, tools, path)
   }
   return `${path}.type: a demonstration holds "text" and "tool_call" blocks`
 }
