@@ -38,6 +38,7 @@ import {
   updateDatapointsHandler,
   updateMetadataHandler
 } from "./datasets.ts"
+import { exportDatapointsHandler, fromInferencesHandler, importDatapointsHandler } from "./datasetTransfers.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
 import { metricsHandler } from "./metrics.ts"
@@ -54,9 +55,6 @@ type RouteHandler = Effect.Effect<
   unknown,
   GatewayServices | HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext | Scope.Scope
 >
-
-/** the dataset transfers (from_inferences, export, import) until they are built: their name checked, then a 501 */
-const notBuiltYet = Effect.map(datasetNameParam, () => jsonResponse(JSON.stringify({ error: "not implemented yet" }), 501))
 
 /**
  * A route of `group`, guarded: authentication (when on and the group is not open, or `open`
@@ -135,9 +133,9 @@ const groupsOf = (
         .handleRaw("updateMetadata", datasets("updateMetadata", updateMetadataHandler))
         .handleRaw("deleteDatapoints", datasets("deleteDatapoints", deleteDatapointsHandler))
         .handleRaw("deleteDataset", datasets("deleteDataset", deleteDatasetHandler))
-        .handleRaw("fromInferences", datasets("fromInferences", notBuiltYet))
-        .handleRaw("exportDatapoints", datasets("exportDatapoints", notBuiltYet))
-        .handleRaw("importDatapoints", datasets("importDatapoints", notBuiltYet))
+        .handleRaw("fromInferences", datasets("fromInferences", fromInferencesHandler))
+        .handleRaw("exportDatapoints", datasets("exportDatapoints", exportDatapointsHandler))
+        .handleRaw("importDatapoints", datasets("importDatapoints", importDatapointsHandler))
     }),
     HttpApiBuilder.group(api, "status", (handlers) =>
       handlers
