@@ -401,21 +401,21 @@ describe.each(backends)("datasets on %s: from_inferences, export and import", (b
     expect(datapoints.map((datapoint) => datapoint.input)).toEqual([userInput("one"), userInput("j"), userInput("three")])
     expect(datapoints[1].output).toEqual({ answer: "A" })
 
-    const refusals: Array<[string, ReadonlyArray<string>]> = [
-      // one bad datapoint in the middle: checked as create checks it
-      [`${good("a")}\n${JSON.stringify({ type: "chat", function_name: "missing", input: userInput("b") })}\n${good("c")}`, ["line 2"]],
-      [`${good("a")}\n${good("b")}\n${JSON.stringify({ type: "json", function_name: "extract", input: userInput("c"), output: { answer: 3 } })}`, ["line 3"]],
+    const refusals: Array<[string, number, ReadonlyArray<string>]> = [
+      // one bad datapoint in the middle: checked as create checks it (an unknown function is a 404 there)
+      [`${good("a")}\n${JSON.stringify({ type: "chat", function_name: "missing", input: userInput("b") })}\n${good("c")}`, 404, ["line 2", "missing"]],
+      [`${good("a")}\n${good("b")}\n${JSON.stringify({ type: "json", function_name: "extract", input: userInput("c"), output: { answer: 3 } })}`, 400, ["line 3", "output"]],
       // counted with the blank lines
-      [`${good("a")}\n\n${good("b")}\n{"type": "chat",`, ["line 4", "JSON"]],
-      [`${good("a")}\n[1, 2]`, ["line 2", "object"]],
-      [`${good("a")}\n${JSON.stringify({ type: "chat", function_name: "chat", input: userInput("b"), surprise: true })}`, ["line 2", "surprise"]],
-      [`${good("a")}\n${JSON.stringify({ type: "chat", input: userInput("b") })}`, ["line 2", "function_name"]],
-      ["", ["no datapoint"]],
-      ["\n \n\r\n", ["no datapoint"]]
+      [`${good("a")}\n\n${good("b")}\n{"type": "chat",`, 400, ["line 4", "JSON"]],
+      [`${good("a")}\n[1, 2]`, 400, ["line 2", "object"]],
+      [`${good("a")}\n${JSON.stringify({ type: "chat", function_name: "chat", input: userInput("b"), surprise: true })}`, 400, ["line 2", "surprise"]],
+      [`${good("a")}\n${JSON.stringify({ type: "chat", input: userInput("b") })}`, 400, ["line 2", "function_name"]],
+      ["", 400, ["no datapoint"]],
+      ["\n \n\r\n", 400, ["no datapoint"]]
     ]
-    for (const [body, mentions] of refusals) {
+    for (const [body, status, mentions] of refusals) {
       const response = await importText("import_refused", body)
-      expect(response.status, JSON.stringify([body, response.body])).toBe(400)
+      expect(response.status, JSON.stringify([body, response.body])).toBe(status)
       for (const mention of mentions) expect(response.body.error).toContain(mention)
     }
     expect(await listDatapoints("import_refused")).toEqual([])
