@@ -19,12 +19,32 @@ const inferenceColumns = (type: "chat" | "json") =>
 /** UUIDv7 text order is time order; ClickHouse's own UUID order is not, hence the text. */
 const newestFirst = "ORDER BY timestamp_ms DESC, toString(id) DESC LIMIT 1 BY id"
 
-/** Chat and json inferences matching `where`, newest first, one row per id; `window` caps each table's share. */
-const selectInferences = (where: string, window?: number) => {
-  const cap = window === undefined ? "" : ` LIMIT ${sqlInteger(window)}`
+/** Chat and json inferences matching `where`, newest first, one row per id. */
+const selectInferences = (where: string) => {
   const branch = (type: "chat" | "json", table: string) =>
-    `SELECT * FROM (SELECT ${inferenceColumns(type)} FROM ${table} WHERE ${where} ${newestFirst}${cap})`
+    `SELECT * FROM (SELECT ${inferenceColumns(type)} FROM ${table} WHERE ${where} ${newestFirst})`
   return `SELECT * FROM (${branch("chat", "ChatInference")} UNION ALL ${branch("json", "JsonInference")}) ${newestFirst}`
+}
+
+/**
+ * Validated UUIDs as a set of text literals, which ClickHouse reads as UUIDs: 18.16 takes a
+ * third of the time over 1,000 of them that it takes over as many `toUUID` calls (16 ms, 41 ms).
+ */
+const uuidTexts = (ids: ReadonlyArray<string>) => `(${ids.map((id) => (sqlUuid(id), `'${id.toLowerCase()}'`)).join(", ")})`
+
+/** by id, with their function names: the inference tables are sorted by function */
+const selectByIds = (ids: ReadonlyArray<string>, functionNames: ReadonlyArray<string>) =>
+  selectInferences(`function_name IN (${functionNames.map(sqlString).join(", ")}) AND id IN ${uuidTexts(ids)}`)
+
+/**
+ * The ids (and function names) of a page of the chat and json inferences matching `keys` (on
+ * each table) and `filter` (on both together, so that its subqueries run once), newest first.
+ */
+const selectPage = (keys: string, filter: string, offset: number, limit: number) => {
+  const branch = (table: string) => `SELECT id, function_name, episode_id, tags.key, tags.value, timestamp_ms FROM ${table} WHERE ${keys}`
+  // `page_id`: an alias `id` would stand for the text in WHERE and ORDER BY too
+  return `SELECT toString(id) AS page_id, function_name FROM (${branch("ChatInference")} UNION ALL ${branch("JsonInference")}) ` +
+    `WHERE ${filter} ${newestFirst} LIMIT ${sqlInteger(offset)}, ${sqlInteger(limit)}`
 }
 
 /** `value` as an exact Float64: 18.16 parses decimal floats inexactly, so it goes as its bits. */
@@ -73,10 +93,10 @@ export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): Infer
     run("getInferences", async (signal) => {
       const valid = ids.filter(isUuid)
       if (valid.length === 0) return []
-      const list = sqlUuids(valid)
       // the function names narrow the scan: the inference tables are sorted by function
-      const where = `function_name IN (SELECT function_name FROM InferenceById WHERE id IN ${list}) AND id IN ${list}`
-      return (await select<InferenceRow>(selectInferences(where), signal)).map(toInference)
+      const names = await select<{ function_name: string }>(`SELECT DISTINCT function_name FROM InferenceById WHERE id IN ${uuidTexts(valid)}`, signal)
+      if (names.length === 0) return []
+      return (await select<InferenceRow>(selectByIds(valid, names.map((row) => row.function_name)), signal)).map(toInference)
     }),
 
   listInferences: (query: InferenceQuery) =>
@@ -85,15 +105,22 @@ export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): Infer
       const offset = Math.max(0, Math.floor(query.offset))
       if (limit === 0) return []
       for (const id of [query.episodeId, query.before]) if (id !== undefined && !isUuid(id)) return []
-      const conditions = [
+      const keys = [
         ...(query.functionName !== undefined ? [`function_name = ${sqlString(query.functionName)}`] : []),
         ...(query.variantName !== undefined ? [`variant_name = ${sqlString(query.variantName)}`] : []),
         ...(query.episodeId !== undefined ? [`episode_id = ${sqlUuid(query.episodeId)}`] : []),
-        ...(query.before !== undefined ? [`toString(id) < ${sqlString(query.before.toLowerCase())}`] : []),
-        ...(query.filter !== undefined ? [`(${filterSql(query.filter)})`] : [])
+        ...(query.before !== undefined ? [`toString(id) < ${sqlString(query.before.toLowerCase())}`] : [])
       ]
-      const where = conditions.length === 0 ? "1" : conditions.join(" AND ")
-      const sql = `${selectInferences(where, offset + limit)} LIMIT ${sqlInteger(offset)}, ${sqlInteger(limit)}`
+      const filter = query.filter === undefined ? "1" : filterSql(query.filter)
+      // Two queries: the page's ids, sorting ids alone, then whole rows for these only. One
+      // query sorting whole rows read every input and output that matched to answer 20 (a
+      // function of 100,000 inferences: 270 ms, against 50 ms).
+      const page = await select<{ page_id: string; function_name: string }>(
+        selectPage(keys.length === 0 ? "1" : keys.join(" AND "), filter, offset, limit),
+        signal
+      )
+      if (page.length === 0) return []
+      const sql = selectByIds(page.map((row) => row.page_id), [...new Set(page.map((row) => row.function_name))])
       return (await select<InferenceRow>(sql, signal)).map(toInference)
     }),
 
