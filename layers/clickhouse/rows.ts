@@ -5,7 +5,10 @@
  * is seen once. The cache's keys are filled from ModelInference by a materialized view, so an
  * answer is written once.
  */
+import { Buffer } from "node:buffer"
 import * as Result from "effect/Result"
+import type { StoredDatapoint } from "../../src/datasets/store.ts"
+import { uuidv7Timestamp } from "../../src/ids.ts"
 import { type EncodedRow, encodeRows } from "../../src/observability/database.ts"
 import type {
   CacheEntry,
@@ -356,3 +359,74 @@ export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRo
       }),
     catch: storeError("encode")
   })
+
+// ---- datapoints
+
+export interface DatapointRow extends Tagged {
+  readonly dataset_name: string
+  readonly id: string
+  readonly function_name: string
+  readonly function_type: "chat" | "json"
+  readonly input: Json
+  readonly output: Json | null
+  readonly episode_id: string | null
+  readonly name: string | null
+  readonly tool_params: Json | null
+  readonly output_schema: Json | null
+  readonly source_inference_id: string | null
+  readonly is_custom: number
+  readonly staled_at_ms: string | null
+  readonly updated_at_ms: string
+  readonly search_text: string
+  readonly version: string
+}
+
+/** the columns a datapoint version is read back with (its search text and version, to write it again) */
+export const datapointColumns = "dataset_name, id, function_name, function_type, input, output, episode_id, tags.key, tags.value, name, " +
+  "tool_params, output_schema, source_inference_id, is_custom, staled_at_ms, updated_at_ms, search_text, version"
+
+/** One version as a JSONEachRow line; `version` orders the versions of its id (the highest is read). */
+export const datapointLine = (datapoint: StoredDatapoint, searchText: string, version: number): Buffer => {
+  assertUuids(datapoint.id)
+  if (datapoint.episodeId !== undefined) assertUuids(datapoint.episodeId)
+  if (datapoint.sourceInferenceId !== undefined) assertUuids(datapoint.sourceInferenceId)
+  const row: Record<string, unknown> = {
+    dataset_name: text(datapoint.datasetName),
+    id: datapoint.id,
+    function_name: text(datapoint.functionName),
+    function_type: datapoint.functionType,
+    input: json(datapoint.input),
+    output: optionalJson(datapoint.output),
+    episode_id: datapoint.episodeId ?? null
+  }
+  addTagColumns(row, datapoint.tags)
+  row.name = datapoint.name === undefined ? null : text(datapoint.name)
+  row.tool_params = optionalJson(datapoint.toolParams)
+  row.output_schema = optionalJson(datapoint.outputSchema)
+  row.source_inference_id = datapoint.sourceInferenceId ?? null
+  row.is_custom = datapoint.isCustom ? 1 : 0
+  row.staled_at_ms = datapoint.staledAt === undefined ? null : epochMs(datapoint.staledAt)
+  row.updated_at_ms = epochMs(datapoint.updatedAt)
+  row.search_text = text(searchText)
+  row.timestamp_ms = uuidv7Timestamp(datapoint.id)
+  row.version = epochMs(version)
+  return Buffer.from(JSON.stringify(row))
+}
+
+export const toDatapoint = (row: DatapointRow): StoredDatapoint => ({
+  id: row.id,
+  datasetName: row.dataset_name,
+  functionName: row.function_name,
+  functionType: row.function_type,
+  input: JSON.parse(row.input),
+  ...(row.output !== null && { output: JSON.parse(row.output) }),
+  ...(row.episode_id !== null && { episodeId: row.episode_id }),
+  tags: tagsOf(row),
+  ...(row.name !== null && { name: row.name }),
+  ...(row.tool_params !== null && { toolParams: JSON.parse(row.tool_params) }),
+  ...(row.output_schema !== null && { outputSchema: JSON.parse(row.output_schema) }),
+  ...(row.source_inference_id !== null && { sourceInferenceId: row.source_inference_id }),
+  isCustom: row.is_custom === 1,
+  ...(row.staled_at_ms !== null && { staledAt: Number(row.staled_at_ms) }),
+  updatedAt: Number(row.updated_at_ms)
+})

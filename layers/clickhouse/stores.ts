@@ -9,6 +9,7 @@ import type { StoreError } from "../../src/storeError.ts"
 import { makeClickHouseCacheStore } from "./cache.ts"
 import { makeClickHouse } from "./client.ts"
 import { makeClickHouseDatabase } from "./database.ts"
+import { makeClickHouseDatasetStore } from "./datasets.ts"
 import { makeClickHouseFeedbackStore } from "./feedback.ts"
 import { makeClickHouseInferenceStore } from "./inferences.ts"
 
@@ -17,5 +18,6 @@ export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilitySt
     database: makeClickHouseDatabase(clickhouse),
     inferences: makeClickHouseInferenceStore(clickhouse),
     feedback: makeClickHouseFeedbackStore(clickhouse),
-    cache: makeClickHouseCacheStore(clickhouse)
+    cache: makeClickHouseCacheStore(clickhouse),
+    datasets: makeClickHouseDatasetStore(clickhouse)
   }))

@@ -24,9 +24,9 @@ import { encode, insertedColumns } from "./rows.ts"
  * a backslash preceded by an even number of backslashes.
  */
 const unstorableTextCodes = new Set(["22021", "22P05", "22P02"])
-const isUnstorableText = (error: SqlError) => unstorableTextCodes.has(sqlState(error) ?? "")
+export const isUnstorableText = (error: SqlError) => unstorableTextCodes.has(sqlState(error) ?? "")
 const unstorableEscape = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi
-const storable = (json: Buffer): Buffer => Buffer.from(json.toString("utf8").replace(unstorableEscape, "$1\\ufffd"))
+export const storable = (json: Buffer): Buffer => Buffer.from(json.toString("utf8").replace(unstorableEscape, "$1\\ufffd"))
 
 /** A failed write, with its SQLSTATE and whether the rows are at fault (src/observability/writeFaults.ts). */
 const writeError = (error: SqlError | StoreError): StoreError => {

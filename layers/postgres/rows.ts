@@ -4,7 +4,10 @@
  * timestamps ISO 8601 text), and the rows queries read back. Optional fields are NULL when
  * absent, and absent again when read.
  */
+import { Buffer } from "node:buffer"
 import * as Result from "effect/Result"
+import type { NewDatapoint, StoredDatapoint } from "../../src/datasets/store.ts"
+import { uuidv7Timestamp } from "../../src/ids.ts"
 import { type EncodedRow, encodeRows } from "../../src/observability/database.ts"
 import type {
   CacheEntry,
@@ -253,3 +256,74 @@ export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRo
 export const insertedColumns: Readonly<Record<string, string>> = {
   demonstration_feedback: "id, target_id, target_type, metric_name, COALESCE(value, 'null'::jsonb), tags, timestamp"
 }
+
+// ---- datapoints
+
+export interface DatapointRow {
+  readonly id: string
+  readonly dataset_name: string
+  readonly function_name: string
+  readonly function_type: "chat" | "json"
+  readonly input: unknown
+  /** a JSON null reads as null too: `has_output` tells it from an absent output */
+  readonly output: unknown
+  readonly has_output: boolean
+  readonly episode_id: string | null
+  readonly tags: Record<string, string>
+  readonly name: string | null
+  readonly tool_params: StoredDatapoint["toolParams"] | null
+  readonly output_schema: unknown
+  readonly has_output_schema: boolean
+  readonly source_inference_id: string | null
+  readonly is_custom: boolean
+  readonly staled_at: Date | null
+  readonly updated_at: Date
+}
+
+/** the columns of `DatapointRow`, as a select list */
+export const datapointColumns = "id, dataset_name, function_name, function_type, input, output, output IS NOT NULL AS has_output, " +
+  "episode_id, tags, name, tool_params, output_schema, output_schema IS NOT NULL AS has_output_schema, source_inference_id, " +
+  "is_custom, staled_at, updated_at"
+
+/**
+ * One version as a JSON object for `jsonb_array_elements` (layers/postgres/datasets.ts): an
+ * absent field is a missing key (SQL NULL), a JSON null stays JSON null.
+ */
+export const datapointJson = (datapoint: NewDatapoint): Buffer =>
+  Buffer.from(JSON.stringify({
+    id: datapoint.id,
+    dataset_name: datapoint.datasetName,
+    function_name: datapoint.functionName,
+    function_type: datapoint.functionType,
+    input: datapoint.input,
+    output: datapoint.output,
+    episode_id: datapoint.episodeId,
+    tags: datapoint.tags,
+    name: datapoint.name,
+    tool_params: datapoint.toolParams,
+    output_schema: datapoint.outputSchema,
+    source_inference_id: datapoint.sourceInferenceId,
+    is_custom: datapoint.isCustom,
+    staled_at: datapoint.staledAt === undefined ? undefined : new Date(datapoint.staledAt).toISOString(),
+    updated_at: new Date(datapoint.updatedAt).toISOString(),
+    search_text: datapoint.searchText,
+    timestamp: new Date(uuidv7Timestamp(datapoint.id)).toISOString()
+  }))
+
+export const toDatapoint = (row: DatapointRow): StoredDatapoint => ({
+  id: row.id,
+  datasetName: row.dataset_name,
+  functionName: row.function_name,
+  functionType: row.function_type,
+  input: row.input,
+  ...(row.has_output && { output: row.output }),
+  ...(row.episode_id !== null && { episodeId: row.episode_id }),
+  tags: row.tags,
+  ...(row.name !== null && { name: row.name }),
+  ...(row.tool_params !== null && { toolParams: row.tool_params }),
+  ...(row.has_output_schema && { outputSchema: row.output_schema }),
+  ...(row.source_inference_id !== null && { sourceInferenceId: row.source_inference_id }),
+  isCustom: row.is_custom,
+  ...(row.staled_at !== null && { staledAt: row.staled_at.getTime() }),
+  updatedAt: row.updated_at.getTime()
+})

@@ -10,6 +10,7 @@ import type { StoreError } from "../../src/storeError.ts"
 import { makePostgresCacheStore } from "./cache.ts"
 import { makePgClient } from "./client.ts"
 import { makePostgresDatabase } from "./database.ts"
+import { makePostgresDatasetStore } from "./datasets.ts"
 import { makePostgresFeedbackStore } from "./feedback.ts"
 import { makePostgresInferenceStore } from "./inferences.ts"
 
@@ -20,5 +21,6 @@ export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStor
     database: makePostgresDatabase(sql),
     inferences: makePostgresInferenceStore(sql),
     feedback: makePostgresFeedbackStore(sql),
-    cache: makePostgresCacheStore(sql)
+    cache: makePostgresCacheStore(sql),
+    datasets: makePostgresDatasetStore(sql)
   }))

@@ -6,6 +6,7 @@
  */
 import * as Context from "effect/Context"
 import type { CacheStore } from "../cache/store.ts"
+import type { DatasetStore } from "../datasets/store.ts"
 import { ServiceUnavailable } from "../errors.ts"
 import type { FeedbackStore } from "../feedback/store.ts"
 import type { InferenceStore } from "../inferences/store.ts"
@@ -18,6 +19,7 @@ export interface ObservabilityStores {
   readonly inferences: InferenceStore
   readonly feedback: FeedbackStore
   readonly cache: CacheStore
+  readonly datasets: DatasetStore
 }
 
 export class Observability extends Context.Service<Observability, {

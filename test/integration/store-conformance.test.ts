@@ -13,7 +13,7 @@ import type { StoredInference } from "../../src/observability/records.ts"
 import type { InferenceQuery } from "../../src/inferences/store.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { queryDatabase, tablesOf } from "../support/databases.ts"
-import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, jsonInference, modelInference, openStore, run, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
+import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, jsonInference, modelInference, oddStrings, openStore, run, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
 const expectedTables = {
@@ -23,6 +23,7 @@ const expectedTables = {
     "ChatInferenceByEpisodeId",
     "ChatInferenceById",
     "CommentFeedback",
+    "Datapoint",
     "DemonstrationFeedback",
     "EmbeddingInference",
     "FloatMetricFeedback",
@@ -42,6 +43,7 @@ const expectedTables = {
     "boolean_metric_feedback",
     "chat_inference",
     "comment_feedback",
+    "datapoint",
     "demonstration_feedback",
     "embedding_inference",
     "float_metric_feedback",
@@ -53,26 +55,14 @@ const expectedTables = {
 }
 
 const migrationNames = {
-  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference"],
-  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference"]
+  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints"],
+  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints"]
 }
 
 const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_migrations" }
 
 /** how each server says a table or a database is missing */
 const missing = { clickhouse: "doesn't exist", postgres: "does not exist" }
-
-/** strings that break naive quoting, escaping or placeholders (NUL and lone surrogates: see the backend files) */
-const oddStrings = [
-  "it's \"quoted\" `ticked`",
-  "back\\slash \\' \\\\ \\n not a newline",
-  "line\nbreak\r\ntab\there",
-  "\u0001\u001f\u007f control characters",
-  "'); DROP TABLE ChatInference; DROP TABLE chat_inference; --",
-  "$1 $$ ? :name %s {0} ${x}",
-  "unicode: é ß 日本語 עברית 🎉👩‍👩‍👧 \u200b \u2028\u2029 \uFEFF",
-  ""
-]
 
 describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
   describe("migrations", () => {

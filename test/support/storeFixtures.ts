@@ -105,6 +105,20 @@ export const storeForSuite = (
   }
 }
 
+// ---- values
+
+/** strings that break naive quoting, escaping or placeholders (NUL and lone surrogates: see the backend files) */
+export const oddStrings = [
+  "it's \"quoted\" `ticked`",
+  "back\\slash \\' \\\\ \\n not a newline",
+  "line\nbreak\r\ntab\there",
+  "\u0001\u001f\u007f control characters",
+  "'); DROP TABLE ChatInference; DROP TABLE chat_inference; --",
+  "$1 $$ ? :name %s {0} ${x}",
+  "unicode: é ß 日本語 עברית 🎉👩‍👩‍👧 \u200b \u2028\u2029 \uFEFF",
+  ""
+]
+
 // ---- ids and batches
 
 /** A UUIDv7 carrying the time `ms`; `sequence` orders ids of the same millisecond. */

@@ -1,0 +1,277 @@
+/**
+ * Datapoints on Postgres (`DatasetStore` of src/datasets/store.ts), in the `datapoint` table:
+ * names and stalings are updated in place. The changes that apply to live datapoints only
+ * (replace, rename, stale) lock their rows in id order (so that two of them never deadlock) and
+ * update only rows that are still live: of two concurrent updates of one datapoint, the second
+ * finds it stale once the first commits, and rolls back.
+ */
+import type * as PgClient from "@effect/sql-pg/PgClient"
+import { Buffer } from "node:buffer"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type { SqlError } from "effect/sql/SqlError"
+import type { Fragment } from "effect/sql/Statement"
+import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, NewDatapoint } from "../../src/datasets/store.ts"
+import { isUuid } from "../../src/ids.ts"
+import { joinTexts } from "../../src/observability/database.ts"
+import { StoreError } from "../../src/storeError.ts"
+import { storeError } from "./client.ts"
+import { isUnstorableText, storable } from "./database.ts"
+import { filterTreeSql, tagSql, timeSql } from "./filters.ts"
+import { datapointColumns, datapointJson, type DatapointRow, toDatapoint } from "./rows.ts"
+
+/** rows per INSERT: each INSERT takes its rows as one JSON array, kept well under what a message may carry */
+const maxChunkBytes = 8 * 1024 * 1024
+
+/** A change found ids that are not live datapoints of the dataset: its transaction rolls back. */
+class NotLive extends Data.TaggedError("NotLive")<{ readonly ids: ReadonlyArray<string> }> {}
+
+const refused = (message: string) => new StoreError({ message: `postgres refused a value: ${message}` })
+
+/** the distinct UUIDs among `ids`, lower-cased as the table gives them back */
+const validIds = (ids: ReadonlyArray<string>) => [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))]
+
+/** the given ids that are not among `changed` (the live ones the change reached), or that are named twice */
+const notLiveAmong = (given: ReadonlyArray<string>, changed: ReadonlySet<string>) => {
+  const seen = new Set<string>()
+  return given.filter((id) => {
+    const key = id.toLowerCase()
+    const twice = seen.has(key)
+    seen.add(key)
+    return twice || !changed.has(key)
+  })
+}
+
+/** the JSON texts as JSON arrays of at most `maxChunkBytes` each (but one row at least) */
+const jsonArrays = (texts: ReadonlyArray<Buffer>): Array<Buffer> => {
+  const arrays: Array<Buffer> = []
+  let chunk: Array<Buffer> = []
+  let bytes = 0
+  for (const text of texts) {
+    if (chunk.length > 0 && bytes + text.length > maxChunkBytes) {
+      arrays.push(joinTexts(chunk, ",", "[", "]"))
+      chunk = []
+      bytes = 0
+    }
+    chunk.push(text)
+    bytes += text.length + 1
+  }
+  if (chunk.length > 0) arrays.push(joinTexts(chunk, ",", "[", "]"))
+  return arrays
+}
+
+/** `datapoints` as JSON arrays to insert, each id checked */
+const encodeDatapoints = (datapoints: ReadonlyArray<NewDatapoint>): Array<Buffer> =>
+  jsonArrays(datapoints.map((datapoint) => {
+    for (const id of [datapoint.id, datapoint.episodeId, datapoint.sourceInferenceId]) {
+      if (id !== undefined && !isUuid(id)) throw refused(`not a UUID: ${JSON.stringify(id.slice(0, 100))}`)
+    }
+    return datapointJson(datapoint)
+  }))
+
+/** what `build` gives; what it throws (a value it refuses) is a StoreError of `operation` */
+const built = <A>(operation: string, build: () => A): Effect.Effect<A, StoreError> =>
+  Effect.try({
+    try: build,
+    catch: (error) => error instanceof StoreError ? error : new StoreError({ message: `postgres ${operation} failed: ${error instanceof Error ? error.message : String(error)}` })
+  })
+
+export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore => {
+  const columns = sql.literal(datapointColumns)
+
+  const insertRows = (arrays: ReadonlyArray<Buffer>) =>
+    Effect.forEach(arrays, (rows) =>
+      sql`INSERT INTO datapoint (id, dataset_name, function_name, function_type, input, output, episode_id, tags, name,
+          tool_params, output_schema, source_inference_id, is_custom, staled_at, updated_at, search_text, timestamp)
+        SELECT (e->>'id')::uuid, e->>'dataset_name', e->>'function_name', e->>'function_type', e->'input', e->'output',
+          (e->>'episode_id')::uuid, e->'tags', e->>'name', e->'tool_params', e->'output_schema', (e->>'source_inference_id')::uuid,
+          (e->>'is_custom')::boolean, (e->>'staled_at')::timestamptz, (e->>'updated_at')::timestamptz, e->>'search_text',
+          (e->>'timestamp')::timestamptz
+        FROM jsonb_array_elements(convert_from(${rows}, 'UTF8')::jsonb) AS e
+        ON CONFLICT (id) DO NOTHING`, { discard: true })
+
+  /**
+   * `change` of `arrays` (JSON sent as bytes, read as UTF-8) in one transaction. Postgres cannot
+   * store U+0000, nor lone surrogates in JSON: when it refuses them, the change is made again
+   * with those characters replaced by U+FFFD (as the write queue does, layers/postgres/database.ts).
+   */
+  const transaction = <A, E>(arrays: ReadonlyArray<Buffer>, change: (arrays: ReadonlyArray<Buffer>) => Effect.Effect<A, E | SqlError>) =>
+    sql.withTransaction(change(arrays)).pipe(
+      Effect.catchIf(
+        (error): error is SqlError => (error as { _tag?: unknown })._tag === "SqlError" && isUnstorableText(error as SqlError),
+        () => sql.withTransaction(change(arrays.map(storable)))
+      )
+    )
+
+  /** the outcome of a change that rolls back when it finds ids not live */
+  const applied = (operation: string, change: Effect.Effect<void, NotLive | SqlError | StoreError>) =>
+    change.pipe(
+      Effect.as({ notLive: [] as ReadonlyArray<string> }),
+      Effect.catchTag("NotLive", (error) => Effect.succeed({ notLive: error.ids })),
+      Effect.mapError(storeError(operation))
+    )
+
+  const filterSql = (filter: DatapointFilter): Fragment =>
+    filterTreeSql(sql, filter, (leaf) => {
+      switch (leaf.type) {
+        case "tag":
+          return tagSql(sql, leaf)
+        case "time":
+          return timeSql(sql, leaf)
+        default:
+          throw refused(`not a datapoint filter: ${JSON.stringify(leaf)}`)
+      }
+    })
+
+  const orderSql = (order: DatapointOrder): Fragment => {
+    switch (order.by) {
+      case "timestamp":
+        return sql.literal(order.direction === "ascending" ? "timestamp ASC" : "timestamp DESC")
+      case "search_relevance":
+        return sql.literal("relevance DESC")
+      default:
+        throw refused(`not a datapoint order: ${JSON.stringify(order)}`)
+    }
+  }
+
+  const listStatement = (query: DatapointQuery, limit: number, offset: number) => {
+    const terms = [...new Set(query.search ?? [])]
+    const contains = terms.map((term) => sql`strpos(search_text, ${term}) > 0`)
+    const where = sql.and([
+      sql`dataset_name = ${query.datasetName}`,
+      sql`staled_at IS NULL`,
+      ...(query.functionName !== undefined ? [sql`function_name = ${query.functionName}`] : []),
+      ...(query.filter !== undefined ? [filterSql(query.filter)] : []),
+      ...(terms.length > 0 ? [sql.or(contains)] : []),
+      ...(query.after !== undefined ? [sql`id > ${query.after}::uuid`] : [])
+    ])
+    const relevance = terms.length === 0 ? sql`0` : sql.join(" + ", false)(contains.map((condition) => sql`(${condition})::int`))
+    // the id's time orders as the id does: a last `timestamp DESC` is the id order itself, which the index gives
+    const criteria = query.orderBy.at(-1)?.by === "timestamp" && (query.orderBy.at(-1) as { direction: string }).direction === "descending"
+      ? query.orderBy.slice(0, -1)
+      : query.orderBy
+    const order = query.after !== undefined ? [sql.literal("id ASC")] : [...criteria.map(orderSql), sql.literal("id DESC")]
+    return sql<DatapointRow>`SELECT ${columns}, ${relevance} AS relevance FROM datapoint WHERE ${where}
+      ORDER BY ${sql.csv(order)} LIMIT ${limit} OFFSET ${offset}`
+  }
+
+  return {
+    insertDatapoints: (datapoints) =>
+      datapoints.length === 0 ? Effect.void : built("insertDatapoints", () => encodeDatapoints(datapoints)).pipe(
+        Effect.flatMap((arrays) => transaction(arrays, insertRows)),
+        Effect.mapError(storeError("insertDatapoints"))
+      ),
+
+    getDatapoints: (datasetName, ids) => {
+      const valid = validIds(ids)
+      if (valid.length === 0) return Effect.succeed([])
+      return sql<DatapointRow>`SELECT ${columns} FROM datapoint WHERE id = ANY(${valid}::uuid[]) AND dataset_name = ${datasetName}`.pipe(
+        Effect.map((rows) => rows.map(toDatapoint)),
+        Effect.mapError(storeError("getDatapoints"))
+      )
+    },
+
+    listDatapoints: (query) => {
+      const limit = Math.max(0, Math.floor(query.limit))
+      const offset = Math.max(0, Math.floor(query.offset))
+      if (limit === 0) return Effect.succeed([])
+      if (query.after !== undefined && !isUuid(query.after)) return Effect.fail(refused(`not a UUID: ${JSON.stringify(query.after.slice(0, 100))}`))
+      return built("listDatapoints", () => listStatement(query, limit, offset)).pipe(
+        Effect.flatMap((statement) => statement),
+        Effect.map((rows) => rows.map(toDatapoint)),
+        Effect.mapError(storeError("listDatapoints"))
+      )
+    },
+
+    replaceDatapoints: (datasetName, replacements, now) => {
+      if (replacements.length === 0) return Effect.succeed({ notLive: [] })
+      const given = replacements.map((replacement) => replacement.previousId)
+      const ids = validIds(given)
+      const at = new Date(now)
+      return applied(
+        "replaceDatapoints",
+        Effect.flatMap(built("replaceDatapoints", () => encodeDatapoints(replacements.map((replacement) => replacement.next))), (arrays) =>
+          transaction(arrays, (arrays) =>
+            Effect.gen(function*() {
+              const staled = yield* sql<{ id: string }>`WITH live AS (
+                  SELECT id FROM datapoint WHERE id = ANY(${ids}::uuid[]) AND dataset_name = ${datasetName} AND staled_at IS NULL
+                  ORDER BY id FOR UPDATE
+                )
+                UPDATE datapoint SET staled_at = ${at}, updated_at = ${at} FROM live WHERE datapoint.id = live.id
+                RETURNING datapoint.id`
+              const notLive = notLiveAmong(given, new Set(staled.map((row) => row.id)))
+              if (notLive.length > 0) return yield* new NotLive({ ids: notLive })
+              yield* insertRows(arrays)
+            })))
+      )
+    },
+
+    renameDatapoints: (datasetName, names, now) => {
+      if (names.length === 0) return Effect.succeed({ notLive: [] })
+      // an id named twice takes the last name given
+      const latest = new Map(names.filter((item) => isUuid(item.id)).map((item) => [item.id.toLowerCase(), item.name ?? null]))
+      const given = [...new Map(names.map((item) => [item.id.toLowerCase(), item.id])).values()]
+      const at = new Date(now)
+      const rows = Buffer.from(JSON.stringify(Array.from(latest, ([id, name]) => ({ id, name }))))
+      return applied(
+        "renameDatapoints",
+        transaction([rows], ([rows]) =>
+          Effect.gen(function*() {
+            const renamed = yield* sql<{ id: string }>`WITH given AS (
+                SELECT * FROM jsonb_to_recordset(convert_from(${rows}, 'UTF8')::jsonb) AS given(id uuid, name text)
+              ),
+              live AS (
+                SELECT datapoint.id FROM datapoint JOIN given ON datapoint.id = given.id
+                WHERE datapoint.dataset_name = ${datasetName} AND datapoint.staled_at IS NULL
+                ORDER BY datapoint.id FOR UPDATE OF datapoint
+              )
+              UPDATE datapoint SET name = given.name, updated_at = ${at} FROM live, given
+              WHERE datapoint.id = live.id AND given.id = live.id
+              RETURNING datapoint.id`
+            const notLive = notLiveAmong(given, new Set(renamed.map((row) => row.id)))
+            if (notLive.length > 0) return yield* new NotLive({ ids: notLive })
+          }))
+      )
+    },
+
+    staleDatapoints: (datasetName, ids, now) => {
+      const valid = ids === "all" ? undefined : validIds(ids)
+      if (valid?.length === 0) return Effect.succeed(0)
+      const at = new Date(now)
+      const among = valid === undefined ? sql`TRUE` : sql`id = ANY(${valid}::uuid[])`
+      return sql<{ count: number }>`WITH live AS (
+          SELECT id FROM datapoint WHERE dataset_name = ${datasetName} AND staled_at IS NULL AND ${among}
+          ORDER BY id FOR UPDATE
+        ),
+        staled AS (
+          UPDATE datapoint SET staled_at = ${at}, updated_at = ${at} FROM live WHERE datapoint.id = live.id RETURNING 1
+        )
+        SELECT count(*)::int AS count FROM staled`.pipe(
+        Effect.map(([row]) => row.count),
+        Effect.mapError(storeError("staleDatapoints"))
+      )
+    },
+
+    // names and functions in the order of their bytes (collation "C"), as ClickHouse sorts them
+    listDatasets: () =>
+      sql<{ dataset_name: string; functions: Array<string> | null; counts: Array<number> | null; last_updated: Date }>`
+        SELECT dataset_name,
+          array_agg(function_name ORDER BY function_name COLLATE "C") FILTER (WHERE live > 0) AS functions,
+          array_agg(live ORDER BY function_name COLLATE "C") FILTER (WHERE live > 0) AS counts,
+          max(last_updated) AS last_updated
+        FROM (
+          SELECT dataset_name, function_name, (count(*) FILTER (WHERE staled_at IS NULL))::int AS live, max(updated_at) AS last_updated
+          FROM datapoint GROUP BY dataset_name, function_name
+        ) AS per_function
+        GROUP BY dataset_name ORDER BY dataset_name COLLATE "C"`.pipe(
+        Effect.map((rows) =>
+          rows.map((row): DatasetSummary => ({
+            name: row.dataset_name,
+            functions: (row.functions ?? []).map((functionName, index) => ({ functionName, count: row.counts![index] })),
+            lastUpdated: row.last_updated.getTime()
+          }))
+        ),
+        Effect.mapError(storeError("listDatasets"))
+      )
+  }
+}
