@@ -10,7 +10,7 @@ import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import type { GatewayConfig } from "../src/config/types.ts"
-import { Routes } from "./http/routes.ts"
+import { maxPathParamLength, Routes } from "./http/routes.ts"
 import { GatewayServicesLive } from "./services.ts"
 
 export interface ServerOptions {
@@ -83,7 +83,8 @@ export const ServerLive = (
     authentication: config.gateway.auth.enabled,
     metricsRequireAuth: config.gateway.metrics.requireAuth
   }), {
-    disableLogger: true
+    disableLogger: true,
+    routerConfig: { maxParamLength: maxPathParamLength }
   }).pipe(
     Layer.merge(options.onListening === undefined ? Layer.empty : announceAddress(config.gateway.bindAddress.host, options.onListening)),
     Layer.provide(NodeHttpServer.layer(makeNodeServer(config.gateway), {

@@ -179,9 +179,23 @@ const isolated = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
     ))
 }
 
+/**
+ * The longest value of a path parameter the router matches (find-my-way's default is 100): room
+ * for a dataset name of 128 characters, and for a longer one to reach its handler and get the
+ * 400 saying why it is not a name.
+ */
+export const maxPathParamLength = 1024
+
+const decodedLength = (segment: string): number => {
+  try {
+    return decodeURIComponent(segment).length
+  } catch {
+    return segment.length
+  }
+}
+
 /** the routes of `api` as `base` serves them: the methods of a request path, undefined for an unknown one */
 const methodsByPath = (api: GatewayApi, base: string): (path: string) => ReadonlyArray<string> | undefined => {
-  // by route path; a path with parameters (`/v1/datasets/:dataset_name`) matches as a pattern
   const methods = new Map<string, Array<string>>()
   for (const group of Object.values(api.groups)) {
     for (const endpoint of Object.values(group.endpoints)) {
@@ -189,12 +203,20 @@ const methodsByPath = (api: GatewayApi, base: string): (path: string) => Readonl
       methods.set(path, [...(methods.get(path) ?? []), endpoint.method])
     }
   }
-  const segmentPattern = (segment: string) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-  const patterns = [...methods].filter(([path]) => path.includes("/:")).map(([path, allowed]) => ({
-    pattern: new RegExp(`^${path.split("/").map(segmentPattern).join("/")}$`),
-    allowed
-  }))
-  return (path) => methods.get(path) ?? patterns.find(({ pattern }) => pattern.test(path))?.allowed
+  // a path with parameters (`/v1/datasets/:dataset_name`) matches segment by segment, as the router does
+  const patterns = [...methods].filter(([path]) => path.includes("/:")).map(([path, allowed]) => ({ segments: path.split("/"), allowed }))
+  const matches = (segments: ReadonlyArray<string>, requested: ReadonlyArray<string>) =>
+    segments.length === requested.length && segments.every((segment, i) =>
+      segment.startsWith(":")
+        ? requested[i] !== "" && decodedLength(requested[i]) <= maxPathParamLength
+        : segment === requested[i]
+    )
+  return (path) => {
+    const exact = methods.get(path)
+    if (exact !== undefined) return exact
+    const requested = path.split("/")
+    return patterns.find(({ segments }) => matches(segments, requested))?.allowed
+  }
 }
 
 /** Whatever no route takes: a 404, or a 405 on a known path; in OpenAI's shape under `<base>/openai/`. */

@@ -156,7 +156,7 @@ const chatOutput = (
   output: ReadonlyArray<OutputBlock>,
   tools: ReadonlyMap<string, ToolDefinition>,
   path: string
-): ReadonlyArray<unknown> | { readonly problem: string } => {
+): ReadonlyArray<unknown> | string => {
   const blocks: Array<unknown> = []
   for (let i = 0; i < output.length; i++) {
     const block = output[i]
@@ -167,7 +167,7 @@ const chatOutput = (
     const name = block.name ?? block.raw_name
     const args = parsedArguments(block)
     const problem = toolCallProblem(name, args, tools, `${path}[${i}]`)
-    if (problem !== undefined) return { problem }
+    if (problem !== undefined) return problem
     blocks.push({
       type: "tool_call",
       id: block.id,
@@ -186,7 +186,7 @@ const checkChat = (fn: FunctionConfig, datapoint: ChatDatapoint, config: Gateway
   let output: ReadonlyArray<unknown> | undefined
   if (datapoint.output != null) {
     const checked = chatOutput(datapoint.output, tools, `${path}.output`)
-    if ("problem" in checked) return checked.problem
+    if (typeof checked === "string") return checked
     output = checked
   }
   const toolParams: Record<string, unknown> = {}

@@ -10,6 +10,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DatapointIds, DatapointsResponse, DatasetsResponse, DeletedDatapoints, ListDatapointsRequest } from "../../src/api/datasets.ts"
 import { FeedbackRequest, FeedbackResponse } from "../../src/api/feedback.ts"
 import { GatewayApi } from "../../src/api/gateway.ts"
 import { ChatInferenceResponse, InferenceChunk, InferenceRequest, JsonInferenceResponse } from "../../src/api/inference.ts"
@@ -94,9 +95,8 @@ const routesOf = (spec: Spec): Array<string> =>
 /** routes the gateway does not serve (yet): the spec's later endpoints, and some it never will */
 const otherPaths = [
   "/",
-  "/v1/datasets/x/datapoints",
-  "/v1/datasets/x",
-  "/v1/datasets/x/list_datapoints",
+  "/v1/datasets/x/y",
+  "/v1/datasets/x/datapoints/y",
   "/workflow_evaluation_run",
   "/batch_inference",
   "/openai/v1/responses",
@@ -140,31 +140,44 @@ describe("GET /openapi.json", () => {
   it("lists every route the gateway answers, with its method, and no other", async () => {
     const documented = routesOf(spec)
     expect(documented).toEqual([
+      "DELETE /v1/datasets/{dataset_name}",
+      "DELETE /v1/datasets/{dataset_name}/datapoints",
       "GET /docs",
       "GET /health",
       "GET /metrics",
       "GET /openai/v1/models",
       "GET /openapi.json",
       "GET /status",
+      "GET /v1/datasets",
+      "GET /v1/datasets/{dataset_name}/datapoints/export",
+      "PATCH /v1/datasets/{dataset_name}/datapoints",
+      "PATCH /v1/datasets/{dataset_name}/datapoints/metadata",
       "POST /feedback",
       "POST /inference",
       "POST /openai/v1/chat/completions",
       "POST /openai/v1/embeddings",
+      "POST /v1/datasets/{dataset_name}/datapoints",
+      "POST /v1/datasets/{dataset_name}/datapoints/import",
+      "POST /v1/datasets/{dataset_name}/from_inferences",
+      "POST /v1/datasets/{dataset_name}/get_datapoints",
+      "POST /v1/datasets/{dataset_name}/list_datapoints",
       "POST /v1/inferences/get_inferences",
       "POST /v1/inferences/list_inferences"
     ])
     // ask every method of every path, documented or not: a route answers unless the router says it has none
     const answered: Array<string> = []
     for (const path of [...Object.keys(spec.paths), ...otherPaths]) {
+      // a path parameter (`{dataset_name}`) asked with a value
+      const concrete = path.replace(/\{\w+\}/g, "x")
       for (const method of methods) {
-        const response = await fetch(gateway.url + path, { method, ...(method === "GET" ? {} : { body: "{}" }) })
+        const response = await fetch(gateway.url + concrete, { method, ...(method === "GET" ? {} : { body: "{}" }) })
         const text = await response.text()
         const unrouted = response.status === 405 || (response.status === 404 && /no route for/.test(text))
         if (!unrouted) answered.push(`${method} ${path}`)
         if (response.status === 405) {
           // a known path: the answer names exactly the documented methods
           const allowed = Object.keys(spec.paths[path]).map((m) => m.toUpperCase()).join(", ")
-          expect(text).toContain(`${path} accepts ${allowed}, not ${method}`)
+          expect(text).toContain(`${concrete} accepts ${allowed}, not ${method}`)
         }
       }
     }
@@ -176,6 +189,7 @@ describe("GET /openapi.json", () => {
     expect(propertiesOf(spec, requestSchema(spec, "/feedback")).sort()).toEqual(fieldsOf(FeedbackRequest))
     expect(propertiesOf(spec, requestSchema(spec, "/v1/inferences/get_inferences")).sort()).toEqual(fieldsOf(GetInferencesRequest))
     expect(propertiesOf(spec, requestSchema(spec, "/v1/inferences/list_inferences")).sort()).toEqual(fieldsOf(ListInferencesRequest))
+    expect(propertiesOf(spec, requestSchema(spec, "/v1/datasets/{dataset_name}/list_datapoints")).sort()).toEqual(fieldsOf(ListDatapointsRequest))
     expect(propertiesOf(spec, responseSchema(spec, "/feedback")).sort()).toEqual(fieldsOf(FeedbackResponse))
     expect(propertiesOf(spec, responseSchema(spec, "/inference")).sort()).toEqual(
       [...new Set([...fieldsOf(ChatInferenceResponse), ...fieldsOf(JsonInferenceResponse)])].sort()
@@ -275,6 +289,38 @@ describe("GET /openapi.json", () => {
       const listed = await gateway.post("/v1/inferences/list_inferences", { include_feedback: true, include_model_inferences: true })
       expect(listed.body.inferences.length).toBeGreaterThan(2)
       conforms(InferencesResponse, listed.body)
+    })
+
+    it("the dataset routes: ids, datapoints (chat and json, live and stale), counts and datasets", async () => {
+      const send = async (method: string, route: string, body?: unknown): Promise<any> => {
+        const response = await fetch(gateway.url + route, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+        expect(response.status, route).toBe(200)
+        return response.json()
+      }
+      const created = await send("POST", "/v1/datasets/conforming/datapoints", {
+        datapoints: [
+          {
+            type: "chat",
+            function_name: "weather",
+            input,
+            output: [{ type: "text", text: "hi" }, { type: "tool_call", id: "1", name: "get_temperature", arguments: { location: "Oslo" } }],
+            tags: { a: "b" },
+            tool_choice: { specific: "get_temperature" }
+          },
+          { type: "json", function_name: "extract", input, output: { answer: 1 }, output_schema: { type: "object" } }
+        ]
+      })
+      conforms(DatapointIds, created)
+      const [chatId, jsonId] = created.ids
+      conforms(DatapointIds, await send("PATCH", "/v1/datasets/conforming/datapoints", { datapoints: [{ id: chatId, type: "chat", name: "n" }] }))
+      conforms(DatapointIds, await send("PATCH", "/v1/datasets/conforming/datapoints/metadata", { datapoints: [{ id: jsonId, name: "j" }] }))
+      const read = await send("POST", "/v1/datasets/conforming/get_datapoints", { ids: [chatId, jsonId] })
+      expect(read.datapoints).toHaveLength(2)
+      conforms(DatapointsResponse, read)
+      conforms(DatapointsResponse, await send("POST", "/v1/datasets/conforming/list_datapoints", {}))
+      conforms(DatasetsResponse, await send("GET", "/v1/datasets"))
+      conforms(DeletedDatapoints, await send("DELETE", "/v1/datasets/conforming/datapoints", { ids: [jsonId] }))
+      conforms(DeletedDatapoints, await send("DELETE", "/v1/datasets/conforming"))
     })
 
     it("GET /status, GET /health, and the error bodies of both families", async () => {
