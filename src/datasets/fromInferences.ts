@@ -53,9 +53,10 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  * A chat inference's tools (`tools_available`, the choice, `parallel_tool_calls`,
  * `allowed_tools`, as src/observability/inferenceRows.ts stores them) as a datapoint's: the tools
  * not configured in `[tools]` are the ones the request added (`additional_tools`).
+ * `parallel_tool_calls` is false unless the inference says otherwise, as create makes it (spec 4.5).
  */
-export const datapointToolParams = (stored: unknown, config: GatewayConfig): DatapointToolParams | undefined => {
-  if (!isRecord(stored)) return undefined
+export const datapointToolParams = (stored: unknown, config: GatewayConfig): DatapointToolParams => {
+  if (!isRecord(stored)) return { parallel_tool_calls: false }
   const configured = new Set<string>()
   for (const tool of config.tools.values()) configured.add(tool.name)
   const available = Array.isArray(stored.tools_available) ? stored.tools_available : []
@@ -64,7 +65,7 @@ export const datapointToolParams = (stored: unknown, config: GatewayConfig): Dat
   return {
     allowed_tools: allowed,
     tool_choice: stored.tool_choice ?? null,
-    parallel_tool_calls: typeof stored.parallel_tool_calls === "boolean" ? stored.parallel_tool_calls : null,
+    parallel_tool_calls: typeof stored.parallel_tool_calls === "boolean" ? stored.parallel_tool_calls : false,
     additional_tools: additional.length === 0 ? null : additional
   }
 }

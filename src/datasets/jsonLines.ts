@@ -24,6 +24,9 @@ import type { DatasetDeps, DatasetOperations, DatasetTransfers } from "./service
 /** datapoints read from the store at a time while exporting */
 export const exportPageSize = 1000
 
+/** the nil UUID: every datapoint's id is after it */
+const beforeEveryId = "00000000-0000-0000-0000-000000000000"
+
 /** datapoints (non-blank lines) one import takes at most: all of them are checked, then written, in one piece */
 export const maxImportedDatapoints = 100_000
 
@@ -59,8 +62,8 @@ export const makeJsonLines = (
   const { stores } = deps
   return {
     exportDatapoints: (datasetName) =>
-      // keyset paging on the id: pages stay as cheap at the end of a large dataset as at its start
-      Stream.paginate(undefined as string | undefined, (after) =>
+      // keyset paging on the id, ascending from the smallest UUID: pages stay as cheap at the end of a large dataset as at its start
+      Stream.paginate(beforeEveryId, (after) =>
         stores.datasets.listDatapoints({ datasetName, orderBy: [], after, limit: exportPageSize, offset: 0 }).pipe(
           Effect.mapError((error) => storeUnavailable(stores.database.backend, error.message)),
           Effect.map((page) =>
