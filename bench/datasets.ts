@@ -31,7 +31,7 @@ import { uuidv7, uuidv7Timestamp } from "../src/ids.ts"
 import type { StoredInference } from "../src/observability/records.ts"
 import type { ObservabilityStores } from "../src/observability/stores.ts"
 import { freshDatabase, type TestBackend } from "../test/support/databases.ts"
-import { startProcess } from "./processes.ts"
+import { memoryOf, startProcess } from "./processes.ts"
 
 const args = process.argv.slice(2)
 const option = (name: string, fallback: number) => {
@@ -147,6 +147,8 @@ interface Figures {
   readonly listAtZero: { readonly p50: number; readonly p99: number }
   readonly listDeep: { readonly p50: number; readonly p99: number }
   readonly get100: { readonly p50: number; readonly p99: number }
+  /** the gateway's resident memory at most (bytes): after from_inferences, after export, after import */
+  readonly peakRss: { readonly created: number; readonly exported: number; readonly imported: number }
 }
 
 const measureBackend = async (backend: TestBackend): Promise<Figures> => {
@@ -171,16 +173,19 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
       })))).ids as Array<string>
     )
     if (created.value.length !== inferenceCount) throw new Error(`from_inferences made ${created.value.length} datapoints, not ${inferenceCount}`)
+    const peakCreated = memoryOf(gateway.pid, "VmHWM")
 
     console.error(`${backend}: export and import`)
     const exported = await timed(async () => expectOk("export", await call(pool, "GET", "/v1/datasets/bench/datapoints/export")))
     const lines = exported.value.split("\n").length - 1
     if (lines !== inferenceCount) throw new Error(`export wrote ${lines} lines, not ${inferenceCount}`)
+    const peakExported = memoryOf(gateway.pid, "VmHWM")
     const imported = await timed(async () =>
       JSON.parse(expectOk("import", await call(pool, "POST", "/v1/datasets/bench_imported/datapoints/import", exported.value, "application/jsonl")))
         .ids as Array<string>
     )
     if (imported.value.length !== inferenceCount) throw new Error(`import made ${imported.value.length} datapoints, not ${inferenceCount}`)
+    const peakImported = memoryOf(gateway.pid, "VmHWM")
 
     console.error(`${backend}: latencies`)
     const listAt = (offset: number) => () =>
@@ -205,7 +210,8 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
       importRate: inferenceCount / imported.seconds,
       listAtZero,
       listDeep,
-      get100
+      get100,
+      peakRss: { created: peakCreated, exported: peakExported, imported: peakImported }
     }
   } finally {
     await pool.close()
@@ -240,7 +246,11 @@ const main = async () => {
     [`import (JSON Lines)`, ...results.map((result) => rate(result.importRate))],
     [`list_datapoints, tag filter, limit 100, offset 0: p50 / p99`, ...results.map((result) => `${ms(result.listAtZero.p50)} / ${ms(result.listAtZero.p99)}`)],
     [`  at offset ${deepOffset}: p50 / p99`, ...results.map((result) => `${ms(result.listDeep.p50)} / ${ms(result.listDeep.p99)}`)],
-    [`get_datapoints, 100 ids: p50 / p99`, ...results.map((result) => `${ms(result.get100.p50)} / ${ms(result.get100.p99)}`)]
+    [`get_datapoints, 100 ids: p50 / p99`, ...results.map((result) => `${ms(result.get100.p50)} / ${ms(result.get100.p99)}`)],
+    [
+      `gateway peak resident memory after from_inferences / export / import`,
+      ...results.map(({ peakRss }) => [peakRss.created, peakRss.exported, peakRss.imported].map((bytes) => Math.round(bytes / 1024 / 1024)).join(" / ") + " MiB")
+    ]
   ]
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)))
   console.log(`datasets at scale: ${inferenceCount} inferences, latencies over ${samples} sequential requests each`)

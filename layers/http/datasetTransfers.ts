@@ -25,13 +25,14 @@ import { readRequestBody, RequestBodyBudget } from "./requestBody.ts"
 const decodeFromInferences = makeDecoder(FromInferencesRequest)
 
 /**
- * The largest import body: a file of `maxImportedDatapoints` lines of a few hundred bytes each
- * is tens of MiB, past the bound of JSON requests (10 MiB by default), so at least 64 MiB, or
- * `max_request_body_bytes` when that is larger; never more than the bodies all requests may
- * hold at once (`max_request_bytes_in_flight`), which would refuse it as busy forever.
+ * The largest import body: 128 MiB, `maxImportedDatapoints` lines of 1.3 KB on average (a short
+ * conversation and its answer, as export writes it, is 0.7 KB), past the bound of JSON requests
+ * (10 MiB by default); or `max_request_body_bytes` when that is larger. Never more than the
+ * bodies all requests may hold at once
+ * (`max_request_bytes_in_flight`), which would refuse it as busy forever.
  */
 export const importBodyLimit = (gateway: GatewayConfig["gateway"]): number =>
-  Math.max(gateway.maxRequestBodyBytes, Math.min(64 * 1024 * 1024, gateway.maxRequestBytesInFlight))
+  Math.max(gateway.maxRequestBodyBytes, Math.min(128 * 1024 * 1024, gateway.maxRequestBytesInFlight))
 
 const textEncoder = new TextEncoder()
 const textDecoder = new TextDecoder()
