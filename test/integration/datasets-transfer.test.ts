@@ -264,6 +264,20 @@ describe.each(backends)("datasets on %s: from_inferences, export and import", (b
     expect(await listDatapoints("refused")).toEqual([])
   })
 
+  it("by ids, past one page: every id found before anything is written, then all of them in order", async () => {
+    const ids = bulk.slice(0, 1500)
+    const refused = await fromInferences("bulk_by_ids", { type: "inference_ids", inference_ids: [...ids.slice(0, 1400), missingId, ...ids.slice(1400)] })
+    expect(refused.status, JSON.stringify(refused.body)).toBe(404)
+    expect(refused.body.error).toContain("inference_ids[1400]")
+    expect(await listDatapoints("bulk_by_ids")).toEqual([])
+    const made = await created("bulk_by_ids", { type: "inference_ids", inference_ids: ids })
+    expect(made).toHaveLength(1500)
+    expect(sourcesOf(await getDatapoints("bulk_by_ids", [made[0], made[999], made[1000], made[1499]]))).toEqual([ids[0], ids[999], ids[1000], ids[1499]])
+    const tooMany = await fromInferences("bulk_by_ids", { type: "inference_ids", inference_ids: Array.from({ length: 100_001 }, () => missingId) })
+    expect(tooMany.status).toBe(400)
+    expect(tooMany.body.error).toContain("100000")
+  })
+
   it("by query: the inferences list_inferences finds with the same parameters, newest first", async () => {
     const cases: ReadonlyArray<Record<string, unknown>> = [
       { function_name: "chat", filters: { type: "tag", key: "team", value: "red" } },
