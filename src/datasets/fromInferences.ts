@@ -16,7 +16,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { type FromInferencesRequest, maxFromInferences } from "../api/datasets.ts"
+import { datasetNameProblem, type FromInferencesRequest, maxFromInferences } from "../api/datasets.ts"
 import { filterBoundsProblem, InferenceFilter } from "../api/inferences.ts"
 import type { GatewayConfig } from "../config/types.ts"
 import { formatFieldIssues, makeDecoder } from "../decode.ts"
@@ -29,7 +29,6 @@ import type { StoreFilter } from "../inferences/store.ts"
 import type { StoredFeedback, StoredInference } from "../observability/records.ts"
 import { storeUnavailable } from "../observability/stores.ts"
 import type { StoreError } from "../storeError.ts"
-import { datasetNameProblem } from "../api/datasets.ts"
 import { searchTextOf } from "./search.ts"
 import type { DatasetDeps, DatasetOperations, DatasetTransfers } from "./service.ts"
 import type { DatapointToolParams, NewDatapoint } from "./store.ts"
@@ -224,7 +223,7 @@ export const makeFromInferences = (deps: DatasetDeps, _operations: DatasetOperat
       const criteria = toInferenceCriteria({ ...request, filters }, config.metrics)
       if (criteria instanceof InvalidRequest) return yield* criteria
       if (request.function_name !== undefined && configuredType(config, request.function_name) === undefined) {
-        return yield* new NotFound({ message: `function_name: unknown function "${request.function_name}"` })
+        return yield* new NotFound({ message: `function_name: unknown function "${request.function_name.slice(0, 200)}"` })
       }
       // only inferences with a demonstration count towards `limit`
       const demonstrated: StoreFilter = { type: "demonstration" }
