@@ -2,7 +2,8 @@
  * Stored inferences on ClickHouse (`InferenceStore` of src/inferences/store.ts): chat and json
  * inferences from their two tables, newest first and one row per id, and their model calls.
  * Lookups by id and by episode go through the `InferenceById` and `InferenceByEpisodeId`
- * tables, sorted by those ids.
+ * tables, sorted by those ids. Metric filters read the latest feedback of their metric through
+ * uncorrelated `IN` subqueries (18.16 has no correlated ones).
  */
 import { isUuid } from "../../src/ids.ts"
 import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
