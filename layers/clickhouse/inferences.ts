@@ -2,13 +2,14 @@
  * Stored inferences on ClickHouse (`InferenceStore` of src/inferences/store.ts): chat and json
  * inferences from their two tables, newest first and one row per id, and their model calls.
  * Lookups by id and by episode go through the `InferenceById` and `InferenceByEpisodeId`
- * tables, sorted by those ids.
+ * tables, sorted by those ids. Metric filters read the latest feedback of their metric through
+ * uncorrelated `IN` subqueries (18.16 has no correlated ones).
  */
 import { isUuid } from "../../src/ids.ts"
-import type { InferenceQuery, InferenceStore, InferenceTarget, StoreFilter } from "../../src/inferences/store.ts"
+import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
 import type { ClickHouse } from "./client.ts"
 import { type InferenceRow, type Json, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
-import { filterTreeSql, tagSql, timeSql } from "./filters.ts"
+import { filterTreeSql, sqlComparison, tagSql, timeSql } from "./filters.ts"
 import { refused, sqlInteger, sqlString, sqlUuid, sqlUuids } from "./sql.ts"
 
 const inferenceColumns = (type: "chat" | "json") =>
@@ -19,15 +20,64 @@ const inferenceColumns = (type: "chat" | "json") =>
 /** UUIDv7 text order is time order; ClickHouse's own UUID order is not, hence the text. */
 const newestFirst = "ORDER BY timestamp_ms DESC, toString(id) DESC LIMIT 1 BY id"
 
-/** Chat and json inferences matching `where`, newest first, one row per id; `window` caps each table's share. */
-const selectInferences = (where: string, window?: number) => {
-  const cap = window === undefined ? "" : ` LIMIT ${sqlInteger(window)}`
+/** Chat and json inferences matching `where`, newest first, one row per id. */
+const selectInferences = (where: string) => {
   const branch = (type: "chat" | "json", table: string) =>
-    `SELECT * FROM (SELECT ${inferenceColumns(type)} FROM ${table} WHERE ${where} ${newestFirst}${cap})`
+    `SELECT * FROM (SELECT ${inferenceColumns(type)} FROM ${table} WHERE ${where} ${newestFirst})`
   return `SELECT * FROM (${branch("chat", "ChatInference")} UNION ALL ${branch("json", "JsonInference")}) ${newestFirst}`
 }
 
-/** The leaves only inferences have (metric filters) come with their own SQL. */
+/**
+ * Validated UUIDs as a set of text literals, which ClickHouse reads as UUIDs: 18.16 takes a
+ * third of the time over 1,000 of them that it takes over as many `toUUID` calls (16 ms, 41 ms).
+ */
+const uuidTexts = (ids: ReadonlyArray<string>) => `(${ids.map((id) => (sqlUuid(id), `'${id.toLowerCase()}'`)).join(", ")})`
+
+/**
+ * By id; the function names (known, or else looked up in `InferenceById`, sorted by id) narrow
+ * the scan: the inference tables are sorted by function.
+ */
+const selectByIds = (ids: ReadonlyArray<string>, functionNames?: ReadonlyArray<string>) => {
+  const list = uuidTexts(ids)
+  const names = functionNames === undefined ? `SELECT function_name FROM InferenceById WHERE id IN ${list}` : functionNames.map(sqlString).join(", ")
+  return selectInferences(`function_name IN (${names}) AND id IN ${list}`)
+}
+
+/**
+ * The ids (and function names) of a page of the chat and json inferences matching `keys` (on
+ * each table) and `filter` (on both together, so that its subqueries run once), newest first.
+ */
+const selectPage = (keys: string, filter: string, offset: number, limit: number) => {
+  const branch = (table: string) => `SELECT id, function_name, episode_id, tags.key, tags.value, timestamp_ms FROM ${table} WHERE ${keys}`
+  // `page_id`: an alias `id` would stand for the text in WHERE and ORDER BY too
+  return `SELECT toString(id) AS page_id, function_name FROM (${branch("ChatInference")} UNION ALL ${branch("JsonInference")}) ` +
+    `WHERE ${filter} ${newestFirst} LIMIT ${sqlInteger(offset)}, ${sqlInteger(limit)}`
+}
+
+/** `value` as an exact Float64: 18.16 parses decimal floats inexactly, so it goes as its bits. */
+const sqlFloat64 = (value: number) => {
+  if (!Number.isFinite(value)) throw refused(`not a finite number: ${value}`)
+  const view = new DataView(new ArrayBuffer(8))
+  view.setFloat64(0, value)
+  return `reinterpretAsFloat64(reinterpretAsString(toUInt64(${view.getBigUint64(0).toString()})))`
+}
+
+const feedbackTables = { boolean_metric: "BooleanMetricFeedback", float_metric: "FloatMetricFeedback" } as const
+
+/**
+ * The targets whose latest value (newest feedback id) of the metric passes `condition`; an
+ * uncorrelated `IN` subquery, which 18.16 takes (it has no correlated ones).
+ */
+const metricSql = (filter: MetricFilter): string => {
+  const condition = filter.type === "boolean_metric"
+    ? `value = ${filter.value ? 1 : 0}`
+    : `value ${sqlComparison(filter.comparison_operator)} ${sqlFloat64(filter.value)}`
+  const latest = `SELECT target_id, value FROM ${feedbackTables[filter.type]} WHERE metric_name = ${sqlString(filter.metricName)} ` +
+    "ORDER BY target_id, toString(id) DESC LIMIT 1 BY target_id"
+  return `${filter.level === "episode" ? "episode_id" : "id"} IN (SELECT target_id FROM (${latest}) WHERE ${condition})`
+}
+
+/** The leaves only inferences have (metrics, demonstrations) come with their own SQL. */
 const filterSql = (filter: StoreFilter): string =>
   filterTreeSql(filter, (leaf) => {
     switch (leaf.type) {
@@ -35,6 +85,11 @@ const filterSql = (filter: StoreFilter): string =>
         return tagSql(leaf)
       case "time":
         return timeSql(leaf)
+      case "boolean_metric":
+      case "float_metric":
+        return metricSql(leaf)
+      case "demonstration":
+        return "id IN (SELECT target_id FROM DemonstrationFeedback)"
       default:
         throw refused(`not a filter: ${JSON.stringify(leaf)}`)
     }
@@ -45,25 +100,31 @@ export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): Infer
     run("getInferences", async (signal) => {
       const valid = ids.filter(isUuid)
       if (valid.length === 0) return []
-      const list = sqlUuids(valid)
-      // the function names narrow the scan: the inference tables are sorted by function
-      const where = `function_name IN (SELECT function_name FROM InferenceById WHERE id IN ${list}) AND id IN ${list}`
-      return (await select<InferenceRow>(selectInferences(where), signal)).map(toInference)
+      return (await select<InferenceRow>(selectByIds(valid), signal)).map(toInference)
     }),
 
   listInferences: (query: InferenceQuery) =>
     run("listInferences", async (signal) => {
       const limit = Math.max(0, Math.floor(query.limit))
       const offset = Math.max(0, Math.floor(query.offset))
-      if (limit === 0 || (query.episodeId !== undefined && !isUuid(query.episodeId))) return []
-      const conditions = [
+      if (limit === 0) return []
+      for (const id of [query.episodeId, query.before]) if (id !== undefined && !isUuid(id)) return []
+      const keys = [
         ...(query.functionName !== undefined ? [`function_name = ${sqlString(query.functionName)}`] : []),
         ...(query.variantName !== undefined ? [`variant_name = ${sqlString(query.variantName)}`] : []),
         ...(query.episodeId !== undefined ? [`episode_id = ${sqlUuid(query.episodeId)}`] : []),
-        ...(query.filter !== undefined ? [`(${filterSql(query.filter)})`] : [])
+        ...(query.before !== undefined ? [`toString(id) < ${sqlString(query.before.toLowerCase())}`] : [])
       ]
-      const where = conditions.length === 0 ? "1" : conditions.join(" AND ")
-      const sql = `${selectInferences(where, offset + limit)} LIMIT ${sqlInteger(offset)}, ${sqlInteger(limit)}`
+      const filter = query.filter === undefined ? "1" : filterSql(query.filter)
+      // Two queries: the page's ids, sorting ids alone, then whole rows for these only. One
+      // query sorting whole rows read every input and output that matched to answer 20 (a
+      // function of 100,000 inferences: 270 ms, against 50 ms).
+      const page = await select<{ page_id: string; function_name: string }>(
+        selectPage(keys.length === 0 ? "1" : keys.join(" AND "), filter, offset, limit),
+        signal
+      )
+      if (page.length === 0) return []
+      const sql = selectByIds(page.map((row) => row.page_id), [...new Set(page.map((row) => row.function_name))])
       return (await select<InferenceRow>(sql, signal)).map(toInference)
     }),
 

@@ -1,15 +1,16 @@
 /**
  * Stored inferences on Postgres (`InferenceStore` of src/inferences/store.ts): chat and json
  * inferences from their two tables, newest first, and their model calls. Columns are named:
- * a prepared `SELECT *` breaks when a migration adds one.
+ * a prepared `SELECT *` breaks when a migration adds one. Metric filters read the latest
+ * feedback of their metric through the same uncorrelated `IN` subqueries as ClickHouse's.
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import type { Fragment } from "effect/sql/Statement"
 import { isUuid } from "../../src/ids.ts"
-import type { InferenceQuery, InferenceStore, InferenceTarget, StoreFilter } from "../../src/inferences/store.ts"
+import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
 import { storeError } from "./client.ts"
-import { filterTreeSql, tagSql, timeSql } from "./filters.ts"
+import { filterTreeSql, sqlComparison, tagSql, timeSql } from "./filters.ts"
 import { type InferenceRow, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
 
 export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceStore => {
@@ -27,6 +28,20 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
           NULL::jsonb AS tool_params, output_schema, inference_params, processing_time_ms, ttft_ms, tags, timestamp
           FROM json_inference WHERE ${where}`
 
+  /** the targets whose latest value (newest feedback id) of the metric passes the filter's condition */
+  const metricSql = (filter: MetricFilter): Fragment => {
+    const latest = filter.type === "boolean_metric"
+      ? sql`SELECT DISTINCT ON (target_id) target_id, value FROM boolean_metric_feedback
+          WHERE metric_name = ${filter.metricName} ORDER BY target_id, id DESC`
+      : sql`SELECT DISTINCT ON (target_id) target_id, value FROM float_metric_feedback
+          WHERE metric_name = ${filter.metricName} ORDER BY target_id, id DESC`
+    const condition = filter.type === "boolean_metric"
+      ? sql`value = ${filter.value}`
+      : sql`value ${sqlComparison(sql, filter.comparison_operator)} ${filter.value}::float8`
+    return sql`${sql(filter.level === "episode" ? "episode_id" : "id")} IN (SELECT target_id FROM (${latest}) AS latest WHERE ${condition})`
+  }
+
+  /** The leaves only inferences have (metrics, demonstrations) come with their own SQL; none is NULL, so `NOT` is exact. */
   const filterSql = (filter: StoreFilter): Fragment =>
     filterTreeSql(sql, filter, (leaf) => {
       switch (leaf.type) {
@@ -34,6 +49,11 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
           return tagSql(sql, leaf)
         case "time":
           return timeSql(sql, leaf)
+        case "boolean_metric":
+        case "float_metric":
+          return metricSql(leaf)
+        case "demonstration":
+          return sql`id IN (SELECT target_id FROM demonstration_feedback)`
         default:
           throw new Error(`not a filter: ${JSON.stringify(leaf)}`)
       }
@@ -52,11 +72,12 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
   const listInferences = (query: InferenceQuery) => {
     const limit = Math.max(0, Math.floor(query.limit))
     const offset = Math.max(0, Math.floor(query.offset))
-    if (limit === 0 || (query.episodeId !== undefined && !isUuid(query.episodeId))) return Effect.succeed([])
+    if (limit === 0 || [query.episodeId, query.before].some((id) => id !== undefined && !isUuid(id))) return Effect.succeed([])
     const where = sql.and([
       ...(query.functionName !== undefined ? [sql`function_name = ${query.functionName}`] : []),
       ...(query.variantName !== undefined ? [sql`variant_name = ${query.variantName}`] : []),
       ...(query.episodeId !== undefined ? [sql`episode_id = ${query.episodeId}`] : []),
+      ...(query.before !== undefined ? [sql`id < ${query.before}::uuid`] : []),
       ...(query.filter !== undefined ? [filterSql(query.filter)] : [])
     ])
     // each table contributes at most its newest `offset + limit` rows

@@ -1,8 +1,8 @@
 /**
  * The wire contract of reading stored inferences back: `POST /v1/inferences/get_inferences`
  * and `POST /v1/inferences/list_inferences`, and of the filters they (and later the dataset
- * endpoints) take: tags and time, combined with and/or/not; the inferences answered, and the
- * endpoints.
+ * endpoints) take: tags, time, metrics and demonstrations, combined with and/or/not (datapoints:
+ * tags and time); the inferences answered, and the endpoints.
  */
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
@@ -12,37 +12,87 @@ import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
 import { requiresKey } from "./guard.ts"
 import { ContentBlock, FinishReason, JsonOutput } from "./inference.ts"
 
-export type InferenceFilter =
-  | { readonly type: "tag"; readonly key: string; readonly value: string; readonly comparison_operator?: "=" | "!=" | undefined }
-  | { readonly type: "time"; readonly time: string; readonly comparison_operator: "<" | "<=" | ">" | ">=" }
-  | { readonly type: "and" | "or"; readonly children: ReadonlyArray<InferenceFilter> }
-  | { readonly type: "not"; readonly child: InferenceFilter }
+/** A tree of `Leaf` conditions combined with and/or/not, as sent. */
+export type FilterTreeJson<Leaf> =
+  | Leaf
+  | { readonly type: "and" | "or"; readonly children: ReadonlyArray<FilterTreeJson<Leaf>> }
+  | { readonly type: "not"; readonly child: FilterTreeJson<Leaf> }
 
-export const InferenceFilter: Schema.Codec<InferenceFilter> = Schema.Union([
-  Schema.Struct({
-    type: Schema.Literal("tag"),
-    key: Schema.String,
-    value: Schema.String,
-    comparison_operator: Schema.optional(Schema.Literals(["=", "!="]))
-  }),
-  Schema.Struct({
-    type: Schema.Literal("time"),
-    time: Schema.String,
-    comparison_operator: Schema.Literals(["<", "<=", ">", ">="])
-  }),
-  Schema.Struct({
-    type: Schema.Literal("and"),
-    children: Schema.Array(Schema.suspend((): Schema.Codec<InferenceFilter> => InferenceFilter))
-  }),
-  Schema.Struct({
-    type: Schema.Literal("or"),
-    children: Schema.Array(Schema.suspend((): Schema.Codec<InferenceFilter> => InferenceFilter))
-  }),
-  Schema.Struct({
-    type: Schema.Literal("not"),
-    child: Schema.suspend((): Schema.Codec<InferenceFilter> => InferenceFilter)
-  })
-]).annotate({ identifier: "InferenceFilter", expected: `a filter of type "tag", "time", "and", "or" or "not"` })
+const comparisonOperators = ["<", "<=", "=", ">", ">=", "!="] as const
+
+const TagFilter = Schema.Struct({
+  type: Schema.Literal("tag"),
+  key: Schema.String,
+  value: Schema.String,
+  comparison_operator: Schema.optional(Schema.Literals(["=", "!="]))
+})
+export type TagFilterJson = typeof TagFilter.Type
+
+/** on the time of the row's id */
+const TimeFilter = Schema.Struct({
+  type: Schema.Literal("time"),
+  time: Schema.String,
+  comparison_operator: Schema.Literals(comparisonOperators)
+})
+export type TimeFilterJson = typeof TimeFilter.Type
+
+/** the latest value of the metric on the inference (or on its episode, for an episode-level metric) */
+const BooleanMetricFilter = Schema.Struct({
+  type: Schema.Literal("boolean_metric"),
+  metric_name: Schema.String,
+  value: Schema.Boolean
+})
+
+const FloatMetricFilter = Schema.Struct({
+  type: Schema.Literal("float_metric"),
+  metric_name: Schema.String,
+  value: Schema.Finite,
+  comparison_operator: Schema.Literals(comparisonOperators)
+})
+
+/** the inference has at least one demonstration */
+const DemonstrationFilter = Schema.Struct({ type: Schema.Literal("demonstration") })
+
+export type InferenceFilterLeaf =
+  | TagFilterJson
+  | TimeFilterJson
+  | typeof BooleanMetricFilter.Type
+  | typeof FloatMetricFilter.Type
+  | typeof DemonstrationFilter.Type
+export type InferenceFilter = FilterTreeJson<InferenceFilterLeaf>
+
+export type DatapointFilterLeaf = TagFilterJson | TimeFilterJson
+export type DatapointFilter = FilterTreeJson<DatapointFilterLeaf>
+
+/** The schema of a filter tree whose leaves are `leaves`. */
+const filterTree = <Leaf>(
+  leaves: ReadonlyArray<Schema.Codec<Leaf>>,
+  annotations: { readonly identifier: string; readonly expected: string }
+): Schema.Codec<FilterTreeJson<Leaf>> => {
+  const self = (): Schema.Codec<FilterTreeJson<Leaf>> => tree
+  const tree: Schema.Codec<FilterTreeJson<Leaf>> = Schema.Union([
+    ...leaves,
+    Schema.Struct({ type: Schema.Literal("and"), children: Schema.Array(Schema.suspend(self)) }),
+    Schema.Struct({ type: Schema.Literal("or"), children: Schema.Array(Schema.suspend(self)) }),
+    Schema.Struct({ type: Schema.Literal("not"), child: Schema.suspend(self) })
+  ]).annotate(annotations)
+  return tree
+}
+
+/** The filters of stored inferences (list_inferences, and datasets built from inferences). */
+export const InferenceFilter: Schema.Codec<InferenceFilter> = filterTree<InferenceFilterLeaf>(
+  [TagFilter, TimeFilter, BooleanMetricFilter, FloatMetricFilter, DemonstrationFilter],
+  {
+    identifier: "InferenceFilter",
+    expected: `a filter of type "tag", "time", "boolean_metric", "float_metric", "demonstration", "and", "or" or "not"`
+  }
+)
+
+/** The filters of datapoints (list_datapoints): tags and time only. */
+export const DatapointFilter: Schema.Codec<DatapointFilter> = filterTree<DatapointFilterLeaf>([TagFilter, TimeFilter], {
+  identifier: "DatapointFilter",
+  expected: `a filter of type "tag", "time", "and", "or" or "not"`
+})
 
 /**
  * Bounds on a filter tree, checked on the raw JSON before it is decoded (decoding and building
@@ -54,7 +104,7 @@ export const InferenceFilter: Schema.Codec<InferenceFilter> = Schema.Union([
  */
 export const filterLimits = { depth: 32, nodes: 100, textChars: 16_384 } as const
 
-const filterTextFields = ["key", "value", "time"] as const
+const filterTextFields = ["key", "value", "time", "metric_name"] as const
 
 /**
  * Why the raw `filters` value exceeds `filterLimits` (the message names the field), or undefined.
@@ -72,7 +122,7 @@ export const filterBoundsProblem = (raw: unknown, path: string): string | undefi
     for (const field of filterTextFields) {
       const string = node[field]
       if (typeof string === "string" && (text += string.length) > filterLimits.textChars) {
-        return `${at}.${field}: the keys, values and times of filters exceed ${filterLimits.textChars} characters in all`
+        return `${at}.${field}: the keys, values, times and metric names of filters exceed ${filterLimits.textChars} characters in all`
       }
     }
     const children = node.children
@@ -210,7 +260,7 @@ export const InferencesGroup = HttpApiGroup.make("inferences")
       error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
     }).annotateMerge(OpenApi.annotations({
       summary: "List stored inferences",
-      description: "Filtered by function, variant, episode, tags and time; newest first, `limit` (default 20) from `offset`."
+      description: "Filtered by function, variant, episode, tags, time, metrics and demonstrations; newest first, `limit` (default 20) from `offset`."
     }))
   )
   .annotateEndpointsMerge(requiresKey)

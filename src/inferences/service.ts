@@ -11,8 +11,9 @@ import { InvalidRequest, type ServiceUnavailable } from "../errors.ts"
 import { isUuidV7 } from "../inference/prepare.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../observability/records.ts"
 import { Observability, observabilityDisabled, type ObservabilityStores, storeUnavailable } from "../observability/stores.ts"
+import { Configuration } from "../services.ts"
 import type { StoreError } from "../storeError.ts"
-import { holdsNul, toStoreFilter } from "./filter.ts"
+import { toInferenceCriteria } from "./criteria.ts"
 
 /** Inferences found, with what the request asked to include. */
 export interface FoundInferences {
@@ -36,7 +37,9 @@ export class StoredInferences extends Context.Service<StoredInferences, {
 }>()("gateway/StoredInferences") {
   static readonly layer = Layer.effect(
     StoredInferences,
-    Effect.map(Observability, ({ stores }) => {
+    Effect.gen(function*() {
+      const config = yield* Configuration
+      const { stores } = yield* Observability
       if (stores === undefined) {
         const off = Effect.fail(observabilityDisabled())
         return StoredInferences.of({ get: () => off, list: () => off })
@@ -57,23 +60,10 @@ export class StoredInferences extends Context.Service<StoredInferences, {
           }),
         list: (request) =>
           Effect.gen(function*() {
-            for (const field of ["function_name", "variant_name"] as const) {
-              if (request[field]?.includes("\0")) return yield* new InvalidRequest({ message: `${field}: ${holdsNul}` })
-            }
-            if (request.episode_id !== undefined && !isUuidV7(request.episode_id)) {
-              return yield* new InvalidRequest({ message: `episode_id: "${request.episode_id}" is not an episode id (a UUIDv7)` })
-            }
-            const filter = request.filters === undefined ? undefined : toStoreFilter(request.filters, "filters")
-            if (filter instanceof InvalidRequest) return yield* filter
+            const criteria = toInferenceCriteria(request, config.metrics)
+            if (criteria instanceof InvalidRequest) return yield* criteria
             const found = yield* Effect.mapError(
-              stores.inferences.listInferences({
-                functionName: request.function_name,
-                variantName: request.variant_name,
-                episodeId: request.episode_id,
-                filter,
-                limit: request.limit ?? 20,
-                offset: request.offset ?? 0
-              }),
+              stores.inferences.listInferences({ ...criteria, limit: request.limit ?? 20, offset: request.offset ?? 0 }),
               unavailable
             )
             return yield* withIncludes(found, request)

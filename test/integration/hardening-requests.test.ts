@@ -439,7 +439,7 @@ model = "dummy::text"
   it("more text than the limit: a 400 naming the field", async () => {
     const long = { type: "and", children: [tag("red"), tag("x".repeat(20_000))] }
     expect(badRequest(await list({ filters: long }))).toBe(
-      "filters.children[1].value: the keys, values and times of filters exceed 16384 characters in all"
+      "filters.children[1].value: the keys, values, times and metric names of filters exceed 16384 characters in all"
     )
     await stillReads()
   })

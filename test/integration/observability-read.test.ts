@@ -1,7 +1,8 @@
 /**
  * Observability conformance, part 3 (issue 3, "Reading back"), against ClickHouse and
  * Postgres alike: get_inferences in the order asked, list_inferences by function, variant,
- * episode, tags and time, newest first, paged; and the 400s of bad reading requests.
+ * episode, tags, time, metrics and demonstrations, newest first, paged; and the 400s of bad
+ * reading requests.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { v7 as uuidv7 } from "uuid"
@@ -11,6 +12,21 @@ import { backends, getInferences, listInferences, observabilityToml, poll, userI
 
 const config = `
 ${observabilityToml()}
+
+[metrics.good]
+type = "boolean"
+level = "inference"
+optimize = "max"
+
+[metrics.score]
+type = "float"
+level = "inference"
+optimize = "max"
+
+[metrics.solved]
+type = "boolean"
+level = "episode"
+optimize = "max"
 
 [functions.listed]
 type = "chat"
@@ -261,7 +277,7 @@ describe.each(backends)("observability on %s: reading stored inferences back", (
       { offset: -1 },
       { episode_id: "not-an-episode" },
       { filters: { type: "tag", key: "team" } },
-      { filters: { type: "time", time: "2024-01-01T00:00:00Z", comparison_operator: "=" } },
+      { filters: { type: "time", time: "2024-01-01T00:00:00Z", comparison_operator: "==" } },
       { filters: { type: "xor", children: [] } },
       { filters: { type: "tag", key: "team", value: "red", comparison_operator: "like" } },
       { function: "listed" }
@@ -273,5 +289,89 @@ describe.each(backends)("observability on %s: reading stored inferences back", (
     }
     const limit = await gateway.post("/v1/inferences/list_inferences", { limit: 1001 })
     expect(limit.body.error).toContain("limit")
+  })
+
+  it("list_inferences filters on time with = and !=", async () => {
+    expect(await list({ filters: { type: "time", time: made[2].timestamp, comparison_operator: "=" } })).toEqual(newestFirst(2))
+    expect(await list({ filters: { type: "time", time: made[2].timestamp, comparison_operator: "!=" } })).toEqual(newestFirst(0, 1, 3, 4, 5))
+    expect(await list({ filters: { type: "time", time: "2000-01-01T00:00:00Z", comparison_operator: "=" } })).toEqual([])
+  })
+
+  // last: the feedback it gives would change what the tests above read with include_feedback
+  it("list_inferences filters on the latest value of metrics, on inferences and episodes, and on demonstrations", async () => {
+    const given: Array<[string, Record<string, unknown>]> = [
+      ["good", { inference_id: made[3].id, value: true }],
+      ["good", { inference_id: made[4].id, value: false }],
+      ["good", { inference_id: made[4].id, value: true }],
+      ["good", { inference_id: made[5].id, value: true }],
+      ["good", { inference_id: made[5].id, value: false }],
+      ["score", { inference_id: made[3].id, value: 0.5 }],
+      ["score", { inference_id: made[4].id, value: 0.1 + 0.2 }],
+      ["solved", { episode_id: made[3].episode, value: true }],
+      ["demonstration", { inference_id: made[5].id, value: [{ type: "text", text: "a better answer" }] }]
+    ]
+    // one at a time: feedback ids, in the order given, decide which value is the latest
+    for (const [metric_name, fields] of given) {
+      const response = await gateway.post("/feedback", { metric_name, ...fields })
+      expect(response.status, JSON.stringify(response.body)).toBe(200)
+    }
+    const good = { type: "boolean_metric", metric_name: "good", value: true }
+    await poll("the feedback to be stored", async () => {
+      const found = await getInferences(gateway, [made[3].id, made[4].id, made[5].id], { include_feedback: true })
+      return found.map((inference) => inference.feedback.length).join() === "3,3,3" ? found : undefined
+    })
+
+    // inferences rated good, as a person would ask: the newest rating of each counts
+    const ratedGood = await listInferences(gateway, { function_name: "listed", filters: good, include_feedback: true })
+    expect(ids(ratedGood)).toEqual(newestFirst(3, 4))
+    expect(ratedGood[0].feedback.filter((f: any) => f.metric_name === "good").map((f: any) => f.value)).toEqual([false, true])
+    expect(await list({ filters: { ...good, value: false } })).toEqual(newestFirst(5))
+    // an inference never rated matches neither value, and so matches `not` of either
+    expect(await list({ filters: { type: "not", child: good } })).toEqual(newestFirst(0, 1, 2, 5))
+
+    const score = (comparison_operator: string, value: number) => list({ filters: { type: "float_metric", metric_name: "score", value, comparison_operator } })
+    expect(await score(">=", 0.5)).toEqual(newestFirst(3))
+    expect(await score("<", 0.5)).toEqual(newestFirst(4))
+    expect(await score("=", 0.1 + 0.2)).toEqual(newestFirst(4))
+    expect(await score("=", 0.3)).toEqual([])
+    expect(await score("!=", 0.5)).toEqual(newestFirst(4))
+
+    expect(await list({ filters: { type: "boolean_metric", metric_name: "solved", value: true } })).toEqual(newestFirst(3))
+    expect(await list({ filters: { type: "demonstration" } })).toEqual(newestFirst(5))
+    expect(await list({
+      filters: { type: "or", children: [{ type: "and", children: [good, { type: "tag", key: "n", value: "4" }] }, { type: "demonstration" }] }
+    })).toEqual(newestFirst(4, 5))
+  })
+
+  it("list_inferences answers 400 for a metric filter on an unknown metric, on a metric of the other type, or with a bad operator or value", async () => {
+    const error = async (filters: unknown) => {
+      const response = await gateway.post("/v1/inferences/list_inferences", { function_name: "listed", filters })
+      expect(response.status, JSON.stringify(filters)).toBe(400)
+      return response.body.error as string
+    }
+    expect(await error({
+      type: "and",
+      children: [{ type: "tag", key: "team", value: "red" }, { type: "boolean_metric", metric_name: "nope", value: true }]
+    })).toBe(`filters.children[1].metric_name: unknown metric "nope"`)
+    // comment and demonstration are not metrics one filters on by value
+    expect(await error({ type: "float_metric", metric_name: "comment", value: 1, comparison_operator: ">" })).toBe(`filters.metric_name: unknown metric "comment"`)
+    expect(await error({ type: "boolean_metric", metric_name: "score", value: true })).toMatch(/^filters\.type: metric "score" is a float metric/)
+    expect(await error({ type: "not", child: { type: "float_metric", metric_name: "good", value: 1, comparison_operator: "=" } }))
+      .toMatch(/^filters\.child\.type: metric "good" is a boolean metric/)
+    for (
+      const filters of [
+        { type: "float_metric", metric_name: "score", value: 1, comparison_operator: "~" },
+        { type: "float_metric", metric_name: "score", value: 1 },
+        { type: "float_metric", metric_name: "score", value: "1", comparison_operator: ">" },
+        { type: "float_metric", metric_name: "score", value: null, comparison_operator: ">" },
+        { type: "boolean_metric", metric_name: "good", value: "true" },
+        { type: "boolean_metric", value: true },
+        { type: "boolean_metric", metric_name: "good", value: true, comparison_operator: "=" },
+        { type: "demonstration", value: true },
+        { type: "metric", metric_name: "good", value: true }
+      ]
+    ) {
+      expect(await error(filters)).toMatch(/^filters/)
+    }
   })
 })

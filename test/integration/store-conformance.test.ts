@@ -3,14 +3,15 @@
  * the database, inferences, feedback and cache ports): the same tests against the ClickHouse
  * adapters and the Postgres adapters, each on real servers (test/support/globalSetup.ts) in
  * databases of their own: migrations, exact round trips of every record kind, idempotent
- * writes, listing with filters, ordering and pagination, the cache, awkward strings, ids that
+ * writes, listing with filters (tags, time, metrics, demonstrations), ordering and pagination
+ * (offset and keyset), the cache, awkward strings, ids that
  * are not UUIDs, and StoreErrors (not crashes) when the server cannot be reached.
  * What only one backend does is in store-clickhouse.test.ts and store-postgres.test.ts.
  */
 import { beforeAll, describe, expect, it } from "vitest"
 import { uuidv7 } from "../../src/ids.ts"
 import type { StoredInference } from "../../src/observability/records.ts"
-import type { InferenceQuery } from "../../src/inferences/store.ts"
+import type { ComparisonOperator, InferenceQuery, StoreFilter } from "../../src/inferences/store.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { queryDatabase, tablesOf } from "../support/databases.ts"
 import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, jsonInference, modelInference, oddStrings, openStore, run, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
@@ -378,6 +379,40 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       expect(await at(">", -1)).toEqual(all)
     })
 
+    it("filters by time with = and !=, to the millisecond", async () => {
+      const at = (comparison_operator: "=" | "!=", time: number) => list({ filter: { type: "time", time, comparison_operator } })
+      expect(await at("=", base + 3)).toEqual([4, 3])
+      expect(await at("!=", base + 3)).toEqual([5, 2, 1, 0])
+      expect(await at("=", base)).toEqual([0])
+      expect(await at("=", base + 5)).toEqual([])
+      expect(await at("!=", base + 5)).toEqual(all)
+      expect(await list({ filter: { type: "not", child: { type: "time", time: base + 1, comparison_operator: "=" } } })).toEqual([5, 4, 3, 2, 0])
+    })
+
+    it("pages by keyset with before: only older ids, newest first, with the other criteria", async () => {
+      expect(await list({ before: rows[5].id })).toEqual([4, 3, 2, 1, 0])
+      // 3 and 4 share a millisecond: the id orders them
+      expect(await list({ before: rows[4].id })).toEqual([3, 2, 1, 0])
+      expect(await list({ before: rows[3].id })).toEqual([2, 1, 0])
+      expect(await list({ before: rows[0].id })).toEqual([])
+      expect(await list({ before: idAt(base + 100) })).toEqual(all)
+      expect(await list({ before: idAt(base - 1) })).toEqual([])
+      expect(await list({ before: rows[5].id, filter: red })).toEqual([2, 0])
+      expect(await list({ before: rows[4].id, functionName: "write_haiku", limit: 1 })).toEqual([3])
+      expect(await list({ before: rows[5].id, limit: 2, offset: 1 })).toEqual([3, 2])
+      expect(await list({ before: "not-a-uuid" })).toEqual([])
+      // a whole listing, page after page
+      const paged: Array<number> = []
+      let before: string | undefined
+      for (let page = 0; page < 10; page++) {
+        const found = await list({ before, limit: 2 })
+        if (found.length === 0) break
+        paged.push(...found)
+        before = rows[found[found.length - 1]].id
+      }
+      expect(paged).toEqual(all)
+    })
+
     it("combines filters with and, or and not", async () => {
       expect(await list({ filter: { type: "and", children: [red, u2] } })).toEqual([5])
       expect(await list({ filter: { type: "or", children: [u2, early] } })).toEqual([5, 4, 2, 1, 0])
@@ -388,6 +423,127 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       expect(await list({ filter: { type: "and", children: [] } })).toEqual(all)
       expect(await list({ filter: { type: "or", children: [] } })).toEqual([])
       expect(await list({ functionName: "write_haiku", filter: { type: "or", children: [red, early] }, limit: 2, offset: 1 })).toEqual([2, 0])
+    })
+  })
+
+  describe("filters on metrics (their latest value, on the inference or its episode) and demonstrations", () => {
+    const suite = storeForSuite(backend)
+    const base = Date.UTC(2025, 1, 1, 12, 0, 0)
+    const episodes = [uuidv7(Date.now()), uuidv7(Date.now())]
+    const rows: ReadonlyArray<StoredInference> = [
+      chatInference({ id: idAt(base), functionName: "rated", episodeId: episodes[0] }),
+      jsonInference({ id: idAt(base + 1), functionName: "rated", episodeId: episodes[0] }),
+      chatInference({ id: idAt(base + 2), functionName: "rated", episodeId: episodes[1] }),
+      jsonInference({ id: idAt(base + 3), functionName: "rated" }),
+      chatInference({ id: idAt(base + 4), functionName: "rated" }),
+      chatInference({ id: idAt(base + 5), functionName: "rated" })
+    ]
+    const all = [5, 4, 3, 2, 1, 0]
+    /** feedback ids in a chosen order: `step` orders them (the newest wins) */
+    let step = 0
+    const later = () => idAt(base + 10_000 + step++)
+    const good = (index: number, value: boolean) => feedback("boolean", rows[index].id, value, { id: later(), metricName: "good" })
+    const score = (index: number, value: number) => feedback("float", rows[index].id, value, { id: later(), metricName: "score" })
+    const solved = (episode: number, value: boolean) =>
+      feedback("boolean", episodes[episode], value, { id: later(), metricName: "solved", targetType: "episode" })
+    const steps = (episode: number, value: number) =>
+      feedback("float", episodes[episode], value, { id: later(), metricName: "steps", targetType: "episode" })
+    const feedbackRows = [
+      good(0, true),
+      good(1, false),
+      // two ratings each: the newest one counts
+      good(2, false),
+      good(2, true),
+      good(3, true),
+      good(3, false),
+      // another metric of the same kind, and feedback of other kinds, on the same inferences
+      feedback("boolean", rows[5].id, true, { id: later(), metricName: "other" }),
+      feedback("comment", rows[5].id, "fine", { id: later(), metricName: "good" }),
+      score(0, 0.1 + 0.2),
+      score(1, 1),
+      score(2, -2.5),
+      score(3, 5),
+      score(3, 1 / 3),
+      score(5, 1.7976931348623157e308),
+      solved(0, true),
+      solved(1, true),
+      solved(1, false),
+      steps(0, 3),
+      steps(1, 7),
+      feedback("demonstration", rows[1].id, { name: "x" }, { id: later() }),
+      feedback("demonstration", rows[4].id, [{ type: "text", text: "better" }], { id: later() }),
+      feedback("demonstration", rows[4].id, [{ type: "text", text: "better still" }], { id: later() })
+    ]
+
+    const list = async (filter: StoreFilter) =>
+      (await run(suite.store.inferences.listInferences({ functionName: "rated", filter, limit: 100, offset: 0 })))
+        .map((found) => rows.findIndex((row) => row.id === found.id))
+    const isGood = (value: boolean) => ({ type: "boolean_metric", metricName: "good", level: "inference", value }) as const
+    const scored = (comparison_operator: ComparisonOperator, value: number) =>
+      ({ type: "float_metric", metricName: "score", level: "inference", value, comparison_operator }) as const
+
+    beforeAll(async () => {
+      // feedback written newest first and in two batches: the ids, not the writes, order it
+      await run(write(suite.store, batch({ inferences: [...rows].reverse(), feedback: feedbackRows.slice(8).reverse() })))
+      await run(write(suite.store, batch({ feedback: feedbackRows.slice(0, 8).reverse() })))
+    })
+
+    it("boolean metrics of inferences: the latest value; none matches neither value", async () => {
+      expect(await list(isGood(true))).toEqual([2, 0])
+      expect(await list(isGood(false))).toEqual([3, 1])
+      // without a rating (4, 5), an inference is left out of both, and so `not` of either takes it
+      expect(await list({ type: "not", child: isGood(true) })).toEqual([5, 4, 3, 1])
+      expect(await list({ type: "not", child: isGood(false) })).toEqual([5, 4, 2, 0])
+      expect(await list({ type: "boolean_metric", metricName: "other", level: "inference", value: true })).toEqual([5])
+      expect(await list({ type: "boolean_metric", metricName: "never_given", level: "inference", value: true })).toEqual([])
+      expect(await list({ type: "not", child: { type: "boolean_metric", metricName: "never_given", level: "inference", value: false } })).toEqual(all)
+    })
+
+    it("float metrics of inferences: every operator, compared exactly, on the latest value", async () => {
+      // latest values: 0 -> 0.1 + 0.2, 1 -> 1, 2 -> -2.5, 3 -> 1/3 (after 5), 5 -> the largest double; 4 has none
+      expect(await list(scored("=", 0.1 + 0.2))).toEqual([0])
+      expect(await list(scored("=", 0.3))).toEqual([])
+      expect(await list(scored("!=", 0.3))).toEqual([5, 3, 2, 1, 0])
+      expect(await list(scored(">", 0.3))).toEqual([5, 3, 1, 0])
+      expect(await list(scored(">=", 0.30000000000000004))).toEqual([5, 3, 1, 0])
+      expect(await list(scored(">", 0.30000000000000004))).toEqual([5, 3, 1])
+      expect(await list(scored("<", 0.30000000000000004))).toEqual([2])
+      expect(await list(scored("<=", 0.30000000000000004))).toEqual([2, 0])
+      expect(await list(scored("=", 1 / 3))).toEqual([3])
+      expect(await list(scored("=", 5))).toEqual([])
+      expect(await list(scored("<", 1))).toEqual([3, 2, 0])
+      expect(await list(scored("<=", 1))).toEqual([3, 2, 1, 0])
+      expect(await list(scored(">=", 1.7976931348623157e308))).toEqual([5])
+      expect(await list(scored("<", -2.5))).toEqual([])
+      expect(await list(scored("<=", -2.5))).toEqual([2])
+      expect(await list(scored("!=", -2.5))).toEqual([5, 3, 1, 0])
+      expect(await list({ type: "not", child: scored(">", 0) })).toEqual([4, 2])
+    })
+
+    it("episode-level metrics: the latest value on the inference's episode", async () => {
+      const isSolved = (value: boolean) => ({ type: "boolean_metric", metricName: "solved", level: "episode", value }) as const
+      const took = (comparison_operator: ComparisonOperator, value: number) =>
+        ({ type: "float_metric", metricName: "steps", level: "episode", value, comparison_operator }) as const
+      expect(await list(isSolved(true))).toEqual([1, 0])
+      expect(await list(isSolved(false))).toEqual([2])
+      expect(await list({ type: "not", child: isSolved(true) })).toEqual([5, 4, 3, 2])
+      expect(await list(took("<", 5))).toEqual([1, 0])
+      expect(await list(took(">=", 7))).toEqual([2])
+      expect(await list(took("=", 3))).toEqual([1, 0])
+      // the level decides what the feedback targets: no inference is rated "solved" itself
+      expect(await list({ type: "boolean_metric", metricName: "solved", level: "inference", value: true })).toEqual([])
+    })
+
+    it("demonstrations, and metric filters combined with each other and with tags and time", async () => {
+      expect(await list({ type: "demonstration" })).toEqual([4, 1])
+      expect(await list({ type: "not", child: { type: "demonstration" } })).toEqual([5, 3, 2, 0])
+      expect(await list({ type: "and", children: [isGood(true), scored("<", 0)] })).toEqual([2])
+      expect(await list({ type: "or", children: [isGood(true), { type: "demonstration" }] })).toEqual([4, 2, 1, 0])
+      expect(await list({ type: "and", children: [{ type: "not", child: isGood(true) }, { type: "time", time: base + 3, comparison_operator: "<=" }] }))
+        .toEqual([3, 1])
+      expect(await list({ type: "and", children: [{ type: "tag", key: "user", value: "u1", comparison_operator: "=" }, scored(">", 0)] })).toEqual([5, 0])
+      expect(await run(suite.store.inferences.listInferences({ functionName: "rated", filter: { type: "demonstration" }, before: rows[4].id, limit: 10, offset: 0 })))
+        .toStrictEqual([rows[1]])
     })
   })
 
