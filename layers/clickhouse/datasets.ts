@@ -165,6 +165,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
 
     replaceDatapoints: (datasetName, replacements, now) =>
       exclusively(datasetName)(run("replaceDatapoints", async (signal) => {
+        if (replacements.length === 0) return { notLive: [] }
         const given = replacements.map((replacement) => replacement.previousId)
         const current = await currentVersions(datasetName, validIds(given), signal)
         const notLive = notLiveAmong(given, current)
