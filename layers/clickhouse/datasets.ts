@@ -134,6 +134,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
         const limit = Math.max(0, Math.floor(query.limit))
         const offset = Math.max(0, Math.floor(query.offset))
         if (limit === 0) return []
+        if (query.after !== undefined && !isUuid(query.after)) throw refused(`not a UUID: ${JSON.stringify(query.after.slice(0, 100))}`)
         const terms = [...new Set(query.search ?? [])]
         const conditions = [
           inDataset(query.datasetName),
@@ -164,6 +165,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
 
     replaceDatapoints: (datasetName, replacements, now) =>
       exclusively(datasetName)(run("replaceDatapoints", async (signal) => {
+        if (replacements.length === 0) return { notLive: [] }
         const given = replacements.map((replacement) => replacement.previousId)
         const current = await currentVersions(datasetName, validIds(given), signal)
         const notLive = notLiveAmong(given, current)

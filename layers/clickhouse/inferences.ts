@@ -2,7 +2,8 @@
  * Stored inferences on ClickHouse (`InferenceStore` of src/inferences/store.ts): chat and json
  * inferences from their two tables, newest first and one row per id, and their model calls.
  * Lookups by id and by episode go through the `InferenceById` and `InferenceByEpisodeId`
- * tables, sorted by those ids.
+ * tables, sorted by those ids. Metric filters read the latest feedback of their metric through
+ * uncorrelated `IN` subqueries (18.16 has no correlated ones).
  */
 import { isUuid } from "../../src/ids.ts"
 import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
@@ -32,9 +33,15 @@ const selectInferences = (where: string) => {
  */
 const uuidTexts = (ids: ReadonlyArray<string>) => `(${ids.map((id) => (sqlUuid(id), `'${id.toLowerCase()}'`)).join(", ")})`
 
-/** by id, with their function names: the inference tables are sorted by function */
-const selectByIds = (ids: ReadonlyArray<string>, functionNames: ReadonlyArray<string>) =>
-  selectInferences(`function_name IN (${functionNames.map(sqlString).join(", ")}) AND id IN ${uuidTexts(ids)}`)
+/**
+ * By id; the function names (known, or else looked up in `InferenceById`, sorted by id) narrow
+ * the scan: the inference tables are sorted by function.
+ */
+const selectByIds = (ids: ReadonlyArray<string>, functionNames?: ReadonlyArray<string>) => {
+  const list = uuidTexts(ids)
+  const names = functionNames === undefined ? `SELECT function_name FROM InferenceById WHERE id IN ${list}` : functionNames.map(sqlString).join(", ")
+  return selectInferences(`function_name IN (${names}) AND id IN ${list}`)
+}
 
 /**
  * The ids (and function names) of a page of the chat and json inferences matching `keys` (on
@@ -93,10 +100,7 @@ export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): Infer
     run("getInferences", async (signal) => {
       const valid = ids.filter(isUuid)
       if (valid.length === 0) return []
-      // the function names narrow the scan: the inference tables are sorted by function
-      const names = await select<{ function_name: string }>(`SELECT DISTINCT function_name FROM InferenceById WHERE id IN ${uuidTexts(valid)}`, signal)
-      if (names.length === 0) return []
-      return (await select<InferenceRow>(selectByIds(valid, names.map((row) => row.function_name)), signal)).map(toInference)
+      return (await select<InferenceRow>(selectByIds(valid), signal)).map(toInference)
     }),
 
   listInferences: (query: InferenceQuery) =>

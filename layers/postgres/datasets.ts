@@ -9,7 +9,7 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import { Buffer } from "node:buffer"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import type { SqlError } from "effect/sql/SqlError"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
 import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, NewDatapoint } from "../../src/datasets/store.ts"
 import { isUuid } from "../../src/ids.ts"
@@ -20,7 +20,11 @@ import { isUnstorableText, storable } from "./database.ts"
 import { filterTreeSql, tagSql, timeSql } from "./filters.ts"
 import { datapointColumns, datapointJson, type DatapointRow, toDatapoint } from "./rows.ts"
 
-/** rows per INSERT: each INSERT takes its rows as one JSON array, kept well under what a message may carry */
+/**
+ * JSON per INSERT: each INSERT takes its rows as one JSON array (one bound parameter, no limit
+ * on rows per statement), kept to a size Postgres parses without strain; the INSERTs of one
+ * batch share a transaction.
+ */
 const maxChunkBytes = 8 * 1024 * 1024
 
 /** A change found ids that are not live datapoints of the dataset: its transaction rolls back. */
@@ -79,6 +83,7 @@ const built = <A>(operation: string, build: () => A): Effect.Effect<A, StoreErro
 export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore => {
   const columns = sql.literal(datapointColumns)
 
+  /** a version written again (a retried call) is stored once */
   const insertRows = (arrays: ReadonlyArray<Buffer>) =>
     Effect.forEach(arrays, (rows) =>
       sql`INSERT INTO datapoint (id, dataset_name, function_name, function_type, input, output, episode_id, tags, name,
@@ -98,7 +103,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
   const transaction = <A, E>(arrays: ReadonlyArray<Buffer>, change: (arrays: ReadonlyArray<Buffer>) => Effect.Effect<A, E | SqlError>) =>
     sql.withTransaction(change(arrays)).pipe(
       Effect.catchIf(
-        (error): error is SqlError => (error as { _tag?: unknown })._tag === "SqlError" && isUnstorableText(error as SqlError),
+        (error): error is SqlError => isSqlError(error) && isUnstorableText(error),
         () => sql.withTransaction(change(arrays.map(storable)))
       )
     )
@@ -147,9 +152,8 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
     ])
     const relevance = terms.length === 0 ? sql`0` : sql.join(" + ", false)(contains.map((condition) => sql`(${condition})::int`))
     // the id's time orders as the id does: a last `timestamp DESC` is the id order itself, which the index gives
-    const criteria = query.orderBy.at(-1)?.by === "timestamp" && (query.orderBy.at(-1) as { direction: string }).direction === "descending"
-      ? query.orderBy.slice(0, -1)
-      : query.orderBy
+    const last = query.orderBy.at(-1)
+    const criteria = last?.by === "timestamp" && last.direction === "descending" ? query.orderBy.slice(0, -1) : query.orderBy
     const order = query.after !== undefined ? [sql.literal("id ASC")] : [...criteria.map(orderSql), sql.literal("id DESC")]
     return sql<DatapointRow>`SELECT ${columns}, ${relevance} AS relevance FROM datapoint WHERE ${where}
       ORDER BY ${sql.csv(order)} LIMIT ${limit} OFFSET ${offset}`

@@ -23,9 +23,16 @@ export const tagSql = (sql: PgClient.PgClient, filter: TagFilter): Fragment =>
     ? sql`COALESCE(tags ->> ${filter.key}::text = ${filter.value}::text, FALSE)`
     : sql`COALESCE(tags ->> ${filter.key}::text <> ${filter.value}::text, FALSE)`
 
-/** on `column` (a timestamptz, milliseconds kept) */
-export const timeSql = (sql: PgClient.PgClient, filter: TimeFilter, column = "timestamp"): Fragment =>
-  sql`${sql(column)} ${sqlComparison(sql, filter.comparison_operator)} ${new Date(filter.time)}`
+/**
+ * On `column` (a timestamptz holding whole milliseconds). A fractional bound is rounded the way
+ * that keeps the comparison exact, as on ClickHouse (`=` with a fraction matches nothing, `!=` everything).
+ */
+export const timeSql = (sql: PgClient.PgClient, filter: TimeFilter, column = "timestamp"): Fragment => {
+  const operator = filter.comparison_operator
+  if (!Number.isInteger(filter.time) && (operator === "=" || operator === "!=")) return sql.literal(operator === "=" ? "FALSE" : "TRUE")
+  const whole = operator === "<" || operator === ">=" ? Math.ceil(filter.time) : Math.floor(filter.time)
+  return sql`${sql(column)} ${sqlComparison(sql, operator)} ${new Date(whole)}`
+}
 
 /** The condition of a filter tree, `leaf` giving each leaf's. */
 export const filterTreeSql = <Leaf extends { readonly type: string }>(

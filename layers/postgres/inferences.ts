@@ -1,7 +1,8 @@
 /**
  * Stored inferences on Postgres (`InferenceStore` of src/inferences/store.ts): chat and json
  * inferences from their two tables, newest first, and their model calls. Columns are named:
- * a prepared `SELECT *` breaks when a migration adds one.
+ * a prepared `SELECT *` breaks when a migration adds one. Metric filters read the latest
+ * feedback of their metric through the same uncorrelated `IN` subqueries as ClickHouse's.
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"

@@ -13,6 +13,7 @@ import { RawToolChoice } from "../config/raw.ts"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
 import { requiresKey } from "./guard.ts"
 import { AdditionalTool, Input } from "./inference.ts"
+import { DatapointFilter } from "./inferences.ts"
 
 /** `dataset_name` in every path: what `datasetNameProblem` accepts */
 export const datasetNameRule = {
@@ -36,39 +37,6 @@ const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 const Tags = Schema.Record(Schema.String, Schema.String)
 const Timestamp = Schema.String.annotate({ description: "RFC 3339, UTC" })
 const Id = Schema.String.annotate({ description: "a datapoint id (UUIDv7)" })
-
-export type DatapointFilter =
-  | { readonly type: "tag"; readonly key: string; readonly value: string; readonly comparison_operator?: "=" | "!=" | undefined }
-  | { readonly type: "time"; readonly time: string; readonly comparison_operator: "<" | "<=" | ">" | ">=" | "=" | "!=" }
-  | { readonly type: "and" | "or"; readonly children: ReadonlyArray<DatapointFilter> }
-  | { readonly type: "not"; readonly child: DatapointFilter }
-
-/** The filters of datapoints: tags, and the time of the version's id, combined with and/or/not. */
-export const DatapointFilter: Schema.Codec<DatapointFilter> = Schema.Union([
-  Schema.Struct({
-    type: Schema.Literal("tag"),
-    key: Schema.String,
-    value: Schema.String,
-    comparison_operator: Schema.optional(Schema.Literals(["=", "!="]))
-  }),
-  Schema.Struct({
-    type: Schema.Literal("time"),
-    time: Schema.String,
-    comparison_operator: Schema.Literals(["<", "<=", ">", ">=", "=", "!="])
-  }),
-  Schema.Struct({
-    type: Schema.Literal("and"),
-    children: Schema.Array(Schema.suspend((): Schema.Codec<DatapointFilter> => DatapointFilter))
-  }),
-  Schema.Struct({
-    type: Schema.Literal("or"),
-    children: Schema.Array(Schema.suspend((): Schema.Codec<DatapointFilter> => DatapointFilter))
-  }),
-  Schema.Struct({
-    type: Schema.Literal("not"),
-    child: Schema.suspend((): Schema.Codec<DatapointFilter> => DatapointFilter)
-  })
-]).annotate({ identifier: "DatapointFilter", expected: `a filter of type "tag", "time", "and", "or" or "not"` })
 
 /** A block of a chat datapoint's output: what a chat inference answers, tool calls given by `name` and `arguments`. */
 export const DatapointOutputBlock = Schema.Union([

@@ -18,7 +18,6 @@ export type FilterTreeJson<Leaf> =
   | { readonly type: "and" | "or"; readonly children: ReadonlyArray<FilterTreeJson<Leaf>> }
   | { readonly type: "not"; readonly child: FilterTreeJson<Leaf> }
 
-export type ComparisonOperatorJson = "<" | "<=" | "=" | ">" | ">=" | "!="
 const comparisonOperators = ["<", "<=", "=", ">", ">=", "!="] as const
 
 const TagFilter = Schema.Struct({
