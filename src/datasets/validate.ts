@@ -14,6 +14,7 @@ import { InvalidRequest, NotFound } from "../errors.ts"
 import { isUuid } from "../ids.ts"
 import { defaultFunctionName } from "../inference/prepare.ts"
 import { templateArgumentsProblem } from "../inference/templates.ts"
+import { holdsNul } from "../inferences/filter.ts"
 import { toolCallProblem } from "../inference/toolCalls.ts"
 import { resolveTools } from "../inference/tools.ts"
 import type { ToolDefinition } from "../inference/types.ts"
@@ -32,8 +33,6 @@ export interface CheckedDatapoint {
   readonly toolParams?: DatapointToolParams | undefined
   readonly outputSchema?: unknown
 }
-
-const holdsNul = "holds a NUL character (\\u0000), which no stored value can contain"
 
 /** `gateway::default` (model calls without a function): chat, with no schemas, templates nor tools */
 const defaultFunction: FunctionConfig = {
