@@ -18,7 +18,7 @@ import * as Semaphore from "effect/Semaphore"
 import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, StoredDatapoint } from "../../src/datasets/store.ts"
 import { isUuid } from "../../src/ids.ts"
 import type { ClickHouse } from "./client.ts"
-import { filterTreeSql, tagSql, timeSql } from "./filters.ts"
+import { filterTreeSql, tagOrTimeSql } from "./filters.ts"
 import { datapointColumns, datapointLine, type DatapointRow, toDatapoint } from "./rows.ts"
 import { refused, sqlInteger, sqlString, sqlUuids } from "./sql.ts"
 
@@ -49,17 +49,7 @@ const inDataset = (datasetName: string) => `dataset_name = ${sqlString(datasetNa
 /** a version after `row`'s: later than every version of its id even within one millisecond */
 const nextVersion = (row: DatapointRow, now: number) => Math.max(Math.floor(now), Number(row.version) + 1)
 
-const filterSql = (filter: DatapointFilter): string =>
-  filterTreeSql(filter, (leaf) => {
-    switch (leaf.type) {
-      case "tag":
-        return tagSql(leaf)
-      case "time":
-        return timeSql(leaf)
-      default:
-        throw refused(`not a datapoint filter: ${JSON.stringify(leaf)}`)
-    }
-  })
+const filterSql = (filter: DatapointFilter): string => filterTreeSql(filter, tagOrTimeSql)
 
 /** how many of `terms` the search text holds (0 without terms) */
 const relevanceSql = (terms: ReadonlyArray<string>) =>

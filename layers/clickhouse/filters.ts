@@ -34,6 +34,9 @@ export const timeSql = (filter: TimeFilter, column = "timestamp_ms"): string => 
   return `${column} ${operator} ${sqlInteger(Math.min(Math.max(whole, 0), Number.MAX_SAFE_INTEGER))}`
 }
 
+/** the leaves every filtered table has */
+export const tagOrTimeSql = (leaf: TagFilter | TimeFilter): string => leaf.type === "tag" ? tagSql(leaf) : timeSql(leaf)
+
 /** The condition of a filter tree, `leaf` giving each leaf's. */
 export const filterTreeSql = <Leaf extends { readonly type: string }>(
   filter: FilterTree<Leaf>,

@@ -9,7 +9,7 @@ import { isUuid } from "../../src/ids.ts"
 import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
 import type { ClickHouse } from "./client.ts"
 import { type InferenceRow, type Json, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
-import { filterTreeSql, sqlComparison, tagSql, timeSql } from "./filters.ts"
+import { filterTreeSql, sqlComparison, tagOrTimeSql } from "./filters.ts"
 import { refused, sqlInteger, sqlString, sqlUuid, sqlUuids } from "./sql.ts"
 
 const inferenceColumns = (type: "chat" | "json") =>
@@ -82,9 +82,8 @@ const filterSql = (filter: StoreFilter): string =>
   filterTreeSql(filter, (leaf) => {
     switch (leaf.type) {
       case "tag":
-        return tagSql(leaf)
       case "time":
-        return timeSql(leaf)
+        return tagOrTimeSql(leaf)
       case "boolean_metric":
       case "float_metric":
         return metricSql(leaf)

@@ -17,7 +17,7 @@ import { joinTexts } from "../../src/observability/database.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { storeError } from "./client.ts"
 import { isUnstorableText, storable } from "./database.ts"
-import { filterTreeSql, tagSql, timeSql } from "./filters.ts"
+import { filterTreeSql, tagOrTimeSql } from "./filters.ts"
 import { datapointColumns, datapointJson, type DatapointRow, toDatapoint } from "./rows.ts"
 
 /**
@@ -116,17 +116,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
       Effect.mapError(storeError(operation))
     )
 
-  const filterSql = (filter: DatapointFilter): Fragment =>
-    filterTreeSql(sql, filter, (leaf) => {
-      switch (leaf.type) {
-        case "tag":
-          return tagSql(sql, leaf)
-        case "time":
-          return timeSql(sql, leaf)
-        default:
-          throw refused(`not a datapoint filter: ${JSON.stringify(leaf)}`)
-      }
-    })
+  const filterSql = (filter: DatapointFilter): Fragment => filterTreeSql(sql, filter, (leaf) => tagOrTimeSql(sql, leaf))
 
   const orderSql = (order: DatapointOrder): Fragment => {
     switch (order.by) {

@@ -34,6 +34,10 @@ export const timeSql = (sql: PgClient.PgClient, filter: TimeFilter, column = "ti
   return sql`${sql(column)} ${sqlComparison(sql, operator)} ${new Date(whole)}`
 }
 
+/** the leaves every filtered table has */
+export const tagOrTimeSql = (sql: PgClient.PgClient, leaf: TagFilter | TimeFilter): Fragment =>
+  leaf.type === "tag" ? tagSql(sql, leaf) : timeSql(sql, leaf)
+
 /** The condition of a filter tree, `leaf` giving each leaf's. */
 export const filterTreeSql = <Leaf extends { readonly type: string }>(
   sql: PgClient.PgClient,

@@ -10,7 +10,7 @@ import type { Fragment } from "effect/sql/Statement"
 import { isUuid } from "../../src/ids.ts"
 import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
 import { storeError } from "./client.ts"
-import { filterTreeSql, sqlComparison, tagSql, timeSql } from "./filters.ts"
+import { filterTreeSql, sqlComparison, tagOrTimeSql } from "./filters.ts"
 import { type InferenceRow, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
 
 export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceStore => {
@@ -46,9 +46,8 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
     filterTreeSql(sql, filter, (leaf) => {
       switch (leaf.type) {
         case "tag":
-          return tagSql(sql, leaf)
         case "time":
-          return timeSql(sql, leaf)
+          return tagOrTimeSql(sql, leaf)
         case "boolean_metric":
         case "float_metric":
           return metricSql(leaf)
