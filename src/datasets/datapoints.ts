@@ -12,7 +12,7 @@ import type { Input } from "../api/inference.ts"
 import { Conflict, InvalidRequest, NotFound } from "../errors.ts"
 import { isUuid, uuidv7 } from "../ids.ts"
 import { holdsNul, toDatapointStoreFilter } from "../inferences/filter.ts"
-import { storeUnavailable } from "../observability/stores.ts"
+import { storeFailure } from "../observability/stores.ts"
 import type { StoreError } from "../storeError.ts"
 import { searchTerms, searchTextOf } from "./search.ts"
 import type { DatasetDeps, DatasetOperations } from "./service.ts"
@@ -116,8 +116,7 @@ const toOrder = (order: NonNullable<Parameters<DatasetOperations["list"]>[1]["or
 
 export const makeDatapointOperations = ({ config, stores }: DatasetDeps): DatasetOperations => {
   const store = stores.datasets
-  const run = <A>(effect: Effect.Effect<A, StoreError>) =>
-    Effect.mapError(effect, (error) => storeUnavailable(stores.database.backend, error.message))
+  const run = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(stores))
 
   /** `ids` of the dataset that are not live: 404 for the first missing, else 409 */
   const whyNotLive = (datasetName: string, notLive: ReadonlyArray<string>, ids: ReadonlyArray<string>, path: (index: number) => string) =>

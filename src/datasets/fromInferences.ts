@@ -27,7 +27,7 @@ import { defaultFunctionName, isUuidV7 } from "../inference/prepare.ts"
 import { toInferenceCriteria } from "../inferences/criteria.ts"
 import type { StoreFilter } from "../inferences/store.ts"
 import type { StoredFeedback, StoredInference } from "../observability/records.ts"
-import { storeUnavailable } from "../observability/stores.ts"
+import { storeFailure } from "../observability/stores.ts"
 import type { StoreError } from "../storeError.ts"
 import { searchTextOf } from "./search.ts"
 import type { DatasetDeps, DatasetOperations, DatasetTransfers } from "./service.ts"
@@ -109,8 +109,7 @@ const latestDemonstrations = (feedback: ReadonlyArray<StoredFeedback>): Map<stri
 
 export const makeFromInferences = (deps: DatasetDeps, _operations: DatasetOperations): Pick<DatasetTransfers, "fromInferences"> => {
   const { config, stores } = deps
-  const unavailable = (error: StoreError) => storeUnavailable(stores.database.backend, error.message)
-  const read = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, unavailable)
+  const read = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(stores))
 
   /** the datapoints of `inferences` (those whose function is configured as it was, and with an output to take) */
   const datapointsOf = (

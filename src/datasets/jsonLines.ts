@@ -22,7 +22,7 @@ import * as Stream from "effect/Stream"
 import { CreateDatapoint, datasetNameProblem } from "../api/datasets.ts"
 import { formatFieldIssues, makeDecoder } from "../decode.ts"
 import { InvalidRequest } from "../errors.ts"
-import { storeUnavailable } from "../observability/stores.ts"
+import { storeFailure } from "../observability/stores.ts"
 import { maxJsonDepth, tooDeepPath } from "../untrusted.ts"
 import { datapointJson } from "./json.ts"
 import type { DatasetDeps, DatasetOperations, DatasetTransfers } from "./service.ts"
@@ -72,7 +72,7 @@ export const makeJsonLines = (
       // keyset paging on the id, ascending from the smallest UUID: pages stay as cheap at the end of a large dataset as at its start
       Stream.paginate(beforeEveryId, (after) =>
         stores.datasets.listDatapoints({ datasetName, orderBy: [], after, limit: exportPageSize, offset: 0 }).pipe(
-          Effect.mapError((error) => storeUnavailable(stores.database.backend, error.message)),
+          Effect.mapError(storeFailure(stores)),
           Effect.map((page) =>
             [
               page.map((datapoint) => JSON.stringify(datapointJson(datapoint)) + "\n"),

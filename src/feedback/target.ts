@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { InvalidRequest, type ServiceUnavailable } from "../errors.ts"
 import type { InferenceTarget } from "../inferences/store.ts"
-import { type ObservabilityStores, storeUnavailable } from "../observability/stores.ts"
+import { type ObservabilityStores, storeFailure } from "../observability/stores.ts"
 import type { WriteQueue } from "../observability/writeQueue.ts"
 import type { StoreError } from "../storeError.ts"
 
@@ -28,7 +28,7 @@ const lookUp = <A>(
     const queued = inQueue()
     return queued !== undefined
       ? Effect.succeed(queued)
-      : Effect.mapError(inStore, (error) => storeUnavailable(stores.database.backend, error.message))
+      : Effect.mapError(inStore, storeFailure(stores))
   }).pipe(Effect.repeat({ schedule: lookupRetries, until: (found) => found !== undefined }))
 
 export const findInferenceTarget = (

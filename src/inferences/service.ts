@@ -10,7 +10,7 @@ import type { GetInferencesRequest, ListInferencesRequest } from "../api/inferen
 import { InvalidRequest, type ServiceUnavailable } from "../errors.ts"
 import { isUuidV7 } from "../inference/prepare.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../observability/records.ts"
-import { Observability, observabilityDisabled, type ObservabilityStores, storeUnavailable } from "../observability/stores.ts"
+import { Observability, observabilityDisabled, type ObservabilityStores, storeFailure } from "../observability/stores.ts"
 import { Configuration } from "../services.ts"
 import type { StoreError } from "../storeError.ts"
 import { toInferenceCriteria } from "./criteria.ts"
@@ -44,7 +44,7 @@ export class StoredInferences extends Context.Service<StoredInferences, {
         const off = Effect.fail(observabilityDisabled())
         return StoredInferences.of({ get: () => off, list: () => off })
       }
-      const unavailable = (error: StoreError) => storeUnavailable(stores.database.backend, error.message)
+      const unavailable = storeFailure(stores)
       const withIncludes = (inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
         withIncluded(stores, inferences, includes).pipe(Effect.mapError(unavailable))
 

@@ -10,6 +10,7 @@ import type { DatasetStore } from "../datasets/store.ts"
 import { ServiceUnavailable } from "../errors.ts"
 import type { FeedbackStore } from "../feedback/store.ts"
 import type { InferenceStore } from "../inferences/store.ts"
+import type { StoreError } from "../storeError.ts"
 import type { Backend, ObservabilityDatabase } from "./database.ts"
 
 /** The ports of one analytics database, all on its backend. */
@@ -42,3 +43,7 @@ export const observabilityDisabled = () =>
 /** The 503 of a read the database failed. */
 export const storeUnavailable = (backend: Backend, message: string) =>
   new ServiceUnavailable({ message: `the ${backend} database is unavailable: ${message}` })
+
+/** A failure of one of `stores`' ports as the 503 naming their backend. */
+export const storeFailure = (stores: ObservabilityStores) => (error: StoreError): ServiceUnavailable =>
+  storeUnavailable(stores.database.backend, error.message)
