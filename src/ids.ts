@@ -68,3 +68,6 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 /** A UUID of any version, as a database column of type UUID takes it. */
 export const isUuid = (value: string): boolean => uuidPattern.test(value)
+
+/** the distinct UUIDs among `ids`, lower-cased (as databases give them back); the others left out */
+export const distinctUuids = (ids: ReadonlyArray<string>): Array<string> => [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))]

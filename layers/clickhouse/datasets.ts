@@ -16,7 +16,7 @@ import { Buffer } from "node:buffer"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
 import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, StoredDatapoint } from "../../src/datasets/store.ts"
-import { isUuid } from "../../src/ids.ts"
+import { distinctUuids, isUuid } from "../../src/ids.ts"
 import type { ClickHouse } from "./client.ts"
 import { filterTreeSql, tagOrTimeSql } from "./filters.ts"
 import { datapointColumns, datapointLine, type DatapointRow, toDatapoint } from "./rows.ts"
@@ -37,9 +37,6 @@ const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray
   for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size))
   return chunks
 }
-
-/** the distinct UUIDs among `ids`, lower-cased as the table gives them back */
-const validIds = (ids: ReadonlyArray<string>) => [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))]
 
 /** the newest version of each id among the rows `where` selects */
 const newestVersions = (columns: string, where: string) => `SELECT ${columns} FROM Datapoint WHERE ${where} ORDER BY version DESC LIMIT 1 BY id`
@@ -113,7 +110,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
 
     getDatapoints: (datasetName, ids) =>
       run("getDatapoints", async (signal) => {
-        const valid = validIds(ids)
+        const valid = distinctUuids(ids)
         if (valid.length === 0) return []
         return Array.from((await currentVersions(datasetName, valid, signal)).values(), toDatapoint)
       }),
@@ -157,7 +154,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
       exclusively(datasetName)(run("replaceDatapoints", async (signal) => {
         if (replacements.length === 0) return { notLive: [] }
         const given = replacements.map((replacement) => replacement.previousId)
-        const current = await currentVersions(datasetName, validIds(given), signal)
+        const current = await currentVersions(datasetName, distinctUuids(given), signal)
         const notLive = notLiveAmong(given, current)
         if (notLive.length > 0) return { notLive }
         const lines = [
@@ -175,7 +172,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
       exclusively(datasetName)(run("renameDatapoints", async (signal) => {
         // an id named twice takes the last name given
         const latest = new Map(names.map((item) => [item.id.toLowerCase(), item]))
-        const current = await currentVersions(datasetName, validIds(names.map((item) => item.id)), signal)
+        const current = await currentVersions(datasetName, distinctUuids(names.map((item) => item.id)), signal)
         const notLive = notLiveAmong(Array.from(latest.values(), (item) => item.id), current)
         if (notLive.length > 0) return { notLive }
         const lines = Array.from(latest, ([id, { name }]) => {
@@ -192,7 +189,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
         const at = sqlInteger(Math.max(0, Math.floor(now)))
         const scopes = ids === "all"
           ? [inDataset(datasetName)]
-          : chunksOf(validIds(ids), idsPerQuery).map((chunk) => `${inDataset(datasetName)} AND id IN ${sqlUuids(chunk)}`)
+          : chunksOf(distinctUuids(ids), idsPerQuery).map((chunk) => `${inDataset(datasetName)} AND id IN ${sqlUuids(chunk)}`)
         let staled = 0
         for (const where of scopes) {
           const live = `SELECT * FROM (${newestVersions("*", where)}) WHERE isNull(staled_at_ms)`

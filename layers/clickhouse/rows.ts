@@ -60,11 +60,6 @@ interface Tagged {
   readonly "tags.value": ReadonlyArray<string>
 }
 
-const tagColumns = (tags: Readonly<Record<string, string>>): Tagged => {
-  const entries = Object.entries(tags)
-  return { "tags.key": entries.map(([key]) => text(key)), "tags.value": entries.map(([, value]) => text(value)) }
-}
-
 const addTagColumns = (row: Record<string, unknown>, tags: Readonly<Record<string, string>>) => {
   const keys: Array<string> = []
   const values: Array<string> = []
@@ -74,6 +69,12 @@ const addTagColumns = (row: Record<string, unknown>, tags: Readonly<Record<strin
   }
   row["tags.key"] = keys
   row["tags.value"] = values
+}
+
+const tagColumns = (tags: Readonly<Record<string, string>>): Tagged => {
+  const row: Record<string, unknown> = {}
+  addTagColumns(row, tags)
+  return row as unknown as Tagged
 }
 
 const tagsOf = (row: Tagged): Record<string, string> =>

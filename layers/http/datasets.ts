@@ -6,8 +6,8 @@
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import {
+  checkDatasetName,
   CreateDatapointsRequest,
-  datasetNameProblem,
   DeleteDatapointsRequest,
   GetDatapointsRequest,
   ListDatapointsRequest,
@@ -31,11 +31,7 @@ const decodeMetadata = makeDecoder(UpdateMetadataRequest)
 const decodeDelete = makeDecoder(DeleteDatapointsRequest)
 
 /** `dataset_name` of the path, or the 400 saying why it is not a dataset name */
-export const datasetNameParam = Effect.flatMap(HttpRouter.params, (params) => {
-  const name = params.dataset_name ?? ""
-  const problem = datasetNameProblem(name)
-  return problem === undefined ? Effect.succeed(name) : Effect.fail(new InvalidRequest({ message: problem }))
-})
+export const datasetNameParam = Effect.flatMap(HttpRouter.params, (params) => checkDatasetName(params.dataset_name ?? ""))
 
 const maxBodyBytes = Effect.map(Configuration, (config) => config.gateway.maxRequestBodyBytes)
 

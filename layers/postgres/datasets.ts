@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
 import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, NewDatapoint } from "../../src/datasets/store.ts"
-import { isUuid } from "../../src/ids.ts"
+import { distinctUuids, isUuid } from "../../src/ids.ts"
 import { joinTexts } from "../../src/observability/database.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { storeError } from "./client.ts"
@@ -31,9 +31,6 @@ const maxChunkBytes = 8 * 1024 * 1024
 class NotLive extends Data.TaggedError("NotLive")<{ readonly ids: ReadonlyArray<string> }> {}
 
 const refused = (message: string) => new StoreError({ message: `postgres refused a value: ${message}` })
-
-/** the distinct UUIDs among `ids`, lower-cased as the table gives them back */
-const validIds = (ids: ReadonlyArray<string>) => [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))]
 
 /** the given ids that are not among `changed` (the live ones the change reached), or that are named twice */
 const notLiveAmong = (given: ReadonlyArray<string>, changed: ReadonlySet<string>) => {
@@ -157,7 +154,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
       ),
 
     getDatapoints: (datasetName, ids) => {
-      const valid = validIds(ids)
+      const valid = distinctUuids(ids)
       if (valid.length === 0) return Effect.succeed([])
       return sql<DatapointRow>`SELECT ${columns} FROM datapoint WHERE id = ANY(${valid}::uuid[]) AND dataset_name = ${datasetName}`.pipe(
         Effect.map((rows) => rows.map(toDatapoint)),
@@ -180,7 +177,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
     replaceDatapoints: (datasetName, replacements, now) => {
       if (replacements.length === 0) return Effect.succeed({ notLive: [] })
       const given = replacements.map((replacement) => replacement.previousId)
-      const ids = validIds(given)
+      const ids = distinctUuids(given)
       const at = new Date(now)
       return applied(
         "replaceDatapoints",
@@ -229,7 +226,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
     },
 
     staleDatapoints: (datasetName, ids, now) => {
-      const valid = ids === "all" ? undefined : validIds(ids)
+      const valid = ids === "all" ? undefined : distinctUuids(ids)
       if (valid?.length === 0) return Effect.succeed(0)
       const at = new Date(now)
       const among = valid === undefined ? sql`TRUE` : sql`id = ANY(${valid}::uuid[])`

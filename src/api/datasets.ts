@@ -4,12 +4,14 @@
  * (update), names in place (metadata), staling (delete), and beyond the spec every dataset with
  * its counts, and a dataset's live datapoints exported and imported as JSON Lines.
  */
+import * as Effect from "effect/Effect"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { RawToolChoice } from "../config/raw.ts"
+import { InvalidRequest } from "../errors.ts"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
 import { requiresKey } from "./guard.ts"
 import { AdditionalTool, Input } from "./inference.ts"
@@ -27,6 +29,12 @@ export const datasetNameProblem = (name: string): string | undefined =>
   datasetNameRule.pattern.test(name) && !/^\.+$/.test(name)
     ? undefined
     : `dataset_name: "${name.slice(0, 140)}" is not a dataset name (${datasetNameRule.description})`
+
+/** `name` when it is a dataset name, or the 400 saying why not */
+export const checkDatasetName = (name: string): Effect.Effect<string, InvalidRequest> => {
+  const problem = datasetNameProblem(name)
+  return problem === undefined ? Effect.succeed(name) : Effect.fail(new InvalidRequest({ message: problem }))
+}
 
 /** `list_datapoints` `limit`: default 20 (spec 8), at most this */
 export const maxDatapointsListed = 1000

@@ -7,7 +7,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { type CreateDatapoint, datasetNameProblem, type UpdateDatapoint } from "../api/datasets.ts"
+import { checkDatasetName, type CreateDatapoint, type UpdateDatapoint } from "../api/datasets.ts"
 import type { Input } from "../api/inference.ts"
 import { Conflict, InvalidRequest, NotFound } from "../errors.ts"
 import { isUuid, uuidv7 } from "../ids.ts"
@@ -20,11 +20,6 @@ import type { DatapointOrder, NewDatapoint, Replacement, StoredDatapoint } from 
 import { type CheckedDatapoint, checkDatapoint } from "./validate.ts"
 
 const invalid = (message: string) => new InvalidRequest({ message })
-
-const checkDatasetName = (name: string): Effect.Effect<void, InvalidRequest> => {
-  const problem = datasetNameProblem(name)
-  return problem === undefined ? Effect.void : Effect.fail(invalid(problem))
-}
 
 const shown = (id: string) => JSON.stringify(id.slice(0, 100))
 

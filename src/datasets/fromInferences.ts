@@ -16,7 +16,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { datasetNameProblem, type FromInferencesRequest, maxFromInferences } from "../api/datasets.ts"
+import { checkDatasetName, type FromInferencesRequest, maxFromInferences } from "../api/datasets.ts"
 import { filterBoundsProblem, InferenceFilter } from "../api/inferences.ts"
 import type { GatewayConfig } from "../config/types.ts"
 import { formatFieldIssues, makeDecoder } from "../decode.ts"
@@ -30,7 +30,7 @@ import type { StoredFeedback, StoredInference } from "../observability/records.t
 import { storeFailure } from "../observability/stores.ts"
 import type { StoreError } from "../storeError.ts"
 import { searchTextOf } from "./search.ts"
-import type { DatasetDeps, DatasetOperations, DatasetTransfers } from "./service.ts"
+import type { DatasetDeps, DatasetTransfers } from "./service.ts"
 import type { DatapointToolParams, NewDatapoint } from "./store.ts"
 
 /** inferences read (and datapoints written) at a time: large enough that a round trip costs little per row */
@@ -107,7 +107,7 @@ const latestDemonstrations = (feedback: ReadonlyArray<StoredFeedback>): Map<stri
   return latest
 }
 
-export const makeFromInferences = (deps: DatasetDeps, _operations: DatasetOperations): Pick<DatasetTransfers, "fromInferences"> => {
+export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "fromInferences"> => {
   const { config, stores } = deps
   const read = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(stores))
 
@@ -252,9 +252,7 @@ export const makeFromInferences = (deps: DatasetDeps, _operations: DatasetOperat
 
   return {
     fromInferences: (datasetName, request) =>
-      Effect.suspend(() => {
-        const badName = datasetNameProblem(datasetName)
-        if (badName !== undefined) return Effect.fail(new InvalidRequest({ message: badName }))
+      Effect.andThen(checkDatasetName(datasetName), () => {
         const source = request.output_source ?? "inference"
         return request.type === "inference_ids" ? byIds(datasetName, request.inference_ids, source) : byQuery(datasetName, request, source)
       })

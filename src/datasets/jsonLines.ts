@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
-import { CreateDatapoint, datasetNameProblem } from "../api/datasets.ts"
+import { checkDatasetName, CreateDatapoint } from "../api/datasets.ts"
 import { formatFieldIssues, makeDecoder } from "../decode.ts"
 import { InvalidRequest } from "../errors.ts"
 import { storeFailure } from "../observability/stores.ts"
@@ -82,9 +82,7 @@ export const makeJsonLines = (
         )),
 
     importDatapoints: (datasetName, body) =>
-      oneImportAtATime.withPermit(Effect.suspend(() => {
-        const badName = datasetNameProblem(datasetName)
-        if (badName !== undefined) return Effect.fail(invalid(badName))
+      oneImportAtATime.withPermit(Effect.andThen(checkDatasetName(datasetName), () => {
         const datapoints: Array<CreateDatapoint> = []
         /** the line number (from 1) of each datapoint */
         const lines: Array<number> = []

@@ -86,7 +86,7 @@ export class DatasetService extends Context.Service<DatasetService, DatasetOpera
       }
       const deps: DatasetDeps = { config, stores }
       const operations = makeDatapointOperations(deps)
-      return DatasetService.of({ ...operations, ...makeFromInferences(deps, operations), ...makeJsonLines(deps, operations) })
+      return DatasetService.of({ ...operations, ...makeFromInferences(deps), ...makeJsonLines(deps, operations) })
     })
   )
 }

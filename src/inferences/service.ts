@@ -12,7 +12,6 @@ import { isUuidV7 } from "../inference/prepare.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../observability/records.ts"
 import { Observability, observabilityDisabled, type ObservabilityStores, storeFailure } from "../observability/stores.ts"
 import { Configuration } from "../services.ts"
-import type { StoreError } from "../storeError.ts"
 import { toInferenceCriteria } from "./criteria.ts"
 
 /** Inferences found, with what the request asked to include. */

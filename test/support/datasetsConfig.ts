@@ -3,6 +3,8 @@
  * with a system schema and a tool, a chat function with a user schema and templates, a plain
  * chat function, and a json function with an output schema; and datapoints that fit them.
  */
+// the json function's output schema is the dummy suites'
+import { answerSchema } from "./dummyConfig.ts"
 import { observabilityToml } from "./observability.ts"
 
 export const temperatureParameters = {
@@ -12,12 +14,6 @@ export const temperatureParameters = {
   additionalProperties: false
 }
 
-export const answerSchema = {
-  type: "object",
-  properties: { answer: { type: "string" } },
-  required: ["answer"],
-  additionalProperties: false
-}
 
 export const datasetsConfigFiles: Record<string, string> = {
   "tools/get_temperature.json": JSON.stringify(temperatureParameters),
