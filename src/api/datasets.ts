@@ -14,7 +14,7 @@ import { RawToolChoice } from "../config/raw.ts"
 import { InvalidRequest } from "../errors.ts"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
 import { requiresKey } from "./guard.ts"
-import { AdditionalTool, Input } from "./inference.ts"
+import { AdditionalTool, Input, ToolCallBlock } from "./inference.ts"
 import { DatapointFilter } from "./inferences.ts"
 
 /** `dataset_name` in every path: what `datasetNameProblem` accepts */
@@ -49,15 +49,7 @@ const Id = Schema.String.annotate({ description: "a datapoint id (UUIDv7)" })
 /** A block of a chat datapoint's output: what a chat inference answers, tool calls given by `name` and `arguments`. */
 export const DatapointOutputBlock = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
-  Schema.Struct({
-    type: Schema.Literal("tool_call"),
-    id: Schema.String,
-    name: Schema.optional(Schema.NullOr(Schema.String)),
-    arguments: Schema.optional(Schema.Unknown),
-    // accepted so that an inference's output can be sent back as it came
-    raw_name: Schema.optional(Schema.String),
-    raw_arguments: Schema.optional(Schema.String)
-  }),
+  ToolCallBlock,
   Schema.Struct({ type: Schema.Literal("thought"), text: Schema.String, signature: Schema.optional(Schema.String) }),
   Schema.Struct({ type: Schema.Literal("unknown"), data: Schema.Unknown, model_provider_name: Schema.optional(Schema.String) })
 ]).annotate({ identifier: "DatapointOutputBlock" })

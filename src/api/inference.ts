@@ -15,6 +15,20 @@ import { requiresKey } from "./guard.ts"
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 const Detail = Schema.Literals(["low", "high", "auto"])
 
+/**
+ * A tool call sent back (in an input, or as a datapoint's output): given by `name` and
+ * `arguments`, or in the output block's shape (`raw_name`, `raw_arguments`), so that a response
+ * can be sent back as it came.
+ */
+export const ToolCallBlock = Schema.Struct({
+  type: Schema.Literal("tool_call"),
+  id: Schema.String,
+  name: Schema.optional(Schema.NullOr(Schema.String)),
+  arguments: Schema.optional(Schema.Unknown),
+  raw_name: Schema.optional(Schema.String),
+  raw_arguments: Schema.optional(Schema.String)
+})
+
 export const InputBlock = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("text"),
@@ -23,15 +37,7 @@ export const InputBlock = Schema.Union([
   }),
   Schema.Struct({ type: Schema.Literal("template"), name: Schema.String, arguments: JsonObject }),
   Schema.Struct({ type: Schema.Literal("raw_text"), value: Schema.String }),
-  Schema.Struct({
-    type: Schema.Literal("tool_call"),
-    id: Schema.String,
-    // accepts the output block shape too, so a response can be sent back as it came
-    name: Schema.optional(Schema.NullOr(Schema.String)),
-    arguments: Schema.optional(Schema.Unknown),
-    raw_name: Schema.optional(Schema.String),
-    raw_arguments: Schema.optional(Schema.String)
-  }),
+  ToolCallBlock,
   Schema.Struct({ type: Schema.Literal("tool_result"), id: Schema.String, name: Schema.String, result: Schema.String }),
   Schema.Struct({
     type: Schema.Literal("file"),
