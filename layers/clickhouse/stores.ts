@@ -10,8 +10,10 @@ import { makeClickHouseCacheStore } from "./cache.ts"
 import { makeClickHouse } from "./client.ts"
 import { makeClickHouseDatabase } from "./database.ts"
 import { makeClickHouseDatasetStore } from "./datasets.ts"
+import { makeClickHouseEvaluationStore } from "./evaluations.ts"
 import { makeClickHouseFeedbackStore } from "./feedback.ts"
 import { makeClickHouseInferenceStore } from "./inferences.ts"
+import { makeClickHouseWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
 export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
   Effect.map(makeClickHouse(url), (clickhouse) => ({
@@ -19,5 +21,7 @@ export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilitySt
     inferences: makeClickHouseInferenceStore(clickhouse),
     feedback: makeClickHouseFeedbackStore(clickhouse),
     cache: makeClickHouseCacheStore(clickhouse),
-    datasets: makeClickHouseDatasetStore(clickhouse)
+    datasets: makeClickHouseDatasetStore(clickhouse),
+    evaluations: makeClickHouseEvaluationStore(clickhouse),
+    workflowEvaluations: makeClickHouseWorkflowEvaluationStore(clickhouse)
   }))

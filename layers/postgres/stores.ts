@@ -11,8 +11,10 @@ import { makePostgresCacheStore } from "./cache.ts"
 import { makePgClient } from "./client.ts"
 import { makePostgresDatabase } from "./database.ts"
 import { makePostgresDatasetStore } from "./datasets.ts"
+import { makePostgresEvaluationStore } from "./evaluations.ts"
 import { makePostgresFeedbackStore } from "./feedback.ts"
 import { makePostgresInferenceStore } from "./inferences.ts"
+import { makePostgresWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
 export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
   // The pool connects lazily; a connection attempt gives up after a few seconds, since the
@@ -22,5 +24,7 @@ export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStor
     inferences: makePostgresInferenceStore(sql),
     feedback: makePostgresFeedbackStore(sql),
     cache: makePostgresCacheStore(sql),
-    datasets: makePostgresDatasetStore(sql)
+    datasets: makePostgresDatasetStore(sql),
+    evaluations: makePostgresEvaluationStore(sql),
+    workflowEvaluations: makePostgresWorkflowEvaluationStore(sql)
   }))

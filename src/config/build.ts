@@ -59,7 +59,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   }
   if (context.hasProblems() || "errors" in compiled) return { errors: context.problems() }
   return {
-    config: { gateway: gateway.settings, models, embeddingModels, functions, tools, metrics, rateLimiting, templates: compiled.engine, shorthandCredentials: credentials },
+    config: { gateway: gateway.settings, models, embeddingModels, functions, tools, metrics, evaluations: new Map(), rateLimiting, templates: compiled.engine, shorthandCredentials: credentials },
     warnings: context.warnings()
   }
 }

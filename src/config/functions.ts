@@ -73,7 +73,8 @@ const buildFunction = (context: BuildContext, scope: FunctionScope, keyPath: Key
     tools: toolNames,
     toolChoice: toolChoiceOf(fn, scope.tools),
     parallelToolCalls: fn.parallel_tool_calls,
-    variants: buildVariants(context, scope, keyPath, name, fn, schemas)
+    variants: buildVariants(context, scope, keyPath, name, fn, schemas),
+    evaluators: new Map()
   }
 }
 

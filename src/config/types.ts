@@ -152,6 +152,70 @@ export interface FunctionConfig {
   readonly toolChoice: ToolChoice
   readonly parallelToolCalls?: boolean | undefined
   readonly variants: ReadonlyMap<string, VariantConfig>
+  /** `[functions.<fn>.evaluators.<name>]`: what `gateway evaluate --evaluator-names` and `/v1/evaluations/run` score with */
+  readonly evaluators: ReadonlyMap<string, EvaluatorConfig>
+}
+
+/** What every evaluator has, whatever its type. */
+interface EvaluatorCommon {
+  readonly name: string
+  /** the metric its scores are stored under as feedback (src/evaluations/names.ts) */
+  readonly metricName: string
+  /** boolean evaluators score true/false, float evaluators a number */
+  readonly outputType: "boolean" | "float"
+  /** which way is better: `exact_match`, `regex` and `tool_use` are `max` */
+  readonly optimize: "max" | "min"
+  /**
+   * `cutoff`: the mean a run must reach (`optimize = "max"`) or stay under (`"min"`) for
+   * `gateway evaluate` to exit 0; the command line's `--cutoffs` wins
+   */
+  readonly cutoff?: number | undefined
+}
+
+/** A regular expression as written, compiled once (linear-time matching: re2js). */
+export interface ConfiguredRegex {
+  readonly source: string
+  /** whether `text` holds a match (anywhere: anchor the pattern to match the whole text) */
+  readonly test: (text: string) => boolean
+}
+
+export type ToolUseBehavior = "none" | "any" | "none_of" | "any_of" | "all_of"
+
+export type EvaluatorConfig =
+  /** the output equals the datapoint's reference output (chat: the text blocks; json: the parsed values) */
+  | EvaluatorCommon & { readonly type: "exact_match" }
+  /** the output text matches `mustMatch` and does not match `mustNotMatch` (at least one is set) */
+  | EvaluatorCommon & {
+    readonly type: "regex"
+    readonly mustMatch?: ConfiguredRegex | undefined
+    readonly mustNotMatch?: ConfiguredRegex | undefined
+  }
+  /** which tools the output called, against `tools` */
+  | EvaluatorCommon & {
+    readonly type: "tool_use"
+    readonly behavior: ToolUseBehavior
+    readonly tools: ReadonlyArray<string>
+  }
+  /** another model judges the output; its answer `{thinking, score}` is the score */
+  | EvaluatorCommon & {
+    readonly type: "llm_judge"
+    readonly includeReferenceOutput: boolean
+    readonly inputFormat: "serialized" | "messages"
+    readonly description?: string | undefined
+    /**
+     * the built-in json function the judge runs as (`gateway::llm_judge::<scope>::<name>`), in
+     * `GatewayConfig.functions`: its variants are the judge's, each with its `system_instructions`
+     * as a literal system template, and its output schema is `judgeOutputSchema`
+     */
+    readonly judgeFunctionName: string
+  }
+
+/** `[evaluations.<name>]`: an inference evaluation of one function with its own evaluators. */
+export interface EvaluationConfig {
+  readonly name: string
+  readonly type: "inference"
+  readonly functionName: string
+  readonly evaluators: ReadonlyMap<string, EvaluatorConfig>
 }
 
 export interface MetricConfig {
@@ -176,6 +240,8 @@ export interface GatewayConfig {
   readonly functions: ReadonlyMap<string, FunctionConfig>
   readonly tools: ReadonlyMap<string, ToolDefinition>
   readonly metrics: ReadonlyMap<string, MetricConfig>
+  /** `[evaluations.<name>]` */
+  readonly evaluations: ReadonlyMap<string, EvaluationConfig>
   readonly rateLimiting: RateLimitingSettings
   readonly templates: TemplateEngine
   /** each provider type's credential for `<type>::<model>` models named in requests, resolved at start-up */

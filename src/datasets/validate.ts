@@ -41,7 +41,8 @@ const defaultFunction: FunctionConfig = {
   schemas: new Map(),
   tools: [],
   toolChoice: { type: "auto" },
-  variants: new Map()
+  variants: new Map(),
+  evaluators: new Map()
 }
 
 const functionNamed = (config: GatewayConfig, name: string): FunctionConfig | undefined =>

@@ -76,7 +76,8 @@ const defaultFunction = (modelName: string): FunctionConfig => ({
     timeouts: {},
     extraBody: [],
     extraHeaders: []
-  }]])
+  }]]),
+  evaluators: new Map()
 })
 
 /** With authentication on, each API key has its own cache entries unless they may be shared. */

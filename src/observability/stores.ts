@@ -7,10 +7,12 @@
 import * as Context from "effect/Context"
 import type { CacheStore } from "../cache/store.ts"
 import type { DatasetStore } from "../datasets/store.ts"
+import type { EvaluationStore } from "../evaluations/store.ts"
 import { ServiceUnavailable } from "../errors.ts"
 import type { FeedbackStore } from "../feedback/store.ts"
 import type { InferenceStore } from "../inferences/store.ts"
 import type { StoreError } from "../storeError.ts"
+import type { WorkflowEvaluationStore } from "../workflowEvaluations/store.ts"
 import type { Backend, ObservabilityDatabase } from "./database.ts"
 
 /** The ports of one analytics database, all on its backend. */
@@ -21,6 +23,8 @@ export interface ObservabilityStores {
   readonly feedback: FeedbackStore
   readonly cache: CacheStore
   readonly datasets: DatasetStore
+  readonly evaluations: EvaluationStore
+  readonly workflowEvaluations: WorkflowEvaluationStore
 }
 
 export class Observability extends Context.Service<Observability, {

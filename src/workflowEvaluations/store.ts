@@ -1,0 +1,60 @@
+/**
+ * The storage port of dynamic/workflow evaluation runs (spec 4.6): a run pins a variant per
+ * function and carries tags; its episodes carry a task name and tags. Inferences and feedback
+ * stay in their own tables: an inference belongs to a run through its episode, a feedback
+ * through its target (the episode, or an inference of it). Written synchronously.
+ * Implemented by layers/clickhouse/workflowEvaluations.ts and
+ * layers/postgres/workflowEvaluations.ts, checked by
+ * test/integration/store-workflow-evaluations.test.ts.
+ */
+import type * as Effect from "effect/Effect"
+import type { StoreError } from "../storeError.ts"
+
+export interface WorkflowRunRecord {
+  /** UUIDv7 */
+  readonly id: string
+  /** function name -> the variant pinned for it */
+  readonly variants: Readonly<Record<string, string>>
+  readonly projectName?: string | undefined
+  readonly displayName?: string | undefined
+  readonly tags: Readonly<Record<string, string>>
+  /** epoch ms (the id's time) */
+  readonly timestamp: number
+}
+
+export interface WorkflowEpisodeRecord {
+  /** UUIDv7: the episode id inferences and feedback carry */
+  readonly id: string
+  readonly runId: string
+  readonly taskName?: string | undefined
+  readonly tags: Readonly<Record<string, string>>
+  readonly timestamp: number
+}
+
+/** Feedback on a run's episodes and their inferences, per metric. */
+export interface WorkflowMetricSummary {
+  readonly metricName: string
+  readonly count: number
+  /** booleans count as 0 and 1; undefined for comments and demonstrations */
+  readonly mean?: number | undefined
+}
+
+export interface WorkflowEvaluationStore {
+  readonly insertRun: (run: WorkflowRunRecord) => Effect.Effect<void, StoreError>
+  readonly insertEpisode: (episode: WorkflowEpisodeRecord) => Effect.Effect<void, StoreError>
+  readonly getRun: (runId: string) => Effect.Effect<WorkflowRunRecord | undefined, StoreError>
+  /** the run episode with this id, and its run; undefined when no run has it */
+  readonly findEpisode: (
+    episodeId: string
+  ) => Effect.Effect<{ readonly episode: WorkflowEpisodeRecord; readonly run: WorkflowRunRecord } | undefined, StoreError>
+  /** runs, newest first, of one project when given */
+  readonly listRuns: (query: {
+    readonly projectName?: string | undefined
+    readonly limit: number
+    readonly offset: number
+  }) => Effect.Effect<ReadonlyArray<WorkflowRunRecord>, StoreError>
+  /** a run's episodes, oldest first */
+  readonly listEpisodes: (runId: string, page: { readonly limit: number; readonly offset: number }) => Effect.Effect<ReadonlyArray<WorkflowEpisodeRecord>, StoreError>
+  /** per metric, the feedback whose target is one of the run's episodes or an inference of one */
+  readonly metricSummaries: (runId: string) => Effect.Effect<ReadonlyArray<WorkflowMetricSummary>, StoreError>
+}
