@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { DatasetService } from "../src/datasets/service.ts"
 import { EmbeddingService } from "../src/embeddings/service.ts"
+import { EvaluationService } from "../src/evaluations/service.ts"
 import { FeedbackService } from "../src/feedback/service.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { InferenceService } from "../src/inference/service.ts"
@@ -25,7 +26,8 @@ type Env = Readonly<Record<string, string | undefined>>
 
 export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
   Layer.mergeAll(
-    InferenceService.layer,
+    // evaluation runs make their inferences through the inference use case
+    EvaluationService.layer.pipe(Layer.provideMerge(InferenceService.layer)),
     EmbeddingService.layer,
     FeedbackService.layer,
     StoredInferences.layer,

@@ -79,10 +79,11 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
   }
 
   /** the newest version of each of `ids` in the dataset, by id (ids must be valid and lower-cased) */
-  const currentVersions = async (datasetName: string, ids: ReadonlyArray<string>, signal: AbortSignal) => {
+  const currentVersions = async (datasetName: string | undefined, ids: ReadonlyArray<string>, signal: AbortSignal) => {
     const found = new Map<string, DatapointRow>()
     for (const chunk of chunksOf(ids, idsPerQuery)) {
-      const rows = await select<DatapointRow>(newestVersions(datapointColumns, `${inDataset(datasetName)} AND id IN ${sqlUuids(chunk)}`), signal)
+      const among = `id IN ${sqlUuids(chunk)}`
+      const rows = await select<DatapointRow>(newestVersions(datapointColumns, datasetName === undefined ? among : `${inDataset(datasetName)} AND ${among}`), signal)
       for (const row of rows) found.set(row.id, row)
     }
     return found

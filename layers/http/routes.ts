@@ -39,6 +39,7 @@ import {
   updateMetadataHandler
 } from "./datasets.ts"
 import { exportDatapointsHandler, fromInferencesHandler, importDatapointsHandler } from "./datasetTransfers.ts"
+import { getEvaluationRunHandler, listEvaluationRunsHandler, runEvaluationHandler } from "./evaluations.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
 import { metricsHandler } from "./metrics.ts"
@@ -137,6 +138,11 @@ const groupsOf = (
         .handleRaw("exportDatapoints", datasets("exportDatapoints", exportDatapointsHandler))
         .handleRaw("importDatapoints", datasets("importDatapoints", importDatapointsHandler))
     }),
+    HttpApiBuilder.group(api, "evaluations", (handlers) =>
+      handlers
+        .handleRaw("runEvaluation", route("evaluations", runEvaluationHandler)("runEvaluation"))
+        .handleRaw("listEvaluationRuns", route("evaluations", () => listEvaluationRunsHandler)("listEvaluationRuns"))
+        .handleRaw("getEvaluationRun", route("evaluations", () => getEvaluationRunHandler)("getEvaluationRun"))),
     HttpApiBuilder.group(api, "status", (handlers) =>
       handlers
         .handleRaw("status", route("status", () => statusHandler)("status"))

@@ -156,7 +156,8 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
     getDatapoints: (datasetName, ids) => {
       const valid = distinctUuids(ids)
       if (valid.length === 0) return Effect.succeed([])
-      return sql<DatapointRow>`SELECT ${columns} FROM datapoint WHERE id = ANY(${valid}::uuid[]) AND dataset_name = ${datasetName}`.pipe(
+      const inDataset = datasetName === undefined ? sql`` : sql`AND dataset_name = ${datasetName}`
+      return sql<DatapointRow>`SELECT ${columns} FROM datapoint WHERE id = ANY(${valid}::uuid[]) ${inDataset}`.pipe(
         Effect.map((rows) => rows.map(toDatapoint)),
         Effect.mapError(storeError("getDatapoints"))
       )

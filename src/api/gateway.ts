@@ -6,6 +6,7 @@
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as OpenApi from "effect/http-api/OpenApi"
 import { DatasetsGroup } from "./datasets.ts"
+import { EvaluationsGroup } from "./evaluations.ts"
 import { FeedbackGroup } from "./feedback.ts"
 import { bearerScheme } from "./guard.ts"
 import { InferenceGroup } from "./inference.ts"
@@ -39,12 +40,12 @@ const finish = (authentication: boolean) => (spec: Spec): Spec => {
 }
 
 export const GatewayApi = HttpApi.make("gateway")
-  .add(InferenceGroup, OpenAiGroup, FeedbackGroup, InferencesGroup, DatasetsGroup, StatusGroup, MetricsGroup, ReferenceGroup)
+  .add(InferenceGroup, OpenAiGroup, FeedbackGroup, InferencesGroup, DatasetsGroup, EvaluationsGroup, StatusGroup, MetricsGroup, ReferenceGroup)
   .annotateMerge(OpenApi.annotations({
     title: "LLM Gateway",
     description:
       "Calls functions and models across LLM providers (variants, fallbacks, streaming), with an OpenAI-compatible surface, " +
-      "and stores inferences and feedback for observability, and datasets of datapoints built from them.",
+      "and stores inferences and feedback for observability, datasets of datapoints built from them, and evaluations of functions on datasets.",
     transform: finish(true)
   }))
 export type GatewayApi = typeof GatewayApi

@@ -103,8 +103,8 @@ export interface DatasetSummary {
 export interface DatasetStore {
   /** writes new versions, all or nothing */
   readonly insertDatapoints: (datapoints: ReadonlyArray<NewDatapoint>) => Effect.Effect<void, StoreError>
-  /** the versions of the dataset with these ids, stale ones included, in any order (ids of none are left out) */
-  readonly getDatapoints: (datasetName: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
+  /** the versions of the dataset (of any dataset when undefined) with these ids, stale ones included, in any order (ids of none are left out) */
+  readonly getDatapoints: (datasetName: string | undefined, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
   /** live datapoints only */
   readonly listDatapoints: (query: DatapointQuery) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
   /**

@@ -20,6 +20,9 @@ export interface EvaluatorSummary {
   readonly stderr?: number | undefined
   /** datapoints this evaluator could not score (the inference or the evaluator failed) */
   readonly errors: number
+  /** the run's cutoff for this evaluator, when it had one, and whether the mean met it (set when the run ends) */
+  readonly cutoff?: number | undefined
+  readonly cutoffMet?: boolean | undefined
 }
 
 export type EvaluationRunStatus = "running" | "completed" | "stopped_early" | "failed"
