@@ -27,6 +27,8 @@ import { createApiKey, disableApiKey } from "../layers/apiKeys.ts"
 import { configuredStores, migrateDatabase } from "../layers/observability/index.ts"
 import { relationalUrlVariable } from "../src/auth/store.ts"
 import { analyticsUrlVariable } from "../src/observability/stores.ts"
+import type { EvaluationRunRequest } from "../src/api/evaluations.ts"
+import { parseEvaluatorNumbers } from "../src/evaluations/statistics.ts"
 import { announceListening, currentWorker, parseWorkers, runPrimary, workerCount } from "../layers/cluster.ts"
 
 /** Ends the process with `code` after `lines` went to stderr. */
@@ -41,6 +43,7 @@ class ExitWith extends Error {
 const usage = "usage: gateway (--config-file <path or glob> | --default-config | --run-migrations-only) [--log-format pretty|json] [--workers <n>|auto]\n" +
   "       gateway --create-api-key [--expiration <UTC timestamp>] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
+  "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
   "run `gateway --help` for every option"
 
 const configFileFlag = Flag.String("config-file").pipe(
@@ -217,6 +220,65 @@ const migrateCommand = Command.make("migrate", sharedFlags, migrate).pipe(
   Command.withDescription("apply pending database migrations and exit (same as --run-migrations-only)")
 )
 
+const listFlag = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description), Flag.optional)
+const commaList = (text: Option.Option<string>) =>
+  Option.map(text, (list) => list.split(",").map((item) => item.trim()).filter((item) => item !== ""))
+
+const evaluateCommand = Command.make(
+  "evaluate",
+  {
+    ...sharedFlags,
+    functionName: listFlag("function-name", "the function to evaluate (or --evaluation-name)"),
+    evaluatorNames: listFlag("evaluator-names", "comma-separated evaluators of the function or evaluation (default: all)"),
+    evaluationName: listFlag("evaluation-name", "a configured [evaluations.<name>]: its function and evaluators"),
+    datasetName: listFlag("dataset-name", "evaluate every live datapoint of the function in this dataset"),
+    datapointIds: listFlag("datapoint-ids", "or these datapoints (comma-separated ids)"),
+    variantName: listFlag("variant-name", "the variant to run (default: one drawn by weight)"),
+    concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("inferences at once"), Flag.withDefault(10)),
+    maxDatapoints: Flag.Int("max-datapoints").pipe(Flag.withDescription("evaluate the first N datapoints only"), Flag.optional),
+    inferenceCache: Flag.Literals("inference-cache", ["on", "off", "read_only", "write_only"]).pipe(
+      Flag.withDescription("the inference cache's use by the run"),
+      Flag.withDefault("on" as const)
+    ),
+    cutoffs: listFlag("cutoffs", "evaluator=mean pairs (a=0.8,b=0.5): exit 1 when a mean misses its cutoff"),
+    precision: listFlag("adaptive-stopping-precision", "evaluator=half-width pairs: stop once each 95% CI half-width is below it"),
+    format: Flag.Literals("format", ["pretty", "jsonl"]).pipe(Flag.withDescription("pretty: a summary table; jsonl: one line per result, then the summary"), Flag.withDefault("pretty" as const))
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const numbers = (flag: string, text: Option.Option<string>) => {
+        if (Option.isNone(text)) return undefined
+        const parsed = parseEvaluatorNumbers(text.value, `--${flag}`)
+        return "problem" in parsed ? failWith(2, [parsed.problem as string, usage]) : Effect.succeed(parsed)
+      }
+      const cutoffs = numbers("cutoffs", flags.cutoffs)
+      const precision = numbers("adaptive-stopping-precision", flags.precision)
+      if (flags.concurrency < 1) return yield* failWith(2, ["--concurrency must be a positive integer", usage])
+      if (Option.isSome(flags.maxDatapoints) && flags.maxDatapoints.value < 1) return yield* failWith(2, ["--max-datapoints must be a positive integer", usage])
+      const request: EvaluationRunRequest = {
+        function_name: Option.getOrUndefined(flags.functionName),
+        evaluator_names: Option.getOrUndefined(commaList(flags.evaluatorNames)),
+        evaluation_name: Option.getOrUndefined(flags.evaluationName),
+        dataset_name: Option.getOrUndefined(flags.datasetName),
+        datapoint_ids: Option.getOrUndefined(commaList(flags.datapointIds)),
+        variant_name: Option.getOrUndefined(flags.variantName),
+        concurrency: flags.concurrency,
+        max_datapoints: Option.getOrUndefined(flags.maxDatapoints),
+        inference_cache: flags.inferenceCache,
+        cutoffs: cutoffs === undefined ? undefined : yield* cutoffs,
+        adaptive_stopping_precision: precision === undefined ? undefined : yield* precision
+      }
+      const { config, warnings } = yield* configFromFlags(flags)
+      // the services' modules, loaded by this command only (like the server's)
+      const { runEvaluate } = yield* Effect.promise(() => import("../layers/evaluate.ts"))
+      const code = yield* logConfigWarnings(warnings).pipe(
+        Effect.andThen(Effect.suspend(() => runEvaluate(config, process.env, request, flags.format))),
+        Effect.provide(LoggingLive(flags.logFormat))
+      )
+      if (code !== 0) return yield* Effect.die(new ExitWith(code))
+    })
+).pipe(Command.withDescription("run an evaluation: the function on a dataset's datapoints, scored by evaluators"))
+
 const apiKeyCreate = Command.make("create", { expiration: expirationFlag, logFormat: logFormatFlag }, (flags) =>
   createKey(flags.expiration, flags.logFormat)).pipe(Command.withDescription("create an API key and print it (same as --create-api-key)"))
 
@@ -249,7 +311,7 @@ const teardown: Runtime.Teardown = (exit, onExit) => {
 }
 
 gateway.pipe(
-  Command.withSubcommands([migrateCommand, apiKeyCommand]),
+  Command.withSubcommands([migrateCommand, apiKeyCommand, evaluateCommand]),
   Command.run({ version: gatewayVersion }),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown })
