@@ -8,6 +8,7 @@
 import { TemplateEngine } from "../inference/templates.ts"
 import { type BuildContext, type ConfigInput, makeBuildContext, tableDecoder } from "./context.ts"
 import { buildEmbeddingModels } from "./embeddingModels.ts"
+import { buildEvaluations, type JudgeFunction } from "./evaluators.ts"
 import { buildFunctions } from "./functions.ts"
 import { buildGateway } from "./gateway.ts"
 import { mergeConfigSources } from "./merge.ts"
@@ -49,8 +50,13 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const models = buildModels(context, raw.models ?? {}, typeDefaults)
   const embeddingModels = buildEmbeddingModels(context, raw.embedding_models ?? {}, typeDefaults)
   const templates = makeTemplateFiles(context, gateway.templateAccess)
-  const functions = buildFunctions(context, { tools, templates, modelNames: new Set(Object.keys(raw.models ?? {})) }, raw.functions ?? {})
-  checkCredentials(context, functions, models, credentials)
+  const judges = new Map<string, JudgeFunction>()
+  const scope = { tools, templates, modelNames: new Set(Object.keys(raw.models ?? {})), judges }
+  const functions = buildFunctions(context, scope, raw.functions ?? {})
+  const evaluations = buildEvaluations(context, scope, raw.evaluations ?? {}, new Set(Object.keys(raw.functions ?? {})), functions)
+  // judges run as functions of their own (reserved `gateway::` names: no configured function has one)
+  for (const [name, judge] of judges) functions.set(name, judge.fn)
+  checkCredentials(context, functions, models, credentials, (name) => judges.get(name)?.keyPath ?? ["functions", name])
   const rateLimiting = buildRateLimiting(context, raw.rate_limiting ?? {})
 
   const compiled = TemplateEngine.compile(templates.sources())
@@ -59,7 +65,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   }
   if (context.hasProblems() || "errors" in compiled) return { errors: context.problems() }
   return {
-    config: { gateway: gateway.settings, models, embeddingModels, functions, tools, metrics, evaluations: new Map(), rateLimiting, templates: compiled.engine, shorthandCredentials: credentials },
+    config: { gateway: gateway.settings, models, embeddingModels, functions, tools, metrics, evaluations, rateLimiting, templates: compiled.engine, shorthandCredentials: credentials },
     warnings: context.warnings()
   }
 }

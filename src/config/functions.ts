@@ -1,19 +1,21 @@
 /**
  * `[functions.<name>]` -> functions: their type, the JSON Schemas of their template
- * arguments and output, their tools and tool choice, and their variants (`variants.ts`).
+ * arguments and output, their tools and tool choice, their variants (`variants.ts`) and
+ * their evaluators (`evaluators.ts`).
  */
 import type { ToolChoice, ToolDefinition } from "../inference/types.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
+import { buildEvaluators, type EvaluatorsScope } from "./evaluators.ts"
 import type { KeyPath } from "./merge.ts"
 import { RawFunction } from "./raw.ts"
 import type { FunctionConfig } from "./types.ts"
-import { buildVariants, type VariantScope } from "./variants.ts"
+import { buildVariants } from "./variants.ts"
 
 const decodeFunction = tableDecoder(RawFunction)
 const legacyRoles = ["system", "user", "assistant"] as const
 
-export interface FunctionScope extends VariantScope {
+export interface FunctionScope extends EvaluatorsScope {
   readonly tools: ReadonlyMap<string, ToolDefinition>
 }
 
@@ -74,7 +76,7 @@ const buildFunction = (context: BuildContext, scope: FunctionScope, keyPath: Key
     toolChoice: toolChoiceOf(fn, scope.tools),
     parallelToolCalls: fn.parallel_tool_calls,
     variants: buildVariants(context, scope, keyPath, name, fn, schemas),
-    evaluators: new Map()
+    evaluators: buildEvaluators(context, scope, keyPath, { kind: "function", functionName: name }, fn.type, fn.evaluators ?? {})
   }
 }
 

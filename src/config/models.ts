@@ -233,12 +233,16 @@ export const shorthandProviders = (
   }]
 }
 
-/** Credentials of every provider a positive-weight variant can reach must be present now, not at its first call. */
+/**
+ * Credentials of every provider a positive-weight variant can reach must be present now, not at
+ * its first call. `keyPathOf` says where a function's variants are written (a judge's: under its evaluator).
+ */
 export const checkCredentials = (
   context: BuildContext,
   functions: ReadonlyMap<string, FunctionConfig>,
   models: ReadonlyMap<string, ModelConfig>,
-  credentials: ReadonlyMap<string, Credential>
+  credentials: ReadonlyMap<string, Credential>,
+  keyPathOf: (functionName: string) => KeyPath = (functionName) => ["functions", functionName]
 ): void => {
   for (const [functionName, fn] of functions) {
     for (const [variantName, variant] of fn.variants) {
@@ -249,7 +253,7 @@ export const checkCredentials = (
         const missing = missingAlways(provider.credential)
         if (missing !== undefined) {
           context.report(
-            ["functions", functionName, "variants", variantName, "model"],
+            [...keyPathOf(functionName), "variants", variantName, "model"],
             `model "${variant.model}" uses provider "${provider.name}", whose credential is missing: ${missing}`
           )
         }

@@ -95,9 +95,66 @@ export const RawFunction = Schema.Struct({
   tools: Schema.optional(Schema.Array(Schema.String)),
   tool_choice: Schema.optional(RawToolChoice),
   parallel_tool_calls: Schema.optional(Schema.Boolean),
-  variants: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
+  variants: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  /** each decoded by its type's schema (`RawEvaluators`, built in `config/evaluators.ts`) */
+  evaluators: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
 })
 export type RawFunction = typeof RawFunction.Type
+
+const cutoff = Schema.optional(Schema.Finite)
+
+/** A judge's variant: a chat_completion variant whose system prompt is `system_instructions`, a file read as is. */
+export const RawJudgeVariant = Schema.Struct({
+  /** checked apart, for a clear message: only chat_completion judges exist */
+  type: Schema.optional(Schema.String),
+  model: Schema.String,
+  system_instructions: Schema.String,
+  ...inferenceParamFields,
+  json_mode: RawVariant.fields.json_mode,
+  /** TensorZero's switch: true weighs 1, false 0 */
+  active: Schema.optional(Schema.Boolean),
+  weight: RawVariant.fields.weight,
+  retries: RawVariant.fields.retries,
+  timeouts: RawVariant.fields.timeouts,
+  extra_body: RawVariant.fields.extra_body,
+  extra_headers: RawVariant.fields.extra_headers
+})
+export type RawJudgeVariant = typeof RawJudgeVariant.Type
+
+/** `[functions.<fn>.evaluators.<name>]` and `[evaluations.<e>.evaluators.<name>]`, by `type` */
+export const RawEvaluators = {
+  exact_match: Schema.Struct({ type: Schema.Literal("exact_match"), cutoff }),
+  regex: Schema.Struct({
+    type: Schema.Literal("regex"),
+    must_match: Schema.optional(Schema.String),
+    must_not_match: Schema.optional(Schema.String),
+    cutoff
+  }),
+  tool_use: Schema.Struct({
+    type: Schema.Literal("tool_use"),
+    behavior: Schema.Literals(["none", "any", "none_of", "any_of", "all_of"]),
+    tools: Schema.optional(Schema.Array(Schema.String)),
+    cutoff
+  }),
+  llm_judge: Schema.Struct({
+    type: Schema.Literal("llm_judge"),
+    output_type: Schema.Literals(["boolean", "float"]),
+    optimize: Schema.optional(Schema.Literals(["max", "min"])),
+    include: Schema.optional(Schema.Struct({ reference_output: Schema.optional(Schema.Boolean) })),
+    input_format: Schema.optional(Schema.Literals(["serialized", "messages"])),
+    description: Schema.optional(Schema.String),
+    cutoff,
+    variants: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))
+  })
+}
+
+/** `[evaluations.<name>]`: `static` is TensorZero's older name of `inference` */
+export const RawEvaluation = Schema.Struct({
+  type: Schema.Literals(["inference", "static"]),
+  function_name: Schema.String,
+  description: Schema.optional(Schema.String),
+  evaluators: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))
+})
 
 export const RawTool = Schema.Struct({
   description: Schema.String,
@@ -226,5 +283,6 @@ export const RawConfig = Schema.Struct({
   metrics: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   rate_limiting: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
   provider_types: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
-  embedding_models: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
+  embedding_models: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  evaluations: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
 })

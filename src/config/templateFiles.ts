@@ -12,8 +12,18 @@ import { folderOf, resolvePath } from "./paths.ts"
 export interface TemplateFiles {
   /** reads the template named at `keyPath` into the engine under `key`; false when the file is missing (reported) */
   readonly load: (keyPath: KeyPath, relative: string, key: string) => boolean
+  /** reads the text file named at `keyPath` into the engine under `key` as plain text, rendered as written */
+  readonly loadLiteral: (keyPath: KeyPath, relative: string, key: string) => boolean
   readonly sources: () => ReadonlyArray<TemplateSource>
 }
+
+/**
+ * A template that renders to `text` exactly: the text in `{% raw %}` blocks. A raw block ends
+ * at the first `{%` that opens `endraw`, so the text is cut at every `{%` (it cannot end a
+ * block it is not part of) and each `{%` is printed as a string literal.
+ */
+export const literalTemplate = (text: string): string =>
+  text.split("{%").map((part) => (part === "" ? "" : `{% raw %}${part}{% endraw %}`)).join(`{{ "{%" }}`)
 
 export const makeTemplateFiles = (context: BuildContext, access: TemplateFilesystemAccess): TemplateFiles => {
   const sources: Array<TemplateSource> = []
@@ -37,16 +47,27 @@ export const makeTemplateFiles = (context: BuildContext, access: TemplateFilesys
     }
   }
 
+  /** the file's text, or undefined when it is missing (reported) */
+  const read = (keyPath: KeyPath, relative: string, what: string) => {
+    const path = context.resolvePath(keyPath, relative)
+    const text = context.input.readFile(path)
+    if (text === undefined) context.report(keyPath, `${what} not found: ${path}`)
+    return { path, text }
+  }
+  const originOf = (keyPath: KeyPath, path: string) => formatIssue({ file: context.merged.fileOf(keyPath), path: keyPath, message: path })
+
   return {
     load: (keyPath, relative, key) => {
-      const path = context.resolvePath(keyPath, relative)
-      const source = context.input.readFile(path)
-      if (source === undefined) {
-        context.report(keyPath, `template file not found: ${path}`)
-        return false
-      }
-      sources.push({ key, source, origin: formatIssue({ file: context.merged.fileOf(keyPath), path: keyPath, message: path }) })
+      const { path, text: source } = read(keyPath, relative, "template file")
+      if (source === undefined) return false
+      sources.push({ key, source, origin: originOf(keyPath, path) })
       addReferenced(keyPath, path, source)
+      return true
+    },
+    loadLiteral: (keyPath, relative, key) => {
+      const { path, text } = read(keyPath, relative, "file")
+      if (text === undefined) return false
+      sources.push({ key, source: literalTemplate(text), origin: originOf(keyPath, path) })
       return true
     },
     sources: () => sources

@@ -214,6 +214,7 @@ export type EvaluatorConfig =
 export interface EvaluationConfig {
   readonly name: string
   readonly type: "inference"
+  readonly description?: string | undefined
   readonly functionName: string
   readonly evaluators: ReadonlyMap<string, EvaluatorConfig>
 }

@@ -11,7 +11,7 @@ import { type BuildContext, tableDecoder } from "./context.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
 import { type RawFunction, RawVariant } from "./raw.ts"
 import type { TemplateFiles } from "./templateFiles.ts"
-import type { VariantConfig } from "./types.ts"
+import type { RetryConfig, VariantConfig } from "./types.ts"
 
 const decodeVariant = tableDecoder(RawVariant)
 const legacyRoles = ["system", "user", "assistant"] as const
@@ -32,6 +32,33 @@ const decodeVariantAt = (context: BuildContext, keyPath: KeyPath, table: Record<
   }
   return context.decodeAt(decodeVariant, table, keyPath)
 }
+
+/** A variant's model must be configured or a short-hand (`<provider_type>::<model>`). */
+export const checkVariantModel = (context: BuildContext, scope: VariantScope, keyPath: KeyPath, model: string): void => {
+  if (scope.modelNames.has(model) || parseShorthandModel(model) !== undefined) return
+  // the header is quoted when the name needs it (`[models."fireworks::accounts/x"]`), so it can be pasted as is
+  context.report(
+    keyPath,
+    `unknown model "${model}": define [${formatKeyPath(["models", model])}] or use "<provider_type>::<model>" (provider types: ${
+      [...providerTypes.keys()].join(", ")
+    })`
+  )
+}
+
+/** The inference parameters a variant table fixes (its other fields left out). */
+export const variantParams = (variant: InferenceParams): InferenceParams => {
+  const params: Record<string, unknown> = {}
+  for (const param of inferenceParamNames) {
+    if (variant[param] !== undefined) params[param] = variant[param]
+  }
+  return params as InferenceParams
+}
+
+/** `retries` as written: none by default, at most 10 s between attempts */
+export const variantRetries = (retries: RawVariant["retries"]): RetryConfig => ({
+  numRetries: retries?.num_retries ?? 0,
+  maxDelayS: retries?.max_delay_s ?? 10
+})
 
 /** its template files: name -> where the file is named and its path as written */
 const templateFilesOf = (context: BuildContext, keyPath: KeyPath, variant: RawVariant) => {
@@ -66,15 +93,7 @@ const buildVariant = (
     context.report([...keyPath, "model"], "missing field")
     return undefined
   }
-  if (!scope.modelNames.has(variant.model) && parseShorthandModel(variant.model) === undefined) {
-    // the header is quoted when the name needs it (`[models."fireworks::accounts/x"]`), so it can be pasted as is
-    context.report(
-      [...keyPath, "model"],
-      `unknown model "${variant.model}": define [${formatKeyPath(["models", variant.model])}] or use "<provider_type>::<model>" (provider types: ${
-        [...providerTypes.keys()].join(", ")
-      })`
-    )
-  }
+  checkVariantModel(context, scope, [...keyPath, "model"], variant.model)
   const templateFiles = templateFilesOf(context, keyPath, variant)
   const templateKeys = new Map<string, string>()
   for (const [templateName, file] of templateFiles) {
@@ -88,10 +107,6 @@ const buildVariant = (
   }
   context.checkPointers([...keyPath, "extra_body"], variant.extra_body)
   context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
-  const params: Record<string, unknown> = {}
-  for (const param of inferenceParamNames) {
-    if (variant[param] !== undefined) params[param] = variant[param]
-  }
   const defaultJsonMode = fn.type === "json" ? (fn.output_schema === undefined ? "on" : "strict") : "off"
   return {
     name,
@@ -100,8 +115,8 @@ const buildVariant = (
     model: variant.model,
     templates: templateKeys,
     jsonMode: variant.json_mode ?? defaultJsonMode,
-    params: params as InferenceParams,
-    retries: { numRetries: variant.retries?.num_retries ?? 0, maxDelayS: variant.retries?.max_delay_s ?? 10 },
+    params: variantParams(variant),
+    retries: variantRetries(variant.retries),
     timeouts: variant.timeouts ?? {},
     extraBody: variant.extra_body ?? [],
     extraHeaders: variant.extra_headers ?? []
