@@ -75,13 +75,18 @@ export interface EvaluationRunQuery {
 }
 
 export interface EvaluationStore {
-  /** writes `run` (a new one, or a newer state of it: the last written wins) */
+  /**
+   * writes `run` (a new one, or a newer state of it): the last call wins, even when saves follow
+   * each other within one millisecond or are sent together (layers/writeVersions.ts)
+   */
   readonly saveRun: (run: EvaluationRunRecord) => Effect.Effect<void, StoreError>
+  /** all or nothing; a datapoint's result written again (or twice in `results`) replaces the earlier one */
   readonly insertResults: (results: ReadonlyArray<EvaluationResultRecord>) => Effect.Effect<void, StoreError>
+  /** undefined for an unknown run or an id that is not a UUID; ids read back lower-cased */
   readonly getRun: (runId: string) => Effect.Effect<EvaluationRunRecord | undefined, StoreError>
-  /** runs, newest first */
+  /** runs, newest first (by startedAt, then by id) */
   readonly listRuns: (query: EvaluationRunQuery) => Effect.Effect<ReadonlyArray<EvaluationRunRecord>, StoreError>
-  /** a run's results in datapoint id order */
+  /** a run's results in datapoint id order; none for an id that is not a UUID */
   readonly getResults: (
     runId: string,
     page: { readonly limit: number; readonly offset: number }

@@ -27,6 +27,8 @@ const expectedTables = {
     "Datapoint",
     "DemonstrationFeedback",
     "EmbeddingInference",
+    "EvaluationResult",
+    "EvaluationRun",
     "FloatMetricFeedback",
     "GatewayMigration",
     "InferenceByEpisodeId",
@@ -47,6 +49,8 @@ const expectedTables = {
     "datapoint",
     "demonstration_feedback",
     "embedding_inference",
+    "evaluation_result",
+    "evaluation_run",
     "float_metric_feedback",
     "gateway_migrations",
     "json_inference",
@@ -56,8 +60,8 @@ const expectedTables = {
 }
 
 const migrationNames = {
-  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints"],
-  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints"]
+  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs"],
+  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs"]
 }
 
 const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_migrations" }
