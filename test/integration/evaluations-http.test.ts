@@ -46,7 +46,11 @@ const runEvaluation = async (gateway: RunningGateway, body: unknown): Promise<Ru
   return { status: response.status, events }
 }
 
-const summaryOf = (run: RunEvents) => run.events.find((event) => event.type === "summary")
+const summaryOf = (run: RunEvents) => {
+  const summary = run.events.find((event) => event.type === "summary")
+  if (summary === undefined) throw new Error(`no summary: ${run.status} ${JSON.stringify(run.body ?? run.events)}`)
+  return summary
+}
 const resultsOf = (run: RunEvents) => run.events.filter((event) => event.type === "result")
 
 describe.each(backends)("evaluation runs over HTTP on %s", (backend) => {
@@ -141,7 +145,7 @@ describe.each(backends)("evaluation runs over HTTP on %s", (backend) => {
     const judgeInferences = await poll("the judges' inferences", async () => {
       const found = await listInferences(gateway, {
         function_name: "gateway::llm_judge::greet::greets",
-        filter: { type: "tag", key: "gateway::evaluation_run_id", value: start.run_id, comparison_operator: "=" }
+        filters: { type: "tag", key: "gateway::evaluation_run_id", value: start.run_id, comparison_operator: "=" }
       })
       return found.length === 3 ? found : undefined
     })

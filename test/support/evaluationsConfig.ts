@@ -59,6 +59,7 @@ type = "chat"
 [functions.greet.variants.fixed]
 type = "chat_completion"
 model = "dummy::text"
+weight = 1
 [functions.greet.variants.failing]
 type = "chat_completion"
 model = "dummy::error"
