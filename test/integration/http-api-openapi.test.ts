@@ -150,6 +150,8 @@ describe("GET /openapi.json", () => {
       "GET /status",
       "GET /v1/datasets",
       "GET /v1/datasets/{dataset_name}/datapoints/export",
+      "GET /v1/evaluations/runs",
+      "GET /v1/evaluations/runs/{run_id}",
       "PATCH /v1/datasets/{dataset_name}/datapoints",
       "PATCH /v1/datasets/{dataset_name}/datapoints/metadata",
       "POST /feedback",
@@ -161,6 +163,7 @@ describe("GET /openapi.json", () => {
       "POST /v1/datasets/{dataset_name}/from_inferences",
       "POST /v1/datasets/{dataset_name}/get_datapoints",
       "POST /v1/datasets/{dataset_name}/list_datapoints",
+      "POST /v1/evaluations/run",
       "POST /v1/inferences/get_inferences",
       "POST /v1/inferences/list_inferences"
     ])
