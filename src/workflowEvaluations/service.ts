@@ -30,10 +30,7 @@ export interface RunDetails {
   readonly metrics: ReadonlyArray<WorkflowMetricSummary>
 }
 
-/**
- * Run episodes remembered by the inference path, found or not: at most this many (the oldest
- * forgotten first), about 1 KB each.
- */
+/** Run episodes remembered by the inference path, found or not: at most this many, the oldest forgotten first. */
 const maxRememberedEpisodes = 10_000
 
 type Failure = InvalidRequest | NotFound | ServiceUnavailable
