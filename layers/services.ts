@@ -15,6 +15,7 @@ import { ModelTable } from "../src/inference/models.ts"
 import { InferenceService } from "../src/inference/service.ts"
 import { StoredInferences } from "../src/inferences/service.ts"
 import { Configuration, Models } from "../src/services.ts"
+import { WorkflowEvaluationService } from "../src/workflowEvaluations/service.ts"
 import { AccessLive } from "./access.ts"
 import { makeBodyBudget, RequestBodyBudget } from "./http/requestBody.ts"
 import { HttpTransportLive } from "./HttpTransport.ts"
@@ -33,6 +34,8 @@ export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
     StoredInferences.layer,
     DatasetService.layer
   ).pipe(
+    // inferences and feedback find the runs of their episodes through it
+    Layer.provideMerge(WorkflowEvaluationService.layer),
     Layer.provideMerge(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
     Layer.provideMerge(Layer.mergeAll(
       Layer.succeed(Configuration, config),

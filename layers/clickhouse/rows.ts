@@ -21,6 +21,7 @@ import type {
   WriteBatch
 } from "../../src/observability/records.ts"
 import type { StoreError } from "../../src/storeError.ts"
+import type { WorkflowEpisodeRecord, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
 import { storeError } from "./client.ts"
 import { sqlUuid } from "./sql.ts"
 
@@ -430,4 +431,75 @@ export const toDatapoint = (row: DatapointRow): StoredDatapoint => ({
   isCustom: row.is_custom === 1,
   ...(row.staled_at_ms !== null && { staledAt: Number(row.staled_at_ms) }),
   updatedAt: Number(row.updated_at_ms)
+})
+
+// ---- workflow evaluation runs and their episodes
+
+export interface WorkflowRunRow extends Tagged {
+  readonly id: string
+  readonly "variants.function_name": ReadonlyArray<string>
+  readonly "variants.variant_name": ReadonlyArray<string>
+  readonly project_name: string | null
+  readonly display_name: string | null
+  readonly timestamp_ms: string
+}
+
+export const workflowRunColumns = "id, variants.function_name, variants.variant_name, project_name, display_name, tags.key, tags.value, timestamp_ms"
+
+export const workflowRunLine = (run: WorkflowRunRecord): Buffer => {
+  assertUuids(run.id)
+  const functions: Array<string> = []
+  const variants: Array<string> = []
+  for (const functionName in run.variants) {
+    functions.push(text(functionName))
+    variants.push(text(run.variants[functionName]))
+  }
+  const row: Record<string, unknown> = {
+    id: run.id,
+    "variants.function_name": functions,
+    "variants.variant_name": variants,
+    project_name: run.projectName === undefined ? null : text(run.projectName),
+    display_name: run.displayName === undefined ? null : text(run.displayName)
+  }
+  addTagColumns(row, run.tags)
+  row.timestamp_ms = epochMs(run.timestamp)
+  return Buffer.from(JSON.stringify(row))
+}
+
+export const toWorkflowRun = (row: WorkflowRunRow): WorkflowRunRecord => ({
+  id: row.id,
+  variants: Object.fromEntries(row["variants.function_name"].map((functionName, index) => [functionName, row["variants.variant_name"][index]])),
+  ...(row.project_name !== null && { projectName: row.project_name }),
+  ...(row.display_name !== null && { displayName: row.display_name }),
+  tags: tagsOf(row),
+  timestamp: Number(row.timestamp_ms)
+})
+
+export interface WorkflowEpisodeRow extends Tagged {
+  readonly id: string
+  readonly run_id: string
+  readonly task_name: string | null
+  readonly timestamp_ms: string
+}
+
+export const workflowEpisodeColumns = "id, run_id, task_name, tags.key, tags.value, timestamp_ms"
+
+export const workflowEpisodeLine = (episode: WorkflowEpisodeRecord): Buffer => {
+  assertUuids(episode.id, episode.runId)
+  const row: Record<string, unknown> = {
+    id: episode.id,
+    run_id: episode.runId,
+    task_name: episode.taskName === undefined ? null : text(episode.taskName)
+  }
+  addTagColumns(row, episode.tags)
+  row.timestamp_ms = epochMs(episode.timestamp)
+  return Buffer.from(JSON.stringify(row))
+}
+
+export const toWorkflowEpisode = (row: WorkflowEpisodeRow): WorkflowEpisodeRecord => ({
+  id: row.id,
+  runId: row.run_id,
+  ...(row.task_name !== null && { taskName: row.task_name }),
+  tags: tagsOf(row),
+  timestamp: Number(row.timestamp_ms)
 })

@@ -1,14 +1,99 @@
-/** The WorkflowEvaluationStore on ClickHouse: placeholder until its adapter lands (issue 15). */
+/**
+ * Workflow evaluation runs on ClickHouse (`WorkflowEvaluationStore` of
+ * src/workflowEvaluations/store.ts), in `WorkflowEvaluationRun` and
+ * `WorkflowEvaluationRunEpisode` (sorted by id: the lookup of an inference's episode), with a
+ * run's episodes found in `WorkflowEvaluationRunEpisodeByRunId`. Nothing is updated; reads
+ * dedupe a row written twice with LIMIT 1 BY id. UUIDv7 text order is time order, ClickHouse's
+ * own UUID order is not: listings order by the time and the id's text.
+ */
 import * as Effect from "effect/Effect"
-import type { WorkflowEvaluationStore } from "../../src/workflowEvaluations/store.ts"
+import type { WorkflowEvaluationStore, WorkflowMetricSummary } from "../../src/workflowEvaluations/store.ts"
 import type { ClickHouse } from "./client.ts"
+import {
+  feedbackKinds,
+  toWorkflowEpisode,
+  toWorkflowRun,
+  workflowEpisodeColumns,
+  type WorkflowEpisodeRow,
+  workflowEpisodeLine,
+  workflowRunColumns,
+  workflowRunLine,
+  type WorkflowRunRow
+} from "./rows.ts"
+import { sqlInteger, sqlString, sqlUuid } from "./sql.ts"
 
-export const makeClickHouseWorkflowEvaluationStore = (_clickhouse: ClickHouse): WorkflowEvaluationStore => ({
-  insertRun: () => Effect.die("not built yet"),
-  insertEpisode: () => Effect.die("not built yet"),
-  getRun: () => Effect.die("not built yet"),
-  findEpisode: () => Effect.die("not built yet"),
-  listRuns: () => Effect.die("not built yet"),
-  listEpisodes: () => Effect.die("not built yet"),
-  metricSummaries: () => Effect.die("not built yet")
-})
+/** each kind of feedback as (metric, score, whether it has one): booleans as 0 and 1, floats as they are, comments and demonstrations without */
+const scoredFeedback = [
+  { table: feedbackKinds.boolean.table, score: "toFloat64(value)", scored: "toUInt8(1)" },
+  { table: feedbackKinds.float.table, score: "value", scored: "toUInt8(1)" },
+  { table: feedbackKinds.comment.table, score: "toFloat64(0)", scored: "toUInt8(0)" },
+  { table: feedbackKinds.demonstration.table, score: "toFloat64(0)", scored: "toUInt8(0)" }
+]
+
+const page = (limit: number, offset: number) => `LIMIT ${sqlInteger(Math.max(0, Math.floor(offset)))}, ${sqlInteger(Math.max(0, Math.floor(limit)))}`
+
+export const makeClickHouseWorkflowEvaluationStore = ({ insert, run, select }: ClickHouse): WorkflowEvaluationStore => {
+  const runsWhere = async (where: string, signal: AbortSignal) =>
+    (await select<WorkflowRunRow>(`SELECT ${workflowRunColumns} FROM WorkflowEvaluationRun WHERE ${where} LIMIT 1`, signal)).map(toWorkflowRun)
+
+  return {
+    insertRun: (record) => run("insertRun", (signal) => insert("WorkflowEvaluationRun", [workflowRunLine(record)], signal)),
+
+    insertEpisode: (episode) => run("insertEpisode", (signal) => insert("WorkflowEvaluationRunEpisode", [workflowEpisodeLine(episode)], signal)),
+
+    getRun: (runId) => run("getRun", async (signal) => (await runsWhere(`id = ${sqlUuid(runId)}`, signal))[0]),
+
+    // the episode and its run asked for at once: one round trip's wait
+    findEpisode: (episodeId) =>
+      run("findEpisode", async (signal) => {
+        const id = sqlUuid(episodeId)
+        const [episodes, runs] = await Promise.all([
+          select<WorkflowEpisodeRow>(`SELECT ${workflowEpisodeColumns} FROM WorkflowEvaluationRunEpisode WHERE id = ${id} LIMIT 1`, signal),
+          runsWhere(`id IN (SELECT run_id FROM WorkflowEvaluationRunEpisode WHERE id = ${id})`, signal)
+        ])
+        return episodes.length === 0 || runs.length === 0 ? undefined : { episode: toWorkflowEpisode(episodes[0]), run: runs[0] }
+      }),
+
+    listRuns: ({ limit, offset, projectName }) =>
+      run("listRuns", async (signal) => {
+        const where = projectName === undefined ? "" : `WHERE project_name = ${sqlString(projectName)}`
+        const rows = await select<WorkflowRunRow>(
+          `SELECT ${workflowRunColumns} FROM (SELECT ${workflowRunColumns}, toString(id) AS id_text FROM WorkflowEvaluationRun ${where} LIMIT 1 BY id) ` +
+            `ORDER BY timestamp_ms DESC, id_text DESC ${page(limit, offset)}`,
+          signal
+        )
+        return rows.map(toWorkflowRun)
+      }),
+
+    listEpisodes: (runId, { limit, offset }) =>
+      run("listEpisodes", async (signal) => {
+        const rows = await select<WorkflowEpisodeRow>(
+          `SELECT ${workflowEpisodeColumns} FROM (SELECT ${workflowEpisodeColumns}, toString(id) AS id_text FROM WorkflowEvaluationRunEpisodeByRunId ` +
+            `WHERE run_id = ${sqlUuid(runId)} LIMIT 1 BY id) ORDER BY timestamp_ms ASC, id_text ASC ${page(limit, offset)}`,
+          signal
+        )
+        return rows.map(toWorkflowEpisode)
+      }),
+
+    // Feedback on the run's episodes, or on their inferences (InferenceByEpisodeId), each
+    // feedback once (LIMIT 1 BY id); the mean is the scores' sum over their count.
+    metricSummaries: (runId) =>
+      run("metricSummaries", async (signal) => {
+        const episodes = `SELECT id FROM WorkflowEvaluationRunEpisodeByRunId WHERE run_id = ${sqlUuid(runId)}`
+        const targets = `target_id IN (${episodes}) OR target_id IN (SELECT id FROM InferenceByEpisodeId WHERE episode_id IN (${episodes}))`
+        const feedback = scoredFeedback.map(({ score, scored, table }) =>
+          `SELECT metric_name, ${score} AS score, ${scored} AS scored FROM ` +
+          `(SELECT id, metric_name, value FROM ${table} WHERE ${targets} LIMIT 1 BY id)`
+        )
+        const rows = await select<{ metric_name: string; count: string; scored: string; total: number }>(
+          `SELECT metric_name, count() AS count, sum(scored) AS scored, sum(score) AS total FROM (${feedback.join(" UNION ALL ")}) ` +
+            "GROUP BY metric_name ORDER BY metric_name",
+          signal
+        )
+        return rows.map((row): WorkflowMetricSummary => {
+          const scored = Number(row.scored)
+          return { metricName: row.metric_name, count: Number(row.count), ...(scored > 0 && { mean: Number(row.total) / scored }) }
+        })
+      })
+  }
+}

@@ -48,6 +48,7 @@ import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openaiCompatible.ts"
 import { errorResponse, guarded, jsonResponse } from "./respond.ts"
 import { gatewayVersion, healthHandler, statusHandler } from "./status.ts"
+import { createEpisodeHandler, createRunHandler, getRunHandler, listRunsHandler } from "./workflowEvaluations.ts"
 
 export { gatewayVersion } from "./status.ts"
 
@@ -143,6 +144,19 @@ const groupsOf = (
         .handleRaw("runEvaluation", route("evaluations", runEvaluationHandler)("runEvaluation"))
         .handleRaw("listEvaluationRuns", route("evaluations", () => listEvaluationRunsHandler)("listEvaluationRuns"))
         .handleRaw("getEvaluationRun", route("evaluations", () => getEvaluationRunHandler)("getEvaluationRun"))),
+    // the same handlers under both names of the routes
+    HttpApiBuilder.group(api, "workflowEvaluations", (handlers) => {
+      const runs = (endpoint: string, handler: RouteHandler) => route("workflowEvaluations", () => handler)(endpoint)
+      return handlers
+        .handleRaw("createWorkflowRun", runs("createWorkflowRun", createRunHandler))
+        .handleRaw("createWorkflowEpisode", runs("createWorkflowEpisode", createEpisodeHandler))
+        .handleRaw("getWorkflowRun", runs("getWorkflowRun", getRunHandler))
+        .handleRaw("listWorkflowRuns", runs("listWorkflowRuns", listRunsHandler))
+        .handleRaw("createDynamicRun", runs("createDynamicRun", createRunHandler))
+        .handleRaw("createDynamicEpisode", runs("createDynamicEpisode", createEpisodeHandler))
+        .handleRaw("getDynamicRun", runs("getDynamicRun", getRunHandler))
+        .handleRaw("listDynamicRuns", runs("listDynamicRuns", listRunsHandler))
+    }),
     HttpApiBuilder.group(api, "status", (handlers) =>
       handlers
         .handleRaw("status", route("status", () => statusHandler)("status"))

@@ -1,14 +1,161 @@
-/** The WorkflowEvaluationStore on Postgres: placeholder until its adapter lands (issue 15). */
-import * as Effect from "effect/Effect"
-import type { WorkflowEvaluationStore } from "../../src/workflowEvaluations/store.ts"
+/**
+ * Workflow evaluation runs on Postgres (`WorkflowEvaluationStore` of
+ * src/workflowEvaluations/store.ts), in `workflow_evaluation_run` and
+ * `workflow_evaluation_run_episode`: an episode is found by its primary key, a run's episodes
+ * by the (run_id, id) index, and their inferences by the episode indexes of the inference
+ * tables. Nothing is updated; a row written again (a retried call) is stored once.
+ */
 import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as Effect from "effect/Effect"
+import { isUuid } from "../../src/ids.ts"
+import { StoreError } from "../../src/storeError.ts"
+import type { WorkflowEpisodeRecord, WorkflowEvaluationStore, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
+import { storeError } from "./client.ts"
+import { feedbackTables } from "./rows.ts"
 
-export const makePostgresWorkflowEvaluationStore = (_sql: PgClient.PgClient): WorkflowEvaluationStore => ({
-  insertRun: () => Effect.die("not built yet"),
-  insertEpisode: () => Effect.die("not built yet"),
-  getRun: () => Effect.die("not built yet"),
-  findEpisode: () => Effect.die("not built yet"),
-  listRuns: () => Effect.die("not built yet"),
-  listEpisodes: () => Effect.die("not built yet"),
-  metricSummaries: () => Effect.die("not built yet")
+interface RunRow {
+  readonly id: string
+  readonly variants: Record<string, string>
+  readonly project_name: string | null
+  readonly display_name: string | null
+  readonly tags: Record<string, string>
+  readonly timestamp: Date
+}
+
+interface EpisodeRow {
+  readonly id: string
+  readonly run_id: string
+  readonly task_name: string | null
+  readonly tags: Record<string, string>
+  readonly timestamp: Date
+}
+
+/** an episode's row with its run's (the run's id is `run_id`) */
+interface EpisodeWithRunRow extends EpisodeRow, Pick<RunRow, "variants" | "project_name" | "display_name"> {
+  readonly run_tags: RunRow["tags"]
+  readonly run_timestamp: Date
+}
+
+const runColumns = "id, variants, project_name, display_name, tags, timestamp"
+const episodeColumns = "id, run_id, task_name, tags, timestamp"
+
+const toRun = (row: RunRow): WorkflowRunRecord => ({
+  id: row.id,
+  variants: row.variants,
+  ...(row.project_name !== null && { projectName: row.project_name }),
+  ...(row.display_name !== null && { displayName: row.display_name }),
+  tags: row.tags,
+  timestamp: row.timestamp.getTime()
 })
+
+const toEpisode = (row: EpisodeRow): WorkflowEpisodeRecord => ({
+  id: row.id,
+  runId: row.run_id,
+  ...(row.task_name !== null && { taskName: row.task_name }),
+  tags: row.tags,
+  timestamp: row.timestamp.getTime()
+})
+
+/**
+ * Postgres stores no U+0000 in text or JSONB, nor lone surrogates in JSONB: they become
+ * U+FFFD, as the write queue makes them (layers/postgres/database.ts). Runs and episodes are
+ * small: their strings are made storable before every write rather than after a refusal.
+ */
+const storable = (value: string) => value.toWellFormed().replaceAll("\u0000", "\ufffd")
+const storableTags = (tags: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(tags).map(([key, value]) => [storable(key), storable(value)]))
+const storableText = (value: string | undefined) => (value === undefined ? null : storable(value))
+
+const checkUuids = (...ids: ReadonlyArray<string>) => {
+  for (const id of ids) {
+    if (!isUuid(id)) return Effect.fail(new StoreError({ message: `postgres refused a value: not a UUID: ${JSON.stringify(id.slice(0, 100))}` }))
+  }
+  return Effect.void
+}
+
+export const makePostgresWorkflowEvaluationStore = (sql: PgClient.PgClient): WorkflowEvaluationStore => {
+  const runs = sql.literal(runColumns)
+  const episodes = sql.literal(episodeColumns)
+
+  return {
+    insertRun: (run) =>
+      Effect.flatMap(checkUuids(run.id), () =>
+        sql`INSERT INTO workflow_evaluation_run (id, variants, project_name, display_name, tags, timestamp)
+          VALUES (${run.id}::uuid, ${JSON.stringify(storableTags(run.variants))}::jsonb, ${storableText(run.projectName)},
+            ${storableText(run.displayName)}, ${JSON.stringify(storableTags(run.tags))}::jsonb, ${new Date(run.timestamp)})
+          ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid, Effect.mapError(storeError("insertRun")))),
+
+    insertEpisode: (episode) =>
+      Effect.flatMap(checkUuids(episode.id, episode.runId), () =>
+        sql`INSERT INTO workflow_evaluation_run_episode (id, run_id, task_name, tags, timestamp)
+          VALUES (${episode.id}::uuid, ${episode.runId}::uuid, ${storableText(episode.taskName)},
+            ${JSON.stringify(storableTags(episode.tags))}::jsonb, ${new Date(episode.timestamp)})
+          ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid, Effect.mapError(storeError("insertEpisode")))),
+
+    getRun: (runId) =>
+      Effect.flatMap(checkUuids(runId), () =>
+        sql<RunRow>`SELECT ${runs} FROM workflow_evaluation_run WHERE id = ${runId}::uuid`.pipe(
+          Effect.map((rows) => rows.length === 0 ? undefined : toRun(rows[0])),
+          Effect.mapError(storeError("getRun"))
+        )),
+
+    findEpisode: (episodeId) =>
+      Effect.flatMap(checkUuids(episodeId), () =>
+        sql<EpisodeWithRunRow>`
+          SELECT e.id, e.run_id, e.task_name, e.tags, e.timestamp,
+            r.variants, r.project_name, r.display_name, r.tags AS run_tags, r.timestamp AS run_timestamp
+          FROM workflow_evaluation_run_episode e JOIN workflow_evaluation_run r ON r.id = e.run_id
+          WHERE e.id = ${episodeId}::uuid`.pipe(
+          Effect.map(([row]) =>
+            row === undefined ? undefined : {
+              episode: toEpisode(row),
+              run: toRun({ ...row, id: row.run_id, tags: row.run_tags, timestamp: row.run_timestamp })
+            }
+          ),
+          Effect.mapError(storeError("findEpisode"))
+        )),
+
+    listRuns: ({ limit, offset, projectName }) =>
+      sql<RunRow>`SELECT ${runs} FROM workflow_evaluation_run
+        WHERE ${projectName === undefined ? sql`TRUE` : sql`project_name = ${projectName}`}
+        ORDER BY id DESC LIMIT ${Math.max(0, Math.floor(limit))} OFFSET ${Math.max(0, Math.floor(offset))}`.pipe(
+        Effect.map((rows) => rows.map(toRun)),
+        Effect.mapError(storeError("listRuns"))
+      ),
+
+    listEpisodes: (runId, { limit, offset }) =>
+      Effect.flatMap(checkUuids(runId), () =>
+        sql<EpisodeRow>`SELECT ${episodes} FROM workflow_evaluation_run_episode WHERE run_id = ${runId}::uuid
+          ORDER BY id ASC LIMIT ${Math.max(0, Math.floor(limit))} OFFSET ${Math.max(0, Math.floor(offset))}`.pipe(
+          Effect.map((rows) => rows.map(toEpisode)),
+          Effect.mapError(storeError("listEpisodes"))
+        )),
+
+    // Feedback on the run's episodes, or on their inferences (found by the episode indexes);
+    // avg() skips the NULL scores of comments and demonstrations.
+    metricSummaries: (runId) =>
+      Effect.flatMap(checkUuids(runId), () =>
+        sql<{ metric_name: string; count: number; mean: number | null }>`
+          WITH episodes AS (
+            SELECT id FROM workflow_evaluation_run_episode WHERE run_id = ${runId}::uuid
+          ),
+          targets AS (
+            SELECT id FROM episodes
+            UNION ALL SELECT chat_inference.id FROM chat_inference JOIN episodes ON chat_inference.episode_id = episodes.id
+            UNION ALL SELECT json_inference.id FROM json_inference JOIN episodes ON json_inference.episode_id = episodes.id
+          ),
+          feedback AS (
+            SELECT metric_name, value::int::float8 AS score FROM ${sql.literal(feedbackTables.boolean)} WHERE target_id IN (SELECT id FROM targets)
+            UNION ALL SELECT metric_name, value FROM ${sql.literal(feedbackTables.float)} WHERE target_id IN (SELECT id FROM targets)
+            UNION ALL SELECT metric_name, NULL FROM ${sql.literal(feedbackTables.comment)} WHERE target_id IN (SELECT id FROM targets)
+            UNION ALL SELECT metric_name, NULL FROM ${sql.literal(feedbackTables.demonstration)} WHERE target_id IN (SELECT id FROM targets)
+          )
+          SELECT metric_name, count(*)::int AS count, avg(score) AS mean FROM feedback
+          GROUP BY metric_name ORDER BY metric_name COLLATE "C"`.pipe(
+          Effect.map((rows) =>
+            rows.map((row) => ({ metricName: row.metric_name, count: row.count, ...(row.mean !== null && { mean: Number(row.mean) }) }))
+          ),
+          Effect.mapError(storeError("metricSummaries"))
+        ))
+  }
+}

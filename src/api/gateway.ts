@@ -15,6 +15,7 @@ import { MetricsGroup } from "./metrics.ts"
 import { OpenAiGroup } from "./openaiCompatible.ts"
 import { ReferenceGroup } from "./reference.ts"
 import { StatusGroup } from "./status.ts"
+import { WorkflowEvaluationsGroup } from "./workflowEvaluations.ts"
 
 type Spec = Record<string, any>
 
@@ -40,12 +41,23 @@ const finish = (authentication: boolean) => (spec: Spec): Spec => {
 }
 
 export const GatewayApi = HttpApi.make("gateway")
-  .add(InferenceGroup, OpenAiGroup, FeedbackGroup, InferencesGroup, DatasetsGroup, EvaluationsGroup, StatusGroup, MetricsGroup, ReferenceGroup)
+  .add(
+    InferenceGroup,
+    OpenAiGroup,
+    FeedbackGroup,
+    InferencesGroup,
+    DatasetsGroup,
+    EvaluationsGroup,
+    WorkflowEvaluationsGroup,
+    StatusGroup,
+    MetricsGroup,
+    ReferenceGroup
+  )
   .annotateMerge(OpenApi.annotations({
     title: "LLM Gateway",
     description:
       "Calls functions and models across LLM providers (variants, fallbacks, streaming), with an OpenAI-compatible surface, " +
-      "and stores inferences and feedback for observability, datasets of datapoints built from them, and evaluations of functions on datasets.",
+      "and stores inferences and feedback for observability, datasets of datapoints built from them, evaluations of functions on datasets, and workflow evaluation runs.",
     transform: finish(true)
   }))
 export type GatewayApi = typeof GatewayApi

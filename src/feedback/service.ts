@@ -16,6 +16,8 @@ import { emptyBatch, type StoredFeedback } from "../observability/records.ts"
 import { Observability, observabilityDisabled } from "../observability/stores.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
 import { Configuration } from "../services.ts"
+import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
+import { WorkflowEvaluationService } from "../workflowEvaluations/service.ts"
 import { checkEpisodeExists, findInferenceTarget } from "./target.ts"
 import { checkDemonstration, planFeedback } from "./validate.ts"
 
@@ -29,6 +31,10 @@ export class FeedbackService extends Context.Service<FeedbackService, {
       const config = yield* Configuration
       const { stores } = yield* Observability
       const writeQueue = yield* WriteQueue
+      const { runEpisode } = yield* WorkflowEvaluationService
+      /** a run's episode exists from its creation, before any inference of it */
+      const isRunEpisode = (id: string) =>
+        runEpisode === undefined || !mayBeRunEpisodeId(id) ? Effect.succeed(false) : Effect.map(runEpisode(id), (found) => found !== undefined)
 
       const submit = (request: FeedbackRequest, apiKey: string | undefined) =>
         Effect.gen(function*() {
@@ -43,7 +49,7 @@ export class FeedbackService extends Context.Service<FeedbackService, {
               if ("problem" in checked) return yield* new InvalidRequest({ message: checked.problem })
               value = checked.value
             }
-          } else {
+          } else if (!(yield* isRunEpisode(plan.targetId))) {
             yield* checkEpisodeExists(stores, writeQueue, plan.targetId)
           }
           const id = uuidv7(yield* Clock.currentTimeMillis)

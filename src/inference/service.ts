@@ -11,11 +11,14 @@ import * as Layer from "effect/Layer"
 import type { InferenceRequest } from "../api/inference.ts"
 import { tagsWithApiKey } from "../api/tags.ts"
 import type { VariantConfig } from "../config/types.ts"
-import { type GatewayError, isGatewayError } from "../errors.ts"
+import { type GatewayError, InvalidRequest, isGatewayError } from "../errors.ts"
 import { inferenceWriteUnit } from "../observability/inferenceRows.ts"
 import { Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
+import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
+import { applyRun } from "../workflowEvaluations/pinning.ts"
+import { WorkflowEvaluationService } from "../workflowEvaluations/service.ts"
 import { type PreparedInference, type PrepareExtras, prepareInference } from "./prepare.ts"
 import {
   type CompletedInference,
@@ -33,7 +36,8 @@ export type OnCompleted = (completed: CompletedInference) => void
 export class InferenceService extends Context.Service<InferenceService, {
   /**
    * `request` checked and prepared, tagged with the caller's API key (its public id, when
-   * authentication is on); the error to answer with when it cannot run.
+   * authentication is on), and as its workflow evaluation run has it when its episode is one of
+   * a run's (src/workflowEvaluations/pinning.ts); the error to answer with when it cannot run.
    */
   readonly prepare: (
     request: InferenceRequest,
@@ -60,6 +64,7 @@ export class InferenceService extends Context.Service<InferenceService, {
       const writeQueue = yield* WriteQueue
       const clock = yield* Clock.Clock
       const metrics = yield* Metrics
+      const { runEpisode } = yield* WorkflowEvaluationService
       const engine: Engine = {
         templates: config.templates,
         now: () => clock.currentTimeMillisUnsafe(),
@@ -81,11 +86,25 @@ export class InferenceService extends Context.Service<InferenceService, {
         }
       }
 
+      const prepareNow = (request: InferenceRequest, apiKey: string | undefined, extras: PrepareExtras | undefined) => {
+        const tagged = apiKey === undefined ? request : { ...request, tags: tagsWithApiKey(request.tags, apiKey) }
+        const prepared = prepareInference(tagged, config, models, engine.now(), extras)
+        return isGatewayError(prepared) ? Effect.fail(prepared) : Effect.succeed(prepared)
+      }
+
       return InferenceService.of({
         prepare: (request, apiKey, extras) => {
-          const tagged = apiKey === undefined ? request : { ...request, tags: tagsWithApiKey(request.tags, apiKey) }
-          const prepared = prepareInference(tagged, config, models, engine.now(), extras)
-          return isGatewayError(prepared) ? Effect.fail(prepared) : Effect.succeed(prepared)
+          const episodeId = request.episode_id
+          // Only an id carrying the mark of a run episode is looked up (at most once: the
+          // service remembers it); any other inference prepares as it would without runs.
+          if (runEpisode === undefined || episodeId === undefined || episodeId === null || !mayBeRunEpisodeId(episodeId)) {
+            return prepareNow(request, apiKey, extras)
+          }
+          return Effect.flatMap(runEpisode(episodeId), (found) => {
+            if (found === undefined) return prepareNow(request, apiKey, extras)
+            const applied = applyRun(request, found)
+            return applied instanceof InvalidRequest ? Effect.fail(applied) : prepareNow(applied, apiKey, extras)
+          })
         },
         run: (prepared, onCompleted) =>
           Effect.map(runInference(prepared, engine), (result) => {

@@ -18,6 +18,7 @@ import { GetInferencesRequest, InferencesResponse, ListInferencesRequest } from 
 import { ChatCompletion, ChatCompletionChunk, ModelList, OpenAiErrorBody } from "../../src/api/openaiCompatible.ts"
 import { HealthResponse, StatusResponse } from "../../src/api/status.ts"
 import { ErrorResponseBody } from "../../src/api/errors.ts"
+import { CreateEpisodeResponse, CreateRunResponse, RunDetailsResponse, RunsResponse } from "../../src/api/workflowEvaluations.ts"
 import { gatewayVersion } from "../../layers/http/routes.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
@@ -97,7 +98,7 @@ const otherPaths = [
   "/",
   "/v1/datasets/x/y",
   "/v1/datasets/x/datapoints/y",
-  "/workflow_evaluation_run",
+  "/workflow_evaluation_run/x/episode/y",
   "/batch_inference",
   "/openai/v1/responses",
   "/v1/chat/completions",
@@ -143,6 +144,8 @@ describe("GET /openapi.json", () => {
       "DELETE /v1/datasets/{dataset_name}",
       "DELETE /v1/datasets/{dataset_name}/datapoints",
       "GET /docs",
+      "GET /dynamic_evaluation_run/{run_id}",
+      "GET /dynamic_evaluation_runs",
       "GET /health",
       "GET /metrics",
       "GET /openai/v1/models",
@@ -152,8 +155,12 @@ describe("GET /openapi.json", () => {
       "GET /v1/datasets/{dataset_name}/datapoints/export",
       "GET /v1/evaluations/runs",
       "GET /v1/evaluations/runs/{run_id}",
+      "GET /workflow_evaluation_run/{run_id}",
+      "GET /workflow_evaluation_runs",
       "PATCH /v1/datasets/{dataset_name}/datapoints",
       "PATCH /v1/datasets/{dataset_name}/datapoints/metadata",
+      "POST /dynamic_evaluation_run",
+      "POST /dynamic_evaluation_run/{run_id}/episode",
       "POST /feedback",
       "POST /inference",
       "POST /openai/v1/chat/completions",
@@ -165,7 +172,9 @@ describe("GET /openapi.json", () => {
       "POST /v1/datasets/{dataset_name}/list_datapoints",
       "POST /v1/evaluations/run",
       "POST /v1/inferences/get_inferences",
-      "POST /v1/inferences/list_inferences"
+      "POST /v1/inferences/list_inferences",
+      "POST /workflow_evaluation_run",
+      "POST /workflow_evaluation_run/{run_id}/episode"
     ])
     // ask every method of every path, documented or not: a route answers unless the router says it has none
     const answered: Array<string> = []
@@ -324,6 +333,22 @@ describe("GET /openapi.json", () => {
       conforms(DatasetsResponse, await send("GET", "/v1/datasets"))
       conforms(DeletedDatapoints, await send("DELETE", "/v1/datasets/conforming/datapoints", { ids: [jsonId] }))
       conforms(DeletedDatapoints, await send("DELETE", "/v1/datasets/conforming"))
+    })
+
+    it("the workflow evaluation routes: a run, an episode, the run read back with its metrics, and runs listed", async () => {
+      const run = (await gateway.post("/workflow_evaluation_run", { variants: { chat: "only" }, project_name: "conforming", tags: { a: "b" } })).body
+      conforms(CreateRunResponse, run)
+      const episode = (await gateway.post(`/dynamic_evaluation_run/${run.run_id}/episode`, { task_name: "t" })).body
+      conforms(CreateEpisodeResponse, episode)
+      const inference = await gateway.post("/inference", { function_name: "chat", input, episode_id: episode.episode_id })
+      expect(inference.status).toBe(200)
+      expect((await gateway.post("/feedback", { metric_name: "comment", episode_id: episode.episode_id, value: "ok" })).status).toBe(200)
+      const read = await poll("the run's feedback stored", async () => {
+        const found = (await gateway.get(`/workflow_evaluation_run/${run.run_id}`)).body
+        return found.metrics?.length === 1 ? found : undefined
+      })
+      conforms(RunDetailsResponse, read)
+      conforms(RunsResponse, (await gateway.get("/workflow_evaluation_runs?project_name=conforming")).body)
     })
 
     it("GET /status, GET /health, and the error bodies of both families", async () => {

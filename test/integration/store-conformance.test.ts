@@ -38,7 +38,11 @@ const expectedTables = {
     "JsonInferenceById",
     "ModelInference",
     "ModelInferenceCacheKey",
-    "ModelInferenceCacheKeyFill"
+    "ModelInferenceCacheKeyFill",
+    "WorkflowEvaluationRun",
+    "WorkflowEvaluationRunEpisode",
+    "WorkflowEvaluationRunEpisodeByRunId",
+    "WorkflowEvaluationRunEpisodeByRunIdView"
   ],
   // with the relational store's tables: Postgres has one migration sequence
   postgres: [
@@ -55,13 +59,15 @@ const expectedTables = {
     "gateway_migrations",
     "json_inference",
     "model_inference",
-    "rate_limit_buckets"
+    "rate_limit_buckets",
+    "workflow_evaluation_run",
+    "workflow_evaluation_run_episode"
   ]
 }
 
 const migrationNames = {
-  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs"],
-  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs"]
+  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs"],
+  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs"]
 }
 
 const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_migrations" }

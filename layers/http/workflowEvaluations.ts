@@ -1,0 +1,99 @@
+/**
+ * The routes of workflow evaluation runs (under `/workflow_evaluation_run...` and
+ * `/dynamic_evaluation_run...` alike): decode the body or the query, run the
+ * WorkflowEvaluationService's operation, answer JSON.
+ */
+import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import {
+  CreateEpisodeRequest,
+  CreateRunRequest,
+  defaultEpisodesListed,
+  defaultRunsListed,
+  maxEpisodesListed,
+  maxRunsListed
+} from "../../src/api/workflowEvaluations.ts"
+import { makeDecoder } from "../../src/decode.ts"
+import { InvalidRequest } from "../../src/errors.ts"
+import { Configuration } from "../../src/services.ts"
+import { WorkflowEvaluationService } from "../../src/workflowEvaluations/service.ts"
+import type { WorkflowEpisodeRecord, WorkflowMetricSummary, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
+import { jsonResponse, readJsonBody } from "./respond.ts"
+
+const decodeCreateRun = makeDecoder(CreateRunRequest)
+const decodeCreateEpisode = makeDecoder(CreateEpisodeRequest)
+
+const maxBodyBytes = Effect.map(Configuration, (config) => config.gateway.maxRequestBodyBytes)
+
+const runIdParam = Effect.map(HttpRouter.params, (params) => params.run_id ?? "")
+
+const queryParams = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const at = request.url.indexOf("?")
+  return new URLSearchParams(at < 0 ? "" : request.url.slice(at + 1))
+})
+
+/** the integer `name` of the query, `fallback` when absent, or the 400 saying what it must be */
+const integerParam = (query: URLSearchParams, name: string, fallback: number, min: number, max: number) => {
+  const given = query.get(name)
+  if (given === null) return Effect.succeed(fallback)
+  const value = /^\d{1,15}$/.test(given) ? Number(given) : Number.NaN
+  return value >= min && value <= max
+    ? Effect.succeed(value)
+    : Effect.fail(new InvalidRequest({ message: `${name}: "${given.slice(0, 100)}" is not an integer from ${min} to ${max}` }))
+}
+
+const time = (ms: number) => new Date(ms).toISOString()
+
+const runJson = (run: WorkflowRunRecord) => ({
+  run_id: run.id,
+  variants: run.variants,
+  project_name: run.projectName ?? null,
+  display_name: run.displayName ?? null,
+  tags: run.tags,
+  timestamp: time(run.timestamp)
+})
+
+const episodeJson = (episode: WorkflowEpisodeRecord) => ({
+  episode_id: episode.id,
+  run_id: episode.runId,
+  task_name: episode.taskName ?? null,
+  tags: episode.tags,
+  timestamp: time(episode.timestamp)
+})
+
+const metricJson = (metric: WorkflowMetricSummary) => ({ metric_name: metric.metricName, count: metric.count, mean: metric.mean ?? null })
+
+export const createRunHandler = Effect.gen(function*() {
+  const request = yield* readJsonBody(decodeCreateRun, yield* maxBodyBytes)
+  const runId = yield* (yield* WorkflowEvaluationService).createRun(request)
+  return jsonResponse(JSON.stringify({ run_id: runId }))
+})
+
+export const createEpisodeHandler = Effect.gen(function*() {
+  const runId = yield* runIdParam
+  const request = yield* readJsonBody(decodeCreateEpisode, yield* maxBodyBytes)
+  const episodeId = yield* (yield* WorkflowEvaluationService).createEpisode(runId, request)
+  return jsonResponse(JSON.stringify({ episode_id: episodeId }))
+})
+
+export const getRunHandler = Effect.gen(function*() {
+  const runId = yield* runIdParam
+  const query = yield* queryParams
+  const limit = yield* integerParam(query, "limit", defaultEpisodesListed, 1, maxEpisodesListed)
+  const offset = yield* integerParam(query, "offset", 0, 0, Number.MAX_SAFE_INTEGER)
+  const details = yield* (yield* WorkflowEvaluationService).getRun(runId, { limit, offset })
+  return jsonResponse(JSON.stringify({
+    run: runJson(details.run),
+    episodes: details.episodes.map(episodeJson),
+    metrics: details.metrics.map(metricJson)
+  }))
+})
+
+export const listRunsHandler = Effect.gen(function*() {
+  const query = yield* queryParams
+  const limit = yield* integerParam(query, "limit", defaultRunsListed, 1, maxRunsListed)
+  const offset = yield* integerParam(query, "offset", 0, 0, Number.MAX_SAFE_INTEGER)
+  const runs = yield* (yield* WorkflowEvaluationService).listRuns({ projectName: query.get("project_name") ?? undefined, limit, offset })
+  return jsonResponse(JSON.stringify({ runs: runs.map(runJson) }))
+})

@@ -1,0 +1,164 @@
+/**
+ * The workflow evaluation use case (spec 2.7, 4.6): runs that pin a variant per function,
+ * episodes of a run, and reading them back with the feedback they gathered. Runs and episodes
+ * are written synchronously, so an id is usable as soon as it is answered. Inferences find the
+ * run of their episode through `runEpisode` (src/inference/service.ts), remembered once found.
+ * Everything answers 503 while observability is off (no run can exist then).
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { checkClientTags } from "../api/tags.ts"
+import type { CreateEpisodeRequest, CreateRunRequest } from "../api/workflowEvaluations.ts"
+import { type InvalidRequest, NotFound, type ServiceUnavailable } from "../errors.ts"
+import { isUuid, uuidv7, uuidv7Timestamp } from "../ids.ts"
+import { Observability, observabilityDisabled, storeFailure } from "../observability/stores.ts"
+import { Configuration } from "../services.ts"
+import { mintRunEpisodeId } from "./episodeIds.ts"
+import type { RunEpisode } from "./pinning.ts"
+import type { WorkflowEpisodeRecord, WorkflowMetricSummary, WorkflowRunRecord } from "./store.ts"
+
+export interface Page {
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface RunDetails {
+  readonly run: WorkflowRunRecord
+  readonly episodes: ReadonlyArray<WorkflowEpisodeRecord>
+  readonly metrics: ReadonlyArray<WorkflowMetricSummary>
+}
+
+/** Run episodes remembered by the inference path, found or not: at most this many, the oldest forgotten first. */
+const maxRememberedEpisodes = 10_000
+
+type Failure = InvalidRequest | NotFound | ServiceUnavailable
+
+export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluationService, {
+  /** checks each pinned variant against the configuration; the new run's id */
+  readonly createRun: (request: CreateRunRequest) => Effect.Effect<string, Failure>
+  /** the new episode's id (marked as a run episode's: src/workflowEvaluations/episodeIds.ts) */
+  readonly createEpisode: (runId: string, request: CreateEpisodeRequest) => Effect.Effect<string, Failure>
+  readonly getRun: (runId: string, episodes: Page) => Effect.Effect<RunDetails, NotFound | ServiceUnavailable>
+  readonly listRuns: (query: Page & { readonly projectName?: string | undefined }) => Effect.Effect<ReadonlyArray<WorkflowRunRecord>, ServiceUnavailable>
+  /**
+   * The run episode `episodeId` names, and its run; undefined when it names none. Undefined
+   * itself while observability is off: then no id names a run episode, and none is looked up.
+   */
+  readonly runEpisode: ((episodeId: string) => Effect.Effect<RunEpisode | undefined, ServiceUnavailable>) | undefined
+}>()("gateway/WorkflowEvaluationService") {
+  static readonly layer = Layer.effect(
+    WorkflowEvaluationService,
+    Effect.gen(function*() {
+      const config = yield* Configuration
+      const { stores } = yield* Observability
+      if (stores === undefined) {
+        const off = Effect.fail(observabilityDisabled())
+        return WorkflowEvaluationService.of({
+          createRun: () => off,
+          createEpisode: () => off,
+          getRun: () => off,
+          listRuns: () => off,
+          runEpisode: undefined
+        })
+      }
+      const store = stores.workflowEvaluations
+      const unavailable = storeFailure(stores)
+
+      /**
+       * Lower-cased episode id -> its episode and run, or null when it names none. Runs and
+       * episodes never change, so what is found stays true. So does what is not found: a run
+       * episode id is minted and stored before it is answered, so before any inference can
+       * carry it; an id looked up and not found is one the gateway never minted, and never will.
+       */
+      const remembered = new Map<string, RunEpisode | null>()
+      const remember = (episodeId: string, found: RunEpisode | null) => {
+        if (remembered.size >= maxRememberedEpisodes) remembered.delete(remembered.keys().next().value!)
+        remembered.set(episodeId, found)
+      }
+
+      const findRun = (runId: string) =>
+        Effect.flatMap(
+          isUuid(runId) ? Effect.mapError(store.getRun(runId.toLowerCase()), unavailable) : Effect.succeed(undefined),
+          (run) => run === undefined ? Effect.fail(new NotFound({ message: `no workflow evaluation run with id "${runId}"` })) : Effect.succeed(run)
+        )
+
+      const checkVariants = (variants: Readonly<Record<string, string>>): NotFound | undefined => {
+        for (const [functionName, variantName] of Object.entries(variants)) {
+          const fn = config.functions.get(functionName)
+          if (fn === undefined) return new NotFound({ message: `variants.${functionName}: unknown function "${functionName}"` })
+          if (!fn.variants.has(variantName)) {
+            return new NotFound({ message: `variants.${functionName}: unknown variant "${variantName}" of function "${functionName}"` })
+          }
+        }
+        return undefined
+      }
+
+      return WorkflowEvaluationService.of({
+        createRun: (request) =>
+          Effect.gen(function*() {
+            const reserved = checkClientTags(request.tags ?? undefined, "tags")
+            if (reserved !== undefined) return yield* reserved
+            const unknown = checkVariants(request.variants)
+            if (unknown !== undefined) return yield* unknown
+            const id = uuidv7(yield* Clock.currentTimeMillis)
+            yield* Effect.mapError(
+              store.insertRun({
+                id,
+                variants: request.variants,
+                projectName: request.project_name ?? undefined,
+                displayName: request.display_name ?? undefined,
+                tags: request.tags ?? {},
+                timestamp: uuidv7Timestamp(id)
+              }),
+              unavailable
+            )
+            return id
+          }),
+
+        createEpisode: (runId, request) =>
+          Effect.gen(function*() {
+            const reserved = checkClientTags(request.tags ?? undefined, "tags")
+            if (reserved !== undefined) return yield* reserved
+            const run = yield* findRun(runId)
+            const id = mintRunEpisodeId(yield* Clock.currentTimeMillis)
+            const episode: WorkflowEpisodeRecord = {
+              id,
+              runId: run.id,
+              taskName: request.task_name ?? undefined,
+              tags: request.tags ?? {},
+              timestamp: uuidv7Timestamp(id)
+            }
+            yield* Effect.mapError(store.insertEpisode(episode), unavailable)
+            // its first inference need not ask the database
+            remember(id, { episode, run })
+            return id
+          }),
+
+        getRun: (runId, page) =>
+          Effect.gen(function*() {
+            const run = yield* findRun(runId)
+            const [episodes, metrics] = yield* Effect.all([store.listEpisodes(run.id, page), store.metricSummaries(run.id)], {
+              concurrency: 2
+            }).pipe(Effect.mapError(unavailable))
+            return { run, episodes, metrics }
+          }),
+
+        listRuns: (query) => Effect.mapError(store.listRuns(query), unavailable),
+
+        runEpisode: (episodeId) => {
+          // not a UUID: not a run episode (the inference answers why it is not an episode id)
+          if (!isUuid(episodeId)) return Effect.succeed(undefined)
+          const key = episodeId.toLowerCase()
+          const known = remembered.get(key)
+          if (known !== undefined) return Effect.succeed(known ?? undefined)
+          return store.findEpisode(key).pipe(
+            Effect.mapError(unavailable),
+            Effect.tap((found) => Effect.sync(() => remember(key, found ?? null)))
+          )
+        }
+      })
+    })
+  )
+}
