@@ -18,7 +18,7 @@ import { buildRateLimiting } from "./rateLimits.ts"
 import { RawConfig } from "./raw.ts"
 import { makeTemplateFiles } from "./templateFiles.ts"
 import { buildTools } from "./tools.ts"
-import type { GatewayConfig } from "./types.ts"
+import type { EvaluationConfig, FunctionConfig, GatewayConfig, MetricConfig } from "./types.ts"
 
 export type ConfigBuilt =
   | { readonly config: GatewayConfig; readonly warnings: ReadonlyArray<string> }
@@ -34,6 +34,28 @@ const decodeSections = (context: BuildContext) => {
     else context.report([key], "unknown field")
   }
   return context.decodeAt(decodeConfig, known, [])
+}
+
+/**
+ * Every evaluator's scores are feedback of an inference-level metric of its own, so that they
+ * can be read, filtered on (list_inferences, from_inferences) and given by hand like any metric.
+ */
+const addEvaluatorMetrics = (
+  metrics: Map<string, MetricConfig>,
+  functions: ReadonlyMap<string, FunctionConfig>,
+  evaluations: ReadonlyMap<string, EvaluationConfig>
+): void => {
+  for (const owner of [...functions.values(), ...evaluations.values()]) {
+    for (const evaluator of owner.evaluators.values()) {
+      metrics.set(evaluator.metricName, {
+        name: evaluator.metricName,
+        type: evaluator.outputType,
+        level: "inference",
+        optimize: evaluator.optimize,
+        description: `the scores of evaluator "${evaluator.name}"`
+      })
+    }
+  }
 }
 
 export const buildConfig = (input: ConfigInput): ConfigBuilt => {
@@ -57,6 +79,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   // judges run as functions of their own (reserved `gateway::` names: no configured function has one)
   for (const [name, judge] of judges) functions.set(name, judge.fn)
   checkCredentials(context, functions, models, credentials, (name) => judges.get(name)?.keyPath ?? ["functions", name])
+  addEvaluatorMetrics(metrics, functions, evaluations)
   const rateLimiting = buildRateLimiting(context, raw.rate_limiting ?? {})
 
   const compiled = TemplateEngine.compile(templates.sources())

@@ -141,6 +141,17 @@ describe.each(backends)("evaluation runs over HTTP on %s", (backend) => {
     const judged = byMetric["gateway::function_name::greet::evaluator_name::greets"]
     expect(judged.tags["gateway::evaluation_run_id"]).toBe(start.run_id)
 
+    // an evaluator's metric filters inferences like any metric
+    const missed = results.find((result) => result.scores.exact === false)
+    const filtered = await poll("the inference the exact match missed", async () => {
+      const found = await listInferences(gateway, {
+        function_name: "greet",
+        filters: { type: "boolean_metric", metric_name: "gateway::function_name::greet::evaluator_name::exact", value: false }
+      })
+      return found.length > 0 ? found : undefined
+    })
+    expect(filtered.map((inference: any) => inference.inference_id)).toEqual([missed.inference_id])
+
     // the judges' inferences are stored too, tagged with what they judged
     const judgeInferences = await poll("the judges' inferences", async () => {
       const found = await listInferences(gateway, {
