@@ -21,6 +21,7 @@ import type { ClickHouse } from "./client.ts"
 import { filterTreeSql, tagOrTimeSql } from "./filters.ts"
 import { datapointColumns, datapointLine, type DatapointRow, toDatapoint } from "./rows.ts"
 import { refused, sqlInteger, sqlString, sqlUuids } from "./sql.ts"
+import { wholePage } from "../storePage.ts"
 
 /** every column of the table, in the order INSERT ... SELECT writes them */
 const tableColumns = "dataset_name, id, function_name, function_type, input, output, episode_id, tags.key, tags.value, name, " +
@@ -119,8 +120,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
     // The page's ids are found on the narrow columns first, then only its rows are read whole.
     listDatapoints: (query: DatapointQuery) =>
       run("listDatapoints", async (signal) => {
-        const limit = Math.max(0, Math.floor(query.limit))
-        const offset = Math.max(0, Math.floor(query.offset))
+        const { limit, offset } = wholePage(query)
         if (limit === 0) return []
         if (query.after !== undefined && !isUuid(query.after)) throw refused(`not a UUID: ${JSON.stringify(query.after.slice(0, 100))}`)
         const terms = [...new Set(query.search ?? [])]

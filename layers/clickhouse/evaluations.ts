@@ -12,7 +12,9 @@ import type { EvaluationResultRecord, EvaluationRunRecord, EvaluationStore } fro
 import { isUuid } from "../../src/ids.ts"
 import { writeVersions } from "../writeVersions.ts"
 import type { ClickHouse } from "./client.ts"
-import { refused, sqlInteger, sqlString, sqlUuid } from "./sql.ts"
+import { type StorePage, wholePage } from "../storePage.ts"
+import { text } from "./rows.ts"
+import { refused, sqlLimit, sqlString, sqlUuid } from "./sql.ts"
 
 interface RunRow {
   readonly id: string
@@ -46,9 +48,6 @@ const runColumns = "id, function_name, variant_name, dataset_name, evaluation_na
   "completed, errors, summary, started_at_ms, finished_at_ms, failure"
 
 const resultColumns = "run_id, datapoint_id, inference_id, scores, evaluator_errors, error, timestamp_ms"
-
-/** ClickHouse refuses lone UTF-16 surrogates in JSON input: they become U+FFFD. */
-const text = (value: string) => value.toWellFormed()
 
 /** a count the UInt32 columns hold, refused rather than wrapped around */
 const count = (value: number, field: string) => {
@@ -128,11 +127,7 @@ const toResult = (row: ResultRow): EvaluationResultRecord => ({
 })
 
 /** `LIMIT offset, limit` of a page, or undefined for an empty page */
-const pageSql = (page: { readonly limit: number; readonly offset: number }): string | undefined => {
-  const limit = Math.max(0, Math.floor(page.limit))
-  const offset = Math.max(0, Math.floor(page.offset))
-  return limit === 0 ? undefined : `LIMIT ${sqlInteger(offset)}, ${sqlInteger(limit)}`
-}
+const pageSql = (page: StorePage): string | undefined => (wholePage(page).limit === 0 ? undefined : sqlLimit(page))
 
 export const makeClickHouseEvaluationStore = ({ run, select, insert }: ClickHouse): EvaluationStore => ({
   saveRun: (record) =>

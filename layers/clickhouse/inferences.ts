@@ -11,6 +11,7 @@ import type { ClickHouse } from "./client.ts"
 import { type InferenceRow, type Json, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
 import { filterTreeSql, sqlComparison, tagOrTimeSql } from "./filters.ts"
 import { refused, sqlInteger, sqlString, sqlUuid, sqlUuids } from "./sql.ts"
+import { wholePage } from "../storePage.ts"
 
 const inferenceColumns = (type: "chat" | "json") =>
   `id, '${type}' AS function_type, function_name, variant_name, episode_id, input, output, ` +
@@ -104,8 +105,7 @@ export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): Infer
 
   listInferences: (query: InferenceQuery) =>
     run("listInferences", async (signal) => {
-      const limit = Math.max(0, Math.floor(query.limit))
-      const offset = Math.max(0, Math.floor(query.offset))
+      const { limit, offset } = wholePage(query)
       if (limit === 0) return []
       for (const id of [query.episodeId, query.before]) if (id !== undefined && !isUuid(id)) return []
       const keys = [

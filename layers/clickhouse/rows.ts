@@ -28,7 +28,7 @@ import { sqlUuid } from "./sql.ts"
 export type Json = string
 
 /** ClickHouse refuses lone UTF-16 surrogates in JSON input: they become U+FFFD. */
-const text = (value: string) => value.toWellFormed()
+export const text = (value: string) => value.toWellFormed()
 
 const json = (value: unknown): Json => JSON.stringify(value) ?? "null"
 const optionalJson = (value: unknown): Json | null => (value === undefined ? null : json(value))

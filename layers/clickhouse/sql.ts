@@ -6,6 +6,7 @@
  */
 import { isUuid } from "../../src/ids.ts"
 import { StoreError } from "../../src/storeError.ts"
+import { type StorePage, wholePage } from "../storePage.ts"
 
 export const refused = (message: string) => new StoreError({ message: `clickhouse refused a value: ${message}` })
 
@@ -17,6 +18,12 @@ export const sqlUuid = (value: string) => {
 }
 
 export const sqlUuids = (values: ReadonlyArray<string>) => `(${values.map(sqlUuid).join(", ")})`
+
+/** `LIMIT offset, limit` of a store page, made whole first */
+export const sqlLimit = (page: StorePage) => {
+  const { limit, offset } = wholePage(page)
+  return `LIMIT ${sqlInteger(offset)}, ${sqlInteger(limit)}`
+}
 
 export const sqlInteger = (value: number) => {
   if (!Number.isSafeInteger(value)) throw refused(`not an integer: ${value}`)

@@ -20,7 +20,7 @@ import {
   workflowRunLine,
   type WorkflowRunRow
 } from "./rows.ts"
-import { sqlInteger, sqlString, sqlUuid } from "./sql.ts"
+import { sqlLimit, sqlString, sqlUuid } from "./sql.ts"
 
 /** each kind of feedback as (metric, score, whether it has one): booleans as 0 and 1, floats as they are, comments and demonstrations without */
 const scoredFeedback = [
@@ -29,8 +29,6 @@ const scoredFeedback = [
   { table: feedbackKinds.comment.table, score: "toFloat64(0)", scored: "toUInt8(0)" },
   { table: feedbackKinds.demonstration.table, score: "toFloat64(0)", scored: "toUInt8(0)" }
 ]
-
-const page = (limit: number, offset: number) => `LIMIT ${sqlInteger(Math.max(0, Math.floor(offset)))}, ${sqlInteger(Math.max(0, Math.floor(limit)))}`
 
 export const makeClickHouseWorkflowEvaluationStore = ({ insert, run, select }: ClickHouse): WorkflowEvaluationStore => {
   const runsWhere = async (where: string, signal: AbortSignal) =>
@@ -59,7 +57,7 @@ export const makeClickHouseWorkflowEvaluationStore = ({ insert, run, select }: C
         const where = projectName === undefined ? "" : `WHERE project_name = ${sqlString(projectName)}`
         const rows = await select<WorkflowRunRow>(
           `SELECT ${workflowRunColumns} FROM (SELECT ${workflowRunColumns}, toString(id) AS id_text FROM WorkflowEvaluationRun ${where} LIMIT 1 BY id) ` +
-            `ORDER BY timestamp_ms DESC, id_text DESC ${page(limit, offset)}`,
+            `ORDER BY timestamp_ms DESC, id_text DESC ${sqlLimit({ limit, offset })}`,
           signal
         )
         return rows.map(toWorkflowRun)
@@ -69,7 +67,7 @@ export const makeClickHouseWorkflowEvaluationStore = ({ insert, run, select }: C
       run("listEpisodes", async (signal) => {
         const rows = await select<WorkflowEpisodeRow>(
           `SELECT ${workflowEpisodeColumns} FROM (SELECT ${workflowEpisodeColumns}, toString(id) AS id_text FROM WorkflowEvaluationRunEpisodeByRunId ` +
-            `WHERE run_id = ${sqlUuid(runId)} LIMIT 1 BY id) ORDER BY timestamp_ms ASC, id_text ASC ${page(limit, offset)}`,
+            `WHERE run_id = ${sqlUuid(runId)} LIMIT 1 BY id) ORDER BY timestamp_ms ASC, id_text ASC ${sqlLimit({ limit, offset })}`,
           signal
         )
         return rows.map(toWorkflowEpisode)

@@ -8,17 +8,17 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { EvaluationRunRequest, maxResultsListed } from "../../src/api/evaluations.ts"
 import { makeDecoder } from "../../src/decode.ts"
-import { type GatewayError, InvalidRequest } from "../../src/errors.ts"
+import type { GatewayError } from "../../src/errors.ts"
 import { resultJson, runJson } from "../../src/evaluations/json.ts"
 import { EvaluationService, type RunListener } from "../../src/evaluations/service.ts"
 import type { EvaluationRunRecord } from "../../src/evaluations/store.ts"
 import { Configuration } from "../../src/services.ts"
 import { sseResponse } from "./inference.ts"
+import { integerParam, queryParams } from "./query.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeRun = makeDecoder(EvaluationRunRequest)
@@ -64,35 +64,23 @@ export const runEvaluationHandler = (apiKey: string | undefined) =>
     }))))
   })
 
-/** `limit` and `offset` of the query string: 400 naming the one that is not a number in range */
-const pageOf = (query: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>) => {
-  const number = (name: string, fallback: number, max: number) => {
-    const text = query[name]
-    if (text === undefined) return fallback
-    const value = typeof text === "string" && /^\d{1,9}$/.test(text) ? Number(text) : NaN
-    if (!(value <= max)) throw new InvalidRequest({ message: `${name}: expected an integer from 0 to ${max}, got ${JSON.stringify(text)}` })
-    return value
-  }
-  try {
-    return Effect.succeed({ limit: number("limit", maxResultsListed, maxResultsListed), offset: number("offset", 0, 1_000_000_000) })
-  } catch (error) {
-    return Effect.fail(error as InvalidRequest)
-  }
-}
-
-const searchParams = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  Object.fromEntries(new URL(request.url, "http://gateway").searchParams) as Readonly<Record<string, string>>)
+/** `limit` (default and at most `maxResultsListed`) and `offset` of the query string */
+const pageOf = (query: URLSearchParams) =>
+  Effect.all({
+    limit: integerParam(query, "limit", maxResultsListed, 0, maxResultsListed),
+    offset: integerParam(query, "offset", 0, 0, 1_000_000_000)
+  })
 
 export const listEvaluationRunsHandler = Effect.gen(function*() {
-  const query = yield* searchParams
+  const query = yield* queryParams
   const page = yield* pageOf(query)
-  const runs = yield* (yield* EvaluationService).listRuns({ functionName: query.function_name, ...page })
+  const runs = yield* (yield* EvaluationService).listRuns({ functionName: query.get("function_name") ?? undefined, ...page })
   return jsonResponse(JSON.stringify({ runs: runs.map(runJson) }))
 })
 
 export const getEvaluationRunHandler = Effect.gen(function*() {
   const runId = (yield* HttpRouter.params).run_id ?? ""
-  const page = yield* pageOf(yield* searchParams)
+  const page = yield* pageOf(yield* queryParams)
   const { results, run } = yield* (yield* EvaluationService).getRun(runId, page)
   return jsonResponse(JSON.stringify({ run: runJson(run), results: results.map(resultJson) }))
 })

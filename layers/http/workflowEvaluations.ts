@@ -5,7 +5,6 @@
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import {
   CreateEpisodeRequest,
   CreateRunRequest,
@@ -15,10 +14,10 @@ import {
   maxRunsListed
 } from "../../src/api/workflowEvaluations.ts"
 import { makeDecoder } from "../../src/decode.ts"
-import { InvalidRequest } from "../../src/errors.ts"
 import { Configuration } from "../../src/services.ts"
 import { WorkflowEvaluationService } from "../../src/workflowEvaluations/service.ts"
 import type { WorkflowEpisodeRecord, WorkflowMetricSummary, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
+import { integerParam, queryParams } from "./query.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeCreateRun = makeDecoder(CreateRunRequest)
@@ -27,21 +26,6 @@ const decodeCreateEpisode = makeDecoder(CreateEpisodeRequest)
 const maxBodyBytes = Effect.map(Configuration, (config) => config.gateway.maxRequestBodyBytes)
 
 const runIdParam = Effect.map(HttpRouter.params, (params) => params.run_id ?? "")
-
-const queryParams = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
-  const at = request.url.indexOf("?")
-  return new URLSearchParams(at < 0 ? "" : request.url.slice(at + 1))
-})
-
-/** the integer `name` of the query, `fallback` when absent, or the 400 saying what it must be */
-const integerParam = (query: URLSearchParams, name: string, fallback: number, min: number, max: number) => {
-  const given = query.get(name)
-  if (given === null) return Effect.succeed(fallback)
-  const value = /^\d{1,15}$/.test(given) ? Number(given) : Number.NaN
-  return value >= min && value <= max
-    ? Effect.succeed(value)
-    : Effect.fail(new InvalidRequest({ message: `${name}: "${given.slice(0, 100)}" is not an integer from ${min} to ${max}` }))
-}
 
 const time = (ms: number) => new Date(ms).toISOString()
 

@@ -14,6 +14,12 @@ import type { SqlError } from "effect/sql/SqlError"
 import { StoreError } from "../../src/storeError.ts"
 
 /** The reason Postgres gave (its own message, or the socket error) on one line, never a stack. */
+/** a value the database cannot hold (not a UUID, say), refused before it is sent */
+export const refused = (message: string) => new StoreError({ message: `postgres refused a value: ${message}` })
+
+/** the refusal of `id` where a UUID belongs */
+export const notAUuid = (id: string) => refused(`not a UUID: ${JSON.stringify(id.slice(0, 100))}`)
+
 export const storeError = (operation: string) => (error: SqlError | StoreError): StoreError => {
   if (error._tag === "StoreError") return error
   const cause = error.reason.cause

@@ -15,10 +15,11 @@ import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, Dat
 import { distinctUuids, isUuid } from "../../src/ids.ts"
 import { joinTexts } from "../../src/observability/database.ts"
 import { StoreError } from "../../src/storeError.ts"
-import { storeError } from "./client.ts"
+import { notAUuid, refused, storeError } from "./client.ts"
 import { isUnstorableText, storable } from "./database.ts"
 import { filterTreeSql, tagOrTimeSql } from "./filters.ts"
 import { datapointColumns, datapointJson, type DatapointRow, toDatapoint } from "./rows.ts"
+import { wholePage } from "../storePage.ts"
 
 /**
  * JSON per INSERT: each INSERT takes its rows as one JSON array (one bound parameter, no limit
@@ -30,7 +31,6 @@ const maxChunkBytes = 8 * 1024 * 1024
 /** A change found ids that are not live datapoints of the dataset: its transaction rolls back. */
 class NotLive extends Data.TaggedError("NotLive")<{ readonly ids: ReadonlyArray<string> }> {}
 
-const refused = (message: string) => new StoreError({ message: `postgres refused a value: ${message}` })
 
 /** the given ids that are not among `changed` (the live ones the change reached), or that are named twice */
 const notLiveAmong = (given: ReadonlyArray<string>, changed: ReadonlySet<string>) => {
@@ -65,7 +65,7 @@ const jsonArrays = (texts: ReadonlyArray<Buffer>): Array<Buffer> => {
 const encodeDatapoints = (datapoints: ReadonlyArray<NewDatapoint>): Array<Buffer> =>
   jsonArrays(datapoints.map((datapoint) => {
     for (const id of [datapoint.id, datapoint.episodeId, datapoint.sourceInferenceId]) {
-      if (id !== undefined && !isUuid(id)) throw refused(`not a UUID: ${JSON.stringify(id.slice(0, 100))}`)
+      if (id !== undefined && !isUuid(id)) throw notAUuid(id)
     }
     return datapointJson(datapoint)
   }))
@@ -164,10 +164,9 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
     },
 
     listDatapoints: (query) => {
-      const limit = Math.max(0, Math.floor(query.limit))
-      const offset = Math.max(0, Math.floor(query.offset))
+      const { limit, offset } = wholePage(query)
       if (limit === 0) return Effect.succeed([])
-      if (query.after !== undefined && !isUuid(query.after)) return Effect.fail(refused(`not a UUID: ${JSON.stringify(query.after.slice(0, 100))}`))
+      if (query.after !== undefined && !isUuid(query.after)) return Effect.fail(notAUuid(query.after))
       return built("listDatapoints", () => listStatement(query, limit, offset)).pipe(
         Effect.flatMap((statement) => statement),
         Effect.map((rows) => rows.map(toDatapoint)),

@@ -13,8 +13,9 @@ import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import type { EvaluationResultRecord, EvaluationRunRecord, EvaluationStore } from "../../src/evaluations/store.ts"
 import { isUuid } from "../../src/ids.ts"
 import { StoreError } from "../../src/storeError.ts"
+import { wholePage } from "../storePage.ts"
 import { writeVersions } from "../writeVersions.ts"
-import { storeError } from "./client.ts"
+import { notAUuid, storeError } from "./client.ts"
 import { isUnstorableText, storable } from "./database.ts"
 
 interface RunRow {
@@ -49,10 +50,8 @@ const runColumns = "id, function_name, variant_name, dataset_name, evaluation_na
 
 const resultColumns = "run_id, datapoint_id, inference_id, scores, evaluator_errors, error, timestamp"
 
-const refused = (message: string) => new StoreError({ message: `postgres refused a value: ${message}` })
-
 const checkUuid = (id: string) => {
-  if (!isUuid(id)) throw refused(`not a UUID: ${JSON.stringify(id.slice(0, 100))}`)
+  if (!isUuid(id)) throw notAUuid(id)
 }
 
 const isoTime = (ms: number) => new Date(ms).toISOString()
@@ -131,12 +130,6 @@ const encoded = <A>(operation: string, rows: ReadonlyArray<A>, versions: Readonl
       error instanceof StoreError ? error : new StoreError({ message: `postgres ${operation} failed: ${error instanceof Error ? error.message : String(error)}` })
   })
 
-/** a page's limit and offset, whole and not negative */
-const pageOf = (page: { readonly limit: number; readonly offset: number }) => ({
-  limit: Math.max(0, Math.floor(page.limit)),
-  offset: Math.max(0, Math.floor(page.offset))
-})
-
 export const makePostgresEvaluationStore = (sql: PgClient.PgClient): EvaluationStore => {
   /**
    * `upsert` of `json` (JSON sent as bytes, read as UTF-8). Postgres cannot store U+0000, nor
@@ -197,7 +190,7 @@ export const makePostgresEvaluationStore = (sql: PgClient.PgClient): EvaluationS
 
     // newest first by start; runs started in one millisecond by id
     listRuns: (query) => {
-      const { limit, offset } = pageOf(query)
+      const { limit, offset } = wholePage(query)
       if (limit === 0) return Effect.succeed([])
       const where = query.functionName === undefined ? sql`TRUE` : sql`function_name = ${query.functionName}`
       return sql<RunRow>`SELECT ${sql.literal(runColumns)} FROM evaluation_run WHERE ${where}
@@ -208,7 +201,7 @@ export const makePostgresEvaluationStore = (sql: PgClient.PgClient): EvaluationS
     },
 
     getResults: (runId, page) => {
-      const { limit, offset } = pageOf(page)
+      const { limit, offset } = wholePage(page)
       if (limit === 0 || !isUuid(runId)) return Effect.succeed([])
       return sql<ResultRow>`SELECT ${sql.literal(resultColumns)} FROM evaluation_result WHERE run_id = ${runId}::uuid
         ORDER BY datapoint_id LIMIT ${limit} OFFSET ${offset}`.pipe(

@@ -12,6 +12,7 @@ import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, Sto
 import { storeError } from "./client.ts"
 import { filterTreeSql, sqlComparison, tagOrTimeSql } from "./filters.ts"
 import { type InferenceRow, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
+import { wholePage } from "../storePage.ts"
 
 export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceStore => {
   const modelInferenceColumns = sql.literal(
@@ -69,8 +70,7 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
   }
 
   const listInferences = (query: InferenceQuery) => {
-    const limit = Math.max(0, Math.floor(query.limit))
-    const offset = Math.max(0, Math.floor(query.offset))
+    const { limit, offset } = wholePage(query)
     if (limit === 0 || [query.episodeId, query.before].some((id) => id !== undefined && !isUuid(id))) return Effect.succeed([])
     const where = sql.and([
       ...(query.functionName !== undefined ? [sql`function_name = ${query.functionName}`] : []),

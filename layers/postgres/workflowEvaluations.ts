@@ -8,10 +8,10 @@
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import { isUuid } from "../../src/ids.ts"
-import { StoreError } from "../../src/storeError.ts"
 import type { WorkflowEpisodeRecord, WorkflowEvaluationStore, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
-import { storeError } from "./client.ts"
+import { notAUuid, storeError } from "./client.ts"
 import { feedbackTables } from "./rows.ts"
+import { wholePage } from "../storePage.ts"
 
 interface RunRow {
   readonly id: string
@@ -68,7 +68,7 @@ const storableText = (value: string | undefined) => (value === undefined ? null 
 
 const checkUuids = (...ids: ReadonlyArray<string>) => {
   for (const id of ids) {
-    if (!isUuid(id)) return Effect.fail(new StoreError({ message: `postgres refused a value: not a UUID: ${JSON.stringify(id.slice(0, 100))}` }))
+    if (!isUuid(id)) return Effect.fail(notAUuid(id))
   }
   return Effect.void
 }
@@ -115,21 +115,25 @@ export const makePostgresWorkflowEvaluationStore = (sql: PgClient.PgClient): Wor
           Effect.mapError(storeError("findEpisode"))
         )),
 
-    listRuns: ({ limit, offset, projectName }) =>
-      sql<RunRow>`SELECT ${runs} FROM workflow_evaluation_run
+    listRuns: ({ projectName, ...page }) => {
+      const { limit, offset } = wholePage(page)
+      return sql<RunRow>`SELECT ${runs} FROM workflow_evaluation_run
         WHERE ${projectName === undefined ? sql`TRUE` : sql`project_name = ${projectName}`}
-        ORDER BY id DESC LIMIT ${Math.max(0, Math.floor(limit))} OFFSET ${Math.max(0, Math.floor(offset))}`.pipe(
+        ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`.pipe(
         Effect.map((rows) => rows.map(toRun)),
         Effect.mapError(storeError("listRuns"))
-      ),
+      )
+    },
 
-    listEpisodes: (runId, { limit, offset }) =>
-      Effect.flatMap(checkUuids(runId), () =>
+    listEpisodes: (runId, page) => {
+      const { limit, offset } = wholePage(page)
+      return Effect.flatMap(checkUuids(runId), () =>
         sql<EpisodeRow>`SELECT ${episodes} FROM workflow_evaluation_run_episode WHERE run_id = ${runId}::uuid
-          ORDER BY id ASC LIMIT ${Math.max(0, Math.floor(limit))} OFFSET ${Math.max(0, Math.floor(offset))}`.pipe(
+          ORDER BY id ASC LIMIT ${limit} OFFSET ${offset}`.pipe(
           Effect.map((rows) => rows.map(toEpisode)),
           Effect.mapError(storeError("listEpisodes"))
-        )),
+        ))
+    },
 
     // Feedback on the run's episodes, or on their inferences (found by the episode indexes);
     // avg() skips the NULL scores of comments and demonstrations.
