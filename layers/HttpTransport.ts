@@ -86,9 +86,9 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
       (agent) => Effect.promise(() => agent.close())
     )
 
-    const tooLarge = (streamed: boolean) =>
+    const tooLarge = (streamed: boolean, limit = maxBytes) =>
       new TransportError({
-        message: `the ${streamed ? "streamed " : ""}response exceeds ${maxBytes} bytes ([gateway] max_provider_response_bytes)`,
+        message: `the ${streamed ? "streamed " : ""}response exceeds ${limit} bytes ([gateway] max_provider_response_bytes)`,
         timedOut: false
       })
     const lineTooLarge = () =>
@@ -117,9 +117,9 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
       }
       try {
         const response = await request(call.url, {
-          method: "POST",
+          method: call.method ?? "POST",
           headers: call.headers,
-          body: call.body,
+          body: call.method === "GET" ? undefined : call.body,
           dispatcher: agent,
           signal: controller.signal
         })
@@ -131,22 +131,22 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
     }
 
     /** an answer whose `content-length` is over the limit is refused before it is read */
-    const declaresTooMuch = (contentLength: string | undefined) => contentLength !== undefined && Number(contentLength) > maxBytes
+    const declaresTooMuch = (contentLength: string | undefined, limit = maxBytes) => contentLength !== undefined && Number(contentLength) > limit
 
     /** the whole body as text, or a failure once it passes `maxBytes` (which stops reading it) */
-    const readText = (body: Body, contentLength: string | undefined, streamed: boolean) =>
+    const readText = (body: Body, contentLength: string | undefined, streamed: boolean, limit = maxBytes) =>
       new Promise<string>((resolve, reject) => {
-        if (declaresTooMuch(contentLength)) {
+        if (declaresTooMuch(contentLength, limit)) {
           body.destroy()
-          return reject(tooLarge(streamed))
+          return reject(tooLarge(streamed, limit))
         }
         const parts: Array<Buffer> = []
         let total = 0
         body.on("data", (part: Buffer) => {
           total += part.length
-          if (total > maxBytes) {
+          if (total > limit) {
             body.destroy()
-            reject(tooLarge(streamed))
+            reject(tooLarge(streamed, limit))
           } else {
             parts.push(part)
           }
@@ -208,7 +208,8 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
           try: async (signal) => {
             const { done, response } = await send(call, signal)
             try {
-              const text = await readText(response.body, headerOf(response.headers, "content-length"), false)
+              const limit = Math.max(maxBytes, call.maxResponseBytes ?? 0)
+              const text = await readText(response.body, headerOf(response.headers, "content-length"), false, limit)
               return { status: response.statusCode, text, retryAfter: headerOf(response.headers, "retry-after") }
             } finally {
               done()

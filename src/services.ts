@@ -20,7 +20,12 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
 export interface HttpCall {
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
+  /** sent with POST and PUT; a GET sends none */
   readonly body: string
+  /** POST unless said (batch hooks poll with GET and upload with PUT) */
+  readonly method?: "GET" | "POST" | "PUT" | undefined
+  /** a bound on the answer's bytes above the transport's (a batch's output file); streamed answers keep the transport's */
+  readonly maxResponseBytes?: number | undefined
 }
 
 /**
@@ -60,7 +65,7 @@ export interface HttpReply {
  * a `TransportError` that says which limit was passed.
  */
 export class HttpTransport extends Context.Service<HttpTransport, {
-  /** POSTs and reads the whole answer; interruption aborts the request */
+  /** sends `call` (a POST unless its `method` says otherwise) and reads the whole answer; interruption aborts the request */
   readonly post: (call: HttpCall) => Effect.Effect<HttpReply, TransportError>
   /**
    * POSTs and hands over the body as a stream when the status is 2xx and its content type is

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ObservabilityStores } from "../../src/observability/stores.ts"
 import type { StoreError } from "../../src/storeError.ts"
+import { makeClickHouseBatchStore } from "./batches.ts"
 import { makeClickHouseCacheStore } from "./cache.ts"
 import { makeClickHouse } from "./client.ts"
 import { makeClickHouseDatabase } from "./database.ts"
@@ -23,5 +24,6 @@ export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilitySt
     cache: makeClickHouseCacheStore(clickhouse),
     datasets: makeClickHouseDatasetStore(clickhouse),
     evaluations: makeClickHouseEvaluationStore(clickhouse),
-    workflowEvaluations: makeClickHouseWorkflowEvaluationStore(clickhouse)
+    workflowEvaluations: makeClickHouseWorkflowEvaluationStore(clickhouse),
+    batches: makeClickHouseBatchStore(clickhouse)
   }))

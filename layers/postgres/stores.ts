@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ObservabilityStores } from "../../src/observability/stores.ts"
 import type { StoreError } from "../../src/storeError.ts"
+import { makePostgresBatchStore } from "./batches.ts"
 import { makePostgresCacheStore } from "./cache.ts"
 import { makePgClient } from "./client.ts"
 import { makePostgresDatabase } from "./database.ts"
@@ -26,5 +27,6 @@ export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStor
     cache: makePostgresCacheStore(sql),
     datasets: makePostgresDatasetStore(sql),
     evaluations: makePostgresEvaluationStore(sql),
-    workflowEvaluations: makePostgresWorkflowEvaluationStore(sql)
+    workflowEvaluations: makePostgresWorkflowEvaluationStore(sql),
+    batches: makePostgresBatchStore(sql)
   }))

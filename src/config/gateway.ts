@@ -118,6 +118,7 @@ export const buildGateway = (context: BuildContext, table: unknown): BuiltGatewa
         shareAcrossApiKeys: raw.cache?.share_across_api_keys ?? false,
         lookupTimeoutMs: raw.cache?.lookup_timeout_ms ?? 1000
       },
+      batch: { pollIntervalS: raw.batch?.poll_interval_s ?? 60 },
       templateFilesystemAccess: templateAccess.enabled,
       observability: {
         enabled: observability?.enabled ?? true,

@@ -193,6 +193,10 @@ export const RawGateway = Schema.Struct({
     share_across_api_keys: Schema.optional(Schema.Boolean),
     lookup_timeout_ms: Schema.optional(PositiveInt)
   })),
+  batch: Schema.optional(Schema.Struct({
+    /** seconds between background polls of a pending batch; 0: only clients' GETs poll */
+    poll_interval_s: Schema.optional(NonNegativeInt)
+  })),
   template_filesystem_access: Schema.optional(Schema.Union([
     Schema.Boolean,
     /** `base_path` alone enables access; `enabled` is TensorZero's deprecated switch */

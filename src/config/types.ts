@@ -82,6 +82,8 @@ export interface GatewaySettings {
   /** one streamed event (one SSE line) may not exceed this */
   readonly maxProviderStreamEventBytes: number
   readonly cache: CacheSettings
+  /** `[gateway.batch]`: seconds between background polls of a pending batch (0: none) */
+  readonly batch: { readonly pollIntervalS: number }
   readonly templateFilesystemAccess: boolean
   readonly observability: ObservabilitySettings
   readonly traceExport: TraceExportSettings

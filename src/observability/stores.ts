@@ -5,6 +5,7 @@
  * Writes go through the write queue (src/observability/writeQueue.ts).
  */
 import * as Context from "effect/Context"
+import type { BatchStore } from "../batch/store.ts"
 import type { CacheStore } from "../cache/store.ts"
 import type { DatasetStore } from "../datasets/store.ts"
 import type { EvaluationStore } from "../evaluations/store.ts"
@@ -25,6 +26,7 @@ export interface ObservabilityStores {
   readonly datasets: DatasetStore
   readonly evaluations: EvaluationStore
   readonly workflowEvaluations: WorkflowEvaluationStore
+  readonly batches: BatchStore
 }
 
 export class Observability extends Context.Service<Observability, {

@@ -98,43 +98,75 @@ export interface EmbeddingResponse {
 }
 
 /**
- * One HTTP exchange a batch hook asks the runner for: the runner adds the credentials and
- * headers, sends it, checks the status and maps errors as for inference; the hook gets the
- * body of a 2xx answer.
+ * One HTTP exchange a batch hook asks the runner for: the runner adds the provider's headers
+ * (credentials included) and its authorization, sends it, checks the status and maps errors
+ * as for inference; the hook gets the body of a 2xx answer as text.
  */
-export type BatchExchange = (request: {
-  readonly method: "GET" | "POST"
+export type BatchExchange = (request: BatchExchangeRequest) => Effect.Effect<string, ProviderFailure>
+
+/** A request body that is not JSON, with its content type. */
+export class TextBody {
+  readonly contentType: string
+  readonly text: string
+  constructor(contentType: string, text: string) {
+    this.contentType = contentType
+    this.text = text
+  }
+}
+
+export interface BatchExchangeRequest {
+  readonly method: "GET" | "POST" | "PUT"
   readonly url: string
-  readonly body?: WireBody | undefined
-}) => Effect.Effect<string, ProviderFailure>
+  /** a JSON body, or a body of another type (a multipart upload, JSON Lines) */
+  readonly body?: WireBody | TextBody | undefined
+  /** headers besides the provider's (they win over the provider's of the same name) */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** a bound on the answer's bytes above the transport's default (a batch's output file) */
+  readonly maxResponseBytes?: number | undefined
+}
+
+/** One request of a batch as the provider receives it: its id within the batch and its body, as built for a single call (`extra_body` applied). */
+export interface BatchItem {
+  readonly id: string
+  readonly body: WireBody
+}
 
 /** A batch as the provider knows it, kept by the gateway between polls. */
 export interface BatchHandle {
-  readonly batchId: string
-  /** whatever else the codec needs to poll it (file ids...), stored as JSON */
+  /** the provider's id of the batch (OpenAI `batch_...`, Anthropic `msgbatch_...`, a Vertex job name) */
+  readonly providerBatchId: string
+  /** whatever else the codec needs to poll it (file ids, output locations), stored as JSON */
   readonly data: unknown
 }
 
+/**
+ * The result of one request of a finished batch: the provider's answer to it as the text its
+ * `parseResponse` reads, or why it has none (the provider's own error for it, or the batch
+ * ended before it ran).
+ */
+export type BatchItemResult =
+  | { readonly id: string; readonly ok: true; readonly body: string }
+  | { readonly id: string; readonly ok: false; readonly message: string }
+
+/**
+ * What a poll finds. A batch that ended with results (completed, or expired or cancelled after
+ * some requests ran) is `completed`, each request without an answer an `ok: false` result; a
+ * batch that ended without any result (refused input, expired or cancelled before anything
+ * ran) is `failed`.
+ */
 export type BatchPoll =
   | { readonly status: "pending" }
   | { readonly status: "failed"; readonly message: string }
-  | {
-    readonly status: "completed"
-    /** by the `id` each request was submitted with */
-    readonly responses: ReadonlyArray<{ readonly id: string; readonly response: ParsedResponse | WireProblem }>
-  }
+  | { readonly status: "completed"; readonly results: ReadonlyArray<BatchItemResult> }
 
 /**
  * Batch inference: several steps per operation (upload, create, poll, download), each an
- * exchange through the runner, so the hooks are programs over `BatchExchange`, not bodies.
+ * exchange through the runner, so the hooks are programs over `BatchExchange`, not bodies. The
+ * runner builds each item's body with `body` (not streamed) and the call's edits first.
  */
 export interface BatchHooks<Target> {
-  readonly startBatch: (
-    target: Target,
-    requests: ReadonlyArray<{ readonly id: string; readonly request: ModelRequest }>,
-    exchange: BatchExchange
-  ) => Effect.Effect<BatchHandle, ProviderFailure>
-  readonly pollBatch: (target: Target, handle: BatchHandle, exchange: BatchExchange) => Effect.Effect<BatchPoll, ProviderFailure>
+  readonly start: (target: Target, items: ReadonlyArray<BatchItem>, exchange: BatchExchange) => Effect.Effect<BatchHandle, ProviderFailure>
+  readonly poll: (target: Target, handle: BatchHandle, exchange: BatchExchange) => Effect.Effect<BatchPoll, ProviderFailure>
 }
 
 /**

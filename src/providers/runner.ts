@@ -27,10 +27,13 @@ import type { ModelRequest, OutputBlock, ProviderChunk, ProviderResponse } from 
 import { type ByteReader, type HttpCall, type HttpReply, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
 import {
   type Authorizer,
+  type BatchExchange,
+  type BatchHooks,
   type EmbeddingRequest,
   type EmbeddingsHooks,
   type StreamEventParser,
   type StreamFraming,
+  TextBody,
   type WireBody,
   unscopedProvider,
   type WireCodec,
@@ -39,6 +42,9 @@ import {
 import { redactSecrets } from "./redact.ts"
 import { parseRetryAfter } from "./retryAfter.ts"
 import {
+  type BatchClient,
+  type BatchPollCall,
+  type BatchResult,
   type EmbeddingClient,
   type ProviderCall,
   type ProviderClient,
@@ -66,6 +72,7 @@ export const wireProvider = <Settings, Target, Event>(
     requiresModelName: codec.requiresModelName ?? true,
     settingsFields: codec.settings.fields,
     embeddings: codec.embeddings !== undefined,
+    batch: codec.batch !== undefined,
     settingsProblem: codec.targetProblem === undefined ? undefined : (config) => {
       if (!isSettings(config.settings)) return undefined
       return codec.targetProblem?.(codec.target(config.settings, config.modelName, config.env ?? {}))
@@ -84,7 +91,12 @@ export const wireProvider = <Settings, Target, Event>(
 const failingClient = (message: string): ProviderClient => {
   const problem = new ProviderFailure({ message, timedOut: false })
   const failed = Effect.fail(problem)
-  return { infer: () => failed, stream: () => failed, embeddings: { embed: () => failed, parse: () => problem } }
+  return {
+    infer: () => failed,
+    stream: () => failed,
+    embeddings: { embed: () => failed, parse: () => problem },
+    batch: { start: () => failed, poll: () => failed }
+  }
 }
 
 /** The client of one configured provider: `target` is what its codec derived from the settings. */
@@ -99,7 +111,112 @@ export const wireClient = <Settings, Target, Event>(
     stream: (call) =>
       exchange(codec, authorize, call, wireRequest(codec, target, call, true), (http, request) =>
         http.postStream(request, streamType), streamed),
-    embeddings: codec.embeddings === undefined ? undefined : embeddingClient(codec, codec.embeddings, target, authorize)
+    embeddings: codec.embeddings === undefined ? undefined : embeddingClient(codec, codec.embeddings, target, authorize),
+    batch: codec.batch === undefined ? undefined : batchClient(codec, codec.batch, target, authorize)
+  }
+}
+
+/**
+ * Batches through the same path as inference: each request's body is built as for one call
+ * (`extra_body` applied), and every exchange of the hooks gets the provider's headers, the
+ * `extra_headers` edits, authorization and error mapping. A finished batch's answers are read
+ * by the codec's `parseResponse`, as a single call's would be.
+ */
+const batchClient = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  hooks: BatchHooks<Target>,
+  target: Target,
+  authorize: Authorizer | undefined
+): BatchClient => {
+  const exchangeFor = (call: BatchPollCall): BatchExchange => (request) => {
+    const headers = codec.headers(target, call.apiKey)
+    let body = ""
+    if (request.body !== undefined) {
+      if (request.body instanceof TextBody) {
+        body = request.body.text
+        for (const name of Object.keys(headers)) if (name.toLowerCase() === "content-type") delete headers[name]
+        headers["content-type"] = request.body.contentType
+      } else {
+        body = JSON.stringify(request.body)
+      }
+    } else if (request.method === "GET") {
+      for (const name of Object.keys(headers)) if (name.toLowerCase() === "content-type") delete headers[name]
+    }
+    const edited = applyExtraHeaderEdits(
+      applyExtraHeaderEdits(headers, Object.entries(request.headers ?? {}).map(([name, value]) => ({ name, value }))),
+      call.extraHeaders
+    )
+    const built: HttpCall = { url: request.url, headers: edited, body, method: request.method, maxResponseBytes: request.maxResponseBytes }
+    const sendAndRead = (sent: HttpCall) =>
+      HttpTransport.use((http) => http.post(sent)).pipe(
+        Effect.mapError((error) => transportFailure(error, call.apiKey)),
+        Effect.flatMap((reply) =>
+          reply.status >= 200 && reply.status < 300 ? Effect.succeed(reply.text) : failedReply(codec, reply, call.apiKey)
+        )
+      )
+    const sent = authorize === undefined ? sendAndRead(built) : authorize(built, call.apiKey).pipe(
+      Effect.mapError((error) => failure(error.message, call.apiKey, error.timedOut)),
+      Effect.flatMap(sendAndRead)
+    )
+    // the hooks' programs run inside the caller's context: the transport is provided to each exchange
+    return sent as unknown as Effect.Effect<string, ProviderFailure>
+  }
+  return {
+    start: (calls) =>
+      Effect.suspend(() => {
+        if (calls.length === 0) return Effect.fail(failure("a batch needs at least one request", undefined))
+        const items: Array<{ id: string; body: WireBody }> = []
+        const rawRequests: Array<string> = []
+        for (const { id, call } of calls) {
+          const body = codec.body(call.request, { target, stream: false, qualifiedName: call.qualifiedName, providerTools: providerToolsFor(call) })
+          if (body instanceof WireProblem) {
+            return Effect.fail(new ProviderFailure({ message: redactSecrets(body.message, call.apiKey), timedOut: false, unsupported: true }))
+          }
+          const built = editedRequest("", {}, body, call)
+          if (!isHttpCall(built)) return Effect.fail(built)
+          // the body as edited: parsed back from the text the edits produced
+          const edited = JSON.parse(built.body) as WireBody
+          items.push({ id, body: edited })
+          rawRequests.push(built.body)
+        }
+        const first = calls[0].call
+        return HttpTransport.use((http) =>
+          Effect.map(
+            Effect.provideService(
+              hooks.start(target, items, exchangeFor({ apiKey: first.apiKey, qualifiedName: first.qualifiedName, extraHeaders: first.extraHeaders })),
+              HttpTransport,
+              http
+            ),
+            (handle) => ({ handle, rawRequests })
+          )
+        )
+      }),
+    poll: (handle, call) =>
+      HttpTransport.use((http) =>
+        Effect.map(
+          Effect.provideService(hooks.poll(target, handle, exchangeFor(call)), HttpTransport, http),
+          (polled) => {
+            if (polled.status !== "completed") return polled
+            const results: Array<BatchResult> = polled.results.map((result) => {
+              if (!result.ok) return { id: result.id, ok: false, message: redactSecrets(result.message, call.apiKey) }
+              const parsed = codec.parseResponse(result.body, call.qualifiedName)
+              if (parsed instanceof WireProblem) return { id: result.id, ok: false, message: redactSecrets(parsed.message, call.apiKey) }
+              return {
+                id: result.id,
+                ok: true,
+                response: {
+                  output: scopeUnknownBlocks(parsed.output, call.qualifiedName),
+                  usage: parsed.usage,
+                  finishReason: parsed.finishReason,
+                  rawRequest: "",
+                  rawResponse: result.body
+                }
+              }
+            })
+            return { status: "completed" as const, results }
+          }
+        )
+      )
   }
 }
 

@@ -14,7 +14,7 @@ import type { InvalidRequest, UpstreamFailureKind } from "../errors.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
 import type { HttpTransport } from "../services.ts"
-import type { EmbeddingRequest, EmbeddingResponse } from "./codec.ts"
+import type { BatchHandle, EmbeddingRequest, EmbeddingResponse } from "./codec.ts"
 
 /** One provider's failure; collected into the model's error when every provider fails. */
 export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("ProviderFailure", {
@@ -86,6 +86,42 @@ export interface EmbeddingClient {
   readonly parse: (rawResponse: string) => EmbeddingResponse | ProviderFailure
 }
 
+/** One request of a batch: its id within the batch (the gateway's inference id) and its call. */
+export interface BatchCall {
+  readonly id: string
+  readonly call: ProviderCall
+}
+
+/** A batch the provider accepted: how to find it again, and each request's body as sent (its raw request), in order. */
+export interface StartedBatch {
+  readonly handle: BatchHandle
+  readonly rawRequests: ReadonlyArray<string>
+}
+
+/** What the gateway needs to poll a batch: the credential and the scope of `unknown` blocks of the calls that made it. */
+export interface BatchPollCall {
+  readonly apiKey: string | undefined
+  readonly qualifiedName: string
+  readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
+}
+
+/** One request of a finished batch: its answer read as a single call's would be, or why it has none. */
+export type BatchResult =
+  | { readonly id: string; readonly ok: true; readonly response: ProviderResponse }
+  | { readonly id: string; readonly ok: false; readonly message: string }
+
+export type BatchOutcome =
+  | { readonly status: "pending" }
+  | { readonly status: "failed"; readonly message: string }
+  | { readonly status: "completed"; readonly results: ReadonlyArray<BatchResult> }
+
+/** What a provider type with a batch API offers (`BatchHooks` for codecs). */
+export interface BatchClient {
+  /** every call is to this provider, with the same credential (the first call's) */
+  readonly start: (calls: ReadonlyArray<BatchCall>) => Effect.Effect<StartedBatch, ProviderFailure | InvalidRequest, HttpTransport>
+  readonly poll: (handle: BatchHandle, call: BatchPollCall) => Effect.Effect<BatchOutcome, ProviderFailure, HttpTransport>
+}
+
 /**
  * A provider failure falls back to the next provider; an InvalidRequest (a request's own
  * `extra_body` edit that does not fit this provider's body) ends the inference with a 400.
@@ -96,6 +132,8 @@ export interface ProviderClient {
   readonly stream: (call: ProviderCall) => Effect.Effect<ProviderStream, ProviderFailure | InvalidRequest, HttpTransport>
   /** present for the types that have embeddings (`ProviderDefinition.embeddings`) */
   readonly embeddings?: EmbeddingClient | undefined
+  /** present for the types that have a batch API (`ProviderDefinition.batch`) */
+  readonly batch?: BatchClient | undefined
 }
 
 export interface ProviderDefinition {
@@ -107,6 +145,8 @@ export interface ProviderDefinition {
   readonly settingsFields: Schema.Struct.Fields
   /** whether its clients answer embedding requests (`[embedding_models]` accepts only such types) */
   readonly embeddings?: boolean | undefined
+  /** whether its clients run batches (`/batch_inference` refuses a variant whose provider's type has none) */
+  readonly batch?: boolean | undefined
   /** why a configured provider's settings can make no call, checked at start-up */
   readonly settingsProblem?: ((config: ProviderConfig) => string | undefined) | undefined
   /** at start-up for configured providers, on first use for `<type>::<model>` short-hands */

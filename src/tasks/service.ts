@@ -1,0 +1,100 @@
+/**
+ * Durable background tasks: long work that survives a restart of the gateway and runs exactly
+ * once when several gateway processes (or workers) share the relational database. Capabilities
+ * (batch polling, later DICL example creation and prompt optimization) use this service only;
+ * the job queue behind it (pg-boss on GATEWAY_RELATIONAL_DB_URL, layers/tasks/) is never
+ * touched directly. Without a relational database every operation fails with the 503 naming
+ * the variable (spec 1 item 7).
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import { relationalUrlVariable } from "../auth/store.ts"
+import { ServiceUnavailable } from "../errors.ts"
+
+export type TaskState = "queued" | "running" | "completed" | "failed" | "cancelled"
+
+/** A task as `Tasks.get` reads it. */
+export interface TaskInfo {
+  readonly id: string
+  readonly kind: string
+  readonly state: TaskState
+  readonly payload: unknown
+  /** the last value the handler reported with `progress`, when it did */
+  readonly progress?: unknown
+  /** what the handler succeeded with (state `completed`) */
+  readonly result?: unknown
+  /** why it failed (state `failed`) */
+  readonly error?: string | undefined
+  /** epoch milliseconds */
+  readonly createdAt: number
+  readonly startedAt?: number | undefined
+  readonly completedAt?: number | undefined
+}
+
+/** One run of a task, as its handler sees it. */
+export interface RunningTask<Payload> {
+  readonly id: string
+  readonly payload: Payload
+  /** records how far the task got (any JSON value), readable with `Tasks.get` while it runs */
+  readonly progress: (value: unknown) => Effect.Effect<void>
+}
+
+/** A handler's failure: the task is tried again up to its kind's `retryLimit`, then `failed` with this message. */
+export interface TaskFailure {
+  readonly message: string
+}
+
+export interface TaskKindOptions {
+  /** how many tasks of this kind one process runs at once (default 4) */
+  readonly concurrency?: number | undefined
+  /** tries after a failure or after the process running it died (default 3) */
+  readonly retryLimit?: number | undefined
+  /**
+   * Seconds without a heartbeat after which a running task counts as abandoned (its process
+   * died) and is run again by another process (default 30, at least 10). The service sends the
+   * heartbeats while the handler runs.
+   */
+  readonly heartbeatS?: number | undefined
+}
+
+export interface EnqueueOptions {
+  /**
+   * At most one task of the kind with this key waits in the queue at a time, and at most one
+   * runs: enqueuing again while one waits does nothing (`enqueue` answers undefined).
+   */
+  readonly key?: string | undefined
+  /** seconds before it may start (default 0) */
+  readonly afterS?: number | undefined
+}
+
+export class Tasks extends Context.Service<Tasks, {
+  /** false when there is no relational database: every operation below fails with `tasksUnavailable()` */
+  readonly available: boolean
+  /**
+   * Runs the tasks of `kind` in this process from now on. The handler's Effect needs nothing
+   * from its context (the registering layer provides its services); a failure or a defect is
+   * retried as `options` say. A task of a kind no process registered waits.
+   */
+  readonly register: <Payload>(
+    kind: string,
+    handler: (task: RunningTask<Payload>) => Effect.Effect<unknown, TaskFailure>,
+    options?: TaskKindOptions
+  ) => Effect.Effect<void, ServiceUnavailable>
+  /** queues a task of `kind` (the payload a JSON object); its id, or undefined when `options.key` found one already waiting */
+  readonly enqueue: (kind: string, payload: object, options?: EnqueueOptions) => Effect.Effect<string | undefined, ServiceUnavailable>
+  /** queues a task of `kind` every `everyS` seconds (a cron schedule under the hood: whole minutes, at least one) for as long as any process runs */
+  readonly schedule: (kind: string, everyS: number, payload: object) => Effect.Effect<void, ServiceUnavailable>
+  readonly get: (id: string) => Effect.Effect<TaskInfo | undefined, ServiceUnavailable>
+  /** cancels a queued or running task (a running handler is interrupted at its next heartbeat); false when it had ended or is unknown */
+  readonly cancel: (id: string) => Effect.Effect<boolean, ServiceUnavailable>
+  /**
+   * Runs `effect` while holding the lock named `key`, shared by every process on the
+   * relational database (a Postgres advisory lock: released when the effect ends or its
+   * process dies), waiting for it when another holds it.
+   */
+  readonly exclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | ServiceUnavailable, R>
+}>()("gateway/Tasks") {}
+
+/** The 503 of an operation that needs tasks while no relational database is configured. */
+export const tasksUnavailable = (what = "background tasks") =>
+  new ServiceUnavailable({ message: `${what} need ${relationalUrlVariable} (a postgres:// URL): set it to enable them` })
