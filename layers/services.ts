@@ -7,6 +7,7 @@
  */
 import * as Layer from "effect/Layer"
 import type { GatewayConfig } from "../src/config/types.ts"
+import { BatchService } from "../src/batch/service.ts"
 import { DatasetService } from "../src/datasets/service.ts"
 import { EmbeddingService } from "../src/embeddings/service.ts"
 import { EvaluationService } from "../src/evaluations/service.ts"
@@ -21,6 +22,7 @@ import { makeBodyBudget, RequestBodyBudget } from "./http/requestBody.ts"
 import { HttpTransportLive } from "./HttpTransport.ts"
 import { MetricsLive } from "./metrics/prometheus.ts"
 import { ObservabilityLive } from "./observability/index.ts"
+import { TasksLive } from "./tasks/index.ts"
 import { TracingLive } from "./tracing/otlp.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -32,7 +34,8 @@ export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
     EmbeddingService.layer,
     FeedbackService.layer,
     StoredInferences.layer,
-    DatasetService.layer
+    DatasetService.layer,
+    BatchService.layer
   ).pipe(
     // inferences and feedback find the runs of their episodes through it
     Layer.provideMerge(WorkflowEvaluationService.layer),
@@ -41,6 +44,8 @@ export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
       Layer.succeed(Configuration, config),
       Layer.sync(Models, () => new ModelTable(config))
     )),
+    // built after access, whose migrations of the relational database come first
+    Layer.provideMerge(TasksLive(env)),
     Layer.provideMerge(AccessLive(config, env)),
     // after the write queue, whose figures it reads at scrape time
     Layer.provideMerge(MetricsLive(config)),

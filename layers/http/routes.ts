@@ -26,6 +26,7 @@ import { Authentication } from "../../src/auth/authenticate.ts"
 import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
 import { MethodNotAllowed, NotFound } from "../../src/errors.ts"
 import type { GatewayServices } from "../services.ts"
+import { getBatchHandler, startBatchHandler } from "./batch.ts"
 import { makeDocsPage } from "./docs.ts"
 import {
   createDatapointsHandler,
@@ -119,6 +120,11 @@ const groupsOf = (
         .handleRaw("chatCompletions", route("openai", chatCompletionsHandler)("chatCompletions"))
         .handleRaw("embeddings", route("openai", embeddingsHandler)("embeddings"))
         .handleRaw("models", route("openai", () => modelsHandler)("models"))),
+    HttpApiBuilder.group(api, "batch", (handlers) =>
+      handlers
+        .handleRaw("startBatch", route("batch", startBatchHandler)("startBatch"))
+        .handleRaw("getBatch", route("batch", () => getBatchHandler)("getBatch"))
+        .handleRaw("getBatchInference", route("batch", () => getBatchHandler)("getBatchInference"))),
     HttpApiBuilder.group(api, "feedback", (handlers) => handlers.handleRaw("feedback", route("feedback", feedbackHandler)("feedback"))),
     HttpApiBuilder.group(api, "inferences", (handlers) =>
       handlers

@@ -5,6 +5,7 @@
  */
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as OpenApi from "effect/http-api/OpenApi"
+import { BatchGroup } from "./batch.ts"
 import { DatasetsGroup } from "./datasets.ts"
 import { EvaluationsGroup } from "./evaluations.ts"
 import { FeedbackGroup } from "./feedback.ts"
@@ -44,6 +45,7 @@ export const GatewayApi = HttpApi.make("gateway")
   .add(
     InferenceGroup,
     OpenAiGroup,
+    BatchGroup,
     FeedbackGroup,
     InferencesGroup,
     DatasetsGroup,

@@ -12,6 +12,7 @@ import { pullOf } from "../../streams.ts"
 import { outputToChunks } from "../../inference/chunks.ts"
 import type { ModelRequest, OutputBlock, ProviderResponse, Usage } from "../../inference/types.ts"
 import {
+  type BatchClient,
   type ProviderCall,
   type ProviderClient,
   type ProviderDefinition,
@@ -133,7 +134,43 @@ export const makeDummyClient = (modelName: string): ProviderClient => {
       return { rawRequest, next: pullOf([chunks]), close: Effect.void }
     })
 
-  return { infer, stream }
+  /**
+   * Batch mode: a batch "runs" at once; its answers are the model's usual ones, kept in the
+   * handle (so that any gateway process can poll it), read back by the first poll.
+   */
+  const batch: BatchClient = {
+    start: (calls) =>
+      Effect.suspend(() => {
+        if (calls.length === 0) return Effect.fail(new ProviderFailure({ message: "a batch needs at least one request", timedOut: false }))
+        return Effect.as(preamble(calls[0].call), {
+          handle: {
+            providerBatchId: `dummy_batch_${calls[0].id}`,
+            data: { answers: calls.map(({ call, id }) => ({ id, output: answer(modelName, call.request) })) }
+          },
+          rawRequests: calls.map(({ call }) => rawRequestOf(modelName, call))
+        })
+      }),
+    poll: (handle) =>
+      Effect.sync(() => {
+        const { answers } = handle.data as { answers: ReadonlyArray<{ id: string; output: ReadonlyArray<OutputBlock> }> }
+        return {
+          status: "completed" as const,
+          results: answers.map(({ id, output }) => ({
+            id,
+            ok: true as const,
+            response: {
+              output,
+              usage: dummyUsage,
+              finishReason: finishReasonOf(output),
+              rawRequest: "",
+              rawResponse: JSON.stringify({ output, usage: dummyUsage })
+            }
+          }))
+        }
+      })
+  }
+
+  return { infer, stream, batch }
 }
 
 export const dummyProvider: ProviderDefinition = {
@@ -141,5 +178,6 @@ export const dummyProvider: ProviderDefinition = {
   defaultCredential: { kind: "none" },
   requiresModelName: true,
   settingsFields: {},
+  batch: true,
   make: (config) => makeDummyClient(config.modelName)
 }

@@ -1,0 +1,95 @@
+/**
+ * The wire contract of batch inference (spec 4.4): `POST /batch_inference` submits many
+ * inputs of one function to its variant's provider's batch API; the batch, and each of its
+ * inferences, are read back with `GET /batch_inference/{batch_id}[/inference/{inference_id}]`
+ * (pending, failed, or completed with the inferences as `/inference` answers them).
+ */
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
+import { RawToolChoice } from "../config/raw.ts"
+import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
+import { requiresKey } from "./guard.ts"
+import { AdditionalTool, ContentBlock, Input, JsonOutput, Usage } from "./inference.ts"
+
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+/** a list with one entry per input; null (or a missing list) means the default for that input */
+const perInput = <S extends Schema.Top>(entry: S, description: string) =>
+  Schema.optional(Schema.Array(Schema.NullOr(entry))).annotate({ description: `${description}; one entry per input (null: the default)` })
+
+/** the most inputs one batch takes (the providers' own limits are lower for some: Anthropic 100,000, OpenAI 50,000) */
+export const maxBatchInputs = 50_000
+
+export const BatchInferenceRequest = Schema.Struct({
+  function_name: Schema.String,
+  inputs: Schema.Array(Input).annotate({ description: `the inputs, as /inference's \`input\` (1 to ${maxBatchInputs})` }),
+  variant_name: Schema.optional(Schema.String).annotate({ description: "pins the variant; default: one sampled by weight for the whole batch" }),
+  episode_ids: perInput(Schema.String, "the episode of each inference (a UUIDv7 the gateway issued)"),
+  additional_tools: perInput(Schema.Array(AdditionalTool), "tools offered besides the function's"),
+  allowed_tools: perInput(Schema.Array(Schema.String), "the tools each inference may use"),
+  tool_choice: perInput(RawToolChoice, "as /inference's `tool_choice`"),
+  parallel_tool_calls: perInput(Schema.Boolean, "as /inference's `parallel_tool_calls`"),
+  output_schemas: perInput(JsonObject, "json functions: the schema each output is checked against"),
+  params: Schema.optional(Schema.Struct({
+    chat_completion: Schema.optional(Schema.Record(Schema.String, Schema.Array(Schema.Unknown)))
+  })).annotate({ description: "`{chat_completion: {<param>: [value or null per input]}}`, parameters as /inference's `params`" }),
+  tags: perInput(Schema.Record(Schema.String, Schema.String), "tags of each inference"),
+  credentials: Schema.optional(Schema.Record(Schema.String, Schema.String)).annotate({
+    description: "dynamic credentials for the submission (a batch is polled in the background, with the provider's configured credential)"
+  }),
+  // asked for, refused with a 400 that says why (a batch has none of these)
+  stream: Schema.optional(Schema.Unknown),
+  dryrun: Schema.optional(Schema.Unknown),
+  cache_options: Schema.optional(Schema.Unknown)
+}).annotate({ identifier: "BatchInferenceRequest" })
+export type BatchInferenceRequest = typeof BatchInferenceRequest.Type
+
+export const BatchInferenceResponse = Schema.Struct({
+  batch_id: Schema.String,
+  inference_ids: Schema.Array(Schema.String).annotate({ description: "in input order" }),
+  episode_ids: Schema.Array(Schema.String).annotate({ description: "in input order" })
+}).annotate({ identifier: "BatchInferenceResponse" })
+
+const head = { inference_id: Schema.String, episode_id: Schema.String, variant_name: Schema.String }
+const tail = { usage: Usage, finish_reason: Schema.optional(Schema.String) }
+
+/** One inference of a completed batch: as /inference answers it, or the provider's error for it. */
+export const BatchInference = Schema.Union([
+  Schema.Struct({ ...head, content: Schema.Array(ContentBlock), ...tail }),
+  Schema.Struct({ ...head, output: JsonOutput, ...tail }),
+  Schema.Struct({ ...head, error: Schema.String.annotate({ description: "the provider gave no answer for this input: why" }) })
+]).annotate({ identifier: "BatchInference" })
+
+export const BatchStatusResponse = Schema.Union([
+  Schema.Struct({ status: Schema.Literal("pending") }),
+  Schema.Struct({ status: Schema.Literal("failed"), error: Schema.optional(Schema.String) }),
+  Schema.Struct({ status: Schema.Literal("completed"), batch_id: Schema.String, inferences: Schema.Array(BatchInference) })
+]).annotate({ identifier: "BatchStatus" })
+
+export const BatchGroup = HttpApiGroup.make("batch")
+  .add(
+    HttpApiEndpoint.post("startBatch", "/batch_inference", {
+      payload: BatchInferenceRequest,
+      success: BatchInferenceResponse,
+      error: gatewayErrors([...bodyStatuses, 404, 502, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Submit a batch of inferences",
+      description: "Every input is checked and rendered, then the whole batch is sent to the provider's batch API (half the price, results within 24 h)."
+    })),
+    HttpApiEndpoint.get("getBatch", "/batch_inference/:batch_id", {
+      params: { batch_id: Schema.String },
+      success: BatchStatusResponse,
+      error: gatewayErrors([400, 404, 502, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Read a batch",
+      description: "Polls the provider while the batch is pending; once it completed, its inferences are stored and read from the database."
+    })),
+    HttpApiEndpoint.get("getBatchInference", "/batch_inference/:batch_id/inference/:inference_id", {
+      params: { batch_id: Schema.String, inference_id: Schema.String },
+      success: BatchStatusResponse,
+      error: gatewayErrors([400, 404, 502, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({ summary: "Read one inference of a batch" }))
+  )
+  .annotateEndpointsMerge(requiresKey)
+  .annotateMerge(OpenApi.annotations({ title: "Batch inference" }))

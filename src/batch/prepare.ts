@@ -1,0 +1,215 @@
+/**
+ * Everything about a batch that can be checked before anything is sent (spec 4.4): the fields
+ * a batch refuses, the lengths of the per-input lists, one variant for the whole batch (a
+ * `chat_completion` one, whose model's first provider has a batch API), and every input
+ * prepared, rendered and made into its provider call exactly as `/inference` would. One bad
+ * input fails the whole batch with a 400 naming its index. Pure.
+ */
+import type { BatchInferenceRequest } from "../api/batch.ts"
+import { maxBatchInputs } from "../api/batch.ts"
+import { ChatCompletionParams, type InferenceRequest } from "../api/inference.ts"
+import { checkClientTags, tagsWithApiKey } from "../api/tags.ts"
+import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
+import { formatFieldIssues, makeDecoder } from "../decode.ts"
+import { type GatewayError, InvalidRequest, isGatewayError, NotFound } from "../errors.ts"
+import { uuidv7 } from "../ids.ts"
+import { isInputProblem, renderInput } from "../inference/input.ts"
+import { buildModelRequest } from "../inference/modelCall.ts"
+import type { ModelTable, RoutedProvider } from "../inference/models.ts"
+import { type PreparedInference, prepareInference } from "../inference/prepare.ts"
+import { sampleVariantOrder, seededRandom } from "../inference/sampling.ts"
+import type { TemplateEngine } from "../inference/templates.ts"
+import type { ModelRequest } from "../inference/types.ts"
+import { providerCall } from "../providers/runner.ts"
+import { type ProviderCall, ProviderFailure } from "../providers/types.ts"
+
+/** the tag every inference of a batch carries: its batch's id */
+export const batchIdTag = "gateway::batch_id"
+
+export interface PreparedBatchInference {
+  readonly prepared: PreparedInference
+  readonly modelRequest: ModelRequest
+  readonly call: ProviderCall
+}
+
+export interface PreparedBatch {
+  readonly batchId: string
+  readonly functionName: string
+  readonly fn: FunctionConfig
+  readonly variant: VariantConfig
+  readonly modelName: string
+  /** the first provider of the model's routing: a batch has no fallback */
+  readonly provider: RoutedProvider
+  /** in input order */
+  readonly inferences: ReadonlyArray<PreparedBatchInference>
+}
+
+const invalid = (message: string) => new InvalidRequest({ message })
+
+const decodeParams = makeDecoder(ChatCompletionParams)
+
+/** the per-input lists of a batch request, by field name */
+const listFields = [
+  "episode_ids",
+  "additional_tools",
+  "allowed_tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "output_schemas",
+  "tags"
+] as const
+
+/** `/inference`'s field names in a message about input `index`, as the batch names them */
+const batchFieldOf: Readonly<Record<string, string>> = {
+  input: "inputs",
+  episode_id: "episode_ids",
+  output_schema: "output_schemas",
+  additional_tools: "additional_tools",
+  allowed_tools: "allowed_tools",
+  tool_choice: "tool_choice",
+  parallel_tool_calls: "parallel_tool_calls",
+  tags: "tags"
+}
+
+/** `message` (about one input's request, as `/inference` words it) naming the batch's field and the input's index */
+const atIndex = (message: string, index: number): string => {
+  const named = /^([a-z_]+)([.:[][\s\S]*)$/.exec(message)
+  const field = named === null ? undefined : batchFieldOf[named[1]]
+  return field === undefined ? `inputs[${index}]: ${message}` : `${field}[${index}]${named![2]}`
+}
+
+const refusedFields = (request: BatchInferenceRequest): InvalidRequest | undefined => {
+  if (request.stream !== undefined && request.stream !== false) return invalid("stream: a batch is not streamed; poll GET /batch_inference/{batch_id}")
+  if (request.dryrun !== undefined && request.dryrun !== false) return invalid("dryrun: not available for batches (the provider's batch would be created)")
+  if (request.cache_options !== undefined) return invalid("cache_options: batch inference neither reads nor writes the cache")
+  return undefined
+}
+
+const listLengths = (request: BatchInferenceRequest, count: number): InvalidRequest | undefined => {
+  for (const field of listFields) {
+    const list = request[field]
+    if (list !== undefined && list.length !== count) return invalid(`${field}: has ${list.length} entries for ${count} inputs (one per input, null for the default)`)
+  }
+  for (const [name, list] of Object.entries(request.params?.chat_completion ?? {})) {
+    if (list.length !== count) return invalid(`params.chat_completion.${name}: has ${list.length} entries for ${count} inputs (one per input, null for the default)`)
+  }
+  return undefined
+}
+
+/** input `index`'s `params.chat_completion`, checked as `/inference` checks them */
+const paramsAt = (request: BatchInferenceRequest, index: number): ChatCompletionParams | InvalidRequest | undefined => {
+  const lists = request.params?.chat_completion
+  if (lists === undefined) return undefined
+  const params: Record<string, unknown> = {}
+  for (const [name, list] of Object.entries(lists)) if (list[index] !== null && list[index] !== undefined) params[name] = list[index]
+  const decoded = decodeParams(params)
+  if (decoded.ok) return decoded.value
+  // the path of the first issue is the parameter's name: say which entry of its list it is
+  const [first] = decoded.issues
+  const name = first?.path[0]
+  return invalid(
+    name === undefined
+      ? `params.chat_completion: ${formatFieldIssues(decoded.issues)}`
+      : formatFieldIssues([{ ...first, path: [name, index, ...first.path.slice(1)] }], ["params", "chat_completion"])
+  )
+}
+
+/** the one variant of the batch: the pinned one, else one sampled by weight (seeded by the batch id) */
+const variantOf = (request: BatchInferenceRequest, fn: FunctionConfig, batchId: string): VariantConfig | GatewayError => {
+  if (request.variant_name !== undefined) {
+    const pinned = fn.variants.get(request.variant_name)
+    return pinned ?? new NotFound({ message: `unknown variant "${request.variant_name}" of function "${request.function_name}"` })
+  }
+  const [first] = sampleVariantOrder([...fn.variants.values()], seededRandom(`${request.function_name}:${batchId}`))
+  return first === undefined
+    ? invalid(`function "${request.function_name}" has no variant with a positive weight; pin one with variant_name`)
+    : fn.variants.get(first)!
+}
+
+/** the provider that runs the batch: the first of the model's routing, if its type has a batch API */
+const batchProvider = (variant: VariantConfig, models: ModelTable): RoutedProvider | GatewayError => {
+  const model = models.get(variant.model)
+  if (model === undefined) return new NotFound({ message: `variant "${variant.name}": unknown model "${variant.model}"` })
+  const provider = model.providers[0]
+  if (provider === undefined) return invalid(`variant "${variant.name}": model "${variant.model}" has no provider`)
+  if (provider.client.batch === undefined) {
+    return invalid(
+      `variant "${variant.name}": provider "${provider.config.name}" of model "${variant.model}" (type ${provider.config.type}) has no batch API; ` +
+        "batch inference runs on the first provider of the model's routing (types with one: openai, azure, anthropic, gcp_vertex_gemini, google_ai_studio_gemini, dummy)"
+    )
+  }
+  const credential = provider.config.credential
+  if (credential.kind === "dynamic") {
+    return invalid(
+      `credentials.${credential.name}: provider "${provider.config.name}" reads its key only from the request, but a batch is polled ` +
+        "in the background, where no request carries it; give the provider a fallback location (api_key_location = { default = \"dynamic::...\", fallback = \"env::...\" })"
+    )
+  }
+  return provider
+}
+
+export const prepareBatch = (
+  request: BatchInferenceRequest,
+  config: GatewayConfig,
+  models: ModelTable,
+  templates: TemplateEngine,
+  now: number,
+  apiKey: string | undefined
+): PreparedBatch | GatewayError => {
+  const refused = refusedFields(request)
+  if (refused !== undefined) return refused
+  const count = request.inputs.length
+  if (count === 0) return invalid("inputs: a batch needs at least one input")
+  if (count > maxBatchInputs) return invalid(`inputs: ${count} inputs; a batch takes at most ${maxBatchInputs}`)
+  const lengths = listLengths(request, count)
+  if (lengths !== undefined) return lengths
+
+  const fn = config.functions.get(request.function_name)
+  if (fn === undefined) return new NotFound({ message: `unknown function "${request.function_name}"` })
+  const batchId = uuidv7(now)
+  const variant = variantOf(request, fn, batchId)
+  if (isGatewayError(variant)) return variant
+  if ((variant.type as string) !== "chat_completion") {
+    return invalid(`variant_name: variant "${variant.name}" is of type ${variant.type}; batches run chat_completion variants only`)
+  }
+  const provider = batchProvider(variant, models)
+  if (isGatewayError(provider)) return provider
+  const modelName = variant.model
+
+  const inferences: Array<PreparedBatchInference> = []
+  for (let index = 0; index < count; index++) {
+    const clientTags = request.tags?.[index] ?? undefined
+    const reserved = checkClientTags(clientTags, `tags[${index}]`)
+    if (reserved !== undefined) return reserved
+    const params = paramsAt(request, index)
+    if (params instanceof InvalidRequest) return params
+    const single: InferenceRequest = {
+      function_name: request.function_name,
+      variant_name: variant.name,
+      input: request.inputs[index],
+      episode_id: request.episode_ids?.[index] ?? undefined,
+      additional_tools: request.additional_tools?.[index] ?? undefined,
+      allowed_tools: request.allowed_tools?.[index] ?? undefined,
+      tool_choice: request.tool_choice?.[index] ?? undefined,
+      parallel_tool_calls: request.parallel_tool_calls?.[index] ?? undefined,
+      output_schema: request.output_schemas?.[index] ?? undefined,
+      params: params === undefined ? undefined : { chat_completion: params },
+      tags: tagsWithApiKey({ ...clientTags, [batchIdTag]: batchId }, apiKey),
+      credentials: request.credentials
+    }
+    const prepared = prepareInference(single, config, models, now)
+    if (isGatewayError(prepared)) {
+      return prepared instanceof InvalidRequest ? invalid(atIndex(prepared.message, index)) : prepared
+    }
+    const rendered = renderInput(single.input, fn, variant, templates)
+    if (isInputProblem(rendered)) return invalid(atIndex(`${rendered.path}: ${rendered.message}`, index))
+    const modelRequest = buildModelRequest(prepared, variant, rendered)
+    const call = providerCall(modelRequest, modelName, provider.config, variant, prepared)
+    if (call instanceof InvalidRequest) return call
+    if (call instanceof ProviderFailure) {
+      return invalid(`variant "${variant.name}": provider "${provider.config.name}" of model "${modelName}" cannot be called: ${call.message}`)
+    }
+    inferences.push({ prepared, modelRequest, call })
+  }
+  return { batchId, functionName: request.function_name, fn, variant, modelName, provider, inferences }
+}

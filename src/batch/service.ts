@@ -1,0 +1,270 @@
+/**
+ * The batch inference use case (spec 4.4). Submitting checks and renders every input, creates
+ * the provider's batch, stores the batch as pending and queues its background poll. Reading a
+ * pending batch polls the provider; the first poll that finds it finished (a client's or the
+ * background task's) stores every result as a regular inference, once: completion runs under
+ * the relational database's lock for that batch and re-reads its status first. Later reads
+ * answer from the database.
+ *
+ * Batches need the analytics database (their rows) and the relational one (the tasks and the
+ * lock): without either, every route answers 503 naming the variable.
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { BatchInferenceRequest } from "../api/batch.ts"
+import { AllProvidersFailed, type GatewayError, isGatewayError, NotFound, ServiceUnavailable } from "../errors.ts"
+import { isUuid } from "../ids.ts"
+import type { RoutedProvider } from "../inference/models.ts"
+import { observabilityDisabled, Observability, storeFailure, type ObservabilityStores } from "../observability/stores.ts"
+import type { StoredInference, StoredModelInference, WriteBatch } from "../observability/records.ts"
+import { providerCall } from "../providers/runner.ts"
+import { type BatchOutcome, type BatchPollCall, failureKind, type ProviderFailure } from "../providers/types.ts"
+import { Configuration, HttpTransport, Models } from "../services.ts"
+import { Tasks, tasksUnavailable } from "../tasks/service.ts"
+import type { StoreError } from "../storeError.ts"
+import { prepareBatch } from "./prepare.ts"
+import { batchInferenceBody, completedRows, submittedRows } from "./results.ts"
+import type { StoredBatch, StoredBatchInference } from "./store.ts"
+
+/** the task kind of a batch's background poll */
+export const batchPollTask = "batch.poll"
+
+export type BatchStatusBody =
+  | { readonly status: "pending" }
+  | { readonly status: "failed"; readonly error?: string | undefined }
+  | { readonly status: "completed"; readonly batch_id: string; readonly inferences: ReadonlyArray<Record<string, unknown>> }
+
+export interface BatchSubmitted {
+  readonly batch_id: string
+  readonly inference_ids: ReadonlyArray<string>
+  readonly episode_ids: ReadonlyArray<string>
+}
+
+/** rows written per statement when a batch completes, and ids read back per query */
+const writeChunk = 2000
+const readChunk = 1000
+
+const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size))
+  return out
+}
+
+export class BatchService extends Context.Service<BatchService, {
+  readonly start: (request: BatchInferenceRequest, apiKey: string | undefined) => Effect.Effect<BatchSubmitted, GatewayError>
+  /** the batch, or only `inferenceId` of it; polls the provider while it is pending */
+  readonly get: (batchId: string, inferenceId?: string) => Effect.Effect<BatchStatusBody, GatewayError>
+}>()("gateway/BatchService") {
+  static readonly layer = Layer.effect(
+    BatchService,
+    Effect.gen(function*() {
+      const config = yield* Configuration
+      const models = yield* Models
+      const { stores } = yield* Observability
+      const tasks = yield* Tasks
+      const http = yield* HttpTransport
+      const clock = yield* Clock.Clock
+      const now = () => clock.currentTimeMillisUnsafe()
+      const pollIntervalS = config.gateway.batch.pollIntervalS
+
+      /** the databases a batch needs, or the 503 naming what is missing */
+      const needed: Effect.Effect<ObservabilityStores, ServiceUnavailable> = stores === undefined
+        ? Effect.fail(observabilityDisabled())
+        : !tasks.available
+        ? Effect.fail(tasksUnavailable("batch inference (its background polls and completion lock)"))
+        : Effect.succeed(stores)
+
+      const withTransport = <A, E>(effect: Effect.Effect<A, E, HttpTransport>) => Effect.provideService(effect, HttpTransport, http)
+
+      const unavailable = (stores: ObservabilityStores) => (error: StoreError) => storeFailure(stores)(error)
+
+      /** the provider's failure as the answer: 502 naming it (a 429 passes on as a 429) */
+      const providerError = (provider: string, model: string, what: string) => (failure: ProviderFailure) =>
+        new AllProvidersFailed({
+          message: `provider "${provider}" of model "${model}" ${what}: ${failure.message}`,
+          kind: failureKind(failure) === "rate_limited" ? "rate_limited" : "upstream",
+          retryAfterS: failure.retryAfterS
+        })
+
+      /** queues the next background poll of a batch (at most one waits per batch) */
+      const schedulePoll = (batchId: string) =>
+        pollIntervalS <= 0 ? Effect.void : tasks.enqueue(batchPollTask, { batchId }, { key: batchId, afterS: pollIntervalS }).pipe(
+          Effect.catch((error) => Effect.logWarning(`batch ${batchId}: could not queue its background poll: ${error.message}`)),
+          Effect.asVoid
+        )
+
+      /** the configured provider a stored batch was sent to, and how to poll it */
+      const pollTarget = (batch: StoredBatch): { provider: RoutedProvider; call: BatchPollCall } | GatewayError => {
+        const model = models.get(batch.modelName)
+        const provider = model?.providers.find((candidate) => candidate.config.name === batch.modelProviderName)
+        if (provider === undefined || provider.client.batch === undefined) {
+          return new AllProvidersFailed({
+            message: `batch ${batch.id} was sent to provider "${batch.modelProviderName}" of model "${batch.modelName}", which the configuration no longer has`,
+            kind: "upstream"
+          })
+        }
+        const variant = config.functions.get(batch.functionName)?.variants.get(batch.variantName)
+        const edits = variant ?? { name: batch.variantName, extraBody: [], extraHeaders: [] }
+        const call = providerCall(undefined, batch.modelName, provider.config, edits, { bodyEdits: [], headerEdits: [], credentials: {} })
+        if (isGatewayError(call)) return call
+        if (!("apiKey" in call)) {
+          return new AllProvidersFailed({ message: `provider "${batch.modelProviderName}" of model "${batch.modelName}": ${call.message}`, kind: "upstream" })
+        }
+        return { provider, call: { apiKey: call.apiKey, qualifiedName: call.qualifiedName, extraHeaders: call.extraHeaders } }
+      }
+
+      const pollProvider = (batch: StoredBatch): Effect.Effect<BatchOutcome, GatewayError> => {
+        const target = pollTarget(batch)
+        if (isGatewayError(target)) return Effect.fail(target)
+        return withTransport(target.provider.client.batch!.poll({ providerBatchId: batch.providerBatchId, data: batch.providerBatchData }, target.call)).pipe(
+          Effect.mapError(providerError(batch.modelProviderName, batch.modelName, `could not be polled for batch ${batch.id}`))
+        )
+      }
+
+      /** writes `writes` in chunks, each encoded and written as the write queue would */
+      const writeAll = (stores: ObservabilityStores, writes: WriteBatch) =>
+        Effect.forEach(
+          chunks(writes.inferences.map((_, i) => i), writeChunk),
+          (indexes) => {
+            const part: WriteBatch = {
+              inferences: indexes.map((i) => writes.inferences[i]),
+              modelInferences: indexes.map((i) => writes.modelInferences[i]),
+              feedback: []
+            }
+            const encoded = stores.database.encode(part)
+            return encoded._tag === "Failure" ? Effect.fail(encoded.failure) : stores.database.write(encoded.success)
+          },
+          { discard: true }
+        )
+
+      /**
+       * Records what the provider said of a finished batch, once: under the batch's lock, and
+       * only if it is still pending (another process, or a concurrent request, may have done it).
+       */
+      const complete = (stores: ObservabilityStores, batch: StoredBatch, outcome: Exclude<BatchOutcome, { status: "pending" }>) =>
+        tasks.exclusive(
+          `batch:${batch.id}`,
+          Effect.gen(function*() {
+            const current = (yield* stores.batches.getBatch(batch.id)) ?? batch
+            if (current.status !== "pending") return current
+            if (outcome.status === "failed") {
+              const failed: StoredBatch = { ...current, status: "failed", errorMessage: outcome.message, updatedAt: Math.max(now(), current.updatedAt + 1) }
+              yield* stores.batches.updateBatch(failed)
+              return failed
+            }
+            const inferences = yield* stores.batches.getBatchInferences(batch.id)
+            const { writes, failures } = completedRows(current, inferences, outcome.results, now())
+            yield* writeAll(stores, writes)
+            const completed: StoredBatch = { ...current, status: "completed", failures, updatedAt: Math.max(now(), current.updatedAt + 1) }
+            yield* stores.batches.updateBatch(completed)
+            yield* Effect.logInfo(`batch ${batch.id}: completed, ${writes.inferences.length} inferences stored, ${Object.keys(failures).length} without an answer`)
+            return completed
+          })
+        ).pipe(Effect.mapError((error) => error._tag === "StoreError" ? unavailable(stores)(error) : error))
+
+      /** a pending batch polled once: its row as it is afterwards */
+      const pollOnce = (stores: ObservabilityStores, batch: StoredBatch): Effect.Effect<StoredBatch, GatewayError> =>
+        Effect.flatMap(pollProvider(batch), (outcome) => outcome.status === "pending" ? Effect.succeed(batch) : complete(stores, batch, outcome))
+
+      /** the answers of a completed batch's inferences, read from the database in input order */
+      const completedBody = (stores: ObservabilityStores, batch: StoredBatch, rows: ReadonlyArray<StoredBatchInference>) =>
+        Effect.gen(function*() {
+          const answered = rows.filter((row) => batch.failures?.[row.inferenceId] === undefined).map((row) => row.inferenceId)
+          const inferences = new Map<string, StoredInference>()
+          const calls = new Map<string, StoredModelInference>()
+          for (const ids of chunks(answered, readChunk)) {
+            for (const inference of yield* stores.inferences.getInferences(ids)) inferences.set(inference.id, inference)
+            for (const call of yield* stores.inferences.getModelInferences(ids)) calls.set(call.inferenceId, call)
+          }
+          return {
+            status: "completed" as const,
+            batch_id: batch.id,
+            inferences: rows.map((row) =>
+              batchInferenceBody(row, inferences.get(row.inferenceId), calls.get(row.inferenceId), batch.failures?.[row.inferenceId])
+            )
+          }
+        }).pipe(Effect.mapError(unavailable(stores)))
+
+      const statusBody = (stores: ObservabilityStores, batch: StoredBatch, rows: ReadonlyArray<StoredBatchInference>): Effect.Effect<BatchStatusBody, GatewayError> => {
+        switch (batch.status) {
+          case "pending":
+            return Effect.succeed({ status: "pending" })
+          case "failed":
+            return Effect.succeed({ status: "failed", error: batch.errorMessage })
+          case "completed":
+            return completedBody(stores, batch, rows)
+        }
+      }
+
+      /** the background poll of one batch: polls it, and queues the next poll while it stays pending; never fails (it logs) */
+      const backgroundPoll = (batchId: string) =>
+        Effect.gen(function*() {
+          const ready = yield* needed
+          const batch = yield* Effect.mapError(ready.batches.getBatch(batchId), unavailable(ready))
+          if (batch === undefined || batch.status !== "pending") return
+          const after = yield* pollOnce(ready, batch)
+          if (after.status === "pending") yield* schedulePoll(batchId)
+        }).pipe(
+          Effect.catch((error) =>
+            Effect.andThen(Effect.logWarning(`batch ${batchId}: background poll failed, tried again in ${pollIntervalS} s: ${error.message}`), schedulePoll(batchId))
+          )
+        )
+
+      if (stores !== undefined && tasks.available && pollIntervalS > 0) {
+        yield* tasks.register<{ batchId: string }>(batchPollTask, (task) => backgroundPoll(task.payload.batchId), {
+          concurrency: 4,
+          heartbeatS: 10
+        })
+        // batches left pending by a gateway that stopped before it queued their polls
+        yield* stores.batches.listPendingBatches(10_000).pipe(
+          Effect.flatMap((pending) => Effect.forEach(pending, (batch) => schedulePoll(batch.id), { discard: true })),
+          Effect.catch((error) => Effect.logWarning(`batch: could not list pending batches to poll: ${error.message}`)),
+          Effect.forkDetach
+        )
+      }
+
+      return BatchService.of({
+        start: (request, apiKey) =>
+          Effect.gen(function*() {
+            const ready = yield* needed
+            const prepared = prepareBatch(request, config, models, config.templates, now(), apiKey)
+            if (isGatewayError(prepared)) return yield* Effect.fail(prepared)
+            const { provider, modelName } = prepared
+            const started = yield* withTransport(provider.client.batch!.start(prepared.inferences.map(({ prepared: one, call }) => ({ id: one.inferenceId, call })))).pipe(
+              Effect.mapError((failure) =>
+                failure._tag === "InvalidRequest" ? failure : providerError(provider.config.name, modelName, "refused the batch")(failure)
+              )
+            )
+            const rows = submittedRows(prepared, request, started.handle, started.rawRequests, now())
+            yield* Effect.mapError(ready.batches.insertBatch(rows.batch, rows.inferences), unavailable(ready))
+            yield* schedulePoll(prepared.batchId)
+            return {
+              batch_id: prepared.batchId,
+              inference_ids: rows.inferences.map((row) => row.inferenceId),
+              episode_ids: rows.inferences.map((row) => row.episodeId)
+            }
+          }),
+        get: (batchId, inferenceId) =>
+          Effect.gen(function*() {
+            const ready = yield* needed
+            const unknownBatch = new NotFound({ message: `unknown batch "${batchId}"` })
+            if (!isUuid(batchId)) return yield* Effect.fail(unknownBatch)
+            let batch = yield* Effect.mapError(ready.batches.getBatch(batchId), unavailable(ready))
+            if (batch === undefined) return yield* Effect.fail(unknownBatch)
+            let rows: ReadonlyArray<StoredBatchInference> | undefined
+            if (inferenceId !== undefined) {
+              rows = isUuid(inferenceId) ? yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), unavailable(ready)) : []
+              if (rows.length === 0) return yield* Effect.fail(new NotFound({ message: `batch "${batchId}" has no inference "${inferenceId}"` }))
+            }
+            if (batch.status === "pending") batch = yield* pollOnce(ready, batch)
+            if (batch.status === "completed" && rows === undefined) {
+              rows = yield* Effect.mapError(ready.batches.getBatchInferences(batchId), unavailable(ready))
+            }
+            return yield* statusBody(ready, batch, rows ?? [])
+          })
+      })
+    })
+  )
+}
