@@ -161,7 +161,7 @@ describe("anthropic batch: results files", () => {
 
   it("a file without any request run fails the batch; a result type newer than the codec is the request's failure", () => {
     const none = readResults(JSON.stringify({ custom_id: "a", result: { type: "canceled" } }), ["a"])
-    expect(none).toEqual({ status: "failed", message: "the batch ended without any of its requests run (each was cancelled or expired)" })
+    expect(none).toEqual({ status: "failed", message: "the batch ended without any of its requests run (each was cancelled, expired or absent from its results)" })
     const newer = readResults([succeeded("a"), JSON.stringify({ custom_id: "b", result: { type: "deferred" } })].join("\n"), ["a", "b"])
     expect(newer).toMatchObject({ status: "completed", results: [{ ok: true }, { id: "b", ok: false, message: "the batch ended with a result of type \"deferred\" for this request" }] })
   })

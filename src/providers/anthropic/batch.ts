@@ -90,10 +90,10 @@ const nothingRan = (batch: Json): string => {
     : `the batch expired before any of its requests ran (${tally})`
 }
 
-/** One line of a results file, read: its request's result, and whether Anthropic refused the request (`errored`). */
+/** One line of a results file, read: its request's result, and Anthropic's reason when it refused the request (`errored`). */
 interface ReadLine {
   readonly result: BatchItemResult
-  readonly refused: boolean
+  readonly refusal?: string | undefined
 }
 
 const readLine = (line: Json): ReadLine | undefined => {
@@ -102,18 +102,17 @@ const readLine = (line: Json): ReadLine | undefined => {
   if (typeof id !== "string" || typeof result !== "object" || result === null) return undefined
   switch (result.type) {
     case "succeeded":
-      return { result: { id, ok: true, body: JSON.stringify(result.message) }, refused: false }
-    case "errored":
-      return {
-        result: { id, ok: false, message: `Anthropic refused this request: ${explainError(result.error?.error) ?? "(no explanation)"}` },
-        refused: true
-      }
+      return { result: { id, ok: true, body: JSON.stringify(result.message) } }
+    case "errored": {
+      const refusal = explainError(result.error?.error) ?? "(no explanation)"
+      return { result: { id, ok: false, message: `Anthropic refused this request: ${refusal}` }, refusal }
+    }
     case "canceled":
-      return { result: { id, ok: false, message: "the batch was cancelled before this request ran" }, refused: false }
+      return { result: { id, ok: false, message: "the batch was cancelled before this request ran" } }
     case "expired":
-      return { result: { id, ok: false, message: "the batch expired (24 hours after its creation) before this request ran" }, refused: false }
+      return { result: { id, ok: false, message: "the batch expired (24 hours after its creation) before this request ran" } }
     default:
-      return { result: { id, ok: false, message: `the batch ended with a result of type ${JSON.stringify(String(result.type))} for this request` }, refused: false }
+      return { result: { id, ok: false, message: `the batch ended with a result of type ${JSON.stringify(String(result.type))} for this request` } }
   }
 }
 
@@ -132,9 +131,10 @@ export const readResults = (text: string, ids: ReadonlyArray<string>): BatchPoll
     if (!byId.has(read.result.id)) byId.set(read.result.id, read)
   }
   const results: Array<BatchItemResult> = []
+  /** the reasons of the refused requests, and how many were refused */
   const refusals = new Set<string>()
+  let refused = 0
   let answered = false
-  let ran = false
   for (const id of ids) {
     const read = byId.get(id)
     if (read === undefined) {
@@ -143,13 +143,17 @@ export const readResults = (text: string, ids: ReadonlyArray<string>): BatchPoll
     }
     results.push(read.result)
     if (read.result.ok) answered = true
-    if (read.refused && !read.result.ok) refusals.add(read.result.message)
-    if (read.refused || read.result.ok) ran = true
+    else if (read.refusal !== undefined) {
+      refusals.add(read.refusal)
+      refused++
+    }
   }
-  if (!ran) return { status: "failed", message: "the batch ended without any of its requests run (each was cancelled or expired)" }
+  if (!answered && refused === 0) {
+    return { status: "failed", message: "the batch ended without any of its requests run (each was cancelled, expired or absent from its results)" }
+  }
   // every request refused for one reason: the batch's input as a whole was refused
-  if (!answered && refusals.size === 1 && results.every((result) => !result.ok && refusals.has(result.message))) {
-    return { status: "failed", message: `every request of the batch was refused: ${[...refusals][0].replace(/^Anthropic refused this request: /, "")}` }
+  if (!answered && refused === ids.length && refusals.size === 1) {
+    return { status: "failed", message: `every request of the batch was refused: ${[...refusals][0]}` }
   }
   return { status: "completed", results }
 }
@@ -170,7 +174,7 @@ const poll = Effect.fnUntraced(function*(target: AnthropicTarget, handle: BatchH
   }
   const counts = batch.request_counts as Json | undefined
   // the counts tell, without the download, that no request ran
-  if (counts !== undefined && counted(counts, "succeeded") === 0 && counted(counts, "errored") === 0) {
+  if (typeof counts?.succeeded === "number" && typeof counts.errored === "number" && counts.succeeded + counts.errored === 0) {
     return { status: "failed", message: nothingRan(batch) } satisfies BatchPoll
   }
   if (typeof batch.results_url !== "string") {
