@@ -159,11 +159,21 @@ describe("anthropic batch: results files", () => {
     expect(expired).toMatchObject({ status: "completed" })
   })
 
-  it("a file without any request run fails the batch; a result type newer than the codec is the request's failure", () => {
+  it("a file without any request run fails the batch; a result type newer than the codec, or a success without its message, is the request's failure", () => {
     const none = readResults(JSON.stringify({ custom_id: "a", result: { type: "canceled" } }), ["a"])
     expect(none).toEqual({ status: "failed", message: "the batch ended without any of its requests run (each was cancelled, expired or absent from its results)" })
-    const newer = readResults([succeeded("a"), JSON.stringify({ custom_id: "b", result: { type: "deferred" } })].join("\n"), ["a", "b"])
-    expect(newer).toMatchObject({ status: "completed", results: [{ ok: true }, { id: "b", ok: false, message: "the batch ended with a result of type \"deferred\" for this request" }] })
+    const newer = readResults(
+      [succeeded("a"), JSON.stringify({ custom_id: "b", result: { type: "deferred" } }), JSON.stringify({ custom_id: "c", result: { type: "succeeded" } })].join("\n"),
+      ["a", "b", "c"]
+    )
+    expect(newer).toMatchObject({
+      status: "completed",
+      results: [
+        { ok: true },
+        { id: "b", ok: false, message: "the batch ended with a result of type \"deferred\" for this request" },
+        { id: "c", ok: false, message: "the batch's result for this request succeeded without a message" }
+      ]
+    })
   })
 
   it("a line that is not a result fails the poll (the next poll reads the file again)", async () => {

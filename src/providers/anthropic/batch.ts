@@ -102,7 +102,9 @@ const readLine = (line: Json): ReadLine | undefined => {
   if (typeof id !== "string" || typeof result !== "object" || result === null) return undefined
   switch (result.type) {
     case "succeeded":
-      return { result: { id, ok: true, body: JSON.stringify(result.message) } }
+      return typeof result.message === "object" && result.message !== null
+        ? { result: { id, ok: true, body: JSON.stringify(result.message) } }
+        : { result: { id, ok: false, message: "the batch's result for this request succeeded without a message" } }
     case "errored": {
       const refusal = explainError(result.error?.error) ?? "(no explanation)"
       return { result: { id, ok: false, message: `Anthropic refused this request: ${refusal}` }, refusal }
