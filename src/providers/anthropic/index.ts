@@ -1,12 +1,14 @@
 /**
  * `anthropic`: Anthropic's Messages API (https://docs.anthropic.com/en/api/messages), with
  * `x-api-key` and `anthropic-version`; `api_base` (default `https://api.anthropic.com/v1/`)
- * points it elsewhere (a proxy, a test server): calls go to `<api_base>messages`.
+ * points it elsewhere (a proxy, a test server): calls go to `<api_base>messages`, batches to
+ * `<api_base>messages/batches` (`batch.ts`).
  */
 import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
+import { anthropicBatch } from "./batch.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"
 import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse } from "./response.ts"
 
@@ -36,7 +38,8 @@ export const anthropicCodec: WireCodec<typeof settings.Type, AnthropicTarget, st
   parseResponse: parseAnthropicResponse,
   framing: sse,
   streamParser: makeAnthropicChunkParser,
-  errorMessage: anthropicErrorMessage
+  errorMessage: anthropicErrorMessage,
+  batch: anthropicBatch
 }
 
 export const anthropicProvider = wireProvider(anthropicCodec)

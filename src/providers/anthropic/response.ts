@@ -41,8 +41,8 @@ export const usageOf = (usage: Json | undefined | null): Usage | undefined => {
   return cacheApartUsage(usage.input_tokens, usage.output_tokens, read, usage.cache_creation_input_tokens, typeof read === "number")
 }
 
-/** `{"type":"error","error":{"type":"...","message":"..."}}` -> "<type>: <message>" */
-const explain = (error: Json | undefined): string | undefined => {
+/** the `error` of `{"type":"error","error":{"type":"...","message":"..."}}` -> "<type>: <message>" (also a batch's errored result) */
+export const explainError = (error: Json | undefined): string | undefined => {
   if (typeof error?.message !== "string") return undefined
   return typeof error.type === "string" ? `${error.type}: ${error.message}` : error.message
 }
@@ -52,7 +52,7 @@ export const anthropicErrorMessage = (body: string): string | undefined => {
   try {
     const parsed = JSON.parse(body)
     // Vertex answers its own errors (auth, quota) in Google's shape
-    return explain(parsed?.error) ?? (Array.isArray(parsed) ? explain(parsed[0]?.error) : undefined)
+    return explainError(parsed?.error) ?? (Array.isArray(parsed) ? explainError(parsed[0]?.error) : undefined)
   } catch {
     return undefined
   }
@@ -174,7 +174,7 @@ export const makeAnthropicChunkParser = (): StreamEventParser<string> => {
         return { content: nothing, usage, finishReason: finishReasonOf(json.delta?.stop_reason), raw: data }
       }
       case "error":
-        return new WireProblem(`the provider streamed an error: ${explain(json.error) ?? JSON.stringify(json.error)}`)
+        return new WireProblem(`the provider streamed an error: ${explainError(json.error) ?? JSON.stringify(json.error)}`)
       default:
         // content_block_stop, message_stop, ping, and events newer than this codec
         return { content: nothing, raw: data }
