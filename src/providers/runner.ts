@@ -122,6 +122,17 @@ export const wireClient = <Settings, Target, Event>(
  * `extra_headers` edits, authorization and error mapping. A finished batch's answers are read
  * by the codec's `parseResponse`, as a single call's would be.
  */
+/** a hook's own failures (beside the exchanges', already clean) carry no key either */
+const redacted = <A, R>(effect: Effect.Effect<A, ProviderFailure, R>, apiKey: string | undefined) =>
+  Effect.mapError(effect, (error) =>
+    new ProviderFailure({
+      message: redactSecrets(error.message, apiKey),
+      timedOut: error.timedOut,
+      status: error.status,
+      retryAfterS: error.retryAfterS,
+      unsupported: error.unsupported
+    }))
+
 const batchClient = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
   hooks: BatchHooks<Target>,
@@ -183,7 +194,10 @@ const batchClient = <Settings, Target, Event>(
         return HttpTransport.use((http) =>
           Effect.map(
             Effect.provideService(
-              hooks.start(target, items, exchangeFor({ apiKey: first.apiKey, qualifiedName: first.qualifiedName, extraHeaders: first.extraHeaders })),
+              redacted(
+                hooks.start(target, items, exchangeFor({ apiKey: first.apiKey, qualifiedName: first.qualifiedName, extraHeaders: first.extraHeaders })),
+                first.apiKey
+              ),
               HttpTransport,
               http
             ),
@@ -194,7 +208,7 @@ const batchClient = <Settings, Target, Event>(
     poll: (handle, call) =>
       HttpTransport.use((http) =>
         Effect.map(
-          Effect.provideService(hooks.poll(target, handle, exchangeFor(call)), HttpTransport, http),
+          Effect.provideService(redacted(hooks.poll(target, handle, exchangeFor(call)), call.apiKey), HttpTransport, http),
           (polled) => {
             if (polled.status !== "completed") return polled
             const results: Array<BatchResult> = polled.results.map((result) => {
