@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import { relationalUrlVariable } from "../../src/auth/store.ts"
 import { Tasks, tasksUnavailable } from "../../src/tasks/service.ts"
 import type { StartupError } from "../startup.ts"
+import type { PgBossTasksOptions } from "./pgBoss.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -21,9 +22,12 @@ export const unavailableTasks = Tasks.of({
   exclusive: () => Effect.fail(tasksUnavailable())
 })
 
-export const TasksLive = (env: Env): Layer.Layer<Tasks, StartupError> => {
+/** pg-boss is loaded only when the relational database is configured */
+export const TasksLive = (env: Env, options?: PgBossTasksOptions): Layer.Layer<Tasks, StartupError> => {
   const url = env[relationalUrlVariable]
   if (url === undefined || url === "") return Layer.succeed(Tasks, unavailableTasks)
-  // PLACEHOLDER until layers/tasks/pgBoss.ts exists (issue 16, tasks work)
-  return Layer.succeed(Tasks, unavailableTasks)
+  return Layer.effect(
+    Tasks,
+    Effect.promise(() => import("./pgBoss.ts")).pipe(Effect.flatMap((module) => module.makePgBossTasks(url, options)))
+  )
 }

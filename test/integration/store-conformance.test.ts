@@ -61,6 +61,7 @@ const expectedTables = {
     "evaluation_run",
     "float_metric_feedback",
     "gateway_migrations",
+    "gateway_task_progress",
     "json_inference",
     "model_inference",
     "rate_limit_buckets",

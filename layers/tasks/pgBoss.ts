@@ -1,0 +1,334 @@
+/**
+ * The `Tasks` service on pg-boss, in a schema of its own (`gateway_tasks`) of the relational
+ * database (GATEWAY_RELATIONAL_DB_URL), shared by every gateway process on it.
+ *
+ * - Each kind is a pg-boss queue with the `stately` policy: per singleton key at most one task
+ *   waits and one runs. A task enqueued without `key` gets a key of its own (its id), so only
+ *   keyed tasks are deduplicated.
+ * - A running task's heartbeat is refreshed by pg-boss every heartbeatS / 2; the supervisor of any
+ *   process puts a task whose heartbeat stopped (its process died) back in the queue, checking
+ *   every `superviseIntervalS`, so it runs again elsewhere within heartbeatS + a few seconds.
+ * - Progress goes to `gateway_task_progress` (migrations/postgres/0011_task_progress.sql):
+ *   pg-boss cannot write a running job's data or output.
+ * - `exclusive` holds a session advisory lock on a connection of its own, closed when the
+ *   effect ends, so the lock is released whatever happens to the effect or the process.
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import { type Job, type JobWithMetadata, PgBoss, type Queue } from "pg-boss"
+import { relationalUrlVariable } from "../../src/auth/store.ts"
+import { ServiceUnavailable } from "../../src/errors.ts"
+import { isUuid, uuidv7 } from "../../src/ids.ts"
+import type { RunningTask, TaskFailure, TaskInfo, TaskKindOptions, Tasks, TaskState } from "../../src/tasks/service.ts"
+import { StartupError } from "../startup.ts"
+
+export interface PgBossTasksOptions {
+  /** pg-boss's schema (default `gateway_tasks`) */
+  readonly schema?: string | undefined
+  /** how often an idle worker asks for a task (default 2 s, at least 0.5) */
+  readonly pollingIntervalS?: number | undefined
+  /** how often tasks whose heartbeat stopped are looked for (default 5 s) */
+  readonly superviseIntervalS?: number | undefined
+  /** how long shutting down waits for running handlers before failing them, to be retried elsewhere (default 10 s) */
+  readonly stopTimeoutS?: number | undefined
+}
+
+export const taskDefaults = { concurrency: 4, retryLimit: 3, heartbeatS: 30, minimumHeartbeatS: 10 } as const
+
+/**
+ * The longest one run may take (pg-boss's maximum): abandoned runs are found by their heartbeat,
+ * this only bounds a handler that hangs while its process lives.
+ */
+const expireInSeconds = 24 * 60 * 60
+/** retries wait 1-2 s, then 2-4 s, 4-8 s, ... at most 5 minutes (pg-boss's jittered backoff) */
+const retryDelay = { retryDelay: 1, retryBackoff: true, retryDelayMax: 300 } as const
+/** progress rows older than this are deleted: pg-boss deletes ended tasks after 7 days */
+const progressKeptDays = 14
+const progressSweepInterval = Duration.hours(1)
+/** the same pg-boss complaint is logged once a minute at most (it repeats while the database is down) */
+const complaintIntervalMs = 60_000
+
+const describe = (error: unknown): string => {
+  if (error instanceof AggregateError && error.errors.length > 0) return describe(error.errors[0])
+  if (error instanceof Error) {
+    const text = error.message !== "" ? error.message : (error as { code?: string }).code ?? error.name
+    return text.replace(/\s*[\r\n]+\s*/g, " ")
+  }
+  return String(error)
+}
+
+const isAssertion = (error: unknown) => (error as { code?: string } | null)?.code === "ERR_ASSERTION"
+
+/** a handler's failure as pg-boss stores it on the job: its message, without a stack */
+class HandlerFailed extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = "TaskFailure"
+    this.stack = undefined
+  }
+}
+
+const failureMessage = (cause: Cause.Cause<TaskFailure>): string => {
+  const failure = Cause.findErrorOption(cause)
+  if (Option.isSome(failure)) return failure.value.message
+  if (Cause.hasInterruptsOnly(cause)) return "interrupted"
+  return describe(Cause.squash(cause))
+}
+
+const states: Record<JobWithMetadata["state"], TaskState> = {
+  created: "queued",
+  retry: "queued",
+  active: "running",
+  completed: "completed",
+  failed: "failed",
+  cancelled: "cancelled"
+}
+
+const time = (date: Date | null | undefined) => date === null || date === undefined ? undefined : date.getTime()
+
+const toInfo = (job: JobWithMetadata<object>, progress: Option.Option<unknown>): TaskInfo => {
+  const state = states[job.state]
+  const output = (job.output ?? {}) as { result?: unknown; message?: unknown }
+  return {
+    id: job.id,
+    kind: job.name,
+    state,
+    payload: job.data,
+    ...(Option.isSome(progress) && { progress: progress.value }),
+    ...(state === "completed" && output.result !== undefined && { result: output.result }),
+    ...(state === "failed" && { error: typeof output.message === "string" ? output.message : JSON.stringify(job.output) }),
+    createdAt: job.createdOn.getTime(),
+    startedAt: state === "queued" ? undefined : time(job.startedOn),
+    completedAt: time(job.completedOn)
+  }
+}
+
+/** a cron expression for "every `everyS` seconds": whole minutes (at least one), whole hours past 59 minutes, daily past 23 hours */
+export const cronEvery = (everyS: number): string => {
+  const minutes = Math.max(1, Math.round(everyS / 60))
+  if (minutes < 60) return `*/${minutes} * * * *`
+  const hours = Math.round(minutes / 60)
+  return hours < 24 ? `0 */${hours} * * *` : "0 0 * * *"
+}
+
+export const makePgBossTasks = (
+  url: string,
+  options: PgBossTasksOptions = {}
+): Effect.Effect<Tasks["Service"], StartupError, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (!/^postgres(ql)?:\/\//i.test(url)) {
+      return yield* Effect.fail(new StartupError({ message: `${relationalUrlVariable} must be a postgres:// URL` }))
+    }
+    const context: Context.Context<never> = yield* Effect.context<never>()
+    const runFork = Effect.runForkWith(context)
+    const runExit = Effect.runPromiseExitWith(context)
+    const superviseS = options.superviseIntervalS ?? 5
+    const pollingIntervalSeconds = Math.max(0.5, options.pollingIntervalS ?? 2)
+
+    const boss = new PgBoss({
+      connectionString: url,
+      schema: options.schema ?? "gateway_tasks",
+      application_name: "llm-gateway-tasks",
+      connectionTimeoutMillis: 3000,
+      // the supervisor's pass, and its per-queue monitor inside it, fail tasks whose heartbeat stopped
+      superviseIntervalSeconds: superviseS,
+      monitorIntervalSeconds: superviseS
+    })
+    // pg-boss throws `error` events nobody listens to; they repeat on every pass while the database is down
+    const lastComplaint = new Map<string, number>()
+    const complain = (what: string) => (error: unknown) => {
+      const message = `background tasks: ${what}: ${describe(error)}`
+      const now = Date.now()
+      if (now - (lastComplaint.get(message) ?? -Infinity) < complaintIntervalMs) return
+      lastComplaint.set(message, now)
+      runFork(Effect.logWarning(message))
+    }
+    boss.on("error", complain("pg-boss"))
+    boss.on("warning", (warning) => complain("pg-boss warning")(new Error(warning.message)))
+
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          try {
+            await boss.start()
+          } catch (error) {
+            await boss.stop({ graceful: false }).catch(() => {})
+            throw error
+          }
+        },
+        catch: (error) => new StartupError({ message: `${relationalUrlVariable}: background tasks could not start: ${describe(error)}` })
+      }),
+      () =>
+        Effect.promise(() =>
+          boss.stop({ graceful: true, timeout: Math.round((options.stopTimeoutS ?? 10) * 1000) }).catch(complain("stopping"))
+        )
+    )
+    const db = boss.getDb()
+
+    /** runs one pg-boss call: a database problem is a 503, a refused argument (an invalid kind name) a defect */
+    const attempt = <A>(what: string, run: () => Promise<A>): Effect.Effect<A, ServiceUnavailable> =>
+      Effect.tryPromise({ try: run, catch: (error) => error }).pipe(
+        Effect.catch((error) =>
+          isAssertion(error)
+            ? Effect.die(error)
+            : Effect.fail(new ServiceUnavailable({ message: `background tasks: ${what} failed: ${describe(error)}` }))
+        )
+      )
+
+    const queueOptions = (kind: TaskKindOptions = {}) => ({
+      retryLimit: Math.max(0, Math.round(kind.retryLimit ?? taskDefaults.retryLimit)),
+      heartbeatSeconds: Math.max(taskDefaults.minimumHeartbeatS, Math.round(kind.heartbeatS ?? taskDefaults.heartbeatS)),
+      expireInSeconds,
+      ...retryDelay
+    })
+    /** kinds whose queue this process created or found */
+    const queues = new Set<string>()
+    const ensureQueue = async (kind: string) => {
+      if (queues.has(kind)) return
+      await boss.createQueue(kind, { policy: "stately", ...queueOptions() } satisfies Omit<Queue, "name">)
+      queues.add(kind)
+    }
+
+    const writeProgress = (id: string, value: unknown): Effect.Effect<void> =>
+      Effect.tryPromise(() =>
+        db.executeSql(
+          `INSERT INTO gateway_task_progress (task_id, progress, updated_at) VALUES ($1, $2::jsonb, now())
+           ON CONFLICT (task_id) DO UPDATE SET progress = EXCLUDED.progress, updated_at = EXCLUDED.updated_at`,
+          [id, JSON.stringify(value ?? null)]
+        )
+      ).pipe(
+        Effect.asVoid,
+        Effect.catch((error) => Effect.logWarning(`background tasks: progress of ${id} not recorded: ${describe(error)}`))
+      )
+
+    const readProgress = async (id: string): Promise<Option.Option<unknown>> => {
+      try {
+        const { rows } = await db.executeSql("SELECT progress FROM gateway_task_progress WHERE task_id = $1", [id])
+        return rows.length === 0 ? Option.none() : Option.some(rows[0].progress)
+      } catch (error) {
+        complain("reading progress")(error)
+        return Option.none()
+      }
+    }
+
+    /** the task `id` of whichever kind it is: the kinds are few, each is asked by its primary key */
+    const findJob = async (id: string): Promise<JobWithMetadata<object> | undefined> => {
+      const all = await boss.getQueues()
+      const found = await Promise.all(all.map((queue) => boss.getJobById<object>(queue.name, id)))
+      return found.find((job) => job !== null) ?? undefined
+    }
+
+    yield* Effect.forkScoped(Effect.forever(Effect.sleep(progressSweepInterval).pipe(
+      Effect.andThen(Effect.tryPromise(() =>
+        db.executeSql(`DELETE FROM gateway_task_progress WHERE updated_at < now() - interval '${progressKeptDays} days'`)
+      )),
+      Effect.catch((error) => Effect.logWarning(`background tasks: old progress not deleted: ${describe(error)}`))
+    )))
+
+    yield* Effect.logInfo(`background tasks: on pg-boss in schema ${options.schema ?? "gateway_tasks"} of the relational database`)
+
+    /** a dedicated connection holding the advisory lock of `key` until `scope` closes (which closes the connection) */
+    const lock = (key: string) =>
+      Effect.gen(function*() {
+        const sql = yield* PgClient.makeClient({
+          url: Redacted.make(url),
+          connectTimeout: Duration.seconds(3),
+          applicationName: "llm-gateway-tasks-lock"
+        }).pipe(Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make))
+        // waits for the lock; interrupting the wait cancels the statement
+        yield* sql`SELECT pg_advisory_lock(hashtextextended(${`gateway/exclusive:${key}`}, 0))`
+      }).pipe(
+        Effect.mapError((error) => new ServiceUnavailable({ message: `background tasks: lock ${JSON.stringify(key)} failed: ${describe(error)}` }))
+      )
+
+    const service: Tasks["Service"] = {
+      available: true,
+
+      register: <Payload>(
+        kind: string,
+        handler: (task: RunningTask<Payload>) => Effect.Effect<unknown, TaskFailure>,
+        kindOptions?: TaskKindOptions
+      ) =>
+        attempt(`registering ${kind}`, async () => {
+          const settings = queueOptions(kindOptions)
+          await boss.createQueue(kind, { policy: "stately", ...settings })
+          // a queue made by an earlier version or by `enqueue` gets this kind's settings (for the tasks queued from now on)
+          await boss.updateQueue(kind, settings)
+          queues.add(kind)
+          const run = async (job: Job<object>) => {
+            const task: RunningTask<Payload> = {
+              id: job.id,
+              payload: job.data as Payload,
+              progress: (value) => writeProgress(job.id, value)
+            }
+            // the signal is aborted when the task was cancelled or taken away (heartbeat lost), or at shutdown
+            const exit = await runExit(Effect.suspend(() => handler(task)), { signal: job.signal })
+            if (Exit.isSuccess(exit)) return { result: exit.value }
+            throw new HandlerFailed(failureMessage(exit.cause))
+          }
+          await boss.work<object>(
+            kind,
+            { batchSize: 1, localConcurrency: Math.max(1, Math.round(kindOptions?.concurrency ?? taskDefaults.concurrency)), pollingIntervalSeconds },
+            (jobs) => run(jobs[0])
+          )
+        }),
+
+      enqueue: (kind, payload, enqueueOptions) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          attempt(`enqueuing ${kind}`, async () => {
+            await ensureQueue(kind)
+            const id = uuidv7(now)
+            const afterS = enqueueOptions?.afterS ?? 0
+            const sent = await boss.send(kind, payload, {
+              id,
+              // stately: one waiting and one running per key; a task without a key is its own
+              singletonKey: enqueueOptions?.key === undefined ? `id:${id}` : `key:${enqueueOptions.key}`,
+              ...(afterS > 0 && { startAfter: afterS })
+            })
+            return sent ?? undefined
+          })),
+
+      schedule: (kind, everyS, payload) =>
+        attempt(`scheduling ${kind}`, async () => {
+          await ensureQueue(kind)
+          // one scheduled task of the kind waits at a time, however long the last one takes
+          await boss.schedule(kind, cronEvery(everyS), payload, { singletonKey: "schedule", tz: "UTC" })
+        }),
+
+      get: (id) =>
+        isUuid(id)
+          ? attempt("reading a task", async () => {
+            const job = await findJob(id)
+            return job === undefined ? undefined : toInfo(job, await readProgress(id))
+          })
+          : Effect.succeed(undefined),
+
+      cancel: (id) =>
+        isUuid(id)
+          ? attempt("cancelling a task", async () => {
+            const job = await findJob(id)
+            if (job === undefined || !(job.state === "created" || job.state === "retry" || job.state === "active")) return false
+            // pg-boss answers how many jobs it cancelled (only those not yet ended), though its type does not say
+            const response = await boss.cancel(job.name, id) as { affected?: number }
+            return (response.affected ?? 0) > 0
+          })
+          : Effect.succeed(false),
+
+      exclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) =>
+        Effect.acquireUseRelease(
+          Scope.make(),
+          (scope) => Effect.andThen(Scope.provide(scope)(lock(key)), effect),
+          (scope, exit) => Scope.close(scope, exit)
+        )
+    }
+    return service
+  })
