@@ -118,7 +118,7 @@ describe.each(backends)("batch inference over HTTP on %s", (backend) => {
     expect(paris.input).toEqual(cityInput("Paris"))
     expect(paris.model_inferences).toHaveLength(1)
     expect(JSON.parse(paris.model_inferences[0].raw_request).messages).toEqual([{ role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }])
-    const tagged = await listInferences(gateway, { function_name: "weather", filter: { type: "tag", key: "gateway::batch_id", value: batch_id, comparison_operator: "=" } })
+    const tagged = await listInferences(gateway, { function_name: "weather", filters: { type: "tag", key: "gateway::batch_id", value: batch_id, comparison_operator: "=" } })
     expect(tagged.map((inference: any) => inference.inference_id).sort()).toEqual([...inference_ids].sort())
 
     // a later read answers from the database, the same
