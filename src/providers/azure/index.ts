@@ -2,7 +2,8 @@
  * `azure`: Azure OpenAI's Chat Completions, a member of the Chat Completions family with its
  * own address (`{endpoint}/openai/deployments/{deployment_id}/chat/completions?api-version=`)
  * and its own key header (`api-key`). The deployment names the model, so `model_name` is not
- * required. Embeddings are served the same way (`.../embeddings`).
+ * required. Embeddings are served the same way (`.../embeddings`); batches by OpenAI's Batch
+ * API at the resource's level (`{endpoint}/openai/files`, `.../batches`: `openai/batch.ts`).
  */
 import * as Schema from "effect/Schema"
 import { paramFieldsOf } from "../chatCompletionsFamily.ts"
@@ -10,6 +11,7 @@ import type { EmbeddingsHooks, WireCodec } from "../codec.ts"
 import { chatCompletionsBody, type ChatCompletionsTarget } from "../openai/request.ts"
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "../openai/response.ts"
 import { parseOpenAiEmbeddings } from "../openai/embeddings.ts"
+import { type OpenAiBatchApi, openAiBatchHooks, type OpenAiBatchTarget } from "../openai/batch.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
 
@@ -26,16 +28,32 @@ const AzureSettings = Schema.Struct({
 })
 type AzureSettings = typeof AzureSettings.Type
 
-export interface AzureTarget extends ChatCompletionsTarget {
+export interface AzureTarget extends ChatCompletionsTarget, OpenAiBatchTarget {
   readonly embeddingsUrl: string
 }
 
-/** `{endpoint}/openai/deployments/{deployment_id}/{operation}?api-version={version}` */
-const deploymentUrl = (settings: AzureSettings, operation: string): string => {
+/** `{endpoint}/openai/{path}?api-version={version}` */
+const resourceUrl = (settings: AzureSettings, path: string): string => {
   const endpoint = settings.endpoint.endsWith("/") ? settings.endpoint.slice(0, -1) : settings.endpoint
   const version = encodeURIComponent(settings.api_version ?? defaultAzureApiVersion)
-  return `${endpoint}/openai/deployments/${encodeURIComponent(settings.deployment_id)}/${operation}?api-version=${version}`
+  return `${endpoint}/openai/${path}?api-version=${version}`
 }
+
+/** `{endpoint}/openai/deployments/{deployment_id}/{operation}?api-version={version}` */
+const deploymentUrl = (settings: AzureSettings, operation: string): string =>
+  resourceUrl(settings, `deployments/${encodeURIComponent(settings.deployment_id)}/${operation}`)
+
+/**
+ * Azure's global batch (learn.microsoft.com/azure/ai-foundry/openai/how-to/batch): files and
+ * batches belong to the resource, each line's `url` is `/chat/completions` and its `model` the
+ * deployment, and a batch may use an upload only once Azure has processed it.
+ */
+const batchApi = (settings: AzureSettings): OpenAiBatchApi => ({
+  url: (path) => resourceUrl(settings, path),
+  endpoint: "/chat/completions",
+  model: settings.deployment_id,
+  awaitsProcessedFile: true
+})
 
 // as OpenAI: `max_completion_tokens`, which Azure's reasoning deployments require
 const paramFields = paramFieldsOf({ max_tokens: "max_completion_tokens" })
@@ -69,7 +87,8 @@ export const azureCodec: WireCodec<AzureSettings, AzureTarget, string> = {
     model: settings.deployment_id,
     paramFields,
     paramDefaults: undefined,
-    streamUsage: true
+    streamUsage: true,
+    batchApi: batchApi(settings)
   }),
   url: (target) => target.url,
   headers: (_target, apiKey) => {
@@ -82,7 +101,8 @@ export const azureCodec: WireCodec<AzureSettings, AzureTarget, string> = {
   framing: sse,
   streamParser: makeOpenAiChunkParser,
   errorMessage: errorMessageOf,
-  embeddings
+  embeddings,
+  batch: openAiBatchHooks
 }
 
 export const azureProvider = wireProvider(azureCodec)

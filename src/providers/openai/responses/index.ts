@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import type { WireCodec } from "../../codec.ts"
 import { bearerJsonHeaders } from "../../headers.ts"
 import { sse } from "../../sse.ts"
+import { openAiBatchApi, openAiBatchHooks, type OpenAiBatchTarget } from "../batch.ts"
 import { responsesBody, type ResponsesTarget, responsesUrl } from "./request.ts"
 import { parseResponsesResponse, responsesErrorMessage } from "./response.ts"
 import { makeResponsesEventParser } from "./stream.ts"
@@ -21,14 +22,16 @@ export const OpenAiSettings = Schema.Struct({
 })
 export type OpenAiSettings = typeof OpenAiSettings.Type
 
-export const responsesCodec: WireCodec<OpenAiSettings, ResponsesTarget, string> = {
+export const responsesCodec: WireCodec<OpenAiSettings, ResponsesTarget & OpenAiBatchTarget, string> = {
   type: "openai",
   settings: OpenAiSettings,
   defaultCredential: { kind: "env", name: "OPENAI_API_KEY" },
   target: (settings, model) => ({
     url: responsesUrl(settings.api_base ?? openAiDefaultApiBase),
     model,
-    includeEncryptedReasoning: settings.include_encrypted_reasoning ?? false
+    includeEncryptedReasoning: settings.include_encrypted_reasoning ?? false,
+    // the Batch API takes Responses API requests as they are, answered with Response objects
+    batchApi: openAiBatchApi(settings.api_base ?? openAiDefaultApiBase, "/v1/responses")
   }),
   url: (target) => target.url,
   headers: bearerJsonHeaders,
@@ -36,5 +39,6 @@ export const responsesCodec: WireCodec<OpenAiSettings, ResponsesTarget, string> 
   parseResponse: parseResponsesResponse,
   framing: sse,
   streamParser: makeResponsesEventParser,
-  errorMessage: responsesErrorMessage
+  errorMessage: responsesErrorMessage,
+  batch: openAiBatchHooks
 }
