@@ -128,6 +128,7 @@ level = "episode"
       maxProviderResponseBytes: 2048,
       maxProviderStreamEventBytes: 512,
       cache: { shareAcrossApiKeys: true, lookupTimeoutMs: 50 },
+      batch: { pollIntervalS: 60 },
       templateFilesystemAccess: false,
       observability: {
         enabled: true,
