@@ -12,20 +12,26 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anthropicBatchConfig, type FakeAnthropicBatch, startAnthropicBatchFake } from "../support/fakeBatchAnthropic.ts"
 import { defaultAnswer, type FakeBatchProvider } from "../support/fakeBatch.ts"
+import { azureBatchGatewayConfig, openAiBatchGatewayConfig, startAzureBatchFake, startOpenAiBatchFake } from "../support/fakeBatchOpenAi.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { getInferences, listInferences, observabilityToml, poll } from "../support/observability.ts"
 
 interface ProviderCase {
   readonly name: string
+  /** the provider's name in the model's table */
+  readonly providerName: string
   readonly start: () => Promise<FakeBatchProvider>
   /** the model `batch_model` served by the fake, and the environment it needs */
   readonly config: (fake: FakeBatchProvider) => { readonly toml: string; readonly env: Readonly<Record<string, string>> }
 }
 
 const providers: ReadonlyArray<ProviderCase> = [
+  { name: "openai", providerName: "p", start: () => startOpenAiBatchFake(), config: (fake) => openAiBatchGatewayConfig(fake) },
+  { name: "azure", providerName: "p", start: () => startAzureBatchFake(), config: (fake) => azureBatchGatewayConfig(fake) },
   {
     name: "anthropic",
+    providerName: "anthropic",
     start: () => startAnthropicBatchFake(),
     config: (fake) => anthropicBatchConfig(fake as FakeAnthropicBatch, { model: "batch_model", provider: "anthropic" })
   }
@@ -105,7 +111,7 @@ describe.each(providers)("batch inference through $name's batch API", (provider)
     for (const inference of stored) {
       expect(inference.tags["gateway::batch_id"]).toBe(batch_id)
       expect(inference.model_inferences).toHaveLength(1)
-      expect(inference.model_inferences[0].model_provider_name).toBe(provider.name)
+      expect(inference.model_inferences[0].model_provider_name).toBe(provider.providerName)
     }
     // read from the database from now on: the provider is not asked again
     const asked = fake.requests.length
@@ -159,7 +165,7 @@ describe.each(providers)("batch inference through $name's batch API", (provider)
     fake.outage = true
     const down = await gateway.get(`/batch_inference/${batch_id}`)
     expect(down.status).toBe(502)
-    expect(down.body.error).toContain(`provider "${provider.name}"`)
+    expect(down.body.error).toContain(`provider "${provider.providerName}"`)
     fake.outage = false
     const read = await gateway.get(`/batch_inference/${batch_id}`)
     expect(read.body.status, JSON.stringify(read.body)).toBe("completed")
@@ -172,7 +178,7 @@ describe.each(providers)("batch inference through $name's batch API", (provider)
     const before = await listInferences(gateway, { function_name: "ask", limit: 1000 })
     const response = await gateway.post("/batch_inference", { function_name: "ask", inputs: questions(2) })
     expect(response.status).toBe(502)
-    expect(response.body.error).toContain(`provider "${provider.name}" of model "batch_model" refused the batch`)
+    expect(response.body.error).toContain(`provider "${provider.providerName}" of model "batch_model" refused the batch`)
     expect(fake.batches).toHaveLength(0)
     expect(await listInferences(gateway, { function_name: "ask", limit: 1000 })).toHaveLength(before.length)
   })
