@@ -14,7 +14,8 @@
  *   input from the fake bucket and, once ended, writes `predictions.jsonl` under
  *   `<outputUriPrefix>prediction-model-<time>/`, lines in reverse order (Vertex keeps no order),
  *   each with the `request` as read and its `response`, or a `status` when it failed.
- * Every request needs the credential (Google's 401/403 otherwise). Expired and cancelled batches
+ * Every request needs the credential (Google's 401/403 otherwise); models other than `gemini-*`
+ * are not found (404). Expired and cancelled batches
  * keep the answers of the requests that ran (the even ones); the others have none.
  */
 import * as http from "node:http"
@@ -189,6 +190,9 @@ export const startAiStudioBatchFake = async (options: { readonly apiKey?: string
     const create = /^\/v1beta\/models\/([^/:]+):batchGenerateContent$/.exec(request.path)
     if (create !== null && request.method === "POST") {
       if (fake.refuseCreation) return googleError(500, "INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting")
+      if (!create[1].startsWith("gemini-")) {
+        return googleError(404, "NOT_FOUND", `models/${create[1]} is not found for API version v1beta, or is not supported for batchGenerateContent. Call ListModels to see the list of available models and their supported methods.`)
+      }
       const body = parseBody(request.text)
       // the API takes the JSON names of the proto fields, and their proto names too
       const batch = body?.batch
@@ -356,6 +360,9 @@ export const startVertexBatchFake = async (): Promise<VertexBatchFake> => {
       if (typeof body?.displayName !== "string" || body.displayName === "") return googleError(400, "INVALID_ARGUMENT", "List of found errors:\t1.Field: batch_prediction_job.display_name; Message: Required field is not set.")
       if (typeof body.model !== "string" || !body.model.startsWith("publishers/google/models/")) {
         return googleError(400, "INVALID_ARGUMENT", `Invalid model: ${body.model}`)
+      }
+      if (!body.model.startsWith("publishers/google/models/gemini-")) {
+        return googleError(404, "NOT_FOUND", `Publisher Model \`projects/${collection[1]}/locations/${collection[2]}/${body.model}\` not found.`)
       }
       const input = body.inputConfig
       const uri = input?.gcsSource?.uris?.[0]

@@ -109,7 +109,7 @@ describe("google_ai_studio_gemini batches (inline requests)", () => {
 })
 
 const storage = {
-  storage_type: "cloud_storage" as const,
+  storage_type: "cloud_storage",
   input_uri_prefix: "gs://gateway-batches/input",
   output_uri_prefix: "gs://gateway-batches/output/",
   storage_api_base: "https://storage.test"

@@ -27,9 +27,16 @@ const gsPrefix = Schema.String.check(
   Schema.makeFilter((uri: string) => parseGsUri(uri) === undefined ? `a Cloud Storage location gs://<bucket>/<path>/ is expected, not "${uri.slice(0, 100)}"` : undefined)
 )
 
+// a literal field would make a wrong value fail the whole table; a check names the field
+const storageType = Schema.String.check(
+  Schema.makeFilter((type: string) =>
+    type === "cloud_storage" ? undefined : `unknown storage_type "${type.slice(0, 100)}": Vertex AI batches support "cloud_storage"`
+  )
+)
+
 /** `[provider_types.gcp_vertex_gemini.batch]`, or a provider table's `batch` */
 export const VertexBatchSettings = Schema.Struct({
-  storage_type: Schema.Literal("cloud_storage"),
+  storage_type: storageType,
   input_uri_prefix: gsPrefix,
   output_uri_prefix: gsPrefix,
   /** Cloud Storage's JSON API address (default https://storage.googleapis.com/) */
