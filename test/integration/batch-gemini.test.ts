@@ -107,7 +107,10 @@ const suite = <Fake extends FakeBatchProvider>(harness: Harness<Fake>) =>
         if (call instanceof ProviderFailure || !("request" in call)) throw new Error("no call")
         return { id: crypto.randomUUID(), call }
       })
-    const pollCall = () => ({ apiKey: calls("x")[0].call.apiKey, qualifiedName: calls("x")[0].call.qualifiedName, extraHeaders: [] })
+    const pollCall = () => {
+      const { call } = calls("x")[0]
+      return { apiKey: call.apiKey, qualifiedName: call.qualifiedName, extraHeaders: [] }
+    }
     const start = (batch: ReadonlyArray<BatchCall>) => runtime.runPromise(client().start(batch) as Effect.Effect<StartedBatch, ProviderFailure, HttpTransport>)
     const poll = (started: StartedBatch) => runtime.runPromise(client().poll(started.handle, pollCall()))
     const failureOf = async (effect: Effect.Effect<unknown, unknown, HttpTransport>) => {
