@@ -94,12 +94,12 @@ export const buildProvider = (
     modelName: model_name ?? "",
     credential: location !== undefined
       ? resolveCredential(location, context.input)
-      : typeDefaultCredential(context, keyPath, typeDefault, typeDefault === definition.defaultCredential),
+      : typeDefaultCredential(context, keyPath, typeDefault.credential, typeDefault.credential === definition.defaultCredential),
     extraBody: extra_body ?? [],
     extraHeaders: extra_headers ?? [],
     timeouts: timeouts ?? {},
     cost: costRules,
-    settings,
+    settings: withTypeSettings(typeDefault.settings, settings),
     env: context.input.env
   }
   const problem = definition.settingsProblem?.(provider)
@@ -141,23 +141,48 @@ const typeDefaultCredential = (
   return credential
 }
 
-/** Each provider type's credential location: `[provider_types.<type>.defaults]`'s, else the type's own. */
-export type ProviderTypeDefaults = ReadonlyMap<string, CredentialLocation>
+/**
+ * What each provider type's tables start from: its credential location
+ * (`[provider_types.<type>.defaults]`'s, else the type's own) and settings a provider table
+ * may leave out (`[provider_types.<type>.batch]`, for a type with a `batch` setting).
+ */
+export interface ProviderTypeDefault {
+  readonly credential: CredentialLocation
+  readonly settings: Readonly<Record<string, unknown>>
+}
+export type ProviderTypeDefaults = ReadonlyMap<string, ProviderTypeDefault>
+
+/** a provider table's own settings win over its type's, key by key */
+const withTypeSettings = (typeSettings: Readonly<Record<string, unknown>>, own: Readonly<Record<string, unknown>>) => {
+  const settings: Record<string, unknown> = { ...typeSettings }
+  for (const [key, value] of Object.entries(own)) if (value !== undefined) settings[key] = value
+  return settings
+}
 
 const ProviderTypeTable = Schema.Struct({
   defaults: Schema.optional(Schema.Struct({
     api_key_location: Schema.optional(Schema.Unknown),
     credential_location: Schema.optional(Schema.Unknown)
-  }))
+  })),
+  /** checked against the type's own `batch` setting below */
+  batch: Schema.optional(Schema.Unknown)
 })
 const decodeProviderType = tableDecoder(ProviderTypeTable)
+/** a type's `batch` setting alone, decoded as a provider table's would be (settings Schemas need no services) */
+const batchTable = (field: Schema.Struct.Fields[string]) =>
+  Schema.Struct({ batch: field }) as unknown as Schema.Codec<{ readonly batch?: unknown }, unknown>
+const batchDecoders = new Map(
+  [...providerTypes.values()].flatMap((provider) =>
+    provider.settingsFields.batch === undefined ? [] : [[provider.type, tableDecoder(batchTable(provider.settingsFields.batch))] as const]
+  )
+)
 
 export const buildProviderTypeDefaults = (
   context: BuildContext,
   tables: Readonly<Record<string, Record<string, unknown>>>
 ): ProviderTypeDefaults => {
-  const defaults = new Map<string, CredentialLocation>()
-  for (const [type, definition] of providerTypes) defaults.set(type, definition.defaultCredential)
+  const defaults = new Map<string, ProviderTypeDefault>()
+  for (const [type, definition] of providerTypes) defaults.set(type, { credential: definition.defaultCredential, settings: {} })
   for (const [type, table] of Object.entries(tables)) {
     const keyPath = ["provider_types", type]
     if (!providerTypes.has(type)) {
@@ -165,9 +190,23 @@ export const buildProviderTypeDefaults = (
       continue
     }
     const decoded = context.decodeAt(decodeProviderType, table, keyPath)
-    if (decoded?.defaults === undefined) continue
-    const location = writtenLocation(context, [...keyPath, "defaults"], decoded.defaults)
-    if (location !== false && location !== undefined) defaults.set(type, location)
+    if (decoded === undefined) continue
+    let credential = defaults.get(type)!.credential
+    if (decoded.defaults !== undefined) {
+      const location = writtenLocation(context, [...keyPath, "defaults"], decoded.defaults)
+      if (location !== false && location !== undefined) credential = location
+    }
+    const settings: Record<string, unknown> = {}
+    if (decoded.batch !== undefined) {
+      const decoder = batchDecoders.get(type)
+      if (decoder === undefined) {
+        context.report([...keyPath, "batch"], `the ${type} provider type has no batch settings`)
+      } else {
+        const batch = context.decodeAt(decoder, { batch: decoded.batch }, keyPath)
+        if (batch !== undefined) settings.batch = batch.batch
+      }
+    }
+    defaults.set(type, { credential, settings })
   }
   return defaults
 }
@@ -175,7 +214,7 @@ export const buildProviderTypeDefaults = (
 /** The credential of each type's short-hand models (`<type>::<model>`), resolved at start-up: requests name them later. */
 export const shorthandCredentials = (context: BuildContext, defaults: ProviderTypeDefaults): ReadonlyMap<string, Credential> => {
   const credentials = new Map<string, Credential>()
-  for (const [type, location] of defaults) credentials.set(type, resolveCredential(location, context.input))
+  for (const [type, typeDefault] of defaults) credentials.set(type, resolveCredential(typeDefault.credential, context.input))
   return credentials
 }
 

@@ -3,15 +3,20 @@
  * - `google_ai_studio_gemini`: the Gemini API, `x-goog-api-key`;
  * - `gcp_vertex_gemini`: Vertex AI, an OAuth2 access token of a service account
  *   (`../gcp/serviceAccount.ts`), the model named by settings or by its resource name.
+ * Both run batches: inline on the Gemini API (`aiStudioBatch.ts`), through Cloud Storage on
+ * Vertex AI (`vertexBatch.ts`, its `batch` setting).
  */
 import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
+import { defaultStorageApiBase, parseGsUri } from "../gcp/cloudStorage.ts"
 import { makeServiceAccountAuthorizer } from "../gcp/serviceAccount.ts"
 import { VertexSettings } from "../gcp/vertex.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
+import { aiStudioBatch } from "./aiStudioBatch.ts"
 import { geminiBody, type GeminiTarget, geminiUrl } from "./request.ts"
 import { geminiErrorMessage, makeGeminiChunkParser, parseGeminiResponse } from "./response.ts"
+import { noBatchSettings, vertexBatch, VertexBatchSettings, type VertexBatchTarget } from "./vertexBatch.ts"
 
 const withSlash = (base: string) => (base.endsWith("/") ? base : `${base}/`)
 
@@ -25,39 +30,54 @@ export const aiStudioCodec: WireCodec<typeof aiStudioSettings.Type, GeminiTarget
   type: "google_ai_studio_gemini",
   settings: aiStudioSettings,
   defaultCredential: { kind: "env", name: "GOOGLE_AI_STUDIO_API_KEY" },
-  target: (settings, model) => ({
-    type: "google_ai_studio_gemini",
-    modelUrl: `${withSlash(settings.api_base ?? "https://generativelanguage.googleapis.com/v1beta/")}models/${model}`,
-    takesFileUri: (url) => aiStudioFileUri.test(url)
-  }),
+  target: (settings, model) => {
+    const apiBase = withSlash(settings.api_base ?? "https://generativelanguage.googleapis.com/v1beta/")
+    return {
+      type: "google_ai_studio_gemini",
+      modelUrl: `${apiBase}models/${model}`,
+      takesFileUri: (url) => aiStudioFileUri.test(url),
+      batch: { api: "ai_studio", apiBase }
+    }
+  },
   url: geminiUrl,
   headers: (_target, apiKey) => apiKey === undefined ? jsonHeaders() : { ...jsonHeaders(), "x-goog-api-key": apiKey },
   body: geminiBody,
   parseResponse: parseGeminiResponse,
   framing: sse,
   streamParser: makeGeminiChunkParser,
-  errorMessage: geminiErrorMessage
+  errorMessage: geminiErrorMessage,
+  batch: aiStudioBatch
 }
 
 const resourceName = /^projects\/([^/]+)\/locations\/([^/]+)\/(?:publishers\/google\/models\/([^/]+)|endpoints\/([^/]+))$/
 
+/** A Vertex model's address, read from the settings and the model name. */
+interface VertexResource {
+  /** `api_base`, or the location's host, with `/v1/` */
+  readonly base: string
+  readonly projectId: string
+  readonly location: string
+  readonly modelId: string | undefined
+  readonly endpointId: string | undefined
+}
+
 /**
- * The model's URL from the settings, completed by a model name that is a resource name
+ * The model's address from the settings, completed by a model name that is a resource name
  * (`projects/<P>/locations/<L>/publishers/google/models/<M>` or `.../endpoints/<E>`, the
  * short-hand's form) or a plain model id.
  */
-export const vertexModelUrl = (settings: VertexSettings, model: string): string | { readonly problem: string } => {
+const vertexResource = (settings: VertexSettings, model: string): VertexResource | { readonly problem: string } => {
   const named = resourceName.exec(model)
   const projectId = settings.project_id ?? named?.[1]
   const location = settings.location ?? named?.[2]
   const endpointId = settings.endpoint_id ?? (settings.model_id === undefined ? named?.[4] : undefined)
   const modelId = settings.model_id ?? (endpointId === undefined ? named?.[3] ?? (named === null && model !== "" ? model : undefined) : undefined)
-  const missing = [
-    projectId === undefined ? "project_id" : undefined,
-    location === undefined ? "location" : undefined,
-    modelId === undefined && endpointId === undefined ? "model_id or endpoint_id" : undefined
-  ].filter((name) => name !== undefined)
-  if (missing.length > 0) {
+  if (projectId === undefined || location === undefined || (modelId === undefined && endpointId === undefined)) {
+    const missing = [
+      projectId === undefined ? "project_id" : undefined,
+      location === undefined ? "location" : undefined,
+      modelId === undefined && endpointId === undefined ? "model_id or endpoint_id" : undefined
+    ].filter((name) => name !== undefined)
     return {
       problem: `the gcp_vertex_gemini provider lacks ${
         missing.join(", ")
@@ -66,24 +86,58 @@ export const vertexModelUrl = (settings: VertexSettings, model: string): string 
   }
   // the global location has no regional host
   const host = location === "global" ? "https://aiplatform.googleapis.com/v1/" : `https://${location}-aiplatform.googleapis.com/v1/`
-  const resource = endpointId !== undefined
-    ? `projects/${projectId}/locations/${location}/endpoints/${endpointId}`
-    : `projects/${projectId}/locations/${location}/publishers/google/models/${modelId}`
-  return `${withSlash(settings.api_base ?? host)}${resource}`
+  return { base: withSlash(settings.api_base ?? host), projectId, location, modelId, endpointId }
 }
+
+const resourceUrl = ({ base, projectId, location, endpointId, modelId }: VertexResource): string =>
+  endpointId !== undefined
+    ? `${base}projects/${projectId}/locations/${location}/endpoints/${endpointId}`
+    : `${base}projects/${projectId}/locations/${location}/publishers/google/models/${modelId}`
+
+/** The model's URL (see `vertexResource`), before `:generateContent`. */
+export const vertexModelUrl = (settings: VertexSettings, model: string): string | { readonly problem: string } => {
+  const resource = vertexResource(settings, model)
+  return "problem" in resource ? resource : resourceUrl(resource)
+}
+
+/** Where a Vertex provider's batches go, or why it can make none (no storage settings, a deployed endpoint). */
+const vertexBatchTarget = (resource: VertexResource, settings: VertexGeminiSettings): VertexBatchTarget => {
+  if (settings.batch === undefined) return { api: "vertex", problem: noBatchSettings }
+  if (resource.modelId === undefined) {
+    return { api: "vertex", problem: "the gcp_vertex_gemini provider names a deployed endpoint (endpoint_id): its batches need a publisher model (model_id)" }
+  }
+  return {
+    api: "vertex",
+    jobsUrl: `${resource.base}projects/${resource.projectId}/locations/${resource.location}/batchPredictionJobs`,
+    apiBase: resource.base,
+    model: `publishers/google/models/${resource.modelId}`,
+    // the settings' Schema checked both are gs:// locations
+    input: parseGsUri(settings.batch.input_uri_prefix)!,
+    outputUriPrefix: settings.batch.output_uri_prefix,
+    storageApiBase: settings.batch.storage_api_base ?? defaultStorageApiBase
+  }
+}
+
+const VertexGeminiSettings = Schema.Struct({ ...VertexSettings.fields, batch: Schema.optional(VertexBatchSettings) })
+type VertexGeminiSettings = typeof VertexGeminiSettings.Type
 
 const vertexFileUri = /^(gs|https?):\/\//
 
-export const vertexCodec: WireCodec<VertexSettings, GeminiTarget, string> = {
+export const vertexCodec: WireCodec<VertexGeminiSettings, GeminiTarget, string> = {
   type: "gcp_vertex_gemini",
-  settings: VertexSettings,
+  settings: VertexGeminiSettings,
   defaultCredential: { kind: "path_from_env", name: "GCP_VERTEX_CREDENTIALS_PATH" },
   requiresModelName: false,
   target: (settings, model) => {
-    const url = vertexModelUrl(settings, model)
-    return typeof url === "string"
-      ? { type: "gcp_vertex_gemini", modelUrl: url, takesFileUri: (uri) => vertexFileUri.test(uri) }
-      : { type: "gcp_vertex_gemini", modelUrl: "", takesFileUri: () => false, problem: url.problem }
+    const resource = vertexResource(settings, model)
+    return "problem" in resource
+      ? { type: "gcp_vertex_gemini", modelUrl: "", takesFileUri: () => false, problem: resource.problem }
+      : {
+        type: "gcp_vertex_gemini",
+        modelUrl: resourceUrl(resource),
+        takesFileUri: (uri) => vertexFileUri.test(uri),
+        batch: vertexBatchTarget(resource, settings)
+      }
   },
   targetProblem: (target) => target.problem,
   url: geminiUrl,
@@ -93,7 +147,8 @@ export const vertexCodec: WireCodec<VertexSettings, GeminiTarget, string> = {
   parseResponse: parseGeminiResponse,
   framing: sse,
   streamParser: makeGeminiChunkParser,
-  errorMessage: geminiErrorMessage
+  errorMessage: geminiErrorMessage,
+  batch: vertexBatch
 }
 
 export const aiStudioGeminiProvider = wireProvider(aiStudioCodec)

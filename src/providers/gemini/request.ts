@@ -5,7 +5,9 @@
  */
 import type { FileSource, ModelRequest, RequestBlock, ToolConfig } from "../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
+import type { AiStudioBatchTarget } from "./aiStudioBatch.ts"
 import { geminiSchema } from "./schema.ts"
+import type { VertexBatchTarget } from "./vertexBatch.ts"
 
 type Json = WireBody
 
@@ -19,6 +21,8 @@ export interface GeminiTarget {
   readonly takesFileUri: (url: string) => boolean
   /** why calls cannot be made (settings missing); every call fails with it */
   readonly problem?: string | undefined
+  /** where its batches go (`aiStudioBatch.ts`, `vertexBatch.ts`) */
+  readonly batch?: AiStudioBatchTarget | VertexBatchTarget | undefined
 }
 
 export const respondToolName = "respond"

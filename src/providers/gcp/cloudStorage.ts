@@ -1,0 +1,85 @@
+/**
+ * Cloud Storage through its JSON API (cloud.google.com/storage/docs/json_api), as batch hooks
+ * need it: upload a file (`uploadType=media`), list a folder's objects, download one
+ * (`alt=media`). Each call is a `BatchExchange`, so it carries the provider's access token
+ * (the cloud-platform scope covers Cloud Storage) and its failures are mapped like any other.
+ */
+import * as Effect from "effect/Effect"
+import { type BatchExchange, TextBody } from "../codec.ts"
+import { ProviderFailure } from "../types.ts"
+
+export const defaultStorageApiBase = "https://storage.googleapis.com/"
+
+/** A `gs://<bucket>/<path>` location: its bucket and the object name (or name prefix) inside it. */
+export interface StorageLocation {
+  readonly bucket: string
+  readonly name: string
+}
+
+const gsUri = /^gs:\/\/([^/]+)(?:\/(.*))?$/
+
+export const parseGsUri = (uri: string): StorageLocation | undefined => {
+  const match = gsUri.exec(uri)
+  return match === null ? undefined : { bucket: match[1], name: match[2] ?? "" }
+}
+
+export const gsUriOf = (location: StorageLocation): string => `gs://${location.bucket}/${location.name}`
+
+/** a folder-like prefix: what is written under `path` goes to `path/...` ("" stays the bucket's root) */
+export const asFolder = (name: string): string => (name === "" || name.endsWith("/") ? name : `${name}/`)
+
+const withSlash = (base: string) => (base.endsWith("/") ? base : `${base}/`)
+
+const bucketUrl = (base: string, bucket: string) => `${withSlash(base)}storage/v1/b/${encodeURIComponent(bucket)}/o`
+
+const readJson = (text: string, what: string): Effect.Effect<Record<string, any>, ProviderFailure> => {
+  try {
+    const json: unknown = JSON.parse(text)
+    if (typeof json === "object" && json !== null) return Effect.succeed(json as Record<string, any>)
+  } catch {
+    // below
+  }
+  return Effect.fail(new ProviderFailure({ message: `Cloud Storage answered ${what} with a body that is not a JSON object`, timedOut: false }))
+}
+
+export const uploadObject = (
+  exchange: BatchExchange,
+  base: string,
+  location: StorageLocation,
+  contentType: string,
+  text: string
+): Effect.Effect<void, ProviderFailure> =>
+  Effect.asVoid(exchange({
+    method: "POST",
+    url: `${withSlash(base)}upload/storage/v1/b/${encodeURIComponent(location.bucket)}/o?uploadType=media&name=${
+      encodeURIComponent(location.name)
+    }`,
+    body: new TextBody(contentType, text)
+  }))
+
+/** the names of the objects whose name starts with `prefix`, every page of them */
+export const listObjects = (
+  exchange: BatchExchange,
+  base: string,
+  bucket: string,
+  prefix: string
+): Effect.Effect<ReadonlyArray<string>, ProviderFailure> =>
+  Effect.gen(function*() {
+    const names: Array<string> = []
+    let pageToken: string | undefined
+    do {
+      const query = `prefix=${encodeURIComponent(prefix)}${pageToken === undefined ? "" : `&pageToken=${encodeURIComponent(pageToken)}`}`
+      const page = yield* Effect.flatMap(exchange({ method: "GET", url: `${bucketUrl(base, bucket)}?${query}` }), (text) => readJson(text, "a listing"))
+      for (const item of Array.isArray(page.items) ? page.items : []) if (typeof item?.name === "string") names.push(item.name)
+      pageToken = typeof page.nextPageToken === "string" && page.nextPageToken !== "" ? page.nextPageToken : undefined
+    } while (pageToken !== undefined)
+    return names
+  })
+
+export const downloadObject = (
+  exchange: BatchExchange,
+  base: string,
+  location: StorageLocation,
+  maxResponseBytes: number
+): Effect.Effect<string, ProviderFailure> =>
+  exchange({ method: "GET", url: `${bucketUrl(base, location.bucket)}/${encodeURIComponent(location.name)}?alt=media`, maxResponseBytes })

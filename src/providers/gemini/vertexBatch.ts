@@ -1,0 +1,164 @@
+/**
+ * Batches on Vertex AI (cloud.google.com/vertex-ai/generative-ai/docs/multimodal/batch-prediction-from-cloud-storage):
+ * the requests go as a JSON Lines file (`{"request": <GenerateContentRequest>}` a line) uploaded
+ * to Cloud Storage under `input_uri_prefix`; `POST .../batchPredictionJobs` starts a job reading
+ * it and writing under `output_uri_prefix`; `GET <job name>` tells its `state` (`JOB_STATE_*`)
+ * and, once it ended, `outputInfo.gcsOutputDirectory`, where `predictions*.jsonl` files hold
+ * one line per request: the request as sent, and its `response` or, when it failed, a `status`.
+ *
+ * Vertex does not promise the output's order, nor to keep fields beside `request`; it does write
+ * each request back. So each request carries its id as a label (`labels` is a field of Vertex's
+ * GenerateContentRequest, used for billing reports), and the answers are matched by it. The raw
+ * request the gateway keeps is the body as built, without that label.
+ *
+ * Where the files go is configuration: `[provider_types.gcp_vertex_gemini.batch]`, or the
+ * provider table's own `batch` (TensorZero's names), with `storage_api_base` in place of Cloud
+ * Storage's address (a test's fake, a proxy).
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { BatchHooks, BatchItemResult, BatchPoll } from "../codec.ts"
+import { asFolder, downloadObject, gsUriOf, listObjects, parseGsUri, type StorageLocation, uploadObject } from "../gcp/cloudStorage.ts"
+import { ProviderFailure } from "../types.ts"
+import { type BatchEnding, endedBatch, type GeminiBatchData, idsOf, jsonObject, maxBatchResultBytes, statusText } from "./batchResults.ts"
+import type { GeminiTarget } from "./request.ts"
+
+const gsPrefix = Schema.String.check(
+  Schema.makeFilter((uri: string) => parseGsUri(uri) === undefined ? `a Cloud Storage location gs://<bucket>/<path>/ is expected, not "${uri.slice(0, 100)}"` : undefined)
+)
+
+// a literal field would make a wrong value fail the whole table; a check names the field
+const storageType = Schema.String.check(
+  Schema.makeFilter((type: string) =>
+    type === "cloud_storage" ? undefined : `unknown storage_type "${type.slice(0, 100)}": Vertex AI batches support "cloud_storage"`
+  )
+)
+
+/** `[provider_types.gcp_vertex_gemini.batch]`, or a provider table's `batch` */
+export const VertexBatchSettings = Schema.Struct({
+  storage_type: storageType,
+  input_uri_prefix: gsPrefix,
+  output_uri_prefix: gsPrefix,
+  /** Cloud Storage's JSON API address (default https://storage.googleapis.com/) */
+  storage_api_base: Schema.optional(Schema.String)
+})
+export type VertexBatchSettings = typeof VertexBatchSettings.Type
+
+/** What a Vertex provider's batches need, or why it can make none. */
+export type VertexBatchTarget =
+  | {
+    readonly api: "vertex"
+    /** `.../projects/<p>/locations/<l>/batchPredictionJobs` */
+    readonly jobsUrl: string
+    /** the Vertex address job names are relative to (`api_base`, or the location's host) */
+    readonly apiBase: string
+    /** `publishers/google/models/<model>` */
+    readonly model: string
+    /** where input files go: a bucket and a folder in it */
+    readonly input: StorageLocation
+    readonly outputUriPrefix: string
+    readonly storageApiBase: string
+  }
+  | { readonly api: "vertex"; readonly problem: string }
+
+export const inferenceIdLabel = "gateway_inference_id"
+
+export const noBatchSettings =
+  `the gcp_vertex_gemini provider has no batch settings: Vertex AI batches read and write Cloud Storage; set [provider_types.gcp_vertex_gemini.batch] (storage_type = "cloud_storage", input_uri_prefix = "gs://<bucket>/<path>/", output_uri_prefix = "gs://<bucket>/<path>/") or the provider table's batch (a gcp_vertex_gemini::<model> short-hand has no table: configure the model under [models.<name>])`
+
+const unsupported = (message: string) => new ProviderFailure({ message, timedOut: false, unsupported: true })
+
+const targetOf = (target: GeminiTarget) => {
+  const batch = target.batch
+  if (batch?.api !== "vertex") return Effect.fail(unsupported(`the ${target.type} provider has no Vertex AI batch address`))
+  return "problem" in batch ? Effect.fail(unsupported(batch.problem)) : Effect.succeed(batch)
+}
+
+const states: Readonly<Record<string, BatchEnding | "pending">> = {
+  JOB_STATE_SUCCEEDED: "succeeded",
+  JOB_STATE_PARTIALLY_SUCCEEDED: "succeeded",
+  JOB_STATE_FAILED: "failed",
+  JOB_STATE_CANCELLED: "cancelled",
+  JOB_STATE_EXPIRED: "expired"
+}
+
+/** one request's line of the input file: its body as built, with its id among its labels */
+export const inputLine = (id: string, body: Record<string, unknown>): string => {
+  const labels = typeof body.labels === "object" && body.labels !== null ? body.labels : {}
+  return JSON.stringify({ request: { ...body, labels: { ...labels, [inferenceIdLabel]: id } } })
+}
+
+const maxStatusLength = 1000
+
+/** The results of output lines by request id (a request answered twice keeps its first answer). */
+export const outputResults = (text: string, found: Map<string, BatchItemResult>): void => {
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue
+    let json: any
+    try {
+      json = JSON.parse(line)
+    } catch {
+      // a line that cannot be read cannot be matched: its request stays unanswered
+      continue
+    }
+    const id = json?.request?.labels?.[inferenceIdLabel]
+    if (typeof id !== "string" || found.has(id)) continue
+    const status = typeof json.status === "string" ? json.status : ""
+    if (status === "" && typeof json.response === "object" && json.response !== null) {
+      found.set(id, { id, ok: true, body: JSON.stringify(json.response) })
+    } else {
+      found.set(id, {
+        id,
+        ok: false,
+        message: status === "" ? "the provider answered this request without a response" : status.slice(0, maxStatusLength)
+      })
+    }
+  }
+}
+
+const isPredictions = (name: string) => /^predictions[^/]*\.jsonl$/.test(name.slice(name.lastIndexOf("/") + 1))
+
+export const vertexBatch: BatchHooks<GeminiTarget> = {
+  start: (target, items, exchange) =>
+    Effect.gen(function*() {
+      const batch = yield* targetOf(target)
+      const name = `gateway-batch-${items[0]?.id ?? "empty"}`
+      const input: StorageLocation = { bucket: batch.input.bucket, name: `${asFolder(batch.input.name)}${name}.jsonl` }
+      yield* uploadObject(exchange, batch.storageApiBase, input, "application/jsonl", items.map((item) => inputLine(item.id, item.body)).join("\n") + "\n")
+      const text = yield* exchange({
+        method: "POST",
+        url: batch.jobsUrl,
+        body: {
+          displayName: name,
+          model: batch.model,
+          inputConfig: { instancesFormat: "jsonl", gcsSource: { uris: [gsUriOf(input)] } },
+          outputConfig: { predictionsFormat: "jsonl", gcsDestination: { outputUriPrefix: batch.outputUriPrefix } }
+        }
+      })
+      const job = yield* jsonObject(text, "the batch job creation")
+      if (typeof job.name !== "string" || job.name === "") {
+        return yield* Effect.fail(new ProviderFailure({ message: "the provider accepted the batch job without naming it", timedOut: false }))
+      }
+      const data: GeminiBatchData = { ids: items.map((item) => item.id) }
+      return { providerBatchId: job.name, data }
+    }),
+  poll: (target, handle, exchange) =>
+    Effect.gen(function*() {
+      const batch = yield* targetOf(target)
+      const ids = yield* idsOf(handle.data)
+      const job = yield* Effect.flatMap(exchange({ method: "GET", url: `${batch.apiBase}${handle.providerBatchId}` }), (text) => jsonObject(text, "the batch job request"))
+      const ending = typeof job.state === "string" ? states[job.state] : undefined
+      // queued, pending, running, cancelling, paused, updating (or a state this code does not know): not over yet
+      if (ending === undefined || ending === "pending") return { status: "pending" } satisfies BatchPoll
+      const found = new Map<string, BatchItemResult>()
+      // a job cut short keeps what it wrote: its answered requests still count
+      const directory = typeof job.outputInfo?.gcsOutputDirectory === "string" ? parseGsUri(job.outputInfo.gcsOutputDirectory) : undefined
+      if (directory !== undefined) {
+        const names = yield* listObjects(exchange, batch.storageApiBase, directory.bucket, asFolder(directory.name))
+        for (const name of names.filter(isPredictions)) {
+          outputResults(yield* downloadObject(exchange, batch.storageApiBase, { bucket: directory.bucket, name }, maxBatchResultBytes), found)
+        }
+      }
+      return endedBatch(ids, found, ending, statusText(job.error))
+    })
+}
