@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anthropicBatchConfig, type FakeAnthropicBatch, startAnthropicBatchFake } from "../support/fakeBatchAnthropic.ts"
 import { defaultAnswer, type FakeBatchProvider } from "../support/fakeBatch.ts"
+import { aiStudioBatchGatewayConfig, type AiStudioBatchFake, startAiStudioBatchFake, startVertexBatchFake, vertexBatchGatewayConfig, type VertexBatchFake } from "../support/fakeBatchGemini.ts"
 import { azureBatchGatewayConfig, openAiBatchGatewayConfig, startAzureBatchFake, startOpenAiBatchFake } from "../support/fakeBatchOpenAi.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
@@ -34,6 +35,18 @@ const providers: ReadonlyArray<ProviderCase> = [
     providerName: "anthropic",
     start: () => startAnthropicBatchFake(),
     config: (fake) => anthropicBatchConfig(fake as FakeAnthropicBatch, { model: "batch_model", provider: "anthropic" })
+  },
+  {
+    name: "google_ai_studio_gemini",
+    providerName: "google_ai_studio_gemini",
+    start: () => startAiStudioBatchFake(),
+    config: (fake) => aiStudioBatchGatewayConfig(fake as AiStudioBatchFake, { model: "batch_model" })
+  },
+  {
+    name: "gcp_vertex_gemini",
+    providerName: "gcp_vertex_gemini",
+    start: () => startVertexBatchFake(),
+    config: (fake) => vertexBatchGatewayConfig(fake as VertexBatchFake, { model: "batch_model" })
   }
 ]
 
