@@ -13,6 +13,7 @@
  * may both win, and ClickHouse cannot guarantee a single winner there.
  */
 import { Buffer } from "node:buffer"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
 import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, StoredDatapoint } from "../../src/datasets/store.ts"
@@ -32,12 +33,6 @@ const idsPerQuery = 1000
 
 /** how many locks the datasets' names are spread over: a bounded set, however many datasets there are */
 const lockStripes = 64
-
-const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const chunks: Array<ReadonlyArray<A>> = []
-  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size))
-  return chunks
-}
 
 /** the newest version of each id among the rows `where` selects */
 const newestVersions = (columns: string, where: string) => `SELECT ${columns} FROM Datapoint WHERE ${where} ORDER BY version DESC LIMIT 1 BY id`
@@ -82,7 +77,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
   /** the newest version of each of `ids` in the dataset, by id (ids must be valid and lower-cased) */
   const currentVersions = async (datasetName: string | undefined, ids: ReadonlyArray<string>, signal: AbortSignal) => {
     const found = new Map<string, DatapointRow>()
-    for (const chunk of chunksOf(ids, idsPerQuery)) {
+    for (const chunk of Arr.chunksOf(ids, idsPerQuery)) {
       const among = `id IN ${sqlUuids(chunk)}`
       const rows = await select<DatapointRow>(newestVersions(datapointColumns, datasetName === undefined ? among : `${inDataset(datasetName)} AND ${among}`), signal)
       for (const row of rows) found.set(row.id, row)
@@ -190,7 +185,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
         const at = sqlInteger(Math.max(0, Math.floor(now)))
         const scopes = ids === "all"
           ? [inDataset(datasetName)]
-          : chunksOf(distinctUuids(ids), idsPerQuery).map((chunk) => `${inDataset(datasetName)} AND id IN ${sqlUuids(chunk)}`)
+          : Arr.chunksOf(distinctUuids(ids), idsPerQuery).map((chunk) => `${inDataset(datasetName)} AND id IN ${sqlUuids(chunk)}`)
         let staled = 0
         for (const where of scopes) {
           const live = `SELECT * FROM (${newestVersions("*", where)}) WHERE isNull(staled_at_ms)`

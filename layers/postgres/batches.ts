@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import type { BatchStore, StoredBatch, StoredBatchInference } from "../../src/batch/store.ts"
 import { isUuid } from "../../src/ids.ts"
-import { joinTexts } from "../../src/observability/database.ts"
+import { jsonArrays } from "../../src/observability/database.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { writeVersions } from "../writeVersions.ts"
 import { notAUuid, refused, storeError } from "./client.ts"
@@ -130,24 +130,6 @@ const inferenceJson = (inference: StoredBatchInference): Buffer => {
   }))
 }
 
-/** the JSON texts as JSON arrays of at most `maxChunkBytes` each (but one row at least) */
-const jsonArrays = (texts: ReadonlyArray<Buffer>): Array<Buffer> => {
-  const arrays: Array<Buffer> = []
-  let chunk: Array<Buffer> = []
-  let bytes = 0
-  for (const text of texts) {
-    if (chunk.length > 0 && bytes + text.length > maxChunkBytes) {
-      arrays.push(joinTexts(chunk, ",", "[", "]"))
-      chunk = []
-      bytes = 0
-    }
-    chunk.push(text)
-    bytes += text.length + 1
-  }
-  if (chunk.length > 0) arrays.push(joinTexts(chunk, ",", "[", "]"))
-  return arrays
-}
-
 // Optional fields are NULL when absent, and absent again when read.
 const toBatch = (row: BatchRow): StoredBatch => ({
   id: row.id,
@@ -251,7 +233,7 @@ export const makePostgresBatchStore = (sql: PgClient.PgClient): BatchStore => {
     // Every row is built (and checked) before anything is sent: a value refused stores nothing.
     insertBatch: (batch, inferences) =>
       writeVersions(1).pipe(
-        Effect.flatMap(([version]) => built("insertBatch", () => [batchJson(batch, version), ...jsonArrays(inferences.map(inferenceJson))])),
+        Effect.flatMap(([version]) => built("insertBatch", () => [batchJson(batch, version), ...jsonArrays(inferences.map(inferenceJson), maxChunkBytes)])),
         Effect.flatMap((texts) =>
           transaction("insertBatch", texts, ([row, ...arrays]) =>
             Effect.forEach(arrays, insertInferences, { discard: true }).pipe(Effect.andThen(upsertBatch(row)))))

@@ -13,7 +13,7 @@ import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
 import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, NewDatapoint } from "../../src/datasets/store.ts"
 import { distinctUuids, isUuid } from "../../src/ids.ts"
-import { joinTexts } from "../../src/observability/database.ts"
+import { jsonArrays } from "../../src/observability/database.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { notAUuid, refused, storeError } from "./client.ts"
 import { isUnstorableText, storable } from "./database.ts"
@@ -43,24 +43,6 @@ const notLiveAmong = (given: ReadonlyArray<string>, changed: ReadonlySet<string>
   })
 }
 
-/** the JSON texts as JSON arrays of at most `maxChunkBytes` each (but one row at least) */
-const jsonArrays = (texts: ReadonlyArray<Buffer>): Array<Buffer> => {
-  const arrays: Array<Buffer> = []
-  let chunk: Array<Buffer> = []
-  let bytes = 0
-  for (const text of texts) {
-    if (chunk.length > 0 && bytes + text.length > maxChunkBytes) {
-      arrays.push(joinTexts(chunk, ",", "[", "]"))
-      chunk = []
-      bytes = 0
-    }
-    chunk.push(text)
-    bytes += text.length + 1
-  }
-  if (chunk.length > 0) arrays.push(joinTexts(chunk, ",", "[", "]"))
-  return arrays
-}
-
 /** `datapoints` as JSON arrays to insert, each id checked */
 const encodeDatapoints = (datapoints: ReadonlyArray<NewDatapoint>): Array<Buffer> =>
   jsonArrays(datapoints.map((datapoint) => {
@@ -68,7 +50,7 @@ const encodeDatapoints = (datapoints: ReadonlyArray<NewDatapoint>): Array<Buffer
       if (id !== undefined && !isUuid(id)) throw notAUuid(id)
     }
     return datapointJson(datapoint)
-  }))
+  }), maxChunkBytes)
 
 /** what `build` gives; what it throws (a value it refuses) is a StoreError of `operation` */
 const built = <A>(operation: string, build: () => A): Effect.Effect<A, StoreError> =>

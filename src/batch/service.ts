@@ -9,6 +9,7 @@
  * Batches need the analytics database (their rows) and the relational one (the tasks and the
  * lock): without either, every route answers 503 naming the variable.
  */
+import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -45,12 +46,6 @@ export interface BatchSubmitted {
 /** rows written per statement when a batch completes, and ids read back per query */
 const writeChunk = 2000
 const readChunk = 1000
-
-const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size))
-  return out
-}
 
 export class BatchService extends Context.Service<BatchService, {
   readonly start: (request: BatchInferenceRequest, apiKey: string | undefined) => Effect.Effect<BatchSubmitted, GatewayError>
@@ -126,7 +121,7 @@ export class BatchService extends Context.Service<BatchService, {
       /** writes `writes` in chunks, each encoded and written as the write queue would */
       const writeAll = (stores: ObservabilityStores, writes: WriteBatch) =>
         Effect.forEach(
-          chunks(writes.inferences.map((_, i) => i), writeChunk),
+          Arr.chunksOf(writes.inferences.map((_, i) => i), writeChunk),
           (indexes) => {
             const part: WriteBatch = {
               inferences: indexes.map((i) => writes.inferences[i]),
@@ -174,7 +169,7 @@ export class BatchService extends Context.Service<BatchService, {
           const answered = rows.filter((row) => batch.failures?.[row.inferenceId] === undefined).map((row) => row.inferenceId)
           const inferences = new Map<string, StoredInference>()
           const calls = new Map<string, StoredModelInference>()
-          for (const ids of chunks(answered, readChunk)) {
+          for (const ids of Arr.chunksOf(answered, readChunk)) {
             for (const inference of yield* stores.inferences.getInferences(ids)) inferences.set(inference.id, inference)
             for (const call of yield* stores.inferences.getModelInferences(ids)) calls.set(call.inferenceId, call)
           }

@@ -100,3 +100,21 @@ export const joinTexts = (texts: ReadonlyArray<Buffer>, separator: string, open 
   joined.write(close, offset, "latin1")
   return joined
 }
+
+/** `texts` as JSON arrays of at most `maxBytes` each (but one text at least): bounded inserts of many rows */
+export const jsonArrays = (texts: ReadonlyArray<Buffer>, maxBytes: number): Array<Buffer> => {
+  const arrays: Array<Buffer> = []
+  let chunk: Array<Buffer> = []
+  let bytes = 0
+  for (const text of texts) {
+    if (chunk.length > 0 && bytes + text.length > maxBytes) {
+      arrays.push(joinTexts(chunk, ",", "[", "]"))
+      chunk = []
+      bytes = 0
+    }
+    chunk.push(text)
+    bytes += text.length + 1
+  }
+  if (chunk.length > 0) arrays.push(joinTexts(chunk, ",", "[", "]"))
+  return arrays
+}
