@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import { Observability } from "../../src/observability/stores.ts"
 import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import { Configuration } from "../../src/services.ts"
+import { Tasks } from "../../src/tasks/service.ts"
 import { Tracing } from "../../src/tracing/trace.ts"
 import { jsonResponse } from "./respond.ts"
 
@@ -20,13 +21,17 @@ const minimalStatus = JSON.stringify({ status: "ok", version: gatewayVersion })
 /** with `[gateway] workers` > 1: the pid of the worker that answers (its counters are its own) */
 const worker = cluster.isWorker ? { worker: process.pid } : {}
 
-/** Running (and which worker answers), with the write queue's counters when observability is on, and the trace exporter's when it is. */
-export const statusHandler = Effect.map(Effect.all([Configuration, Observability, WriteQueue, Tracing]), ([config, { stores }, { stats }, tracing]) =>
+/**
+ * Running (and which worker answers), with the write queue's counters when observability is on,
+ * whether background tasks run (the relational database), and the trace exporter's counters when it is on.
+ */
+export const statusHandler = Effect.map(Effect.all([Configuration, Observability, WriteQueue, Tracing, Tasks]), ([config, { stores }, { stats }, tracing, tasks]) =>
   config.gateway.auth.enabled ? jsonResponse(minimalStatus) : jsonResponse(JSON.stringify({
     status: "ok",
     version: gatewayVersion,
     ...worker,
     ...(stores === undefined ? {} : { observability: { backend: stores.database.backend, ...stats() } }),
+    background_tasks: tasks.available ? "pg-boss" : "off",
     ...(tracing.enabled ? { trace_export: tracing.stats() } : {})
   })))
 

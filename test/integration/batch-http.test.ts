@@ -79,6 +79,10 @@ describe.each(backends)("batch inference over HTTP on %s", (backend) => {
     if (relational !== analytics) await relational?.drop()
   })
 
+  it("says in /status that background tasks run", async () => {
+    expect((await gateway.get("/status")).body).toMatchObject({ status: "ok", background_tasks: "pg-boss" })
+  })
+
   it("submits a batch, answers its ids in input order, and reads it back completed with every inference stored", async () => {
     const submitted = await gateway.post("/batch_inference", {
       function_name: "weather",
@@ -189,6 +193,7 @@ describe("batch inference without its databases", () => {
     expect(submitted.body.error).toContain("GATEWAY_RELATIONAL_DB_URL")
     const read = await gateway.get("/batch_inference/0192e3c4-0000-7000-8000-000000000000")
     expect(read.status).toBe(503)
+    expect((await gateway.get("/status")).body.background_tasks).toBe("off")
     expect(read.body.error).toContain("GATEWAY_RELATIONAL_DB_URL")
     await gateway.stop()
 

@@ -196,7 +196,7 @@ describe("errors of POST /inference and of the routes", () => {
       const response = await rawRequest(gateway.url + "/status")
       expect(response.status).toBe(200)
       expect(response.headers["content-type"]).toMatch(/^application\/json/)
-      expect(JSON.parse(response.text)).toEqual({ status: "ok", version: "0.1.0" })
+      expect(JSON.parse(response.text)).toEqual({ status: "ok", version: "0.1.0", background_tasks: "off" })
     })
 
     it("GET /health -> {gateway: ok}", async () => {
