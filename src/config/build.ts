@@ -13,7 +13,7 @@ import { buildFunctions } from "./functions.ts"
 import { buildGateway } from "./gateway.ts"
 import { mergeConfigSources } from "./merge.ts"
 import { buildMetrics } from "./metrics.ts"
-import { buildModels, buildProviderTypeDefaults, checkCredentials, shorthandCredentials } from "./models.ts"
+import { buildModels, buildProviderTypeDefaults, checkCredentials, shorthandDefaults } from "./models.ts"
 import { buildRateLimiting } from "./rateLimits.ts"
 import { RawConfig } from "./raw.ts"
 import { makeTemplateFiles } from "./templateFiles.ts"
@@ -68,7 +68,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const tools = buildTools(context, raw.tools ?? {})
   const metrics = buildMetrics(context, raw.metrics ?? {})
   const typeDefaults = buildProviderTypeDefaults(context, raw.provider_types ?? {})
-  const credentials = shorthandCredentials(context, typeDefaults)
+  const shorthands = shorthandDefaults(context, typeDefaults)
   const models = buildModels(context, raw.models ?? {}, typeDefaults)
   const embeddingModels = buildEmbeddingModels(context, raw.embedding_models ?? {}, typeDefaults)
   const templates = makeTemplateFiles(context, gateway.templateAccess)
@@ -78,7 +78,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const evaluations = buildEvaluations(context, scope, raw.evaluations ?? {}, new Set(Object.keys(raw.functions ?? {})), functions)
   // judges run as functions of their own (reserved `gateway::` names: no configured function has one)
   for (const [name, judge] of judges) functions.set(name, judge.fn)
-  checkCredentials(context, functions, models, credentials, (name) => judges.get(name)?.keyPath ?? ["functions", name])
+  checkCredentials(context, functions, models, shorthands, (name) => judges.get(name)?.keyPath ?? ["functions", name])
   addEvaluatorMetrics(metrics, functions, evaluations)
   const rateLimiting = buildRateLimiting(context, raw.rate_limiting ?? {})
 
@@ -88,7 +88,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   }
   if (context.hasProblems() || "errors" in compiled) return { errors: context.problems() }
   return {
-    config: { gateway: gateway.settings, models, embeddingModels, functions, tools, metrics, evaluations, rateLimiting, templates: compiled.engine, shorthandCredentials: credentials },
+    config: { gateway: gateway.settings, models, embeddingModels, functions, tools, metrics, evaluations, rateLimiting, templates: compiled.engine, shorthands },
     warnings: context.warnings()
   }
 }

@@ -211,11 +211,18 @@ export const buildProviderTypeDefaults = (
   return defaults
 }
 
-/** The credential of each type's short-hand models (`<type>::<model>`), resolved at start-up: requests name them later. */
-export const shorthandCredentials = (context: BuildContext, defaults: ProviderTypeDefaults): ReadonlyMap<string, Credential> => {
-  const credentials = new Map<string, Credential>()
-  for (const [type, typeDefault] of defaults) credentials.set(type, resolveCredential(typeDefault.credential, context.input))
-  return credentials
+/** What a type's short-hand models (`<type>::<model>`) run with: its credential, resolved at start-up (requests name them later), and its settings (`[provider_types.<type>.batch]`). */
+export interface ShorthandDefault {
+  readonly credential: Credential
+  readonly settings: Readonly<Record<string, unknown>>
+}
+
+export const shorthandDefaults = (context: BuildContext, defaults: ProviderTypeDefaults): ReadonlyMap<string, ShorthandDefault> => {
+  const shorthands = new Map<string, ShorthandDefault>()
+  for (const [type, typeDefault] of defaults) {
+    shorthands.set(type, { credential: resolveCredential(typeDefault.credential, context.input), settings: typeDefault.settings })
+  }
+  return shorthands
 }
 
 export const buildModels = (
@@ -256,19 +263,20 @@ export const buildModels = (
 /** The single provider of a `<provider_type>::<model>` short-hand model. */
 export const shorthandProviders = (
   name: string,
-  credentials: ReadonlyMap<string, Credential>
+  shorthands: ReadonlyMap<string, ShorthandDefault>
 ): ReadonlyArray<ProviderConfig> => {
   const shorthand = parseShorthandModel(name)
   if (shorthand === undefined) return []
+  const { credential, settings } = shorthands.get(shorthand.type)!
   return [{
     name: shorthand.type,
     type: shorthand.type,
     modelName: shorthand.model,
-    credential: credentials.get(shorthand.type)!,
+    credential,
     extraBody: [],
     extraHeaders: [],
     timeouts: {},
-    settings: {}
+    settings
   }]
 }
 
@@ -280,14 +288,14 @@ export const checkCredentials = (
   context: BuildContext,
   functions: ReadonlyMap<string, FunctionConfig>,
   models: ReadonlyMap<string, ModelConfig>,
-  credentials: ReadonlyMap<string, Credential>,
+  shorthands: ReadonlyMap<string, ShorthandDefault>,
   keyPathOf: (functionName: string) => KeyPath = (functionName) => ["functions", functionName]
 ): void => {
   for (const [functionName, fn] of functions) {
     for (const [variantName, variant] of fn.variants) {
       if (variant.weight <= 0) continue
       const model = models.get(variant.model)
-      const providers = model !== undefined ? [...model.providers.values()] : shorthandProviders(variant.model, credentials)
+      const providers = model !== undefined ? [...model.providers.values()] : shorthandProviders(variant.model, shorthands)
       for (const provider of providers) {
         const missing = missingAlways(provider.credential)
         if (missing !== undefined) {

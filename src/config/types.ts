@@ -2,6 +2,7 @@
  * The validated configuration: what the gateway runs on once start-up succeeded. Built by
  * `buildConfig` from the raw TOML; every reference in it has been checked.
  */
+import type { ShorthandDefault } from "./models.ts"
 import type { CostRule } from "../inference/cost.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { InferenceParams, JsonMode, ToolChoice, ToolDefinition } from "../inference/types.ts"
@@ -247,6 +248,6 @@ export interface GatewayConfig {
   readonly evaluations: ReadonlyMap<string, EvaluationConfig>
   readonly rateLimiting: RateLimitingSettings
   readonly templates: TemplateEngine
-  /** each provider type's credential for `<type>::<model>` models named in requests, resolved at start-up */
-  readonly shorthandCredentials: ReadonlyMap<string, Credential>
+  /** what `<type>::<model>` models named in requests run with, by type: the credential (resolved at start-up) and the type's settings */
+  readonly shorthands: ReadonlyMap<string, ShorthandDefault>
 }

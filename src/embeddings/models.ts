@@ -42,10 +42,10 @@ export type EmbeddingModelLookup =
 export class EmbeddingModelTable {
   private readonly models = new Map<string, ResolvedEmbeddingModel>()
   private shorthandCount = 0
-  private readonly credentials: GatewayConfig["shorthandCredentials"]
+  private readonly shorthands: GatewayConfig["shorthands"]
 
   constructor(config: GatewayConfig) {
-    this.credentials = config.shorthandCredentials
+    this.shorthands = config.shorthands
     for (const model of config.embeddingModels.values()) this.models.set(`${embeddingModelPrefix}${model.name}`, route(model))
   }
 
@@ -63,7 +63,7 @@ export class EmbeddingModelTable {
     }
     const refusal = embeddingsRefusal(shorthand.type)
     if (refusal !== undefined) return { refused: `model: ${refusal}` }
-    const providers = shorthandProviders(name, this.credentials)
+    const providers = shorthandProviders(name, this.shorthands)
     const model = route({
       name,
       routing: providers.map((provider) => provider.name),

@@ -32,10 +32,10 @@ const maxShorthandModels = 1024
 export class ModelTable {
   private readonly models = new Map<string, ResolvedModel>()
   private shorthandCount = 0
-  private readonly credentials: GatewayConfig["shorthandCredentials"]
+  private readonly shorthands: GatewayConfig["shorthands"]
 
   constructor(config: GatewayConfig) {
-    this.credentials = config.shorthandCredentials
+    this.shorthands = config.shorthands
     for (const model of config.models.values()) this.models.set(model.name, route(model))
   }
 
@@ -43,7 +43,7 @@ export class ModelTable {
   get(name: string): ResolvedModel | undefined {
     const known = this.models.get(name)
     if (known !== undefined) return known
-    const providers = shorthandProviders(name, this.credentials)
+    const providers = shorthandProviders(name, this.shorthands)
     if (providers.length === 0) return undefined
     const model = route({
       name,

@@ -128,7 +128,7 @@ model_name = "gpt"
 ` + shorthand
     const config = buildOk(toml, { env: { ORG_OPENAI_KEY: "org" } })
     expect(config.models.get("m")!.providers.get("p")!.credential).toEqual({ kind: "static", value: "org" })
-    expect(config.shorthandCredentials.get("openai")).toEqual({ kind: "static", value: "org" })
+    expect(config.shorthands.get("openai")?.credential).toEqual({ kind: "static", value: "org" })
     expect(buildErrors(toml, { env: { OPENAI_API_KEY: "ignored" } })[0]).toContain("ORG_OPENAI_KEY is not set")
   })
 

@@ -10,6 +10,7 @@ import type { ModelRequest } from "../../src/inference/types.ts"
 import { vertexGeminiProvider } from "../../src/providers/gemini/index.ts"
 import { qualifiedProviderName } from "../../src/providers/types.ts"
 import { HttpTransport } from "../../src/services.ts"
+import { shorthandProviders } from "../../src/config/models.ts"
 import { buildErrors, buildOk } from "./fixtures.ts"
 
 const typeBatch = (table: string) => `
@@ -45,6 +46,14 @@ describe("[provider_types.gcp_vertex_gemini.batch]", () => {
     })
     expect(settingsOf(toml, "b").batch).toMatchObject({ input_uri_prefix: "gs://other/in/" })
     expect(settingsOf(provider("c"), "c").batch).toBeUndefined()
+  })
+
+  it("is the batch setting of gcp_vertex_gemini short-hand models too", () => {
+    const shorthand = "gcp_vertex_gemini::projects/proj/locations/us-central1/publishers/google/models/gemini-2.5-flash"
+    const [configured] = shorthandProviders(shorthand, buildOk(typeBatch(valid)).shorthands)
+    expect(configured.settings.batch).toMatchObject({ input_uri_prefix: "gs://team-bucket/batch/input/" })
+    const [without] = shorthandProviders(shorthand, buildOk("").shorthands)
+    expect(without.settings.batch).toBeUndefined()
   })
 
   it("an unknown storage_type, a location that is not gs://, a missing key: start-up errors naming the key path", () => {

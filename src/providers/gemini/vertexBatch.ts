@@ -64,7 +64,7 @@ export type VertexBatchTarget =
 export const inferenceIdLabel = "gateway_inference_id"
 
 export const noBatchSettings =
-  `the gcp_vertex_gemini provider has no batch settings: Vertex AI batches read and write Cloud Storage; set [provider_types.gcp_vertex_gemini.batch] (storage_type = "cloud_storage", input_uri_prefix = "gs://<bucket>/<path>/", output_uri_prefix = "gs://<bucket>/<path>/") or the provider table's batch (a gcp_vertex_gemini::<model> short-hand has no table: configure the model under [models.<name>])`
+  `the gcp_vertex_gemini provider has no batch settings: Vertex AI batches read and write Cloud Storage; set [provider_types.gcp_vertex_gemini.batch] (storage_type = "cloud_storage", input_uri_prefix = "gs://<bucket>/<path>/", output_uri_prefix = "gs://<bucket>/<path>/") or the provider table's batch`
 
 const unsupported = (message: string) => new ProviderFailure({ message, timedOut: false, unsupported: true })
 
