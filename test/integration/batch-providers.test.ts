@@ -196,6 +196,18 @@ describe.each(providers)("batch inference through $name's batch API", (provider)
     expect(await listInferences(gateway, { function_name: "ask", limit: 1000 })).toHaveLength(before.length)
   })
 
+  it("sends nothing when one input is bad: 400 naming its index", async () => {
+    reset()
+    const response = await gateway.post("/batch_inference", {
+      function_name: "ask",
+      inputs: [...questions(2), { messages: [{ role: "user", content: [{ type: "template", name: "nope", arguments: {} }] }] }]
+    })
+    expect(response.status).toBe(400)
+    expect(response.body.error).toMatch(/^inputs\[2\]\.messages\[0\]\.content\[0\]/)
+    expect(fake.requests).toHaveLength(0)
+    expect(fake.batches).toHaveLength(0)
+  })
+
   it("stores a batch's results once when several reads find it finished at the same time", async () => {
     reset()
     fake.pollsUntilDone = 0
