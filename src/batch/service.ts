@@ -233,7 +233,16 @@ export class BatchService extends Context.Service<BatchService, {
               )
             )
             const rows = submittedRows(prepared, request, started.handle, started.rawRequests, now())
-            yield* Effect.mapError(ready.batches.insertBatch(rows.batch, rows.inferences), unavailable(ready))
+            yield* ready.batches.insertBatch(rows.batch, rows.inferences).pipe(
+              // the provider runs (and bills) a batch the gateway could not record: say which, so that it can be cancelled there
+              Effect.tapError((error) =>
+                Effect.logError(
+                  `batch ${prepared.batchId}: provider "${provider.config.name}" of model "${modelName}" accepted it as ` +
+                    `${started.handle.providerBatchId}, but it could not be stored (${error.message}); cancel it at the provider`
+                )
+              ),
+              Effect.mapError(unavailable(ready))
+            )
             yield* schedulePoll(prepared.batchId)
             return {
               batch_id: prepared.batchId,
