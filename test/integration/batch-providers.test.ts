@@ -16,6 +16,7 @@ import { aiStudioBatchGatewayConfig, type AiStudioBatchFake, startAiStudioBatchF
 import { azureBatchGatewayConfig, openAiBatchGatewayConfig, startAzureBatchFake, startOpenAiBatchFake } from "../support/fakeBatchOpenAi.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
+import { startTcpProxy, type TcpProxy } from "../support/tcpProxy.ts"
 import { getInferences, listInferences, observabilityToml, poll } from "../support/observability.ts"
 
 interface ProviderCase {
@@ -300,4 +301,56 @@ describe("background polls across gateway processes", () => {
       expect(read.body.inferences).toHaveLength(2)
     }
   }, 120_000)
+})
+
+describe("batch inference while the analytics database is down", () => {
+  const provider = providers[0]
+  let analytics: TestDatabase
+  let relational: TestDatabase
+  let proxy: TcpProxy
+  let fake: FakeBatchProvider
+  let gateway: RunningGateway
+
+  beforeAll(async () => {
+    analytics = await freshDatabase("postgres")
+    relational = await freshDatabase("postgres")
+    const url = new URL(analytics.url)
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) })
+    fake = await provider.start()
+    const { toml, env } = provider.config(fake)
+    gateway = await startGateway({
+      config: gatewayConfig(toml, 0),
+      env: { ...env, GATEWAY_ANALYTICS_DB_URL: proxy.urlFor(analytics.url), GATEWAY_RELATIONAL_DB_URL: relational.url }
+    })
+  }, 60_000)
+
+  afterAll(async () => {
+    await gateway?.stop()
+    await proxy?.close()
+    await fake?.close()
+    await analytics?.drop()
+    await relational?.drop()
+  })
+
+  it("answers 503 naming the database, logs the provider's batch it could not record, and works again once the database is back", async () => {
+    const before = await submit(gateway, 1, "before")
+    proxy.cut()
+    try {
+      const refused = await gateway.post("/batch_inference", { function_name: "ask", inputs: questions(2, "during") })
+      expect(refused.status).toBe(503)
+      expect(refused.body.error).toContain("postgres database is unavailable")
+      // the provider accepted it: the log names it, to be cancelled there
+      const orphan = fake.batches[fake.batches.length - 1]
+      expect(orphan.requests).toHaveLength(2)
+      expect(gateway.log()).toContain(`accepted it as ${orphan.id}, but it could not be stored`)
+      expect((await gateway.get(`/batch_inference/${before.batch_id}`)).status).toBe(503)
+    } finally {
+      proxy.restore()
+    }
+    const read = await poll("the batch to read back", async () => {
+      const response = await gateway.get(`/batch_inference/${before.batch_id}`)
+      return response.status === 200 && response.body.status !== "pending" ? response.body : undefined
+    }, { timeoutMs: 15_000, intervalMs: 250 })
+    expect(read.status).toBe("completed")
+  }, 40_000)
 })
