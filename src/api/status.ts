@@ -25,6 +25,8 @@ export const StatusResponse = Schema.Struct({
     rejected: Count,
     failedAttempts: Count
   })),
+  /** whether durable background tasks (batch polls) run: on a relational database, or not (authentication off only) */
+  background_tasks: Schema.optional(Schema.Literals(["pg-boss", "off"])),
   /** the trace exporter, when it is on (authentication off only) */
   trace_export: Schema.optional(Schema.Struct({ exported: Count, dropped: Count }))
 }).annotate({ identifier: "StatusResponse" })
