@@ -17,7 +17,7 @@ import { isInputProblem, renderInput } from "../inference/input.ts"
 import { buildModelRequest } from "../inference/modelCall.ts"
 import type { ModelTable, RoutedProvider } from "../inference/models.ts"
 import { type PreparedInference, prepareInference } from "../inference/prepare.ts"
-import { sampleVariantOrder, seededRandom } from "../inference/sampling.ts"
+import { seededRandom, variantOrder } from "../inference/sampling.ts"
 import type { TemplateEngine } from "../inference/templates.ts"
 import type { ModelRequest } from "../inference/types.ts"
 import { providerCall } from "../providers/runner.ts"
@@ -120,7 +120,7 @@ const variantOf = (request: BatchInferenceRequest, fn: FunctionConfig, batchId: 
     const pinned = fn.variants.get(request.variant_name)
     return pinned ?? new NotFound({ message: `unknown variant "${request.variant_name}" of function "${request.function_name}"` })
   }
-  const [first] = sampleVariantOrder([...fn.variants.values()], seededRandom(`${request.function_name}:${batchId}`))
+  const [first] = variantOrder(fn, seededRandom(`${request.function_name}:${batchId}`))
   return first === undefined
     ? invalid(`function "${request.function_name}" has no variant with a positive weight; pin one with variant_name`)
     : fn.variants.get(first)!

@@ -7,6 +7,7 @@ import type { ToolChoice, ToolDefinition } from "../inference/types.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { buildEvaluators, type EvaluatorsScope } from "./evaluators.ts"
+import { buildExperimentation } from "./experimentation.ts"
 import type { KeyPath } from "./merge.ts"
 import { RawFunction } from "./raw.ts"
 import type { FunctionConfig } from "./types.ts"
@@ -66,6 +67,7 @@ const buildFunction = (context: BuildContext, scope: FunctionScope, keyPath: Key
   toolNames.forEach((toolName, index) => {
     if (!scope.tools.has(toolName)) context.report([...keyPath, "tools", index], `tool "${toolName}" is not defined under [tools]`)
   })
+  const variants = buildVariants(context, scope, keyPath, name, fn, schemas)
   return {
     name,
     type: fn.type,
@@ -75,7 +77,10 @@ const buildFunction = (context: BuildContext, scope: FunctionScope, keyPath: Key
     tools: toolNames,
     toolChoice: toolChoiceOf(fn, scope.tools),
     parallelToolCalls: fn.parallel_tool_calls,
-    variants: buildVariants(context, scope, keyPath, name, fn, schemas),
+    variants,
+    experimentation: fn.experimentation === undefined
+      ? undefined
+      : buildExperimentation(context, keyPath, fn.experimentation, variants, Object.values(fn.variants ?? {}).some((table) => table.weight !== undefined)),
     evaluators: buildEvaluators(context, scope, keyPath, { kind: "function", functionName: name }, fn.type, fn.evaluators ?? {})
   }
 }

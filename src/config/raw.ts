@@ -96,6 +96,8 @@ export const RawFunction = Schema.Struct({
   tool_choice: Schema.optional(RawToolChoice),
   parallel_tool_calls: Schema.optional(Schema.Boolean),
   variants: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  /** decoded in `config/experimentation.ts` */
+  experimentation: Schema.optional(Schema.Unknown),
   /** each decoded by its type's schema (`RawEvaluators`, built in `config/evaluators.ts`) */
   evaluators: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
 })

@@ -155,8 +155,16 @@ export interface FunctionConfig {
   readonly toolChoice: ToolChoice
   readonly parallelToolCalls?: boolean | undefined
   readonly variants: ReadonlyMap<string, VariantConfig>
+  /** `[functions.<fn>.experimentation]`: when present, how variants are drawn (their `weight`s are ignored) */
+  readonly experimentation?: ExperimentationConfig | undefined
   /** `[functions.<fn>.evaluators.<name>]`: what `gateway evaluate --evaluator-names` and `/v1/evaluations/run` score with */
   readonly evaluators: ReadonlyMap<string, EvaluatorConfig>
+}
+
+/** Static experimentation: candidates drawn by weight, then the fallbacks in order. */
+export interface ExperimentationConfig {
+  readonly candidates: ReadonlyArray<{ readonly name: string; readonly weight: number }>
+  readonly fallbacks: ReadonlyArray<string>
 }
 
 /** What every evaluator has, whatever its type. */

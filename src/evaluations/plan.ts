@@ -7,7 +7,7 @@ import { datasetNameProblem } from "../api/datasets.ts"
 import { defaultConcurrency, type EvaluationRunRequest, type InferenceCacheMode, maxConcurrency } from "../api/evaluations.ts"
 import type { EvaluatorConfig, FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
-import { sampleVariantOrder } from "../inference/sampling.ts"
+import { variantOrder } from "../inference/sampling.ts"
 
 export interface RunPlan {
   readonly functionName: string
@@ -102,7 +102,7 @@ export const planRun = (
     variant = fn.variants.get(request.variant_name)
     if (variant === undefined) return new NotFound({ message: `variant_name: unknown variant "${request.variant_name}" of function "${functionName}"` })
   } else {
-    const first = sampleVariantOrder([...fn.variants.values()], random)[0]
+    const first = variantOrder(fn, random)[0]
     if (first === undefined) return invalid(`variant_name: function "${functionName}" has no variant with a positive weight; name one`)
     variant = fn.variants.get(first)!
   }

@@ -23,7 +23,7 @@ import {
   type ScopedEdit
 } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
-import { sampleVariantOrder, seededRandom } from "./sampling.ts"
+import { seededRandom, variantOrder } from "./sampling.ts"
 import { resolveTools } from "./tools.ts"
 import type { ProviderTool, ToolConfig } from "./types.ts"
 
@@ -160,7 +160,7 @@ export const prepareInference = (
     }
     variants = [pinned]
   } else {
-    const order = sampleVariantOrder([...fn.variants.values()], seededRandom(`${functionName}:${episodeId}`))
+    const order = variantOrder(fn, seededRandom(`${functionName}:${episodeId}`))
     if (order.length === 0) {
       return invalid(`function "${functionName}" has no variant with a positive weight; pin one with variant_name`)
     }

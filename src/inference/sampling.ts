@@ -52,3 +52,19 @@ export const sampleVariantOrder = (
   }
   return order
 }
+
+/** What the order of a function's variants depends on (`FunctionConfig`'s fields). */
+export interface SampledFunction {
+  readonly variants: ReadonlyMap<string, WeightedVariant>
+  readonly experimentation?: { readonly candidates: ReadonlyArray<WeightedVariant>; readonly fallbacks: ReadonlyArray<string> } | undefined
+}
+
+/**
+ * The order in which to try a function's variants: with `[functions.<fn>.experimentation]`,
+ * its candidates drawn by weight and then its fallbacks in order; otherwise every variant by
+ * weight.
+ */
+export const variantOrder = (fn: SampledFunction, random: () => number): ReadonlyArray<string> =>
+  fn.experimentation === undefined
+    ? sampleVariantOrder([...fn.variants.values()], random)
+    : [...sampleVariantOrder(fn.experimentation.candidates, random), ...fn.experimentation.fallbacks]

@@ -48,6 +48,26 @@ model = "dummy::text"
 type = "chat_completion"
 model = "dummy::text"
 
+# experimentation: the candidate fails, the fallbacks are tried in order; \`unlisted\` is never sampled
+[functions.experiment]
+type = "chat"
+[functions.experiment.variants.candidate]
+type = "chat_completion"
+model = "dummy::error"
+[functions.experiment.variants.first_fallback]
+type = "chat_completion"
+model = "dummy::error"
+[functions.experiment.variants.second_fallback]
+type = "chat_completion"
+model = "dummy::reasoner"
+[functions.experiment.variants.unlisted]
+type = "chat_completion"
+model = "dummy::text"
+[functions.experiment.experimentation]
+type = "static"
+candidate_variants = ["candidate"]
+fallback_variants = ["first_fallback", "second_fallback"]
+
 [functions.fallback]
 type = "chat"
 [functions.fallback.variants.broken]
@@ -266,6 +286,13 @@ describe("routing between variants and providers", () => {
       // half the episodes sample `broken` first: every one must still be answered by `healthy`
       const variants = await variantsOf(gateway, Array.from({ length: 40 }, () => ({ function_name: "fallback" })))
       expect(new Set(variants)).toEqual(new Set(["healthy"]))
+    })
+
+    it("with experimentation, tries the candidates and then the fallbacks in order, never an unlisted variant", async () => {
+      const variants = await variantsOf(gateway, Array.from({ length: 20 }, () => ({ function_name: "experiment" })))
+      expect(new Set(variants)).toEqual(new Set(["second_fallback"]))
+      const pinned = await infer({ function_name: "experiment", variant_name: "unlisted" })
+      expect(pinned.body.variant_name).toBe("unlisted")
     })
 
     it("answers 502 listing every variant when all fail", async () => {

@@ -1,0 +1,107 @@
+/**
+ * `[functions.<fn>.experimentation]` with `type = "static"` (and TensorZero's `uniform` and
+ * `static_weights`): the configuration checked with the key path at fault, and the order of
+ * variants an inference tries: candidates drawn by weight (statistically checked), then the
+ * fallbacks in order, never a variant named in neither unless it is pinned.
+ */
+import { describe, expect, it } from "vitest"
+import type { InferenceRequest } from "../../src/api/inference.ts"
+import { isGatewayError } from "../../src/errors.ts"
+import { ModelTable } from "../../src/inference/models.ts"
+import { prepareInference } from "../../src/inference/prepare.ts"
+import { seededRandom, variantOrder } from "../../src/inference/sampling.ts"
+import { uuidv7 } from "../../src/ids.ts"
+import { build, buildErrors, buildOk } from "./fixtures.ts"
+
+const functionWith = (experimentation: string, weights = false) => `
+[functions.draft]
+type = "chat"
+[functions.draft.variants.a]
+type = "chat_completion"
+model = "dummy::text"
+${weights ? "weight = 5" : ""}
+[functions.draft.variants.b]
+type = "chat_completion"
+model = "dummy::text"
+[functions.draft.variants.c]
+type = "chat_completion"
+model = "dummy::text"
+[functions.draft.variants.spare]
+type = "chat_completion"
+model = "dummy::text"
+[functions.draft.variants.pinned_only]
+type = "chat_completion"
+model = "dummy::text"
+
+[functions.draft.experimentation]
+${experimentation}
+`
+
+const firsts = (toml: string, n = 20_000) => {
+  const fn = buildOk(toml).functions.get("draft")!
+  const counts: Record<string, number> = {}
+  for (let i = 0; i < n; i++) {
+    const [first] = variantOrder(fn, seededRandom(`episode-${i}`))
+    counts[first] = (counts[first] ?? 0) + 1
+  }
+  return counts
+}
+
+describe("static experimentation", () => {
+  it("draws a table's candidates in proportion to their weights, and only them", () => {
+    const n = 20_000
+    const counts = firsts(functionWith(`type = "static"\ncandidate_variants = { a = 0.2, b = 0.8 }\nfallback_variants = ["spare"]`), n)
+    expect(Object.keys(counts).sort()).toEqual(["a", "b"])
+    expect(Math.abs(counts.a / n - 0.2)).toBeLessThan(0.02)
+    expect(Math.abs(counts.b / n - 0.8)).toBeLessThan(0.02)
+  })
+
+  it("draws a list's candidates uniformly (TensorZero's `uniform`), ignoring the variants' weights", () => {
+    const n = 30_000
+    const counts = firsts(functionWith(`type = "uniform"\ncandidate_variants = ["a", "b", "c"]`, true), n)
+    expect(Object.keys(counts).sort()).toEqual(["a", "b", "c"])
+    for (const name of ["a", "b", "c"]) expect(Math.abs(counts[name] / n - 1 / 3)).toBeLessThan(0.02)
+  })
+
+  it("tries every candidate, then the fallbacks in order, and never a variant named in neither", () => {
+    const fn = buildOk(functionWith(`type = "static_weights"\ncandidate_variants = { a = 1, b = 1 }\nfallback_variants = ["spare", "c"]`)).functions.get("draft")!
+    for (let i = 0; i < 200; i++) {
+      const order = variantOrder(fn, seededRandom(`episode-${i}`))
+      expect([...order.slice(0, 2)].sort()).toEqual(["a", "b"])
+      expect(order.slice(2)).toEqual(["spare", "c"])
+    }
+  })
+
+  it("gives an inference its candidates then fallbacks to try, and a pinned variant alone even if it is in neither", () => {
+    const config = buildOk(functionWith(`type = "static"\ncandidate_variants = ["b"]\nfallback_variants = ["c"]`))
+    const models = new ModelTable(config)
+    const request: InferenceRequest = { function_name: "draft", input: { messages: [{ role: "user", content: "hi" }] } }
+    const prepared = prepareInference(request, config, models, Date.now())
+    if (isGatewayError(prepared)) throw new Error(prepared.message)
+    expect(prepared.variants.map((variant) => variant.name)).toEqual(["b", "c"])
+    const pinned = prepareInference({ ...request, variant_name: "pinned_only", episode_id: uuidv7(Date.now()) }, config, models, Date.now())
+    if (isGatewayError(pinned)) throw new Error(pinned.message)
+    expect(pinned.variants.map((variant) => variant.name)).toEqual(["pinned_only"])
+  })
+
+  it("warns that the variants' weights are replaced", () => {
+    const result = build(functionWith(`type = "static"\ncandidate_variants = ["a"]`, true), {})
+    if ("errors" in result) throw new Error(result.errors.join("\n"))
+    expect(result.warnings.some((warning) => warning.includes("functions.draft.experimentation") && warning.includes("weight"))).toBe(true)
+  })
+
+  it.each([
+    [`type = "static"\ncandidate_variants = ["a", "nope"]`, "functions.draft.experimentation.candidate_variants[1]", `variant "nope" is not a variant of this function`],
+    [`type = "static"\ncandidate_variants = { a = 1, ghost = 2 }`, "functions.draft.experimentation.candidate_variants.ghost", "is not a variant of this function"],
+    [`type = "static"\ncandidate_variants = ["a"]\nfallback_variants = ["a"]`, "functions.draft.experimentation.fallback_variants[0]", "named twice"],
+    [`type = "static"\ncandidate_variants = { a = 0, b = 0 }`, "functions.draft.experimentation.candidate_variants", "no candidate has a positive weight"],
+    [`type = "static"\ncandidate_variants = { a = -1 }`, "functions.draft.experimentation.candidate_variants", ""],
+    [`type = "static"`, "functions.draft.experimentation.candidate_variants", "missing field"],
+    [`type = "static"\ncandidate_variants = ["a"]\nmetric = "x"`, "functions.draft.experimentation.metric", "unknown field"],
+    [`type = "sometimes"\ncandidate_variants = ["a"]`, "functions.draft.experimentation.type", ""],
+    [`type = "adaptive"\ncandidate_variants = ["a"]`, "functions.draft.experimentation.type", "not available yet"]
+  ])("refuses %j naming the key path", (table, keyPath, message) => {
+    const errors = buildErrors(functionWith(table))
+    expect(errors.some((error) => error.includes(keyPath) && error.includes(message)), errors.join("\n")).toBe(true)
+  })
+})
