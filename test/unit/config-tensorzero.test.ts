@@ -440,10 +440,14 @@ type = "chat"
 type = "chat_completion"
 model = "dummy::text"
 [functions.f.experimentation]
-type = "uniform"
+type = "track_and_stop"
+candidate_variants = ["v"]
 [object_storage]
 type = "disabled"
 `)
-    expect(errors).toEqual([`${F}: object_storage: unknown field`, `${F}: functions.f.experimentation: unknown field`])
+    expect(errors).toEqual([
+      `${F}: object_storage: unknown field`,
+      `${F}: functions.f.experimentation.type: "track_and_stop" (adaptive experimentation) is not available yet; use "static"`
+    ])
   })
 })
