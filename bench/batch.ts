@@ -6,7 +6,9 @@
 //     validation, rendering, the upload and the batch's creation, and its rows stored;
 //   - the first GET /batch_inference/{id} that finds the batch finished: the output file
 //     downloaded and parsed, every result stored as an inference and a model inference, and the
-//     N inferences answered.
+//     N inferences answered;
+//   - meanwhile, GET /status over another connection, one after the other: the slowest answer
+//     says how long the batch's work held the event loop at most.
 // Targets: accepted in under 5 s; results stored in under 30 s.
 //
 // ClickHouse: the server GATEWAY_TEST_CLICKHOUSE_URL names, else a throwaway one
@@ -69,9 +71,31 @@ const timed = async <A>(run: () => Promise<A>) => {
   return { value, seconds: (performance.now() - started) / 1000 }
 }
 
+/** GET /status one after the other over its own connection until `stop` is called: the slowest answer, in ms */
+const probeStatus = (url: string) => {
+  const pool = new Pool(url, { connections: 1 })
+  let running = true
+  let slowest = 0
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now()
+      const response = await pool.request({ method: "GET", path: "/status" })
+      await response.body.text()
+      slowest = Math.max(slowest, performance.now() - started)
+    }
+  })()
+  return async () => {
+    running = false
+    await loop
+    await pool.close()
+    return slowest
+  }
+}
+
 interface Figures {
   readonly backend: TestBackend
   readonly acceptSeconds: number
+  readonly slowestStatusMs: number
   readonly requestBytes: number
   readonly storeSeconds: number
   readonly answerBytes: number
@@ -112,6 +136,7 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
   try {
     const body = JSON.stringify({ function_name: "summarize", inputs: Array.from({ length: inputCount }, (_, i) => inputAt(i)) })
     console.error(`${backend}: submitting ${inputCount} inputs (${(body.length / 1024 / 1024).toFixed(1)} MiB)`)
+    const stopProbe = probeStatus(gateway.match)
     const accepted = await timed(async () => JSON.parse(await call("POST", "/batch_inference", body)))
     const { batch_id, inference_ids } = accepted.value as { batch_id: string; inference_ids: Array<string> }
     if (inference_ids.length !== inputCount) throw new Error(`the batch has ${inference_ids.length} inferences, not ${inputCount}`)
@@ -119,6 +144,7 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
 
     console.error(`${backend}: completing it`)
     const completed = await timed(async () => await call("GET", `/batch_inference/${batch_id}`))
+    const slowestStatusMs = await stopProbe()
     const answer = JSON.parse(completed.value)
     if (answer.status !== "completed" || answer.inferences.length !== inputCount || answer.inferences.some((inference: any) => inference.content === undefined)) {
       throw new Error(`the batch did not complete with every answer: ${completed.value.slice(0, 300)}`)
@@ -126,6 +152,7 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
     return {
       backend,
       acceptSeconds: accepted.seconds,
+      slowestStatusMs,
       requestBytes: body.length,
       storeSeconds: completed.seconds,
       answerBytes: completed.value.length,
@@ -160,6 +187,7 @@ const main = async () => {
     ["", ...results.map((result) => result.backend)],
     [`POST /batch_inference, ${inputCount} inputs: accepted in`, ...results.map((result) => `${result.acceptSeconds.toFixed(2)} s (${mib(result.requestBytes)})`)],
     ["first GET: results downloaded, stored and answered in", ...results.map((result) => `${result.storeSeconds.toFixed(2)} s (${mib(result.answerBytes)})`)],
+    ["slowest GET /status meanwhile", ...results.map((result) => `${result.slowestStatusMs.toFixed(0)} ms`)],
     ["gateway peak resident memory", ...results.map((result) => mib(result.peakRss))]
   ]
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)))

@@ -21,7 +21,7 @@ const perInput = <S extends Schema.Top>(entry: S, description: string) =>
 /** the most inputs one batch takes (the providers' own limits are lower for some: Anthropic 100,000, OpenAI 50,000) */
 export const maxBatchInputs = 50_000
 
-export const BatchInferenceRequest = Schema.Struct({
+const batchFields = {
   function_name: Schema.String,
   inputs: Schema.Array(Input).annotate({ description: `the inputs, as /inference's \`input\` (1 to ${maxBatchInputs})` }),
   variant_name: Schema.optional(Schema.String).annotate({ description: "pins the variant; default: one sampled by weight for the whole batch" }),
@@ -42,8 +42,16 @@ export const BatchInferenceRequest = Schema.Struct({
   stream: Schema.optional(Schema.Unknown),
   dryrun: Schema.optional(Schema.Unknown),
   cache_options: Schema.optional(Schema.Unknown)
-}).annotate({ identifier: "BatchInferenceRequest" })
+}
+
+export const BatchInferenceRequest = Schema.Struct(batchFields).annotate({ identifier: "BatchInferenceRequest" })
 export type BatchInferenceRequest = typeof BatchInferenceRequest.Type
+
+/**
+ * The same body with its inputs left undecoded: up to 50,000 inputs are decoded one slice at a
+ * time with `Input` (layers/http/batch.ts), rather than in one pass that would hold the event loop.
+ */
+export const BatchInferenceEnvelope = Schema.Struct({ ...batchFields, inputs: Schema.Array(Schema.Unknown) })
 
 export const BatchInferenceResponse = Schema.Struct({
   batch_id: Schema.String,

@@ -32,15 +32,8 @@ export interface PreparedBatchInference {
   readonly call: ProviderCall
 }
 
-export interface PreparedBatch {
-  readonly batchId: string
-  readonly functionName: string
-  readonly fn: FunctionConfig
-  readonly variant: VariantConfig
-  readonly modelName: string
-  /** the first provider of the model's routing: a batch has no fallback */
-  readonly provider: RoutedProvider
-  /** in input order */
+/** A batch ready to send: its plan (the provider: the first of the model's routing, a batch has no fallback) and every input, in order. */
+export interface PreparedBatch extends BatchPlan {
   readonly inferences: ReadonlyArray<PreparedBatchInference>
 }
 
@@ -148,14 +141,23 @@ const batchProvider = (variant: VariantConfig, models: ModelTable): RoutedProvid
   return provider
 }
 
-export const prepareBatch = (
+/** What a batch is sent with, once the batch as a whole is checked: each input is then prepared with `prepareBatchInput`. */
+export interface BatchPlan {
+  readonly batchId: string
+  readonly functionName: string
+  readonly fn: FunctionConfig
+  readonly variant: VariantConfig
+  readonly modelName: string
+  readonly provider: RoutedProvider
+}
+
+/** The batch as a whole: refused fields, list lengths, the function, its one variant and the provider that runs it. */
+export const planBatch = (
   request: BatchInferenceRequest,
   config: GatewayConfig,
   models: ModelTable,
-  templates: TemplateEngine,
-  now: number,
-  apiKey: string | undefined
-): PreparedBatch | GatewayError => {
+  now: number
+): BatchPlan | GatewayError => {
   const refused = refusedFields(request)
   if (refused !== undefined) return refused
   const count = request.inputs.length
@@ -174,42 +176,71 @@ export const prepareBatch = (
   }
   const provider = batchProvider(variant, models)
   if (isGatewayError(provider)) return provider
-  const modelName = variant.model
+  return { batchId, functionName: request.function_name, fn, variant, modelName: variant.model, provider }
+}
 
-  const inferences: Array<PreparedBatchInference> = []
-  for (let index = 0; index < count; index++) {
-    const clientTags = request.tags?.[index] ?? undefined
-    const reserved = checkClientTags(clientTags, `tags[${index}]`)
-    if (reserved !== undefined) return reserved
-    const params = paramsAt(request, index)
-    if (params instanceof InvalidRequest) return params
-    const single: InferenceRequest = {
-      function_name: request.function_name,
-      variant_name: variant.name,
-      input: request.inputs[index],
-      episode_id: request.episode_ids?.[index] ?? undefined,
-      additional_tools: request.additional_tools?.[index] ?? undefined,
-      allowed_tools: request.allowed_tools?.[index] ?? undefined,
-      tool_choice: request.tool_choice?.[index] ?? undefined,
-      parallel_tool_calls: request.parallel_tool_calls?.[index] ?? undefined,
-      output_schema: request.output_schemas?.[index] ?? undefined,
-      params: params === undefined ? undefined : { chat_completion: params },
-      tags: tagsWithApiKey({ ...clientTags, [batchIdTag]: batchId }, apiKey),
-      credentials: request.credentials
-    }
-    const prepared = prepareInference(single, config, models, now)
-    if (isGatewayError(prepared)) {
-      return prepared instanceof InvalidRequest ? invalid(atIndex(prepared.message, index)) : prepared
-    }
-    const rendered = renderInput(single.input, fn, variant, templates)
-    if (isInputProblem(rendered)) return invalid(atIndex(`${rendered.path}: ${rendered.message}`, index))
-    const modelRequest = buildModelRequest(prepared, variant, rendered)
-    const call = providerCall(modelRequest, modelName, provider.config, variant, prepared)
-    if (call instanceof InvalidRequest) return call
-    if (call instanceof ProviderFailure) {
-      return invalid(`variant "${variant.name}": provider "${provider.config.name}" of model "${modelName}" cannot be called: ${call.message}`)
-    }
-    inferences.push({ prepared, modelRequest, call })
+/** Input `index` of the batch prepared, rendered and made into its provider call as `/inference` would; an error names the index. */
+export const prepareBatchInput = (
+  plan: BatchPlan,
+  request: BatchInferenceRequest,
+  index: number,
+  config: GatewayConfig,
+  models: ModelTable,
+  templates: TemplateEngine,
+  now: number,
+  apiKey: string | undefined
+): PreparedBatchInference | GatewayError => {
+  const { fn, variant, provider, modelName, batchId } = plan
+  const clientTags = request.tags?.[index] ?? undefined
+  const reserved = checkClientTags(clientTags, `tags[${index}]`)
+  if (reserved !== undefined) return reserved
+  const params = paramsAt(request, index)
+  if (params instanceof InvalidRequest) return params
+  const single: InferenceRequest = {
+    function_name: request.function_name,
+    variant_name: variant.name,
+    input: request.inputs[index],
+    episode_id: request.episode_ids?.[index] ?? undefined,
+    additional_tools: request.additional_tools?.[index] ?? undefined,
+    allowed_tools: request.allowed_tools?.[index] ?? undefined,
+    tool_choice: request.tool_choice?.[index] ?? undefined,
+    parallel_tool_calls: request.parallel_tool_calls?.[index] ?? undefined,
+    output_schema: request.output_schemas?.[index] ?? undefined,
+    params: params === undefined ? undefined : { chat_completion: params },
+    tags: tagsWithApiKey({ ...clientTags, [batchIdTag]: batchId }, apiKey),
+    credentials: request.credentials
   }
-  return { batchId, functionName: request.function_name, fn, variant, modelName, provider, inferences }
+  const prepared = prepareInference(single, config, models, now)
+  if (isGatewayError(prepared)) {
+    return prepared instanceof InvalidRequest ? invalid(atIndex(prepared.message, index)) : prepared
+  }
+  const rendered = renderInput(single.input, fn, variant, templates)
+  if (isInputProblem(rendered)) return invalid(atIndex(`${rendered.path}: ${rendered.message}`, index))
+  const modelRequest = buildModelRequest(prepared, variant, rendered)
+  const call = providerCall(modelRequest, modelName, provider.config, variant, prepared)
+  if (call instanceof InvalidRequest) return call
+  if (call instanceof ProviderFailure) {
+    return invalid(`variant "${variant.name}": provider "${provider.config.name}" of model "${modelName}" cannot be called: ${call.message}`)
+  }
+  return { prepared, modelRequest, call }
+}
+
+/** The whole batch at once (the service prepares its inputs a slice at a time instead, between turns of the event loop). */
+export const prepareBatch = (
+  request: BatchInferenceRequest,
+  config: GatewayConfig,
+  models: ModelTable,
+  templates: TemplateEngine,
+  now: number,
+  apiKey: string | undefined
+): PreparedBatch | GatewayError => {
+  const plan = planBatch(request, config, models, now)
+  if (isGatewayError(plan)) return plan
+  const inferences: Array<PreparedBatchInference> = []
+  for (let index = 0; index < request.inputs.length; index++) {
+    const prepared = prepareBatchInput(plan, request, index, config, models, templates, now, apiKey)
+    if (isGatewayError(prepared)) return prepared
+    inferences.push(prepared)
+  }
+  return { ...plan, inferences }
 }

@@ -80,8 +80,8 @@ interface StoredToolParams {
   readonly allowed_tools?: ReadonlyArray<string> | null
 }
 
-/** the schemas of one batch compiled once each, by their JSON text */
-const schemaCache = () => {
+/** the schemas of one batch compiled once each, by their JSON text (one cache for every slice of a batch) */
+export const schemaCache = () => {
   const compiled = new Map<string, JsonSchemaValidator | undefined>()
   return (schema: unknown): JsonSchemaValidator | undefined => {
     const key = JSON.stringify(schema)
@@ -112,15 +112,15 @@ export interface CompletedRows {
   readonly failures: Readonly<Record<string, string>>
 }
 
-/** A finished batch's results made into regular inference rows, at `now` (epoch ms). */
+/** A finished batch's results (by inference id) made into regular inference rows for `inferences`, at `now` (epoch ms). */
 export const completedRows = (
   batch: StoredBatch,
   inferences: ReadonlyArray<StoredBatchInference>,
-  results: ReadonlyArray<BatchResult>,
-  now: number
+  resultsById: ReadonlyMap<string, BatchResult>,
+  now: number,
+  compile: (schema: unknown) => JsonSchemaValidator | undefined = schemaCache()
 ): CompletedRows => {
-  const byId = new Map(results.map((result) => [result.id, result]))
-  const compile = schemaCache()
+  const byId = resultsById
   const stored: Array<StoredInference> = []
   const calls: Array<StoredModelInference> = []
   const failures: Record<string, string> = {}

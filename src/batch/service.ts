@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { BatchInferenceRequest } from "../api/batch.ts"
 import { AllProvidersFailed, type GatewayError, isGatewayError, NotFound, ServiceUnavailable } from "../errors.ts"
+import { itemsPerTurn, letIoRun } from "../eventLoop.ts"
 import { isUuid } from "../ids.ts"
 import type { RoutedProvider } from "../inference/models.ts"
 import { observabilityDisabled, Observability, storeFailure, type ObservabilityStores } from "../observability/stores.ts"
@@ -25,8 +26,8 @@ import { type BatchOutcome, type BatchPollCall, failureKind, type ProviderFailur
 import { Configuration, HttpTransport, Models } from "../services.ts"
 import { Tasks, tasksUnavailable } from "../tasks/service.ts"
 import type { StoreError } from "../storeError.ts"
-import { prepareBatch } from "./prepare.ts"
-import { batchInferenceBody, completedRows, submittedRows } from "./results.ts"
+import { planBatch, type PreparedBatch, type PreparedBatchInference, prepareBatchInput } from "./prepare.ts"
+import { batchInferenceBody, completedRows, schemaCache, submittedRows } from "./results.ts"
 import type { StoredBatch, StoredBatchInference } from "./store.ts"
 
 /** the task kind of a batch's background poll */
@@ -43,7 +44,7 @@ export interface BatchSubmitted {
   readonly episode_ids: ReadonlyArray<string>
 }
 
-/** rows written per statement when a batch completes, and ids read back per query */
+/** inferences written per statement when a batch completes, and ids read back per query */
 const writeChunk = 2000
 const readChunk = 1000
 
@@ -118,21 +119,11 @@ export class BatchService extends Context.Service<BatchService, {
         )
       }
 
-      /** writes `writes` in chunks, each encoded and written as the write queue would */
-      const writeAll = (stores: ObservabilityStores, writes: WriteBatch) =>
-        Effect.forEach(
-          Arr.chunksOf(writes.inferences.map((_, i) => i), writeChunk),
-          (indexes) => {
-            const part: WriteBatch = {
-              inferences: indexes.map((i) => writes.inferences[i]),
-              modelInferences: indexes.map((i) => writes.modelInferences[i]),
-              feedback: []
-            }
-            const encoded = stores.database.encode(part)
-            return encoded._tag === "Failure" ? Effect.fail(encoded.failure) : stores.database.write(encoded.success)
-          },
-          { discard: true }
-        )
+      /** writes rows encoded as the write queue would */
+      const writeRows = (stores: ObservabilityStores, writes: WriteBatch) => {
+        const encoded = stores.database.encode(writes)
+        return encoded._tag === "Failure" ? Effect.fail(encoded.failure) : stores.database.write(encoded.success)
+      }
 
       /**
        * Records what the provider said of a finished batch, once: under the batch's lock, and
@@ -150,11 +141,22 @@ export class BatchService extends Context.Service<BatchService, {
               return failed
             }
             const inferences = yield* stores.batches.getBatchInferences(batch.id)
-            const { writes, failures } = completedRows(current, inferences, outcome.results, now())
-            yield* writeAll(stores, writes)
+            const resultsById = new Map(outcome.results.map((result) => [result.id, result]))
+            const compile = schemaCache()
+            const completedAt = now()
+            const failures: Record<string, string> = {}
+            let stored = 0
+            // a slice of rows at a time, written, with a turn of the event loop between slices
+            for (const slice of Arr.chunksOf(inferences, writeChunk)) {
+              const rows = completedRows(current, slice, resultsById, completedAt, compile)
+              Object.assign(failures, rows.failures)
+              if (rows.writes.inferences.length > 0) yield* writeRows(stores, rows.writes)
+              stored += rows.writes.inferences.length
+              yield* letIoRun
+            }
             const completed: StoredBatch = { ...current, status: "completed", failures, updatedAt: Math.max(now(), current.updatedAt + 1) }
             yield* stores.batches.updateBatch(completed)
-            yield* Effect.logInfo(`batch ${batch.id}: completed, ${writes.inferences.length} inferences stored, ${Object.keys(failures).length} without an answer`)
+            yield* Effect.logInfo(`batch ${batch.id}: completed, ${stored} inferences stored, ${Object.keys(failures).length} without an answer`)
             return completed
           })
         ).pipe(Effect.mapError((error) => error._tag === "StoreError" ? unavailable(stores)(error) : error))
@@ -224,8 +226,18 @@ export class BatchService extends Context.Service<BatchService, {
         start: (request, apiKey) =>
           Effect.gen(function*() {
             const ready = yield* needed
-            const prepared = prepareBatch(request, config, models, config.templates, now(), apiKey)
-            if (isGatewayError(prepared)) return yield* Effect.fail(prepared)
+            const startedAt = now()
+            const plan = planBatch(request, config, models, startedAt)
+            if (isGatewayError(plan)) return yield* Effect.fail(plan)
+            // up to 50,000 inputs: a slice at a time, the requests in flight served between slices
+            const inputs: Array<PreparedBatchInference> = []
+            for (let index = 0; index < request.inputs.length; index++) {
+              if (index > 0 && index % itemsPerTurn === 0) yield* letIoRun
+              const input = prepareBatchInput(plan, request, index, config, models, config.templates, startedAt, apiKey)
+              if (isGatewayError(input)) return yield* Effect.fail(input)
+              inputs.push(input)
+            }
+            const prepared: PreparedBatch = { ...plan, inferences: inputs }
             const { provider, modelName } = prepared
             const started = yield* withTransport(provider.client.batch!.start(prepared.inferences.map(({ prepared: one, call }) => ({ id: one.inferenceId, call })))).pipe(
               Effect.mapError((failure) =>

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Credential } from "../config/credentials.ts"
 import type { ProviderConfig } from "../config/types.ts"
+import { itemsPerTurn, letIoRun } from "../eventLoop.ts"
 import { InvalidRequest } from "../errors.ts"
 import {
   applyExtraBodyEdit,
@@ -29,6 +30,7 @@ import {
   type Authorizer,
   type BatchExchange,
   type BatchHooks,
+  type BatchItemResult,
   type EmbeddingRequest,
   type EmbeddingsHooks,
   type StreamEventParser,
@@ -174,63 +176,70 @@ const batchClient = <Settings, Target, Event>(
   }
   return {
     start: (calls) =>
-      Effect.suspend(() => {
-        if (calls.length === 0) return Effect.fail(failure("a batch needs at least one request", undefined))
+      Effect.gen(function*() {
+        if (calls.length === 0) return yield* Effect.fail(failure("a batch needs at least one request", undefined))
         const items: Array<{ id: string; body: WireBody }> = []
         const rawRequests: Array<string> = []
-        for (const { id, call } of calls) {
+        for (let index = 0; index < calls.length; index++) {
+          // tens of thousands of bodies: the requests in flight are served between slices
+          if (index > 0 && index % itemsPerTurn === 0) yield* letIoRun
+          const { id, call } = calls[index]
           const body = codec.body(call.request, { target, stream: false, qualifiedName: call.qualifiedName, providerTools: providerToolsFor(call) })
           if (body instanceof WireProblem) {
-            return Effect.fail(new ProviderFailure({ message: redactSecrets(body.message, call.apiKey), timedOut: false, unsupported: true }))
+            return yield* Effect.fail(new ProviderFailure({ message: redactSecrets(body.message, call.apiKey), timedOut: false, unsupported: true }))
           }
+          // the edits apply to `body` itself, and the text sent is its JSON
           const built = editedRequest("", {}, body, call)
-          if (!isHttpCall(built)) return Effect.fail(built)
-          // the body as edited: parsed back from the text the edits produced
-          const edited = JSON.parse(built.body) as WireBody
-          items.push({ id, body: edited })
+          if (!isHttpCall(built)) return yield* Effect.fail(built)
+          items.push({ id, body })
           rawRequests.push(built.body)
         }
         const first = calls[0].call
-        return HttpTransport.use((http) =>
-          Effect.map(
-            Effect.provideService(
-              redacted(
-                hooks.start(target, items, exchangeFor({ apiKey: first.apiKey, qualifiedName: first.qualifiedName, extraHeaders: first.extraHeaders })),
-                first.apiKey
-              ),
-              HttpTransport,
-              http
-            ),
-            (handle) => ({ handle, rawRequests })
-          )
+        const http = yield* HttpTransport
+        const handle = yield* Effect.provideService(
+          redacted(
+            hooks.start(target, items, exchangeFor({ apiKey: first.apiKey, qualifiedName: first.qualifiedName, extraHeaders: first.extraHeaders })),
+            first.apiKey
+          ),
+          HttpTransport,
+          http
         )
+        return { handle, rawRequests }
       }),
     poll: (handle, call) =>
-      HttpTransport.use((http) =>
-        Effect.map(
-          Effect.provideService(redacted(hooks.poll(target, handle, exchangeFor(call)), call.apiKey), HttpTransport, http),
-          (polled) => {
-            if (polled.status !== "completed") return polled
-            const results: Array<BatchResult> = polled.results.map((result) => {
-              if (!result.ok) return { id: result.id, ok: false, message: redactSecrets(result.message, call.apiKey) }
-              const parsed = codec.parseResponse(result.body, call.qualifiedName)
-              if (parsed instanceof WireProblem) return { id: result.id, ok: false, message: redactSecrets(parsed.message, call.apiKey) }
-              return {
-                id: result.id,
-                ok: true,
-                response: {
-                  output: scopeUnknownBlocks(parsed.output, call.qualifiedName),
-                  usage: parsed.usage,
-                  finishReason: parsed.finishReason,
-                  rawRequest: "",
-                  rawResponse: result.body
-                }
-              }
-            })
-            return { status: "completed" as const, results }
-          }
-        )
-      )
+      Effect.gen(function*() {
+        const http = yield* HttpTransport
+        const polled = yield* Effect.provideService(redacted(hooks.poll(target, handle, exchangeFor(call)), call.apiKey), HttpTransport, http)
+        if (polled.status !== "completed") return polled
+        const results: Array<BatchResult> = []
+        for (let index = 0; index < polled.results.length; index++) {
+          if (index > 0 && index % itemsPerTurn === 0) yield* letIoRun
+          results.push(batchResult(codec, polled.results[index], call))
+        }
+        return { status: "completed" as const, results }
+      })
+  }
+}
+
+/** one request's result read as a single call's answer would be (`unknown` blocks scoped, nothing of the key left) */
+const batchResult = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  result: BatchItemResult,
+  call: BatchPollCall
+): BatchResult => {
+  if (!result.ok) return { id: result.id, ok: false, message: redactSecrets(result.message, call.apiKey) }
+  const parsed = codec.parseResponse(result.body, call.qualifiedName)
+  if (parsed instanceof WireProblem) return { id: result.id, ok: false, message: redactSecrets(parsed.message, call.apiKey) }
+  return {
+    id: result.id,
+    ok: true,
+    response: {
+      output: scopeUnknownBlocks(parsed.output, call.qualifiedName),
+      usage: parsed.usage,
+      finishReason: parsed.finishReason,
+      rawRequest: "",
+      rawResponse: result.body
+    }
   }
 }
 

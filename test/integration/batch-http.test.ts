@@ -145,6 +145,8 @@ describe.each(backends)("batch inference over HTTP on %s", (backend) => {
 
   it.each([
     [{ function_name: "weather", inputs: [cityInput("Paris"), cityInput(7)] }, 400, /^inputs\[1\]\.messages\[0\]\.content\[0\]\.arguments/],
+    [{ function_name: "weather", inputs: [cityInput("Paris"), { messages: [{ role: "robot", content: "hi" }] }] }, 400, /^inputs\[1\]\.messages\[0\]\.role: /],
+    [{ function_name: "weather", inputs: cityInput("Paris") }, 400, /^inputs: /],
     [{ function_name: "weather", inputs: [cityInput("Paris")], episode_ids: [null, null] }, 400, /^episode_ids: has 2 entries for 1 inputs/],
     [{ function_name: "weather", inputs: [cityInput("Paris")], stream: true }, 400, /^stream: /],
     [{ function_name: "weather", inputs: [cityInput("Paris")], cache_options: { enabled: "on" } }, 400, /^cache_options: /],

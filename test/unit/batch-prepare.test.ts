@@ -199,7 +199,7 @@ describe("a batch's rows", () => {
       },
       { id: second.inferenceId, ok: false, message: "the provider's batch expired before this request ran" }
     ]
-    const done = completedRows(submitted.batch, submitted.inferences, results, now + 60_000)
+    const done = completedRows(submitted.batch, submitted.inferences, new Map(results.map((result) => [result.id, result])), now + 60_000)
     expect(done.failures).toEqual({ [second.inferenceId]: "the provider's batch expired before this request ran" })
     expect(done.writes.inferences).toHaveLength(1)
     const [inference] = done.writes.inferences
