@@ -95,7 +95,8 @@ const probeStatus = (url: string) => {
 interface Figures {
   readonly backend: TestBackend
   readonly acceptSeconds: number
-  readonly slowestStatusMs: number
+  /** while the batch was accepted, and while it was completed */
+  readonly slowestStatusMs: readonly [number, number]
   readonly requestBytes: number
   readonly storeSeconds: number
   readonly answerBytes: number
@@ -136,15 +137,17 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
   try {
     const body = JSON.stringify({ function_name: "summarize", inputs: Array.from({ length: inputCount }, (_, i) => inputAt(i)) })
     console.error(`${backend}: submitting ${inputCount} inputs (${(body.length / 1024 / 1024).toFixed(1)} MiB)`)
-    const stopProbe = probeStatus(gateway.match)
+    const stopAcceptProbe = probeStatus(gateway.match)
     const accepted = await timed(async () => JSON.parse(await call("POST", "/batch_inference", body)))
+    const slowestWhileAccepted = await stopAcceptProbe()
     const { batch_id, inference_ids } = accepted.value as { batch_id: string; inference_ids: Array<string> }
     if (inference_ids.length !== inputCount) throw new Error(`the batch has ${inference_ids.length} inferences, not ${inputCount}`)
     if (fake.batches[0]?.requests.length !== inputCount) throw new Error(`the provider received ${fake.batches[0]?.requests.length} requests`)
 
     console.error(`${backend}: completing it`)
+    const stopCompleteProbe = probeStatus(gateway.match)
     const completed = await timed(async () => await call("GET", `/batch_inference/${batch_id}`))
-    const slowestStatusMs = await stopProbe()
+    const slowestWhileCompleted = await stopCompleteProbe()
     const answer = JSON.parse(completed.value)
     if (answer.status !== "completed" || answer.inferences.length !== inputCount || answer.inferences.some((inference: any) => inference.content === undefined)) {
       throw new Error(`the batch did not complete with every answer: ${completed.value.slice(0, 300)}`)
@@ -152,7 +155,7 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
     return {
       backend,
       acceptSeconds: accepted.seconds,
-      slowestStatusMs,
+      slowestStatusMs: [slowestWhileAccepted, slowestWhileCompleted],
       requestBytes: body.length,
       storeSeconds: completed.seconds,
       answerBytes: completed.value.length,
@@ -187,7 +190,7 @@ const main = async () => {
     ["", ...results.map((result) => result.backend)],
     [`POST /batch_inference, ${inputCount} inputs: accepted in`, ...results.map((result) => `${result.acceptSeconds.toFixed(2)} s (${mib(result.requestBytes)})`)],
     ["first GET: results downloaded, stored and answered in", ...results.map((result) => `${result.storeSeconds.toFixed(2)} s (${mib(result.answerBytes)})`)],
-    ["slowest GET /status meanwhile", ...results.map((result) => `${result.slowestStatusMs.toFixed(0)} ms`)],
+    ["slowest GET /status meanwhile: accepting / completing", ...results.map(({ slowestStatusMs: [accepting, completing] }) => `${accepting.toFixed(0)} / ${completing.toFixed(0)} ms`)],
     ["gateway peak resident memory", ...results.map((result) => mib(result.peakRss))]
   ]
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)))
