@@ -347,7 +347,8 @@ describe("SIGTERM", () => {
       await new Promise((resolve) => setTimeout(resolve, 5))
       await rawRequest(gateway.url + "/status").then(() => undefined, (error) => (refused = error))
     }
-    expect(String(refused)).toMatch(/ECONNREFUSED/)
+    // refused, or reset when the handshake raced the listener's close (queued, then dropped): never served
+    expect(String(refused)).toMatch(/ECONNREFUSED|ECONNRESET/)
     expect(answered).toBe(false)
 
     const response = await inFlight
