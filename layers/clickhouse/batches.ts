@@ -12,6 +12,7 @@
 import { Buffer } from "node:buffer"
 import * as Effect from "effect/Effect"
 import type { StoredBatch, StoredBatchInference, BatchStore } from "../../src/batch/store.ts"
+import { mapInTurns } from "../../src/eventLoop.ts"
 import { isUuid } from "../../src/ids.ts"
 import { writeVersions } from "../writeVersions.ts"
 import type { ClickHouse } from "./client.ts"
@@ -180,7 +181,8 @@ export const makeClickHouseBatchStore = ({ run, select, insert }: ClickHouse): B
       Effect.flatMap(writeVersions(1), ([version]) =>
         run("insertBatch", async (signal) => {
           const batchRow = batchLine(batch, version)
-          const lines = inferences.map(inferenceLine)
+          // tens of thousands of rows: encoded a slice at a time, the requests in flight served between slices
+          const lines = await mapInTurns(inferences, inferenceLine)
           if (lines.length > 0) await insert("BatchModelInference", lines, signal)
           await insert("BatchRequest", [batchRow], signal)
         })),

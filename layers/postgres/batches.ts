@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import type { BatchStore, StoredBatch, StoredBatchInference } from "../../src/batch/store.ts"
 import { isUuid } from "../../src/ids.ts"
+import { mapInTurns } from "../../src/eventLoop.ts"
 import { jsonArrays } from "../../src/observability/database.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { writeVersions } from "../writeVersions.ts"
@@ -169,12 +170,12 @@ const toInference = (row: InferenceRow): StoredBatchInference => ({
 })
 
 /** what `build` gives; what it throws (a value it refuses) is a StoreError of `operation` */
+/** what a row builder threw (a value it refuses) as the StoreError of `operation` */
+const builtError = (operation: string, error: unknown): StoreError =>
+  error instanceof StoreError ? error : new StoreError({ message: `postgres ${operation} failed: ${error instanceof Error ? error.message : String(error)}` })
+
 const built = <A>(operation: string, build: () => A): Effect.Effect<A, StoreError> =>
-  Effect.try({
-    try: build,
-    catch: (error) =>
-      error instanceof StoreError ? error : new StoreError({ message: `postgres ${operation} failed: ${error instanceof Error ? error.message : String(error)}` })
-  })
+  Effect.try({ try: build, catch: (error) => builtError(operation, error) })
 
 export const makePostgresBatchStore = (sql: PgClient.PgClient): BatchStore => {
   const columns = {
@@ -233,7 +234,11 @@ export const makePostgresBatchStore = (sql: PgClient.PgClient): BatchStore => {
     // Every row is built (and checked) before anything is sent: a value refused stores nothing.
     insertBatch: (batch, inferences) =>
       writeVersions(1).pipe(
-        Effect.flatMap(([version]) => built("insertBatch", () => [batchJson(batch, version), ...jsonArrays(inferences.map(inferenceJson), maxChunkBytes)])),
+        Effect.flatMap(([version]) =>
+          // tens of thousands of rows: encoded a slice at a time, the requests in flight served between slices
+          Effect.tryPromise({ try: () => mapInTurns(inferences, inferenceJson), catch: (error) => builtError("insertBatch", error) }).pipe(
+            Effect.flatMap((rows) => built("insertBatch", () => [batchJson(batch, version), ...jsonArrays(rows, maxChunkBytes)]))
+          )),
         Effect.flatMap((texts) =>
           transaction("insertBatch", texts, ([row, ...arrays]) =>
             Effect.forEach(arrays, insertInferences, { discard: true }).pipe(Effect.andThen(upsertBatch(row)))))

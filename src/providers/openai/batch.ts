@@ -5,9 +5,11 @@
  * ended its output and error files are read (`GET files/{id}/content`). Where the servers differ
  * (addresses, the line `url`, the model, waiting for the upload) is `OpenAiBatchApi`.
  */
+import * as Arr from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
+import { itemsPerTurn, letIoRun } from "../../eventLoop.ts"
 import type { BatchExchange, BatchHooks, BatchPoll } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
 import { type BatchEnding, batchFailureMessage, batchInputFile, type BatchLineTarget, batchResults, batchUpload } from "./batchFiles.ts"
@@ -100,8 +102,14 @@ const maxResultFileBytes = 500 * 1024 * 1024
 export const openAiBatchHooks: BatchHooks<OpenAiBatchTarget> = {
   start: (target, items, exchange) => {
     const api = target.batchApi
-    const upload = batchUpload(`batch_${items[0]?.id ?? "empty"}.jsonl`, batchInputFile(items, api))
     return Effect.gen(function*() {
+      // tens of thousands of lines: written a slice at a time, the requests in flight served between slices
+      let jsonl = ""
+      for (const slice of Arr.chunksOf(items, itemsPerTurn)) {
+        jsonl += batchInputFile(slice, api)
+        yield* letIoRun
+      }
+      const upload = batchUpload(`batch_${items[0]?.id ?? "empty"}.jsonl`, jsonl)
       const file = yield* Effect.flatMap(exchange({ method: "POST", url: api.url("files"), body: upload }), objectOf("file"))
       yield* untilProcessed(api, exchange, file)
       const batch = yield* Effect.flatMap(
