@@ -22,10 +22,9 @@ import type { RoutedProvider } from "../inference/models.ts"
 import { observabilityDisabled, Observability, storeFailure, type ObservabilityStores } from "../observability/stores.ts"
 import type { StoredInference, StoredModelInference, WriteBatch } from "../observability/records.ts"
 import { providerCall } from "../providers/runner.ts"
-import { type BatchOutcome, type BatchPollCall, failureKind, type ProviderFailure } from "../providers/types.ts"
+import { type BatchOutcome, type BatchPollCall, failureKind, ProviderFailure } from "../providers/types.ts"
 import { Configuration, HttpTransport, Models } from "../services.ts"
 import { Tasks, tasksUnavailable } from "../tasks/service.ts"
-import type { StoreError } from "../storeError.ts"
 import { planBatch, type PreparedBatch, type PreparedBatchInference, prepareBatchInput } from "./prepare.ts"
 import { batchInferenceBody, completedRows, schemaCache, submittedRows } from "./results.ts"
 import type { StoredBatch, StoredBatchInference } from "./store.ts"
@@ -74,8 +73,6 @@ export class BatchService extends Context.Service<BatchService, {
 
       const withTransport = <A, E>(effect: Effect.Effect<A, E, HttpTransport>) => Effect.provideService(effect, HttpTransport, http)
 
-      const unavailable = (stores: ObservabilityStores) => (error: StoreError) => storeFailure(stores)(error)
-
       /** the provider's failure as the answer: 502 naming it (a 429 passes on as a 429) */
       const providerError = (provider: string, model: string, what: string) => (failure: ProviderFailure) =>
         new AllProvidersFailed({
@@ -105,7 +102,7 @@ export class BatchService extends Context.Service<BatchService, {
         const edits = variant ?? { name: batch.variantName, extraBody: [], extraHeaders: [] }
         const call = providerCall(undefined, batch.modelName, provider.config, edits, { bodyEdits: [], headerEdits: [], credentials: {} })
         if (isGatewayError(call)) return call
-        if (!("apiKey" in call)) {
+        if (call instanceof ProviderFailure) {
           return new AllProvidersFailed({ message: `provider "${batch.modelProviderName}" of model "${batch.modelName}": ${call.message}`, kind: "upstream" })
         }
         return { provider, call: { apiKey: call.apiKey, qualifiedName: call.qualifiedName, extraHeaders: call.extraHeaders } }
@@ -120,10 +117,15 @@ export class BatchService extends Context.Service<BatchService, {
       }
 
       /** writes rows encoded as the write queue would */
-      const writeRows = (stores: ObservabilityStores, writes: WriteBatch) => {
-        const encoded = stores.database.encode(writes)
-        return encoded._tag === "Failure" ? Effect.fail(encoded.failure) : stores.database.write(encoded.success)
-      }
+      const writeRows = (stores: ObservabilityStores, writes: WriteBatch) =>
+        Effect.flatMap(Effect.fromResult(stores.database.encode(writes)), stores.database.write)
+
+      /** a batch's row as it ends: a newer version than the one read, even within its millisecond */
+      const ended = (current: StoredBatch, change: Partial<StoredBatch>): StoredBatch => ({
+        ...current,
+        ...change,
+        updatedAt: Math.max(now(), current.updatedAt + 1)
+      })
 
       /**
        * Records what the provider said of a finished batch, once: under the batch's lock, and
@@ -136,7 +138,7 @@ export class BatchService extends Context.Service<BatchService, {
             const current = (yield* stores.batches.getBatch(batch.id)) ?? batch
             if (current.status !== "pending") return current
             if (outcome.status === "failed") {
-              const failed: StoredBatch = { ...current, status: "failed", errorMessage: outcome.message, updatedAt: Math.max(now(), current.updatedAt + 1) }
+              const failed = ended(current, { status: "failed", errorMessage: outcome.message })
               yield* stores.batches.updateBatch(failed)
               return failed
             }
@@ -154,12 +156,12 @@ export class BatchService extends Context.Service<BatchService, {
               stored += rows.writes.inferences.length
               yield* letIoRun
             }
-            const completed: StoredBatch = { ...current, status: "completed", failures, updatedAt: Math.max(now(), current.updatedAt + 1) }
+            const completed = ended(current, { status: "completed", failures })
             yield* stores.batches.updateBatch(completed)
             yield* Effect.logInfo(`batch ${batch.id}: completed, ${stored} inferences stored, ${Object.keys(failures).length} without an answer`)
             return completed
           })
-        ).pipe(Effect.mapError((error) => error._tag === "StoreError" ? unavailable(stores)(error) : error))
+        ).pipe(Effect.mapError((error) => error._tag === "StoreError" ? storeFailure(stores)(error) : error))
 
       /** a pending batch polled once: its row as it is afterwards */
       const pollOnce = (stores: ObservabilityStores, batch: StoredBatch): Effect.Effect<StoredBatch, GatewayError> =>
@@ -182,7 +184,7 @@ export class BatchService extends Context.Service<BatchService, {
               batchInferenceBody(row, inferences.get(row.inferenceId), calls.get(row.inferenceId), batch.failures?.[row.inferenceId])
             )
           }
-        }).pipe(Effect.mapError(unavailable(stores)))
+        }).pipe(Effect.mapError(storeFailure(stores)))
 
       const statusBody = (stores: ObservabilityStores, batch: StoredBatch, rows: ReadonlyArray<StoredBatchInference>): Effect.Effect<BatchStatusBody, GatewayError> => {
         switch (batch.status) {
@@ -199,7 +201,7 @@ export class BatchService extends Context.Service<BatchService, {
       const backgroundPoll = (batchId: string) =>
         Effect.gen(function*() {
           const ready = yield* needed
-          const batch = yield* Effect.mapError(ready.batches.getBatch(batchId), unavailable(ready))
+          const batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready))
           if (batch === undefined || batch.status !== "pending") return
           const after = yield* pollOnce(ready, batch)
           if (after.status === "pending") yield* schedulePoll(batchId)
@@ -253,7 +255,7 @@ export class BatchService extends Context.Service<BatchService, {
                     `${started.handle.providerBatchId}, but it could not be stored (${error.message}); cancel it at the provider`
                 )
               ),
-              Effect.mapError(unavailable(ready))
+              Effect.mapError(storeFailure(ready))
             )
             yield* schedulePoll(prepared.batchId)
             return {
@@ -267,16 +269,16 @@ export class BatchService extends Context.Service<BatchService, {
             const ready = yield* needed
             const unknownBatch = new NotFound({ message: `unknown batch "${batchId}"` })
             if (!isUuid(batchId)) return yield* Effect.fail(unknownBatch)
-            let batch = yield* Effect.mapError(ready.batches.getBatch(batchId), unavailable(ready))
+            let batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready))
             if (batch === undefined) return yield* Effect.fail(unknownBatch)
             let rows: ReadonlyArray<StoredBatchInference> | undefined
             if (inferenceId !== undefined) {
-              rows = isUuid(inferenceId) ? yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), unavailable(ready)) : []
+              rows = isUuid(inferenceId) ? yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), storeFailure(ready)) : []
               if (rows.length === 0) return yield* Effect.fail(new NotFound({ message: `batch "${batchId}" has no inference "${inferenceId}"` }))
             }
             if (batch.status === "pending") batch = yield* pollOnce(ready, batch)
             if (batch.status === "completed" && rows === undefined) {
-              rows = yield* Effect.mapError(ready.batches.getBatchInferences(batchId), unavailable(ready))
+              rows = yield* Effect.mapError(ready.batches.getBatchInferences(batchId), storeFailure(ready))
             }
             return yield* statusBody(ready, batch, rows ?? [])
           })

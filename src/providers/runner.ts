@@ -135,6 +135,15 @@ const redacted = <A, R>(effect: Effect.Effect<A, ProviderFailure, R>, apiKey: st
       unsupported: error.unsupported
     }))
 
+/** a 2xx answer's text (a batch hook reads it itself) */
+const textOf = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  reply: HttpReply,
+  _request: HttpCall,
+  apiKey: string | undefined
+): Effect.Effect<string, ProviderFailure> =>
+  reply.status >= 200 && reply.status < 300 ? Effect.succeed(reply.text) : failedReply(codec, reply, apiKey)
+
 const batchClient = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
   hooks: BatchHooks<Target>,
@@ -142,37 +151,22 @@ const batchClient = <Settings, Target, Event>(
   authorize: Authorizer | undefined
 ): BatchClient => {
   const exchangeFor = (call: BatchPollCall): BatchExchange => (request) => {
-    const headers = codec.headers(target, call.apiKey)
-    let body = ""
-    if (request.body !== undefined) {
-      if (request.body instanceof TextBody) {
-        body = request.body.text
-        for (const name of Object.keys(headers)) if (name.toLowerCase() === "content-type") delete headers[name]
-        headers["content-type"] = request.body.contentType
-      } else {
-        body = JSON.stringify(request.body)
-      }
-    } else if (request.method === "GET") {
-      for (const name of Object.keys(headers)) if (name.toLowerCase() === "content-type") delete headers[name]
-    }
-    const edited = applyExtraHeaderEdits(
-      applyExtraHeaderEdits(headers, Object.entries(request.headers ?? {}).map(([name, value]) => ({ name, value }))),
-      call.extraHeaders
-    )
-    const built: HttpCall = { url: request.url, headers: edited, body, method: request.method, maxResponseBytes: request.maxResponseBytes }
-    const sendAndRead = (sent: HttpCall) =>
-      HttpTransport.use((http) => http.post(sent)).pipe(
-        Effect.mapError((error) => transportFailure(error, call.apiKey)),
-        Effect.flatMap((reply) =>
-          reply.status >= 200 && reply.status < 300 ? Effect.succeed(reply.text) : failedReply(codec, reply, call.apiKey)
-        )
-      )
-    const sent = authorize === undefined ? sendAndRead(built) : authorize(built, call.apiKey).pipe(
-      Effect.mapError((error) => failure(error.message, call.apiKey, error.timedOut)),
-      Effect.flatMap(sendAndRead)
-    )
-    // the hooks' programs run inside the caller's context: the transport is provided to each exchange
-    return sent as unknown as Effect.Effect<string, ProviderFailure>
+    const body = request.body === undefined ? "" : request.body instanceof TextBody ? request.body.text : JSON.stringify(request.body)
+    // the provider's JSON content type gives way to a text body's own, and a GET sends none
+    const contentType: Array<ExtraHeaderEdit> = request.body instanceof TextBody
+      ? [{ name: "content-type", value: request.body.contentType }]
+      : request.body === undefined && request.method === "GET"
+      ? [{ name: "content-type", delete: true }]
+      : []
+    const headers = applyExtraHeaderEdits(codec.headers(target, call.apiKey), [
+      ...contentType,
+      ...Object.entries(request.headers ?? {}).map(([name, value]) => ({ name, value })),
+      ...call.extraHeaders
+    ])
+    const built: HttpCall = { url: request.url, headers, body, method: request.method, maxResponseBytes: request.maxResponseBytes }
+    // the hooks' programs run inside the caller's context: the transport is provided to each exchange;
+    // `built` is a request already, so the exchange fails with provider failures only
+    return exchange(codec, authorize, call, built, post, textOf) as unknown as Effect.Effect<string, ProviderFailure>
   }
   return {
     start: (calls) =>
