@@ -132,6 +132,13 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
     inputTokens.inc(byModel, completed.usage.input_tokens)
     outputTokens.inc(byModel, completed.usage.output_tokens)
     if (completed.cost !== undefined) cost.inc(byModel, completed.cost)
+    // a sampling variant's candidates and judge, DICL's embedding: each model's tokens under its name
+    for (const call of completed.otherCalls) {
+      const callModel = [modelOf(call.modelName)]
+      inputTokens.inc(callModel, call.usage.input_tokens)
+      outputTokens.inc(callModel, call.usage.output_tokens)
+      if (call.cost !== undefined) cost.inc(callModel, call.cost)
+    }
     if (origin.cached) cacheHits.inc(byModel)
     else if (prepared.cache.read) cacheMisses.inc(byModel)
   }

@@ -9,7 +9,7 @@ import type { BatchInferenceRequest } from "../api/batch.ts"
 import { maxBatchInputs } from "../api/batch.ts"
 import { ChatCompletionParams, type InferenceRequest } from "../api/inference.ts"
 import { checkClientTags, tagsWithApiKey } from "../api/tags.ts"
-import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
+import type { ChatCompletionVariant, FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { formatFieldIssues, makeDecoder } from "../decode.ts"
 import { type GatewayError, InvalidRequest, isGatewayError, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
@@ -120,7 +120,7 @@ const variantOf = (request: BatchInferenceRequest, fn: FunctionConfig, batchId: 
 }
 
 /** the provider that runs the batch: the first of the model's routing, if its type has a batch API */
-const batchProvider = (variant: VariantConfig, models: ModelTable): RoutedProvider | GatewayError => {
+const batchProvider = (variant: ChatCompletionVariant, models: ModelTable): RoutedProvider | GatewayError => {
   const model = models.get(variant.model)
   if (model === undefined) return new NotFound({ message: `variant "${variant.name}": unknown model "${variant.model}"` })
   const provider = model.providers[0]
@@ -146,7 +146,7 @@ export interface BatchPlan {
   readonly batchId: string
   readonly functionName: string
   readonly fn: FunctionConfig
-  readonly variant: VariantConfig
+  readonly variant: ChatCompletionVariant
   readonly modelName: string
   readonly provider: RoutedProvider
 }
@@ -171,7 +171,7 @@ export const planBatch = (
   const batchId = uuidv7(now)
   const variant = variantOf(request, fn, batchId)
   if (isGatewayError(variant)) return variant
-  if ((variant.type as string) !== "chat_completion") {
+  if (variant.type !== "chat_completion") {
     return invalid(`variant_name: variant "${variant.name}" is of type ${variant.type}; batches run chat_completion variants only`)
   }
   const provider = batchProvider(variant, models)

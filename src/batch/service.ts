@@ -99,7 +99,7 @@ export class BatchService extends Context.Service<BatchService, {
           })
         }
         const variant = config.functions.get(batch.functionName)?.variants.get(batch.variantName)
-        const edits = variant ?? { name: batch.variantName, extraBody: [], extraHeaders: [] }
+        const edits = variant?.type === "chat_completion" ? variant : { name: batch.variantName, extraBody: [], extraHeaders: [] }
         const call = providerCall(undefined, batch.modelName, provider.config, edits, { bodyEdits: [], headerEdits: [], credentials: {} })
         if (isGatewayError(call)) return call
         if (call instanceof ProviderFailure) {

@@ -17,7 +17,7 @@ import {
 import type { KeyPath } from "./merge.ts"
 import { type CostRule, costRule } from "../inference/cost.ts"
 import { providerCommonFields, RawModel } from "./raw.ts"
-import type { FunctionConfig, ModelConfig, ProviderConfig } from "./types.ts"
+import { type FunctionConfig, type ModelConfig, type ProviderConfig, variantModel } from "./types.ts"
 
 const decodeModel = tableDecoder(RawModel)
 const providerDecoders = new Map(
@@ -294,14 +294,15 @@ export const checkCredentials = (
   for (const [functionName, fn] of functions) {
     for (const [variantName, variant] of fn.variants) {
       if (variant.weight <= 0) continue
-      const model = models.get(variant.model)
-      const providers = model !== undefined ? [...model.providers.values()] : shorthandProviders(variant.model, shorthands)
+      const { model: modelName, keyPath } = variantModel(variant)
+      const model = models.get(modelName)
+      const providers = model !== undefined ? [...model.providers.values()] : shorthandProviders(modelName, shorthands)
       for (const provider of providers) {
         const missing = missingAlways(provider.credential)
         if (missing !== undefined) {
           context.report(
-            [...keyPathOf(functionName), "variants", variantName, "model"],
-            `model "${variant.model}" uses provider "${provider.name}", whose credential is missing: ${missing}`
+            [...keyPathOf(functionName), "variants", variantName, ...keyPath],
+            `model "${modelName}" uses provider "${provider.name}", whose credential is missing: ${missing}`
           )
         }
       }

@@ -127,11 +127,13 @@ export interface RetryConfig {
   readonly maxDelayS: number
 }
 
-export interface VariantConfig {
+/**
+ * What one model call of a variant is made with: the settings of a `chat_completion` variant,
+ * shared by chain-of-thought and DICL variants and by the evaluator or fuser of the sampling
+ * types. `name` is the variant's (what `extra_body` entries scoped by `variant_name` match).
+ */
+export interface ModelCallConfig {
   readonly name: string
-  readonly type: "chat_completion"
-  /** 0: sampled only when pinned with `variant_name` */
-  readonly weight: number
   readonly model: string
   /** template name -> key in the template engine */
   readonly templates: ReadonlyMap<string, string>
@@ -142,6 +144,63 @@ export interface VariantConfig {
   readonly extraBody: ReadonlyArray<ExtraBodyEdit>
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
 }
+
+/** `chat_completion`, and `experimental_chain_of_thought` (the model thinks before it answers: `inference/variants/chainOfThought.ts`) */
+export interface ChatCompletionVariant extends ModelCallConfig {
+  readonly type: "chat_completion" | "experimental_chain_of_thought"
+  /** 0: sampled only when pinned with `variant_name` */
+  readonly weight: number
+}
+
+/** `experimental_dynamic_in_context_learning`: the k stored examples nearest the input go before it */
+export interface DiclVariant extends ModelCallConfig {
+  readonly type: "experimental_dynamic_in_context_learning"
+  readonly weight: number
+  /** a configured embedding model or a short-hand */
+  readonly embeddingModel: string
+  readonly k: number
+  /** cosine distance past which an example is left out */
+  readonly maxDistance?: number | undefined
+}
+
+/** `experimental_best_of_n_sampling` (an evaluator picks one candidate) and `experimental_mixture_of_n_sampling` (a fuser combines them) */
+export interface SamplingVariant {
+  readonly name: string
+  readonly type: "experimental_best_of_n_sampling" | "experimental_mixture_of_n_sampling"
+  readonly weight: number
+  /** variant names of the same function, repeats allowed: run concurrently */
+  readonly candidates: ReadonlyArray<string>
+  /** the evaluator (best-of-n) or the fuser (mixture-of-n) */
+  readonly judge: ModelCallConfig
+  /** the whole variant's limits, as any variant's */
+  readonly timeouts: Timeouts
+  /** `timeout_s`: candidates not done by then are left out (ms) */
+  readonly candidateTimeoutMs?: number | undefined
+}
+
+/** a variant whose answer is one model call's (the others combine several) */
+export type SingleCallVariant = ChatCompletionVariant | DiclVariant
+
+export type VariantConfig = SingleCallVariant | SamplingVariant
+
+export type VariantType = VariantConfig["type"]
+
+export const isSamplingVariant = (variant: VariantConfig): variant is SamplingVariant =>
+  variant.type === "experimental_best_of_n_sampling" || variant.type === "experimental_mixture_of_n_sampling"
+
+/** the block of a sampling variant that calls the model: `evaluator` or `fuser` */
+export const judgeField = (variant: SamplingVariant): "evaluator" | "fuser" =>
+  variant.type === "experimental_best_of_n_sampling" ? "evaluator" : "fuser"
+
+/** the model a variant calls itself (a sampling variant's candidates call theirs), and where it is written */
+export const variantModel = (variant: VariantConfig): { readonly model: string; readonly keyPath: ReadonlyArray<string> } =>
+  isSamplingVariant(variant)
+    ? { model: variant.judge.model, keyPath: [judgeField(variant), "model"] }
+    : { model: variant.model, keyPath: ["model"] }
+
+/** the templates a variant renders the input with itself (a sampling variant's: its evaluator's or fuser's) */
+export const variantTemplates = (variant: VariantConfig): ReadonlyMap<string, string> =>
+  isSamplingVariant(variant) ? variant.judge.templates : variant.templates
 
 export interface FunctionConfig {
   readonly name: string

@@ -9,7 +9,7 @@
  */
 import type { CreateDatapoint } from "../api/datasets.ts"
 import type { Input, InputBlock, InferenceRequest } from "../api/inference.ts"
-import type { FunctionConfig, GatewayConfig } from "../config/types.ts"
+import { type FunctionConfig, type GatewayConfig, variantTemplates } from "../config/types.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
 import { isUuid } from "../ids.ts"
 import { defaultFunctionName } from "../inference/prepare.ts"
@@ -50,7 +50,7 @@ const functionNamed = (config: GatewayConfig, name: string): FunctionConfig | un
 
 /** whether template arguments named `name` have a schema or a template of some variant to go to */
 const hasTemplate = (fn: FunctionConfig, name: string): boolean => {
-  for (const variant of fn.variants.values()) if (variant.templates.has(name)) return true
+  for (const variant of fn.variants.values()) if (variantTemplates(variant).has(name)) return true
   return false
 }
 

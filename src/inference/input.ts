@@ -4,7 +4,7 @@
  * has a schema is refused, since the schema is the function's contract with its callers.
  */
 import type { Input, InputBlock } from "../api/inference.ts"
-import type { FunctionConfig, VariantConfig } from "../config/types.ts"
+import type { FunctionConfig, ModelCallConfig } from "../config/types.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
 import { type TemplateEngine, templateArgumentsProblem } from "./templates.ts"
 import type { RequestBlock, RequestMessage } from "./types.ts"
@@ -28,7 +28,7 @@ const isProblem = (value: unknown): value is InputProblem =>
 const render = (
   engine: TemplateEngine,
   fn: FunctionConfig,
-  variant: VariantConfig,
+  variant: ModelCallConfig,
   templateName: string,
   args: Record<string, unknown>,
   path: string
@@ -52,7 +52,7 @@ const render = (
 const renderSystem = (
   input: Input,
   fn: FunctionConfig,
-  variant: VariantConfig,
+  variant: ModelCallConfig,
   engine: TemplateEngine
 ): Rendered<string | undefined> => {
   const system = input.system
@@ -77,7 +77,7 @@ const renderBlock = (
   block: InputBlock,
   role: "user" | "assistant",
   fn: FunctionConfig,
-  variant: VariantConfig,
+  variant: ModelCallConfig,
   engine: TemplateEngine,
   path: string
 ): Rendered<RequestBlock> => {
@@ -126,7 +126,7 @@ const renderBlock = (
 export const renderInput = (
   input: Input,
   fn: FunctionConfig,
-  variant: VariantConfig,
+  variant: ModelCallConfig,
   engine: TemplateEngine
 ): Rendered<RenderedInput> => {
   const system = renderSystem(input, fn, variant, engine)

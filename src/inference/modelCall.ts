@@ -7,7 +7,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import type { ProviderConfig, Timeouts, VariantConfig } from "../config/types.ts"
+import type { ModelCallConfig, ProviderConfig, Timeouts } from "../config/types.ts"
 import { uuidv7 } from "../ids.ts"
 import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable, worstKind } from "../errors.ts"
 import { RateLimiter, type RateLimits, type Reservation, reserve, settle } from "../ratelimit/limiter.ts"
@@ -59,7 +59,7 @@ export interface ModelStreamStart extends ModelCallOrigin {
 
 export const buildModelRequest = (
   prepared: PreparedInference,
-  variant: VariantConfig,
+  variant: ModelCallConfig,
   rendered: RenderedInput
 ): ModelRequest => {
   let params = variant.params
@@ -186,7 +186,7 @@ export const inRoutingOrder = <P extends { readonly config: ProviderConfig }, C,
  */
 const tryProviders = <A>(
   prepared: PreparedInference,
-  variant: VariantConfig,
+  variant: ModelCallConfig,
   request: ModelRequest,
   limitOf: (timeouts: Timeouts) => number | undefined,
   attempt: (provider: RoutedProvider, call: ProviderCall) => Effect.Effect<A, ProviderFailure | CallRefused, InferenceServices>,
@@ -355,7 +355,7 @@ const limited = <A>(
 
 export const callModel = (
   prepared: PreparedInference,
-  variant: VariantConfig,
+  variant: ModelCallConfig,
   request: ModelRequest
 ): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, InferenceServices> => {
   // priced as soon as it answers: the rate limits are settled with its cost
@@ -390,7 +390,7 @@ export const callModel = (
 /** Starts a streamed model call: succeeds once a provider has sent its first chunk. */
 export const startModelStream = (
   prepared: PreparedInference,
-  variant: VariantConfig,
+  variant: ModelCallConfig,
   request: ModelRequest
 ): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, InferenceServices> => {
   // the stream has started once its first chunks came; a failed or timed-out attempt releases its connection at once

@@ -6,37 +6,44 @@
 import * as Effect from "effect/Effect"
 import * as Cause from "effect/Cause"
 import * as Stream from "effect/Stream"
-import type { VariantConfig } from "../config/types.ts"
+import type { Timeouts, VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
 import type { ProviderFailure } from "../providers/types.ts"
 import type { InferenceServices } from "../services.ts"
 import { settleStream } from "../ratelimit/limiter.ts"
 import { ChunkAccumulator } from "./chunks.ts"
 import { costOfChunks } from "./cost.ts"
-import { cachedCost, callModel, type ModelCallOrigin, startModelStream, warnUnpriced, withinStreamTotal } from "./modelCall.ts"
-import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "./output.ts"
+import { cachedCost, type ModelCallOrigin, warnUnpriced, withinStreamTotal } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
 import type { ChunkDelta, FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
-import { type Engine, tryVariants, type VariantFailure } from "./variants.ts"
+import { addCosts, addUsage, type FunctionOutput, type ModelCallRecord } from "./variants/answer.ts"
+import { type Engine, tryVariants, type VariantFailure } from "./variants/loop.ts"
+import { answerStreamed, answerWhole } from "./variants/run.ts"
 
 /** An inference whose answer is whole: what storage needs to know about it. */
 export interface CompletedInference {
   readonly prepared: PreparedInference
   readonly variant: VariantConfig
+  /** the request of the model call whose answer is the inference's */
   readonly modelRequest: ModelRequest
   readonly origin: ModelCallOrigin
   /** the variants that failed before this one answered */
   readonly failedVariants: ReadonlyArray<FailedAttempt<VariantFailure>>
   /** the blocks the provider answered, before validation */
   readonly providerOutput: ReadonlyArray<OutputBlock>
+  /** that call's usage (the inference's is `totalUsage`) */
   readonly usage: Usage
-  /** the model call's cost by its provider's `cost` rules; undefined when it has none or they read nothing */
+  /** that call's cost by its provider's `cost` rules; undefined when it has none or they read nothing */
   readonly cost: number | undefined
   readonly finishReason?: FinishReason | undefined
   readonly rawRequest: string
   readonly rawResponse: string
+  /** the variant's other model calls (candidates, evaluator, embedding): model inferences of this inference too */
+  readonly otherCalls: ReadonlyArray<ModelCallRecord>
+  /** `original_response`: the raw response, or what the variant's type says (best-of-n: its evaluator's) */
+  readonly originalResponse?: string | undefined
   /** the function's output, validated */
-  readonly output: ReadonlyArray<ChatOutputBlock> | JsonOutput
+  readonly output: FunctionOutput
   readonly responseTimeMs: number
   readonly processingTimeMs: number
   readonly ttftMs?: number | undefined
@@ -46,6 +53,14 @@ export interface InferenceResult extends CompletedInference {
   /** the response body (spec 2.3) */
   readonly body: Record<string, unknown>
 }
+
+/** the inference's usage: every model call's */
+export const totalUsage = (completed: CompletedInference): Usage =>
+  completed.otherCalls.length === 0 ? completed.usage : addUsage([completed.usage, ...completed.otherCalls.map((call) => call.usage)])
+
+/** the inference's cost: every model call's, unknown when one's is */
+export const totalCost = (completed: CompletedInference): number | undefined =>
+  completed.otherCalls.length === 0 ? completed.cost : addCosts([completed.cost, ...completed.otherCalls.map((call) => call.cost)])
 
 /** characters of output in `blocks`, to estimate the tokens of a stream cut short */
 const outputCharacters = (blocks: ReadonlyArray<OutputBlock>): number => {
@@ -59,8 +74,8 @@ const outputCharacters = (blocks: ReadonlyArray<OutputBlock>): number => {
 
 /**
  * `/inference`'s `usage`: the tokens, the prompt-cache reads when the provider reported them,
- * and `cost` (the sum over the inference's model calls, one here) when its provider has `cost`
- * rules and they read something; absent otherwise, as unknown is not free.
+ * and `cost` (the sum over the inference's model calls) when its providers have `cost` rules
+ * and they read something; absent otherwise, as unknown is not free.
  */
 export const inferenceUsage = (usage: Usage, cost: number | undefined): Record<string, number> => ({
   input_tokens: usage.input_tokens,
@@ -69,33 +84,22 @@ export const inferenceUsage = (usage: Usage, cost: number | undefined): Record<s
   ...(cost === undefined ? {} : { cost })
 })
 
-const functionOutput = (prepared: PreparedInference, blocks: ReadonlyArray<OutputBlock>) =>
-  prepared.fn.type === "chat" ? chatOutput(blocks, prepared.tools) : jsonOutput(jsonRawText(blocks), prepared.outputSchema)
+const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 
 export const runInference = (
   prepared: PreparedInference,
   engine: Engine
 ): Effect.Effect<InferenceResult, GatewayError, InferenceServices> =>
   Effect.map(
-    tryVariants(prepared, engine, (timeouts) => timeouts.non_streaming?.total_ms, (variant, request) =>
-      callModel(prepared, variant, request)),
-    ([call, variant, modelRequest, failedVariants]) => {
+    tryVariants(prepared, engine, totalLimit, (variant) => answerWhole(prepared, engine, variant)),
+    ([answer, variant, failedVariants]) => {
+      const { call } = answer
       const response = call.response
-      const output = functionOutput(prepared, response.output)
-      const body: Record<string, unknown> = {
-        inference_id: prepared.inferenceId,
-        episode_id: prepared.episodeId,
-        variant_name: variant.name
-      }
-      if (prepared.fn.type === "chat") body.content = output
-      else body.output = output
-      body.usage = inferenceUsage(response.usage, response.cost)
-      if (response.finishReason !== undefined) body.finish_reason = response.finishReason
-      if (prepared.request.include_original_response === true) body.original_response = response.rawResponse
-      return {
+      const output = answer.output
+      const completed: CompletedInference = {
         prepared,
         variant,
-        modelRequest,
+        modelRequest: answer.request,
         origin: call,
         failedVariants,
         providerOutput: response.output,
@@ -104,11 +108,23 @@ export const runInference = (
         finishReason: response.finishReason,
         rawRequest: response.rawRequest,
         rawResponse: response.rawResponse,
+        otherCalls: answer.otherCalls,
+        originalResponse: answer.originalResponse,
         output,
         responseTimeMs: call.responseTimeMs,
-        processingTimeMs: engine.now() - prepared.startedAt,
-        body
+        processingTimeMs: engine.now() - prepared.startedAt
       }
+      const body: Record<string, unknown> = {
+        inference_id: prepared.inferenceId,
+        episode_id: prepared.episodeId,
+        variant_name: variant.name
+      }
+      if (prepared.fn.type === "chat") body.content = output
+      else body.output = output
+      body.usage = inferenceUsage(totalUsage(completed), totalCost(completed))
+      if (response.finishReason !== undefined) body.finish_reason = response.finishReason
+      if (prepared.request.include_original_response === true) body.original_response = answer.originalResponse
+      return { ...completed, body }
     }
   )
 
@@ -161,7 +177,7 @@ export const inferenceStreamEncoder = (prepared: PreparedInference, variant: Var
       return raw === "" ? undefined : sseEvent(`{${head},"raw":${JSON.stringify(raw)}}`)
     },
     end: (completed) => {
-      const final: Record<string, unknown> = { usage: inferenceUsage(completed.usage, completed.cost) }
+      const final: Record<string, unknown> = { usage: inferenceUsage(totalUsage(completed), totalCost(completed)) }
       if (completed.finishReason !== undefined) final.finish_reason = completed.finishReason
       const fields = JSON.stringify(final).slice(1)
       return sseEvent(isChat ? `{${head},"content":[],${fields}` : `{${head},"raw":"",${fields}`) + sseDone
@@ -182,9 +198,9 @@ export const streamInference = (
   makeEncoder: (variant: VariantConfig) => StreamEncoder = (variant) => inferenceStreamEncoder(prepared, variant)
 ): Effect.Effect<InferenceStream, GatewayError, InferenceServices> =>
   Effect.map(
-    tryVariants(prepared, engine, (timeouts) => timeouts.streaming?.ttft_ms, (variant, request) =>
-      startModelStream(prepared, variant, request)),
-    ([start, variant, modelRequest, failedVariants]) => {
+    tryVariants(prepared, engine, (timeouts) => timeouts.streaming?.ttft_ms, (variant) => answerStreamed(prepared, engine, variant)),
+    ([streamed, variant, failedVariants]) => {
+      const { start, reshape, whole } = streamed
       const encode = makeEncoder(variant)
       const ttftMs = engine.now() - prepared.startedAt
       const accumulated = new ChunkAccumulator()
@@ -193,32 +209,34 @@ export const streamInference = (
       let streamedCost: number | undefined
       const completedWith = (cost: number | undefined): CompletedInference => {
         finished = true
-        const providerOutput = accumulated.output()
+        const providerOutput = whole?.call.response.output ?? accumulated.output()
         return {
           prepared,
           variant,
-          modelRequest,
+          modelRequest: streamed.request,
           origin: start,
           failedVariants,
           providerOutput,
-          usage: accumulated.usage ?? { input_tokens: 0, output_tokens: 0 },
+          usage: whole?.call.response.usage ?? accumulated.usage ?? { input_tokens: 0, output_tokens: 0 },
           cost,
           finishReason: accumulated.finishReason,
           rawRequest: start.rawRequest,
-          rawResponse: accumulated.rawResponse(),
-          output: functionOutput(prepared, providerOutput),
+          rawResponse: whole?.call.response.rawResponse ?? accumulated.rawResponse(),
+          otherCalls: streamed.otherCalls,
+          output: streamed.outputOf(providerOutput),
           responseTimeMs: engine.now() - start.startedAt,
           processingTimeMs: engine.now() - prepared.startedAt,
           ttftMs
         }
       }
+      const take = (chunk: ProviderChunk): string => {
+        accumulated.add(chunk)
+        return chunk.content.length > 0 ? encode.chunk(chunk.content) ?? "" : ""
+      }
       /** the events of the chunks one read brought, as one piece of text */
       const eventsOf = (chunks: ReadonlyArray<ProviderChunk>): string => {
         let text = ""
-        for (const chunk of chunks) {
-          accumulated.add(chunk)
-          if (chunk.content.length > 0) text += encode.chunk(chunk.content) ?? ""
-        }
+        for (const chunk of chunks) text += take(reshape === undefined ? chunk : reshape.chunk(chunk))
         return text
       }
       const variantLimit = variant.timeouts.streaming?.total_ms
@@ -230,12 +248,16 @@ export const streamInference = (
       const ending = (cause: ProviderFailure | Cause.Done): Effect.Effect<Batch, Cause.Done> => {
         phase = "ended"
         if (!Cause.isDone(cause)) return Effect.succeed([utf8(encode.failure(cause.message))])
+        // what the reshaper held back goes out before the end
+        const held = reshape?.end()
+        const heldEvents = held === undefined ? "" : take(held)
         const finish = (cost: number | undefined) => {
           const completed = completedWith(cost)
           onComplete(completed)
-          return [utf8(encode.end(completed))] as const
+          return [utf8(heldEvents + encode.end(completed))] as const
         }
-        // a cached answer cost nothing; a streamed one is priced from its raw chunks
+        // an answer whole before it was streamed has its cost; a cached one cost nothing; a streamed one is priced from its raw chunks
+        if (whole !== undefined) return Effect.sync(() => finish(whole.call.response.cost))
         if (start.cached) return Effect.sync(() => finish(cachedCost(start.provider)))
         const price = costOfChunks(start.provider.cost, accumulated.rawChunks())
         streamedCost = price.cost

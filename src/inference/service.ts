@@ -28,7 +28,7 @@ import {
   type StreamEncoder,
   streamInference
 } from "./run.ts"
-import type { Engine } from "./variants.ts"
+import type { Engine } from "./variants/loop.ts"
 
 /** told once an inference's answer is whole (a stream: when its last chunk is sent) */
 export type OnCompleted = (completed: CompletedInference) => void

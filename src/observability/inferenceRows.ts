@@ -8,7 +8,8 @@ import type { PreparedInference } from "../inference/prepare.ts"
 import type { CompletedInference } from "../inference/run.ts"
 import type { ToolConfig } from "../inference/types.ts"
 import { cacheKey } from "../cache/policy.ts"
-import type { WriteBatch } from "./records.ts"
+import type { StoredModelInference, WriteBatch } from "./records.ts"
+import type { ModelCallRecord } from "../inference/variants/answer.ts"
 import type { InferenceTarget } from "../inferences/store.ts"
 import type { WriteUnit } from "./writeQueue.ts"
 
@@ -59,7 +60,7 @@ export const inferenceRows = (done: CompletedInference): WriteBatch => {
       tags: prepared.request.tags ?? {},
       timestamp
     }],
-    modelInferences: [{
+    modelInferences: [...done.otherCalls.map((call) => otherCallRow(prepared.inferenceId, call)), {
       id: origin.modelInferenceId,
       inferenceId: prepared.inferenceId,
       modelName: origin.modelName,
@@ -83,6 +84,27 @@ export const inferenceRows = (done: CompletedInference): WriteBatch => {
     feedback: []
   }
 }
+
+/** a model call of the inference besides the one that answered (a candidate, an evaluator, an embedding) */
+const otherCallRow = (inferenceId: string, call: ModelCallRecord): StoredModelInference => ({
+  id: call.modelInferenceId,
+  inferenceId,
+  modelName: call.modelName,
+  modelProviderName: call.providerName,
+  rawRequest: call.rawRequest,
+  rawResponse: call.rawResponse,
+  system: call.system,
+  inputMessages: call.inputMessages,
+  output: call.output,
+  inputTokens: call.usage.input_tokens,
+  outputTokens: call.usage.output_tokens,
+  cachedInputTokens: call.usage.cached_input_tokens,
+  cost: call.cost,
+  responseTimeMs: call.responseTimeMs,
+  finishReason: call.finishReason,
+  cached: call.cached,
+  timestamp: uuidv7Timestamp(call.modelInferenceId)
+})
 
 export const inferenceWriteUnit = (done: CompletedInference): WriteUnit => ({
   inference: { id: done.prepared.inferenceId, target: inferenceTarget(done.prepared) },

@@ -6,7 +6,7 @@ import type { VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
 import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
-import { type CompletedInference, jsonDelta, sseDone, sseEvent, type StreamEncoder } from "../inference/run.ts"
+import { type CompletedInference, jsonDelta, sseDone, sseEvent, type StreamEncoder, totalCost, totalUsage } from "../inference/run.ts"
 import type { ChunkDelta, FinishReason, Usage } from "../inference/types.ts"
 import { parseQualifiedProviderName } from "../providers/types.ts"
 import { functionModelPrefix, modelModelPrefix, type TranslatedRequest } from "./request.ts"
@@ -92,14 +92,14 @@ const rawUsageOf = (completed: CompletedInference): unknown => {
 }
 
 const usageOf = (completed: CompletedInference, options: TranslatedRequest) => {
-  const usage: Usage = completed.usage
+  const usage: Usage = totalUsage(completed)
   return {
     prompt_tokens: usage.input_tokens,
     completion_tokens: usage.output_tokens,
     total_tokens: usage.input_tokens + usage.output_tokens,
     ...(usage.cached_input_tokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cached_input_tokens } }),
     // null when the provider has no `cost` rules or they read nothing
-    gateway_cost: completed.cost ?? null,
+    gateway_cost: totalCost(completed) ?? null,
     ...(options.includeRawUsage
       ? {
         gateway_raw_usage: [{
@@ -113,11 +113,15 @@ const usageOf = (completed: CompletedInference, options: TranslatedRequest) => {
   }
 }
 
-const rawResponseOf = (completed: CompletedInference) => [{
-  model_inference_id: completed.origin.modelInferenceId,
-  provider_type: completed.origin.provider.type,
-  data: completed.rawResponse
-}]
+/** every model call's raw response: a sampling variant's candidates and evaluator or fuser, DICL's embedding, then the answer's */
+const rawResponseOf = (completed: CompletedInference) => [
+  ...completed.otherCalls.map((call) => ({ model_inference_id: call.modelInferenceId, provider_type: call.providerType, data: call.rawResponse })),
+  {
+    model_inference_id: completed.origin.modelInferenceId,
+    provider_type: completed.origin.provider.type,
+    data: completed.rawResponse
+  }
+]
 
 /**
  * The `model` of an answer names what answered, so that a client learns the variant:

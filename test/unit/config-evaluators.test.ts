@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import type { EvaluatorConfig, GatewayConfig } from "../../src/config/types.ts"
+import { type ChatCompletionVariant, type EvaluatorConfig, type GatewayConfig, variantModel } from "../../src/config/types.ts"
 import { InvalidRequest, NotFound } from "../../src/errors.ts"
 import { renderInput } from "../../src/inference/input.ts"
 import { ModelTable } from "../../src/inference/models.ts"
@@ -164,7 +164,7 @@ extra_headers = [{ name = "x-judge", value = "yes" }]
     expect(fn.outputSchema!.validate({ thinking: "fine", score: 0.5 })).toBeUndefined()
     expect(fn.outputSchema!.validate({ thinking: "fine", score: true })).toBeDefined()
     expect(fn.outputSchema!.validate({ score: 1 })).toBeDefined()
-    const variant = fn.variants.get("v")!
+    const variant = fn.variants.get("v") as ChatCompletionVariant
     expect(variant).toMatchObject({
       name: "v",
       type: "chat_completion",
@@ -214,7 +214,7 @@ ${judgeVariant("evaluations.haiku")}
     expect(evaluatorOf(evaluation.evaluators, "same", "exact_match").metricName)
       .toBe("gateway::evaluation_name::haiku::evaluator_name::same")
     expect(evaluatorOf(evaluation.evaluators, "judge", "llm_judge").judgeFunctionName).toBe("gateway::llm_judge::haiku::judge")
-    expect(functionOf(config, "gateway::llm_judge::haiku::judge").variants.get("v")?.model).toBe("dummy::json")
+    expect(functionOf(config, "gateway::llm_judge::haiku::judge").variants.get("v") && variantModel(functionOf(config, "gateway::llm_judge::haiku::judge").variants.get("v")!).model).toBe("dummy::json")
     // the function's own evaluators are not the evaluation's
     expect(functionOf(config, "write").evaluators.size).toBe(0)
   })
@@ -475,7 +475,7 @@ describe("a judge's function", () => {
     const rendered = renderInput(
       { messages: [{ role: "user", content: "the haiku" }] },
       fn,
-      fn.variants.get("v")!,
+      fn.variants.get("v") as ChatCompletionVariant,
       config.templates
     )
     expect(rendered).toEqual({ system: instructions, messages: [{ role: "user", content: [{ type: "text", text: "the haiku" }] }] })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import type { ChatCompletionVariant } from "../../src/config/types.ts"
 import { buildConfig } from "../../src/config/build.ts"
 import { formatIssue, formatKeyPath, isTable, mergeConfigSources } from "../../src/config/merge.ts"
 
@@ -119,7 +120,7 @@ describe("buildConfig with several files", () => {
     })
     if ("errors" in result) throw new Error(result.errors.join("\n"))
     expect(result.config.functions.get("f")!.schemas.has("user")).toBe(true)
-    expect(result.config.functions.get("f")!.variants.get("v")!.templates.has("user")).toBe(true)
+    expect((result.config.functions.get("f")!.variants.get("v")! as ChatCompletionVariant).templates.has("user")).toBe(true)
   })
 })
 

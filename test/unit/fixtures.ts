@@ -3,7 +3,7 @@
  * `buildConfig`. The TOML is always at `/cfg/gateway.toml`, so relative paths resolve against `/cfg`.
  */
 import { buildConfig } from "../../src/config/build.ts"
-import type { FunctionConfig, GatewayConfig, VariantConfig } from "../../src/config/types.ts"
+import { type FunctionConfig, type GatewayConfig, isSamplingVariant, type SingleCallVariant, type VariantConfig } from "../../src/config/types.ts"
 
 export const configPath = "/cfg/gateway.toml"
 
@@ -38,9 +38,16 @@ export const functionOf = (config: GatewayConfig, name: string): FunctionConfig 
   return fn
 }
 
-export const variantOf = (config: GatewayConfig, functionName: string, variantName: string): VariantConfig => {
+export const anyVariantOf = (config: GatewayConfig, functionName: string, variantName: string): VariantConfig => {
   const variant = functionOf(config, functionName).variants.get(variantName)
   if (variant === undefined) throw new Error(`no variant ${functionName}.${variantName}`)
+  return variant
+}
+
+/** a variant that makes one model call (chat_completion, chain-of-thought, DICL) */
+export const variantOf = (config: GatewayConfig, functionName: string, variantName: string): SingleCallVariant => {
+  const variant = anyVariantOf(config, functionName, variantName)
+  if (isSamplingVariant(variant)) throw new Error(`variant ${functionName}.${variantName} is of type ${variant.type}`)
   return variant
 }
 

@@ -142,7 +142,8 @@ describe("chatCompletionBody", () => {
     origin: { modelInferenceId: "m", provider: { type: "openai" } },
     output: [{ type: "text", text: "a" }],
     usage: { input_tokens: 1, output_tokens: 2 },
-    rawResponse: "{}"
+    rawResponse: "{}",
+    otherCalls: []
   }) as unknown as CompletedInference
 
   it("names what answered in model: the function and its variant, or the model called; created is the caller's time", () => {
@@ -172,7 +173,8 @@ describe("chatCompletionBody", () => {
       ],
       usage: { input_tokens: 1, output_tokens: 2 },
       finishReason: "stop",
-      rawResponse: "{}"
+      rawResponse: "{}",
+      otherCalls: []
     } as unknown as CompletedInference
     const body = chatCompletionBody(completed, options, 0)
     expect(body.choices[0].message).toEqual({

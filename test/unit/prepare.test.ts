@@ -1,4 +1,5 @@
 import { v4 as uuidv4, v7 as uuidv7, version as uuidVersion } from "uuid"
+import { variantModel } from "../../src/config/types.ts"
 import { describe, expect, it } from "vitest"
 import type { InferenceRequest } from "../../src/api/inference.ts"
 import { InvalidRequest, NotFound } from "../../src/errors.ts"
@@ -98,14 +99,14 @@ describe("prepareInference: the target", () => {
     const result = prepared({ model_name: "local" })
     expect(result.functionName).toBe(defaultFunctionName)
     expect(result.fn.type).toBe("chat")
-    expect(result.variants.map((variant) => [variant.name, variant.model])).toEqual([["local", "local"]])
+    expect(result.variants.map((variant) => [variant.name, variantModel(variant).model])).toEqual([["local", "local"]])
     expect(result.tools).toBeUndefined()
   })
 
   it("calls a short-hand model through gateway::default", () => {
     const result = prepared({ model_name: "dummy::echo" })
     expect(result.functionName).toBe("gateway::default")
-    expect(result.variants.map((variant) => variant.model)).toEqual(["dummy::echo"])
+    expect(result.variants.map((variant) => variantModel(variant).model)).toEqual(["dummy::echo"])
     expect(models.get("dummy::echo")!.providers.map((provider) => provider.config.type)).toEqual(["dummy"])
   })
 

@@ -1,6 +1,6 @@
 /**
  * The variant loop: try the prepared variants in order, each with its retries and timeout,
- * until one succeeds. A request problem (bad input, missing credential) stops the loop at
+ * until one succeeds (what an attempt does depends on the variant's type: `run.ts`). A request problem (bad input, missing credential) stops the loop at
  * once; when every variant fails, one variant's error passes through as it is, several are
  * reported together.
  */
@@ -8,7 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import type { RetryConfig, Timeouts, VariantConfig } from "../config/types.ts"
+import { isSamplingVariant, type RetryConfig, type Timeouts, type VariantConfig } from "../../config/types.ts"
 import {
   type AllProvidersFailed,
   AllVariantsFailed,
@@ -18,13 +18,13 @@ import {
   ServiceUnavailable,
   type UpstreamFailureKind,
   worstKind
-} from "../errors.ts"
-import type { InferenceServices } from "../services.ts"
-import { isInputProblem, renderInput } from "./input.ts"
-import { buildModelRequest, type CallRefused, largestRetryAfter, within } from "./modelCall.ts"
-import type { PreparedInference } from "./prepare.ts"
-import type { TemplateEngine } from "./templates.ts"
-import type { FailedAttempt, ModelRequest } from "./types.ts"
+} from "../../errors.ts"
+import type { InferenceServices } from "../../services.ts"
+import { type CallRefused, largestRetryAfter, within } from "../modelCall.ts"
+import type { PreparedInference } from "../prepare.ts"
+import type { TemplateEngine } from "../templates.ts"
+import type { FailedAttempt } from "../types.ts"
+import type { DiclRetrieval } from "./dicl.ts"
 
 export type VariantFailure = AllProvidersFailed | RequestTimeout
 
@@ -36,12 +36,14 @@ export interface Engine {
   readonly now: () => number
   /** told when a variant failed, and whether the next one is tried (`/metrics`) */
   readonly variantFailed?: (fn: string, variant: string, fellBack: boolean) => void
+  /** how DICL variants find their examples; undefined when there is no store to read them from */
+  readonly dicl?: DiclRetrieval | undefined
 }
 
-type Attempt<A> = (variant: VariantConfig, request: ModelRequest) => Effect.Effect<A, AllProvidersFailed | CallRefused, InferenceServices>
+type Attempt<A> = (variant: VariantConfig) => Effect.Effect<A, VariantFailure | CallRefused, InferenceServices>
 
 /** a refused call ends the inference: it is neither retried nor passed to the next variant */
-const isRefused = (failure: unknown): failure is CallRefused =>
+export const isRefused = (failure: unknown): failure is CallRefused =>
   failure instanceof InvalidRequest || failure instanceof RateLimited || failure instanceof ServiceUnavailable
 
 /** Exponential backoff from 100 ms, capped by `max_delay_s`, with jitter (half to all of it) so retries spread out. */
@@ -58,9 +60,9 @@ const isRequestFault = (failure: unknown): boolean =>
 
 /** `attempt` (made anew for each try), tried again `numRetries` times unless it was refused or blamed on the request */
 const withRetries = <A>(
-  attempt: () => Effect.Effect<A, AllProvidersFailed | CallRefused, InferenceServices>,
+  attempt: () => Effect.Effect<A, VariantFailure | CallRefused, InferenceServices>,
   retries: RetryConfig
-): Effect.Effect<A, AllProvidersFailed | CallRefused, InferenceServices> =>
+): Effect.Effect<A, VariantFailure | CallRefused, InferenceServices> =>
   retries.numRetries <= 0 ? attempt() : Effect.retry(Effect.suspend(attempt), {
     schedule: retryBackoff(retries.maxDelayS),
     times: retries.numRetries,
@@ -82,8 +84,27 @@ export const aggregate = (failures: ReadonlyArray<FailedAttempt<VariantFailure>>
   })
 }
 
-/** what `tryVariants` succeeds with: the attempt's result, the variant and request that gave it, the variants that failed first */
-export type VariantSuccess<A> = readonly [A, VariantConfig, ModelRequest, ReadonlyArray<FailedAttempt<VariantFailure>>]
+const noRetries: RetryConfig = { numRetries: 0, maxDelayS: 0 }
+
+/**
+ * One variant's attempt with its retries (a sampling variant has none of its own: its
+ * candidates and judge have theirs) within its time limit, which `limitOf` picks.
+ */
+export const attemptVariant = <A>(
+  variant: VariantConfig,
+  limitOf: (timeouts: Timeouts) => number | undefined,
+  attempt: Attempt<A>
+): Effect.Effect<A, VariantFailure | CallRefused, InferenceServices> => {
+  const limit = limitOf(variant.timeouts)
+  return within(
+    withRetries(() => attempt(variant), isSamplingVariant(variant) ? noRetries : variant.retries),
+    limit,
+    () => new RequestTimeout({ message: `variant "${variant.name}" timed out after ${limit} ms` })
+  )
+}
+
+/** what `tryVariants` succeeds with: the attempt's result, the variant that gave it, the variants that failed first */
+export type VariantSuccess<A> = readonly [A, VariantConfig, ReadonlyArray<FailedAttempt<VariantFailure>>]
 
 export const tryVariants = <A>(
   prepared: PreparedInference,
@@ -96,16 +117,8 @@ export const tryVariants = <A>(
     // recursion rather than a loop of Effect.result: this is the hot path of every inference
     const from = (index: number): Effect.Effect<VariantSuccess<A>, CallRefused | VariantFailure | AllVariantsFailed, InferenceServices> => {
       const variant = prepared.variants[index]
-      const rendered = renderInput(prepared.request.input, prepared.fn, variant, engine.templates)
-      if (isInputProblem(rendered)) return Effect.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` }))
-      const request = buildModelRequest(prepared, variant, rendered)
-      const limit = limitOf(variant.timeouts)
-      return within(
-        withRetries(() => attempt(variant, request), variant.retries),
-        limit,
-        () => new RequestTimeout({ message: `variant "${variant.name}" timed out after ${limit} ms` })
-      ).pipe(
-        Effect.map((result) => [result, variant, request, failures] as const),
+      return attemptVariant(variant, limitOf, attempt).pipe(
+        Effect.map((result) => [result, variant, failures] as const),
         Effect.catch((failure) => {
           if (isRefused(failure)) return Effect.fail(failure)
           failures.push({ name: variant.name, failure, atMs: engine.now() })

@@ -1,0 +1,33 @@
+/**
+ * `experimental_dynamic_in_context_learning` at inference: the input is embedded, the k
+ * stored examples of the function and variant nearest to it are read, and they go before the
+ * input as user/assistant pairs. How examples are stored and found is `src/dicl/`; the engine
+ * carries what does it (`Engine.dicl`), since it needs the embedding models and the store.
+ */
+import * as Effect from "effect/Effect"
+import type { DiclVariant } from "../../config/types.ts"
+import { AllProvidersFailed, type InvalidRequest, type RateLimited, type ServiceUnavailable } from "../../errors.ts"
+import type { InferenceServices } from "../../services.ts"
+import type { PreparedInference } from "../prepare.ts"
+import type { RequestMessage } from "../types.ts"
+import type { ModelCallRecord } from "./answer.ts"
+
+/** what DICL puts before the input, and the embedding call that found it */
+export interface DiclContext {
+  readonly examples: ReadonlyArray<RequestMessage>
+  readonly calls: ReadonlyArray<ModelCallRecord>
+}
+
+export type DiclRetrieval = (
+  prepared: PreparedInference,
+  variant: DiclVariant
+) => Effect.Effect<DiclContext, AllProvidersFailed | InvalidRequest | RateLimited | ServiceUnavailable, InferenceServices>
+
+/** the examples of `variant` for this input; without a store (observability off) the variant fails, so the next one is tried */
+export const diclContext = (prepared: PreparedInference, variant: DiclVariant, retrieval: DiclRetrieval | undefined) =>
+  retrieval === undefined
+    ? Effect.fail(new AllProvidersFailed({
+      message: `variant "${variant.name}" (dynamic in-context learning) reads its examples from the observability database, which is off`,
+      kind: "upstream"
+    }))
+    : retrieval(prepared, variant)

@@ -1,0 +1,198 @@
+/**
+ * Running one variant by its type, whole or streamed: what an attempt of the variant loop
+ * (`loop.ts`) does. A chat_completion variant renders the input with its templates and calls
+ * its model; the other types build on that (`chainOfThought.ts`, `dicl.ts`, `sampling.ts`).
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type { ModelCallConfig, SamplingVariant, Timeouts, VariantConfig } from "../../config/types.ts"
+import { InvalidRequest } from "../../errors.ts"
+import type { InferenceServices } from "../../services.ts"
+import { outputToChunks } from "../chunks.ts"
+import { isInputProblem, renderInput } from "../input.ts"
+import { buildModelRequest, callModel, type CallRefused, type ModelStreamStart, startModelStream } from "../modelCall.ts"
+import type { PreparedInference } from "../prepare.ts"
+import type { ModelRequest, OutputBlock, RequestMessage } from "../types.ts"
+import {
+  blocksOfOutput,
+  type ChunkReshaper,
+  type FunctionOutput,
+  functionOutput,
+  type ModelCallRecord,
+  type VariantAnswer,
+  type VariantStream
+} from "./answer.ts"
+import { chainOfThoughtOutput, chainOfThoughtRequest, thinkingReshaper } from "./chainOfThought.ts"
+import { diclContext } from "./dicl.ts"
+import { attemptVariant, type Engine, type VariantFailure } from "./loop.ts"
+import { bestOfN, candidateRecords, fuserRequest, judgeVariant, randomPick, runCandidates, unlessRefused } from "./sampling.ts"
+
+type Failure = VariantFailure | CallRefused
+
+const noCalls: ReadonlyArray<ModelCallRecord> = []
+const same = (request: ModelRequest) => request
+
+/** How a single-call variant shapes its model call and reads its answer. */
+interface CallShape {
+  /** messages put before the input's (DICL's examples) */
+  readonly before: ReadonlyArray<RequestMessage>
+  readonly adjust: (request: ModelRequest) => ModelRequest
+  readonly outputOf: (prepared: PreparedInference, blocks: ReadonlyArray<OutputBlock>) => FunctionOutput
+  /** calls made to prepare this one (DICL's embedding) */
+  readonly otherCalls: ReadonlyArray<ModelCallRecord>
+}
+
+const plain: CallShape = { before: [], adjust: same, outputOf: functionOutput, otherCalls: noCalls }
+const thoughtful: CallShape = { before: [], adjust: chainOfThoughtRequest, outputOf: chainOfThoughtOutput, otherCalls: noCalls }
+
+/** the model request of a single-call variant: the input rendered with its templates, shaped */
+const requestFor = (
+  prepared: PreparedInference,
+  engine: Engine,
+  variant: ModelCallConfig,
+  shape: CallShape
+): ModelRequest | InvalidRequest => {
+  const rendered = renderInput(prepared.request.input, prepared.fn, variant, engine.templates)
+  if (isInputProblem(rendered)) return new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` })
+  const withBefore = shape.before.length === 0 ? rendered : { system: rendered.system, messages: [...shape.before, ...rendered.messages] }
+  return shape.adjust(buildModelRequest(prepared, variant, withBefore))
+}
+
+const callWhole = (
+  prepared: PreparedInference,
+  engine: Engine,
+  variant: ModelCallConfig,
+  shape: CallShape
+): Effect.Effect<VariantAnswer, Failure, InferenceServices> => {
+  const request = requestFor(prepared, engine, variant, shape)
+  if (request instanceof InvalidRequest) return Effect.fail(request)
+  return Effect.map(callModel(prepared, variant, request), (call) => ({
+    call,
+    request,
+    output: shape.outputOf(prepared, call.response.output),
+    otherCalls: shape.otherCalls,
+    originalResponse: call.response.rawResponse
+  }))
+}
+
+const callStreamed = (
+  prepared: PreparedInference,
+  engine: Engine,
+  variant: ModelCallConfig,
+  shape: CallShape,
+  reshape?: ChunkReshaper
+): Effect.Effect<VariantStream, Failure, InferenceServices> => {
+  const request = requestFor(prepared, engine, variant, shape)
+  if (request instanceof InvalidRequest) return Effect.fail(request)
+  return Effect.map(startModelStream(prepared, variant, request), (start) => ({
+    start,
+    request,
+    otherCalls: shape.otherCalls,
+    outputOf: (blocks) => shape.outputOf(prepared, blocks),
+    reshape
+  }))
+}
+
+/** A variant's whole answer. */
+export const answerWhole = (
+  prepared: PreparedInference,
+  engine: Engine,
+  variant: VariantConfig
+): Effect.Effect<VariantAnswer, Failure, InferenceServices> => {
+  switch (variant.type) {
+    case "chat_completion":
+      return callWhole(prepared, engine, variant, plain)
+    case "experimental_chain_of_thought":
+      return callWhole(prepared, engine, variant, thoughtful)
+    case "experimental_dynamic_in_context_learning":
+      return Effect.flatMap(diclContext(prepared, variant, engine.dicl), (context) =>
+        callWhole(prepared, engine, variant, { ...plain, before: context.examples, otherCalls: context.calls }))
+    case "experimental_best_of_n_sampling":
+      return bestOfN(prepared, engine, variant, (candidate) => answerWhole(prepared, engine, candidate))
+    case "experimental_mixture_of_n_sampling":
+      return mixtureOfN(prepared, engine, variant)
+  }
+}
+
+const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
+const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms
+
+const mixtureOfN = (
+  prepared: PreparedInference,
+  engine: Engine,
+  variant: SamplingVariant
+): Effect.Effect<VariantAnswer, Failure, InferenceServices> =>
+  Effect.flatMap(runCandidates(prepared, variant, (candidate) => answerWhole(prepared, engine, candidate)), (answers) => {
+    if (answers.length === 1) return randomPick(answers, undefined)
+    return Effect.flatMap(fuserRequest(prepared, engine, variant, answers), (request) =>
+      Effect.matchEffect(attemptVariant(judgeVariant(variant), totalLimit, () => callModel(prepared, variant.judge, request)), {
+        onFailure: (failure) => unlessRefused(failure, () => randomPick(answers, undefined)),
+        onSuccess: (call) =>
+          Effect.succeed({
+            call,
+            request,
+            output: functionOutput(prepared, call.response.output),
+            otherCalls: candidateRecords(answers),
+            originalResponse: call.response.rawResponse
+          })
+      }))
+  })
+
+/** An answer already whole, sent as a stream of one piece. */
+const replayed = (answer: VariantAnswer): Effect.Effect<VariantStream> =>
+  Effect.clockWith((clock) => {
+    const { call } = answer
+    const start: ModelStreamStart = {
+      modelInferenceId: call.modelInferenceId,
+      modelName: call.modelName,
+      providerName: call.providerName,
+      provider: call.provider,
+      call: call.call,
+      failedProviders: call.failedProviders,
+      cached: call.cached,
+      rawRequest: call.response.rawRequest,
+      first: outputToChunks(blocksOfOutput(answer.output), call.response.usage, call.response.finishReason),
+      rest: Cause.done(),
+      close: Effect.void,
+      startedAt: clock.currentTimeMillisUnsafe(),
+      reservation: undefined
+    }
+    return Effect.succeed({ start, request: answer.request, otherCalls: answer.otherCalls, outputOf: () => answer.output, whole: answer })
+  })
+
+/** A variant's answer as a stream: best-of-n's is whole first; mixture-of-n streams its fuser. */
+export const answerStreamed = (
+  prepared: PreparedInference,
+  engine: Engine,
+  variant: VariantConfig
+): Effect.Effect<VariantStream, Failure, InferenceServices> => {
+  switch (variant.type) {
+    case "chat_completion":
+      return callStreamed(prepared, engine, variant, plain)
+    case "experimental_chain_of_thought":
+      return callStreamed(prepared, engine, variant, thoughtful, prepared.fn.type === "chat" ? thinkingReshaper() : undefined)
+    case "experimental_dynamic_in_context_learning":
+      return Effect.flatMap(diclContext(prepared, variant, engine.dicl), (context) =>
+        callStreamed(prepared, engine, variant, { ...plain, before: context.examples, otherCalls: context.calls }))
+    case "experimental_best_of_n_sampling":
+      return Effect.flatMap(answerWhole(prepared, engine, variant), replayed)
+    case "experimental_mixture_of_n_sampling":
+      return Effect.flatMap(runCandidates(prepared, variant, (candidate) => answerWhole(prepared, engine, candidate)), (answers) => {
+        if (answers.length === 1) return Effect.flatMap(randomPick(answers, undefined), replayed)
+        return Effect.flatMap(fuserRequest(prepared, engine, variant, answers), (request) =>
+          Effect.matchEffect(
+            attemptVariant(judgeVariant(variant), firstTokenLimit, () => startModelStream(prepared, variant.judge, request)),
+            {
+              onFailure: (failure) => unlessRefused(failure, () => Effect.flatMap(randomPick(answers, undefined), replayed)),
+              onSuccess: (start) =>
+                Effect.succeed({
+                  start,
+                  request,
+                  otherCalls: candidateRecords(answers),
+                  outputOf: (blocks: ReadonlyArray<OutputBlock>) => functionOutput(prepared, blocks)
+                })
+            }
+          ))
+      })
+  }
+}
