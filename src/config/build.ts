@@ -73,7 +73,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const embeddingModels = buildEmbeddingModels(context, raw.embedding_models ?? {}, typeDefaults)
   const templates = makeTemplateFiles(context, gateway.templateAccess)
   const judges = new Map<string, JudgeFunction>()
-  const scope = { tools, templates, modelNames: new Set(Object.keys(raw.models ?? {})), judges }
+  const scope = { tools, templates, modelNames: new Set(Object.keys(raw.models ?? {})), embeddingModelNames: new Set(Object.keys(raw.embedding_models ?? {})), judges }
   const functions = buildFunctions(context, scope, raw.functions ?? {})
   const evaluations = buildEvaluations(context, scope, raw.evaluations ?? {}, new Set(Object.keys(raw.functions ?? {})), functions)
   // judges run as functions of their own (reserved `gateway::` names: no configured function has one)

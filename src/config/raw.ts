@@ -79,6 +79,53 @@ export const RawVariant = Schema.Struct({
 })
 export type RawVariant = typeof RawVariant.Type
 
+/** The evaluator of best-of-n or the fuser of mixture-of-n: a chat_completion variant without `type` nor `weight`. */
+export const RawJudgeBlock = Schema.Struct({
+  model: Schema.optional(Schema.String),
+  templates: RawVariant.fields.templates,
+  system_template: RawVariant.fields.system_template,
+  user_template: RawVariant.fields.user_template,
+  assistant_template: RawVariant.fields.assistant_template,
+  /** a file read as is: the judge's system prompt when it has no system template */
+  system_instructions: Schema.optional(Schema.String),
+  json_mode: RawVariant.fields.json_mode,
+  ...inferenceParamFields,
+  retries: RawVariant.fields.retries,
+  timeouts: RawVariant.fields.timeouts,
+  extra_body: RawVariant.fields.extra_body,
+  extra_headers: RawVariant.fields.extra_headers
+})
+export type RawJudgeBlock = typeof RawJudgeBlock.Type
+
+export const RawSamplingVariant = Schema.Struct({
+  type: Schema.String,
+  weight: RawVariant.fields.weight,
+  candidates: Schema.Array(Schema.String),
+  evaluator: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
+  fuser: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
+  timeouts: RawVariant.fields.timeouts,
+  /** TensorZero's: seconds the candidates have; those not done are left out */
+  timeout_s: Schema.optional(Schema.Finite.check(Schema.isGreaterThan(0)))
+})
+export type RawSamplingVariant = typeof RawSamplingVariant.Type
+
+export const RawDiclVariant = Schema.Struct({
+  type: Schema.String,
+  weight: RawVariant.fields.weight,
+  model: Schema.String,
+  embedding_model: Schema.String,
+  k: PositiveInt,
+  max_distance: Schema.optional(NonNegative),
+  system_instructions: Schema.optional(Schema.String),
+  json_mode: RawVariant.fields.json_mode,
+  ...inferenceParamFields,
+  retries: RawVariant.fields.retries,
+  timeouts: RawVariant.fields.timeouts,
+  extra_body: RawVariant.fields.extra_body,
+  extra_headers: RawVariant.fields.extra_headers
+})
+export type RawDiclVariant = typeof RawDiclVariant.Type
+
 export const RawToolChoice = Schema.Union([
   Schema.Literals(["none", "auto", "required"]),
   Schema.Struct({ specific: Schema.String })

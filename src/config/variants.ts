@@ -1,7 +1,8 @@
 /**
  * `[functions.<f>.variants.<v>]` -> variants: the model they call (checked to exist), their
  * templates (read into the engine), parameters, retries, timeouts and extra_body/headers.
- * Only `chat_completion` variants exist so far.
+ * `chat_completion` and `experimental_chain_of_thought` are built here; the other types
+ * (sampling, DICL) in `advancedVariants.ts`, with the checks across variants (candidates, cycles).
  */
 import { templateKey } from "../inference/templates.ts"
 import { type InferenceParams, inferenceParamNames } from "../inference/types.ts"
@@ -9,9 +10,10 @@ import type { JsonSchemaValidator } from "../jsonSchema.ts"
 import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
-import { type RawFunction, RawVariant } from "./raw.ts"
+import { buildAdvancedVariant, checkCandidates, isAdvancedType } from "./advancedVariants.ts"
+import { type RawFunction, type RawJudgeBlock, RawVariant } from "./raw.ts"
 import type { TemplateFiles } from "./templateFiles.ts"
-import type { RetryConfig, VariantConfig } from "./types.ts"
+import type { ChatCompletionVariant, RetryConfig, VariantConfig } from "./types.ts"
 
 const decodeVariant = tableDecoder(RawVariant)
 const legacyRoles = ["system", "user", "assistant"] as const
@@ -20,17 +22,28 @@ const legacyRoles = ["system", "user", "assistant"] as const
 export interface VariantScope {
   /** the names under [models], built or not (one that failed is reported once, not again by each variant) */
   readonly modelNames: ReadonlySet<string>
+  /** the names under [embedding_models] */
+  readonly embeddingModelNames: ReadonlySet<string>
   readonly templates: TemplateFiles
 }
 
-const decodeVariantAt = (context: BuildContext, keyPath: KeyPath, table: Record<string, unknown>): RawVariant | undefined => {
-  if (table.type !== "chat_completion") {
-    context.report([...keyPath, "type"], typeof table.type === "string"
-      ? `variant type "${table.type}" is not supported (supported: chat_completion)`
-      : "missing field")
-    return undefined
-  }
-  return context.decodeAt(decodeVariant, table, keyPath)
+const chatCompletionTypes = new Set(["chat_completion", "experimental_chain_of_thought"])
+
+export const variantTypes = [
+  "chat_completion",
+  "experimental_chain_of_thought",
+  "experimental_best_of_n_sampling",
+  "experimental_mixture_of_n_sampling",
+  "experimental_dynamic_in_context_learning"
+] as const
+
+/** a type the gateway knows, or the problem with it */
+const checkType = (context: BuildContext, keyPath: KeyPath, type: unknown): boolean => {
+  if (typeof type === "string" && (chatCompletionTypes.has(type) || isAdvancedType(type))) return true
+  context.report([...keyPath, "type"], typeof type === "string"
+    ? `variant type "${type}" is not supported (supported: ${variantTypes.join(", ")})`
+    : "missing field")
+  return false
 }
 
 /** A variant's model must be configured or a short-hand (`<provider_type>::<model>`). */
@@ -61,7 +74,7 @@ export const variantRetries = (retries: RawVariant["retries"]): RetryConfig => (
 })
 
 /** its template files: name -> where the file is named and its path as written */
-const templateFilesOf = (context: BuildContext, keyPath: KeyPath, variant: RawVariant) => {
+const templateFilesOf = (context: BuildContext, keyPath: KeyPath, variant: RawVariant | RawJudgeBlock) => {
   const files = new Map<string, { readonly keyPath: KeyPath; readonly relative: string }>()
   for (const role of legacyRoles) {
     const legacy = variant[`${role}_template`]
@@ -78,6 +91,44 @@ const templateFilesOf = (context: BuildContext, keyPath: KeyPath, variant: RawVa
   return files
 }
 
+/**
+ * Reads a variant's (or an evaluator's, a fuser's) templates into the engine under keys of
+ * `owner`: each of the function's schemas needs its template. `system_instructions` (judges)
+ * is the system template when there is none, read as plain text.
+ */
+export const loadTemplates = (
+  context: BuildContext,
+  scope: VariantScope,
+  keyPath: KeyPath,
+  functionName: string,
+  owner: string,
+  variant: RawVariant | RawJudgeBlock,
+  schemas: ReadonlyMap<string, JsonSchemaValidator>
+): Map<string, string> => {
+  const templateFiles = templateFilesOf(context, keyPath, variant)
+  const templateKeys = new Map<string, string>()
+  for (const [templateName, file] of templateFiles) {
+    const key = templateKey(functionName, owner, templateName)
+    if (scope.templates.load(file.keyPath, file.relative, key)) templateKeys.set(templateName, key)
+  }
+  const instructions = "system_instructions" in variant ? variant.system_instructions : undefined
+  if (instructions !== undefined) {
+    if (templateFiles.has("system")) {
+      context.report([...keyPath, "system_instructions"], "give system_instructions or a system template, not both")
+    } else {
+      const key = templateKey(functionName, owner, "system")
+      if (scope.templates.loadLiteral([...keyPath, "system_instructions"], instructions, key)) templateKeys.set("system", key)
+      templateFiles.set("system", { keyPath: [...keyPath, "system_instructions"], relative: instructions })
+    }
+  }
+  for (const schemaName of schemas.keys()) {
+    if (!templateFiles.has(schemaName)) {
+      context.report(keyPath, `the function has schemas.${schemaName} but this variant has no template "${schemaName}" (templates.${schemaName}.path)`)
+    }
+  }
+  return templateKeys
+}
+
 const buildVariant = (
   context: BuildContext,
   scope: VariantScope,
@@ -88,29 +139,19 @@ const buildVariant = (
   variant: RawVariant,
   schemas: ReadonlyMap<string, JsonSchemaValidator>,
   anyWeight: boolean
-): VariantConfig | undefined => {
+): ChatCompletionVariant | undefined => {
   if (variant.model === undefined) {
     context.report([...keyPath, "model"], "missing field")
     return undefined
   }
   checkVariantModel(context, scope, [...keyPath, "model"], variant.model)
-  const templateFiles = templateFilesOf(context, keyPath, variant)
-  const templateKeys = new Map<string, string>()
-  for (const [templateName, file] of templateFiles) {
-    const key = templateKey(functionName, name, templateName)
-    if (scope.templates.load(file.keyPath, file.relative, key)) templateKeys.set(templateName, key)
-  }
-  for (const schemaName of schemas.keys()) {
-    if (!templateFiles.has(schemaName)) {
-      context.report(keyPath, `the function has schemas.${schemaName} but this variant has no template "${schemaName}" (templates.${schemaName}.path)`)
-    }
-  }
+  const templateKeys = loadTemplates(context, scope, keyPath, functionName, name, variant, schemas)
   context.checkPointers([...keyPath, "extra_body"], variant.extra_body)
   context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
   const defaultJsonMode = fn.type === "json" ? (fn.output_schema === undefined ? "on" : "strict") : "off"
   return {
     name,
-    type: "chat_completion",
+    type: variant.type === "experimental_chain_of_thought" ? "experimental_chain_of_thought" : "chat_completion",
     weight: variant.weight ?? (anyWeight ? 0 : 1),
     model: variant.model,
     templates: templateKeys,
@@ -132,16 +173,19 @@ export const buildVariants = (
   fn: RawFunction,
   schemas: ReadonlyMap<string, JsonSchemaValidator>
 ): Map<string, VariantConfig> => {
-  const decoded = Object.entries(fn.variants ?? {}).map(([name, table]) => {
-    const keyPath = [...functionKeyPath, "variants", name]
-    return { name, keyPath, variant: decodeVariantAt(context, keyPath, table) }
-  })
-  const anyWeight = decoded.some(({ variant }) => variant?.weight !== undefined)
+  const tables = Object.entries(fn.variants ?? {}).map(([name, table]) => ({ name, keyPath: [...functionKeyPath, "variants", name], table }))
+  const anyWeight = tables.some(({ table }) => table.weight !== undefined)
   const variants = new Map<string, VariantConfig>()
-  for (const { name, keyPath, variant } of decoded) {
-    if (variant === undefined) continue
-    const built = buildVariant(context, scope, keyPath, functionName, fn, name, variant, schemas, anyWeight)
+  for (const { name, keyPath, table } of tables) {
+    if (!checkType(context, keyPath, table.type)) continue
+    const built = isAdvancedType(table.type as string)
+      ? buildAdvancedVariant(context, scope, keyPath, functionName, fn, name, table, schemas, anyWeight)
+      : (() => {
+        const variant = context.decodeAt(decodeVariant, table, keyPath)
+        return variant === undefined ? undefined : buildVariant(context, scope, keyPath, functionName, fn, name, variant, schemas, anyWeight)
+      })()
     if (built !== undefined) variants.set(name, built)
   }
+  checkCandidates(context, functionKeyPath, variants, tables.map(({ name }) => name))
   return variants
 }

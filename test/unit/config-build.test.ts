@@ -312,15 +312,15 @@ type = "chat_completion"
 `)), "functions.f.variants.v.model")
   })
 
-  it("refuses variant types it does not run, and a variant without type", () => {
+  it("refuses variant types it does not know, naming those it does, and a variant without type", () => {
     const errors = buildErrors(chatFunction(`
 [functions.f.variants.a]
-type = "experimental_best_of_n_sampling"
+type = "experimental_best_of_everything"
 model = "dummy::x"
 [functions.f.variants.b]
 model = "dummy::x"
 `))
-    expect(errorAt(errors, "functions.f.variants.a.type")).toMatch(/experimental_best_of_n_sampling/)
+    expect(errorAt(errors, "functions.f.variants.a.type")).toMatch(/experimental_best_of_everything.*experimental_best_of_n_sampling/)
     expect(errorAt(errors, "functions.f.variants.b.type")).toBe("missing field")
   })
 

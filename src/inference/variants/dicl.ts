@@ -12,9 +12,9 @@ import type { PreparedInference } from "../prepare.ts"
 import type { RequestMessage } from "../types.ts"
 import type { ModelCallRecord } from "./answer.ts"
 
-/** what DICL puts before the input, and the embedding call that found it */
+/** what DICL sends (its examples as user/assistant pairs, then the input), and the embedding call that found them */
 export interface DiclContext {
-  readonly examples: ReadonlyArray<RequestMessage>
+  readonly messages: ReadonlyArray<RequestMessage>
   readonly calls: ReadonlyArray<ModelCallRecord>
 }
 

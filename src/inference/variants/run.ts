@@ -34,16 +34,24 @@ const same = (request: ModelRequest) => request
 
 /** How a single-call variant shapes its model call and reads its answer. */
 interface CallShape {
-  /** messages put before the input's (DICL's examples) */
-  readonly before: ReadonlyArray<RequestMessage>
+  /** the messages in place of the input rendered with the variant's templates (DICL's examples and input) */
+  readonly messages?: ReadonlyArray<RequestMessage> | undefined
   readonly adjust: (request: ModelRequest) => ModelRequest
   readonly outputOf: (prepared: PreparedInference, blocks: ReadonlyArray<OutputBlock>) => FunctionOutput
   /** calls made to prepare this one (DICL's embedding) */
   readonly otherCalls: ReadonlyArray<ModelCallRecord>
 }
 
-const plain: CallShape = { before: [], adjust: same, outputOf: functionOutput, otherCalls: noCalls }
-const thoughtful: CallShape = { before: [], adjust: chainOfThoughtRequest, outputOf: chainOfThoughtOutput, otherCalls: noCalls }
+const plain: CallShape = { adjust: same, outputOf: functionOutput, otherCalls: noCalls }
+const thoughtful: CallShape = { adjust: chainOfThoughtRequest, outputOf: chainOfThoughtOutput, otherCalls: noCalls }
+
+/** a system template that takes no arguments (DICL's `system_instructions`), rendered */
+const fixedSystem = (engine: Engine, variant: ModelCallConfig): string | undefined | InvalidRequest => {
+  const key = variant.templates.get("system")
+  if (key === undefined) return undefined
+  const rendered = engine.templates.render(key, {})
+  return "error" in rendered ? new InvalidRequest({ message: `variant "${variant.name}": its system instructions failed to render: ${rendered.error}` }) : rendered.text
+}
 
 /** the model request of a single-call variant: the input rendered with its templates, shaped */
 const requestFor = (
@@ -52,10 +60,14 @@ const requestFor = (
   variant: ModelCallConfig,
   shape: CallShape
 ): ModelRequest | InvalidRequest => {
+  if (shape.messages !== undefined) {
+    const system = fixedSystem(engine, variant)
+    if (system instanceof InvalidRequest) return system
+    return shape.adjust(buildModelRequest(prepared, variant, { system, messages: shape.messages }))
+  }
   const rendered = renderInput(prepared.request.input, prepared.fn, variant, engine.templates)
   if (isInputProblem(rendered)) return new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` })
-  const withBefore = shape.before.length === 0 ? rendered : { system: rendered.system, messages: [...shape.before, ...rendered.messages] }
-  return shape.adjust(buildModelRequest(prepared, variant, withBefore))
+  return shape.adjust(buildModelRequest(prepared, variant, rendered))
 }
 
 const callWhole = (
@@ -106,7 +118,7 @@ export const answerWhole = (
       return callWhole(prepared, engine, variant, thoughtful)
     case "experimental_dynamic_in_context_learning":
       return Effect.flatMap(diclContext(prepared, variant, engine.dicl), (context) =>
-        callWhole(prepared, engine, variant, { ...plain, before: context.examples, otherCalls: context.calls }))
+        callWhole(prepared, engine, variant, { ...plain, messages: context.messages, otherCalls: context.calls }))
     case "experimental_best_of_n_sampling":
       return bestOfN(prepared, engine, variant, (candidate) => answerWhole(prepared, engine, candidate))
     case "experimental_mixture_of_n_sampling":
@@ -173,7 +185,7 @@ export const answerStreamed = (
       return callStreamed(prepared, engine, variant, thoughtful, prepared.fn.type === "chat" ? thinkingReshaper() : undefined)
     case "experimental_dynamic_in_context_learning":
       return Effect.flatMap(diclContext(prepared, variant, engine.dicl), (context) =>
-        callStreamed(prepared, engine, variant, { ...plain, before: context.examples, otherCalls: context.calls }))
+        callStreamed(prepared, engine, variant, { ...plain, messages: context.messages, otherCalls: context.calls }))
     case "experimental_best_of_n_sampling":
       return Effect.flatMap(answerWhole(prepared, engine, variant), replayed)
     case "experimental_mixture_of_n_sampling":
