@@ -38,7 +38,7 @@ export const adaptiveDefaults = {
 
 const RawAdaptive = Schema.Struct({
   type: ExperimentationType,
-  candidate_variants: Schema.Array(Schema.String).annotate({ expected: "a list of variant names" }),
+  candidate_variants: Schema.Array(Schema.String),
   fallback_variants: Schema.optional(Schema.Array(Schema.String)),
   metric: Schema.String,
   epsilon: Schema.optional(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
