@@ -26,7 +26,7 @@ export const ExperimentationResponse = Schema.Struct({
     description: "`adaptive`: a bandit over candidate variants; `static`: configured candidate weights; `weights`: no experimentation, the variants' `weight`s"
   }),
   probabilities: Schema.Record(Schema.String, Probability).annotate({
-    description: "the probability of each variant being tried first in a new episode (variants never drawn are left out)"
+    description: "the probability of each variant being tried first in a new episode: every candidate of an adaptive experiment; the variants of positive weight otherwise"
   }),
   fallback_variants: Schema.optional(Schema.Array(Schema.String)).annotate({ description: "tried in this order once every candidate failed" }),
   metric: Schema.optional(Schema.String).annotate({ description: "adaptive: the metric whose feedback drives the experiment" }),

@@ -41,10 +41,15 @@ export class SamplingHistory {
     this.add(initial)
   }
 
-  /** computations read from the store, in any order; those already known are skipped */
+  /**
+   * Computations read from the store, in any order; those already known are skipped. One
+   * stored late with an older id (two processes computing at once, without the lock) takes its
+   * place by id, as a process reading both at once would have it.
+   */
   add(samplings: ReadonlyArray<StoredSampling>): void {
-    const newest = this.newest?.sampling.id
-    const fresh = samplings.filter((sampling) => newest === undefined || sampling.id > newest).sort((a, b) => (a.id < b.id ? -1 : 1))
+    const known = new Set(this.entries.map((entry) => entry.sampling.id))
+    const fresh = samplings.filter((sampling) => !known.has(sampling.id))
+    if (fresh.length === 0) return
     for (const sampling of fresh) {
       const probabilities = new Map(sampling.probabilities.map(({ name, probability }) => [name, probability]))
       this.entries.push({
@@ -54,6 +59,7 @@ export class SamplingHistory {
         weights: this.candidates.map((name) => ({ name, weight: probabilities.get(name) ?? 0 }))
       })
     }
+    this.entries.sort((a, b) => (a.sampling.id < b.sampling.id ? -1 : a.sampling.id > b.sampling.id ? 1 : 0))
     if (this.entries.length > historyLength) {
       this.entries = this.entries.slice(-historyLength)
       this.fromTheStart = false
