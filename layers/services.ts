@@ -11,6 +11,7 @@ import { BatchService } from "../src/batch/service.ts"
 import { DatasetService } from "../src/datasets/service.ts"
 import { EmbeddingService } from "../src/embeddings/service.ts"
 import { EvaluationService } from "../src/evaluations/service.ts"
+import { Experimentation } from "../src/experimentation/service.ts"
 import { FeedbackService } from "../src/feedback/service.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { InferenceService } from "../src/inference/service.ts"
@@ -39,6 +40,8 @@ export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
   ).pipe(
     // inferences and feedback find the runs of their episodes through it
     Layer.provideMerge(WorkflowEvaluationService.layer),
+    // inferences draw adaptive experiments' candidates with its probabilities
+    Layer.provideMerge(Experimentation.layer),
     Layer.provideMerge(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
     Layer.provideMerge(Layer.mergeAll(
       Layer.succeed(Configuration, config),

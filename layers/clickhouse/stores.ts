@@ -12,6 +12,7 @@ import { makeClickHouse } from "./client.ts"
 import { makeClickHouseDatabase } from "./database.ts"
 import { makeClickHouseDatasetStore } from "./datasets.ts"
 import { makeClickHouseEvaluationStore } from "./evaluations.ts"
+import { makeClickHouseExperimentationStore } from "./experimentation.ts"
 import { makeClickHouseFeedbackStore } from "./feedback.ts"
 import { makeClickHouseInferenceStore } from "./inferences.ts"
 import { makeClickHouseWorkflowEvaluationStore } from "./workflowEvaluations.ts"
@@ -25,5 +26,6 @@ export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilitySt
     datasets: makeClickHouseDatasetStore(clickhouse),
     evaluations: makeClickHouseEvaluationStore(clickhouse),
     workflowEvaluations: makeClickHouseWorkflowEvaluationStore(clickhouse),
-    batches: makeClickHouseBatchStore(clickhouse)
+    batches: makeClickHouseBatchStore(clickhouse),
+    experimentation: makeClickHouseExperimentationStore(clickhouse)
   }))

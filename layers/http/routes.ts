@@ -41,6 +41,7 @@ import {
 } from "./datasets.ts"
 import { exportDatapointsHandler, fromInferencesHandler, importDatapointsHandler } from "./datasetTransfers.ts"
 import { getEvaluationRunHandler, listEvaluationRunsHandler, runEvaluationHandler } from "./evaluations.ts"
+import { experimentationHandler } from "./experimentation.ts"
 import { feedbackHandler } from "./feedback.ts"
 import { inferenceHandler } from "./inference.ts"
 import { metricsHandler } from "./metrics.ts"
@@ -163,6 +164,8 @@ const groupsOf = (
         .handleRaw("getDynamicRun", runs("getDynamicRun", getRunHandler))
         .handleRaw("listDynamicRuns", runs("listDynamicRuns", listRunsHandler))
     }),
+    HttpApiBuilder.group(api, "experimentation", (handlers) =>
+      handlers.handleRaw("getExperimentation", route("experimentation", () => experimentationHandler)("getExperimentation"))),
     HttpApiBuilder.group(api, "status", (handlers) =>
       handlers
         .handleRaw("status", route("status", () => statusHandler)("status"))

@@ -13,6 +13,7 @@ import { makePgClient } from "./client.ts"
 import { makePostgresDatabase } from "./database.ts"
 import { makePostgresDatasetStore } from "./datasets.ts"
 import { makePostgresEvaluationStore } from "./evaluations.ts"
+import { makePostgresExperimentationStore } from "./experimentation.ts"
 import { makePostgresFeedbackStore } from "./feedback.ts"
 import { makePostgresInferenceStore } from "./inferences.ts"
 import { makePostgresWorkflowEvaluationStore } from "./workflowEvaluations.ts"
@@ -28,5 +29,6 @@ export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStor
     datasets: makePostgresDatasetStore(sql),
     evaluations: makePostgresEvaluationStore(sql),
     workflowEvaluations: makePostgresWorkflowEvaluationStore(sql),
-    batches: makePostgresBatchStore(sql)
+    batches: makePostgresBatchStore(sql),
+    experimentation: makePostgresExperimentationStore(sql)
   }))

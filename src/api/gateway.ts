@@ -8,6 +8,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import { BatchGroup } from "./batch.ts"
 import { DatasetsGroup } from "./datasets.ts"
 import { EvaluationsGroup } from "./evaluations.ts"
+import { ExperimentationGroup } from "./experimentation.ts"
 import { FeedbackGroup } from "./feedback.ts"
 import { bearerScheme } from "./guard.ts"
 import { InferenceGroup } from "./inference.ts"
@@ -51,6 +52,7 @@ export const GatewayApi = HttpApi.make("gateway")
     DatasetsGroup,
     EvaluationsGroup,
     WorkflowEvaluationsGroup,
+    ExperimentationGroup,
     StatusGroup,
     MetricsGroup,
     ReferenceGroup

@@ -9,6 +9,7 @@ import { TemplateEngine } from "../inference/templates.ts"
 import { type BuildContext, type ConfigInput, makeBuildContext, tableDecoder } from "./context.ts"
 import { buildEmbeddingModels } from "./embeddingModels.ts"
 import { buildEvaluations, type JudgeFunction } from "./evaluators.ts"
+import { checkExperimentationMetrics } from "./experimentation.ts"
 import { buildFunctions } from "./functions.ts"
 import { buildGateway } from "./gateway.ts"
 import { mergeConfigSources } from "./merge.ts"
@@ -80,6 +81,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   for (const [name, judge] of judges) functions.set(name, judge.fn)
   checkCredentials(context, functions, models, shorthands, (name) => judges.get(name)?.keyPath ?? ["functions", name])
   addEvaluatorMetrics(metrics, functions, evaluations)
+  checkExperimentationMetrics(context, functions, metrics)
   const rateLimiting = buildRateLimiting(context, raw.rate_limiting ?? {})
 
   const compiled = TemplateEngine.compile(templates.sources())

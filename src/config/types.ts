@@ -220,10 +220,26 @@ export interface FunctionConfig {
   readonly evaluators: ReadonlyMap<string, EvaluatorConfig>
 }
 
-/** Static experimentation: candidates drawn by weight, then the fallbacks in order. */
+/**
+ * Experimentation: candidates drawn by weight, then the fallbacks in order. Adaptive
+ * experimentation (`adaptive`) draws its candidates by the probabilities its bandit last
+ * stored (src/experimentation/); their weights here (all 1) are the uniform draw before any.
+ */
 export interface ExperimentationConfig {
   readonly candidates: ReadonlyArray<{ readonly name: string; readonly weight: number }>
   readonly fallbacks: ReadonlyArray<string>
+  readonly adaptive?: AdaptiveExperimentation | undefined
+}
+
+/** `type = "adaptive"` (TensorZero's `track_and_stop`): the bandit's settings */
+export interface AdaptiveExperimentation {
+  /** a configured metric (checked after every metric is known, evaluators' included) */
+  readonly metric: string
+  readonly epsilon: number
+  readonly delta: number
+  readonly minProb: number
+  readonly minSamplesPerVariant: number
+  readonly updatePeriodS: number
 }
 
 /** What every evaluator has, whatever its type. */

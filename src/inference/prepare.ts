@@ -23,7 +23,7 @@ import {
   type ScopedEdit
 } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
-import { seededRandom, variantOrder } from "./sampling.ts"
+import { type AdaptiveWeights, seededRandom, variantOrder } from "./sampling.ts"
 import { resolveTools } from "./tools.ts"
 import type { ProviderTool, ToolConfig } from "./types.ts"
 
@@ -118,7 +118,9 @@ export const prepareInference = (
   config: GatewayConfig,
   models: ModelTable,
   startedAt: number,
-  extras: PrepareExtras = {}
+  extras: PrepareExtras = {},
+  /** adaptive experiments' probabilities in force (src/experimentation/); without, their candidates are drawn uniformly */
+  adaptiveWeights?: AdaptiveWeights
 ): PreparedInference | GatewayError => {
   // the target
   let fn: FunctionConfig
@@ -160,7 +162,7 @@ export const prepareInference = (
     }
     variants = [pinned]
   } else {
-    const order = variantOrder(fn, seededRandom(`${functionName}:${episodeId}`))
+    const order = variantOrder(fn, seededRandom(`${functionName}:${episodeId}`), adaptiveWeights?.(functionName, episodeId))
     if (order.length === 0) {
       return invalid(`function "${functionName}" has no variant with a positive weight; pin one with variant_name`)
     }

@@ -60,11 +60,29 @@ export interface SampledFunction {
 }
 
 /**
+ * An adaptive experiment's candidates weighted by the probabilities in force for an episode
+ * of a function (src/experimentation/), or undefined to draw them as configured (uniformly).
+ * Synchronous: it reads a snapshot in memory.
+ */
+export type AdaptiveWeights = (functionName: string, episodeId: string) => ReadonlyArray<WeightedVariant> | undefined
+
+/**
  * The order in which to try a function's variants: with `[functions.<fn>.experimentation]`,
  * its candidates drawn by weight and then its fallbacks in order; otherwise every variant by
- * weight.
+ * weight. `adaptive`, an adaptive experiment's candidates with their probabilities, replaces
+ * the configured weights; a candidate at probability 0 (an experiment that stopped) is still
+ * tried after the others, before the fallbacks.
  */
-export const variantOrder = (fn: SampledFunction, random: () => number): ReadonlyArray<string> =>
-  fn.experimentation === undefined
-    ? sampleVariantOrder([...fn.variants.values()], random)
-    : [...sampleVariantOrder(fn.experimentation.candidates, random), ...fn.experimentation.fallbacks]
+export const variantOrder = (
+  fn: SampledFunction,
+  random: () => number,
+  adaptive?: ReadonlyArray<WeightedVariant> | undefined
+): ReadonlyArray<string> => {
+  if (fn.experimentation === undefined) return sampleVariantOrder([...fn.variants.values()], random)
+  if (adaptive === undefined) return [...sampleVariantOrder(fn.experimentation.candidates, random), ...fn.experimentation.fallbacks]
+  return [
+    ...sampleVariantOrder(adaptive, random),
+    ...adaptive.filter(({ weight }) => !(weight > 0)).map(({ name }) => name),
+    ...fn.experimentation.fallbacks
+  ]
+}

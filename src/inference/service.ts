@@ -12,6 +12,7 @@ import type { InferenceRequest } from "../api/inference.ts"
 import { tagsWithApiKey } from "../api/tags.ts"
 import type { VariantConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, isGatewayError } from "../errors.ts"
+import { Experimentation } from "../experimentation/service.ts"
 import { inferenceWriteUnit } from "../observability/inferenceRows.ts"
 import { Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
@@ -65,6 +66,7 @@ export class InferenceService extends Context.Service<InferenceService, {
       const clock = yield* Clock.Clock
       const metrics = yield* Metrics
       const { runEpisode } = yield* WorkflowEvaluationService
+      const { weights } = yield* Experimentation
       const engine: Engine = {
         templates: config.templates,
         now: () => clock.currentTimeMillisUnsafe(),
@@ -88,7 +90,7 @@ export class InferenceService extends Context.Service<InferenceService, {
 
       const prepareNow = (request: InferenceRequest, apiKey: string | undefined, extras: PrepareExtras | undefined) => {
         const tagged = apiKey === undefined ? request : { ...request, tags: tagsWithApiKey(request.tags, apiKey) }
-        const prepared = prepareInference(tagged, config, models, engine.now(), extras)
+        const prepared = prepareInference(tagged, config, models, engine.now(), extras, weights)
         return isGatewayError(prepared) ? Effect.fail(prepared) : Effect.succeed(prepared)
       }
 

@@ -10,6 +10,7 @@ import type { CacheStore } from "../cache/store.ts"
 import type { DatasetStore } from "../datasets/store.ts"
 import type { EvaluationStore } from "../evaluations/store.ts"
 import { ServiceUnavailable } from "../errors.ts"
+import type { ExperimentationStore } from "../experimentation/store.ts"
 import type { FeedbackStore } from "../feedback/store.ts"
 import type { InferenceStore } from "../inferences/store.ts"
 import type { StoreError } from "../storeError.ts"
@@ -27,6 +28,7 @@ export interface ObservabilityStores {
   readonly evaluations: EvaluationStore
   readonly workflowEvaluations: WorkflowEvaluationStore
   readonly batches: BatchStore
+  readonly experimentation: ExperimentationStore
 }
 
 export class Observability extends Context.Service<Observability, {

@@ -16,6 +16,7 @@ import { GatewayApi } from "../../src/api/gateway.ts"
 import { ChatInferenceResponse, InferenceChunk, InferenceRequest, JsonInferenceResponse } from "../../src/api/inference.ts"
 import { GetInferencesRequest, InferencesResponse, ListInferencesRequest } from "../../src/api/inferences.ts"
 import { ChatCompletion, ChatCompletionChunk, ModelList, OpenAiErrorBody } from "../../src/api/openaiCompatible.ts"
+import { ExperimentationResponse } from "../../src/api/experimentation.ts"
 import { HealthResponse, StatusResponse } from "../../src/api/status.ts"
 import { ErrorResponseBody } from "../../src/api/errors.ts"
 import { CreateEpisodeResponse, CreateRunResponse, RunDetailsResponse, RunsResponse } from "../../src/api/workflowEvaluations.ts"
@@ -157,6 +158,7 @@ describe("GET /openapi.json", () => {
       "GET /v1/datasets/{dataset_name}/datapoints/export",
       "GET /v1/evaluations/runs",
       "GET /v1/evaluations/runs/{run_id}",
+      "GET /v1/experimentation/{function_name}",
       "GET /workflow_evaluation_run/{run_id}",
       "GET /workflow_evaluation_runs",
       "PATCH /v1/datasets/{dataset_name}/datapoints",
@@ -352,6 +354,10 @@ describe("GET /openapi.json", () => {
       })
       conforms(RunDetailsResponse, read)
       conforms(RunsResponse, (await gateway.get("/workflow_evaluation_runs?project_name=conforming")).body)
+    })
+
+    it("GET /v1/experimentation/{function_name}", async () => {
+      conforms(ExperimentationResponse, (await gateway.get("/v1/experimentation/chat")).body)
     })
 
     it("GET /status, GET /health, and the error bodies of both families", async () => {

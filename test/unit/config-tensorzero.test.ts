@@ -442,12 +442,17 @@ model = "dummy::text"
 [functions.f.experimentation]
 type = "track_and_stop"
 candidate_variants = ["v"]
+metric = "m"
+max_samples_per_variant = 100
+[metrics.m]
+type = "boolean"
+level = "inference"
 [object_storage]
 type = "disabled"
 `)
     expect(errors).toEqual([
       `${F}: object_storage: unknown field`,
-      `${F}: functions.f.experimentation.type: "track_and_stop" (adaptive experimentation) is not available yet; use "static"`
+      `${F}: functions.f.experimentation.max_samples_per_variant: unknown field`
     ])
   })
 })
