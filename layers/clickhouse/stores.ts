@@ -11,6 +11,7 @@ import { makeClickHouseCacheStore } from "./cache.ts"
 import { makeClickHouse } from "./client.ts"
 import { makeClickHouseDatabase } from "./database.ts"
 import { makeClickHouseDatasetStore } from "./datasets.ts"
+import { makeClickHouseDiclStore } from "./dicl.ts"
 import { makeClickHouseEvaluationStore } from "./evaluations.ts"
 import { makeClickHouseFeedbackStore } from "./feedback.ts"
 import { makeClickHouseInferenceStore } from "./inferences.ts"
@@ -25,5 +26,6 @@ export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilitySt
     datasets: makeClickHouseDatasetStore(clickhouse),
     evaluations: makeClickHouseEvaluationStore(clickhouse),
     workflowEvaluations: makeClickHouseWorkflowEvaluationStore(clickhouse),
-    batches: makeClickHouseBatchStore(clickhouse)
+    batches: makeClickHouseBatchStore(clickhouse),
+    dicl: makeClickHouseDiclStore(clickhouse)
   }))

@@ -12,6 +12,7 @@ import { makePostgresCacheStore } from "./cache.ts"
 import { makePgClient } from "./client.ts"
 import { makePostgresDatabase } from "./database.ts"
 import { makePostgresDatasetStore } from "./datasets.ts"
+import { makePostgresDiclStore } from "./dicl.ts"
 import { makePostgresEvaluationStore } from "./evaluations.ts"
 import { makePostgresFeedbackStore } from "./feedback.ts"
 import { makePostgresInferenceStore } from "./inferences.ts"
@@ -28,5 +29,6 @@ export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStor
     datasets: makePostgresDatasetStore(sql),
     evaluations: makePostgresEvaluationStore(sql),
     workflowEvaluations: makePostgresWorkflowEvaluationStore(sql),
-    batches: makePostgresBatchStore(sql)
+    batches: makePostgresBatchStore(sql),
+    dicl: makePostgresDiclStore(sql)
   }))
