@@ -127,3 +127,28 @@ export const embeddingProblem = (vector: ReadonlyArray<number>): string | undefi
   if (!vector.every((value) => typeof value === "number" && Number.isFinite(value))) return "the embedding holds a value that is not a finite number"
   return vectorNorm(vector) === 0 ? "the embedding is all zeros (no direction to compare)" : undefined
 }
+
+/**
+ * A stored inference's output as an example's, or undefined when it makes none: chat, its
+ * blocks when they hold a text or a tool call; json, its output when it parsed (an answer that
+ * did not fit the schema is no example to follow).
+ */
+export const diclOutputOfInference = (functionType: "chat" | "json", output: unknown): DiclOutput | undefined => {
+  if (functionType === "json") {
+    return isRecord(output) && typeof output.raw === "string" && output.parsed !== null && output.parsed !== undefined
+      ? { raw: output.raw, parsed: output.parsed }
+      : undefined
+  }
+  return Array.isArray(output) && diclOutputContent(output, "chat").length > 0 ? output : undefined
+}
+
+/**
+ * A datapoint's output, or a demonstration's value, as an example's (undefined when it makes
+ * none): chat, its blocks (tool calls with an id: see `demonstrationOutput`); json, the value
+ * with its JSON text.
+ */
+export const diclOutputOfValue = (functionType: "chat" | "json", value: unknown): DiclOutput | undefined => {
+  if (value === undefined || value === null) return undefined
+  if (functionType === "json") return { raw: JSON.stringify(value), parsed: value }
+  return Array.isArray(value) && diclOutputContent(value, "chat").length > 0 ? value : undefined
+}
