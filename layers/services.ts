@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { BatchService } from "../src/batch/service.ts"
 import { DatasetService } from "../src/datasets/service.ts"
+import { DiclService } from "../src/dicl/service.ts"
 import { EmbeddingService } from "../src/embeddings/service.ts"
 import { EvaluationService } from "../src/evaluations/service.ts"
 import { Experimentation } from "../src/experimentation/service.ts"
@@ -32,7 +33,8 @@ export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
   Layer.mergeAll(
     // evaluation runs make their inferences through the inference use case
     EvaluationService.layer.pipe(Layer.provideMerge(InferenceService.layer)),
-    EmbeddingService.layer,
+    // DICL example tasks embed through the embeddings use case
+    DiclService.layer.pipe(Layer.provideMerge(EmbeddingService.layer)),
     FeedbackService.layer,
     StoredInferences.layer,
     DatasetService.layer,

@@ -11,6 +11,7 @@ import { makeClickHouseCacheStore } from "./cache.ts"
 import { makeClickHouse } from "./client.ts"
 import { makeClickHouseDatabase } from "./database.ts"
 import { makeClickHouseDatasetStore } from "./datasets.ts"
+import { makeClickHouseDiclStore } from "./dicl.ts"
 import { makeClickHouseEvaluationStore } from "./evaluations.ts"
 import { makeClickHouseExperimentationStore } from "./experimentation.ts"
 import { makeClickHouseFeedbackStore } from "./feedback.ts"
@@ -27,5 +28,6 @@ export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilitySt
     evaluations: makeClickHouseEvaluationStore(clickhouse),
     workflowEvaluations: makeClickHouseWorkflowEvaluationStore(clickhouse),
     batches: makeClickHouseBatchStore(clickhouse),
-    experimentation: makeClickHouseExperimentationStore(clickhouse)
+    experimentation: makeClickHouseExperimentationStore(clickhouse),
+    dicl: makeClickHouseDiclStore(clickhouse)
   }))

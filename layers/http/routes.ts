@@ -48,6 +48,7 @@ import { metricsHandler } from "./metrics.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openaiCompatible.ts"
+import { createDiclExamplesHandler, getDiclTaskHandler } from "./optimization.ts"
 import { errorResponse, guarded, jsonResponse } from "./respond.ts"
 import { gatewayVersion, healthHandler, statusHandler } from "./status.ts"
 import { createEpisodeHandler, createRunHandler, getRunHandler, listRunsHandler } from "./workflowEvaluations.ts"
@@ -151,6 +152,10 @@ const groupsOf = (
         .handleRaw("runEvaluation", route("evaluations", runEvaluationHandler)("runEvaluation"))
         .handleRaw("listEvaluationRuns", route("evaluations", () => listEvaluationRunsHandler)("listEvaluationRuns"))
         .handleRaw("getEvaluationRun", route("evaluations", () => getEvaluationRunHandler)("getEvaluationRun"))),
+    HttpApiBuilder.group(api, "optimization", (handlers) =>
+      handlers
+        .handleRaw("createDiclExamples", route("optimization", createDiclExamplesHandler)("createDiclExamples"))
+        .handleRaw("getDiclTask", route("optimization", () => getDiclTaskHandler)("getDiclTask"))),
     // the same handlers under both names of the routes
     HttpApiBuilder.group(api, "workflowEvaluations", (handlers) => {
       const runs = (endpoint: string, handler: RouteHandler) => route("workflowEvaluations", () => handler)(endpoint)

@@ -7,7 +7,8 @@
 import cluster from "node:cluster"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { Observability } from "../../src/observability/stores.ts"
+import type { VectorSearch } from "../../src/dicl/store.ts"
+import { Observability, type ObservabilityStores } from "../../src/observability/stores.ts"
 import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import { Configuration } from "../../src/services.ts"
 import { Tasks } from "../../src/tasks/service.ts"
@@ -21,19 +22,33 @@ const minimalStatus = JSON.stringify({ status: "ok", version: gatewayVersion })
 /** with `[gateway] workers` > 1: the pid of the worker that answers (its counters are its own) */
 const worker = cluster.isWorker ? { worker: process.pid } : {}
 
+/** how DICL examples are ranked, once the database has said (Postgres reads it once); left out while it does not answer */
+const vectorSearchOf = (stores: ObservabilityStores): Effect.Effect<{ vector_search?: VectorSearch }> =>
+  stores.dicl.vectorSearch.pipe(
+    Effect.timeoutOrElse({ duration: vectorSearchTimeout, orElse: () => Effect.fail(undefined) }),
+    Effect.match({ onSuccess: (mode) => ({ vector_search: mode }), onFailure: () => ({}) })
+  )
+
+const vectorSearchTimeout = Duration.seconds(1)
+
 /**
- * Running (and which worker answers), with the write queue's counters when observability is on,
- * whether background tasks run (the relational database), and the trace exporter's counters when it is on.
+ * Running (and which worker answers), with the write queue's counters and how DICL examples are
+ * ranked when observability is on, whether background tasks run (the relational database), and
+ * the trace exporter's counters when it is on.
  */
-export const statusHandler = Effect.map(Effect.all([Configuration, Observability, WriteQueue, Tracing, Tasks]), ([config, { stores }, { stats }, tracing, tasks]) =>
-  config.gateway.auth.enabled ? jsonResponse(minimalStatus) : jsonResponse(JSON.stringify({
-    status: "ok",
-    version: gatewayVersion,
-    ...worker,
-    ...(stores === undefined ? {} : { observability: { backend: stores.database.backend, ...stats() } }),
-    background_tasks: tasks.available ? "pg-boss" : "off",
-    ...(tracing.enabled ? { trace_export: tracing.stats() } : {})
-  })))
+export const statusHandler = Effect.flatMap(Effect.all([Configuration, Observability, WriteQueue, Tracing, Tasks]), ([config, { stores }, { stats }, tracing, tasks]) =>
+  config.gateway.auth.enabled ? Effect.succeed(jsonResponse(minimalStatus)) : Effect.map(
+    stores === undefined ? Effect.succeed(undefined) : vectorSearchOf(stores),
+    (vectorSearch) =>
+      jsonResponse(JSON.stringify({
+        status: "ok",
+        version: gatewayVersion,
+        ...worker,
+        ...(stores === undefined ? {} : { observability: { backend: stores.database.backend, ...vectorSearch, ...stats() } }),
+        background_tasks: tasks.available ? "pg-boss" : "off",
+        ...(tracing.enabled ? { trace_export: tracing.stats() } : {})
+      }))
+  ))
 
 const healthTimeout = Duration.seconds(2)
 

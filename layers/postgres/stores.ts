@@ -12,6 +12,7 @@ import { makePostgresCacheStore } from "./cache.ts"
 import { makePgClient } from "./client.ts"
 import { makePostgresDatabase } from "./database.ts"
 import { makePostgresDatasetStore } from "./datasets.ts"
+import { makePostgresDiclStore } from "./dicl.ts"
 import { makePostgresEvaluationStore } from "./evaluations.ts"
 import { makePostgresExperimentationStore } from "./experimentation.ts"
 import { makePostgresFeedbackStore } from "./feedback.ts"
@@ -30,5 +31,6 @@ export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStor
     evaluations: makePostgresEvaluationStore(sql),
     workflowEvaluations: makePostgresWorkflowEvaluationStore(sql),
     batches: makePostgresBatchStore(sql),
-    experimentation: makePostgresExperimentationStore(sql)
+    experimentation: makePostgresExperimentationStore(sql),
+    dicl: makePostgresDiclStore(sql)
   }))

@@ -15,6 +15,7 @@ import { InferenceGroup } from "./inference.ts"
 import { InferencesGroup } from "./inferences.ts"
 import { MetricsGroup } from "./metrics.ts"
 import { OpenAiGroup } from "./openaiCompatible.ts"
+import { OptimizationGroup } from "./optimization.ts"
 import { ReferenceGroup } from "./reference.ts"
 import { StatusGroup } from "./status.ts"
 import { WorkflowEvaluationsGroup } from "./workflowEvaluations.ts"
@@ -53,6 +54,7 @@ export const GatewayApi = HttpApi.make("gateway")
     EvaluationsGroup,
     WorkflowEvaluationsGroup,
     ExperimentationGroup,
+    OptimizationGroup,
     StatusGroup,
     MetricsGroup,
     ReferenceGroup
@@ -61,7 +63,7 @@ export const GatewayApi = HttpApi.make("gateway")
     title: "LLM Gateway",
     description:
       "Calls functions and models across LLM providers (variants, fallbacks, streaming), with an OpenAI-compatible surface, " +
-      "and stores inferences and feedback for observability, datasets of datapoints built from them, evaluations of functions on datasets, and workflow evaluation runs.",
+      "and stores inferences and feedback for observability, datasets of datapoints built from them, evaluations of functions on datasets, workflow evaluation runs, and the examples of dynamic in-context learning variants.",
     transform: finish(true)
   }))
 export type GatewayApi = typeof GatewayApi

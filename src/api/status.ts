@@ -18,6 +18,9 @@ export const StatusResponse = Schema.Struct({
   /** the write queue, when observability is on (authentication off only) */
   observability: Schema.optional(Schema.Struct({
     backend: Schema.Literals(["clickhouse", "postgres"]),
+    vector_search: Schema.optional(Schema.Literals(["clickhouse", "pgvector", "float_array"])).annotate({
+      description: "how DICL examples are ranked: ClickHouse array functions, Postgres with pgvector, or Postgres computing cosine distances on float arrays; absent while the database does not answer"
+    }),
     queued: Count,
     queuedBytes: Count,
     written: Count,

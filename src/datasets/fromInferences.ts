@@ -97,7 +97,7 @@ const inferenceOutput = (inference: StoredInference): unknown =>
     : (inference.output as JsonOutput).parsed ?? undefined
 
 /** the newest demonstration (by feedback id, a UUIDv7: its text order is time order) of each inference */
-const latestDemonstrations = (feedback: ReadonlyArray<StoredFeedback>): Map<string, StoredFeedback> => {
+export const latestDemonstrations = (feedback: ReadonlyArray<StoredFeedback>): Map<string, StoredFeedback> => {
   const latest = new Map<string, StoredFeedback>()
   for (const item of feedback) {
     if (item.kind !== "demonstration" || item.targetType !== "inference") continue

@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import type { BatchStore } from "../batch/store.ts"
 import type { CacheStore } from "../cache/store.ts"
 import type { DatasetStore } from "../datasets/store.ts"
+import type { DiclExampleStore } from "../dicl/store.ts"
 import type { EvaluationStore } from "../evaluations/store.ts"
 import { ServiceUnavailable } from "../errors.ts"
 import type { ExperimentationStore } from "../experimentation/store.ts"
@@ -28,7 +29,9 @@ export interface ObservabilityStores {
   readonly evaluations: EvaluationStore
   readonly workflowEvaluations: WorkflowEvaluationStore
   readonly batches: BatchStore
-  readonly experimentation: ExperimentationStore
+  readonly experimentation: ExperimentationStore,
+  /** the examples of dynamic in-context learning variants */
+  readonly dicl: DiclExampleStore
 }
 
 export class Observability extends Context.Service<Observability, {

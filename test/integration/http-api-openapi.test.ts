@@ -159,6 +159,7 @@ describe("GET /openapi.json", () => {
       "GET /v1/evaluations/runs",
       "GET /v1/evaluations/runs/{run_id}",
       "GET /v1/experimentation/{function_name}",
+      "GET /v1/optimization/dicl/{task_id}",
       "GET /workflow_evaluation_run/{run_id}",
       "GET /workflow_evaluation_runs",
       "PATCH /v1/datasets/{dataset_name}/datapoints",
@@ -178,6 +179,7 @@ describe("GET /openapi.json", () => {
       "POST /v1/evaluations/run",
       "POST /v1/inferences/get_inferences",
       "POST /v1/inferences/list_inferences",
+      "POST /v1/optimization/dicl",
       "POST /workflow_evaluation_run",
       "POST /workflow_evaluation_run/{run_id}/episode"
     ])

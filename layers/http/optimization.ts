@@ -1,0 +1,27 @@
+/**
+ * The optimization routes: `POST /v1/optimization/dicl` decodes the body and queues the DICL
+ * example task, `GET /v1/optimization/dicl/{task_id}` reads it; both answer JSON.
+ */
+import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import { CreateDiclExamplesRequest } from "../../src/api/optimization.ts"
+import { makeDecoder } from "../../src/decode.ts"
+import { DiclService } from "../../src/dicl/service.ts"
+import { Configuration } from "../../src/services.ts"
+import { jsonResponse, readJsonBody } from "./respond.ts"
+
+const decodeCreate = makeDecoder(CreateDiclExamplesRequest)
+
+export const createDiclExamplesHandler = (apiKey: string | undefined) =>
+  Effect.gen(function*() {
+    const config = yield* Configuration
+    const request = yield* readJsonBody(decodeCreate, config.gateway.maxRequestBodyBytes)
+    const service = yield* DiclService
+    return jsonResponse(JSON.stringify(yield* service.create(request, apiKey)))
+  })
+
+export const getDiclTaskHandler = Effect.gen(function*() {
+  const params = yield* HttpRouter.params
+  const service = yield* DiclService
+  return jsonResponse(JSON.stringify(yield* service.get(params.task_id ?? "")))
+})
