@@ -23,11 +23,11 @@ export type DiclRetrieval = (
   variant: DiclVariant
 ) => Effect.Effect<DiclContext, AllProvidersFailed | InvalidRequest | RateLimited | ServiceUnavailable, InferenceServices>
 
-/** the examples of `variant` for this input; without a store (observability off) the variant fails, so the next one is tried */
+/** the examples of `variant` for this input; without a retrieval (no example store) the variant fails, so the next one is tried */
 export const diclContext = (prepared: PreparedInference, variant: DiclVariant, retrieval: DiclRetrieval | undefined) =>
   retrieval === undefined
     ? Effect.fail(new AllProvidersFailed({
-      message: `variant "${variant.name}" (dynamic in-context learning) reads its examples from the observability database, which is off`,
+      message: `variant "${variant.name}" (dynamic in-context learning) has no example store to read its examples from`,
       kind: "upstream"
     }))
     : retrieval(prepared, variant)
