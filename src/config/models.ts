@@ -291,20 +291,22 @@ export const checkCredentials = (
   shorthands: ReadonlyMap<string, ShorthandDefault>,
   keyPathOf: (functionName: string) => KeyPath = (functionName) => ["functions", functionName]
 ): void => {
+  const check = (keyPath: KeyPath, modelName: string, providers: ReadonlyArray<ProviderConfig>) => {
+    for (const provider of providers) {
+      const missing = missingAlways(provider.credential)
+      if (missing !== undefined) context.report(keyPath, `model "${modelName}" uses provider "${provider.name}", whose credential is missing: ${missing}`)
+    }
+  }
   for (const [functionName, fn] of functions) {
     for (const [variantName, variant] of fn.variants) {
       if (variant.weight <= 0) continue
+      const variantPath = [...keyPathOf(functionName), "variants", variantName]
       const { model: modelName, keyPath } = variantModel(variant)
       const model = models.get(modelName)
-      const providers = model !== undefined ? [...model.providers.values()] : shorthandProviders(modelName, shorthands)
-      for (const provider of providers) {
-        const missing = missingAlways(provider.credential)
-        if (missing !== undefined) {
-          context.report(
-            [...keyPathOf(functionName), "variants", variantName, ...keyPath],
-            `model "${modelName}" uses provider "${provider.name}", whose credential is missing: ${missing}`
-          )
-        }
+      check([...variantPath, ...keyPath], modelName, model !== undefined ? [...model.providers.values()] : shorthandProviders(modelName, shorthands))
+      // a configured embedding model's credentials are checked with it (embeddingModels.ts); a short-hand's here
+      if (variant.type === "experimental_dynamic_in_context_learning" && parseShorthandModel(variant.embeddingModel) !== undefined) {
+        check([...variantPath, "embedding_model"], variant.embeddingModel, shorthandProviders(variant.embeddingModel, shorthands))
       }
     }
   }

@@ -7,10 +7,8 @@ import type { GatewayConfig, VariantConfig } from "../config/types.ts"
 import { embeddingModelPrefix } from "../embeddings/models.ts"
 
 /** the variant's `embedding_model` when it is a DICL variant, else undefined */
-export const diclEmbeddingModelOf = (variant: VariantConfig): string | undefined => {
-  const fields = variant as unknown as { readonly type: string; readonly embeddingModel?: unknown }
-  return fields.type === "experimental_dynamic_in_context_learning" && typeof fields.embeddingModel === "string" ? fields.embeddingModel : undefined
-}
+export const diclEmbeddingModelOf = (variant: VariantConfig): string | undefined =>
+  variant.type === "experimental_dynamic_in_context_learning" ? variant.embeddingModel : undefined
 
 /** `name` as the embedding service's `model`: a configured model by its prefixed name, anything else as it is (a short-hand) */
 export const embeddingModelRequestName = (config: GatewayConfig, name: string): string =>

@@ -86,14 +86,33 @@ const assistantBlock = (block: unknown): RequestBlock | undefined => {
   return undefined
 }
 
-/** The content of the assistant message of an example's output (empty when it has nothing to say). */
+/**
+ * The content of the assistant message of an example's output (empty when it has nothing to
+ * say). A chat output with tool calls is written as one text block, the JSON of its blocks
+ * (`{type: "tool_call", name, arguments}` for a call): a tool call in an assistant message must be
+ * answered by a tool result in the next one at every provider, and an example has none.
+ */
 export const diclOutputContent = (output: DiclOutput, functionType: "chat" | "json"): ReadonlyArray<RequestBlock> => {
   if (functionType === "json") {
     const raw = isRecord(output) && typeof output.raw === "string" ? output.raw : undefined
     return raw === undefined ? [] : [{ type: "text", text: raw }]
   }
   if (!Array.isArray(output)) return []
-  return output.flatMap((block) => assistantBlock(block) ?? [])
+  const blocks = output.flatMap((block) => assistantBlock(block) ?? [])
+  if (!blocks.some((block) => block.type === "tool_call")) return blocks
+  const written = blocks.map((block) =>
+    block.type === "tool_call" ? { type: "tool_call", name: block.name, arguments: parsedArguments(block.arguments) } : block
+  )
+  return [{ type: "text", text: JSON.stringify(written) }]
+}
+
+/** a tool call's arguments as JSON when they parse, else as the text the model wrote */
+const parsedArguments = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
 }
 
 /**

@@ -84,7 +84,8 @@ export class EmbeddingService extends Context.Service<EmbeddingService, {
           })
           const input = typeof request.input === "string" ? [request.input] : request.input
           const embedding: EmbeddingRequest = { input, dimensions: request.dimensions }
-          return Effect.map(tryProviders(found.model, embedding, request, cache, tags), (result) => {
+          const options = { requestModel: request.model, credentials: request["gateway::credentials"] ?? {}, cache, tags }
+          return Effect.map(embedWith(found.model, embedding, options), (result) => {
             if (!dryrun && writeQueue.enabled) writeQueue.submitSoon(() => embeddingWriteUnit(result))
             return result
           })
@@ -103,16 +104,30 @@ interface Answer {
   readonly cached: boolean
 }
 
-const tryProviders = (
+/** How an embedding is asked for, besides the model and the texts. */
+export interface EmbedOptions {
+  /** the model as the caller named it (a result's `model`) */
+  readonly requestModel: string
+  /** dynamic credentials the caller sent */
+  readonly credentials: Readonly<Record<string, string>>
+  readonly cache: CachePolicy
+  /** charged to the rate limits (with the caller's key), stored with the call */
+  readonly tags: Readonly<Record<string, string>>
+}
+
+/**
+ * `embedding` by `model`'s providers in routing order within its time limit, each through the
+ * cache and the rate limits; not stored (the caller decides how: /openai/v1/embeddings as an
+ * embedding inference, DICL as a model inference of its inference).
+ */
+export const embedWith = (
   model: ResolvedEmbeddingModel,
   embedding: EmbeddingRequest,
-  request: EmbeddingsRequest,
-  cache: CachePolicy,
-  tags: Readonly<Record<string, string>>
+  { requestModel, credentials, cache, tags }: EmbedOptions
 ): Effect.Effect<EmbeddingResult, AllProvidersFailed | CallRefused, InferenceServices> =>
   Effect.clockWith((clock) => {
     const started = clock.currentTimeMillisUnsafe()
-    const extras = { bodyEdits: [], headerEdits: [], credentials: request["gateway::credentials"] ?? {} }
+    const extras = { bodyEdits: [], headerEdits: [], credentials }
     const routed = inRoutingOrder(
       model.providers,
       (provider) => providerCall(embedding, model.config.name, provider.config, noVariant, extras),
@@ -125,7 +140,7 @@ const tryProviders = (
       return {
         ...answer,
         id: uuidv7(now),
-        model: request.model,
+        model: requestModel,
         modelName: model.config.name,
         provider,
         call,

@@ -12,6 +12,7 @@ import type { InferenceRequest } from "../api/inference.ts"
 import { tagsWithApiKey } from "../api/tags.ts"
 import type { VariantConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, isGatewayError } from "../errors.ts"
+import { diclRetrieval } from "../dicl/retrieval.ts"
 import { Experimentation } from "../experimentation/service.ts"
 import { inferenceWriteUnit } from "../observability/inferenceRows.ts"
 import { Metrics } from "../metrics/metrics.ts"
@@ -70,7 +71,8 @@ export class InferenceService extends Context.Service<InferenceService, {
       const engine: Engine = {
         templates: config.templates,
         now: () => clock.currentTimeMillisUnsafe(),
-        variantFailed: metrics.variantFailed
+        variantFailed: metrics.variantFailed,
+        dicl: diclRetrieval(config)
       }
 
       /**

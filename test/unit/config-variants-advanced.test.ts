@@ -129,6 +129,25 @@ embedding_model = "openai::e"
     expect(errorAt(errors, "functions.f.variants.d3.k")).toBe("missing field")
   })
 
+  it("requires the credential of a positive-weight DICL variant's short-hand embedding model", () => {
+    const dicl = (weight: number) => chat(`
+[functions.f.variants.d]
+type = "experimental_dynamic_in_context_learning"
+model = "dummy::x"
+embedding_model = "openai::text-embedding-3-small"
+k = 2
+weight = ${weight}
+`)
+    const errors = buildErrors(dicl(1))
+    expect(errorAt(errors, "functions.f.variants.d.embedding_model")).toMatch(
+      /model "openai::text-embedding-3-small" uses provider "openai", whose credential is missing: .*OPENAI_API_KEY/
+    )
+    expect(errors).toHaveLength(1)
+    buildOk(dicl(1), { env: { OPENAI_API_KEY: "sk-x" } })
+    // reached only when pinned: its credential may come later (or with the request)
+    buildOk(dicl(0))
+  })
+
   it("requires the evaluator's templates for the function's schemas, unless system_instructions stands for the system one", () => {
     const files = { "/cfg/system.json": JSON.stringify({ type: "object" }), "/cfg/i.txt": "Judge well." }
     const errors = buildErrors(`

@@ -48,7 +48,15 @@ describe("diclInputText", () => {
 describe("diclExampleMessages", () => {
   const input = { messages: [{ role: "user", content: "What is 2 + 2?" }] }
 
-  it("makes a user message of the input's text and an assistant message of a chat output's text and tool calls", () => {
+  it("makes a user message of the input's text and an assistant message of a chat output's text", () => {
+    const output = [{ type: "thought", text: "easy" }, { type: "text", text: "4" }, { type: "text", text: " it is" }]
+    expect(diclExampleMessages([{ input, output }], "chat")).toEqual([
+      { role: "user", content: [{ type: "text", text: diclInputText(input) }] },
+      { role: "assistant", content: [{ type: "text", text: "4" }, { type: "text", text: " it is" }] }
+    ])
+  })
+
+  it("writes a chat output with tool calls as the JSON text of its blocks (an example has no tool results to pair them with)", () => {
     const output = [
       { type: "thought", text: "easy" },
       { type: "text", text: "4" },
@@ -61,12 +69,15 @@ describe("diclExampleMessages", () => {
       { role: "user", content: [{ type: "text", text: diclInputText(input) }] },
       {
         role: "assistant",
-        content: [
-          { type: "text", text: "4" },
-          { type: "tool_call", id: "call_1", name: "add", arguments: "{\"a\": 2, \"b\": 2}" },
-          { type: "tool_call", id: "call_2", name: "sub", arguments: "not json" },
-          { type: "tool_call", id: "call_3", name: "mul", arguments: "{\"a\":1}" }
-        ]
+        content: [{
+          type: "text",
+          text: JSON.stringify([
+            { type: "text", text: "4" },
+            { type: "tool_call", name: "add", arguments: { a: 2, b: 2 } },
+            { type: "tool_call", name: "sub", arguments: "not json" },
+            { type: "tool_call", name: "mul", arguments: { a: 1 } }
+          ])
+        }]
       }
     ])
   })

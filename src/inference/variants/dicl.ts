@@ -23,6 +23,12 @@ export type DiclRetrieval = (
   variant: DiclVariant
 ) => Effect.Effect<DiclContext, AllProvidersFailed | InvalidRequest | RateLimited | ServiceUnavailable, InferenceServices>
 
+/** the system prompt of a DICL variant without `system_instructions`: how to read what follows */
+export const diclDefaultInstructions =
+  "Learn from the examples below how inputs map to outputs. Each example is an input in a user message followed by its output " +
+  "in an assistant message. The last user message is a new input in the same format: answer it as the examples would, " +
+  "in the same form."
+
 /** the examples of `variant` for this input; without a retrieval (no example store) the variant fails, so the next one is tried */
 export const diclContext = (prepared: PreparedInference, variant: DiclVariant, retrieval: DiclRetrieval | undefined) =>
   retrieval === undefined

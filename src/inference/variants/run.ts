@@ -23,7 +23,7 @@ import {
   type VariantStream
 } from "./answer.ts"
 import { chainOfThoughtOutput, chainOfThoughtRequest, thinkingReshaper } from "./chainOfThought.ts"
-import { diclContext } from "./dicl.ts"
+import { type DiclContext, diclContext, diclDefaultInstructions } from "./dicl.ts"
 import { attemptVariant, type Engine, type VariantFailure } from "./loop.ts"
 import { bestOfN, candidateRecords, fuserRequest, judgeVariant, randomPick, runCandidates, unlessRefused } from "./sampling.ts"
 
@@ -36,6 +36,8 @@ const same = (request: ModelRequest) => request
 interface CallShape {
   /** the messages in place of the input rendered with the variant's templates (DICL's examples and input) */
   readonly messages?: ReadonlyArray<RequestMessage> | undefined
+  /** with `messages`: the system prompt when the variant configures none */
+  readonly defaultSystem?: string | undefined
   readonly adjust: (request: ModelRequest) => ModelRequest
   readonly outputOf: (prepared: PreparedInference, blocks: ReadonlyArray<OutputBlock>) => FunctionOutput
   /** calls made to prepare this one (DICL's embedding) */
@@ -43,12 +45,18 @@ interface CallShape {
 }
 
 const plain: CallShape = { adjust: same, outputOf: functionOutput, otherCalls: noCalls }
+const diclShape = (context: DiclContext): CallShape => ({
+  ...plain,
+  messages: context.messages,
+  defaultSystem: diclDefaultInstructions,
+  otherCalls: context.calls
+})
 const thoughtful: CallShape = { adjust: chainOfThoughtRequest, outputOf: chainOfThoughtOutput, otherCalls: noCalls }
 
-/** a system template that takes no arguments (DICL's `system_instructions`), rendered */
-const fixedSystem = (engine: Engine, variant: ModelCallConfig): string | undefined | InvalidRequest => {
+/** a system template that takes no arguments (DICL's `system_instructions`), rendered; `fallback` without one */
+const fixedSystem = (engine: Engine, variant: ModelCallConfig, fallback: string | undefined): string | undefined | InvalidRequest => {
   const key = variant.templates.get("system")
-  if (key === undefined) return undefined
+  if (key === undefined) return fallback
   const rendered = engine.templates.render(key, {})
   return "error" in rendered ? new InvalidRequest({ message: `variant "${variant.name}": its system instructions failed to render: ${rendered.error}` }) : rendered.text
 }
@@ -61,7 +69,7 @@ const requestFor = (
   shape: CallShape
 ): ModelRequest | InvalidRequest => {
   if (shape.messages !== undefined) {
-    const system = fixedSystem(engine, variant)
+    const system = fixedSystem(engine, variant, shape.defaultSystem)
     if (system instanceof InvalidRequest) return system
     return shape.adjust(buildModelRequest(prepared, variant, { system, messages: shape.messages }))
   }
@@ -118,7 +126,7 @@ export const answerWhole = (
       return callWhole(prepared, engine, variant, thoughtful)
     case "experimental_dynamic_in_context_learning":
       return Effect.flatMap(diclContext(prepared, variant, engine.dicl), (context) =>
-        callWhole(prepared, engine, variant, { ...plain, messages: context.messages, otherCalls: context.calls }))
+        callWhole(prepared, engine, variant, diclShape(context)))
     case "experimental_best_of_n_sampling":
       return bestOfN(prepared, engine, variant, (candidate) => answerWhole(prepared, engine, candidate))
     case "experimental_mixture_of_n_sampling":
@@ -185,7 +193,7 @@ export const answerStreamed = (
       return callStreamed(prepared, engine, variant, thoughtful, prepared.fn.type === "chat" ? thinkingReshaper() : undefined)
     case "experimental_dynamic_in_context_learning":
       return Effect.flatMap(diclContext(prepared, variant, engine.dicl), (context) =>
-        callStreamed(prepared, engine, variant, { ...plain, messages: context.messages, otherCalls: context.calls }))
+        callStreamed(prepared, engine, variant, diclShape(context)))
     case "experimental_best_of_n_sampling":
       return Effect.flatMap(answerWhole(prepared, engine, variant), replayed)
     case "experimental_mixture_of_n_sampling":
