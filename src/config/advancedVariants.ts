@@ -11,7 +11,7 @@ import { type BuildContext, tableDecoder } from "./context.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
 import { type RawDiclVariant, RawDiclVariant as DiclSchema, type RawFunction, RawJudgeBlock, RawSamplingVariant } from "./raw.ts"
 import { isSamplingVariant, type ModelCallConfig, type VariantConfig } from "./types.ts"
-import { checkVariantModel, loadTemplates, variantParams, variantRetries, type VariantScope } from "./variants.ts"
+import { callSettings, checkVariantModel, defaultJsonMode, loadTemplates, type VariantScope } from "./variants.ts"
 
 const decodeSampling = tableDecoder(RawSamplingVariant)
 const decodeJudge = tableDecoder(RawJudgeBlock)
@@ -27,7 +27,6 @@ const diclType = "experimental_dynamic_in_context_learning"
 
 export const isAdvancedType = (type: string): boolean => type in samplingTypes || type === diclType
 
-const defaultJsonMode = (fn: RawFunction) => fn.type === "json" ? (fn.output_schema === undefined ? "on" : "strict") : "off"
 
 /** the evaluator's or fuser's block: its model, templates (or system_instructions) and call settings */
 const buildJudge = (
@@ -61,12 +60,7 @@ const buildJudge = (
     name: variantName,
     model: judge.model,
     templates,
-    jsonMode: judge.json_mode ?? jsonMode,
-    params: variantParams(judge),
-    retries: variantRetries(judge.retries),
-    timeouts: judge.timeouts ?? {},
-    extraBody: judge.extra_body ?? [],
-    extraHeaders: judge.extra_headers ?? []
+    ...callSettings(judge, jsonMode)
   }
 }
 
@@ -104,12 +98,7 @@ const buildDicl = (
     weight: variant.weight ?? (anyWeight ? 0 : 1),
     model: variant.model,
     templates,
-    jsonMode: variant.json_mode ?? defaultJsonMode(fn),
-    params: variantParams(variant),
-    retries: variantRetries(variant.retries),
-    timeouts: variant.timeouts ?? {},
-    extraBody: variant.extra_body ?? [],
-    extraHeaders: variant.extra_headers ?? [],
+    ...callSettings(variant, defaultJsonMode(fn)),
     embeddingModel: variant.embedding_model,
     k: variant.k,
     maxDistance: variant.max_distance

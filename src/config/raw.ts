@@ -59,14 +59,8 @@ export const inferenceParamFields = {
 
 export const JsonModeSchema = Schema.Literals(["off", "on", "strict", "tool"])
 
-export const RawVariant = Schema.Struct({
-  type: Schema.String,
-  weight: Schema.optional(NonNegative),
-  model: Schema.optional(Schema.String),
-  templates: Schema.optional(Schema.Record(Schema.String, PathTable)),
-  system_template: Schema.optional(Schema.String),
-  user_template: Schema.optional(Schema.String),
-  assistant_template: Schema.optional(Schema.String),
+/** How a model call is made, in every table that configures one (a variant, an evaluator or fuser, DICL). */
+const modelCallFields = {
   json_mode: Schema.optional(JsonModeSchema),
   ...inferenceParamFields,
   retries: Schema.optional(Schema.Struct({
@@ -76,6 +70,17 @@ export const RawVariant = Schema.Struct({
   timeouts: Schema.optional(Timeouts),
   extra_body: Schema.optional(Schema.Array(ExtraBodyEdit)),
   extra_headers: Schema.optional(Schema.Array(ExtraHeaderEdit))
+}
+
+export const RawVariant = Schema.Struct({
+  type: Schema.String,
+  weight: Schema.optional(NonNegative),
+  model: Schema.optional(Schema.String),
+  templates: Schema.optional(Schema.Record(Schema.String, PathTable)),
+  system_template: Schema.optional(Schema.String),
+  user_template: Schema.optional(Schema.String),
+  assistant_template: Schema.optional(Schema.String),
+  ...modelCallFields
 })
 export type RawVariant = typeof RawVariant.Type
 
@@ -88,12 +93,7 @@ export const RawJudgeBlock = Schema.Struct({
   assistant_template: RawVariant.fields.assistant_template,
   /** a file read as is: the judge's system prompt when it has no system template */
   system_instructions: Schema.optional(Schema.String),
-  json_mode: RawVariant.fields.json_mode,
-  ...inferenceParamFields,
-  retries: RawVariant.fields.retries,
-  timeouts: RawVariant.fields.timeouts,
-  extra_body: RawVariant.fields.extra_body,
-  extra_headers: RawVariant.fields.extra_headers
+  ...modelCallFields
 })
 export type RawJudgeBlock = typeof RawJudgeBlock.Type
 
@@ -117,12 +117,7 @@ export const RawDiclVariant = Schema.Struct({
   k: PositiveInt,
   max_distance: Schema.optional(NonNegative),
   system_instructions: Schema.optional(Schema.String),
-  json_mode: RawVariant.fields.json_mode,
-  ...inferenceParamFields,
-  retries: RawVariant.fields.retries,
-  timeouts: RawVariant.fields.timeouts,
-  extra_body: RawVariant.fields.extra_body,
-  extra_headers: RawVariant.fields.extra_headers
+  ...modelCallFields
 })
 export type RawDiclVariant = typeof RawDiclVariant.Type
 

@@ -13,7 +13,7 @@ import { formatKeyPath, type KeyPath } from "./merge.ts"
 import { buildAdvancedVariant, checkCandidates, isAdvancedType } from "./advancedVariants.ts"
 import { type RawFunction, type RawJudgeBlock, RawVariant } from "./raw.ts"
 import type { TemplateFiles } from "./templateFiles.ts"
-import type { ChatCompletionVariant, RetryConfig, VariantConfig } from "./types.ts"
+import type { ChatCompletionVariant, ModelCallConfig, RetryConfig, VariantConfig } from "./types.ts"
 
 const decodeVariant = tableDecoder(RawVariant)
 const legacyRoles = ["system", "user", "assistant"] as const
@@ -71,6 +71,23 @@ export const variantParams = (variant: InferenceParams): InferenceParams => {
 export const variantRetries = (retries: RawVariant["retries"]): RetryConfig => ({
   numRetries: retries?.num_retries ?? 0,
   maxDelayS: retries?.max_delay_s ?? 10
+})
+
+/** a function's json mode when a variant sets none: strict for a json function with an output schema */
+export const defaultJsonMode = (fn: RawFunction): ModelCallConfig["jsonMode"] =>
+  fn.type === "json" ? (fn.output_schema === undefined ? "on" : "strict") : "off"
+
+/** How a table's model call is made (`modelCallFields` in raw.ts), with the json mode it defaults to. */
+export const callSettings = (
+  table: Pick<RawVariant, "json_mode" | "retries" | "timeouts" | "extra_body" | "extra_headers"> & InferenceParams,
+  defaultJsonMode: ModelCallConfig["jsonMode"]
+): Pick<ModelCallConfig, "jsonMode" | "params" | "retries" | "timeouts" | "extraBody" | "extraHeaders"> => ({
+  jsonMode: table.json_mode ?? defaultJsonMode,
+  params: variantParams(table),
+  retries: variantRetries(table.retries),
+  timeouts: table.timeouts ?? {},
+  extraBody: table.extra_body ?? [],
+  extraHeaders: table.extra_headers ?? []
 })
 
 /** its template files: name -> where the file is named and its path as written */
@@ -148,19 +165,13 @@ const buildVariant = (
   const templateKeys = loadTemplates(context, scope, keyPath, functionName, name, variant, schemas)
   context.checkPointers([...keyPath, "extra_body"], variant.extra_body)
   context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
-  const defaultJsonMode = fn.type === "json" ? (fn.output_schema === undefined ? "on" : "strict") : "off"
   return {
     name,
     type: variant.type === "experimental_chain_of_thought" ? "experimental_chain_of_thought" : "chat_completion",
     weight: variant.weight ?? (anyWeight ? 0 : 1),
     model: variant.model,
     templates: templateKeys,
-    jsonMode: variant.json_mode ?? defaultJsonMode,
-    params: variantParams(variant),
-    retries: variantRetries(variant.retries),
-    timeouts: variant.timeouts ?? {},
-    extraBody: variant.extra_body ?? [],
-    extraHeaders: variant.extra_headers ?? []
+    ...callSettings(variant, defaultJsonMode(fn))
   }
 }
 
