@@ -172,6 +172,8 @@ export class DiclService extends Context.Service<DiclService, {
               }),
             { concurrency: payload.maxConcurrency, discard: true }
           )
+          // concurrent batches' progress writes may land out of order: the last one says it all
+          yield* task.progress({ embedded: items.length, total: items.length })
           yield* Effect.mapError(ready.dicl.commit(write), storeFailure(ready))
           yield* Effect.logInfo(
             `dicl: ${items.length} examples ${payload.append ? "appended to" : "replace those of"} ${payload.functionName}/${payload.variantName} (task ${task.id})`
