@@ -210,6 +210,29 @@ export const makePgBossTasks = (
         Effect.catch((error) => Effect.logWarning(`background tasks: progress of ${id} not recorded: ${describe(error)}`))
       )
 
+    const writeCheckpoint = (id: string, state: unknown): Effect.Effect<void> =>
+      Effect.tryPromise(() =>
+        db.executeSql(
+          `INSERT INTO gateway_task_progress (task_id, checkpoint, updated_at) VALUES ($1, $2::jsonb, now())
+           ON CONFLICT (task_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, updated_at = EXCLUDED.updated_at`,
+          [id, JSON.stringify(state ?? null)]
+        )
+      ).pipe(
+        Effect.asVoid,
+        Effect.catch((error) => Effect.logWarning(`background tasks: checkpoint of ${id} not saved: ${describe(error)}`))
+      )
+
+    /** the checkpoint a task saved; a failed read starts it over (logged) rather than failing it */
+    const readCheckpoint = async (id: string): Promise<unknown> => {
+      try {
+        const { rows } = await db.executeSql("SELECT checkpoint FROM gateway_task_progress WHERE task_id = $1", [id])
+        return rows[0]?.checkpoint ?? undefined
+      } catch (error) {
+        complain("reading a checkpoint")(error)
+        return undefined
+      }
+    }
+
     const readProgress = async (id: string): Promise<Option.Option<unknown>> => {
       try {
         const { rows } = await db.executeSql("SELECT progress FROM gateway_task_progress WHERE task_id = $1", [id])
@@ -268,7 +291,9 @@ export const makePgBossTasks = (
             const task: RunningTask<Payload> = {
               id: job.id,
               payload: job.data as Payload,
-              progress: (value) => writeProgress(job.id, value)
+              progress: (value) => writeProgress(job.id, value),
+              checkpoint: (state) => writeCheckpoint(job.id, state),
+              resumeFrom: await readCheckpoint(job.id)
             }
             // the signal is aborted when the task was cancelled or taken away (heartbeat lost), or at shutdown
             const exit = await runExit(Effect.suspend(() => handler(task)), { signal: job.signal })

@@ -24,6 +24,7 @@ import {
 } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
 import { type AdaptiveWeights, seededRandom, variantOrder } from "./sampling.ts"
+import type { TemplateEngine } from "./templates.ts"
 import { resolveTools } from "./tools.ts"
 import type { ProviderTool, ToolConfig } from "./types.ts"
 
@@ -55,6 +56,8 @@ export interface PreparedInference {
    * the gateway's overhead excludes (`gateway-overhead-ms`, `gateway_overhead_seconds`)
    */
   readonly providerTime?: { ms: number }
+  /** the templates of a variant run without being configured (`PrepareExtras.dynamicVariant`), in place of the configuration's */
+  readonly templates?: TemplateEngine | undefined
 }
 
 /** `gateway::default`: a chat function with one variant per model, named after the model. */
@@ -110,6 +113,12 @@ export interface PrepareExtras {
   readonly responseSchema?: Record<string, unknown> | undefined
   /** OpenAI custom tools (free-text input, optionally a grammar) */
   readonly customTools?: ReadonlyArray<{ readonly name: string; readonly description?: string | undefined; readonly format?: unknown }>
+  /**
+   * A variant that is not in the configuration, run in place of the function's (prompt
+   * optimization tries templates this way), with the engine its templates are compiled in.
+   * Internal: no request can name one.
+   */
+  readonly dynamicVariant?: { readonly variant: VariantConfig; readonly templates: TemplateEngine } | undefined
 }
 
 /** `request` checked against `config` and `models` (the short-hand names it can reach), at `startedAt` (epoch ms) */
@@ -155,7 +164,9 @@ export const prepareInference = (
 
   // the variants, in the order to try them
   let variants: Array<VariantConfig>
-  if (request.variant_name !== undefined) {
+  if (extras.dynamicVariant !== undefined) {
+    variants = [extras.dynamicVariant.variant]
+  } else if (request.variant_name !== undefined) {
     const pinned = fn.variants.get(request.variant_name)
     if (pinned === undefined) {
       return new NotFound({ message: `unknown variant "${request.variant_name}" of function "${functionName}"` })
@@ -248,6 +259,7 @@ export const prepareInference = (
     cache: cachePolicy(request.cache_options, request.dryrun === true, cacheSharing(request, config)),
     request,
     startedAt,
-    providerTime: { ms: 0 }
+    providerTime: { ms: 0 },
+    templates: extras.dynamicVariant?.templates
   }
 }

@@ -75,6 +75,10 @@ export class InferenceService extends Context.Service<InferenceService, {
         dicl: diclRetrieval(config)
       }
 
+      /** the engine, with a dynamic variant's templates when the inference runs one */
+      const engineFor = (prepared: PreparedInference): Engine =>
+        prepared.templates === undefined ? engine : { ...engine, templates: prepared.templates }
+
       /**
        * Queues a completed inference for storage once its answer is written, unless it is a
        * dryrun or storage is off; then tells `onCompleted`.
@@ -111,11 +115,12 @@ export class InferenceService extends Context.Service<InferenceService, {
           })
         },
         run: (prepared, onCompleted) =>
-          Effect.map(runInference(prepared, engine), (result) => {
+          Effect.map(runInference(prepared, engineFor(prepared)), (result) => {
             completion(prepared, onCompleted)(result)
             return result
           }),
-        stream: (prepared, onCompleted, makeEncoder) => streamInference(prepared, engine, completion(prepared, onCompleted), makeEncoder)
+        stream: (prepared, onCompleted, makeEncoder) =>
+          streamInference(prepared, engineFor(prepared), completion(prepared, onCompleted), makeEncoder)
       })
     })
   )

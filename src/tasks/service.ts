@@ -37,6 +37,14 @@ export interface RunningTask<Payload> {
   readonly payload: Payload
   /** records how far the task got (any JSON value), readable with `Tasks.get` while it runs */
   readonly progress: (value: unknown) => Effect.Effect<void>
+  /**
+   * Saves the state to resume from (any JSON value) should this run not finish: a run after a
+   * crash gets the last one saved as `resumeFrom`. Not saved (the database failing) is logged,
+   * not failed: a later run then resumes from an earlier state.
+   */
+  readonly checkpoint: (state: unknown) => Effect.Effect<void>
+  /** the state the last run of this task saved, undefined on its first run */
+  readonly resumeFrom: unknown
 }
 
 /** A handler's failure: the task is tried again up to its kind's `retryLimit`, then `failed` with this message. */

@@ -20,7 +20,7 @@ import { freshDatabase, queryDatabase, type TestDatabase } from "../support/data
 import { failure, openStore, run, serverOf } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
-const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling"]
+const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint"]
 
 interface OpenRelational {
   readonly store: RelationalStore

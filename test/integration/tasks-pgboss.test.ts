@@ -102,6 +102,25 @@ describe("tasks on pg-boss: running", () => {
     expect(failed.completedAt).toBeGreaterThanOrEqual(failed.createdAt)
   })
 
+  it("gives a run the checkpoint the previous run of the task saved, and none on its first run", async () => {
+    const seen: Array<unknown> = []
+    await run(first.tasks.register<{ steps: number }>("resumable", (task) =>
+      Effect.gen(function*() {
+        seen.push(task.resumeFrom)
+        const from = (task.resumeFrom as { step: number } | undefined)?.step ?? 0
+        for (let step = from + 1; step <= task.payload.steps; step++) {
+          yield* task.checkpoint({ step })
+          // the first run stops after its second step, as a crash would
+          if (seen.length === 1 && step === 2) return yield* Effect.fail({ message: "stopped midway" })
+        }
+        return { resumedFrom: from }
+      }), { retryLimit: 1 }))
+    const id = (await run(first.tasks.enqueue("resumable", { steps: 4 })))!
+    const done = await until(first.tasks, id, "completed")
+    expect(seen).toEqual([undefined, { step: 2 }])
+    expect(done.result).toEqual({ resumedFrom: 2 })
+  })
+
   it("fails a task whose handler dies, with the defect's message", async () => {
     await run(first.tasks.register("dies", () => Effect.die(new Error("boom: no such field")), { retryLimit: 0 }))
     const id = (await run(first.tasks.enqueue("dies", {})))!
