@@ -20,7 +20,10 @@ const listDatasetPage = (stores: ObservabilityStores, datasetName: string, funct
     storeFailure(stores)
   )
 
-const fromDataset = (stores: ObservabilityStores, plan: RunPlan, datasetName: string) =>
+/** what loading datapoints needs of a plan (GEPA loads its datasets with it too) */
+export type DatapointSource = Pick<RunPlan, "functionName" | "maxDatapoints" | "source">
+
+const fromDataset = (stores: ObservabilityStores, plan: DatapointSource, datasetName: string) =>
   Effect.gen(function*() {
     const wanted = plan.maxDatapoints ?? maxRunDatapoints + 1
     const datapoints: Array<StoredDatapoint> = []
@@ -45,7 +48,7 @@ const fromDataset = (stores: ObservabilityStores, plan: RunPlan, datasetName: st
     return datapoints
   })
 
-const byIds = (stores: ObservabilityStores, plan: RunPlan, ids: ReadonlyArray<string>) =>
+const byIds = (stores: ObservabilityStores, plan: DatapointSource, ids: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const found = yield* Effect.mapError(stores.datasets.getDatapoints(undefined, ids), storeFailure(stores))
     const live = new Map(found.filter((datapoint) => datapoint.staledAt === undefined).map((datapoint) => [datapoint.id.toLowerCase(), datapoint]))
@@ -68,13 +71,13 @@ const byIds = (stores: ObservabilityStores, plan: RunPlan, ids: ReadonlyArray<st
 /** the run's datapoints, or why there are none to run */
 export const loadDatapoints = (
   stores: ObservabilityStores,
-  plan: RunPlan
+  plan: DatapointSource
 ): Effect.Effect<ReadonlyArray<StoredDatapoint>, InvalidRequest | NotFound | ServiceUnavailable> =>
   plan.source.kind === "dataset" ? fromDataset(stores, plan, plan.source.datasetName) : byIds(stores, plan, plan.source.ids)
 
 /** the inference a datapoint becomes: its input, tools and output schema, on the run's variant, tagged */
 export const datapointInference = (
-  plan: RunPlan,
+  plan: Pick<RunPlan, "functionName" | "variant" | "inferenceCache">,
   datapoint: StoredDatapoint,
   tags: Readonly<Record<string, string>>
 ): InferenceRequest => {

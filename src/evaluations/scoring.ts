@@ -10,6 +10,7 @@ import type { StoredDatapoint } from "../datasets/store.ts"
 import type { GatewayError } from "../errors.ts"
 import { uuidv7, uuidv7Timestamp } from "../ids.ts"
 import type { JsonOutput } from "../inference/output.ts"
+import type { PrepareExtras } from "../inference/prepare.ts"
 import type { InferenceResult } from "../inference/run.ts"
 import type { InferenceService } from "../inference/service.ts"
 import type { StoredFeedback } from "../observability/records.ts"
@@ -30,12 +31,16 @@ export interface ScoringContext {
   /** the caller's API key (public id), tagged on every inference */
   readonly apiKey: string | undefined
   readonly now: () => number
+  /** how the evaluated inference is prepared (GEPA: its candidate as a dynamic variant); judges are prepared plainly */
+  readonly extras?: PrepareExtras | undefined
 }
 
 export interface ScoredDatapoint {
   readonly result: EvaluationResultRecord
   /** the scores to store, as feedback on the datapoint's inference */
   readonly feedback: ReadonlyArray<StoredFeedback>
+  /** the inference's output, when it answered */
+  readonly output?: unknown
 }
 
 type EvaluatorOutcome =
@@ -43,8 +48,12 @@ type EvaluatorOutcome =
   | { readonly error: string }
 
 /** an inference run to its answer (prepared then run), or its error's message */
-const infer = (context: ScoringContext, request: InferenceRequest): Effect.Effect<InferenceResult | { readonly error: string }, never, InferenceServices> =>
-  context.inference.prepare(request, context.apiKey).pipe(
+const infer = (
+  context: ScoringContext,
+  request: InferenceRequest,
+  extras?: PrepareExtras
+): Effect.Effect<InferenceResult | { readonly error: string }, never, InferenceServices> =>
+  context.inference.prepare(request, context.apiKey, extras).pipe(
     Effect.flatMap((prepared) => context.inference.run(prepared)),
     Effect.catch((error: GatewayError) => Effect.succeed({ error: error.message }))
   )
@@ -120,7 +129,7 @@ export const scoreDatapoint = (
 ): Effect.Effect<ScoredDatapoint, never, InferenceServices> =>
   Effect.gen(function*() {
     const tags = { ...context.tags, [datapointIdTag]: datapoint.id }
-    const answer = yield* infer(context, datapointInference(context.plan, datapoint, tags))
+    const answer = yield* infer(context, datapointInference(context.plan, datapoint, tags), context.extras)
     if ("error" in answer) {
       return {
         result: { runId: context.runId, datapointId: datapoint.id, scores: {}, evaluatorErrors: {}, error: answer.error, timestamp: context.now() },
@@ -153,6 +162,7 @@ export const scoreDatapoint = (
     })
     return {
       result: { runId: context.runId, datapointId: datapoint.id, inferenceId, scores, evaluatorErrors, timestamp: context.now() },
-      feedback
+      feedback,
+      output: answer.output
     }
   })

@@ -1,0 +1,349 @@
+/**
+ * Prompt optimization with GEPA (spec 4.7) as a durable task: `launch` checks the request and
+ * its datasets and queues the task; the task (`loop.ts`) runs the function's variants and the
+ * candidates it writes through the inference use case (a candidate as a dynamic variant, its
+ * templates compiled apart), scores them with the function's evaluators as evaluation runs do
+ * (the scores stored as feedback), asks the analysis and mutation models through the built-in
+ * functions (`builtins.ts`), and checkpoints its state per iteration so that another process
+ * resumes it after a crash. Every inference it makes is tagged with the task and the iteration,
+ * and all of them (judges and the two models included) share `max_concurrency`.
+ *
+ * It needs the relational database (the task) and the analytics one (datasets, inferences):
+ * without either, 503 naming the variable.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Random from "effect/Random"
+import * as Semaphore from "effect/Semaphore"
+import type { GepaTaskResponse, LaunchGepaRequest } from "../../api/gepa.ts"
+import type { Input } from "../../api/inference.ts"
+import type { ChatCompletionVariant, EvaluatorConfig, FunctionConfig, GatewayConfig } from "../../config/types.ts"
+import type { StoredDatapoint } from "../../datasets/store.ts"
+import { type GatewayError, InvalidRequest, NotFound, type ServiceUnavailable } from "../../errors.ts"
+import { loadDatapoints } from "../../evaluations/datapoints.ts"
+import type { Score } from "../../evaluations/evaluators.ts"
+import type { RunPlan } from "../../evaluations/plan.ts"
+import { scoreDatapoint, type ScoringContext } from "../../evaluations/scoring.ts"
+import type { InferenceRequest } from "../../api/inference.ts"
+import type { JsonOutput } from "../../inference/output.ts"
+import { InferenceService } from "../../inference/service.ts"
+import type { TemplateEngine } from "../../inference/templates.ts"
+import { emptyBatch } from "../../observability/records.ts"
+import { Observability, observabilityDisabled, type ObservabilityStores } from "../../observability/stores.ts"
+import { WriteQueue } from "../../observability/writeQueue.ts"
+import { RateLimiter } from "../../ratelimit/limiter.ts"
+import { Configuration, HttpTransport, type InferenceServices, Models } from "../../services.ts"
+import { type RunningTask, type TaskFailure, type TaskInfo, Tasks, tasksUnavailable } from "../../tasks/service.ts"
+import { analyzeInput, gepaAnalyzeFunction, gepaModelVariant, gepaMutateFunction, mutateInput, parseMutation } from "./builtins.ts"
+import { candidateProblem, candidateVariant, compileCandidate, templatesOf } from "./candidates.ts"
+import { gepaVariantJson } from "./export.ts"
+import type { DatapointScores, Objective } from "./frontier.ts"
+import { type Candidate, type Evaluation, type GepaPorts, type GepaResult, initialState, resumableState, runGepa } from "./loop.ts"
+import { type GepaPayload, payloadEvaluators, planGepa } from "./plan.ts"
+
+/** the task kind */
+export const gepaTask = "optimization.gepa"
+export const optimizationTaskIdTag = "gateway::optimization_task_id"
+export const gepaIterationTag = "gateway::gepa_iteration"
+
+/** What a completed task holds: the GET's `variants` and `statistics`. */
+export type GepaTaskResult = Pick<Extract<GepaTaskResponse, { status: "completed" }>, "variants" | "statistics">
+
+interface Progress {
+  readonly current_iteration: number
+  readonly max_iterations: number
+  readonly current_step: string
+}
+
+const isProgress = (value: unknown): value is Progress =>
+  typeof value === "object" && value !== null && typeof (value as Progress).current_iteration === "number" &&
+  typeof (value as Progress).max_iterations === "number" && typeof (value as Progress).current_step === "string"
+
+/** a task as the GET answers it */
+export const gepaTaskBody = (info: TaskInfo): GepaTaskResponse => {
+  switch (info.state) {
+    case "completed":
+      return { status: "completed", ...(info.result as GepaTaskResult) }
+    case "failed":
+      return { status: "error", error: info.error ?? "the task failed" }
+    case "cancelled":
+      return { status: "error", error: "cancelled" }
+    default: {
+      const maxIterations = (info.payload as Partial<GepaPayload> | undefined)?.maxIterations ?? 0
+      const progress = isProgress(info.progress)
+        ? info.progress
+        : { current_iteration: 0, max_iterations: maxIterations, current_step: info.state === "queued" ? "queued" : "loading" }
+      return { status: "pending", progress }
+    }
+  }
+}
+
+/** a score as GEPA compares it: a boolean 1 or 0 */
+const numeric = (score: Score | undefined): number | null =>
+  score === undefined || score === null ? null : typeof score === "boolean" ? (score ? 1 : 0) : score
+
+/** the datasets of a payload: one to split, or the two sets */
+type Datasets = { readonly split: ReadonlyArray<StoredDatapoint> } | { readonly train: ReadonlyArray<StoredDatapoint>; readonly validation: ReadonlyArray<StoredDatapoint> }
+
+const readDatasets = (stores: ObservabilityStores, payload: GepaPayload): Effect.Effect<Datasets, GatewayError> => {
+  const load = (datasetName: string) =>
+    loadDatapoints(stores, { functionName: payload.functionName, maxDatapoints: payload.maxDatapoints, source: { kind: "dataset", datasetName } })
+  return payload.datasets.kind === "split"
+    ? Effect.map(load(payload.datasets.datasetName), (split): Datasets => ({ split }))
+    : Effect.map(Effect.all([load(payload.datasets.trainDatasetName), load(payload.datasets.valDatasetName)]), ([train, validation]) => ({ train, validation }))
+}
+
+/** a missing dataset or an empty one is the request's fault: a 400 naming the field */
+const asRequestError = (payload: GepaPayload) => (error: GatewayError): GatewayError => {
+  if (!(error instanceof NotFound || error instanceof InvalidRequest)) return error
+  const field = payload.datasets.kind === "split" ? "dataset_name" : "train_dataset_name or val_dataset_name"
+  return new InvalidRequest({ message: error.message.startsWith("dataset_name: ") ? error.message.replace("dataset_name", field) : `${field}: ${error.message}` })
+}
+
+export class GepaService extends Context.Service<GepaService, {
+  readonly launch: (request: LaunchGepaRequest, apiKey: string | undefined) => Effect.Effect<{ readonly task_id: string }, GatewayError>
+  readonly get: (taskId: string) => Effect.Effect<GepaTaskResponse, GatewayError>
+  /** cancels a pending task; its status becomes `error` ("cancelled") */
+  readonly cancel: (taskId: string) => Effect.Effect<GepaTaskResponse, GatewayError>
+}>()("gateway/GepaService") {
+  static readonly layer = Layer.effect(
+    GepaService,
+    Effect.gen(function*() {
+      const config = yield* Configuration
+      const { stores } = yield* Observability
+      const tasks = yield* Tasks
+      const writeQueue = yield* WriteQueue
+      const inference = yield* InferenceService
+      // what the task's inferences run with: a task's handler gets nothing from its context
+      const services = Context.make(HttpTransport, yield* HttpTransport).pipe(
+        Context.add(Models, yield* Models),
+        Context.add(RateLimiter, yield* RateLimiter),
+        Context.add(Observability, { stores })
+      ) as Context.Context<InferenceServices>
+
+      const needed: Effect.Effect<ObservabilityStores, ServiceUnavailable> = stores === undefined
+        ? Effect.fail(observabilityDisabled())
+        : !tasks.available
+        ? Effect.fail(tasksUnavailable("prompt optimization (GEPA runs as a durable task)"))
+        : Effect.succeed(stores)
+
+      const run = (task: RunningTask<GepaPayload>): Effect.Effect<GepaTaskResult, TaskFailure> =>
+        Effect.gen(function*() {
+          const payload = task.payload
+          const ready = yield* needed
+          const fn = config.functions.get(payload.functionName)
+          const evaluators = payloadEvaluators(config, payload)
+          if (fn === undefined || evaluators === undefined) {
+            return yield* Effect.fail({ message: `function "${payload.functionName}" or its evaluators are no longer configured` })
+          }
+          const bases = new Map<string, ChatCompletionVariant>()
+          for (const name of payload.initialVariants) {
+            const variant = fn.variants.get(name)
+            if (variant === undefined || variant.type !== "chat_completion") {
+              return yield* Effect.fail({ message: `variant "${name}" of function "${fn.name}" is no longer a configured chat_completion variant` })
+            }
+            bases.set(name, variant)
+          }
+          const progress = (iteration: number, step: string) =>
+            task.progress({ current_iteration: iteration, max_iterations: payload.maxIterations, current_step: step })
+          yield* progress(0, "loading")
+          const datasets = yield* readDatasets(ready, payload)
+          const datapoints = new Map(Object.values(datasets).flat().map((datapoint) => [datapoint.id, datapoint]))
+          const initial = payload.initialVariants.map((name): Candidate => ({
+            name,
+            templates: templatesOf(config.templates, bases.get(name)!),
+            iteration: 0,
+            base: name
+          }))
+          const state = resumableState(task.resumeFrom) ?? initialState(payload.seed, datasets, initial)
+          if (task.resumeFrom !== undefined) yield* Effect.logInfo(`gepa: task ${task.id} resumes after iteration ${state.iteration}`)
+          const ports = yield* makePorts(config, fn, evaluators, bases, payload, task, { writeQueue, inference, services }, progress)
+          const result = yield* runGepa(state, datapoints, {
+            maxIterations: payload.maxIterations,
+            batchSize: payload.batchSize,
+            variantPrefix: payload.variantPrefix,
+            objectives: evaluators.map((evaluator): Objective => ({ name: evaluator.name, optimize: evaluator.optimize }))
+          }, ports)
+          yield* Effect.logInfo(
+            `gepa: task ${task.id} done after ${result.iterations} iterations: ${result.variants.length} new variants on the frontier, ${result.invalid} mutations refused`
+          )
+          return resultBody(result, bases)
+        }).pipe(Effect.mapError((error): TaskFailure => ({ message: error.message })))
+
+      if (stores !== undefined && tasks.available) {
+        // a task is run again (and resumes from its checkpoint) when its process died
+        yield* tasks.register<GepaPayload>(gepaTask, run, { concurrency: 1, retryLimit: 2 })
+      }
+
+      const taskOf = (taskId: string) =>
+        Effect.flatMap(tasks.get(taskId), (info) =>
+          info === undefined || info.kind !== gepaTask ? Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` })) : Effect.succeed(info))
+
+      return GepaService.of({
+        launch: (request, apiKey) =>
+          Effect.gen(function*() {
+            const ready = yield* needed
+            const seed = yield* Random.nextIntBetween(0, 2 ** 31 - 1)
+            const id = seed.toString(36)
+            const payload = planGepa(request, config, seed, `gepa_${id}`)
+            if (payload instanceof InvalidRequest) return yield* payload
+            // a task that could only fail is refused now: the datasets must hold datapoints of the function
+            const datasets = yield* Effect.mapError(readDatasets(ready, payload), asRequestError(payload))
+            if ("split" in datasets && datasets.split.length < 2) {
+              return yield* new InvalidRequest({ message: `dataset_name: dataset "${request.dataset_name}" holds one datapoint of the function: it takes two to split into training and validation` })
+            }
+            const taskId = yield* tasks.enqueue(gepaTask, { ...payload, apiKey })
+            return { task_id: taskId! }
+          }),
+        get: (taskId) => Effect.andThen(needed, Effect.map(taskOf(taskId), gepaTaskBody)),
+        cancel: (taskId) =>
+          Effect.gen(function*() {
+            yield* needed
+            yield* taskOf(taskId)
+            yield* tasks.cancel(taskId)
+            return gepaTaskBody(yield* taskOf(taskId))
+          })
+      })
+    })
+  )
+}
+
+const resultBody = (result: GepaResult, bases: ReadonlyMap<string, ChatCompletionVariant>): GepaTaskResult => ({
+  variants: Object.fromEntries(result.variants.map((candidate) => [candidate.name, gepaVariantJson(bases.get(candidate.base)!, candidate)])),
+  statistics: result.statistics
+})
+
+/** The loop's ports on the inference use case, within the task's concurrency. */
+const makePorts = (
+  config: GatewayConfig,
+  fn: FunctionConfig,
+  evaluators: ReadonlyArray<EvaluatorConfig>,
+  bases: ReadonlyMap<string, ChatCompletionVariant>,
+  payload: GepaPayload,
+  task: RunningTask<GepaPayload>,
+  { writeQueue, inference, services }: {
+    readonly writeQueue: WriteQueue["Service"]
+    readonly inference: InferenceService["Service"]
+    readonly services: Context.Context<InferenceServices>
+  },
+  progress: (iteration: number, step: string) => Effect.Effect<void>
+): Effect.Effect<GepaPorts> =>
+  Effect.map(Semaphore.make(payload.maxConcurrency), (permits) => {
+    // every inference of the task (judges and both models included) takes a permit while it runs
+    const limited: InferenceService["Service"] = { ...inference, run: (prepared, onCompleted) => permits.withPermits(1)(inference.run(prepared, onCompleted)) }
+    const tags = (iteration: number) => ({ [optimizationTaskIdTag]: task.id, [gepaIterationTag]: String(iteration) })
+    /** compiled candidates: a candidate's engine is made once */
+    const engines = new Map<string, { readonly engine: TemplateEngine; readonly variant: ChatCompletionVariant } | { readonly problem: string }>()
+    const compiled = (candidate: Candidate) => {
+      const known = engines.get(candidate.name)
+      if (known !== undefined) return known
+      const variant = candidateVariant(bases.get(candidate.base)!, fn.name, candidate)
+      const engine = compileCandidate(config.templates, fn.name, candidate)
+      const made = "problem" in engine ? engine : { engine: engine.engine, variant }
+      engines.set(candidate.name, made)
+      return made
+    }
+    const templates = (candidate: Candidate) => candidate.templates
+    const schemas = Object.fromEntries([...fn.schemas].map(([name, validator]) => [name, validator.schema]))
+
+    /** a built-in function's answer (its parsed JSON), or why there is none */
+    const callBuiltin = (
+      functionName: string,
+      model: string,
+      input: Input,
+      iteration: number
+    ): Effect.Effect<{ readonly parsed: unknown } | { readonly error: string }> =>
+      limited.prepare(
+        { function_name: functionName, input, tags: tags(iteration) } as InferenceRequest,
+        payload.apiKey,
+        { dynamicVariant: { variant: gepaModelVariant(functionName, model, `gepa_${model}`), templates: config.templates } }
+      ).pipe(
+        Effect.flatMap((prepared) => limited.run(prepared)),
+        Effect.map((answer) => {
+          const output = answer.output as JsonOutput
+          return output.parsed === null || output.parsed === undefined
+            ? { error: `its answer did not fit the output schema: ${output.raw.slice(0, 200)}` }
+            : { parsed: output.parsed as unknown }
+        }),
+        Effect.catch((error: GatewayError) => Effect.succeed({ error: error.message })),
+        Effect.provideContext(services)
+      )
+
+    const evaluate: GepaPorts["evaluate"] = (candidate, datapoints, iteration) => {
+      const initial = candidate.iteration === 0
+      const made = initial ? undefined : compiled(candidate)
+      if (made !== undefined && "problem" in made) {
+        return Effect.succeed(datapoints.map((datapoint) => ({ datapoint, error: made.problem, scores: {}, evaluatorErrors: {} })))
+      }
+      const plan: RunPlan = {
+        functionName: fn.name,
+        fn,
+        variant: made?.variant ?? bases.get(candidate.name)!,
+        evaluators,
+        source: { kind: "ids", ids: [] },
+        concurrency: payload.maxConcurrency,
+        inferenceCache: "on",
+        cutoffs: {}
+      }
+      const context: ScoringContext = {
+        plan,
+        runId: task.id,
+        tags: tags(iteration),
+        inference: limited,
+        apiKey: payload.apiKey,
+        now: Date.now,
+        extras: made === undefined ? undefined : { dynamicVariant: { variant: made.variant, templates: made.engine } }
+      }
+      return Effect.forEach(datapoints, (datapoint) =>
+        Effect.map(scoreDatapoint(context, datapoint), (scored): Evaluation => {
+          if (scored.feedback.length > 0) writeQueue.submit({ batch: { ...emptyBatch, feedback: scored.feedback } })
+          const scores: Record<string, number | null> = {}
+          for (const evaluator of evaluators) scores[evaluator.name] = numeric(scored.result.scores[evaluator.name])
+          return { datapoint, output: scored.output, error: scored.result.error, scores: scores as DatapointScores, evaluatorErrors: scored.result.evaluatorErrors }
+        }), { concurrency: payload.maxConcurrency }).pipe(Effect.provideContext(services))
+    }
+
+    return {
+      evaluate,
+      analyze: (candidate, evaluation, iteration) =>
+        Effect.map(
+          callBuiltin(gepaAnalyzeFunction, payload.analysisModel, analyzeInput({
+            functionName: fn.name,
+            functionType: fn.type,
+            templates: templates(candidate),
+            schemas,
+            input: evaluation.datapoint.input,
+            output: evaluation.output,
+            error: evaluation.error,
+            reference: evaluation.datapoint.output,
+            scores: evaluation.scores,
+            evaluatorErrors: evaluation.evaluatorErrors
+          }), iteration),
+          (answer) => "error" in answer ? answer : String((answer.parsed as { analysis?: unknown }).analysis ?? "")
+        ),
+      mutate: (parent, analyses, iteration) =>
+        Effect.map(
+          callBuiltin(gepaMutateFunction, payload.mutationModel, mutateInput({
+            functionName: fn.name,
+            functionType: fn.type,
+            templates: templates(parent),
+            schemas,
+            analyses: analyses.map(({ evaluation, analysis }) => ({
+              analysis,
+              scores: evaluation.scores,
+              ...(payload.includeInference && { input: evaluation.datapoint.input, output: evaluation.output })
+            }))
+          }), iteration),
+          (answer) => "error" in answer ? { problem: answer.error, modelFailed: true } : parseMutation(answer.parsed, parent.templates)
+        ),
+      check: (candidate, datapoints: ReadonlyArray<StoredDatapoint>) => {
+        const made = compiled(candidate)
+        if (made === undefined) return undefined
+        if ("problem" in made) return made.problem
+        return candidateProblem(fn, candidate, made.variant, made.engine, datapoints.map((datapoint) => datapoint.input as Input))
+      },
+      progress: (iteration, step) => progress(iteration, step),
+      checkpoint: (state) => task.checkpoint(state)
+    }
+  })
