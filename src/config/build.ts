@@ -6,6 +6,7 @@
  * a setting accepted but not enforced) let the configuration load and are logged at start-up.
  */
 import { TemplateEngine } from "../inference/templates.ts"
+import { gepaBuiltins } from "../optimization/gepa/builtins.ts"
 import { type BuildContext, type ConfigInput, makeBuildContext, tableDecoder } from "./context.ts"
 import { buildEmbeddingModels } from "./embeddingModels.ts"
 import { buildEvaluations, type JudgeFunction } from "./evaluators.ts"
@@ -79,6 +80,11 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const evaluations = buildEvaluations(context, scope, raw.evaluations ?? {}, new Set(Object.keys(raw.functions ?? {})), functions)
   // judges run as functions of their own (reserved `gateway::` names: no configured function has one)
   for (const [name, judge] of judges) functions.set(name, judge.fn)
+  // GEPA's analyst and mutator, in every configuration: an optimization runs them with a variant of its own
+  for (const builtin of gepaBuiltins()) {
+    templates.addBuiltin(builtin.systemKey, builtin.systemSource, `the built-in system template of ${builtin.fn.name}`)
+    functions.set(builtin.fn.name, builtin.fn)
+  }
   checkCredentials(context, functions, models, shorthands, (name) => judges.get(name)?.keyPath ?? ["functions", name])
   addEvaluatorMetrics(metrics, functions, evaluations)
   checkExperimentationMetrics(context, functions, metrics)

@@ -14,6 +14,8 @@ export interface TemplateFiles {
   readonly load: (keyPath: KeyPath, relative: string, key: string) => boolean
   /** reads the text file named at `keyPath` into the engine under `key` as plain text, rendered as written */
   readonly loadLiteral: (keyPath: KeyPath, relative: string, key: string) => boolean
+  /** registers a template the gateway ships (a built-in function's), under a reserved key */
+  readonly addBuiltin: (key: string, source: string, origin: string) => void
   readonly sources: () => ReadonlyArray<TemplateSource>
 }
 
@@ -69,6 +71,9 @@ export const makeTemplateFiles = (context: BuildContext, access: TemplateFilesys
       if (text === undefined) return false
       sources.push({ key, source: literalTemplate(text), origin: originOf(keyPath, path) })
       return true
+    },
+    addBuiltin: (key, source, origin) => {
+      sources.push({ key, source, origin })
     },
     sources: () => sources
   }

@@ -172,6 +172,23 @@ export class TemplateEngine {
     return errors.length > 0 ? { errors } : { engine: new TemplateEngine(module, env, sources) }
   }
 
+  /** The MiniJinja source of the template under `key`, or undefined when there is none. */
+  source(key: string): string | undefined {
+    return this.sources.find((template) => template.key === key)?.source
+  }
+
+  /**
+   * A new engine (a module instance of its own) with every template of this one plus `extra`,
+   * an extra template replacing one of the same key: templates tried out at run time (prompt
+   * optimization) can include the configured ones. Errors are the extra templates' syntax errors.
+   */
+  extended(
+    extra: ReadonlyArray<TemplateSource>
+  ): { readonly engine: TemplateEngine } | { readonly errors: ReadonlyArray<{ readonly origin: string; readonly message: string }> } {
+    const replaced = new Set(extra.map((template) => template.key))
+    return TemplateEngine.compile([...this.sources.filter((template) => !replaced.has(template.key)), ...extra])
+  }
+
   render(key: string, context: unknown): RenderResult {
     try {
       return { text: this.env.renderTemplate(key, context ?? {}) }

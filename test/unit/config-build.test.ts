@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { buildConfig } from "../../src/config/build.ts"
 import { defaultBindAddress, defaultMaxRequestBodyBytes, parseBindAddress } from "../../src/config/gateway.ts"
 import { templateKey } from "../../src/inference/templates.ts"
+import { gepaAnalyzeFunction, gepaMutateFunction } from "../../src/optimization/gepa/builtins.ts"
 import { build, buildErrors, buildOk, configPath, functionOf, json, variantOf } from "./fixtures.ts"
 
 const F = configPath
@@ -189,7 +190,8 @@ level = "episode"
     if ("errors" in result) throw new Error(result.errors.join("\n"))
     expect(result.config.gateway.bindAddress).toEqual(parseBindAddress(defaultBindAddress))
     expect(result.config.gateway.maxRequestBodyBytes).toBe(defaultMaxRequestBodyBytes)
-    expect(result.config.functions.size).toBe(0)
+    // only the built-in functions (GEPA's analyst and mutator)
+    expect([...result.config.functions.keys()].sort()).toEqual([gepaAnalyzeFunction, gepaMutateFunction].sort())
     expect(result.config.models.size).toBe(0)
   })
 
