@@ -17,6 +17,7 @@ import { FeedbackService } from "../src/feedback/service.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { InferenceService } from "../src/inference/service.ts"
 import { StoredInferences } from "../src/inferences/service.ts"
+import { GepaService } from "../src/optimization/gepa/service.ts"
 import { Configuration, Models } from "../src/services.ts"
 import { WorkflowEvaluationService } from "../src/workflowEvaluations/service.ts"
 import { AccessLive } from "./access.ts"
@@ -31,8 +32,8 @@ type Env = Readonly<Record<string, string | undefined>>
 
 export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
   Layer.mergeAll(
-    // evaluation runs make their inferences through the inference use case
-    EvaluationService.layer.pipe(Layer.provideMerge(InferenceService.layer)),
+    // evaluation runs and prompt optimization make their inferences through the inference use case
+    Layer.mergeAll(EvaluationService.layer, GepaService.layer).pipe(Layer.provideMerge(InferenceService.layer)),
     // DICL example tasks embed through the embeddings use case
     DiclService.layer.pipe(Layer.provideMerge(EmbeddingService.layer)),
     FeedbackService.layer,

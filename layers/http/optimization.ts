@@ -1,12 +1,16 @@
 /**
  * The optimization routes: `POST /v1/optimization/dicl` decodes the body and queues the DICL
- * example task, `GET /v1/optimization/dicl/{task_id}` reads it; both answer JSON.
+ * example task, `GET /v1/optimization/dicl/{task_id}` reads it; `POST /v1/optimization/gepa`
+ * launches a GEPA task, `GET` and `DELETE /v1/optimization/gepa/{task_id}` read and cancel it.
+ * All answer JSON.
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
+import { LaunchGepaRequest } from "../../src/api/gepa.ts"
 import { CreateDiclExamplesRequest } from "../../src/api/optimization.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { DiclService } from "../../src/dicl/service.ts"
+import { GepaService } from "../../src/optimization/gepa/service.ts"
 import { Configuration } from "../../src/services.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 
@@ -24,4 +28,26 @@ export const getDiclTaskHandler = Effect.gen(function*() {
   const params = yield* HttpRouter.params
   const service = yield* DiclService
   return jsonResponse(JSON.stringify(yield* service.get(params.task_id ?? "")))
+})
+
+const decodeLaunch = makeDecoder(LaunchGepaRequest)
+
+export const launchGepaHandler = (apiKey: string | undefined) =>
+  Effect.gen(function*() {
+    const config = yield* Configuration
+    const request = yield* readJsonBody(decodeLaunch, config.gateway.maxRequestBodyBytes)
+    const service = yield* GepaService
+    return jsonResponse(JSON.stringify(yield* service.launch(request, apiKey)))
+  })
+
+export const getGepaTaskHandler = Effect.gen(function*() {
+  const params = yield* HttpRouter.params
+  const service = yield* GepaService
+  return jsonResponse(JSON.stringify(yield* service.get(params.task_id ?? "")))
+})
+
+export const cancelGepaTaskHandler = Effect.gen(function*() {
+  const params = yield* HttpRouter.params
+  const service = yield* GepaService
+  return jsonResponse(JSON.stringify(yield* service.cancel(params.task_id ?? "")))
 })

@@ -48,7 +48,7 @@ import { metricsHandler } from "./metrics.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openaiCompatible.ts"
-import { createDiclExamplesHandler, getDiclTaskHandler } from "./optimization.ts"
+import { cancelGepaTaskHandler, createDiclExamplesHandler, getDiclTaskHandler, getGepaTaskHandler, launchGepaHandler } from "./optimization.ts"
 import { errorResponse, guarded, jsonResponse } from "./respond.ts"
 import { gatewayVersion, healthHandler, statusHandler } from "./status.ts"
 import { createEpisodeHandler, createRunHandler, getRunHandler, listRunsHandler } from "./workflowEvaluations.ts"
@@ -155,7 +155,10 @@ const groupsOf = (
     HttpApiBuilder.group(api, "optimization", (handlers) =>
       handlers
         .handleRaw("createDiclExamples", route("optimization", createDiclExamplesHandler)("createDiclExamples"))
-        .handleRaw("getDiclTask", route("optimization", () => getDiclTaskHandler)("getDiclTask"))),
+        .handleRaw("getDiclTask", route("optimization", () => getDiclTaskHandler)("getDiclTask"))
+        .handleRaw("launchGepa", route("optimization", launchGepaHandler)("launchGepa"))
+        .handleRaw("getGepaTask", route("optimization", () => getGepaTaskHandler)("getGepaTask"))
+        .handleRaw("cancelGepaTask", route("optimization", () => cancelGepaTaskHandler)("cancelGepaTask"))),
     // the same handlers under both names of the routes
     HttpApiBuilder.group(api, "workflowEvaluations", (handlers) => {
       const runs = (endpoint: string, handler: RouteHandler) => route("workflowEvaluations", () => handler)(endpoint)

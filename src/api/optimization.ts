@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import { maxFromInferences } from "./datasets.ts"
 import { maxEmbeddingInputs } from "./embeddings.ts"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
+import { GepaTaskResponse, LaunchGepaRequest, LaunchGepaResponse } from "./gepa.ts"
 import { requiresKey } from "./guard.ts"
 
 /** the most examples one task embeds (and its default cap) */
@@ -85,6 +86,28 @@ export const OptimizationGroup = HttpApiGroup.make("optimization")
       success: DiclTaskResponse,
       error: gatewayErrors([404, ...keyedStatuses])
     }).annotateMerge(OpenApi.annotations({ summary: "Read a DICL example task: its status, progress, and result or error" }))
+  )
+  .add(
+    HttpApiEndpoint.post("launchGepa", "/v1/optimization/gepa", {
+      payload: LaunchGepaRequest,
+      success: LaunchGepaResponse,
+      error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Launch a GEPA prompt optimization",
+      description:
+        "Queues a durable task that evolves the templates of a function's variants: it scores them on a validation set, asks an analysis model about " +
+        "their results on training samples and a mutation model for better templates, and keeps the Pareto frontier. Needs the analytics and the relational database."
+    })),
+    HttpApiEndpoint.get("getGepaTask", "/v1/optimization/gepa/:task_id", {
+      params: { task_id: Schema.String },
+      success: GepaTaskResponse,
+      error: gatewayErrors([404, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({ summary: "Read a GEPA task: pending with its progress, completed with its variants and statistics, or error" })),
+    HttpApiEndpoint.delete("cancelGepaTask", "/v1/optimization/gepa/:task_id", {
+      params: { task_id: Schema.String },
+      success: GepaTaskResponse,
+      error: gatewayErrors([404, ...keyedStatuses])
+    }).annotateMerge(OpenApi.annotations({ summary: "Cancel a GEPA task (beyond the spec): its status becomes error, \"cancelled\"" }))
   )
   .annotateEndpointsMerge(requiresKey)
   .annotateMerge(OpenApi.annotations({ title: "Optimization" }))

@@ -144,6 +144,9 @@ export const planGepa = (
   if (variants instanceof InvalidRequest) return variants
   const prefix = request.variant_prefix ?? defaultPrefix
   if (!prefixPattern.test(prefix)) return invalid("variant_prefix: 1 to 64 letters, digits, '_', '.' or '-'")
+  // new variants are named `<prefix>_<iteration>`: none may be a configured variant's name
+  const taken = [...fn.variants.keys()].find((name) => name.startsWith(`${prefix}_`) && /^\d+$/.test(name.slice(prefix.length + 1)))
+  if (taken !== undefined) return invalid(`variant_prefix: new variants would be named like the configured variant "${taken}"; choose another prefix`)
   return {
     functionName: fn.name,
     evaluatorNames: evaluators.evaluators.map((evaluator) => evaluator.name),

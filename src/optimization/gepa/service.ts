@@ -35,7 +35,7 @@ import { WriteQueue } from "../../observability/writeQueue.ts"
 import { RateLimiter } from "../../ratelimit/limiter.ts"
 import { Configuration, HttpTransport, type InferenceServices, Models } from "../../services.ts"
 import { type RunningTask, type TaskFailure, type TaskInfo, Tasks, tasksUnavailable } from "../../tasks/service.ts"
-import { analyzeInput, gepaAnalyzeFunction, gepaModelVariant, gepaMutateFunction, mutateInput, parseMutation } from "./builtins.ts"
+import { analyzeInput, gepaAnalyzeFunction, type GepaBuiltinFunction, gepaModelVariant, gepaMutateFunction, mutateInput, parseMutation } from "./builtins.ts"
 import { candidateProblem, candidateVariant, compileCandidate, templatesOf } from "./candidates.ts"
 import { gepaVariantJson } from "./export.ts"
 import type { DatapointScores, Objective } from "./frontier.ts"
@@ -246,10 +246,11 @@ const makePorts = (
     }
     const templates = (candidate: Candidate) => candidate.templates
     const schemas = Object.fromEntries([...fn.schemas].map(([name, validator]) => [name, validator.schema]))
+    const optimize = Object.fromEntries(evaluators.map((evaluator) => [evaluator.name, evaluator.optimize]))
 
     /** a built-in function's answer (its parsed JSON), or why there is none */
     const callBuiltin = (
-      functionName: string,
+      functionName: GepaBuiltinFunction,
       model: string,
       input: Input,
       iteration: number
@@ -318,7 +319,8 @@ const makePorts = (
             error: evaluation.error,
             reference: evaluation.datapoint.output,
             scores: evaluation.scores,
-            evaluatorErrors: evaluation.evaluatorErrors
+            evaluatorErrors: evaluation.evaluatorErrors,
+            optimize
           }), iteration),
           (answer) => "error" in answer ? answer : String((answer.parsed as { analysis?: unknown }).analysis ?? "")
         ),
@@ -333,7 +335,8 @@ const makePorts = (
               analysis,
               scores: evaluation.scores,
               ...(payload.includeInference && { input: evaluation.datapoint.input, output: evaluation.output })
-            }))
+            })),
+            optimize
           }), iteration),
           (answer) => "error" in answer ? { problem: answer.error, modelFailed: true } : parseMutation(answer.parsed, parent.templates)
         ),

@@ -1,0 +1,286 @@
+/**
+ * GEPA end to end over HTTP on a real gateway (Postgres as both databases), against a fake
+ * OpenAI server whose models are deterministic by name: the task model repeats the word it is
+ * asked for only when its system prompt holds the phrase MAGIC (which the initial template
+ * lacks), the analyst says so, and the mutator proposes a template with the phrase. GEPA must
+ * return a variant holding it, whose validation score beats the initial one, with statistics
+ * that match the stored feedback; the task's inferences are tagged; the fake never sees more
+ * than max_concurrency requests at once; a seed reproduces the split; a model that keeps
+ * failing ends the task in error; cancelling; the 400s; and 503 without a relational database.
+ */
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshDatabase, type TestDatabase } from "../support/databases.ts"
+import { textCompletion } from "../support/fakeOpenAi.ts"
+import { rawRequest, type RunningGateway, startGateway } from "../support/gateway.ts"
+import { listInferences, observabilityToml, poll } from "../support/observability.ts"
+
+interface FakeModels {
+  readonly apiBase: string
+  /** requests by model */
+  readonly calls: Map<string, number>
+  /** the most requests in flight at once */
+  maxInFlight: number
+  /** models that answer 500 */
+  readonly failing: Set<string>
+  /** milliseconds each answer takes */
+  delayMs: number
+  close(): Promise<void>
+}
+
+const systemOf = (body: any): string => body.messages.find((message: any) => message.role === "system")?.content ?? ""
+const lastUser = (body: any): string => {
+  const content = body.messages.filter((message: any) => message.role === "user").at(-1)?.content
+  return typeof content === "string" ? content : content.map((part: any) => part.text).join("")
+}
+
+const answerOf = (model: string, body: any): string => {
+  switch (model) {
+    case "task": {
+      const word = /Repeat: (\w+)/.exec(lastUser(body))?.[1] ?? "?"
+      return systemOf(body).includes("MAGIC") ? word : "I will not"
+    }
+    case "analyst":
+      return JSON.stringify({ analysis: "The answer refuses: the system prompt lacks the phrase MAGIC that makes the model comply." })
+    case "mutator":
+      return JSON.stringify({ templates: [{ name: "system", content: "You repeat words. MAGIC" }] })
+    default:
+      return "?"
+  }
+}
+
+const startFakeModels = async (): Promise<FakeModels> => {
+  let inFlight = 0
+  const fake = { calls: new Map<string, number>(), maxInFlight: 0, failing: new Set<string>(), delayMs: 20 }
+  const server = http.createServer((req, res) => {
+    const parts: Array<Buffer> = []
+    req.on("data", (part) => parts.push(part))
+    req.on("end", () => {
+      inFlight++
+      fake.maxInFlight = Math.max(fake.maxInFlight, inFlight)
+      const body = JSON.parse(Buffer.concat(parts).toString("utf8"))
+      const model: string = body.model
+      fake.calls.set(model, (fake.calls.get(model) ?? 0) + 1)
+      setTimeout(() => {
+        inFlight--
+        if (fake.failing.has(model)) {
+          res.writeHead(500, { "content-type": "application/json" })
+          res.end(JSON.stringify({ error: { message: `${model} is down`, type: "server_error" } }))
+          return
+        }
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify(textCompletion(answerOf(model, body))))
+      }, fake.delayMs)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+  return Object.assign(fake, {
+    apiBase: `http://127.0.0.1:${port}/v1/`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+}
+
+const config = (apiBase: string) => `
+${observabilityToml()}
+${["task", "analyst", "mutator"].map((model) => `
+[models.${model}]
+routing = ["fake"]
+[models.${model}.providers.fake]
+type = "openai"
+model_name = "${model}"
+api_base = "${apiBase}"
+api_key_location = "none"
+`).join("")}
+
+[functions.echo]
+type = "chat"
+[functions.echo.variants.base]
+type = "chat_completion"
+model = "task"
+system_template = "system.minijinja"
+[functions.echo.variants.plain]
+type = "chat_completion"
+model = "task"
+weight = 0
+[functions.echo.evaluators.exact]
+type = "exact_match"
+`
+
+const files = { "system.minijinja": "You repeat words." }
+
+const words = ["apple", "banana", "cherry", "damson", "elder", "fig"]
+
+describe("GEPA over HTTP", () => {
+  let database: TestDatabase
+  let fake: FakeModels
+  let gateway: RunningGateway
+
+  beforeAll(async () => {
+    ;[database, fake] = await Promise.all([freshDatabase("postgres"), startFakeModels()])
+    gateway = await startGateway({
+      config: config(fake.apiBase),
+      files,
+      env: { GATEWAY_ANALYTICS_DB_URL: database.url, GATEWAY_RELATIONAL_DB_URL: database.url }
+    })
+    const created = await gateway.post("/v1/datasets/words/datapoints", {
+      datapoints: words.map((word) => ({
+        type: "chat",
+        function_name: "echo",
+        input: { messages: [{ role: "user", content: [{ type: "text", text: `Repeat: ${word}` }] }] },
+        output: [{ type: "text", text: word }]
+      }))
+    })
+    expect(created.status, JSON.stringify(created.body)).toBe(200)
+  }, 60_000)
+
+  afterAll(async () => {
+    await gateway?.stop()
+    await fake?.close()
+    await database?.drop()
+  })
+
+  const launch = async (body: Record<string, unknown>): Promise<string> => {
+    const answer = await gateway.post("/v1/optimization/gepa", body)
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+    return answer.body.task_id
+  }
+
+  const ended = (taskId: string) =>
+    poll(`GEPA task ${taskId} to end`, async () => {
+      const answer = await gateway.get(`/v1/optimization/gepa/${taskId}`)
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+      return answer.body.status === "pending" ? undefined : answer.body
+    }, { timeoutMs: 60_000, intervalMs: 250 })
+
+  const base = { function_name: "echo", analysis_model: "analyst", mutation_model: "mutator", dataset_name: "words", evaluators: ["exact"] }
+
+  it("finds a template with the phrase the task model needs, and reports statistics that match the stored feedback", async () => {
+    fake.maxInFlight = 0
+    const taskId = await launch({ ...base, initial_variants: ["base"], max_iterations: 2, seed: 7, max_concurrency: 2, variant_prefix: "evolved" })
+    const done = await ended(taskId)
+    expect(done.status, JSON.stringify(done)).toBe("completed")
+    const names = Object.keys(done.variants)
+    expect(names).toEqual(["evolved_1"])
+    const variant = done.variants.evolved_1
+    expect(variant).toMatchObject({ type: "chat_completion", model: "task" })
+    expect(variant.templates.system.content).toContain("MAGIC")
+    // the validation half of six datapoints
+    expect(done.statistics.base.exact).toEqual({ mean: 0, stdev: 0, count: 3 })
+    expect(done.statistics.evolved_1.exact).toEqual({ mean: 1, stdev: 0, count: 3 })
+    expect(fake.maxInFlight).toBeLessThanOrEqual(2)
+    expect(fake.maxInFlight).toBeGreaterThan(0)
+
+    // every inference it made is stored, tagged with the task; the new variant's validation scores are its feedback
+    const tagged = await poll("the task's inferences", async () => {
+      const listed = await listInferences(gateway, {
+        function_name: "echo",
+        filters: { type: "tag", key: "gateway::optimization_task_id", value: taskId, comparison_operator: "=" },
+        limit: 100
+      })
+      return listed.length >= 3 + 2 * 3 ? listed : undefined
+    })
+    const byVariant = (name: string) => tagged.filter((inference: any) => inference.variant_name === name)
+    expect(byVariant("base").length).toBeGreaterThanOrEqual(3)
+    expect(byVariant("evolved_1").length).toBeGreaterThanOrEqual(3)
+    for (const inference of tagged) expect(inference.tags["gateway::gepa_iteration"]).toMatch(/^\d+$/)
+    const analyses = await listInferences(gateway, {
+      function_name: "gateway::optimization::gepa::analyze",
+      filters: { type: "tag", key: "gateway::optimization_task_id", value: taskId, comparison_operator: "=" },
+      limit: 100
+    })
+    expect(analyses.length).toBeGreaterThan(0)
+    const validated = await poll("the new variant's feedback", async () => {
+      const listed = await listInferences(gateway, {
+        function_name: "echo",
+        variant_name: "evolved_1",
+        filters: {
+          type: "and",
+          children: [
+            { type: "tag", key: "gateway::optimization_task_id", value: taskId, comparison_operator: "=" },
+            { type: "boolean_metric", metric_name: "gateway::evaluator::echo::exact", value: true }
+          ]
+        },
+        limit: 100
+      })
+      return listed.length >= 3 ? listed : undefined
+    })
+    expect(validated.length).toBeGreaterThanOrEqual(3)
+  })
+
+  it("splits and samples the same way for the same seed", async () => {
+    const before = fake.calls.get("analyst") ?? 0
+    const first = await ended(await launch({ ...base, initial_variants: ["base"], max_iterations: 1, seed: 11, variant_prefix: "again_a" }))
+    const second = await ended(await launch({ ...base, initial_variants: ["base"], max_iterations: 1, seed: 11, variant_prefix: "again_b" }))
+    expect(first.status).toBe("completed")
+    expect(second.statistics.base).toEqual(first.statistics.base)
+    expect(second.statistics.again_b_1).toEqual(first.statistics.again_a_1)
+    // one iteration each, analysing the whole training half (three datapoints: fewer than batch_size)
+    expect((fake.calls.get("analyst") ?? 0) - before).toBe(2 * 3)
+  })
+
+  it("ends in error when the mutation model keeps failing", async () => {
+    fake.failing.add("mutator")
+    try {
+      const done = await ended(await launch({ ...base, initial_variants: ["base"], max_iterations: 5, seed: 3 }))
+      expect(done).toEqual({ status: "error", error: expect.stringMatching(/the mutation model failed: .*mutator is down.*\(3 iterations in a row\)/) })
+    } finally {
+      fake.failing.delete("mutator")
+    }
+  })
+
+  it("ends in error when every inference of the initial variants fails", async () => {
+    fake.failing.add("task")
+    try {
+      const done = await ended(await launch({ ...base, initial_variants: ["base"], max_iterations: 1 }))
+      expect(done.status).toBe("error")
+      expect(done.error).toMatch(/every inference of the initial variants failed.*task is down/)
+    } finally {
+      fake.failing.delete("task")
+    }
+  })
+
+  it("cancels a task: its status becomes error, cancelled", async () => {
+    fake.delayMs = 300
+    try {
+      const taskId = await launch({ ...base, initial_variants: ["base"], max_iterations: 50 })
+      const cancelled = await rawRequest(`${gateway.url}/v1/optimization/gepa/${taskId}`, { method: "DELETE" })
+      expect(cancelled.status, cancelled.text).toBe(200)
+      expect(await ended(taskId)).toEqual({ status: "error", error: "cancelled" })
+    } finally {
+      fake.delayMs = 20
+    }
+  })
+
+  it("answers 400 naming the field for a request that cannot run", async () => {
+    const refused = async (body: Record<string, unknown>, pattern: RegExp) => {
+      const answer = await gateway.post("/v1/optimization/gepa", { ...base, max_iterations: 1, ...body })
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400)
+      expect(answer.body.error).toMatch(pattern)
+    }
+    await refused({ function_name: "nope" }, /^function_name: unknown function "nope"/)
+    await refused({ analysis_model: "nope" }, /^analysis_model: unknown model "nope"/)
+    await refused({ mutation_model: "nope" }, /^mutation_model: unknown model "nope"/)
+    await refused({ dataset_name: "missing" }, /^dataset_name: .*missing/)
+    await refused({ train_dataset_name: "words" }, /^dataset_name: give dataset_name, or train_dataset_name with val_dataset_name, not both/)
+    await refused({ dataset_name: undefined, train_dataset_name: "words" }, /^val_dataset_name: /)
+    await refused({ dataset_name: undefined }, /^dataset_name: give dataset_name/)
+    await refused({ evaluation_name: "nope" }, /^evaluators: give evaluators or evaluation_name/)
+    await refused({ evaluators: undefined }, /^evaluators: give evaluators or evaluation_name/)
+    await refused({ evaluators: ["nope"] }, /^evaluators\[0\]: function "echo" has no evaluator "nope"/)
+    await refused({ initial_variants: ["plain"] }, /^initial_variants\[0\]: variant "plain" has no template/)
+    await refused({ initial_variants: ["nope"] }, /^initial_variants\[0\]: function "echo" has no variant "nope"/)
+    await refused({ max_iterations: 0 }, /max_iterations/)
+    await refused({ batch_size: -1 }, /batch_size/)
+    await refused({ max_concurrency: 0 }, /max_concurrency/)
+  })
+
+  it("answers 404 for an unknown task", async () => {
+    for (const id of ["nope", "0196b5c0-0000-7000-8000-000000000000"]) {
+      const answer = await gateway.get(`/v1/optimization/gepa/${id}`)
+      expect(answer.status).toBe(404)
+      expect(answer.body.error).toMatch(/unknown GEPA task/)
+    }
+  })
+})
