@@ -199,7 +199,7 @@ describe("GEPA over HTTP", () => {
           type: "and",
           children: [
             { type: "tag", key: "gateway::optimization_task_id", value: taskId, comparison_operator: "=" },
-            { type: "boolean_metric", metric_name: "gateway::evaluator::echo::exact", value: true }
+            { type: "boolean_metric", metric_name: "gateway::function_name::echo::evaluator_name::exact", value: true }
           ]
         },
         limit: 100
@@ -231,9 +231,19 @@ describe("GEPA over HTTP", () => {
   })
 
   it("ends in error when every inference of the initial variants fails", async () => {
+    // words no earlier task asked for: their answers are not in the cache
+    const created = await gateway.post("/v1/datasets/unseen/datapoints", {
+      datapoints: ["grape", "hazel"].map((word) => ({
+        type: "chat",
+        function_name: "echo",
+        input: { messages: [{ role: "user", content: [{ type: "text", text: `Repeat: ${word}` }] }] },
+        output: [{ type: "text", text: word }]
+      }))
+    })
+    expect(created.status).toBe(200)
     fake.failing.add("task")
     try {
-      const done = await ended(await launch({ ...base, initial_variants: ["base"], max_iterations: 1 }))
+      const done = await ended(await launch({ ...base, dataset_name: "unseen", initial_variants: ["base"], max_iterations: 1 }))
       expect(done.status).toBe("error")
       expect(done.error).toMatch(/every inference of the initial variants failed.*task is down/)
     } finally {
