@@ -144,6 +144,7 @@ describe("GET /openapi.json", () => {
     expect(documented).toEqual([
       "DELETE /v1/datasets/{dataset_name}",
       "DELETE /v1/datasets/{dataset_name}/datapoints",
+      "DELETE /v1/optimization/gepa/{task_id}",
       "GET /batch_inference/{batch_id}",
       "GET /batch_inference/{batch_id}/inference/{inference_id}",
       "GET /docs",
@@ -160,6 +161,7 @@ describe("GET /openapi.json", () => {
       "GET /v1/evaluations/runs/{run_id}",
       "GET /v1/experimentation/{function_name}",
       "GET /v1/optimization/dicl/{task_id}",
+      "GET /v1/optimization/gepa/{task_id}",
       "GET /workflow_evaluation_run/{run_id}",
       "GET /workflow_evaluation_runs",
       "PATCH /v1/datasets/{dataset_name}/datapoints",
@@ -180,6 +182,7 @@ describe("GET /openapi.json", () => {
       "POST /v1/inferences/get_inferences",
       "POST /v1/inferences/list_inferences",
       "POST /v1/optimization/dicl",
+      "POST /v1/optimization/gepa",
       "POST /workflow_evaluation_run",
       "POST /workflow_evaluation_run/{run_id}/episode"
     ])
