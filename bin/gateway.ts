@@ -44,6 +44,7 @@ const usage = "usage: gateway (--config-file <path or glob> | --default-config |
   "       gateway --create-api-key [--expiration <UTC timestamp>] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
+  "       gateway optimize export <task_id> --dir <folder>\n" +
   "run `gateway --help` for every option"
 
 const configFileFlag = Flag.String("config-file").pipe(
@@ -279,6 +280,26 @@ const evaluateCommand = Command.make(
     })
 ).pipe(Command.withDescription("run an evaluation: the function on a dataset's datapoints, scored by evaluators"))
 
+const optimizeExport = Command.make(
+  "export",
+  {
+    taskId: Argument.String("task_id").pipe(Argument.withDescription("a completed GEPA task")),
+    dir: Flag.String("dir").pipe(Flag.withDescription("the folder to write gateway.toml and the template files into")),
+    logFormat: logFormatFlag
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const { runOptimizeExport } = yield* Effect.promise(() => import("../layers/optimizeExport.ts"))
+      const code = yield* runOptimizeExport(flags.taskId, flags.dir, process.env).pipe(Effect.provide(LoggingLive(flags.logFormat)))
+      if (code !== 0) return yield* Effect.die(new ExitWith(code))
+    })
+).pipe(Command.withDescription("write the variants a completed GEPA task found as configuration files"))
+
+const optimizeCommand = Command.make("optimize").pipe(
+  Command.withDescription("prompt optimization tasks"),
+  Command.withSubcommands([optimizeExport])
+)
+
 const apiKeyCreate = Command.make("create", { expiration: expirationFlag, logFormat: logFormatFlag }, (flags) =>
   createKey(flags.expiration, flags.logFormat)).pipe(Command.withDescription("create an API key and print it (same as --create-api-key)"))
 
@@ -311,7 +332,7 @@ const teardown: Runtime.Teardown = (exit, onExit) => {
 }
 
 gateway.pipe(
-  Command.withSubcommands([migrateCommand, apiKeyCommand, evaluateCommand]),
+  Command.withSubcommands([migrateCommand, apiKeyCommand, evaluateCommand, optimizeCommand]),
   Command.run({ version: gatewayVersion }),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown })

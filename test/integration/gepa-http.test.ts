@@ -8,12 +8,15 @@
  * than max_concurrency requests at once; a seed reproduces the split; a model that keeps
  * failing ends the task in error; cancelling; the 400s; and 503 without a relational database.
  */
+import * as fs from "node:fs"
 import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { textCompletion } from "../support/fakeOpenAi.ts"
-import { rawRequest, type RunningGateway, startGateway } from "../support/gateway.ts"
+import { rawRequest, runGateway, type RunningGateway, startGateway } from "../support/gateway.ts"
 import { listInferences, observabilityToml, poll } from "../support/observability.ts"
 
 interface FakeModels {
@@ -207,6 +210,37 @@ describe("GEPA over HTTP", () => {
       return listed.length >= 3 ? listed : undefined
     })
     expect(validated.length).toBeGreaterThanOrEqual(3)
+  })
+
+  it("exports the completed task's variants as configuration that a gateway loads and serves", async () => {
+    const taskId = await launch({ ...base, initial_variants: ["base"], max_iterations: 1, seed: 7, variant_prefix: "exported" })
+    expect((await ended(taskId)).status).toBe("completed")
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gepa-export-"))
+    try {
+      const exported = await runGateway(["optimize", "export", taskId, "--dir", dir], { env: { GATEWAY_RELATIONAL_DB_URL: database.url } })
+      expect(exported.code, exported.stderr).toBe(0)
+      const written = exported.stdout.trim().split("\n")
+      expect(written[0]).toBe(path.join(dir, "gateway.toml"))
+      const exportedFiles = Object.fromEntries(written.slice(1).map((file) => [path.relative(dir, file), fs.readFileSync(file, "utf8")]))
+      expect(Object.values(exportedFiles).join("")).toContain("MAGIC")
+      const served = await startGateway({ config: config(fake.apiBase) + "\n" + fs.readFileSync(written[0], "utf8"), files: { ...files, ...exportedFiles } })
+      try {
+        const answer = await served.post("/inference", {
+          function_name: "echo",
+          variant_name: "exported_1",
+          input: { messages: [{ role: "user", content: [{ type: "text", text: "Repeat: kiwi" }] }] }
+        })
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+        expect(answer.body.content).toEqual([{ type: "text", text: "kiwi" }])
+      } finally {
+        await served.stop()
+      }
+      const unknown = await runGateway(["optimize", "export", "0196b5c0-0000-7000-8000-000000000000", "--dir", dir], { env: { GATEWAY_RELATIONAL_DB_URL: database.url } })
+      expect(unknown.code).toBe(1)
+      expect(unknown.stderr).toMatch(/unknown GEPA task/)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("splits and samples the same way for the same seed", async () => {

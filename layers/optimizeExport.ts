@@ -1,0 +1,42 @@
+/**
+ * `gateway optimize export <task_id> --dir <folder>`: the variants a completed GEPA task found,
+ * written as configuration a user adds as it is (`gateway.toml` with the variants' tables, and
+ * a file per template), read from the task on the relational database. Exit codes: 0 written,
+ * 1 the task cannot be exported (unknown, not completed, no database).
+ */
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import { exportFiles } from "../src/optimization/gepa/export.ts"
+import type { GepaPayload } from "../src/optimization/gepa/plan.ts"
+import { gepaTask, gepaTaskBody } from "../src/optimization/gepa/service.ts"
+import { Tasks, tasksUnavailable } from "../src/tasks/service.ts"
+import { TasksLive } from "./tasks/index.ts"
+
+type Env = Readonly<Record<string, string | undefined>>
+
+export const runOptimizeExport = (taskId: string, dir: string, env: Env): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    const tasks = yield* Tasks
+    if (!tasks.available) return yield* Effect.fail(tasksUnavailable("exporting a GEPA task"))
+    const info = yield* tasks.get(taskId)
+    if (info === undefined || info.kind !== gepaTask) return yield* Effect.fail({ message: `unknown GEPA task "${taskId}"` })
+    const body = gepaTaskBody(info)
+    if (body.status !== "completed") {
+      return yield* Effect.fail({ message: `GEPA task ${taskId} is ${body.status === "pending" ? "still running" : `in error: ${body.error}`}: nothing to export` })
+    }
+    const functionName = (info.payload as GepaPayload).functionName
+    const files = exportFiles(functionName, body.variants)
+    for (const file of files) {
+      const target = path.join(dir, file.path)
+      yield* Effect.promise(() => fs.mkdir(path.dirname(target), { recursive: true }).then(() => fs.writeFile(target, file.content)))
+      yield* Console.log(target)
+    }
+    if (Object.keys(body.variants).length === 0) yield* Console.error("the task found no new variant on the frontier: the configuration file lists none")
+    return 0
+  }).pipe(
+    Effect.provide(TasksLive(env)),
+    Effect.catch((error: { readonly message: string }) => Effect.as(Console.error(error.message), 1)),
+    Effect.scoped
+  )
