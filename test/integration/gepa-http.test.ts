@@ -9,131 +9,30 @@
  * failing ends the task in error; cancelling; the 400s; and 503 without a relational database.
  */
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { textCompletion } from "../support/fakeOpenAi.ts"
 import { rawRequest, runGateway, type RunningGateway, startGateway } from "../support/gateway.ts"
-import { listInferences, observabilityToml, poll } from "../support/observability.ts"
-
-interface FakeModels {
-  readonly apiBase: string
-  /** requests by model */
-  readonly calls: Map<string, number>
-  /** the most requests in flight at once */
-  maxInFlight: number
-  /** models that answer 500 */
-  readonly failing: Set<string>
-  /** milliseconds each answer takes */
-  delayMs: number
-  close(): Promise<void>
-}
-
-const systemOf = (body: any): string => body.messages.find((message: any) => message.role === "system")?.content ?? ""
-const lastUser = (body: any): string => {
-  const content = body.messages.filter((message: any) => message.role === "user").at(-1)?.content
-  return typeof content === "string" ? content : content.map((part: any) => part.text).join("")
-}
-
-const answerOf = (model: string, body: any): string => {
-  switch (model) {
-    case "task": {
-      const word = /Repeat: (\w+)/.exec(lastUser(body))?.[1] ?? "?"
-      return systemOf(body).includes("MAGIC") ? word : "I will not"
-    }
-    case "analyst":
-      return JSON.stringify({ analysis: "The answer refuses: the system prompt lacks the phrase MAGIC that makes the model comply." })
-    case "mutator":
-      return JSON.stringify({ templates: [{ name: "system", content: "You repeat words. MAGIC" }] })
-    default:
-      return "?"
-  }
-}
-
-const startFakeModels = async (): Promise<FakeModels> => {
-  let inFlight = 0
-  const fake = { calls: new Map<string, number>(), maxInFlight: 0, failing: new Set<string>(), delayMs: 20 }
-  const server = http.createServer((req, res) => {
-    const parts: Array<Buffer> = []
-    req.on("data", (part) => parts.push(part))
-    req.on("end", () => {
-      inFlight++
-      fake.maxInFlight = Math.max(fake.maxInFlight, inFlight)
-      const body = JSON.parse(Buffer.concat(parts).toString("utf8"))
-      const model: string = body.model
-      fake.calls.set(model, (fake.calls.get(model) ?? 0) + 1)
-      setTimeout(() => {
-        inFlight--
-        if (fake.failing.has(model)) {
-          res.writeHead(500, { "content-type": "application/json" })
-          res.end(JSON.stringify({ error: { message: `${model} is down`, type: "server_error" } }))
-          return
-        }
-        res.writeHead(200, { "content-type": "application/json" })
-        res.end(JSON.stringify(textCompletion(answerOf(model, body))))
-      }, fake.delayMs)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const { port } = server.address() as AddressInfo
-  return Object.assign(fake, {
-    apiBase: `http://127.0.0.1:${port}/v1/`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
-  })
-}
-
-const config = (apiBase: string) => `
-${observabilityToml()}
-${["task", "analyst", "mutator"].map((model) => `
-[models.${model}]
-routing = ["fake"]
-[models.${model}.providers.fake]
-type = "openai"
-model_name = "${model}"
-api_base = "${apiBase}"
-api_key_location = "none"
-`).join("")}
-
-[functions.echo]
-type = "chat"
-[functions.echo.variants.base]
-type = "chat_completion"
-model = "task"
-system_template = "system.minijinja"
-[functions.echo.variants.plain]
-type = "chat_completion"
-model = "task"
-weight = 0
-[functions.echo.evaluators.exact]
-type = "exact_match"
-`
-
-const files = { "system.minijinja": "You repeat words." }
+import { gepaConfig as config, gepaFiles as files, type GepaFakeModels, startGepaFakeModels, wordDatapoints } from "../support/gepaFakes.ts"
+import { listInferences, poll } from "../support/observability.ts"
 
 const words = ["apple", "banana", "cherry", "damson", "elder", "fig"]
 
 describe("GEPA over HTTP", () => {
   let database: TestDatabase
-  let fake: FakeModels
+  let fake: GepaFakeModels
   let gateway: RunningGateway
 
   beforeAll(async () => {
-    ;[database, fake] = await Promise.all([freshDatabase("postgres"), startFakeModels()])
+    ;[database, fake] = await Promise.all([freshDatabase("postgres"), startGepaFakeModels()])
     gateway = await startGateway({
       config: config(fake.apiBase),
       files,
       env: { GATEWAY_ANALYTICS_DB_URL: database.url, GATEWAY_RELATIONAL_DB_URL: database.url }
     })
     const created = await gateway.post("/v1/datasets/words/datapoints", {
-      datapoints: words.map((word) => ({
-        type: "chat",
-        function_name: "echo",
-        input: { messages: [{ role: "user", content: [{ type: "text", text: `Repeat: ${word}` }] }] },
-        output: [{ type: "text", text: word }]
-      }))
+      datapoints: wordDatapoints(words)
     })
     expect(created.status, JSON.stringify(created.body)).toBe(200)
   }, 60_000)
@@ -267,12 +166,7 @@ describe("GEPA over HTTP", () => {
   it("ends in error when every inference of the initial variants fails", async () => {
     // words no earlier task asked for: their answers are not in the cache
     const created = await gateway.post("/v1/datasets/unseen/datapoints", {
-      datapoints: ["grape", "hazel"].map((word) => ({
-        type: "chat",
-        function_name: "echo",
-        input: { messages: [{ role: "user", content: [{ type: "text", text: `Repeat: ${word}` }] }] },
-        output: [{ type: "text", text: word }]
-      }))
+      datapoints: wordDatapoints(["grape", "hazel"])
     })
     expect(created.status).toBe(200)
     fake.failing.add("task")

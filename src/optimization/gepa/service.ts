@@ -11,6 +11,7 @@
  * It needs the relational database (the task) and the analytics one (datasets, inferences):
  * without either, 503 naming the variable.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -115,6 +116,7 @@ export class GepaService extends Context.Service<GepaService, {
       const tasks = yield* Tasks
       const writeQueue = yield* WriteQueue
       const inference = yield* InferenceService
+      const clock = yield* Clock.Clock
       // what the task's inferences run with: a task's handler gets nothing from its context
       const services = Context.make(HttpTransport, yield* HttpTransport).pipe(
         Context.add(Models, yield* Models),
@@ -158,7 +160,8 @@ export class GepaService extends Context.Service<GepaService, {
           }))
           const state = resumableState(task.resumeFrom) ?? initialState(payload.seed, datasets, initial)
           if (task.resumeFrom !== undefined) yield* Effect.logInfo(`gepa: task ${task.id} resumes after iteration ${state.iteration}`)
-          const ports = yield* makePorts(config, fn, evaluators, bases, payload, task, { writeQueue, inference, services }, progress)
+          const now = () => clock.currentTimeMillisUnsafe()
+          const ports = yield* makePorts(config, fn, evaluators, bases, payload, task, { writeQueue, inference, services, now }, progress)
           const result = yield* runGepa(state, datapoints, {
             maxIterations: payload.maxIterations,
             batchSize: payload.batchSize,
@@ -172,8 +175,8 @@ export class GepaService extends Context.Service<GepaService, {
         }).pipe(Effect.mapError((error): TaskFailure => ({ message: error.message })))
 
       if (stores !== undefined && tasks.available) {
-        // a task is run again (and resumes from its checkpoint) when its process died
-        yield* tasks.register<GepaPayload>(gepaTask, run, { concurrency: 1, retryLimit: 2 })
+        // a task is run again (and resumes from its checkpoint) when its process died: within ~10 s of the death
+        yield* tasks.register<GepaPayload>(gepaTask, run, { concurrency: 1, retryLimit: 2, heartbeatS: 10 })
       }
 
       const taskOf = (taskId: string) =>
@@ -222,7 +225,8 @@ const makePorts = (
   bases: ReadonlyMap<string, ChatCompletionVariant>,
   payload: GepaPayload,
   task: RunningTask<GepaPayload>,
-  { writeQueue, inference, services }: {
+  { writeQueue, inference, services, now }: {
+    readonly now: () => number
     readonly writeQueue: WriteQueue["Service"]
     readonly inference: InferenceService["Service"]
     readonly services: Context.Context<InferenceServices>
@@ -293,7 +297,7 @@ const makePorts = (
         tags: tags(iteration),
         inference: limited,
         apiKey: payload.apiKey,
-        now: Date.now,
+        now,
         extras: made === undefined ? undefined : { dynamicVariant: { variant: made.variant, templates: made.engine } }
       }
       return Effect.forEach(datapoints, (datapoint) =>
