@@ -4,6 +4,7 @@
  * own built-in json function, so here are only its input (what the judge is shown) and the
  * reading of its answer.
  */
+import { bounded, cutIndex, fenced, prettyJson } from "../promptText.ts"
 import type { Input, InputBlock, InputMessage } from "../api/inference.ts"
 import type { EvaluatorConfig } from "../config/types.ts"
 import type { StoredDatapoint } from "../datasets/store.ts"
@@ -120,30 +121,6 @@ export const scoreOutput = (evaluator: DeterministicEvaluator, evaluated: Evalua
 /** characters of one section of what a judge is shown, beyond which it is cut */
 export const maxJudgeSectionLength = 40_000
 
-/** where to cut `text` to keep at most `max` characters without splitting a surrogate pair */
-const cutIndex = (text: string, max: number): number => {
-  if (text.length <= max) return text.length
-  const low = text.charCodeAt(max)
-  return low >= 0xDC00 && low <= 0xDFFF ? max - 1 : max
-}
-
-/** `text` cut to `max` characters, saying how much was left out */
-const bounded = (text: string, max: number): string => {
-  const end = cutIndex(text, max)
-  return end === text.length ? text : `${text.slice(0, end)}\n[... ${text.length - end} more characters left out]`
-}
-
-/** pretty JSON, with base64 file contents named rather than shown (the judge cannot read them as text) */
-const prettyJson = (value: unknown): string =>
-  JSON.stringify(
-    value,
-    (_key, item: unknown) =>
-      isRecord(item) && item.type === "file" && typeof item.data === "string"
-        ? { ...item, data: `[${item.data.length} characters of base64 data]` }
-        : item,
-    2
-  ) ?? "null"
-
 /** a tool call's arguments as a judge reads them: the parsed value, else the text the model gave */
 const readableArguments = (parsed: unknown, raw: unknown): unknown => {
   if (parsed !== undefined && parsed !== null) return parsed
@@ -177,13 +154,6 @@ const generatedOutputText = (output: Evaluated["output"]): string => {
 
 const referenceOutputText = (evaluated: Evaluated, reference: unknown): string =>
   evaluated.functionType === "chat" ? prettyJson(readableBlocks(reference as ReadonlyArray<unknown>)) : prettyJson(reference)
-
-/** a fence longer than any run of backticks in `text`, so that the text cannot close it */
-const fenced = (text: string): string => {
-  const longestRun = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length))
-  const fence = "`".repeat(Math.max(3, longestRun + 1))
-  return `${fence}\n${text}\n${fence}`
-}
 
 const section = (title: string, text: string): string => `## ${title}\n${fenced(bounded(text, maxJudgeSectionLength))}`
 

@@ -7,6 +7,7 @@
  * names. Here too are their user messages, built in code (as a judge's), and the reading of a
  * mutation. No I/O.
  */
+import { bounded, fenced, prettyJson } from "../../promptText.ts"
 import type { Input } from "../../api/inference.ts"
 import { literalTemplate } from "../../config/templateFiles.ts"
 import type { ChatCompletionVariant, FunctionConfig } from "../../config/types.ts"
@@ -139,31 +140,10 @@ export const maxGepaTemplateLength = 100_000
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-const bounded = (text: string, max: number): string => {
-  if (text.length <= max) return text
-  // not between the two halves of a surrogate pair
-  const low = text.charCodeAt(max)
-  const end = low >= 0xDC00 && low <= 0xDFFF ? max - 1 : max
-  return `${text.slice(0, end)}\n[... ${text.length - end} more characters left out]`
-}
 
-/** a string as it is; anything else as pretty JSON, base64 file contents named rather than shown */
-const readable = (value: unknown): string =>
-  typeof value === "string" ? value : JSON.stringify(
-    value,
-    (_key, item: unknown) =>
-      isRecord(item) && item.type === "file" && typeof item.data === "string"
-        ? { ...item, data: `[${item.data.length} characters of base64 data]` }
-        : item,
-    2
-  ) ?? "null"
+/** a string as it is; anything else as pretty JSON */
+const readable = (value: unknown): string => typeof value === "string" ? value : prettyJson(value)
 
-/** a fence longer than any run of backticks in `text`, so that the text cannot close it */
-const fenced = (text: string): string => {
-  const longestRun = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length))
-  const fence = "`".repeat(Math.max(3, longestRun + 1))
-  return `${fence}\n${text}\n${fence}`
-}
 
 const block = (title: string, value: unknown, max: number): string => `${title}\n${fenced(bounded(readable(value), max))}`
 
