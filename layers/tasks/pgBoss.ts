@@ -198,29 +198,20 @@ export const makePgBossTasks = (
       queues.add(kind)
     }
 
-    const writeProgress = (id: string, value: unknown): Effect.Effect<void> =>
+    /** upserts a task's progress or checkpoint; a failure is logged, not failed (the task goes on) */
+    const writeTaskColumn = (column: "progress" | "checkpoint") => (id: string, value: unknown): Effect.Effect<void> =>
       Effect.tryPromise(() =>
         db.executeSql(
-          `INSERT INTO gateway_task_progress (task_id, progress, updated_at) VALUES ($1, $2::jsonb, now())
-           ON CONFLICT (task_id) DO UPDATE SET progress = EXCLUDED.progress, updated_at = EXCLUDED.updated_at`,
+          `INSERT INTO gateway_task_progress (task_id, ${column}, updated_at) VALUES ($1, $2::jsonb, now())
+           ON CONFLICT (task_id) DO UPDATE SET ${column} = EXCLUDED.${column}, updated_at = EXCLUDED.updated_at`,
           [id, JSON.stringify(value ?? null)]
         )
       ).pipe(
         Effect.asVoid,
-        Effect.catch((error) => Effect.logWarning(`background tasks: progress of ${id} not recorded: ${describe(error)}`))
+        Effect.catch((error) => Effect.logWarning(`background tasks: ${column} of ${id} not saved: ${describe(error)}`))
       )
-
-    const writeCheckpoint = (id: string, state: unknown): Effect.Effect<void> =>
-      Effect.tryPromise(() =>
-        db.executeSql(
-          `INSERT INTO gateway_task_progress (task_id, checkpoint, updated_at) VALUES ($1, $2::jsonb, now())
-           ON CONFLICT (task_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, updated_at = EXCLUDED.updated_at`,
-          [id, JSON.stringify(state ?? null)]
-        )
-      ).pipe(
-        Effect.asVoid,
-        Effect.catch((error) => Effect.logWarning(`background tasks: checkpoint of ${id} not saved: ${describe(error)}`))
-      )
+    const writeProgress = writeTaskColumn("progress")
+    const writeCheckpoint = writeTaskColumn("checkpoint")
 
     /** the checkpoint a task saved; a failed read starts it over (logged) rather than failing it */
     const readCheckpoint = async (id: string): Promise<unknown> => {
