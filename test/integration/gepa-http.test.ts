@@ -222,3 +222,38 @@ describe("GEPA over HTTP", () => {
     }
   })
 })
+
+describe("GEPA without a relational database", () => {
+  let analytics: TestDatabase
+  let gateway: RunningGateway
+
+  beforeAll(async () => {
+    analytics = await freshDatabase("postgres")
+    gateway = await startGateway({
+      config: config("http://127.0.0.1:9/v1/"),
+      files,
+      env: { GATEWAY_ANALYTICS_DB_URL: analytics.url, GATEWAY_RELATIONAL_DB_URL: undefined }
+    })
+  }, 60_000)
+
+  afterAll(async () => {
+    await gateway?.stop()
+    await analytics?.drop()
+  })
+
+  it("answers 503 naming GATEWAY_RELATIONAL_DB_URL", async () => {
+    const launched = await gateway.post("/v1/optimization/gepa", {
+      function_name: "echo",
+      analysis_model: "analyst",
+      mutation_model: "mutator",
+      dataset_name: "words",
+      evaluators: ["exact"],
+      max_iterations: 1
+    })
+    expect(launched.status).toBe(503)
+    expect(launched.body.error).toMatch(/GATEWAY_RELATIONAL_DB_URL/)
+    const read = await gateway.get("/v1/optimization/gepa/0196b5c0-0000-7000-8000-000000000000")
+    expect(read.status).toBe(503)
+    expect(read.body.error).toMatch(/GATEWAY_RELATIONAL_DB_URL/)
+  })
+})
