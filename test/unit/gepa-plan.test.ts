@@ -17,7 +17,8 @@ import { buildOk } from "./fixtures.ts"
 /**
  * `write`: a templated chat_completion variant (and a second one), one without templates, a
  * chain-of-thought one, a variant named like GEPA output (`tuned_12`), evaluators `exact` and
- * `judge`; `bare`: no optimizable variant; evaluations of each; a configured model `analyst`.
+ * `judge`; `bare`: no optimizable variant; evaluations of each (and one of `write` without evaluators); a
+ * configured model `analyst`.
  */
 const toml = `
 [models.analyst]
@@ -74,6 +75,11 @@ function_name = "write"
 type = "exact_match"
 [evaluations.write_eval.evaluators.also]
 type = "exact_match"
+
+[evaluations.empty_eval]
+type = "inference"
+function_name = "write"
+evaluators = {}
 
 [evaluations.bare_eval]
 type = "inference"
@@ -262,6 +268,10 @@ describe("planGepa: the evaluators", () => {
     expect(refusal({ evaluators: undefined, evaluation_name: "nope" }, "evaluation_name")).toContain(`unknown evaluation "nope"`)
     expect(refusal({ evaluators: undefined, evaluation_name: "bare_eval" }, "evaluation_name"))
       .toContain(`evaluation "bare_eval" evaluates function "bare", not "write"`)
+  })
+
+  it("refuses an evaluation without evaluators", () => {
+    expect(refusal({ evaluators: undefined, evaluation_name: "empty_eval" }, "evaluation_name")).toContain(`evaluation "empty_eval" has no evaluators`)
   })
 })
 
