@@ -24,6 +24,7 @@ import { gatewayVersion } from "../layers/http/status.ts"
 import { type LogFormat, LoggingLive } from "../layers/logging.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "../layers/access.ts"
 import { createApiKey, disableApiKey } from "../layers/apiKeys.ts"
+import { usesEmbeddedDatabase, withEmbeddedDatabases } from "../layers/embedded/pglite.ts"
 import { configuredStores, migrateDatabase } from "../layers/observability/index.ts"
 import { relationalUrlVariable } from "../src/auth/store.ts"
 import { analyticsUrlVariable } from "../src/observability/stores.ts"
@@ -108,8 +109,9 @@ const migrate = (flags: SharedFlags) =>
     const named = Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig
     const { config, warnings } = named ? yield* configFromFlags(flags) : yield* defaultConfig
     yield* logConfigWarnings(warnings)
-    const stores = yield* configuredStores(config, process.env)
-    const relational = yield* configuredRelationalStore(process.env)
+    const env = yield* withEmbeddedDatabases(process.env, { shareRunning: true })
+    const stores = yield* configuredStores(config, env)
+    const relational = yield* configuredRelationalStore(env)
     if (stores === undefined && relational === undefined) {
       yield* Effect.logInfo(
         `no database is configured (${analyticsUrlVariable} and ${relationalUrlVariable} are unset); there are no migrations to apply`
@@ -122,7 +124,7 @@ const migrate = (flags: SharedFlags) =>
 
 /** `--create-api-key`: the new key on stdout, alone, so that scripts can capture it */
 const createKey = (expiration: Option.Option<string>, logFormat: LogFormat) =>
-  createApiKey(process.env, Option.getOrUndefined(expiration)).pipe(
+  Effect.flatMap(withEmbeddedDatabases(process.env, { shareRunning: true }), (env) => createApiKey(env, Option.getOrUndefined(expiration))).pipe(
     Effect.flatMap((key) => Console.log(key)),
     Effect.scoped,
     Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
@@ -130,7 +132,7 @@ const createKey = (expiration: Option.Option<string>, logFormat: LogFormat) =>
   )
 
 const disableKey = (publicId: string, logFormat: LogFormat) =>
-  disableApiKey(process.env, publicId).pipe(
+  Effect.flatMap(withEmbeddedDatabases(process.env, { shareRunning: true }), (env) => disableApiKey(env, publicId)).pipe(
     Effect.scoped,
     Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
     Effect.provide(LoggingLive(logFormat))
@@ -152,6 +154,12 @@ const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined) =>
     const level = config.gateway.debug ? "Debug" as const : undefined
     const worker = currentWorker()
     const workers = workerCount(workersFlag ?? config.gateway.workers)
+    if (workers > 1 && usesEmbeddedDatabase(process.env)) {
+      return yield* failWith(1, [
+        `workers = ${workers} with an embedded database (pglite://): it lives in one process, which one gateway process serves; ` +
+        "run one worker, or move to a Postgres server (README: moving to a Postgres server)"
+      ])
+    }
     if (worker === undefined && workers > 1) {
       // uninterruptible: the primary forwards SIGTERM/SIGINT to the workers and waits for them
       return yield* runPrimary(workers, config.gateway.bindAddress.port).pipe(
@@ -166,7 +174,7 @@ const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined) =>
       Effect.andThen(Effect.logInfo(
         `configuration loaded: ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
       )),
-      Effect.andThen(Layer.launch(ServerLive(config, process.env, options))),
+      Effect.andThen(Effect.scoped(Effect.flatMap(withEmbeddedDatabases(process.env), (env) => Layer.launch(ServerLive(config, env, options))))),
       Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
       worker === undefined ? (effect) => effect : Effect.annotateLogs("worker", worker.number),
       Effect.provide(LoggingLive(flags.logFormat, level))
@@ -273,7 +281,8 @@ const evaluateCommand = Command.make(
       // the services' modules, loaded by this command only (like the server's)
       const { runEvaluate } = yield* Effect.promise(() => import("../layers/evaluate.ts"))
       const code = yield* logConfigWarnings(warnings).pipe(
-        Effect.andThen(Effect.suspend(() => runEvaluate(config, process.env, request, flags.format))),
+        Effect.andThen(Effect.scoped(Effect.flatMap(withEmbeddedDatabases(process.env, { shareRunning: true }), (env) => runEvaluate(config, env, request, flags.format)))),
+        Effect.catchTag("StartupError", (error) => Effect.as(Console.error(error.message), 1)),
         Effect.provide(LoggingLive(flags.logFormat))
       )
       if (code !== 0) return yield* Effect.die(new ExitWith(code))
@@ -290,7 +299,10 @@ const optimizeExport = Command.make(
   (flags) =>
     Effect.gen(function*() {
       const { runOptimizeExport } = yield* Effect.promise(() => import("../layers/optimizeExport.ts"))
-      const code = yield* runOptimizeExport(flags.taskId, flags.dir, process.env).pipe(Effect.provide(LoggingLive(flags.logFormat)))
+      const code = yield* Effect.scoped(Effect.flatMap(withEmbeddedDatabases(process.env, { shareRunning: true }), (env) => runOptimizeExport(flags.taskId, flags.dir, env))).pipe(
+        Effect.catchTag("StartupError", (error) => Effect.as(Console.error(error.message), 1)),
+        Effect.provide(LoggingLive(flags.logFormat))
+      )
       if (code !== 0) return yield* Effect.die(new ExitWith(code))
     })
 ).pipe(Command.withDescription("write the variants a completed GEPA task found as configuration files"))

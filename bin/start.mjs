@@ -38,6 +38,17 @@ const bundleIsCurrent = () => {
   return Math.max(...sources, modifiedAt(path.join(root, "node_modules/.package-lock.json"))) < built
 }
 
+// `--quickstart`: the example configuration, and (unless the environment names databases) the
+// embedded database in .gateway-data for both, so that a first run stores everything
+const quickstart = process.argv.indexOf("--quickstart")
+if (quickstart >= 0) {
+  process.argv.splice(quickstart, 1, "--config-file", path.join(root, "examples/quickstart/config.toml"))
+  if (process.env.GATEWAY_ANALYTICS_DB_URL === undefined && process.env.GATEWAY_RELATIONAL_DB_URL === undefined) {
+    process.env.GATEWAY_ANALYTICS_DB_URL = "pglite://.gateway-data"
+    process.env.GATEWAY_RELATIONAL_DB_URL = "pglite://.gateway-data"
+  }
+}
+
 const entry = bundleIsCurrent() || (await import("../scripts/bundle.ts").then(({ bundle }) => bundle()))
   ? bundleFile
   : path.join(root, "bin/gateway.ts")

@@ -40,6 +40,8 @@ export const bundle = async (): Promise<boolean> => {
       minifyWhitespace: true,
       minifySyntax: true,
       legalComments: "none",
+      // PGlite finds its WebAssembly and data files beside its own modules: loaded from node_modules at run time
+      external: ["@electric-sql/*"],
       // the dependencies written as CommonJS call `require`, which an ES module does not have
       banner: { js: `import { createRequire as createRequireForBundle } from "node:module"; const require = createRequireForBundle(import.meta.url);` }
     })

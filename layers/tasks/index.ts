@@ -6,6 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { relationalUrlVariable } from "../../src/auth/store.ts"
+import { isEmbeddedServer } from "../embedded/pglite.ts"
 import { Tasks, tasksUnavailable } from "../../src/tasks/service.ts"
 import type { StartupError } from "../startup.ts"
 import type { PgBossTasksOptions } from "./pgBoss.ts"
@@ -28,6 +29,8 @@ export const TasksLive = (env: Env, options?: PgBossTasksOptions): Layer.Layer<T
   if (url === undefined || url === "") return Layer.succeed(Tasks, unavailableTasks)
   return Layer.effect(
     Tasks,
-    Effect.promise(() => import("./pgBoss.ts")).pipe(Effect.flatMap((module) => module.makePgBossTasks(url, options)))
+    Effect.promise(() => import("./pgBoss.ts")).pipe(
+      Effect.flatMap((module) => module.makePgBossTasks(url, isEmbeddedServer(url) ? { ...options, localLocks: true } : options))
+    )
   )
 }

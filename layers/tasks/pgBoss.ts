@@ -24,6 +24,7 @@ import * as Option from "effect/Option"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import { type Job, type JobWithMetadata, PgBoss, type Queue } from "pg-boss"
 import { relationalUrlVariable } from "../../src/auth/store.ts"
 import { ServiceUnavailable } from "../../src/errors.ts"
@@ -40,6 +41,11 @@ export interface PgBossTasksOptions {
   readonly superviseIntervalS?: number | undefined
   /** how long shutting down waits for running handlers before failing them, to be retried elsewhere (default 10 s) */
   readonly stopTimeoutS?: number | undefined
+  /**
+   * `exclusive` with locks of this process: an embedded database's clients share one session,
+   * in which an advisory lock excludes nothing (and one process is all there is)
+   */
+  readonly localLocks?: boolean | undefined
 }
 
 export const taskDefaults = { concurrency: 4, retryLimit: 3, heartbeatS: 30, minimumHeartbeatS: 10 } as const
@@ -264,6 +270,20 @@ export const makePgBossTasks = (
         Effect.mapError((error) => new ServiceUnavailable({ message: `background tasks: lock ${JSON.stringify(key)} failed: ${describe(error)}` }))
       )
 
+    /** the in-process lock of `key` (with `localLocks`), made on first use */
+    const localLocks = new Map<string, Semaphore.Semaphore>()
+    const localLock = (key: string) =>
+      Effect.suspend(() => {
+        const known = localLocks.get(key)
+        if (known !== undefined) return Effect.succeed(known)
+        return Effect.map(Semaphore.make(1), (made) => {
+          const raced = localLocks.get(key)
+          if (raced !== undefined) return raced
+          localLocks.set(key, made)
+          return made
+        })
+      })
+
     const service: Tasks["Service"] = {
       available: true,
 
@@ -340,11 +360,13 @@ export const makePgBossTasks = (
           : Effect.succeed(false),
 
       exclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) =>
-        Effect.acquireUseRelease(
-          Scope.make(),
-          (scope) => Effect.andThen(Scope.provide(scope)(lock(key)), effect),
-          (scope, exit) => Scope.close(scope, exit)
-        )
+        options.localLocks === true
+          ? Effect.flatMap(localLock(key), (semaphore) => semaphore.withPermits(1)(effect))
+          : Effect.acquireUseRelease(
+            Scope.make(),
+            (scope) => Effect.andThen(Scope.provide(scope)(lock(key)), effect),
+            (scope, exit) => Scope.close(scope, exit)
+          )
     }
     return service
   })
