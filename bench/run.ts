@@ -379,6 +379,10 @@ const main = async () => {
       cleanups.unshift(database.drop)
       gateways.push({ name: `gateway + ${backend}`, env: { GATEWAY_ANALYTICS_DB_URL: database.url }, database: backend })
     }
+    // the embedded database runs in the gateway's process: its CPU is the gateway's
+    const embedded = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pglite-"))
+    cleanups.unshift(() => Promise.resolve(fs.rmSync(embedded, { recursive: true, force: true })))
+    gateways.push({ name: "gateway + embedded (pglite)", env: { GATEWAY_ANALYTICS_DB_URL: `pglite://${embedded}` } })
   }
 
   console.log(

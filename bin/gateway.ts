@@ -45,7 +45,7 @@ const usage = "usage: gateway (--config-file <path or glob> | --default-config |
   "       gateway --create-api-key [--expiration <UTC timestamp>] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
-  "       gateway optimize export <task_id> --dir <folder>\n" +
+  "       gateway optimize export <task_id> --dir <folder> | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
   "run `gateway --help` for every option"
 
 const configFileFlag = Flag.String("config-file").pipe(
@@ -307,6 +307,21 @@ const optimizeExport = Command.make(
     })
 ).pipe(Command.withDescription("write the variants a completed GEPA task found as configuration files"))
 
+const migrateDataCommand = Command.make(
+  "migrate-data",
+  {
+    from: Flag.String("from").pipe(Flag.withDescription("where the data is: a pglite://<folder> (or a postgres:// URL)")),
+    to: Flag.String("to").pipe(Flag.withDescription("the Postgres server to move it to: a postgres:// URL of an empty database")),
+    logFormat: logFormatFlag
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const { migrateData } = yield* Effect.promise(() => import("../layers/embedded/migrateData.ts"))
+      const copied = yield* Effect.scoped(migrateData(flags.from, flags.to))
+      for (const { table, rows } of copied) yield* Console.log(`${table}: ${rows} rows`)
+    }).pipe(Effect.catchTag("StartupError", (error) => failWith(1, [error.message])), Effect.provide(LoggingLive(flags.logFormat)))
+).pipe(Command.withDescription("copy every stored row from an embedded database (or another Postgres) into an empty Postgres database"))
+
 const optimizeCommand = Command.make("optimize").pipe(
   Command.withDescription("prompt optimization tasks"),
   Command.withSubcommands([optimizeExport])
@@ -344,7 +359,7 @@ const teardown: Runtime.Teardown = (exit, onExit) => {
 }
 
 gateway.pipe(
-  Command.withSubcommands([migrateCommand, apiKeyCommand, evaluateCommand, optimizeCommand]),
+  Command.withSubcommands([migrateCommand, apiKeyCommand, evaluateCommand, optimizeCommand, migrateDataCommand]),
   Command.run({ version: gatewayVersion }),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown })

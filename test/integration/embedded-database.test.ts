@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshDatabase } from "../support/databases.ts"
 import { runGateway, type RunningGateway, startGateway } from "../support/gateway.ts"
 import { observabilityToml, poll, waitForInference } from "../support/observability.ts"
 
@@ -88,6 +89,29 @@ describe("the embedded database", () => {
     })
     expect(listed.length).toBeGreaterThanOrEqual(3)
   })
+
+  it("moves every row to a Postgres server with migrate-data, which a gateway on that server then reads", async () => {
+    const answer = await infer("moved")
+    await waitForInference(gateway!, answer.body.inference_id)
+    const target = await freshDatabase("postgres")
+    try {
+      const moved = await runGateway(["migrate-data", "--from", url, "--to", target.url], { timeoutMs: 60_000 })
+      expect(moved.code, moved.stderr).toBe(0)
+      expect(moved.stdout).toMatch(/^chat_inference: [1-9]\d* rows$/m)
+      expect(moved.stdout).toMatch(/^api_keys: 1 rows$/m)
+      const onServer = await startGateway({ config, env: { GATEWAY_ANALYTICS_DB_URL: target.url, GATEWAY_RELATIONAL_DB_URL: target.url } })
+      try {
+        expect((await waitForInference(onServer, answer.body.inference_id)).inference_id).toBe(answer.body.inference_id)
+      } finally {
+        await onServer.stop()
+      }
+      const again = await runGateway(["migrate-data", "--from", url, "--to", target.url], { timeoutMs: 60_000 })
+      expect(again.code).toBe(1)
+      expect(again.stderr).toMatch(/already holds rows/)
+    } finally {
+      await target.drop()
+    }
+  }, 120_000)
 
   it("refuses workers > 1, naming why", async () => {
     const refused = await runGateway(["--config-file", path.join(gateway!.dir, "config.toml"), "--workers", "2"], { env: env() })
