@@ -3,11 +3,11 @@
  * `pglite://<folder>` (relative to the working directory) runs PGlite (Postgres compiled to
  * WebAssembly, with pgvector) in this process, its data in `<folder>/pgdata`, and serves it on a
  * local port through pglite-socket's multiplexer, which queues the clients' queries on the one
- * PGlite session and keeps a transaction's queries together (and, with `keepingCyclesWhole`,
- * an extended-query cycle's messages). The gateway then reaches it with
- * the Postgres URL it is given in place of the `pglite://` one: the same driver, migrations,
- * store adapters and pg-boss as a Postgres server, no third SQL dialect. Both variables naming
- * one folder share one instance.
+ * PGlite session and keeps a transaction's queries together (and, with `keepingCyclesWhole`, an
+ * extended-query cycle's messages). The gateway then reaches it with the Postgres URL it is
+ * given in place of the `pglite://` one: the same driver, migrations, store adapters and pg-boss
+ * as a Postgres server, no third SQL dialect. Both variables naming one folder share one
+ * instance.
  *
  * One process owns a folder at a time: `<folder>/gateway.lock` holds its pid, and a second
  * process is refused with a message naming the owner (a lock left by a process that died is
