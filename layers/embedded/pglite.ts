@@ -3,10 +3,11 @@
  * `pglite://<folder>` (relative to the working directory) runs PGlite (Postgres compiled to
  * WebAssembly, with pgvector) in this process, its data in `<folder>/pgdata`, and serves it on a
  * local port through pglite-socket's multiplexer, which queues the clients' queries on the one
- * PGlite session and keeps a transaction's queries together. The gateway then reaches it with
- * the Postgres URL it is given in place of the `pglite://` one: the same driver, migrations,
- * store adapters and pg-boss as a Postgres server, no third SQL dialect. Both variables naming
- * one folder share one instance.
+ * PGlite session and keeps a transaction's queries together (and, with `keepingCyclesWhole`, an
+ * extended-query cycle's messages). The gateway then reaches it with the Postgres URL it is
+ * given in place of the `pglite://` one: the same driver, migrations, store adapters and pg-boss
+ * as a Postgres server, no third SQL dialect. Both variables naming one folder share one
+ * instance.
  *
  * One process owns a folder at a time: `<folder>/gateway.lock` holds its pid, and a second
  * process is refused with a message naming the owner (a lock left by a process that died is
@@ -112,6 +113,53 @@ const freePort = (): Promise<number> =>
     })
   })
 
+/** the message types of an extended-query cycle before its Sync: Parse, Bind, Describe, Execute, Close, Flush */
+const cycleMessages = new Set(["P", "B", "D", "E", "C", "H"].map((letter) => letter.charCodeAt(0)))
+const syncMessage = "S".charCodeAt(0)
+const queryMessage = "Q".charCodeAt(0)
+
+/**
+ * `db` as pglite-socket's queue sees it, so that an extended-query cycle (Parse ... Sync) of one
+ * client runs whole. The queue takes the clients' messages one at a time and, unless a
+ * transaction block is open, from whichever client comes next: another client's cycle in the
+ * middle of one replaces its unnamed statement and portal or ends its implicit transaction
+ * ("portal "" does not exist", or its rows sent to the other client), which any concurrent use
+ * of the pools meets. The queue keeps to the client of the last message while
+ * `isInTransaction()` holds: saying so from a cycle's first message to its Sync keeps the cycle
+ * together. A client gone mid-cycle has its cycle ended (a Sync) before the queue's rollback.
+ */
+const keepingCyclesWhole = <Db extends {
+  isInTransaction(): boolean
+  execProtocolRaw(message: Uint8Array): Promise<Uint8Array>
+  execProtocolRawStream(message: Uint8Array, options: never): Promise<void>
+  exec(query: string): Promise<unknown>
+}>(db: Db): Db => {
+  let cycleOpen = false
+  const overrides: Partial<Record<PropertyKey, unknown>> = {
+    isInTransaction: () => cycleOpen || db.isInTransaction(),
+    execProtocolRawStream: (message: Uint8Array, options: never) => {
+      if (message[0] === syncMessage || message[0] === queryMessage) cycleOpen = false
+      else if (cycleMessages.has(message[0])) cycleOpen = true
+      return db.execProtocolRawStream(message, options)
+    },
+    exec: async (query: string) => {
+      if (cycleOpen) {
+        cycleOpen = false
+        await db.execProtocolRaw(new Uint8Array([syncMessage, 0, 0, 0, 4]))
+      }
+      return db.exec(query)
+    }
+  }
+  return new Proxy(db, {
+    get: (target, property) => {
+      if (Object.hasOwn(overrides, property)) return overrides[property]
+      const value = Reflect.get(target, property, target)
+      // PGlite's methods read its private fields: they run on PGlite itself
+      return typeof value === "function" ? value.bind(target) : value
+    }
+  })
+}
+
 /** PGlite on `folder`, served on a local port while the scope is open: its Postgres URL */
 export const startEmbedded = (folder: string): Effect.Effect<string, StartupError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -140,7 +188,7 @@ export const startEmbedded = (folder: string): Effect.Effect<string, StartupErro
     yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port, maxConnections: 128 })
+          const server = new PGLiteSocketServer({ db: keepingCyclesWhole(db), host: "127.0.0.1", port, maxConnections: 128 })
           await server.start()
           return server
         },

@@ -6,12 +6,14 @@
  * inference looked up by id, status changes where the newest `updatedAt` wins (and, within one
  * millisecond, the later write), the pending batches oldest first, ids that name nothing or are
  * not UUIDs, odd and large text, and StoreErrors (not crashes) when the server is cut off.
+ * The Postgres adapter runs twice: on the Postgres server and on the embedded database (PGlite).
  */
 import type * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import type { StoredBatch, StoredBatchInference } from "../../src/batch/store.ts"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import { StoreError } from "../../src/storeError.ts"
+import { engineOf } from "../support/databases.ts"
 import { failure, idAt, oddStrings, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
 
 // ---- records
@@ -75,7 +77,10 @@ const bare = (inference: StoredBatchInference): StoredBatchInference => {
 
 const later = (batch: StoredBatch, ms: number, fields: Partial<StoredBatch>): StoredBatch => withoutUndefined({ ...batch, updatedAt: batch.updatedAt + ms, ...fields })
 
-describe.each(["clickhouse", "postgres"] as const)("%s batch store", (backend) => {
+describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (backend) => {
+  /** the adapters' backend, which the errors name: PGlite is reached with the Postgres ones */
+  const engine = engineOf(backend)
+
   describe("batches and their inferences", () => {
     const suite = storeForSuite(backend)
     const store = () => suite.store.batches
@@ -262,7 +267,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s batch store", (backend) =
 
       const notUuid = await failure(store().insertBatch(batchRecord({ id: "batch-1" }), []))
       expect(notUuid).toBeInstanceOf(StoreError)
-      expect(notUuid.message).toMatch(new RegExp(`^${backend} .*uuid`, "i"))
+      expect(notUuid.message).toMatch(new RegExp(`^${engine} .*uuid`, "i"))
       const batch = batchRecord()
       for (const bad of [{ batchId: "x" }, { inferenceId: "inference' --" }, { episodeId: "" }]) {
         const error = await failure(store().insertBatch(batch, [inferenceRecord(batch, 0), inferenceRecord(batch, 1, bad)]))
@@ -273,9 +278,9 @@ describe.each(["clickhouse", "postgres"] as const)("%s batch store", (backend) =
       expect((await failure(store().updateBatch({ ...known, id: "nope", updatedAt: known.updatedAt + 1 }))).message).toMatch(/uuid/i)
 
       const badIndex = await failure(store().insertBatch(batch, [inferenceRecord(batch, -1)]))
-      expect(badIndex.message).toMatch(new RegExp(`^${backend} `))
+      expect(badIndex.message).toMatch(new RegExp(`^${engine} `))
       const badStatus = await failure(store().updateBatch(later(known, 1, { status: "paused" as StoredBatch["status"] })))
-      expect(badStatus.message).toMatch(new RegExp(`^${backend} updateBatch failed: `))
+      expect(badStatus.message).toMatch(new RegExp(`^${engine} updateBatch failed: `))
       expect(await run(store().getBatch(known.id))).toStrictEqual(known)
     })
   })
@@ -343,7 +348,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s batch store", (backend) =
         ]) {
           const error = await failure(effect as Effect.Effect<unknown, StoreError>)
           expect(error).toBeInstanceOf(StoreError)
-          expect(error.message).toMatch(new RegExp(`^${backend} \\w+ failed: \\S`))
+          expect(error.message).toMatch(new RegExp(`^${engine} \\w+ failed: \\S`))
           expect(error.message).not.toMatch(/\n|    at /)
         }
       })

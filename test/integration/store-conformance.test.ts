@@ -1,9 +1,9 @@
 /**
  * The conformance suite of the analytics database's ports (issue 3; `ObservabilityStores`:
  * the database, inferences, feedback and cache ports): the same tests against the ClickHouse
- * adapters and the Postgres adapters, each on real servers (test/support/globalSetup.ts) in
- * databases of their own: migrations, exact round trips of every record kind, idempotent
- * writes, listing with filters (tags, time, metrics, demonstrations), ordering and pagination
+ * adapters and the Postgres adapters, on real servers (test/support/globalSetup.ts) and on the
+ * embedded database (PGlite, reached with the Postgres adapters), in databases of their own:
+ * migrations, exact round trips of every record kind, idempotent writes, listing with filters (tags, time, metrics, demonstrations), ordering and pagination
  * (offset and keyset), the cache, awkward strings, ids that
  * are not UUIDs, and StoreErrors (not crashes) when the server cannot be reached.
  * What only one backend does is in store-clickhouse.test.ts and store-postgres.test.ts.
@@ -13,7 +13,7 @@ import { uuidv7 } from "../../src/ids.ts"
 import type { StoredInference } from "../../src/observability/records.ts"
 import type { ComparisonOperator, InferenceQuery, StoreFilter } from "../../src/inferences/store.ts"
 import { StoreError } from "../../src/storeError.ts"
-import { queryDatabase, tablesOf } from "../support/databases.ts"
+import { engineOf, queryDatabase, tablesOf } from "../support/databases.ts"
 import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, jsonInference, modelInference, oddStrings, openStore, run, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
@@ -86,7 +86,10 @@ const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_mig
 /** how each server says a table or a database is missing */
 const missing = { clickhouse: "doesn't exist", postgres: "does not exist" }
 
-describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
+describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backend) => {
+  /** the adapters' backend, which the errors name: PGlite is reached with the Postgres ones */
+  const engine = engineOf(backend)
+
   describe("migrations", () => {
     const suite = storeForSuite(backend, { migrate: false })
 
@@ -95,20 +98,20 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       const { store } = suite
       const error = await failure(write(store, batch({ inferences: [chatInference()] })))
       expect(error).toBeInstanceOf(StoreError)
-      expect(error.message).toMatch(new RegExp(`^${backend} write failed: .*(ChatInference|chat_inference).* ${missing[backend]}`))
+      expect(error.message).toMatch(new RegExp(`^${engine} write failed: .*(ChatInference|chat_inference).* ${missing[engine]}`))
       expect(error.message).not.toMatch(/\n/)
-      expect((await failure(store.inferences.getInferences([uuidv7(Date.now())]))).message).toContain(missing[backend])
+      expect((await failure(store.inferences.getInferences([uuidv7(Date.now())]))).message).toContain(missing[engine])
     })
 
     it("creates every table, records the migration, and applies nothing the second time", async () => {
       const { store, database } = suite
-      expect(store.database.backend).toBe(backend)
-      expect(await run(store.database.migrate)).toEqual(migrationNames[backend])
-      expect(await tablesOf(database)).toEqual(expectedTables[backend])
+      expect(store.database.backend).toBe(engine)
+      expect(await run(store.database.migrate)).toEqual(migrationNames[engine])
+      expect(await tablesOf(database)).toEqual(expectedTables[engine])
       expect(await run(store.database.migrate)).toEqual([])
       expect(await run(store.database.migrate)).toEqual([])
-      const recorded = await queryDatabase(database, `SELECT version, name FROM ${migrationsTable[backend]} ORDER BY version`)
-      expect(recorded).toEqual(migrationNames[backend].map((name) => ({ version: parseInt(name, 10), name })))
+      const recorded = await queryDatabase(database, `SELECT version, name FROM ${migrationsTable[engine]} ORDER BY version`)
+      expect(recorded).toEqual(migrationNames[engine].map((name) => ({ version: parseInt(name, 10), name })))
       await expect(run(store.database.ping)).resolves.toBeUndefined()
     })
   })
@@ -610,7 +613,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         for (const effect of [store.database.ping, write(store, batch({ inferences: [row] })), store.inferences.listInferences({ limit: 1, offset: 0 }), store.inferences.getInferences([row.id]), store.cache.lookup("k", 1), store.database.migrate]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
-          expect(error.message).toMatch(new RegExp(`^${backend} \\w+.* failed: \\S`))
+          expect(error.message).toMatch(new RegExp(`^${engine} \\w+.* failed: \\S`))
           expect(error.message).not.toMatch(/\n|    at /)
         }
         expect(Date.now() - started).toBeLessThan(5_000)
@@ -632,7 +635,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
         for (const effect of [store.database.ping, store.database.migrate, write(store, batch({ inferences: [chatInference()] })), store.inferences.listInferences({ limit: 1, offset: 0 })]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
-          expect(error.message).toMatch(new RegExp(`^${backend} \\w+.* failed: .*ECONNREFUSED`))
+          expect(error.message).toMatch(new RegExp(`^${engine} \\w+.* failed: .*ECONNREFUSED`))
           expect(error.message).not.toMatch(/\n|    at /)
         }
         expect(Date.now() - started).toBeLessThan(5_000)
@@ -641,20 +644,38 @@ describe.each(["clickhouse", "postgres"] as const)("%s store", (backend) => {
       }
     })
 
-    it("fails with a one-line StoreError naming the database when it does not exist", async () => {
-      const url = new URL(suite.database.url)
-      url.pathname = "/gw_test_never_created"
-      const { store, close } = await openStore(backend, url.toString())
-      try {
-        for (const [operation, effect] of [["ping", store.database.ping], ["listInferences", store.inferences.listInferences({ limit: 1, offset: 0 })]] as const) {
-          const error = await failure(effect)
-          expect(error.message).toMatch(new RegExp(`^${backend} ${operation} failed: .*gw_test_never_created.* ${missing[backend]}`))
-          // ClickHouse 18.16 appends a stack trace to its messages
-          expect(error.message).not.toMatch(/\n|Stack trace|e\.what/)
+    // an embedded server holds one database, the one every database name reaches: there is no
+    // other to miss (pglite-socket ignores the name a client asks for)
+    if (backend === "pglite") {
+      it("reaches its one database whatever database name the URL gives", async () => {
+        const stored = chatInference()
+        await run(write(suite.store, batch({ inferences: [stored] })))
+        const url = new URL(suite.database.url)
+        url.pathname = "/gw_test_never_created"
+        const { store, close } = await openStore(backend, url.toString())
+        try {
+          await run(store.database.ping)
+          expect(await run(store.inferences.getInferences([stored.id]))).toStrictEqual([stored])
+        } finally {
+          await close()
         }
-      } finally {
-        await close()
-      }
-    })
+      })
+    } else {
+      it("fails with a one-line StoreError naming the database when it does not exist", async () => {
+        const url = new URL(suite.database.url)
+        url.pathname = "/gw_test_never_created"
+        const { store, close } = await openStore(backend, url.toString())
+        try {
+          for (const [operation, effect] of [["ping", store.database.ping], ["listInferences", store.inferences.listInferences({ limit: 1, offset: 0 })]] as const) {
+            const error = await failure(effect)
+            expect(error.message).toMatch(new RegExp(`^${engine} ${operation} failed: .*gw_test_never_created.* ${missing[engine]}`))
+            // ClickHouse 18.16 appends a stack trace to its messages
+            expect(error.message).not.toMatch(/\n|Stack trace|e\.what/)
+          }
+        } finally {
+          await close()
+        }
+      })
+    }
   })
 })

@@ -4,6 +4,7 @@
  * a database of its own: exact round trips, listing (filters, orders, search, paging), the
  * changes that apply to live datapoints only (all or nothing, one winner among concurrent
  * updates), the datasets' summaries, and StoreErrors (not crashes) when the server is cut off.
+ * The Postgres adapter runs twice: on the Postgres server and on the embedded database (PGlite).
  */
 import * as Effect from "effect/Effect"
 import { beforeAll, describe, expect, it } from "vitest"
@@ -11,6 +12,7 @@ import type { DatapointQuery, DatasetStore, NewDatapoint, StoredDatapoint } from
 import { uuidv7 } from "../../src/ids.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { byId, chatDatapoint, jsonDatapoint, stored } from "../support/datapointFixtures.ts"
+import { engineOf } from "../support/databases.ts"
 import { failure, idAt, oddStrings, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
 
 /** a dataset name no other test uses */
@@ -18,7 +20,10 @@ const datasetNamed = (name: string) => `${name} ${uuidv7(Date.now()).slice(-12)}
 
 const get = (store: DatasetStore, datasetName: string, ids: ReadonlyArray<string>) => run(store.getDatapoints(datasetName, ids)).then(byId)
 
-describe.each(["clickhouse", "postgres"] as const)("%s dataset store", (backend) => {
+describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store", (backend) => {
+  /** the adapters' backend, which the errors name: PGlite is reached with the Postgres ones */
+  const engine = engineOf(backend)
+
   describe("reads return what was written", () => {
     const suite = storeForSuite(backend)
     const store = () => suite.store.datasets
@@ -116,7 +121,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s dataset store", (backend)
       const refused = jsonDatapoint({ datasetName: dataset, functionType: "neither" as "json" })
       const error = await failure(store().insertDatapoints([large, fine, refused]))
       expect(error).toBeInstanceOf(StoreError)
-      expect(error.message).toMatch(new RegExp(`^${backend} insertDatapoints failed: `))
+      expect(error.message).toMatch(new RegExp(`^${engine} insertDatapoints failed: `))
       expect(await get(store(), dataset, [large.id, fine.id, refused.id])).toEqual([])
 
       const notUuid = await failure(store().insertDatapoints([fine, jsonDatapoint({ datasetName: dataset, episodeId: "nope' --" })]))
@@ -445,7 +450,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s dataset store", (backend)
         ]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
-          expect(error.message).toMatch(new RegExp(`^${backend} \\w+ failed: \\S`))
+          expect(error.message).toMatch(new RegExp(`^${engine} \\w+ failed: \\S`))
           expect(error.message).not.toMatch(/\n|    at /)
         }
         expect(Date.now() - started).toBeLessThan(10_000)

@@ -7,6 +7,7 @@
  * (and as they were when it never does), writes that began before a replace hidden by it, exact
  * round trips of inputs and outputs with odd strings, a retried stage stored once, refused values
  * storing nothing, and StoreErrors (not crashes) when the server is cut off.
+ * The Postgres adapter runs twice: on the Postgres server and on the embedded database (PGlite).
  */
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
@@ -14,7 +15,7 @@ import type { DiclExample } from "../../src/dicl/examples.ts"
 import type { DiclExampleStore } from "../../src/dicl/store.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { StoreError } from "../../src/storeError.ts"
-import { queryDatabase } from "../support/databases.ts"
+import { engineOf, isPostgresLike, queryDatabase } from "../support/databases.ts"
 import { poll } from "../support/observability.ts"
 import { failure, oddStrings, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
 
@@ -39,7 +40,11 @@ const example = (embedding: ReadonlyArray<number>, fields: Partial<DiclExample> 
 const nearestTexts = async (store: DiclExampleStore, embedding: ReadonlyArray<number>, k = 10, names = { functionName: "write_haiku", variantName: "dicl" }) =>
   (await run(store.nearest({ ...names, embedding, k }))).map((neighbor) => (neighbor.output as Array<{ text: string }>)[0].text)
 
-describe.each(["clickhouse", "postgres"] as const)("%s DICL example store", (backend) => {
+describe.each(["clickhouse", "postgres", "pglite"] as const)("%s DICL example store", (backend) => {
+  /** the adapters' backend, which the errors name: PGlite is reached with the Postgres ones */
+  const engine = engineOf(backend)
+  const postgresLike = isPostgresLike(backend)
+
   const suite = storeForSuite(backend)
   const store = () => suite.store.dicl
   /** the rows the table holds for the function, read or not */
@@ -49,12 +54,14 @@ describe.each(["clickhouse", "postgres"] as const)("%s DICL example store", (bac
     return Number(rows[0].n)
   }
 
-  it("says how it ranks: ClickHouse arrays, pgvector where the server has it, float arrays otherwise", async () => {
+  it("says how it ranks: ClickHouse arrays, pgvector where the server has it (the embedded database does), float arrays otherwise", async () => {
     if (backend === "clickhouse") {
       expect(await run(store().vectorSearch)).toBe("clickhouse")
       return
     }
     const available = await queryDatabase(suite.database, "SELECT name FROM pg_available_extensions WHERE name = 'vector'")
+    // the embedded database is started with pgvector
+    if (backend === "pglite") expect(available).toEqual([{ name: "vector" }])
     expect(await run(store().vectorSearch)).toBe(available.length > 0 ? "pgvector" : "float_array")
     const column = await queryDatabase(suite.database, "SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = 'dicl_example'::regclass AND attname = 'embedding'")
     expect(column).toEqual([{ type: available.length > 0 ? "vector" : "double precision[]" }])
@@ -204,7 +211,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s DICL example store", (bac
     ]) {
       const error = await failure(store().stage(write, [good, bad]))
       expect(error).toBeInstanceOf(StoreError)
-      expect(error.message).toMatch(new RegExp(`^${backend} `))
+      expect(error.message).toMatch(new RegExp(`^${engine} `))
       expect(error.message).not.toMatch(/\n/)
     }
     await run(store().commit(write))
@@ -221,11 +228,11 @@ describe.each(["clickhouse", "postgres"] as const)("%s DICL example store", (bac
         dicl.commit(write),
         dicl.nearest({ functionName: "f", variantName: "v", embedding: [1, 0], k: 3 }),
         dicl.count("f", "v"),
-        ...(backend === "postgres" ? [dicl.vectorSearch] : [])
+        ...(postgresLike ? [dicl.vectorSearch] : [])
       ]) {
         const error = await failure(effect as Effect.Effect<unknown, StoreError>)
         expect(error).toBeInstanceOf(StoreError)
-        expect(error.message).toMatch(new RegExp(`^${backend} \\w+ failed: \\S`))
+        expect(error.message).toMatch(new RegExp(`^${engine} \\w+ failed: \\S`))
         expect(error.message).not.toMatch(/\n|    at /)
       }
     })

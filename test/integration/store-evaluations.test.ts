@@ -5,6 +5,7 @@
  * last save of a run winning however quickly saves follow each other, listing and paging, ids
  * that name nothing, a second store on the same database, migrations applied again, and
  * StoreErrors (not crashes) when the server is cut off.
+ * The Postgres adapter runs twice: on the Postgres server and on the embedded database (PGlite).
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -12,7 +13,7 @@ import { describe, expect, it } from "vitest"
 import type { EvaluationResultRecord, EvaluationRunRecord, EvaluationRunStatus, EvaluationStore } from "../../src/evaluations/store.ts"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import { StoreError } from "../../src/storeError.ts"
-import { freshDatabase, tablesOf } from "../support/databases.ts"
+import { engineOf, freshDatabase, tablesOf } from "../support/databases.ts"
 import { failure, idAt, oddStrings, openStore, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
 
 // ---- records
@@ -86,7 +87,10 @@ const page = (limit: number, offset = 0) => ({ limit, offset })
 /** every result of `runId` */
 const resultsOf = (store: EvaluationStore, runId: string) => run(store.getResults(runId, page(1000)))
 
-describe.each(["clickhouse", "postgres"] as const)("%s evaluation store", (backend) => {
+describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation store", (backend) => {
+  /** the adapters' backend, which the errors name: PGlite is reached with the Postgres ones */
+  const engine = engineOf(backend)
+
   describe("runs and results", () => {
     const suite = storeForSuite(backend)
     const store = () => suite.store.evaluations
@@ -274,7 +278,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s evaluation store", (backe
 
       const notUuid = await failure(store().saveRun(runRecord({ id: "run-1" })))
       expect(notUuid).toBeInstanceOf(StoreError)
-      expect(notUuid.message).toMatch(new RegExp(`^${backend} .*uuid`, "i"))
+      expect(notUuid.message).toMatch(new RegExp(`^${engine} .*uuid`, "i"))
       const runId = uuidv7(Date.now())
       for (const bad of [{ datapointId: "dp-1" }, { inferenceId: "inference' --" }, { runId: "x" }]) {
         const error = await failure(store().insertResults([resultRecord(runId), resultRecord(runId, bad)]))
@@ -283,7 +287,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s evaluation store", (backe
       expect(await resultsOf(store(), runId)).toEqual([])
 
       const badStatus = await failure(store().saveRun(runRecord({ status: "paused" as EvaluationRunStatus })))
-      expect(badStatus.message).toMatch(new RegExp(`^${backend} saveRun failed: `))
+      expect(badStatus.message).toMatch(new RegExp(`^${engine} saveRun failed: `))
     })
 
     it("a second store on the same database reads what the first wrote, and the later save wins whichever store made it", async () => {
@@ -397,7 +401,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s evaluation store", (backe
         ]) {
           const error = await failure(effect as Effect.Effect<unknown, StoreError>)
           expect(error).toBeInstanceOf(StoreError)
-          expect(error.message).toMatch(new RegExp(`^${backend} \\w+ failed: \\S`))
+          expect(error.message).toMatch(new RegExp(`^${engine} \\w+ failed: \\S`))
           expect(error.message).not.toMatch(/\n|    at /)
         }
       })

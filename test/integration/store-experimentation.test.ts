@@ -5,6 +5,7 @@
  * the inference's variant; episode-level: by the variant of the episode's first inference of
  * the function), other functions, metrics and kinds left out; sampling probabilities stored
  * and read back exactly, newest first, per function and settings.
+ * The Postgres adapter runs twice: on the Postgres server and on the embedded database (PGlite).
  */
 import { describe, expect, it } from "vitest"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
@@ -43,7 +44,7 @@ const sampling = (fields: Partial<StoredSampling> = {}): StoredSampling => {
   }
 }
 
-describe.each(["clickhouse", "postgres"] as const)("%s experimentation store", (backend) => {
+describe.each(["clickhouse", "postgres", "pglite"] as const)("%s experimentation store", (backend) => {
   const suite = storeForSuite(backend)
 
   it("inference-level metrics: per variant, the latest feedback of each inference of the function, exact", async () => {

@@ -5,12 +5,14 @@
  * episode found by its id with its run, listings (order, project, paging, rows written twice
  * seen once), the feedback of a run's episodes and of their inferences summed up per metric,
  * and StoreErrors (not crashes) when the server is cut off.
+ * The Postgres adapter runs twice: on the Postgres server and on the embedded database (PGlite).
  */
 import { describe, expect, it } from "vitest"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { mintRunEpisodeId } from "../../src/workflowEvaluations/episodeIds.ts"
 import type { WorkflowEpisodeRecord, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
+import { engineOf } from "../support/databases.ts"
 import { batch, chatInference, failure, feedback, idAt, jsonInference, oddStrings, run, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
 
 /** a run, complete unless `fields` leaves a field out (as `undefined`) */
@@ -44,7 +46,10 @@ const episodeRecord = (runId: string, fields: Partial<WorkflowEpisodeRecord> = {
 /** a project name no other test uses */
 const projectNamed = (name: string) => `${name} ${uuidv7(Date.now()).slice(-12)}`
 
-describe.each(["clickhouse", "postgres"] as const)("%s workflow evaluation store", (backend) => {
+describe.each(["clickhouse", "postgres", "pglite"] as const)("%s workflow evaluation store", (backend) => {
+  /** the adapters' backend, which the errors name: PGlite is reached with the Postgres ones */
+  const engine = engineOf(backend)
+
   describe("runs and episodes", () => {
     const suite = storeForSuite(backend)
     const store = () => suite.store.workflowEvaluations
@@ -227,7 +232,7 @@ describe.each(["clickhouse", "postgres"] as const)("%s workflow evaluation store
         ]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
-          expect(error.message).toMatch(new RegExp(`^${backend} \\w+ failed: \\S`))
+          expect(error.message).toMatch(new RegExp(`^${engine} \\w+ failed: \\S`))
           expect(error.message).not.toMatch(/\n|    at /)
         }
         expect(Date.now() - started).toBeLessThan(10_000)

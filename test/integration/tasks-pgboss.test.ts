@@ -4,6 +4,8 @@
  * retried; keys deduplicate; `afterS` delays; cancelling; `exclusive` serialises sections
  * holding the same key (also between two instances); without a relational database every
  * operation is a 503 naming the variable. Several processes: test/integration/tasks-processes.test.ts.
+ * All of it on Postgres and on the embedded database (PGlite), but for `exclusive` between two
+ * instances: one process owns an embedded database, and excludes with in-process locks.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -28,263 +30,280 @@ const gate = () => {
   return { opened, open }
 }
 
-let database: TestDatabase
-let first: OpenTasks
-let second: OpenTasks
+// on the Postgres server, and on the embedded database (PGlite behind pglite-socket), reached as Postgres
+describe.each(["postgres", "pglite"] as const)("tasks on pg-boss on %s", (backend) => {
+  let database: TestDatabase
+  let first: OpenTasks
+  let second: OpenTasks
 
-beforeAll(async () => {
-  database = await freshDatabase("postgres")
-  await migrateDatabase(database.url)
-  first = await openTasks(database.url)
-  second = await openTasks(database.url)
-})
-
-afterAll(async () => {
-  await first?.close()
-  await second?.close()
-  await database?.drop()
-})
-
-describe("tasks on pg-boss: running", () => {
-  it("runs an enqueued task once and get shows it completed with its result, payload and times", async () => {
-    const { tasks } = first
-    const seen: Array<string> = []
-    await run(tasks.register<{ n: number }>("double", (task) =>
-      Effect.sync(() => {
-        seen.push(task.id)
-        return { doubled: task.payload.n * 2 }
-      })))
-    const id = (await run(tasks.enqueue("double", { n: 21 })))!
-    expect(id).toMatch(/^[0-9a-f-]{36}$/)
-
-    const done = await until(tasks, id, "completed")
-    expect(done).toMatchObject({ id, kind: "double", state: "completed", payload: { n: 21 }, result: { doubled: 42 } })
-    expect(done.error).toBeUndefined()
-    expect(done.startedAt).toBeGreaterThanOrEqual(done.createdAt)
-    expect(done.completedAt).toBeGreaterThanOrEqual(done.startedAt!)
-    expect(seen).toEqual([id])
-    // the other instance (another process) reads the same
-    expect(await run(second.tasks.get(id))).toEqual(done)
+  beforeAll(async () => {
+    database = await freshDatabase(backend)
+    await migrateDatabase(database.url)
+    first = await openTasks(database.url)
+    second = await openTasks(database.url)
   })
 
-  it("shows the progress a running task reported, from another instance, and keeps it after the task completed", async () => {
-    const release = gate()
-    await run(first.tasks.register<{ steps: number }>("progressing", (task) =>
-      Effect.gen(function*() {
-        yield* task.progress({ done: 1, of: task.payload.steps })
-        yield* Effect.promise(() => release.opened)
-        return "finished"
-      })))
-    const id = (await run(first.tasks.enqueue("progressing", { steps: 3 })))!
-
-    const running = (await waitFor(() => run(second.tasks.get(id)), (info) => info?.progress !== undefined))!
-    expect(running).toMatchObject({ state: "running", progress: { done: 1, of: 3 } })
-    expect(running.startedAt).toBeGreaterThanOrEqual(running.createdAt)
-    expect(running.completedAt).toBeUndefined()
-
-    release.open()
-    expect(await until(second.tasks, id, "completed")).toMatchObject({ result: "finished", progress: { done: 1, of: 3 } })
+  afterAll(async () => {
+    await first?.close()
+    await second?.close()
+    await database?.drop()
   })
 
-  it("retries a failing task up to its retryLimit, then shows it failed with the handler's message", async () => {
-    let attempts = 0
-    await run(first.tasks.register("flaky", () =>
-      Effect.suspend(() => {
-        attempts++
-        return Effect.fail({ message: `upstream said no (attempt ${attempts})` })
-      }), { retryLimit: 1 }))
-    const id = (await run(first.tasks.enqueue("flaky", {})))!
+  describe("running", () => {
+    it("runs an enqueued task once and get shows it completed with its result, payload and times", async () => {
+      const { tasks } = first
+      const seen: Array<string> = []
+      await run(tasks.register<{ n: number }>("double", (task) =>
+        Effect.sync(() => {
+          seen.push(task.id)
+          return { doubled: task.payload.n * 2 }
+        })))
+      const id = (await run(tasks.enqueue("double", { n: 21 })))!
+      expect(id).toMatch(/^[0-9a-f-]{36}$/)
 
-    const failed = await until(first.tasks, id, "failed")
-    expect(attempts).toBe(2)
-    expect(failed.error).toBe("upstream said no (attempt 2)")
-    expect(failed.result).toBeUndefined()
-    expect(failed.completedAt).toBeGreaterThanOrEqual(failed.createdAt)
-  })
-
-  it("gives a run the checkpoint the previous run of the task saved, and none on its first run", async () => {
-    const seen: Array<unknown> = []
-    await run(first.tasks.register<{ steps: number }>("resumable", (task) =>
-      Effect.gen(function*() {
-        seen.push(task.resumeFrom)
-        const from = (task.resumeFrom as { step: number } | undefined)?.step ?? 0
-        for (let step = from + 1; step <= task.payload.steps; step++) {
-          yield* task.checkpoint({ step })
-          // the first run stops after its second step, as a crash would
-          if (seen.length === 1 && step === 2) return yield* Effect.fail({ message: "stopped midway" })
-        }
-        return { resumedFrom: from }
-      }), { retryLimit: 1 }))
-    const id = (await run(first.tasks.enqueue("resumable", { steps: 4 })))!
-    const done = await until(first.tasks, id, "completed")
-    expect(seen).toEqual([undefined, { step: 2 }])
-    expect(done.result).toEqual({ resumedFrom: 2 })
-  })
-
-  it("fails a task whose handler dies, with the defect's message", async () => {
-    await run(first.tasks.register("dies", () => Effect.die(new Error("boom: no such field")), { retryLimit: 0 }))
-    const id = (await run(first.tasks.enqueue("dies", {})))!
-    expect((await until(first.tasks, id, "failed")).error).toBe("boom: no such field")
-  })
-
-  it("starts a task enqueued with afterS no earlier than that", async () => {
-    await run(first.tasks.register("later", () => Effect.succeed("ran")))
-    const id = (await run(first.tasks.enqueue("later", {}, { afterS: 3 })))!
-    await sleep(1500)
-    expect((await run(first.tasks.get(id)))?.state).toBe("queued")
-    const done = await until(first.tasks, id, "completed")
-    expect(done.startedAt! - done.createdAt).toBeGreaterThanOrEqual(3000)
-  })
-})
-
-describe("tasks on pg-boss: queueing", () => {
-  // no process registered these kinds: their tasks wait
-  it("keeps one task per key waiting: enqueuing the same key again answers undefined, another key queues", async () => {
-    const { tasks } = first
-    const firstId = await run(tasks.enqueue("idle-keyed", { n: 1 }, { key: "batch-1" }))
-    expect(firstId).toBeDefined()
-    expect(await run(second.tasks.enqueue("idle-keyed", { n: 2 }, { key: "batch-1" }))).toBeUndefined()
-    const otherKey = await run(tasks.enqueue("idle-keyed", { n: 3 }, { key: "batch-2" }))
-    expect(otherKey).toBeDefined()
-    // without a key, every task queues
-    const unkeyed = await Promise.all([1, 2, 3].map((n) => run(tasks.enqueue("idle-keyed", { n }))))
-    expect(new Set(unkeyed).size).toBe(3)
-    expect(unkeyed).not.toContain(undefined)
-    expect(await run(tasks.get(firstId!))).toMatchObject({ state: "queued", payload: { n: 1 }, kind: "idle-keyed" })
-
-    // once the waiting one is gone, the key queues again
-    expect(await run(tasks.cancel(firstId!))).toBe(true)
-    expect(await run(tasks.enqueue("idle-keyed", { n: 4 }, { key: "batch-1" }))).toBeDefined()
-  })
-
-  it("cancels a queued task once: get shows it cancelled, a second cancel and an unknown id answer false", async () => {
-    const id = (await run(first.tasks.enqueue("idle", { n: 1 })))!
-    expect(await run(second.tasks.cancel(id))).toBe(true)
-    expect(await run(first.tasks.get(id))).toMatchObject({ id, state: "cancelled", payload: { n: 1 } })
-    expect(await run(first.tasks.cancel(id))).toBe(false)
-    expect(await run(first.tasks.cancel("0191f0c0-0000-7000-8000-000000000000"))).toBe(false)
-    expect(await run(first.tasks.cancel("not-a-uuid"))).toBe(false)
-  })
-
-  it("cancels a running task: its handler is interrupted at the next heartbeat and it is not retried", async () => {
-    let runs = 0
-    let interrupted = false
-    await run(first.tasks.register("endless", () =>
-      Effect.suspend(() => {
-        runs++
-        return Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true))))
-      }), { heartbeatS: 10 }))
-    const id = (await run(first.tasks.enqueue("endless", {})))!
-    await until(first.tasks, id, "running")
-    expect(await run(second.tasks.cancel(id))).toBe(true)
-    expect((await run(first.tasks.get(id)))?.state).toBe("cancelled")
-    // heartbeats every 5 s
-    await waitFor(async () => interrupted, (value) => value, 8_000)
-    await sleep(1500)
-    expect(runs).toBe(1)
-    expect((await run(first.tasks.get(id)))?.state).toBe("cancelled")
-  })
-
-  it("answers undefined for an unknown id and for one that is not a UUID", async () => {
-    expect(await run(first.tasks.get("0191f0c0-0000-7000-8000-000000000000"))).toBeUndefined()
-    expect(await run(first.tasks.get("not-a-uuid"))).toBeUndefined()
-    expect(await run(first.tasks.get(""))).toBeUndefined()
-  })
-
-  it("schedules a kind on a cron of whole minutes", async () => {
-    await run(first.tasks.schedule("every-two-minutes", 110, { tick: true }))
-    expect(await queryDatabase(database, "SELECT name, cron, data FROM gateway_tasks.schedule")).toEqual([
-      { name: "every-two-minutes", cron: "*/2 * * * *", data: { tick: true } }
-    ])
-    expect([cronEvery(1), cronEvery(60), cronEvery(89), cronEvery(90), cronEvery(3600), cronEvery(86_400 * 2)])
-      .toEqual(["*/1 * * * *", "*/1 * * * *", "*/1 * * * *", "*/2 * * * *", "0 */1 * * *", "0 0 * * *"])
-  })
-})
-
-describe("tasks on pg-boss: exclusive", () => {
-  /** a section holding `key` for `ms`, answering when it started and ended */
-  const section = (tasks: Service, key: string, ms = 300) =>
-    run(tasks.exclusive(key, Effect.gen(function*() {
-      const start = Date.now()
-      yield* Effect.sleep(ms)
-      return { start, end: Date.now() }
-    })))
-
-  const overlap = (a: { start: number; end: number }, b: { start: number; end: number }) => a.start < b.end && b.start < a.end
-
-  it("runs sections on the same key one after the other, in one instance and across two", async () => {
-    const [a, b] = await Promise.all([section(first.tasks, "shared"), section(first.tasks, "shared")])
-    expect(overlap(a, b)).toBe(false)
-    const [c, d, e] = await Promise.all([section(first.tasks, "across"), section(second.tasks, "across"), section(second.tasks, "across")])
-    expect([overlap(c, d), overlap(c, e), overlap(d, e)]).toEqual([false, false, false])
-  })
-
-  it("runs sections on different keys at the same time", async () => {
-    const [a, b] = await Promise.all([section(first.tasks, "left", 500), section(second.tasks, "right", 500)])
-    expect(overlap(a, b)).toBe(true)
-  })
-
-  it("releases the lock when the section fails, dies or is interrupted, and passes on its failure", async () => {
-    const failure = await run(Effect.flip(first.tasks.exclusive("released", Effect.fail("no luck" as const))))
-    expect(failure).toBe("no luck")
-    const died = await Effect.runPromiseExit(first.tasks.exclusive("released", Effect.die(new Error("defect"))))
-    expect(Exit.isFailure(died)).toBe(true)
-    const interrupted = await run(Effect.timeoutOption(first.tasks.exclusive("released", Effect.never), 300))
-    expect(interrupted._tag).toBe("None")
-    // a waiter interrupted while waiting leaves the lock to the next one
-    const holder = section(second.tasks, "released", 800)
-    await sleep(200)
-    expect((await run(Effect.timeoutOption(first.tasks.exclusive("released", Effect.void), 200)))._tag).toBe("None")
-    const after = await holder
-    const next = await section(first.tasks, "released", 10)
-    expect(next.start).toBeGreaterThanOrEqual(after.end)
-    expect(next.start - after.end).toBeLessThan(1000)
-  })
-})
-
-describe("tasks: configuration", () => {
-  it("fails every operation with a 503 naming GATEWAY_RELATIONAL_DB_URL when it is not set", async () => {
-    const tasks = await run(Effect.provide(Effect.gen(function*() {
-      return yield* Tasks
-    }), TasksLive({})))
-    expect(tasks.available).toBe(false)
-    const failures = await Promise.all([
-      run(Effect.flip(tasks.enqueue("any", {}))),
-      run(Effect.flip(tasks.register("any", () => Effect.void))),
-      run(Effect.flip(tasks.get("0191f0c0-0000-7000-8000-000000000000"))),
-      run(Effect.flip(tasks.cancel("0191f0c0-0000-7000-8000-000000000000"))),
-      run(Effect.flip(tasks.schedule("any", 60, {}))),
-      run(Effect.flip(tasks.exclusive("any", Effect.void)))
-    ])
-    for (const failure of failures) {
-      expect(failure).toBeInstanceOf(ServiceUnavailable)
-      expect((failure as ServiceUnavailable).status).toBe(503)
-      expect(failure.message).toContain("GATEWAY_RELATIONAL_DB_URL")
-    }
-  })
-
-  it("is available through TasksLive when GATEWAY_RELATIONAL_DB_URL is set", async () => {
-    const answer = await run(Effect.scoped(Effect.gen(function*() {
-      const tasks = yield* Tasks
-      const id = yield* tasks.enqueue("idle-layer", { via: "layer" })
-      return { available: tasks.available, info: yield* first.tasks.get(id!) }
-    }).pipe(Effect.provide(Layer.fresh(TasksLive({ GATEWAY_RELATIONAL_DB_URL: database.url }, quickTasks))))))
-    expect(answer).toMatchObject({ available: true, info: { state: "queued", kind: "idle-layer", payload: { via: "layer" } } })
-  })
-
-  it("does not start when the database cannot be reached: a StartupError naming GATEWAY_RELATIONAL_DB_URL", async () => {
-    const port = await new Promise<number>((resolve) => {
-      const server = net.createServer().listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as net.AddressInfo
-        server.close(() => resolve(port))
-      })
+      const done = await until(tasks, id, "completed")
+      expect(done).toMatchObject({ id, kind: "double", state: "completed", payload: { n: 21 }, result: { doubled: 42 } })
+      expect(done.error).toBeUndefined()
+      expect(done.startedAt).toBeGreaterThanOrEqual(done.createdAt)
+      expect(done.completedAt).toBeGreaterThanOrEqual(done.startedAt!)
+      expect(seen).toEqual([id])
+      // the other instance (another process) reads the same
+      expect(await run(second.tasks.get(id))).toEqual(done)
     })
-    const started = Date.now()
-    const error = await openTasks(`postgres://postgres@127.0.0.1:${port}/nowhere`).then(() => undefined, (error: unknown) => error)
-    expect(error).toBeInstanceOf(StartupError)
-    expect((error as StartupError).message).toMatch(/^GATEWAY_RELATIONAL_DB_URL: background tasks could not start: .*ECONNREFUSED/)
-    expect(Date.now() - started).toBeLessThan(5000)
-    const notPostgres = await openTasks("mysql://localhost/db").then(() => undefined, (error: unknown) => error)
-    expect((notPostgres as StartupError).message).toBe("GATEWAY_RELATIONAL_DB_URL must be a postgres:// URL")
+
+    it("shows the progress a running task reported, from another instance, and keeps it after the task completed", async () => {
+      const release = gate()
+      await run(first.tasks.register<{ steps: number }>("progressing", (task) =>
+        Effect.gen(function*() {
+          yield* task.progress({ done: 1, of: task.payload.steps })
+          yield* Effect.promise(() => release.opened)
+          return "finished"
+        })))
+      const id = (await run(first.tasks.enqueue("progressing", { steps: 3 })))!
+
+      const running = (await waitFor(() => run(second.tasks.get(id)), (info) => info?.progress !== undefined))!
+      expect(running).toMatchObject({ state: "running", progress: { done: 1, of: 3 } })
+      expect(running.startedAt).toBeGreaterThanOrEqual(running.createdAt)
+      expect(running.completedAt).toBeUndefined()
+
+      release.open()
+      expect(await until(second.tasks, id, "completed")).toMatchObject({ result: "finished", progress: { done: 1, of: 3 } })
+    })
+
+    it("retries a failing task up to its retryLimit, then shows it failed with the handler's message", async () => {
+      let attempts = 0
+      await run(first.tasks.register("flaky", () =>
+        Effect.suspend(() => {
+          attempts++
+          return Effect.fail({ message: `upstream said no (attempt ${attempts})` })
+        }), { retryLimit: 1 }))
+      const id = (await run(first.tasks.enqueue("flaky", {})))!
+
+      const failed = await until(first.tasks, id, "failed")
+      expect(attempts).toBe(2)
+      expect(failed.error).toBe("upstream said no (attempt 2)")
+      expect(failed.result).toBeUndefined()
+      expect(failed.completedAt).toBeGreaterThanOrEqual(failed.createdAt)
+    })
+
+    it("gives a run the checkpoint the previous run of the task saved, and none on its first run", async () => {
+      const seen: Array<unknown> = []
+      await run(first.tasks.register<{ steps: number }>("resumable", (task) =>
+        Effect.gen(function*() {
+          seen.push(task.resumeFrom)
+          const from = (task.resumeFrom as { step: number } | undefined)?.step ?? 0
+          for (let step = from + 1; step <= task.payload.steps; step++) {
+            yield* task.checkpoint({ step })
+            // the first run stops after its second step, as a crash would
+            if (seen.length === 1 && step === 2) return yield* Effect.fail({ message: "stopped midway" })
+          }
+          return { resumedFrom: from }
+        }), { retryLimit: 1 }))
+      const id = (await run(first.tasks.enqueue("resumable", { steps: 4 })))!
+      const done = await until(first.tasks, id, "completed")
+      expect(seen).toEqual([undefined, { step: 2 }])
+      expect(done.result).toEqual({ resumedFrom: 2 })
+    })
+
+    it("fails a task whose handler dies, with the defect's message", async () => {
+      await run(first.tasks.register("dies", () => Effect.die(new Error("boom: no such field")), { retryLimit: 0 }))
+      const id = (await run(first.tasks.enqueue("dies", {})))!
+      expect((await until(first.tasks, id, "failed")).error).toBe("boom: no such field")
+    })
+
+    it("starts a task enqueued with afterS no earlier than that", async () => {
+      await run(first.tasks.register("later", () => Effect.succeed("ran")))
+      const id = (await run(first.tasks.enqueue("later", {}, { afterS: 3 })))!
+      await sleep(1500)
+      expect((await run(first.tasks.get(id)))?.state).toBe("queued")
+      const done = await until(first.tasks, id, "completed")
+      expect(done.startedAt! - done.createdAt).toBeGreaterThanOrEqual(3000)
+    })
+  })
+
+  describe("queueing", () => {
+    // no process registered these kinds: their tasks wait
+    it("keeps one task per key waiting: enqueuing the same key again answers undefined, another key queues", async () => {
+      const { tasks } = first
+      const firstId = await run(tasks.enqueue("idle-keyed", { n: 1 }, { key: "batch-1" }))
+      expect(firstId).toBeDefined()
+      expect(await run(second.tasks.enqueue("idle-keyed", { n: 2 }, { key: "batch-1" }))).toBeUndefined()
+      const otherKey = await run(tasks.enqueue("idle-keyed", { n: 3 }, { key: "batch-2" }))
+      expect(otherKey).toBeDefined()
+      // without a key, every task queues
+      const unkeyed = await Promise.all([1, 2, 3].map((n) => run(tasks.enqueue("idle-keyed", { n }))))
+      expect(new Set(unkeyed).size).toBe(3)
+      expect(unkeyed).not.toContain(undefined)
+      expect(await run(tasks.get(firstId!))).toMatchObject({ state: "queued", payload: { n: 1 }, kind: "idle-keyed" })
+
+      // once the waiting one is gone, the key queues again
+      expect(await run(tasks.cancel(firstId!))).toBe(true)
+      expect(await run(tasks.enqueue("idle-keyed", { n: 4 }, { key: "batch-1" }))).toBeDefined()
+    })
+
+    it("cancels a queued task once: get shows it cancelled, a second cancel and an unknown id answer false", async () => {
+      const id = (await run(first.tasks.enqueue("idle", { n: 1 })))!
+      expect(await run(second.tasks.cancel(id))).toBe(true)
+      expect(await run(first.tasks.get(id))).toMatchObject({ id, state: "cancelled", payload: { n: 1 } })
+      expect(await run(first.tasks.cancel(id))).toBe(false)
+      expect(await run(first.tasks.cancel("0191f0c0-0000-7000-8000-000000000000"))).toBe(false)
+      expect(await run(first.tasks.cancel("not-a-uuid"))).toBe(false)
+    })
+
+    it("cancels a running task: its handler is interrupted at the next heartbeat and it is not retried", async () => {
+      let runs = 0
+      let interrupted = false
+      await run(first.tasks.register("endless", () =>
+        Effect.suspend(() => {
+          runs++
+          return Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true))))
+        }), { heartbeatS: 10 }))
+      const id = (await run(first.tasks.enqueue("endless", {})))!
+      await until(first.tasks, id, "running")
+      expect(await run(second.tasks.cancel(id))).toBe(true)
+      expect((await run(first.tasks.get(id)))?.state).toBe("cancelled")
+      // heartbeats every 5 s
+      await waitFor(async () => interrupted, (value) => value, 8_000)
+      await sleep(1500)
+      expect(runs).toBe(1)
+      expect((await run(first.tasks.get(id)))?.state).toBe("cancelled")
+    })
+
+    it("answers undefined for an unknown id and for one that is not a UUID", async () => {
+      expect(await run(first.tasks.get("0191f0c0-0000-7000-8000-000000000000"))).toBeUndefined()
+      expect(await run(first.tasks.get("not-a-uuid"))).toBeUndefined()
+      expect(await run(first.tasks.get(""))).toBeUndefined()
+    })
+
+    it("schedules a kind on a cron of whole minutes", async () => {
+      await run(first.tasks.schedule("every-two-minutes", 110, { tick: true }))
+      expect(await queryDatabase(database, "SELECT name, cron, data FROM gateway_tasks.schedule")).toEqual([
+        { name: "every-two-minutes", cron: "*/2 * * * *", data: { tick: true } }
+      ])
+      expect([cronEvery(1), cronEvery(60), cronEvery(89), cronEvery(90), cronEvery(3600), cronEvery(86_400 * 2)])
+        .toEqual(["*/1 * * * *", "*/1 * * * *", "*/1 * * * *", "*/2 * * * *", "0 */1 * * *", "0 0 * * *"])
+    })
+  })
+
+  describe("exclusive", () => {
+    /** a section holding `key` for `ms`, answering when it started and ended */
+    const section = (tasks: Service, key: string, ms = 300) =>
+      run(tasks.exclusive(key, Effect.gen(function*() {
+        const start = Date.now()
+        yield* Effect.sleep(ms)
+        return { start, end: Date.now() }
+      })))
+
+    const overlap = (a: { start: number; end: number }, b: { start: number; end: number }) => a.start < b.end && b.start < a.end
+
+    /**
+     * Two instances stand for two gateway processes. One process owns an embedded database, and
+     * its sections exclude one another with locks of that process (its clients share one
+     * session, in which advisory locks exclude nothing): two instances in one process, each with
+     * locks of its own, are no case of it. There the instance holding a lock waits itself.
+     */
+    const acrossInstances = backend === "postgres"
+    const holding = () => acrossInstances ? second.tasks : first.tasks
+
+    it("runs sections on the same key one after the other in one instance", async () => {
+      const [a, b, c] = await Promise.all([section(first.tasks, "shared"), section(first.tasks, "shared"), section(first.tasks, "shared")])
+      expect([overlap(a, b), overlap(a, c), overlap(b, c)]).toEqual([false, false, false])
+    })
+
+    if (acrossInstances) {
+      it("runs sections on the same key one after the other across two instances", async () => {
+        const [c, d, e] = await Promise.all([section(first.tasks, "across"), section(second.tasks, "across"), section(second.tasks, "across")])
+        expect([overlap(c, d), overlap(c, e), overlap(d, e)]).toEqual([false, false, false])
+      })
+    }
+
+    it("runs sections on different keys at the same time", async () => {
+      const [a, b] = await Promise.all([section(first.tasks, "left", 500), section(second.tasks, "right", 500)])
+      expect(overlap(a, b)).toBe(true)
+    })
+
+    it("releases the lock when the section fails, dies or is interrupted, and passes on its failure", async () => {
+      const failure = await run(Effect.flip(first.tasks.exclusive("released", Effect.fail("no luck" as const))))
+      expect(failure).toBe("no luck")
+      const died = await Effect.runPromiseExit(first.tasks.exclusive("released", Effect.die(new Error("defect"))))
+      expect(Exit.isFailure(died)).toBe(true)
+      const interrupted = await run(Effect.timeoutOption(first.tasks.exclusive("released", Effect.never), 300))
+      expect(interrupted._tag).toBe("None")
+      // a waiter interrupted while waiting leaves the lock to the next one
+      const holder = section(holding(), "released", 800)
+      await sleep(200)
+      expect((await run(Effect.timeoutOption(first.tasks.exclusive("released", Effect.void), 200)))._tag).toBe("None")
+      const after = await holder
+      const next = await section(first.tasks, "released", 10)
+      expect(next.start).toBeGreaterThanOrEqual(after.end)
+      expect(next.start - after.end).toBeLessThan(1000)
+    })
+  })
+
+  describe("configuration", () => {
+    it("fails every operation with a 503 naming GATEWAY_RELATIONAL_DB_URL when it is not set", async () => {
+      const tasks = await run(Effect.provide(Effect.gen(function*() {
+        return yield* Tasks
+      }), TasksLive({})))
+      expect(tasks.available).toBe(false)
+      const failures = await Promise.all([
+        run(Effect.flip(tasks.enqueue("any", {}))),
+        run(Effect.flip(tasks.register("any", () => Effect.void))),
+        run(Effect.flip(tasks.get("0191f0c0-0000-7000-8000-000000000000"))),
+        run(Effect.flip(tasks.cancel("0191f0c0-0000-7000-8000-000000000000"))),
+        run(Effect.flip(tasks.schedule("any", 60, {}))),
+        run(Effect.flip(tasks.exclusive("any", Effect.void)))
+      ])
+      for (const failure of failures) {
+        expect(failure).toBeInstanceOf(ServiceUnavailable)
+        expect((failure as ServiceUnavailable).status).toBe(503)
+        expect(failure.message).toContain("GATEWAY_RELATIONAL_DB_URL")
+      }
+    })
+
+    it("is available through TasksLive when GATEWAY_RELATIONAL_DB_URL is set", async () => {
+      const answer = await run(Effect.scoped(Effect.gen(function*() {
+        const tasks = yield* Tasks
+        const id = yield* tasks.enqueue("idle-layer", { via: "layer" })
+        return { available: tasks.available, info: yield* first.tasks.get(id!) }
+      }).pipe(Effect.provide(Layer.fresh(TasksLive({ GATEWAY_RELATIONAL_DB_URL: database.url }, quickTasks))))))
+      expect(answer).toMatchObject({ available: true, info: { state: "queued", kind: "idle-layer", payload: { via: "layer" } } })
+    })
+
+    it("does not start when the database cannot be reached: a StartupError naming GATEWAY_RELATIONAL_DB_URL", async () => {
+      const port = await new Promise<number>((resolve) => {
+        const server = net.createServer().listen(0, "127.0.0.1", () => {
+          const { port } = server.address() as net.AddressInfo
+          server.close(() => resolve(port))
+        })
+      })
+      const started = Date.now()
+      const error = await openTasks(`postgres://postgres@127.0.0.1:${port}/nowhere`).then(() => undefined, (error: unknown) => error)
+      expect(error).toBeInstanceOf(StartupError)
+      expect((error as StartupError).message).toMatch(/^GATEWAY_RELATIONAL_DB_URL: background tasks could not start: .*ECONNREFUSED/)
+      expect(Date.now() - started).toBeLessThan(5000)
+      const notPostgres = await openTasks("mysql://localhost/db").then(() => undefined, (error: unknown) => error)
+      expect((notPostgres as StartupError).message).toBe("GATEWAY_RELATIONAL_DB_URL must be a postgres:// URL")
+    })
   })
 })

@@ -3,14 +3,29 @@
  * with the URL the gateway reads from GATEWAY_ANALYTICS_DB_URL:
  *   ClickHouse `http://default:@127.0.0.1:<port>/gw_test_<random>`
  *   Postgres   `postgres://postgres@127.0.0.1:5432/gw_test_<random>`
+ *   PGlite     `postgres://postgres@127.0.0.1:<port>/postgres`: an embedded database of its own
+ *              (layers/embedded/pglite.ts) in a temporary folder, served by this process
  * `drop()` removes it; `queryDatabase` and `tablesOf` look inside it, asking the server directly.
  */
 import { createClient } from "@clickhouse/client"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { promisify } from "node:util"
+import { startEmbedded } from "../../layers/embedded/pglite.ts"
 
-export type TestBackend = "clickhouse" | "postgres"
+export type TestBackend = "clickhouse" | "postgres" | "pglite"
+
+/** the stores' backend on `backend`: an embedded database is reached with the Postgres adapters */
+export const engineOf = (backend: TestBackend): "clickhouse" | "postgres" => backend === "clickhouse" ? "clickhouse" : "postgres"
+
+/** whether `backend` speaks Postgres (the server or the embedded database) */
+export const isPostgresLike = (backend: TestBackend): boolean => backend !== "clickhouse"
 
 export interface TestDatabase {
   readonly backend: TestBackend
@@ -51,7 +66,28 @@ export const postgresCommand = async (query: string): Promise<void> => {
   ])
 }
 
+/**
+ * An embedded database in a temporary folder, served on a local port by this process in a scope
+ * of its own (about 3 s: initdb runs in WebAssembly). It has one database, `postgres`, which any
+ * database name reaches; `drop` stops it and removes the folder.
+ */
+const freshEmbeddedDatabase = async (): Promise<TestDatabase> => {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), "gw-test-pglite-"))
+  const scope = Effect.runSync(Scope.make())
+  const exit = await Effect.runPromiseExit(Scope.provide(scope)(startEmbedded(folder)))
+  const drop = async () => {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    fs.rmSync(folder, { recursive: true, force: true })
+  }
+  if (Exit.isFailure(exit)) {
+    await drop()
+    return Effect.runPromise(Effect.failCause(exit.cause))
+  }
+  return { backend: "pglite", url: exit.value, name: "postgres", drop }
+}
+
 export const freshDatabase = async (backend: TestBackend): Promise<TestDatabase> => {
+  if (backend === "pglite") return freshEmbeddedDatabase()
   const name = `gw_test_${randomBytes(6).toString("hex")}`
   if (backend === "clickhouse") {
     const server = serverUrl("GATEWAY_TEST_CLICKHOUSE_URL")

@@ -1,6 +1,7 @@
 /**
- * Fixtures of the store suites (test/integration/store-*.test.ts): the stores of either
- * backend (`ObservabilityStores`: one port per capability) on a database of their own, runners for its effects, and builders of every kind of record,
+ * Fixtures of the store suites (test/integration/store-*.test.ts): the stores of each backend
+ * (ClickHouse, Postgres, the embedded PGlite; `ObservabilityStores`: one port per capability)
+ * on a database of their own, runners for its effects, and builders of every kind of record,
  * complete by default (a field given as `undefined` is left out, as a store reads it back).
  */
 import * as Effect from "effect/Effect"
@@ -18,7 +19,8 @@ import { startTcpProxy, type TcpProxy } from "./tcpProxy.ts"
 
 // ---- stores
 
-const constructors = { clickhouse: makeClickHouseStores, postgres: makePostgresStores }
+// an embedded database is reached with the Postgres adapters, at its Postgres URL
+const constructors = { clickhouse: makeClickHouseStores, postgres: makePostgresStores, pglite: makePostgresStores }
 
 export interface OpenStore {
   readonly store: ObservabilityStores

@@ -6,6 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import { isEmbeddedServer } from "../../layers/embedded/pglite.ts"
 import { makeRelationalStore } from "../../layers/postgres/relational.ts"
 import { makePgBossTasks, type PgBossTasksOptions } from "../../layers/tasks/pgBoss.ts"
 import type { Tasks, TaskInfo } from "../../src/tasks/service.ts"
@@ -20,10 +21,15 @@ export interface OpenTasks {
   readonly close: () => Promise<void>
 }
 
-/** the tasks service on `url` (as one gateway process has it) until `close` */
+/**
+ * the tasks service on `url` (as one gateway process has it) until `close`; on an embedded
+ * database with in-process locks for `exclusive`, as TasksLive gives it (its clients share one
+ * session, in which advisory locks exclude nothing)
+ */
 export const openTasks = async (url: string, options: PgBossTasksOptions = quickTasks): Promise<OpenTasks> => {
   const scope = Effect.runSync(Scope.make())
-  const exit = await Effect.runPromiseExit(Scope.provide(scope)(makePgBossTasks(url, options)))
+  const settings = isEmbeddedServer(url) ? { ...options, localLocks: true } : options
+  const exit = await Effect.runPromiseExit(Scope.provide(scope)(makePgBossTasks(url, settings)))
   if (Exit.isFailure(exit)) {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     return Effect.runPromise(Effect.failCause(exit.cause))
