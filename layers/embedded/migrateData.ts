@@ -4,7 +4,7 @@
  * every table of the source's `public` schema (inferences, feedback, datasets, evaluations,
  * batches, DICL examples, API keys, rate limit buckets, task progress), page by page in ctid
  * order, as JSON rows (`row_to_json` there, `json_populate_recordset` here), so that it works
- * across Postgres versions (PGlite is PostgreSQL 17; a server may be older) and across the two
+ * across Postgres versions (PGlite 0.5 is PostgreSQL 18; a server may be older) and across the two
  * ways of storing DICL embeddings (a pgvector `vector` is read as `real[]`, which either column
  * type accepts). The durable tasks' own queue (pg-boss's schema) is not moved: let running tasks
  * finish first. The source is a `pglite://` folder (opened, or reached through the gateway

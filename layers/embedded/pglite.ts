@@ -28,7 +28,7 @@ type Env = Readonly<Record<string, string | undefined>>
 
 export const embeddedScheme = "pglite://"
 /** what `<folder>/FORMAT` says: a folder of another layout is refused rather than misread */
-export const embeddedFormat = "gateway-pglite 1 (PGlite 0.5, PostgreSQL 17)"
+export const embeddedFormat = "gateway-pglite 1 (PGlite 0.5, PostgreSQL 18)"
 const lockFile = "gateway.lock"
 const formatFile = "FORMAT"
 const dataFolder = "pgdata"
