@@ -49,6 +49,14 @@ if (quickstart >= 0) {
   }
 }
 
+// an API key command run where the quickstart keeps its data (and no database is named) is
+// about that data: `npm run gateway -- --create-api-key` beside `npm start`
+const keyCommand = process.argv.some((arg) => arg === "--create-api-key" || arg === "--disable-api-key" || arg === "api-key")
+if (keyCommand && process.env.GATEWAY_RELATIONAL_DB_URL === undefined && fs.existsSync(".gateway-data/FORMAT")) {
+  process.env.GATEWAY_RELATIONAL_DB_URL = "pglite://.gateway-data"
+  console.error("gateway: API keys of the embedded database in .gateway-data (set GATEWAY_RELATIONAL_DB_URL to choose another database)")
+}
+
 const entry = bundleIsCurrent() || (await import("../scripts/bundle.ts").then(({ bundle }) => bundle()))
   ? bundleFile
   : path.join(root, "bin/gateway.ts")

@@ -72,5 +72,10 @@ describe("the README's quickstart loop", () => {
       ["fixed", "completed", 0]
     ])
     expect(fs.existsSync(path.join(folder, ".gateway-data", "pgdata"))).toBe(true)
+
+    // `npm run gateway -- --create-api-key` beside it: a key of the same database, through the running gateway
+    const created = await promisify(execFile)(process.execPath, [path.join(repoRoot, "bin/start.mjs"), "--create-api-key"], { cwd: folder, env, timeout: 60_000 })
+    expect(created.stdout.trim()).toMatch(/^sk-gw-[a-z0-9]{12}-\S+$/)
+    expect(created.stderr).toContain("API keys of the embedded database in .gateway-data")
   }, 120_000)
 })
