@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/databases.ts"
+import { openStore, run } from "../support/storeFixtures.ts"
 import { runGateway, type RunningGateway, startGateway } from "../support/gateway.ts"
 import { observabilityToml, poll, waitForInference } from "../support/observability.ts"
 
@@ -93,12 +94,40 @@ describe("the embedded database", () => {
   it("moves every row to a Postgres server with migrate-data, which a gateway on that server then reads", async () => {
     const answer = await infer("moved")
     await waitForInference(gateway!, answer.body.inference_id)
+    // a DICL example, stored through the gateway's embedded server: a pgvector column there
+    const port = fs.readFileSync(path.join(folder, "data", "gateway.lock"), "utf8").trim().split(/\s+/)[1]
+    const embedded = await openStore("postgres", `postgres://postgres@127.0.0.1:${port}/postgres`)
+    const example = {
+      id: "0196b5c0-0000-7000-8000-000000000001",
+      functionName: "f",
+      variantName: "dicl",
+      input: { messages: [{ role: "user", content: "two plus two" }] },
+      output: [{ type: "text", text: "four" }],
+      embedding: [0.6, 0.8, 0],
+      embeddingModel: "small",
+      createdAt: Date.now()
+    }
+    try {
+      expect(await run(embedded.store.dicl.vectorSearch)).toBe("pgvector")
+      await run(embedded.store.dicl.write("f", "dicl", [example], "replace"))
+    } finally {
+      await embedded.close()
+    }
     const target = await freshDatabase("postgres")
     try {
       const moved = await runGateway(["migrate-data", "--from", url, "--to", target.url], { timeoutMs: 60_000 })
       expect(moved.code, moved.stderr).toBe(0)
       expect(moved.stdout).toMatch(/^chat_inference: [1-9]\d* rows$/m)
       expect(moved.stdout).toMatch(/^api_keys: 1 rows$/m)
+      // the example, on whichever column type the server has (float arrays without pgvector)
+      const onTarget = await openStore("postgres", target.url)
+      try {
+        const nearest = await run(onTarget.store.dicl.nearest({ functionName: "f", variantName: "dicl", embedding: [0.6, 0.8, 0], k: 1 }))
+        expect(nearest.map((neighbor) => neighbor.output)).toEqual([[{ type: "text", text: "four" }]])
+        expect(nearest[0].distance).toBeCloseTo(0, 5)
+      } finally {
+        await onTarget.close()
+      }
       const onServer = await startGateway({ config, env: { GATEWAY_ANALYTICS_DB_URL: target.url, GATEWAY_RELATIONAL_DB_URL: target.url } })
       try {
         expect((await waitForInference(onServer, answer.body.inference_id)).inference_id).toBe(answer.body.inference_id)
