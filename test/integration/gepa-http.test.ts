@@ -155,9 +155,12 @@ describe("GEPA over HTTP", () => {
 
   it("ends in error when the mutation model keeps failing", async () => {
     fake.failing.add("mutator")
+    const before = fake.calls.get("mutator") ?? 0
     try {
       const done = await ended(await launch({ ...base, initial_variants: ["base"], max_iterations: 5, seed: 3 }))
       expect(done).toEqual({ status: "error", error: expect.stringMatching(/the mutation model failed: .*mutator is down.*\(3 iterations in a row\)/) })
+      // three iterations, each calling it twice (the built-in variant retries once); the task was not run again
+      expect((fake.calls.get("mutator") ?? 0) - before).toBe(6)
     } finally {
       fake.failing.delete("mutator")
     }
@@ -170,10 +173,13 @@ describe("GEPA over HTTP", () => {
     })
     expect(created.status).toBe(200)
     fake.failing.add("task")
+    const before = fake.calls.get("task") ?? 0
     try {
       const done = await ended(await launch({ ...base, dataset_name: "unseen", initial_variants: ["base"], max_iterations: 1 }))
       expect(done.status).toBe("error")
       expect(done.error).toMatch(/every inference of the initial variants failed.*task is down/)
+      // the one validation datapoint, once: a hopeless start is not run again
+      expect((fake.calls.get("task") ?? 0) - before).toBe(1)
     } finally {
       fake.failing.delete("task")
     }

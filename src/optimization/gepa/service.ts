@@ -48,8 +48,15 @@ export const gepaTask = "optimization.gepa"
 export const optimizationTaskIdTag = "gateway::optimization_task_id"
 export const gepaIterationTag = "gateway::gepa_iteration"
 
-/** What a completed task holds: the GET's `variants` and `statistics`. */
-export type GepaTaskResult = Pick<Extract<GepaTaskResponse, { status: "completed" }>, "variants" | "statistics">
+/**
+ * What a completed task holds: the GET's `variants` and `statistics`, or (`failed`) why GEPA
+ * could not go on. Such an ending completes the task rather than failing it: the queue would
+ * run it again, and it would end the same way (a model that keeps failing, an evaluator that
+ * fails everywhere).
+ */
+export type GepaTaskResult =
+  | Pick<Extract<GepaTaskResponse, { status: "completed" }>, "variants" | "statistics">
+  | { readonly failed: string }
 
 interface Progress {
   readonly current_iteration: number
@@ -64,8 +71,10 @@ const isProgress = (value: unknown): value is Progress =>
 /** a task as the GET answers it */
 export const gepaTaskBody = (info: TaskInfo): GepaTaskResponse => {
   switch (info.state) {
-    case "completed":
-      return { status: "completed", ...(info.result as GepaTaskResult) }
+    case "completed": {
+      const result = info.result as GepaTaskResult
+      return "failed" in result ? { status: "error", error: result.failed } : { status: "completed", ...result }
+    }
     case "failed":
       return { status: "error", error: info.error ?? "the task failed" }
     case "cancelled":
@@ -162,12 +171,17 @@ export class GepaService extends Context.Service<GepaService, {
           if (task.resumeFrom !== undefined) yield* Effect.logInfo(`gepa: task ${task.id} resumes after iteration ${state.iteration}`)
           const now = () => clock.currentTimeMillisUnsafe()
           const ports = yield* makePorts(config, fn, evaluators, bases, payload, task, { writeQueue, inference, services, now }, progress)
-          const result = yield* runGepa(state, datapoints, {
+          const ran = yield* Effect.result(runGepa(state, datapoints, {
             maxIterations: payload.maxIterations,
             batchSize: payload.batchSize,
             variantPrefix: payload.variantPrefix,
             objectives: evaluators.map((evaluator): Objective => ({ name: evaluator.name, optimize: evaluator.optimize }))
-          }, ports)
+          }, ports))
+          if (ran._tag === "Failure") {
+            yield* Effect.logWarning(`gepa: task ${task.id} ends: ${ran.failure.message}`)
+            return { failed: ran.failure.message }
+          }
+          const result = ran.success
           yield* Effect.logInfo(
             `gepa: task ${task.id} done after ${result.iterations} iterations: ${result.variants.length} new variants on the frontier, ${result.invalid} mutations refused`
           )
