@@ -5,31 +5,17 @@
  * and clean A/B comparisons).
  */
 
+import { fnv1a, SeededRandom } from "../seededRandom.ts"
+
 export interface WeightedVariant {
   readonly name: string
   readonly weight: number
 }
 
-/** FNV-1a, 32 bits */
-const hash = (text: string): number => {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
-  }
-  return h >>> 0
-}
-
-/** mulberry32: a small, fast, well-distributed PRNG for a 32-bit seed */
+/** a generator seeded by `seed`'s text (an episode's draws are the same in every process) */
 export const seededRandom = (seed: string): () => number => {
-  let state = hash(seed)
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const random = new SeededRandom(fnv1a(seed))
+  return () => random.next()
 }
 
 /** The order in which to try the variants: positive weights only, drawn by weight. */
