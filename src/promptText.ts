@@ -4,8 +4,7 @@
  * base64 file contents named rather than shown, and fences no backtick run inside can close.
  */
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+import { isRecord } from "./isRecord.ts"
 
 /** where to cut `text` to keep at most `max` characters without splitting a surrogate pair */
 export const cutIndex = (text: string, max: number): number => {

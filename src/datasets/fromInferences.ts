@@ -32,6 +32,7 @@ import type { StoreError } from "../storeError.ts"
 import { searchTextOf } from "./search.ts"
 import type { DatasetDeps, DatasetTransfers } from "./service.ts"
 import type { DatapointToolParams, NewDatapoint } from "./store.ts"
+import { isRecord } from "../isRecord.ts"
 
 /** inferences read (and datapoints written) at a time: large enough that a round trip costs little per row */
 export const inferencePageSize = 1000
@@ -44,9 +45,6 @@ const decodeFilter = makeDecoder(InferenceFilter)
 const configuredType = (config: GatewayConfig, functionName: string): "chat" | "json" | undefined =>
   // the default function of model calls is always there
   functionName === defaultFunctionName ? "chat" : config.functions.get(functionName)?.type
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * A chat inference's tools (`tools_available`, the choice, `parallel_tool_calls`,

@@ -11,6 +11,7 @@
  */
 import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import type { RequestBlock, RequestMessage } from "../inference/types.ts"
+import { isRecord } from "../isRecord.ts"
 
 /** A chat example's output: blocks as an inference or a datapoint holds them (text, tool calls; others are ignored). */
 export type DiclChatOutput = ReadonlyArray<ChatOutputBlock | Readonly<Record<string, unknown>>>
@@ -43,9 +44,6 @@ export interface DiclNeighbor {
   readonly output: DiclOutput
   readonly distance: number
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** `value` with every object's keys sorted and undefined fields left out, as JSON.stringify then writes it */
 const sortedKeys = (value: unknown): unknown => {

@@ -10,6 +10,7 @@ import type { EvaluatorConfig } from "../config/types.ts"
 import type { StoredDatapoint } from "../datasets/store.ts"
 import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import type { ModelRequest, RequestBlock, RequestMessage } from "../inference/types.ts"
+import { isRecord } from "../isRecord.ts"
 
 /** null: the evaluator does not apply (e.g. no reference output) */
 export type Score = boolean | number | null
@@ -31,9 +32,6 @@ type ToolCallOutput = Extract<ChatOutputBlock, { type: "tool_call" }>
 
 const chatBlocks = (output: Evaluated["output"]): ReadonlyArray<ChatOutputBlock> | undefined =>
   Array.isArray(output) ? output as ReadonlyArray<ChatOutputBlock> : undefined
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** the text of an output, as regex sees it: chat: its text blocks joined with "\n"; json: raw */
 export const outputText = (output: Evaluated["output"]): string => {

@@ -12,6 +12,7 @@ import type { Input } from "../../api/inference.ts"
 import { literalTemplate } from "../../config/templateFiles.ts"
 import type { ChatCompletionVariant, FunctionConfig } from "../../config/types.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../../jsonSchema.ts"
+import { isRecord } from "../../isRecord.ts"
 
 export const gepaAnalyzeFunction = "gateway::optimization::gepa::analyze"
 export const gepaMutateFunction = "gateway::optimization::gepa::mutate"
@@ -136,9 +137,6 @@ export const gepaModelVariant = (functionName: GepaBuiltinFunction, model: strin
 export const maxGepaValueLength = 20_000
 export const maxGepaExampleLength = 5_000
 export const maxGepaTemplateLength = 100_000
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 
 /** a string as it is; anything else as pretty JSON */
