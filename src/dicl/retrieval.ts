@@ -17,8 +17,7 @@ import type { DiclVariant, GatewayConfig } from "../config/types.ts"
 import { EmbeddingModelTable } from "../embeddings/models.ts"
 import { embedWith, type EmbeddingResult } from "../embeddings/service.ts"
 import { AllProvidersFailed } from "../errors.ts"
-import { costOfResponse } from "../inference/cost.ts"
-import { cachedCost, warnUnpriced } from "../inference/modelCall.ts"
+import { cachedCost, priceOf } from "../inference/modelCall.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
 import type { RequestMessage } from "../inference/types.ts"
 import type { ModelCallRecord } from "../inference/variants/answer.ts"
@@ -33,8 +32,7 @@ const variantFailed = (variant: DiclVariant, reason: string) =>
 /** the embedding call as a model inference of the inference: no output, its input tokens, its cost when its provider prices it */
 const embeddingCall = (result: EmbeddingResult, inputMessages: ReadonlyArray<RequestMessage>): Effect.Effect<ModelCallRecord> => {
   const provider = result.provider.config
-  const priced = result.cached ? undefined : costOfResponse(provider.cost, result.rawResponse)
-  const record: ModelCallRecord = {
+  return Effect.map(result.cached ? Effect.succeed(cachedCost(provider)) : priceOf(provider, result.rawResponse), (cost) => ({
     modelInferenceId: result.id,
     modelName: result.modelName,
     providerName: provider.name,
@@ -44,11 +42,10 @@ const embeddingCall = (result: EmbeddingResult, inputMessages: ReadonlyArray<Req
     inputMessages,
     output: [],
     usage: { input_tokens: result.inputTokens, output_tokens: 0 },
-    cost: priced === undefined ? cachedCost(provider) : priced.cost,
+    cost,
     responseTimeMs: result.responseTimeMs,
     cached: result.cached
-  }
-  return priced === undefined ? Effect.succeed(record) : Effect.as(warnUnpriced(provider.name, priced), record)
+  }))
 }
 
 /** The retrieval of DICL variants under `config` (embedding short-hands are resolved once and kept). */

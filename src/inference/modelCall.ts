@@ -325,6 +325,12 @@ export const warnUnpriced = (providerName: string, priced: Priced): Effect.Effec
     )
   })
 
+/** The cost of an answer `provider` gave (unknown without `cost` rules), warning (bounded) when a required pointer found nothing. */
+export const priceOf = (provider: ProviderConfig, rawResponse: string): Effect.Effect<number | undefined> => {
+  const price = costOfResponse(provider.cost, rawResponse)
+  return Effect.as(warnUnpriced(provider.name, price), price.cost)
+}
+
 /** A cached answer cost nothing: 0 for a provider with `cost` rules, unknown for one without. */
 export const cachedCost = (provider: ProviderConfig): number | undefined =>
   provider.cost !== undefined && provider.cost.length > 0 ? 0 : undefined
@@ -360,10 +366,8 @@ export const callModel = (
 ): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, InferenceServices> => {
   // priced as soon as it answers: the rate limits are settled with its cost
   const priced = (provider: RoutedProvider, call: ProviderCall) =>
-    Effect.flatMap(providerTimed(prepared, Effect.suspend(() => provider.client.infer(call))), (response) => {
-      const price = costOfResponse(provider.config.cost, response.rawResponse)
-      return Effect.as(warnUnpriced(provider.config.name, price), { ...response, cost: price.cost })
-    })
+    Effect.flatMap(providerTimed(prepared, Effect.suspend(() => provider.client.infer(call))), (response) =>
+      Effect.map(priceOf(provider.config, response.rawResponse), (cost) => ({ ...response, cost })))
   const viaProvider = (provider: RoutedProvider, call: ProviderCall) =>
     limited(prepared, request, priced(provider, call), (response) => response.usage, (response) => response.cost)
   const infer = (provider: RoutedProvider, call: ProviderCall) =>
