@@ -5,12 +5,12 @@
  * layers/services.ts, and tests compose the real core with real or fake layers.
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { GatewayConfig } from "./config/types.ts"
 import type { ModelTable } from "./inference/models.ts"
-import type { Observability } from "./observability/stores.ts"
-import type { RateLimiter } from "./ratelimit/limiter.ts"
+import { Observability } from "./observability/stores.ts"
+import { RateLimiter } from "./ratelimit/limiter.ts"
 
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
   message: Schema.String,
@@ -85,3 +85,9 @@ export class Models extends Context.Service<Models, ModelTable>()("gateway/Model
  * limits, the cache (through `Observability`) and the outbound client.
  */
 export type InferenceServices = HttpTransport | Models | RateLimiter | Observability
+
+/** the inference services of the current context, for work that runs outside any request: a durable task's handler gets nothing from its context */
+export const captureInferenceServices: Effect.Effect<Context.Context<InferenceServices>, never, InferenceServices> = Effect.map(
+  Effect.context<InferenceServices>(),
+  Context.pick(HttpTransport, Models, RateLimiter, Observability)
+)

@@ -15,16 +15,16 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { BatchInferenceRequest } from "../api/batch.ts"
-import { AllProvidersFailed, type GatewayError, isGatewayError, NotFound, ServiceUnavailable } from "../errors.ts"
+import { AllProvidersFailed, type GatewayError, isGatewayError, NotFound } from "../errors.ts"
 import { itemsPerTurn, letIoRun } from "../eventLoop.ts"
 import { isUuid } from "../ids.ts"
 import type { RoutedProvider } from "../inference/models.ts"
-import { observabilityDisabled, Observability, storeFailure, type ObservabilityStores } from "../observability/stores.ts"
+import { Observability, storeFailure, type ObservabilityStores } from "../observability/stores.ts"
 import type { StoredInference, StoredModelInference, WriteBatch } from "../observability/records.ts"
 import { providerCall } from "../providers/runner.ts"
 import { type BatchOutcome, type BatchPollCall, failureKind, ProviderFailure } from "../providers/types.ts"
 import { Configuration, HttpTransport, Models } from "../services.ts"
-import { Tasks, tasksUnavailable } from "../tasks/service.ts"
+import { storesWithTasks, Tasks } from "../tasks/service.ts"
 import { planBatch, type PreparedBatch, type PreparedBatchInference, prepareBatchInput } from "./prepare.ts"
 import { batchInferenceBody, completedRows, schemaCache, submittedRows } from "./results.ts"
 import type { StoredBatch, StoredBatchInference } from "./store.ts"
@@ -65,11 +65,7 @@ export class BatchService extends Context.Service<BatchService, {
       const pollIntervalS = config.gateway.batch.pollIntervalS
 
       /** the databases a batch needs, or the 503 naming what is missing */
-      const needed: Effect.Effect<ObservabilityStores, ServiceUnavailable> = stores === undefined
-        ? Effect.fail(observabilityDisabled())
-        : !tasks.available
-        ? Effect.fail(tasksUnavailable("batch inference (its background polls and completion lock)"))
-        : Effect.succeed(stores)
+      const needed = storesWithTasks(stores, tasks, "batch inference (its background polls and completion lock)")
 
       const withTransport = <A, E>(effect: Effect.Effect<A, E, HttpTransport>) => Effect.provideService(effect, HttpTransport, http)
 

@@ -29,10 +29,9 @@ import { EmbeddingModelTable } from "../embeddings/models.ts"
 import { EmbeddingService } from "../embeddings/service.ts"
 import { type GatewayError, InvalidRequest, NotFound, type ServiceUnavailable } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
-import { Observability, observabilityDisabled, type ObservabilityStores, storeFailure } from "../observability/stores.ts"
-import { Configuration, HttpTransport, type InferenceServices, Models } from "../services.ts"
-import { RateLimiter } from "../ratelimit/limiter.ts"
-import { type RunningTask, type TaskFailure, type TaskInfo, Tasks, tasksUnavailable } from "../tasks/service.ts"
+import { Observability, type ObservabilityStores, storeFailure } from "../observability/stores.ts"
+import { captureInferenceServices, Configuration } from "../services.ts"
+import { type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../tasks/service.ts"
 import { diclEmbeddingModelOf, embeddingModelRequestName } from "./embeddingModel.ts"
 import { type DiclExample, diclInputText, embeddingProblem } from "./examples.ts"
 import { checkSource, type DiclSource, readSource, type SourceItem } from "./sources.ts"
@@ -98,19 +97,11 @@ export class DiclService extends Context.Service<DiclService, {
       const tasks = yield* Tasks
       const embeddings = yield* EmbeddingService
       // what the embedding calls of a task run with: a task's handler gets nothing from its context
-      const services = Context.make(HttpTransport, yield* HttpTransport).pipe(
-        Context.add(Models, yield* Models),
-        Context.add(RateLimiter, yield* RateLimiter),
-        Context.add(Observability, { stores })
-      ) as Context.Context<InferenceServices>
+      const services = yield* captureInferenceServices
       const embeddingModels = new EmbeddingModelTable(config)
 
       /** the databases the examples need, or the 503 naming what is missing */
-      const needed: Effect.Effect<ObservabilityStores, ServiceUnavailable> = stores === undefined
-        ? Effect.fail(observabilityDisabled())
-        : !tasks.available
-        ? Effect.fail(tasksUnavailable("DICL examples (created by a durable task)"))
-        : Effect.succeed(stores)
+      const needed = storesWithTasks(stores, tasks, "DICL examples (created by a durable task)")
 
       const functionOf = (name: string): FunctionConfig | InvalidRequest =>
         config.functions.get(name) ?? new InvalidRequest({ message: `function_name: unknown function "${name.slice(0, 200)}"` })

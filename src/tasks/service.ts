@@ -7,9 +7,10 @@
  * the variable (spec 1 item 7).
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import { relationalUrlVariable } from "../auth/store.ts"
 import { ServiceUnavailable } from "../errors.ts"
+import { observabilityDisabled, type ObservabilityStores } from "../observability/stores.ts"
 
 export type TaskState = "queued" | "running" | "completed" | "failed" | "cancelled"
 
@@ -106,3 +107,14 @@ export class Tasks extends Context.Service<Tasks, {
 /** The 503 of an operation that needs tasks while no relational database is configured. */
 export const tasksUnavailable = (what = "background tasks") =>
   new ServiceUnavailable({ message: `${what} need ${relationalUrlVariable} (a postgres:// URL): set it to enable them` })
+
+/**
+ * The analytics stores of a capability that runs durable tasks (`what`, named in the 503), or
+ * the 503 naming the database that is missing: the analytics one first, then the relational one.
+ */
+export const storesWithTasks = (
+  stores: ObservabilityStores | undefined,
+  tasks: Tasks["Service"],
+  what: string
+): Effect.Effect<ObservabilityStores, ServiceUnavailable> =>
+  stores === undefined ? Effect.fail(observabilityDisabled()) : !tasks.available ? Effect.fail(tasksUnavailable(what)) : Effect.succeed(stores)

@@ -18,24 +18,22 @@ import * as Layer from "effect/Layer"
 import * as Random from "effect/Random"
 import * as Semaphore from "effect/Semaphore"
 import type { GepaTaskResponse, LaunchGepaRequest } from "../../api/gepa.ts"
-import type { Input } from "../../api/inference.ts"
+import type { InferenceRequest, Input } from "../../api/inference.ts"
 import type { ChatCompletionVariant, EvaluatorConfig, FunctionConfig, GatewayConfig } from "../../config/types.ts"
 import type { StoredDatapoint } from "../../datasets/store.ts"
-import { type GatewayError, InvalidRequest, NotFound, type ServiceUnavailable } from "../../errors.ts"
+import { type GatewayError, InvalidRequest, NotFound } from "../../errors.ts"
 import { loadDatapoints } from "../../evaluations/datapoints.ts"
 import type { Score } from "../../evaluations/evaluators.ts"
 import type { RunPlan } from "../../evaluations/plan.ts"
 import { scoreDatapoint, type ScoringContext } from "../../evaluations/scoring.ts"
-import type { InferenceRequest } from "../../api/inference.ts"
 import type { JsonOutput } from "../../inference/output.ts"
 import { InferenceService } from "../../inference/service.ts"
 import type { TemplateEngine } from "../../inference/templates.ts"
 import { emptyBatch } from "../../observability/records.ts"
-import { Observability, observabilityDisabled, type ObservabilityStores } from "../../observability/stores.ts"
+import { Observability, type ObservabilityStores } from "../../observability/stores.ts"
 import { WriteQueue } from "../../observability/writeQueue.ts"
-import { RateLimiter } from "../../ratelimit/limiter.ts"
-import { Configuration, HttpTransport, type InferenceServices, Models } from "../../services.ts"
-import { type RunningTask, type TaskFailure, type TaskInfo, Tasks, tasksUnavailable } from "../../tasks/service.ts"
+import { captureInferenceServices, Configuration, type InferenceServices } from "../../services.ts"
+import { type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../../tasks/service.ts"
 import { analyzeInput, gepaAnalyzeFunction, type GepaBuiltinFunction, gepaModelVariant, gepaMutateFunction, mutateInput, parseMutation } from "./builtins.ts"
 import { candidateProblem, candidateVariant, compileCandidate, templatesOf } from "./candidates.ts"
 import { gepaVariantJson } from "./export.ts"
@@ -127,17 +125,9 @@ export class GepaService extends Context.Service<GepaService, {
       const inference = yield* InferenceService
       const clock = yield* Clock.Clock
       // what the task's inferences run with: a task's handler gets nothing from its context
-      const services = Context.make(HttpTransport, yield* HttpTransport).pipe(
-        Context.add(Models, yield* Models),
-        Context.add(RateLimiter, yield* RateLimiter),
-        Context.add(Observability, { stores })
-      ) as Context.Context<InferenceServices>
+      const services = yield* captureInferenceServices
 
-      const needed: Effect.Effect<ObservabilityStores, ServiceUnavailable> = stores === undefined
-        ? Effect.fail(observabilityDisabled())
-        : !tasks.available
-        ? Effect.fail(tasksUnavailable("prompt optimization (GEPA runs as a durable task)"))
-        : Effect.succeed(stores)
+      const needed = storesWithTasks(stores, tasks, "prompt optimization (GEPA runs as a durable task)")
 
       const run = (task: RunningTask<GepaPayload>): Effect.Effect<GepaTaskResult, TaskFailure> =>
         Effect.gen(function*() {
@@ -262,7 +252,6 @@ const makePorts = (
       engines.set(candidate.name, made)
       return made
     }
-    const templates = (candidate: Candidate) => candidate.templates
     const schemas = Object.fromEntries([...fn.schemas].map(([name, validator]) => [name, validator.schema]))
     const optimize = Object.fromEntries(evaluators.map((evaluator) => [evaluator.name, evaluator.optimize]))
 
@@ -330,7 +319,7 @@ const makePorts = (
           callBuiltin(gepaAnalyzeFunction, payload.analysisModel, analyzeInput({
             functionName: fn.name,
             functionType: fn.type,
-            templates: templates(candidate),
+            templates: candidate.templates,
             schemas,
             input: evaluation.datapoint.input,
             output: evaluation.output,
@@ -347,7 +336,7 @@ const makePorts = (
           callBuiltin(gepaMutateFunction, payload.mutationModel, mutateInput({
             functionName: fn.name,
             functionType: fn.type,
-            templates: templates(parent),
+            templates: parent.templates,
             schemas,
             analyses: analyses.map(({ evaluation, analysis }) => ({
               analysis,
