@@ -20,17 +20,12 @@
 import * as Effect from "effect/Effect"
 import type { StoredDatapoint } from "../../datasets/store.ts"
 import type { TaskFailure } from "../../tasks/service.ts"
+import type { GepaCandidate } from "./candidates.ts"
 import { chooseParent, type DatapointScores, type EvaluatorStatistics, notWorse, type Objective, paretoFrontier, type ScoreTable, statistics } from "./frontier.ts"
 import { sample, SeededRandom, splitHalves } from "./random.ts"
 
-/** a set of templates GEPA tried: an initial variant's (iteration 0, named as the variant) or a child's */
-export interface Candidate {
-  readonly name: string
-  /** template name -> MiniJinja source */
-  readonly templates: Readonly<Record<string, string>>
-  readonly parent?: string | undefined
-  readonly iteration: number
-  /** the configured variant it descends from (its model and parameters) */
+/** a set of templates GEPA tried (an initial variant's, iteration 0, named as the variant; or a child's), with the configured variant it descends from (its model and parameters) */
+export interface Candidate extends GepaCandidate {
   readonly base: string
 }
 
