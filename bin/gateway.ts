@@ -87,6 +87,9 @@ interface SharedFlags {
 const failWith = (code: number, lines: ReadonlyArray<string>) =>
   Effect.flatMap(Console.error(lines.join("\n")), () => Effect.die(new ExitWith(code)))
 
+/** the environment of a one-shot command: a `pglite://` database opened for it, or reached through the gateway holding it */
+const commandEnv = withEmbeddedDatabases(process.env, { shareRunning: true })
+
 /** A valid configuration, and what it should change (logged once logging is set up). */
 interface LoadedConfig {
   readonly config: GatewayConfig
@@ -109,7 +112,7 @@ const migrate = (flags: SharedFlags) =>
     const named = Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig
     const { config, warnings } = named ? yield* configFromFlags(flags) : yield* defaultConfig
     yield* logConfigWarnings(warnings)
-    const env = yield* withEmbeddedDatabases(process.env, { shareRunning: true })
+    const env = yield* commandEnv
     const stores = yield* configuredStores(config, env)
     const relational = yield* configuredRelationalStore(env)
     if (stores === undefined && relational === undefined) {
@@ -124,7 +127,7 @@ const migrate = (flags: SharedFlags) =>
 
 /** `--create-api-key`: the new key on stdout, alone, so that scripts can capture it */
 const createKey = (expiration: Option.Option<string>, logFormat: LogFormat) =>
-  Effect.flatMap(withEmbeddedDatabases(process.env, { shareRunning: true }), (env) => createApiKey(env, Option.getOrUndefined(expiration))).pipe(
+  Effect.flatMap(commandEnv, (env) => createApiKey(env, Option.getOrUndefined(expiration))).pipe(
     Effect.flatMap((key) => Console.log(key)),
     Effect.scoped,
     Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
@@ -132,7 +135,7 @@ const createKey = (expiration: Option.Option<string>, logFormat: LogFormat) =>
   )
 
 const disableKey = (publicId: string, logFormat: LogFormat) =>
-  Effect.flatMap(withEmbeddedDatabases(process.env, { shareRunning: true }), (env) => disableApiKey(env, publicId)).pipe(
+  Effect.flatMap(commandEnv, (env) => disableApiKey(env, publicId)).pipe(
     Effect.scoped,
     Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
     Effect.provide(LoggingLive(logFormat))
@@ -281,7 +284,7 @@ const evaluateCommand = Command.make(
       // the services' modules, loaded by this command only (like the server's)
       const { runEvaluate } = yield* Effect.promise(() => import("../layers/evaluate.ts"))
       const code = yield* logConfigWarnings(warnings).pipe(
-        Effect.andThen(Effect.scoped(Effect.flatMap(withEmbeddedDatabases(process.env, { shareRunning: true }), (env) => runEvaluate(config, env, request, flags.format)))),
+        Effect.andThen(Effect.scoped(Effect.flatMap(commandEnv, (env) => runEvaluate(config, env, request, flags.format)))),
         Effect.catchTag("StartupError", (error) => Effect.as(Console.error(error.message), 1)),
         Effect.provide(LoggingLive(flags.logFormat))
       )
@@ -299,7 +302,7 @@ const optimizeExport = Command.make(
   (flags) =>
     Effect.gen(function*() {
       const { runOptimizeExport } = yield* Effect.promise(() => import("../layers/optimizeExport.ts"))
-      const code = yield* Effect.scoped(Effect.flatMap(withEmbeddedDatabases(process.env, { shareRunning: true }), (env) => runOptimizeExport(flags.taskId, flags.dir, env))).pipe(
+      const code = yield* Effect.scoped(Effect.flatMap(commandEnv, (env) => runOptimizeExport(flags.taskId, flags.dir, env))).pipe(
         Effect.catchTag("StartupError", (error) => Effect.as(Console.error(error.message), 1)),
         Effect.provide(LoggingLive(flags.logFormat))
       )
