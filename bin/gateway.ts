@@ -42,7 +42,7 @@ class ExitWith extends Error {
 }
 
 const usage = "usage: gateway (--config-file <path or glob> | --default-config | --run-migrations-only) [--log-format pretty|json] [--workers <n>|auto]\n" +
-  "       gateway --create-api-key [--expiration <UTC timestamp>] | --disable-api-key <public_id>\n" +
+  "       gateway --create-api-key [--expiration <UTC timestamp>] [--admin] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
   "       gateway optimize export <task_id> --dir <folder> | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
@@ -126,8 +126,8 @@ const migrate = (flags: SharedFlags) =>
   }).pipe(Effect.scoped, Effect.catchTag("StartupError", (error) => failWith(1, [error.message])), Effect.provide(LoggingLive(flags.logFormat)))
 
 /** `--create-api-key`: the new key on stdout, alone, so that scripts can capture it */
-const createKey = (expiration: Option.Option<string>, logFormat: LogFormat) =>
-  Effect.flatMap(commandEnv, (env) => createApiKey(env, Option.getOrUndefined(expiration))).pipe(
+const createKey = (expiration: Option.Option<string>, admin: boolean, logFormat: LogFormat) =>
+  Effect.flatMap(commandEnv, (env) => createApiKey(env, Option.getOrUndefined(expiration), admin)).pipe(
     Effect.flatMap((key) => Console.log(key)),
     Effect.scoped,
     Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
@@ -189,6 +189,11 @@ const expirationFlag = Flag.String("expiration").pipe(
   Flag.optional
 )
 
+const adminFlag = Flag.Boolean("admin").pipe(
+  Flag.withDescription("with --create-api-key: the key has the admin role, which the web UI requires"),
+  Flag.withDefault(false)
+)
+
 const gateway = Command.make(
   "gateway",
   {
@@ -200,6 +205,7 @@ const gateway = Command.make(
       Flag.withDefault(false)
     ),
     expiration: expirationFlag,
+    admin: adminFlag,
     disableApiKey: Flag.String("disable-api-key").pipe(
       Flag.withDescription("disable the API key with this public id and exit"),
       Flag.optional
@@ -210,8 +216,9 @@ const gateway = Command.make(
     if (flags.createApiKey && Option.isSome(flags.disableApiKey)) {
       return failWith(2, ["--create-api-key and --disable-api-key exclude each other", usage])
     }
-    if (flags.createApiKey) return createKey(flags.expiration, flags.logFormat)
+    if (flags.createApiKey) return createKey(flags.expiration, flags.admin, flags.logFormat)
     if (Option.isSome(flags.expiration)) return failWith(2, ["--expiration goes with --create-api-key", usage])
+    if (flags.admin) return failWith(2, ["--admin goes with --create-api-key", usage])
     if (Option.isSome(flags.disableApiKey)) return disableKey(flags.disableApiKey.value, flags.logFormat)
     if (flags.runMigrationsOnly) return migrate(flags)
     if (Option.isNone(flags.configFile) && Option.isNone(flags.configPath) && !flags.defaultConfig) {
@@ -330,8 +337,8 @@ const optimizeCommand = Command.make("optimize").pipe(
   Command.withSubcommands([optimizeExport])
 )
 
-const apiKeyCreate = Command.make("create", { expiration: expirationFlag, logFormat: logFormatFlag }, (flags) =>
-  createKey(flags.expiration, flags.logFormat)).pipe(Command.withDescription("create an API key and print it (same as --create-api-key)"))
+const apiKeyCreate = Command.make("create", { expiration: expirationFlag, admin: adminFlag, logFormat: logFormatFlag }, (flags) =>
+  createKey(flags.expiration, flags.admin, flags.logFormat)).pipe(Command.withDescription("create an API key and print it (same as --create-api-key)"))
 
 const apiKeyDisable = Command.make(
   "disable",

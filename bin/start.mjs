@@ -7,6 +7,7 @@
 // 2. The bundle dist/bin/gateway.mjs (scripts/bundle.ts) when it is newer than every source
 //    file and the installed dependencies; when it is older (someone edited src/), it is built
 //    again first, and if it cannot be (no esbuild, a read-only install), the sources run.
+// 3. The web UI (dist/ui) built again when ui/ is newer than it.
 // Plain JavaScript: a .ts file would load Node's type stripper before the cache is on.
 import * as fs from "node:fs"
 import * as module from "node:module"
@@ -55,6 +56,12 @@ const keyCommand = process.argv.some((arg) => arg === "--create-api-key" || arg 
 if (keyCommand && process.env.GATEWAY_RELATIONAL_DB_URL === undefined && fs.existsSync(".gateway-data/FORMAT")) {
   process.env.GATEWAY_RELATIONAL_DB_URL = "pglite://.gateway-data"
   console.error("gateway: API keys of the embedded database in .gateway-data (set GATEWAY_RELATIONAL_DB_URL to choose another database)")
+}
+
+// the web UI, built again when its sources changed since (a developer editing ui/)
+const uiBuilt = modifiedAt(path.join(root, "dist/ui/index.html"))
+if (fs.existsSync(path.join(root, "ui/src")) && uiBuilt < Math.max(newestUnder(path.join(root, "ui/src")), modifiedAt(path.join(root, "ui/index.html")))) {
+  await import("../scripts/bundle.ts").then(({ buildUi }) => buildUi())
 }
 
 const entry = bundleIsCurrent() || (await import("../scripts/bundle.ts").then(({ bundle }) => bundle()))

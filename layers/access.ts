@@ -10,7 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { Authentication, authenticateGuarded } from "../src/auth/authenticate.ts"
+import { ApiKeys, Authentication, authenticateGuarded } from "../src/auth/authenticate.ts"
 import { FailedAttempts } from "../src/auth/failedAttempts.ts"
 import { cachedKeyLookup } from "../src/auth/keyCache.ts"
 import { relationalUrlVariable } from "../src/auth/store.ts"
@@ -97,7 +97,11 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
     }
 
     const auth = config.gateway.auth
-    let authentication = Authentication.of({ enabled: false, authenticate: () => Effect.die("authentication is off") })
+    let authentication = Authentication.of({
+      enabled: false,
+      authenticate: () => Effect.die("authentication is off"),
+      isAdmin: () => true
+    })
     if (auth.enabled) {
       const store = yield* requireRelational(relational, "[gateway.auth] enabled = true")
       const clock = yield* Clock.Clock
@@ -106,7 +110,8 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
       const attempts = auth.maxFailedAttemptsPerMinute > 0 ? new FailedAttempts(auth.maxFailedAttemptsPerMinute) : undefined
       authentication = Authentication.of({
         enabled: true,
-        authenticate: (header, address) => Effect.suspend(() => authenticateGuarded(header, address, lookup, attempts, now()))
+        authenticate: (header, address) => Effect.suspend(() => authenticateGuarded(header, address, lookup, attempts, now())),
+        isAdmin: (publicId) => lookup.known(publicId)?.admin === true
       })
       yield* Effect.logInfo(
         `authentication: on (keys cached for ${auth.cacheTtlMs} ms, ${
@@ -115,5 +120,8 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
       )
     }
 
-    return Context.make(RateLimiter, { limits }).pipe(Context.add(Authentication, authentication))
+    return Context.make(RateLimiter, { limits }).pipe(
+      Context.add(Authentication, authentication),
+      Context.add(ApiKeys, { store: relational?.keys })
+    )
   }))

@@ -8,9 +8,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { exportFiles } from "../src/optimization/gepa/export.ts"
-import type { GepaPayload } from "../src/optimization/gepa/plan.ts"
-import { gepaTask, gepaTaskBody } from "../src/optimization/gepa/service.ts"
+import { gepaTaskExport } from "../src/optimization/gepa/service.ts"
 import { Tasks, tasksUnavailable } from "../src/tasks/service.ts"
 import { TasksLive } from "./tasks/index.ts"
 
@@ -20,20 +18,13 @@ export const runOptimizeExport = (taskId: string, dir: string, env: Env): Effect
   Effect.gen(function*() {
     const tasks = yield* Tasks
     if (!tasks.available) return yield* Effect.fail(tasksUnavailable("exporting a GEPA task"))
-    const info = yield* tasks.get(taskId)
-    if (info === undefined || info.kind !== gepaTask) return yield* Effect.fail({ message: `unknown GEPA task "${taskId}"` })
-    const body = gepaTaskBody(info)
-    if (body.status !== "completed") {
-      return yield* Effect.fail({ message: `GEPA task ${taskId} is ${body.status === "pending" ? "still running" : `in error: ${body.error}`}: nothing to export` })
-    }
-    const functionName = (info.payload as GepaPayload).functionName
-    const files = exportFiles(functionName, body.variants)
+    const { files, variantCount } = yield* gepaTaskExport(taskId, yield* tasks.get(taskId))
     for (const file of files) {
       const target = path.join(dir, file.path)
       yield* Effect.promise(() => fs.mkdir(path.dirname(target), { recursive: true }).then(() => fs.writeFile(target, file.content)))
       yield* Console.log(target)
     }
-    if (Object.keys(body.variants).length === 0) yield* Console.error("the task found no new variant on the frontier: the configuration file lists none")
+    if (variantCount === 0) yield* Console.error("the task found no new variant on the frontier: the configuration file lists none")
     return 0
   }).pipe(
     Effect.provide(TasksLive(env)),

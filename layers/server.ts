@@ -81,7 +81,8 @@ export const ServerLive = (
   HttpRouter.serve(Routes({
     basePath: config.gateway.basePath,
     authentication: config.gateway.auth.enabled,
-    metricsRequireAuth: config.gateway.metrics.requireAuth
+    metricsRequireAuth: config.gateway.metrics.requireAuth,
+    ui: config.gateway.ui.enabled
   }), {
     disableLogger: true,
     routerConfig: { maxParamLength: maxPathParamLength }

@@ -55,4 +55,49 @@ export const bundle = async (): Promise<boolean> => {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await bundle()
+export const uiOutput = path.join(root, "dist/ui")
+
+const newestUnder = (dir: string): number =>
+  fs.readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
+    const file = path.join(dir, entry.name)
+    return Math.max(newest, entry.isDirectory() ? newestUnder(file) : fs.statSync(file).mtimeMs)
+  }, 0)
+
+/** whether dist/ui was built after the last edit of ui/ */
+export const uiIsCurrent = (): boolean => {
+  const built = fs.statSync(path.join(uiOutput, "index.html"), { throwIfNoEntry: false })?.mtimeMs ?? 0
+  return built > Math.max(newestUnder(path.join(root, "ui/src")), fs.statSync(path.join(root, "ui/index.html")).mtimeMs)
+}
+
+/**
+ * Builds the web UI (ui/, a Vite project) into dist/ui, which the gateway serves at /ui; false
+ * (with the reason on stderr) when Vite is not installed (a production install) or the build fails.
+ */
+export const buildUi = async (): Promise<boolean> => {
+  let vite: typeof import("vite")
+  try {
+    vite = await import("vite")
+  } catch {
+    console.error("gateway: vite is not installed (a production install?): no web UI")
+    return false
+  }
+  // React's production build and JSX, whatever NODE_ENV the build runs under (vitest sets "test",
+  // which Vite and the React plugin would follow into a development build: 200 kB more, and slower)
+  const nodeEnv = process.env.NODE_ENV
+  process.env.NODE_ENV = "production"
+  try {
+    await vite.build({ root: path.join(root, "ui"), configFile: path.join(root, "ui/vite.config.ts"), logLevel: "warn", mode: "production" })
+    return true
+  } catch (error) {
+    console.error(`gateway: the web UI could not be built: ${error instanceof Error ? error.message : String(error)}`)
+    return false
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV
+    else process.env.NODE_ENV = nodeEnv
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // both, at once: a failure of one does not stop the other
+  await Promise.all([bundle(), buildUi()])
+}

@@ -14,6 +14,7 @@ fi
 typecheck_failed=0
 echo "== type check"
 if ! tsc --noEmit -p .; then typecheck_failed=1; fi
+if ! tsc --noEmit -p ui; then typecheck_failed=1; fi
 
 echo "== tests"
 rm -f .tmp/vitest-results.json

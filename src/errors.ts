@@ -23,6 +23,15 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
   }
 }
 
+/** 403: a valid API key without the role the route requires (the UI's routes need `admin`), or a UI request without its CSRF token. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  message: Schema.String
+}) {
+  get status(): number {
+    return 403
+  }
+}
+
 /** 429: a rate limit rule refuses the request; `retryAfterS` goes into the Retry-After header. */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   message: Schema.String,
@@ -162,6 +171,7 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
 export type GatewayError =
   | InvalidRequest
   | Unauthorized
+  | Forbidden
   | RateLimited
   | NotFound
   | MethodNotAllowed
@@ -177,6 +187,7 @@ const gatewayErrorTags: ReadonlySet<string> = new Set([
   "InvalidRequest",
   "Conflict",
   "Unauthorized",
+  "Forbidden",
   "RateLimited",
   "NotFound",
   "MethodNotAllowed",

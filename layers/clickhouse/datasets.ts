@@ -21,12 +21,12 @@ import { distinctUuids, isUuid } from "../../src/ids.ts"
 import type { ClickHouse } from "./client.ts"
 import { filterTreeSql, tagOrTimeSql } from "./filters.ts"
 import { datapointColumns, datapointLine, type DatapointRow, toDatapoint } from "./rows.ts"
-import { refused, sqlInteger, sqlString, sqlUuids } from "./sql.ts"
+import { refused, sqlInteger, sqlString, sqlUuid, sqlUuids } from "./sql.ts"
 import { wholePage } from "../storePage.ts"
 
 /** every column of the table, in the order INSERT ... SELECT writes them */
 const tableColumns = "dataset_name, id, function_name, function_type, input, output, episode_id, tags.key, tags.value, name, " +
-  "tool_params, output_schema, source_inference_id, is_custom, staled_at_ms, updated_at_ms, search_text, timestamp_ms, version"
+  "tool_params, output_schema, source_inference_id, first_version_id, is_custom, staled_at_ms, updated_at_ms, search_text, timestamp_ms, version"
 
 /** ids per query: a list of ids is pasted into the query text, which the server bounds (max_query_size, 256 KiB by default) */
 const idsPerQuery = 1000
@@ -193,7 +193,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
           if (Number(count) === 0) continue
           await client.command({
             query: `INSERT INTO Datapoint (${tableColumns}) SELECT dataset_name, id, function_name, function_type, input, output, ` +
-              "episode_id, tags.key, tags.value, name, tool_params, output_schema, source_inference_id, is_custom, " +
+              "episode_id, tags.key, tags.value, name, tool_params, output_schema, source_inference_id, first_version_id, is_custom, " +
               `toNullable(toUInt64(${at})), toUInt64(${at}), search_text, timestamp_ms, greatest(toUInt64(${at}), version + 1) FROM (${live})`,
             abort_signal: signal
           })
@@ -201,6 +201,21 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
         }
         return staled
       })),
+
+    // The first version's id is found first: a version's own row names it. ClickHouse's UUID
+    // order is not UUIDv7's time order, so the versions are sorted here, by their ids' text.
+    datapointVersions: (datasetName, id) =>
+      run("datapointVersions", async (signal) => {
+        if (!isUuid(id)) return []
+        const asked = (await currentVersions(datasetName, [id.toLowerCase()], signal)).get(id.toLowerCase())
+        if (asked === undefined) return []
+        const first = sqlUuid(asked.first_version_id ?? asked.id)
+        const rows = await select<DatapointRow>(
+          newestVersions(datapointColumns, `${inDataset(datasetName)} AND (id = ${first} OR first_version_id = ${first})`),
+          signal
+        )
+        return rows.map(toDatapoint).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      }),
 
     listDatasets: () =>
       run("listDatasets", async (signal) => {

@@ -376,6 +376,7 @@ export interface DatapointRow extends Tagged {
   readonly tool_params: Json | null
   readonly output_schema: Json | null
   readonly source_inference_id: string | null
+  readonly first_version_id: string | null
   readonly is_custom: number
   readonly staled_at_ms: string | null
   readonly updated_at_ms: string
@@ -385,13 +386,14 @@ export interface DatapointRow extends Tagged {
 
 /** the columns a datapoint version is read back with (its search text and version, to write it again) */
 export const datapointColumns = "dataset_name, id, function_name, function_type, input, output, episode_id, tags.key, tags.value, name, " +
-  "tool_params, output_schema, source_inference_id, is_custom, staled_at_ms, updated_at_ms, search_text, version"
+  "tool_params, output_schema, source_inference_id, first_version_id, is_custom, staled_at_ms, updated_at_ms, search_text, version"
 
 /** One version as a JSONEachRow line; `version` orders the versions of its id (the highest is read). */
 export const datapointLine = (datapoint: StoredDatapoint, searchText: string, version: number): Buffer => {
   assertUuids(datapoint.id)
   if (datapoint.episodeId !== undefined) assertUuids(datapoint.episodeId)
   if (datapoint.sourceInferenceId !== undefined) assertUuids(datapoint.sourceInferenceId)
+  if (datapoint.firstVersionId !== undefined) assertUuids(datapoint.firstVersionId)
   const row: Record<string, unknown> = {
     dataset_name: text(datapoint.datasetName),
     id: datapoint.id,
@@ -406,6 +408,7 @@ export const datapointLine = (datapoint: StoredDatapoint, searchText: string, ve
   row.tool_params = optionalJson(datapoint.toolParams)
   row.output_schema = optionalJson(datapoint.outputSchema)
   row.source_inference_id = datapoint.sourceInferenceId ?? null
+  row.first_version_id = datapoint.firstVersionId ?? null
   row.is_custom = datapoint.isCustom ? 1 : 0
   row.staled_at_ms = datapoint.staledAt === undefined ? null : epochMs(datapoint.staledAt)
   row.updated_at_ms = epochMs(datapoint.updatedAt)
@@ -428,6 +431,7 @@ export const toDatapoint = (row: DatapointRow): StoredDatapoint => ({
   ...(row.tool_params !== null && { toolParams: JSON.parse(row.tool_params) }),
   ...(row.output_schema !== null && { outputSchema: JSON.parse(row.output_schema) }),
   ...(row.source_inference_id !== null && { sourceInferenceId: row.source_inference_id }),
+  ...(row.first_version_id !== null && { firstVersionId: row.first_version_id }),
   isCustom: row.is_custom === 1,
   ...(row.staled_at_ms !== null && { staledAt: Number(row.staled_at_ms) }),
   updatedAt: Number(row.updated_at_ms)

@@ -16,6 +16,7 @@ import { makeClickHouseEvaluationStore } from "./evaluations.ts"
 import { makeClickHouseExperimentationStore } from "./experimentation.ts"
 import { makeClickHouseFeedbackStore } from "./feedback.ts"
 import { makeClickHouseInferenceStore } from "./inferences.ts"
+import { makeClickHouseOverviewStore } from "./overview.ts"
 import { makeClickHouseWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
 export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
@@ -29,5 +30,6 @@ export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilitySt
     workflowEvaluations: makeClickHouseWorkflowEvaluationStore(clickhouse),
     batches: makeClickHouseBatchStore(clickhouse),
     experimentation: makeClickHouseExperimentationStore(clickhouse),
-    dicl: makeClickHouseDiclStore(clickhouse)
+    dicl: makeClickHouseDiclStore(clickhouse),
+    overview: makeClickHouseOverviewStore(clickhouse)
   }))

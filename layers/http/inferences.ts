@@ -14,7 +14,7 @@ import { decodeBody, jsonResponse, readJsonBody, readJsonObject } from "./respon
 const decodeGet = makeDecoder(GetInferencesRequest)
 const decodeList = makeDecoder(ListInferencesRequest)
 
-const feedbackJson = (feedback: StoredFeedback) => ({
+export const feedbackJson = (feedback: StoredFeedback) => ({
   feedback_id: feedback.id,
   metric_name: feedback.metricName,
   kind: feedback.kind,
@@ -25,7 +25,7 @@ const feedbackJson = (feedback: StoredFeedback) => ({
   timestamp: new Date(feedback.timestamp).toISOString()
 })
 
-const modelInferenceJson = (call: StoredModelInference) => ({
+export const modelInferenceJson = (call: StoredModelInference) => ({
   model_inference_id: call.id,
   model_name: call.modelName,
   model_provider_name: call.modelProviderName,
@@ -45,7 +45,7 @@ const modelInferenceJson = (call: StoredModelInference) => ({
   timestamp: new Date(call.timestamp).toISOString()
 })
 
-const inferenceJson = (
+export const inferenceJson = (
   inference: StoredInference,
   feedback: ReadonlyArray<StoredFeedback> | undefined,
   calls: ReadonlyArray<StoredModelInference> | undefined

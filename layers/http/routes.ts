@@ -13,7 +13,6 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -21,7 +20,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as OpenApi from "effect/http-api/OpenApi"
 import { type Deployment, deployedApi, type GatewayApi } from "../../src/api/gateway.ts"
-import { ErrorFamily, Open } from "../../src/api/guard.ts"
+import { AdminOnly, ErrorFamily, Open } from "../../src/api/guard.ts"
 import { Authentication } from "../../src/auth/authenticate.ts"
 import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
 import { MethodNotAllowed, NotFound } from "../../src/errors.ts"
@@ -49,7 +48,16 @@ import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openaiCompatible.ts"
 import { cancelGepaTaskHandler, createDiclExamplesHandler, getDiclTaskHandler, getGepaTaskHandler, launchGepaHandler } from "./optimization.ts"
+import { authorize } from "./authorize.ts"
 import { errorResponse, guarded, jsonResponse } from "./respond.ts"
+import { UiAssets } from "./uiAssets.ts"
+import { createUiApiKeyHandler, disableUiApiKeyHandler, listUiApiKeysHandler } from "./uiApiKeys.ts"
+import { getUiConfigHandler } from "./uiConfig.ts"
+import { getUiEpisodeHandler, getUiInferenceHandler } from "./uiInferences.ts"
+import { getDatapointHistoryHandler } from "./uiDatasets.ts"
+import { exportGepaTaskHandler } from "./uiOptimization.ts"
+import { getUiOverviewHandler } from "./uiOverview.ts"
+import { getUiSessionHandler, signInHandler, signOutHandler } from "./uiSession.ts"
 import { gatewayVersion, healthHandler, statusHandler } from "./status.ts"
 import { createEpisodeHandler, createRunHandler, getRunHandler, listRunsHandler } from "./workflowEvaluations.ts"
 
@@ -76,6 +84,7 @@ const guardedRoute = (
   handler: (apiKey: string | undefined) => RouteHandler,
   open: boolean = Context.get(group.annotations, Open)
 ) => {
+  const adminOnly = Context.get(group.annotations, AdminOnly)
   const toResponse = Context.get(group.annotations, ErrorFamily) === "openai" ? openAiErrorResponse : errorResponse
   const counted = (apiKey: string | undefined) =>
     Effect.tapError(handler(apiKey), (error) => {
@@ -86,9 +95,7 @@ const guardedRoute = (
     ? guarded(counted(undefined), toResponse)
     : guarded(
       Effect.flatMap(
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-          // the socket's peer: a client can write X-Forwarded-For, not its address
-          auth.authenticate(request.headers.authorization, Option.getOrUndefined(request.peerAddress))),
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authorize(auth, request, adminOnly)),
         counted
       ),
       toResponse
@@ -174,6 +181,12 @@ const groupsOf = (
     }),
     HttpApiBuilder.group(api, "experimentation", (handlers) =>
       handlers.handleRaw("getExperimentation", route("experimentation", () => experimentationHandler)("getExperimentation"))),
+    HttpApiBuilder.group(api, "uiSession", (handlers) =>
+      handlers
+        .handleRaw("getUiSession", route("uiSession", () => getUiSessionHandler)("getUiSession"))
+        .handleRaw("signIn", route("uiSession", () => signInHandler)("signIn"))
+        .handleRaw("signOut", route("uiSession", () => signOutHandler)("signOut"))),
+    HttpApiBuilder.group(api, "uiConfig", (handlers) => handlers.handleRaw("getUiConfig", route("uiConfig", () => getUiConfigHandler)("getUiConfig"))),
     HttpApiBuilder.group(api, "status", (handlers) =>
       handlers
         .handleRaw("status", route("status", () => statusHandler)("status"))
@@ -189,7 +202,22 @@ const groupsOf = (
           handlers
             .handleRaw("openapi", route("reference", () => document)("openapi"))
             .handleRaw("docs", route("reference", () => page)("docs"))
-      ))
+      )),
+    HttpApiBuilder.group(api, "uiInferences", (handlers) =>
+      handlers
+        .handleRaw("getUiInference", route("uiInferences", () => getUiInferenceHandler)("getUiInference"))
+        .handleRaw("getUiEpisode", route("uiInferences", () => getUiEpisodeHandler)("getUiEpisode"))),
+    HttpApiBuilder.group(api, "uiOptimization", (handlers) =>
+      handlers.handleRaw("exportGepaTask", route("uiOptimization", () => exportGepaTaskHandler)("exportGepaTask"))),
+    HttpApiBuilder.group(api, "uiOverview", (handlers) =>
+      handlers.handleRaw("getUiOverview", route("uiOverview", () => getUiOverviewHandler)("getUiOverview"))),
+    HttpApiBuilder.group(api, "uiDatasets", (handlers) =>
+      handlers.handleRaw("getDatapointHistory", route("uiDatasets", () => getDatapointHistoryHandler)("getDatapointHistory"))),
+    HttpApiBuilder.group(api, "uiApiKeys", (handlers) =>
+      handlers
+        .handleRaw("listUiApiKeys", route("uiApiKeys", () => listUiApiKeysHandler)("listUiApiKeys"))
+        .handleRaw("createUiApiKey", route("uiApiKeys", () => createUiApiKeyHandler)("createUiApiKey"))
+        .handleRaw("disableUiApiKey", route("uiApiKeys", () => disableUiApiKeyHandler)("disableUiApiKey")))
   )
 }
 
@@ -275,15 +303,16 @@ const Unmatched = (api: GatewayApi, base: string) => {
 /** the routes below register under `base` (the router strips it from the URL the handlers see) */
 const under = (base: string) => Layer.effect(HttpRouter.HttpRouter, Effect.map(HttpRouter.HttpRouter, (router) => router.prefixed(base)))
 
-export const Routes = (deployment: Omit<Deployment, "version">) => {
+export const Routes = (deployment: Omit<Deployment, "version"> & { readonly ui?: boolean }) => {
   const api = deployedApi({ ...deployment, version: gatewayVersion })
   const implemented = Layer.unwrap(Effect.gen(function*() {
     const auth = yield* Authentication
     const metrics = yield* Metrics
     const scope = yield* Effect.scope
-    return HttpApiBuilder.layer(api).pipe(
+    const routes = HttpApiBuilder.layer(api).pipe(
       Layer.provide(isolated(groupsOf(api, auth, metrics, deployment.metricsRequireAuth === true, scope)))
     )
+    return deployment.ui === true ? Layer.merge(routes, UiAssets(deployment.basePath)) : routes
   }))
   return Layer.merge(
     deployment.basePath === "" ? implemented : Layer.provide(implemented, under(deployment.basePath)),

@@ -67,6 +67,11 @@ export class CounterFamily extends Family {
   protected samples() {
     return [...this.series.values()].map(({ labels, value }) => ({ labels, value }))
   }
+
+  /** each series' labels and value */
+  values(): ReadonlyArray<{ readonly labels: Labels; readonly value: number }> {
+    return this.samples()
+  }
 }
 
 interface HistogramSeries {
@@ -99,6 +104,11 @@ export class HistogramFamily extends Family {
     found.counts[bucket]++
     found.sum += value
     found.count++
+  }
+
+  /** each series' labels and number of observations */
+  counts(): ReadonlyArray<{ readonly labels: Labels; readonly count: number }> {
+    return [...this.series.values()].map(({ count, labels }) => ({ labels, count }))
   }
 
   protected samples() {

@@ -12,7 +12,7 @@ import { Registry } from "prom-client"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { defaultFunctionName } from "../../src/inference/prepare.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
-import { Metrics, type MetricsRecorder, modelLabel, shorthandType } from "../../src/metrics/metrics.ts"
+import { Metrics, type MetricsRecorder, modelLabel, type ProviderOutcome, shorthandType } from "../../src/metrics/metrics.ts"
 import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import { workerScrape } from "./cluster.ts"
 import { CollectedFamily, CounterFamily, HistogramFamily, register } from "./families.ts"
@@ -146,7 +146,21 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
   const contentType = registry.contentType
   const scrapeAll = cluster.isWorker ? workerScrape(registry) : () => registry.metrics()
 
+  const providerOutcomes = (): ReadonlyArray<ProviderOutcome> => {
+    const outcomes = new Map<string, { model: string; provider: string; answered: number; failed: number }>()
+    const outcome = (model: string, provider: string) => {
+      const key = `${model}\u0000${provider}`
+      let found = outcomes.get(key)
+      if (found === undefined) outcomes.set(key, found = { model, provider, answered: 0, failed: 0 })
+      return found
+    }
+    for (const { count, labels } of inferenceDuration.counts()) outcome(String(labels.model), String(labels.provider)).answered += count
+    for (const { labels, value } of providerErrors.values()) outcome(String(labels.model), String(labels.provider)).failed += value
+    return [...outcomes.values()]
+  }
+
   return {
+    providerOutcomes,
     requestServed: (route, status, seconds) => {
       requests.inc([route, String(status)])
       requestDuration.observe([route], seconds)

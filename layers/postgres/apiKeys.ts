@@ -5,7 +5,7 @@
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
 import * as Effect from "effect/Effect"
-import type { ApiKeyStore, StoredApiKey } from "../../src/auth/store.ts"
+import type { ApiKeyInfo, ApiKeyStore, StoredApiKey } from "../../src/auth/store.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { sqlState, storeError } from "./client.ts"
 
@@ -18,7 +18,16 @@ interface KeyRow {
   readonly created_at: Date
   readonly expires_at: Date | null
   readonly disabled_at: Date | null
+  readonly admin: boolean
 }
+
+const keyInfo = (row: Omit<KeyRow, "secret_hash">): ApiKeyInfo => ({
+  publicId: row.public_id,
+  createdAt: row.created_at.getTime(),
+  expiresAt: row.expires_at === null ? undefined : row.expires_at.getTime(),
+  disabledAt: row.disabled_at === null ? undefined : row.disabled_at.getTime(),
+  admin: row.admin
+})
 
 export const makePostgresApiKeyStore = (sql: PgClient.PgClient): ApiKeyStore => {
   const create: ApiKeyStore["create"] = (key) => {
@@ -32,8 +41,8 @@ export const makePostgresApiKeyStore = (sql: PgClient.PgClient): ApiKeyStore => 
       return Effect.fail(new StoreError({ message: `postgres create api key failed: the expiration must be a finite time, not ${key.expiresAt}` }))
     }
     const expiresAt = key.expiresAt === undefined ? null : PgTypes.timestamptz(key.expiresAt)
-    return sql`INSERT INTO api_keys (public_id, secret_hash, expires_at)
-      VALUES (${key.publicId}, ${key.secretHash}, ${expiresAt})`.pipe(
+    return sql`INSERT INTO api_keys (public_id, secret_hash, expires_at, admin)
+      VALUES (${key.publicId}, ${key.secretHash}, ${expiresAt}, ${key.admin === true})`.pipe(
       Effect.asVoid,
       Effect.mapError((error) =>
         sqlState(error) === "23505"
@@ -56,18 +65,19 @@ export const makePostgresApiKeyStore = (sql: PgClient.PgClient): ApiKeyStore => 
 
   const find: ApiKeyStore["find"] = (publicId) =>
     typeof publicId !== "string" || !isStorableText(publicId) ? Effect.succeed(undefined) : sql<KeyRow>`
-      SELECT public_id, secret_hash, created_at, expires_at, disabled_at FROM api_keys WHERE public_id = ${publicId}`.pipe(
+      SELECT public_id, secret_hash, created_at, expires_at, disabled_at, admin FROM api_keys WHERE public_id = ${publicId}`.pipe(
       Effect.map(([row]): StoredApiKey | undefined =>
-        row === undefined ? undefined : {
-          publicId: row.public_id,
-          secretHash: new Uint8Array(row.secret_hash),
-          createdAt: row.created_at.getTime(),
-          expiresAt: row.expires_at === null ? undefined : row.expires_at.getTime(),
-          disabledAt: row.disabled_at === null ? undefined : row.disabled_at.getTime()
-        }
+        row === undefined ? undefined : { ...keyInfo(row), secretHash: new Uint8Array(row.secret_hash) }
       ),
       Effect.mapError(storeError("find api key"))
     )
 
-  return { create, disable, find }
+  const list: ApiKeyStore["list"] = () =>
+    sql<Omit<KeyRow, "secret_hash">>`
+      SELECT public_id, created_at, expires_at, disabled_at, admin FROM api_keys ORDER BY created_at DESC, public_id`.pipe(
+      Effect.map((rows) => rows.map(keyInfo)),
+      Effect.mapError(storeError("list api keys"))
+    )
+
+  return { create, disable, find, list }
 }

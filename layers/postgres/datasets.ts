@@ -46,7 +46,7 @@ const notLiveAmong = (given: ReadonlyArray<string>, changed: ReadonlySet<string>
 /** `datapoints` as JSON arrays to insert, each id checked */
 const encodeDatapoints = (datapoints: ReadonlyArray<NewDatapoint>): Array<Buffer> =>
   jsonArrays(datapoints.map((datapoint) => {
-    for (const id of [datapoint.id, datapoint.episodeId, datapoint.sourceInferenceId]) {
+    for (const id of [datapoint.id, datapoint.episodeId, datapoint.sourceInferenceId, datapoint.firstVersionId]) {
       if (id !== undefined && !isUuid(id)) throw notAUuid(id)
     }
     return datapointJson(datapoint)
@@ -66,10 +66,10 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
   const insertRows = (arrays: ReadonlyArray<Buffer>) =>
     Effect.forEach(arrays, (rows) =>
       sql`INSERT INTO datapoint (id, dataset_name, function_name, function_type, input, output, episode_id, tags, name,
-          tool_params, output_schema, source_inference_id, is_custom, staled_at, updated_at, search_text, timestamp)
+          tool_params, output_schema, source_inference_id, first_version_id, is_custom, staled_at, updated_at, search_text, timestamp)
         SELECT (e->>'id')::uuid, e->>'dataset_name', e->>'function_name', e->>'function_type', e->'input', e->'output',
           (e->>'episode_id')::uuid, e->'tags', e->>'name', e->'tool_params', e->'output_schema', (e->>'source_inference_id')::uuid,
-          (e->>'is_custom')::boolean, (e->>'staled_at')::timestamptz, (e->>'updated_at')::timestamptz, e->>'search_text',
+          (e->>'first_version_id')::uuid, (e->>'is_custom')::boolean, (e->>'staled_at')::timestamptz, (e->>'updated_at')::timestamptz, e->>'search_text',
           (e->>'timestamp')::timestamptz
         FROM jsonb_array_elements(convert_from(${rows}, 'UTF8')::jsonb) AS e
         ON CONFLICT (id) DO NOTHING`, { discard: true })
@@ -224,6 +224,18 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
         Effect.mapError(storeError("staleDatapoints"))
       )
     },
+
+    // ids are UUIDv7: their order is the versions' time order
+    datapointVersions: (datasetName, id) =>
+      !isUuid(id) ? Effect.succeed([]) : sql<DatapointRow>`WITH asked AS (
+          SELECT COALESCE(first_version_id, id) AS first_id FROM datapoint WHERE id = ${id}::uuid AND dataset_name = ${datasetName}
+        )
+        SELECT ${columns} FROM datapoint, asked
+        WHERE dataset_name = ${datasetName} AND (id = asked.first_id OR first_version_id = asked.first_id)
+        ORDER BY id DESC`.pipe(
+        Effect.map((rows) => rows.map(toDatapoint)),
+        Effect.mapError(storeError("datapointVersions"))
+      ),
 
     // names and functions in the order of their bytes (collation "C"), as ClickHouse sorts them
     listDatasets: () =>

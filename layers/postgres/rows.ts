@@ -275,6 +275,7 @@ export interface DatapointRow {
   readonly output_schema: unknown
   readonly has_output_schema: boolean
   readonly source_inference_id: string | null
+  readonly first_version_id: string | null
   readonly is_custom: boolean
   readonly staled_at: Date | null
   readonly updated_at: Date
@@ -283,7 +284,7 @@ export interface DatapointRow {
 /** the columns of `DatapointRow`, as a select list */
 export const datapointColumns = "id, dataset_name, function_name, function_type, input, output, output IS NOT NULL AS has_output, " +
   "episode_id, tags, name, tool_params, output_schema, output_schema IS NOT NULL AS has_output_schema, source_inference_id, " +
-  "is_custom, staled_at, updated_at"
+  "first_version_id, is_custom, staled_at, updated_at"
 
 /**
  * One version as a JSON object for `jsonb_array_elements` (layers/postgres/datasets.ts): an
@@ -303,6 +304,7 @@ export const datapointJson = (datapoint: NewDatapoint): Buffer =>
     tool_params: datapoint.toolParams,
     output_schema: datapoint.outputSchema,
     source_inference_id: datapoint.sourceInferenceId,
+    first_version_id: datapoint.firstVersionId,
     is_custom: datapoint.isCustom,
     staled_at: datapoint.staledAt === undefined ? undefined : new Date(datapoint.staledAt).toISOString(),
     updated_at: new Date(datapoint.updatedAt).toISOString(),
@@ -323,6 +325,7 @@ export const toDatapoint = (row: DatapointRow): StoredDatapoint => ({
   ...(row.tool_params !== null && { toolParams: row.tool_params }),
   ...(row.has_output_schema && { outputSchema: row.output_schema }),
   ...(row.source_inference_id !== null && { sourceInferenceId: row.source_inference_id }),
+  ...(row.first_version_id !== null && { firstVersionId: row.first_version_id }),
   isCustom: row.is_custom,
   ...(row.staled_at !== null && { staledAt: row.staled_at.getTime() }),
   updatedAt: row.updated_at.getTime()

@@ -17,6 +17,7 @@ import { makePostgresEvaluationStore } from "./evaluations.ts"
 import { makePostgresExperimentationStore } from "./experimentation.ts"
 import { makePostgresFeedbackStore } from "./feedback.ts"
 import { makePostgresInferenceStore } from "./inferences.ts"
+import { makePostgresOverviewStore } from "./overview.ts"
 import { makePostgresWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
 export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
@@ -32,5 +33,6 @@ export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStor
     workflowEvaluations: makePostgresWorkflowEvaluationStore(sql),
     batches: makePostgresBatchStore(sql),
     experimentation: makePostgresExperimentationStore(sql),
-    dicl: makePostgresDiclStore(sql)
+    dicl: makePostgresDiclStore(sql),
+    overview: makePostgresOverviewStore(sql)
   }))

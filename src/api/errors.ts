@@ -37,8 +37,9 @@ export const ErrorResponse = errorBody(ErrorResponseBody, (error) => ({ error: e
 export const errorStatuses = {
   400: "Invalid request: malformed JSON, an unknown or missing field, a failed validation (the message names the field), or every provider blamed the request (context too long, a bad parameter: the message has each provider's own)",
   401: "No valid API key (authentication is on): missing, malformed, unknown, disabled or expired",
+  403: "The API key lacks the admin role that the UI's routes (`/v1/ui/...`) require, or a UI session's request that changes something came without its CSRF token",
   404: "Unknown function, variant, model, metric or inference, or a datapoint that is not in the dataset",
-  409: "A datapoint to update was updated by a concurrent request first (it is stale now): read it again and retry",
+  409: "A datapoint to update was updated by a concurrent request first (it is stale now): read it again and retry; or a GEPA task to export has not completed",
   408: "The inference did not finish within its variant's configured timeout",
   413: "The request body exceeds `max_request_body_bytes`",
   429: "A rate limit refused the request, too many failed authentications from this address, or every upstream answered 429 (see Retry-After)",
@@ -58,6 +59,9 @@ export const gatewayErrors = (statuses: ReadonlyArray<ErrorStatus>) => errorsWit
 
 /** what every route behind an API key can answer besides its own errors */
 export const keyedStatuses: ReadonlyArray<ErrorStatus> = [401, 429, 503]
+
+/** what every route of the UI (`AdminOnly`) can answer besides its own errors */
+export const adminStatuses: ReadonlyArray<ErrorStatus> = [...keyedStatuses, 403]
 
 /** what every route reading a JSON body can answer besides its own errors */
 export const bodyStatuses: ReadonlyArray<ErrorStatus> = [400, 413]

@@ -15,11 +15,9 @@ const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const Timestamp = Schema.String.annotate({ description: "RFC 3339, UTC" })
 const EvaluatorNumbers = Schema.Record(Schema.String, Schema.Finite)
 
-/** concurrent inferences of one run: default and upper bound */
-export const defaultConcurrency = 10
-export const maxConcurrency = 100
-/** results one read of a run answers at most (and by default) */
-export const maxResultsListed = 1000
+import { defaultConcurrency, maxConcurrency, maxResultsListed } from "./evaluationLimits.ts"
+
+export { defaultConcurrency, maxConcurrency, maxResultsListed }
 
 export const InferenceCacheMode = Schema.Literals(["on", "off", "read_only", "write_only"])
 export type InferenceCacheMode = typeof InferenceCacheMode.Type

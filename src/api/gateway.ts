@@ -18,6 +18,13 @@ import { OpenAiGroup } from "./openaiCompatible.ts"
 import { OptimizationGroup } from "./optimization.ts"
 import { ReferenceGroup } from "./reference.ts"
 import { StatusGroup } from "./status.ts"
+import { UiApiKeysGroup } from "./uiApiKeys.ts"
+import { UiConfigGroup } from "./uiConfig.ts"
+import { UiDatasetsGroup } from "./uiDatasets.ts"
+import { UiInferencesGroup } from "./uiInferences.ts"
+import { UiOptimizationGroup } from "./uiOptimization.ts"
+import { UiOverviewGroup } from "./uiOverview.ts"
+import { UiSessionGroup } from "./uiSession.ts"
 import { WorkflowEvaluationsGroup } from "./workflowEvaluations.ts"
 
 type Spec = Record<string, any>
@@ -55,9 +62,16 @@ export const GatewayApi = HttpApi.make("gateway")
     WorkflowEvaluationsGroup,
     ExperimentationGroup,
     OptimizationGroup,
+    UiSessionGroup,
+    UiConfigGroup,
     StatusGroup,
     MetricsGroup,
-    ReferenceGroup
+    ReferenceGroup,
+    UiInferencesGroup,
+    UiOptimizationGroup,
+    UiOverviewGroup,
+    UiDatasetsGroup,
+    UiApiKeysGroup
   )
   .annotateMerge(OpenApi.annotations({
     title: "LLM Gateway",

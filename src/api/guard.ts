@@ -15,6 +15,12 @@ import * as OpenApi from "effect/http-api/OpenApi"
 /** a group whose routes answer without an API key (`/status`, `/health`, the API reference) */
 export const Open = Context.Reference<boolean>("gateway/api/Open", { defaultValue: () => false })
 
+/**
+ * a group whose routes read every tenant's data or manage keys (the UI's `/v1/ui/...`): with
+ * authentication on, only a key with the `admin` role may call them (another gets a 403)
+ */
+export const AdminOnly = Context.Reference<boolean>("gateway/api/AdminOnly", { defaultValue: () => false })
+
 /** the shape of a group's error bodies: `{"error": "..."}`, or OpenAI's */
 export const ErrorFamily = Context.Reference<"gateway" | "openai">("gateway/api/ErrorFamily", {
   defaultValue: () => "gateway"

@@ -11,7 +11,7 @@ import { RateLimited, ServiceUnavailable, Unauthorized } from "../errors.ts"
 import type { StoreError } from "../storeError.ts"
 import { type ParsedApiKey, parseApiKey, secretMatches } from "./apiKey.ts"
 import type { FailedAttempts } from "./failedAttempts.ts"
-import type { StoredApiKey } from "./store.ts"
+import type { ApiKeyStore, StoredApiKey } from "./store.ts"
 
 export class Authentication extends Context.Service<Authentication, {
   readonly enabled: boolean
@@ -20,7 +20,12 @@ export class Authentication extends Context.Service<Authentication, {
     authorization: string | undefined,
     address: string | undefined
   ) => Effect.Effect<string, Unauthorized | RateLimited | ServiceUnavailable>
+  /** whether the key `authenticate` just let in has the `admin` role (it is cached by then) */
+  readonly isAdmin: (publicId: string) => boolean
 }>()("gateway/Authentication") {}
+
+/** The API keys of the relational database, for the UI's key management: undefined without one. */
+export class ApiKeys extends Context.Service<ApiKeys, { readonly store: ApiKeyStore | undefined }>()("gateway/ApiKeys") {}
 
 const unauthorized = (message: string) => new Unauthorized({ message })
 

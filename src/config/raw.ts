@@ -229,6 +229,8 @@ export const RawGateway = Schema.Struct({
     /** `GET /metrics` asks for an API key like the other routes (it is open by default, like /status) */
     require_auth: Schema.optional(Schema.Boolean)
   })),
+  /** the web UI at `<base_path>/ui` (on by default) */
+  ui: Schema.optional(Schema.Struct({ enabled: Schema.optional(Schema.Boolean) })),
   request_read_timeout_ms: Schema.optional(PositiveInt),
   global_outbound_http_timeout_ms: Schema.optional(PositiveInt),
   max_provider_response_bytes: Schema.optional(PositiveInt),

@@ -89,17 +89,19 @@ const merged = (stored: StoredDatapoint, update: UpdateDatapoint): CreateDatapoi
   }
 }
 
+/** a new version: a first one, or the next of `previous` (its source inference and first version kept) */
 const version = (
   datasetName: string,
   checked: CheckedDatapoint,
   id: string,
   now: number,
-  sourceInferenceId: string | undefined
+  previous: StoredDatapoint | undefined
 ): NewDatapoint => ({
   ...checked,
   id,
   datasetName,
-  sourceInferenceId,
+  sourceInferenceId: previous?.sourceInferenceId,
+  firstVersionId: previous === undefined ? undefined : previous.firstVersionId ?? previous.id,
   // made or edited through this API: by hand, not as an inference gave it
   isCustom: true,
   updatedAt: now,
@@ -214,7 +216,7 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
           }
           const checked = checkDatapoint(merged(stored, updates[i]), config, `datapoints[${i}]`)
           if (checked instanceof InvalidRequest || checked instanceof NotFound) return yield* checked
-          replacements.push({ previousId: ids[i], next: version(datasetName, checked, uuidv7(now), now, stored.sourceInferenceId) })
+          replacements.push({ previousId: ids[i], next: version(datasetName, checked, uuidv7(now), now, stored) })
         }
         const applied = yield* run(store.replaceDatapoints(datasetName, replacements, now))
         if (applied.notLive.length > 0) return yield* whyNotLive(datasetName, applied.notLive, ids, path)
@@ -261,6 +263,15 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         return yield* run(store.staleDatapoints(datasetName, "all", yield* Clock.currentTimeMillis))
+      }),
+
+    history: (datasetName, id) =>
+      Effect.gen(function*() {
+        yield* checkDatasetName(datasetName)
+        if (!isUuid(id)) return yield* invalid(`datapoint_id: ${shown(id)} is not a datapoint id (a UUID)`)
+        const versions = yield* run(store.datapointVersions(datasetName, id.toLowerCase()))
+        if (versions.length === 0) return yield* notInDataset("datapoint_id", id, datasetName)
+        return versions
       }),
 
     listDatasets: () => run(store.listDatasets())

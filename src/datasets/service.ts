@@ -50,6 +50,8 @@ export interface DatasetOperations {
   /** how many live datapoints became stale */
   readonly delete: (datasetName: string, ids: ReadonlyArray<string>) => Effect.Effect<number, Failure>
   readonly deleteDataset: (datasetName: string) => Effect.Effect<number, Failure>
+  /** every version of the datapoint `id` is a version of, stale ones included, newest first (404 when none) */
+  readonly history: (datasetName: string, id: string) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
   readonly listDatasets: () => Effect.Effect<ReadonlyArray<DatasetSummary>, Failure>
 }
 
@@ -78,6 +80,7 @@ export class DatasetService extends Context.Service<DatasetService, DatasetOpera
           updateMetadata: () => off,
           delete: () => off,
           deleteDataset: () => off,
+          history: () => off,
           listDatasets: () => off,
           fromInferences: () => off,
           exportDatapoints: () => Stream.fail(observabilityDisabled()),

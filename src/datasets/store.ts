@@ -40,6 +40,11 @@ export interface StoredDatapoint {
   readonly outputSchema?: unknown
   /** the inference it was built from (`from_inferences`), kept across its versions */
   readonly sourceInferenceId?: string | undefined
+  /**
+   * the id of the datapoint's first version, on every later version (absent on a first
+   * version): what ties the versions of one datapoint together for its history
+   */
+  readonly firstVersionId?: string | undefined
   /** created or edited by hand rather than taken as it was from an inference */
   readonly isCustom: boolean
   /** epoch milliseconds; absent while the version is live */
@@ -121,6 +126,11 @@ export interface DatasetStore {
   ) => Effect.Effect<Applied, StoreError>
   /** stales the live datapoints among `ids` (every live one of the dataset when "all"); returns how many */
   readonly staleDatapoints: (datasetName: string, ids: ReadonlyArray<string> | "all", now: number) => Effect.Effect<number, StoreError>
+  /**
+   * every version of the datapoint `id` is a version of (the versions sharing its first
+   * version, stale ones included), newest first; empty when `id` is no datapoint of the dataset
+   */
+  readonly datapointVersions: (datasetName: string, id: string) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
   /** every dataset with at least one datapoint (live or stale), by name */
   readonly listDatasets: () => Effect.Effect<ReadonlyArray<DatasetSummary>, StoreError>
 }

@@ -16,6 +16,13 @@ export interface Scrape {
   readonly text: string
 }
 
+export interface ProviderOutcome {
+  readonly model: string
+  readonly provider: string
+  readonly answered: number
+  readonly failed: number
+}
+
 export interface MetricsRecorder {
   /** a route answered `status` after `seconds` (a stream: when its headers were ready) */
   readonly requestServed: (route: string, status: number, seconds: number) => void
@@ -29,6 +36,11 @@ export interface MetricsRecorder {
   readonly variantFailed: (fn: string, variant: string, fellBack: boolean) => void
   /** the time the gateway added to an answer (total minus the providers' time), in seconds */
   readonly overhead: (route: string, seconds: number) => void
+  /**
+   * per model and provider (labelled as on /metrics), the inferences this process answered with
+   * it and the calls of it that failed, since the process started: failed calls are not stored
+   */
+  readonly providerOutcomes: () => ReadonlyArray<ProviderOutcome>
   /** the metrics of this process, or of every worker when it runs in a cluster */
   readonly scrape: Effect.Effect<Scrape, Error>
 }
@@ -43,6 +55,7 @@ export const noMetrics: MetricsRecorder = {
   providerFailed: nothing,
   variantFailed: nothing,
   overhead: nothing,
+  providerOutcomes: () => [],
   scrape: Effect.fail(new Error("metrics are off"))
 }
 

@@ -14,6 +14,7 @@ import { ServiceUnavailable } from "../errors.ts"
 import type { ExperimentationStore } from "../experimentation/store.ts"
 import type { FeedbackStore } from "../feedback/store.ts"
 import type { InferenceStore } from "../inferences/store.ts"
+import type { OverviewStore } from "../overview/store.ts"
 import type { StoreError } from "../storeError.ts"
 import type { WorkflowEvaluationStore } from "../workflowEvaluations/store.ts"
 import type { Backend, ObservabilityDatabase } from "./database.ts"
@@ -32,6 +33,8 @@ export interface ObservabilityStores {
   readonly experimentation: ExperimentationStore,
   /** the examples of dynamic in-context learning variants */
   readonly dicl: DiclExampleStore
+  /** the aggregates of the UI's Overview */
+  readonly overview: OverviewStore
 }
 
 export class Observability extends Context.Service<Observability, {

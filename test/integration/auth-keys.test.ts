@@ -190,6 +190,24 @@ describe("gateway api-key create | disable", () => {
   })
 })
 
+describe("--admin", () => {
+  it("gives the new key the admin role (existing and plain keys have none), and goes with --create-api-key only", async () => {
+    const roleOf = (publicId: string) => psql(database.url, `SELECT admin FROM api_keys WHERE public_id = '${publicId}'`)
+    for (const args of [["--create-api-key", "--admin"], ["api-key", "create", "--admin"]]) {
+      const created = await runGateway(args, { env: relationalEnv() })
+      expect(created.code, created.stderr).toBe(0)
+      expect(await roleOf(parseKey(created.stdout.trim()).publicId)).toBe("t")
+    }
+    const plain = await runGateway(["--create-api-key"], { env: relationalEnv() })
+    expect(await roleOf(parseKey(plain.stdout.trim()).publicId)).toBe("f")
+    const before = await keyCount()
+    const alone = await runGateway(["--admin"], { env: relationalEnv() })
+    expect(alone.code).toBe(2)
+    expect(alone.stderr).toContain("--admin goes with --create-api-key")
+    expect(await keyCount()).toBe(before)
+  })
+})
+
 describe("--expiration", () => {
   it("refuses a time in the past or a malformed one with exit 1 and a message, storing no key", async () => {
     const before = await keyCount()

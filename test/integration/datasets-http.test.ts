@@ -392,6 +392,33 @@ describe.each(backends)("datasets over HTTP on %s", (backend) => {
     expect(summary === undefined || summary.datapoint_count === 0).toBe(true)
   })
 
+  it("answers a datapoint's history for the UI: its versions newest first from any of their ids, stale ones marked", async () => {
+    const dataset = "history"
+    const [first, other] = await create(dataset, [chatDatapoint("one"), chatDatapoint("two")])
+    const [second] = await updated(dataset, [{ id: first, type: "chat", name: "second" }])
+    const [third] = await updated(dataset, [{ id: second, type: "chat", tags: { v: "3" } }])
+    const history = (id: string, name = dataset) => send(gateway, "GET", `/v1/ui/datasets/${name}/datapoints/${id}/history`)
+
+    for (const id of [first, second, third]) {
+      const answer = await history(id)
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+      expect(answer.body.versions).toEqual(await get(dataset, [third, second, first]))
+    }
+    const versions = (await history(first)).body.versions
+    expect(versions.map((version: any) => version.staled_at === null)).toEqual([true, false, false])
+    expect(versions.map((version: any) => version.name)).toEqual(["second", "second", null])
+    expect((await history(other)).body.versions.map((version: any) => version.id)).toEqual([other])
+
+    // the history outlives a delete
+    expect((await send(gateway, "DELETE", `/v1/datasets/${dataset}/datapoints`, { ids: [third] })).status).toBe(200)
+    expect((await history(first)).body.versions.map((version: any) => version.staled_at === null)).toEqual([false, false, false])
+
+    await expectRefused(await history(uuidv7()), 404, "datapoint_id")
+    await expectRefused(await history(first, "elsewhere"), 404, "datapoint_id")
+    await expectRefused(await history("nope"), 400, "datapoint_id")
+    await expectRefused(await history(first, "..."), 400, "dataset_name")
+  })
+
   it("updates by the rules: an omitted field stays, null clears, a value replaces, tags replace all", async () => {
     const dataset = "rules"
     const episode = uuidv7()
@@ -621,5 +648,13 @@ describe("datasets with authentication on", () => {
     const listed = await call(gateway, "POST", "/v1/datasets/keyed/list_datapoints", { body: {}, key })
     expect(listed.status, listed.text).toBe(200)
     expect(listed.body).toEqual({ datapoints: [] })
+  })
+
+  it("answers a datapoint's history to an admin key only", async () => {
+    const route = `/v1/ui/datasets/keyed/datapoints/${uuidv7()}/history`
+    expect((await call(gateway, "GET", route)).status).toBe(401)
+    expect((await call(gateway, "GET", route, { key: await createKey(database.url) })).status).toBe(403)
+    const admin = await call(gateway, "GET", route, { key: await createKey(database.url, ["--admin"]) })
+    expect(admin.status, admin.text).toBe(404)
   })
 })

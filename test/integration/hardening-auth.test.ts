@@ -188,12 +188,13 @@ describe("the key cache", () => {
   it("keeps the keys found apart from unknown ids: 20 000 unknown ids push out none of them", async () => {
     const made = Array.from({ length: 3 }, () => generateApiKey())
     const stored = new Map<string, StoredApiKey>(
-      made.map((key) => [key.publicId, { publicId: key.publicId, secretHash: key.secretHash, createdAt: Date.now() }])
+      made.map((key) => [key.publicId, { publicId: key.publicId, secretHash: key.secretHash, createdAt: Date.now(), admin: false }])
     )
     const asked: Array<string> = []
     const store: ApiKeyStore = {
       create: () => Effect.void,
       disable: () => Effect.succeed(false),
+      list: () => Effect.succeed([]),
       find: (publicId) => Effect.sync(() => (asked.push(publicId), stored.get(publicId)))
     }
     const lookup = cachedKeyLookup(store, 60_000, Date.now)
@@ -212,6 +213,7 @@ describe("the key cache", () => {
     const store: ApiKeyStore = {
       create: () => Effect.void,
       disable: () => Effect.succeed(false),
+      list: () => Effect.succeed([]),
       find: () => Effect.as(Effect.sleep(50), (queries++, undefined))
     }
     const lookup = cachedKeyLookup(store, 0, Date.now)

@@ -22,7 +22,7 @@ import { freshDatabase, queryDatabase, type TestBackend, type TestDatabase } fro
 import { failure, openStore, run, serverOf } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
-const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint"]
+const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version"]
 
 type PostgresBackend = Exclude<TestBackend, "clickhouse">
 
@@ -159,9 +159,19 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
       const before = Date.now()
       await run(keys.create({ publicId: "key000000001", secretHash }))
       const found = await run(keys.find("key000000001"))
-      expect(found).toStrictEqual({ publicId: "key000000001", secretHash, createdAt: expect.any(Number), expiresAt: undefined, disabledAt: undefined })
+      expect(found).toStrictEqual({ publicId: "key000000001", secretHash, createdAt: expect.any(Number), expiresAt: undefined, disabledAt: undefined, admin: false })
       // the database's clock, close to ours
       expect(Math.abs(found!.createdAt - before)).toBeLessThan(5_000)
+    })
+
+    it("keeps the admin role, and lists every key newest first without its hash", async () => {
+      const { keys } = suite.store
+      await run(keys.create({ publicId: "keyadmin0001", secretHash: new Uint8Array([9]), admin: true }))
+      expect((await run(keys.find("keyadmin0001")))?.admin).toBe(true)
+      const listed = await run(keys.list())
+      expect(listed[0]).toStrictEqual({ publicId: "keyadmin0001", createdAt: expect.any(Number), expiresAt: undefined, disabledAt: undefined, admin: true })
+      expect(listed.find((key) => key.publicId === "key000000001")).toMatchObject({ admin: false })
+      expect(listed.every((key) => !("secretHash" in key))).toBe(true)
     })
 
     it("keeps the expiration to the millisecond", async () => {

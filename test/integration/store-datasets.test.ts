@@ -48,21 +48,22 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
         jsonDatapoint({ datasetName: dataset, output: undefined, outputSchema: undefined, isCustom: false }),
         // a JSON null is a value, not an absent field
         jsonDatapoint({ datasetName: dataset, output: null, outputSchema: null }),
-        jsonDatapoint({ datasetName: dataset, staledAt: Date.now() - 5_000, updatedAt: Date.now() - 5_000 })
+        jsonDatapoint({ datasetName: dataset, staledAt: Date.now() - 5_000, updatedAt: Date.now() - 5_000 }),
+        jsonDatapoint({ datasetName: dataset, firstVersionId: uuidv7(Date.now() - 10_000) })
       ]
       await run(store().insertDatapoints(datapoints))
 
       const read = await get(store(), dataset, datapoints.map((datapoint) => datapoint.id))
       expect(read).toStrictEqual(byId(datapoints.map(stored)))
       const minimal = read.find((datapoint) => datapoint.id === datapoints[1].id)!
-      for (const field of ["output", "episodeId", "name", "toolParams", "sourceInferenceId", "outputSchema", "staledAt"]) expect(field in minimal).toBe(false)
+      for (const field of ["output", "episodeId", "name", "toolParams", "sourceInferenceId", "firstVersionId", "outputSchema", "staledAt"]) expect(field in minimal).toBe(false)
       expect(read.find((datapoint) => datapoint.id === datapoints[5].id)).toMatchObject({ output: null, outputSchema: null })
 
       expect(await get(store(), dataset, [datapoints[3].id, uuidv7(Date.now())])).toStrictEqual([stored(datapoints[3])])
       expect(await get(store(), dataset, [])).toEqual([])
       // the stale one is read by id, never listed
       expect((await run(store().listDatapoints({ datasetName: dataset, orderBy: [], limit: 100, offset: 0 }))).map((datapoint) => datapoint.id))
-        .toEqual(datapoints.slice(0, 6).map((datapoint) => datapoint.id).reverse())
+        .toEqual([datapoints[7], ...datapoints.slice(0, 6).reverse()].map((datapoint) => datapoint.id))
     })
 
     it("reads a dataset's datapoints only, and ignores ids that are not UUIDs", async () => {
@@ -332,6 +333,37 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       expect(await get(store(), dataset, [contested.id])).toStrictEqual([{ ...stored(contested), staledAt: now, updatedAt: now }])
     })
 
+    it("reads a datapoint's versions from any of them, newest first, stale ones included, renamed and staled as they are now", async () => {
+      const dataset = datasetNamed("versions")
+      const t = Date.now() - 60_000
+      // the first version has no firstVersionId, as versions written before that column have none
+      const first = chatDatapoint({ datasetName: dataset, id: idAt(t), updatedAt: t })
+      const other = jsonDatapoint({ datasetName: dataset, id: idAt(t + 1), updatedAt: t + 1 })
+      const foreign = chatDatapoint({ datasetName: datasetNamed("foreign"), id: idAt(t + 2), updatedAt: t + 2, firstVersionId: first.id })
+      await run(store().insertDatapoints([first, other, foreign]))
+      const second = chatDatapoint({ datasetName: dataset, id: idAt(t + 10), updatedAt: t + 10, name: "second", firstVersionId: first.id })
+      expect(await run(store().replaceDatapoints(dataset, [{ previousId: first.id, next: second }], t + 10))).toEqual({ notLive: [] })
+      const third = chatDatapoint({ datasetName: dataset, id: idAt(t + 20), updatedAt: t + 20, name: "third", firstVersionId: first.id })
+      expect(await run(store().replaceDatapoints(dataset, [{ previousId: second.id, next: third }], t + 20))).toEqual({ notLive: [] })
+      expect(await run(store().renameDatapoints(dataset, [{ id: third.id, name: "renamed" }], t + 30))).toEqual({ notLive: [] })
+      expect(await run(store().staleDatapoints(dataset, [third.id], t + 40))).toBe(1)
+
+      const versions = [
+        { ...stored(third), name: "renamed", staledAt: t + 40, updatedAt: t + 40 },
+        { ...stored(second), staledAt: t + 20, updatedAt: t + 20 },
+        { ...stored(first), staledAt: t + 10, updatedAt: t + 10 }
+      ]
+      for (const id of [first.id, second.id, third.id, third.id.toUpperCase()]) {
+        expect(await run(store().datapointVersions(dataset, id)), id).toStrictEqual(versions)
+      }
+      expect(await run(store().datapointVersions(dataset, other.id))).toStrictEqual([stored(other)])
+      // another dataset's, unknown, not a UUID: none
+      expect(await run(store().datapointVersions(dataset, foreign.id))).toEqual([])
+      expect(await run(store().datapointVersions(foreign.datasetName, first.id))).toEqual([])
+      expect(await run(store().datapointVersions(dataset, uuidv7(Date.now())))).toEqual([])
+      expect(await run(store().datapointVersions(dataset, "'; DROP TABLE datapoint; --"))).toEqual([])
+    })
+
     it("renames in place: same id, the name set and cleared, updatedAt moved, listed once", async () => {
       const dataset = datasetNamed("rename")
       const datapoint = chatDatapoint({ datasetName: dataset, name: "first" })
@@ -434,6 +466,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       await withCutOffStore(backend, suite.database, async ({ datasets }) => {
         // what needs no server is answered without it
         expect(await run(datasets.getDatapoints("haikus", ["nope"]))).toEqual([])
+        expect(await run(datasets.datapointVersions("haikus", "nope"))).toEqual([])
         expect(await run(datasets.staleDatapoints("haikus", ["nope"], Date.now()))).toBe(0)
         expect(await run(datasets.listDatapoints({ datasetName: "haikus", orderBy: [], limit: 0, offset: 0 }))).toEqual([])
 
@@ -446,6 +479,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
           datasets.renameDatapoints("haikus", [{ id: datapoint.id, name: "x" }], Date.now()),
           datasets.staleDatapoints("haikus", [datapoint.id], Date.now()),
           datasets.staleDatapoints("haikus", "all", Date.now()),
+          datasets.datapointVersions("haikus", datapoint.id),
           datasets.listDatasets()
         ]) {
           const error = await failure(effect)

@@ -31,7 +31,7 @@ describe("API keys", () => {
 describe("checkAuthorization", () => {
   const key = generateApiKey()
   const now = Date.now()
-  const stored = (extra: Partial<StoredApiKey> = {}): StoredApiKey => ({ publicId: key.publicId, secretHash: key.secretHash, createdAt: now, ...extra })
+  const stored = (extra: Partial<StoredApiKey> = {}): StoredApiKey => ({ publicId: key.publicId, secretHash: key.secretHash, createdAt: now, admin: false, ...extra })
   /** `found` null: no such key */
   const check = (header: string | undefined, found: StoredApiKey | null | StoreError = stored()) =>
     Effect.runPromise(Effect.result(checkAuthorization(

@@ -21,7 +21,7 @@ import type { GepaTaskResponse, LaunchGepaRequest } from "../../api/gepa.ts"
 import type { InferenceRequest, Input } from "../../api/inference.ts"
 import type { ChatCompletionVariant, EvaluatorConfig, FunctionConfig, GatewayConfig } from "../../config/types.ts"
 import type { StoredDatapoint } from "../../datasets/store.ts"
-import { type GatewayError, InvalidRequest, NotFound } from "../../errors.ts"
+import { Conflict, type GatewayError, InvalidRequest, NotFound } from "../../errors.ts"
 import { loadDatapoints } from "../../evaluations/datapoints.ts"
 import type { Score } from "../../evaluations/evaluators.ts"
 import type { RunPlan } from "../../evaluations/plan.ts"
@@ -36,7 +36,7 @@ import { captureInferenceServices, Configuration, type InferenceServices } from 
 import { type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../../tasks/service.ts"
 import { analyzeInput, gepaAnalyzeFunction, type GepaBuiltinFunction, gepaModelVariant, gepaMutateFunction, mutateInput, parseMutation } from "./builtins.ts"
 import { candidateProblem, candidateVariant, compileCandidate, templatesOf } from "./candidates.ts"
-import { gepaVariantJson } from "./export.ts"
+import { exportFiles, gepaVariantJson } from "./export.ts"
 import type { DatapointScores, Objective } from "./frontier.ts"
 import { type Candidate, type Evaluation, type GepaPorts, type GepaResult, initialState, resumableState, runGepa } from "./loop.ts"
 import { type GepaPayload, payloadEvaluators, planGepa } from "./plan.ts"
@@ -85,6 +85,28 @@ export const gepaTaskBody = (info: TaskInfo): GepaTaskResponse => {
       return { status: "pending", progress }
     }
   }
+}
+
+/** What a completed task adopts as configuration: the files `exportFiles` writes, and how many variants they add. */
+export interface GepaExport {
+  readonly functionName: string
+  readonly variantCount: number
+  readonly files: ReadonlyArray<{ readonly path: string; readonly content: string }>
+}
+
+/**
+ * The configuration files of task `taskId` as `tasks.get` read it (`gateway optimize export`
+ * writes them, the UI offers them for download): 404 when it is no GEPA task, 409 until it has
+ * completed (still running, or ended in error: nothing to adopt).
+ */
+export const gepaTaskExport = (taskId: string, info: TaskInfo | undefined): Effect.Effect<GepaExport, NotFound | Conflict> => {
+  if (info === undefined || info.kind !== gepaTask) return Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` }))
+  const body = gepaTaskBody(info)
+  if (body.status !== "completed") {
+    return Effect.fail(new Conflict({ message: `GEPA task ${taskId} is ${body.status === "pending" ? "still running" : `in error: ${body.error}`}: nothing to export` }))
+  }
+  const functionName = (info.payload as GepaPayload).functionName
+  return Effect.succeed({ functionName, variantCount: Object.keys(body.variants).length, files: exportFiles(functionName, body.variants) })
 }
 
 /** a score as GEPA compares it: a boolean 1 or 0 */

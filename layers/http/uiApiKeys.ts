@@ -1,0 +1,54 @@
+/**
+ * `/v1/ui/api_keys` (src/api/uiApiKeys.ts): decode, run the key use case
+ * (src/auth/keyAdministration.ts) on the relational database's key store, answer JSON.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import { CreateUiApiKeyRequest, type UiApiKey } from "../../src/api/uiApiKeys.ts"
+import { ApiKeys } from "../../src/auth/authenticate.ts"
+import { createKey, disableKey, listKeys, parseExpiration, requireKeyStore } from "../../src/auth/keyAdministration.ts"
+import type { ApiKeyInfo } from "../../src/auth/store.ts"
+import { makeDecoder } from "../../src/decode.ts"
+import { InvalidRequest } from "../../src/errors.ts"
+import { Configuration } from "../../src/services.ts"
+import { jsonResponse, readJsonBody } from "./respond.ts"
+
+const decodeCreate = makeDecoder(CreateUiApiKeyRequest)
+
+const time = (epochMs: number | undefined) => epochMs === undefined ? null : new Date(epochMs).toISOString()
+
+const apiKeyJson = (key: ApiKeyInfo): UiApiKey => ({
+  public_id: key.publicId,
+  created_at: new Date(key.createdAt).toISOString(),
+  expires_at: time(key.expiresAt),
+  disabled_at: time(key.disabledAt),
+  admin: key.admin
+})
+
+const keyStore = Effect.flatMap(ApiKeys, (keys) => requireKeyStore(keys.store))
+
+export const listUiApiKeysHandler = Effect.gen(function*() {
+  const keys = yield* listKeys(yield* keyStore)
+  return jsonResponse(JSON.stringify({ api_keys: keys.map(apiKeyJson) }))
+})
+
+export const createUiApiKeyHandler = Effect.gen(function*() {
+  const store = yield* keyStore
+  const config = yield* Configuration
+  const request = yield* readJsonBody(decodeCreate, config.gateway.maxRequestBodyBytes)
+  let expiresAt: number | undefined
+  if (request.expires_at !== undefined) {
+    const parsed = parseExpiration("expires_at", request.expires_at, yield* Clock.currentTimeMillis)
+    if (parsed instanceof InvalidRequest) return yield* parsed
+    expiresAt = parsed
+  }
+  const created = yield* createKey(store, { expiresAt, admin: request.admin })
+  return jsonResponse(JSON.stringify({ api_key: created.apiKey, ...apiKeyJson(created.info) }))
+})
+
+export const disableUiApiKeyHandler = Effect.gen(function*() {
+  const store = yield* keyStore
+  const params = yield* HttpRouter.params
+  return jsonResponse(JSON.stringify(apiKeyJson(yield* disableKey(store, params.public_id ?? ""))))
+})

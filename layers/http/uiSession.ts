@@ -1,0 +1,71 @@
+/**
+ * `/v1/ui/session`: signs the web UI in and out (src/api/uiSession.ts). Signing in checks the
+ * key exactly as a request's `Authorization` header is checked (failed attempts count against
+ * the address), then requires the `admin` role; the key goes into an HttpOnly cookie, never
+ * back to the page's scripts.
+ */
+import { randomBytes } from "node:crypto"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { csrfCookie, sessionCookie, SignInRequest, type UiSession } from "../../src/api/uiSession.ts"
+import { Authentication } from "../../src/auth/authenticate.ts"
+import { makeDecoder } from "../../src/decode.ts"
+import { InvalidRequest } from "../../src/errors.ts"
+import { Configuration } from "../../src/services.ts"
+import { notAdmin, sessionAuthentication } from "./authorize.ts"
+import { jsonResponse, readJsonBody } from "./respond.ts"
+
+const decodeSignIn = makeDecoder(SignInRequest)
+
+/** a session lasts a working day; signing in again starts another */
+const sessionSeconds = 12 * 60 * 60
+
+/** Served over HTTPS (directly, or behind a proxy that says so): the cookies are then Secure. */
+const overHttps = (request: HttpServerRequest.HttpServerRequest) =>
+  request.headers["x-forwarded-proto"]?.split(",")[0].trim() === "https" || request.url.startsWith("https:")
+
+const cookiePath = Effect.map(Configuration, (config) => `${config.gateway.basePath}/`)
+
+const answer = (session: UiSession) => jsonResponse(JSON.stringify(session))
+
+export const getUiSessionHandler = Effect.gen(function*() {
+  const auth = yield* Authentication
+  if (!auth.enabled) return answer({ authentication: false, signed_in: true })
+  const request = yield* HttpServerRequest.HttpServerRequest
+  // signed in while the cookie's key is still valid and an admin's
+  const session = sessionAuthentication(auth, request, Option.getOrUndefined(request.peerAddress))
+  const publicId = session === undefined ? undefined : yield* Effect.orElseSucceed(session, () => undefined)
+  return answer(publicId === undefined ? { authentication: true, signed_in: false } : { authentication: true, signed_in: true, public_id: publicId })
+})
+
+export const signInHandler = Effect.gen(function*() {
+  const auth = yield* Authentication
+  const config = yield* Configuration
+  // a form of another site can post text/plain but not JSON (that needs a CORS preflight, which
+  // the gateway never grants): no page elsewhere can sign a browser in with a key of its choosing
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const contentType = request.headers["content-type"] ?? ""
+  if (!/^application\/json\b/i.test(contentType.trim())) {
+    return yield* new InvalidRequest({ message: `content-type: signing in takes application/json, not "${contentType}"` })
+  }
+  const { api_key } = yield* readJsonBody(decodeSignIn, config.gateway.maxRequestBodyBytes)
+  if (!auth.enabled) return answer({ authentication: false, signed_in: true })
+  const publicId = yield* auth.authenticate(`Bearer ${api_key.trim()}`, Option.getOrUndefined(request.peerAddress))
+  if (!auth.isAdmin(publicId)) return yield* notAdmin(publicId)
+  const options = { path: yield* cookiePath, sameSite: "strict" as const, secure: overHttps(request), maxAge: `${sessionSeconds} seconds` as const }
+  return answer({ authentication: true, signed_in: true, public_id: publicId }).pipe(
+    HttpServerResponse.setCookieUnsafe(sessionCookie, api_key.trim(), { ...options, httpOnly: true }),
+    HttpServerResponse.setCookieUnsafe(csrfCookie, randomBytes(24).toString("base64url"), options)
+  )
+})
+
+export const signOutHandler = Effect.gen(function*() {
+  const auth = yield* Authentication
+  const path = yield* cookiePath
+  return answer({ authentication: auth.enabled, signed_in: !auth.enabled }).pipe(
+    HttpServerResponse.expireCookieUnsafe(sessionCookie, { path }),
+    HttpServerResponse.expireCookieUnsafe(csrfCookie, { path })
+  )
+})

@@ -1,0 +1,43 @@
+/**
+ * `GET /v1/ui/optimization/gepa/{task_id}/export`: the configuration files that adopt the
+ * variants a completed GEPA task found, the same files `gateway optimize export` writes
+ * (`gateway.toml` with the variant tables, a file per template at the path it names), as JSON
+ * for the UI to offer as downloads. JSON rather than an archive: no archive library is a
+ * dependency, and the UI shows each file before it is saved.
+ */
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
+import { adminStatuses, gatewayErrors } from "./errors.ts"
+import { AdminOnly, requiresKey } from "./guard.ts"
+
+export const UiExportedFile = Schema.Struct({
+  path: Schema.String.annotate({ description: "relative to the folder of the configuration: `gateway.toml`, or `<function>/<variant>/<template>.minijinja`" }),
+  content: Schema.String
+}).annotate({ identifier: "UiExportedFile" })
+
+export const UiGepaExport = Schema.Struct({
+  task_id: Schema.String,
+  function_name: Schema.String,
+  /** the new variants the files add (none when the task found none better) */
+  variants: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  files: Schema.Array(UiExportedFile).annotate({ description: "`gateway.toml` first, whose template paths point to the other files" })
+}).annotate({ identifier: "UiGepaExport" })
+export type UiGepaExport = typeof UiGepaExport.Type
+export type UiExportedFile = typeof UiExportedFile.Type
+
+export const UiOptimizationGroup = HttpApiGroup.make("uiOptimization")
+  .add(
+    HttpApiEndpoint.get("exportGepaTask", "/v1/ui/optimization/gepa/:task_id/export", {
+      params: { task_id: Schema.String },
+      success: UiGepaExport,
+      error: gatewayErrors([404, 409, ...adminStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "The configuration files that adopt a completed GEPA task's variants",
+      description: "The files `gateway optimize export` writes. 404 for an unknown task, 409 while it runs or when it ended in error."
+    }))
+  )
+  .annotate(AdminOnly, true)
+  .annotateEndpointsMerge(requiresKey)
+  .annotateMerge(OpenApi.annotations({ title: "UI" }))

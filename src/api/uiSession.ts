@@ -1,0 +1,51 @@
+/**
+ * The web UI's session (`/v1/ui/session`): with authentication on, the UI signs in with an API
+ * key of the `admin` role, which the gateway keeps in an HttpOnly, SameSite=Strict cookie
+ * (Secure over HTTPS) beside a CSRF token the UI echoes in `x-gateway-csrf` on every request
+ * that changes something. The routes answer without a key: they are how one is given.
+ */
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
+import { bodyStatuses, gatewayErrors } from "./errors.ts"
+import { Open } from "./guard.ts"
+
+/** the cookie holding the signed-in key (HttpOnly: scripts never read it) */
+export const sessionCookie = "gateway_ui_session"
+/** the cookie holding the CSRF token (readable by the UI, which sends it back in `csrfHeader`) */
+export const csrfCookie = "gateway_ui_csrf"
+export const csrfHeader = "x-gateway-csrf"
+
+export const UiSession = Schema.Struct({
+  /** whether `[gateway.auth] enabled`: without it the UI is open to whoever reaches it */
+  authentication: Schema.Boolean,
+  /** whether this browser holds a session of a valid admin key (always true without authentication) */
+  signed_in: Schema.Boolean,
+  /** the public id of the session's key */
+  public_id: Schema.optional(Schema.String)
+}).annotate({ identifier: "UiSession" })
+export type UiSession = typeof UiSession.Type
+
+export const SignInRequest = Schema.Struct({
+  api_key: Schema.String.annotate({ description: "an API key with the admin role (`gateway --create-api-key --admin`)" })
+}).annotate({ identifier: "UiSignInRequest" })
+export type SignInRequest = typeof SignInRequest.Type
+
+export const UiSessionGroup = HttpApiGroup.make("uiSession")
+  .add(
+    HttpApiEndpoint.get("getUiSession", "/v1/ui/session", { success: UiSession })
+      .annotateMerge(OpenApi.annotations({ summary: "Whether the UI needs a key, and whether this browser is signed in" })),
+    HttpApiEndpoint.post("signIn", "/v1/ui/session", {
+      payload: SignInRequest,
+      success: UiSession,
+      error: gatewayErrors([...bodyStatuses, 401, 403, 429, 503])
+    })
+      .annotateMerge(OpenApi.annotations({
+        summary: "Sign the UI in with an admin key: sets the session and CSRF cookies (401: not a valid key; 403: not an admin key)"
+      })),
+    HttpApiEndpoint.delete("signOut", "/v1/ui/session", { success: UiSession })
+      .annotateMerge(OpenApi.annotations({ summary: "Sign the UI out: expires both cookies" }))
+  )
+  .annotate(Open, true)
+  .annotateMerge(OpenApi.annotations({ title: "UI session" }))

@@ -1,0 +1,40 @@
+/** The sign-in page, shown while authentication is on and this browser holds no admin session. */
+import { useQueryClient } from "@tanstack/react-query"
+import { type FormEvent, useState } from "react"
+import type { UiSession } from "../../../src/api/uiSession.ts"
+import { api } from "../api.ts"
+import { ErrorNotice, TextField } from "../components/ui.tsx"
+import { sessionKey } from "../session.ts"
+
+export const SignIn = () => {
+  const client = useQueryClient()
+  const [key, setKey] = useState("")
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const submit = async (event: FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      const session = await api<UiSession>("/v1/ui/session", { body: { api_key: key } })
+      client.setQueryData(sessionKey, session)
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <main id="main" className="sign-in">
+      <form onSubmit={submit} className="card" aria-labelledby="sign-in-title">
+        <h1 id="sign-in-title">Sign in to the gateway</h1>
+        <p className="muted">
+          The UI needs an API key with the admin role: <code>gateway --create-api-key --admin</code>.
+        </p>
+        <TextField label="API key" type="password" value={key} onChange={setKey} placeholder="sk-gw-…" required />
+        <ErrorNotice error={error} />
+        <button type="submit" className="button primary" disabled={busy || key.trim() === ""}>Sign in</button>
+      </form>
+    </main>
+  )
+}
