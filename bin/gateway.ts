@@ -19,7 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
 import type { GatewayConfig } from "../src/config/types.ts"
-import { loadConfig, logConfigWarnings } from "../layers/configLoader.ts"
+import { type LoadedConfig, loadConfig, logConfigWarnings } from "../layers/configLoader.ts"
 import { gatewayVersion } from "../layers/http/status.ts"
 import { type LogFormat, LoggingLive } from "../layers/logging.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "../layers/access.ts"
@@ -30,7 +30,7 @@ import { relationalUrlVariable } from "../src/auth/store.ts"
 import { analyticsUrlVariable } from "../src/observability/stores.ts"
 import type { EvaluationRunRequest } from "../src/api/evaluations.ts"
 import { parseEvaluatorNumbers } from "../src/evaluations/statistics.ts"
-import { announceListening, currentWorker, parseWorkers, runPrimary, workerCount } from "../layers/cluster.ts"
+import { announceListening, askOtherWorkersToReload, currentWorker, parseWorkers, runPrimary, workerCount } from "../layers/cluster.ts"
 
 /** Ends the process with `code` after `lines` went to stderr. */
 class ExitWith extends Error {
@@ -41,7 +41,7 @@ class ExitWith extends Error {
   }
 }
 
-const usage = "usage: gateway (--config-file <path or glob> | --default-config | --run-migrations-only) [--log-format pretty|json] [--workers <n>|auto]\n" +
+const usage = "usage: gateway (--config-file <path or glob> | --default-config | --run-migrations-only) [--log-format pretty|json] [--workers <n>|auto] [--watch-config]\n" +
   "       gateway --create-api-key [--expiration <UTC timestamp>] [--admin] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
@@ -64,6 +64,10 @@ const logFormatFlag = Flag.Literals("log-format", ["pretty", "json"]).pipe(
 const workersFlag = Flag.String("workers").pipe(
   Flag.withDescription("processes serving the port: a number, or auto (one per core); overrides [gateway] workers"),
   Flag.optional
+)
+const watchConfigFlag = Flag.Boolean("watch-config").pipe(
+  Flag.withDescription("reload the configuration when one of its files (or a template or schema it names) changes, as SIGHUP does"),
+  Flag.withDefault(false)
 )
 const runMigrationsOnlyFlag = Flag.Boolean("run-migrations-only").pipe(
   Flag.withDescription("apply pending database migrations and exit"),
@@ -90,16 +94,15 @@ const failWith = (code: number, lines: ReadonlyArray<string>) =>
 /** the environment of a one-shot command: a `pglite://` database opened for it, or reached through the gateway holding it */
 const commandEnv = withEmbeddedDatabases(process.env, { shareRunning: true })
 
-/** A valid configuration, and what it should change (logged once logging is set up). */
-interface LoadedConfig {
-  readonly config: GatewayConfig
-  readonly warnings: ReadonlyArray<string>
-}
+/** A valid configuration, what it should change (logged once logging is set up), and what it was read from. */
+type ValidConfig = Extract<LoadedConfig, { readonly config: GatewayConfig }>
+
+/** the file or glob the flags name; undefined for the default (empty) configuration */
+const configPattern = (flags: SharedFlags) => Option.getOrUndefined(Option.orElse(flags.configFile, () => flags.configPath))
 
 /** The configuration the flags name: a file or glob, or the default (empty) configuration. */
-const configFromFlags = (flags: SharedFlags): Effect.Effect<LoadedConfig> => {
-  const pattern = Option.getOrUndefined(Option.orElse(flags.configFile, () => flags.configPath))
-  const loaded = loadConfig(pattern, process.env)
+const configFromFlags = (flags: SharedFlags): Effect.Effect<ValidConfig> => {
+  const loaded = loadConfig(configPattern(flags), process.env)
   if ("errors" in loaded) {
     return failWith(1, [`the configuration is invalid (${loaded.errors.length} problem${loaded.errors.length === 1 ? "" : "s"}):`, ...loaded.errors.map((line) => `  ${line}`)])
   }
@@ -141,7 +144,7 @@ const disableKey = (publicId: string, logFormat: LogFormat) =>
     Effect.provide(LoggingLive(logFormat))
   )
 
-const defaultConfig: Effect.Effect<LoadedConfig> = Effect.suspend(() => {
+const defaultConfig: Effect.Effect<ValidConfig> = Effect.suspend(() => {
   const loaded = loadConfig(undefined, process.env)
   return "errors" in loaded ? failWith(1, loaded.errors) : Effect.succeed(loaded)
 })
@@ -151,9 +154,10 @@ const defaultConfig: Effect.Effect<LoadedConfig> = Effect.suspend(() => {
  * it only starts and watches the workers (layers/cluster.ts), each of which runs this command
  * again and serves. The server's modules are imported by the processes that serve only.
  */
-const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined) =>
+const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined, watchConfig: boolean) =>
   Effect.gen(function*() {
-    const { config, warnings } = yield* configFromFlags(flags)
+    const loaded = yield* configFromFlags(flags)
+    const { config, warnings } = loaded
     const level = config.gateway.debug ? "Debug" as const : undefined
     const worker = currentWorker()
     const workers = workerCount(workersFlag ?? config.gateway.workers)
@@ -172,12 +176,16 @@ const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined) =>
       )
     }
     const { ServerLive } = yield* Effect.promise(() => import("../layers/server.ts"))
-    const options = worker === undefined ? {} : { reusePort: worker.reusePort, onListening: announceListening }
+    const options = {
+      load: () => loadConfig(configPattern(flags), process.env),
+      watchConfig,
+      ...(worker === undefined ? {} : { reusePort: worker.reusePort, onListening: announceListening, tellOtherWorkers: askOtherWorkersToReload })
+    }
     return yield* logConfigWarnings(warnings).pipe(
       Effect.andThen(Effect.logInfo(
         `configuration loaded: ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
       )),
-      Effect.andThen(Effect.scoped(Effect.flatMap(withEmbeddedDatabases(process.env), (env) => Layer.launch(ServerLive(config, env, options))))),
+      Effect.andThen(Effect.scoped(Effect.flatMap(withEmbeddedDatabases(process.env), (env) => Layer.launch(ServerLive(loaded, env, options))))),
       Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
       worker === undefined ? (effect) => effect : Effect.annotateLogs("worker", worker.number),
       Effect.provide(LoggingLive(flags.logFormat, level))
@@ -200,6 +208,7 @@ const gateway = Command.make(
     ...sharedFlags,
     runMigrationsOnly: runMigrationsOnlyFlag,
     workers: workersFlag,
+    watchConfig: watchConfigFlag,
     createApiKey: Flag.Boolean("create-api-key").pipe(
       Flag.withDescription("create an API key, print it on stdout and exit"),
       Flag.withDefault(false)
@@ -231,7 +240,7 @@ const gateway = Command.make(
     if (Option.isSome(workers) && workers.value === undefined) {
       return failWith(2, [`--workers expects a positive integer or auto, got "${Option.getOrThrow(flags.workers)}"`, usage])
     }
-    return serve(flags, Option.getOrUndefined(workers))
+    return serve(flags, Option.getOrUndefined(workers), flags.watchConfig)
   }
 ).pipe(Command.withDescription("An LLM inference gateway"))
 

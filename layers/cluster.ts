@@ -14,6 +14,8 @@
  * - A worker that dies is replaced after a delay doubling from 100 ms to 10 s, back to 100 ms
  *   once a worker has lived 30 s. A replacement that fails before listening 5 times in a row
  *   stops the gateway (exit 1) rather than loop forever.
+ * - SIGHUP: forwarded to every worker, which reloads its configuration (layers/reload.ts); a
+ *   worker that reloaded on `POST /internal/config/reload` has the primary send it to the others.
  * - SIGTERM/SIGINT: forwarded to every worker, which drains its requests and flushes its write
  *   queue; the primary exits 0 once all have exited with 0, 1 if one did not (or had to be
  *   killed after `stopTimeoutMs`).
@@ -44,6 +46,8 @@ export const workerStopTimeoutMs = 35_000
 /** the environment variable telling a worker its number (1..n), stable across replacements */
 const workerVariable = "GATEWAY_WORKER"
 const listeningMessage = "gateway:listening"
+/** a worker asks the primary to have the other workers reload their configuration */
+const reloadMessage = "gateway:reload"
 
 /** how connections reach workers: the kernel (`SO_REUSEPORT`, the default) or the primary (round-robin) */
 export type Balancing = "kernel" | "primary"
@@ -59,6 +63,11 @@ export const currentWorker = (): { readonly number: number; readonly reusePort: 
 /** In a worker: tells the primary that it listens, and where (the primary starts the others then). */
 export const announceListening = (address: { readonly host: string; readonly port: number }): void => {
   process.send?.({ type: listeningMessage, host: address.host, port: address.port })
+}
+
+/** In a worker that reloaded over HTTP: the primary sends SIGHUP to the other workers. */
+export const askOtherWorkersToReload = (): void => {
+  process.send?.({ type: reloadMessage })
 }
 
 export type LogLevel = "info" | "warning" | "error"
@@ -127,6 +136,7 @@ export const superviseWorkers = (options: SupervisorOptions): Promise<number> =>
       const worker = cluster.fork(env)
       slot.worker = worker
       worker.on("message", (message: { type?: unknown; host?: string; port?: number }) => {
+        if (message?.type === reloadMessage) return reloadWorkers(`worker ${slot.number} reloaded over HTTP`, slot)
         if (message?.type !== listeningMessage) return
         slot.listening = true
         slot.startFailures = 0
@@ -144,6 +154,7 @@ export const superviseWorkers = (options: SupervisorOptions): Promise<number> =>
       clearTimeout(killTimer)
       process.off("SIGTERM", stop)
       process.off("SIGINT", stop)
+      process.off("SIGHUP", onHangup)
       resolve(exitCode)
     }
 
@@ -167,6 +178,15 @@ export const superviseWorkers = (options: SupervisorOptions): Promise<number> =>
       }, options.stopTimeoutMs)
       finishIfAllExited()
     }
+
+    /** SIGHUP to every live worker but `except`: each loads the configuration again */
+    const reloadWorkers = (why: string, except?: Slot) => {
+      if (stopping) return
+      const others = slots.filter((slot) => slot !== except && slot.worker !== undefined)
+      log("info", `${why}: ${others.length} worker${others.length === 1 ? "" : "s"} reload the configuration`)
+      for (const slot of others) slot.worker!.process.kill("SIGHUP")
+    }
+    const onHangup = () => reloadWorkers("SIGHUP")
 
     /** stops the workers and makes the primary exit 1 */
     const giveUp = (reason: string) => {
@@ -203,6 +223,7 @@ export const superviseWorkers = (options: SupervisorOptions): Promise<number> =>
 
     process.on("SIGTERM", stop)
     process.on("SIGINT", stop)
+    process.on("SIGHUP", onHangup)
     // (read when a worker first listens; round-robin is already Node's default outside Windows)
     if (options.balancing === "primary") cluster.schedulingPolicy = cluster.SCHED_RR
     log("info", `starting ${options.workers} workers (${options.balancing === "kernel" ? "SO_REUSEPORT" : "round-robin by the primary"})`)

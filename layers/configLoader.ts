@@ -2,13 +2,22 @@
  * Reads the configuration from disk: expands the `--config-file` glob, reads every match,
  * and hands the text to the core's `buildConfig` under absolute paths (so that the paths
  * a file names resolve against its folder), together with a reader for the template and
- * schema files it references. Runs once, at start-up; its warnings are logged then.
+ * schema files it references. Runs at start-up and at each reload (layers/reload.ts); its
+ * warnings are logged then. What it read is hashed: the configuration's version in `/status`.
  */
+import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { buildConfig, type ConfigBuilt } from "../src/config/build.ts"
 import type { ConfigSource } from "../src/config/merge.ts"
+
+/**
+ * A configuration as loaded: the core's answer, the files it was read from (the configuration
+ * files and every template and schema they name, for `--watch-config`), and, when valid, the
+ * SHA-256 of their paths and contents: two loads of the same files give the same hash.
+ */
+export type LoadedConfig = ConfigBuilt & { readonly files: ReadonlyArray<string>; readonly hash: string }
 
 const globCharacters = /[*?[\]{}]/
 
@@ -33,20 +42,31 @@ export const configFiles = (pattern: string): ReadonlyArray<string> =>
 export const loadConfig = (
   pattern: string | undefined,
   env: Readonly<Record<string, string | undefined>>
-): ConfigBuilt => {
+): LoadedConfig => {
+  const read = new Map<string, string | undefined>()
+  const readFile = (file: string) => {
+    const text = readText(file)
+    read.set(path.resolve(file), text)
+    return text
+  }
+  const loaded = (built: ConfigBuilt): LoadedConfig => {
+    const hash = createHash("sha256")
+    for (const [file, text] of [...read].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) hash.update(`${file}\0${text ?? ""}\0`)
+    return { ...built, files: [...read.keys()], hash: hash.digest("hex") }
+  }
   const sources: Array<ConfigSource> = []
   if (pattern !== undefined) {
     const files = configFiles(pattern)
-    if (files.length === 0) return { errors: [`no configuration file matches ${pattern}`] }
+    if (files.length === 0) return loaded({ errors: [`no configuration file matches ${pattern}`] })
     const errors: Array<string> = []
     for (const file of files) {
-      const text = readText(file)
+      const text = readFile(file)
       if (text === undefined) errors.push(`${file}: cannot read the configuration file`)
       else sources.push({ path: file, text })
     }
-    if (errors.length > 0) return { errors }
+    if (errors.length > 0) return loaded({ errors })
   }
-  return buildConfig({ sources, readFile: readText, env })
+  return loaded(buildConfig({ sources, readFile, env }))
 }
 
 /** Logs what the configuration loaded with but should change (a deprecated key, a setting not enforced). */

@@ -1,19 +1,29 @@
 /**
  * The running gateway: the HTTP server with its routes (served under `[gateway] base_path`), on
- * top of the configured gateway and the one outbound HTTP client (providers and trace export). SIGTERM/SIGINT close it gracefully: it stops accepting,
- * lets requests in flight finish (bounded by `shutdownTimeoutMs`), then exits.
+ * top of the configured gateway and the one outbound HTTP client (providers and trace export).
+ * SIGTERM/SIGINT close it gracefully: it stops accepting, lets requests in flight finish
+ * (bounded by `shutdownTimeoutMs`), then exits. SIGHUP (and `--watch-config`, and `POST
+ * /internal/config/reload`) loads the configuration again (layers/reload.ts).
  */
-import { createServer, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as HttpRouter from "effect/http/HttpRouter"
+import * as Scope from "effect/Scope"
 import * as HttpServer from "effect/http/HttpServer"
-import type { GatewayConfig } from "../src/config/types.ts"
-import { maxPathParamLength, Routes } from "./http/routes.ts"
-import { GatewayServicesLive } from "./services.ts"
+import type { LoadedConfig } from "./configLoader.ts"
+import { makeGenerations, type ValidConfig } from "./reload.ts"
+import { reloadTriggers } from "./reloadTriggers.ts"
+import { ProcessServicesLive } from "./services.ts"
 
 export interface ServerOptions {
+  /** loads the configuration files again, as at start-up (a reload) */
+  readonly load: () => LoadedConfig
+  /** `--watch-config`: reload when a file of the configuration changes */
+  readonly watchConfig?: boolean
+  /** with `[gateway] workers`: after a reload asked over HTTP, the other workers reload too */
+  readonly tellOtherWorkers?: () => void
   readonly shutdownTimeoutMs?: number
   /** bind with SO_REUSEPORT, so that several workers (`[gateway] workers`) each bind the port */
   readonly reusePort?: boolean
@@ -46,18 +56,19 @@ const timeoutsOf = ({ requestReadTimeoutMs }: ConnectionLimits) => ({
  * for the whole shutdown timeout. Once closing, such connections end as their response does.
  * Past `maxConnections` open connections, Node closes new ones at once.
  */
-const makeNodeServer = (limits: ConnectionLimits) => () => {
+const makeNodeServer = (limits: ConnectionLimits, handle: (request: IncomingMessage, response: ServerResponse) => void) => () => {
   const server = createServer({ keepAliveTimeout: 65_000, ...timeoutsOf(limits) })
   server.maxConnections = limits.maxConnections
   const inFlight = new Set<ServerResponse>()
   let closing = false
-  server.on("request", (_request, response: ServerResponse) => {
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     if (closing) response.shouldKeepAlive = false
     inFlight.add(response)
     response.once("close", () => {
       inFlight.delete(response)
       if (closing) setImmediate(() => server.closeIdleConnections())
     })
+    handle(request, response)
   })
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {
@@ -68,31 +79,56 @@ const makeNodeServer = (limits: ConnectionLimits) => () => {
   return server
 }
 
-const announceAddress = (host: string, onListening: NonNullable<ServerOptions["onListening"]>) =>
-  Layer.effectDiscard(Effect.map(HttpServer.HttpServer, ({ address }) => {
-    if ("port" in address) onListening({ host, port: address.port })
-  }))
+/** how long the server waits for requests in flight once it stops (then it closes regardless) */
+const defaultShutdownTimeoutMs = 20_000
 
+/** stops accepting and waits for the requests in flight, at most `timeoutMs` */
+const drain = (server: Server, timeoutMs: number) =>
+  Effect.timeoutOrElse(
+    Effect.callback<void>((resume) => {
+      if (!server.listening) return resume(Effect.void)
+      server.close(() => resume(Effect.void))
+    }),
+    { duration: Duration.millis(timeoutMs), orElse: () => Effect.void }
+  )
+
+/**
+ * The gateway: the process's services, the server listening, then the routes and use cases of
+ * the configuration (a generation: layers/reload.ts), which a reload replaces. At the end, in
+ * this order: the server drains its requests, the generations close, the process's services
+ * close (the write queue flushes).
+ */
 export const ServerLive = (
-  config: GatewayConfig,
+  loaded: ValidConfig,
   env: Readonly<Record<string, string | undefined>>,
-  options: ServerOptions = {}
+  options: ServerOptions
 ) =>
-  HttpRouter.serve(Routes({
-    basePath: config.gateway.basePath,
-    authentication: config.gateway.auth.enabled,
-    metricsRequireAuth: config.gateway.metrics.requireAuth,
-    ui: config.gateway.ui.enabled
-  }), {
-    disableLogger: true,
-    routerConfig: { maxParamLength: maxPathParamLength }
-  }).pipe(
-    Layer.merge(options.onListening === undefined ? Layer.empty : announceAddress(config.gateway.bindAddress.host, options.onListening)),
-    Layer.provide(NodeHttpServer.layer(makeNodeServer(config.gateway), {
+  Layer.effectDiscard(Effect.gen(function*() {
+    const { config } = loaded
+    const scope = yield* Effect.scope
+    const processContext = yield* Layer.build(Layer.merge(ProcessServicesLive(config, env), NodeHttpServer.layerHttpServices))
+    // forked before the server: closed after it drained
+    const generationsScope = yield* Scope.fork(scope, "sequential")
+    let generations: ReturnType<typeof makeGenerations> | undefined
+    const server = makeNodeServer(config.gateway, (request, response) => generations!.handle(request, response))()
+    const listening = yield* NodeHttpServer.make(() => server, {
       host: config.gateway.bindAddress.host,
       port: config.gateway.bindAddress.port,
-      gracefulShutdownTimeout: options.shutdownTimeoutMs ?? 20_000,
+      disablePreemptiveShutdown: true,
       ...(options.reusePort === true ? { reusePort: true } : {})
-    })),
-    Layer.provide(GatewayServicesLive(config, env))
-  )
+    })
+    yield* Effect.addFinalizer(() => drain(server, options.shutdownTimeoutMs ?? defaultShutdownTimeoutMs))
+    generations = makeGenerations({
+      processContext,
+      address: listening.address,
+      scope: generationsScope,
+      load: options.load,
+      tellOtherWorkers: options.tellOtherWorkers
+    })
+    yield* generations.start(loaded)
+    yield* Effect.provideService(HttpServer.logAddress, HttpServer.HttpServer, listening)
+    if (options.onListening !== undefined && "port" in listening.address) {
+      options.onListening({ host: config.gateway.bindAddress.host, port: listening.address.port })
+    }
+    yield* reloadTriggers(generations, options.watchConfig === true ? loaded.files : undefined)
+  }))

@@ -3,9 +3,11 @@
  * request bodies, the configuration and the models, access (authentication, rate limits),
  * observability (the stores and the write queue), trace export, and the outbound HTTP client
  * (which the trace exporter uses too). Each layer below sees those listed after it; everything
- * that needs a database checks it at start-up.
+ * that needs a database checks it at start-up. Split in two for configuration reloads: what the
+ * process keeps, and what each configuration builds (layers/reload.ts).
  */
 import * as Layer from "effect/Layer"
+import type { ConfigReload } from "../src/config/reload.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { BatchService } from "../src/batch/service.ts"
 import { DatasetService } from "../src/datasets/service.ts"
@@ -30,26 +32,15 @@ import { TracingLive } from "./tracing/otlp.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
-export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
-  Layer.mergeAll(
-    // evaluation runs and prompt optimization make their inferences through the inference use case
-    Layer.mergeAll(EvaluationService.layer, GepaService.layer).pipe(Layer.provideMerge(InferenceService.layer)),
-    // DICL example tasks embed through the embeddings use case
-    DiclService.layer.pipe(Layer.provideMerge(EmbeddingService.layer)),
-    FeedbackService.layer,
-    StoredInferences.layer,
-    DatasetService.layer,
-    BatchService.layer
-  ).pipe(
-    // inferences and feedback find the runs of their episodes through it
-    Layer.provideMerge(WorkflowEvaluationService.layer),
-    // inferences draw adaptive experiments' candidates with its probabilities
-    Layer.provideMerge(Experimentation.layer),
-    Layer.provideMerge(Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight))),
-    Layer.provideMerge(Layer.mergeAll(
-      Layer.succeed(Configuration, config),
-      Layer.sync(Models, () => new ModelTable(config))
-    )),
+/**
+ * What a process builds once and keeps across configuration reloads: the budget of request
+ * bodies, access (authentication, the rate limits' buckets), observability (the stores and the
+ * write queue), metrics, trace export, durable tasks, and the outbound client with its
+ * connection pools. They read the configuration they start with: `[gateway]`'s settings and
+ * the databases do not change by reload.
+ */
+export const ProcessServicesLive = (config: GatewayConfig, env: Env) =>
+  Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight)).pipe(
     // built after access, whose migrations of the relational database come first
     Layer.provideMerge(TasksLive(env)),
     Layer.provideMerge(AccessLive(config, env)),
@@ -65,5 +56,30 @@ export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
     }))
   )
 
-/** Every service `GatewayServicesLive` provides: what the handlers may ask for. */
-export type GatewayServices = Layer.Success<ReturnType<typeof GatewayServicesLive>>
+/**
+ * The use cases as one configuration has them, on top of the process's services: what a reload
+ * builds anew. `models` may hand over the clients of providers a reload did not change.
+ */
+export const ConfiguredServicesLive = (config: GatewayConfig, models: ModelTable = new ModelTable(config)) =>
+  Layer.mergeAll(
+    // evaluation runs and prompt optimization make their inferences through the inference use case
+    Layer.mergeAll(EvaluationService.layer, GepaService.layer).pipe(Layer.provideMerge(InferenceService.layer)),
+    // DICL example tasks embed through the embeddings use case
+    DiclService.layer.pipe(Layer.provideMerge(EmbeddingService.layer)),
+    FeedbackService.layer,
+    StoredInferences.layer,
+    DatasetService.layer,
+    BatchService.layer
+  ).pipe(
+    // inferences and feedback find the runs of their episodes through it
+    Layer.provideMerge(WorkflowEvaluationService.layer),
+    // inferences draw adaptive experiments' candidates with its probabilities
+    Layer.provideMerge(Experimentation.layer),
+    Layer.provideMerge(Layer.mergeAll(Layer.succeed(Configuration, config), Layer.succeed(Models, models)))
+  )
+
+export const GatewayServicesLive = (config: GatewayConfig, env: Env) =>
+  ConfiguredServicesLive(config).pipe(Layer.provideMerge(ProcessServicesLive(config, env)))
+
+/** Every service the handlers may ask for: `GatewayServicesLive`'s, and the reload of the configuration the server adds. */
+export type GatewayServices = Layer.Success<ReturnType<typeof GatewayServicesLive>> | ConfigReload

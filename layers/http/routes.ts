@@ -49,6 +49,7 @@ import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler, openAiErrorResponse } from "./openaiCompatible.ts"
 import { cancelGepaTaskHandler, createDiclExamplesHandler, getDiclTaskHandler, getGepaTaskHandler, launchGepaHandler } from "./optimization.ts"
 import { authorize } from "./authorize.ts"
+import { reloadConfigHandler } from "./configReload.ts"
 import { errorResponse, guarded, jsonResponse } from "./respond.ts"
 import { UiAssets } from "./uiAssets.ts"
 import { createUiApiKeyHandler, disableUiApiKeyHandler, listUiApiKeysHandler } from "./uiApiKeys.ts"
@@ -217,7 +218,9 @@ const groupsOf = (
       handlers
         .handleRaw("listUiApiKeys", route("uiApiKeys", () => listUiApiKeysHandler)("listUiApiKeys"))
         .handleRaw("createUiApiKey", route("uiApiKeys", () => createUiApiKeyHandler)("createUiApiKey"))
-        .handleRaw("disableUiApiKey", route("uiApiKeys", () => disableUiApiKeyHandler)("disableUiApiKey")))
+        .handleRaw("disableUiApiKey", route("uiApiKeys", () => disableUiApiKeyHandler)("disableUiApiKey"))),
+    HttpApiBuilder.group(api, "operations", (handlers) =>
+      handlers.handleRaw("reloadConfig", route("operations", reloadConfigHandler)("reloadConfig")))
   )
 }
 

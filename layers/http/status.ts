@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type { VectorSearch } from "../../src/dicl/store.ts"
 import { Observability, type ObservabilityStores } from "../../src/observability/stores.ts"
 import { WriteQueue } from "../../src/observability/writeQueue.ts"
+import { ConfigReload, type ConfigVersion } from "../../src/config/reload.ts"
 import { Configuration } from "../../src/services.ts"
 import { Tasks } from "../../src/tasks/service.ts"
 import { Tracing } from "../../src/tracing/trace.ts"
@@ -17,7 +18,8 @@ import { jsonResponse } from "./respond.ts"
 
 export const gatewayVersion = "0.1.0"
 
-const minimalStatus = JSON.stringify({ status: "ok", version: gatewayVersion })
+/** `/status`'s `config`: the configuration serving new requests */
+export const configVersionBody = ({ hash, loadedAt }: ConfigVersion) => ({ hash, loaded_at: new Date(loadedAt).toISOString() })
 
 /** with `[gateway] workers` > 1: the pid of the worker that answers (its counters are its own) */
 const worker = cluster.isWorker ? { worker: process.pid } : {}
@@ -32,17 +34,18 @@ const vectorSearchOf = (stores: ObservabilityStores): Effect.Effect<{ vector_sea
 const vectorSearchTimeout = Duration.seconds(1)
 
 /**
- * Running (and which worker answers), with the write queue's counters and how DICL examples are
- * ranked when observability is on, whether background tasks run (the relational database), and
- * the trace exporter's counters when it is on.
+ * Running, on which configuration (its hash and load time), and which worker answers, with the
+ * write queue's counters and how DICL examples are ranked when observability is on, whether
+ * background tasks run (the relational database), and the trace exporter's counters when it is on.
  */
-export const statusHandler = Effect.flatMap(Effect.all([Configuration, Observability, WriteQueue, Tracing, Tasks]), ([config, { stores }, { stats }, tracing, tasks]) =>
-  config.gateway.auth.enabled ? Effect.succeed(jsonResponse(minimalStatus)) : Effect.map(
+export const statusHandler = Effect.flatMap(Effect.all([Configuration, Observability, WriteQueue, Tracing, Tasks, ConfigReload]), ([config, { stores }, { stats }, tracing, tasks, reload]) =>
+  config.gateway.auth.enabled ? Effect.succeed(jsonResponse(JSON.stringify({ status: "ok", version: gatewayVersion, config: configVersionBody(reload.current()) }))) : Effect.map(
     stores === undefined ? Effect.succeed(undefined) : vectorSearchOf(stores),
     (vectorSearch) =>
       jsonResponse(JSON.stringify({
         status: "ok",
         version: gatewayVersion,
+        config: configVersionBody(reload.current()),
         ...worker,
         ...(stores === undefined ? {} : { observability: { backend: stores.database.backend, ...vectorSearch, ...stats() } }),
         background_tasks: tasks.available ? "pg-boss" : "off",

@@ -198,6 +198,8 @@ export const makePgBossTasks = (
     })
     /** kinds whose queue this process created or found */
     const queues = new Set<string>()
+    /** the handler of each kind registered in this process: the latest registration's */
+    const handlers = new Map<string, (task: RunningTask<unknown>) => Effect.Effect<unknown, TaskFailure>>()
     const ensureQueue = async (kind: string) => {
       if (queues.has(kind)) return
       await boss.createQueue(kind, { policy: "stately", ...queueOptions() } satisfies Omit<Queue, "name">)
@@ -287,27 +289,33 @@ export const makePgBossTasks = (
     const service: Tasks["Service"] = {
       available: true,
 
+      // Registering a kind again (a configuration reload builds its services anew) swaps the
+      // handler that runs its next tasks: the process keeps one worker per kind.
       register: <Payload>(
         kind: string,
         handler: (task: RunningTask<Payload>) => Effect.Effect<unknown, TaskFailure>,
         kindOptions?: TaskKindOptions
-      ) =>
-        attempt(`registering ${kind}`, async () => {
+      ) => {
+        const known = handlers.has(kind)
+        handlers.set(kind, handler as (task: RunningTask<unknown>) => Effect.Effect<unknown, TaskFailure>)
+        if (known) return Effect.void
+        return attempt(`registering ${kind}`, async () => {
           const settings = queueOptions(kindOptions)
           await boss.createQueue(kind, { policy: "stately", ...settings })
           // a queue made by an earlier version or by `enqueue` gets this kind's settings (for the tasks queued from now on)
           await boss.updateQueue(kind, settings)
           queues.add(kind)
           const run = async (job: Job<object>) => {
-            const task: RunningTask<Payload> = {
+            const task: RunningTask<unknown> = {
               id: job.id,
-              payload: job.data as Payload,
+              payload: job.data,
               progress: (value) => writeProgress(job.id, value),
               checkpoint: (state) => writeCheckpoint(job.id, state),
               resumeFrom: await readCheckpoint(job.id)
             }
+            const current = handlers.get(kind)!
             // the signal is aborted when the task was cancelled or taken away (heartbeat lost), or at shutdown
-            const exit = await runExit(Effect.suspend(() => handler(task)), { signal: job.signal })
+            const exit = await runExit(Effect.suspend(() => current(task)), { signal: job.signal })
             if (Exit.isSuccess(exit)) return { result: exit.value }
             throw new HandlerFailed(failureMessage(exit.cause))
           }
@@ -316,7 +324,8 @@ export const makePgBossTasks = (
             { batchSize: 1, localConcurrency: Math.max(1, Math.round(kindOptions?.concurrency ?? taskDefaults.concurrency)), pollingIntervalSeconds },
             (jobs) => run(jobs[0])
           )
-        }),
+        }).pipe(Effect.tapError(() => Effect.sync(() => handlers.delete(kind))))
+      },
 
       enqueue: (kind, payload, enqueueOptions) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>

@@ -15,6 +15,7 @@ import { InferenceGroup } from "./inference.ts"
 import { InferencesGroup } from "./inferences.ts"
 import { MetricsGroup } from "./metrics.ts"
 import { OpenAiGroup } from "./openaiCompatible.ts"
+import { OperationsGroup } from "./operations.ts"
 import { OptimizationGroup } from "./optimization.ts"
 import { ReferenceGroup } from "./reference.ts"
 import { StatusGroup } from "./status.ts"
@@ -71,7 +72,8 @@ export const GatewayApi = HttpApi.make("gateway")
     UiOptimizationGroup,
     UiOverviewGroup,
     UiDatasetsGroup,
-    UiApiKeysGroup
+    UiApiKeysGroup,
+    OperationsGroup
   )
   .annotateMerge(OpenApi.annotations({
     title: "LLM Gateway",

@@ -9,12 +9,15 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { Open } from "./guard.ts"
+import { ConfigVersionBody } from "./operations.ts"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 export const StatusResponse = Schema.Struct({
   status: Schema.Literal("ok"),
   version: Schema.String,
+  /** the configuration serving new requests (it changes on a reload) */
+  config: ConfigVersionBody,
   /** the write queue, when observability is on (authentication off only) */
   observability: Schema.optional(Schema.Struct({
     backend: Schema.Literals(["clickhouse", "postgres"]),

@@ -2,6 +2,7 @@
  * The models a request can reach, with a client per provider: the configured ones, built at
  * start-up, and `<provider_type>::<model>` short-hands, built on first use and kept.
  */
+import { isDeepStrictEqual } from "node:util"
 import { shorthandProviders } from "../config/models.ts"
 import type { GatewayConfig, ModelConfig, ProviderConfig } from "../config/types.ts"
 import { providerTypes } from "../providers/registry.ts"
@@ -18,11 +19,13 @@ export interface ResolvedModel {
   readonly providers: ReadonlyArray<RoutedProvider>
 }
 
-const route = (config: ModelConfig): ResolvedModel => ({
+/** `previous`: the same model before a reload, whose clients of unchanged providers (and what they keep: tokens, credentials) are reused */
+const route = (config: ModelConfig, previous?: ResolvedModel): ResolvedModel => ({
   config,
   providers: config.routing.map((name) => {
     const provider = config.providers.get(name)!
-    return { config: provider, client: providerTypes.get(provider.type)!.make(provider) }
+    const kept = previous?.providers.find((routed) => isDeepStrictEqual(routed.config, provider))
+    return kept ?? { config: provider, client: providerTypes.get(provider.type)!.make(provider) }
   })
 })
 
@@ -34,9 +37,10 @@ export class ModelTable {
   private shorthandCount = 0
   private readonly shorthands: GatewayConfig["shorthands"]
 
-  constructor(config: GatewayConfig) {
+  /** `previous`: the table before a configuration reload, whose clients of unchanged providers are kept */
+  constructor(config: GatewayConfig, previous?: ModelTable) {
     this.shorthands = config.shorthands
-    for (const model of config.models.values()) this.models.set(model.name, route(model))
+    for (const model of config.models.values()) this.models.set(model.name, route(model, previous?.models.get(model.name)))
   }
 
   /** A configured model takes precedence; otherwise a short-hand name of a known provider type. */

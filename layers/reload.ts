@@ -1,0 +1,244 @@
+/**
+ * Configuration reloads without a restart. The routes and the use cases a configuration builds
+ * (layers/services.ts `ConfiguredServicesLive`) form a *generation*, with its own Node request
+ * handler; the server hands each new request to the current generation. A reload that
+ * validates builds the next generation beside the current one, then swaps them: requests that
+ * start afterwards run on it, while those in flight (streams included) finish on the one they
+ * started with, which is closed once its last request ends. Nothing is added per request: the
+ * swap is one variable.
+ *
+ * What a process keeps across reloads (`ProcessServicesLive`: databases, the write queue,
+ * authentication, the outbound client and its connection pools, trace export, metrics) reads
+ * the configuration the process started with, and so does everything `[gateway]` sets (the bind
+ * address, the base path, the limits): a reload that changes `[gateway]` keeps the old table
+ * and says so in a warning. Rate limit rules do reload, on the buckets opened at start-up.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import { isDeepStrictEqual } from "node:util"
+import { ConfigReload, type ConfigVersion, type ReloadOutcome } from "../src/config/reload.ts"
+import type { GatewayConfig } from "../src/config/types.ts"
+import { ModelTable } from "../src/inference/models.ts"
+import { RateLimiter } from "../src/ratelimit/limiter.ts"
+import type { LoadedConfig } from "./configLoader.ts"
+import { logConfigWarnings } from "./configLoader.ts"
+import { maxPathParamLength, Routes } from "./http/routes.ts"
+import { ConfiguredServicesLive, type ProcessServicesLive } from "./services.ts"
+
+type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
+
+/** A configuration serving requests: its routes' handler, and the scope its services live in. */
+interface Generation {
+  readonly config: GatewayConfig
+  /** kept so that the next generation reuses the clients of the providers a reload did not change */
+  readonly models: ModelTable
+  readonly files: ReadonlyArray<string>
+  readonly version: ConfigVersion
+  readonly handler: NodeHandler
+  readonly scope: Scope.Closeable
+  inFlight: number
+  retired: boolean
+}
+
+/** what a valid load gives a generation */
+export interface ValidConfig {
+  readonly config: GatewayConfig
+  readonly warnings: ReadonlyArray<string>
+  readonly hash: string
+  /** the files read (configuration, templates, schemas): what `--watch-config` watches */
+  readonly files: ReadonlyArray<string>
+}
+
+/** what every generation runs on: the process's services, and Node's HTTP platform services */
+export type ProcessContext = Context.Context<Layer.Success<ReturnType<typeof ProcessServicesLive>> | Layer.Success<typeof NodeHttpServer.layerHttpServices>>
+
+/**
+ * The `[gateway]` keys a reload changed: they keep their start-up values (the server, the
+ * databases and the process's services were built with them).
+ */
+const changedGatewayKeys = (before: GatewayConfig["gateway"], after: GatewayConfig["gateway"]): ReadonlyArray<string> =>
+  Object.keys({ ...before, ...after }).filter((key) =>
+    !isDeepStrictEqual(before[key as keyof typeof before], after[key as keyof typeof after])
+  )
+
+/**
+ * The rate limits of a reloaded configuration, on the buckets the process opened at start-up;
+ * rules where there were none at start-up have no buckets to count in: a warning, and no limits.
+ */
+const reloadedRateLimiter = (config: GatewayConfig, started: RateLimiter["Service"]): { readonly limiter: RateLimiter["Service"]; readonly warning?: string } => {
+  const { enabled, rules, defaultCost } = config.rateLimiting
+  if (!enabled || rules.length === 0) return { limiter: RateLimiter.none }
+  const store = started.limits?.store
+  if (store === undefined) {
+    return { limiter: RateLimiter.none, warning: "[rate_limiting] rules added by a reload take effect at the next restart (no buckets were opened at start-up)" }
+  }
+  return { limiter: RateLimiter.of({ limits: { rules, store, defaultCost } }) }
+}
+
+export interface GenerationsOptions {
+  /** the process's services, which every generation runs on */
+  readonly processContext: ProcessContext
+  /** the listening server: its address, for the routes */
+  readonly address: HttpServer.HttpServer["Service"]["address"]
+  /** the scope generations are opened in: closed after the server drained */
+  readonly scope: Scope.Scope
+  /** loads the configuration files again, as at start-up */
+  readonly load: () => LoadedConfig
+  /** with `[gateway] workers`: asks the other workers to reload too (after this one did) */
+  readonly tellOtherWorkers?: (() => void) | undefined
+}
+
+/**
+ * The generations of one server: `handle` is its Node request listener, `start` builds the
+ * first generation, and the `ConfigReload` service reloads.
+ */
+export const makeGenerations = (options: GenerationsOptions) => {
+  let current: Generation | undefined
+  const started = Context.get(options.processContext, RateLimiter)
+  const lock = Semaphore.makeUnsafe(1)
+
+  const retire = (generation: Generation) => {
+    generation.retired = true
+    if (generation.inFlight === 0) Effect.runFork(Scope.close(generation.scope, Exit.void))
+  }
+
+  const handle: NodeHandler = (request, response) => {
+    const generation = current
+    if (generation === undefined) {
+      response.writeHead(503, { "content-type": "application/json", "retry-after": "1" }).end(`{"error":"the gateway is starting"}`)
+      return
+    }
+    generation.inFlight++
+    response.once("close", () => {
+      generation.inFlight--
+      if (generation.retired && generation.inFlight === 0) Effect.runFork(Scope.close(generation.scope, Exit.void))
+    })
+    generation.handler(request, response)
+  }
+
+  /** reloads this process only (SIGHUP, which the primary sends every worker; a watched file, which every worker watches) */
+  const reloadLocal = (trigger: string) => lock.withPermits(1)(reloadNow(trigger))
+
+  /** over HTTP the request reaches one worker: the others are told once this one has the configuration */
+  const reloadService: ConfigReload["Service"] = {
+    current: () => current!.version,
+    reload: (trigger) =>
+      Effect.tap(reloadLocal(trigger), (outcome) =>
+        Effect.sync(() => {
+          if (outcome.status !== "invalid") options.tellOtherWorkers?.()
+        }))
+  }
+
+  /** builds a generation of `loaded` (its services, then its routes) in a scope of its own */
+  const build = (loaded: ValidConfig, config: GatewayConfig, models: ModelTable, limiter: RateLimiter["Service"]) =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.fork(options.scope, "sequential")
+      let handler: NodeHandler | undefined
+      const server = HttpServer.make({
+        address: options.address,
+        serve: (app, middleware) =>
+          Effect.flatMap(Effect.scope, (serveScope) =>
+            Effect.map(NodeHttpServer.makeHandler(app, { middleware: middleware as never, scope: serveScope }), (made) => {
+              handler = made as NodeHandler
+            }))
+      })
+      const routes = HttpRouter.serve(Routes({
+        basePath: config.gateway.basePath,
+        authentication: config.gateway.auth.enabled,
+        metricsRequireAuth: config.gateway.metrics.requireAuth,
+        ui: config.gateway.ui.enabled
+      }), { disableLogger: true, disableListenLog: true, routerConfig: { maxParamLength: maxPathParamLength } }).pipe(
+        Layer.provide(ConfiguredServicesLive(config, models)),
+        Layer.provide(Layer.succeedContext(Context.merge(
+          options.processContext,
+          Context.make(HttpServer.HttpServer, server).pipe(Context.add(ConfigReload, reloadService), Context.add(RateLimiter, limiter))
+        )))
+      )
+      const exit = yield* Effect.exit(Layer.buildWithScope(routes, scope))
+      if (Exit.isFailure(exit)) {
+        yield* Scope.close(scope, exit)
+        return yield* Effect.failCause(exit.cause)
+      }
+      const generation: Generation = {
+        config,
+        models,
+        files: loaded.files,
+        version: { hash: loaded.hash, loadedAt: Date.now() },
+        handler: handler!,
+        scope,
+        inFlight: 0,
+        retired: false
+      }
+      return generation
+    })
+
+  const swapTo = (next: Generation) => {
+    const previous = current
+    current = next
+    if (previous !== undefined) retire(previous)
+  }
+
+  /** the first generation: the configuration the process started with */
+  const start = (loaded: ValidConfig) =>
+    Effect.map(build(loaded, loaded.config, new ModelTable(loaded.config), started), swapTo)
+
+  const reloadNow = (trigger: string): Effect.Effect<ReloadOutcome> =>
+    Effect.gen(function*() {
+      const serving = current!
+      yield* Effect.logInfo(`configuration: reloading (${trigger})`)
+      const loaded = options.load()
+      if ("errors" in loaded) {
+        // watch what the broken configuration reads too: the fix may be in a file it names
+        filesChanged?.([...new Set([...serving.files, ...loaded.files])])
+        yield* Effect.logError(
+          [`configuration: the reloaded configuration is invalid (${loaded.errors.length} problem${loaded.errors.length === 1 ? "" : "s"}); the configuration serving stays:`, ...loaded.errors.map((line) => `  ${line}`)].join("\n")
+        )
+        return { status: "invalid", version: serving.version, errors: loaded.errors } as const
+      }
+      if (loaded.hash === serving.version.hash) {
+        yield* Effect.logInfo(`configuration: unchanged (${loaded.hash.slice(0, 12)})`)
+        return { status: "unchanged", version: serving.version } as const
+      }
+      const warnings = [...loaded.warnings]
+      const changed = changedGatewayKeys(serving.config.gateway, loaded.config.gateway)
+      if (changed.length > 0) {
+        warnings.push(`[gateway] ${changed.join(", ")} changed: [gateway] takes effect at the next restart; the running values stay`)
+      }
+      // `[gateway]` stays as the process started: the server and the process's services were built with it
+      const config: GatewayConfig = { ...loaded.config, gateway: serving.config.gateway }
+      const { limiter, warning } = reloadedRateLimiter(config, started)
+      if (warning !== undefined) warnings.push(warning)
+      const built = yield* Effect.exit(build({ ...loaded, warnings }, config, new ModelTable(config, serving.models), limiter))
+      if (Exit.isFailure(built)) {
+        const error = Cause.squash(built.cause)
+        const message = error instanceof Error ? error.message : String(error)
+        yield* Effect.logError(`configuration: the reloaded configuration could not start (${message}); the configuration serving stays`)
+        return { status: "invalid", version: serving.version, errors: [message] } as const
+      }
+      swapTo(built.value)
+      yield* logConfigWarnings(warnings)
+      yield* Effect.logInfo(
+        `configuration reloaded (${loaded.hash.slice(0, 12)}): ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
+      )
+      filesChanged?.(loaded.files)
+      return { status: "reloaded", version: built.value.version, warnings } as const
+    })
+
+  /** told the files of each load, for `--watch-config` */
+  let filesChanged: ((files: ReadonlyArray<string>) => void) | undefined
+  const onFilesChanged = (listener: (files: ReadonlyArray<string>) => void) => {
+    filesChanged = listener
+  }
+
+  return { handle, start, reloadLocal, onFilesChanged }
+}
+

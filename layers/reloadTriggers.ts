@@ -1,0 +1,101 @@
+/**
+ * What reloads the configuration besides `POST /internal/config/reload`: `SIGHUP`, and with
+ * `--watch-config` a change to any file it was read from (the configuration files, the
+ * templates and schemas they name). Both reload this process only: with workers the primary
+ * forwards SIGHUP to each, and each worker watches the files itself.
+ *
+ * Files are watched through their folders (`fs.watch` on each folder, not on each file): editors
+ * save by writing a new file and renaming it over the old one, which a watch on the file itself
+ * stops seeing. Changes are gathered for `settleMs`, so that a save of several files reloads once.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { ReloadOutcome } from "../src/config/reload.ts"
+
+/** how long changes are gathered before one reload */
+const settleMs = 250
+
+interface Reloadable {
+  readonly reloadLocal: (trigger: string) => Effect.Effect<ReloadOutcome>
+  readonly onFilesChanged: (listener: (files: ReadonlyArray<string>) => void) => void
+}
+
+/**
+ * Watches the folders of `files`; `changed` is told which of them changed, at most once per
+ * `settleMs`. `watch(files)` replaces what is watched; `close` stops.
+ */
+const makeFolderWatcher = (changed: (files: ReadonlyArray<string>) => void) => {
+  const watchers = new Map<string, fs.FSWatcher>()
+  let watched = new Set<string>()
+  let pending: NodeJS.Timeout | undefined
+  const seen = new Set<string>()
+
+  const onEvent = (folder: string) => (_event: string, name: string | Buffer | null) => {
+    const file = name === null ? undefined : path.join(folder, name.toString())
+    // a folder's event without a name, or about one of the files read, counts
+    if (file !== undefined && !watched.has(file)) return
+    seen.add(file ?? folder)
+    clearTimeout(pending)
+    pending = setTimeout(() => {
+      const files = [...seen]
+      seen.clear()
+      changed(files)
+    }, settleMs)
+  }
+
+  const watch = (files: ReadonlyArray<string>) => {
+    watched = new Set(files)
+    const folders = new Set(files.map((file) => path.dirname(file)))
+    for (const [folder, watcher] of watchers) {
+      if (folders.has(folder)) continue
+      watcher.close()
+      watchers.delete(folder)
+    }
+    for (const folder of folders) {
+      if (watchers.has(folder)) continue
+      try {
+        const watcher = fs.watch(folder, { persistent: false }, onEvent(folder))
+        // a folder removed or unreadable later: stop watching it, the other folders still count
+        watcher.on("error", () => {
+          watcher.close()
+          watchers.delete(folder)
+        })
+        watchers.set(folder, watcher)
+      } catch {
+        // a folder that cannot be watched (gone): the next successful load names the files again
+      }
+    }
+  }
+
+  const close = () => {
+    clearTimeout(pending)
+    for (const watcher of watchers.values()) watcher.close()
+    watchers.clear()
+  }
+
+  return { watch, close }
+}
+
+/** SIGHUP reloads for as long as the scope lasts; so does a change of `watchFiles` when given (`--watch-config`). */
+export const reloadTriggers = (generations: Reloadable, watchFiles: ReadonlyArray<string> | undefined): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<never>()
+    const run = (trigger: string) => {
+      Effect.runForkWith(context)(generations.reloadLocal(trigger))
+    }
+    const onHangup = () => run("SIGHUP")
+    yield* Effect.acquireRelease(
+      Effect.sync(() => process.on("SIGHUP", onHangup)),
+      () => Effect.sync(() => process.off("SIGHUP", onHangup))
+    )
+    if (watchFiles === undefined) return
+    const watcher = yield* Effect.acquireRelease(
+      Effect.sync(() => makeFolderWatcher((files) => run(`${files.join(", ")} changed`))),
+      (made) => Effect.sync(made.close)
+    )
+    watcher.watch(watchFiles)
+    generations.onFilesChanged(watcher.watch)
+    yield* Effect.logInfo(`configuration: watching ${watchFiles.length} file${watchFiles.length === 1 ? "" : "s"} for changes (--watch-config)`)
+  })
