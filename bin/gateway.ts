@@ -26,6 +26,7 @@ import { configuredRelationalStore, migrateRelationalStore } from "../layers/acc
 import { createApiKey, disableApiKey } from "../layers/apiKeys.ts"
 import { usesEmbeddedDatabase, withEmbeddedDatabases } from "../layers/embedded/pglite.ts"
 import { configuredStores, migrateDatabase } from "../layers/observability/index.ts"
+import { bindAddressVariable, parseBindAddress } from "../src/config/gateway.ts"
 import { relationalUrlVariable } from "../src/auth/store.ts"
 import { analyticsUrlVariable } from "../src/observability/stores.ts"
 import type { EvaluationRunRequest } from "../src/api/evaluations.ts"
@@ -41,7 +42,9 @@ class ExitWith extends Error {
   }
 }
 
-const usage = "usage: gateway (--config-file <path or glob> | --default-config | --run-migrations-only) [--log-format pretty|json] [--workers <n>|auto] [--watch-config]\n" +
+const usage = "usage: gateway (--config-file <path or glob> | --default-config) [--bind-address <host:port>] [--workers <n>|auto] [--watch-config] [--log-format pretty|json]\n" +
+  "       gateway (--config-file <path or glob> | --default-config) --validate-and-exit\n" +
+  "       gateway (--run-migrations-only | --run-migrations | --run-clickhouse-migrations | --run-postgres-migrations) [--config-file <path or glob>]\n" +
   "       gateway --create-api-key [--expiration <UTC timestamp>] [--admin] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
@@ -73,6 +76,26 @@ const runMigrationsOnlyFlag = Flag.Boolean("run-migrations-only").pipe(
   Flag.withDescription("apply pending database migrations and exit"),
   Flag.withDefault(false)
 )
+/** TensorZero's flags: its names, our databases (README: command line) */
+const tensorZeroFlags = {
+  runMigrations: Flag.Boolean("run-migrations").pipe(Flag.withDescription("same as --run-migrations-only"), Flag.withDefault(false)),
+  runClickhouseMigrations: Flag.Boolean("run-clickhouse-migrations").pipe(
+    Flag.withDescription(`apply the analytical database's migrations (${analyticsUrlVariable}: ClickHouse, or Postgres) and exit`),
+    Flag.withDefault(false)
+  ),
+  runPostgresMigrations: Flag.Boolean("run-postgres-migrations").pipe(
+    Flag.withDescription(`apply the relational database's migrations (${relationalUrlVariable}: API keys, rate limits, tasks) and exit`),
+    Flag.withDefault(false)
+  ),
+  validateAndExit: Flag.Boolean("validate-and-exit").pipe(
+    Flag.withDescription("validate the configuration, print its problems, and exit: 0 when valid, 1 when not (no database, no port)"),
+    Flag.withDefault(false)
+  ),
+  bindAddress: Flag.String("bind-address").pipe(
+    Flag.withDescription(`host:port to listen on; overrides ${bindAddressVariable} and [gateway] bind_address`),
+    Flag.optional
+  )
+}
 
 const sharedFlags = {
   configFile: configFileFlag,
@@ -109,16 +132,40 @@ const configFromFlags = (flags: SharedFlags): Effect.Effect<ValidConfig> => {
   return Effect.succeed(loaded)
 }
 
-/** Applies the pending migrations of every configured database, then exits. */
-const migrate = (flags: SharedFlags) =>
+/** the analytical database (observability) or the relational one (API keys, rate limits, tasks) */
+type Database = "analytical" | "relational"
+
+/** the flag that migrates one database alone (TensorZero's names) */
+const migrationFlagOf: Record<Database, string> = { analytical: "--run-clickhouse-migrations", relational: "--run-postgres-migrations" }
+
+const notConfigured = (database: Database, config: GatewayConfig): string =>
+  database === "relational"
+    ? `${migrationFlagOf.relational}: no relational database is configured: set ${relationalUrlVariable} (a postgres:// or pglite:// URL)`
+    : config.gateway.observability.enabled
+    ? `${migrationFlagOf.analytical}: no analytical database is configured: set ${analyticsUrlVariable} (a ClickHouse http(s):// URL, or a postgres:// or pglite:// URL)`
+    : `${migrationFlagOf.analytical}: observability is off ([gateway.observability] enabled = false): there is no analytical database to migrate`
+
+/**
+ * Applies the pending migrations of every configured database, then exits; with `only`, those
+ * of the databases it names, each of which must be configured (else exit 1 naming its variable).
+ */
+const migrate = (flags: SharedFlags, only?: ReadonlyArray<Database>) =>
   Effect.gen(function*() {
     const named = Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig
     const { config, warnings } = named ? yield* configFromFlags(flags) : yield* defaultConfig
     yield* logConfigWarnings(warnings)
     const env = yield* commandEnv
-    const stores = yield* configuredStores(config, env)
-    const relational = yield* configuredRelationalStore(env)
-    if (stores === undefined && relational === undefined) {
+    const wanted = (database: Database) => only === undefined || only.includes(database)
+    const stores = wanted("analytical") ? yield* configuredStores(config, env) : undefined
+    const relational = wanted("relational") ? yield* configuredRelationalStore(env) : undefined
+    if (only !== undefined) {
+      const missing = only.filter((database) => (database === "analytical" ? stores : relational) === undefined)
+      if (missing.length > 0) return yield* failWith(1, missing.map((database) => notConfigured(database, config)))
+      if (stores?.database.backend === "postgres") {
+        // TensorZero's analytical database is ClickHouse; ours may be Postgres: the flag still means "the analytical database"
+        yield* Effect.logInfo(`${migrationFlagOf.analytical}: the analytical database is a Postgres database: applying its migrations`)
+      }
+    } else if (stores === undefined && relational === undefined) {
       yield* Effect.logInfo(
         `no database is configured (${analyticsUrlVariable} and ${relationalUrlVariable} are unset); there are no migrations to apply`
       )
@@ -148,6 +195,68 @@ const defaultConfig: Effect.Effect<ValidConfig> = Effect.suspend(() => {
   const loaded = loadConfig(undefined, process.env)
   return "errors" in loaded ? failWith(1, loaded.errors) : Effect.succeed(loaded)
 })
+
+/** `--validate-and-exit`: the configuration's problems as start-up prints them (and its warnings), or nothing */
+const validate = (flags: SharedFlags) =>
+  configFromFlags(flags).pipe(Effect.flatMap(({ warnings }) => logConfigWarnings(warnings)), Effect.provide(LoggingLive(flags.logFormat)))
+
+/**
+ * `--bind-address` sets GATEWAY_BIND_ADDRESS, which the configuration reads and workers inherit
+ * (cluster.fork copies this process's environment). A worker, which parses the same argv, keeps
+ * the variable as the primary gave it: with port 0 the primary replaces it, for the workers
+ * after the first, with the port the first got.
+ */
+const applyBindAddress = (address: Option.Option<string>) =>
+  Effect.sync(() => {
+    if (Option.isSome(address) && currentWorker() === undefined) process.env[bindAddressVariable] = address.value
+  })
+
+interface OneShotFlags {
+  readonly runMigrationsOnly: boolean
+  readonly runMigrations: boolean
+  readonly runClickhouseMigrations: boolean
+  readonly runPostgresMigrations: boolean
+  readonly validateAndExit: boolean
+  readonly createApiKey: boolean
+  readonly disableApiKey: Option.Option<string>
+}
+
+const givenFlags = (entries: ReadonlyArray<readonly [string, boolean]>) => entries.filter(([, given]) => given).map(([name]) => name)
+
+const migrationFlagsOf = (flags: OneShotFlags) =>
+  givenFlags([
+    ["--run-migrations-only", flags.runMigrationsOnly],
+    ["--run-migrations", flags.runMigrations],
+    [migrationFlagOf.analytical, flags.runClickhouseMigrations],
+    [migrationFlagOf.relational, flags.runPostgresMigrations]
+  ])
+
+/** the databases the migration flags name alone; undefined: every configured one (--run-migrations[-only], with or beside them) */
+const migrationTargets = (flags: OneShotFlags): ReadonlyArray<Database> | undefined =>
+  flags.runMigrationsOnly || flags.runMigrations
+    ? undefined
+    : givenFlags([["analytical", flags.runClickhouseMigrations], ["relational", flags.runPostgresMigrations]]) as Array<Database>
+
+/**
+ * Why the one-shot flags cannot run together, if they cannot: one operation at a time (the
+ * migration flags make one), and the serving flags only with serving or --validate-and-exit.
+ */
+const flagConflict = (
+  flags: OneShotFlags & { readonly workers: Option.Option<string>; readonly bindAddress: Option.Option<string>; readonly watchConfig: boolean }
+) => {
+  const migrations = migrationFlagsOf(flags)
+  const operations = givenFlags([
+    ["--validate-and-exit", flags.validateAndExit],
+    [migrations[0], migrations.length > 0],
+    ["--create-api-key", flags.createApiKey],
+    ["--disable-api-key", Option.isSome(flags.disableApiKey)]
+  ])
+  if (operations.length > 1) return `${operations[0]} and ${operations[1]} exclude each other`
+  const serving = givenFlags([["--bind-address", Option.isSome(flags.bindAddress)], ["--workers", Option.isSome(flags.workers)]])
+  if (serving.length > 0 && operations.length > 0 && !flags.validateAndExit) return `${serving[0]} goes with serving, not with ${operations[0]}`
+  if (flags.watchConfig && operations.length > 0) return `--watch-config goes with serving, not with ${operations[0]}`
+  return undefined
+}
 
 /**
  * With more than one worker (`--workers` or `[gateway] workers`), this process is the primary:
@@ -207,6 +316,7 @@ const gateway = Command.make(
   {
     ...sharedFlags,
     runMigrationsOnly: runMigrationsOnlyFlag,
+    ...tensorZeroFlags,
     workers: workersFlag,
     watchConfig: watchConfigFlag,
     createApiKey: Flag.Boolean("create-api-key").pipe(
@@ -221,17 +331,21 @@ const gateway = Command.make(
     )
   },
   (flags) => {
-    // a key command given with the other one (or --expiration with --disable-api-key) must not run half of what was asked
-    if (flags.createApiKey && Option.isSome(flags.disableApiKey)) {
-      return failWith(2, ["--create-api-key and --disable-api-key exclude each other", usage])
-    }
+    // two operations given together (or --expiration with --disable-api-key) must not run half of what was asked
+    const conflict = flagConflict(flags)
+    if (conflict !== undefined) return failWith(2, [conflict, usage])
     if (flags.createApiKey) return createKey(flags.expiration, flags.admin, flags.logFormat)
     if (Option.isSome(flags.expiration)) return failWith(2, ["--expiration goes with --create-api-key", usage])
     if (flags.admin) return failWith(2, ["--admin goes with --create-api-key", usage])
     if (Option.isSome(flags.disableApiKey)) return disableKey(flags.disableApiKey.value, flags.logFormat)
-    if (flags.runMigrationsOnly) return migrate(flags)
+    if (migrationFlagsOf(flags).length > 0) return migrate(flags, migrationTargets(flags))
     if (Option.isNone(flags.configFile) && Option.isNone(flags.configPath) && !flags.defaultConfig) {
-      return failWith(2, ["one of --config-file, --default-config or --run-migrations-only is required", usage])
+      return failWith(2, [
+        flags.validateAndExit
+          ? "--validate-and-exit needs --config-file or --default-config"
+          : "one of --config-file, --default-config or --run-migrations-only is required",
+        usage
+      ])
     }
     if ((Option.isSome(flags.configFile) || Option.isSome(flags.configPath)) && flags.defaultConfig) {
       return failWith(2, ["--default-config and --config-file exclude each other", usage])
@@ -240,11 +354,17 @@ const gateway = Command.make(
     if (Option.isSome(workers) && workers.value === undefined) {
       return failWith(2, [`--workers expects a positive integer or auto, got "${Option.getOrThrow(flags.workers)}"`, usage])
     }
-    return serve(flags, Option.getOrUndefined(workers), flags.watchConfig)
+    if (Option.isSome(flags.bindAddress) && parseBindAddress(flags.bindAddress.value) === undefined) {
+      return failWith(2, [`--bind-address expects HOST:PORT (an IPv6 host in brackets), got "${flags.bindAddress.value}"`, usage])
+    }
+    return Effect.andThen(
+      applyBindAddress(flags.bindAddress),
+      () => flags.validateAndExit ? validate(flags) : serve(flags, Option.getOrUndefined(workers), flags.watchConfig)
+    )
   }
 ).pipe(Command.withDescription("An LLM inference gateway"))
 
-const migrateCommand = Command.make("migrate", sharedFlags, migrate).pipe(
+const migrateCommand = Command.make("migrate", sharedFlags, (flags) => migrate(flags)).pipe(
   Command.withDescription("apply pending database migrations and exit (same as --run-migrations-only)")
 )
 

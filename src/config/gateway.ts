@@ -8,6 +8,8 @@ import { RawGateway } from "./raw.ts"
 import type { GatewaySettings } from "./types.ts"
 
 export const defaultBindAddress = "0.0.0.0:3000"
+/** overrides `[gateway] bind_address` (and is what `--bind-address` sets) */
+export const bindAddressVariable = "GATEWAY_BIND_ADDRESS"
 export const defaultMaxRequestBodyBytes = 10 * 1024 * 1024
 
 const decodeGateway = tableDecoder(RawGateway)
@@ -32,13 +34,13 @@ export interface BuiltGateway {
 }
 
 const bindAddressOf = (context: BuildContext, configured: string | undefined) => {
-  const fromEnv = context.input.env.GATEWAY_BIND_ADDRESS
+  const fromEnv = context.input.env[bindAddressVariable]
   const text = fromEnv ?? configured ?? defaultBindAddress
   const parsed = parseBindAddress(text)
   if (parsed !== undefined) return parsed
   context.report(
     fromEnv !== undefined ? [] : ["gateway", "bind_address"],
-    `${fromEnv !== undefined ? "GATEWAY_BIND_ADDRESS: " : ""}expected HOST:PORT, got "${text}"`
+    `${fromEnv !== undefined ? `${bindAddressVariable}: ` : ""}expected HOST:PORT, got "${text}"`
   )
   return { host: "0.0.0.0", port: 3000 }
 }

@@ -251,6 +251,28 @@ ${greetConfig}
     }
   })
 
+  it("--bind-address overrides GATEWAY_BIND_ADDRESS and [gateway] bind_address (both on a taken port)", async () => {
+    const blocker = net.createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve))
+    const { port } = blocker.address() as net.AddressInfo
+    try {
+      const gateway = await startGateway({
+        config: config(port),
+        args: ["--config-file", "config.toml", "--bind-address", "127.0.0.1:0"],
+        env: { GATEWAY_BIND_ADDRESS: `127.0.0.1:${port}` }
+      })
+      try {
+        expect(gateway.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+        expect(gateway.url).not.toBe(`http://127.0.0.1:${port}`)
+        expect((await gateway.post("/inference", greet)).status).toBe(200)
+      } finally {
+        await gateway.stop()
+      }
+    } finally {
+      blocker.close()
+    }
+  })
+
   it("refuses an invalid GATEWAY_BIND_ADDRESS, naming the variable", async () => {
     const dir = writeFiles({ "config.toml": greetConfig })
     const result = await runGateway(["--config-file", path.join(dir, "config.toml")], { env: { GATEWAY_BIND_ADDRESS: "nowhere" } })

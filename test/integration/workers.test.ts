@@ -109,6 +109,28 @@ describe("two workers", () => {
   })
 })
 
+describe("--bind-address with two workers", () => {
+  it("gives both workers the flag's address over GATEWAY_BIND_ADDRESS (a taken port here), port 0 included", async () => {
+    const blocker = net.createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve))
+    const { port } = blocker.address() as net.AddressInfo
+    const gateway = await startGateway({
+      args: [...workersArgs, "--bind-address", "127.0.0.1:0"],
+      env: { GATEWAY_BIND_ADDRESS: `127.0.0.1:${port}` }
+    })
+    try {
+      await untilListening(gateway, 2)
+      expect(gateway.url).not.toBe(`http://127.0.0.1:${port}`)
+      const addresses = gateway.log().split("\n").filter((line) => line.includes("Listening on")).map((line) => /Listening on (\S+)/.exec(line)![1])
+      expect(addresses).toEqual([gateway.url, gateway.url])
+      expect((await workersAnswering(gateway, 2)).size).toBe(2)
+    } finally {
+      await gateway.stop()
+      blocker.close()
+    }
+  })
+})
+
 describe("rate limits with buckets in Postgres", () => {
   let database: TestDatabase
   let gateway: RunningGateway
