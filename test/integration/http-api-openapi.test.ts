@@ -180,6 +180,7 @@ describe("GET /openapi.json", () => {
       "POST /dynamic_evaluation_run/{run_id}/episode",
       "POST /feedback",
       "POST /inference",
+      "POST /internal/config/reload",
       "POST /openai/v1/chat/completions",
       "POST /openai/v1/embeddings",
       "POST /v1/datasets/{dataset_name}/datapoints",
