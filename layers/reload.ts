@@ -36,6 +36,9 @@ import { ConfiguredServicesLive, type ProcessServicesLive } from "./services.ts"
 
 type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
 
+/** the server's request listener: hands the request over, and gives what to run once its response closes */
+export type Dispatch = (request: IncomingMessage, response: ServerResponse) => (() => void) | undefined
+
 /** A configuration serving requests: its routes' handler, and the scope its services live in. */
 interface Generation {
   readonly config: GatewayConfig
@@ -111,18 +114,18 @@ export const makeGenerations = (options: GenerationsOptions) => {
     if (generation.inFlight === 0) Effect.runFork(Scope.close(generation.scope, Exit.void))
   }
 
-  const handle: NodeHandler = (request, response) => {
+  const handle: Dispatch = (request, response) => {
     const generation = current
     if (generation === undefined) {
       response.writeHead(503, { "content-type": "application/json", "retry-after": "1" }).end(`{"error":"the gateway is starting"}`)
-      return
+      return undefined
     }
     generation.inFlight++
-    response.once("close", () => {
+    generation.handler(request, response)
+    return () => {
       generation.inFlight--
       if (generation.retired && generation.inFlight === 0) Effect.runFork(Scope.close(generation.scope, Exit.void))
-    })
-    generation.handler(request, response)
+    }
   }
 
   /** reloads this process only (SIGHUP, which the primary sends every worker; a watched file, which every worker watches) */

@@ -56,7 +56,7 @@ const timeoutsOf = ({ requestReadTimeoutMs }: ConnectionLimits) => ({
  * for the whole shutdown timeout. Once closing, such connections end as their response does.
  * Past `maxConnections` open connections, Node closes new ones at once.
  */
-const makeNodeServer = (limits: ConnectionLimits, handle: (request: IncomingMessage, response: ServerResponse) => void) => () => {
+const makeNodeServer = (limits: ConnectionLimits, handle: (request: IncomingMessage, response: ServerResponse) => (() => void) | undefined) => () => {
   const server = createServer({ keepAliveTimeout: 65_000, ...timeoutsOf(limits) })
   server.maxConnections = limits.maxConnections
   const inFlight = new Set<ServerResponse>()
@@ -64,11 +64,12 @@ const makeNodeServer = (limits: ConnectionLimits, handle: (request: IncomingMess
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     if (closing) response.shouldKeepAlive = false
     inFlight.add(response)
+    const handled = handle(request, response)
     response.once("close", () => {
       inFlight.delete(response)
+      handled?.()
       if (closing) setImmediate(() => server.closeIdleConnections())
     })
-    handle(request, response)
   })
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {

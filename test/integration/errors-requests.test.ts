@@ -192,11 +192,16 @@ describe("errors of POST /inference and of the routes", () => {
       expectError(await rawRequest(gateway.url + "/status", { method: "POST", body: "{}" }), 405, /GET/)
     })
 
-    it("GET /status -> {status: ok, version}", async () => {
+    it("GET /status -> {status: ok, version, config}", async () => {
       const response = await rawRequest(gateway.url + "/status")
       expect(response.status).toBe(200)
       expect(response.headers["content-type"]).toMatch(/^application\/json/)
-      expect(JSON.parse(response.text)).toEqual({ status: "ok", version: "0.1.0", background_tasks: "off" })
+      expect(JSON.parse(response.text)).toEqual({
+        status: "ok",
+        version: "0.1.0",
+        config: { hash: expect.stringMatching(/^[0-9a-f]{64}$/), loaded_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+        background_tasks: "off"
+      })
     })
 
     it("GET /health -> {gateway: ok}", async () => {

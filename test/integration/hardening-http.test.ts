@@ -240,9 +240,9 @@ describe("with authentication on, /status and /health answer anyone but say litt
     return { status: response.status, text: response.text, body: JSON.parse(response.text) }
   }
 
-  it("/status is {status, version} only, without the queue's counters", async () => {
-    expect(await get("/status")).toMatchObject({ status: 200, body: { status: "ok", version: "0.1.0" } })
-    expect(Object.keys((await get("/status")).body).sort()).toEqual(["status", "version"])
+  it("/status is {status, version, config} only, without the queue's counters", async () => {
+    expect(await get("/status")).toMatchObject({ status: 200, body: { status: "ok", version: "0.1.0", config: { hash: expect.stringMatching(/^[0-9a-f]{64}$/) } } })
+    expect(Object.keys((await get("/status")).body).sort()).toEqual(["config", "status", "version"])
   })
 
   it("/health says postgres is down without the error's text, logs it once, and says ok again once it is back", async () => {
