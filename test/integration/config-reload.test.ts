@@ -148,6 +148,10 @@ describe("one process", () => {
   })
 })
 
+/** a rate limit on the inferences tagged `reload_test` */
+const limitedTo = (perMinute: number) =>
+  `[[rate_limiting.rules]]\nalways = true\nmodel_inferences_per_minute = ${perMinute}\nscope = [{ tag_key = "reload_test", tag_value = "gateway::each" }]\n`
+
 describe("with authentication on", () => {
   let gateway: RunningGateway
   let admin: string
@@ -156,7 +160,8 @@ describe("with authentication on", () => {
     const database = await freshDatabase("postgres")
     ;[admin, plain] = [(await createKey(database.url, ["--admin"])).key, (await createKey(database.url)).key]
     gateway = await startGateway({
-      config: configWith(["a"], "[gateway.auth]\nenabled = true\n"),
+      // a rule from the start: reloaded rules count in the buckets opened then
+      config: configWith(["a"], `[gateway.auth]\nenabled = true\n${limitedTo(100)}`),
       files: templates,
       env: { GATEWAY_RELATIONAL_DB_URL: database.url }
     })
@@ -176,6 +181,23 @@ describe("with authentication on", () => {
     expect(reloaded.body.status).toBe("reloaded")
     expect((await statusOf(gateway)).config.hash).toBe(reloaded.body.config.hash)
     expect(reloaded.body.config.hash).not.toBe(before.config.hash)
+  })
+
+  it("reloads [rate_limiting] rules onto the buckets opened at start-up", async () => {
+    const limited = (perMinute: number) => configWith(["a", "b"], `[gateway.auth]\nenabled = true\n${limitedTo(perMinute)}`)
+    const infer = (tag: string) => call(gateway, "POST", "/inference", { body: { ...chat("a"), tags: { reload_test: tag } }, key: admin })
+    writeConfig(gateway, limited(100))
+    expect((await call(gateway, "POST", "/internal/config/reload", { key: admin })).status).toBe(200)
+    for (let i = 0; i < 3; i++) expect((await infer("x")).status).toBe(200)
+
+    writeConfig(gateway, limited(3))
+    expect((await call(gateway, "POST", "/internal/config/reload", { key: admin })).status).toBe(200)
+    // a changed rule starts with fresh buckets (src/ratelimit/rules.ts): three more, then refused
+    for (let i = 0; i < 3; i++) expect((await infer("x")).status).toBe(200)
+    const refused = await infer("x")
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/)
+    expect((await infer("y")).status).toBe(200)
   })
 
   it("keeps [gateway] as it started, and says so", async () => {
