@@ -28,6 +28,7 @@ import { isDeepStrictEqual } from "node:util"
 import { ConfigReload, type ConfigVersion, type ReloadOutcome } from "../src/config/reload.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { ModelTable } from "../src/inference/models.ts"
+import { Metrics } from "../src/metrics/metrics.ts"
 import { RateLimiter } from "../src/ratelimit/limiter.ts"
 import type { LoadedConfig } from "./configLoader.ts"
 import { logConfigWarnings } from "./configLoader.ts"
@@ -228,6 +229,7 @@ export const makeGenerations = (options: GenerationsOptions) => {
         return { status: "invalid", version: serving.version, errors: [message] } as const
       }
       swapTo(built.value)
+      Context.get(options.processContext, Metrics).modelsChanged(config.models)
       yield* logConfigWarnings(warnings)
       yield* Effect.logInfo(
         `configuration reloaded (${loaded.hash.slice(0, 12)}): ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`

@@ -114,7 +114,8 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
     ...queue
   ])
 
-  const models = config.models
+  // a configuration reload replaces them (modelsChanged)
+  let models: { readonly has: (name: string) => boolean } = config.models
   const modelOf = (name: string) => modelLabel(models, name)
   /** a configured model's provider by its name; a short-hand's by its type */
   const providerOf = (model: string, provider: string) => models.has(model) ? provider : shorthandType(model) ?? "gateway::other"
@@ -176,7 +177,10 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
       if (fellBack) variantFallbacks.inc([fn, fn === defaultFunctionName ? modelOf(variant) : variant])
     },
     overhead: (route, seconds) => overhead.observe([route], seconds),
-    scrape: Effect.map(Effect.tryPromise({ try: scrapeAll, catch: (error) => error as Error }), (text) => ({ contentType, text }))
+    scrape: Effect.map(Effect.tryPromise({ try: scrapeAll, catch: (error) => error as Error }), (text) => ({ contentType, text })),
+    modelsChanged: (configured) => {
+      models = configured
+    }
   }
 }
 

@@ -43,6 +43,8 @@ export interface MetricsRecorder {
   readonly providerOutcomes: () => ReadonlyArray<ProviderOutcome>
   /** the metrics of this process, or of every worker when it runs in a cluster */
   readonly scrape: Effect.Effect<Scrape, Error>
+  /** a configuration reload: its models are labelled by name from now on (others by provider type) */
+  readonly modelsChanged: (models: { readonly has: (name: string) => boolean }) => void
 }
 
 const nothing = () => {}
@@ -54,6 +56,7 @@ export const noMetrics: MetricsRecorder = {
   inferenceCompleted: nothing,
   providerFailed: nothing,
   variantFailed: nothing,
+  modelsChanged: nothing,
   overhead: nothing,
   providerOutcomes: () => [],
   scrape: Effect.fail(new Error("metrics are off"))
