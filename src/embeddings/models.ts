@@ -3,6 +3,7 @@
  * (`[embedding_models]`), built at start-up, and `<provider_type>::<model>` short-hands of
  * types with embeddings, built on first use and kept (a bounded number).
  */
+import { embeddingModelPrefix } from "../api/embeddings.ts"
 import { embeddingsRefusal } from "../config/embeddingModels.ts"
 import { shorthandProviders } from "../config/models.ts"
 import type { EmbeddingModelConfig, GatewayConfig, ProviderConfig } from "../config/types.ts"
@@ -19,8 +20,6 @@ export interface ResolvedEmbeddingModel {
   /** in routing order */
   readonly providers: ReadonlyArray<EmbeddingProvider>
 }
-
-export const embeddingModelPrefix = "gateway::embedding_model_name::"
 
 const route = (config: EmbeddingModelConfig): ResolvedEmbeddingModel => ({
   config,
