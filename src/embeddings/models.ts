@@ -42,9 +42,11 @@ export class EmbeddingModelTable {
   private readonly models = new Map<string, ResolvedEmbeddingModel>()
   private shorthandCount = 0
   private readonly shorthands: GatewayConfig["shorthands"]
+  private readonly relay: GatewayConfig["gateway"]["relay"]
 
   constructor(config: GatewayConfig) {
     this.shorthands = config.shorthands
+    this.relay = config.gateway.relay
     for (const model of config.embeddingModels.values()) this.models.set(`${embeddingModelPrefix}${model.name}`, route(model))
   }
 
@@ -62,7 +64,7 @@ export class EmbeddingModelTable {
     }
     const refusal = embeddingsRefusal(shorthand.type)
     if (refusal !== undefined) return { refused: `model: ${refusal}` }
-    const providers = shorthandProviders(name, this.shorthands)
+    const providers = shorthandProviders(name, this.shorthands, this.relay)
     const model = route({
       name,
       routing: providers.map((provider) => provider.name),
