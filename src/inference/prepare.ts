@@ -47,8 +47,9 @@ export interface PreparedInference {
   readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
   readonly providerTools: ReadonlyArray<ProviderTool>
   readonly credentials: Readonly<Record<string, string>>
-  /** the request's tags (its API key's among them): what a provider relaying to another gateway forwards */
+  /** the request's tags (its API key's among them) and `dryrun`: what a provider relaying to another gateway forwards */
   readonly tags?: Readonly<Record<string, string>> | undefined
+  readonly dryrun?: boolean | undefined
   readonly cache: CachePolicy
   readonly request: InferenceRequest
   /** epoch ms when preparation began: the start of processing time, and the time of the ids */
@@ -263,6 +264,7 @@ export const prepareInference = (
     })),
     credentials: request.credentials ?? {},
     tags: request.tags,
+    dryrun: request.dryrun,
     cache: cachePolicy(request.cache_options, request.dryrun === true, cacheSharing(request, config)),
     request,
     startedAt,

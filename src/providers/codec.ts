@@ -51,12 +51,14 @@ export interface WireCall<Target> {
 
 /**
  * What a call forwards of its request besides the `ModelRequest`, for the one type that sends
- * it on (`gateway`: another gateway runs the call's provider): the caller's tags and dynamic
- * credentials (the call's own key left out), and the edits of the variant and of the request
- * that apply to the call (not applied to the call's own body by a codec that `forwardsCallerEdits`).
+ * it on (`gateway`: another gateway runs the call's provider): the caller's tags, `dryrun` and
+ * dynamic credentials (the call's own key left out), and the edits of the variant and of the
+ * request that apply to the call (not applied to the call's own body by a codec that `forwardsCallerEdits`).
  */
 export interface CallerContext {
   readonly tags: Readonly<Record<string, string>>
+  /** the request stores nothing: neither must the other gateway */
+  readonly dryrun: boolean
   readonly credentials: Readonly<Record<string, string>>
   readonly extraBody: ReadonlyArray<ExtraBodyEdit>
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>

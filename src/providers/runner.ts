@@ -410,7 +410,7 @@ export const wireRequest = <Settings, Target, Event>(
   return editedRequest(codec.url(target, stream), codec.headers(target, call.apiKey), body, ownEditsOf(codec, call, caller))
 }
 
-const noCaller: CallerContext = { tags: {}, credentials: {}, extraBody: [], extraHeaders: [] }
+const noCaller: CallerContext = { tags: {}, dryrun: false, credentials: {}, extraBody: [], extraHeaders: [] }
 
 /**
  * The call with only the edits its own request takes: all of them, but for a codec that
@@ -586,6 +586,7 @@ export interface RequestExtras {
   readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
   readonly credentials: Readonly<Record<string, string>>
   readonly tags?: Readonly<Record<string, string>> | undefined
+  readonly dryrun?: boolean | undefined
 }
 
 /** The credential of one call: a dynamic one missing from the request is the caller's fault, another missing one this provider's. */
@@ -631,6 +632,7 @@ export const providerCall = <Request = ModelRequest>(
   const target: CallTarget = { variantName: variant.name, modelName, providerName: provider.name }
   const caller: CallerContext = {
     tags: extras.tags ?? noTags,
+    dryrun: extras.dryrun === true,
     credentials: forwardableCredentials(extras.credentials, apiKey),
     extraBody: callerEditsFor(variant.extraBody, extras.bodyEdits, target),
     extraHeaders: callerEditsFor(variant.extraHeaders, extras.headerEdits, target)

@@ -199,7 +199,7 @@ describe("a call to the central gateway", () => {
   it("asks the central gateway's OpenAI-compatible route for embeddings, by the name it knows them", () => {
     const hooks = gatewayCodec.embeddings!
     const target = (model: string) => gatewayCodec.target({ gateway_url: "http://central:3000/", forward_credentials: true }, model)
-    const caller = { tags: {}, credentials: { openai_key: "sk-openai" }, extraBody: [], extraHeaders: [] }
+    const caller = { tags: {}, dryrun: false, credentials: { openai_key: "sk-openai" }, extraBody: [], extraHeaders: [] }
     expect(hooks.url(target("small"))).toBe("http://central:3000/openai/v1/embeddings")
     expect(hooks.body(target("small"), { input: ["a"], dimensions: 8 }, caller)).toEqual({
       model: "gateway::embedding_model_name::small",

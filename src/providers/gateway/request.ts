@@ -135,6 +135,7 @@ export const gatewayBody = (request: ModelRequest, call: WireCall<GatewayTarget>
   if (caller !== undefined) {
     const tags = clientTags(caller.tags)
     if (tags !== undefined) body.tags = tags
+    if (caller.dryrun) body.dryrun = true
     addCredentials(body, target, caller, "credentials")
     // unscoped: this gateway chose the ones for this call; they apply to every provider there
     if (caller.extraBody.length > 0) body.extra_body = caller.extraBody
