@@ -580,7 +580,7 @@ export interface VariantEdits {
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
 }
 
-/** What a request brings to every call: its own scoped edits, its dynamic credentials and its tags. */
+/** What a request brings to every call: its own scoped edits and its dynamic credentials (and, for a provider forwarding them, its tags and dryrun). */
 export interface RequestExtras {
   readonly bodyEdits: ReadonlyArray<ScopedEdit<ExtraBodyEdit>>
   readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
