@@ -214,6 +214,12 @@ export const makeGenerations = (options: GenerationsOptions) => {
       }
       const warnings = [...loaded.warnings]
       const changed = changedGatewayKeys(serving.config.gateway, loaded.config.gateway)
+      if (changed.includes("relay")) {
+        // the models were rewritten to the relay at build time: a changed relay would half apply
+        const errors = ["[gateway.relay] changed: the relay is set at start-up (the models are built on it); restart the gateway to change it"]
+        yield* Effect.logError(`configuration: ${errors[0]}; the configuration serving stays`)
+        return { status: "invalid", version: serving.version, errors } as const
+      }
       if (changed.length > 0) {
         warnings.push(`[gateway] ${changed.join(", ")} changed: [gateway] takes effect at the next restart; the running values stay`)
       }

@@ -9,6 +9,9 @@ import { CacheOptions } from "./inference.ts"
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
+/** how a request's `model` names a configured embedding model: `gateway::embedding_model_name::<name>` */
+export const embeddingModelPrefix = "gateway::embedding_model_name::"
+
 /** at most this many texts per request, as OpenAI */
 export const maxEmbeddingInputs = 2048
 

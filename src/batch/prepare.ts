@@ -6,6 +6,7 @@
  * input fails the whole batch with a 400 naming its index. Pure.
  */
 import type { BatchInferenceRequest } from "../api/batch.ts"
+import { relayProviderName } from "../config/relay.ts"
 import { maxBatchInputs } from "../api/batch.ts"
 import { ChatCompletionParams, type InferenceRequest } from "../api/inference.ts"
 import { checkClientTags, tagsWithApiKey } from "../api/tags.ts"
@@ -125,6 +126,13 @@ const batchProvider = (variant: ChatCompletionVariant, models: ModelTable): Rout
   if (model === undefined) return new NotFound({ message: `variant "${variant.name}": unknown model "${variant.model}"` })
   const provider = model.providers[0]
   if (provider === undefined) return invalid(`variant "${variant.name}": model "${variant.model}" has no provider`)
+  if (provider.config.name === relayProviderName && provider.config.type === "gateway") {
+    // the other gateway's batches are asynchronous behind its own /batch_inference, which a model call cannot reach
+    return invalid(
+      `variant "${variant.name}": model "${variant.model}" is relayed to another gateway ([gateway.relay]), which has no batch inference; ` +
+        "set skip_relay = true on the model to run its batches on its own providers"
+    )
+  }
   if (provider.client.batch === undefined) {
     return invalid(
       `variant "${variant.name}": provider "${provider.config.name}" of model "${variant.model}" (type ${provider.config.type}) has no batch API; ` +

@@ -44,6 +44,17 @@ export const cachePolicy = (
 }
 
 /**
+ * The caller's credentials a provider forwards to another gateway (`forward_credentials`) pay
+ * for its answer there, as a `dynamic::` credential does here: they are part of the key.
+ */
+export const appendForwardedCredentials = (parts: Array<unknown>, provider: ProviderConfig, call: ProviderCall<unknown>): void => {
+  const credentials = call.caller?.credentials
+  if (provider.settings.forward_credentials === true && credentials !== undefined && Object.keys(credentials).length > 0) {
+    parts.push(["forwarded_credentials", credentials])
+  }
+}
+
+/**
  * The key of a call's answer. A credential the caller sent (`dynamic::`) is part of it, so an
  * answer paid with one credential is never served to a caller holding another (or a bogus one);
  * it only enters the hash, never storage. The gateway's own credentials are the same for every
@@ -69,6 +80,7 @@ export const cacheKey = (provider: ProviderConfig, call: ProviderCall, scope?: s
   ]
   // appended only when present: the keys of calls with neither stay as they were
   if (provider.credential.kind === "dynamic") parts.push(["credential", call.apiKey])
+  appendForwardedCredentials(parts, provider, call)
   if (scope !== undefined) parts.push(["scope", scope])
   // the one-shot hash costs half of createHash().update().digest() on the hot path
   return hash("sha256", JSON.stringify(parts))

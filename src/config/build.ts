@@ -71,8 +71,9 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const metrics = buildMetrics(context, raw.metrics ?? {})
   const typeDefaults = buildProviderTypeDefaults(context, raw.provider_types ?? {})
   const shorthands = shorthandDefaults(context, typeDefaults)
-  const models = buildModels(context, raw.models ?? {}, typeDefaults)
-  const embeddingModels = buildEmbeddingModels(context, raw.embedding_models ?? {}, typeDefaults)
+  const relay = gateway.settings.relay
+  const models = buildModels(context, raw.models ?? {}, typeDefaults, relay)
+  const embeddingModels = buildEmbeddingModels(context, raw.embedding_models ?? {}, typeDefaults, relay)
   const templates = makeTemplateFiles(context, gateway.templateAccess)
   const judges = new Map<string, JudgeFunction>()
   const scope = { tools, templates, modelNames: new Set(Object.keys(raw.models ?? {})), embeddingModelNames: new Set(Object.keys(raw.embedding_models ?? {})), judges }
@@ -85,7 +86,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
     templates.addBuiltin(builtin.systemKey, builtin.systemSource, `the built-in system template of ${builtin.fn.name}`)
     functions.set(builtin.fn.name, builtin.fn)
   }
-  checkCredentials(context, functions, models, shorthands, (name) => judges.get(name)?.keyPath ?? ["functions", name])
+  checkCredentials(context, functions, models, shorthands, relay, (name) => judges.get(name)?.keyPath ?? ["functions", name])
   addEvaluatorMetrics(metrics, functions, evaluations)
   checkExperimentationMetrics(context, functions, metrics)
   const rateLimiting = buildRateLimiting(context, raw.rate_limiting ?? {})

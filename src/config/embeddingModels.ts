@@ -8,12 +8,15 @@ import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { missingAlways } from "./credentials.ts"
 import { buildProvider, type ProviderTypeDefaults } from "./models.ts"
-import type { EmbeddingModelConfig, ProviderConfig } from "./types.ts"
+import { relayedEmbeddingModel } from "./relay.ts"
+import type { EmbeddingModelConfig, ProviderConfig, RelaySettings } from "./types.ts"
 
 const RawEmbeddingModel = Schema.Struct({
   routing: Schema.Array(Schema.String),
   providers: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)),
-  timeout_ms: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
+  timeout_ms: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** with `[gateway.relay]`: this model keeps its own providers */
+  skip_relay: Schema.optional(Schema.Boolean)
 })
 const decodeEmbeddingModel = tableDecoder(RawEmbeddingModel)
 
@@ -27,10 +30,12 @@ export const embeddingsRefusal = (type: string): string | undefined =>
     ? undefined
     : `provider type "${type}" does not support embeddings (types that do: ${embeddingProviderTypes().join(", ")})`
 
+/** `relay`: models without `skip_relay` are served by the relay's gateway (their tables are still checked, not their credentials) */
 export const buildEmbeddingModels = (
   context: BuildContext,
   tables: Readonly<Record<string, unknown>>,
-  typeDefaults: ProviderTypeDefaults
+  typeDefaults: ProviderTypeDefaults,
+  relay?: RelaySettings | undefined
 ): Map<string, EmbeddingModelConfig> => {
   const models = new Map<string, EmbeddingModelConfig>()
   for (const [name, table] of Object.entries(tables)) {
@@ -41,6 +46,7 @@ export const buildEmbeddingModels = (
     }
     const model = context.decodeAt(decodeEmbeddingModel, table, keyPath)
     if (model === undefined) continue
+    const relayed = relay !== undefined && model.skip_relay !== true
     const providers = new Map<string, ProviderConfig>()
     for (const [providerName, providerTable] of Object.entries(model.providers)) {
       const providerPath = [...keyPath, "providers", providerName]
@@ -51,7 +57,7 @@ export const buildEmbeddingModels = (
         context.report([...providerPath, "type"], refusal)
         continue
       }
-      const missing = missingAlways(provider.credential)
+      const missing = relayed ? undefined : missingAlways(provider.credential)
       if (missing !== undefined) {
         context.report(providerPath, `the credential of provider "${providerName}" is missing: ${missing}`)
         continue
@@ -69,7 +75,8 @@ export const buildEmbeddingModels = (
         context.report([...keyPath, "providers", providerName], `provider "${providerName}" is not listed in routing`)
       }
     }
-    models.set(name, { name, routing: model.routing, providers, timeoutMs: model.timeout_ms })
+    const built: EmbeddingModelConfig = { name, routing: model.routing, providers, timeoutMs: model.timeout_ms }
+    models.set(name, relay !== undefined && relayed ? relayedEmbeddingModel(relay, built) : built)
   }
   return models
 }

@@ -1,10 +1,11 @@
 /**
  * `[gateway]` -> `GatewaySettings`: the server, its limits, the cache, observability, trace
- * export, authentication, and where templates may load other files from.
+ * export, authentication, the relay to another gateway, and where templates may load other files from.
  */
 import { headerProblem } from "../tracing/trace.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { RawGateway } from "./raw.ts"
+import { buildRelay } from "./relay.ts"
 import type { GatewaySettings } from "./types.ts"
 
 export const defaultBindAddress = "0.0.0.0:3000"
@@ -142,7 +143,8 @@ export const buildGateway = (context: BuildContext, table: unknown): BuiltGatewa
         enabled: raw.auth?.enabled ?? false,
         cacheTtlMs: raw.auth?.cache_ttl_ms ?? 1000,
         maxFailedAttemptsPerMinute: raw.auth?.max_failed_attempts_per_minute ?? 100
-      }
+      },
+      relay: buildRelay(context, raw.relay)
     }
   }
 }

@@ -17,7 +17,8 @@ import {
 import type { KeyPath } from "./merge.ts"
 import { type CostRule, costRule } from "../inference/cost.ts"
 import { providerCommonFields, RawModel } from "./raw.ts"
-import { type FunctionConfig, type ModelConfig, type ProviderConfig, variantModel } from "./types.ts"
+import { relayedModel, relayProvider } from "./relay.ts"
+import { type FunctionConfig, type ModelConfig, type ProviderConfig, type RelaySettings, variantModel } from "./types.ts"
 
 const decodeModel = tableDecoder(RawModel)
 const providerDecoders = new Map(
@@ -225,10 +226,12 @@ export const shorthandDefaults = (context: BuildContext, defaults: ProviderTypeD
   return shorthands
 }
 
+/** `relay`: models without `skip_relay` are served by the relay's gateway (their tables are still checked) */
 export const buildModels = (
   context: BuildContext,
   tables: Readonly<Record<string, unknown>>,
-  typeDefaults: ProviderTypeDefaults
+  typeDefaults: ProviderTypeDefaults,
+  relay?: RelaySettings | undefined
 ): Map<string, ModelConfig> => {
   const models = new Map<string, ModelConfig>()
   for (const [name, table] of Object.entries(tables)) {
@@ -255,18 +258,21 @@ export const buildModels = (
         context.report([...keyPath, "providers", providerName], `provider "${providerName}" is not listed in routing`)
       }
     }
-    models.set(name, { name, routing: model.routing, providers, timeouts: model.timeouts ?? {} })
+    const built: ModelConfig = { name, routing: model.routing, providers, timeouts: model.timeouts ?? {} }
+    models.set(name, relay !== undefined && model.skip_relay !== true ? relayedModel(relay, built) : built)
   }
   return models
 }
 
-/** The single provider of a `<provider_type>::<model>` short-hand model. */
+/** The single provider of a `<provider_type>::<model>` short-hand model: with a relay, the other gateway's, for the same name. */
 export const shorthandProviders = (
   name: string,
-  shorthands: ReadonlyMap<string, ShorthandDefault>
+  shorthands: ReadonlyMap<string, ShorthandDefault>,
+  relay?: RelaySettings | undefined
 ): ReadonlyArray<ProviderConfig> => {
   const shorthand = parseShorthandModel(name)
   if (shorthand === undefined) return []
+  if (relay !== undefined) return [relayProvider(relay, name)]
   const { credential, settings } = shorthands.get(shorthand.type)!
   return [{
     name: shorthand.type,
@@ -289,6 +295,7 @@ export const checkCredentials = (
   functions: ReadonlyMap<string, FunctionConfig>,
   models: ReadonlyMap<string, ModelConfig>,
   shorthands: ReadonlyMap<string, ShorthandDefault>,
+  relay: RelaySettings | undefined,
   keyPathOf: (functionName: string) => KeyPath = (functionName) => ["functions", functionName]
 ): void => {
   const check = (keyPath: KeyPath, modelName: string, providers: ReadonlyArray<ProviderConfig>) => {
@@ -303,10 +310,10 @@ export const checkCredentials = (
       const variantPath = [...keyPathOf(functionName), "variants", variantName]
       const { model: modelName, keyPath } = variantModel(variant)
       const model = models.get(modelName)
-      check([...variantPath, ...keyPath], modelName, model !== undefined ? [...model.providers.values()] : shorthandProviders(modelName, shorthands))
+      check([...variantPath, ...keyPath], modelName, model !== undefined ? [...model.providers.values()] : shorthandProviders(modelName, shorthands, relay))
       // a configured embedding model's credentials are checked with it (embeddingModels.ts); a short-hand's here
       if (variant.type === "experimental_dynamic_in_context_learning" && parseShorthandModel(variant.embeddingModel) !== undefined) {
-        check([...variantPath, "embedding_model"], variant.embeddingModel, shorthandProviders(variant.embeddingModel, shorthands))
+        check([...variantPath, "embedding_model"], variant.embeddingModel, shorthandProviders(variant.embeddingModel, shorthands, relay))
       }
     }
   }

@@ -37,7 +37,9 @@ export const providerCommonFields = {
 export const RawModel = Schema.Struct({
   routing: Schema.Array(Schema.String),
   providers: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)),
-  timeouts: Schema.optional(Timeouts)
+  timeouts: Schema.optional(Timeouts),
+  /** with `[gateway.relay]`: this model keeps its own providers */
+  skip_relay: Schema.optional(Schema.Boolean)
 })
 
 const PathTable = Schema.Struct({ path: Schema.String })
@@ -279,6 +281,13 @@ export const RawGateway = Schema.Struct({
         sample_ratio: Schema.optional(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })))
       }))
     }))
+  })),
+  /** every model call goes to another gateway (`config/relay.ts`) */
+  relay: Schema.optional(Schema.Struct({
+    gateway_url: Schema.String,
+    /** `env::NAME`, `dynamic::NAME` or `none`, checked by `config/relay.ts` */
+    api_key_location: Schema.optional(Schema.String),
+    forward_credentials: Schema.optional(Schema.Boolean)
   })),
   auth: Schema.optional(Schema.Struct({
     enabled: Schema.optional(Schema.Boolean),

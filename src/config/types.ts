@@ -59,6 +59,18 @@ export interface TraceExportSettings {
   readonly sampleRatio: number
 }
 
+/**
+ * `[gateway.relay]`: every model call (but those of models with `skip_relay`) is made by
+ * another gateway, reached as a `gateway` provider (`config/relay.ts`).
+ */
+export interface RelaySettings {
+  readonly gatewayUrl: string
+  /** the other gateway's API key (`api_key_location`) */
+  readonly credential: Credential
+  /** the caller's dynamic credentials go along (`forward_credentials`) */
+  readonly forwardCredentials: boolean
+}
+
 export interface GatewaySettings {
   readonly bindAddress: { readonly host: string; readonly port: number }
   /** every route is served under this prefix (`/v2` -> `/v2/inference`); "" for none */
@@ -91,6 +103,7 @@ export interface GatewaySettings {
   readonly observability: ObservabilitySettings
   readonly traceExport: TraceExportSettings
   readonly auth: AuthSettings
+  readonly relay?: RelaySettings | undefined
 }
 
 export interface ProviderConfig {

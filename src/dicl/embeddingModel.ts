@@ -4,7 +4,7 @@
  * service is asked for it.
  */
 import type { GatewayConfig, VariantConfig } from "../config/types.ts"
-import { embeddingModelPrefix } from "../embeddings/models.ts"
+import { embeddingModelPrefix } from "../api/embeddings.ts"
 
 /** the variant's `embedding_model` when it is a DICL variant, else undefined */
 export const diclEmbeddingModelOf = (variant: VariantConfig): string | undefined =>

@@ -3,6 +3,7 @@
  * (`[embedding_models]`), built at start-up, and `<provider_type>::<model>` short-hands of
  * types with embeddings, built on first use and kept (a bounded number).
  */
+import { embeddingModelPrefix } from "../api/embeddings.ts"
 import { embeddingsRefusal } from "../config/embeddingModels.ts"
 import { shorthandProviders } from "../config/models.ts"
 import type { EmbeddingModelConfig, GatewayConfig, ProviderConfig } from "../config/types.ts"
@@ -19,8 +20,6 @@ export interface ResolvedEmbeddingModel {
   /** in routing order */
   readonly providers: ReadonlyArray<EmbeddingProvider>
 }
-
-export const embeddingModelPrefix = "gateway::embedding_model_name::"
 
 const route = (config: EmbeddingModelConfig): ResolvedEmbeddingModel => ({
   config,
@@ -43,9 +42,11 @@ export class EmbeddingModelTable {
   private readonly models = new Map<string, ResolvedEmbeddingModel>()
   private shorthandCount = 0
   private readonly shorthands: GatewayConfig["shorthands"]
+  private readonly relay: GatewayConfig["gateway"]["relay"]
 
   constructor(config: GatewayConfig) {
     this.shorthands = config.shorthands
+    this.relay = config.gateway.relay
     for (const model of config.embeddingModels.values()) this.models.set(`${embeddingModelPrefix}${model.name}`, route(model))
   }
 
@@ -63,7 +64,7 @@ export class EmbeddingModelTable {
     }
     const refusal = embeddingsRefusal(shorthand.type)
     if (refusal !== undefined) return { refused: `model: ${refusal}` }
-    const providers = shorthandProviders(name, this.shorthands)
+    const providers = shorthandProviders(name, this.shorthands, this.relay)
     const model = route({
       name,
       routing: providers.map((provider) => provider.name),

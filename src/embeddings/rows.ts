@@ -3,6 +3,7 @@
  * writes the cache and the answer came from the provider.
  */
 import { hash } from "node:crypto"
+import { appendForwardedCredentials } from "../cache/policy.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import { uuidv7Timestamp } from "../ids.ts"
 import type { WriteUnit } from "../observability/writeQueue.ts"
@@ -33,6 +34,7 @@ export const embeddingCacheKey = (
     call.extraHeaders
   ]
   if (provider.credential.kind === "dynamic") parts.push(["credential", call.apiKey])
+  appendForwardedCredentials(parts, provider, call)
   if (scope !== undefined) parts.push(["scope", scope])
   return hash("sha256", JSON.stringify(parts))
 }

@@ -36,10 +36,12 @@ export class ModelTable {
   private readonly models = new Map<string, ResolvedModel>()
   private shorthandCount = 0
   private readonly shorthands: GatewayConfig["shorthands"]
+  private readonly relay: GatewayConfig["gateway"]["relay"]
 
   /** `previous`: the table before a configuration reload, whose clients of unchanged providers are kept */
   constructor(config: GatewayConfig, previous?: ModelTable) {
     this.shorthands = config.shorthands
+    this.relay = config.gateway.relay
     for (const model of config.models.values()) this.models.set(model.name, route(model, previous?.models.get(model.name)))
   }
 
@@ -47,7 +49,7 @@ export class ModelTable {
   get(name: string): ResolvedModel | undefined {
     const known = this.models.get(name)
     if (known !== undefined) return known
-    const providers = shorthandProviders(name, this.shorthands)
+    const providers = shorthandProviders(name, this.shorthands, this.relay)
     if (providers.length === 0) return undefined
     const model = route({
       name,

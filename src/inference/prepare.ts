@@ -47,6 +47,9 @@ export interface PreparedInference {
   readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
   readonly providerTools: ReadonlyArray<ProviderTool>
   readonly credentials: Readonly<Record<string, string>>
+  /** the request's tags (its API key's among them) and `dryrun`: what a provider relaying to another gateway forwards */
+  readonly tags?: Readonly<Record<string, string>> | undefined
+  readonly dryrun?: boolean | undefined
   readonly cache: CachePolicy
   readonly request: InferenceRequest
   /** epoch ms when preparation began: the start of processing time, and the time of the ids */
@@ -184,11 +187,15 @@ export const prepareInference = (
   if (tools !== undefined && "path" in tools) return invalid(`${tools.path}: ${tools.message}`)
 
   let outputSchema = fn.outputSchema
+  let responseSchema = fn.type === "chat" ? extras.responseSchema : undefined
   if (request.output_schema !== undefined) {
-    if (fn.type !== "json") return invalid("output_schema: only json functions have an output schema")
+    if (fn.type !== "json" && request.model_name === undefined) return invalid("output_schema: only json functions have an output schema")
     const compiled = compileRequestJsonSchema(request.output_schema)
     if ("error" in compiled) return invalid(`output_schema: ${compiled.error}`)
-    outputSchema = compiled.validator
+    // a model called directly takes it as the schema of the provider's structured output (json_mode
+    // strict), unchecked, as the OpenAI surface's response_format: what a relaying gateway sends
+    if (fn.type === "json") outputSchema = compiled.validator
+    else responseSchema = request.output_schema
   }
 
   const bodyEdits: Array<ScopedEdit<ExtraBodyEdit>> = []
@@ -246,7 +253,7 @@ export const prepareInference = (
     variants,
     tools,
     outputSchema,
-    responseSchema: fn.type === "chat" ? extras.responseSchema : undefined,
+    responseSchema,
     params: request.params?.chat_completion,
     bodyEdits,
     headerEdits,
@@ -256,6 +263,8 @@ export const prepareInference = (
       tool: entry.tool
     })),
     credentials: request.credentials ?? {},
+    tags: request.tags,
+    dryrun: request.dryrun,
     cache: cachePolicy(request.cache_options, request.dryrun === true, cacheSharing(request, config)),
     request,
     startedAt,

@@ -9,6 +9,7 @@
 import type * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
 import type { CredentialLocation, Environment } from "../config/credentials.ts"
+import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "../inference/types.ts"
 import type { HttpCall, HttpTransport } from "../services.ts"
 import type { ProviderFailure } from "./types.ts"
@@ -44,6 +45,23 @@ export interface WireCall<Target> {
   readonly qualifiedName: string
   /** the request's `provider_tools` that apply to this model and provider (the runner scoped them), to send as they are */
   readonly providerTools: ReadonlyArray<unknown>
+  /** what the request brings besides its model call, for a codec that forwards it to another gateway (`gateway`); absent: nothing */
+  readonly caller?: CallerContext | undefined
+}
+
+/**
+ * What a call forwards of its request besides the `ModelRequest`, for the one type that sends
+ * it on (`gateway`: another gateway runs the call's provider): the caller's tags, `dryrun` and
+ * dynamic credentials (the call's own key left out), and the edits of the variant and of the
+ * request that apply to the call (not applied to the call's own body by a codec that `forwardsCallerEdits`).
+ */
+export interface CallerContext {
+  readonly tags: Readonly<Record<string, string>>
+  /** the request stores nothing: neither must the other gateway */
+  readonly dryrun: boolean
+  readonly credentials: Readonly<Record<string, string>>
+  readonly extraBody: ReadonlyArray<ExtraBodyEdit>
+  readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
 }
 
 /** A whole answer, read: the runner adds the raw request and response. */
@@ -82,7 +100,8 @@ export type StreamEventParser<Event> = (event: Event) => ProviderChunk | WirePro
 /** Embeddings (`POST /embeddings` and the like): declared for the codecs that have them. */
 export interface EmbeddingsHooks<Target> {
   readonly url: (target: Target) => string
-  readonly body: (target: Target, request: EmbeddingRequest) => WireBody
+  /** `caller`: as in `WireCall` (only `gateway` reads it) */
+  readonly body: (target: Target, request: EmbeddingRequest, caller?: CallerContext) => WireBody
   readonly parse: (text: string) => EmbeddingResponse | WireProblem
 }
 
@@ -234,4 +253,11 @@ export interface WireCodec<Settings, Target, Event> {
   readonly errorStatus?: ((status: number, body: string) => number) | undefined
   readonly embeddings?: EmbeddingsHooks<Target> | undefined
   readonly batch?: BatchHooks<Target> | undefined
+  /**
+   * true for a type whose provider is another gateway (`gateway`): the variant's and the request's
+   * `extra_body`/`extra_headers` edits are meant for the providers that gateway calls, so the
+   * runner leaves them to the codec (`CallerContext`) and applies only the provider table's own
+   * edits to the call's request
+   */
+  readonly forwardsCallerEdits?: boolean | undefined
 }

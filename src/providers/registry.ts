@@ -6,6 +6,7 @@ import { sageMakerProvider } from "./aws/sagemaker.ts"
 import { azureProvider } from "./azure/index.ts"
 import { chatCompletionsMembers, selfHostedMembers } from "./chatCompletionsMembers.ts"
 import { dummyProvider } from "./dummy/index.ts"
+import { gatewayProvider } from "./gateway/index.ts"
 import { aiStudioGeminiProvider, vertexGeminiProvider } from "./gemini/index.ts"
 import { mistralProvider } from "./mistral/index.ts"
 import { openAiProvider } from "./openai/index.ts"
@@ -23,6 +24,7 @@ export const providerTypes: ReadonlyMap<string, ProviderDefinition> = new Map(
     aiStudioGeminiProvider,
     vertexGeminiProvider,
     ...chatCompletionsMembers,
+    gatewayProvider,
     dummyProvider
   ].map((provider) => [provider.type, provider])
 )
@@ -30,9 +32,9 @@ export const providerTypes: ReadonlyMap<string, ProviderDefinition> = new Map(
 /**
  * Types without a `<type>::<model>` short-hand: those whose address or model only a provider
  * table can give (a self-hosted server's `api_base`, an Azure deployment, an AWS region and
- * model id or endpoint).
+ * model id or endpoint, another gateway's URL).
  */
-const withoutShorthand: ReadonlySet<string> = new Set([...selfHostedMembers, "azure", "aws_bedrock", "aws_sagemaker"])
+const withoutShorthand: ReadonlySet<string> = new Set([...selfHostedMembers, "azure", "aws_bedrock", "aws_sagemaker", "gateway"])
 
 /** `openai::gpt-4o-mini` -> { type: "openai", model: "gpt-4o-mini" }, for known provider types that have a short-hand */
 export const parseShorthandModel = (name: string): { readonly type: string; readonly model: string } | undefined => {

@@ -31,6 +31,7 @@ import {
   type BatchExchange,
   type BatchHooks,
   type BatchItemResult,
+  type CallerContext,
   type EmbeddingRequest,
   type EmbeddingsHooks,
   type StreamEventParser,
@@ -178,7 +179,13 @@ const batchClient = <Settings, Target, Event>(
           // tens of thousands of bodies: the requests in flight are served between slices
           if (index > 0 && index % itemsPerTurn === 0) yield* letIoRun
           const { id, call } = calls[index]
-          const body = codec.body(call.request, { target, stream: false, qualifiedName: call.qualifiedName, providerTools: providerToolsFor(call) })
+          const body = codec.body(call.request, {
+            target,
+            stream: false,
+            qualifiedName: call.qualifiedName,
+            providerTools: providerToolsFor(call),
+            caller: call.caller ?? noCaller
+          })
           if (body instanceof WireProblem) {
             return yield* Effect.fail(new ProviderFailure({ message: redactSecrets(body.message, call.apiKey), timedOut: false, unsupported: true }))
           }
@@ -265,7 +272,13 @@ const embeddingClient = <Settings, Target, Event>(
   }
   return {
     embed: (call) => {
-      const built = editedRequest(hooks.url(target), codec.headers(target, call.apiKey), hooks.body(target, call.request), call)
+      const caller = call.caller ?? noCaller
+      const built = editedRequest(
+        hooks.url(target),
+        codec.headers(target, call.apiKey),
+        hooks.body(target, call.request, caller),
+        ownEditsOf(codec, call, caller)
+      )
       return exchange(codec, authorize, call, built, post, readFor(call.request.input.length))
     },
     parse
@@ -385,14 +398,36 @@ export const wireRequest = <Settings, Target, Event>(
   call: ProviderCall,
   stream: boolean
 ): HttpCall | ProviderFailure | InvalidRequest => {
+  const caller = call.caller ?? noCaller
   const body = codec.body(call.request, {
     target,
     stream,
     qualifiedName: call.qualifiedName,
-    providerTools: providerToolsFor(call)
+    providerTools: providerToolsFor(call),
+    caller
   })
   if (body instanceof WireProblem) return new ProviderFailure({ message: redactSecrets(body.message, call.apiKey), timedOut: false, unsupported: true })
-  return editedRequest(codec.url(target, stream), codec.headers(target, call.apiKey), body, call)
+  return editedRequest(codec.url(target, stream), codec.headers(target, call.apiKey), body, ownEditsOf(codec, call, caller))
+}
+
+const noCaller: CallerContext = { tags: {}, dryrun: false, credentials: {}, extraBody: [], extraHeaders: [] }
+
+/**
+ * The call with only the edits its own request takes: all of them, but for a codec that
+ * forwards the caller's (`forwardsCallerEdits`), only the provider table's. A call's edits are
+ * the provider's followed by the caller's (`providerCall`), so the provider's are a prefix.
+ */
+const ownEditsOf = <C extends ProviderCall<unknown>, Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  call: C,
+  caller: CallerContext
+): C => {
+  if (codec.forwardsCallerEdits !== true || (caller.extraBody.length === 0 && caller.extraHeaders.length === 0)) return call
+  return {
+    ...call,
+    extraBody: call.extraBody.slice(0, call.extraBody.length - caller.extraBody.length),
+    extraHeaders: call.extraHeaders.slice(0, call.extraHeaders.length - caller.extraHeaders.length)
+  }
 }
 
 /** A call's URL, headers and body with its `extra_body` and `extra_headers` edits applied (see `wireRequest`). */
@@ -505,17 +540,37 @@ const chunksOf = <Event>(
   return Effect.suspend(next)
 }
 
-/** The edits of a call: the provider's, then the variant's, then the request's that apply to it. */
-const editsFor = <E>(
-  provider: ReadonlyArray<E>,
+/** The caller's edits of a call: the variant's, then the request's that apply to it. */
+const callerEditsFor = <E>(
   variant: ReadonlyArray<E>,
   requested: ReadonlyArray<ScopedEdit<E>>,
   target: CallTarget
 ): ReadonlyArray<E> => {
-  if (variant.length === 0 && requested.length === 0) return provider
-  const edits = [...provider, ...variant]
+  if (requested.length === 0) return variant
+  const edits = [...variant]
   for (const entry of requested) if (scopeMatches(entry.scope, target)) edits.push(entry.edit)
   return edits
+}
+
+/** The edits of a call: the provider's, then the caller's. */
+const editsFor = <E>(provider: ReadonlyArray<E>, caller: ReadonlyArray<E>): ReadonlyArray<E> =>
+  caller.length === 0 ? provider : provider.length === 0 ? caller : [...provider, ...caller]
+
+const noTags: Readonly<Record<string, string>> = {}
+
+/** The request's credentials but the one that is the call's own key (a provider forwarding them must not hand it on). */
+const forwardableCredentials = (
+  credentials: Readonly<Record<string, string>>,
+  apiKey: string | undefined
+): Readonly<Record<string, string>> => {
+  if (apiKey === undefined) return credentials
+  let kept: Record<string, string> | undefined
+  for (const name in credentials) {
+    if (credentials[name] !== apiKey) continue
+    kept ??= { ...credentials }
+    delete kept[name]
+  }
+  return kept ?? credentials
 }
 
 /** What a variant adds to every call it makes. */
@@ -525,11 +580,13 @@ export interface VariantEdits {
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
 }
 
-/** What a request brings to every call: its own scoped edits and its dynamic credentials. */
+/** What a request brings to every call: its own scoped edits and its dynamic credentials (and, for a provider forwarding them, its tags and dryrun). */
 export interface RequestExtras {
   readonly bodyEdits: ReadonlyArray<ScopedEdit<ExtraBodyEdit>>
   readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
   readonly credentials: Readonly<Record<string, string>>
+  readonly tags?: Readonly<Record<string, string>> | undefined
+  readonly dryrun?: boolean | undefined
 }
 
 /** The credential of one call: a dynamic one missing from the request is the caller's fault, another missing one this provider's. */
@@ -573,13 +630,21 @@ export const providerCall = <Request = ModelRequest>(
   const apiKey = credentialFor(provider.credential, provider, modelName, extras.credentials)
   if (typeof apiKey === "object") return apiKey
   const target: CallTarget = { variantName: variant.name, modelName, providerName: provider.name }
+  const caller: CallerContext = {
+    tags: extras.tags ?? noTags,
+    dryrun: extras.dryrun === true,
+    credentials: forwardableCredentials(extras.credentials, apiKey),
+    extraBody: callerEditsFor(variant.extraBody, extras.bodyEdits, target),
+    extraHeaders: callerEditsFor(variant.extraHeaders, extras.headerEdits, target)
+  }
   return {
     request,
     apiKey,
-    extraBody: editsFor(provider.extraBody, variant.extraBody, extras.bodyEdits, target),
-    extraHeaders: editsFor(provider.extraHeaders, variant.extraHeaders, extras.headerEdits, target),
+    extraBody: editsFor(provider.extraBody, caller.extraBody),
+    extraHeaders: editsFor(provider.extraHeaders, caller.extraHeaders),
     modelName,
     providerName: provider.name,
-    qualifiedName: qualifiedProviderName(modelName, provider.name)
+    qualifiedName: qualifiedProviderName(modelName, provider.name),
+    caller
   }
 }

@@ -14,7 +14,7 @@ import type { InvalidRequest, UpstreamFailureKind } from "../errors.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
 import type { HttpTransport } from "../services.ts"
-import type { BatchHandle, EmbeddingRequest, EmbeddingResponse } from "./codec.ts"
+import type { BatchHandle, CallerContext, EmbeddingRequest, EmbeddingResponse } from "./codec.ts"
 
 /** One provider's failure; collected into the model's error when every provider fails. */
 export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("ProviderFailure", {
@@ -56,6 +56,8 @@ export interface ProviderCall<Request = ModelRequest> {
   readonly providerName: string
   /** `gateway::model_name::<model>::provider_name::<provider>`, the scope of `unknown` blocks */
   readonly qualifiedName: string
+  /** what a provider that forwards calls to another gateway sends on (`CallerContext`); absent: nothing */
+  readonly caller?: CallerContext | undefined
 }
 
 /**

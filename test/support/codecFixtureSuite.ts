@@ -140,14 +140,17 @@ export const fixtureSuite = <Settings, Target, Event>(
         it(`${name}: ${fixture.description}`, () => {
           const own = ((fixture as { readonly settings?: Partial<Settings> }).settings ?? fixture.call.settings ?? {}) as Partial<Settings>
           const target = codec.target({ ...settings, ...own }, fixture.call.model, {})
+          const caller = fixture.call.caller
+          // as `providerCall` makes them: the provider's edits, then the caller's
           const built = wireRequest(codec, target, {
             request: fixture.request,
             apiKey: fixture.call.apiKey,
-            extraBody: fixture.call.extraBody,
-            extraHeaders: fixture.call.extraHeaders,
+            extraBody: [...fixture.call.extraBody, ...caller?.extraBody ?? []],
+            extraHeaders: [...fixture.call.extraHeaders, ...caller?.extraHeaders ?? []],
             modelName: fixture.call.modelName,
             providerName: fixture.call.providerName,
-            qualifiedName: qualifiedProviderName(fixture.call.modelName, fixture.call.providerName)
+            qualifiedName: qualifiedProviderName(fixture.call.modelName, fixture.call.providerName),
+            caller
           }, fixture.call.stream)
           if (!("body" in built)) throw new Error(built.message)
           expect(built.url).toBe(fixture.http.url)

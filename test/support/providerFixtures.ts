@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../../src/inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk } from "../../src/inference/types.ts"
-import type { ParsedResponse } from "../../src/providers/codec.ts"
+import type { CallerContext, ParsedResponse } from "../../src/providers/codec.ts"
 
 const providersDir = path.join(import.meta.dirname, "../../src/providers")
 
@@ -29,6 +29,8 @@ export interface RequestFixture {
     readonly providerName: string
     readonly extraBody: ReadonlyArray<ExtraBodyEdit>
     readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
+    /** what the request brings besides the model call (`CallerContext`): its edits follow `extraBody`/`extraHeaders`, the provider's own */
+    readonly caller?: CallerContext
   }
   /** a `ModelRequest` whose tools have no validator (the codec never uses it) */
   readonly request: ModelRequest
