@@ -82,6 +82,9 @@ describe("one process", () => {
     expect(answer.body.variant_name).toBe("b")
     expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: "system", content: "You are variant b." })
     expect(gateway.log()).toMatch(/configuration reloaded \([0-9a-f]{12}\): \d+ functions, 1 models/)
+    // the UI's configuration page shows the configuration serving
+    const shown = (await gateway.get("/v1/ui/config")).body.functions.find((fn: { name: string }) => fn.name === "chat")
+    expect(shown.variants.map((variant: { name: string }) => variant.name).sort()).toEqual(["a", "b"])
   })
 
   it("keeps the configuration serving when the files do not validate: the endpoint answers 400 with the problems, logged as at start-up", async () => {

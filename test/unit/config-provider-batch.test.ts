@@ -6,12 +6,12 @@
  */
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import type { ModelRequest } from "../../src/inference/types.ts"
 import { vertexGeminiProvider } from "../../src/providers/gemini/index.ts"
 import { qualifiedProviderName } from "../../src/providers/types.ts"
 import { HttpTransport } from "../../src/services.ts"
 import { shorthandProviders } from "../../src/config/models.ts"
 import { buildErrors, buildOk } from "./fixtures.ts"
+import { hiRequest } from "../support/modelRequests.ts"
 
 const typeBatch = (table: string) => `
 [provider_types.gcp_vertex_gemini.batch]
@@ -74,7 +74,7 @@ input_uri_prefix = "s3://bucket/in/"`))
 
   it("a provider without batch settings: its batch start fails as unsupported, naming the table to set, without a request", async () => {
     const config = buildOk(provider("m")).models.get("m")!.providers.get("p")!
-    const request: ModelRequest = { messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }], params: {}, functionType: "chat", jsonMode: "off", providerTools: [] }
+    const request = hiRequest
     const call = { request, apiKey: undefined, extraBody: [], extraHeaders: [], modelName: "m", providerName: "p", qualifiedName: qualifiedProviderName("m", "p") }
     const transport = HttpTransport.of({
       post: () => Effect.die("no request expected"),

@@ -8,11 +8,11 @@ import { describe, expect, it } from "vitest"
 import { planBatch } from "../../src/batch/prepare.ts"
 import { ModelTable } from "../../src/inference/models.ts"
 import { EmbeddingModelTable } from "../../src/embeddings/models.ts"
-import type { ModelRequest } from "../../src/inference/types.ts"
 import { gatewayCodec } from "../../src/providers/gateway/index.ts"
 import { providerCall, wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, ProviderFailure } from "../../src/providers/types.ts"
 import { buildErrors, buildOk } from "./fixtures.ts"
+import { hiRequest } from "../support/modelRequests.ts"
 
 const relay = (table = `gateway_url = "http://central:3000"\napi_key_location = "env::CENTRAL_KEY"`) => `
 [gateway.relay]
@@ -152,13 +152,7 @@ model = "gateway::mini"
   })
 })
 
-const request: ModelRequest = {
-  messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
-  params: {},
-  functionType: "chat",
-  jsonMode: "off",
-  providerTools: []
-}
+const request = hiRequest
 
 describe("a call to the central gateway", () => {
   const config = buildOk(relay(`gateway_url = "http://central:3000"\napi_key_location = "dynamic::central_key"\nforward_credentials = true`) + models)

@@ -9,14 +9,9 @@ import { vertexAnthropicCodec } from "../../src/providers/anthropic/vertex.ts"
 import { WireProblem } from "../../src/providers/codec.ts"
 import { parseShorthandModel, providerTypes } from "../../src/providers/registry.ts"
 import { streamFixture } from "../support/providerFixtures.ts"
+import { hiRequest } from "../support/modelRequests.ts"
 
-const request: ModelRequest = {
-  messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
-  params: {},
-  functionType: "chat",
-  jsonMode: "off",
-  providerTools: []
-}
+const request = hiRequest
 const validatorOf = (schema: object) => {
   const compiled = compileJsonSchema(schema)
   if (!("validator" in compiled)) throw new Error(compiled.error)

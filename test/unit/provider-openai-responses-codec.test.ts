@@ -6,21 +6,15 @@
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import type { ProviderConfig } from "../../src/config/types.ts"
-import type { ModelRequest } from "../../src/inference/types.ts"
 import { openAiProvider } from "../../src/providers/openai/index.ts"
 import { decodeReasoningSignature, encodeReasoningSignature } from "../../src/providers/openai/responses/signature.ts"
 import { parseShorthandModel } from "../../src/providers/registry.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/services.ts"
 import { byteReaderOf } from "../support/providerStreams.ts"
+import { hiRequest } from "../support/modelRequests.ts"
 
-const request: ModelRequest = {
-  messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
-  params: {},
-  functionType: "chat",
-  jsonMode: "off",
-  providerTools: []
-}
+const request = hiRequest
 
 const call: ProviderCall = {
   request,

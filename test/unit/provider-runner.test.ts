@@ -10,23 +10,18 @@ import { describe, expect, it } from "vitest"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { requestBodyEdit } from "../../src/inference/extraBody.ts"
-import type { ModelRequest, ProviderChunk } from "../../src/inference/types.ts"
+import type { ProviderChunk } from "../../src/inference/types.ts"
 import { hostedCodec, selfHostedCodec } from "../../src/providers/chatCompletionsFamily.ts"
 import { openAiCodec } from "../../src/providers/openai/index.ts"
 import { providerCall, wireClient, wireProvider, wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, type HttpStreamReply, HttpTransport, TransportError } from "../../src/services.ts"
 import { byteReaderOf, forEachChunk } from "../support/providerStreams.ts"
+import { hiRequest } from "../support/modelRequests.ts"
 
 const key = "sk-live-secret-key-0123456789"
 
-const request: ModelRequest = {
-  messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
-  params: {},
-  functionType: "chat",
-  jsonMode: "off",
-  providerTools: []
-}
+const request = hiRequest
 
 const call = (fields: Partial<ProviderCall> = {}): ProviderCall => ({
   request,
