@@ -287,7 +287,7 @@ const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined, wat
     const { ServerLive } = yield* Effect.promise(() => import("../layers/server.ts"))
     const options = {
       load: () => loadConfig(configPattern(flags), process.env),
-      watchConfig,
+      watchConfig: watchConfig ? { pattern: configPattern(flags) } : undefined,
       ...(worker === undefined ? {} : { reusePort: worker.reusePort, onListening: announceListening, tellOtherWorkers: askOtherWorkersToReload })
     }
     return yield* logConfigWarnings(warnings).pipe(

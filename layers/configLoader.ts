@@ -29,6 +29,19 @@ const readText = (file: string): string | undefined => {
   }
 }
 
+/**
+ * For a glob (`config/**\/*.toml`): the absolute pattern, and the folder its matches are under
+ * (its segments before the first with a glob character), where a new match can appear;
+ * undefined for a plain file name.
+ */
+export const globRoot = (pattern: string): { readonly folder: string; readonly pattern: string } | undefined => {
+  if (!globCharacters.test(pattern)) return undefined
+  const absolute = path.resolve(pattern)
+  const segments = absolute.split(path.sep)
+  const firstGlob = segments.findIndex((segment) => globCharacters.test(segment))
+  return { folder: segments.slice(0, firstGlob).join(path.sep) || path.sep, pattern: absolute }
+}
+
 /** The files a `--config-file` value names: the file itself, or every match of a glob, sorted. */
 export const configFiles = (pattern: string): ReadonlyArray<string> =>
   globCharacters.test(pattern)

@@ -13,6 +13,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ReloadOutcome } from "../src/config/reload.ts"
+import { globRoot } from "./configLoader.ts"
 
 /** how long changes are gathered before one reload */
 const settleMs = 250
@@ -32,10 +33,13 @@ const makeFolderWatcher = (changed: (files: ReadonlyArray<string>) => void) => {
   let pending: NodeJS.Timeout | undefined
   const seen = new Set<string>()
 
+  let glob: { readonly folder: string; readonly pattern: string } | undefined
+  let treeWatcher: fs.FSWatcher | undefined
+
   const onEvent = (folder: string) => (_event: string, name: string | Buffer | null) => {
     const file = name === null ? undefined : path.join(folder, name.toString())
-    // a folder's event without a name, or about one of the files read, counts
-    if (file !== undefined && !watched.has(file)) return
+    // a folder's event without a name, about one of the files read, or about a new match of the glob counts
+    if (file !== undefined && !watched.has(file) && !(glob !== undefined && path.matchesGlob(file, glob.pattern))) return
     seen.add(file ?? folder)
     clearTimeout(pending)
     pending = setTimeout(() => {
@@ -69,17 +73,35 @@ const makeFolderWatcher = (changed: (files: ReadonlyArray<string>) => void) => {
     }
   }
 
+  /** a glob's folder, watched with its subfolders: a new matching file reloads too */
+  const watchGlob = (root: { readonly folder: string; readonly pattern: string }) => {
+    glob = root
+    try {
+      treeWatcher = fs.watch(root.folder, { persistent: false, recursive: true }, onEvent(root.folder))
+      treeWatcher.on("error", () => treeWatcher?.close())
+    } catch {
+      // the folder is gone: the files read are still watched
+    }
+  }
+
   const close = () => {
     clearTimeout(pending)
     for (const watcher of watchers.values()) watcher.close()
     watchers.clear()
+    treeWatcher?.close()
   }
 
-  return { watch, close }
+  return { watch, watchGlob, close }
 }
 
-/** SIGHUP reloads for as long as the scope lasts; so does a change of `watchFiles` when given (`--watch-config`). */
-export const reloadTriggers = (generations: Reloadable, watchFiles: ReadonlyArray<string> | undefined): Effect.Effect<void, never, Scope.Scope> =>
+/** what `--watch-config` watches: the files read, and the `--config-file` value (a glob's new matches count) */
+export interface WatchedConfig {
+  readonly files: ReadonlyArray<string>
+  readonly pattern: string | undefined
+}
+
+/** SIGHUP reloads for as long as the scope lasts; so does a change of the watched configuration when given (`--watch-config`). */
+export const reloadTriggers = (generations: Reloadable, watched: WatchedConfig | undefined): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const context = yield* Effect.context<never>()
     const run = (trigger: string) => {
@@ -90,12 +112,16 @@ export const reloadTriggers = (generations: Reloadable, watchFiles: ReadonlyArra
       Effect.sync(() => process.on("SIGHUP", onHangup)),
       () => Effect.sync(() => process.off("SIGHUP", onHangup))
     )
-    if (watchFiles === undefined) return
+    if (watched === undefined) return
     const watcher = yield* Effect.acquireRelease(
       Effect.sync(() => makeFolderWatcher((files) => run(`${files.join(", ")} changed`))),
       (made) => Effect.sync(made.close)
     )
-    watcher.watch(watchFiles)
+    watcher.watch(watched.files)
+    const root = watched.pattern === undefined ? undefined : globRoot(watched.pattern)
+    if (root !== undefined) watcher.watchGlob(root)
     generations.onFilesChanged(watcher.watch)
-    yield* Effect.logInfo(`configuration: watching ${watchFiles.length} file${watchFiles.length === 1 ? "" : "s"} for changes (--watch-config)`)
+    yield* Effect.logInfo(
+      `configuration: watching ${watched.files.length} file${watched.files.length === 1 ? "" : "s"}${root === undefined ? "" : ` and new matches of ${root.pattern}`} for changes (--watch-config)`
+    )
   })

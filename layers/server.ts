@@ -20,8 +20,8 @@ import { ProcessServicesLive } from "./services.ts"
 export interface ServerOptions {
   /** loads the configuration files again, as at start-up (a reload) */
   readonly load: () => LoadedConfig
-  /** `--watch-config`: reload when a file of the configuration changes */
-  readonly watchConfig?: boolean
+  /** `--watch-config`: reload when a file of the configuration changes, or (a glob) a new one matches */
+  readonly watchConfig?: { readonly pattern: string | undefined } | undefined
   /** with `[gateway] workers`: after a reload asked over HTTP, the other workers reload too */
   readonly tellOtherWorkers?: () => void
   readonly shutdownTimeoutMs?: number
@@ -131,5 +131,5 @@ export const ServerLive = (
     if (options.onListening !== undefined && "port" in listening.address) {
       options.onListening({ host: config.gateway.bindAddress.host, port: listening.address.port })
     }
-    yield* reloadTriggers(generations, options.watchConfig === true ? loaded.files : undefined)
+    yield* reloadTriggers(generations, options.watchConfig === undefined ? undefined : { files: loaded.files, pattern: options.watchConfig.pattern })
   }))

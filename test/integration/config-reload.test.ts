@@ -151,6 +151,28 @@ describe("one process", () => {
   })
 })
 
+describe("a glob of configuration files, watched", () => {
+  let gateway: RunningGateway
+  beforeAll(async () => {
+    gateway = await startGateway({
+      files: { "conf/main.toml": configWith(["a"]), "conf/a.minijinja": templates["a.minijinja"], "conf/b.minijinja": templates["b.minijinja"] },
+      args: ["--config-file", "conf/*.toml", "--watch-config"]
+    })
+  })
+  afterAll(async () => {
+    await gateway?.stop()
+  })
+
+  it("reloads when a new file matches the glob", async () => {
+    const before = await statusOf(gateway)
+    expect((await gateway.post("/inference", chat("b"))).status).toBe(404)
+    fs.writeFileSync(path.join(gateway.dir, "conf", "more.toml"), `[functions.chat.variants.b]\ntype = "chat_completion"\nmodel = "fake"\nweight = 1\ntemplates.system.path = "b.minijinja"\n`)
+    await pollUntil(() => statusOf(gateway), (status) => status.config.hash !== before.config.hash, 10_000)
+    expect((await gateway.post("/inference", chat("b"))).status).toBe(200)
+    expect(gateway.log()).toMatch(/configuration: reloading \(\S*conf\/more\.toml changed\)/)
+  })
+})
+
 /** a rate limit on the inferences tagged `reload_test` */
 const limitedTo = (perMinute: number) =>
   `[[rate_limiting.rules]]\nalways = true\nmodel_inferences_per_minute = ${perMinute}\nscope = [{ tag_key = "reload_test", tag_value = "gateway::each" }]\n`
