@@ -72,7 +72,10 @@ export type ProcessContext = Context.Context<Layer.Success<ReturnType<typeof Pro
 const changedGatewayKeys = (before: GatewayConfig["gateway"], after: GatewayConfig["gateway"]): ReadonlyArray<string> =>
   Object.keys({ ...before, ...after }).filter((key) =>
     !isDeepStrictEqual(before[key as keyof typeof before], after[key as keyof typeof after])
-  )
+  ).map(snakeCase)
+
+/** `basePath` → `base_path`: the settings' names as the TOML file writes them */
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 
 /**
  * The rate limits of a reloaded configuration, on the buckets the process opened at start-up;

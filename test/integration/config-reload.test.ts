@@ -229,7 +229,7 @@ describe("with authentication on", () => {
     writeConfig(gateway, configWith(["a", "b"], "[gateway]\nbase_path = \"/moved\"\n[gateway.auth]\nenabled = true\n"))
     const reloaded = await call(gateway, "POST", "/internal/config/reload", { key: admin })
     expect(reloaded.status).toBe(200)
-    expect(reloaded.body.warnings).toEqual([expect.stringMatching(/\[gateway\] basePath changed: \[gateway\] takes effect at the next restart/)])
+    expect(reloaded.body.warnings).toEqual([expect.stringMatching(/\[gateway\] base_path changed: \[gateway\] takes effect at the next restart/)])
     expect((await call(gateway, "POST", "/inference", { body: chat("b"), key: admin })).status).toBe(200)
   })
 })
