@@ -6,6 +6,9 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { Browser } from "playwright-core"
+import { afterAll, beforeAll } from "vitest"
+import { launchBrowser } from "./browser.ts"
 import { repoRoot, runGateway, type RunningGateway, startGateway } from "./gateway.ts"
 
 const quickstartFunctions = (): Record<string, string> => {
@@ -178,4 +181,25 @@ export const until = async (condition: () => Promise<boolean>, timeoutMs = 20_00
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+}
+
+/**
+ * A suite of browser tests on one seeded gateway (`startUiGateway(options)`) and one browser:
+ * both started before its tests (`started` is told them) and stopped after. A suite that seeds
+ * more registers its own `beforeAll` after this, which runs once they are up.
+ */
+export const uiSuite = (
+  options: Parameters<typeof startUiGateway>[0],
+  started: (suite: { readonly gateway: UiGateway; readonly browser: Browser }) => void
+): void => {
+  let suite: { readonly gateway: UiGateway; readonly browser: Browser } | undefined
+  beforeAll(async () => {
+    const [gateway, browser] = await Promise.all([startUiGateway(options), launchBrowser()])
+    suite = { gateway, browser }
+    started(suite)
+  }, 120_000)
+  afterAll(async () => {
+    await suite?.browser.close()
+    await suite?.gateway.stop()
+  })
 }

@@ -7,9 +7,9 @@
  * screenshots.
  */
 import type { Browser, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { accessibilityViolations, launchBrowser, screenshot, watchedPage } from "../support/browser.ts"
-import { startUiGateway, type UiGateway, until } from "../support/uiGateway.ts"
+import { describe, expect, it } from "vitest"
+import { accessibilityViolations, screenshot, watchedPage } from "../support/browser.ts"
+import { type UiGateway, uiSuite, until } from "../support/uiGateway.ts"
 
 const keyPattern = /^sk-gw-([a-z0-9]{12})-[A-Za-z0-9]{48}$/
 
@@ -28,13 +28,7 @@ describe("access to the UI with authentication on", () => {
   let gateway: UiGateway
   let browser: Browser
 
-  beforeAll(async () => {
-    ;[gateway, browser] = await Promise.all([startUiGateway({ auth: true, inferences: 1 }), launchBrowser()])
-  }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await gateway?.stop()
-  })
+  uiSuite({ auth: true, inferences: 1 }, (started) => ({ gateway, browser } = started))
 
   const inference = (key: string) =>
     fetch(`${gateway.url}/inference`, {

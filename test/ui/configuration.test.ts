@@ -5,9 +5,9 @@
  * no console errors or failed requests, no axe-core violation, screenshots at two widths.
  */
 import type { Browser, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { accessibilityViolations, launchBrowser, screenshot, watchedPage, widths } from "../support/browser.ts"
-import { startUiGateway, type UiGateway } from "../support/uiGateway.ts"
+import { describe, expect, it } from "vitest"
+import { accessibilityViolations, screenshot, watchedPage, widths } from "../support/browser.ts"
+import { type UiGateway, uiSuite } from "../support/uiGateway.ts"
 
 /** the cells of the rows of the table captioned `caption` */
 const tableRows = (page: Page, caption: string): Promise<Array<Array<string>>> =>
@@ -19,13 +19,7 @@ describe("the Configuration page", () => {
   let gateway: UiGateway
   let browser: Browser
 
-  beforeAll(async () => {
-    ;[gateway, browser] = await Promise.all([startUiGateway({ inferences: 1 }), launchBrowser()])
-  }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await gateway?.stop()
-  })
+  uiSuite({ inferences: 1 }, (started) => ({ gateway, browser } = started))
 
   it("shows functions with their variants' templates, metrics, tools and models as loaded", async () => {
     const { page, context, problems } = await watchedPage(browser)

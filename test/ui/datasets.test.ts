@@ -8,9 +8,9 @@
  */
 import * as fs from "node:fs"
 import type { Browser, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { accessibilityViolations, launchBrowser, screenshot, watchedPage, type WatchedPage, widths } from "../support/browser.ts"
-import { startUiGateway, type UiGateway } from "../support/uiGateway.ts"
+import { describe, expect, it } from "vitest"
+import { accessibilityViolations, screenshot, watchedPage, type WatchedPage, widths } from "../support/browser.ts"
+import { type UiGateway, uiSuite } from "../support/uiGateway.ts"
 
 /** the id of the element that has the focus */
 const focusedId = (page: Page) => page.evaluate("document.activeElement && document.activeElement.id") as Promise<string | null>
@@ -37,13 +37,7 @@ describe("the dataset pages", () => {
   let gateway: UiGateway
   let browser: Browser
 
-  beforeAll(async () => {
-    ;[gateway, browser] = await Promise.all([startUiGateway(), launchBrowser()])
-  }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await gateway?.stop()
-  })
+  uiSuite({}, (started) => ({ gateway, browser } = started))
 
   const liveIds = async (dataset: string): Promise<Array<string>> => {
     const answer = await gateway.gateway.post(`/v1/datasets/${dataset}/list_datapoints`, { limit: 100 }, gateway.headers)
@@ -304,13 +298,7 @@ describe("the dataset pages with authentication on", () => {
   let gateway: UiGateway
   let browser: Browser
 
-  beforeAll(async () => {
-    ;[gateway, browser] = await Promise.all([startUiGateway({ auth: true, inferences: 4 }), launchBrowser()])
-  }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await gateway?.stop()
-  })
+  uiSuite({ auth: true, inferences: 4 }, (started) => ({ gateway, browser } = started))
 
   it("exports with the session cookie, and saves and deletes with the CSRF token", async () => {
     const watched = await watchedPage(browser)

@@ -9,9 +9,9 @@
  * No console errors or failed requests, no axe-core violation, screenshots in test-artifacts/ui/.
  */
 import type { Browser, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { accessibilityViolations, launchBrowser, screenshot, watchedPage, widths } from "../support/browser.ts"
-import { startUiGateway, type UiGateway, until } from "../support/uiGateway.ts"
+import { describe, expect, it } from "vitest"
+import { accessibilityViolations, screenshot, watchedPage, widths } from "../support/browser.ts"
+import { type UiGateway, uiSuite, until } from "../support/uiGateway.ts"
 
 const dummyText = "Hello from the dummy provider. This answer is always the same."
 
@@ -33,13 +33,7 @@ describe("the evaluation pages", () => {
   /** the two runs of the first test: echo's, then fixed's */
   let runIds: ReadonlyArray<string> = []
 
-  beforeAll(async () => {
-    ;[ui, browser] = await Promise.all([startUiGateway(), launchBrowser()])
-  }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await ui?.stop()
-  })
+  uiSuite({}, (started) => ({ gateway: ui, browser } = started))
 
   it("runs echo and fixed on the dataset from the form with the keyboard, follows the progress, and compares them", async () => {
     const { page, context, problems } = await watchedPage(browser)

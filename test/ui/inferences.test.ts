@@ -6,9 +6,9 @@
  * violation, screenshots in test-artifacts/ui/.
  */
 import type { Browser, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { accessibilityViolations, launchBrowser, screenshot, watchedPage, widths } from "../support/browser.ts"
-import { startUiGateway, type UiGateway, until } from "../support/uiGateway.ts"
+import { describe, expect, it } from "vitest"
+import { accessibilityViolations, screenshot, watchedPage, widths } from "../support/browser.ts"
+import { type UiGateway, uiSuite, until } from "../support/uiGateway.ts"
 
 const inferenceRows = (page: Page) => page.getByRole("region", { name: "Inferences, newest first" }).locator("tbody tr")
 
@@ -16,13 +16,7 @@ describe("the inference pages", () => {
   let ui: UiGateway
   let browser: Browser
 
-  beforeAll(async () => {
-    ;[ui, browser] = await Promise.all([startUiGateway(), launchBrowser()])
-  }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await ui?.stop()
-  })
+  uiSuite({}, (started) => ({ gateway: ui, browser } = started))
 
   it("finds bob's inferences by tag with the keyboard, gives feedback and adds one to a dataset, then shows its episode", async () => {
     const { page, context, problems } = await watchedPage(browser)

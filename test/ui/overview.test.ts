@@ -7,9 +7,9 @@
  * desktop and a narrow width.
  */
 import type { Browser, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { accessibilityViolations, launchBrowser, screenshot, watchedPage, widths } from "../support/browser.ts"
-import { startUiGateway, type UiGateway, until } from "../support/uiGateway.ts"
+import { beforeAll, describe, expect, it } from "vitest"
+import { accessibilityViolations, screenshot, watchedPage, widths } from "../support/browser.ts"
+import { type UiGateway, uiSuite, until } from "../support/uiGateway.ts"
 
 /** the cells of the rows of the table captioned `caption` */
 const tableRows = (page: Page, caption: string): Promise<Array<Array<string>>> =>
@@ -23,8 +23,8 @@ describe("the Overview page", () => {
   /** inferences of haiku by variant, as the gateway stored them (the split is drawn at random) */
   let split: Record<string, number>
 
+  uiSuite({}, (started) => ({ gateway, browser } = started))
   beforeAll(async () => {
-    ;[gateway, browser] = await Promise.all([startUiGateway(), launchBrowser()])
     // the seeded ratings are written after their answers, by the write queue
     await until(async () => {
       const response = await fetch(`${gateway.url}/v1/ui/overview?function_name=haiku`)
@@ -33,10 +33,6 @@ describe("the Overview page", () => {
       return body.metrics[0]?.variants.reduce((sum: number, variant: any) => sum + variant.count, 0) === 6
     })
   }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await gateway?.stop()
-  })
 
   it("shows the counts by function, then by variant with feedback once a function is picked, and follows the range", async () => {
     const { page, context, problems } = await watchedPage(browser)

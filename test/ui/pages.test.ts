@@ -4,9 +4,9 @@
  * violation, and a screenshot at a desktop and a narrow width lands in test-artifacts/ui/.
  */
 import type { Browser } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { accessibilityViolations, launchBrowser, screenshot, watchedPage, widths } from "../support/browser.ts"
-import { startUiGateway, type UiGateway } from "../support/uiGateway.ts"
+import { beforeAll, describe, expect, it } from "vitest"
+import { accessibilityViolations, screenshot, watchedPage, widths } from "../support/browser.ts"
+import { type UiGateway, uiSuite } from "../support/uiGateway.ts"
 
 describe("every page of the UI", () => {
   let gateway: UiGateway
@@ -16,8 +16,8 @@ describe("every page of the UI", () => {
   let evaluationRunId: string
   let workflowRunId: string
 
+  uiSuite({}, (started) => ({ gateway, browser } = started))
   beforeAll(async () => {
-    ;[gateway, browser] = await Promise.all([startUiGateway(), launchBrowser()])
     const datapoints = await gateway.gateway.post("/v1/datasets/seeded/list_datapoints", { limit: 1 })
     datapointId = datapoints.body.datapoints[0].id
     // the stream ends when the run does
@@ -26,10 +26,6 @@ describe("every page of the UI", () => {
     const workflow = await gateway.gateway.post("/workflow_evaluation_run", { variants: { haiku: "fixed" }, display_name: "pages" })
     workflowRunId = workflow.body.run_id
   }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await gateway?.stop()
-  })
 
   const pages = () => {
     const first = gateway.seeded[0]

@@ -6,9 +6,9 @@
  * its inference. No console errors, no axe violations, screenshots.
  */
 import type { Browser, Locator, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { accessibilityViolations, launchBrowser, screenshot, watchedPage, widths } from "../support/browser.ts"
-import { startUiGateway, type UiGateway, until } from "../support/uiGateway.ts"
+import { describe, expect, it } from "vitest"
+import { accessibilityViolations, screenshot, watchedPage, widths } from "../support/browser.ts"
+import { type UiGateway, uiSuite, until } from "../support/uiGateway.ts"
 
 const dummyText = "Hello from the dummy provider. This answer is always the same."
 
@@ -16,13 +16,7 @@ describe("the Playground", () => {
   let gateway: UiGateway
   let browser: Browser
 
-  beforeAll(async () => {
-    ;[gateway, browser] = await Promise.all([startUiGateway({ inferences: 2 }), launchBrowser()])
-  }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await gateway?.stop()
-  })
+  uiSuite({ inferences: 2 }, (started) => ({ gateway, browser } = started))
 
   const answer = (page: Page, name: string): Locator => page.getByRole("region", { name, exact: true })
 
@@ -128,13 +122,7 @@ describe("the Playground with authentication on", () => {
   let gateway: UiGateway
   let browser: Browser
 
-  beforeAll(async () => {
-    ;[gateway, browser] = await Promise.all([startUiGateway({ auth: true, inferences: 1 }), launchBrowser()])
-  }, 120_000)
-  afterAll(async () => {
-    await browser?.close()
-    await gateway?.stop()
-  })
+  uiSuite({ auth: true, inferences: 1 }, (started) => ({ gateway, browser } = started))
 
   it("streams through the UI's session (its cookie and CSRF token)", async () => {
     const { page, context, problems } = await watchedPage(browser)
