@@ -19,7 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
 import type { GatewayConfig } from "../src/config/types.ts"
-import { type LoadedConfig, loadConfig, logConfigWarnings } from "../layers/configLoader.ts"
+import { loadConfig, logConfigWarnings, problemCount, problemLines, type ValidConfig } from "../layers/configLoader.ts"
 import { gatewayVersion } from "../layers/http/status.ts"
 import { type LogFormat, LoggingLive } from "../layers/logging.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "../layers/access.ts"
@@ -117,8 +117,6 @@ const failWith = (code: number, lines: ReadonlyArray<string>) =>
 /** the environment of a one-shot command: a `pglite://` database opened for it, or reached through the gateway holding it */
 const commandEnv = withEmbeddedDatabases(process.env, { shareRunning: true })
 
-/** A valid configuration, what it should change (logged once logging is set up), and what it was read from. */
-type ValidConfig = Extract<LoadedConfig, { readonly config: GatewayConfig }>
 
 /** the file or glob the flags name; undefined for the default (empty) configuration */
 const configPattern = (flags: SharedFlags) => Option.getOrUndefined(Option.orElse(flags.configFile, () => flags.configPath))
@@ -127,7 +125,7 @@ const configPattern = (flags: SharedFlags) => Option.getOrUndefined(Option.orEls
 const configFromFlags = (flags: SharedFlags): Effect.Effect<ValidConfig> => {
   const loaded = loadConfig(configPattern(flags), process.env)
   if ("errors" in loaded) {
-    return failWith(1, [`the configuration is invalid (${loaded.errors.length} problem${loaded.errors.length === 1 ? "" : "s"}):`, ...loaded.errors.map((line) => `  ${line}`)])
+    return failWith(1, [`the configuration is invalid (${problemCount(loaded.errors)}):`, ...problemLines(loaded.errors)])
   }
   return Effect.succeed(loaded)
 }

@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { buildConfig, type ConfigBuilt } from "../src/config/build.ts"
 import type { ConfigSource } from "../src/config/merge.ts"
+import type { GatewayConfig } from "../src/config/types.ts"
 
 /**
  * A configuration as loaded: the core's answer, the files it was read from (the configuration
@@ -18,6 +19,13 @@ import type { ConfigSource } from "../src/config/merge.ts"
  * SHA-256 of their paths and contents: two loads of the same files give the same hash.
  */
 export type LoadedConfig = ConfigBuilt & { readonly files: ReadonlyArray<string>; readonly hash: string }
+
+/** a configuration that validated, with what it was read from */
+export type ValidConfig = Extract<LoadedConfig, { readonly config: GatewayConfig }>
+
+/** `errors` as the problems of a configuration are listed: "1 problem", then each line indented */
+export const problemCount = (errors: ReadonlyArray<string>) => `${errors.length} problem${errors.length === 1 ? "" : "s"}`
+export const problemLines = (errors: ReadonlyArray<string>) => errors.map((line) => `  ${line}`)
 
 const globCharacters = /[*?[\]{}]/
 

@@ -30,8 +30,7 @@ import type { GatewayConfig } from "../src/config/types.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { Metrics } from "../src/metrics/metrics.ts"
 import { RateLimiter } from "../src/ratelimit/limiter.ts"
-import type { LoadedConfig } from "./configLoader.ts"
-import { logConfigWarnings } from "./configLoader.ts"
+import { type LoadedConfig, logConfigWarnings, problemCount, problemLines, type ValidConfig } from "./configLoader.ts"
 import { maxPathParamLength, Routes } from "./http/routes.ts"
 import { ConfiguredServicesLive, type ProcessServicesLive } from "./services.ts"
 
@@ -53,14 +52,6 @@ interface Generation {
   retired: boolean
 }
 
-/** what a valid load gives a generation */
-export interface ValidConfig {
-  readonly config: GatewayConfig
-  readonly warnings: ReadonlyArray<string>
-  readonly hash: string
-  /** the files read (configuration, templates, schemas): what `--watch-config` watches */
-  readonly files: ReadonlyArray<string>
-}
 
 /** what every generation runs on: the process's services, and Node's HTTP platform services */
 export type ProcessContext = Context.Context<Layer.Success<ReturnType<typeof ProcessServicesLive>> | Layer.Success<typeof NodeHttpServer.layerHttpServices>>
@@ -207,7 +198,7 @@ export const makeGenerations = (options: GenerationsOptions) => {
         // watch what the broken configuration reads too: the fix may be in a file it names
         filesChanged?.([...new Set([...serving.files, ...loaded.files])])
         yield* Effect.logError(
-          [`configuration: the reloaded configuration is invalid (${loaded.errors.length} problem${loaded.errors.length === 1 ? "" : "s"}); the configuration serving stays:`, ...loaded.errors.map((line) => `  ${line}`)].join("\n")
+          [`configuration: the reloaded configuration is invalid (${problemCount(loaded.errors)}); the configuration serving stays:`, ...problemLines(loaded.errors)].join("\n")
         )
         return { status: "invalid", version: serving.version, errors: loaded.errors } as const
       }

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import type { ConfigInvalid, ConfigReloaded } from "../../src/api/operations.ts"
 import { parseApiKey } from "../../src/auth/apiKey.ts"
 import { ConfigReload } from "../../src/config/reload.ts"
+import { problemCount } from "../configLoader.ts"
 import { jsonResponse } from "./respond.ts"
 import { configVersionBody } from "./status.ts"
 
@@ -15,7 +16,7 @@ export const reloadConfigHandler = (apiKey: string | undefined) =>
     Effect.map(reload(`POST /internal/config/reload${apiKey === undefined ? "" : ` (key ${parseApiKey(apiKey)?.publicId})`}`), (outcome) => {
       if (outcome.status === "invalid") {
         const body: ConfigInvalid = {
-          error: `the configuration is invalid (${problems(outcome.errors.length)}): the configuration serving stays`,
+          error: `the configuration is invalid (${problemCount(outcome.errors)}): the configuration serving stays`,
           errors: outcome.errors,
           config: configVersionBody(outcome.version)
         }
@@ -28,5 +29,3 @@ export const reloadConfigHandler = (apiKey: string | undefined) =>
       }
       return jsonResponse(JSON.stringify(body))
     }))
-
-const problems = (count: number) => `${count} problem${count === 1 ? "" : "s"}`
