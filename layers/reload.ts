@@ -104,9 +104,14 @@ export const makeGenerations = (options: GenerationsOptions) => {
   const started = Context.get(options.processContext, RateLimiter)
   const lock = Semaphore.makeUnsafe(1)
 
+  /** a retired generation's services are released once its last request has ended */
+  const closeIfDone = (generation: Generation) => {
+    if (generation.retired && generation.inFlight === 0) Effect.runFork(Scope.close(generation.scope, Exit.void))
+  }
+
   const retire = (generation: Generation) => {
     generation.retired = true
-    if (generation.inFlight === 0) Effect.runFork(Scope.close(generation.scope, Exit.void))
+    closeIfDone(generation)
   }
 
   const handle: Dispatch = (request, response) => {
@@ -119,7 +124,7 @@ export const makeGenerations = (options: GenerationsOptions) => {
     generation.handler(request, response)
     return () => {
       generation.inFlight--
-      if (generation.retired && generation.inFlight === 0) Effect.runFork(Scope.close(generation.scope, Exit.void))
+      closeIfDone(generation)
     }
   }
 
