@@ -44,14 +44,21 @@ export const cachePolicy = (
 }
 
 /**
- * The caller's credentials a provider forwards to another gateway (`forward_credentials`) pay
- * for its answer there, as a `dynamic::` credential does here: they are part of the key.
+ * The hash of a call's key `parts` (what it asks), with what the caller paid it with and the
+ * cache's scope, each appended only when present (the keys of calls with none stay as they
+ * were): a credential the caller sent (`dynamic::`), and the caller's credentials a provider
+ * forwards to another gateway (`forward_credentials`), which pay for its answer there. They
+ * only enter the hash, never storage.
  */
-export const appendForwardedCredentials = (parts: Array<unknown>, provider: ProviderConfig, call: ProviderCall<unknown>): void => {
-  const credentials = call.caller?.credentials
-  if (provider.settings.forward_credentials === true && credentials !== undefined && Object.keys(credentials).length > 0) {
-    parts.push(["forwarded_credentials", credentials])
+export const hashKeyParts = (parts: Array<unknown>, provider: ProviderConfig, call: ProviderCall<unknown>, scope: string | undefined): string => {
+  if (provider.credential.kind === "dynamic") parts.push(["credential", call.apiKey])
+  const forwarded = call.caller?.credentials
+  if (provider.settings.forward_credentials === true && forwarded !== undefined && Object.keys(forwarded).length > 0) {
+    parts.push(["forwarded_credentials", forwarded])
   }
+  if (scope !== undefined) parts.push(["scope", scope])
+  // the one-shot hash costs half of createHash().update().digest() on the hot path
+  return hash("sha256", JSON.stringify(parts))
 }
 
 /**
@@ -78,12 +85,7 @@ export const cacheKey = (provider: ProviderConfig, call: ProviderCall, scope?: s
     call.extraBody,
     call.extraHeaders
   ]
-  // appended only when present: the keys of calls with neither stay as they were
-  if (provider.credential.kind === "dynamic") parts.push(["credential", call.apiKey])
-  appendForwardedCredentials(parts, provider, call)
-  if (scope !== undefined) parts.push(["scope", scope])
-  // the one-shot hash costs half of createHash().update().digest() on the hot path
-  return hash("sha256", JSON.stringify(parts))
+  return hashKeyParts(parts, provider, call, scope)
 }
 
 /** A cached entry as a provider response: the stored output, no tokens spent. */

@@ -2,8 +2,7 @@
  * An answered embeddings call -> the row that records it, with a cache key when the request
  * writes the cache and the answer came from the provider.
  */
-import { hash } from "node:crypto"
-import { appendForwardedCredentials } from "../cache/policy.ts"
+import { hashKeyParts } from "../cache/policy.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import { uuidv7Timestamp } from "../ids.ts"
 import type { WriteUnit } from "../observability/writeQueue.ts"
@@ -33,10 +32,7 @@ export const embeddingCacheKey = (
     call.extraBody,
     call.extraHeaders
   ]
-  if (provider.credential.kind === "dynamic") parts.push(["credential", call.apiKey])
-  appendForwardedCredentials(parts, provider, call)
-  if (scope !== undefined) parts.push(["scope", scope])
-  return hash("sha256", JSON.stringify(parts))
+  return hashKeyParts(parts, provider, call, scope)
 }
 
 export const embeddingWriteUnit = (result: EmbeddingResult): WriteUnit => ({
