@@ -55,10 +55,10 @@ export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, n
   return usableKey(key, now)
 }
 
-export const storeUnavailable = (error: StoreError) =>
+const storeUnavailable = (error: StoreError) =>
   new ServiceUnavailable({ message: `cannot check the API key: the relational database is unavailable: ${error.message}` })
 
-export const verified = (outcome: string | Unauthorized): Effect.Effect<string, Unauthorized> => typeof outcome === "string" ? Effect.succeed(outcome) : Effect.fail(outcome)
+const verified = (outcome: string | Unauthorized): Effect.Effect<string, Unauthorized> => typeof outcome === "string" ? Effect.succeed(outcome) : Effect.fail(outcome)
 
 /**
  * Checks an Authorization header against the key it names, found by `find` (which may

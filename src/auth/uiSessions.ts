@@ -23,7 +23,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { type RateLimited, ServiceUnavailable, Unauthorized } from "../errors.ts"
 import type { StoreError } from "../storeError.ts"
-import { storeUnavailable, tooMany, usableKey } from "./authenticate.ts"
+import { tooMany, usableKey } from "./authenticate.ts"
 import type { FailedAttempts } from "./failedAttempts.ts"
 import type { ApiKeyInfo } from "./store.ts"
 
@@ -53,6 +53,9 @@ export const csrfMatches = (sent: string | undefined, sessionId: string): boolea
   const b = Buffer.from(csrfTokenOf(sessionId))
   return a.length === b.length && timingSafeEqual(a, b)
 }
+
+const sessionStoreUnavailable = (what: "start" | "check" | "end", error: StoreError) =>
+  new ServiceUnavailable({ message: `cannot ${what} the UI's session: the relational database is unavailable: ${error.message}` })
 
 const signInAgain = (why: string) => new Unauthorized({ message: `${why}: sign in again` })
 
@@ -88,7 +91,7 @@ export const checkSession = (
   return store.find(hashSessionId(sessionId)).pipe(
     // the store's failure is not the client's
     Effect.tapError(() => Effect.sync(giveBack)),
-    Effect.mapError(storeUnavailable),
+    Effect.mapError((error) => sessionStoreUnavailable("check", error)),
     Effect.flatMap((key) => {
       if (key === undefined) return Effect.fail(signInAgain("the UI's session has ended (signed out, expired, or unknown)"))
       const usable = usableKey(key, now)
@@ -116,5 +119,3 @@ export const makeUiSessions = (store: UiSessionStore, attempts: FailedAttempts |
       : Effect.void
 })
 
-const sessionStoreUnavailable = (what: "start" | "end", error: StoreError) =>
-  new ServiceUnavailable({ message: `cannot ${what} the UI's session: the relational database is unavailable: ${error.message}` })
