@@ -6,8 +6,9 @@
  * out, and disabling the session's key (from the UI's route or the command line), refuse the
  * cookie at once on both, although the gateways trust a verified key for 2 s; the cookie is not
  * the key nor anything derived from it; a cookie holding a raw key (as before the upgrade) is
- * refused; an ended session is refused everywhere; the CSRF token is bound to its session; and
- * guessed session ids count as failed authentications of the client's address.
+ * refused; an ended session is refused everywhere; the CSRF token is bound to its session;
+ * guessed session ids count as failed authentications of the client's address; and while the
+ * database does not answer, a session is neither let in nor (silently) signed out.
  */
 import { createHash, createHmac, randomBytes } from "node:crypto"
 import * as http from "node:http"
@@ -15,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiKey, createKey, disableKey, dummyInference, parseKey, pollUntil } from "../support/access.ts"
 import { freshDatabase, queryDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
+import { startTcpProxy, type TcpProxy } from "../support/tcpProxy.ts"
 
 /** a verified key is trusted this long (the longest allowed): sessions must not wait for it */
 const cacheTtlMs = 2_000
@@ -98,8 +100,9 @@ let database: TestDatabase
 /** two gateways on one database, as two hosts behind a load balancer */
 let first: RunningGateway
 let second: RunningGateway
-/** a third, whose sessions last 3 s */
+/** a third, whose sessions last 3 s, reaching the database through a proxy that can cut it off */
 let brief: RunningGateway
+let proxy: TcpProxy
 let admin: ApiKey
 
 beforeAll(async () => {
@@ -109,10 +112,13 @@ beforeAll(async () => {
   // one after the other: the first applies the migrations
   first = await startGateway({ config: config(), env })
   second = await startGateway({ config: config(), env })
-  brief = await startGateway({ config: config(3), env })
+  const server = new URL(database.url)
+  proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) })
+  brief = await startGateway({ config: config(3), env: { ...env, GATEWAY_RELATIONAL_DB_URL: proxy.urlFor(database.url) } })
 }, 60_000)
 afterAll(async () => {
   await Promise.all([first?.stop(), second?.stop(), brief?.stop()])
+  await proxy?.close()
   await database?.drop()
 })
 
@@ -298,5 +304,28 @@ describe("the UI's session", () => {
     // the gateway keeps answering everyone else
     expect((await read(first, await signIn(first, admin))).status).toBe(200)
     expect((await send(first, "POST", "/inference", { headers: { authorization: `Bearer ${admin.key}` }, body: dummyInference() })).status).toBe(200)
+  })
+
+  it("is not let in, nor signed out, while the database does not answer: 503s, and the session lives on", async () => {
+    const session = await signIn(first, admin)
+    expect((await read(brief, session)).status).toBe(200)
+    proxy.cut()
+    try {
+      const refused = await read(brief, session)
+      expect(refused.status).toBe(503)
+      expect(refused.body.error).toContain("cannot check the UI's session: the relational database is unavailable")
+      const signOut = await send(brief, "DELETE", "/v1/ui/session", { headers: { cookie: session.cookie } })
+      expect(signOut.status).toBe(503)
+      expect(signOut.body.error).toContain("cannot end the UI's session")
+      // the cookies stay, so that signing out can be tried again
+      expect(signOut.headers.getSetCookie()).toEqual([])
+    } finally {
+      proxy.restore()
+    }
+    // not ended: it still works elsewhere, and signing out again ends it everywhere
+    expect((await read(first, session)).status).toBe(200)
+    await pollUntil(() => send(brief, "DELETE", "/v1/ui/session", { headers: { cookie: session.cookie } }), (answer) => answer.status === 200, 10_000)
+    expect((await read(first, session)).status).toBe(401)
+    expect((await read(brief, session)).status).toBe(401)
   })
 })
