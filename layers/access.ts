@@ -1,8 +1,9 @@
 /**
  * Who may call the gateway and how much: the relational database (API keys, the UI's sessions,
  * and rate limit buckets unless Redis holds them), authentication with a short-lived key cache
- * (src/auth/keyCache.ts), the UI's sessions (src/auth/uiSessions.ts), and the rate limiter. Everything here is checked at start-up: a
- * gateway that should check keys or limits and cannot reach where they live does not start.
+ * (src/auth/keyCache.ts), the UI's sessions (src/auth/uiSessions.ts, never cached), and the rate
+ * limiter. Everything here is checked at start-up: a gateway that should check keys or limits
+ * and cannot reach where they live does not start.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
