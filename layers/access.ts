@@ -1,8 +1,9 @@
 /**
- * Who may call the gateway and how much: the relational database (API keys, and rate limit
- * buckets unless Redis holds them), authentication with a short-lived key cache
- * (src/auth/keyCache.ts), and the rate limiter. Everything here is checked at start-up: a
- * gateway that should check keys or limits and cannot reach where they live does not start.
+ * Who may call the gateway and how much: the relational database (API keys, the UI's sessions,
+ * and rate limit buckets unless Redis holds them), authentication with a short-lived key cache
+ * (src/auth/keyCache.ts), the UI's sessions (src/auth/uiSessions.ts, never cached), and the rate
+ * limiter. Everything here is checked at start-up: a gateway that should check keys or limits
+ * and cannot reach where they live does not start.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -14,6 +15,7 @@ import { ApiKeys, Authentication, authenticateGuarded } from "../src/auth/authen
 import { FailedAttempts } from "../src/auth/failedAttempts.ts"
 import { cachedKeyLookup } from "../src/auth/keyCache.ts"
 import { relationalUrlVariable } from "../src/auth/store.ts"
+import { makeUiSessions, UiSessions } from "../src/auth/uiSessions.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { RateLimiter, type RateLimits } from "../src/ratelimit/limiter.ts"
 import type { RateLimitBuckets } from "../src/ratelimit/store.ts"
@@ -80,7 +82,7 @@ const bucketStoreFor = (
   )
 }
 
-/** The RateLimiter and Authentication services, as configured. */
+/** The RateLimiter, Authentication and UiSessions services, as configured. */
 export const AccessLive = (config: GatewayConfig, env: Env) =>
   Layer.effectContext(Effect.gen(function*() {
     const relational = yield* configuredRelationalStore(env)
@@ -102,6 +104,12 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
       authenticate: () => Effect.die("authentication is off"),
       isAdmin: () => true
     })
+    // without authentication the UI is open: there are no sessions
+    let sessions = UiSessions.of({
+      start: () => Effect.die("authentication is off"),
+      check: () => Effect.die("authentication is off"),
+      end: () => Effect.void
+    })
     if (auth.enabled) {
       const store = yield* requireRelational(relational, "[gateway.auth] enabled = true")
       const clock = yield* Clock.Clock
@@ -113,6 +121,8 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
         authenticate: (header, address) => Effect.suspend(() => authenticateGuarded(header, address, lookup, attempts, now())),
         isAdmin: (publicId) => lookup.known(publicId)?.admin === true
       })
+      // never cached: signing out and disabling a key end a session at once in every process
+      sessions = UiSessions.of(makeUiSessions(store.sessions, attempts, now))
       yield* Effect.logInfo(
         `authentication: on (keys cached for ${auth.cacheTtlMs} ms, ${
           attempts === undefined ? "failed attempts not limited" : `at most ${attempts.perMinute} failed attempts a minute per client address`
@@ -122,6 +132,7 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
 
     return Context.make(RateLimiter, { limits }).pipe(
       Context.add(Authentication, authentication),
+      Context.add(UiSessions, sessions),
       Context.add(ApiKeys, { store: relational?.keys })
     )
   }))

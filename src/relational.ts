@@ -1,10 +1,11 @@
 /**
- * The relational database (Postgres, GATEWAY_RELATIONAL_DB_URL): API keys and rate limit
- * buckets, shared by every gateway process. It applies the same migration sequence as the
- * Postgres analytics database, so both may live in one database.
+ * The relational database (Postgres, GATEWAY_RELATIONAL_DB_URL): API keys, the web UI's
+ * sessions and rate limit buckets, shared by every gateway process. It applies the same
+ * migration sequence as the Postgres analytics database, so both may live in one database.
  */
 import type * as Effect from "effect/Effect"
 import type { ApiKeyStore } from "./auth/store.ts"
+import type { UiSessionStore } from "./auth/uiSessions.ts"
 import type { RateLimitBuckets } from "./ratelimit/store.ts"
 import type { StoreError } from "./storeError.ts"
 
@@ -15,4 +16,5 @@ export interface RelationalStore {
   readonly ping: Effect.Effect<void, StoreError>
   readonly keys: ApiKeyStore
   readonly buckets: RateLimitBuckets
+  readonly sessions: UiSessionStore
 }

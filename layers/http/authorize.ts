@@ -1,27 +1,21 @@
 /**
  * Who a request is, for the routes behind a key: the `Authorization` header's key, or else the
- * UI's session cookie. A request on the session must be an admin's (the cookie is only given to
- * admin keys, and a key can lose the role or be disabled since) and, unless it only reads, carry
- * the session's CSRF token in `x-gateway-csrf` (double submit: a page of another site can make the
- * browser send the cookie nowhere, SameSite=Strict, and cannot read the token). Groups marked
- * `AdminOnly` require the role of a header's key too.
+ * UI's session cookie. A request on the session is checked against the relational database
+ * every time (src/auth/uiSessions.ts: signed out, expired, or its key disabled, it is refused at
+ * once), must be an admin's (the session is only given to admin keys, and a key can lose the
+ * role since) and, unless it only reads, carry the session's CSRF token in `x-gateway-csrf` (a
+ * page of another site can make the browser send the cookie nowhere, SameSite=Strict, and
+ * cannot read the token). Groups marked `AdminOnly` require the role of a header's key too.
  */
-import { timingSafeEqual } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
-import { csrfCookie, csrfHeader, sessionCookie } from "../../src/api/uiSession.ts"
+import { csrfHeader, sessionCookie } from "../../src/api/uiSession.ts"
 import type { Authentication } from "../../src/auth/authenticate.ts"
+import { csrfMatches, type UiSessions } from "../../src/auth/uiSessions.ts"
 import { Forbidden } from "../../src/errors.ts"
 
 const readOnlyMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"])
-
-const sameToken = (sent: string | undefined, expected: string | undefined) => {
-  if (sent === undefined || expected === undefined || sent === "") return false
-  const a = Buffer.from(sent)
-  const b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
 
 /** The refusal of a valid key without the role (the sign-in's and every admin route's). */
 export const notAdmin = (publicId: string) =>
@@ -30,18 +24,23 @@ export const notAdmin = (publicId: string) =>
 const requireAdmin = (auth: Authentication["Service"]) => (publicId: string): Effect.Effect<string, Forbidden> =>
   auth.isAdmin(publicId) ? Effect.succeed(publicId) : Effect.fail(notAdmin(publicId))
 
-/**
- * The public id of the admin key the UI's session cookie holds, or why it is not one (401, 403);
- * undefined when the request has no session.
- */
-export const sessionAuthentication = (auth: Authentication["Service"], request: HttpServerRequest.HttpServerRequest, address: string | undefined) => {
+/** the session id the request's cookie holds; undefined when it has none */
+export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const session = request.cookies[sessionCookie]
-  if (session === undefined || session === "") return undefined
-  return Effect.flatMap(auth.authenticate(`Bearer ${session}`, address), requireAdmin(auth))
+  return session === undefined || session === "" ? undefined : session
 }
 
+/** The public id of the admin key of the live session `sessionId`, or why not (401, 403, 429, 503). */
+export const sessionAuthentication = (sessions: UiSessions["Service"], sessionId: string, address: string | undefined) =>
+  Effect.flatMap(sessions.check(sessionId, address), (key) => key.admin ? Effect.succeed(key.publicId) : Effect.fail(notAdmin(key.publicId)))
+
 /** The public id of the request's key, or why it has none (401), or why it may not call the route (403). */
-export const authorize = (auth: Authentication["Service"], request: HttpServerRequest.HttpServerRequest, adminOnly: boolean) => {
+export const authorize = (
+  auth: Authentication["Service"],
+  sessions: UiSessions["Service"],
+  request: HttpServerRequest.HttpServerRequest,
+  adminOnly: boolean
+) => {
   // the socket's peer: a client can write X-Forwarded-For, not its address
   const address = Option.getOrUndefined(request.peerAddress)
   const header = request.headers.authorization
@@ -50,10 +49,11 @@ export const authorize = (auth: Authentication["Service"], request: HttpServerRe
     return adminOnly ? Effect.flatMap(authenticated, requireAdmin(auth)) : authenticated
   }
   // parsed only when there is no header: the API's clients never pay for it
-  const session = sessionAuthentication(auth, request, address)
-  if (session === undefined) return auth.authenticate(header, address)
-  if (!readOnlyMethods.has(request.method) && !sameToken(request.headers[csrfHeader], request.cookies[csrfCookie])) {
+  const sessionId = sessionIdOf(request)
+  if (sessionId === undefined) return auth.authenticate(header, address)
+  // checked before the database is asked: a forged request costs no query
+  if (!readOnlyMethods.has(request.method) && !csrfMatches(request.headers[csrfHeader], sessionId)) {
     return Effect.fail(new Forbidden({ message: `the UI's session needs its CSRF token in the ${csrfHeader} header on a request that changes something` }))
   }
-  return session
+  return sessionAuthentication(sessions, sessionId, address)
 }

@@ -22,6 +22,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import { type Deployment, deployedApi, type GatewayApi } from "../../src/api/gateway.ts"
 import { AdminOnly, ErrorFamily, Open } from "../../src/api/guard.ts"
 import { Authentication } from "../../src/auth/authenticate.ts"
+import { UiSessions } from "../../src/auth/uiSessions.ts"
 import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
 import { MethodNotAllowed, NotFound } from "../../src/errors.ts"
 import type { GatewayServices } from "../services.ts"
@@ -79,6 +80,7 @@ type RouteHandler = Effect.Effect<
  */
 const guardedRoute = (
   auth: Authentication["Service"],
+  sessions: UiSessions["Service"],
   metrics: MetricsRecorder,
   group: GatewayApi["groups"][keyof GatewayApi["groups"]],
   path: string,
@@ -96,7 +98,7 @@ const guardedRoute = (
     ? guarded(counted(undefined), toResponse)
     : guarded(
       Effect.flatMap(
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authorize(auth, request, adminOnly)),
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authorize(auth, sessions, request, adminOnly)),
         counted
       ),
       toResponse
@@ -115,13 +117,14 @@ const guardedRoute = (
 const groupsOf = (
   api: GatewayApi,
   auth: Authentication["Service"],
+  sessions: UiSessions["Service"],
   metrics: MetricsRecorder,
   metricsRequireAuth: boolean,
   scope: Scope.Scope
 ) => {
   const route = (group: keyof GatewayApi["groups"], handler: (apiKey: string | undefined) => RouteHandler, open?: boolean) => {
     const endpoints = api.groups[group].endpoints as Record<string, { readonly path: string }>
-    return (endpoint: string) => guardedRoute(auth, metrics, api.groups[group], endpoints[endpoint].path, handler, open)
+    return (endpoint: string) => guardedRoute(auth, sessions, metrics, api.groups[group], endpoints[endpoint].path, handler, open)
   }
   return Layer.mergeAll(
     HttpApiBuilder.group(api, "inference", (handlers) => handlers.handleRaw("inference", route("inference", inferenceHandler)("inference"))),
@@ -310,10 +313,11 @@ export const Routes = (deployment: Omit<Deployment, "version"> & { readonly ui?:
   const api = deployedApi({ ...deployment, version: gatewayVersion })
   const implemented = Layer.unwrap(Effect.gen(function*() {
     const auth = yield* Authentication
+    const sessions = yield* UiSessions
     const metrics = yield* Metrics
     const scope = yield* Effect.scope
     const routes = HttpApiBuilder.layer(api).pipe(
-      Layer.provide(isolated(groupsOf(api, auth, metrics, deployment.metricsRequireAuth === true, scope)))
+      Layer.provide(isolated(groupsOf(api, auth, sessions, metrics, deployment.metricsRequireAuth === true, scope)))
     )
     return deployment.ui === true ? Layer.merge(routes, UiAssets(deployment.basePath)) : routes
   }))

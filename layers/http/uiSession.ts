@@ -1,26 +1,25 @@
 /**
  * `/v1/ui/session`: signs the web UI in and out (src/api/uiSession.ts). Signing in checks the
  * key exactly as a request's `Authorization` header is checked (failed attempts count against
- * the address), then requires the `admin` role; the key goes into an HttpOnly cookie, never
- * back to the page's scripts.
+ * the address), then requires the `admin` role, and starts a session (src/auth/uiSessions.ts):
+ * its random id goes into an HttpOnly cookie (never the key, and never back to the page's
+ * scripts), its CSRF token into a cookie the page reads. Signing out ends the session in the
+ * database, so that the cookie is refused everywhere from then on, then expires both cookies.
  */
-import { randomBytes } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { csrfCookie, sessionCookie, SignInRequest, type UiSession } from "../../src/api/uiSession.ts"
 import { Authentication } from "../../src/auth/authenticate.ts"
+import { csrfTokenOf, UiSessions } from "../../src/auth/uiSessions.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { Configuration } from "../../src/services.ts"
-import { notAdmin, sessionAuthentication } from "./authorize.ts"
+import { notAdmin, sessionAuthentication, sessionIdOf } from "./authorize.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeSignIn = makeDecoder(SignInRequest)
-
-/** a session lasts a working day; signing in again starts another */
-const sessionSeconds = 12 * 60 * 60
 
 /** Served over HTTPS (directly, or behind a proxy that says so): the cookies are then Secure. */
 const overHttps = (request: HttpServerRequest.HttpServerRequest) =>
@@ -34,9 +33,11 @@ export const getUiSessionHandler = Effect.gen(function*() {
   const auth = yield* Authentication
   if (!auth.enabled) return answer({ authentication: false, signed_in: true })
   const request = yield* HttpServerRequest.HttpServerRequest
-  // signed in while the cookie's key is still valid and an admin's
-  const session = sessionAuthentication(auth, request, Option.getOrUndefined(request.peerAddress))
-  const publicId = session === undefined ? undefined : yield* Effect.orElseSucceed(session, () => undefined)
+  // signed in while the session lasts and its key is still valid and an admin's
+  const sessionId = sessionIdOf(request)
+  if (sessionId === undefined) return answer({ authentication: true, signed_in: false })
+  const check = sessionAuthentication(yield* UiSessions, sessionId, Option.getOrUndefined(request.peerAddress))
+  const publicId = yield* Effect.orElseSucceed(check, () => undefined)
   return answer(publicId === undefined ? { authentication: true, signed_in: false } : { authentication: true, signed_in: true, public_id: publicId })
 })
 
@@ -54,16 +55,27 @@ export const signInHandler = Effect.gen(function*() {
   if (!auth.enabled) return answer({ authentication: false, signed_in: true })
   const publicId = yield* auth.authenticate(`Bearer ${api_key.trim()}`, Option.getOrUndefined(request.peerAddress))
   if (!auth.isAdmin(publicId)) return yield* notAdmin(publicId)
-  const options = { path: yield* cookiePath, sameSite: "strict" as const, secure: overHttps(request), maxAge: `${sessionSeconds} seconds` as const }
+  const sessions = yield* UiSessions
+  // the session this browser held before is replaced: ended, so that no copy of its cookie outlives it
+  const previous = sessionIdOf(request)
+  if (previous !== undefined) yield* sessions.end(previous)
+  const lifetimeS = config.gateway.ui.sessionTtlS
+  const sessionId = yield* sessions.start(publicId, lifetimeS)
+  const options = { path: yield* cookiePath, sameSite: "strict" as const, secure: overHttps(request), maxAge: `${lifetimeS} seconds` as const }
   return answer({ authentication: true, signed_in: true, public_id: publicId }).pipe(
-    HttpServerResponse.setCookieUnsafe(sessionCookie, api_key.trim(), { ...options, httpOnly: true }),
-    HttpServerResponse.setCookieUnsafe(csrfCookie, randomBytes(24).toString("base64url"), options)
+    HttpServerResponse.setCookieUnsafe(sessionCookie, sessionId, { ...options, httpOnly: true }),
+    HttpServerResponse.setCookieUnsafe(csrfCookie, csrfTokenOf(sessionId), options)
   )
 })
 
 export const signOutHandler = Effect.gen(function*() {
   const auth = yield* Authentication
   const path = yield* cookiePath
+  if (auth.enabled) {
+    // ended in the database first: if that fails (503) the cookies stay, and so does a way to retry
+    const sessionId = sessionIdOf(yield* HttpServerRequest.HttpServerRequest)
+    if (sessionId !== undefined) yield* (yield* UiSessions).end(sessionId)
+  }
   return answer({ authentication: auth.enabled, signed_in: !auth.enabled }).pipe(
     HttpServerResponse.expireCookieUnsafe(sessionCookie, { path }),
     HttpServerResponse.expireCookieUnsafe(csrfCookie, { path })

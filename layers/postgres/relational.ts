@@ -1,7 +1,7 @@
 /**
  * The relational database on Postgres (GATEWAY_RELATIONAL_DB_URL): API keys
- * (layers/postgres/apiKeys.ts) and rate limit buckets (layers/postgres/rateLimitBuckets.ts) on
- * one pool, shared by every gateway process. Tables and functions come from
+ * (layers/postgres/apiKeys.ts), the UI's sessions (layers/postgres/uiSessions.ts) and rate limit
+ * buckets (layers/postgres/rateLimitBuckets.ts) on one pool, shared by every gateway process. Tables and functions come from
  * `migrations/postgres/` (the sequence the analytics database applies too). Every connection
  * carries a statement timeout, so a request never waits on a stuck database for longer than
  * that.
@@ -15,6 +15,7 @@ import { makePostgresApiKeyStore } from "./apiKeys.ts"
 import { makePgClient, storeError } from "./client.ts"
 import { migrate } from "./migrator.ts"
 import { makePostgresRateLimitBuckets } from "./rateLimitBuckets.ts"
+import { makePostgresUiSessionStore } from "./uiSessions.ts"
 
 export interface RelationalStoreOptions {
   /** the longest one statement may run (waits for row locks included); 5 seconds by default */
@@ -34,6 +35,7 @@ export const makeRelationalStore = (
       migrate: migrate(sql),
       ping: sql`SELECT 1`.pipe(Effect.asVoid, Effect.mapError(storeError("ping"))),
       keys: makePostgresApiKeyStore(sql),
-      buckets: makePostgresRateLimitBuckets(sql)
+      buckets: makePostgresRateLimitBuckets(sql),
+      sessions: makePostgresUiSessionStore(sql)
     }
   })

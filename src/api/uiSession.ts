@@ -1,8 +1,9 @@
 /**
  * The web UI's session (`/v1/ui/session`): with authentication on, the UI signs in with an API
- * key of the `admin` role, which the gateway keeps in an HttpOnly, SameSite=Strict cookie
- * (Secure over HTTPS) beside a CSRF token the UI echoes in `x-gateway-csrf` on every request
- * that changes something. The routes answer without a key: they are how one is given.
+ * key of the `admin` role, and the gateway starts a session (src/auth/uiSessions.ts) whose
+ * random id it keeps in an HttpOnly, SameSite=Strict cookie (Secure over HTTPS) beside the
+ * session's CSRF token, which the UI echoes in `x-gateway-csrf` on every request that changes
+ * something. The routes answer without a key: they are how one is given.
  */
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
@@ -11,9 +12,9 @@ import * as Schema from "effect/Schema"
 import { bodyStatuses, gatewayErrors } from "./errors.ts"
 import { Open } from "./guard.ts"
 
-/** the cookie holding the signed-in key (HttpOnly: scripts never read it) */
+/** the cookie holding the session's id, never the key (HttpOnly: scripts never read it) */
 export const sessionCookie = "gateway_ui_session"
-/** the cookie holding the CSRF token (readable by the UI, which sends it back in `csrfHeader`) */
+/** the cookie holding the session's CSRF token (readable by the UI, which sends it back in `csrfHeader`) */
 export const csrfCookie = "gateway_ui_csrf"
 export const csrfHeader = "x-gateway-csrf"
 
@@ -44,8 +45,8 @@ export const UiSessionGroup = HttpApiGroup.make("uiSession")
       .annotateMerge(OpenApi.annotations({
         summary: "Sign the UI in with an admin key: sets the session and CSRF cookies (401: not a valid key; 403: not an admin key)"
       })),
-    HttpApiEndpoint.delete("signOut", "/v1/ui/session", { success: UiSession })
-      .annotateMerge(OpenApi.annotations({ summary: "Sign the UI out: expires both cookies" }))
+    HttpApiEndpoint.delete("signOut", "/v1/ui/session", { success: UiSession, error: gatewayErrors([503]) })
+      .annotateMerge(OpenApi.annotations({ summary: "Sign the UI out: ends the session in every gateway, and expires both cookies (503: the session could not be ended)" }))
   )
   .annotate(Open, true)
   .annotateMerge(OpenApi.annotations({ title: "UI session" }))

@@ -11,7 +11,7 @@ import { RateLimited, ServiceUnavailable, Unauthorized } from "../errors.ts"
 import type { StoreError } from "../storeError.ts"
 import { type ParsedApiKey, parseApiKey, secretMatches } from "./apiKey.ts"
 import type { FailedAttempts } from "./failedAttempts.ts"
-import type { ApiKeyStore, StoredApiKey } from "./store.ts"
+import type { ApiKeyInfo, ApiKeyStore, StoredApiKey } from "./store.ts"
 
 export class Authentication extends Context.Service<Authentication, {
   readonly enabled: boolean
@@ -39,15 +39,20 @@ export const parseAuthorization = (authorization: string | undefined): ParsedApi
   return parseApiKey(match[1]) ?? unauthorized("malformed API key: expected sk-gw-<12-character public id>-<secret>")
 }
 
-/** The public id of `parsed` if `key` (as stored; undefined when there is none) lets it in, or why not. */
-export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, now: number): string | Unauthorized => {
-  // an unknown id and a wrong secret look the same from outside
-  if (key === undefined || !secretMatches(parsed.secret, key.secretHash)) return unauthorized("unknown API key")
+/** The public id of a key found in the store if it is usable at `now` (neither disabled nor expired), or why not. */
+export const usableKey = (key: ApiKeyInfo, now: number): string | Unauthorized => {
   if (key.disabledAt !== undefined) return unauthorized(`API key ${key.publicId} is disabled`)
   if (key.expiresAt !== undefined && key.expiresAt <= now) {
     return unauthorized(`API key ${key.publicId} expired at ${new Date(key.expiresAt).toISOString()}`)
   }
   return key.publicId
+}
+
+/** The public id of `parsed` if `key` (as stored; undefined when there is none) lets it in, or why not. */
+export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, now: number): string | Unauthorized => {
+  // an unknown id and a wrong secret look the same from outside
+  if (key === undefined || !secretMatches(parsed.secret, key.secretHash)) return unauthorized("unknown API key")
+  return usableKey(key, now)
 }
 
 const storeUnavailable = (error: StoreError) =>
@@ -72,7 +77,7 @@ export const checkAuthorization = (
   )
 }
 
-const tooMany = (attempts: FailedAttempts, address: string, now: number) => {
+export const tooMany = (attempts: FailedAttempts, address: string, now: number) => {
   const seconds = attempts.retryAfterS(address, now)
   return new RateLimited({
     message: `too many failed authentications from this address (at most ${attempts.perMinute} a minute): retry in ${seconds} s`,

@@ -113,7 +113,8 @@ export const buildGateway = (context: BuildContext, table: unknown): BuiltGatewa
       workers: raw.workers ?? 1,
       overheadHeader: raw.overhead_header ?? false,
       metrics: { requireAuth: raw.metrics?.require_auth ?? false },
-      ui: { enabled: raw.ui?.enabled ?? true },
+      // a working day; signing in again starts another
+      ui: { enabled: raw.ui?.enabled ?? true, sessionTtlS: raw.ui?.session_ttl_s ?? 12 * 60 * 60 },
       requestReadTimeoutMs: raw.request_read_timeout_ms ?? 60_000,
       globalOutboundHttpTimeoutMs: raw.global_outbound_http_timeout_ms ?? 900_000,
       maxProviderResponseBytes: raw.max_provider_response_bytes ?? 32 * 1024 * 1024,

@@ -10,6 +10,8 @@ import { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const NonNegative = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+/** a UI session lasts at most 30 days (`[gateway.ui] session_ttl_s`) */
+const maxUiSessionTtlS = 30 * 24 * 60 * 60
 
 /** every limit is optional, as in TensorZero (`streaming = { total_ms = 500 }` alone is valid) */
 export const Timeouts = Schema.Struct({
@@ -232,7 +234,11 @@ export const RawGateway = Schema.Struct({
     require_auth: Schema.optional(Schema.Boolean)
   })),
   /** the web UI at `<base_path>/ui` (on by default) */
-  ui: Schema.optional(Schema.Struct({ enabled: Schema.optional(Schema.Boolean) })),
+  ui: Schema.optional(Schema.Struct({
+    enabled: Schema.optional(Schema.Boolean),
+    /** how long a UI session lasts from sign-in, in seconds (absolute: using it does not extend it) */
+    session_ttl_s: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxUiSessionTtlS })))
+  })),
   request_read_timeout_ms: Schema.optional(PositiveInt),
   global_outbound_http_timeout_ms: Schema.optional(PositiveInt),
   max_provider_response_bytes: Schema.optional(PositiveInt),

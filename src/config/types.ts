@@ -86,8 +86,8 @@ export interface GatewaySettings {
   /** send `gateway-overhead-ms` (the request's added latency) on /inference and the OpenAI route */
   readonly overheadHeader: boolean
   readonly metrics: { readonly requireAuth: boolean }
-  /** the web UI at `<base_path>/ui` */
-  readonly ui: { readonly enabled: boolean }
+  /** the web UI at `<base_path>/ui`; how long its sessions last (seconds from sign-in) */
+  readonly ui: { readonly enabled: boolean; readonly sessionTtlS: number }
   /** a client must send its whole request (headers and body) within this */
   readonly requestReadTimeoutMs: number
   /** the upper bound of every model call (plain or streamed), whatever else is configured */

@@ -22,7 +22,7 @@ import { freshDatabase, queryDatabase, type TestBackend, type TestDatabase } fro
 import { failure, openStore, run, serverOf } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
-const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version"]
+const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions"]
 
 type PostgresBackend = Exclude<TestBackend, "clickhouse">
 
@@ -218,6 +218,71 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
         expectOneLine(await failure(keys.create(bad)))
       }
       expect(await run(keys.find("key000000005"))).toBeUndefined()
+    })
+  })
+
+  describe("UI sessions", () => {
+    const suite = relationalSuite(backend)
+    const hash = () => new Uint8Array(randomBytes(32))
+
+    it("finds a session's key as stored now until the session is deleted; an unknown hash finds nothing", async () => {
+      const { keys, sessions } = suite.store
+      await run(keys.create({ publicId: "sesadmin0001", secretHash: new Uint8Array([1]), admin: true }))
+      const idHash = hash()
+      await run(sessions.create({ idHash, publicId: "sesadmin0001", lifetimeS: 3600 }))
+      expect(await run(sessions.find(idHash))).toStrictEqual({
+        publicId: "sesadmin0001",
+        createdAt: expect.any(Number),
+        expiresAt: undefined,
+        disabledAt: undefined,
+        admin: true
+      })
+      expect(await run(sessions.find(hash()))).toBeUndefined()
+      await run(sessions.delete(idHash))
+      expect(await run(sessions.find(idHash))).toBeUndefined()
+      // deleting again is no failure
+      await run(sessions.delete(idHash))
+    })
+
+    it("answers the key's state of now (disabled), and ends a session at its lifetime on the database's clock", async () => {
+      const { keys, sessions } = suite.store
+      await run(keys.create({ publicId: "sesadmin0002", secretHash: new Uint8Array([2]), admin: true }))
+      const [lasting, brief] = [hash(), hash()]
+      await run(sessions.create({ idHash: lasting, publicId: "sesadmin0002", lifetimeS: 3600 }))
+      await run(sessions.create({ idHash: brief, publicId: "sesadmin0002", lifetimeS: 1 }))
+      expect(await run(sessions.find(brief))).toMatchObject({ publicId: "sesadmin0002" })
+      await run(keys.disable("sesadmin0002"))
+      expect((await run(sessions.find(lasting)))?.disabledAt).toEqual(expect.any(Number))
+      await sleep(1_100)
+      expect(await run(sessions.find(brief))).toBeUndefined()
+    })
+
+    it("purges ended sessions and those of disabled keys when one is created", async () => {
+      const { keys, sessions } = suite.store
+      await run(keys.create({ publicId: "sesadmin0003", secretHash: new Uint8Array([3]), admin: true }))
+      await run(keys.create({ publicId: "sesadmin0004", secretHash: new Uint8Array([4]), admin: true }))
+      const [ending, ofDisabled, live] = [hash(), hash(), hash()]
+      await run(sessions.create({ idHash: ending, publicId: "sesadmin0003", lifetimeS: 1 }))
+      await run(sessions.create({ idHash: ofDisabled, publicId: "sesadmin0004", lifetimeS: 3600 }))
+      await run(sessions.create({ idHash: live, publicId: "sesadmin0003", lifetimeS: 3600 }))
+      await run(keys.disable("sesadmin0004"))
+      await sleep(1_100)
+      await run(sessions.create({ idHash: hash(), publicId: "sesadmin0003", lifetimeS: 3600 }))
+      const stored = (await queryDatabase(suite.database, "SELECT encode(id_hash, 'hex') AS id FROM ui_sessions")).map((row) => row.id)
+      const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex")
+      expect(stored).toContain(hex(live))
+      expect(stored).not.toContain(hex(ending))
+      expect(stored).not.toContain(hex(ofDisabled))
+    })
+
+    it("refuses a session of no key and a lifetime that is not a positive whole number of seconds, with a one-line StoreError", async () => {
+      const { sessions } = suite.store
+      const noKey = await failure(sessions.create({ idHash: hash(), publicId: "nobody000000", lifetimeS: 60 }))
+      expectOneLine(noKey)
+      expect(noKey.message).toMatch(/^postgres create ui session failed: /)
+      for (const lifetimeS of [0, -1, 1.5, Number.NaN]) {
+        expectOneLine(await failure(sessions.create({ idHash: hash(), publicId: "sesadmin0001", lifetimeS })))
+      }
     })
   })
 

@@ -3,11 +3,13 @@
  * line on a real Postgres: list, create (the whole key answered once), disable (404 for an
  * unknown key); a created key works on /inference and stops working within the key cache's TTL
  * of being disabled; with authentication on only admin keys and admin sessions carrying their
- * CSRF token get in; the session's cookies and their attributes; with authentication off the
- * routes answer without a key, and without a relational database they answer a 503 saying why.
+ * CSRF token get in; the session's cookies and their attributes; with authentication off there
+ * are no sessions and the routes answer without a key, and without a relational database they
+ * answer a 503 saying why.
  */
+import { createHash, randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ApiKey, createKey, dummyInference, keyPattern, parseKey, pollUntil } from "../support/access.ts"
+import { type ApiKey, createKey, dummyInference, keyPattern, parseKey, pollUntil, psql } from "../support/access.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
@@ -194,10 +196,12 @@ describe("with authentication on", () => {
     const cookies = cookiesOf(signIn)
     const session = cookies.get("gateway_ui_session")!
     const csrf = cookies.get("gateway_ui_csrf")!
-    expect(session.value).toBe(admin.key)
+    // a random session id (test/integration/hardening-sessions.test.ts), never the key
+    expect(session.value).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(session.value).not.toContain(admin.secret)
     expect(session.attributes.has("httponly")).toBe(true)
     expect(csrf.attributes.has("httponly")).toBe(false)
-    expect(csrf.value).toMatch(/^[A-Za-z0-9_-]{32}$/)
+    expect(csrf.value).toMatch(/^[A-Za-z0-9_-]{43}$/)
     for (const cookie of [session, csrf]) {
       expect(cookie.attributes.get("samesite")?.toLowerCase()).toBe("strict")
       expect(cookie.attributes.get("path")).toBe("/")
@@ -224,8 +228,11 @@ describe("with authentication on", () => {
     expect(withToken.status).toBe(200)
     expect(withToken.body.api_key).toMatch(keyPattern)
 
-    // a session of a key without the role (a cookie made by hand) gets nothing
-    const plainSession = `gateway_ui_session=${plain.key}; gateway_ui_csrf=${csrf.value}`
+    // a session of a key without the role (made by hand in the database: a key that lost the role) gets nothing
+    const plainId = randomBytes(32).toString("base64url")
+    await psql(database.url, `INSERT INTO ui_sessions (id_hash, public_id, expires_at)
+      VALUES ('\\x${createHash("sha256").update(plainId).digest("hex")}', '${plain.publicId}', now() + interval '1 hour')`)
+    const plainSession = `gateway_ui_session=${plainId}`
     expect((await send(secured, "GET", "/v1/ui/api_keys", { headers: { cookie: plainSession } })).status).toBe(403)
     expect((await send(secured, "GET", "/v1/ui/session", { headers: { cookie: plainSession } })).body.signed_in).toBe(false)
 
@@ -238,6 +245,17 @@ describe("with authentication on", () => {
 })
 
 describe("with authentication off", () => {
+  it("has no sessions: signing in sets no cookie and stores nothing, and the UI's routes answer without one", async () => {
+    const sessionsBefore = await psql(database.url, "SELECT count(*) FROM ui_sessions")
+    const signIn = await send(open, "POST", "/v1/ui/session", { body: { api_key: admin.key } })
+    expect(signIn.status).toBe(200)
+    expect(signIn.body).toEqual({ authentication: false, signed_in: true })
+    expect(signIn.headers.getSetCookie()).toEqual([])
+    expect((await send(open, "GET", "/v1/ui/session")).body).toEqual({ authentication: false, signed_in: true })
+    expect((await send(open, "GET", "/v1/ui/api_keys")).status).toBe(200)
+    expect(await psql(database.url, "SELECT count(*) FROM ui_sessions")).toBe(sessionsBefore)
+  })
+
   it("lists, creates and disables without a key; the keys are those of the same database", async () => {
     const created = await send(open, "POST", "/v1/ui/api_keys", { body: { admin: true } })
     expect(created.status, JSON.stringify(created.body)).toBe(200)

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest"
 import { generateApiKey, parseApiKey, secretMatches } from "../../src/auth/apiKey.ts"
 import { checkAuthorization } from "../../src/auth/authenticate.ts"
 import { FailedAttempts } from "../../src/auth/failedAttempts.ts"
-import type { StoredApiKey } from "../../src/auth/store.ts"
+import type { ApiKeyInfo, StoredApiKey } from "../../src/auth/store.ts"
+import { checkSession, csrfMatches, csrfTokenOf, hashSessionId, newSessionId } from "../../src/auth/uiSessions.ts"
 import { ServiceUnavailable, Unauthorized } from "../../src/errors.ts"
 import { StoreError } from "../../src/storeError.ts"
 
@@ -103,5 +104,85 @@ describe("FailedAttempts", () => {
     expect(attempts.size).toBe(3)
     expect(attempts.take("a", 0)).toBe(false)
     expect(attempts.take("b", 0)).toBe(true)
+  })
+})
+
+describe("the UI's sessions", () => {
+  const now = Date.now()
+  const adminKey: ApiKeyInfo = { publicId: "admin0000001", createdAt: now, admin: true }
+  /** a store holding `sessions` (by the hex of their id's hash), counting its lookups */
+  const storeOf = (sessions: Record<string, ApiKeyInfo> | StoreError) => {
+    const store = {
+      lookups: 0,
+      create: () => Effect.void,
+      find: (idHash: Uint8Array) =>
+        Effect.suspend(() => {
+          store.lookups++
+          return sessions instanceof StoreError ? Effect.fail(sessions) : Effect.succeed(sessions[Buffer.from(idHash).toString("hex")])
+        }),
+      delete: () => Effect.void
+    }
+    return store
+  }
+  const hex = (sessionId: string) => Buffer.from(hashSessionId(sessionId)).toString("hex")
+  const outcome = async (effect: Effect.Effect<ApiKeyInfo, unknown>) => {
+    const result = await Effect.runPromise(Effect.result(effect))
+    return result._tag === "Success" ? result.success : (result.failure as { _tag: string; message: string })
+  }
+
+  it("ids are 32 random bytes; only their hash is looked up; the CSRF token is bound to the id", () => {
+    const [a, b] = [newSessionId(), newSessionId()]
+    expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(a).not.toBe(b)
+    expect(Buffer.from(hashSessionId(a)).toString("base64url")).not.toBe(a)
+    expect(csrfTokenOf(a)).not.toBe(csrfTokenOf(b))
+    expect(csrfMatches(csrfTokenOf(a), a)).toBe(true)
+    for (const sent of [csrfTokenOf(b), "", undefined, csrfTokenOf(a).slice(1)]) expect(csrfMatches(sent, a)).toBe(false)
+  })
+
+  it("answers a live session's key; refuses an ended one and a disabled or expired key", async () => {
+    const [live, ofDisabled, ofExpired] = [newSessionId(), newSessionId(), newSessionId()]
+    const store = storeOf({
+      [hex(live)]: adminKey,
+      [hex(ofDisabled)]: { ...adminKey, disabledAt: now - 1 },
+      [hex(ofExpired)]: { ...adminKey, expiresAt: now - 1 }
+    })
+    expect(await outcome(checkSession(live, "a", store, undefined, now))).toEqual(adminKey)
+    expect(await outcome(checkSession(newSessionId(), "a", store, undefined, now))).toMatchObject({
+      _tag: "Unauthorized",
+      message: "the UI's session has ended (signed out, expired, or unknown): sign in again"
+    })
+    expect(await outcome(checkSession(ofDisabled, "a", store, undefined, now))).toMatchObject({ message: "API key admin0000001 is disabled" })
+    expect(await outcome(checkSession(ofExpired, "a", store, undefined, now))).toMatchObject({ message: expect.stringContaining("expired at") })
+  })
+
+  it("refuses a malformed cookie (a raw key) without a lookup or an attempt; counts unknown ids, then 429s before the lookup", async () => {
+    const live = newSessionId()
+    const store = storeOf({ [hex(live)]: adminKey })
+    const attempts = new FailedAttempts(2)
+    const rawKey = generateApiKey().key
+    expect(await outcome(checkSession(rawKey, "a", store, attempts, now))).toMatchObject({ _tag: "Unauthorized", message: expect.stringContaining("not a session of this gateway") })
+    expect(store.lookups).toBe(0)
+    // a valid session takes nothing
+    await outcome(checkSession(live, "a", store, attempts, now))
+    await outcome(checkSession(live, "a", store, attempts, now))
+    for (let i = 0; i < 2; i++) expect(await outcome(checkSession(newSessionId(), "a", store, attempts, now))).toMatchObject({ _tag: "Unauthorized" })
+    const lookups = store.lookups
+    expect(await outcome(checkSession(newSessionId(), "a", store, attempts, now))).toMatchObject({ _tag: "RateLimited" })
+    expect(store.lookups).toBe(lookups)
+    // another address is not affected
+    expect(await outcome(checkSession(live, "b", store, attempts, now))).toEqual(adminKey)
+  })
+
+  it("a database that fails is a 503 and costs the address nothing", async () => {
+    const attempts = new FailedAttempts(1)
+    const failing = storeOf(new StoreError({ message: "connection refused" }))
+    for (let i = 0; i < 3; i++) {
+      expect(await outcome(checkSession(newSessionId(), "a", failing, attempts, now))).toMatchObject({
+        _tag: "ServiceUnavailable",
+        message: "cannot check the UI's session: the relational database is unavailable: connection refused"
+      })
+    }
+    expect(attempts.take("a", now)).toBe(true)
   })
 })

@@ -59,7 +59,7 @@ max_connections = 10
 workers = "auto"
 overhead_header = true
 metrics.require_auth = true
-ui.enabled = false
+ui = { enabled = false, session_ttl_s = 600 }
 request_read_timeout_ms = 5000
 global_outbound_http_timeout_ms = 60000
 max_provider_response_bytes = 2048
@@ -125,7 +125,7 @@ level = "episode"
       workers: "auto",
       overheadHeader: true,
       metrics: { requireAuth: true },
-      ui: { enabled: false },
+      ui: { enabled: false, sessionTtlS: 600 },
       requestReadTimeoutMs: 5000,
       globalOutboundHttpTimeoutMs: 60000,
       maxProviderResponseBytes: 2048,
