@@ -10,7 +10,8 @@
  * added to every later sum. What a worker counted after its last report is lost with it, so a
  * dead worker's figures are those of the last scrape before it died. A worker that does not
  * answer in time counts with its last report, so a hung worker neither fails the scrape nor
- * takes its counts out of it. Memory: one report per live worker and one retired total.
+ * takes its counts out of it; a worker still starting (it has counted nothing) is not waited
+ * for. Memory: one report per live worker and one retired total.
  */
 import cluster, { type Worker } from "node:cluster"
 import { AggregatorRegistry, type Registry } from "prom-client"
@@ -19,6 +20,8 @@ const scrapeRequest = "gateway:metrics-scrape"
 const scrapeAnswer = "gateway:metrics-text"
 const reportRequest = "gateway:metrics-report-request"
 const reportAnswer = "gateway:metrics-report"
+/** a worker tells the primary it answers report requests (a worker still starting is not asked) */
+const reportsReady = "gateway:metrics-ready"
 
 /** how long the primary waits for the workers' reports before it answers with the last ones */
 const reportTimeoutMs = 5_000
@@ -33,6 +36,10 @@ interface ScrapeAnswer {
   readonly id: number
   readonly text?: string
   readonly error?: string
+}
+
+interface ReportsReady {
+  readonly type: typeof reportsReady
 }
 
 interface ReportRequest {
@@ -92,6 +99,8 @@ export const foldReport = (total: Report, report: Report): Report => {
  * exited included. Returns what uninstalls it.
  */
 export const installMetricsAggregator = (): (() => void) => {
+  /** the workers that answer report requests, by id */
+  const ready = new Set<number>()
   /** each live worker's last report, by worker id */
   const reports = new Map<number, Report>()
   /** the counters and histograms of the workers that exited, summed */
@@ -120,7 +129,7 @@ export const installMetricsAggregator = (): (() => void) => {
       }
       gathering.set(id, { waitingFor, done })
       for (const worker of Object.values(cluster.workers ?? {})) {
-        if (worker === undefined || !worker.isConnected()) continue
+        if (worker === undefined || !worker.isConnected() || !ready.has(worker.id)) continue
         waitingFor.add(worker.id)
         worker.send({ type: reportRequest, id } satisfies ReportRequest)
       }
@@ -128,6 +137,10 @@ export const installMetricsAggregator = (): (() => void) => {
     }).then(() => AggregatorRegistry.aggregate([...reports.values(), retired] as Array<object>).metrics())
 
   const onMessage = (worker: Worker, message: unknown) => {
+    if (isMessage<ReportsReady>(message, reportsReady)) {
+      ready.add(worker.id)
+      return
+    }
     if (isMessage<ReportAnswer>(message, reportAnswer)) {
       // a report that arrives after its worker exited is not counted again
       if (message.metrics !== undefined && cluster.workers?.[worker.id] === worker) reports.set(worker.id, message.metrics)
@@ -144,6 +157,7 @@ export const installMetricsAggregator = (): (() => void) => {
   }
 
   const onExit = (worker: Worker) => {
+    ready.delete(worker.id)
     const last = reports.get(worker.id)
     if (last !== undefined) {
       retired = foldReport(retired, last)
@@ -187,6 +201,7 @@ export const workerScrape = (registry: Registry): (() => Promise<string>) => {
     if (message.text !== undefined) waiting.resolve(message.text)
     else waiting.reject(new Error(`the primary could not gather the workers' metrics: ${message.error}`))
   })
+  process.send?.({ type: reportsReady } satisfies ReportsReady)
   return () =>
     new Promise<string>((resolve, reject) => {
       const id = nextId++
