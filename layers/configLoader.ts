@@ -37,6 +37,14 @@ const readText = (file: string): string | undefined => {
   }
 }
 
+const realPath = (file: string): string | undefined => {
+  try {
+    return fs.realpathSync(file)
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * For a glob (`config/**\/*.toml`): the absolute pattern, and the folder its matches are under
  * (its segments before the first with a glob character), where a new match can appear;
@@ -87,7 +95,7 @@ export const loadConfig = (
     }
     if (errors.length > 0) return loaded({ errors })
   }
-  return loaded(buildConfig({ sources, readFile, env }))
+  return loaded(buildConfig({ sources, readFile, realPath, env }))
 }
 
 /** Logs what the configuration loaded with but should change (a deprecated key, a setting not enforced). */

@@ -30,7 +30,7 @@ import type { GatewayConfig } from "../src/config/types.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { Metrics } from "../src/metrics/metrics.ts"
 import { RateLimiter } from "../src/ratelimit/limiter.ts"
-import { type LoadedConfig, logConfigWarnings, problemCount, problemLines, type ValidConfig } from "./configLoader.ts"
+import { type LoadedConfig, logConfigWarnings, problemCount, type ValidConfig } from "./configLoader.ts"
 import { maxPathParamLength, Routes } from "./http/routes.ts"
 import { ConfiguredServicesLive, type ProcessServicesLive } from "./services.ts"
 
@@ -202,8 +202,10 @@ export const makeGenerations = (options: GenerationsOptions) => {
       if ("errors" in loaded) {
         // watch what the broken configuration reads too: the fix may be in a file it names
         filesChanged?.([...new Set([...serving.files, ...loaded.files])])
+        // one problem per further part of the message: a line of its own, indented (layers/logging.ts)
         yield* Effect.logError(
-          [`configuration: the reloaded configuration is invalid (${problemCount(loaded.errors)}); the configuration serving stays:`, ...problemLines(loaded.errors)].join("\n")
+          `configuration: the reloaded configuration is invalid (${problemCount(loaded.errors)}); the configuration serving stays:`,
+          ...loaded.errors
         )
         return { status: "invalid", version: serving.version, errors: loaded.errors } as const
       }

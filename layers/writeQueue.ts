@@ -257,7 +257,7 @@ export const makeWriteQueue = (
       Effect.catchCause(effect, (cause) =>
         stopping && Cause.hasInterrupts(cause)
           ? Effect.failCause(cause)
-          : Effect.logError(`observability: the write queue recovered from a fault: ${Cause.pretty(cause)}`).pipe(
+          : Effect.logError("observability: the write queue recovered from a fault", cause).pipe(
             Effect.andThen(Effect.sleep(Duration.millis(recoveryPauseMs)))
           ))
 
@@ -297,7 +297,7 @@ export const makeWriteQueue = (
         if (drained._tag === "Some") yield* Effect.logInfo(`observability: wrote ${pending} queued units before stopping`)
         else yield* Effect.logError(`observability: could not write ${queue.length} queued units before stopping`)
         yield* reportDrops
-      }).pipe(Effect.catchCause((cause) => Effect.logError(`observability: the final flush failed: ${Cause.pretty(cause)}`)))
+      }).pipe(Effect.catchCause((cause) => Effect.logError("observability: the final flush failed", cause)))
     )
 
     return {

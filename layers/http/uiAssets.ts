@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { pageHeaders } from "./pageSecurity.ts"
 
 /** two folders below the root, like dist/bin/gateway.mjs, the bundle this module is part of */
 export const uiFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/ui")
@@ -40,13 +41,9 @@ interface Asset {
 }
 
 /** What the page may do: its own scripts and styles (uPlot sets inline styles), calls to its own origin only. */
-const pageHeaders = {
-  "content-security-policy":
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "same-origin",
-  "x-frame-options": "DENY"
-}
+const uiPageHeaders = pageHeaders(
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
+)
 
 const asset = (body: Uint8Array, type: string, immutable: boolean): Asset => ({
   body,
@@ -94,7 +91,7 @@ const respond = (request: HttpServerRequest.HttpServerRequest, file: Asset) => {
   return HttpServerResponse.uint8Array(gzip ? file.gzipped! : file.body, {
     contentType: file.type,
     headers: {
-      ...(file.type.startsWith("text/html") ? pageHeaders : { "x-content-type-options": "nosniff" }),
+      ...(file.type.startsWith("text/html") ? uiPageHeaders : { "x-content-type-options": "nosniff" }),
       "cache-control": file.immutable ? "public, max-age=31536000, immutable" : "no-cache",
       etag: file.etag,
       vary: "accept-encoding",

@@ -21,6 +21,12 @@ export interface ConfigInput {
   readonly sources: ReadonlyArray<ConfigSource>
   /** reads a template or schema file; undefined when it does not exist */
   readonly readFile: (path: string) => string | undefined
+  /**
+   * the path with every symbolic link resolved (undefined when it does not exist), so that a
+   * link cannot take an included template out of its folder; without it (files held in
+   * memory) paths are taken as written
+   */
+  readonly realPath?: (path: string) => string | undefined
   readonly env: Readonly<Record<string, string | undefined>>
 }
 

@@ -27,3 +27,20 @@ export const folderOf = (file: string): string => {
 /** `relative` resolved against `folder` (absolute paths are kept), as `path.resolve` would */
 export const resolvePath = (folder: string | undefined, relative: string): string =>
   normalize(relative.startsWith("/") || folder === undefined ? relative : `${folder}/${relative}`)
+
+/** whether `path` is `folder` or below it (both normalized, absolute or both relative) */
+export const isWithin = (path: string, folder: string): boolean =>
+  path === folder || path.startsWith(folder === "/" ? "/" : `${folder}/`)
+
+/**
+ * Why `name`, as a template's `{% include %}` (or import, extends) names a file, is refused, or
+ * undefined: it must be a path below the folder includes resolve against, which is what
+ * MiniJinja's path loader (and so TensorZero) accepts: no absolute path, no segment starting with
+ * "." (`..` climbs out of the folder; hidden files stay hidden), no backslash.
+ */
+export const includedNameProblem = (name: string): string | undefined => {
+  if (name.startsWith("/")) return "an absolute path is refused"
+  if (name.includes("\\")) return "a backslash is refused"
+  if (name.split("/").some((segment) => segment.startsWith("."))) return `a path segment starting with "." (such as "..") is refused`
+  return undefined
+}

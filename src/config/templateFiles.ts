@@ -7,7 +7,7 @@ import { type TemplateSource, templateReferences } from "../inference/templates.
 import type { BuildContext } from "./context.ts"
 import type { TemplateFilesystemAccess } from "./gateway.ts"
 import { formatIssue, type KeyPath } from "./merge.ts"
-import { folderOf, resolvePath } from "./paths.ts"
+import { folderOf, includedNameProblem, isWithin, resolvePath } from "./paths.ts"
 
 export interface TemplateFiles {
   /** reads the template named at `keyPath` into the engine under `key`; false when the file is missing (reported) */
@@ -38,8 +38,22 @@ export const makeTemplateFiles = (context: BuildContext, access: TemplateFilesys
         context.report(keyPath, `template ${from} loads "${reference}", which needs gateway.template_filesystem_access.base_path (or template_filesystem_access = true)`)
         continue
       }
-      const path = resolvePath(access.folder ?? context.folderOfKey(keyPath) ?? folderOf(from), reference)
-      const referenced = context.input.readFile(path)
+      const folder = access.folder ?? context.folderOfKey(keyPath) ?? folderOf(from)
+      // the folder is a boundary: names and links that lead out of it are refused
+      const problem = includedNameProblem(reference)
+      if (problem !== undefined) {
+        context.report(keyPath, `template ${from} loads "${reference}": ${problem}; included templates are named by a path below ${folder}`)
+        continue
+      }
+      const path = resolvePath(folder, reference)
+      const real = context.input.realPath?.(path)
+      const realFolder = context.input.realPath?.(folder) ?? folder
+      if (real !== undefined && !isWithin(real, realFolder)) {
+        context.report(keyPath, `template ${from} loads "${reference}", which resolves through a link to ${real}, outside ${folder}: refused`)
+        continue
+      }
+      // the path checked is the one read
+      const referenced = context.input.readFile(real ?? path)
       if (referenced === undefined) {
         context.report(keyPath, `template ${from} loads "${reference}", but ${path} does not exist`)
         continue

@@ -18,6 +18,8 @@ export interface GepaFakeModels {
   maxInFlight: number
   /** models that answer 500 */
   readonly failing: Set<string>
+  /** the error message of their 500 (default: "<model> is down") */
+  failingMessage: string | undefined
   /** milliseconds each answer takes */
   delayMs: number
   close(): Promise<void>
@@ -46,7 +48,7 @@ const answerOf = (model: string, body: any): string => {
 
 export const startGepaFakeModels = async (): Promise<GepaFakeModels> => {
   let inFlight = 0
-  const fake = { calls: new Map<string, number>(), maxInFlight: 0, failing: new Set<string>(), delayMs: 20 }
+  const fake = { calls: new Map<string, number>(), maxInFlight: 0, failing: new Set<string>(), failingMessage: undefined as string | undefined, delayMs: 20 }
   const server = http.createServer((req, res) => {
     const parts: Array<Buffer> = []
     req.on("data", (part) => parts.push(part))
@@ -60,7 +62,7 @@ export const startGepaFakeModels = async (): Promise<GepaFakeModels> => {
         inFlight--
         if (fake.failing.has(model)) {
           res.writeHead(500, { "content-type": "application/json" })
-          res.end(JSON.stringify({ error: { message: `${model} is down`, type: "server_error" } }))
+          res.end(JSON.stringify({ error: { message: fake.failingMessage ?? `${model} is down`, type: "server_error" } }))
           return
         }
         res.writeHead(200, { "content-type": "application/json" })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { buildConfig } from "../../src/config/build.ts"
 import { defaultBindAddress, defaultMaxRequestBodyBytes, parseBindAddress } from "../../src/config/gateway.ts"
+import { includedNameProblem } from "../../src/config/paths.ts"
 import { templateKey } from "../../src/inference/templates.ts"
 import { gepaAnalyzeFunction, gepaMutateFunction } from "../../src/optimization/gepa/builtins.ts"
 import { build, buildErrors, buildOk, configPath, functionOf, json, variantOf } from "./fixtures.ts"
@@ -999,5 +1000,50 @@ ${gateway}
       "functions.f.variants.v.templates.system.path"
     )
     expect(message).toContain("/nowhere/partials/rules.minijinja")
+  })
+
+  const includeErrors = (include: string, realPath?: (path: string) => string | undefined) => {
+    const result = buildConfig({
+      sources: [{ path: configPath, text: withInclude(`template_filesystem_access = { base_path = "/cfg/partials" }`) }],
+      readFile: (path) =>
+        ({
+          ...files,
+          "/cfg/templates/system.minijinja": `{% include "${include}" %}`,
+          "/etc/passwd": "root:x:0:0",
+          "/srv/partials/rules.minijinja": "Rule one."
+        })[path],
+      realPath,
+      env: {}
+    })
+    return "errors" in result ? result.errors : []
+  }
+
+  it("refuses include names that leave base_path: absolute, with a segment starting with a dot, with a backslash", () => {
+    const refused = {
+      "/etc/passwd": "an absolute path is refused",
+      "../../etc/passwd": `a path segment starting with "." (such as "..") is refused`,
+      "rules/../../../etc/passwd": `a path segment starting with "." (such as "..") is refused`,
+      ".hidden": `a path segment starting with "." (such as "..") is refused`
+    }
+    for (const [include, why] of Object.entries(refused)) {
+      const errors = includeErrors(include)
+      expect(errors, include).toHaveLength(1)
+      expect(errors[0]).toContain(`loads "${include}": ${why}; included templates are named by a path below /cfg/partials`)
+    }
+    expect(includeErrors("rules.minijinja")).toEqual([])
+    // (a name with a backslash is no file name: the template's string literal never holds one unescaped)
+    expect(includedNameProblem("..\\etc\\passwd")).toBe("a backslash is refused")
+  })
+
+  it("refuses an included file that a link takes out of base_path, and follows links that stay inside", () => {
+    const links: Record<string, string> = { "/cfg/partials/out.minijinja": "/etc/passwd", "/cfg/partials/in.minijinja": "/cfg/partials/rules.minijinja" }
+    const realPath = (path: string) => links[path] ?? path
+    const errors = includeErrors("out.minijinja", realPath)
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toContain(`loads "out.minijinja", which resolves through a link to /etc/passwd, outside /cfg/partials: refused`)
+    expect(includeErrors("in.minijinja", realPath)).toEqual([])
+    // a base_path that is itself a link is compared by where it leads
+    const movedBase = (path: string) => path.replace(/^\/cfg\/partials/, "/srv/partials")
+    expect(includeErrors("rules.minijinja", movedBase)).toEqual([])
   })
 })
