@@ -146,11 +146,14 @@ export const prepareInference = (
     fn = configured
     functionName = request.function_name
   } else if (request.model_name !== undefined) {
-    if (models.get(request.model_name) === undefined) {
+    const model = models.lookup(request.model_name)
+    if (model === undefined) {
       return new NotFound({
         message: `unknown model "${request.model_name}": not in [models], and not a "<provider_type>::<model>" short-hand`
       })
     }
+    // a short-hand whose name would make a URL elsewhere than its provider's: the caller's fault
+    if ("refused" in model) return invalid(`model_name: ${model.refused}`)
     if (request.variant_name !== undefined) return invalid("variant_name: only functions have variants; drop it when calling a model")
     fn = defaultFunction(request.model_name)
     functionName = defaultFunctionName

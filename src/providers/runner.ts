@@ -80,6 +80,10 @@ export const wireProvider = <Settings, Target, Event>(
       if (!isSettings(config.settings)) return undefined
       return codec.targetProblem?.(codec.target(config.settings, config.modelName, config.env ?? {}))
     },
+    // a short-hand has no settings of its own: its model name alone says where its calls go
+    modelNameProblem: codec.targetProblem === undefined || !isSettings({})
+      ? undefined
+      : (model) => codec.targetProblem?.(codec.target({} as Settings, model, {})),
     make: (config) =>
       isSettings(config.settings)
         ? wireClient(codec, codec.target(config.settings, config.modelName, config.env ?? {}))

@@ -151,6 +151,12 @@ export interface ProviderDefinition {
   readonly batch?: boolean | undefined
   /** why a configured provider's settings can make no call, checked at start-up */
   readonly settingsProblem?: ((config: ProviderConfig) => string | undefined) | undefined
+  /**
+   * why a `<type>::<model>` short-hand's model names nothing this type can call (a Vertex
+   * resource name whose location is no location): a short-hand's model comes from a request,
+   * and no client is made of it (`shorthandProblem` in `registry.ts`)
+   */
+  readonly modelNameProblem?: ((model: string) => string | undefined) | undefined
   /** at start-up for configured providers, on first use for `<type>::<model>` short-hands */
   readonly make: (config: ProviderConfig) => ProviderClient
 }
