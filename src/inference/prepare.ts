@@ -122,6 +122,8 @@ export interface PrepareExtras {
    * Internal: no request can name one.
    */
   readonly dynamicVariant?: { readonly variant: VariantConfig; readonly templates: TemplateEngine } | undefined
+  /** what the caller's route calls `model_name`, for its 400s (the OpenAI-compatible route: `model`) */
+  readonly modelField?: string | undefined
 }
 
 /** `request` checked against `config` and `models` (the short-hand names it can reach), at `startedAt` (epoch ms) */
@@ -153,7 +155,7 @@ export const prepareInference = (
       })
     }
     // a short-hand whose name would make a URL elsewhere than its provider's: the caller's fault
-    if ("refused" in model) return invalid(`model_name: ${model.refused}`)
+    if ("refused" in model) return invalid(`${extras.modelField ?? "model_name"}: ${model.refused}`)
     if (request.variant_name !== undefined) return invalid("variant_name: only functions have variants; drop it when calling a model")
     fn = defaultFunction(request.model_name)
     functionName = defaultFunctionName

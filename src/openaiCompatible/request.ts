@@ -7,7 +7,6 @@ import { checkClientTags, namespaceTag } from "../api/tags.ts"
 import { InvalidRequest } from "../errors.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
-import { shorthandProblem } from "../providers/registry.ts"
 import { qualifiedProviderName } from "../providers/types.ts"
 import type { ChatCompletionRequest, ContentPart, ExtraContentBlock, Message } from "./api.ts"
 import { quoted } from "../untrusted.ts"
@@ -267,9 +266,6 @@ export const translateChatCompletion = (
       `model: "${body.model}" is not a gateway model; use "gateway::function_name::<function>" or "gateway::model_name::<model>"`
     )
   }
-  // refused here too, to name this route's field (preparing refuses it as model_name)
-  const refused = "model_name" in target ? shorthandProblem(target.model_name) : undefined
-  if (refused !== undefined) return invalid(`model: ${refused}`)
   if (body.n !== undefined && body.n !== null && body.n !== 1) return invalid(`n: only 1 choice is supported, got ${body.n}`)
 
   const input = translateMessages(body.messages, warnings)
@@ -344,7 +340,7 @@ export const translateChatCompletion = (
   }
   return {
     request,
-    extras: { responseSchema: isJson ? undefined : schema, customTools },
+    extras: { responseSchema: isJson ? undefined : schema, customTools, modelField: "model" },
     stream: body.stream === true,
     // gateway::include_raw_usage needs the usage chunk: it turns it on when not asked otherwise
     includeUsage: body.stream_options?.include_usage ?? includeRawUsage,
