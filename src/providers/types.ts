@@ -49,6 +49,8 @@ export const failureKind = (failure: ProviderFailure): UpstreamFailureKind =>
 export interface ProviderCall<Request = ModelRequest> {
   readonly request: Request
   readonly apiKey: string | undefined
+  /** `apiKey` is one the request gave (`dynamic::`), not the operator's */
+  readonly credentialFromRequest?: boolean | undefined
   /** configured then request-level edits that apply to this call, in order */
   readonly extraBody: ReadonlyArray<ExtraBodyEdit>
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>

@@ -5,8 +5,9 @@
  * GCP access token to that address. Here a local "attacker" TCP server listens where such names
  * point: every attack through /inference (plain and streamed), the OpenAI-compatible route
  * (plain and streamed) and the embeddings route is refused with a 400 naming the model field,
- * the attacker never gets a connection, no access token is even fetched, and a configured Vertex
- * model (the fake Gemini server) still answers afterwards.
+ * as is a service account key file given with a request (`dynamic::`) whose token endpoint is
+ * not Google's; the attacker never gets a connection, no access token is even fetched, and a
+ * configured Vertex model (the fake Gemini server) still answers afterwards.
  */
 import * as net from "node:net"
 import type { AddressInfo } from "node:net"
@@ -36,6 +37,15 @@ routing = ["v"]
 type = "gcp_vertex_gemini"
 model_name = "projects/fake-project/locations/us-central1/publishers/google/models/gemini-2.5-pro"
 api_base = "${fake.vertexBase}"
+
+# the service account comes with each request
+[models.vertex_dynamic]
+routing = ["v"]
+[models.vertex_dynamic.providers.v]
+type = "gcp_vertex_gemini"
+model_name = "projects/fake-project/locations/us-central1/publishers/google/models/gemini-2.5-pro"
+api_base = "${fake.vertexBase}"
+credential_location = "dynamic::gcp_key"
 `
 
 /** the short-hands a hostile request names, each with what the refusal must point at */
@@ -120,6 +130,21 @@ describe("a model name cannot redirect the gateway's calls (SSRF)", () => {
     }
     expect(attacker.connections()).toBe(0)
     expect(fake.tokensIssued()).toBe(0)
+  })
+
+  it("a service account key file given with a request may not name its own token endpoint: a 400, nothing sent", async () => {
+    const keyFile = JSON.stringify({ ...JSON.parse(fake.serviceAccount), token_uri: `http://127.0.0.1:${attacker.port}/token` })
+    for (const stream of [false, true]) {
+      const response = await gateway.post("/inference", { model_name: "vertex_dynamic", input, stream, credentials: { gcp_key: keyFile } })
+      expect(response.status, JSON.stringify(response.body)).toBe(400)
+      expect(response.body.error).toBe(
+        `credentials: the GCP service account key file given with the request names the token endpoint "http://127.0.0.1:${attacker.port}/token"; ` +
+          "one given with a request may only use https://oauth2.googleapis.com/token"
+      )
+    }
+    expect(attacker.connections()).toBe(0)
+    expect(fake.tokensIssued()).toBe(0)
+    expect(fake.requests).toHaveLength(0)
   })
 
   it("the gateway still answers a configured Vertex model afterwards, plain and streamed, and the attacker got nothing", async () => {
