@@ -5,7 +5,7 @@
  * through candidates, and the models and embedding models named exist.
  */
 import { embeddingsRefusal } from "./embeddingModels.ts"
-import { parseShorthandModel } from "../providers/registry.ts"
+import { parseShorthandModel, shorthandProblem } from "../providers/registry.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
@@ -72,7 +72,7 @@ const checkEmbeddingModel = (context: BuildContext, scope: VariantScope, keyPath
     context.report(keyPath, `unknown embedding model "${name}": define [${formatKeyPath(["embedding_models", name])}] or use "<provider_type>::<model>"`)
     return
   }
-  const refusal = embeddingsRefusal(shorthand.type)
+  const refusal = embeddingsRefusal(shorthand.type) ?? shorthandProblem(name)
   if (refusal !== undefined) context.report(keyPath, refusal)
 }
 

@@ -7,7 +7,7 @@
 import { templateKey } from "../inference/templates.ts"
 import { type InferenceParams, inferenceParamNames } from "../inference/types.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
-import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
+import { parseShorthandModel, providerTypes, shorthandProblem } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
 import { buildAdvancedVariant, checkCandidates, isAdvancedType } from "./advancedVariants.ts"
@@ -48,7 +48,12 @@ const checkType = (context: BuildContext, keyPath: KeyPath, type: unknown): bool
 
 /** A variant's model must be configured or a short-hand (`<provider_type>::<model>`). */
 export const checkVariantModel = (context: BuildContext, scope: VariantScope, keyPath: KeyPath, model: string): void => {
-  if (scope.modelNames.has(model) || parseShorthandModel(model) !== undefined) return
+  if (scope.modelNames.has(model)) return
+  if (parseShorthandModel(model) !== undefined) {
+    const problem = shorthandProblem(model)
+    if (problem !== undefined) context.report(keyPath, problem)
+    return
+  }
   // the header is quoted when the name needs it (`[models."fireworks::accounts/x"]`), so it can be pasted as is
   context.report(
     keyPath,

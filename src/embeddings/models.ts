@@ -7,7 +7,7 @@ import { embeddingModelPrefix } from "../api/embeddings.ts"
 import { embeddingsRefusal } from "../config/embeddingModels.ts"
 import { shorthandProviders } from "../config/models.ts"
 import type { EmbeddingModelConfig, GatewayConfig, ProviderConfig } from "../config/types.ts"
-import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
+import { parseShorthandModel, providerTypes, shorthandProblem } from "../providers/registry.ts"
 import type { EmbeddingClient } from "../providers/types.ts"
 
 export interface EmbeddingProvider {
@@ -62,7 +62,7 @@ export class EmbeddingModelTable {
         refused: `model: "${name}" names no embedding model: give "${embeddingModelPrefix}<name>" or a short-hand "<provider_type>::<model>"`
       }
     }
-    const refusal = embeddingsRefusal(shorthand.type)
+    const refusal = embeddingsRefusal(shorthand.type) ?? shorthandProblem(name)
     if (refusal !== undefined) return { refused: `model: ${refusal}` }
     const providers = shorthandProviders(name, this.shorthands, this.relay)
     const model = route({

@@ -4,7 +4,7 @@
  * then the request's (scoped to a variant, a model, or a model's provider), later ones winning.
  */
 import * as Schema from "effect/Schema"
-import { headerProblem } from "../tracing/trace.ts"
+import { headerProblem, headerValueProblem } from "../tracing/trace.ts"
 import { quoted } from "../untrusted.ts"
 
 export const ExtraBodyEdit = Schema.Union([
@@ -51,10 +51,8 @@ export const extraHeaderProblem = (
   if (reservedHeaders.has(name.toLowerCase())) {
     return { field: "name", message: `"${name}" is managed by the gateway's HTTP client: it cannot be set or removed` }
   }
-  if (value !== undefined && headerProblem(name, value) !== undefined) {
-    return { field: "value", message: `the value of "${name}" holds a line break or a NUL, which HTTP headers cannot carry` }
-  }
-  return undefined
+  const unsendable = value === undefined ? undefined : headerValueProblem(name, value)
+  return unsendable === undefined ? undefined : { field: "value", message: unsendable }
 }
 
 /** Which model calls a request-level edit applies to; no scope means every call. */

@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from "node:util"
 import { shorthandProviders } from "../config/models.ts"
 import type { GatewayConfig, ModelConfig, ProviderConfig } from "../config/types.ts"
-import { providerTypes } from "../providers/registry.ts"
+import { providerTypes, shorthandProblem } from "../providers/registry.ts"
 import type { ProviderClient } from "../providers/types.ts"
 
 export interface RoutedProvider {
@@ -45,10 +45,16 @@ export class ModelTable {
     for (const model of config.models.values()) this.models.set(model.name, route(model, previous?.models.get(model.name)))
   }
 
-  /** A configured model takes precedence; otherwise a short-hand name of a known provider type. */
-  get(name: string): ResolvedModel | undefined {
+  /**
+   * What `name` names: a configured model (they take precedence), else a short-hand of a known
+   * provider type; `refused` when it is a short-hand that names nothing its type can call (no
+   * client is made of it, and it is not kept); undefined when it names nothing.
+   */
+  lookup(name: string): ResolvedModel | { readonly refused: string } | undefined {
     const known = this.models.get(name)
     if (known !== undefined) return known
+    const refused = shorthandProblem(name)
+    if (refused !== undefined) return { refused }
     const providers = shorthandProviders(name, this.shorthands, this.relay)
     if (providers.length === 0) return undefined
     const model = route({
@@ -62,5 +68,11 @@ export class ModelTable {
       this.models.set(name, model)
     }
     return model
+  }
+
+  /** The model `name` names (see `lookup`), or undefined. */
+  get(name: string): ResolvedModel | undefined {
+    const found = this.lookup(name)
+    return found === undefined || "refused" in found ? undefined : found
   }
 }

@@ -122,6 +122,8 @@ export interface PrepareExtras {
    * Internal: no request can name one.
    */
   readonly dynamicVariant?: { readonly variant: VariantConfig; readonly templates: TemplateEngine } | undefined
+  /** what the caller's route calls `model_name`, for its 400s (the OpenAI-compatible route: `model`) */
+  readonly modelField?: string | undefined
 }
 
 /** `request` checked against `config` and `models` (the short-hand names it can reach), at `startedAt` (epoch ms) */
@@ -146,11 +148,14 @@ export const prepareInference = (
     fn = configured
     functionName = request.function_name
   } else if (request.model_name !== undefined) {
-    if (models.get(request.model_name) === undefined) {
+    const model = models.lookup(request.model_name)
+    if (model === undefined) {
       return new NotFound({
         message: `unknown model "${request.model_name}": not in [models], and not a "<provider_type>::<model>" short-hand`
       })
     }
+    // a short-hand whose name would make a URL elsewhere than its provider's: the caller's fault
+    if ("refused" in model) return invalid(`${extras.modelField ?? "model_name"}: ${model.refused}`)
     if (request.variant_name !== undefined) return invalid("variant_name: only functions have variants; drop it when calling a model")
     fn = defaultFunction(request.model_name)
     functionName = defaultFunctionName

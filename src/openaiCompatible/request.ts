@@ -340,7 +340,7 @@ export const translateChatCompletion = (
   }
   return {
     request,
-    extras: { responseSchema: isJson ? undefined : schema, customTools },
+    extras: { responseSchema: isJson ? undefined : schema, customTools, modelField: "model" },
     stream: body.stream === true,
     // gateway::include_raw_usage needs the usage chunk: it turns it on when not asked otherwise
     includeUsage: body.stream_options?.include_usage ?? includeRawUsage,

@@ -22,6 +22,7 @@ import {
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "./openai/response.ts"
 import { embeddingsUrl, openAiEmbeddingsHooks } from "./openai/embeddings.ts"
 import { sse } from "./sse.ts"
+import { BaseUrl } from "./urls.ts"
 
 /** The field a parameter is sent as; `null`: the server does not take it, and it is not sent. */
 export type ParamRule = string | null
@@ -71,8 +72,8 @@ export interface ChatCompletionsDialect {
   readonly structuredOutput?: StructuredOutput | undefined
 }
 
-const optionalApiBase = Schema.Struct({ api_base: Schema.optional(Schema.String) })
-const requiredApiBase = Schema.Struct({ api_base: Schema.String })
+const optionalApiBase = Schema.Struct({ api_base: Schema.optional(BaseUrl) })
+const requiredApiBase = Schema.Struct({ api_base: BaseUrl })
 
 /** A member served at a known address: `api_base` may point it elsewhere (a proxy, a test server). */
 export const hostedCodec = (dialect: ChatCompletionsDialect & { readonly defaultApiBase: string }) =>

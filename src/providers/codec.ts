@@ -12,6 +12,7 @@ import type { CredentialLocation, Environment } from "../config/credentials.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "../inference/types.ts"
 import type { HttpCall, HttpTransport } from "../services.ts"
+import type { InvalidRequest } from "../errors.ts"
 import type { ProviderFailure } from "./types.ts"
 
 /** A JSON request body as a codec builds it; the runner edits it (`extra_body`) before it is serialised. */
@@ -199,8 +200,10 @@ export interface BatchHooks<Target> {
  */
 export type Authorizer = (
   request: HttpCall,
-  credential: string | undefined
-) => Effect.Effect<HttpCall, ProviderFailure, HttpTransport>
+  credential: string | undefined,
+  /** the credential is one the request gave (`dynamic::`): what it holds (a token endpoint) is the caller's to choose, not the operator's */
+  fromRequest?: boolean
+) => Effect.Effect<HttpCall, ProviderFailure | InvalidRequest, HttpTransport>
 
 /**
  * The settings of a provider type: the keys of its provider table besides the common ones, a

@@ -11,6 +11,7 @@ import { aiStudioGeminiProvider, vertexGeminiProvider } from "./gemini/index.ts"
 import { mistralProvider } from "./mistral/index.ts"
 import { openAiProvider } from "./openai/index.ts"
 import type { ProviderDefinition } from "./types.ts"
+import { quoted } from "../untrusted.ts"
 
 export const providerTypes: ReadonlyMap<string, ProviderDefinition> = new Map(
   [
@@ -43,4 +44,18 @@ export const parseShorthandModel = (name: string): { readonly type: string; read
   const type = name.slice(0, separator)
   const model = name.slice(separator + 2)
   return providerTypes.has(type) && !withoutShorthand.has(type) && model !== "" ? { type, model } : undefined
+}
+
+/**
+ * Why `name`, a `<type>::<model>` short-hand, names no model its type can call (a Vertex
+ * resource name whose location is no location, a model id that is no path segment), quoting
+ * the name; undefined when it does, or is no short-hand. A short-hand's model comes from a
+ * request and goes into the provider's URL: what fails here is refused (a 400 naming the field)
+ * before any client is made of it, and no call is ever attempted.
+ */
+export const shorthandProblem = (name: string): string | undefined => {
+  const shorthand = parseShorthandModel(name)
+  if (shorthand === undefined) return undefined
+  const problem = providerTypes.get(shorthand.type)?.modelNameProblem?.(shorthand.model)
+  return problem === undefined ? undefined : `${quoted(name, 200)} names no model the ${shorthand.type} provider type can call: ${problem}`
 }

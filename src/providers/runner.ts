@@ -80,6 +80,10 @@ export const wireProvider = <Settings, Target, Event>(
       if (!isSettings(config.settings)) return undefined
       return codec.targetProblem?.(codec.target(config.settings, config.modelName, config.env ?? {}))
     },
+    // a short-hand has no settings of its own: its model name alone says where its calls go
+    modelNameProblem: codec.targetProblem === undefined || !isSettings({})
+      ? undefined
+      : (model) => codec.targetProblem?.(codec.target({} as Settings, model, {})),
     make: (config) =>
       isSettings(config.settings)
         ? wireClient(codec, codec.target(config.settings, config.modelName, config.env ?? {}))
@@ -293,7 +297,7 @@ const post = (http: Transport, request: HttpCall) => http.post(request)
 const exchange = <Settings, Target, Event, Reply, A>(
   codec: WireCodec<Settings, Target, Event>,
   authorize: Authorizer | undefined,
-  call: { readonly apiKey: string | undefined; readonly qualifiedName: string },
+  call: { readonly apiKey: string | undefined; readonly qualifiedName: string; readonly credentialFromRequest?: boolean | undefined },
   built: HttpCall | ProviderFailure | InvalidRequest,
   send: (http: Transport, request: HttpCall) => Effect.Effect<Reply, TransportError>,
   read: (
@@ -312,8 +316,9 @@ const exchange = <Settings, Target, Event, Reply, A>(
       Effect.flatMap((reply) => read(codec, reply, request, apiKey, call.qualifiedName))
     )
   if (authorize === undefined) return sendAndRead(built)
-  return authorize(built, apiKey).pipe(
-    Effect.mapError((error) => failure(error.message, apiKey, error.timedOut)),
+  return authorize(built, apiKey, call.credentialFromRequest === true).pipe(
+    // the request's fault (a credential it gave that the gateway will not use) ends the inference as it is
+    Effect.mapError((error) => error instanceof InvalidRequest ? error : failure(error.message, apiKey, error.timedOut)),
     Effect.flatMap(sendAndRead)
   )
 }
@@ -616,6 +621,25 @@ const credentialFor = (
   }
 }
 
+/** Whether the credential `credentialFor` resolves to is one the request gave (`dynamic::`, or a fallback's that is). */
+const credentialFromRequest = (
+  credential: Credential,
+  provider: ProviderConfig,
+  modelName: string,
+  requested: Readonly<Record<string, string>>
+): boolean => {
+  switch (credential.kind) {
+    case "dynamic":
+      return requested[credential.name] !== undefined
+    case "fallback":
+      return typeof credentialFor(credential.primary, provider, modelName, requested) === "object"
+        ? credentialFromRequest(credential.fallback, provider, modelName, requested)
+        : credentialFromRequest(credential.primary, provider, modelName, requested)
+    default:
+      return false
+  }
+}
+
 /**
  * The call for one provider of a model, or why it cannot be made: a missing dynamic credential
  * is the caller's fault (it ends the inference), a missing environment variable this provider's.
@@ -640,6 +664,7 @@ export const providerCall = <Request = ModelRequest>(
   return {
     request,
     apiKey,
+    credentialFromRequest: provider.credential.kind !== "static" && credentialFromRequest(provider.credential, provider, modelName, extras.credentials),
     extraBody: editsFor(provider.extraBody, caller.extraBody),
     extraHeaders: editsFor(provider.extraHeaders, caller.extraHeaders),
     modelName,

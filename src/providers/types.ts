@@ -49,6 +49,8 @@ export const failureKind = (failure: ProviderFailure): UpstreamFailureKind =>
 export interface ProviderCall<Request = ModelRequest> {
   readonly request: Request
   readonly apiKey: string | undefined
+  /** `apiKey` is one the request gave (`dynamic::`), not the operator's */
+  readonly credentialFromRequest?: boolean | undefined
   /** configured then request-level edits that apply to this call, in order */
   readonly extraBody: ReadonlyArray<ExtraBodyEdit>
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
@@ -151,6 +153,12 @@ export interface ProviderDefinition {
   readonly batch?: boolean | undefined
   /** why a configured provider's settings can make no call, checked at start-up */
   readonly settingsProblem?: ((config: ProviderConfig) => string | undefined) | undefined
+  /**
+   * why a `<type>::<model>` short-hand's model names nothing this type can call (a Vertex
+   * resource name whose location is no location): a short-hand's model comes from a request,
+   * and no client is made of it (`shorthandProblem` in `registry.ts`)
+   */
+  readonly modelNameProblem?: ((model: string) => string | undefined) | undefined
   /** at start-up for configured providers, on first use for `<type>::<model>` short-hands */
   readonly make: (config: ProviderConfig) => ProviderClient
 }

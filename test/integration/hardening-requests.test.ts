@@ -230,6 +230,34 @@ ${upstreamModels(fake.apiBase)}`
       expect(fake.requests).toHaveLength(0)
     })
 
+    it("a header value outside Latin-1, or with a control character, is a 400 naming the field (was a provider failure, 502); the upstream is never called", async () => {
+      const cases: ReadonlyArray<readonly [string, string, number]> = [
+        ["日本語", "U+65E5", 0],
+        ["café ☕", "U+2615", 5],
+        ["smile 😀", "U+1F600", 6],
+        ["a\u0001b", "U+0001", 1],
+        ["del\u007f", "U+007F", 3]
+      ]
+      for (const [value, codePoint, index] of cases) {
+        const message = badRequest(await upChat({ extra_headers: [{ name: "x-ok", value: "1" }, { name: "x-team", value }] }))
+        expect(message).toBe(
+          `extra_headers[1].value: the value of "x-team" holds the character ${codePoint} (at index ${index}), which HTTP headers cannot carry: only tab, printable ASCII and Latin-1 characters`
+        )
+      }
+      const openAi = await gateway.post("/openai/v1/chat/completions", {
+        model: "gateway::function_name::up_chat",
+        messages: [{ role: "user", content: "hi" }],
+        "gateway::extra_headers": [{ name: "x-team", value: "日本語" }]
+      })
+      expect(openAi.status, JSON.stringify(openAi.body)).toBe(400)
+      expect(openAi.body.error.message).toMatch(/^extra_headers\[0\]\.value: the value of "x-team" holds the character U\+65E5/)
+      expect(fake.requests).toHaveLength(0)
+      // Latin-1 and tabs are sent as they are
+      const ok = await upChat({ extra_headers: [{ name: "x-team", value: "café\tnoir" }] })
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200)
+      expect(fake.requests[0].headers["x-team"]).toBe("café\tnoir")
+    })
+
     it("framing, host and hop-by-hop headers cannot be set or removed by a request", async () => {
       const reserved = [
         "content-length", "Transfer-Encoding", "host", "Connection", "keep-alive", "proxy-authenticate",
@@ -343,7 +371,7 @@ routing = ["p"]
 type = "openai"
 model_name = "gpt"
 api_key_location = "none"
-extra_headers = [{ name = "x-ok", value = "1" }, { name = "Content-Length", value = "5" }]
+extra_headers = [{ name = "x-ok", value = "1" }, { name = "Content-Length", value = "5" }, { name = "x-lang", value = "日本語" }]
 
 [functions.f]
 type = "chat"
@@ -361,6 +389,9 @@ extra_headers = [{ name = "x-team", value = "a\\r\\nb" }, { name = "upgrade", de
     expect(result.stderr).not.toContain("Listening on")
     expect(result.stderr).toContain(
       `models.m.providers.p.extra_headers[1].name: "Content-Length" is managed by the gateway's HTTP client: it cannot be set or removed`
+    )
+    expect(result.stderr).toContain(
+      `models.m.providers.p.extra_headers[2].value: the value of "x-lang" holds the character U+65E5 (at index 0), which HTTP headers cannot carry`
     )
     expect(result.stderr).toContain(`functions.f.variants.v.extra_headers[0].value: the value of "x-team" holds a line break or a NUL`)
     expect(result.stderr).toContain(`functions.f.variants.v.extra_headers[1].name: "upgrade" is managed by the gateway's HTTP client`)

@@ -220,6 +220,12 @@ describe("planGepa: the function and the models", () => {
     expect(refusal({ mutation_model: "nobody" }, "mutation_model")).toContain(`unknown model "nobody"`)
     expect(refusal({ mutation_model: "noprovider::x" }, "mutation_model")).toContain(`unknown model "noprovider::x"`)
   })
+
+  it("refuses a short-hand whose name would make a URL elsewhere than its provider's (issue 33)", () => {
+    const hostile = "gcp_vertex_gemini::projects/p/locations/127.0.0.1:8080#/publishers/google/models/m"
+    expect(refusal({ analysis_model: hostile }, "analysis_model")).toContain(`location "127.0.0.1:8080#" is not a GCP location`)
+    expect(refusal({ mutation_model: hostile }, "mutation_model")).toContain("names no model the gcp_vertex_gemini provider type can call")
+  })
 })
 
 describe("planGepa: the datasets", () => {

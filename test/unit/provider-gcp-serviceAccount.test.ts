@@ -4,6 +4,10 @@ import { TestClock } from "effect/testing"
 import { importSPKI, jwtVerify } from "jose"
 import { describe, expect, it } from "vitest"
 import { jwtBearerGrant, makeServiceAccountAuthorizer } from "../../src/providers/gcp/serviceAccount.ts"
+import type { Credential } from "../../src/config/credentials.ts"
+import type { ProviderConfig } from "../../src/config/types.ts"
+import { InvalidRequest } from "../../src/errors.ts"
+import { providerCall } from "../../src/providers/runner.ts"
 import { ProviderFailure } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/services.ts"
 import { serviceAccountJson, serviceAccountKeys } from "../support/serviceAccount.ts"
@@ -88,5 +92,40 @@ describe("GCP service account authorizer", () => {
     )
     expect(notJson.message).toContain("not JSON")
     expect(notJson.message).not.toContain("sk-secret")
+  })
+})
+
+describe("a service account key file given with a request (dynamic::)", () => {
+  it("may only name Google's token endpoint: anything else is the request's fault, and nothing is sent", async () => {
+    const { received, transport } = fakeTransport(3600)
+    const authorize = makeServiceAccountAuthorizer()
+    const refused = await Effect.runPromise(Effect.flip(authorize(request, account, true)).pipe(Effect.provideService(HttpTransport, transport)))
+    expect(refused).toBeInstanceOf(InvalidRequest)
+    expect(refused.message).toBe(
+      `credentials: the GCP service account key file given with the request names the token endpoint "${tokenUri}"; one given with a request may only use https://oauth2.googleapis.com/token`
+    )
+    expect(received).toHaveLength(0)
+    // the operator's own key file names what it names
+    const own = await Effect.runPromise(authorize(request, account, false).pipe(Effect.provideService(HttpTransport, transport)))
+    expect(own.headers.authorization).toBe("Bearer token-1")
+    // Google's endpoint, or none (the default), from a request
+    const google = serviceAccountJson(privateKey, { projectId: "p", keyId: "k", clientEmail: "sa@p.iam.gserviceaccount.com", tokenUri: "https://oauth2.googleapis.com/token" })
+    await Effect.runPromise(authorize(request, google, true).pipe(Effect.provideService(HttpTransport, transport)))
+    expect(received.map((call) => call.url)).toEqual([tokenUri, "https://oauth2.googleapis.com/token"])
+  })
+
+  it("a call's credential is marked as the request's when it came from the request's credentials", () => {
+    const provider = (credential: Credential): ProviderConfig => ({
+      name: "p", type: "gcp_vertex_gemini", modelName: "m", credential, extraBody: [], extraHeaders: [], timeouts: {}, settings: {}
+    })
+    const fromRequest = (credential: Credential, credentials: Record<string, string>) => {
+      const call = providerCall(undefined, "m", provider(credential), { name: "v", extraBody: [], extraHeaders: [] }, { bodyEdits: [], headerEdits: [], credentials })
+      return "credentialFromRequest" in call ? call.credentialFromRequest : call
+    }
+    expect(fromRequest({ kind: "static", value: "k" }, { k: "k" })).toBe(false)
+    expect(fromRequest({ kind: "dynamic", name: "k" }, { k: "v" })).toBe(true)
+    const fallback: Credential = { kind: "fallback", primary: { kind: "dynamic", name: "k" }, fallback: { kind: "static", value: "own" } }
+    expect(fromRequest(fallback, { k: "v" })).toBe(true)
+    expect(fromRequest(fallback, {})).toBe(false)
   })
 })

@@ -13,7 +13,7 @@ import {
 } from "../../api/gepa.ts"
 import type { ChatCompletionVariant, EvaluatorConfig, FunctionConfig, GatewayConfig } from "../../config/types.ts"
 import { InvalidRequest } from "../../errors.ts"
-import { parseShorthandModel } from "../../providers/registry.ts"
+import { parseShorthandModel, shorthandProblem } from "../../providers/registry.ts"
 
 /** where the training and validation datapoints come from */
 export type GepaDatasets =
@@ -135,6 +135,8 @@ export const planGepa = (
     if (!knownModel(config, request[field])) {
       return invalid(`${field}: unknown model "${request[field].slice(0, 200)}": not in [models], and not a "<provider_type>::<model>" short-hand`)
     }
+    const refused = shorthandProblem(request[field])
+    if (refused !== undefined) return invalid(`${field}: ${refused}`)
   }
   const datasets = checkDatasets(request)
   if (datasets instanceof InvalidRequest) return datasets

@@ -17,6 +17,7 @@
 import * as Effect from "effect/Effect"
 import type { BatchExchange, BatchHandle, BatchHooks, BatchItem, BatchItemResult, BatchPoll } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
+import { nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
 import type { AnthropicTarget } from "./request.ts"
 import { explainError } from "./response.ts"
 
@@ -30,9 +31,17 @@ const maxResultsBytes = 256 * 1024 * 1024
 
 export const batchesUrl = (target: AnthropicTarget): string => `${target.url}/batches`
 
-const batchUrl = (target: AnthropicTarget, id: string): string => `${batchesUrl(target)}/${encodeURIComponent(id)}`
-
 const problem = (message: string) => new ProviderFailure({ message, timedOut: false })
+
+/**
+ * A batch's URL by the id Anthropic gave it (`msgbatch_...`), checked: a spoofed or garbled
+ * answer must not point the polls, and the key they carry, anywhere else.
+ */
+const batchUrl = (target: AnthropicTarget, id: string): string | ProviderFailure => {
+  const misnamed = nameProblem("the provider's id", id, providerObjectId)
+  const url = misnamed === undefined ? urlUnder(`${batchesUrl(target)}/`, [id]) : new UrlProblem(misnamed)
+  return url instanceof UrlProblem ? problem(`message batch: ${url.message}`) : url
+}
 
 /** the answer's JSON, or undefined; answers are not quoted in failures (an upstream may echo the credential) */
 const parseJson = (text: string): any => {
@@ -60,6 +69,9 @@ const start = Effect.fnUntraced(function*(target: AnthropicTarget, items: Readon
   })
   const batch = parseJson(text)
   if (!isBatch(batch)) return yield* problem("Anthropic's answer to the creation of a message batch is not a message batch")
+  // checked now, before it is kept: every poll puts it into a URL
+  const polled = batchUrl(target, batch.id)
+  if (polled instanceof ProviderFailure) return yield* polled
   return { providerBatchId: batch.id, data: { ids: items.map((item) => item.id) } } satisfies BatchHandle
 })
 
@@ -68,8 +80,10 @@ const start = Effect.fnUntraced(function*(target: AnthropicTarget, items: Readon
  * `results_url` elsewhere (a proxy as `api_base` that passes Anthropic's URL on) is read at
  * the configured host's path for it.
  */
-export const resultsUrl = (target: AnthropicTarget, batch: Json): string => {
-  const own = `${batchUrl(target, batch.id)}/results`
+export const resultsUrl = (target: AnthropicTarget, batch: Json): string | ProviderFailure => {
+  const polled = batchUrl(target, batch.id)
+  if (polled instanceof ProviderFailure) return polled
+  const own = `${polled}/results`
   if (typeof batch.results_url !== "string") return own
   try {
     const given = new URL(batch.results_url, target.url)
@@ -163,7 +177,9 @@ export const readResults = (text: string, ids: ReadonlyArray<string>): BatchPoll
 const poll = Effect.fnUntraced(function*(target: AnthropicTarget, handle: BatchHandle, exchange: BatchExchange) {
   const ids = idsOf(handle)
   if (ids === undefined) return yield* problem(`the gateway's record of message batch ${handle.providerBatchId} lacks its requests' ids`)
-  const batch = parseJson(yield* exchange({ method: "GET", url: batchUrl(target, handle.providerBatchId) }))
+  const url = batchUrl(target, handle.providerBatchId)
+  if (url instanceof ProviderFailure) return yield* url
+  const batch = parseJson(yield* exchange({ method: "GET", url }))
   if (!isBatch(batch)) return yield* problem(`Anthropic's answer about message batch ${handle.providerBatchId} is not a message batch`)
   switch (batch.processing_status) {
     case "in_progress":
@@ -182,7 +198,9 @@ const poll = Effect.fnUntraced(function*(target: AnthropicTarget, handle: BatchH
   if (typeof batch.results_url !== "string") {
     return { status: "failed", message: `the results of message batch ${batch.id} are no longer available (archived)` } satisfies BatchPoll
   }
-  const text = yield* exchange({ method: "GET", url: resultsUrl(target, batch), maxResponseBytes: maxResultsBytes })
+  const results = resultsUrl(target, batch)
+  if (results instanceof ProviderFailure) return yield* results
+  const text = yield* exchange({ method: "GET", url: results, maxResponseBytes: maxResultsBytes })
   const read = readResults(text, ids)
   if (typeof read === "string") return yield* problem(read)
   return read

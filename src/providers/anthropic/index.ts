@@ -8,6 +8,7 @@ import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
+import { BaseUrl } from "../urls.ts"
 import { anthropicBatch } from "./batch.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"
 import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse } from "./response.ts"
@@ -15,7 +16,7 @@ import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse
 export const anthropicVersion = "2023-06-01"
 const defaultApiBase = "https://api.anthropic.com/v1/"
 
-const settings = Schema.Struct({ api_base: Schema.optional(Schema.String) })
+const settings = Schema.Struct({ api_base: Schema.optional(BaseUrl) })
 
 export const messagesUrl = (apiBase: string): string =>
   new URL("messages", apiBase.endsWith("/") ? apiBase : `${apiBase}/`).toString()

@@ -7,43 +7,53 @@
  *
  * The model: `model_id` (a publisher model) or `endpoint_id` (a deployed endpoint), with
  * `project_id` and `location`; or, for the short-hand
- * `gcp_vertex_anthropic::projects/<P>/locations/<L>/publishers/anthropic/models/<M>`, that path
- * as the model name. `api_base` replaces `https://<location>-aiplatform.googleapis.com/`.
+ * `gcp_vertex_anthropic::projects/<P>/locations/<L>/publishers/anthropic/models/<M>` (or
+ * `.../endpoints/<E>`), that path as the model name, every part checked (`../gcp/vertex.ts`).
+ * `api_base` replaces `https://<location>-aiplatform.googleapis.com/`.
  */
 import type { WireCodec } from "../codec.ts"
 import { makeServiceAccountAuthorizer } from "../gcp/serviceAccount.ts"
-import { VertexSettings } from "../gcp/vertex.ts"
+import {
+  parseVertexResourceName,
+  vertexBaseOf,
+  type VertexModel,
+  vertexModelProblem,
+  vertexResourceForms,
+  vertexResourceUrl,
+  VertexSettings
+} from "../gcp/vertex.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
+import { UrlProblem } from "../urls.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"
 import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse } from "./response.ts"
 
 export const vertexAnthropicVersion = "vertex-2023-10-16"
 const type = "gcp_vertex_anthropic"
 
-const modelPath = /^projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/]+)$/
-
-/** The resource the calls go to (`projects/.../models/<M>` or `.../endpoints/<E>`) and its location, or why there is none. */
-const resourceOf = (settings: VertexSettings, model: string): { readonly path: string; readonly location: string } | string => {
+/** The model the calls go to, every part checked, or why there is none. */
+const modelOf = (settings: VertexSettings, model: string): VertexModel | string => {
   const { model_id, endpoint_id, location, project_id } = settings
   if (model_id !== undefined || endpoint_id !== undefined) {
     if (model_id !== undefined && endpoint_id !== undefined) return `a ${type} provider takes model_id or endpoint_id, not both`
     if (location === undefined || project_id === undefined) return `a ${type} provider with model_id or endpoint_id needs location and project_id`
-    const name = model_id !== undefined ? `publishers/anthropic/models/${model_id}` : `endpoints/${endpoint_id}`
-    return { path: `projects/${project_id}/locations/${location}/${name}`, location }
+    const parts = { project: project_id, location, model: model_id, endpoint: endpoint_id }
+    return vertexModelProblem(parts) ?? parts
   }
-  const match = modelPath.exec(model)
-  if (match !== null) return { path: model, location: match[2] }
-  return `a ${type} provider needs model_id (or endpoint_id), location and project_id, or a model name of the form projects/<project>/locations/<location>/publishers/anthropic/models/<model>`
+  return parseVertexResourceName(model, "anthropic") ??
+    `a ${type} provider needs model_id (or endpoint_id), location and project_id, or a model name of the form ${vertexResourceForms("anthropic")}`
 }
 
+const failed = (problem: string): AnthropicTarget => ({ type, url: "", streamUrl: "", model: undefined, bodyVersion: vertexAnthropicVersion, problem })
+
 const vertexTarget = (settings: VertexSettings, model: string): AnthropicTarget => {
-  const resource = resourceOf(settings, model)
-  if (typeof resource === "string") return { type, url: "", streamUrl: "", model: undefined, bodyVersion: vertexAnthropicVersion, problem: resource }
-  // the `global` location has no regional host
-  const base = settings.api_base ??
-    (resource.location === "global" ? "https://aiplatform.googleapis.com/" : `https://${resource.location}-aiplatform.googleapis.com/`)
-  const modelUrl = new URL(`v1/${resource.path}`, base.endsWith("/") ? base : `${base}/`).toString()
+  const parts = modelOf(settings, model)
+  if (typeof parts === "string") return failed(parts)
+  // `api_base` replaces the location's host; the path starts with `v1/`
+  const host = settings.api_base ?? vertexBaseOf(parts.location, "/")
+  if (host instanceof UrlProblem) return failed(host.message)
+  const modelUrl = vertexResourceUrl(`${host.endsWith("/") ? host : `${host}/`}v1/`, parts, "anthropic")
+  if (modelUrl instanceof UrlProblem) return failed(modelUrl.message)
   return { type, url: `${modelUrl}:rawPredict`, streamUrl: `${modelUrl}:streamRawPredict`, model: undefined, bodyVersion: vertexAnthropicVersion }
 }
 

@@ -8,15 +8,16 @@ import { wireProvider } from "../runner.ts"
 import { converseBody, type ConverseTarget, converseUrl } from "./converseRequest.ts"
 import { awsErrorMessage, makeConverseStreamParser, parseConverseResponse } from "./converseResponse.ts"
 import { type AwsEvent, awsEventStream } from "./eventStream.ts"
-import { endpointOf, noRegion, regionOf } from "./region.ts"
+import { BaseUrl, awsRegion, namedString } from "../urls.ts"
+import { addressProblem, endpointOf, regionOf } from "./region.ts"
 import { awsAuthorizer } from "./signing.ts"
 
 const BedrockSettings = Schema.Struct({
   /** a model id, an inference profile (`us.anthropic...`) or an ARN */
   model_id: Schema.String,
-  region: Schema.optional(Schema.String),
+  region: Schema.optional(namedString(awsRegion)),
   /** the runtime endpoint, for proxies and tests (`https://bedrock-runtime.<region>.amazonaws.com` otherwise) */
-  endpoint_url: Schema.optional(Schema.String)
+  endpoint_url: Schema.optional(BaseUrl)
 })
 
 export const bedrockCodec: WireCodec<typeof BedrockSettings.Type, ConverseTarget, AwsEvent> = {
@@ -28,7 +29,8 @@ export const bedrockCodec: WireCodec<typeof BedrockSettings.Type, ConverseTarget
     const region = regionOf(settings.region, env)
     return { modelId: settings.model_id, region, endpoint: endpointOf("bedrock-runtime", region, settings.endpoint_url) }
   },
-  targetProblem: (target) => target.endpoint === undefined ? noRegion("aws_bedrock") : undefined,
+  targetProblem: (target) =>
+    addressProblem("aws_bedrock", target, { setting: "model_id", segments: ["model", encodeURIComponent(target.modelId), "converse"] }),
   url: converseUrl,
   headers: () => ({ "content-type": "application/json" }),
   authorizer: (target) => awsAuthorizer({ type: "aws_bedrock", service: "bedrock", region: target.region, bearer: true }),

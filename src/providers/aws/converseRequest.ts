@@ -5,7 +5,7 @@
 import type { FileSource, InferenceParams, ModelRequest, RequestBlock, RequestMessage, Role } from "../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
 import { respondToolName } from "../openai/request.ts"
-import { noRegion } from "./region.ts"
+import { addressProblem, noRegion } from "./region.ts"
 
 type Json = WireBody
 
@@ -162,7 +162,7 @@ const jsonInstruction = (request: ModelRequest): string | undefined => {
 /** The request body of one call, or an explanation when the request cannot be expressed. */
 export const converseBody = (request: ModelRequest, call: WireCall<ConverseTarget>): Json | WireProblem => {
   if (call.target.endpoint === undefined) {
-    return new WireProblem(noRegion(type))
+    return new WireProblem(addressProblem(type, call.target, { setting: "model_id", segments: [] }) ?? noRegion(type))
   }
   const messages = converseMessages(request.messages, call.qualifiedName)
   if (messages instanceof WireProblem) return messages

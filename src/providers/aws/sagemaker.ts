@@ -13,19 +13,20 @@ import { chatCompletionsBody, type ChatCompletionsTarget } from "../openai/reque
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "../openai/response.ts"
 import { wireProvider } from "../runner.ts"
 import { awsErrorMessage } from "./converseResponse.ts"
-import { endpointOf, noRegion, regionOf } from "./region.ts"
+import { awsRegion, BaseUrl, namedString, sageMakerEndpoint } from "../urls.ts"
+import { addressProblem, endpointOf, noRegion, regionOf } from "./region.ts"
 import { type SageMakerEvent, sageMakerStream, StreamException } from "./sagemakerFraming.ts"
 import { awsAuthorizer } from "./signing.ts"
 
 const type = "aws_sagemaker"
 
 const SageMakerSettings = Schema.Struct({
-  endpoint_name: Schema.String,
+  endpoint_name: namedString(sageMakerEndpoint),
   /** what the container speaks: both take OpenAI's Chat Completions body */
   hosted_provider: Schema.Literals(["openai", "tgi"]),
-  region: Schema.optional(Schema.String),
+  region: Schema.optional(namedString(awsRegion)),
   /** the runtime endpoint, for proxies and tests (`https://runtime.sagemaker.<region>.amazonaws.com` otherwise) */
-  endpoint_url: Schema.optional(Schema.String)
+  endpoint_url: Schema.optional(BaseUrl)
 })
 
 interface SageMakerTarget {
@@ -85,12 +86,15 @@ export const sageMakerCodec: WireCodec<typeof SageMakerSettings.Type, SageMakerT
       }
     }
   },
-  targetProblem: (target) => target.endpoint === undefined ? noRegion(type) : undefined,
+  targetProblem: (target) =>
+    addressProblem(type, target, { setting: "endpoint_name", segments: ["endpoints", encodeURIComponent(target.endpointName), "invocations"] }),
   url: urlOf,
   headers: () => ({ "content-type": "application/json" }),
   authorizer: (target) => awsAuthorizer({ type, service: "sagemaker", region: target.region, bearer: false }),
   body: (request, call) =>
-    call.target.endpoint === undefined ? new WireProblem(noRegion(type)) : chatCompletionsBody(request, { ...call, target: call.target.chat }),
+    call.target.endpoint === undefined
+      ? new WireProblem(addressProblem(type, call.target, { setting: "endpoint_name", segments: [] }) ?? noRegion(type))
+      : chatCompletionsBody(request, { ...call, target: call.target.chat }),
   parseResponse: (text) => parseOpenAiResponse(text),
   framing: sageMakerStream,
   streamParser: () => {

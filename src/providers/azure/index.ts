@@ -14,6 +14,7 @@ import { parseOpenAiEmbeddings } from "../openai/embeddings.ts"
 import { type OpenAiBatchApi, openAiBatchHooks, type OpenAiBatchTarget } from "../openai/batch.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
+import { BaseUrl, UrlProblem, urlUnder } from "../urls.ts"
 
 /**
  * The latest generally available data-plane API version (Azure OpenAI's "API version
@@ -22,7 +23,7 @@ import { sse } from "../sse.ts"
 export const defaultAzureApiVersion = "2024-10-21"
 
 const AzureSettings = Schema.Struct({
-  endpoint: Schema.String,
+  endpoint: BaseUrl,
   deployment_id: Schema.String,
   api_version: Schema.optional(Schema.String)
 })
@@ -30,18 +31,19 @@ type AzureSettings = typeof AzureSettings.Type
 
 export interface AzureTarget extends ChatCompletionsTarget, OpenAiBatchTarget {
   readonly embeddingsUrl: string
+  /** why no URL could be made of the settings (a deployment that is no path segment): every call fails with it */
+  readonly problem?: string | undefined
 }
 
-/** `{endpoint}/openai/{path}?api-version={version}` */
-const resourceUrl = (settings: AzureSettings, path: string): string => {
-  const endpoint = settings.endpoint.endsWith("/") ? settings.endpoint.slice(0, -1) : settings.endpoint
-  const version = encodeURIComponent(settings.api_version ?? defaultAzureApiVersion)
-  return `${endpoint}/openai/${path}?api-version=${version}`
+/** `{endpoint}/openai/{segments}?api-version={version}`, built and checked (`../urls.ts`) */
+const resourceUrl = (settings: AzureSettings, segments: ReadonlyArray<string>): string | UrlProblem => {
+  const endpoint = settings.endpoint.endsWith("/") ? settings.endpoint : `${settings.endpoint}/`
+  return urlUnder(`${endpoint}openai/`, segments, `?api-version=${encodeURIComponent(settings.api_version ?? defaultAzureApiVersion)}`)
 }
 
 /** `{endpoint}/openai/deployments/{deployment_id}/{operation}?api-version={version}` */
-const deploymentUrl = (settings: AzureSettings, operation: string): string =>
-  resourceUrl(settings, `deployments/${encodeURIComponent(settings.deployment_id)}/${operation}`)
+const deploymentUrl = (settings: AzureSettings, ...operation: ReadonlyArray<string>): string | UrlProblem =>
+  resourceUrl(settings, ["deployments", encodeURIComponent(settings.deployment_id), ...operation])
 
 /**
  * Azure's global batch (learn.microsoft.com/azure/ai-foundry/openai/how-to/batch): files and
@@ -49,7 +51,7 @@ const deploymentUrl = (settings: AzureSettings, operation: string): string =>
  * deployment, and a batch may use an upload only once Azure has processed it.
  */
 const batchApi = (settings: AzureSettings): OpenAiBatchApi => ({
-  url: (path) => resourceUrl(settings, path),
+  url: (segments) => resourceUrl(settings, segments),
   endpoint: "/chat/completions",
   model: settings.deployment_id,
   awaitsProcessedFile: true
@@ -80,16 +82,23 @@ export const azureCodec: WireCodec<AzureSettings, AzureTarget, string> = {
     fallback: { kind: "env", name: "AZURE_OPENAI_API_KEY" }
   },
   requiresModelName: false,
-  target: (settings) => ({
-    url: deploymentUrl(settings, "chat/completions"),
-    embeddingsUrl: deploymentUrl(settings, "embeddings"),
-    // Azure takes the model from the deployment and ignores this field
-    model: settings.deployment_id,
-    paramFields,
-    paramDefaults: undefined,
-    streamUsage: true,
-    batchApi: batchApi(settings)
-  }),
+  target: (settings) => {
+    const url = deploymentUrl(settings, "chat", "completions")
+    const embeddingsUrl = deploymentUrl(settings, "embeddings")
+    const problem = url instanceof UrlProblem ? url : embeddingsUrl instanceof UrlProblem ? embeddingsUrl : undefined
+    return {
+      url: typeof url === "string" ? url : "",
+      embeddingsUrl: typeof embeddingsUrl === "string" ? embeddingsUrl : "",
+      problem: problem === undefined ? undefined : `deployment_id: ${problem.message}`,
+      // Azure takes the model from the deployment and ignores this field
+      model: settings.deployment_id,
+      paramFields,
+      paramDefaults: undefined,
+      streamUsage: true,
+      batchApi: batchApi(settings)
+    }
+  },
+  targetProblem: (target) => target.problem,
   url: (target) => target.url,
   headers: (_target, apiKey) => {
     const headers: Record<string, string> = { "content-type": "application/json" }

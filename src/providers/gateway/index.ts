@@ -14,6 +14,7 @@ import { bearerJsonHeaders } from "../headers.ts"
 import { parseOpenAiEmbeddings } from "../openai/embeddings.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
+import { baseUrlProblem } from "../urls.ts"
 import { gatewayBody, gatewayEmbeddingsBody, type GatewayTarget } from "./request.ts"
 import { gatewayErrorMessage, makeGatewayChunkParser, parseGatewayResponse } from "./response.ts"
 
@@ -26,18 +27,8 @@ export const GatewayProviderSettings = Schema.Struct({
 })
 type GatewayProviderSettings = typeof GatewayProviderSettings.Type
 
-/** Why `url` cannot be a gateway's base URL, or undefined. */
-export const gatewayUrlProblem = (url: string): string | undefined => {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return `expected an http:// or https:// URL, got "${url}"`
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `expected an http:// or https:// URL, got "${url}"`
-  if (parsed.search !== "" || parsed.hash !== "") return `expected a base URL without a query or fragment, got "${url}"`
-  return undefined
-}
+/** Why `url` cannot be a gateway's base URL, or undefined: as any provider's base URL. */
+export const gatewayUrlProblem = baseUrlProblem
 
 /** `<gateway_url>/<route>`, whatever the base URL ends with */
 const routeOf = (gatewayUrl: string, route: string): string => `${gatewayUrl.replace(/\/+$/, "")}/${route}`

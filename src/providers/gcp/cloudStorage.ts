@@ -3,10 +3,13 @@
  * need it: upload a file (`uploadType=media`), list a folder's objects, download one
  * (`alt=media`). Each call is a `BatchExchange`, so it carries the provider's access token
  * (the cloud-platform scope covers Cloud Storage) and its failures are mapped like any other.
+ * Bucket and object names (some from a provider's answer) are encoded as one path segment
+ * each, and every URL checked to stay under the storage API's address (`../urls.ts`).
  */
 import * as Effect from "effect/Effect"
 import { type BatchExchange, TextBody } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
+import { gcsBucket, nameProblem, UrlProblem, urlUnder } from "../urls.ts"
 
 export const defaultStorageApiBase = "https://storage.googleapis.com/"
 
@@ -28,9 +31,14 @@ export const gsUriOf = (location: StorageLocation): string => `gs://${location.b
 /** a folder-like prefix: what is written under `path` goes to `path/...` ("" stays the bucket's root) */
 export const asFolder = (name: string): string => (name === "" || name.endsWith("/") ? name : `${name}/`)
 
-const withSlash = (base: string) => (base.endsWith("/") ? base : `${base}/`)
+/** the URL of `segments` (bucket and object names among them, encoded here) under the storage API's address, checked */
+const storageUrl = (base: string, segments: ReadonlyArray<string>, query: string): Effect.Effect<string, ProviderFailure> => {
+  const url = urlUnder(base, segments.map(encodeURIComponent), query)
+  return url instanceof UrlProblem ? Effect.fail(new ProviderFailure({ message: `Cloud Storage: ${url.message}`, timedOut: false })) : Effect.succeed(url)
+}
 
-const bucketUrl = (base: string, bucket: string) => `${withSlash(base)}storage/v1/b/${encodeURIComponent(bucket)}/o`
+/** Why `bucket` cannot be a Cloud Storage bucket (a name from a provider's answer included), or undefined. */
+export const bucketProblem = (bucket: string): string | undefined => nameProblem("the bucket", bucket, gcsBucket)
 
 const readJson = (text: string, what: string): Effect.Effect<Record<string, any>, ProviderFailure> => {
   try {
@@ -49,13 +57,10 @@ export const uploadObject = (
   contentType: string,
   text: string
 ): Effect.Effect<void, ProviderFailure> =>
-  Effect.asVoid(exchange({
-    method: "POST",
-    url: `${withSlash(base)}upload/storage/v1/b/${encodeURIComponent(location.bucket)}/o?uploadType=media&name=${
-      encodeURIComponent(location.name)
-    }`,
-    body: new TextBody(contentType, text)
-  }))
+  storageUrl(base, ["upload", "storage", "v1", "b", location.bucket, "o"], `?uploadType=media&name=${encodeURIComponent(location.name)}`).pipe(
+    Effect.flatMap((url) => exchange({ method: "POST", url, body: new TextBody(contentType, text) })),
+    Effect.asVoid
+  )
 
 /** the names of the objects whose name starts with `prefix`, every page of them */
 export const listObjects = (
@@ -68,8 +73,9 @@ export const listObjects = (
     const names: Array<string> = []
     let pageToken: string | undefined
     do {
-      const query = `prefix=${encodeURIComponent(prefix)}${pageToken === undefined ? "" : `&pageToken=${encodeURIComponent(pageToken)}`}`
-      const page = yield* Effect.flatMap(exchange({ method: "GET", url: `${bucketUrl(base, bucket)}?${query}` }), (text) => readJson(text, "a listing"))
+      const query = `?prefix=${encodeURIComponent(prefix)}${pageToken === undefined ? "" : `&pageToken=${encodeURIComponent(pageToken)}`}`
+      const url = yield* storageUrl(base, ["storage", "v1", "b", bucket, "o"], query)
+      const page = yield* Effect.flatMap(exchange({ method: "GET", url }), (text) => readJson(text, "a listing"))
       for (const item of Array.isArray(page.items) ? page.items : []) if (typeof item?.name === "string") names.push(item.name)
       pageToken = typeof page.nextPageToken === "string" && page.nextPageToken !== "" ? page.nextPageToken : undefined
     } while (pageToken !== undefined)
@@ -82,4 +88,7 @@ export const downloadObject = (
   location: StorageLocation,
   maxResponseBytes: number
 ): Effect.Effect<string, ProviderFailure> =>
-  exchange({ method: "GET", url: `${bucketUrl(base, location.bucket)}/${encodeURIComponent(location.name)}?alt=media`, maxResponseBytes })
+  Effect.flatMap(
+    storageUrl(base, ["storage", "v1", "b", location.bucket, "o", location.name], "?alt=media"),
+    (url) => exchange({ method: "GET", url, maxResponseBytes })
+  )

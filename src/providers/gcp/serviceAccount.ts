@@ -11,8 +11,10 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { InvalidRequest } from "../../errors.ts"
 import { HttpTransport } from "../../services.ts"
 import type { Authorizer } from "../codec.ts"
+import { quoted } from "../../untrusted.ts"
 import { ProviderFailure } from "../types.ts"
 
 export const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
@@ -160,11 +162,30 @@ export const makeAccessTokens = () => {
  */
 export const makeServiceAccountAuthorizer = (): Authorizer => {
   const accessToken = makeAccessTokens()
-  return (request, credential) =>
-    credential === undefined
-      ? Effect.fail(fail("no GCP service account credential for this provider (a service account key file's JSON is expected)"))
-      : Effect.map(accessToken(credential), (token) => ({
-        ...request,
-        headers: { ...request.headers, authorization: `Bearer ${token}` }
-      }))
+  return (request, credential, fromRequest) => {
+    if (credential === undefined) {
+      return Effect.fail(fail("no GCP service account credential for this provider (a service account key file's JSON is expected)"))
+    }
+    const refused = fromRequest === true ? requestTokenEndpointProblem(credential) : undefined
+    if (refused !== undefined) return Effect.fail(refused)
+    return Effect.map(accessToken(credential), (token) => ({
+      ...request,
+      headers: { ...request.headers, authorization: `Bearer ${token}` }
+    }))
+  }
+}
+
+/**
+ * A key file a request gave (`dynamic::`) must not make the gateway POST to an address of the
+ * caller's choosing: its `token_uri` may only be Google's. The request's fault, a 400. Parsed
+ * at every call of such a credential (about 10 µs), never for the operator's.
+ */
+const requestTokenEndpointProblem = (credential: string): InvalidRequest | undefined => {
+  const account = parseServiceAccount(credential)
+  if (typeof account === "string" || account.tokenUri === defaultTokenUri) return undefined
+  return new InvalidRequest({
+    message: `credentials: the GCP service account key file given with the request names the token endpoint ${
+      quoted(account.tokenUri, 200)
+    }; one given with a request may only use ${defaultTokenUri}`
+  })
 }

@@ -11,7 +11,9 @@
  */
 import * as Effect from "effect/Effect"
 import type { BatchHooks, BatchItemResult, BatchPoll } from "../codec.ts"
+import { quoted } from "../../untrusted.ts"
 import { ProviderFailure } from "../types.ts"
+import { nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
 import { type BatchEnding, endedBatch, type GeminiBatchData, idsOf, jsonObject, maxBatchResultBytes, statusText } from "./batchResults.ts"
 import type { GeminiTarget } from "./request.ts"
 
@@ -26,6 +28,19 @@ const targetOf = (target: GeminiTarget): Effect.Effect<AiStudioBatchTarget, Prov
   target.batch?.api === "ai_studio"
     ? Effect.succeed(target.batch)
     : Effect.fail(new ProviderFailure({ message: `the ${target.type} provider has no Gemini API batch address`, timedOut: false, unsupported: true }))
+
+/**
+ * The URL of a batch by its name as the API gave it (`batches/<id>`), checked: a spoofed or
+ * garbled answer must not point the polls, and the key they carry, anywhere else.
+ */
+const batchUrl = (apiBase: string, name: string): string | ProviderFailure => {
+  const id = name.startsWith("batches/") ? name.slice("batches/".length) : undefined
+  const problem = id === undefined ? "expected batches/<id>" : nameProblem("its id", id, providerObjectId)
+  const url = problem === undefined ? urlUnder(apiBase, ["batches", id!]) : new UrlProblem(problem)
+  return url instanceof UrlProblem
+    ? new ProviderFailure({ message: `the provider named its batch ${quoted(name, 200)}, which is no Gemini API batch name: ${url.message}`, timedOut: false })
+    : url
+}
 
 const states: Readonly<Record<string, BatchEnding | "pending">> = {
   BATCH_STATE_PENDING: "pending",
@@ -74,7 +89,7 @@ export const aiStudioBatch: BatchHooks<GeminiTarget> = {
   start: (target, items, exchange) =>
     Effect.gen(function*() {
       // a batch address is what makes the hooks apply: checked before anything is sent
-      yield* targetOf(target)
+      const batch = yield* targetOf(target)
       const text = yield* exchange({
         method: "POST",
         url: `${target.modelUrl}:batchGenerateContent`,
@@ -90,6 +105,9 @@ export const aiStudioBatch: BatchHooks<GeminiTarget> = {
       if (typeof name !== "string" || !name.startsWith("batches/")) {
         return yield* Effect.fail(new ProviderFailure({ message: "the provider accepted the batch without naming it (batches/...)", timedOut: false }))
       }
+      // checked now, before it is kept: every poll puts it into a URL
+      const polled = batchUrl(batch.apiBase, name)
+      if (polled instanceof ProviderFailure) return yield* Effect.fail(polled)
       const data: GeminiBatchData = { ids: items.map((item) => item.id) }
       return { providerBatchId: name, data }
     }),
@@ -97,7 +115,9 @@ export const aiStudioBatch: BatchHooks<GeminiTarget> = {
     Effect.gen(function*() {
       const batch = yield* targetOf(target)
       const ids = yield* idsOf(handle.data)
-      const text = yield* exchange({ method: "GET", url: `${batch.apiBase}${handle.providerBatchId}`, maxResponseBytes: maxBatchResultBytes })
+      const url = batchUrl(batch.apiBase, handle.providerBatchId)
+      if (url instanceof ProviderFailure) return yield* Effect.fail(url)
+      const text = yield* exchange({ method: "GET", url, maxResponseBytes: maxBatchResultBytes })
       const operation = yield* jsonObject(text, "the batch status request")
       const state = operation.metadata?.state ?? operation.state
       const ending = typeof state === "string" ? states[state] : undefined

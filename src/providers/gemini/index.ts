@@ -10,9 +10,10 @@ import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
 import { defaultStorageApiBase, parseGsUri } from "../gcp/cloudStorage.ts"
 import { makeServiceAccountAuthorizer } from "../gcp/serviceAccount.ts"
-import { VertexSettings } from "../gcp/vertex.ts"
+import { parseVertexResourceName, vertexBaseOf, vertexModelProblem, vertexResourceForms, vertexResourceUrl, VertexSettings } from "../gcp/vertex.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
+import { BaseUrl, modelId, nameProblem, UrlProblem, urlUnder } from "../urls.ts"
 import { aiStudioBatch } from "./aiStudioBatch.ts"
 import { geminiBody, type GeminiTarget, geminiUrl } from "./request.ts"
 import { geminiErrorMessage, makeGeminiChunkParser, parseGeminiResponse } from "./response.ts"
@@ -22,23 +23,30 @@ const withSlash = (base: string) => (base.endsWith("/") ? base : `${base}/`)
 
 const jsonHeaders = () => ({ "content-type": "application/json" })
 
-const aiStudioSettings = Schema.Struct({ api_base: Schema.optional(Schema.String) })
+const aiStudioSettings = Schema.Struct({ api_base: Schema.optional(BaseUrl) })
 
 const aiStudioFileUri = /^https:\/\/generativelanguage\.googleapis\.com\/v1beta\/files\//
 
+const aiStudioType = "google_ai_studio_gemini"
+
 export const aiStudioCodec: WireCodec<typeof aiStudioSettings.Type, GeminiTarget, string> = {
-  type: "google_ai_studio_gemini",
+  type: aiStudioType,
   settings: aiStudioSettings,
   defaultCredential: { kind: "env", name: "GOOGLE_AI_STUDIO_API_KEY" },
   target: (settings, model) => {
     const apiBase = withSlash(settings.api_base ?? "https://generativelanguage.googleapis.com/v1beta/")
+    // the model is a path segment (`models/<model>`): a short-hand's comes from a request
+    const malformed = nameProblem("model_name", model, modelId)
+    const modelUrl = malformed === undefined ? urlUnder(apiBase, ["models", model]) : new UrlProblem(malformed)
+    if (modelUrl instanceof UrlProblem) return { type: aiStudioType, modelUrl: "", takesFileUri: () => false, problem: modelUrl.message }
     return {
-      type: "google_ai_studio_gemini",
-      modelUrl: `${apiBase}models/${model}`,
+      type: aiStudioType,
+      modelUrl,
       takesFileUri: (url) => aiStudioFileUri.test(url),
       batch: { api: "ai_studio", apiBase }
     }
   },
+  targetProblem: (target) => target.problem,
   url: geminiUrl,
   headers: (_target, apiKey) => apiKey === undefined ? jsonHeaders() : { ...jsonHeaders(), "x-goog-api-key": apiKey },
   body: geminiBody,
@@ -49,9 +57,7 @@ export const aiStudioCodec: WireCodec<typeof aiStudioSettings.Type, GeminiTarget
   batch: aiStudioBatch
 }
 
-const resourceName = /^projects\/([^/]+)\/locations\/([^/]+)\/(?:publishers\/google\/models\/([^/]+)|endpoints\/([^/]+))$/
-
-/** A Vertex model's address, read from the settings and the model name. */
+/** A Vertex model's address, read from the settings and the model name, every part checked. */
 interface VertexResource {
   /** `api_base`, or the location's host, with `/v1/` */
   readonly base: string
@@ -59,19 +65,22 @@ interface VertexResource {
   readonly location: string
   readonly modelId: string | undefined
   readonly endpointId: string | undefined
+  /** the model's URL, before `:generateContent` */
+  readonly modelUrl: string
 }
 
 /**
  * The model's address from the settings, completed by a model name that is a resource name
  * (`projects/<P>/locations/<L>/publishers/google/models/<M>` or `.../endpoints/<E>`, the
- * short-hand's form) or a plain model id.
+ * short-hand's form) or a plain model id. A malformed part is named, and no URL is made of it.
  */
 const vertexResource = (settings: VertexSettings, model: string): VertexResource | { readonly problem: string } => {
-  const named = resourceName.exec(model)
-  const projectId = settings.project_id ?? named?.[1]
-  const location = settings.location ?? named?.[2]
-  const endpointId = settings.endpoint_id ?? (settings.model_id === undefined ? named?.[4] : undefined)
-  const modelId = settings.model_id ?? (endpointId === undefined ? named?.[3] ?? (named === null && model !== "" ? model : undefined) : undefined)
+  const named = parseVertexResourceName(model, "google")
+  if (typeof named === "string") return { problem: named }
+  const projectId = settings.project_id ?? named?.project
+  const location = settings.location ?? named?.location
+  const endpointId = settings.endpoint_id ?? (settings.model_id === undefined ? named?.endpoint : undefined)
+  const modelId = settings.model_id ?? (endpointId === undefined ? named?.model ?? (named === undefined && model !== "" ? model : undefined) : undefined)
   if (projectId === undefined || location === undefined || (modelId === undefined && endpointId === undefined)) {
     const missing = [
       projectId === undefined ? "project_id" : undefined,
@@ -79,25 +88,23 @@ const vertexResource = (settings: VertexSettings, model: string): VertexResource
       modelId === undefined && endpointId === undefined ? "model_id or endpoint_id" : undefined
     ].filter((name) => name !== undefined)
     return {
-      problem: `the gcp_vertex_gemini provider lacks ${
-        missing.join(", ")
-      }: set them, or name the model projects/<project_id>/locations/<location>/publishers/google/models/<model_id>`
+      problem: `the gcp_vertex_gemini provider lacks ${missing.join(", ")}: set them, or name the model ${vertexResourceForms("google")}`
     }
   }
-  // the global location has no regional host
-  const host = location === "global" ? "https://aiplatform.googleapis.com/v1/" : `https://${location}-aiplatform.googleapis.com/v1/`
-  return { base: withSlash(settings.api_base ?? host), projectId, location, modelId, endpointId }
+  const parts = { project: projectId, location, model: endpointId === undefined ? modelId : undefined, endpoint: endpointId }
+  const malformed = vertexModelProblem(parts)
+  if (malformed !== undefined) return { problem: malformed }
+  const base = settings.api_base === undefined ? vertexBaseOf(location, "/v1/") : withSlash(settings.api_base)
+  if (base instanceof UrlProblem) return { problem: base.message }
+  const modelUrl = vertexResourceUrl(base, parts, "google")
+  if (modelUrl instanceof UrlProblem) return { problem: modelUrl.message }
+  return { base, projectId, location, modelId, endpointId, modelUrl }
 }
-
-const resourceUrl = ({ base, projectId, location, endpointId, modelId }: VertexResource): string =>
-  endpointId !== undefined
-    ? `${base}projects/${projectId}/locations/${location}/endpoints/${endpointId}`
-    : `${base}projects/${projectId}/locations/${location}/publishers/google/models/${modelId}`
 
 /** The model's URL (see `vertexResource`), before `:generateContent`. */
 export const vertexModelUrl = (settings: VertexSettings, model: string): string | { readonly problem: string } => {
   const resource = vertexResource(settings, model)
-  return "problem" in resource ? resource : resourceUrl(resource)
+  return "problem" in resource ? resource : resource.modelUrl
 }
 
 /** Where a Vertex provider's batches go, or why it can make none (no storage settings, a deployed endpoint). */
@@ -106,9 +113,11 @@ const vertexBatchTarget = (resource: VertexResource, settings: VertexGeminiSetti
   if (resource.modelId === undefined) {
     return { api: "vertex", problem: "the gcp_vertex_gemini provider names a deployed endpoint (endpoint_id): its batches need a publisher model (model_id)" }
   }
+  const jobsUrl = urlUnder(resource.base, ["projects", resource.projectId, "locations", resource.location, "batchPredictionJobs"])
+  if (jobsUrl instanceof UrlProblem) return { api: "vertex", problem: jobsUrl.message }
   return {
     api: "vertex",
-    jobsUrl: `${resource.base}projects/${resource.projectId}/locations/${resource.location}/batchPredictionJobs`,
+    jobsUrl,
     apiBase: resource.base,
     model: `publishers/google/models/${resource.modelId}`,
     // the settings' Schema checked both are gs:// locations
@@ -134,7 +143,7 @@ export const vertexCodec: WireCodec<VertexGeminiSettings, GeminiTarget, string> 
       ? { type: "gcp_vertex_gemini", modelUrl: "", takesFileUri: () => false, problem: resource.problem }
       : {
         type: "gcp_vertex_gemini",
-        modelUrl: resourceUrl(resource),
+        modelUrl: resource.modelUrl,
         takesFileUri: (uri) => vertexFileUri.test(uri),
         batch: vertexBatchTarget(resource, settings)
       }

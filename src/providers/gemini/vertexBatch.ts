@@ -18,13 +18,20 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { BatchHooks, BatchItemResult, BatchPoll } from "../codec.ts"
-import { asFolder, downloadObject, gsUriOf, listObjects, parseGsUri, type StorageLocation, uploadObject } from "../gcp/cloudStorage.ts"
+import { quoted } from "../../untrusted.ts"
+import { asFolder, bucketProblem, downloadObject, gsUriOf, listObjects, parseGsUri, type StorageLocation, uploadObject } from "../gcp/cloudStorage.ts"
+import { vertexModelProblem } from "../gcp/vertex.ts"
+import { BaseUrl, nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
 import { ProviderFailure } from "../types.ts"
 import { type BatchEnding, endedBatch, type GeminiBatchData, idsOf, jsonObject, maxBatchResultBytes, statusText } from "./batchResults.ts"
 import type { GeminiTarget } from "./request.ts"
 
 const gsPrefix = Schema.String.check(
-  Schema.makeFilter((uri: string) => parseGsUri(uri) === undefined ? `a Cloud Storage location gs://<bucket>/<path>/ is expected, not "${uri.slice(0, 100)}"` : undefined)
+  Schema.makeFilter((uri: string) => {
+    const location = parseGsUri(uri)
+    if (location === undefined) return `a Cloud Storage location gs://<bucket>/<path>/ is expected, not "${uri.slice(0, 100)}"`
+    return bucketProblem(location.bucket)
+  })
 )
 
 // a literal field would make a wrong value fail the whole table; a check names the field
@@ -40,7 +47,7 @@ export const VertexBatchSettings = Schema.Struct({
   input_uri_prefix: gsPrefix,
   output_uri_prefix: gsPrefix,
   /** Cloud Storage's JSON API address (default https://storage.googleapis.com/) */
-  storage_api_base: Schema.optional(Schema.String)
+  storage_api_base: Schema.optional(BaseUrl)
 })
 export type VertexBatchSettings = typeof VertexBatchSettings.Type
 
@@ -116,6 +123,24 @@ export const outputResults = (text: string, found: Map<string, BatchItemResult>)
   }
 }
 
+const failure = (message: string) => new ProviderFailure({ message, timedOut: false })
+
+/**
+ * The URL of a batch job by its name as Vertex gave it (`projects/<P>/locations/<L>/batchPredictionJobs/<id>`),
+ * checked part by part: a spoofed or garbled answer must not point the polls, and the access
+ * token they carry, anywhere else.
+ */
+const jobUrl = (apiBase: string, name: string): string | ProviderFailure => {
+  const parts = name.split("/")
+  const shaped = parts.length === 6 && parts[0] === "projects" && parts[2] === "locations" && parts[4] === "batchPredictionJobs"
+  const problem = shaped
+    ? vertexModelProblem({ project: parts[1], location: parts[3] }) ?? nameProblem("job id", parts[5], providerObjectId)
+    : "expected projects/<project>/locations/<location>/batchPredictionJobs/<id>"
+  if (problem !== undefined) return failure(`the provider named its batch job ${quoted(name, 200)}, which is no Vertex AI batch job name: ${problem}`)
+  const url = urlUnder(apiBase, parts)
+  return url instanceof UrlProblem ? failure(url.message) : url
+}
+
 const isPredictions = (name: string) => /^predictions[^/]*\.jsonl$/.test(name.slice(name.lastIndexOf("/") + 1))
 
 export const vertexBatch: BatchHooks<GeminiTarget> = {
@@ -139,6 +164,9 @@ export const vertexBatch: BatchHooks<GeminiTarget> = {
       if (typeof job.name !== "string" || job.name === "") {
         return yield* Effect.fail(new ProviderFailure({ message: "the provider accepted the batch job without naming it", timedOut: false }))
       }
+      // checked now, before it is kept: every poll puts it into a URL
+      const polled = jobUrl(batch.apiBase, job.name)
+      if (polled instanceof ProviderFailure) return yield* Effect.fail(polled)
       const data: GeminiBatchData = { ids: items.map((item) => item.id) }
       return { providerBatchId: job.name, data }
     }),
@@ -146,7 +174,9 @@ export const vertexBatch: BatchHooks<GeminiTarget> = {
     Effect.gen(function*() {
       const batch = yield* targetOf(target)
       const ids = yield* idsOf(handle.data)
-      const job = yield* Effect.flatMap(exchange({ method: "GET", url: `${batch.apiBase}${handle.providerBatchId}` }), (text) => jsonObject(text, "the batch job request"))
+      const url = jobUrl(batch.apiBase, handle.providerBatchId)
+      if (url instanceof ProviderFailure) return yield* Effect.fail(url)
+      const job = yield* Effect.flatMap(exchange({ method: "GET", url }), (text) => jsonObject(text, "the batch job request"))
       const ending = typeof job.state === "string" ? states[job.state] : undefined
       // queued, pending, running, cancelling, paused, updating (or a state this code does not know): not over yet
       if (ending === undefined || ending === "pending") return { status: "pending" } satisfies BatchPoll
@@ -154,6 +184,10 @@ export const vertexBatch: BatchHooks<GeminiTarget> = {
       // a job cut short keeps what it wrote: its answered requests still count
       const directory = typeof job.outputInfo?.gcsOutputDirectory === "string" ? parseGsUri(job.outputInfo.gcsOutputDirectory) : undefined
       if (directory !== undefined) {
+        const misnamed = bucketProblem(directory.bucket)
+        if (misnamed !== undefined) {
+          return yield* Effect.fail(failure(`the provider's batch job names its output ${quoted(job.outputInfo.gcsOutputDirectory, 200)}: ${misnamed}`))
+        }
         const names = yield* listObjects(exchange, batch.storageApiBase, directory.bucket, asFolder(directory.name))
         for (const name of names.filter(isPredictions)) {
           outputResults(yield* downloadObject(exchange, batch.storageApiBase, { bucket: directory.bucket, name }, maxBatchResultBytes), found)

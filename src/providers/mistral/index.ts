@@ -10,10 +10,11 @@ import { type ChatCompletionsTarget, chatCompletionsUrl } from "../openai/reques
 import { bearerJsonHeaders } from "../headers.ts"
 import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
+import { BaseUrl } from "../urls.ts"
 import { mistralBody } from "./request.ts"
 import { makeMistralChunkParser, mistralErrorMessage, parseMistralResponse } from "./response.ts"
 
-const MistralSettings = Schema.Struct({ api_base: Schema.optional(Schema.String) })
+const MistralSettings = Schema.Struct({ api_base: Schema.optional(BaseUrl) })
 type MistralSettings = typeof MistralSettings.Type
 
 export const mistralDefaultApiBase = "https://api.mistral.ai/v1/"

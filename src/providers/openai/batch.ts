@@ -12,14 +12,18 @@ import * as Schedule from "effect/Schedule"
 import { itemsPerTurn, letIoRun } from "../../eventLoop.ts"
 import type { BatchExchange, BatchHooks, BatchPoll } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
+import { nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
 import { type BatchEnding, batchFailureMessage, batchInputFile, type BatchLineTarget, batchResults, batchUpload } from "./batchFiles.ts"
 
 type Json = Record<string, any>
 
 /** How one server serves the Batch API. */
 export interface OpenAiBatchApi extends BatchLineTarget {
-  /** the address of a resource of the API: `files`, `files/{id}`, `files/{id}/content`, `batches`, `batches/{id}` */
-  readonly url: (path: string) => string
+  /**
+   * the address of a resource of the API by its path segments (`files`, `files/{id}`,
+   * `files/{id}/content`, `batches`, `batches/{id}`), built and checked (`../urls.ts`)
+   */
+  readonly url: (segments: ReadonlyArray<string>) => string | UrlProblem
   /**
    * whether a batch may be created only once the uploaded file is `processed`: Azure refuses it
    * before (OpenAI accepts it at once)
@@ -35,7 +39,7 @@ export interface OpenAiBatchTarget {
 /** OpenAI's own Batch API under `api_base` (`{api_base}/files`, `{api_base}/batches`), for the requests of `endpoint`. */
 export const openAiBatchApi = (apiBase: string, endpoint: string): OpenAiBatchApi => {
   const base = apiBase.endsWith("/") ? apiBase : `${apiBase}/`
-  return { url: (path) => new URL(path, base).toString(), endpoint, awaitsProcessedFile: false }
+  return { url: (segments) => urlUnder(base, segments), endpoint, awaitsProcessedFile: false }
 }
 
 /** What the gateway keeps of a batch between polls: the ids it submitted, in order (the results answer each). */
@@ -49,6 +53,20 @@ const isBatchData = (data: unknown): data is OpenAiBatchData =>
   Array.isArray((data as Json).custom_ids) && (data as Json).custom_ids.every((id: unknown) => typeof id === "string")
 
 const problem = (message: string) => new ProviderFailure({ message, timedOut: false })
+
+/**
+ * The URL of a resource of the API. Its segments are fixed words and ids the provider gave
+ * (files, batches), each checked to be an id: a spoofed or garbled answer must not point the
+ * next call, and the key it carries, anywhere else.
+ */
+const urlOf = (api: OpenAiBatchApi, ...segments: ReadonlyArray<string>): Effect.Effect<string, ProviderFailure> => {
+  for (const segment of segments) {
+    const misnamed = nameProblem("the provider's id", segment, providerObjectId)
+    if (misnamed !== undefined) return Effect.fail(problem(misnamed))
+  }
+  const url = api.url(segments)
+  return url instanceof UrlProblem ? Effect.fail(problem(url.message)) : Effect.succeed(url)
+}
 
 /** an answer of the API as the object it must be (a `file`, a `batch`, with a string `id`) */
 const objectOf = (what: string) => (text: string): Effect.Effect<Json, ProviderFailure> => {
@@ -73,7 +91,8 @@ const untilProcessed = (api: OpenAiBatchApi, exchange: BatchExchange, file: Json
   if (!api.awaitsProcessedFile || file.status === "processed") return Effect.void
   const settled = (checked: Json) => checked.status === "processed" || deadFileStatuses.has(String(checked.status))
   if (settled(file)) return refusedFile(file)
-  return exchange({ method: "GET", url: api.url(`files/${encodeURIComponent(file.id)}`) }).pipe(
+  return urlOf(api, "files", file.id).pipe(
+    Effect.flatMap((url) => exchange({ method: "GET", url })),
     Effect.flatMap(objectOf("file")),
     Effect.repeat({ schedule: processingChecks, until: settled }),
     Effect.flatMap((checked) =>
@@ -110,16 +129,18 @@ export const openAiBatchHooks: BatchHooks<OpenAiBatchTarget> = {
         yield* letIoRun
       }
       const upload = batchUpload(`batch_${items[0]?.id ?? "empty"}.jsonl`, jsonl)
-      const file = yield* Effect.flatMap(exchange({ method: "POST", url: api.url("files"), body: upload }), objectOf("file"))
+      const file = yield* Effect.flatMap(exchange({ method: "POST", url: yield* urlOf(api, "files"), body: upload }), objectOf("file"))
       yield* untilProcessed(api, exchange, file)
       const batch = yield* Effect.flatMap(
         exchange({
           method: "POST",
-          url: api.url("batches"),
+          url: yield* urlOf(api, "batches"),
           body: { input_file_id: file.id, endpoint: api.endpoint, completion_window: "24h" }
         }),
         objectOf("batch")
       )
+      // checked now, before it is kept: every poll puts it into a URL
+      yield* urlOf(api, "batches", batch.id)
       const data: OpenAiBatchData = { input_file_id: file.id, custom_ids: items.map((item) => item.id) }
       return { providerBatchId: batch.id, data }
     })
@@ -130,7 +151,7 @@ export const openAiBatchHooks: BatchHooks<OpenAiBatchTarget> = {
     if (!isBatchData(data)) return Effect.fail(problem(`the stored handle of batch ${handle.providerBatchId} is not an OpenAI batch's`))
     return Effect.gen(function*() {
       const batch = yield* Effect.flatMap(
-        exchange({ method: "GET", url: api.url(`batches/${encodeURIComponent(handle.providerBatchId)}`) }),
+        exchange({ method: "GET", url: yield* urlOf(api, "batches", handle.providerBatchId) }),
         objectOf("batch")
       )
       const status = typeof batch.status === "string" ? batch.status.toLowerCase() : String(batch.status)
@@ -142,7 +163,7 @@ export const openAiBatchHooks: BatchHooks<OpenAiBatchTarget> = {
       const files: Array<string> = []
       for (const fileId of [batch.output_file_id, batch.error_file_id]) {
         if (typeof fileId !== "string" || fileId === "") continue
-        files.push(yield* exchange({ method: "GET", url: api.url(`files/${encodeURIComponent(fileId)}/content`), maxResponseBytes: maxResultFileBytes }))
+        files.push(yield* exchange({ method: "GET", url: yield* urlOf(api, "files", fileId, "content"), maxResponseBytes: maxResultFileBytes }))
       }
       return batchResults(status as BatchEnding, data.custom_ids, files)
     })

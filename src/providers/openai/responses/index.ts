@@ -4,6 +4,7 @@
  * `openai::responses::<model>` (`openai/index.ts`).
  */
 import * as Schema from "effect/Schema"
+import { BaseUrl } from "../../urls.ts"
 import type { WireCodec } from "../../codec.ts"
 import { bearerJsonHeaders } from "../../headers.ts"
 import { sse } from "../../sse.ts"
@@ -16,7 +17,7 @@ export const openAiDefaultApiBase = "https://api.openai.com/v1/"
 
 /** The settings of an `openai` provider table (both APIs: `api_type` chooses). */
 export const OpenAiSettings = Schema.Struct({
-  api_base: Schema.optional(Schema.String),
+  api_base: Schema.optional(BaseUrl),
   api_type: Schema.optional(Schema.Literals(["chat_completions", "responses"])),
   include_encrypted_reasoning: Schema.optional(Schema.Boolean)
 })
