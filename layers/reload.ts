@@ -19,6 +19,7 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
@@ -103,6 +104,14 @@ export const makeGenerations = (options: GenerationsOptions) => {
   let current: Generation | undefined
   const started = Context.get(options.processContext, RateLimiter)
   const lock = Semaphore.makeUnsafe(1)
+  /**
+   * What reloads run in: the context the first generation was built in, never the caller's. A
+   * generation built inside a request would capture that request's context (its handler keeps
+   * the context it was built in), which holds the generation serving the request, which was
+   * built inside the request before: every generation would stay alive for good. On a fiber of
+   * its own, a reload also completes when the client that asked for it goes away.
+   */
+  let reloadContext: Context.Context<never> | undefined
 
   /** a retired generation's services are released once its last request has ended */
   const closeIfDone = (generation: Generation) => {
@@ -129,7 +138,7 @@ export const makeGenerations = (options: GenerationsOptions) => {
   }
 
   /** reloads this process only (SIGHUP, which the primary sends every worker; a watched file, which every worker watches) */
-  const reloadLocal = (trigger: string) => lock.withPermits(1)(reloadNow(trigger))
+  const reloadLocal = (trigger: string) => Fiber.join(Effect.runForkWith(reloadContext!)(lock.withPermits(1)(reloadNow(trigger))))
 
   /** over HTTP the request reaches one worker: the others are told once this one has the configuration */
   const reloadService: ConfigReload["Service"] = {
@@ -192,7 +201,10 @@ export const makeGenerations = (options: GenerationsOptions) => {
 
   /** the first generation: the configuration the process started with */
   const start = (loaded: ValidConfig) =>
-    Effect.map(build(loaded, loaded.config, new ModelTable(loaded.config), started), swapTo)
+    Effect.flatMap(Effect.context<never>(), (context) => {
+      reloadContext = context
+      return Effect.map(build(loaded, loaded.config, new ModelTable(loaded.config), started), swapTo)
+    })
 
   const reloadNow = (trigger: string): Effect.Effect<ReloadOutcome> =>
     Effect.gen(function*() {
