@@ -23,12 +23,12 @@ const sameToken = (sent: string | undefined, expected: string | undefined) => {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-/** The refusal of a valid key without the role (the sign-in's and every admin route's). */
-export const notAdmin = (publicId: string) =>
-  new Forbidden({ message: `API key ${publicId} does not have the admin role, which the UI requires: create one with \`gateway --create-api-key --admin\`` })
+/** The refusal of a valid key without the role (the sign-in's and every admin route's), naming what requires it. */
+export const notAdmin = (publicId: string, purpose = "the UI") =>
+  new Forbidden({ message: `API key ${publicId} does not have the admin role, which ${purpose} requires: create one with \`gateway --create-api-key --admin\`` })
 
-const requireAdmin = (auth: Authentication["Service"]) => (publicId: string): Effect.Effect<string, Forbidden> =>
-  auth.isAdmin(publicId) ? Effect.succeed(publicId) : Effect.fail(notAdmin(publicId))
+const requireAdmin = (auth: Authentication["Service"], purpose?: string) => (publicId: string): Effect.Effect<string, Forbidden> =>
+  auth.isAdmin(publicId) ? Effect.succeed(publicId) : Effect.fail(notAdmin(publicId, purpose))
 
 /**
  * The public id of the admin key the UI's session cookie holds, or why it is not one (401, 403);
@@ -40,14 +40,17 @@ export const sessionAuthentication = (auth: Authentication["Service"], request: 
   return Effect.flatMap(auth.authenticate(`Bearer ${session}`, address), requireAdmin(auth))
 }
 
-/** The public id of the request's key, or why it has none (401), or why it may not call the route (403). */
-export const authorize = (auth: Authentication["Service"], request: HttpServerRequest.HttpServerRequest, adminOnly: boolean) => {
+/**
+ * The public id of the request's key, or why it has none (401), or why it may not call the route
+ * (403); `adminOnly` is what the route is for when it needs the admin role (the 403 names it).
+ */
+export const authorize = (auth: Authentication["Service"], request: HttpServerRequest.HttpServerRequest, adminOnly: string | undefined) => {
   // the socket's peer: a client can write X-Forwarded-For, not its address
   const address = Option.getOrUndefined(request.peerAddress)
   const header = request.headers.authorization
   if (header !== undefined) {
     const authenticated = auth.authenticate(header, address)
-    return adminOnly ? Effect.flatMap(authenticated, requireAdmin(auth)) : authenticated
+    return adminOnly !== undefined ? Effect.flatMap(authenticated, requireAdmin(auth, adminOnly)) : authenticated
   }
   // parsed only when there is no header: the API's clients never pay for it
   const session = sessionAuthentication(auth, request, address)
