@@ -100,12 +100,14 @@ describe("finding 6: a thousand reloads", () => {
     }
     const after = samples.at(-1)!
     const report = JSON.stringify({ before, samples, seconds: (Date.now() - started) / 1000 })
-    // before the fix each reload kept ~0.6 MB of heap, ~1.25 MB external, ~8 GB of address space
-    expect(after.heapMB - before.heapMB, report).toBeLessThan(16)
-    expect(after.externalMB - before.externalMB, report).toBeLessThan(8)
+    // before the fix each reload kept ~0.6 MB of heap (~16 kB of it the validators of its 4
+    // schemas), ~1.25 MB external and ~8 GB of address space; after it, a thousand reloads
+    // added ~1.6 MB of heap (compiled code), ~9 MB of RSS, nothing else
+    expect(after.heapMB - before.heapMB, report).toBeLessThan(8)
+    expect(after.externalMB - before.externalMB, report).toBeLessThan(4)
     expect(after.rssMB - before.rssMB, report).toBeLessThan(100)
-    // the configuration serving (and at most one more, not yet collected) holds a WebAssembly memory
-    expect(after.vmSizeGB - before.vmSizeGB, report).toBeLessThan(32)
+    // a WebAssembly memory (the template engine's) reserves ~8 GB: the configuration serving holds one
+    expect(after.vmSizeGB - before.vmSizeGB, report).toBeLessThan(20)
     expect((await gateway.post("/inference", templated)).status).toBe(200)
   }, 300_000)
 })
