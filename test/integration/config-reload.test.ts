@@ -279,4 +279,19 @@ describe("with two workers", () => {
     })))
     expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(404))
   })
+
+  it("forces every worker's reload when the one asked over HTTP was forced (SIGHUP would not force theirs)", async () => {
+    const before = await hashesByWorker()
+    writeConfig(gateway, "")
+    const refused = await call(gateway, "POST", "/internal/config/reload")
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toMatch(/defines no functions and no models/)
+    expect(await hashesByWorker()).toEqual(before)
+
+    const forced = await call(gateway, "POST", "/internal/config/reload?force=true")
+    expect(forced.status, JSON.stringify(forced.body)).toBe(200)
+    expect(forced.body.status).toBe("reloaded")
+    await pollUntil(hashesByWorker, (hashes) => [...hashes.values()].every((hash) => hash === forced.body.config.hash), 10_000)
+    expect(gateway.log()).toMatch(/configuration: reloading \(another worker's forced reload, forced\)/)
+  })
 })
