@@ -31,7 +31,7 @@ import { relationalUrlVariable } from "../src/auth/store.ts"
 import { analyticsUrlVariable } from "../src/observability/stores.ts"
 import type { EvaluationRunRequest } from "../src/api/evaluations.ts"
 import { parseEvaluatorNumbers } from "../src/evaluations/statistics.ts"
-import { announceListening, askOtherWorkersToReload, currentWorker, parseWorkers, runPrimary, workerCount } from "../layers/cluster.ts"
+import { announceListening, askOtherWorkersToReload, currentWorker, onForcedReloadAsked, parseWorkers, runPrimary, workerCount } from "../layers/cluster.ts"
 
 /** Ends the process with `code` after `lines` went to stderr. */
 class ExitWith extends Error {
@@ -286,7 +286,12 @@ const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined, wat
     const options = {
       load: () => loadConfig(configPattern(flags), process.env),
       watchConfig: watchConfig ? { pattern: configPattern(flags) } : undefined,
-      ...(worker === undefined ? {} : { reusePort: worker.reusePort, onListening: announceListening, tellOtherWorkers: askOtherWorkersToReload })
+      ...(worker === undefined ? {} : {
+        reusePort: worker.reusePort,
+        onListening: announceListening,
+        tellOtherWorkers: askOtherWorkersToReload,
+        onForcedReloadAsked
+      })
     }
     return yield* logConfigWarnings(warnings).pipe(
       Effect.andThen(Effect.logInfo(

@@ -15,7 +15,8 @@
  *   once a worker has lived 30 s. A replacement that fails before listening 5 times in a row
  *   stops the gateway (exit 1) rather than loop forever.
  * - SIGHUP: forwarded to every worker, which reloads its configuration (layers/reload.ts); a
- *   worker that reloaded on `POST /internal/config/reload` has the primary send it to the others.
+ *   worker that reloaded on `POST /internal/config/reload` has the primary send it to the others
+ *   (a forced reload as a message instead, which forces theirs: SIGHUP never forces).
  * - SIGTERM/SIGINT: forwarded to every worker, which drains its requests and flushes its write
  *   queue; the primary exits 0 once all have exited with 0, 1 if one did not (or had to be
  *   killed after `stopTimeoutMs`).
@@ -48,6 +49,8 @@ const workerVariable = "GATEWAY_WORKER"
 const listeningMessage = "gateway:listening"
 /** a worker asks the primary to have the other workers reload their configuration */
 const reloadMessage = "gateway:reload"
+/** the primary asks a worker to reload its configuration, forced (`POST /internal/config/reload?force=true` on another) */
+const forcedReloadMessage = "gateway:forced-reload"
 
 /** how connections reach workers: the kernel (`SO_REUSEPORT`, the default) or the primary (round-robin) */
 export type Balancing = "kernel" | "primary"
@@ -65,9 +68,20 @@ export const announceListening = (address: { readonly host: string; readonly por
   process.send?.({ type: listeningMessage, host: address.host, port: address.port })
 }
 
-/** In a worker that reloaded over HTTP: the primary sends SIGHUP to the other workers. */
-export const askOtherWorkersToReload = (): void => {
-  process.send?.({ type: reloadMessage })
+/** In a worker that reloaded over HTTP: the primary sends SIGHUP to the other workers (a forced reload's message when `force`). */
+export const askOtherWorkersToReload = (options: { readonly force?: boolean | undefined }): void => {
+  process.send?.({ type: reloadMessage, force: options.force === true })
+}
+
+/** In a worker: `listener` runs when the primary asks for a forced reload; returns what stops listening. */
+export const onForcedReloadAsked = (listener: () => void): () => void => {
+  const onMessage = (message: { type?: unknown }) => {
+    if (message?.type === forcedReloadMessage) listener()
+  }
+  process.on("message", onMessage)
+  return () => {
+    process.off("message", onMessage)
+  }
 }
 
 export type LogLevel = "info" | "warning" | "error"
@@ -135,8 +149,10 @@ export const superviseWorkers = (options: SupervisorOptions): Promise<number> =>
       if (options.balancing === "kernel" && boundAddress !== undefined) env.GATEWAY_BIND_ADDRESS = boundAddress
       const worker = cluster.fork(env)
       slot.worker = worker
-      worker.on("message", (message: { type?: unknown; host?: string; port?: number }) => {
-        if (message?.type === reloadMessage) return reloadWorkers(`worker ${slot.number} reloaded over HTTP`, slot)
+      worker.on("message", (message: { type?: unknown; host?: string; port?: number; force?: unknown }) => {
+        if (message?.type === reloadMessage) {
+          return reloadWorkers(`worker ${slot.number} reloaded over HTTP${message.force === true ? ", forced" : ""}`, slot, message.force === true)
+        }
         if (message?.type !== listeningMessage) return
         slot.listening = true
         slot.startFailures = 0
@@ -179,12 +195,15 @@ export const superviseWorkers = (options: SupervisorOptions): Promise<number> =>
       finishIfAllExited()
     }
 
-    /** SIGHUP to every live worker but `except`: each loads the configuration again */
-    const reloadWorkers = (why: string, except?: Slot) => {
+    /** SIGHUP (or, forced, a message) to every live worker but `except`: each loads the configuration again */
+    const reloadWorkers = (why: string, except?: Slot, force = false) => {
       if (stopping) return
       const others = slots.filter((slot) => slot !== except && slot.worker !== undefined)
       log("info", `${why}: ${others.length} worker${others.length === 1 ? "" : "s"} reload the configuration`)
-      for (const slot of others) slot.worker!.process.kill("SIGHUP")
+      for (const slot of others) {
+        if (force) slot.worker!.send({ type: forcedReloadMessage })
+        else slot.worker!.process.kill("SIGHUP")
+      }
     }
     const onHangup = () => reloadWorkers("SIGHUP")
 

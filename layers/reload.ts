@@ -4,8 +4,10 @@
  * handler; the server hands each new request to the current generation. A reload that
  * validates builds the next generation beside the current one, then swaps them: requests that
  * start afterwards run on it, while those in flight (streams included) finish on the one they
- * started with, which is closed once its last request ends. Nothing is added per request: the
- * swap is one variable.
+ * started with, which is closed once its last request ends, and then nothing keeps it (a reload
+ * runs in the server's context, not in the context of the request that asked for it). Nothing is
+ * added per request: the swap is one variable. A configuration that defines no function and no
+ * model while the one serving does (an empty or truncated file) is refused unless forced.
  *
  * What a process keeps across reloads (`ProcessServicesLive`: databases, the write queue,
  * authentication, the outbound client and its connection pools, trace export, metrics) reads
@@ -19,13 +21,14 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { isDeepStrictEqual } from "node:util"
-import { ConfigReload, type ConfigVersion, type ReloadOutcome } from "../src/config/reload.ts"
+import { ConfigReload, type ConfigVersion, type ReloadOptions, type ReloadOutcome, removesEverything } from "../src/config/reload.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { Metrics } from "../src/metrics/metrics.ts"
@@ -91,8 +94,8 @@ export interface GenerationsOptions {
   readonly scope: Scope.Scope
   /** loads the configuration files again, as at start-up */
   readonly load: () => LoadedConfig
-  /** with `[gateway] workers`: asks the other workers to reload too (after this one did) */
-  readonly tellOtherWorkers?: (() => void) | undefined
+  /** with `[gateway] workers`: asks the other workers to reload too (after this one did), forced if this one was */
+  readonly tellOtherWorkers?: ((options: ReloadOptions) => void) | undefined
 }
 
 /**
@@ -103,6 +106,14 @@ export const makeGenerations = (options: GenerationsOptions) => {
   let current: Generation | undefined
   const started = Context.get(options.processContext, RateLimiter)
   const lock = Semaphore.makeUnsafe(1)
+  /**
+   * What reloads run in: the context the first generation was built in, never the caller's. A
+   * generation built inside a request would capture that request's context (its handler keeps
+   * the context it was built in), which holds the generation serving the request, which was
+   * built inside the request before: every generation would stay alive for good. On a fiber of
+   * its own, a reload also completes when the client that asked for it goes away.
+   */
+  let reloadContext: Context.Context<never> | undefined
 
   /** a retired generation's services are released once its last request has ended */
   const closeIfDone = (generation: Generation) => {
@@ -129,15 +140,16 @@ export const makeGenerations = (options: GenerationsOptions) => {
   }
 
   /** reloads this process only (SIGHUP, which the primary sends every worker; a watched file, which every worker watches) */
-  const reloadLocal = (trigger: string) => lock.withPermits(1)(reloadNow(trigger))
+  const reloadLocal = (trigger: string, reloadOptions: ReloadOptions = {}) =>
+    Fiber.join(Effect.runForkWith(reloadContext!)(lock.withPermits(1)(reloadNow(trigger, reloadOptions.force === true))))
 
   /** over HTTP the request reaches one worker: the others are told once this one has the configuration */
   const reloadService: ConfigReload["Service"] = {
     current: () => current!.version,
-    reload: (trigger) =>
-      Effect.tap(reloadLocal(trigger), (outcome) =>
+    reload: (trigger, reloadOptions = {}) =>
+      Effect.tap(reloadLocal(trigger, reloadOptions), (outcome) =>
         Effect.sync(() => {
-          if (outcome.status !== "invalid") options.tellOtherWorkers?.()
+          if (outcome.status === "reloaded" || outcome.status === "unchanged") options.tellOtherWorkers?.(reloadOptions)
         }))
   }
 
@@ -192,12 +204,15 @@ export const makeGenerations = (options: GenerationsOptions) => {
 
   /** the first generation: the configuration the process started with */
   const start = (loaded: ValidConfig) =>
-    Effect.map(build(loaded, loaded.config, new ModelTable(loaded.config), started), swapTo)
+    Effect.flatMap(Effect.context<never>(), (context) => {
+      reloadContext = context
+      return Effect.map(build(loaded, loaded.config, new ModelTable(loaded.config), started), swapTo)
+    })
 
-  const reloadNow = (trigger: string): Effect.Effect<ReloadOutcome> =>
+  const reloadNow = (trigger: string, force: boolean): Effect.Effect<ReloadOutcome> =>
     Effect.gen(function*() {
       const serving = current!
-      yield* Effect.logInfo(`configuration: reloading (${trigger})`)
+      yield* Effect.logInfo(`configuration: reloading (${trigger}${force ? ", forced" : ""})`)
       const loaded = options.load()
       if ("errors" in loaded) {
         // watch what the broken configuration reads too: the fix may be in a file it names
@@ -212,6 +227,16 @@ export const makeGenerations = (options: GenerationsOptions) => {
       if (loaded.hash === serving.version.hash) {
         yield* Effect.logInfo(`configuration: unchanged (${loaded.hash.slice(0, 12)})`)
         return { status: "unchanged", version: serving.version } as const
+      }
+      const emptied = removesEverything(serving.config, loaded.config)
+      if (emptied !== undefined) {
+        if (!force) {
+          // watch what it read: the rest of a file being written changes it again
+          filesChanged?.([...new Set([...serving.files, ...loaded.files])])
+          yield* Effect.logError(`configuration: ${emptied}; the configuration serving stays`)
+          return { status: "refused", version: serving.version, reason: emptied } as const
+        }
+        yield* Effect.logWarning(`configuration: the reloaded configuration defines no functions and no models; applied, as forced`)
       }
       const warnings = [...loaded.warnings]
       const changed = changedGatewayKeys(serving.config.gateway, loaded.config.gateway)

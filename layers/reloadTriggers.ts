@@ -6,26 +6,49 @@
  *
  * Files are watched through their folders (`fs.watch` on each folder, not on each file): editors
  * save by writing a new file and renaming it over the old one, which a watch on the file itself
- * stops seeing. Changes are gathered for `settleMs`, so that a save of several files reloads once.
+ * stops seeing. Changes are gathered for `settleMs`, so that a save of several files reloads once;
+ * then the files are read twice, `stableMs` apart, and loaded only when both reads are the same
+ * (else the wait starts again): a file still being written (truncated, then written, or written
+ * in pieces) is not loaded half way. Neither trigger forces a reload (layers/reload.ts).
  */
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type { ReloadOutcome } from "../src/config/reload.ts"
+import type { ReloadOptions, ReloadOutcome } from "../src/config/reload.ts"
 import { globRoot } from "./configLoader.ts"
 
 /** how long changes are gathered before one reload */
 const settleMs = 250
 
+/** how far apart the two reads of the files are that must agree before they are loaded */
+const stableMs = 250
+
+/** SHA-256 of the files' paths and contents (a file that cannot be read, a folder, counts as such) */
+const fingerprint = (files: ReadonlyArray<string>): string => {
+  const hash = createHash("sha256")
+  for (const file of [...files].sort()) {
+    hash.update(`${file}\0`)
+    try {
+      hash.update(fs.readFileSync(file))
+    } catch {
+      hash.update("\0unreadable")
+    }
+    hash.update("\0")
+  }
+  return hash.digest("hex")
+}
+
 interface Reloadable {
-  readonly reloadLocal: (trigger: string) => Effect.Effect<ReloadOutcome>
+  readonly reloadLocal: (trigger: string, options?: ReloadOptions) => Effect.Effect<ReloadOutcome>
   readonly onFilesChanged: (listener: (files: ReadonlyArray<string>) => void) => void
 }
 
 /**
  * Watches the folders of `files`; `changed` is told which of them changed, at most once per
- * `settleMs`. `watch(files)` replaces what is watched; `close` stops.
+ * `settleMs`, once the files read the same twice `stableMs` apart. `watch(files)` replaces what
+ * is watched; `close` stops.
  */
 const makeFolderWatcher = (changed: (files: ReadonlyArray<string>) => void) => {
   const watchers = new Map<string, fs.FSWatcher>()
@@ -41,12 +64,25 @@ const makeFolderWatcher = (changed: (files: ReadonlyArray<string>) => void) => {
     // a folder's event without a name, about one of the files read, or about a new match of the glob counts
     if (file !== undefined && !watched.has(file) && !(glob !== undefined && path.matchesGlob(file, glob.pattern))) return
     seen.add(file ?? folder)
+    settle()
+  }
+
+  /** (again) waits `settleMs` for the changes to end: any change in the meantime restarts the wait */
+  const settle = () => {
     clearTimeout(pending)
+    pending = setTimeout(checkStable, settleMs)
+  }
+
+  const checkStable = () => {
+    const files = [...new Set([...watched, ...seen])]
+    const first = fingerprint(files)
     pending = setTimeout(() => {
-      const files = [...seen]
+      // still being written: wait for it to end
+      if (fingerprint(files) !== first) return settle()
+      const changedFiles = [...seen]
       seen.clear()
-      changed(files)
-    }, settleMs)
+      changed(changedFiles)
+    }, stableMs)
   }
 
   const watch = (files: ReadonlyArray<string>) => {
@@ -100,18 +136,34 @@ export interface WatchedConfig {
   readonly pattern: string | undefined
 }
 
-/** SIGHUP reloads for as long as the scope lasts; so does a change of the watched configuration when given (`--watch-config`). */
-export const reloadTriggers = (generations: Reloadable, watched: WatchedConfig | undefined): Effect.Effect<void, never, Scope.Scope> =>
+export interface ReloadTriggersOptions {
+  /** `--watch-config`: what to watch */
+  readonly watched?: WatchedConfig | undefined
+  /** with workers: calls its listener when the primary asks for a forced reload (another worker's); returns what stops it */
+  readonly onForcedReloadAsked?: ((listener: () => void) => () => void) | undefined
+}
+
+/**
+ * SIGHUP reloads for as long as the scope lasts; so does a change of the watched configuration
+ * when given (`--watch-config`), and the primary's request for a forced reload (with workers).
+ */
+export const reloadTriggers = (generations: Reloadable, { onForcedReloadAsked, watched }: ReloadTriggersOptions): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const context = yield* Effect.context<never>()
-    const run = (trigger: string) => {
-      Effect.runForkWith(context)(generations.reloadLocal(trigger))
+    const run = (trigger: string, options?: ReloadOptions) => {
+      Effect.runForkWith(context)(generations.reloadLocal(trigger, options))
     }
     const onHangup = () => run("SIGHUP")
     yield* Effect.acquireRelease(
       Effect.sync(() => process.on("SIGHUP", onHangup)),
       () => Effect.sync(() => process.off("SIGHUP", onHangup))
     )
+    if (onForcedReloadAsked !== undefined) {
+      yield* Effect.acquireRelease(
+        Effect.sync(() => onForcedReloadAsked(() => run("another worker's forced reload", { force: true }))),
+        (stop) => Effect.sync(stop)
+      )
+    }
     if (watched === undefined) return
     const watcher = yield* Effect.acquireRelease(
       Effect.sync(() => makeFolderWatcher((files) => run(`${files.join(", ")} changed`))),

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as HttpServer from "effect/http/HttpServer"
+import type { ReloadOptions } from "../src/config/reload.ts"
 import type { LoadedConfig, ValidConfig } from "./configLoader.ts"
 import { makeGenerations } from "./reload.ts"
 import { reloadTriggers } from "./reloadTriggers.ts"
@@ -22,8 +23,10 @@ export interface ServerOptions {
   readonly load: () => LoadedConfig
   /** `--watch-config`: reload when a file of the configuration changes, or (a glob) a new one matches */
   readonly watchConfig?: { readonly pattern: string | undefined } | undefined
-  /** with `[gateway] workers`: after a reload asked over HTTP, the other workers reload too */
-  readonly tellOtherWorkers?: () => void
+  /** with `[gateway] workers`: after a reload asked over HTTP, the other workers reload too (forced if it was) */
+  readonly tellOtherWorkers?: (options: ReloadOptions) => void
+  /** with `[gateway] workers`: calls its listener when another worker's forced reload asks this one to reload, forced; returns what stops it */
+  readonly onForcedReloadAsked?: (listener: () => void) => () => void
   readonly shutdownTimeoutMs?: number
   /** bind with SO_REUSEPORT, so that several workers (`[gateway] workers`) each bind the port */
   readonly reusePort?: boolean
@@ -131,5 +134,8 @@ export const ServerLive = (
     if (options.onListening !== undefined && "port" in listening.address) {
       options.onListening({ host: config.gateway.bindAddress.host, port: listening.address.port })
     }
-    yield* reloadTriggers(generations, options.watchConfig === undefined ? undefined : { files: loaded.files, pattern: options.watchConfig.pattern })
+    yield* reloadTriggers(generations, {
+      watched: options.watchConfig === undefined ? undefined : { files: loaded.files, pattern: options.watchConfig.pattern },
+      onForcedReloadAsked: options.onForcedReloadAsked
+    })
   }))

@@ -17,12 +17,12 @@ import { Forbidden } from "../../src/errors.ts"
 
 const readOnlyMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"])
 
-/** The refusal of a valid key without the role (the sign-in's and every admin route's). */
-export const notAdmin = (publicId: string) =>
-  new Forbidden({ message: `API key ${publicId} does not have the admin role, which the UI requires: create one with \`gateway --create-api-key --admin\`` })
+/** The refusal of a valid key without the role (the sign-in's and every admin route's), naming what requires it. */
+export const notAdmin = (publicId: string, purpose = "the UI") =>
+  new Forbidden({ message: `API key ${publicId} does not have the admin role, which ${purpose} requires: create one with \`gateway --create-api-key --admin\`` })
 
-const requireAdmin = (auth: Authentication["Service"]) => (publicId: string): Effect.Effect<string, Forbidden> =>
-  auth.isAdmin(publicId) ? Effect.succeed(publicId) : Effect.fail(notAdmin(publicId))
+const requireAdmin = (auth: Authentication["Service"], purpose?: string) => (publicId: string): Effect.Effect<string, Forbidden> =>
+  auth.isAdmin(publicId) ? Effect.succeed(publicId) : Effect.fail(notAdmin(publicId, purpose))
 
 /** the session id the request's cookie holds; undefined when it has none */
 export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
@@ -34,19 +34,22 @@ export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): strin
 export const sessionAuthentication = (sessions: UiSessions["Service"], sessionId: string, address: string | undefined) =>
   Effect.flatMap(sessions.check(sessionId, address), (key) => key.admin ? Effect.succeed(key.publicId) : Effect.fail(notAdmin(key.publicId)))
 
-/** The public id of the request's key, or why it has none (401), or why it may not call the route (403). */
+/**
+ * The public id of the request's key, or why it has none (401), or why it may not call the route
+ * (403); `adminOnly` is what the route is for when it needs the admin role (the 403 names it).
+ */
 export const authorize = (
   auth: Authentication["Service"],
   sessions: UiSessions["Service"],
   request: HttpServerRequest.HttpServerRequest,
-  adminOnly: boolean
+  adminOnly: string | undefined
 ) => {
   // the socket's peer: a client can write X-Forwarded-For, not its address
   const address = Option.getOrUndefined(request.peerAddress)
   const header = request.headers.authorization
   if (header !== undefined) {
     const authenticated = auth.authenticate(header, address)
-    return adminOnly ? Effect.flatMap(authenticated, requireAdmin(auth)) : authenticated
+    return adminOnly !== undefined ? Effect.flatMap(authenticated, requireAdmin(auth, adminOnly)) : authenticated
   }
   // parsed only when there is no header: the API's clients never pay for it
   const sessionId = sessionIdOf(request)

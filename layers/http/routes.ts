@@ -20,7 +20,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as OpenApi from "effect/http-api/OpenApi"
 import { type Deployment, deployedApi, type GatewayApi } from "../../src/api/gateway.ts"
-import { AdminOnly, ErrorFamily, Open } from "../../src/api/guard.ts"
+import { AdminOnly, AdminPurpose, ErrorFamily, Open } from "../../src/api/guard.ts"
 import { Authentication } from "../../src/auth/authenticate.ts"
 import { UiSessions } from "../../src/auth/uiSessions.ts"
 import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
@@ -87,7 +87,7 @@ const guardedRoute = (
   handler: (apiKey: string | undefined) => RouteHandler,
   open: boolean = Context.get(group.annotations, Open)
 ) => {
-  const adminOnly = Context.get(group.annotations, AdminOnly)
+  const adminOnly = Context.get(group.annotations, AdminOnly) ? Context.get(group.annotations, AdminPurpose) : undefined
   const toResponse = Context.get(group.annotations, ErrorFamily) === "openai" ? openAiErrorResponse : errorResponse
   const counted = (apiKey: string | undefined) =>
     Effect.tapError(handler(apiKey), (error) => {

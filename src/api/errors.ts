@@ -37,7 +37,7 @@ export const ErrorResponse = errorBody(ErrorResponseBody, (error) => ({ error: e
 export const errorStatuses = {
   400: "Invalid request: malformed JSON, an unknown or missing field, a failed validation (the message names the field), or every provider blamed the request (context too long, a bad parameter: the message has each provider's own)",
   401: "No valid API key (authentication is on): missing, malformed, unknown, disabled or expired",
-  403: "The API key lacks the admin role that the UI's routes (`/v1/ui/...`) require, or a UI session's request that changes something came without its CSRF token",
+  403: "The API key lacks the admin role that the UI's routes (`/v1/ui/...`) and `POST /internal/config/reload` require, or a UI session's request that changes something came without its CSRF token",
   404: "Unknown function, variant, model, metric or inference, or a datapoint that is not in the dataset",
   409: "A datapoint to update was updated by a concurrent request first (it is stale now): read it again and retry; or a GEPA task to export has not completed",
   408: "The inference did not finish within its variant's configured timeout",

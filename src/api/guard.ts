@@ -21,6 +21,9 @@ export const Open = Context.Reference<boolean>("gateway/api/Open", { defaultValu
  */
 export const AdminOnly = Context.Reference<boolean>("gateway/api/AdminOnly", { defaultValue: () => false })
 
+/** what an `AdminOnly` group's routes are for, as its 403 names it ("…the admin role, which <purpose> requires") */
+export const AdminPurpose = Context.Reference<string>("gateway/api/AdminPurpose", { defaultValue: () => "the UI" })
+
 /** the shape of a group's error bodies: `{"error": "..."}`, or OpenAI's */
 export const ErrorFamily = Context.Reference<"gateway" | "openai">("gateway/api/ErrorFamily", {
   defaultValue: () => "gateway"

@@ -8,7 +8,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { adminStatuses, gatewayErrors } from "./errors.ts"
-import { AdminOnly, requiresKey } from "./guard.ts"
+import { AdminOnly, AdminPurpose, requiresKey } from "./guard.ts"
 
 /** the configuration serving new requests, in `/status` and the reload's answer */
 export const ConfigVersionBody = Schema.Struct({
@@ -32,20 +32,28 @@ export const ConfigInvalid = Schema.Struct({
   config: ConfigVersionBody.annotate({ description: "the configuration that keeps serving" })
 }).pipe(HttpApiSchema.status(400)).annotate({
   identifier: "ConfigInvalid",
-  description: "The files do not validate: the configuration serving stays"
+  description: "The files do not validate, or would remove every function and model without `force=true`: the configuration serving stays"
 })
 export type ConfigInvalid = typeof ConfigInvalid.Type
 
 export const OperationsGroup = HttpApiGroup.make("operations")
   .add(
     HttpApiEndpoint.post("reloadConfig", "/internal/config/reload", {
+      query: {
+        // any text, so that the handler's 400 names the parameter (the router's decoding answers an empty 400)
+        force: Schema.optional(Schema.String).annotate({
+          description:
+            "`true` or `false` (the default). true: apply a configuration that defines no functions and no models while the one serving defines some (refused otherwise: an empty or truncated file reads as one)"
+        })
+      },
       success: ConfigReloaded,
-      error: [ConfigInvalid, ...gatewayErrors(adminStatuses)]
+      error: [ConfigInvalid, ...gatewayErrors([400, ...adminStatuses])]
     })
       .annotateMerge(OpenApi.annotations({
         summary: "Load the configuration files again, as SIGHUP does: in every worker; requests in flight finish on the old configuration"
       }))
   )
   .annotate(AdminOnly, true)
+  .annotate(AdminPurpose, "reloading the configuration")
   .annotateEndpointsMerge(requiresKey)
   .annotateMerge(OpenApi.annotations({ title: "Operations" }))

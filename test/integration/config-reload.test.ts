@@ -199,6 +199,11 @@ describe("with authentication on", () => {
     expect((await call(gateway, "POST", "/internal/config/reload")).status).toBe(401)
     const refused = await call(gateway, "POST", "/internal/config/reload", { key: plain })
     expect(refused.status).toBe(403)
+    // the refusal names the route's own need of the role; the UI's routes keep theirs
+    expect(refused.body.error).toMatch(/^API key [a-z0-9]{12} does not have the admin role, which reloading the configuration requires: create one with `gateway --create-api-key --admin`$/)
+    const ui = await call(gateway, "GET", "/v1/ui/config", { key: plain })
+    expect(ui.status).toBe(403)
+    expect(ui.body.error).toMatch(/does not have the admin role, which the UI requires/)
     const before = await statusOf(gateway)
     writeConfig(gateway, configWith(["a", "b"], "[gateway.auth]\nenabled = true\n"))
     const reloaded = await call(gateway, "POST", "/internal/config/reload", { key: admin })
@@ -273,5 +278,20 @@ describe("with two workers", () => {
       body: JSON.stringify(chat("a"))
     })))
     expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(404))
+  })
+
+  it("forces every worker's reload when the one asked over HTTP was forced (SIGHUP would not force theirs)", async () => {
+    const before = await hashesByWorker()
+    writeConfig(gateway, "")
+    const refused = await call(gateway, "POST", "/internal/config/reload")
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toMatch(/defines no functions and no models/)
+    expect(await hashesByWorker()).toEqual(before)
+
+    const forced = await call(gateway, "POST", "/internal/config/reload?force=true")
+    expect(forced.status, JSON.stringify(forced.body)).toBe(200)
+    expect(forced.body.status).toBe("reloaded")
+    await pollUntil(hashesByWorker, (hashes) => [...hashes.values()].every((hash) => hash === forced.body.config.hash), 10_000)
+    expect(gateway.log()).toMatch(/configuration: reloading \(another worker's forced reload, forced\)/)
   })
 })
