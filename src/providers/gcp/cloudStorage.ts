@@ -1,11 +1,11 @@
 /**
  * Cloud Storage through its JSON API (cloud.google.com/storage/docs/json_api), as batch hooks
  * need it: upload a file (`uploadType=media`), list a folder's objects, download one
- * (`alt=media`). Each call is a `BatchExchange`, so it carries the provider's access token
+ * (`alt=media`, a line at a time). Each call is a `BatchExchange` (or `BatchDownload`), so it carries the provider's access token
  * (the cloud-platform scope covers Cloud Storage) and its failures are mapped like any other.
  */
 import * as Effect from "effect/Effect"
-import { type BatchExchange, TextBody } from "../codec.ts"
+import { type BatchDownload, type BatchExchange, TextBody } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
 
 export const defaultStorageApiBase = "https://storage.googleapis.com/"
@@ -76,10 +76,12 @@ export const listObjects = (
     return names
   })
 
-export const downloadObject = (
-  exchange: BatchExchange,
+/** the object read a line at a time as it arrives (`BatchDownload`), never held whole */
+export const downloadObjectLines = (
+  download: BatchDownload,
   base: string,
   location: StorageLocation,
-  maxResponseBytes: number
-): Effect.Effect<string, ProviderFailure> =>
-  exchange({ method: "GET", url: `${bucketUrl(base, location.bucket)}/${encodeURIComponent(location.name)}?alt=media`, maxResponseBytes })
+  maxResponseBytes: number,
+  each: Parameters<BatchDownload>[1]
+): Effect.Effect<void, ProviderFailure> =>
+  download({ method: "GET", url: `${bucketUrl(base, location.bucket)}/${encodeURIComponent(location.name)}?alt=media`, maxResponseBytes }, each)
