@@ -119,6 +119,7 @@ interface Figures {
   readonly rereadSeconds: number
   readonly rereadStatusMs: number
   readonly rereadRss: number
+  readonly rereadRssBefore: number
 }
 
 const measureBackend = async (backend: TestBackend): Promise<Figures> => {
@@ -175,6 +176,7 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
     console.error(`${backend}: reading it back 4 times at once`)
     const rereadPool = new Pool(gateway.match, { connections: 4 })
     const stopRereadProbe = probeStatus(gateway.match)
+    const rereadRssBefore = memoryOf(gateway.pid, "VmRSS")
     const stopSampling = sampleRss(gateway.pid)
     const rereads = await timed(() =>
       Promise.all(Array.from({ length: 4 }, async () => {
@@ -190,6 +192,7 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
       rereadSeconds: rereads.seconds,
       rereadStatusMs,
       rereadRss,
+      rereadRssBefore,
       acceptSeconds: accepted.seconds,
       slowestStatusMs: [slowestWhileAccepted, slowestWhileCompleted],
       requestBytes: body.length,
@@ -230,7 +233,7 @@ const main = async () => {
     ["gateway peak resident memory (accepting, completing)", ...results.map((result) => mib(result.peakRss))],
     ["4 concurrent reads of the completed batch in", ...results.map((result) => `${result.rereadSeconds.toFixed(2)} s`)],
     ["slowest GET /status meanwhile", ...results.map((result) => `${result.rereadStatusMs.toFixed(0)} ms`)],
-    ["gateway resident memory at most meanwhile", ...results.map((result) => mib(result.rereadRss))]
+    ["gateway resident memory before / at most meanwhile", ...results.map((result) => `${mib(result.rereadRssBefore)} / ${mib(result.rereadRss)}`)]
   ]
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)))
   console.log(`batch inference at scale: ${inputCount} inputs through the OpenAI Batch API (local fake)`)

@@ -282,6 +282,9 @@ export const makePgBossTasks = (
         Effect.mapError((error) => new ServiceUnavailable({ message: `background tasks: lock ${JSON.stringify(key)} failed: ${describe(error)}` }))
       )
 
+    /** the keys this process is trying (`tryExclusive`) or holding that way */
+    const trying = new Set<string>()
+
     /** the in-process lock of `key` (with `localLocks`), made on first use */
     const localLocks = new Map<string, Semaphore.Semaphore>()
     const localLock = (key: string) =>
@@ -390,14 +393,21 @@ export const makePgBossTasks = (
       tryExclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) =>
         options.localLocks === true
           ? Effect.flatMap(localLock(key), (semaphore) => semaphore.withPermitsIfAvailable(1)(effect))
-          : Effect.acquireUseRelease(
-            Scope.make(),
-            (scope) =>
-              Effect.flatMap(
-                Scope.provide(scope)(lock(key, false)),
-                (locked): Effect.Effect<Option.Option<A>, E, R> => locked ? Effect.asSome(effect) : Effect.succeedNone
-              ),
-            (scope, exit) => Scope.close(scope, exit)
+          : Effect.uninterruptibleMask((restore) =>
+            Effect.suspend((): Effect.Effect<Option.Option<A>, E | ServiceUnavailable, R> => {
+              // one try per key at a time in this process: a storm of tries costs one connection, not one each
+              if (trying.has(key)) return Effect.succeedNone
+              trying.add(key)
+              return restore(Effect.acquireUseRelease(
+                Scope.make(),
+                (scope) =>
+                  Effect.flatMap(
+                    Scope.provide(scope)(lock(key, false)),
+                    (locked): Effect.Effect<Option.Option<A>, E, R> => locked ? Effect.asSome(effect) : Effect.succeedNone
+                  ),
+                (scope, exit) => Scope.close(scope, exit)
+              )).pipe(Effect.ensuring(Effect.sync(() => trying.delete(key))))
+            })
           ),
 
       // one statement: a concurrent claim of the same key waits for the row, then finds it claimed
