@@ -261,7 +261,7 @@ describe.each(["postgres", "pglite"] as const)("tasks on pg-boss on %s", (backen
     })
 
     it("tryExclusive runs the section when the lock is free, and answers none at once, without running it, while another holds it", async () => {
-      expect(await run(first.tasks.tryExclusive("tried", Effect.succeed(1)))).toEqual({ _tag: "Some", value: 1 })
+      expect(await run(first.tasks.tryExclusive("tried", Effect.succeed(1)))).toMatchObject({ _tag: "Some", value: 1 })
       const holder = section(holding(), "tried", 2000)
       await sleep(300)
       let ran = false
