@@ -166,7 +166,6 @@ describe("batch reads across two gateways (poll_interval_s = 600)", () => {
     const read = await first.get(`/batch_inference/${batch_id}`)
     const probe = await stopProbe()
     const peak = stopSampling()
-    console.log(`junk file: +${((peak - rssBefore) / MiB).toFixed(0)} MiB resident at most, /health answered ${probe.answered} times, slowest ${probe.slowestMs.toFixed(0)} ms`)
     expect(read.status, JSON.stringify(read.body)).toBe(200)
     expect(read.body).toEqual({ status: "failed", error: "the provider's batch completed without any result" })
     expect(asked(fake)).toEqual({ polls: 1, downloads: 1 })
