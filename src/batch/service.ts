@@ -349,10 +349,12 @@ export class BatchService extends Context.Service<BatchService, {
             let batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready))
             if (batch === undefined) return yield* Effect.fail(unknownBatch)
             const { inferenceId } = options
-            let one: StoredBatchInference | undefined
-            if (inferenceId !== undefined) {
-              ;[one] = isUuid(inferenceId) ? yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), storeFailure(ready)) : []
-              if (one === undefined) return yield* Effect.fail(new NotFound({ message: `batch "${batchId}" has no inference "${inferenceId}"` }))
+            // the route of one inference: 404 when the batch has none of that id, whatever its status
+            const one = inferenceId === undefined || !isUuid(inferenceId)
+              ? undefined
+              : (yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), storeFailure(ready)))[0]
+            if (inferenceId !== undefined && one === undefined) {
+              return yield* Effect.fail(new NotFound({ message: `batch "${batchId}" has no inference "${inferenceId}"` }))
             }
             if (batch.status === "pending") batch = yield* pollIfDue(ready, batch)
             switch (batch.status) {

@@ -105,7 +105,8 @@ export class Tasks extends Context.Service<Tasks, {
   readonly exclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | ServiceUnavailable, R>
   /**
    * `exclusive` without the wait: runs `effect` when the lock named `key` is free at once, its
-   * result in `Option.some`; `Option.none()` without running it while another holds the lock.
+   * result in `Option.some`; `Option.none()` without running it while another holds the lock
+   * (or, in this process, tries it: concurrent tries of one key cost one attempt).
    */
   readonly tryExclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<Option.Option<A>, E | ServiceUnavailable, R>
   /**
