@@ -7,6 +7,8 @@
 //   - the first GET /batch_inference/{id} that finds the batch finished: the output file
 //     downloaded and parsed, every result stored as an inference and a model inference, and the
 //     N inferences answered;
+//   - then 4 concurrent GET /batch_inference/{id} of the completed batch (each the whole list,
+//     read back from the database), their time and the gateway's resident memory at most meanwhile;
 //   - meanwhile, GET /status over another connection, one after the other: the slowest answer
 //     says how long the batch's work held the event loop at most.
 // Targets: accepted in under 5 s; results stored in under 30 s.
@@ -71,6 +73,18 @@ const timed = async <A>(run: () => Promise<A>) => {
   return { value, seconds: (performance.now() - started) / 1000 }
 }
 
+/** the resident memory of `pid`, sampled every 20 ms until `stop` is called: its largest sample, in bytes */
+const sampleRss = (pid: number) => {
+  let largest = memoryOf(pid, "VmRSS")
+  const timer = setInterval(() => {
+    largest = Math.max(largest, memoryOf(pid, "VmRSS"))
+  }, 20)
+  return () => {
+    clearInterval(timer)
+    return Math.max(largest, memoryOf(pid, "VmRSS"))
+  }
+}
+
 /** GET /status one after the other over its own connection until `stop` is called: the slowest answer, in ms */
 const probeStatus = (url: string) => {
   const pool = new Pool(url, { connections: 1 })
@@ -101,6 +115,11 @@ interface Figures {
   readonly storeSeconds: number
   readonly answerBytes: number
   readonly peakRss: number
+  /** 4 concurrent reads of the completed batch: seconds, the slowest GET /status meanwhile, the largest resident memory meanwhile */
+  readonly rereadSeconds: number
+  readonly rereadStatusMs: number
+  readonly rereadRss: number
+  readonly rereadRssBefore: number
 }
 
 const measureBackend = async (backend: TestBackend): Promise<Figures> => {
@@ -152,14 +171,34 @@ const measureBackend = async (backend: TestBackend): Promise<Figures> => {
     if (answer.status !== "completed" || answer.inferences.length !== inputCount || answer.inferences.some((inference: any) => inference.content === undefined)) {
       throw new Error(`the batch did not complete with every answer: ${completed.value.slice(0, 300)}`)
     }
+    const peakRss = memoryOf(gateway.pid, "VmHWM")
+
+    console.error(`${backend}: reading it back 4 times at once`)
+    const rereadPool = new Pool(gateway.match, { connections: 4 })
+    const stopRereadProbe = probeStatus(gateway.match)
+    const rereadRssBefore = memoryOf(gateway.pid, "VmRSS")
+    const stopSampling = sampleRss(gateway.pid)
+    const rereads = await timed(() =>
+      Promise.all(Array.from({ length: 4 }, async () => {
+        const response = await rereadPool.request({ method: "GET", path: `/batch_inference/${batch_id}`, headersTimeout: 600_000, bodyTimeout: 600_000 })
+        const text = await response.body.text()
+        if (response.statusCode !== 200 || text.length !== completed.value.length) throw new Error(`a read of the completed batch differs: ${response.statusCode} ${text.slice(0, 300)}`)
+      })))
+    const rereadRss = stopSampling()
+    const rereadStatusMs = await stopRereadProbe()
+    await rereadPool.close()
     return {
       backend,
+      rereadSeconds: rereads.seconds,
+      rereadStatusMs,
+      rereadRss,
+      rereadRssBefore,
       acceptSeconds: accepted.seconds,
       slowestStatusMs: [slowestWhileAccepted, slowestWhileCompleted],
       requestBytes: body.length,
       storeSeconds: completed.seconds,
       answerBytes: completed.value.length,
-      peakRss: memoryOf(gateway.pid, "VmHWM")
+      peakRss
     }
   } finally {
     await pool.close()
@@ -191,7 +230,10 @@ const main = async () => {
     [`POST /batch_inference, ${inputCount} inputs: accepted in`, ...results.map((result) => `${result.acceptSeconds.toFixed(2)} s (${mib(result.requestBytes)})`)],
     ["first GET: results downloaded, stored and answered in", ...results.map((result) => `${result.storeSeconds.toFixed(2)} s (${mib(result.answerBytes)})`)],
     ["slowest GET /status meanwhile: accepting / completing", ...results.map(({ slowestStatusMs: [accepting, completing] }) => `${accepting.toFixed(0)} / ${completing.toFixed(0)} ms`)],
-    ["gateway peak resident memory", ...results.map((result) => mib(result.peakRss))]
+    ["gateway peak resident memory (accepting, completing)", ...results.map((result) => mib(result.peakRss))],
+    ["4 concurrent reads of the completed batch in", ...results.map((result) => `${result.rereadSeconds.toFixed(2)} s`)],
+    ["slowest GET /status meanwhile", ...results.map((result) => `${result.rereadStatusMs.toFixed(0)} ms`)],
+    ["gateway resident memory before / at most meanwhile", ...results.map((result) => `${mib(result.rereadRssBefore)} / ${mib(result.rereadRss)}`)]
   ]
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)))
   console.log(`batch inference at scale: ${inputCount} inputs through the OpenAI Batch API (local fake)`)

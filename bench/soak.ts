@@ -110,6 +110,12 @@ model = "ok"
 max_tokens = 100
 templates.system.path = "system.minijinja"
 
+[functions.batched]
+type = "chat"
+[functions.batched.variants.main]
+type = "chat_completion"
+model = "dummy::text"
+
 [functions.extract]
 type = "json"
 [functions.extract.variants.main]
@@ -290,6 +296,27 @@ const main = async () => {
     return `sk-gw-${pick(12)}-${pick(48)}`
   }
 
+  const get = async (route: string) => {
+    const response = await request(base + route, { method: "GET", headers: auth, dispatcher: agent })
+    return { status: response.statusCode, text: await response.body.text() }
+  }
+  // a completed batch of 1,000 inferences (the dummy provider's), read whole and a page at a time in the mix
+  const batchSize = 1000
+  const submitted = await post("/batch_inference", { function_name: "batched", inputs: Array.from({ length: batchSize }, (_, i) => user(`batch ${i}`)) })
+  if (submitted.status !== 200) throw new Error(`the soak's batch was refused: ${submitted.text.slice(0, 300)}`)
+  const batchId: string = submitted.json.batch_id
+  const batchInferenceIds: ReadonlyArray<string> = submitted.json.inference_ids
+  if ((await get(`/batch_inference/${batchId}`)).status !== 200) throw new Error("the soak's batch could not be read")
+  /** a read of the batch, checked: every inference asked for, in order */
+  const batchRead = async (query: string, expected: ReadonlyArray<string>): Promise<Outcome> => {
+    const answer = await get(`/batch_inference/${batchId}${query}`)
+    if (answer.status !== 200) return { status: answer.status, error: answer.text.slice(0, 200) }
+    const ids = (JSON.parse(answer.text).inferences as Array<{ inference_id: string }>).map((inference) => inference.inference_id)
+    return ids.length === expected.length && ids.every((id, i) => id === expected[i])
+      ? { status: 200 }
+      : { status: 0, error: `the batch read ${query} answered ${ids.length} inferences, not the ${expected.length} asked` }
+  }
+
   const allScenarios: ReadonlyArray<Scenario> = [
     // ---- normal traffic
     { name: "chat", kind: "normal", weight: 20, run: () => inference({ function_name: "chat", input: user("hello"), tags: { soak: "1" } }) },
@@ -328,6 +355,16 @@ const main = async () => {
         const target = answered[Math.floor(random() * answered.length)]
         if (target === undefined) return inference({ function_name: "chat", input: user("warm") })
         return { status: (await post("/feedback", { metric_name: "good", inference_id: target, value: true })).status }
+      }
+    },
+    { name: `batch read whole (${batchSize} inferences)`, kind: "normal", weight: 0.5, run: () => batchRead("", batchInferenceIds) },
+    {
+      name: "batch read, a page",
+      kind: "normal",
+      weight: 1,
+      run: () => {
+        const at = Math.floor(random() * batchSize)
+        return batchRead(`?limit=100&after=${batchInferenceIds[at]}`, batchInferenceIds.slice(at + 1, at + 101))
       }
     },
     { name: "list inferences", kind: "normal", weight: 3, run: async () => ({ status: (await post("/v1/inferences/list_inferences", { function_name: "chat", limit: 5 })).status }) },

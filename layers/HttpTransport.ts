@@ -162,24 +162,26 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
       })
 
     /**
-     * Reads a streamed body as it arrives, failing once the whole or one line (bytes since the
-     * last CR or LF) passes its limit. `close` clears the call's timer and, unless the upstream
-     * sent the whole body, ends the upstream request.
+     * Reads a streamed body as it arrives, failing once the whole (`limit`) or one line (bytes
+     * since the last CR or LF; unbounded for a download, whose reader bounds its lines) passes
+     * its limit. `close` clears the call's timer and, unless the upstream sent the whole body,
+     * ends the upstream request.
      */
-    const readerOf = (body: Body, done: () => void): ByteReader => {
+    const readerOf = (body: Body, done: () => void, limit = maxBytes, lineLimit = maxLineBytes, streamed = true): ByteReader => {
       const chunks = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]()
       let total = 0
       let line = 0
       /** the failure of a chunk past a limit, or undefined */
       const pastLimit = (chunk: Uint8Array): TransportError | undefined => {
         total += chunk.length
-        if (total > maxBytes) return tooLarge(true)
+        if (total > limit) return tooLarge(streamed, limit)
+        if (lineLimit === Infinity) return undefined
         const lf = chunk.lastIndexOf(LF)
         // a CR ends a line too; it matters only past the last LF (usually nothing)
         const cr = lf === chunk.length - 1 ? -1 : chunk.subarray(lf + 1).lastIndexOf(CR)
         const end = cr >= 0 ? lf + 1 + cr : lf
         line = end >= 0 ? chunk.length - 1 - end : line + chunk.length
-        return line > maxLineBytes ? lineTooLarge() : undefined
+        return line > lineLimit ? lineTooLarge() : undefined
       }
       let closed = false
       return {
@@ -242,6 +244,30 @@ export const makeHttpTransport = (options: HttpTransportOptions = {}) =>
               status: response.statusCode,
               body: readerOf(body, done)
             }
+          },
+          catch: toTransportError
+        }),
+      download: (call) =>
+        Effect.tryPromise({
+          try: async (signal) => {
+            const { done, response } = await send(call, signal)
+            const body = response.body
+            const contentLength = headerOf(response.headers, "content-length")
+            if (response.statusCode < 200 || response.statusCode >= 300) {
+              try {
+                const text = await readText(body, contentLength, false)
+                return { ok: false as const, status: response.statusCode, text, retryAfter: headerOf(response.headers, "retry-after") }
+              } finally {
+                done()
+              }
+            }
+            const limit = Math.max(maxBytes, call.maxResponseBytes ?? 0)
+            if (declaresTooMuch(contentLength, limit)) {
+              done()
+              body.destroy()
+              throw tooLarge(false, limit)
+            }
+            return { ok: true as const, status: response.statusCode, body: readerOf(body, done, limit, Infinity, false) }
           },
           catch: toTransportError
         })

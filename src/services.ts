@@ -24,7 +24,7 @@ export interface HttpCall {
   readonly body: string
   /** POST unless said (batch hooks poll with GET and upload with PUT) */
   readonly method?: "GET" | "POST" | "PUT" | undefined
-  /** a bound on the answer's bytes above the transport's (a batch's output file); streamed answers keep the transport's */
+  /** a bound on the answer's bytes above the transport's (a batch's output file); streamed answers keep the transport's, downloads take it */
   readonly maxResponseBytes?: number | undefined
 }
 
@@ -72,6 +72,12 @@ export class HttpTransport extends Context.Service<HttpTransport, {
    * `streamType` (`text/event-stream`, AWS's `application/vnd.amazon.eventstream`), or its text otherwise
    */
   readonly postStream: (call: HttpCall, streamType: string) => Effect.Effect<HttpStreamReply, TransportError>
+  /**
+   * Sends `call` (a GET, usually) and hands over a 2xx answer's body as a stream whatever its
+   * content type (a batch's result file, read as it arrives rather than held whole), bounded in
+   * all by `call.maxResponseBytes` (or the transport's bound when larger); any other status as text
+   */
+  readonly download: (call: HttpCall) => Effect.Effect<HttpStreamReply, TransportError>
 }>()("gateway/HttpTransport") {}
 
 /** The configuration the gateway runs on, validated. */

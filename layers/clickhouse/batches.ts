@@ -211,6 +211,19 @@ export const makeClickHouseBatchStore = ({ run, select, insert }: ClickHouse): B
         })
         : Effect.succeed([]),
 
+    getBatchInferencePage: (batchId, afterIndex, limit) => {
+      if (!isUuid(batchId) || !(limit >= 1)) return Effect.succeed([])
+      return run("getBatchInferencePage", async (signal) => {
+        const rows = await select<InferenceRow>(
+          `SELECT ${inferenceColumns} FROM BatchModelInference WHERE batch_id = ${sqlUuid(batchId)} ` +
+            (afterIndex >= 0 ? `AND input_index > ${sqlInteger(afterIndex)} ` : "") +
+            `ORDER BY input_index ASC LIMIT 1 BY input_index LIMIT ${sqlInteger(limit)}`,
+          signal
+        )
+        return rows.map(toInference)
+      })
+    },
+
     updateBatch: (batch) => writeBatch("updateBatch", batch),
 
     // oldest first; batches submitted in one millisecond by id (UUIDv7 text order is time order, ClickHouse's UUID order is not)

@@ -1,16 +1,20 @@
 /**
- * The batch inference routes (spec 4.4): decode the body or the path, run the BatchService's
- * operation, answer JSON.
+ * The batch inference routes (spec 4.4): decode the body or the path (and a read's paging
+ * query), run the BatchService's operation, answer JSON: a completed batch's whole list is
+ * written a page at a time.
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
-import { BatchInferenceEnvelope, type BatchInferenceRequest, maxBatchInputs } from "../../src/api/batch.ts"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Stream from "effect/Stream"
+import { BatchInferenceEnvelope, type BatchInferenceRequest, maxBatchInputs, maxBatchPage } from "../../src/api/batch.ts"
 import { Input } from "../../src/api/inference.ts"
 import { BatchService } from "../../src/batch/service.ts"
 import { formatFieldIssues, makeDecoder } from "../../src/decode.ts"
-import { InvalidRequest } from "../../src/errors.ts"
+import { type GatewayError, InvalidRequest } from "../../src/errors.ts"
 import { itemsPerTurn, letIoRun } from "../../src/eventLoop.ts"
 import { Configuration } from "../../src/services.ts"
+import { integerParam, queryParams } from "./query.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeEnvelope = makeDecoder(BatchInferenceEnvelope)
@@ -42,8 +46,38 @@ export const startBatchHandler = (apiKey: string | undefined) =>
     return jsonResponse(JSON.stringify(yield* service.start(request, apiKey)))
   })
 
+const textEncoder = new TextEncoder()
+
+/**
+ * A completed batch's whole answer, written as its pages come: `{"status":"completed",
+ * "batch_id":...,"inferences":[` then each page's inferences, then `]}`: the same JSON as one
+ * body, never built whole (50,000 inferences are tens of MB).
+ */
+const completedJson = (batchId: string, pages: Stream.Stream<ReadonlyArray<unknown>, GatewayError>) => {
+  let first = true
+  const items = Stream.map(pages, (page) => {
+    let text = ""
+    for (const item of page) {
+      text += first ? JSON.stringify(item) : `,${JSON.stringify(item)}`
+      first = false
+    }
+    return textEncoder.encode(text)
+  })
+  return Stream.concat(
+    Stream.concat(Stream.succeed(textEncoder.encode(`{"status":"completed","batch_id":${JSON.stringify(batchId)},"inferences":[`)), items),
+    Stream.succeed(textEncoder.encode("]}"))
+  )
+}
+
+/** `GET /batch_inference/{batch_id}` (with `limit` and `after` in its query) and `.../inference/{inference_id}` */
 export const getBatchHandler = Effect.gen(function*() {
   const params = yield* HttpRouter.params
   const service = yield* BatchService
-  return jsonResponse(JSON.stringify(yield* service.get(params.batch_id ?? "", params.inference_id)))
+  const inferenceId = params.inference_id
+  // paging is the whole batch's: the route of one inference has none
+  const query = inferenceId === undefined ? yield* queryParams : new URLSearchParams()
+  const limit = query.has("limit") ? yield* integerParam(query, "limit", maxBatchPage, 1, maxBatchPage) : undefined
+  const reading = yield* service.get(params.batch_id ?? "", { inferenceId, limit, after: query.get("after") ?? undefined })
+  if (reading._tag === "body") return jsonResponse(JSON.stringify(reading.body))
+  return HttpServerResponse.stream(completedJson(reading.batchId, reading.pages), { contentType: "application/json" })
 })

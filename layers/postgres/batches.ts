@@ -264,6 +264,18 @@ export const makePostgresBatchStore = (sql: PgClient.PgClient): BatchStore => {
       )
     },
 
+    getBatchInferencePage: (batchId, afterIndex, limit) => {
+      if (!isUuid(batchId) || !(limit >= 1)) return Effect.succeed([])
+      if (!Number.isSafeInteger(afterIndex) || !Number.isSafeInteger(limit)) return Effect.fail(refused(`not integers: ${afterIndex}, ${limit}`))
+      // past the largest index there is nothing (the column is an integer)
+      if (afterIndex >= 0x7fffffff) return Effect.succeed([])
+      return sql<InferenceRow>`SELECT ${columns.inference} FROM batch_model_inferences
+          WHERE batch_id = ${batchId}::uuid AND input_index > ${Math.max(-1, afterIndex)} ORDER BY input_index LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map(toInference)),
+        Effect.mapError(storeError("getBatchInferencePage"))
+      )
+    },
+
     updateBatch: (batch) => writeBatch("updateBatch", batch),
 
     // oldest first; batches submitted in one millisecond by id (UUIDv7 order is time order)

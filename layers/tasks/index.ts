@@ -20,7 +20,9 @@ export const unavailableTasks = Tasks.of({
   schedule: () => Effect.fail(tasksUnavailable()),
   get: () => Effect.fail(tasksUnavailable()),
   cancel: () => Effect.fail(tasksUnavailable()),
-  exclusive: () => Effect.fail(tasksUnavailable())
+  exclusive: () => Effect.fail(tasksUnavailable()),
+  tryExclusive: () => Effect.fail(tasksUnavailable()),
+  claim: () => Effect.fail(tasksUnavailable())
 })
 
 /** pg-boss is loaded only when the relational database is configured */

@@ -11,7 +11,10 @@
  * - Progress goes to `gateway_task_progress` (migrations/postgres/0011_task_progress.sql):
  *   pg-boss cannot write a running job's data or output.
  * - `exclusive` holds a session advisory lock on a connection of its own, closed when the
- *   effect ends, so the lock is released whatever happens to the effect or the process.
+ *   effect ends, so the lock is released whatever happens to the effect or the process;
+ *   `tryExclusive` takes the same lock only if it is free (`pg_try_advisory_lock`).
+ * - `claim` notes the time of a key's last claim in `gateway_task_claims`
+ *   (migrations/postgres/0018_task_claims.sql), one upsert that only wins over an old enough row.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
@@ -57,7 +60,7 @@ export const taskDefaults = { concurrency: 4, retryLimit: 3, heartbeatS: 30, min
 const expireInSeconds = 24 * 60 * 60
 /** retries wait 1-2 s, then 2-4 s, 4-8 s, ... at most 5 minutes (pg-boss's jittered backoff) */
 const retryDelay = { retryDelay: 1, retryBackoff: true, retryDelayMax: 300 } as const
-/** progress rows older than this are deleted: pg-boss deletes ended tasks after 7 days */
+/** progress rows (and claims) older than this are deleted: pg-boss deletes ended tasks after 7 days */
 const progressKeptDays = 14
 const progressSweepInterval = Duration.hours(1)
 /** the same pg-boss complaint is logged once a minute at most (it repeats while the database is down) */
@@ -250,27 +253,37 @@ export const makePgBossTasks = (
     }
 
     yield* Effect.forkScoped(Effect.forever(Effect.sleep(progressSweepInterval).pipe(
-      Effect.andThen(Effect.tryPromise(() =>
-        db.executeSql(`DELETE FROM gateway_task_progress WHERE updated_at < now() - interval '${progressKeptDays} days'`)
-      )),
+      Effect.andThen(Effect.tryPromise(async () => {
+        await db.executeSql(`DELETE FROM gateway_task_progress WHERE updated_at < now() - interval '${progressKeptDays} days'`)
+        await db.executeSql(`DELETE FROM gateway_task_claims WHERE claimed_at < now() - interval '${progressKeptDays} days'`)
+      })),
       Effect.catch((error) => Effect.logWarning(`background tasks: old progress not deleted: ${describe(error)}`))
     )))
 
     yield* Effect.logInfo(`background tasks: on pg-boss in schema ${options.schema ?? "gateway_tasks"} of the relational database`)
 
-    /** a dedicated connection holding the advisory lock of `key` until `scope` closes (which closes the connection) */
-    const lock = (key: string) =>
+    /**
+     * A dedicated connection holding the advisory lock of `key` until `scope` closes (which closes
+     * the connection): waiting for it, or, with `wait` false, true when it was free at once.
+     */
+    const lock = (key: string, wait: boolean) =>
       Effect.gen(function*() {
         const sql = yield* PgClient.makeClient({
           url: Redacted.make(url),
           connectTimeout: Duration.seconds(3),
           applicationName: "llm-gateway-tasks-lock"
         }).pipe(Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make))
+        const name = `gateway/exclusive:${key}`
         // waits for the lock; interrupting the wait cancels the statement
-        yield* sql`SELECT pg_advisory_lock(hashtextextended(${`gateway/exclusive:${key}`}, 0))`
+        if (wait) return yield* Effect.as(sql`SELECT pg_advisory_lock(hashtextextended(${name}, 0))`, true)
+        const [row] = yield* sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(hashtextextended(${name}, 0)) AS locked`
+        return row?.locked === true
       }).pipe(
         Effect.mapError((error) => new ServiceUnavailable({ message: `background tasks: lock ${JSON.stringify(key)} failed: ${describe(error)}` }))
       )
+
+    /** the keys this process is trying (`tryExclusive`) or holding that way */
+    const trying = new Set<string>()
 
     /** the in-process lock of `key` (with `localLocks`), made on first use */
     const localLocks = new Map<string, Semaphore.Semaphore>()
@@ -373,9 +386,42 @@ export const makePgBossTasks = (
           ? Effect.flatMap(localLock(key), (semaphore) => semaphore.withPermits(1)(effect))
           : Effect.acquireUseRelease(
             Scope.make(),
-            (scope) => Effect.andThen(Scope.provide(scope)(lock(key)), effect),
+            (scope) => Effect.andThen(Scope.provide(scope)(lock(key, true)), effect),
             (scope, exit) => Scope.close(scope, exit)
+          ),
+
+      tryExclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) =>
+        options.localLocks === true
+          ? Effect.flatMap(localLock(key), (semaphore) => semaphore.withPermitsIfAvailable(1)(effect))
+          : Effect.uninterruptibleMask((restore) =>
+            Effect.suspend((): Effect.Effect<Option.Option<A>, E | ServiceUnavailable, R> => {
+              // one try per key at a time in this process: a storm of tries costs one connection, not one each
+              if (trying.has(key)) return Effect.succeedNone
+              trying.add(key)
+              return restore(Effect.acquireUseRelease(
+                Scope.make(),
+                (scope) =>
+                  Effect.flatMap(
+                    Scope.provide(scope)(lock(key, false)),
+                    (locked): Effect.Effect<Option.Option<A>, E, R> => locked ? Effect.asSome(effect) : Effect.succeedNone
+                  ),
+                (scope, exit) => Scope.close(scope, exit)
+              )).pipe(Effect.ensuring(Effect.sync(() => trying.delete(key))))
+            })
+          ),
+
+      // one statement: a concurrent claim of the same key waits for the row, then finds it claimed
+      claim: (key, everyS) =>
+        attempt(`claiming ${JSON.stringify(key)}`, async () => {
+          const { rows } = await db.executeSql(
+            `INSERT INTO gateway_task_claims (key, claimed_at) VALUES ($1, now())
+             ON CONFLICT (key) DO UPDATE SET claimed_at = EXCLUDED.claimed_at
+             WHERE gateway_task_claims.claimed_at <= now() - make_interval(secs => $2)
+             RETURNING key`,
+            [key, Math.max(0, everyS)]
           )
+          return rows.length === 1
+        })
     }
     return service
   })

@@ -21,6 +21,9 @@ const perInput = <S extends Schema.Top>(entry: S, description: string) =>
 /** the most inputs one batch takes (the providers' own limits are lower for some: Anthropic 100,000, OpenAI 50,000) */
 export const maxBatchInputs = 50_000
 
+/** the most inferences one page of a completed batch answers (`limit`) */
+export const maxBatchPage = 1000
+
 const batchFields = {
   function_name: Schema.String,
   inputs: Schema.Array(Input).annotate({ description: `the inputs, as /inference's \`input\` (1 to ${maxBatchInputs})` }),
@@ -72,8 +75,21 @@ export const BatchInference = Schema.Union([
 export const BatchStatusResponse = Schema.Union([
   Schema.Struct({ status: Schema.Literal("pending") }),
   Schema.Struct({ status: Schema.Literal("failed"), error: Schema.optional(Schema.String) }),
-  Schema.Struct({ status: Schema.Literal("completed"), batch_id: Schema.String, inferences: Schema.Array(BatchInference) })
+  Schema.Struct({
+    status: Schema.Literal("completed"),
+    batch_id: Schema.String,
+    inferences: Schema.Array(BatchInference).annotate({ description: "in input order: all of them, or the page asked (`limit`, `after`)" }),
+    next_after: Schema.optional(Schema.NullOr(Schema.String)).annotate({
+      description: "with `limit` only: the `after` of the next page (the last inference id of this one), null on the last page"
+    })
+  })
 ]).annotate({ identifier: "BatchStatus" })
+
+/** the paging of a completed batch's inferences (without it, all of them, written a page at a time) */
+const BatchPaging = {
+  limit: Schema.optional(Schema.String).annotate({ description: `the most inferences answered (1 to ${maxBatchPage}); the answer then has \`next_after\`` }),
+  after: Schema.optional(Schema.String).annotate({ description: "only the inferences after this one (an inference id of the batch, in input order)" })
+}
 
 export const BatchGroup = HttpApiGroup.make("batch")
   .add(
@@ -87,11 +103,14 @@ export const BatchGroup = HttpApiGroup.make("batch")
     })),
     HttpApiEndpoint.get("getBatch", "/batch_inference/:batch_id", {
       params: { batch_id: Schema.String },
+      query: BatchPaging,
       success: BatchStatusResponse,
       error: gatewayErrors([400, 404, 502, ...keyedStatuses])
     }).annotateMerge(OpenApi.annotations({
       summary: "Read a batch",
-      description: "Polls the provider while the batch is pending; once it completed, its inferences are stored and read from the database."
+      description: "While the batch is pending, polls the provider when due (at most once per `[gateway.batch] poll_interval_s` across " +
+        "gateways, never while another read polls it: such a read answers pending); once it completed, its inferences are stored " +
+        "and read from the database, all of them (streamed) or a page (`limit`, `after`)."
     })),
     HttpApiEndpoint.get("getBatchInference", "/batch_inference/:batch_id/inference/:inference_id", {
       params: { batch_id: Schema.String, inference_id: Schema.String },

@@ -1,10 +1,12 @@
 /**
  * The batch inference use case (spec 4.4). Submitting checks and renders every input, creates
  * the provider's batch, stores the batch as pending and queues its background poll. Reading a
- * pending batch polls the provider; the first poll that finds it finished (a client's or the
- * background task's) stores every result as a regular inference, once: completion runs under
- * the relational database's lock for that batch and re-reads its status first. Later reads
- * answer from the database.
+ * pending batch polls the provider when it is due: at most once per `poll_interval_s` across
+ * every gateway process (a claim in the relational database), and never while another process
+ * polls it (the batch's lock there, not waited for: the read answers from the stored status).
+ * The poll that finds it finished (a client's or the background task's) stores every result
+ * as a regular inference, once, still under the lock, after reading the status again. Later
+ * reads answer from the database, a page at a time.
  *
  * Batches need the analytics database (their rows) and the relational one (the tasks and the
  * lock): without either, every route answers 503 naming the variable.
@@ -14,8 +16,10 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { BatchInferenceRequest } from "../api/batch.ts"
-import { AllProvidersFailed, type GatewayError, isGatewayError, NotFound } from "../errors.ts"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { type BatchInferenceRequest, maxBatchPage } from "../api/batch.ts"
+import { AllProvidersFailed, type GatewayError, InvalidRequest, isGatewayError, NotFound } from "../errors.ts"
 import { itemsPerTurn, letIoRun } from "../eventLoop.ts"
 import { isUuid } from "../ids.ts"
 import type { RoutedProvider } from "../inference/models.ts"
@@ -32,10 +36,36 @@ import type { StoredBatch, StoredBatchInference } from "./store.ts"
 /** the task kind of a batch's background poll */
 export const batchPollTask = "batch.poll"
 
+/** One inference of a completed batch as answered: `/inference`'s body, or the provider's error for it. */
+export type BatchInferenceBody = Record<string, unknown>
+
 export type BatchStatusBody =
   | { readonly status: "pending" }
   | { readonly status: "failed"; readonly error?: string | undefined }
-  | { readonly status: "completed"; readonly batch_id: string; readonly inferences: ReadonlyArray<Record<string, unknown>> }
+  | {
+    readonly status: "completed"
+    readonly batch_id: string
+    readonly inferences: ReadonlyArray<BatchInferenceBody>
+    /** a page (`limit` given): the `after` of the next page, null on the last */
+    readonly next_after?: string | null
+  }
+
+/** What a read asks: one inference of the batch, or (of a completed batch) those after inference `after`, at most `limit`. */
+export interface BatchReadOptions {
+  readonly inferenceId?: string | undefined
+  readonly limit?: number | undefined
+  readonly after?: string | undefined
+}
+
+export type BatchReading =
+  /** the whole answer: pending, failed, one inference, or a page */
+  | { readonly _tag: "body"; readonly body: BatchStatusBody }
+  /**
+   * a completed batch's inferences without `limit` (all, or all after `after`), a page at a time
+   * so that a batch of 50,000 is never held whole; the first page is read already (a database
+   * that fails then fails the read, not the answer midway)
+   */
+  | { readonly _tag: "pages"; readonly batchId: string; readonly pages: Stream.Stream<ReadonlyArray<BatchInferenceBody>, GatewayError> }
 
 export interface BatchSubmitted {
   readonly batch_id: string
@@ -43,14 +73,14 @@ export interface BatchSubmitted {
   readonly episode_ids: ReadonlyArray<string>
 }
 
-/** inferences written per statement when a batch completes, and ids read back per query */
+/** inferences written per statement when a batch completes, and answered per page of the whole list (read back per query) */
 const writeChunk = 2000
-const readChunk = 1000
+const readChunk = maxBatchPage
 
 export class BatchService extends Context.Service<BatchService, {
   readonly start: (request: BatchInferenceRequest, apiKey: string | undefined) => Effect.Effect<BatchSubmitted, GatewayError>
-  /** the batch, or only `inferenceId` of it; polls the provider while it is pending */
-  readonly get: (batchId: string, inferenceId?: string) => Effect.Effect<BatchStatusBody, GatewayError>
+  /** the batch, only an inference of it, or a page of its inferences; polls the provider while it is pending, when due */
+  readonly get: (batchId: string, options?: BatchReadOptions) => Effect.Effect<BatchReading, GatewayError>
 }>()("gateway/BatchService") {
   static readonly layer = Layer.effect(
     BatchService,
@@ -124,47 +154,65 @@ export class BatchService extends Context.Service<BatchService, {
       })
 
       /**
-       * Records what the provider said of a finished batch, once: under the batch's lock, and
-       * only if it is still pending (another process, or a concurrent request, may have done it).
+       * Records what the provider said of a finished batch (the caller holds its lock and found it
+       * pending): its results written a page of its inferences at a time, each result let go once
+       * written, then the batch marked completed (or failed).
        */
-      const complete = (stores: ObservabilityStores, batch: StoredBatch, outcome: Exclude<BatchOutcome, { status: "pending" }>) =>
-        tasks.exclusive(
-          `batch:${batch.id}`,
-          Effect.gen(function*() {
-            const current = (yield* stores.batches.getBatch(batch.id)) ?? batch
-            if (current.status !== "pending") return current
-            if (outcome.status === "failed") {
-              const failed = ended(current, { status: "failed", errorMessage: outcome.message })
-              yield* stores.batches.updateBatch(failed)
-              return failed
-            }
-            const inferences = yield* stores.batches.getBatchInferences(batch.id)
-            const resultsById = new Map(outcome.results.map((result) => [result.id, result]))
-            const compile = schemaCache()
-            const completedAt = now()
-            const failures: Record<string, string> = {}
-            let stored = 0
-            // a slice of rows at a time, written, with a turn of the event loop between slices
-            for (const slice of Arr.chunksOf(inferences, writeChunk)) {
-              const rows = completedRows(current, slice, resultsById, completedAt, compile)
-              Object.assign(failures, rows.failures)
-              if (rows.writes.inferences.length > 0) yield* writeRows(stores, rows.writes)
-              stored += rows.writes.inferences.length
-              yield* letIoRun
-            }
-            const completed = ended(current, { status: "completed", failures })
-            yield* stores.batches.updateBatch(completed)
-            yield* Effect.logInfo(`batch ${batch.id}: completed, ${stored} inferences stored, ${Object.keys(failures).length} without an answer`)
-            return completed
-          })
-        ).pipe(Effect.mapError((error) => error._tag === "StoreError" ? storeFailure(stores)(error) : error))
+      const record = (stores: ObservabilityStores, current: StoredBatch, outcome: Exclude<BatchOutcome, { status: "pending" }>) =>
+        Effect.gen(function*() {
+          if (outcome.status === "failed") {
+            const failed = ended(current, { status: "failed", errorMessage: outcome.message })
+            yield* stores.batches.updateBatch(failed)
+            return failed
+          }
+          const resultsById = new Map(outcome.results.map((result) => [result.id, result]))
+          const compile = schemaCache()
+          const completedAt = now()
+          const failures: Record<string, string> = {}
+          let stored = 0
+          // a page of rows at a time, written, with a turn of the event loop between pages
+          for (let afterIndex = -1;;) {
+            const page = yield* stores.batches.getBatchInferencePage(current.id, afterIndex, writeChunk)
+            if (page.length === 0) break
+            const rows = completedRows(current, page, resultsById, completedAt, compile)
+            Object.assign(failures, rows.failures)
+            if (rows.writes.inferences.length > 0) yield* writeRows(stores, rows.writes)
+            stored += rows.writes.inferences.length
+            for (const row of page) resultsById.delete(row.inferenceId)
+            afterIndex = page[page.length - 1].index
+            yield* letIoRun
+            if (page.length < writeChunk) break
+          }
+          const completed = ended(current, { status: "completed", failures })
+          yield* stores.batches.updateBatch(completed)
+          yield* Effect.logInfo(`batch ${current.id}: completed, ${stored} inferences stored, ${Object.keys(failures).length} without an answer`)
+          return completed
+        }).pipe(Effect.mapError(storeFailure(stores)))
 
-      /** a pending batch polled once: its row as it is afterwards */
-      const pollOnce = (stores: ObservabilityStores, batch: StoredBatch): Effect.Effect<StoredBatch, GatewayError> =>
-        Effect.flatMap(pollProvider(batch), (outcome) => outcome.status === "pending" ? Effect.succeed(batch) : complete(stores, batch, outcome))
+      /**
+       * A pending batch polled if it is due, and its row afterwards (the one given when it was not
+       * polled): not when any process polled it less than `poll_interval_s` ago (its claim), nor
+       * while another polls or completes it (its lock, not waited for). Under the lock its row is
+       * read again (another may have ended it meanwhile), then the provider polled, and a
+       * finished batch recorded before the lock is let go.
+       */
+      const pollIfDue = (stores: ObservabilityStores, batch: StoredBatch): Effect.Effect<StoredBatch, GatewayError> =>
+        Effect.gen(function*() {
+          if (pollIntervalS > 0 && !(yield* tasks.claim(`batch.poll:${batch.id}`, pollIntervalS))) return batch
+          const polled = yield* tasks.tryExclusive(
+            `batch:${batch.id}`,
+            Effect.gen(function*() {
+              const current = (yield* Effect.mapError(stores.batches.getBatch(batch.id), storeFailure(stores))) ?? batch
+              if (current.status !== "pending") return current
+              const outcome = yield* pollProvider(current)
+              return outcome.status === "pending" ? current : yield* record(stores, current, outcome)
+            })
+          )
+          return Option.getOrElse(polled, () => batch)
+        })
 
-      /** the answers of a completed batch's inferences, read from the database in input order */
-      const completedBody = (stores: ObservabilityStores, batch: StoredBatch, rows: ReadonlyArray<StoredBatchInference>) =>
+      /** the answers of some inferences of a completed batch, read from the database in their order */
+      const answersOf = (stores: ObservabilityStores, batch: StoredBatch, rows: ReadonlyArray<StoredBatchInference>) =>
         Effect.gen(function*() {
           const answered = rows.filter((row) => batch.failures?.[row.inferenceId] === undefined).map((row) => row.inferenceId)
           const inferences = new Map<string, StoredInference>()
@@ -173,25 +221,58 @@ export class BatchService extends Context.Service<BatchService, {
             for (const inference of yield* stores.inferences.getInferences(ids)) inferences.set(inference.id, inference)
             for (const call of yield* stores.inferences.getModelInferences(ids)) calls.set(call.inferenceId, call)
           }
-          return {
-            status: "completed" as const,
-            batch_id: batch.id,
-            inferences: rows.map((row) =>
-              batchInferenceBody(row, inferences.get(row.inferenceId), calls.get(row.inferenceId), batch.failures?.[row.inferenceId])
-            )
-          }
+          return rows.map((row) =>
+            batchInferenceBody(row, inferences.get(row.inferenceId), calls.get(row.inferenceId), batch.failures?.[row.inferenceId])
+          )
         }).pipe(Effect.mapError(storeFailure(stores)))
 
-      const statusBody = (stores: ObservabilityStores, batch: StoredBatch, rows: ReadonlyArray<StoredBatchInference>): Effect.Effect<BatchStatusBody, GatewayError> => {
-        switch (batch.status) {
-          case "pending":
-            return Effect.succeed({ status: "pending" })
-          case "failed":
-            return Effect.succeed({ status: "failed", error: batch.errorMessage })
-          case "completed":
-            return completedBody(stores, batch, rows)
-        }
-      }
+      /** a page of a completed batch's answers: those after position `afterIndex`, at most `limit`, and the last position if more follow */
+      const answerPage = (stores: ObservabilityStores, batch: StoredBatch, afterIndex: number, limit: number) =>
+        Effect.gen(function*() {
+          // one more row than asked says whether another page follows
+          const rows = yield* Effect.mapError(stores.batches.getBatchInferencePage(batch.id, afterIndex, limit + 1), storeFailure(stores))
+          const page = rows.length > limit ? rows.slice(0, limit) : rows
+          const answers = yield* answersOf(stores, batch, page)
+          return { answers, last: page.length > 0 && rows.length > limit ? page[page.length - 1] : undefined }
+        })
+
+      /** a completed batch as the read asks it: one inference, a page, or the whole list (or its rest after `after`) a page at a time */
+      const completedReading = (
+        stores: ObservabilityStores,
+        batch: StoredBatch,
+        options: BatchReadOptions,
+        one: StoredBatchInference | undefined
+      ): Effect.Effect<BatchReading, GatewayError> =>
+        Effect.gen(function*() {
+          if (one !== undefined) {
+            return { _tag: "body", body: { status: "completed", batch_id: batch.id, inferences: yield* answersOf(stores, batch, [one]) } } as const
+          }
+          let afterIndex = -1
+          if (options.after !== undefined) {
+            const [after] = isUuid(options.after)
+              ? yield* Effect.mapError(stores.batches.getBatchInferences(batch.id, options.after), storeFailure(stores))
+              : []
+            if (after === undefined) {
+              return yield* Effect.fail(new InvalidRequest({ message: `after: "${options.after.slice(0, 100)}" is not an inference of batch ${batch.id}` }))
+            }
+            afterIndex = after.index
+          }
+          if (options.limit !== undefined) {
+            const { answers, last } = yield* answerPage(stores, batch, afterIndex, options.limit)
+            return {
+              _tag: "body",
+              body: { status: "completed", batch_id: batch.id, inferences: answers, next_after: last?.inferenceId ?? null }
+            } as const
+          }
+          const first = yield* answerPage(stores, batch, afterIndex, readChunk)
+          const rest = first.last === undefined
+            ? Stream.empty
+            : Stream.paginate(first.last.index, (after: number) =>
+              // one element per page: each is written at once
+              Effect.map(answerPage(stores, batch, after, readChunk), ({ answers, last }) =>
+                [[answers], last === undefined ? Option.none<number>() : Option.some(last.index)] as const))
+          return { _tag: "pages", batchId: batch.id, pages: Stream.concat(Stream.succeed(first.answers), rest) } as const
+        })
 
       /** the background poll of one batch: polls it, and queues the next poll while it stays pending; never fails (it logs) */
       const backgroundPoll = (batchId: string) =>
@@ -199,7 +280,7 @@ export class BatchService extends Context.Service<BatchService, {
           const ready = yield* needed
           const batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready))
           if (batch === undefined || batch.status !== "pending") return
-          const after = yield* pollOnce(ready, batch)
+          const after = yield* pollIfDue(ready, batch)
           if (after.status === "pending") yield* schedulePoll(batchId)
         }).pipe(
           Effect.catch((error) =>
@@ -260,23 +341,30 @@ export class BatchService extends Context.Service<BatchService, {
               episode_ids: rows.inferences.map((row) => row.episodeId)
             }
           }),
-        get: (batchId, inferenceId) =>
+        get: (batchId, options = {}) =>
           Effect.gen(function*() {
             const ready = yield* needed
             const unknownBatch = new NotFound({ message: `unknown batch "${batchId}"` })
             if (!isUuid(batchId)) return yield* Effect.fail(unknownBatch)
             let batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready))
             if (batch === undefined) return yield* Effect.fail(unknownBatch)
-            let rows: ReadonlyArray<StoredBatchInference> | undefined
-            if (inferenceId !== undefined) {
-              rows = isUuid(inferenceId) ? yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), storeFailure(ready)) : []
-              if (rows.length === 0) return yield* Effect.fail(new NotFound({ message: `batch "${batchId}" has no inference "${inferenceId}"` }))
+            const { inferenceId } = options
+            // the route of one inference: 404 when the batch has none of that id, whatever its status
+            const one = inferenceId === undefined || !isUuid(inferenceId)
+              ? undefined
+              : (yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), storeFailure(ready)))[0]
+            if (inferenceId !== undefined && one === undefined) {
+              return yield* Effect.fail(new NotFound({ message: `batch "${batchId}" has no inference "${inferenceId}"` }))
             }
-            if (batch.status === "pending") batch = yield* pollOnce(ready, batch)
-            if (batch.status === "completed" && rows === undefined) {
-              rows = yield* Effect.mapError(ready.batches.getBatchInferences(batchId), storeFailure(ready))
+            if (batch.status === "pending") batch = yield* pollIfDue(ready, batch)
+            switch (batch.status) {
+              case "pending":
+                return { _tag: "body", body: { status: "pending" } } as const
+              case "failed":
+                return { _tag: "body", body: { status: "failed", error: batch.errorMessage } } as const
+              case "completed":
+                return yield* completedReading(ready, batch, options, one)
             }
-            return yield* statusBody(ready, batch, rows ?? [])
           })
       })
     })

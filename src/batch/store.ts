@@ -76,6 +76,11 @@ export interface BatchStore {
   readonly getBatch: (id: string) => Effect.Effect<StoredBatch | undefined, StoreError>
   /** a batch's inferences in input order; only the one with `inferenceId` when given (none when it is not in the batch) */
   readonly getBatchInferences: (batchId: string, inferenceId?: string) => Effect.Effect<ReadonlyArray<StoredBatchInference>, StoreError>
+  /**
+   * A page of a batch's inferences in input order: those whose `index` is above `afterIndex`
+   * (-1 for the first page), at most `limit` (a large batch is read and answered a page at a time).
+   */
+  readonly getBatchInferencePage: (batchId: string, afterIndex: number, limit: number) => Effect.Effect<ReadonlyArray<StoredBatchInference>, StoreError>
   /** writes a new version of the batch's row (status, error, failures, `updatedAt`) */
   readonly updateBatch: (batch: StoredBatch) => Effect.Effect<void, StoreError>
   /** pending batches, oldest first, at most `limit` */

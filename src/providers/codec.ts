@@ -124,6 +124,25 @@ export interface EmbeddingResponse {
  */
 export type BatchExchange = (request: BatchExchangeRequest) => Effect.Effect<string, ProviderFailure>
 
+/**
+ * A file of a finished batch (its results) read through the runner as it arrives, a line at a
+ * time, never held whole: `each` gets every line's text (its line break dropped), or undefined
+ * for a line longer than `maxResultLineBytes` (skipped unread), with its number from 1. A
+ * failure `each` returns ends the download with it. The request is the same as an exchange's
+ * (`maxResponseBytes` bounding the whole file).
+ */
+export type BatchDownload = (
+  request: BatchExchangeRequest,
+  each: (line: string | undefined, lineNumber: number) => ProviderFailure | undefined
+) => Effect.Effect<void, ProviderFailure>
+
+/**
+ * The longest line of a batch's result file that is read: one answer, bounded as the answer of
+ * a single call is by default (`[gateway] max_provider_response_bytes`); a longer line is
+ * skipped, its request left without an answer.
+ */
+export const maxResultLineBytes = 32 * 1024 * 1024
+
 /** A request body that is not JSON, with its content type. */
 export class TextBody {
   readonly contentType: string
@@ -186,7 +205,7 @@ export type BatchPoll =
  */
 export interface BatchHooks<Target> {
   readonly start: (target: Target, items: ReadonlyArray<BatchItem>, exchange: BatchExchange) => Effect.Effect<BatchHandle, ProviderFailure>
-  readonly poll: (target: Target, handle: BatchHandle, exchange: BatchExchange) => Effect.Effect<BatchPoll, ProviderFailure>
+  readonly poll: (target: Target, handle: BatchHandle, exchange: BatchExchange, download: BatchDownload) => Effect.Effect<BatchPoll, ProviderFailure>
 }
 
 /**

@@ -28,7 +28,9 @@ import type { ModelRequest, OutputBlock, ProviderChunk, ProviderResponse } from 
 import { type ByteReader, type HttpCall, type HttpReply, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
 import {
   type Authorizer,
+  type BatchDownload,
   type BatchExchange,
+  type BatchExchangeRequest,
   type BatchHooks,
   type BatchItemResult,
   type CallerContext,
@@ -38,10 +40,12 @@ import {
   type StreamFraming,
   TextBody,
   type WireBody,
+  maxResultLineBytes,
   unscopedProvider,
   type WireCodec,
   WireProblem
 } from "./codec.ts"
+import { lineCutter } from "./lines.ts"
 import { redactSecrets } from "./redact.ts"
 import { parseRetryAfter } from "./retryAfter.ts"
 import {
@@ -149,13 +153,55 @@ const textOf = <Settings, Target, Event>(
 ): Effect.Effect<string, ProviderFailure> =>
   reply.status >= 200 && reply.status < 300 ? Effect.succeed(reply.text) : failedReply(codec, reply, apiKey)
 
+/** bytes of a downloaded file read between two turns of the event loop (its reads may come without one when the data waits) */
+const bytesPerTurn = 1024 * 1024
+
+/**
+ * A downloaded file's lines handed to `each` as they arrive (a 2xx; any other status is the
+ * provider's failure, as for an exchange), a read at a time: the file is never held whole.
+ */
+const linesTo = (each: (line: string | undefined, lineNumber: number) => ProviderFailure | undefined) =>
+<Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  reply: HttpStreamReply,
+  _request: HttpCall,
+  apiKey: string | undefined
+): Effect.Effect<void, ProviderFailure> => {
+  if (!reply.ok) return failedReply(codec, reply, apiKey)
+  const reader = reply.body
+  return Effect.gen(function*() {
+    const cutter = lineCutter(maxResultLineBytes)
+    const lines: Array<string | undefined> = []
+    let lineNumber = 0
+    let sinceTurn = 0
+    while (true) {
+      const bytes = yield* Effect.mapError(reader.read, (error) => transportFailure(error, apiKey))
+      if (bytes === undefined) cutter.end(lines)
+      else cutter.feed(bytes, lines)
+      for (const line of lines) {
+        const stop = each(line, ++lineNumber)
+        if (stop !== undefined) return yield* Effect.fail(stop)
+      }
+      lines.length = 0
+      if (bytes === undefined) return
+      sinceTurn += bytes.length
+      if (sinceTurn >= bytesPerTurn) {
+        sinceTurn = 0
+        yield* letIoRun
+      }
+    }
+  }).pipe(Effect.ensuring(reader.close))
+}
+
+const download = (http: Transport, request: HttpCall) => http.download(request)
+
 const batchClient = <Settings, Target, Event>(
   codec: WireCodec<Settings, Target, Event>,
   hooks: BatchHooks<Target>,
   target: Target,
   authorize: Authorizer | undefined
 ): BatchClient => {
-  const exchangeFor = (call: BatchPollCall): BatchExchange => (request) => {
+  const builtFor = (request: BatchExchangeRequest, call: BatchPollCall): HttpCall => {
     const body = request.body === undefined ? "" : request.body instanceof TextBody ? request.body.text : JSON.stringify(request.body)
     // the provider's JSON content type gives way to a text body's own, and a GET sends none
     const contentType: Array<ExtraHeaderEdit> = request.body instanceof TextBody
@@ -168,11 +214,14 @@ const batchClient = <Settings, Target, Event>(
       ...Object.entries(request.headers ?? {}).map(([name, value]) => ({ name, value })),
       ...call.extraHeaders
     ])
-    const built: HttpCall = { url: request.url, headers, body, method: request.method, maxResponseBytes: request.maxResponseBytes }
-    // the hooks' programs run inside the caller's context: the transport is provided to each exchange;
-    // `built` is a request already, so the exchange fails with provider failures only
-    return exchange(codec, authorize, call, built, post, textOf) as unknown as Effect.Effect<string, ProviderFailure>
+    return { url: request.url, headers, body, method: request.method, maxResponseBytes: request.maxResponseBytes }
   }
+  // the hooks' programs run inside the caller's context: the transport is provided to each exchange;
+  // what is sent is a request already, so the exchange fails with provider failures only
+  const exchangeFor = (call: BatchPollCall): BatchExchange => (request) =>
+    exchange(codec, authorize, call, builtFor(request, call), post, textOf) as unknown as Effect.Effect<string, ProviderFailure>
+  const downloadFor = (call: BatchPollCall): BatchDownload => (request, each) =>
+    exchange(codec, authorize, call, builtFor(request, call), download, linesTo(each)) as unknown as Effect.Effect<void, ProviderFailure>
   return {
     start: (calls) =>
       Effect.gen(function*() {
@@ -214,7 +263,11 @@ const batchClient = <Settings, Target, Event>(
     poll: (handle, call) =>
       Effect.gen(function*() {
         const http = yield* HttpTransport
-        const polled = yield* Effect.provideService(redacted(hooks.poll(target, handle, exchangeFor(call)), call.apiKey), HttpTransport, http)
+        const polled = yield* Effect.provideService(
+          redacted(hooks.poll(target, handle, exchangeFor(call), downloadFor(call)), call.apiKey),
+          HttpTransport,
+          http
+        )
         if (polled.status !== "completed") return polled
         const results: Array<BatchResult> = []
         for (let index = 0; index < polled.results.length; index++) {

@@ -8,6 +8,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import { relationalUrlVariable } from "../auth/store.ts"
 import { ServiceUnavailable } from "../errors.ts"
 import { observabilityDisabled, type ObservabilityStores } from "../observability/stores.ts"
@@ -102,6 +103,19 @@ export class Tasks extends Context.Service<Tasks, {
    * process dies), waiting for it when another holds it.
    */
   readonly exclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | ServiceUnavailable, R>
+  /**
+   * `exclusive` without the wait: runs `effect` when the lock named `key` is free at once, its
+   * result in `Option.some`; `Option.none()` without running it while another holds the lock
+   * (or, in this process, tries it: concurrent tries of one key cost one attempt).
+   */
+  readonly tryExclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<Option.Option<A>, E | ServiceUnavailable, R>
+  /**
+   * Whether the work named `key` may run now, at most once per `everyS` seconds across every
+   * process on the relational database: true (and the time noted) when its last claim is at
+   * least `everyS` seconds old or there is none, false otherwise. Of claims at the same
+   * moment, one wins.
+   */
+  readonly claim: (key: string, everyS: number) => Effect.Effect<boolean, ServiceUnavailable>
 }>()("gateway/Tasks") {}
 
 /** The 503 of an operation that needs tasks while no relational database is configured. */

@@ -4,7 +4,7 @@
  * of its own: exact round trips of batches and their inferences (JSON values of every shape,
  * optional fields absent when absent), input order kept for ten thousand inferences, one
  * inference looked up by id, status changes where the newest `updatedAt` wins (and, within one
- * millisecond, the later write), the pending batches oldest first, ids that name nothing or are
+ * millisecond, the later write), pages of inferences after a position, the pending batches oldest first, ids that name nothing or are
  * not UUIDs, odd and large text, and StoreErrors (not crashes) when the server is cut off.
  * The Postgres adapter runs twice: on the Postgres server and on the embedded database (PGlite).
  */
@@ -138,6 +138,19 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
       for (const index of [0, 4321, 9999]) {
         expect(await run(store().getBatchInferences(batch.id, inferences[index].inferenceId))).toStrictEqual([inferences[index]])
       }
+      // pages after a position, in input order, cover every inference once
+      const paged: Array<StoredBatchInference> = []
+      for (let after = -1;;) {
+        const page = await run(store().getBatchInferencePage(batch.id, after, 3333))
+        if (page.length === 0) break
+        expect(page.length).toBeLessThanOrEqual(3333)
+        paged.push(...page)
+        after = page[page.length - 1].index
+      }
+      expect(paged).toStrictEqual(inferences)
+      expect(await run(store().getBatchInferencePage(batch.id, 9998, 10))).toStrictEqual([inferences[9999]])
+      expect(await run(store().getBatchInferencePage(batch.id, 9999, 10))).toEqual([])
+      expect(await run(store().getBatchInferencePage(batch.id, -1, 2))).toStrictEqual(inferences.slice(0, 2))
     })
 
     it("an inference id gives that inference only, and nothing when it is not in the batch", async () => {
@@ -263,7 +276,10 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
         expect(await run(store().getBatchInferences(id))).toEqual([])
         expect(await run(store().getBatchInferences(id, uuidv7(Date.now())))).toEqual([])
         expect(await run(store().getBatchInferences(known.id, id))).toEqual([])
+        expect(await run(store().getBatchInferencePage(id, -1, 10))).toEqual([])
       }
+      // no row is asked for
+      expect(await run(store().getBatchInferencePage(known.id, -1, 0))).toEqual([])
 
       const notUuid = await failure(store().insertBatch(batchRecord({ id: "batch-1" }), []))
       expect(notUuid).toBeInstanceOf(StoreError)
@@ -344,6 +360,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
           batches.getBatch(batch.id),
           batches.getBatchInferences(batch.id),
           batches.getBatchInferences(batch.id, uuidv7(Date.now())),
+          batches.getBatchInferencePage(batch.id, -1, 10),
           batches.listPendingBatches(10)
         ]) {
           const error = await failure(effect as Effect.Effect<unknown, StoreError>)

@@ -2,7 +2,8 @@
  * Durable tasks on pg-boss (layers/tasks/pgBoss.ts) in one process, on a database of their own:
  * a task runs and its result, progress and failure are readable with `get`; failures are
  * retried; keys deduplicate; `afterS` delays; cancelling; `exclusive` serialises sections
- * holding the same key (also between two instances); without a relational database every
+ * holding the same key (also between two instances), `tryExclusive` skips them while the key is
+ * held; `claim` is true once per interval per key; without a relational database every
  * operation is a 503 naming the variable. Several processes: test/integration/tasks-processes.test.ts.
  * All of it on Postgres and on the embedded database (PGlite), but for `exclusive` between two
  * instances: one process owns an embedded database, and excludes with in-process locks.
@@ -258,6 +259,42 @@ describe.each(["postgres", "pglite"] as const)("tasks on pg-boss on %s", (backen
       expect(next.start).toBeGreaterThanOrEqual(after.end)
       expect(next.start - after.end).toBeLessThan(1000)
     })
+
+    it("tryExclusive runs the section when the lock is free, and answers none at once, without running it, while another holds it", async () => {
+      expect(await run(first.tasks.tryExclusive("tried", Effect.succeed(1)))).toMatchObject({ _tag: "Some", value: 1 })
+      const holder = section(holding(), "tried", 2000)
+      await sleep(300)
+      let ran = false
+      const tries = await Promise.all([0, 1, 2].map(() => run(first.tasks.tryExclusive("tried", Effect.sync(() => (ran = true))))))
+      const triesEnded = Date.now()
+      expect(tries.map((tried) => tried._tag)).toEqual(["None", "None", "None"])
+      expect(ran).toBe(false)
+      // they did not wait for the lock
+      const after = await holder
+      expect(triesEnded).toBeLessThan(after.end)
+      const tried = await run(first.tasks.tryExclusive("tried", Effect.sync(() => Date.now())))
+      expect(tried._tag === "Some" && tried.value >= after.end).toBe(true)
+      // concurrent tries in one process: one runs
+      const concurrent = await Promise.all([0, 1, 2].map(() => run(first.tasks.tryExclusive("together", Effect.sleep(200)))))
+      expect(concurrent.filter((one) => one._tag === "Some")).toHaveLength(1)
+      // its failure passes on, and the lock is free again
+      expect(await run(Effect.flip(first.tasks.tryExclusive("tried", Effect.fail("no luck" as const))))).toBe("no luck")
+      expect((await run(second.tasks.tryExclusive("tried", Effect.void)))._tag).toBe("Some")
+    })
+  })
+
+  describe("claim", () => {
+    it("is true at most once per interval for a key, across instances; another key is claimed on its own; an elapsed interval claims again", async () => {
+      const claims = await Promise.all([first, second, first, second].map(({ tasks }) => run(tasks.claim("claimed", 1))))
+      expect(claims.filter(Boolean)).toHaveLength(1)
+      expect(await run(second.tasks.claim("claimed", 1))).toBe(false)
+      expect(await run(first.tasks.claim("other", 1))).toBe(true)
+      await sleep(1100)
+      expect(await run(second.tasks.claim("claimed", 1))).toBe(true)
+      expect(await run(first.tasks.claim("claimed", 600))).toBe(false)
+      // an interval of 0 claims every time
+      expect([await run(first.tasks.claim("always", 0)), await run(second.tasks.claim("always", 0))]).toEqual([true, true])
+    })
   })
 
   describe("configuration", () => {
@@ -272,7 +309,9 @@ describe.each(["postgres", "pglite"] as const)("tasks on pg-boss on %s", (backen
         run(Effect.flip(tasks.get("0191f0c0-0000-7000-8000-000000000000"))),
         run(Effect.flip(tasks.cancel("0191f0c0-0000-7000-8000-000000000000"))),
         run(Effect.flip(tasks.schedule("any", 60, {}))),
-        run(Effect.flip(tasks.exclusive("any", Effect.void)))
+        run(Effect.flip(tasks.exclusive("any", Effect.void))),
+        run(Effect.flip(tasks.tryExclusive("any", Effect.void))),
+        run(Effect.flip(tasks.claim("any", 60)))
       ])
       for (const failure of failures) {
         expect(failure).toBeInstanceOf(ServiceUnavailable)

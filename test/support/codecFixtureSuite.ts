@@ -74,7 +74,8 @@ const answering = (reply: { status: number; text: string } | { pieces: ReadonlyA
       return "pieces" in reply
         ? Effect.succeed({ ok: true as const, status: 200, body: byteReaderOf(reply.pieces) })
         : Effect.die("not a stream")
-    }
+    },
+    download: () => Effect.die("not a download")
   })
   return { sent, transport }
 }

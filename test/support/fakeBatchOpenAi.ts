@@ -44,7 +44,7 @@ interface Dialect {
 
 interface Reply {
   readonly status: number
-  readonly body: string
+  readonly body: string | Buffer
   readonly contentType?: string
 }
 
@@ -90,7 +90,8 @@ interface StoredFile {
   readonly id: string
   readonly filename: string
   readonly purpose: string
-  readonly content: string
+  /** a result file may be bytes (`outputFile`) */
+  readonly content: string | Buffer
   status: string
 }
 
@@ -113,6 +114,8 @@ interface FakeBatch {
 export interface FakeOpenAiBatch extends FakeBatchProvider {
   /** what a creation is answered while `refuseCreation` is set (default: OpenAI's 500) */
   creationRefusal: { status: number; message: string }
+  /** when set, what a batch that completes from now on has as its output file instead of its answers (junk, say) */
+  outputFile: Buffer | undefined
 }
 
 export interface FakeBatchOptions {
@@ -183,6 +186,7 @@ const startFake = async (dialect: Dialect, urlOf: (server: string) => string): P
     outage: false,
     refuseCreation: false,
     creationRefusal: { status: 500, message: "The server had an error while processing your request. Sorry about that!" },
+    outputFile: undefined as Buffer | undefined,
     answer: (_id: string, body: any) => defaultAnswer(firstUserText(body)),
     pollDelayMs: 0
   })
@@ -199,7 +203,7 @@ const startFake = async (dialect: Dialect, urlOf: (server: string) => string): P
     status_details: null
   })
 
-  const store = (filename: string, purpose: string, content: string, status = "processed"): StoredFile => {
+  const store = (filename: string, purpose: string, content: string | Buffer, status = "processed"): StoredFile => {
     const file = { id: `file-${nextId()}`, filename, purpose, content, status }
     files.set(file.id, file)
     return file
@@ -236,7 +240,7 @@ const startFake = async (dialect: Dialect, urlOf: (server: string) => string): P
     const lines: Array<{ id: string; body: any }> = []
     const errors: Array<Json> = []
     const seen = new Set<string>()
-    file.content.split("\n").forEach((text, index) => {
+    file.content.toString().split("\n").forEach((text, index) => {
       if (text.trim() === "") return
       const line = index + 1
       let parsed: any
@@ -346,7 +350,11 @@ const startFake = async (dialect: Dialect, urlOf: (server: string) => string): P
       }
     })
     const jsonl = (lines: ReadonlyArray<Json>) => lines.map((line) => `${JSON.stringify(line)}\n`).join("")
-    const outputFile = output.length === 0 ? null : store(`batch_${batch.id}_output.jsonl`, "batch_output", jsonl(output))
+    const outputFile = fake.outputFile !== undefined
+      ? store(`batch_${batch.id}_output.jsonl`, "batch_output", fake.outputFile)
+      : output.length === 0
+      ? null
+      : store(`batch_${batch.id}_output.jsonl`, "batch_output", jsonl(output))
     const errorFile = errors.length === 0 ? null : store(`batch_${batch.id}_error.jsonl`, "batch_output", jsonl(errors))
     const status = batch.ending === "expire" ? "expired" : batch.ending === "cancel" ? "cancelled" : "completed"
     const at = batch.createdAt + 120

@@ -3,7 +3,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { ProviderChunk } from "../../src/inference/types.ts"
 import type { ProviderFailure, ProviderStream } from "../../src/providers/types.ts"
-import type { ByteReader, TransportError } from "../../src/services.ts"
+import type { ByteReader, HttpCall, HttpReply, HttpStreamReply, TransportError } from "../../src/services.ts"
 
 /** A streamed body standing in for the transport's: `pieces` one read each, then the end, or `failure`. */
 export const byteReaderOf = (pieces: ReadonlyArray<Uint8Array>, failure?: TransportError): ByteReader & { readonly closed: () => boolean } => {
@@ -20,6 +20,19 @@ export const byteReaderOf = (pieces: ReadonlyArray<Uint8Array>, failure?: Transp
     closed: () => closed
   }
 }
+
+/**
+ * The transport's `download` of a test transport that answers whole bodies (`post`): a 2xx body
+ * handed over in reads of at most `readBytes` (a line cut across reads), any other status as text.
+ */
+export const downloadOf = (post: (call: HttpCall) => Effect.Effect<HttpReply, TransportError>, readBytes = 7) => (call: HttpCall) =>
+  Effect.map(post(call), (reply): HttpStreamReply => {
+    if (reply.status < 200 || reply.status >= 300) return { ok: false, status: reply.status, text: reply.text, retryAfter: reply.retryAfter }
+    const bytes = new TextEncoder().encode(reply.text)
+    const pieces: Array<Uint8Array> = []
+    for (let at = 0; at < bytes.length; at += readBytes) pieces.push(bytes.subarray(at, at + readBytes))
+    return { ok: true, status: reply.status, body: byteReaderOf(pieces) }
+  })
 
 /** Runs `f` on every chunk of a started provider stream, to its end or failure, then closes it. */
 export const forEachChunk = (

@@ -14,6 +14,7 @@ import { anthropicCodec } from "../../src/providers/anthropic/index.ts"
 import { wireClient } from "../../src/providers/runner.ts"
 import { type BatchPollCall, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { downloadOf } from "../support/providerStreams.ts"
 
 const folder = path.join(import.meta.dirname, "../../src/providers/anthropic/fixtures/batch")
 const fixture = (name: string): any => JSON.parse(fs.readFileSync(path.join(folder, name), "utf8"))
@@ -30,14 +31,13 @@ const statusUrl = `https://api.anthropic.com/v1/messages/batches/${handle.provid
 /** a transport answering each URL with its text (a status for an absent one: 404), keeping what it was sent */
 const answering = (answers: Readonly<Record<string, string>>) => {
   const sent: Array<HttpCall> = []
-  const transport = HttpTransport.of({
-    post: (call) => {
-      sent.push(call)
-      const answer = answers[call.url]
-      return Effect.succeed(answer === undefined ? { status: 404, text: "{}" } : { status: 200, text: answer })
-    },
-    postStream: () => Effect.die("batches do not stream")
-  })
+  const post = (call: HttpCall) => {
+    sent.push(call)
+    const answer = answers[call.url]
+    return Effect.succeed(answer === undefined ? { status: 404, text: "{}" } : { status: 200, text: answer })
+  }
+  // results files are downloaded a line at a time, in small reads here
+  const transport = HttpTransport.of({ post, postStream: () => Effect.die("batches do not stream"), download: downloadOf(post) })
   return { sent, transport }
 }
 

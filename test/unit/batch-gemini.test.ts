@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import type { BatchExchange, BatchExchangeRequest, BatchHandle, BatchItem, BatchPoll } from "../../src/providers/codec.ts"
+import type { BatchDownload, BatchExchange, BatchExchangeRequest, BatchHandle, BatchItem, BatchPoll } from "../../src/providers/codec.ts"
 import { TextBody } from "../../src/providers/codec.ts"
 import { aiStudioCodec, vertexCodec } from "../../src/providers/gemini/index.ts"
 import { parseGeminiResponse } from "../../src/providers/gemini/response.ts"
@@ -21,7 +21,7 @@ const fixture = (name: string) => JSON.parse(text(name))
 const items: ReadonlyArray<BatchItem> = fixture("items.json").items
 const [a, b] = items.map((item) => item.id)
 
-/** An exchange answering from `replies` in order, recording what it was asked. */
+/** An exchange (and a download, a line at a time) answering from `replies` in order, recording what it was asked. */
 const exchangeOf = (replies: ReadonlyArray<string | ProviderFailure>) => {
   const sent: Array<BatchExchangeRequest> = []
   const exchange: BatchExchange = (request) => {
@@ -30,7 +30,16 @@ const exchangeOf = (replies: ReadonlyArray<string | ProviderFailure>) => {
     if (reply === undefined) return Effect.fail(new ProviderFailure({ message: `unexpected request ${request.method} ${request.url}`, timedOut: false }))
     return reply instanceof ProviderFailure ? Effect.fail(reply) : Effect.succeed(reply)
   }
-  return { exchange, sent }
+  const download: BatchDownload = (request, each) =>
+    Effect.flatMap(exchange(request), (text) => {
+      const lines = text.split("\n")
+      for (let index = 0; index < lines.length; index++) {
+        const stop = each(lines[index], index + 1)
+        if (stop !== undefined) return Effect.fail(stop)
+      }
+      return Effect.void
+    })
+  return { exchange, download, sent }
 }
 
 const run = <A>(effect: Effect.Effect<A, ProviderFailure>) => Effect.runPromise(effect)
@@ -40,8 +49,8 @@ const studioTarget = aiStudioCodec.target({ api_base: "https://studio.test/v1bet
 const studio = aiStudioCodec.batch!
 const studioHandle: BatchHandle = { providerBatchId: "batches/123456abcdef", data: { ids: [a, b] } }
 const studioPoll = (reply: string) => {
-  const { exchange, sent } = exchangeOf([reply])
-  return run(studio.poll(studioTarget, studioHandle, exchange)).then((poll) => ({ poll, sent }))
+  const { exchange, download, sent } = exchangeOf([reply])
+  return run(studio.poll(studioTarget, studioHandle, exchange, download)).then((poll) => ({ poll, sent }))
 }
 
 const completed = (poll: BatchPoll) => {
@@ -102,8 +111,8 @@ describe("google_ai_studio_gemini batches (inline requests)", () => {
   })
 
   it("poll: a handle without its ids fails rather than losing requests", async () => {
-    const { exchange } = exchangeOf([text("ai-studio/succeeded.json")])
-    const failure = await failureOf(studio.poll(studioTarget, { providerBatchId: "batches/x", data: {} }, exchange))
+    const { exchange, download } = exchangeOf([text("ai-studio/succeeded.json")])
+    const failure = await failureOf(studio.poll(studioTarget, { providerBatchId: "batches/x", data: {} }, exchange, download))
     expect(failure.message).toContain("lacks the ids")
   })
 })
@@ -123,8 +132,8 @@ const jobName = "projects/123456789/locations/us-central1/batchPredictionJobs/45
 const vertexHandle: BatchHandle = { providerBatchId: jobName, data: { ids: [a, b] } }
 const outputFolder = "output/prediction-model-2025-07-01T10:00:00.123456Z"
 const vertexPoll = (replies: ReadonlyArray<string | ProviderFailure>) => {
-  const { exchange, sent } = exchangeOf(replies)
-  return run(vertex.poll(vertexTarget, vertexHandle, exchange)).then((poll) => ({ poll, sent }))
+  const { exchange, download, sent } = exchangeOf(replies)
+  return run(vertex.poll(vertexTarget, vertexHandle, exchange, download)).then((poll) => ({ poll, sent }))
 }
 const finished = (job: string) => [text(job), text("vertex/listing.json"), text("vertex/predictions.jsonl")]
 

@@ -14,6 +14,7 @@ import { openAiProvider } from "../../src/providers/openai/index.ts"
 import type { BatchClient, BatchOutcome, ProviderCall, ProviderDefinition } from "../../src/providers/types.ts"
 import { qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, type HttpReply, HttpTransport } from "../../src/services.ts"
+import { downloadOf } from "../support/providerStreams.ts"
 
 const ids = ["0192f0c8-5a3e-7d21-9b4f-1c2d3e4f5a60", "0192f0c8-5a3e-7d21-9b4f-1c2d3e4f5a61", "0192f0c8-5a3e-7d21-9b4f-1c2d3e4f5a62"]
 const [a, b, c] = ids
@@ -59,17 +60,16 @@ const clientOf = (definition: ProviderDefinition, settings: Record<string, unkno
 /** A provider in memory: each request answered by `METHOD url` (a text, or a reply), everything sent recorded. */
 const provider = (routes: Record<string, string | HttpReply | Array<string>>) => {
   const sent: Array<HttpCall> = []
-  const transport = HttpTransport.of({
-    post: (http) =>
-      Effect.sync(() => {
-        sent.push(http)
-        const route = routes[`${http.method ?? "POST"} ${http.url}`]
-        const next = Array.isArray(route) ? route.shift() : route
-        if (next === undefined) return { status: 404, text: `{"error": {"message": "no route for ${http.method} ${http.url}"}}` }
-        return typeof next === "string" ? { status: 200, text: next } : next
-      }),
-    postStream: () => Effect.die("no stream")
-  })
+  const post = (http: HttpCall) =>
+    Effect.sync((): HttpReply => {
+      sent.push(http)
+      const route = routes[`${http.method ?? "POST"} ${http.url}`]
+      const next = Array.isArray(route) ? route.shift() : route
+      if (next === undefined) return { status: 404, text: `{"error": {"message": "no route for ${http.method} ${http.url}"}}` }
+      return typeof next === "string" ? { status: 200, text: next } : next
+    })
+  // result files are downloaded a line at a time, in small reads here
+  const transport = HttpTransport.of({ post, postStream: () => Effect.die("no stream"), download: downloadOf(post) })
   const run = <A, E>(effect: Effect.Effect<A, E, HttpTransport>) => Effect.runPromise(Effect.provideService(effect, HttpTransport, transport))
   return { sent, run }
 }

@@ -78,7 +78,8 @@ input_uri_prefix = "s3://bucket/in/"`))
     const call = { request, apiKey: undefined, extraBody: [], extraHeaders: [], modelName: "m", providerName: "p", qualifiedName: qualifiedProviderName("m", "p") }
     const transport = HttpTransport.of({
       post: () => Effect.die("no request expected"),
-      postStream: () => Effect.die("no request expected")
+      postStream: () => Effect.die("no request expected"),
+      download: () => Effect.die("no request expected")
     } as unknown as HttpTransport["Service"])
     const failure = await Effect.runPromise(
       Effect.flip(Effect.provideService(vertexGeminiProvider.make(config).batch!.start([{ id: "id-1", call }]), HttpTransport, transport))

@@ -21,7 +21,8 @@ import { HttpTransport, TransportError } from "../../src/services.ts"
 // The dummy provider needs no network: a transport that fails proves it is never used.
 const noTransport = HttpTransport.of({
   post: () => Effect.fail(new TransportError({ message: "the dummy provider must not use the network", timedOut: false })),
-  postStream: () => Effect.fail(new TransportError({ message: "the dummy provider must not use the network", timedOut: false }))
+  postStream: () => Effect.fail(new TransportError({ message: "the dummy provider must not use the network", timedOut: false })),
+  download: () => Effect.fail(new TransportError({ message: "the dummy provider must not use the network", timedOut: false }))
 })
 
 const client = (modelName: string): ProviderClient =>

@@ -43,7 +43,7 @@ const prepare = (body: unknown): PreparedInference => {
 }
 
 const services = Layer.mergeAll(
-  Layer.succeed(HttpTransport, HttpTransport.of({ post: () => Effect.die("no network"), postStream: () => Effect.die("no network") })),
+  Layer.succeed(HttpTransport, HttpTransport.of({ post: () => Effect.die("no network"), postStream: () => Effect.die("no network"), download: () => Effect.die("no network") })),
   Layer.succeed(Observability, Observability.of({ stores: undefined })),
   Layer.succeed(Models, models),
   Layer.succeed(RateLimiter, RateLimiter.none)

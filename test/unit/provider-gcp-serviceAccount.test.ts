@@ -28,7 +28,8 @@ const fakeTransport = (expiresIn: number, status = 200) => {
           ? { status, text: JSON.stringify({ access_token: `token-${received.length}`, expires_in: expiresIn, token_type: "Bearer" }) }
           : { status, text: JSON.stringify({ error: "invalid_grant", error_description: "Invalid JWT Signature." }) }
       }),
-    postStream: () => Effect.die("not used")
+    postStream: () => Effect.die("not used"),
+    download: () => Effect.die("not used")
   })
   return { received, transport }
 }

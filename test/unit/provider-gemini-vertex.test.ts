@@ -99,7 +99,8 @@ describe("gcp_vertex_gemini service account", () => {
           }
           return { status: 200, text: JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text: "hi" }] }, finishReason: "STOP" }] }) }
         }),
-      postStream: () => Effect.die("no stream")
+      postStream: () => Effect.die("no stream"),
+      download: () => Effect.die("no download")
     })
     const client = vertexGeminiProvider.make({
       name: "p",

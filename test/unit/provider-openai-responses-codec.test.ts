@@ -45,7 +45,8 @@ const sentBy = async (provider: ProviderConfig, text: string) => {
       sent.push(request)
       return Effect.succeed({ status: 200, text })
     },
-    postStream: () => Effect.succeed({ ok: true as const, status: 200, body: byteReaderOf([]) })
+    postStream: () => Effect.succeed({ ok: true as const, status: 200, body: byteReaderOf([]) }),
+    download: () => Effect.die("not used")
   })
   const response = await Effect.runPromise(Effect.provideService(openAiProvider.make(provider).infer(call), HttpTransport, transport))
   return { sent: sent[0], body: JSON.parse(sent[0].body), response }

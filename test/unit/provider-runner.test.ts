@@ -50,7 +50,8 @@ const transport = (answers: {
     postStream: (httpCall) => Effect.suspend(() => {
       sent.push(httpCall)
       return answers.postStream ?? Effect.die("unexpected postStream")
-    })
+    }),
+    download: () => Effect.die("unexpected download")
   })
   return { sent, service }
 }

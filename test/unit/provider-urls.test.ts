@@ -14,7 +14,7 @@ import { anthropicCodec } from "../../src/providers/anthropic/index.ts"
 import { bedrockCodec } from "../../src/providers/aws/bedrock.ts"
 import { sageMakerCodec } from "../../src/providers/aws/sagemaker.ts"
 import { azureCodec } from "../../src/providers/azure/index.ts"
-import type { BatchExchange, BatchExchangeRequest, BatchHandle } from "../../src/providers/codec.ts"
+import type { BatchDownload, BatchExchange, BatchExchangeRequest, BatchHandle } from "../../src/providers/codec.ts"
 import { parseVertexResourceName } from "../../src/providers/gcp/vertex.ts"
 import { aiStudioCodec, vertexCodec, vertexModelUrl } from "../../src/providers/gemini/index.ts"
 import { openAiCodec } from "../../src/providers/openai/index.ts"
@@ -308,7 +308,8 @@ describe("audit: every type with a short-hand keeps its calls on its own host", 
                 ? { status: 200, text: JSON.stringify({ access_token: "ya29.t", expires_in: 3600, token_type: "Bearer" }) }
                 : { status: 500, text: "{}" }
             }),
-          postStream: () => Effect.die("not streamed")
+          postStream: () => Effect.die("not streamed"),
+          download: () => Effect.die("no downloads")
         })
         const config: ProviderConfig = {
           name: type,
@@ -357,7 +358,17 @@ describe("ids from provider answers, put back into URLs, are checked", () => {
       const reply = replies[sent.length - 1]
       return reply === undefined ? Effect.fail(new ProviderFailure({ message: "no reply", timedOut: false })) : Effect.succeed(reply)
     }
-    return { exchange, sent }
+    // a result file, read through the same replies a line at a time
+    const download: BatchDownload = (request, each) =>
+      Effect.flatMap(exchange(request), (text) => {
+        const lines = text.split("\n")
+        for (let i = 0; i < lines.length; i++) {
+          const failed = each(lines[i], i + 1)
+          if (failed !== undefined) return Effect.fail(failed)
+        }
+        return Effect.void
+      })
+    return { exchange, download, sent }
   }
   const failure = <A>(effect: Effect.Effect<A, ProviderFailure>) => Effect.runPromise(Effect.flip(effect))
   const items = [{ id: "0190f0f0-0000-7000-8000-000000000001", body: { contents: [] } }]
@@ -367,13 +378,13 @@ describe("ids from provider answers, put back into URLs, are checked", () => {
     const hooks = openAiCodec.batch!
     const handle = (providerBatchId: string): BatchHandle => ({ providerBatchId, data: { input_file_id: "file-1", custom_ids: ["a"] } })
     for (const id of ["../files", "batch_1/../../x", "b?x=1", "b#", "..", "@127.0.0.1:1"]) {
-      const { exchange, sent } = exchangeOf([])
-      expect((await failure(hooks.poll(target, handle(id), exchange))).message).toMatch(/^the provider's id ".*" is not a provider object id/)
+      const { exchange, download, sent } = exchangeOf([])
+      expect((await failure(hooks.poll(target, handle(id), exchange, download))).message).toMatch(/^the provider's id ".*" is not a provider object id/)
       expect(sent).toEqual([])
     }
     // an output file id from the batch's answer
-    const { exchange, sent } = exchangeOf([JSON.stringify({ id: "batch_1", status: "completed", output_file_id: "../../../x" })])
-    expect((await failure(hooks.poll(target, handle("batch_1"), exchange))).message).toMatch(/"\.\.\/\.\.\/\.\.\/x" is not a provider object id/)
+    const { exchange, download, sent } = exchangeOf([JSON.stringify({ id: "batch_1", status: "completed", output_file_id: "../../../x" })])
+    expect((await failure(hooks.poll(target, handle("batch_1"), exchange, download))).message).toMatch(/"\.\.\/\.\.\/\.\.\/x" is not a provider object id/)
     expect(sent.map((request) => request.url)).toEqual(["https://api.openai.test/v1/batches/batch_1"])
     // the batch id the creation answers is checked before it is kept
     const started = exchangeOf([JSON.stringify({ id: "file-1", status: "processed" }), JSON.stringify({ id: "../x" })])
@@ -382,8 +393,8 @@ describe("ids from provider answers, put back into URLs, are checked", () => {
 
   it("Anthropic: a message batch id that is no id", async () => {
     const target = anthropicCodec.target({ api_base: "https://api.anthropic.test/v1/" }, "claude")
-    const { exchange, sent } = exchangeOf([])
-    const message = (await failure(anthropicCodec.batch!.poll(target, { providerBatchId: "../../x", data: { ids: ["a"] } }, exchange))).message
+    const { exchange, download, sent } = exchangeOf([])
+    const message = (await failure(anthropicCodec.batch!.poll(target, { providerBatchId: "../../x", data: { ids: ["a"] } }, exchange, download))).message
     expect(message).toMatch(/^message batch: the provider's id "\.\.\/\.\.\/x" is not a provider object id/)
     expect(sent).toEqual([])
     const started = exchangeOf([JSON.stringify({ type: "message_batch", id: "msgbatch_1?x" })])
@@ -393,8 +404,8 @@ describe("ids from provider answers, put back into URLs, are checked", () => {
   it("Gemini API: a batch name that is not batches/<id>", async () => {
     const target = aiStudioCodec.target({ api_base: "https://studio.test/v1beta/" }, "gemini-2.5-flash")
     for (const name of ["batches/../../x", "batches/a?b", "files/x", "batches/"]) {
-      const { exchange, sent } = exchangeOf([])
-      const message = (await failure(aiStudioCodec.batch!.poll(target, { providerBatchId: name, data: { ids: ["a"] } }, exchange))).message
+      const { exchange, download, sent } = exchangeOf([])
+      const message = (await failure(aiStudioCodec.batch!.poll(target, { providerBatchId: name, data: { ids: ["a"] } }, exchange, download))).message
       expect(message, name).toMatch(/which is no Gemini API batch name/)
       expect(sent).toEqual([])
     }
@@ -412,14 +423,14 @@ describe("ids from provider answers, put back into URLs, are checked", () => {
     }, "")
     const hooks = vertexCodec.batch!
     for (const name of ["projects/p/locations/127.0.0.1:1#/batchPredictionJobs/1", "projects/p/locations/us-central1/batchPredictionJobs/..", "../x", "projects/p?/locations/l/batchPredictionJobs/1"]) {
-      const { exchange, sent } = exchangeOf([])
-      const message = (await failure(hooks.poll(target, { providerBatchId: name, data: { ids: ["a"] } }, exchange))).message
+      const { exchange, download, sent } = exchangeOf([])
+      const message = (await failure(hooks.poll(target, { providerBatchId: name, data: { ids: ["a"] } }, exchange, download))).message
       expect(message, name).toMatch(/which is no Vertex AI batch job name/)
       expect(sent).toEqual([])
     }
     const job = "projects/123/locations/us-central1/batchPredictionJobs/456"
-    const { exchange, sent } = exchangeOf([JSON.stringify({ name: job, state: "JOB_STATE_SUCCEEDED", outputInfo: { gcsOutputDirectory: "gs://../x" } })])
-    const message = (await failure(hooks.poll(target, { providerBatchId: job, data: { ids: ["a"] } }, exchange))).message
+    const { exchange, download, sent } = exchangeOf([JSON.stringify({ name: job, state: "JOB_STATE_SUCCEEDED", outputInfo: { gcsOutputDirectory: "gs://../x" } })])
+    const message = (await failure(hooks.poll(target, { providerBatchId: job, data: { ids: ["a"] } }, exchange, download))).message
     expect(message).toMatch(/names its output "gs:\/\/\.\.\/x": the bucket "\.\." is not a Cloud Storage bucket name/)
     expect(sent.map((request) => request.url)).toEqual([`https://vertex.test/v1/${job}`])
     // the job the creation answers is checked before it is kept

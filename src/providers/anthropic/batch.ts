@@ -15,7 +15,7 @@
  * batch is `completed`, each request without an answer an `ok: false` result saying why.
  */
 import * as Effect from "effect/Effect"
-import type { BatchExchange, BatchHandle, BatchHooks, BatchItem, BatchItemResult, BatchPoll } from "../codec.ts"
+import type { BatchDownload, BatchExchange, BatchHandle, BatchHooks, BatchItem, BatchItemResult, BatchPoll } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
 import { nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
 import type { AnthropicTarget } from "./request.ts"
@@ -24,8 +24,8 @@ import { explainError } from "./response.ts"
 type Json = Record<string, any>
 
 /**
- * A results file is read whole, as text: Anthropic caps a batch's creation request at 256 MB,
- * and answers of that order are the most a string can hold safely (V8's end near 512 MiB).
+ * The largest results file read (a line at a time, never held whole): Anthropic caps a batch's
+ * creation request at 256 MB, and its answers are of that order.
  */
 const maxResultsBytes = 256 * 1024 * 1024
 
@@ -133,19 +133,38 @@ const readLine = (line: Json): ReadLine | undefined => {
 }
 
 /**
- * An ended batch's results file -> each submitted request's result, in the order of `ids`
- * (the first line for an id counts; lines for other ids are ignored); or why it cannot be read.
+ * An ended batch's results file, read a line at a time as it arrives (`line`: why the file
+ * cannot be read, at the first line that is not a result, too long to be read included), then
+ * each submitted request's result, in the order of `ids` (`results`: the first line for an id
+ * counts; lines for other ids are ignored).
  */
-export const readResults = (text: string, ids: ReadonlyArray<string>): BatchPoll | string => {
+export const resultsReader = (ids: ReadonlyArray<string>) => {
   const byId = new Map<string, ReadLine>()
+  return {
+    line: (text: string | undefined, lineNumber: number): string | undefined => {
+      const line = text?.trim()
+      if (line === "") return undefined
+      const read = line === undefined ? undefined : readLine(parseJson(line))
+      if (read === undefined) return `line ${lineNumber} of the batch's results is not a result of a message batch`
+      if (!byId.has(read.result.id)) byId.set(read.result.id, read)
+      return undefined
+    },
+    results: (): BatchPoll => resultsOf(byId, ids)
+  }
+}
+
+/** `resultsReader` over a whole file: the poll, or why the file cannot be read */
+export const readResults = (text: string, ids: ReadonlyArray<string>): BatchPoll | string => {
+  const reader = resultsReader(ids)
   const lines = text.split("\n")
   for (let index = 0; index < lines.length; index++) {
-    const line = lines[index].trim()
-    if (line === "") continue
-    const read = readLine(parseJson(line))
-    if (read === undefined) return `line ${index + 1} of the batch's results is not a result of a message batch`
-    if (!byId.has(read.result.id)) byId.set(read.result.id, read)
+    const unreadable = reader.line(lines[index], index + 1)
+    if (unreadable !== undefined) return unreadable
   }
+  return reader.results()
+}
+
+const resultsOf = (byId: ReadonlyMap<string, ReadLine>, ids: ReadonlyArray<string>): BatchPoll => {
   const results: Array<BatchItemResult> = []
   /** the reasons of the refused requests, and how many were refused */
   const refusals = new Set<string>()
@@ -174,7 +193,7 @@ export const readResults = (text: string, ids: ReadonlyArray<string>): BatchPoll
   return { status: "completed", results }
 }
 
-const poll = Effect.fnUntraced(function*(target: AnthropicTarget, handle: BatchHandle, exchange: BatchExchange) {
+const poll = Effect.fnUntraced(function*(target: AnthropicTarget, handle: BatchHandle, exchange: BatchExchange, download: BatchDownload) {
   const ids = idsOf(handle)
   if (ids === undefined) return yield* problem(`the gateway's record of message batch ${handle.providerBatchId} lacks its requests' ids`)
   const url = batchUrl(target, handle.providerBatchId)
@@ -198,12 +217,15 @@ const poll = Effect.fnUntraced(function*(target: AnthropicTarget, handle: BatchH
   if (typeof batch.results_url !== "string") {
     return { status: "failed", message: `the results of message batch ${batch.id} are no longer available (archived)` } satisfies BatchPoll
   }
-  const results = resultsUrl(target, batch)
-  if (results instanceof ProviderFailure) return yield* results
-  const text = yield* exchange({ method: "GET", url: results, maxResponseBytes: maxResultsBytes })
-  const read = readResults(text, ids)
-  if (typeof read === "string") return yield* problem(read)
-  return read
+  const resultsAddress = resultsUrl(target, batch)
+  if (resultsAddress instanceof ProviderFailure) return yield* resultsAddress
+  // read as it arrives; the first line that is not a result ends the download
+  const results = resultsReader(ids)
+  yield* download({ method: "GET", url: resultsAddress, maxResponseBytes: maxResultsBytes }, (line, lineNumber) => {
+    const unreadable = results.line(line, lineNumber)
+    return unreadable === undefined ? undefined : problem(unreadable)
+  })
+  return results.results()
 })
 
 export const anthropicBatch: BatchHooks<AnthropicTarget> = { start, poll }

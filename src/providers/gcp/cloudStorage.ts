@@ -1,13 +1,13 @@
 /**
  * Cloud Storage through its JSON API (cloud.google.com/storage/docs/json_api), as batch hooks
  * need it: upload a file (`uploadType=media`), list a folder's objects, download one
- * (`alt=media`). Each call is a `BatchExchange`, so it carries the provider's access token
+ * (`alt=media`, a line at a time). Each call is a `BatchExchange` (or `BatchDownload`), so it carries the provider's access token
  * (the cloud-platform scope covers Cloud Storage) and its failures are mapped like any other.
  * Bucket and object names (some from a provider's answer) are encoded as one path segment
  * each, and every URL checked to stay under the storage API's address (`../urls.ts`).
  */
 import * as Effect from "effect/Effect"
-import { type BatchExchange, TextBody } from "../codec.ts"
+import { type BatchDownload, type BatchExchange, TextBody } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
 import { gcsBucket, nameProblem, UrlProblem, urlUnder } from "../urls.ts"
 
@@ -82,13 +82,15 @@ export const listObjects = (
     return names
   })
 
-export const downloadObject = (
-  exchange: BatchExchange,
+/** the object read a line at a time as it arrives (`BatchDownload`), never held whole */
+export const downloadObjectLines = (
+  download: BatchDownload,
   base: string,
   location: StorageLocation,
-  maxResponseBytes: number
-): Effect.Effect<string, ProviderFailure> =>
+  maxResponseBytes: number,
+  each: Parameters<BatchDownload>[1]
+): Effect.Effect<void, ProviderFailure> =>
   Effect.flatMap(
     storageUrl(base, ["storage", "v1", "b", location.bucket, "o", location.name], "?alt=media"),
-    (url) => exchange({ method: "GET", url, maxResponseBytes })
+    (url) => download({ method: "GET", url, maxResponseBytes }, each)
   )

@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { BatchHooks, BatchItemResult, BatchPoll } from "../codec.ts"
 import { quoted } from "../../untrusted.ts"
-import { asFolder, bucketProblem, downloadObject, gsUriOf, listObjects, parseGsUri, type StorageLocation, uploadObject } from "../gcp/cloudStorage.ts"
+import { asFolder, bucketProblem, downloadObjectLines, gsUriOf, listObjects, parseGsUri, type StorageLocation, uploadObject } from "../gcp/cloudStorage.ts"
 import { vertexModelProblem } from "../gcp/vertex.ts"
 import { BaseUrl, nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
 import { ProviderFailure } from "../types.ts"
@@ -97,30 +97,37 @@ export const inputLine = (id: string, body: Record<string, unknown>): string => 
 
 const maxStatusLength = 1000
 
-/** The results of output lines by request id (a request answered twice keeps its first answer). */
-export const outputResults = (text: string, found: Map<string, BatchItemResult>): void => {
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue
-    let json: any
-    try {
-      json = JSON.parse(line)
-    } catch {
-      // a line that cannot be read cannot be matched: its request stays unanswered
-      continue
-    }
-    const id = json?.request?.labels?.[inferenceIdLabel]
-    if (typeof id !== "string" || found.has(id)) continue
-    const status = typeof json.status === "string" ? json.status : ""
-    if (status === "" && typeof json.response === "object" && json.response !== null) {
-      found.set(id, { id, ok: true, body: JSON.stringify(json.response) })
-    } else {
-      found.set(id, {
-        id,
-        ok: false,
-        message: status === "" ? "the provider answered this request without a response" : status.slice(0, maxStatusLength)
-      })
-    }
+/**
+ * The result of one output line by its request's id (a request answered twice keeps its first
+ * answer). A line that cannot be read (not JSON, or too long: `undefined`) cannot be matched:
+ * its request stays unanswered.
+ */
+export const outputLine = (line: string | undefined, found: Map<string, BatchItemResult>): void => {
+  // a line cannot be an object unless it starts with `{`: junk is passed over without a parse
+  if (line === undefined || line.trimStart()[0] !== "{") return
+  let json: any
+  try {
+    json = JSON.parse(line)
+  } catch {
+    return
   }
+  const id = json?.request?.labels?.[inferenceIdLabel]
+  if (typeof id !== "string" || found.has(id)) return
+  const status = typeof json.status === "string" ? json.status : ""
+  if (status === "" && typeof json.response === "object" && json.response !== null) {
+    found.set(id, { id, ok: true, body: JSON.stringify(json.response) })
+  } else {
+    found.set(id, {
+      id,
+      ok: false,
+      message: status === "" ? "the provider answered this request without a response" : status.slice(0, maxStatusLength)
+    })
+  }
+}
+
+/** `outputLine` over a whole file */
+export const outputResults = (text: string, found: Map<string, BatchItemResult>): void => {
+  for (const line of text.split("\n")) outputLine(line, found)
 }
 
 const failure = (message: string) => new ProviderFailure({ message, timedOut: false })
@@ -170,7 +177,7 @@ export const vertexBatch: BatchHooks<GeminiTarget> = {
       const data: GeminiBatchData = { ids: items.map((item) => item.id) }
       return { providerBatchId: job.name, data }
     }),
-  poll: (target, handle, exchange) =>
+  poll: (target, handle, exchange, download) =>
     Effect.gen(function*() {
       const batch = yield* targetOf(target)
       const ids = yield* idsOf(handle.data)
@@ -189,8 +196,12 @@ export const vertexBatch: BatchHooks<GeminiTarget> = {
           return yield* Effect.fail(failure(`the provider's batch job names its output ${quoted(job.outputInfo.gcsOutputDirectory, 200)}: ${misnamed}`))
         }
         const names = yield* listObjects(exchange, batch.storageApiBase, directory.bucket, asFolder(directory.name))
+        // each read a line at a time as it arrives, never held whole
         for (const name of names.filter(isPredictions)) {
-          outputResults(yield* downloadObject(exchange, batch.storageApiBase, { bucket: directory.bucket, name }, maxBatchResultBytes), found)
+          yield* downloadObjectLines(download, batch.storageApiBase, { bucket: directory.bucket, name }, maxBatchResultBytes, (line) => {
+            outputLine(line, found)
+            return undefined
+          })
         }
       }
       return endedBatch(ids, found, ending, statusText(job.error))

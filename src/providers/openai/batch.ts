@@ -13,7 +13,7 @@ import { itemsPerTurn, letIoRun } from "../../eventLoop.ts"
 import type { BatchExchange, BatchHooks, BatchPoll } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
 import { nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
-import { type BatchEnding, batchFailureMessage, batchInputFile, type BatchLineTarget, batchResults, batchUpload } from "./batchFiles.ts"
+import { type BatchEnding, batchFailureMessage, batchInputFile, type BatchLineTarget, batchResultReader, batchUpload } from "./batchFiles.ts"
 
 type Json = Record<string, any>
 
@@ -115,7 +115,7 @@ const runningStatuses: ReadonlySet<string> = new Set(["validating", "in_progress
 
 const endings: ReadonlySet<string> = new Set<BatchEnding>(["completed", "expired", "cancelled"])
 
-/** output and error files can be large (a batch's input alone may be 200 MB); a JavaScript string holds about 512 MiB */
+/** output and error files can be large (a batch's input alone may be 200 MB); read a line at a time, they bound the download's time */
 const maxResultFileBytes = 500 * 1024 * 1024
 
 export const openAiBatchHooks: BatchHooks<OpenAiBatchTarget> = {
@@ -145,7 +145,7 @@ export const openAiBatchHooks: BatchHooks<OpenAiBatchTarget> = {
       return { providerBatchId: batch.id, data }
     })
   },
-  poll: (target, handle, exchange) => {
+  poll: (target, handle, exchange, download) => {
     const api = target.batchApi
     const data = handle.data
     if (!isBatchData(data)) return Effect.fail(problem(`the stored handle of batch ${handle.providerBatchId} is not an OpenAI batch's`))
@@ -160,12 +160,17 @@ export const openAiBatchHooks: BatchHooks<OpenAiBatchTarget> = {
       if (!endings.has(status)) {
         return { status: "failed", message: `the provider's batch has a status the gateway does not know: ${status}` } satisfies BatchPoll
       }
-      const files: Array<string> = []
+      // read as they arrive, a line at a time: a file of hundreds of MB is never held whole
+      const results = batchResultReader(data.custom_ids)
       for (const fileId of [batch.output_file_id, batch.error_file_id]) {
         if (typeof fileId !== "string" || fileId === "") continue
-        files.push(yield* exchange({ method: "GET", url: yield* urlOf(api, "files", fileId, "content"), maxResponseBytes: maxResultFileBytes }))
+        const url = yield* urlOf(api, "files", fileId, "content")
+        yield* download({ method: "GET", url, maxResponseBytes: maxResultFileBytes }, (line) => {
+          results.line(line)
+          return undefined
+        })
       }
-      return batchResults(status as BatchEnding, data.custom_ids, files)
+      return results.results(status as BatchEnding)
     })
   }
 }

@@ -84,38 +84,49 @@ const readLine = (line: Json, id: string): ReadLine => {
 }
 
 /**
- * A finished batch's results, from its output and error files (either may be absent): one per
- * submitted id, in order, the first line of an id read (a line for an id not submitted is
- * ignored). A request with no line has the ending's explanation. A batch that expired or was
- * cancelled before any request reached the model, or completed without a single line, failed.
+ * A finished batch's results, read from the lines of its output and error files as they arrive
+ * (`line`), then gathered (`results`): one per submitted id, in order, the first line of an id
+ * read (a line for an id not submitted is ignored). A broken line (not JSON, or too long to be
+ * read: `undefined`) is no answer: its request counts as unanswered. A request with no line has
+ * the ending's explanation. A batch that expired or was cancelled before any request reached
+ * the model, or completed without a single line read, failed.
  */
-export const batchResults = (ending: BatchEnding, ids: ReadonlyArray<string>, files: ReadonlyArray<string>): BatchPoll => {
+export const batchResultReader = (ids: ReadonlyArray<string>) => {
   const submitted = new Set(ids)
   const read = new Map<string, ReadLine>()
-  for (const file of files) {
-    for (const text of file.split("\n")) {
-      if (text.trim() === "") continue
+  return {
+    line: (text: string | undefined): void => {
+      // a line cannot be an object unless it starts with `{`: junk is passed over without a parse
+      if (text === undefined || text.trimStart()[0] !== "{") return
       let line: unknown
       try {
         line = JSON.parse(text)
       } catch {
-        // a broken line is no answer: its request counts as unanswered
-        continue
+        return
       }
       const id = (line as Json | null)?.custom_id
-      if (typeof id !== "string" || !submitted.has(id) || read.has(id)) continue
+      if (typeof id !== "string" || !submitted.has(id) || read.has(id)) return
       read.set(id, readLine(line as Json, id))
+    },
+    results: (ending: BatchEnding): BatchPoll => {
+      let ran = false
+      for (const line of read.values()) ran ||= line.ran
+      if (ending === "completed" ? read.size === 0 : !ran) {
+        return { status: "failed", message: nothingRan[ending] }
+      }
+      return {
+        status: "completed",
+        results: ids.map((id) => read.get(id)?.result ?? { id, ok: false, message: unanswered[ending] })
+      }
     }
   }
-  let ran = false
-  for (const line of read.values()) ran ||= line.ran
-  if (ending === "completed" ? read.size === 0 : !ran) {
-    return { status: "failed", message: nothingRan[ending] }
-  }
-  return {
-    status: "completed",
-    results: ids.map((id) => read.get(id)?.result ?? { id, ok: false, message: unanswered[ending] })
-  }
+}
+
+/** `batchResultReader` over whole files (either may be absent) */
+export const batchResults = (ending: BatchEnding, ids: ReadonlyArray<string>, files: ReadonlyArray<string>): BatchPoll => {
+  const reader = batchResultReader(ids)
+  for (const file of files) for (const text of file.split("\n")) reader.line(text)
+  return reader.results(ending)
 }
 
 /** Why a batch failed as a whole: its `errors.data[]`, each with its line of the input file. */
