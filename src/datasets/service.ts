@@ -17,8 +17,8 @@ import type {
   UpdateMetadataRequest
 } from "../api/datasets.ts"
 import type { GatewayConfig } from "../config/types.ts"
-import type { Conflict, InvalidRequest, NotFound, ServiceUnavailable } from "../errors.ts"
-import { Observability, observabilityDisabled, type ObservabilityStores } from "../observability/stores.ts"
+import type { Conflict, InvalidRequest, NotFound } from "../errors.ts"
+import { Observability, observabilityDisabled, type ObservabilityStores, type StoreFailure } from "../observability/stores.ts"
 import { Configuration } from "../services.ts"
 import { makeDatapointOperations } from "./datapoints.ts"
 import { makeFromInferences } from "./fromInferences.ts"
@@ -31,7 +31,7 @@ export interface DatasetDeps {
   readonly stores: ObservabilityStores
 }
 
-type Failure = InvalidRequest | NotFound | ServiceUnavailable
+type Failure = InvalidRequest | NotFound | StoreFailure
 
 export interface DatasetOperations {
   /** checks and writes new datapoints (all or nothing); their ids in input order. `at` names an item for messages (default `datapoints[i]`). */
@@ -59,7 +59,7 @@ export interface DatasetTransfers {
   /** datapoints built from stored inferences; their ids */
   readonly fromInferences: (datasetName: string, request: FromInferencesRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
   /** the dataset's live datapoints as JSON Lines, oldest first, read a page at a time */
-  readonly exportDatapoints: (datasetName: string) => Stream.Stream<string, ServiceUnavailable>
+  readonly exportDatapoints: (datasetName: string) => Stream.Stream<string, StoreFailure>
   /** JSON Lines as create takes them (or as export writes them), checked like create, all or nothing; their ids in line order */
   readonly importDatapoints: (datasetName: string, body: string) => Effect.Effect<ReadonlyArray<string>, Failure>
 }
