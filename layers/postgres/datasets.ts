@@ -63,6 +63,10 @@ const built = <A>(operation: string, build: () => A): Effect.Effect<A, StoreErro
 export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore => {
   const columns = sql.literal(datapointColumns)
   const lateral = sql.literal(datapointLateral)
+  const pickedColumns = sql.literal(
+    "id, dataset_name, function_name, function_type, input, output, episode_id, tags, name, tool_params, output_schema, " +
+      "source_inference_id, first_version_id, is_custom, staled_at, updated_at, timestamp"
+  )
 
   /** a version written again (a retried call) is stored once */
   const insertRows = (arrays: ReadonlyArray<Buffer>) =>
@@ -126,8 +130,11 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
     const last = query.orderBy.at(-1)
     const criteria = last?.by === "timestamp" && last.direction === "descending" ? query.orderBy.slice(0, -1) : query.orderBy
     const order = query.after !== undefined ? [sql.literal("id ASC")] : [...criteria.map(orderSql), sql.literal("id DESC")]
-    return sql<DatapointRow & UnreadColumns>`SELECT ${columns}, ${relevance} AS relevance FROM datapoint ${lateral} WHERE ${where}
-      ORDER BY ${sql.csv(order)} LIMIT ${limit} OFFSET ${offset}`
+    // the page is picked first, then measured (./readBounds.ts), so that only the rows read are
+    return sql<DatapointRow & UnreadColumns>`SELECT ${columns}, relevance
+      FROM (SELECT ${pickedColumns}, ${relevance} AS relevance FROM datapoint WHERE ${where}
+        ORDER BY ${sql.csv(order)} LIMIT ${limit} OFFSET ${offset}) AS datapoint ${lateral}
+      ORDER BY ${sql.csv(order)}`
   }
 
   return {

@@ -72,14 +72,24 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
       `${["inference_params", "tags"].map(jsonBounds.read).join(", ")}, ${jsonBounds.unread}`
   )
 
-  const inferenceSelect = (type: "chat" | "json", where: Fragment) =>
-    type === "chat"
+  /**
+   * The inferences of one table matching `where` (the newest `limit` of them, when given): the
+   * rows are picked first, then measured (./readBounds.ts), so that only the rows read are.
+   */
+  const inferenceSelect = (type: "chat" | "json", where: Fragment, limit?: number) => {
+    const picked = limit === undefined ? sql`` : sql`ORDER BY id DESC LIMIT ${limit}`
+    return type === "chat"
       ? sql`SELECT 'chat' AS function_type, id, function_name, variant_name, episode_id, ${chatColumns},
           processing_time_ms, ttft_ms, timestamp
-          FROM chat_inference ${sql.literal(chatBounds.lateral)} WHERE ${where}`
+          FROM (SELECT id, function_name, variant_name, episode_id, input, output, tool_params, inference_params,
+            processing_time_ms, ttft_ms, tags, timestamp FROM chat_inference WHERE ${where} ${picked}) AS chat_inference
+          ${sql.literal(chatBounds.lateral)}`
       : sql`SELECT 'json' AS function_type, id, function_name, variant_name, episode_id, ${jsonColumns},
           processing_time_ms, ttft_ms, timestamp
-          FROM json_inference ${sql.literal(jsonBounds.lateral)} WHERE ${where}`
+          FROM (SELECT id, function_name, variant_name, episode_id, input, output, output_schema, inference_params,
+            processing_time_ms, ttft_ms, tags, timestamp FROM json_inference WHERE ${where} ${picked}) AS json_inference
+          ${sql.literal(jsonBounds.lateral)}`
+  }
 
   /** the targets whose latest value (newest feedback id) of the metric passes the filter's condition */
   const metricSql = (filter: MetricFilter): Fragment => {
@@ -134,9 +144,9 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
     // each table contributes at most its newest `offset + limit` rows
     const window = offset + limit
     return sql<InferenceRow & UnreadColumns>`SELECT * FROM (
-      (${inferenceSelect("chat", where)} ORDER BY id DESC LIMIT ${window})
+      (${inferenceSelect("chat", where, window)})
       UNION ALL
-      (${inferenceSelect("json", where)} ORDER BY id DESC LIMIT ${window})
+      (${inferenceSelect("json", where, window)})
     ) AS inference ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`.pipe(
       Effect.map((rows) => rows.map(readInference)),
       Effect.mapError(storeError("listInferences"))

@@ -8,6 +8,7 @@
 import { validate as isUuid, version as uuidVersion } from "uuid"
 import { uuidv7 } from "../ids.ts"
 import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts"
+import { shorthandOff } from "../config/models.ts"
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
@@ -147,8 +148,11 @@ export const prepareInference = (
     functionName = request.function_name
   } else if (request.model_name !== undefined) {
     if (models.get(request.model_name) === undefined) {
+      const off = shorthandOff(request.model_name, config.shorthands)
       return new NotFound({
-        message: `unknown model "${request.model_name}": not in [models], and not a "<provider_type>::<model>" short-hand`
+        message: off === undefined
+          ? `unknown model "${request.model_name}": not in [models], and not a "<provider_type>::<model>" short-hand`
+          : `unknown model "${request.model_name}": ${off}`
       })
     }
     if (request.variant_name !== undefined) return invalid("variant_name: only functions have variants; drop it when calling a model")
