@@ -6,6 +6,7 @@
  * - a 9.5 MB message to `dummy::echo` is answered whole and stored cut down to
  *   `[gateway.observability] max_row_bytes`, its cut texts marked, logged and counted; every
  *   caller's `list_inferences`, `get_inferences` and the UI's inference route keep answering;
+ *   a 9 MiB comment is refused with 413;
  * - a 20 MB line of a dataset import is refused with 413 naming the limit and the line, and the
  *   dataset's listing and export keep answering;
  * - rows too large to read, inserted with SQL as an earlier version could have stored them, do
@@ -178,6 +179,11 @@ describe.each(["postgres", "clickhouse", "pglite"] as const)("rows too large to 
     })
     expect(listed.input).toEqual(userInput("a normal note"))
     expect(listed.output[0].text).toContain("a normal note")
+
+    // a comment is refused rather than cut: 413 naming the limit
+    const comment = await gateway.post("/feedback", { metric_name: "comment", inference_id: normal.body.inference_id, value: "c".repeat(9 * MiB) }, as(userKey))
+    expect(comment.status).toBe(413)
+    expect(comment.body.error).toMatch(/^value: the comment is \d+ bytes as stored \(with its tags\), over the 8388608 bytes a stored row may hold/)
   }, 180_000)
 
   it("a 20 MB line of an import is refused with 413 naming the limit and the line; the dataset's listing and export keep answering", async () => {
