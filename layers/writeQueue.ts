@@ -15,6 +15,8 @@
  *   refuses the rows themselves (`StoreError.rowsAtFault`, per backend in
  *   src/observability/writeFaults.ts) or the write dies (a defect): then the batch is split in
  *   halves until the units at fault are alone, and only they are dropped (`rejected`).
+ * - A row over `max_row_bytes` comes encoded cut down (src/observability/rowBudget.ts): it is
+ *   counted (`truncatedRows`) and logged with what was cut, and queued like any other.
  * - The flusher never stops: whatever escapes a flush is logged and the loop goes on.
  * - When the scope closes (SIGTERM), what is queued is flushed before the process exits.
  */
@@ -91,10 +93,13 @@ export const makeWriteQueue = (
     let droppedReported = 0
     let failedAttempts = 0
     let rejected = 0
+    let truncatedRows = 0
     /** set on shutdown, before the flusher is interrupted: only then may an interruption end it */
     let stopping = false
     /** why units were refused when queued, logged by the flusher (submit cannot log) */
     const refusals: Array<string> = []
+    /** what was cut of rows over max_row_bytes, logged by the flusher (the first ten between two flushes) */
+    const cuts: Array<string> = []
     // the flusher's sleep, cut short when the queue holds a full batch
     const { nap, wake } = makeNap()
     const batchWaiting = () => queue.length >= options.maxRows || queuedBytes >= options.maxBatchBytes
@@ -124,6 +129,11 @@ export const makeWriteQueue = (
         dropped++
         return "full"
       }
+      for (const row of rows.success) {
+        if (row.cut === undefined) continue
+        truncatedRows++
+        if (cuts.length < 10) cuts.push(row.cut)
+      }
       queue.push({ inference: unit.inference, rows: rows.success, bytes })
       queuedBytes += bytes
       if (batchWaiting()) wake()
@@ -148,9 +158,10 @@ export const makeWriteQueue = (
     }
 
     const reportDrops = Effect.suspend(() => {
-      const refused = refusals.splice(0).map((reason) =>
-        Effect.logError(`observability: a write was refused before it was queued, and is dropped: ${reason}`)
-      )
+      const refused = [
+        ...refusals.splice(0).map((reason) => Effect.logError(`observability: a write was refused before it was queued, and is dropped: ${reason}`)),
+        ...cuts.splice(0).map((note) => Effect.logWarning(`observability: ${note}`))
+      ]
       if (dropped === droppedReported) return Effect.all(refused, { discard: true })
       const count = dropped - droppedReported
       droppedReported = dropped
@@ -304,7 +315,7 @@ export const makeWriteQueue = (
       enabled: true,
       submit,
       submitSoon,
-      stats: () => ({ queued: queue.length, queuedBytes, written, dropped, rejected, failedAttempts }),
+      stats: () => ({ queued: queue.length, queuedBytes, written, dropped, rejected, failedAttempts, truncatedRows }),
       queuedByTable: () => {
         const byTable = new Map<string, { rows: number; bytes: number }>()
         for (const unit of queue) {

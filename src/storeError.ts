@@ -1,7 +1,8 @@
 /**
  * How every storage port fails (the analytics database's, the relational database's, the rate
  * limit buckets'): one error, its message in one line, never a stack. Services turn it into the
- * answer their callers see (a 503 naming the database, a write retried by the queue).
+ * answer their callers see (a 503 when the database is out, a 500 when a working database failed
+ * this one request, a write retried by the queue).
  */
 import * as Schema from "effect/Schema"
 
@@ -14,5 +15,12 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
    * is too large to send): trying the same rows again cannot succeed. Any other failed write
    * (the database down, full, read-only, overloaded, timing out) may succeed later.
    */
-  rowsAtFault: Schema.optional(Schema.Boolean)
+  rowsAtFault: Schema.optional(Schema.Boolean),
+  /**
+   * The database cannot answer now: unreachable, refusing connections or the gateway's login,
+   * shutting down, out of resources, read-only, timing out. A read that failed otherwise (a
+   * stored row too large for the driver, a query the driver or the database refuses) failed
+   * against a working database: not an outage, and trying again later will not help.
+   */
+  outage: Schema.optional(Schema.Boolean)
 }) {}

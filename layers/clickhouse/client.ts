@@ -70,7 +70,30 @@ export const reasonOf = (error: unknown): string => {
 }
 
 export const storeError = (operation: string) => (error: unknown) =>
-  error instanceof StoreError ? error : new StoreError({ message: `clickhouse ${operation} failed: ${reasonOf(error)}` })
+  error instanceof StoreError ? error : new StoreError({ message: `clickhouse ${operation} failed: ${reasonOf(error)}`, outage: isOutage(error) })
+
+/**
+ * ClickHouse error codes of a server that cannot answer now: timeouts and network errors
+ * between its parts (159 TIMEOUT_EXCEEDED, 209 SOCKET_TIMEOUT, 210 NETWORK_ERROR, 279
+ * ALL_CONNECTION_TRIES_FAILED), overload (202 TOO_MANY_SIMULTANEOUS_QUERIES, 241
+ * MEMORY_LIMIT_EXCEEDED, 252 TOO_MANY_PARTS), read-only or full (164 READONLY, 242
+ * TABLE_IS_READ_ONLY, 243 NOT_ENOUGH_SPACE), and refusing the gateway's user (192
+ * UNKNOWN_USER, 193 WRONG_PASSWORD, 194 REQUIRED_PASSWORD, 497 ACCESS_DENIED, 516
+ * AUTHENTICATION_FAILED).
+ */
+const outageCodes: ReadonlySet<number> = new Set([159, 164, 192, 193, 194, 202, 209, 210, 241, 242, 243, 252, 279, 497, 516])
+
+/**
+ * Whether a failed request means the server is out (a 503) rather than this query failing on a
+ * working server (a 500): an error without a ClickHouse code is the connection's (refused,
+ * reset, timed out), unless it is the gateway's own (a RangeError: an answer too large for a
+ * string; a SyntaxError: an answer that is not JSON).
+ */
+const isOutage = (error: unknown): boolean => {
+  if (error instanceof RangeError || error instanceof SyntaxError) return false
+  const code = clickHouseErrorCode(error)
+  return code === undefined ? !/maximum allowed size of a string/.test(reasonOf(error)) : outageCodes.has(code)
+}
 
 /** A failed write, with its error code and whether the rows are at fault (src/observability/writeFaults.ts). */
 export const writeError = (error: unknown): StoreError => {

@@ -8,7 +8,7 @@ import { type ClickHouse, writeError } from "./client.ts"
 import { migrate } from "./migrator.ts"
 import { encode, inferenceTables } from "./rows.ts"
 
-export const makeClickHouseDatabase = (clickhouse: ClickHouse): ObservabilityDatabase => {
+export const makeClickHouseDatabase = (clickhouse: ClickHouse, maxRowBytes: number): ObservabilityDatabase => {
   const { run, select, insert } = clickhouse
 
   // The lines are joined inside the promise: a batch too large for a string fails the write.
@@ -30,7 +30,7 @@ export const makeClickHouseDatabase = (clickhouse: ClickHouse): ObservabilityDat
     migrate: migrate(clickhouse),
     // a query rather than /ping, so that the credentials and the database are checked too
     ping: run("ping", (signal) => select("SELECT 1 AS ok", signal)).pipe(Effect.asVoid),
-    encode,
+    encode: (batch) => encode(batch, maxRowBytes),
     write
   }
 }

@@ -345,8 +345,8 @@ export const toEmbeddingCacheEntry = (key: string, row: EmbeddingCacheRow): Embe
 
 export const inferenceTables: ReadonlySet<string> = new Set(["ChatInference", "JsonInference"])
 
-/** `batch` as JSONEachRow lines, each row built (and checked) before any is sent */
-export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
+/** `batch` as JSONEachRow lines, each row built (and checked, and cut down past `maxRowBytes`) before any is sent */
+export const encode = (batch: WriteBatch, maxRowBytes: number): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
   Result.try({
     try: () =>
       encodeRows(batch, {
@@ -358,7 +358,7 @@ export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRo
         feedback: feedbackRow,
         embeddingInferenceTable: "EmbeddingInference",
         embeddingInference: embeddingInferenceRow
-      }),
+      }, maxRowBytes),
     catch: storeError("encode")
   })
 

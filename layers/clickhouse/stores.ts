@@ -4,6 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { defaultMaxRowBytes } from "../../src/config/gateway.ts"
 import type { ObservabilityStores } from "../../src/observability/stores.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { makeClickHouseBatchStore } from "./batches.ts"
@@ -19,9 +20,10 @@ import { makeClickHouseInferenceStore } from "./inferences.ts"
 import { makeClickHouseOverviewStore } from "./overview.ts"
 import { makeClickHouseWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
-export const makeClickHouseStores = (url: string): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
+/** `maxRowBytes`: `[gateway.observability] max_row_bytes`, the largest row written */
+export const makeClickHouseStores = (url: string, maxRowBytes = defaultMaxRowBytes): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
   Effect.map(makeClickHouse(url), (clickhouse) => ({
-    database: makeClickHouseDatabase(clickhouse),
+    database: makeClickHouseDatabase(clickhouse, maxRowBytes),
     inferences: makeClickHouseInferenceStore(clickhouse),
     feedback: makeClickHouseFeedbackStore(clickhouse),
     cache: makeClickHouseCacheStore(clickhouse),

@@ -91,7 +91,13 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
       new CollectedFamily("gateway_write_queue_written_total", "Units written", "counter", stat("written")),
       new CollectedFamily("gateway_write_queue_dropped_total", "Units dropped because the queue was full", "counter", stat("dropped")),
       new CollectedFamily("gateway_write_queue_rejected_total", "Units dropped for their own rows (refused by the database)", "counter", stat("rejected")),
-      new CollectedFamily("gateway_write_queue_failed_attempts_total", "Failed tries of a batch that is retried", "counter", stat("failedAttempts"))
+      new CollectedFamily("gateway_write_queue_failed_attempts_total", "Failed tries of a batch that is retried", "counter", stat("failedAttempts")),
+      new CollectedFamily(
+        "gateway_write_queue_truncated_rows_total",
+        "Rows over [gateway.observability] max_row_bytes, cut down (marked) and stored",
+        "counter",
+        stat("truncatedRows")
+      )
     ]
     : []
 

@@ -22,10 +22,10 @@ export { StartupError } from "../startup.ts"
 type Env = Readonly<Record<string, string | undefined>>
 
 /** The stores of the analytics database `analyticsDatabase` chose (its URL already checked). */
-const makeStores = ({ backend, url }: AnalyticsDatabase): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
+const makeStores = ({ backend, url }: AnalyticsDatabase, maxRowBytes: number): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
   backend === "clickhouse"
-    ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url))
-    : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url))
+    ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url, maxRowBytes))
+    : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url, maxRowBytes))
 
 /** The configured stores, not migrated yet, or undefined when observability is off. */
 export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect<ObservabilityStores | undefined, StartupError, Scope.Scope> =>
@@ -35,7 +35,7 @@ export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect
     if (Result.isFailure(database)) return yield* new StartupError({ message: database.failure })
     if (database.success === undefined) return undefined
     const chosen = database.success
-    return yield* Effect.mapError(makeStores(chosen), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
+    return yield* Effect.mapError(makeStores(chosen, config.gateway.observability.maxRowBytes), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
   })
 
 /** Applies pending migrations, naming each in the log. */

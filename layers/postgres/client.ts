@@ -5,6 +5,7 @@
  * and the relational database (GATEWAY_RELATIONAL_DB_URL, layers/postgres/relational.ts).
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as PgProtocol from "@effect/sql-pg/PgProtocol"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
@@ -23,12 +24,49 @@ export const notAUuid = (id: string) => refused(`not a UUID: ${JSON.stringify(id
 export const storeError = (operation: string) => (error: SqlError | StoreError): StoreError => {
   if (error._tag === "StoreError") return error
   const cause = error.reason.cause
+  if (isTooLargeToRead(error)) {
+    return new StoreError({
+      message: `postgres ${operation} failed: a stored row is larger than the driver reads (${(cause as Error).message})`,
+      outage: false
+    })
+  }
   const detail = cause instanceof Error && cause.message !== "" ? cause.message : error.message
-  return new StoreError({ message: `postgres ${operation} failed: ${detail.replace(/\s*[\r\n]+\s*/g, " ")}` })
+  return new StoreError({ message: `postgres ${operation} failed: ${detail.replace(/\s*[\r\n]+\s*/g, " ")}`, outage: isOutage(error) })
 }
 
 /** The SQLSTATE of a failed query, when Postgres gave one. */
 export const sqlState = (error: SqlError): string | undefined => (error.reason.cause as { code?: string } | undefined)?.code
+
+/**
+ * A row (one DataRow message) over the driver's `maxMessageSize` (16 MiB): the driver drops the
+ * connection, but the database is fine; only reads of that row fail.
+ */
+const isTooLargeToRead = (error: SqlError): boolean =>
+  error.reason.cause instanceof PgProtocol.ParseError && /exceeds maxMessageSize/.test(error.reason.cause.message)
+
+/**
+ * SQLSTATE classes of a database that cannot answer now: 08 connection exception, 25006
+ * read-only (a failover), 40 transaction rollback (serialization, deadlock), 53 insufficient
+ * resources (disk full, out of memory, too many connections), 57 operator intervention (shutting
+ * down, a statement timeout), 58 system error (I/O).
+ */
+const outageState = /^(08|40|53|57|58)|^25006$/
+
+/** whether `error` means the database is out (a 503) rather than this query failing against a working one (a 500) */
+const isOutage = (error: SqlError): boolean => {
+  switch (error.reason._tag) {
+    case "ConnectionError":
+    case "AuthenticationError":
+    case "AuthorizationError":
+    case "StatementTimeoutError":
+    case "LockTimeoutError":
+    case "DeadlockError":
+    case "SerializationError":
+      return true
+    default:
+      return outageState.test(sqlState(error) ?? "")
+  }
+}
 
 export interface PoolOptions {
   /** session settings sent when each connection opens (`statement_timeout`, ...) */

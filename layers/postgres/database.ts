@@ -50,7 +50,7 @@ const joined = <A>(join: () => A): Effect.Effect<A, StoreError> =>
 const jsonArraysByTable = (rows: ReadonlyArray<EncodedRow>): Map<string, Buffer> =>
   new Map(Array.from(textsByTable(rows), ([table, texts]) => [table, joinTexts(texts, ",", "[", "]")]))
 
-export const makePostgresDatabase = (sql: PgClient.PgClient): ObservabilityDatabase => {
+export const makePostgresDatabase = (sql: PgClient.PgClient, maxRowBytes: number): ObservabilityDatabase => {
   /** the whole batch in one transaction: stored entirely or not at all; one INSERT per table */
   // The JSON goes as bytes (a bytea parameter, sent as it is) rather than as text, which the
   // driver would take as a string and encode to UTF-8 again; Postgres reads it as UTF-8.
@@ -80,7 +80,7 @@ export const makePostgresDatabase = (sql: PgClient.PgClient): ObservabilityDatab
     // the sequence every store on Postgres shares
     migrate: migrate(sql),
     ping: sql`SELECT 1`.pipe(Effect.asVoid, Effect.mapError(storeError("ping"))),
-    encode,
+    encode: (batch) => encode(batch, maxRowBytes),
     write
   }
 }

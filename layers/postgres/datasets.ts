@@ -18,7 +18,8 @@ import { StoreError } from "../../src/storeError.ts"
 import { notAUuid, refused, storeError } from "./client.ts"
 import { isUnstorableText, storable } from "./database.ts"
 import { filterTreeSql, tagOrTimeSql } from "./filters.ts"
-import { datapointColumns, datapointJson, type DatapointRow, toDatapoint } from "./rows.ts"
+import { datapointColumns, datapointJson, datapointLateral, type DatapointRow, readDatapoint } from "./rows.ts"
+import type { UnreadColumns } from "./readBounds.ts"
 import { wholePage } from "../storePage.ts"
 
 /**
@@ -61,6 +62,11 @@ const built = <A>(operation: string, build: () => A): Effect.Effect<A, StoreErro
 
 export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore => {
   const columns = sql.literal(datapointColumns)
+  const lateral = sql.literal(datapointLateral)
+  const pickedColumns = sql.literal(
+    "id, dataset_name, function_name, function_type, input, output, episode_id, tags, name, tool_params, output_schema, " +
+      "source_inference_id, first_version_id, is_custom, staled_at, updated_at, timestamp"
+  )
 
   /** a version written again (a retried call) is stored once */
   const insertRows = (arrays: ReadonlyArray<Buffer>) =>
@@ -124,8 +130,11 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
     const last = query.orderBy.at(-1)
     const criteria = last?.by === "timestamp" && last.direction === "descending" ? query.orderBy.slice(0, -1) : query.orderBy
     const order = query.after !== undefined ? [sql.literal("id ASC")] : [...criteria.map(orderSql), sql.literal("id DESC")]
-    return sql<DatapointRow>`SELECT ${columns}, ${relevance} AS relevance FROM datapoint WHERE ${where}
-      ORDER BY ${sql.csv(order)} LIMIT ${limit} OFFSET ${offset}`
+    // the page is picked first, then measured (./readBounds.ts), so that only the rows read are
+    return sql<DatapointRow & UnreadColumns>`SELECT ${columns}, relevance
+      FROM (SELECT ${pickedColumns}, ${relevance} AS relevance FROM datapoint WHERE ${where}
+        ORDER BY ${sql.csv(order)} LIMIT ${limit} OFFSET ${offset}) AS datapoint ${lateral}
+      ORDER BY ${sql.csv(order)}`
   }
 
   return {
@@ -139,8 +148,8 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
       const valid = distinctUuids(ids)
       if (valid.length === 0) return Effect.succeed([])
       const inDataset = datasetName === undefined ? sql`` : sql`AND dataset_name = ${datasetName}`
-      return sql<DatapointRow>`SELECT ${columns} FROM datapoint WHERE id = ANY(${valid}::uuid[]) ${inDataset}`.pipe(
-        Effect.map((rows) => rows.map(toDatapoint)),
+      return sql<DatapointRow & UnreadColumns>`SELECT ${columns} FROM datapoint ${lateral} WHERE id = ANY(${valid}::uuid[]) ${inDataset}`.pipe(
+        Effect.map((rows) => rows.map(readDatapoint)),
         Effect.mapError(storeError("getDatapoints"))
       )
     },
@@ -151,7 +160,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
       if (query.after !== undefined && !isUuid(query.after)) return Effect.fail(notAUuid(query.after))
       return built("listDatapoints", () => listStatement(query, limit, offset)).pipe(
         Effect.flatMap((statement) => statement),
-        Effect.map((rows) => rows.map(toDatapoint)),
+        Effect.map((rows) => rows.map(readDatapoint)),
         Effect.mapError(storeError("listDatapoints"))
       )
     },
@@ -227,13 +236,13 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
 
     // ids are UUIDv7: their order is the versions' time order
     datapointVersions: (datasetName, id) =>
-      !isUuid(id) ? Effect.succeed([]) : sql<DatapointRow>`WITH asked AS (
+      !isUuid(id) ? Effect.succeed([]) : sql<DatapointRow & UnreadColumns>`WITH asked AS (
           SELECT COALESCE(first_version_id, id) AS first_id FROM datapoint WHERE id = ${id}::uuid AND dataset_name = ${datasetName}
         )
-        SELECT ${columns} FROM datapoint, asked
-        WHERE dataset_name = ${datasetName} AND (id = asked.first_id OR first_version_id = asked.first_id)
-        ORDER BY id DESC`.pipe(
-        Effect.map((rows) => rows.map(toDatapoint)),
+        SELECT ${columns} FROM datapoint ${lateral}, asked
+        WHERE dataset_name = ${datasetName} AND (datapoint.id = asked.first_id OR first_version_id = asked.first_id)
+        ORDER BY datapoint.id DESC`.pipe(
+        Effect.map((rows) => rows.map(readDatapoint)),
         Effect.mapError(storeError("datapointVersions"))
       ),
 

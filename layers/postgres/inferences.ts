@@ -1,7 +1,8 @@
 /**
  * Stored inferences on Postgres (`InferenceStore` of src/inferences/store.ts): chat and json
  * inferences from their two tables, newest first, and their model calls. Columns are named:
- * a prepared `SELECT *` breaks when a migration adds one. Metric filters read the latest
+ * a prepared `SELECT *` breaks when a migration adds one. The large ones are read within the
+ * driver's limit on a row (./readBounds.ts): a row too large reads with placeholders. Metric filters read the latest
  * feedback of their metric through the same uncorrelated `IN` subqueries as ClickHouse's.
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
@@ -11,23 +12,84 @@ import { isUuid } from "../../src/ids.ts"
 import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
 import { storeError } from "./client.ts"
 import { filterTreeSql, sqlComparison, tagOrTimeSql } from "./filters.ts"
+import type { FieldShape } from "../../src/observability/rowBudget.ts"
+import { type BoundedColumn, boundedSelect, type UnreadColumns, withPlaceholders } from "./readBounds.ts"
 import { type InferenceRow, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
 import { wholePage } from "../storePage.ts"
 
+/** the large columns of each inference table, read within the driver's limit (./readBounds.ts) */
+const inferenceColumns = (schemaColumn: "tool_params" | "output_schema"): ReadonlyArray<BoundedColumn> =>
+  ["input", "output", schemaColumn, "inference_params", "tags"].map((name) => ({ name, type: "jsonb" }))
+const chatBounds = boundedSelect("chat_inference", inferenceColumns("tool_params"))
+const jsonBounds = boundedSelect("json_inference", inferenceColumns("output_schema"))
+
+const modelInferenceBounded: ReadonlyArray<BoundedColumn> = [
+  { name: "raw_request", type: "text" },
+  { name: "raw_response", type: "text" },
+  { name: "system", type: "text" },
+  { name: "input_messages", type: "jsonb" },
+  { name: "output", type: "jsonb" }
+]
+const modelInferenceBounds = boundedSelect("model_inference", modelInferenceBounded)
+
+/** the shape of what a column holds, for the placeholder of a value too large to read */
+const inferenceShape = (functionType: "chat" | "json") => (column: string): FieldShape => {
+  switch (column) {
+    case "input":
+      return "input"
+    case "output":
+      return functionType === "chat" ? "outputBlocks" : "jsonOutput"
+    case "tool_params":
+      return "absent"
+    default:
+      return "object"
+  }
+}
+
+const modelInferenceShape = (column: string): FieldShape =>
+  column === "input_messages" ? "messages" : column === "output" ? "outputBlocks" : "text"
+
+const readInference = (row: InferenceRow & UnreadColumns) =>
+  toInference(withPlaceholders(row, inferenceColumns(row.function_type === "chat" ? "tool_params" : "output_schema"), inferenceShape(row.function_type)))
+
+const readModelInference = (row: ModelInferenceRow & UnreadColumns) => toModelInference(withPlaceholders(row, modelInferenceBounded, modelInferenceShape))
+
 export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceStore => {
   const modelInferenceColumns = sql.literal(
-    "id, inference_id, model_name, model_provider_name, raw_request, raw_response, system, input_messages, output, " +
-      "input_tokens, output_tokens, cached_input_tokens, cost, response_time_ms, ttft_ms, finish_reason, cached, cache_key, timestamp"
+    "id, inference_id, model_name, model_provider_name, " +
+      ["raw_request", "raw_response", "system", "input_messages", "output"].map(modelInferenceBounds.read).join(", ") +
+      ", input_tokens, output_tokens, cached_input_tokens, cost, response_time_ms, ttft_ms, finish_reason, cached, cache_key, timestamp, " +
+      modelInferenceBounds.unread
   )
 
-  const inferenceSelect = (type: "chat" | "json", where: Fragment) =>
-    type === "chat"
-      ? sql`SELECT 'chat' AS function_type, id, function_name, variant_name, episode_id, input, output,
-          tool_params, NULL::jsonb AS output_schema, inference_params, processing_time_ms, ttft_ms, tags, timestamp
-          FROM chat_inference WHERE ${where}`
-      : sql`SELECT 'json' AS function_type, id, function_name, variant_name, episode_id, input, output,
-          NULL::jsonb AS tool_params, output_schema, inference_params, processing_time_ms, ttft_ms, tags, timestamp
-          FROM json_inference WHERE ${where}`
+  // the same columns in the same places in both tables (they are read in one UNION)
+  const chatColumns = sql.literal(
+    `${["input", "output", "tool_params"].map(chatBounds.read).join(", ")}, NULL::jsonb AS output_schema, ` +
+      `${["inference_params", "tags"].map(chatBounds.read).join(", ")}, ${chatBounds.unread}`
+  )
+  const jsonColumns = sql.literal(
+    `${["input", "output"].map(jsonBounds.read).join(", ")}, NULL::jsonb AS tool_params, ${jsonBounds.read("output_schema")}, ` +
+      `${["inference_params", "tags"].map(jsonBounds.read).join(", ")}, ${jsonBounds.unread}`
+  )
+
+  /**
+   * The inferences of one table matching `where` (the newest `limit` of them, when given): the
+   * rows are picked first, then measured (./readBounds.ts), so that only the rows read are.
+   */
+  const inferenceSelect = (type: "chat" | "json", where: Fragment, limit?: number) => {
+    const picked = limit === undefined ? sql`` : sql`ORDER BY id DESC LIMIT ${limit}`
+    return type === "chat"
+      ? sql`SELECT 'chat' AS function_type, id, function_name, variant_name, episode_id, ${chatColumns},
+          processing_time_ms, ttft_ms, timestamp
+          FROM (SELECT id, function_name, variant_name, episode_id, input, output, tool_params, inference_params,
+            processing_time_ms, ttft_ms, tags, timestamp FROM chat_inference WHERE ${where} ${picked}) AS chat_inference
+          ${sql.literal(chatBounds.lateral)}`
+      : sql`SELECT 'json' AS function_type, id, function_name, variant_name, episode_id, ${jsonColumns},
+          processing_time_ms, ttft_ms, timestamp
+          FROM (SELECT id, function_name, variant_name, episode_id, input, output, output_schema, inference_params,
+            processing_time_ms, ttft_ms, tags, timestamp FROM json_inference WHERE ${where} ${picked}) AS json_inference
+          ${sql.literal(jsonBounds.lateral)}`
+  }
 
   /** the targets whose latest value (newest feedback id) of the metric passes the filter's condition */
   const metricSql = (filter: MetricFilter): Fragment => {
@@ -63,8 +125,8 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
     const valid = ids.filter(isUuid)
     if (valid.length === 0) return Effect.succeed([])
     const where = sql`id = ANY(${valid}::uuid[])`
-    return sql<InferenceRow>`${inferenceSelect("chat", where)} UNION ALL ${inferenceSelect("json", where)} ORDER BY id DESC`.pipe(
-      Effect.map((rows) => rows.map(toInference)),
+    return sql<InferenceRow & UnreadColumns>`${inferenceSelect("chat", where)} UNION ALL ${inferenceSelect("json", where)} ORDER BY id DESC`.pipe(
+      Effect.map((rows) => rows.map(readInference)),
       Effect.mapError(storeError("getInferences"))
     )
   }
@@ -81,12 +143,12 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
     ])
     // each table contributes at most its newest `offset + limit` rows
     const window = offset + limit
-    return sql<InferenceRow>`SELECT * FROM (
-      (${inferenceSelect("chat", where)} ORDER BY id DESC LIMIT ${window})
+    return sql<InferenceRow & UnreadColumns>`SELECT * FROM (
+      (${inferenceSelect("chat", where, window)})
       UNION ALL
-      (${inferenceSelect("json", where)} ORDER BY id DESC LIMIT ${window})
+      (${inferenceSelect("json", where, window)})
     ) AS inference ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`.pipe(
-      Effect.map((rows) => rows.map(toInference)),
+      Effect.map((rows) => rows.map(readInference)),
       Effect.mapError(storeError("listInferences"))
     )
   }
@@ -94,8 +156,9 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
   const getModelInferences = (inferenceIds: ReadonlyArray<string>) => {
     const valid = inferenceIds.filter(isUuid)
     if (valid.length === 0) return Effect.succeed([])
-    return sql<ModelInferenceRow>`SELECT ${modelInferenceColumns} FROM model_inference WHERE inference_id = ANY(${valid}::uuid[]) ORDER BY id`.pipe(
-      Effect.map((rows) => rows.map(toModelInference)),
+    return sql<ModelInferenceRow & UnreadColumns>`SELECT ${modelInferenceColumns} FROM model_inference ${sql.literal(modelInferenceBounds.lateral)}
+      WHERE inference_id = ANY(${valid}::uuid[]) ORDER BY id`.pipe(
+      Effect.map((rows) => rows.map(readModelInference)),
       Effect.mapError(storeError("getModelInferences"))
     )
   }

@@ -19,7 +19,9 @@ import type {
   StoredModelInference,
   WriteBatch
 } from "../../src/observability/records.ts"
+import type { FieldShape } from "../../src/observability/rowBudget.ts"
 import { StoreError } from "../../src/storeError.ts"
+import { type BoundedColumn, boundedSelect, type UnreadColumns, withPlaceholders } from "./readBounds.ts"
 
 export const feedbackTables: Record<FeedbackKind, string> = {
   boolean: "boolean_metric_feedback",
@@ -231,9 +233,10 @@ const embeddingInferenceRow = (row: StoredEmbeddingInference) => ({
 
 /**
  * Absent fields are NULL; a value JSON cannot carry (a number out of range) fails the row in
- * Postgres. A row JSON.stringify cannot make (over V8's string limit) is refused here.
+ * Postgres. A row JSON.stringify cannot make (over V8's string limit) is refused here; one over
+ * `maxRowBytes` is cut down (src/observability/rowBudget.ts).
  */
-export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
+export const encode = (batch: WriteBatch, maxRowBytes: number): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
   Result.try({
     try: () =>
       encodeRows(batch, {
@@ -245,7 +248,7 @@ export const encode = (batch: WriteBatch): Result.Result<ReadonlyArray<EncodedRo
         feedback: feedbackRow,
         embeddingInferenceTable: "embedding_inference",
         embeddingInference: embeddingInferenceRow
-      }),
+      }, maxRowBytes),
     catch: (error) => new StoreError({ message: `postgres encode failed: ${error instanceof Error ? error.message : String(error)}`, rowsAtFault: true })
   })
 
@@ -281,10 +284,42 @@ export interface DatapointRow {
   readonly updated_at: Date
 }
 
-/** the columns of `DatapointRow`, as a select list */
-export const datapointColumns = "id, dataset_name, function_name, function_type, input, output, output IS NOT NULL AS has_output, " +
-  "episode_id, tags, name, tool_params, output_schema, output_schema IS NOT NULL AS has_output_schema, source_inference_id, " +
-  "first_version_id, is_custom, staled_at, updated_at"
+/** the large columns of a datapoint, read within the driver's limit (./readBounds.ts) */
+export const datapointBounded: ReadonlyArray<BoundedColumn> = [
+  { name: "input", type: "jsonb" },
+  { name: "output", type: "jsonb" },
+  { name: "tags", type: "jsonb" },
+  { name: "name", type: "text" },
+  { name: "tool_params", type: "jsonb" },
+  { name: "output_schema", type: "jsonb" }
+]
+const datapointBounds = boundedSelect("datapoint", datapointBounded)
+
+/** the columns of `DatapointRow`, as a select list, for a FROM clause of `datapoint` then `datapointLateral` */
+export const datapointColumns = "datapoint.id, dataset_name, function_name, function_type, " +
+  ["input", "output"].map(datapointBounds.read).join(", ") + ", datapoint.output IS NOT NULL AS has_output, episode_id, " +
+  ["tags", "name", "tool_params", "output_schema"].map(datapointBounds.read).join(", ") +
+  ", datapoint.output_schema IS NOT NULL AS has_output_schema, source_inference_id, first_version_id, is_custom, staled_at, updated_at, " +
+  datapointBounds.unread
+
+/** what `datapointColumns` needs after `FROM datapoint` */
+export const datapointLateral = datapointBounds.lateral
+
+/** the shape of a datapoint's column, for the placeholder of a value too large to read */
+const datapointShape = (functionType: "chat" | "json") => (column: string): FieldShape => {
+  switch (column) {
+    case "input":
+      return "input"
+    case "output":
+      return functionType === "chat" ? "outputBlocks" : "text"
+    case "tags":
+      return "object"
+    case "name":
+      return "text"
+    default:
+      return "absent"
+  }
+}
 
 /**
  * One version as a JSON object for `jsonb_array_elements` (layers/postgres/datasets.ts): an
@@ -312,7 +347,11 @@ export const datapointJson = (datapoint: NewDatapoint): Buffer =>
     timestamp: new Date(uuidv7Timestamp(datapoint.id)).toISOString()
   }))
 
-export const toDatapoint = (row: DatapointRow): StoredDatapoint => ({
+/** a datapoint read through `datapointColumns`: a value too large to read is a placeholder saying so */
+export const readDatapoint = (row: DatapointRow & UnreadColumns): StoredDatapoint =>
+  toDatapoint(withPlaceholders(row, datapointBounded, datapointShape(row.function_type)))
+
+const toDatapoint = (row: DatapointRow): StoredDatapoint => ({
   id: row.id,
   datasetName: row.dataset_name,
   functionName: row.function_name,

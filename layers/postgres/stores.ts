@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { defaultMaxRowBytes } from "../../src/config/gateway.ts"
 import type { ObservabilityStores } from "../../src/observability/stores.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { makePostgresBatchStore } from "./batches.ts"
@@ -20,11 +21,12 @@ import { makePostgresInferenceStore } from "./inferences.ts"
 import { makePostgresOverviewStore } from "./overview.ts"
 import { makePostgresWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
-export const makePostgresStores = (url: string): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
+/** `maxRowBytes`: `[gateway.observability] max_row_bytes`, the largest row written */
+export const makePostgresStores = (url: string, maxRowBytes = defaultMaxRowBytes): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
   // The pool connects lazily; a connection attempt gives up after a few seconds, since the
   // write queue retries on its own.
   Effect.map(makePgClient(url), (sql) => ({
-    database: makePostgresDatabase(sql),
+    database: makePostgresDatabase(sql, maxRowBytes),
     inferences: makePostgresInferenceStore(sql),
     feedback: makePostgresFeedbackStore(sql),
     cache: makePostgresCacheStore(sql),

@@ -29,7 +29,8 @@ export const StatusResponse = Schema.Struct({
     written: Count,
     dropped: Count,
     rejected: Count,
-    failedAttempts: Count
+    failedAttempts: Count,
+    truncatedRows: Count.annotate({ description: "rows over [gateway.observability] max_row_bytes, stored cut down (marked)" })
   })),
   /** whether durable background tasks (batch polls) run: on a relational database, or not (authentication off only) */
   background_tasks: Schema.optional(Schema.Literals(["pg-boss", "off"])),

@@ -142,9 +142,13 @@ export class BatchService extends Context.Service<BatchService, {
         )
       }
 
-      /** writes rows encoded as the write queue would */
+      /** writes rows encoded as the write queue would (rows over max_row_bytes cut down, and logged) */
       const writeRows = (stores: ObservabilityStores, writes: WriteBatch) =>
-        Effect.flatMap(Effect.fromResult(stores.database.encode(writes)), stores.database.write)
+        Effect.flatMap(Effect.fromResult(stores.database.encode(writes)), (rows) =>
+          Effect.andThen(
+            Effect.forEach(rows, (row) => row.cut === undefined ? Effect.void : Effect.logWarning(`batch: ${row.cut}`), { discard: true }),
+            stores.database.write(rows)
+          ))
 
       /** a batch's row as it ends: a newer version than the one read, even within its millisecond */
       const ended = (current: StoredBatch, change: Partial<StoredBatch>): StoredBatch => ({

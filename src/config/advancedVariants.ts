@@ -8,6 +8,7 @@ import { embeddingsRefusal } from "./embeddingModels.ts"
 import { parseShorthandModel, shorthandProblem } from "../providers/registry.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
+import { shorthandOff } from "./models.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
 import { type RawDiclVariant, RawDiclVariant as DiclSchema, type RawFunction, RawJudgeBlock, RawSamplingVariant } from "./raw.ts"
 import { isSamplingVariant, type ModelCallConfig, type VariantConfig } from "./types.ts"
@@ -67,6 +68,8 @@ const buildJudge = (
 /** an embedding model: one under [embedding_models], or a short-hand of a type with embeddings */
 const checkEmbeddingModel = (context: BuildContext, scope: VariantScope, keyPath: KeyPath, name: string): void => {
   if (scope.embeddingModelNames.has(name)) return
+  const off = shorthandOff(name, scope.shorthands)
+  if (off !== undefined) return context.report(keyPath, `embedding model "${name}": ${off}`)
   const shorthand = parseShorthandModel(name)
   if (shorthand === undefined) {
     context.report(keyPath, `unknown embedding model "${name}": define [${formatKeyPath(["embedding_models", name])}] or use "<provider_type>::<model>"`)

@@ -70,13 +70,20 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const tools = buildTools(context, raw.tools ?? {})
   const metrics = buildMetrics(context, raw.metrics ?? {})
   const typeDefaults = buildProviderTypeDefaults(context, raw.provider_types ?? {})
-  const shorthands = shorthandDefaults(context, typeDefaults)
+  const shorthands = shorthandDefaults(context, typeDefaults, gateway.settings.dummyShorthands)
   const relay = gateway.settings.relay
   const models = buildModels(context, raw.models ?? {}, typeDefaults, relay)
   const embeddingModels = buildEmbeddingModels(context, raw.embedding_models ?? {}, typeDefaults, relay)
   const templates = makeTemplateFiles(context, gateway.templateAccess)
   const judges = new Map<string, JudgeFunction>()
-  const scope = { tools, templates, modelNames: new Set(Object.keys(raw.models ?? {})), embeddingModelNames: new Set(Object.keys(raw.embedding_models ?? {})), judges }
+  const scope = {
+    tools,
+    templates,
+    modelNames: new Set(Object.keys(raw.models ?? {})),
+    embeddingModelNames: new Set(Object.keys(raw.embedding_models ?? {})),
+    shorthands,
+    judges
+  }
   const functions = buildFunctions(context, scope, raw.functions ?? {})
   const evaluations = buildEvaluations(context, scope, raw.evaluations ?? {}, new Set(Object.keys(raw.functions ?? {})), functions)
   // judges run as functions of their own (reserved `gateway::` names: no configured function has one)

@@ -13,6 +13,18 @@ export const defaultBindAddress = "0.0.0.0:3000"
 export const bindAddressVariable = "GATEWAY_BIND_ADDRESS"
 export const defaultMaxRequestBodyBytes = 10 * 1024 * 1024
 
+const MiB = 1024 * 1024
+/** `[gateway.observability] max_row_bytes` by default */
+export const defaultMaxRowBytes = 8 * MiB
+/**
+ * The largest `max_row_bytes`: a row must stay readable. The Postgres driver reads a row of at
+ * most 16 MiB (@effect/sql-pg's `maxMessageSize`), and Postgres writes JSONB back with a space
+ * after each `:` and `,`, up to 1.5 times the JSON stored.
+ */
+export const maxMaxRowBytes = 10 * MiB
+/** the smallest `max_row_bytes`: room for a row's fixed fields and the markers of what was cut */
+export const minMaxRowBytes = 64 * 1024
+
 const decodeGateway = tableDecoder(RawGateway)
 
 export const parseBindAddress = (text: string): { readonly host: string; readonly port: number } | undefined => {
@@ -101,6 +113,13 @@ export const buildGateway = (context: BuildContext, table: unknown): BuiltGatewa
     if (problem !== undefined) context.report(["gateway", "export", "otlp", "traces", "extra_headers", name], problem)
   }
   const observability = raw.observability
+  const maxRowBytes = observability?.max_row_bytes ?? defaultMaxRowBytes
+  if (maxRowBytes < minMaxRowBytes || maxRowBytes > maxMaxRowBytes) {
+    context.report(
+      ["gateway", "observability", "max_row_bytes"],
+      `expected ${minMaxRowBytes} to ${maxMaxRowBytes} bytes (a stored row must stay readable: the Postgres driver reads rows of at most 16 MiB), got ${maxRowBytes}`
+    )
+  }
   return {
     templateAccess,
     settings: {
@@ -125,6 +144,7 @@ export const buildGateway = (context: BuildContext, table: unknown): BuiltGatewa
       },
       batch: { pollIntervalS: raw.batch?.poll_interval_s ?? 60 },
       templateFilesystemAccess: templateAccess.enabled,
+      dummyShorthands: raw.dummy_shorthands ?? true,
       observability: {
         enabled: observability?.enabled ?? true,
         backend: observability?.backend ?? "auto",
@@ -133,7 +153,8 @@ export const buildGateway = (context: BuildContext, table: unknown): BuiltGatewa
         maxBatchBytes: observability?.batch_writes?.max_bytes ?? 16 * 1024 * 1024,
         flushIntervalMs: observability?.batch_writes?.flush_interval_ms ?? 1000,
         maxQueued: observability?.max_queued_writes ?? 100_000,
-        maxQueuedBytes: observability?.max_queued_bytes ?? 256 * 1024 * 1024
+        maxQueuedBytes: observability?.max_queued_bytes ?? 256 * 1024 * 1024,
+        maxRowBytes
       },
       traceExport: {
         enabled: raw.export?.otlp?.traces?.enabled ?? false,

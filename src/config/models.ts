@@ -218,12 +218,33 @@ export interface ShorthandDefault {
   readonly settings: Readonly<Record<string, unknown>>
 }
 
-export const shorthandDefaults = (context: BuildContext, defaults: ProviderTypeDefaults): ReadonlyMap<string, ShorthandDefault> => {
+/** The short-hands requests may name, by type: every type's, but the dummy's when `[gateway] dummy_shorthands = false`. */
+export const shorthandDefaults = (
+  context: BuildContext,
+  defaults: ProviderTypeDefaults,
+  dummyShorthands = true
+): ReadonlyMap<string, ShorthandDefault> => {
   const shorthands = new Map<string, ShorthandDefault>()
   for (const [type, typeDefault] of defaults) {
+    if (type === "dummy" && !dummyShorthands) continue
     shorthands.set(type, { credential: resolveCredential(typeDefault.credential, context.input), settings: typeDefault.settings })
   }
   return shorthands
+}
+
+/** `name` as a short-hand (`<provider_type>::<model>`) of a type whose short-hands are on, else undefined */
+export const enabledShorthand = (name: string, shorthands: ReadonlyMap<string, ShorthandDefault>) => {
+  const shorthand = parseShorthandModel(name)
+  return shorthand !== undefined && shorthands.has(shorthand.type) ? shorthand : undefined
+}
+
+/** why `name` names no model although it reads as a short-hand: its type's short-hands are off (only the dummy's can be) */
+export const shorthandOff = (name: string, shorthands: ReadonlyMap<string, ShorthandDefault>): string | undefined => {
+  const shorthand = parseShorthandModel(name)
+  return shorthand === undefined || shorthands.has(shorthand.type) ? undefined : (
+    `the "${shorthand.type}::" short-hands are off ([gateway] dummy_shorthands = false): ` +
+    `configure a model of type "${shorthand.type}" under [models] instead`
+  )
 }
 
 /** `relay`: models without `skip_relay` are served by the relay's gateway (their tables are still checked) */
@@ -270,7 +291,7 @@ export const shorthandProviders = (
   shorthands: ReadonlyMap<string, ShorthandDefault>,
   relay?: RelaySettings | undefined
 ): ReadonlyArray<ProviderConfig> => {
-  const shorthand = parseShorthandModel(name)
+  const shorthand = enabledShorthand(name, shorthands)
   if (shorthand === undefined) return []
   if (relay !== undefined) return [relayProvider(relay, name)]
   const { credential, settings } = shorthands.get(shorthand.type)!
@@ -312,7 +333,7 @@ export const checkCredentials = (
       const model = models.get(modelName)
       check([...variantPath, ...keyPath], modelName, model !== undefined ? [...model.providers.values()] : shorthandProviders(modelName, shorthands, relay))
       // a configured embedding model's credentials are checked with it (embeddingModels.ts); a short-hand's here
-      if (variant.type === "experimental_dynamic_in_context_learning" && parseShorthandModel(variant.embeddingModel) !== undefined) {
+      if (variant.type === "experimental_dynamic_in_context_learning" && enabledShorthand(variant.embeddingModel, shorthands) !== undefined) {
         check([...variantPath, "embedding_model"], variant.embeddingModel, shorthandProviders(variant.embeddingModel, shorthands, relay))
       }
     }

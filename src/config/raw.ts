@@ -259,6 +259,8 @@ export const RawGateway = Schema.Struct({
   /** TensorZero's older spelling of `template_filesystem_access = true` (deprecated there) */
   enable_template_filesystem_access: Schema.optional(Schema.Boolean),
   disable_pseudonymous_usage_analytics: Schema.optional(Schema.Boolean),
+  /** the `dummy::<model>` short-hands, which any caller can name (on by default: TensorZero's tests call them) */
+  dummy_shorthands: Schema.optional(Schema.Boolean),
   observability: Schema.optional(Schema.Struct({
     enabled: Schema.optional(Schema.Boolean),
     disable_automatic_migrations: Schema.optional(Schema.Boolean),
@@ -276,7 +278,9 @@ export const RawGateway = Schema.Struct({
       flush_interval_ms: Schema.optional(PositiveInt)
     })),
     max_queued_writes: Schema.optional(PositiveInt),
-    max_queued_bytes: Schema.optional(PositiveInt)
+    max_queued_bytes: Schema.optional(PositiveInt),
+    /** the largest row stored (its JSON text): larger ones are cut down, raw payloads first */
+    max_row_bytes: Schema.optional(PositiveInt)
   })),
   export: Schema.optional(Schema.Struct({
     otlp: Schema.optional(Schema.Struct({

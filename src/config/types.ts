@@ -31,6 +31,11 @@ export interface ObservabilitySettings {
   readonly maxQueued: number
   /** ...or past this many bytes of encoded rows */
   readonly maxQueuedBytes: number
+  /**
+   * the largest row stored, in bytes of its JSON text: a larger one is cut down (raw provider
+   * payloads first, then the longest texts), marked, logged and counted
+   */
+  readonly maxRowBytes: number
 }
 
 /** `[gateway.cache]`: the model answer cache */
@@ -100,6 +105,8 @@ export interface GatewaySettings {
   /** `[gateway.batch]`: seconds between background polls of a pending batch (0: none) */
   readonly batch: { readonly pollIntervalS: number }
   readonly templateFilesystemAccess: boolean
+  /** whether requests may name `dummy::<model>` short-hands (configured models of type "dummy" work either way) */
+  readonly dummyShorthands: boolean
   readonly observability: ObservabilitySettings
   readonly traceExport: TraceExportSettings
   readonly auth: AuthSettings

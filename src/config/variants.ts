@@ -7,8 +7,9 @@
 import { templateKey } from "../inference/templates.ts"
 import { type InferenceParams, inferenceParamNames } from "../inference/types.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
-import { parseShorthandModel, providerTypes, shorthandProblem } from "../providers/registry.ts"
+import { providerTypes, shorthandProblem } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
+import { enabledShorthand, type ShorthandDefault, shorthandOff } from "./models.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
 import { buildAdvancedVariant, checkCandidates, isAdvancedType } from "./advancedVariants.ts"
 import { type RawFunction, type RawJudgeBlock, RawVariant } from "./raw.ts"
@@ -24,6 +25,8 @@ export interface VariantScope {
   readonly modelNames: ReadonlySet<string>
   /** the names under [embedding_models] */
   readonly embeddingModelNames: ReadonlySet<string>
+  /** the short-hand types requests and variants may name (`config/models.ts` shorthandDefaults) */
+  readonly shorthands: ReadonlyMap<string, ShorthandDefault>
   readonly templates: TemplateFiles
 }
 
@@ -49,11 +52,13 @@ const checkType = (context: BuildContext, keyPath: KeyPath, type: unknown): bool
 /** A variant's model must be configured or a short-hand (`<provider_type>::<model>`). */
 export const checkVariantModel = (context: BuildContext, scope: VariantScope, keyPath: KeyPath, model: string): void => {
   if (scope.modelNames.has(model)) return
-  if (parseShorthandModel(model) !== undefined) {
+  if (enabledShorthand(model, scope.shorthands) !== undefined) {
     const problem = shorthandProblem(model)
     if (problem !== undefined) context.report(keyPath, problem)
     return
   }
+  const off = shorthandOff(model, scope.shorthands)
+  if (off !== undefined) return context.report(keyPath, `model "${model}": ${off}`)
   // the header is quoted when the name needs it (`[models."fireworks::accounts/x"]`), so it can be pasted as is
   context.report(
     keyPath,

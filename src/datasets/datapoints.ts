@@ -17,7 +17,7 @@ import type { StoreError } from "../storeError.ts"
 import { searchTerms, searchTextOf } from "./search.ts"
 import type { DatasetDeps, DatasetOperations } from "./service.ts"
 import type { DatapointOrder, NewDatapoint, Replacement, StoredDatapoint } from "./store.ts"
-import { type CheckedDatapoint, checkDatapoint } from "./validate.ts"
+import { type CheckedDatapoint, checkDatapoint, datapointSizeProblem } from "./validate.ts"
 
 const invalid = (message: string) => new InvalidRequest({ message })
 
@@ -113,6 +113,7 @@ const toOrder = (order: NonNullable<Parameters<DatasetOperations["list"]>[1]["or
 
 export const makeDatapointOperations = ({ config, stores }: DatasetDeps): DatasetOperations => {
   const store = stores.datasets
+  const { maxRowBytes } = config.gateway.observability
   const run = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(stores))
 
   /** `ids` of the dataset that are not live: 404 for the first missing, else 409 */
@@ -140,6 +141,8 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
             at(i)
           )
           if (result instanceof InvalidRequest || result instanceof NotFound) return yield* result
+          const tooLarge = datapointSizeProblem(result, maxRowBytes, at(i))
+          if (tooLarge !== undefined) return yield* tooLarge
           checked.push(result)
         }
         const now = yield* Clock.currentTimeMillis
@@ -216,6 +219,8 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
           }
           const checked = checkDatapoint(merged(stored, updates[i]), config, `datapoints[${i}]`)
           if (checked instanceof InvalidRequest || checked instanceof NotFound) return yield* checked
+          const tooLarge = datapointSizeProblem(checked, maxRowBytes, `datapoints[${i}]`)
+          if (tooLarge !== undefined) return yield* tooLarge
           replacements.push({ previousId: ids[i], next: version(datasetName, checked, uuidv7(now), now, stored) })
         }
         const applied = yield* run(store.replaceDatapoints(datasetName, replacements, now))

@@ -20,14 +20,14 @@ import { checkDatasetName, type FromInferencesRequest, maxFromInferences } from 
 import { filterBoundsProblem, InferenceFilter } from "../api/inferences.ts"
 import type { GatewayConfig } from "../config/types.ts"
 import { formatFieldIssues, makeDecoder } from "../decode.ts"
-import { InvalidRequest, NotFound, type ServiceUnavailable } from "../errors.ts"
+import { InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
 import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import { defaultFunctionName, isUuidV7 } from "../inference/prepare.ts"
 import { toInferenceCriteria } from "../inferences/criteria.ts"
 import type { StoreFilter } from "../inferences/store.ts"
 import type { StoredFeedback, StoredInference } from "../observability/records.ts"
-import { storeFailure } from "../observability/stores.ts"
+import { storeFailure, type StoreFailure } from "../observability/stores.ts"
 import type { StoreError } from "../storeError.ts"
 import { searchTextOf } from "./search.ts"
 import type { DatasetDeps, DatasetTransfers } from "./service.ts"
@@ -114,7 +114,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
     datasetName: string,
     inferences: ReadonlyArray<StoredInference>,
     source: OutputSource
-  ): Effect.Effect<Array<NewDatapoint>, ServiceUnavailable> =>
+  ): Effect.Effect<Array<NewDatapoint>, StoreFailure> =>
     Effect.gen(function*() {
       const usable = inferences.filter((inference) => configuredType(config, inference.functionName) === inference.functionType)
       const demonstrations = source === "demonstration" && usable.length > 0

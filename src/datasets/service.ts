@@ -17,8 +17,8 @@ import type {
   UpdateMetadataRequest
 } from "../api/datasets.ts"
 import type { GatewayConfig } from "../config/types.ts"
-import type { Conflict, InvalidRequest, NotFound, ServiceUnavailable } from "../errors.ts"
-import { Observability, observabilityDisabled, type ObservabilityStores } from "../observability/stores.ts"
+import type { Conflict, InvalidRequest, NotFound, PayloadTooLarge } from "../errors.ts"
+import { Observability, observabilityDisabled, type ObservabilityStores, type StoreFailure } from "../observability/stores.ts"
 import { Configuration } from "../services.ts"
 import { makeDatapointOperations } from "./datapoints.ts"
 import { makeFromInferences } from "./fromInferences.ts"
@@ -31,20 +31,23 @@ export interface DatasetDeps {
   readonly stores: ObservabilityStores
 }
 
-type Failure = InvalidRequest | NotFound | ServiceUnavailable
+type Failure = InvalidRequest | NotFound | StoreFailure
 
 export interface DatasetOperations {
-  /** checks and writes new datapoints (all or nothing); their ids in input order. `at` names an item for messages (default `datapoints[i]`). */
+  /**
+   * checks and writes new datapoints (all or nothing); their ids in input order. `at` names an
+   * item for messages (default `datapoints[i]`). 413: one is larger than a stored row may be.
+   */
   readonly create: (
     datasetName: string,
     datapoints: ReadonlyArray<CreateDatapoint>,
     at?: (index: number) => string
-  ) => Effect.Effect<ReadonlyArray<string>, Failure>
+  ) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge>
   /** the versions with these ids in the dataset, stale ones included, in the order asked for */
   readonly get: (datasetName: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
   readonly list: (datasetName: string, request: ListDatapointsRequest) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
-  /** new versions (all or nothing); their ids in input order. Conflict: one was updated concurrently first */
-  readonly update: (datasetName: string, request: UpdateDatapointsRequest) => Effect.Effect<ReadonlyArray<string>, Failure | Conflict>
+  /** new versions (all or nothing); their ids in input order. Conflict: one was updated concurrently first; 413 as create's */
+  readonly update: (datasetName: string, request: UpdateDatapointsRequest) => Effect.Effect<ReadonlyArray<string>, Failure | Conflict | PayloadTooLarge>
   /** names set in place; the same ids */
   readonly updateMetadata: (datasetName: string, request: UpdateMetadataRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
   /** how many live datapoints became stale */
@@ -59,9 +62,9 @@ export interface DatasetTransfers {
   /** datapoints built from stored inferences; their ids */
   readonly fromInferences: (datasetName: string, request: FromInferencesRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
   /** the dataset's live datapoints as JSON Lines, oldest first, read a page at a time */
-  readonly exportDatapoints: (datasetName: string) => Stream.Stream<string, ServiceUnavailable>
+  readonly exportDatapoints: (datasetName: string) => Stream.Stream<string, StoreFailure>
   /** JSON Lines as create takes them (or as export writes them), checked like create, all or nothing; their ids in line order */
-  readonly importDatapoints: (datasetName: string, body: string) => Effect.Effect<ReadonlyArray<string>, Failure>
+  readonly importDatapoints: (datasetName: string, body: string) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge>
 }
 
 export class DatasetService extends Context.Service<DatasetService, DatasetOperations & DatasetTransfers>()("gateway/DatasetService") {

@@ -10,7 +10,8 @@
 import type { CreateDatapoint } from "../api/datasets.ts"
 import type { Input, InputBlock, InferenceRequest } from "../api/inference.ts"
 import { type FunctionConfig, type GatewayConfig, variantTemplates } from "../config/types.ts"
-import { InvalidRequest, NotFound } from "../errors.ts"
+import { Buffer } from "node:buffer"
+import { InvalidRequest, NotFound, PayloadTooLarge } from "../errors.ts"
 import { isUuid } from "../ids.ts"
 import { defaultFunctionName } from "../inference/prepare.ts"
 import { templateArgumentsProblem } from "../inference/templates.ts"
@@ -216,6 +217,20 @@ const tagsProblem = (tags: Readonly<Record<string, string>>, path: string): stri
     if (value.includes("\0")) return `${path}.tags.${key}: ${holdsNul}`
   }
   return undefined
+}
+
+/**
+ * The 413 of a datapoint larger than a stored row may be (`[gateway.observability]
+ * max_row_bytes`, the bound that keeps every row readable), measured as it is stored; a
+ * datapoint is refused rather than cut, since it is what evaluations and fine-tuning take as given.
+ */
+export const datapointSizeProblem = (datapoint: CheckedDatapoint, maxRowBytes: number, path: string): PayloadTooLarge | undefined => {
+  const { input, output, tags, name, toolParams, outputSchema } = datapoint
+  const bytes = Buffer.byteLength(JSON.stringify({ input, output, tags, name, toolParams, outputSchema }))
+  return bytes <= maxRowBytes ? undefined : new PayloadTooLarge({
+    message: `${path}: the datapoint is ${bytes} bytes as stored, over the ${maxRowBytes} bytes a stored row may hold ` +
+      `([gateway.observability] max_row_bytes)`
+  })
 }
 
 /** `datapoint` checked against its function; `path` names it in messages (`datapoints[2]`) */

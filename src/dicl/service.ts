@@ -27,9 +27,9 @@ import {
 import type { FunctionConfig } from "../config/types.ts"
 import { EmbeddingModelTable } from "../embeddings/models.ts"
 import { EmbeddingService } from "../embeddings/service.ts"
-import { type GatewayError, InvalidRequest, NotFound, type ServiceUnavailable } from "../errors.ts"
+import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
-import { Observability, type ObservabilityStores, storeFailure } from "../observability/stores.ts"
+import { Observability, type ObservabilityStores, storeFailure, type StoreFailure } from "../observability/stores.ts"
 import { captureInferenceServices, Configuration } from "../services.ts"
 import { type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../tasks/service.ts"
 import { diclEmbeddingModelOf, embeddingModelRequestName } from "./embeddingModel.ts"
@@ -250,7 +250,7 @@ export class DiclService extends Context.Service<DiclService, {
 }
 
 /** why the source gave no example, naming its field */
-const emptySource = (stores: ObservabilityStores, fn: FunctionConfig, source: DiclSource): Effect.Effect<string, ServiceUnavailable> => {
+const emptySource = (stores: ObservabilityStores, fn: FunctionConfig, source: DiclSource): Effect.Effect<string, StoreFailure> => {
   if (!("datasetName" in source)) {
     const what = source.query.output_source === "demonstration" ? "with a demonstration" : "with an output that makes an example"
     return Effect.succeed(`inference_query: no stored inference of function "${fn.name}" ${what} matches the query`)

@@ -13,11 +13,11 @@ import type { DiclInferenceQuery } from "../api/optimization.ts"
 import type { GatewayConfig } from "../config/types.ts"
 import { demonstrationOutput, latestDemonstrations } from "../datasets/fromInferences.ts"
 import { formatFieldIssues, makeDecoder } from "../decode.ts"
-import { InvalidRequest, type ServiceUnavailable } from "../errors.ts"
+import { InvalidRequest } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
 import { type InferenceCriteria, toInferenceCriteria } from "../inferences/criteria.ts"
 import type { StoreFilter } from "../inferences/store.ts"
-import { type ObservabilityStores, storeFailure } from "../observability/stores.ts"
+import { type ObservabilityStores, storeFailure, type StoreFailure } from "../observability/stores.ts"
 import type { StoreError } from "../storeError.ts"
 import { type DiclOutput, diclOutputOfInference, diclOutputOfValue } from "./examples.ts"
 
@@ -77,7 +77,7 @@ export const readSource = (
   functionType: "chat" | "json",
   source: DiclSource,
   max: number
-): Effect.Effect<Array<SourceItem>, InvalidRequest | ServiceUnavailable> => {
+): Effect.Effect<Array<SourceItem>, InvalidRequest | StoreFailure> => {
   const read = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(stores))
 
   const fromDataset = (datasetName: string) =>

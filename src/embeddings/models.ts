@@ -5,7 +5,7 @@
  */
 import { embeddingModelPrefix } from "../api/embeddings.ts"
 import { embeddingsRefusal } from "../config/embeddingModels.ts"
-import { shorthandProviders } from "../config/models.ts"
+import { shorthandOff, shorthandProviders } from "../config/models.ts"
 import type { EmbeddingModelConfig, GatewayConfig, ProviderConfig } from "../config/types.ts"
 import { parseShorthandModel, providerTypes, shorthandProblem } from "../providers/registry.ts"
 import type { EmbeddingClient } from "../providers/types.ts"
@@ -56,6 +56,8 @@ export class EmbeddingModelTable {
     if (name.startsWith(embeddingModelPrefix)) {
       return { unknown: `unknown embedding model "${name.slice(embeddingModelPrefix.length)}"` }
     }
+    const off = shorthandOff(name, this.shorthands)
+    if (off !== undefined) return { unknown: `unknown embedding model "${name}": ${off}` }
     const shorthand = parseShorthandModel(name)
     if (shorthand === undefined) {
       return {

@@ -6,8 +6,8 @@
 import * as Effect from "effect/Effect"
 import type { InferenceRequest, Input } from "../api/inference.ts"
 import type { StoredDatapoint } from "../datasets/store.ts"
-import { InvalidRequest, NotFound, type ServiceUnavailable } from "../errors.ts"
-import { type ObservabilityStores, storeFailure } from "../observability/stores.ts"
+import { InvalidRequest, NotFound } from "../errors.ts"
+import { type ObservabilityStores, storeFailure, type StoreFailure } from "../observability/stores.ts"
 import type { RunPlan } from "./plan.ts"
 
 /** datapoints one run evaluates at most: a larger dataset needs `max_datapoints` */
@@ -72,7 +72,7 @@ const byIds = (stores: ObservabilityStores, plan: DatapointSource, ids: Readonly
 export const loadDatapoints = (
   stores: ObservabilityStores,
   plan: DatapointSource
-): Effect.Effect<ReadonlyArray<StoredDatapoint>, InvalidRequest | NotFound | ServiceUnavailable> =>
+): Effect.Effect<ReadonlyArray<StoredDatapoint>, InvalidRequest | NotFound | StoreFailure> =>
   plan.source.kind === "dataset" ? fromDataset(stores, plan, plan.source.datasetName) : byIds(stores, plan, plan.source.ids)
 
 /** the inference a datapoint becomes: its input, tools and output schema, on the run's variant, tagged */

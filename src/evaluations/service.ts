@@ -11,11 +11,11 @@ import * as Layer from "effect/Layer"
 import * as Random from "effect/Random"
 import * as Semaphore from "effect/Semaphore"
 import type { EvaluationRunRequest } from "../api/evaluations.ts"
-import { type GatewayError, NotFound, type ServiceUnavailable } from "../errors.ts"
+import { type GatewayError, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
 import { InferenceService } from "../inference/service.ts"
 import { emptyBatch } from "../observability/records.ts"
-import { Observability, type ObservabilityStores, observabilityDisabled, storeFailure } from "../observability/stores.ts"
+import { Observability, type ObservabilityStores, observabilityDisabled, storeFailure, type StoreFailure } from "../observability/stores.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
 import { Configuration, type InferenceServices } from "../services.ts"
 import { loadDatapoints } from "./datapoints.ts"
@@ -50,11 +50,11 @@ export class EvaluationService extends Context.Service<EvaluationService, {
     apiKey: string | undefined,
     listener: RunListener
   ) => Effect.Effect<EvaluationRunRecord, GatewayError, InferenceServices>
-  readonly listRuns: (query: EvaluationRunQuery) => Effect.Effect<ReadonlyArray<EvaluationRunRecord>, ServiceUnavailable>
+  readonly listRuns: (query: EvaluationRunQuery) => Effect.Effect<ReadonlyArray<EvaluationRunRecord>, StoreFailure>
   readonly getRun: (
     runId: string,
     page: RunPage
-  ) => Effect.Effect<{ readonly run: EvaluationRunRecord; readonly results: ReadonlyArray<EvaluationResultRecord> }, NotFound | ServiceUnavailable>
+  ) => Effect.Effect<{ readonly run: EvaluationRunRecord; readonly results: ReadonlyArray<EvaluationResultRecord> }, NotFound | StoreFailure>
 }>()("gateway/EvaluationService") {
   static readonly layer = Layer.effect(
     EvaluationService,

@@ -10,7 +10,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { FeedbackRequest } from "../api/feedback.ts"
 import { tagsWithApiKey } from "../api/tags.ts"
-import { type GatewayError, InternalError, InvalidRequest, isGatewayError, ServiceUnavailable } from "../errors.ts"
+import { Buffer } from "node:buffer"
+import { type GatewayError, InternalError, InvalidRequest, isGatewayError, PayloadTooLarge, ServiceUnavailable } from "../errors.ts"
 import { uuidv7, uuidv7Timestamp } from "../ids.ts"
 import { emptyBatch, type StoredFeedback } from "../observability/records.ts"
 import { Observability, observabilityDisabled } from "../observability/stores.ts"
@@ -20,6 +21,20 @@ import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
 import { WorkflowEvaluationService } from "../workflowEvaluations/service.ts"
 import { checkEpisodeExists, findInferenceTarget } from "./target.ts"
 import { checkDemonstration, planFeedback } from "./validate.ts"
+
+/**
+ * The 413 of a comment or demonstration larger than a stored row may be (`[gateway.observability]
+ * max_row_bytes`): refused rather than cut, since a demonstration is what fine-tuning takes as given.
+ * Booleans and floats are small: only text and JSON values are measured.
+ */
+const sizeProblem = (feedback: StoredFeedback, maxRowBytes: number): PayloadTooLarge | undefined => {
+  if (feedback.kind !== "comment" && feedback.kind !== "demonstration") return undefined
+  const bytes = Buffer.byteLength(JSON.stringify({ value: feedback.value, tags: feedback.tags }))
+  return bytes <= maxRowBytes ? undefined : new PayloadTooLarge({
+    message: `value: the ${feedback.kind} is ${bytes} bytes as stored (with its tags), over the ${maxRowBytes} bytes a stored row may hold ` +
+      `([gateway.observability] max_row_bytes)`
+  })
+}
 
 export class FeedbackService extends Context.Service<FeedbackService, {
   /** the id of the feedback, queued for storage (a dryrun is checked, not stored); `apiKey` is the caller's public id */
@@ -64,6 +79,8 @@ export class FeedbackService extends Context.Service<FeedbackService, {
             tags: tagsWithApiKey(request.tags, apiKey) ?? {},
             timestamp: uuidv7Timestamp(id)
           }
+          const tooLarge = sizeProblem(feedback, config.gateway.observability.maxRowBytes)
+          if (tooLarge !== undefined) return yield* tooLarge
           const submitted = writeQueue.submit({ batch: { ...emptyBatch, feedback: [feedback] } })
           if (submitted === "full") {
             return yield* new ServiceUnavailable({

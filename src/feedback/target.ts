@@ -7,9 +7,9 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import { InvalidRequest, type ServiceUnavailable } from "../errors.ts"
+import { InvalidRequest } from "../errors.ts"
 import type { InferenceTarget } from "../inferences/store.ts"
-import { type ObservabilityStores, storeFailure } from "../observability/stores.ts"
+import { type ObservabilityStores, storeFailure, type StoreFailure } from "../observability/stores.ts"
 import type { WriteQueue } from "../observability/writeQueue.ts"
 import type { StoreError } from "../storeError.ts"
 
@@ -23,7 +23,7 @@ const lookUp = <A>(
   stores: ObservabilityStores,
   inQueue: () => A | undefined,
   inStore: Effect.Effect<A | undefined, StoreError>
-): Effect.Effect<A | undefined, ServiceUnavailable> =>
+): Effect.Effect<A | undefined, StoreFailure> =>
   Effect.suspend(() => {
     const queued = inQueue()
     return queued !== undefined
@@ -35,7 +35,7 @@ export const findInferenceTarget = (
   stores: ObservabilityStores,
   writeQueue: WriteQueue["Service"],
   id: string
-): Effect.Effect<InferenceTarget, InvalidRequest | ServiceUnavailable> =>
+): Effect.Effect<InferenceTarget, InvalidRequest | StoreFailure> =>
   Effect.flatMap(
     lookUp(stores, () => writeQueue.queuedInference(id), stores.inferences.findInference(id)),
     (target) => target === undefined ? Effect.fail(new InvalidRequest({ message: `inference_id: no inference with id ${id}` })) : Effect.succeed(target)
@@ -45,7 +45,7 @@ export const checkEpisodeExists = (
   stores: ObservabilityStores,
   writeQueue: WriteQueue["Service"],
   id: string
-): Effect.Effect<void, InvalidRequest | ServiceUnavailable> =>
+): Effect.Effect<void, InvalidRequest | StoreFailure> =>
   Effect.flatMap(
     lookUp(
       stores,

@@ -8,6 +8,7 @@
 import { validate as isUuid, version as uuidVersion } from "uuid"
 import { uuidv7 } from "../ids.ts"
 import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts"
+import { shorthandOff } from "../config/models.ts"
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
@@ -150,8 +151,11 @@ export const prepareInference = (
   } else if (request.model_name !== undefined) {
     const model = models.lookup(request.model_name)
     if (model === undefined) {
+      const off = shorthandOff(request.model_name, config.shorthands)
       return new NotFound({
-        message: `unknown model "${request.model_name}": not in [models], and not a "<provider_type>::<model>" short-hand`
+        message: off === undefined
+          ? `unknown model "${request.model_name}": not in [models], and not a "<provider_type>::<model>" short-hand`
+          : `unknown model "${request.model_name}": ${off}`
       })
     }
     // a short-hand whose name would make a URL elsewhere than its provider's: the caller's fault

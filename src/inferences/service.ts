@@ -7,10 +7,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { GetInferencesRequest, ListInferencesRequest } from "../api/inferences.ts"
-import { InvalidRequest, type ServiceUnavailable } from "../errors.ts"
+import { InvalidRequest } from "../errors.ts"
 import { isUuidV7 } from "../inference/prepare.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../observability/records.ts"
-import { Observability, observabilityDisabled, type ObservabilityStores, storeFailure } from "../observability/stores.ts"
+import { Observability, observabilityDisabled, type ObservabilityStores, storeFailure, type StoreFailure } from "../observability/stores.ts"
 import { Configuration } from "../services.ts"
 import { toInferenceCriteria } from "./criteria.ts"
 
@@ -30,9 +30,9 @@ interface Includes {
 
 export class StoredInferences extends Context.Service<StoredInferences, {
   /** the inferences `ids` names, in that order (ids of none are left out) */
-  readonly get: (request: GetInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | ServiceUnavailable>
+  readonly get: (request: GetInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | StoreFailure>
   /** the newest inferences matching `request`, a page at a time */
-  readonly list: (request: ListInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | ServiceUnavailable>
+  readonly list: (request: ListInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | StoreFailure>
 }>()("gateway/StoredInferences") {
   static readonly layer = Layer.effect(
     StoredInferences,

@@ -17,6 +17,7 @@ import type {
   StoredModelInference,
   WriteBatch
 } from "./records.ts"
+import { embeddingInferenceCuts, feedbackCuts, fitRecord, inferenceCuts, modelInferenceCuts, type RecordCuts } from "./rowBudget.ts"
 
 export type Backend = "clickhouse" | "postgres"
 
@@ -28,8 +29,9 @@ export interface ObservabilityDatabase {
   readonly ping: Effect.Effect<void, StoreError>
   /**
    * The rows of `batch` in the database's own wire format, made when they are queued: the
-   * objects they come from can go at once, and a flush only joins texts. Fails for a value the
-   * database could never take (an id that is not a UUID).
+   * objects they come from can go at once, and a flush only joins texts. A row over
+   * `maxRowBytes` is cut down (`EncodedRow.cut` says how). Fails for a value the database could
+   * never take (an id that is not a UUID).
    */
   readonly encode: (batch: WriteBatch) => Result.Result<ReadonlyArray<EncodedRow>, StoreError>
   /** writes encoded rows, in as few statements as their tables allow */
@@ -46,6 +48,8 @@ export interface ObservabilityDatabase {
 export interface EncodedRow {
   readonly table: string
   readonly text: Buffer
+  /** set when the row was over `max_row_bytes` and cut down: what was cut, for the log */
+  readonly cut?: string | undefined
 }
 
 /** `row` as JSON text in UTF-8 (JSON.stringify escapes lone surrogates, so nothing is lost) */
@@ -63,13 +67,38 @@ export interface RowLayout {
   readonly embeddingInference: (call: StoredEmbeddingInference) => object
 }
 
-/** every record of `batch` as one row of JSON text for its table (a row builder may throw to refuse a value) */
-export const encodeRows = (batch: WriteBatch, layout: RowLayout): Array<EncodedRow> => {
+/**
+ * `record` as a row of JSON text for `table`, cut down when over `maxRowBytes`
+ * (src/observability/rowBudget.ts); throws when even that cannot bring it under.
+ */
+const encodeRow = <R extends { readonly id: string }>(
+  table: string,
+  record: R,
+  toRow: (record: R) => object,
+  cuts: (record: R) => RecordCuts,
+  maxRowBytes: number
+): EncodedRow => {
+  const text = utf8Json(toRow(record))
+  if (text.length <= maxRowBytes) return { table, text }
+  const fitted = fitRecord(record, cuts(record), (candidate) => utf8Json(toRow(candidate)), text.length, maxRowBytes)
+  if (fitted === undefined) throw new Error(`a ${table} row (id ${record.id}) of ${text.length} bytes cannot be cut under max_row_bytes (${maxRowBytes})`)
+  return { table, text: fitted.text, cut: fitted.note }
+}
+
+/**
+ * every record of `batch` as one row of JSON text for its table, none over `maxRowBytes` (a row
+ * builder may throw to refuse a value)
+ */
+export const encodeRows = (batch: WriteBatch, layout: RowLayout, maxRowBytes: number): Array<EncodedRow> => {
   const rows: Array<EncodedRow> = []
-  for (const inference of batch.inferences) rows.push({ table: layout.inferenceTable[inference.functionType], text: utf8Json(layout.inference(inference)) })
-  for (const call of batch.modelInferences) rows.push({ table: layout.modelInferenceTable, text: utf8Json(layout.modelInference(call)) })
-  for (const feedback of batch.feedback) rows.push({ table: layout.feedbackTable(feedback.kind), text: utf8Json(layout.feedback(feedback)) })
-  for (const call of batch.embeddingInferences ?? []) rows.push({ table: layout.embeddingInferenceTable, text: utf8Json(layout.embeddingInference(call)) })
+  for (const inference of batch.inferences) {
+    rows.push(encodeRow(layout.inferenceTable[inference.functionType], inference, layout.inference, inferenceCuts, maxRowBytes))
+  }
+  for (const call of batch.modelInferences) rows.push(encodeRow(layout.modelInferenceTable, call, layout.modelInference, () => modelInferenceCuts, maxRowBytes))
+  for (const feedback of batch.feedback) rows.push(encodeRow(layout.feedbackTable(feedback.kind), feedback, layout.feedback, feedbackCuts, maxRowBytes))
+  for (const call of batch.embeddingInferences ?? []) {
+    rows.push(encodeRow(layout.embeddingInferenceTable, call, layout.embeddingInference, () => embeddingInferenceCuts, maxRowBytes))
+  }
   return rows
 }
 

@@ -10,7 +10,7 @@ import type { CacheStore } from "../cache/store.ts"
 import type { DatasetStore } from "../datasets/store.ts"
 import type { DiclExampleStore } from "../dicl/store.ts"
 import type { EvaluationStore } from "../evaluations/store.ts"
-import { ServiceUnavailable } from "../errors.ts"
+import { InternalError, ServiceUnavailable } from "../errors.ts"
 import type { ExperimentationStore } from "../experimentation/store.ts"
 import type { FeedbackStore } from "../feedback/store.ts"
 import type { InferenceStore } from "../inferences/store.ts"
@@ -58,6 +58,15 @@ export const observabilityDisabled = () =>
 export const storeUnavailable = (backend: Backend, message: string) =>
   new ServiceUnavailable({ message: `the ${backend} database is unavailable: ${message}` })
 
-/** A failure of one of `stores`' ports as the 503 naming their backend. */
-export const storeFailure = (stores: ObservabilityStores) => (error: StoreError): ServiceUnavailable =>
-  storeUnavailable(stores.database.backend, error.message)
+/** How a read of the analytics database fails: a 503 (off, or out), or a 500 (this read failed on a working database). */
+export type StoreFailure = ServiceUnavailable | InternalError
+
+/**
+ * A failure of one of `stores`' ports, naming their backend: a 503 when the database is out
+ * (`StoreError.outage`), a 500 when a working database failed this request (a stored row too
+ * large to read, a query refused), which waiting would not mend.
+ */
+export const storeFailure = (stores: ObservabilityStores) => (error: StoreError): StoreFailure =>
+  error.outage === true
+    ? storeUnavailable(stores.database.backend, error.message)
+    : new InternalError({ message: `the ${stores.database.backend} database failed this request: ${error.message}` })

@@ -32,6 +32,8 @@ export interface WriterStats {
   readonly rejected: number
   /** failed tries of a batch that is retried (the database down, full, read-only...) */
   readonly failedAttempts: number
+  /** rows over `max_row_bytes`, cut down (marked) and queued rather than dropped */
+  readonly truncatedRows: number
 }
 
 /**
@@ -70,7 +72,7 @@ export class WriteQueue extends Context.Service<WriteQueue, {
     enabled: false,
     submit: () => "off",
     submitSoon: () => {},
-    stats: () => ({ queued: 0, queuedBytes: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0 }),
+    stats: () => ({ queued: 0, queuedBytes: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0, truncatedRows: 0 }),
     queuedInference: () => undefined,
     queuedEpisode: () => false
   })

@@ -9,8 +9,8 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { maxOverviewBuckets, type OverviewBucket, overviewBuckets, type UiOverview, type UiOverviewMetric } from "../api/uiOverview.ts"
 import type { GatewayConfig } from "../config/types.ts"
-import { InvalidRequest, NotFound, type ServiceUnavailable } from "../errors.ts"
-import { Observability, observabilityDisabled, storeFailure } from "../observability/stores.ts"
+import { InvalidRequest, NotFound } from "../errors.ts"
+import { Observability, observabilityDisabled, storeFailure, type StoreFailure } from "../observability/stores.ts"
 import { Configuration } from "../services.ts"
 import { parseRfc3339 } from "../time.ts"
 import { bucketCount, bucketStarts, bucketWidths, normalInterval, wilsonInterval } from "./statistics.ts"
@@ -132,7 +132,7 @@ export const functionsOf = (counts: ReadonlyArray<FunctionCount>, config: Gatewa
 }
 
 /** The Overview `params` ask for. */
-export const readOverview = (params: OverviewParams): Effect.Effect<Omit<UiOverview, "provider_outcomes">, InvalidRequest | NotFound | ServiceUnavailable, Configuration | Observability> =>
+export const readOverview = (params: OverviewParams): Effect.Effect<Omit<UiOverview, "provider_outcomes">, InvalidRequest | NotFound | StoreFailure, Configuration | Observability> =>
   Effect.gen(function*() {
     const request = parseOverviewParams(params, yield* Clock.currentTimeMillis)
     if (request instanceof InvalidRequest) return yield* request

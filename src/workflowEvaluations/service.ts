@@ -11,9 +11,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { checkClientTags } from "../api/tags.ts"
 import type { CreateEpisodeRequest, CreateRunRequest } from "../api/workflowEvaluations.ts"
-import { type InvalidRequest, NotFound, type ServiceUnavailable } from "../errors.ts"
+import { type InvalidRequest, NotFound } from "../errors.ts"
 import { isUuid, uuidv7, uuidv7Timestamp } from "../ids.ts"
-import { Observability, observabilityDisabled, storeFailure } from "../observability/stores.ts"
+import { Observability, observabilityDisabled, storeFailure, type StoreFailure } from "../observability/stores.ts"
 import { Configuration } from "../services.ts"
 import { mintRunEpisodeId } from "./episodeIds.ts"
 import type { RunEpisode } from "./pinning.ts"
@@ -33,20 +33,20 @@ export interface RunDetails {
 /** Run episodes remembered by the inference path, found or not: at most this many, the oldest forgotten first. */
 const maxRememberedEpisodes = 10_000
 
-type Failure = InvalidRequest | NotFound | ServiceUnavailable
+type Failure = InvalidRequest | NotFound | StoreFailure
 
 export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluationService, {
   /** checks each pinned variant against the configuration; the new run's id */
   readonly createRun: (request: CreateRunRequest) => Effect.Effect<string, Failure>
   /** the new episode's id (marked as a run episode's: src/workflowEvaluations/episodeIds.ts) */
   readonly createEpisode: (runId: string, request: CreateEpisodeRequest) => Effect.Effect<string, Failure>
-  readonly getRun: (runId: string, episodes: Page) => Effect.Effect<RunDetails, NotFound | ServiceUnavailable>
-  readonly listRuns: (query: Page & { readonly projectName?: string | undefined }) => Effect.Effect<ReadonlyArray<WorkflowRunRecord>, ServiceUnavailable>
+  readonly getRun: (runId: string, episodes: Page) => Effect.Effect<RunDetails, NotFound | StoreFailure>
+  readonly listRuns: (query: Page & { readonly projectName?: string | undefined }) => Effect.Effect<ReadonlyArray<WorkflowRunRecord>, StoreFailure>
   /**
    * The run episode `episodeId` names, and its run; undefined when it names none. Undefined
    * itself while observability is off: then no id names a run episode, and none is looked up.
    */
-  readonly runEpisode: ((episodeId: string) => Effect.Effect<RunEpisode | undefined, ServiceUnavailable>) | undefined
+  readonly runEpisode: ((episodeId: string) => Effect.Effect<RunEpisode | undefined, StoreFailure>) | undefined
 }>()("gateway/WorkflowEvaluationService") {
   static readonly layer = Layer.effect(
     WorkflowEvaluationService,

@@ -66,7 +66,8 @@ global_outbound_http_timeout_ms = 60000
 max_provider_response_bytes = 2048
 max_provider_stream_event_bytes = 512
 cache = { share_across_api_keys = true, lookup_timeout_ms = 50 }
-observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, max_bytes = 1000, flush_interval_ms = 20 }, max_queued_writes = 500, max_queued_bytes = 9000 }
+observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, max_bytes = 1000, flush_interval_ms = 20 }, max_queued_writes = 500, max_queued_bytes = 9000, max_row_bytes = 1048576 }
+dummy_shorthands = false
 export.otlp.traces = { enabled = true, extra_headers = { authorization = "Bearer t" }, sample_ratio = 0.25 }
 auth = { max_failed_attempts_per_minute = 7 }
 
@@ -134,6 +135,7 @@ level = "episode"
       cache: { shareAcrossApiKeys: true, lookupTimeoutMs: 50 },
       batch: { pollIntervalS: 60 },
       templateFilesystemAccess: false,
+      dummyShorthands: false,
       observability: {
         enabled: true,
         backend: "auto",
@@ -142,7 +144,8 @@ level = "episode"
         maxBatchBytes: 1000,
         flushIntervalMs: 20,
         maxQueued: 500,
-        maxQueuedBytes: 9000
+        maxQueuedBytes: 9000,
+        maxRowBytes: 1048576
       },
       traceExport: { enabled: true, extraHeaders: { authorization: "Bearer t" }, sampleRatio: 0.25 },
       auth: { enabled: false, cacheTtlMs: 1000, maxFailedAttemptsPerMinute: 7 }
@@ -252,6 +255,16 @@ model_name = "x"
   })
 })
 
+describe("buildConfig: [gateway.observability] max_row_bytes", () => {
+  it("is 8 MiB by default, and refused outside 64 KiB to 10 MiB (a stored row must stay readable)", () => {
+    expect(buildOk("").gateway.observability.maxRowBytes).toBe(8 * 1024 * 1024)
+    for (const bytes of [1000, 11 * 1024 * 1024]) {
+      const message = onlyError(buildErrors(`[gateway.observability]\nmax_row_bytes = ${bytes}\n`), "gateway.observability.max_row_bytes")
+      expect(message).toBe(`expected 65536 to 10485760 bytes (a stored row must stay readable: the Postgres driver reads rows of at most 16 MiB), got ${bytes}`)
+    }
+  })
+})
+
 describe("buildConfig: extra_body pointers", () => {
   it("refuses a configured extra_body pointer that is not a JSON Pointer, on a provider and on a variant", () => {
     const errors = buildErrors(`
@@ -308,6 +321,34 @@ model = "dummy::x"
     expect(variantOf(config, "f", "b").model).toBe("dummy::x")
     // short-hands are not added to [models]
     expect(config.models.size).toBe(0)
+  })
+
+  it("with dummy_shorthands = false, refuses a variant naming a dummy:: short-hand, and takes a configured dummy model", () => {
+    const message = onlyError(buildErrors(`
+[gateway]
+dummy_shorthands = false
+${chatFunction(`
+[functions.f.variants.v]
+type = "chat_completion"
+model = "dummy::echo"
+`)}`), "functions.f.variants.v.model")
+    expect(message).toBe(`model "dummy::echo": the "dummy::" short-hands are off ([gateway] dummy_shorthands = false): configure a model of type "dummy" under [models] instead`)
+    const config = buildOk(`
+[gateway]
+dummy_shorthands = false
+[models.echo]
+routing = ["dummy"]
+[models.echo.providers.dummy]
+type = "dummy"
+model_name = "echo"
+${chatFunction(`
+[functions.f.variants.v]
+type = "chat_completion"
+model = "echo"
+`)}`)
+    expect(config.gateway.dummyShorthands).toBe(false)
+    expect(config.shorthands.has("dummy")).toBe(false)
+    expect(config.shorthands.has("openai")).toBe(true)
   })
 
   it("requires a model on a chat_completion variant", () => {

@@ -13,7 +13,8 @@ import {
 } from "../../api/gepa.ts"
 import type { ChatCompletionVariant, EvaluatorConfig, FunctionConfig, GatewayConfig } from "../../config/types.ts"
 import { InvalidRequest } from "../../errors.ts"
-import { parseShorthandModel, shorthandProblem } from "../../providers/registry.ts"
+import { shorthandProblem } from "../../providers/registry.ts"
+import { enabledShorthand } from "../../config/models.ts"
 
 /** where the training and validation datapoints come from */
 export type GepaDatasets =
@@ -46,7 +47,7 @@ const invalid = (message: string) => new InvalidRequest({ message })
 export const optimizable = (variant: FunctionConfig["variants"] extends ReadonlyMap<string, infer V> ? V : never): variant is ChatCompletionVariant =>
   variant.type === "chat_completion" && variant.templates.size > 0
 
-const knownModel = (config: GatewayConfig, name: string): boolean => config.models.has(name) || parseShorthandModel(name) !== undefined
+const knownModel = (config: GatewayConfig, name: string): boolean => config.models.has(name) || enabledShorthand(name, config.shorthands) !== undefined
 
 const datasetName = (field: string, name: string): string | InvalidRequest => {
   const problem = datasetNameProblem(name)
