@@ -5,7 +5,14 @@
 //   - the gateway's RSS, after the load and a garbage collection, within 100 MB of its start;
 //   - the event loop never blocked more than 100 ms (perf_hooks.monitorEventLoopDelay, in the
 //     gateway's own process: bench/soakProbe.ts);
-//   - every inference that answered 200 stored (rows counted in Postgres).
+//   - every inference that answered 200 stored (rows counted in Postgres);
+//   - a pending batch read by storms of concurrent GETs polled the provider at most once per
+//     `[gateway.batch] poll_interval_s` (issue 33).
+// Issue 33 added to the mix: 10 MB bodies nested millions of levels deep (to the sign-in route
+// without a key, to /inference, as an import line), 9.5 MB messages to `dummy::echo` (rows over
+// the stored-row bound) with listings of every inference beside them, dataset imports (normal,
+// a bad last line, a 20 MB line), configuration reloads alternating two files, and storms of
+// reads of a pending batch.
 // Exits 1 when a check fails. Options: --duration S (default 60), --requests N (default 4000),
 // --concurrency C (default 16), --seed N, --large-mb M (the size of the large messages among
 // the normal requests, default 2), --only REGEX / --skip REGEX (hostile scenarios whose
@@ -20,6 +27,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Agent, request } from "undici"
 import { ensurePostgres } from "../scripts/postgres.ts"
+import { openAiBatchGatewayConfig, startOpenAiBatchFake } from "../test/support/fakeBatchOpenAi.ts"
 import { freshDatabase, queryDatabase, type TestDatabase } from "../test/support/databases.ts"
 import { root, startProcess } from "./processes.ts"
 
@@ -47,7 +55,11 @@ const random = () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296
 }
 
-const gatewayConfig = (upstream: string) => {
+/** the least time between two polls of one batch (`[gateway.batch] poll_interval_s`) */
+const batchPollIntervalS = 20
+
+/** `generation`: a comment that makes each reload's file differ (the soak alternates two) */
+const gatewayConfig = (upstream: string, batchModels: string, generation: number) => {
   const openai = (model: string, key = "none") =>
     `type = "openai"\nmodel_name = "${model}"\napi_base = "${upstream}/v1/"\napi_key_location = "${key}"`
   const withFallback = (name: string, key = "none") => `
@@ -65,7 +77,7 @@ type = "chat_completion"
 model = "${name}"
 max_tokens = 100
 `
-  return `
+  return `# generation ${generation}
 [gateway]
 auth.enabled = true
 request_read_timeout_ms = 3000
@@ -74,6 +86,9 @@ max_provider_response_bytes = 8388608
 
 [gateway.observability]
 batch_writes = { flush_interval_ms = 200 }
+
+[gateway.batch]
+poll_interval_s = ${batchPollIntervalS}
 
 [[rate_limiting.rules]]
 priority = 0
@@ -115,6 +130,13 @@ type = "chat"
 [functions.batched.variants.main]
 type = "chat_completion"
 model = "dummy::text"
+
+${batchModels}
+[functions.pending_batch]
+type = "chat"
+[functions.pending_batch.variants.main]
+type = "chat_completion"
+model = "batch_model"
 
 [functions.extract]
 type = "json"
@@ -172,16 +194,25 @@ const main = async () => {
   const relational: TestDatabase = await freshDatabase("postgres")
   const upstreamPort = (await startProcess(["bench/soakUpstream.ts"], /^(\d+)$/m)).match
   const upstream = `http://127.0.0.1:${upstreamPort}`
+  // OpenAI's Batch API whose batches stay pending: the reads of one are the storms' target
+  const batchFake = await startOpenAiBatchFake()
+  batchFake.pollsUntilDone = Number.MAX_SAFE_INTEGER
+  const batchGateway = openAiBatchGatewayConfig(batchFake)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-soak-"))
-  fs.writeFileSync(path.join(dir, "config.toml"), gatewayConfig(upstream))
+  const configFile = path.join(dir, "config.toml")
+  let generation = 0
+  fs.writeFileSync(configFile, gatewayConfig(upstream, batchGateway.toml, generation))
   fs.writeFileSync(path.join(dir, "system.minijinja"), "You are a helpful assistant. Style: {{ style }}")
-  const env = { GATEWAY_ANALYTICS_DB_URL: analytics.url, GATEWAY_RELATIONAL_DB_URL: relational.url }
+  const env = { GATEWAY_ANALYTICS_DB_URL: analytics.url, GATEWAY_RELATIONAL_DB_URL: relational.url, ...batchGateway.env }
   execFileSync(process.execPath, ["bin/gateway.ts", "--run-migrations-only"], { cwd: root, env: { ...process.env, ...env } })
   const apiKey = execFileSync(process.execPath, ["bin/gateway.ts", "--create-api-key"], { cwd: root, env: { ...process.env, ...env } })
     .toString().trim()
+  // the operator's: configuration reloads
+  const adminKey = execFileSync(process.execPath, ["bin/gateway.ts", "--create-api-key", "--admin"], { cwd: root, env: { ...process.env, ...env } })
+    .toString().trim()
   const probeFile = path.join(dir, "probe.json")
   const gateway = await startProcess(
-    ["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")],
+    ["bin/gateway.ts", "--config-file", configFile],
     /Listening on (http:\/\/[^\s"]+)/,
     {
       env: { ...env, GATEWAY_BIND_ADDRESS: "127.0.0.1:0", GATEWAY_SOAK_PROBE_FILE: probeFile },
@@ -317,6 +348,40 @@ const main = async () => {
       : { status: 0, error: `the batch read ${query} answered ${ids.length} inferences, not the ${expected.length} asked` }
   }
 
+  // ---- issue 33's attacks and their normal counterparts
+  const tenMb = 10 * 2 ** 20
+  /** a body of about `bytes` whose `prefix` opens a value nested as deep as the bytes allow (never closed: the scan must stop first) */
+  const nestedBody = (prefix: string, bytes: number) => prefix + "[".repeat(bytes - prefix.length)
+  const importDatapoints = async (text: string) => {
+    const response = await request(`${base}/v1/datasets/soak_import/datapoints/import`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/jsonl" },
+      body: text,
+      dispatcher: agent
+    })
+    return { status: response.statusCode, text: await response.body.text() }
+  }
+  const datapointLine = (text: string) => JSON.stringify({ type: "chat", function_name: "chat", input: user(text) })
+  const echoMessage = "e".repeat(Math.round(9.5 * 2 ** 20))
+  /** another generation of the configuration file (a comment apart), then a reload of it */
+  const reload = async (): Promise<Outcome> => {
+    fs.writeFileSync(configFile, gatewayConfig(upstream, batchGateway.toml, ++generation))
+    const answer = await post("/internal/config/reload", {}, { headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" } })
+    return { status: answer.status, error: answer.status === 200 ? undefined : answer.text.slice(0, 200) }
+  }
+  // a batch the provider keeps pending: storms of reads must poll it at most once per interval
+  const pending = await post("/batch_inference", { function_name: "pending_batch", inputs: [user("one"), user("two")] })
+  if (pending.status !== 200) throw new Error(`the soak's pending batch was refused: ${pending.text.slice(0, 300)}`)
+  const pendingBatchId: string = pending.json.batch_id
+  const pollsOf = () => batchFake.requests.filter((seen) => seen.method === "GET" && /\/batches\/[^/]+$/.test(seen.path)).length
+  const pollsBefore = pollsOf()
+  const batchStartedAt = Date.now()
+  const readStorm = async (): Promise<Outcome> => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => get(`/batch_inference/${pendingBatchId}`)))
+    const wrong = answers.find((answer) => answer.status !== 200 || JSON.parse(answer.text).status !== "pending")
+    return wrong === undefined ? { status: 200 } : { status: wrong.status === 200 ? 0 : wrong.status, error: wrong.text.slice(0, 200) }
+  }
+
   const allScenarios: ReadonlyArray<Scenario> = [
     // ---- normal traffic
     { name: "chat", kind: "normal", weight: 20, run: () => inference({ function_name: "chat", input: user("hello"), tags: { soak: "1" } }) },
@@ -367,6 +432,16 @@ const main = async () => {
         return batchRead(`?limit=100&after=${batchInferenceIds[at]}`, batchInferenceIds.slice(at + 1, at + 101))
       }
     },
+    // every function's, the rows cut down by the stored-row bound among them
+    { name: "list every inference", kind: "normal", weight: 1, run: async () => ({ status: (await post("/v1/inferences/list_inferences", { limit: 20 })).status }) },
+    {
+      name: "import 20 datapoints",
+      kind: "normal",
+      weight: 1,
+      run: async () => ({ status: (await importDatapoints(Array.from({ length: 20 }, (_, i) => datapointLine(`datapoint ${i}`)).join("\n"))).status })
+    },
+    { name: "configuration reload", kind: "normal", weight: 0.3, run: reload },
+    { name: "6 reads of a pending batch at once", kind: "normal", weight: 1, run: readStorm },
     { name: "list inferences", kind: "normal", weight: 3, run: async () => ({ status: (await post("/v1/inferences/list_inferences", { function_name: "chat", limit: 5 })).status }) },
     { name: `${largeMb} MB message`, kind: "normal", weight: 0.3, run: () => inference({ function_name: "chat", input: user(largeMessage) }) },
     { name: "dynamic credential", kind: "normal", weight: 3, run: () => inference({ function_name: "keyed", input: user("hi"), credentials: { upstream_key: "good-key" } }) },
@@ -447,6 +522,27 @@ const main = async () => {
         return { status: answer.status, stored: answer.status === 200 ? answer.json?.id : undefined }
       }
     },
+    {
+      name: "sign-in nested 10 MB deep, no key",
+      kind: "hostile",
+      weight: 0.3,
+      run: async () => ({ status: (await post("/v1/ui/session", nestedBody(`{"api_key":`, tenMb), { headers: { "content-type": "application/json" }, dispatcher: strangers })).status })
+    },
+    { name: "inference nested 10 MB deep", kind: "hostile", weight: 0.3, run: async () => ({ status: (await post("/inference", nestedBody(`{"function_name":"chat","input":{"system":`, tenMb))).status }) },
+    { name: "import line nested 4 MB deep", kind: "hostile", weight: 0.3, run: async () => ({ status: (await importDatapoints(nestedBody(`{"type":"chat","function_name":"chat","input":`, 4 * 2 ** 20))).status }) },
+    { name: "9.5 MB message to dummy::echo", kind: "hostile", weight: 0.3, run: () => inference({ model_name: "dummy::echo", input: user(echoMessage) }) },
+    {
+      name: "import of 20 MB, its last line bad",
+      kind: "hostile",
+      weight: 0.3,
+      run: async () => {
+        const line = datapointLine("x".repeat(2000))
+        const lines = Array.from({ length: Math.round((20 * 2 ** 20) / line.length) }, () => line)
+        lines.push(`{"type":"chat","function_name":"chat","input":`)
+        return { status: (await importDatapoints(lines.join("\n"))).status }
+      }
+    },
+    { name: "import of one 20 MB line", kind: "hostile", weight: 0.2, run: async () => ({ status: (await importDatapoints(datapointLine("y".repeat(20 * 2 ** 20)))).status }) },
     { name: "malformed JSON", kind: "hostile", weight: 1, run: async () => ({ status: (await post("/inference", "{\"function_name\": ")).status }) },
     { name: "health without a key", kind: "hostile", weight: 1, run: async () => ({ status: (await request(`${base}/health`, { dispatcher: strangers })).statusCode }) }
   ]
@@ -544,7 +640,12 @@ const main = async () => {
     { name: "every normal request answered 200, none 5xx", ok: problems.length === 0, detail: problems.join("; ") || "yes" },
     { name: "RSS after the load within 100 MB of the start", ok: rssGrowth <= 100 * 2 ** 20, detail: `${mb(start.rss)} -> ${mb(after.rss)} (peak ${mb(during.peakRss)})` },
     { name: "event loop never blocked more than 100 ms", ok: during.maxDelayMs <= 100, detail: `max ${during.maxDelayMs.toFixed(1)} ms, p99 ${during.p99DelayMs.toFixed(1)} ms` },
-    { name: "every inference that answered 200 stored", ok: stored === expected.size, detail: `${stored} of ${expected.size}` }
+    { name: "every inference that answered 200 stored", ok: stored === expected.size, detail: `${stored} of ${expected.size}` },
+    {
+      name: "the pending batch polled at most once per poll_interval_s",
+      ok: pollsOf() - pollsBefore <= Math.floor((Date.now() - batchStartedAt) / (batchPollIntervalS * 1000)) + 1,
+      detail: `${pollsOf() - pollsBefore} polls in ${((Date.now() - batchStartedAt) / 1000).toFixed(0)} s`
+    }
   ]
   if (gateway.child.exitCode !== null) checks.push({ name: "gateway alive", ok: false, detail: gateway.output().slice(-2000) })
   console.log("")
@@ -553,6 +654,7 @@ const main = async () => {
   await new Promise((resolve) => gateway.child.once("exit", resolve))
   await agent.close()
   await strangers.close()
+  await batchFake.close()
   await analytics.drop()
   await relational.drop()
   fs.rmSync(dir, { recursive: true, force: true })
