@@ -16,7 +16,8 @@
  *   src/observability/writeFaults.ts) or the write dies (a defect): then the batch is split in
  *   halves until the units at fault are alone, and only they are dropped (`rejected`).
  * - The flusher never stops: whatever escapes a flush is logged and the loop goes on.
- * - When the scope closes (SIGTERM), what is queued is flushed before the process exits.
+ * - When the scope closes (SIGTERM), what is queued is flushed before the process exits (not
+ *   waited for while the database pauses writes: the units left are counted in the log).
  */
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -287,6 +288,11 @@ export const makeWriteQueue = (
         stopping = true
         yield* Fiber.interrupt(flusher)
         if (queue.length === 0) return yield* reportDrops
+        const paused = database.writesPaused?.()
+        if (paused !== undefined) {
+          yield* Effect.logError(`observability: could not write ${queue.length} queued units before stopping: writes are paused (${paused})`)
+          return yield* reportDrops
+        }
         const pending = queue.length
         const drained = yield* Effect.timeoutOption(
           Effect.gen(function*() {

@@ -272,6 +272,12 @@ export const RawGateway = Schema.Struct({
     max_queued_writes: Schema.optional(PositiveInt),
     max_queued_bytes: Schema.optional(PositiveInt)
   })),
+  /** the embedded database (`pglite://`): its free-space watch (layers/embedded/freeSpace.ts) */
+  embedded_database: Schema.optional(Schema.Struct({
+    /** writes pause below this many free bytes in the folder's filesystem; 0: no watch */
+    min_free_bytes: Schema.optional(NonNegativeInt),
+    free_space_check_interval_ms: Schema.optional(PositiveInt)
+  })),
   export: Schema.optional(Schema.Struct({
     otlp: Schema.optional(Schema.Struct({
       traces: Schema.optional(Schema.Struct({

@@ -33,6 +33,13 @@ export interface ObservabilitySettings {
   readonly maxQueuedBytes: number
 }
 
+/** `[gateway.embedded_database]`: the free-space watch of a `pglite://` database's folder */
+export interface EmbeddedDatabaseSettings {
+  /** writes pause below this many free bytes; undefined: the larger of 1% of the filesystem and 256 MiB; 0: no watch */
+  readonly minFreeBytes: number | undefined
+  readonly freeSpaceCheckIntervalMs: number
+}
+
 /** `[gateway.cache]`: the model answer cache */
 export interface CacheSettings {
   /** with authentication on, whether callers with different API keys may share entries */
@@ -101,6 +108,7 @@ export interface GatewaySettings {
   readonly batch: { readonly pollIntervalS: number }
   readonly templateFilesystemAccess: boolean
   readonly observability: ObservabilitySettings
+  readonly embeddedDatabase: EmbeddedDatabaseSettings
   readonly traceExport: TraceExportSettings
   readonly auth: AuthSettings
   readonly relay?: RelaySettings | undefined

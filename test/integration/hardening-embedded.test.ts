@@ -1,0 +1,132 @@
+/**
+ * Issue 33, finding 4 and the embedded database's lock, over real HTTP against real gateway
+ * processes on the embedded database (`pglite://`).
+ *
+ * A full disk: the database's folder on a small filesystem of its own (a tmpfs, mounted by the
+ * test as root), filled by a filler file. With the free-space watch on, writes pause before the
+ * disk is full: every request is still answered, `/health` says why at once, the write queue
+ * counts its refused tries and keeps the rows, which are stored once the space is back; a
+ * SIGTERM meanwhile ends the process promptly and logs what it could not store. With the watch
+ * off, PGlite meets the full disk itself (a PANIC on a WAL write, after which it would spin
+ * for good): it runs in a thread of its own, so the gateway keeps answering, `/health` says
+ * the database is down, and once space is freed PGlite is started again and the rows answered
+ * meanwhile are stored; a SIGTERM while it is down ends the process promptly.
+ *
+ * The lock: a lock file naming a zombie or an unrelated live process does not refuse a start;
+ * a gateway killed with SIGKILL is followed at once by the next; two gateways racing for one
+ * folder (over a stale lock file) leave exactly one serving, the other refused naming it.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runGateway, type RunningGateway, startGateway } from "../support/gateway.ts"
+import { observabilityToml, poll, waitForInferences } from "../support/observability.ts"
+import { mountSmallFilesystem, type SmallFilesystem } from "../support/smallFilesystem.ts"
+
+const mib = 1024 * 1024
+/** PGlite creates its database at the first start: seconds of CPU, many more on a loaded machine */
+const startTimeout = 120_000
+const caseTimeout = 240_000
+
+const configWith = (embedded: string) => `
+${observabilityToml({ flushIntervalMs: 50 })}
+[gateway.embedded_database]
+${embedded}
+`
+
+/** the samples of a `/metrics` scrape, by name (and label text) */
+const samplesOf = (text: string): Map<string, number> => {
+  const samples = new Map<string, number>()
+  for (const line of text.split("\n")) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?) (\S+)$/.exec(line)
+    if (match !== null) samples.set(match[1], Number(match[2]))
+  }
+  return samples
+}
+
+const metric = async (gateway: RunningGateway, name: string) => {
+  const response = await fetch(`${gateway.url}/metrics`)
+  return samplesOf(await response.text()).get(name) ?? 0
+}
+
+/** SIGTERM, and the exit code if the process ends within `ms` (undefined if it does not) */
+const stopWithin = (gateway: RunningGateway, ms: number) =>
+  Promise.race([gateway.stop(), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref())])
+
+const infer = (gateway: RunningGateway, text: string) =>
+  gateway.post("/inference", { model_name: "dummy::echo", input: { messages: [{ role: "user", content: text }] } })
+
+/** `count` inferences, every one answered 200: their ids */
+const answered = async (gateway: RunningGateway, count: number, label: string) => {
+  const ids: Array<string> = []
+  for (let i = 0; i < count; i++) {
+    const answer = await infer(gateway, `${label} ${i}`)
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+    ids.push(answer.body.inference_id)
+  }
+  return ids
+}
+
+/** the log lines matching `pattern` (the pretty format: `[time] LEVEL (#fiber): message`) */
+const linesOf = (gateway: RunningGateway, pattern: RegExp) => gateway.log().split("\n").filter((line) => pattern.test(line))
+/** the lines of the gateway's own messages starting with `start` */
+const logged = (gateway: RunningGateway, start: string) => linesOf(gateway, new RegExp(`^\\[[^\\]]+\\] [A-Z]+ \\(#\\d+\\): ${start}`))
+
+describe("the embedded database on a full disk", () => {
+  let disk: SmallFilesystem
+  let url: string
+  let gateway: RunningGateway | undefined
+  const start = (embedded: string) =>
+    startGateway({ config: configWith(embedded), env: { GATEWAY_ANALYTICS_DB_URL: url, GATEWAY_RELATIONAL_DB_URL: url }, startTimeoutMs: startTimeout })
+
+  beforeAll(() => {
+    disk = mountSmallFilesystem(64)
+    url = `pglite://${path.join(disk.dir, "data")}`
+  })
+
+  afterAll(async () => {
+    if (gateway !== undefined && gateway.process.exitCode === null) await stopWithin(gateway, 15_000)
+    if (gateway?.process.exitCode === null) gateway.process.kill("SIGKILL")
+    disk?.release()
+  })
+
+  it("pauses writes below min_free_bytes: answers, says why on /health, counts the refused tries, and stores the rows once space is back", async () => {
+    gateway = await start(`min_free_bytes = ${8 * mib}\nfree_space_check_interval_ms = 100`)
+    const [before] = await answered(gateway, 1, "before")
+    await waitForInferences(gateway, [before])
+    expect(await gateway.get("/health")).toMatchObject({ status: 200, body: { gateway: "ok", postgres: "ok", embedded_database: "ok" } })
+
+    disk.fill(4 * mib)
+    const paused = await poll("/health to say writes are paused", async () => {
+      const health = await gateway!.get("/health")
+      return health.status === 503 ? health : undefined
+    })
+    expect(paused.body).toMatchObject({ gateway: "ok", postgres: "ok", embedded_database: "writes_paused" })
+    expect(paused.body.error).toMatch(/^embedded database: 4\.\d MB free in .*, below min_free_bytes \(8\.0 MB; writes resume at 8\.8 MB\)$/)
+
+    const during = await answered(gateway, 5, "while paused")
+    const status = await gateway.get("/status")
+    expect(status.body.embedded_databases).toEqual([expect.objectContaining({ state: "writes_paused", min_free_bytes: 8 * mib })])
+    await poll("refused tries counted", async () => ((await metric(gateway!, "gateway_write_queue_failed_attempts_total")) > 0 ? true : undefined))
+    expect((await gateway.get("/status")).body.observability).toMatchObject({ queued: 5, written: 1, dropped: 0, rejected: 0 })
+    expect(logged(gateway, "embedded database: writes paused"), gateway.log()).toHaveLength(1)
+    expect(linesOf(gateway, /observability write failed .*writes paused/).length).toBeGreaterThan(0)
+
+    disk.unfill()
+    await poll("/health to be ok again", async () => ((await gateway!.get("/health")).status === 200 ? true : undefined))
+    expect((await waitForInferences(gateway, during)).map((inference) => inference.inference_id)).toEqual(during)
+    expect(logged(gateway, "embedded database: writes resume"), gateway.log()).toHaveLength(1)
+    expect((await gateway.get("/status")).body.observability).toMatchObject({ queued: 0, written: 6, dropped: 0, rejected: 0 })
+  }, caseTimeout)
+
+  it("ends promptly on SIGTERM while writes are paused, logging how many units it could not store", async () => {
+    disk.fill(4 * mib)
+    await poll("/health to say writes are paused", async () => ((await gateway!.get("/health")).status === 503 ? true : undefined))
+    await answered(gateway!, 3, "before the stop")
+    expect(await stopWithin(gateway!, 15_000)).toBe(0)
+    expect(linesOf(gateway!, /could not write 3 queued units before stopping: writes are paused \(.*below min_free_bytes/), gateway!.log()).toHaveLength(1)
+    disk.unfill()
+  }, caseTimeout)
+})
