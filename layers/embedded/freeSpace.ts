@@ -4,7 +4,8 @@
  * writing to the database, before the disk is full: PGlite meets a full disk in the middle of
  * a WAL write with a PANIC, which stops it until it is started again. Writes resume once a
  * tenth more than the minimum is free, so that a disk at the edge does not flap; each change
- * is logged once.
+ * is logged once. With `min_free_bytes = 0` writes never pause, and the free space is still
+ * measured (a PGlite stopped by a full disk is started again once space is freed).
  */
 import * as fs from "node:fs"
 import * as Duration from "effect/Duration"
@@ -12,7 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 
 export interface FreeSpaceSettings {
-  /** undefined: the larger of 1% of the filesystem and `defaultMinFreeBytes`; 0: no watch */
+  /** undefined: the larger of 1% of the filesystem and `defaultMinFreeBytes`; 0: writes never pause */
   readonly minFreeBytes?: number | undefined
   readonly checkIntervalMs: number
 }
@@ -46,8 +47,7 @@ export const watchFreeSpace = (folder: string, settings: FreeSpaceSettings): Eff
       minFreeBytes,
       low: low ? lowReason(measured.freeBytes) : undefined
     })
-    let space = spaceOf(first, minFreeBytes > 0 && first.freeBytes < minFreeBytes)
-    if (minFreeBytes === 0) return () => space
+    let space = spaceOf(first, first.freeBytes < minFreeBytes)
     const logPaused = (now: FreeSpace) => Effect.logWarning(`embedded database: writes paused: ${now.low}`)
     if (space.low !== undefined) yield* logPaused(space)
 

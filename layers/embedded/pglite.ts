@@ -141,7 +141,7 @@ const openEmbedded = (
     const freeSpace = yield* Effect.mapError(watchFreeSpace(folder, options.freeSpace ?? defaultFreeSpaceSettings), fail)
     const port = yield* Effect.tryPromise({ try: freePort, catch: (error) => fail(`no free local port: ${(error as Error).message}`) })
     const thread = yield* Effect.mapError(
-      runThread({ dataDir: path.join(folder, dataFolder), port }, () => freeSpace().low),
+      runThread({ dataDir: path.join(folder, dataFolder), port }, freeSpace),
       (why) => fail(`PGlite could not open ${folder} (served on 127.0.0.1:${port}): ${why}`)
     )
     // the port beside the pid: a command run while this process holds the folder connects to it

@@ -10,9 +10,9 @@
  *   is ended at once (a PGlite that panicked only spins) and PGlite started again on the same
  *   port, as a Postgres server restarts after a crash: it recovers from its WAL, so what was
  *   committed stays. Meanwhile connections are refused: writes fail fast and the write queue
- *   retries them; `/health` says the database is restarting. A restart waits until `room`
- *   says there is free space (recovery writes to the WAL: on a full disk it would stop on the
- *   same PANIC), then is tried with a backoff until PGlite serves.
+ *   retries them; `/health` says the database is restarting. A restart waits for free space
+ *   (recovery writes to the WAL: on a full disk it would stop on the same PANIC), then is
+ *   tried with a backoff until PGlite serves.
  * - On shutdown PGlite is closed cleanly (a checkpoint), or its thread ended after
  *   `stopTimeout`, at once when it is down.
  */
@@ -111,43 +111,71 @@ const stopGracefully = (thread: Thread): Effect.Effect<void> =>
     Effect.andThen(ended(thread))
   )
 
+/** whether PGlite stopped or failed for a full disk (ENOSPC) */
+const diskFull = (why: string) => why.includes("No space left on device")
+
+/** the free space of the database's filesystem as the free-space watch last measured it */
+export interface Room {
+  readonly freeBytes: number
+  /** why writes pause (below the minimum), undefined while there is room */
+  readonly low: string | undefined
+}
+
+/** a full disk is waited for until this much more is free than when PGlite met it */
+const freedEnough = 1024 * 1024
+
 /**
  * PGlite on `settings` in its thread while the scope is open, started again after a PANIC or
- * a crash once `room` says there is free space (undefined: there is; else why not). Fails
- * with why PGlite could not open.
+ * a crash once `room` says there is free space: above the minimum, and, after a full disk,
+ * more than when PGlite met it (a try on a disk still full would only stop on the same PANIC,
+ * and costs seconds of CPU). Fails with why PGlite could not open.
  */
-export const runThread = (settings: WorkerSettings, room: () => string | undefined): Effect.Effect<EmbeddedThread, string, Scope.Scope> =>
+export const runThread = (settings: WorkerSettings, room: () => Room): Effect.Effect<EmbeddedThread, string, Scope.Scope> =>
   Effect.gen(function*() {
     let thread = yield* spawn(settings)
     let down: string | undefined
     let restarts = 0
+    /** the free bytes when PGlite last met a full disk, until a start succeeds */
+    let fullAt: number | undefined
 
-    const restart = Effect.gen(function*() {
-      // no start on a full disk: recovery writes to the WAL, and would stop on the same PANIC
-      const waiting = room()
-      if (waiting !== undefined) {
-        down = `PGlite is stopped until there is free space (${waiting})`
-        yield* Effect.logWarning(`embedded database: ${down}`)
-        while (room() !== undefined) yield* Effect.sleep(roomCheck)
+    const waitForRoom = Effect.gen(function*() {
+      const waiting = () => {
+        const now = room()
+        if (now.low !== undefined) return now.low
+        return fullAt !== undefined && now.freeBytes < fullAt + freedEnough ? "the disk is full" : undefined
       }
+      const why = waiting()
+      if (why === undefined) return
+      down = `PGlite is stopped until there is free space (${why})`
+      yield* Effect.logWarning(`embedded database: ${down}`)
+      while (waiting() !== undefined) yield* Effect.sleep(roomCheck)
+    })
+
+    const attempt = Effect.gen(function*() {
+      yield* waitForRoom
       down = "PGlite is starting again"
-      thread = yield* spawn(settings).pipe(
-        Effect.tapError((why) => Effect.logWarning(`embedded database: PGlite could not start again (${why}); trying again`)),
-        Effect.retry(restartBackoff)
+      return yield* spawn(settings).pipe(
+        Effect.tapError((why) =>
+          Effect.andThen(
+            Effect.sync(() => (fullAt = diskFull(why) ? room().freeBytes : undefined)),
+            Effect.logWarning(`embedded database: PGlite could not start again (${why}); trying again`)
+          ))
       )
-      restarts++
-      down = undefined
-      yield* Effect.logInfo(`embedded database: PGlite serves again, recovered from its WAL (${restarts} restarts in all)`)
     })
 
     const supervise = Effect.forever(Effect.gen(function*() {
       const why = yield* Effect.promise(() => thread.failure)
-      down = `${why}: PGlite is starting again`
+      fullAt = diskFull(why) ? room().freeBytes : undefined
+      down = `${why}; starting it again`
       yield* Effect.logError(
         `embedded database: ${why}; its thread is ended and PGlite started again on the same port, recovering from its WAL (writes wait meanwhile)`
       )
       yield* ended(thread)
-      yield* restart
+      thread = yield* Effect.retry(attempt, restartBackoff)
+      restarts++
+      down = undefined
+      fullAt = undefined
+      yield* Effect.logInfo(`embedded database: PGlite serves again, recovered from its WAL (${restarts} restarts in all)`)
     }))
 
     const supervisor = yield* Effect.forkScoped(supervise)

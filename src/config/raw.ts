@@ -274,7 +274,7 @@ export const RawGateway = Schema.Struct({
   })),
   /** the embedded database (`pglite://`): its free-space watch (layers/embedded/freeSpace.ts) */
   embedded_database: Schema.optional(Schema.Struct({
-    /** writes pause below this many free bytes in the folder's filesystem; 0: no watch */
+    /** writes pause below this many free bytes in the folder's filesystem; 0: never */
     min_free_bytes: Schema.optional(NonNegativeInt),
     free_space_check_interval_ms: Schema.optional(PositiveInt)
   })),

@@ -16,10 +16,11 @@
  * a gateway killed with SIGKILL is followed at once by the next; two gateways racing for one
  * folder (over a stale lock file) leave exactly one serving, the other refused naming it.
  */
-import { spawn } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runGateway, type RunningGateway, startGateway } from "../support/gateway.ts"
 import { observabilityToml, poll, waitForInferences } from "../support/observability.ts"
@@ -104,7 +105,7 @@ describe("the embedded database on a full disk", () => {
       return health.status === 503 ? health : undefined
     })
     expect(paused.body).toMatchObject({ gateway: "ok", postgres: "ok", embedded_database: "writes_paused" })
-    expect(paused.body.error).toMatch(/^embedded database: 4\.\d MB free in .*, below min_free_bytes \(8\.0 MB; writes resume at 8\.8 MB\)$/)
+    expect(paused.body.error).toMatch(/^embedded database: \d\.\d MB free in .*, below min_free_bytes \(8\.0 MB; writes resume at 8\.8 MB\)$/)
 
     const during = await answered(gateway, 5, "while paused")
     const status = await gateway.get("/status")
@@ -127,6 +128,58 @@ describe("the embedded database on a full disk", () => {
     await answered(gateway!, 3, "before the stop")
     expect(await stopWithin(gateway!, 15_000)).toBe(0)
     expect(linesOf(gateway!, /could not write 3 queued units before stopping: writes are paused \(.*below min_free_bytes/), gateway!.log()).toHaveLength(1)
+    disk.unfill()
+  }, caseTimeout)
+
+  /**
+   * Fills the disk but 8 MB, then moves PGlite's WAL on from segment to segment (a commit,
+   * then `pg_switch_wal()`, a dozen times, through the port the gateway serves the database on,
+   * named in gateway.lock) until it needs a new 16 MB segment file, which the disk cannot hold:
+   * the PANIC PGlite met at 98% full, without 16 MB of writes first, whatever segments its last
+   * checkpoint kept for reuse. The session that meets it is cut off: its errors are expected.
+   */
+  const driveToPanic = async () => {
+    disk.fill(8 * mib)
+    const port = fs.readFileSync(path.join(disk.dir, "data", "gateway.lock"), "utf8").trim().split(/\s+/)[1]
+    const steps = Array.from({ length: 12 }, () => ["-c", "SELECT txid_current()", "-c", "SELECT pg_switch_wal()"]).flat()
+    await promisify(execFile)("psql", ["-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "postgres", "-At", ...steps]).catch(() => undefined)
+  }
+  const panics = () => logged(gateway!, "embedded database: PGlite stopped on a PANIC")
+
+  it("survives PGlite's PANIC on a full disk (the watch off): answers, says so on /health, and stores what it answered once space is back", async () => {
+    gateway = await start("min_free_bytes = 0\nfree_space_check_interval_ms = 100")
+    const [before] = await answered(gateway, 1, "before the PANIC")
+    await waitForInferences(gateway, [before])
+    await driveToPanic()
+    const during = await answered(gateway, 5, "after PGlite stopped")
+    await poll("PGlite's PANIC", async () => (panics().length > 0 ? true : undefined), { timeoutMs: 60_000, last: () => gateway!.log() })
+    expect(panics()[0]).toMatch(/No space left on device/)
+
+    // the gateway's event loop is free: /health answers at once, and says why
+    const health = await gateway.get("/health")
+    expect(health.status).toBe(503)
+    expect(health.body).toMatchObject({ gateway: "ok", postgres: "error", embedded_database: "restarting" })
+    expect(health.body.error).toMatch(/embedded database: PGlite (stopped on a PANIC \(.*No space left on device|is stopped until there is free space|is starting again)/)
+    const meanwhile = await answered(gateway, 3, "while PGlite is down")
+    await poll("refused tries counted", async () => ((await metric(gateway!, "gateway_write_queue_failed_attempts_total")) > 0 ? true : undefined))
+
+    disk.unfill()
+    await poll("/health to be ok again", async () => ((await gateway!.get("/health")).status === 200 ? true : undefined), { timeoutMs: 120_000 })
+    expect(logged(gateway, "embedded database: PGlite serves again"), gateway.log()).toHaveLength(1)
+    const ids = [...during, ...meanwhile]
+    expect((await waitForInferences(gateway, ids, { timeoutMs: 30_000 })).map((inference) => inference.inference_id)).toEqual(ids)
+    expect((await gateway.get("/status")).body).toMatchObject({
+      observability: { queued: 0, dropped: 0, rejected: 0 },
+      embedded_databases: [expect.objectContaining({ state: "ok", restarts: 1 })]
+    })
+  }, caseTimeout)
+
+  it("ends promptly on SIGTERM while PGlite is down after a PANIC, logging how many units it could not store", async () => {
+    await driveToPanic()
+    await answered(gateway!, 2, "before the stop")
+    await poll("PGlite's second PANIC", async () => (panics().length > 1 ? true : undefined), { timeoutMs: 60_000, last: () => gateway!.log() })
+    expect(await stopWithin(gateway!, 15_000)).toBe(0)
+    expect(linesOf(gateway!, /could not write 2 queued units before stopping: writes are paused \(PGlite (stopped on a PANIC|is)/), gateway!.log()).toHaveLength(1)
     disk.unfill()
   }, caseTimeout)
 })
