@@ -57,6 +57,33 @@ export const readHolder = (folder: string): LockHolder => {
   }
 }
 
+/** whether process `pid` exists (signal 0 tests without sending; EPERM: it does, not ours) */
+const exists = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
+/**
+ * The holder named by the lock file of a folder someone holds. A holder writes its pid just
+ * after it takes the lock: a text naming no process that exists may be the last holder's,
+ * read in between, so it is read again a few times (for the message only: the lock is the
+ * lock).
+ */
+const holderOf = (folder: string): LockHolder => {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const holder = readHolder(folder)
+    if (holder.pid !== undefined && exists(holder.pid)) return holder
+    Atomics.wait(pause, 0, 0, 20)
+  }
+  return readHolder(folder)
+}
+
 const sameFile = (a: fs.Stats, b: fs.Stats | undefined) => b !== undefined && a.ino === b.ino && a.dev === b.dev
 
 const rewrite = (fd: number, text: string) => {
@@ -84,7 +111,7 @@ export const lockFolder = (folder: string): Locking => {
     }
     if (!locked) {
       fs.closeSync(fd)
-      return { _tag: "Held", holder: readHolder(folder) }
+      return { _tag: "Held", holder: holderOf(folder) }
     }
     if (!sameFile(fs.fstatSync(fd), fs.statSync(file, { throwIfNoEntry: false }))) {
       // the file this lock is on was removed by its holder as it stopped: take the one at the path

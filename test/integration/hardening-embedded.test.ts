@@ -22,7 +22,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { runGateway, type RunningGateway, startGateway } from "../support/gateway.ts"
+import { repoRoot, runGateway, type RunningGateway, startGateway } from "../support/gateway.ts"
 import { observabilityToml, poll, waitForInferences } from "../support/observability.ts"
 import { mountSmallFilesystem, type SmallFilesystem } from "../support/smallFilesystem.ts"
 
@@ -181,5 +181,107 @@ describe("the embedded database on a full disk", () => {
     expect(await stopWithin(gateway!, 15_000)).toBe(0)
     expect(linesOf(gateway!, /could not write 2 queued units before stopping: writes are paused \(PGlite (stopped on a PANIC|is)/), gateway!.log()).toHaveLength(1)
     disk.unfill()
+  }, caseTimeout)
+})
+
+describe("the embedded database's lock", () => {
+  let folder: string
+  let url: string
+  const started: Array<RunningGateway> = []
+  const env = () => ({ GATEWAY_ANALYTICS_DB_URL: url, GATEWAY_RELATIONAL_DB_URL: url })
+  const lockFile = () => path.join(folder, "data", "gateway.lock")
+  const start = async () => {
+    const gateway = await startGateway({ config: "", env: env(), startTimeoutMs: startTimeout })
+    started.push(gateway)
+    return gateway
+  }
+
+  beforeAll(() => {
+    folder = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-embedded-lock-"))
+    url = `pglite://${path.join(folder, "data")}`
+  })
+
+  afterAll(async () => {
+    for (const gateway of started) if (gateway.process.exitCode === null && gateway.process.signalCode === null) gateway.process.kill("SIGKILL")
+    fs.rmSync(folder, { recursive: true, force: true })
+  })
+
+  it("takes no lock file naming a zombie or a live process other than a holder for a holder", async () => {
+    // a zombie: the child of `sleep 0 &`, whose parent became `sleep 60` and never waits for it
+    const shell = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 60"])
+    try {
+      const zombie = Number(await new Promise<string>((resolve) => shell.stdout.once("data", (data) => resolve(String(data)))))
+      await poll("a zombie", async () => (/^\d+ \(sleep\) Z /.test(fs.readFileSync(`/proc/${zombie}/stat`, "utf8")) ? true : undefined))
+      const created = await runGateway(["--create-api-key"], { env: { GATEWAY_RELATIONAL_DB_URL: url }, timeoutMs: startTimeout })
+      expect(created.code, created.stderr).toBe(0)
+      fs.writeFileSync(lockFile(), `${zombie} 1\n`)
+      const again = await runGateway(["--create-api-key"], { env: { GATEWAY_RELATIONAL_DB_URL: url }, timeoutMs: startTimeout })
+      expect(again.code, again.stderr).toBe(0)
+      expect(again.stdout.trim()).toMatch(/^sk-gw-[a-z0-9]{12}-/)
+    } finally {
+      shell.kill("SIGKILL")
+    }
+    // a pid that another program has now (this test's own): the same
+    fs.writeFileSync(lockFile(), `${process.pid} 1\n`)
+    const reused = await runGateway(["--create-api-key"], { env: { GATEWAY_RELATIONAL_DB_URL: url }, timeoutMs: startTimeout })
+    expect(reused.code, reused.stderr).toBe(0)
+  }, caseTimeout)
+
+  it("starts at once after the gateway holding the folder was killed with SIGKILL", async () => {
+    const killed = await start()
+    killed.process.kill("SIGKILL")
+    // no wait for its exit to be seen: the kernel drops its lock as the process dies
+    const next = await start()
+    expect((await next.get("/health")).status).toBe(200)
+    expect(fs.readFileSync(lockFile(), "utf8")).toMatch(new RegExp(`^${next.process.pid} \\d+\\n$`))
+    expect(await stopWithin(next, 15_000)).toBe(0)
+    expect(fs.existsSync(lockFile())).toBe(false)
+  }, caseTimeout)
+
+  it("gives the folder to exactly one of eight processes trying at the same moment, over the lock file of a holder that died, round after round", async () => {
+    const contender = path.join(repoRoot, "test/support/lockContender.ts")
+    fs.mkdirSync(path.join(folder, "race"), { recursive: true })
+    for (let round = 0; round < 8; round++) {
+      const go = path.join(folder, `go-${round}`)
+      const contenders = Array.from({ length: 8 }, () => spawn(process.execPath, [contender, path.join(folder, "race"), go]))
+      const lines = contenders.map((child) => {
+        let output = ""
+        child.stdout.on("data", (data) => (output += data))
+        return () => output.split("\n").filter((line) => line !== "")
+      })
+      try {
+        await poll("every contender ready", async () => (lines.every((seen) => seen().includes("ready")) ? true : undefined), { timeoutMs: 60_000 })
+        fs.writeFileSync(go, "")
+        const outcomes = await poll("every contender's try", async () => {
+          const tried = lines.map((seen) => seen()[1])
+          return tried.every((outcome) => outcome !== undefined) ? tried : undefined
+        }, { timeoutMs: 60_000 })
+        expect(outcomes.filter((outcome) => outcome === "Locked"), `round ${round}: ${outcomes.join(" ")}`).toHaveLength(1)
+        expect(outcomes.filter((outcome) => outcome === "Held")).toHaveLength(7)
+      } finally {
+        // they exit without releasing: the winner's pid stays in the lock file, a dead holder's for the next round
+        for (const child of contenders) child.stdin.end()
+        await Promise.all(contenders.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once("exit", resolve)) : undefined)))
+      }
+    }
+  }, caseTimeout)
+
+  it("lets exactly one of two gateways racing for the folder (over a stale lock file) serve, and refuses the other naming it", async () => {
+    const dead = spawn("true")
+    await new Promise((resolve) => dead.once("exit", resolve))
+    fs.writeFileSync(lockFile(), `${dead.pid} 1\n`)
+    const outcomes = await Promise.allSettled([start(), start()])
+    const winners = outcomes.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []))
+    const losers = outcomes.flatMap((outcome) => (outcome.status === "rejected" ? [String(outcome.reason)] : []))
+    expect(winners, losers.join("\n")).toHaveLength(1)
+    expect(losers).toHaveLength(1)
+    const [winner] = winners
+    expect(losers[0]).toMatch(new RegExp(`exited with 1 before listening:[\\s\\S]*the embedded database in .* is in use by process ${winner.process.pid}:`))
+    expect((await winner.get("/health")).status).toBe(200)
+    // and a second one while it serves: refused, naming it
+    const refused = await runGateway(["--config-file", path.join(winner.dir, "config.toml")], { env: { ...env(), GATEWAY_BIND_ADDRESS: "127.0.0.1:0" } })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(`is in use by process ${winner.process.pid}`)
+    expect(await stopWithin(winner, 15_000)).toBe(0)
   }, caseTimeout)
 })
