@@ -144,7 +144,11 @@ export const startGateway = async (options: StartOptions): Promise<RunningGatewa
   let stdout = ""
   child.stdout!.on("data", (data) => (stdout += data))
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${stderr}${stdout}`)), options.startTimeoutMs ?? 15_000)
+    const timer = setTimeout(() => {
+      // not left running: it may hold a port, a folder's lock
+      child.kill("SIGKILL")
+      reject(new Error(`gateway did not start:\n${stderr}${stdout}`))
+    }, options.startTimeoutMs ?? 15_000)
     child.stderr!.on("data", (data) => {
       stderr += data
       const match = /Listening on (http:\/\/[^\s"]+)/.exec(stderr)
