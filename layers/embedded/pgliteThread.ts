@@ -24,9 +24,9 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type { FromWorker, ToWorker, WorkerSettings } from "./pgliteWorker.ts"
 
-// resolved alike from this file and from the start-up bundle (dist/bin/gateway.mjs), both two
-// folders below the root: the thread runs from the sources
-const workerFile = new URL("../../layers/embedded/pgliteWorker.ts", import.meta.url)
+// from the start-up bundle (dist/bin/gateway.mjs), the thread's bundle beside it (scripts/bundle.ts
+// builds both); from the sources, the source
+const workerFile = new URL(import.meta.url.endsWith(".mjs") ? "./pgliteWorker.mjs" : "./pgliteWorker.ts", import.meta.url)
 
 /** how long PGlite may take to open its folder (2-3 s on a quiet machine, a recovery included) */
 const openTimeout = Duration.seconds(120)
@@ -168,7 +168,8 @@ export const runThread = (settings: WorkerSettings, room: () => Room): Effect.Ef
       fullAt = diskFull(why) ? room().freeBytes : undefined
       down = `${why}; starting it again`
       yield* Effect.logError(
-        `embedded database: ${why}; its thread is ended and PGlite started again on the same port, recovering from its WAL (writes wait meanwhile)`
+        `embedded database: ${why}; its thread is ended, and PGlite starts again on the same port (recovering from its WAL) as soon as ` +
+          `it can${fullAt === undefined ? "" : ", once space is freed"}: writes wait meanwhile`
       )
       yield* ended(thread)
       thread = yield* Effect.retry(attempt, restartBackoff)
