@@ -49,7 +49,7 @@ const parseHolder = (text: string): LockHolder => {
 }
 
 /** what `<folder>/gateway.lock` says, whether or not anyone holds it */
-export const readHolder = (folder: string): LockHolder => {
+const readHolder = (folder: string): LockHolder => {
   try {
     return parseHolder(fs.readFileSync(path.join(folder, lockFileName), "utf8"))
   } catch {
