@@ -13,12 +13,18 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 
 export interface FreeSpaceSettings {
-  /** undefined: the larger of 1% of the filesystem and `defaultMinFreeBytes`; 0: writes never pause */
+  /** undefined: `defaultMinFreeBytesOf` the filesystem's size; 0: writes never pause */
   readonly minFreeBytes?: number | undefined
   readonly checkIntervalMs: number
 }
 
-export const defaultMinFreeBytes = 256 * 1024 * 1024
+/**
+ * The larger of 1% of the filesystem and 256 MiB (a few 16 MB WAL segments and the largest
+ * batch, with room to spare), but at most 10% of it: a small volume (a 200 MB one) would
+ * otherwise never have room.
+ */
+export const defaultMinFreeBytesOf = (totalBytes: number) =>
+  Math.min(Math.max(256 * 1024 * 1024, Math.floor(totalBytes / 100)), Math.floor(totalBytes / 10))
 export const defaultFreeSpaceSettings: FreeSpaceSettings = { checkIntervalMs: 1000 }
 
 export interface FreeSpace {
@@ -30,7 +36,7 @@ export interface FreeSpace {
   readonly low: string | undefined
 }
 
-const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`
+export const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`
 
 const measure = (stats: fs.StatsFsBase<number>) => ({ freeBytes: stats.bavail * stats.bsize, totalBytes: stats.blocks * stats.bsize })
 
@@ -38,7 +44,7 @@ const measure = (stats: fs.StatsFsBase<number>) => ({ freeBytes: stats.bavail * 
 export const watchFreeSpace = (folder: string, settings: FreeSpaceSettings): Effect.Effect<() => FreeSpace, string, Scope.Scope> =>
   Effect.gen(function*() {
     const first = yield* Effect.try({ try: () => measure(fs.statfsSync(folder)), catch: (error) => `cannot measure the free space of ${folder}: ${(error as Error).message}` })
-    const minFreeBytes = settings.minFreeBytes ?? Math.max(defaultMinFreeBytes, Math.floor(first.totalBytes / 100))
+    const minFreeBytes = settings.minFreeBytes ?? defaultMinFreeBytesOf(first.totalBytes)
     const resumeBytes = Math.floor(minFreeBytes * 1.1)
     const lowReason = (freeBytes: number) =>
       `${megabytes(freeBytes)} free in ${folder}, below min_free_bytes (${megabytes(minFreeBytes)}; writes resume at ${megabytes(resumeBytes)})`

@@ -28,7 +28,7 @@ import { StoreError } from "../../src/storeError.ts"
 import { relationalUrlVariable } from "../../src/auth/store.ts"
 import { StartupError } from "../startup.ts"
 import { type LockHolder, lockFolder } from "./folderLock.ts"
-import { defaultFreeSpaceSettings, type FreeSpaceSettings, watchFreeSpace } from "./freeSpace.ts"
+import { defaultFreeSpaceSettings, type FreeSpaceSettings, megabytes, watchFreeSpace } from "./freeSpace.ts"
 import { runThread } from "./pgliteThread.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -163,7 +163,11 @@ const openEmbedded = (
       }
     }
     yield* Effect.acquireRelease(Effect.sync(() => running.set(url, database)), () => Effect.sync(() => running.delete(url)))
-    yield* Effect.logInfo(`embedded database: ${folder} (PGlite with pgvector, in its own thread), served on 127.0.0.1:${port} to this process`)
+    const space = freeSpace()
+    yield* Effect.logInfo(
+      `embedded database: ${folder} (PGlite with pgvector, in its own thread), served on 127.0.0.1:${port} to this process; ` +
+        (space.minFreeBytes === 0 ? "writes never pause for free space" : `writes pause below ${megabytes(space.minFreeBytes)} free (${megabytes(space.freeBytes)} now)`)
+    )
     return url
   })
 

@@ -35,7 +35,7 @@ export interface ObservabilitySettings {
 
 /** `[gateway.embedded_database]`: the free-space watch of a `pglite://` database's folder */
 export interface EmbeddedDatabaseSettings {
-  /** writes pause below this many free bytes; undefined: the larger of 1% of the filesystem and 256 MiB; 0: never */
+  /** writes pause below this many free bytes; undefined: the larger of 1% of the filesystem and 256 MiB, at most 10% of it; 0: never */
   readonly minFreeBytes: number | undefined
   readonly freeSpaceCheckIntervalMs: number
 }
