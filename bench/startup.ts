@@ -5,7 +5,9 @@
 // Options: --runs N (default 20), --warmup N (runs not counted, default 2: the first run after
 // an edit fills the compile cache), --entry <file> (default bin/start.mjs, as `npm start`; any
 // entry taking the gateway's flags: bin/gateway.ts for the sources, dist/bin/gateway.mjs), --node-arg <arg> (repeatable: an option
-// for node itself), --json (machine-readable output too).
+// for node itself), --embedded (both databases on one embedded database, pglite://, created in
+// the first warm-up start and reused: the time PGlite takes to open it is in the figure),
+// --json (machine-readable output too).
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -23,6 +25,11 @@ const runs = Number(option("runs") ?? 20)
 const warmup = Number(option("warmup") ?? 2)
 const entry = option("entry") ?? "bin/start.mjs"
 const nodeArgs = args.flatMap((arg, index) => (args[index - 1] === "--node-arg" ? [arg] : []))
+const embeddedFolder = args.includes("--embedded") ? fs.mkdtempSync(path.join(os.tmpdir(), "gateway-startup-pglite-")) : undefined
+const databaseEnv = embeddedFolder === undefined
+  ? {}
+  : { GATEWAY_ANALYTICS_DB_URL: `pglite://${embeddedFolder}`, GATEWAY_RELATIONAL_DB_URL: `pglite://${embeddedFolder}` }
+process.on("exit", () => embeddedFolder !== undefined && fs.rmSync(embeddedFolder, { recursive: true, force: true }))
 
 
 /** the quickstart's folder, copied with its bind address on `port` */
@@ -65,7 +72,11 @@ const once = async (): Promise<Run> => {
   const port = await freePort()
   const { dir, file } = quickstartOn(port)
   const started = performance.now()
-  const child = spawn(process.execPath, [...nodeArgs, entry, "--config-file", file], { cwd: root, stdio: ["ignore", "ignore", "pipe"] })
+  const child = spawn(process.execPath, [...nodeArgs, entry, "--config-file", file], {
+    cwd: root,
+    env: { ...process.env, ...databaseEnv },
+    stdio: ["ignore", "ignore", "pipe"]
+  })
   let stderr = ""
   child.stderr!.on("data", (data) => (stderr += data))
   let exited = false
@@ -108,7 +119,7 @@ const summary = {
   idleRssMb: Math.round(quantile(rss, 0.5))
 }
 console.log(
-  `start-up of ${[...nodeArgs, entry].join(" ")} (quickstart, ${runs} runs): median ${summary.medianMs} ms, p90 ${summary.p90Ms} ms, ` +
+  `start-up of ${[...nodeArgs, entry].join(" ")} (quickstart${embeddedFolder === undefined ? "" : ", embedded database"}, ${runs} runs): median ${summary.medianMs} ms, p90 ${summary.p90Ms} ms, ` +
     `min ${summary.minMs} ms; CPU median ${summary.cpuMedianMs} ms; idle RSS ${summary.idleRssMb} MB`
 )
 if (args.includes("--json")) console.log(JSON.stringify(summary))

@@ -297,7 +297,12 @@ const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined, wat
       Effect.andThen(Effect.logInfo(
         `configuration loaded: ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
       )),
-      Effect.andThen(Effect.scoped(Effect.flatMap(withEmbeddedDatabases(process.env), (env) => Layer.launch(ServerLive(loaded, env, options))))),
+      Effect.andThen(Effect.scoped(Effect.flatMap(
+        withEmbeddedDatabases(process.env, {
+          freeSpace: { minFreeBytes: config.gateway.embeddedDatabase.minFreeBytes, checkIntervalMs: config.gateway.embeddedDatabase.freeSpaceCheckIntervalMs }
+        }),
+        (env) => Layer.launch(ServerLive(loaded, env, options))
+      ))),
       Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
       worker === undefined ? (effect) => effect : Effect.annotateLogs("worker", worker.number),
       Effect.provide(LoggingLive(flags.logFormat, level))

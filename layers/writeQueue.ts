@@ -18,7 +18,8 @@
  * - A row over `max_row_bytes` comes encoded cut down (src/observability/rowBudget.ts): it is
  *   counted (`truncatedRows`) and logged with what was cut, and queued like any other.
  * - The flusher never stops: whatever escapes a flush is logged and the loop goes on.
- * - When the scope closes (SIGTERM), what is queued is flushed before the process exits.
+ * - When the scope closes (SIGTERM), what is queued is flushed before the process exits (not
+ *   waited for while the database pauses writes: the units left are counted in the log).
  */
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -298,6 +299,11 @@ export const makeWriteQueue = (
         stopping = true
         yield* Fiber.interrupt(flusher)
         if (queue.length === 0) return yield* reportDrops
+        const paused = database.writesPaused?.()
+        if (paused !== undefined) {
+          yield* Effect.logError(`observability: could not write ${queue.length} queued units before stopping: writes are paused (${paused})`)
+          return yield* reportDrops
+        }
         const pending = queue.length
         const drained = yield* Effect.timeoutOption(
           Effect.gen(function*() {

@@ -1,8 +1,8 @@
 /**
  * GET /status and GET /health (spec 4.8). Both answer without an API key, so with
- * authentication on their bodies say no more than "running" and "ok"/"error": the queue's
- * counters and a database's error text (hosts, ports) are for the log and for deployments
- * without authentication.
+ * authentication on their bodies say no more than "running" and "ok"/"error" (and an embedded
+ * database's state word): the queue's counters and a database's error text (hosts, ports,
+ * folders) are for the log and for deployments without authentication.
  */
 import cluster from "node:cluster"
 import * as Duration from "effect/Duration"
@@ -14,6 +14,7 @@ import { ConfigReload, type ConfigVersion } from "../../src/config/reload.ts"
 import { Configuration } from "../../src/services.ts"
 import { Tasks } from "../../src/tasks/service.ts"
 import { Tracing } from "../../src/tracing/trace.ts"
+import { embeddedDatabases, type EmbeddedStatus } from "../embedded/pglite.ts"
 import { jsonResponse } from "./respond.ts"
 
 export const gatewayVersion = "0.1.0"
@@ -49,7 +50,8 @@ export const statusHandler = Effect.flatMap(Effect.all([Configuration, Observabi
         ...worker,
         ...(stores === undefined ? {} : { observability: { backend: stores.database.backend, ...vectorSearch, ...stats() } }),
         background_tasks: tasks.available ? "pg-boss" : "off",
-        ...(tracing.enabled ? { trace_export: tracing.stats() } : {})
+        ...(tracing.enabled ? { trace_export: tracing.stats() } : {}),
+        ...embeddedStatus()
       }))
   ))
 
@@ -67,30 +69,51 @@ const probed = (backend: string, error: string | undefined): Effect.Effect<void>
     : Effect.logInfo(`/health: the ${backend} database answers again`)
 }
 
+/** `/status`'s `embedded_databases`: the embedded databases this process runs, if any */
+const embeddedStatus = () => {
+  const databases = embeddedDatabases()
+  if (databases.length === 0) return {}
+  return {
+    embedded_databases: databases.map(({ folder, status }) => {
+      const { state, reason, freeBytes, minFreeBytes, restarts } = status()
+      return { folder, state, ...(reason === undefined ? {} : { reason }), free_bytes: freeBytes, min_free_bytes: minFreeBytes, restarts }
+    })
+  }
+}
+
+/** the worst state of the embedded databases this process runs (undefined: none), with why when it is not ok */
+const embeddedHealth = (): { readonly state: EmbeddedStatus["state"]; readonly reason?: string | undefined } | undefined => {
+  const states = embeddedDatabases().map((database) => database.status())
+  if (states.length === 0) return undefined
+  return states.find((status) => status.state === "restarting") ?? states.find((status) => status.state === "writes_paused") ?? { state: "ok" }
+}
+
 /**
- * `{"gateway": "ok"}`, plus the database's state under its name; 503 when it does not answer,
- * with the reason in the body only when authentication is off.
+ * `{"gateway": "ok"}`, plus the database's state under its name and, with an embedded database
+ * (`pglite://`), its state under `embedded_database`; 503 when the database does not answer or
+ * the embedded database pauses writes (its disk is nearly full) or is starting again, with the
+ * reason in the body only when authentication is off.
  */
 export const healthHandler = Effect.flatMap(Effect.all([Configuration, Observability]), ([config, { stores }]) => {
-  if (stores === undefined) return Effect.succeed(jsonResponse(JSON.stringify({ gateway: "ok" })))
   const detailed = !config.gateway.auth.enabled
+  const embedded = embeddedHealth()
+  const embeddedFields = embedded === undefined ? {} : { embedded_database: embedded.state }
+  const embeddedProblem = embedded?.reason === undefined ? [] : [`embedded database: ${embedded.reason}`]
+  const answer = (fields: Record<string, string>, problems: ReadonlyArray<string>) =>
+    jsonResponse(
+      JSON.stringify({ gateway: "ok", ...fields, ...embeddedFields, ...(detailed && problems.length > 0 ? { error: problems.join("; ") } : {}) }),
+      problems.length > 0 ? 503 : 200
+    )
+  if (stores === undefined) return Effect.succeed(answer({}, embeddedProblem))
   const store = stores.database
   return store.ping.pipe(
     Effect.timeoutOrElse({ duration: healthTimeout, orElse: () => Effect.fail({ message: "no answer within 2 s" }) }),
     Effect.matchEffect({
-      onSuccess: () =>
-        Effect.as(probed(store.backend, undefined), jsonResponse(JSON.stringify({ gateway: "ok", [store.backend]: "ok" }))),
+      onSuccess: () => Effect.as(probed(store.backend, undefined), answer({ [store.backend]: "ok" }, embeddedProblem)),
       onFailure: (error) =>
         Effect.as(
           probed(store.backend, error.message),
-          jsonResponse(
-            JSON.stringify({
-              gateway: "ok",
-              [store.backend]: "error",
-              ...(detailed ? { error: `${store.backend}: ${error.message}` } : {})
-            }),
-            503
-          )
+          answer({ [store.backend]: "error" }, [`${store.backend}: ${error.message}`, ...embeddedProblem])
         )
     })
   )

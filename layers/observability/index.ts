@@ -14,6 +14,7 @@ import type { ObservabilityDatabase } from "../../src/observability/database.ts"
 import { analyticsUrlVariable, Observability, type ObservabilityStores } from "../../src/observability/stores.ts"
 import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import type { StoreError } from "../../src/storeError.ts"
+import { embeddedDatabaseAt, pausingWrites } from "../embedded/pglite.ts"
 import { StartupError } from "../startup.ts"
 import { makeWriteQueue } from "../writeQueue.ts"
 
@@ -35,7 +36,9 @@ export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect
     if (Result.isFailure(database)) return yield* new StartupError({ message: database.failure })
     if (database.success === undefined) return undefined
     const chosen = database.success
-    return yield* Effect.mapError(makeStores(chosen, config.gateway.observability.maxRowBytes), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
+    const stores = yield* Effect.mapError(makeStores(chosen, config.gateway.observability.maxRowBytes), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
+    const embedded = embeddedDatabaseAt(chosen.url)
+    return embedded === undefined ? stores : { ...stores, database: pausingWrites(stores.database, embedded) }
   })
 
 /** Applies pending migrations, naming each in the log. */

@@ -72,6 +72,16 @@ const describe = (error: unknown): string => {
     const text = error.message !== "" ? error.message : (error as { code?: string }).code ?? error.name
     return text.replace(/\s*[\r\n]+\s*/g, " ")
   }
+  // pg-boss also emits plain objects (a connection cut off mid-query): their message, or their JSON, not "[object Object]"
+  if (typeof error === "object" && error !== null) {
+    const message = (error as { message?: unknown }).message
+    if (typeof message === "string" && message !== "") return describe(new Error(message))
+    try {
+      return JSON.stringify(error).slice(0, 500)
+    } catch {
+      return String(error)
+    }
+  }
   return String(error)
 }
 

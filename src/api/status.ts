@@ -13,6 +13,12 @@ import { ConfigVersionBody } from "./operations.ts"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
+/**
+ * an embedded database's state: `writes_paused` (too little free space in its folder: writes
+ * wait), `restarting` (PGlite is starting again after a PANIC or a crash)
+ */
+const EmbeddedState = Schema.Literals(["ok", "writes_paused", "restarting"])
+
 export const StatusResponse = Schema.Struct({
   status: Schema.Literal("ok"),
   version: Schema.String,
@@ -35,27 +41,47 @@ export const StatusResponse = Schema.Struct({
   /** whether durable background tasks (batch polls) run: on a relational database, or not (authentication off only) */
   background_tasks: Schema.optional(Schema.Literals(["pg-boss", "off"])),
   /** the trace exporter, when it is on (authentication off only) */
-  trace_export: Schema.optional(Schema.Struct({ exported: Count, dropped: Count }))
+  trace_export: Schema.optional(Schema.Struct({ exported: Count, dropped: Count })),
+  /** the embedded databases (`pglite://`) this process runs (authentication off only) */
+  embedded_databases: Schema.optional(Schema.Array(Schema.Struct({
+    folder: Schema.String,
+    state: EmbeddedState,
+    /** why writes pause or the database is down */
+    reason: Schema.optional(Schema.String),
+    /** bytes free in the folder's filesystem, and the minimum below which writes pause (`[gateway.embedded_database]`) */
+    free_bytes: Count,
+    min_free_bytes: Count,
+    /** times PGlite was started again after a PANIC or a crash */
+    restarts: Count
+  })))
 }).annotate({ identifier: "StatusResponse" })
 export type StatusResponse = typeof StatusResponse.Type
 
 const databaseState = <const S extends string>(state: S) =>
   Schema.optional(Schema.Literal(state)).annotate({ description: "present when observability stores in this database" })
 
+const embeddedState = <S extends Schema.Top>(state: S) =>
+  Schema.optional(state).annotate({ description: "present when this process runs an embedded database (pglite://)" })
+
 /** `{"gateway": "ok"}`, plus the database's state under its name when observability is on */
 export const HealthResponse = Schema.Struct({
   gateway: Schema.Literal("ok"),
   clickhouse: databaseState("ok"),
-  postgres: databaseState("ok")
+  postgres: databaseState("ok"),
+  embedded_database: embeddedState(Schema.Literal("ok"))
 }).annotate({ identifier: "HealthResponse" })
 
 export const HealthFailure = Schema.Struct({
   gateway: Schema.Literal("ok"),
-  clickhouse: databaseState("error"),
-  postgres: databaseState("error"),
+  clickhouse: Schema.optional(Schema.Literals(["ok", "error"])),
+  postgres: Schema.optional(Schema.Literals(["ok", "error"])),
+  embedded_database: embeddedState(EmbeddedState),
   /** why (authentication off only) */
   error: Schema.optional(Schema.String)
-}).pipe(HttpApiSchema.status(503)).annotate({ identifier: "HealthFailure", description: "The database does not answer" })
+}).pipe(HttpApiSchema.status(503)).annotate({
+  identifier: "HealthFailure",
+  description: "The database does not answer, or the embedded database pauses writes (too little free space) or is starting again"
+})
 
 export const StatusGroup = HttpApiGroup.make("status")
   .add(

@@ -156,6 +156,10 @@ export const buildGateway = (context: BuildContext, table: unknown): BuiltGatewa
         maxQueuedBytes: observability?.max_queued_bytes ?? 256 * 1024 * 1024,
         maxRowBytes
       },
+      embeddedDatabase: {
+        minFreeBytes: raw.embedded_database?.min_free_bytes,
+        freeSpaceCheckIntervalMs: raw.embedded_database?.free_space_check_interval_ms ?? 1000
+      },
       traceExport: {
         enabled: raw.export?.otlp?.traces?.enabled ?? false,
         extraHeaders: traceHeaders,

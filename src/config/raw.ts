@@ -282,6 +282,12 @@ export const RawGateway = Schema.Struct({
     /** the largest row stored (its JSON text): larger ones are cut down, raw payloads first */
     max_row_bytes: Schema.optional(PositiveInt)
   })),
+  /** the embedded database (`pglite://`): its free-space watch (layers/embedded/freeSpace.ts) */
+  embedded_database: Schema.optional(Schema.Struct({
+    /** writes pause below this many free bytes in the folder's filesystem; 0: never */
+    min_free_bytes: Schema.optional(NonNegativeInt),
+    free_space_check_interval_ms: Schema.optional(PositiveInt)
+  })),
   export: Schema.optional(Schema.Struct({
     otlp: Schema.optional(Schema.Struct({
       traces: Schema.optional(Schema.Struct({

@@ -38,6 +38,13 @@ export interface ObservabilitySettings {
   readonly maxRowBytes: number
 }
 
+/** `[gateway.embedded_database]`: the free-space watch of a `pglite://` database's folder */
+export interface EmbeddedDatabaseSettings {
+  /** writes pause below this many free bytes; undefined: the larger of 1% of the filesystem and 256 MiB, at most 10% of it; 0: never */
+  readonly minFreeBytes: number | undefined
+  readonly freeSpaceCheckIntervalMs: number
+}
+
 /** `[gateway.cache]`: the model answer cache */
 export interface CacheSettings {
   /** with authentication on, whether callers with different API keys may share entries */
@@ -108,6 +115,7 @@ export interface GatewaySettings {
   /** whether requests may name `dummy::<model>` short-hands (configured models of type "dummy" work either way) */
   readonly dummyShorthands: boolean
   readonly observability: ObservabilitySettings
+  readonly embeddedDatabase: EmbeddedDatabaseSettings
   readonly traceExport: TraceExportSettings
   readonly auth: AuthSettings
   readonly relay?: RelaySettings | undefined

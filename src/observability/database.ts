@@ -36,6 +36,12 @@ export interface ObservabilityDatabase {
   readonly encode: (batch: WriteBatch) => Result.Result<ReadonlyArray<EncodedRow>, StoreError>
   /** writes encoded rows, in as few statements as their tables allow */
   readonly write: (rows: ReadonlyArray<EncodedRow>) => Effect.Effect<void, StoreError>
+  /**
+   * why writes are refused now without being tried, undefined while they are tried (an
+   * embedded database pauses them when its disk is nearly full): the final flush on shutdown
+   * does not wait for what cannot come
+   */
+  readonly writesPaused?: (() => string | undefined) | undefined
 }
 
 /**

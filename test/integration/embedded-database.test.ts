@@ -27,7 +27,8 @@ describe("the embedded database", () => {
   let url: string
   let gateway: RunningGateway | undefined
   const env = () => ({ GATEWAY_ANALYTICS_DB_URL: url, GATEWAY_RELATIONAL_DB_URL: url })
-  const start = (extra: Record<string, string | undefined> = {}) => startGateway({ config, env: { ...env(), ...extra } })
+  // PGlite creates its database at the first start: seconds of CPU, many more on a loaded machine
+  const start = (extra: Record<string, string | undefined> = {}) => startGateway({ config, env: { ...env(), ...extra }, startTimeoutMs: 120_000 })
   const infer = (text: string) =>
     gateway!.post("/inference", { model_name: "dummy::echo", input: { messages: [{ role: "user", content: text }] } })
 
@@ -53,7 +54,7 @@ describe("the embedded database", () => {
     expect(stored.function_name).toBe("gateway::default")
     expect(fs.readFileSync(path.join(folder, "data", "FORMAT"), "utf8")).toMatch(/^gateway-pglite 1/)
     expect(fs.readFileSync(path.join(folder, "data", "gateway.lock"), "utf8")).toMatch(new RegExp(`^${gateway.process.pid} \\d+`))
-  })
+  }, 150_000)
 
   it("refuses a second gateway on the folder, naming the process that holds it", async () => {
     const second = await runGateway(["--config-file", path.join(gateway!.dir, "config.toml")], { env: { ...env(), GATEWAY_BIND_ADDRESS: "127.0.0.1:0" } })
@@ -75,7 +76,7 @@ describe("the embedded database", () => {
     gateway = await start()
     const stored = await waitForInference(gateway, answer.body.inference_id)
     expect(stored.inference_id).toBe(answer.body.inference_id)
-  })
+  }, 150_000)
 
   it("keeps them across a SIGTERM and a restart", async () => {
     const answer = await infer("before the stop")
@@ -89,7 +90,7 @@ describe("the embedded database", () => {
       return found.body.inferences.length >= 3 ? found.body.inferences : undefined
     })
     expect(listed.length).toBeGreaterThanOrEqual(3)
-  })
+  }, 150_000)
 
   it("moves every row to a Postgres server with migrate-data, which a gateway on that server then reads", async () => {
     const answer = await infer("moved")

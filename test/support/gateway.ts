@@ -129,6 +129,8 @@ export interface StartOptions {
   readonly env?: Record<string, string | undefined>
   /** replace `--config-file <dir>/config.toml`; the working directory is the temporary folder */
   readonly args?: ReadonlyArray<string>
+  /** how long it may take to listen (15 s; an embedded database created at start needs more on a loaded machine) */
+  readonly startTimeoutMs?: number
 }
 
 export const startGateway = async (options: StartOptions): Promise<RunningGateway> => {
@@ -142,7 +144,11 @@ export const startGateway = async (options: StartOptions): Promise<RunningGatewa
   let stdout = ""
   child.stdout!.on("data", (data) => (stdout += data))
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${stderr}${stdout}`)), 15_000)
+    const timer = setTimeout(() => {
+      // not left running: it may hold a port, a folder's lock
+      child.kill("SIGKILL")
+      reject(new Error(`gateway did not start:\n${stderr}${stdout}`))
+    }, options.startTimeoutMs ?? 15_000)
     child.stderr!.on("data", (data) => {
       stderr += data
       const match = /Listening on (http:\/\/[^\s"]+)/.exec(stderr)

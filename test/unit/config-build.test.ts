@@ -69,6 +69,7 @@ cache = { share_across_api_keys = true, lookup_timeout_ms = 50 }
 observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, max_bytes = 1000, flush_interval_ms = 20 }, max_queued_writes = 500, max_queued_bytes = 9000, max_row_bytes = 1048576 }
 dummy_shorthands = false
 export.otlp.traces = { enabled = true, extra_headers = { authorization = "Bearer t" }, sample_ratio = 0.25 }
+embedded_database = { min_free_bytes = 1048576, free_space_check_interval_ms = 250 }
 auth = { max_failed_attempts_per_minute = 7 }
 
 [models.gpt]
@@ -147,6 +148,7 @@ level = "episode"
         maxQueuedBytes: 9000,
         maxRowBytes: 1048576
       },
+      embeddedDatabase: { minFreeBytes: 1048576, freeSpaceCheckIntervalMs: 250 },
       traceExport: { enabled: true, extraHeaders: { authorization: "Bearer t" }, sampleRatio: 0.25 },
       auth: { enabled: false, cacheTtlMs: 1000, maxFailedAttemptsPerMinute: 7 }
     })
