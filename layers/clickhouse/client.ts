@@ -105,6 +105,11 @@ export interface ClickHouse {
   readonly select: <Row>(query: string, signal: AbortSignal) => Promise<Array<Row>>
   /** one INSERT of JSONEachRow lines (UTF-8); table names are the code's own, never input */
   readonly insert: (table: string, lines: ReadonlyArray<Buffer>, signal: AbortSignal) => Promise<unknown>
+  /**
+   * one INSERT of JSONEachRow text sent as `parts` makes it (each part whole lines, each line
+   * ending in a newline): a part that fails aborts the request, and the server stores none of it
+   */
+  readonly insertStreamed: (table: string, parts: AsyncIterable<Buffer>, signal: AbortSignal) => Promise<unknown>
 }
 
 /** The client of the database `url` names, closed with the scope. */
@@ -139,6 +144,15 @@ export const makeClickHouse = (url: string): Effect.Effect<ClickHouse, StoreErro
           abort_signal: signal
         })
         // the answer of an INSERT is empty: read to its end, which frees the connection
+        stream.resume()
+        await finished(stream)
+      },
+      insertStreamed: async (table, parts, signal) => {
+        const { stream } = await client.exec({
+          query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+          values: Readable.from(parts, { objectMode: false }),
+          abort_signal: signal
+        })
         stream.resume()
         await finished(stream)
       }

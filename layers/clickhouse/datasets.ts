@@ -16,7 +16,9 @@ import { Buffer } from "node:buffer"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
-import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, StoredDatapoint } from "../../src/datasets/store.ts"
+import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, NewDatapoint, StoredDatapoint } from "../../src/datasets/store.ts"
+import { ioTurn } from "../../src/eventLoop.ts"
+import { joinTexts } from "../../src/observability/database.ts"
 import { distinctUuids, isUuid } from "../../src/ids.ts"
 import type { ClickHouse } from "./client.ts"
 import { filterTreeSql, tagOrTimeSql } from "./filters.ts"
@@ -65,7 +67,16 @@ const named = (record: StoredDatapoint, name: string | undefined): StoredDatapoi
   return name === undefined ? rest : { ...rest, name }
 }
 
-export const makeClickHouseDatasetStore = ({ client, run, select, insert }: ClickHouse): DatasetStore => {
+/** the JSONEachRow text of `parts`, a part at a time, with a turn of the event loop between parts */
+async function* datapointTexts(parts: Iterable<ReadonlyArray<NewDatapoint>>): AsyncGenerator<Buffer> {
+  for (const part of parts) {
+    if (part.length === 0) continue
+    yield joinTexts(part.map((datapoint) => datapointLine(datapoint, datapoint.searchText, datapoint.updatedAt)), "\n", "", "\n")
+    await ioTurn()
+  }
+}
+
+export const makeClickHouseDatasetStore = ({ client, run, select, insert, insertStreamed }: ClickHouse): DatasetStore => {
   const locks = Array.from({ length: lockStripes }, () => Semaphore.makeUnsafe(1))
   /** runs `effect` while no other change of the dataset runs in this process */
   const exclusively = (datasetName: string) => {
@@ -103,6 +114,18 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
       datapoints.length === 0 ? Effect.void : run("insertDatapoints", async (signal) => {
         const lines = datapoints.map((datapoint) => datapointLine(datapoint, datapoint.searchText, datapoint.updatedAt))
         await insert("Datapoint", lines, signal)
+      }),
+
+    // One INSERT, as above, its body sent as the parts are made
+    insertDatapointsInParts: (parts) =>
+      run("insertDatapoints", async (signal) => {
+        const texts = datapointTexts(parts)
+        const first = await texts.next()
+        if (first.done === true) return
+        await insertStreamed("Datapoint", (async function*() {
+          yield first.value
+          yield* texts
+        })(), signal)
       }),
 
     getDatapoints: (datasetName, ids) =>

@@ -19,6 +19,12 @@ import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeSignIn = makeDecoder(SignInRequest)
 
+/**
+ * The largest sign-in body: it is read before anything is authenticated (the key is in it), and
+ * `{"api_key": "..."}` is under 200 bytes; a larger one is a 413 before its bytes are read.
+ */
+export const signInBodyBytes = 4 * 1024
+
 /** a session lasts a working day; signing in again starts another */
 const sessionSeconds = 12 * 60 * 60
 
@@ -50,7 +56,7 @@ export const signInHandler = Effect.gen(function*() {
   if (!/^application\/json\b/i.test(contentType.trim())) {
     return yield* new InvalidRequest({ message: `content-type: signing in takes application/json, not "${contentType}"` })
   }
-  const { api_key } = yield* readJsonBody(decodeSignIn, config.gateway.maxRequestBodyBytes)
+  const { api_key } = yield* readJsonBody(decodeSignIn, Math.min(signInBodyBytes, config.gateway.maxRequestBodyBytes))
   if (!auth.enabled) return answer({ authentication: false, signed_in: true })
   const publicId = yield* auth.authenticate(`Bearer ${api_key.trim()}`, Option.getOrUndefined(request.peerAddress))
   if (!auth.isAdmin(publicId)) return yield* notAdmin(publicId)

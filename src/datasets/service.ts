@@ -17,7 +17,7 @@ import type {
   UpdateMetadataRequest
 } from "../api/datasets.ts"
 import type { GatewayConfig } from "../config/types.ts"
-import type { Conflict, InvalidRequest, NotFound, ServiceUnavailable } from "../errors.ts"
+import type { Conflict, InvalidRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "../errors.ts"
 import { Observability, observabilityDisabled, type ObservabilityStores } from "../observability/stores.ts"
 import { Configuration } from "../services.ts"
 import { makeDatapointOperations } from "./datapoints.ts"
@@ -34,12 +34,8 @@ export interface DatasetDeps {
 type Failure = InvalidRequest | NotFound | ServiceUnavailable
 
 export interface DatasetOperations {
-  /** checks and writes new datapoints (all or nothing); their ids in input order. `at` names an item for messages (default `datapoints[i]`). */
-  readonly create: (
-    datasetName: string,
-    datapoints: ReadonlyArray<CreateDatapoint>,
-    at?: (index: number) => string
-  ) => Effect.Effect<ReadonlyArray<string>, Failure>
+  /** checks and writes new datapoints (all or nothing); their ids in input order */
+  readonly create: (datasetName: string, datapoints: ReadonlyArray<CreateDatapoint>) => Effect.Effect<ReadonlyArray<string>, Failure>
   /** the versions with these ids in the dataset, stale ones included, in the order asked for */
   readonly get: (datasetName: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
   readonly list: (datasetName: string, request: ListDatapointsRequest) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
@@ -60,8 +56,14 @@ export interface DatasetTransfers {
   readonly fromInferences: (datasetName: string, request: FromInferencesRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
   /** the dataset's live datapoints as JSON Lines, oldest first, read a page at a time */
   readonly exportDatapoints: (datasetName: string) => Stream.Stream<string, ServiceUnavailable>
-  /** JSON Lines as create takes them (or as export writes them), checked like create, all or nothing; their ids in line order */
-  readonly importDatapoints: (datasetName: string, body: string) => Effect.Effect<ReadonlyArray<string>, Failure>
+  /**
+   * JSON Lines as create takes them (or as export writes them), checked like create, all or
+   * nothing, read from `body` as it arrives; their ids in line order
+   */
+  readonly importDatapoints: <E>(
+    datasetName: string,
+    body: Stream.Stream<Uint8Array, E>
+  ) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge | E>
 }
 
 export class DatasetService extends Context.Service<DatasetService, DatasetOperations & DatasetTransfers>()("gateway/DatasetService") {
@@ -89,7 +91,7 @@ export class DatasetService extends Context.Service<DatasetService, DatasetOpera
       }
       const deps: DatasetDeps = { config, stores }
       const operations = makeDatapointOperations(deps)
-      return DatasetService.of({ ...operations, ...makeFromInferences(deps), ...makeJsonLines(deps, operations) })
+      return DatasetService.of({ ...operations, ...makeFromInferences(deps), ...makeJsonLines(deps) })
     })
   )
 }
