@@ -89,9 +89,9 @@ export const writeError = (error: unknown): StoreError => {
 // ---- the client
 
 /** a request body of bytes: a stream of one chunk, not in object mode (the client sends it as it is) */
-const bodyOf = (bytes: Buffer): Readable => {
+const bodyOf = (...parts: ReadonlyArray<Buffer>): Readable => {
   const body = new Readable({ read() {} })
-  body.push(bytes)
+  for (const bytes of parts) body.push(bytes)
   body.push(null)
   return body
 }
@@ -106,10 +106,11 @@ export interface ClickHouse {
   /** one INSERT of JSONEachRow lines (UTF-8); table names are the code's own, never input */
   readonly insert: (table: string, lines: ReadonlyArray<Buffer>, signal: AbortSignal) => Promise<unknown>
   /**
-   * one INSERT of JSONEachRow text sent as `parts` makes it (each part whole lines, each line
-   * ending in a newline): a part that fails aborts the request, and the server stores none of it
+   * one INSERT of JSONEachRow text in parts (each whole lines, each line ending in a newline),
+   * all given at once: the server stores all of it or none, as `insert`'s (a body that arrives
+   * in bursts it may store a burst at a time), without joining the parts into one buffer first
    */
-  readonly insertStreamed: (table: string, parts: AsyncIterable<Buffer>, signal: AbortSignal) => Promise<unknown>
+  readonly insertParts: (table: string, parts: ReadonlyArray<Buffer>, signal: AbortSignal) => Promise<unknown>
 }
 
 /** The client of the database `url` names, closed with the scope. */
@@ -147,10 +148,10 @@ export const makeClickHouse = (url: string): Effect.Effect<ClickHouse, StoreErro
         stream.resume()
         await finished(stream)
       },
-      insertStreamed: async (table, parts, signal) => {
+      insertParts: async (table, parts, signal) => {
         const { stream } = await client.exec({
           query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-          values: Readable.from(parts, { objectMode: false }),
+          values: bodyOf(...parts),
           abort_signal: signal
         })
         stream.resume()

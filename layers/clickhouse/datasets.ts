@@ -16,7 +16,7 @@ import { Buffer } from "node:buffer"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
-import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, NewDatapoint, StoredDatapoint } from "../../src/datasets/store.ts"
+import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, StoredDatapoint } from "../../src/datasets/store.ts"
 import { ioTurn } from "../../src/eventLoop.ts"
 import { joinTexts } from "../../src/observability/database.ts"
 import { distinctUuids, isUuid } from "../../src/ids.ts"
@@ -67,16 +67,7 @@ const named = (record: StoredDatapoint, name: string | undefined): StoredDatapoi
   return name === undefined ? rest : { ...rest, name }
 }
 
-/** the JSONEachRow text of `parts`, a part at a time, with a turn of the event loop between parts */
-async function* datapointTexts(parts: Iterable<ReadonlyArray<NewDatapoint>>): AsyncGenerator<Buffer> {
-  for (const part of parts) {
-    if (part.length === 0) continue
-    yield joinTexts(part.map((datapoint) => datapointLine(datapoint, datapoint.searchText, datapoint.updatedAt)), "\n", "", "\n")
-    await ioTurn()
-  }
-}
-
-export const makeClickHouseDatasetStore = ({ client, run, select, insert, insertStreamed }: ClickHouse): DatasetStore => {
+export const makeClickHouseDatasetStore = ({ client, run, select, insert, insertParts }: ClickHouse): DatasetStore => {
   const locks = Array.from({ length: lockStripes }, () => Semaphore.makeUnsafe(1))
   /** runs `effect` while no other change of the dataset runs in this process */
   const exclusively = (datasetName: string) => {
@@ -116,16 +107,19 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert, insert
         await insert("Datapoint", lines, signal)
       }),
 
-    // One INSERT, as above, its body sent as the parts are made
+    // One INSERT, as above, its body given whole: sent in parts as they were made, ClickHouse could
+    // store the first ones before refusing a later one. Each part becomes its text (a third larger
+    // than its JSON, with the search text) before the next is made, with a turn of the event loop
+    // between parts.
     insertDatapointsInParts: (parts) =>
       run("insertDatapoints", async (signal) => {
-        const texts = datapointTexts(parts)
-        const first = await texts.next()
-        if (first.done === true) return
-        await insertStreamed("Datapoint", (async function*() {
-          yield first.value
-          yield* texts
-        })(), signal)
+        const texts: Array<Buffer> = []
+        for (const part of parts) {
+          if (part.length === 0) continue
+          texts.push(joinTexts(part.map((datapoint) => datapointLine(datapoint, datapoint.searchText, datapoint.updatedAt)), "\n", "", "\n"))
+          await ioTurn()
+        }
+        if (texts.length > 0) await insertParts("Datapoint", texts, signal)
       }),
 
     getDatapoints: (datasetName, ids) =>

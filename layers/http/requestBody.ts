@@ -17,7 +17,7 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
-import * as Queue from "effect/Queue"
+import type * as Arr from "effect/Array"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
@@ -161,13 +161,15 @@ export const readRequestBody = <A, E>(
     return Effect.sync(() => settle(undefined))
   })
 
+/** what a streamed body reads ahead of its consumer at most (the upload waits beyond it) */
+const readAheadBytes = 1024 * 1024
+
 /**
  * The request's body as a stream of its chunks, within the same bounds as `readRequestBody`
- * (413 past `maxBytes`, 503 past the budget). Reading does not wait for the stream's consumer:
- * a slow consumer must not make a slow upload, which `request_read_timeout_ms` would cut; what
- * has arrived and is not consumed yet waits, bounded by `maxBytes`. The bytes received count
- * against `budget` until the scope closes, since the consumer holds what it made of them until
- * it is done. The stream can be run once.
+ * (413 past `maxBytes`, 503 past the budget), read as the stream is consumed: at most
+ * `readAheadBytes` ahead of the consumer, the rest of the upload waiting in the socket. The
+ * bytes received count against `budget` until the scope closes, since the consumer holds what it
+ * made of them until it is done. Reading starts at the first pull; the stream can be run once.
  */
 export const requestBodyStream = (
   request: HttpServerRequest.HttpServerRequest,
@@ -180,55 +182,83 @@ export const requestBodyStream = (
     if (typeof declared === "object") return yield* Effect.fail(declared)
     if (declared !== undefined && !budget.take(declared)) return yield* Effect.fail(busy())
     let held = declared ?? 0
+    let received = 0
+    let ahead: Array<Uint8Array> = []
+    let aheadBytes = 0
+    let reading = false
+    let ended = false
+    let failure: BodyFailure | undefined
+    /** the pull waiting for the next chunk, the end or a failure */
+    let waiting: (() => void) | undefined
+    const wake = () => {
+      const waiter = waiting
+      waiting = undefined
+      waiter?.()
+    }
+    const stopReading = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onBroken)
+      source.off("close", onBroken)
+      if (!source.readableEnded) source.pause()
+    }
+    const refuse = (error: BodyFailure) => {
+      failure = error
+      stopReading()
+      wake()
+    }
+    function onData(chunk: Buffer) {
+      received += chunk.length
+      if (received > maxBytes) return refuse(tooLarge(maxBytes))
+      if (declared === undefined) {
+        if (!budget.take(chunk.length)) return refuse(busy())
+        held += chunk.length
+      }
+      ahead.push(chunk)
+      aheadBytes += chunk.length
+      if (aheadBytes >= readAheadBytes) source.pause()
+      wake()
+    }
+    function onEnd() {
+      ended = true
+      stopReading()
+      wake()
+    }
+    function onBroken() {
+      refuse(closedEarly())
+    }
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
+        stopReading()
+        ahead = []
         budget.give(held)
         held = 0
       })
     )
-    return Stream.callback<Uint8Array, BodyFailure>((queue) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          let received = 0
-          const stopReading = () => {
-            source.off("data", onData)
-            source.off("end", onEnd)
-            source.off("error", onBroken)
-            source.off("close", onBroken)
-            if (!source.readableEnded) source.pause()
-          }
-          const refuse = (error: BodyFailure) => {
-            stopReading()
-            Queue.failCauseUnsafe(queue, Cause.fail(error))
-          }
-          function onData(chunk: Buffer) {
-            received += chunk.length
-            if (received > maxBytes) return refuse(tooLarge(maxBytes))
-            if (declared === undefined) {
-              if (!budget.take(chunk.length)) return refuse(busy())
-              held += chunk.length
-            }
-            Queue.offerUnsafe(queue, chunk)
-          }
-          function onEnd() {
-            stopReading()
-            Queue.endUnsafe(queue)
-          }
-          function onBroken() {
-            refuse(closedEarly())
-          }
-          if (source.readableEnded) {
-            Queue.endUnsafe(queue)
-            return stopReading
-          }
-          source.on("data", onData)
-          source.once("end", onEnd)
-          source.once("error", onBroken)
-          source.once("close", onBroken)
-          sendContinue(request)
-          return stopReading
-        }),
-        (stopReading) => Effect.sync(stopReading)
-      )
-    )
+    const pull: Effect.Effect<Arr.NonEmptyReadonlyArray<Uint8Array>, BodyFailure | Cause.Done> = Effect.suspend(() => {
+      if (failure !== undefined) return Effect.fail(failure)
+      if (ahead.length > 0) {
+        const chunks = ahead as Arr.NonEmptyArray<Uint8Array>
+        ahead = []
+        aheadBytes = 0
+        if (!ended) source.resume()
+        return Effect.succeed(chunks)
+      }
+      if (ended || source.readableEnded) return Cause.done()
+      if (!reading) {
+        reading = true
+        source.on("data", onData)
+        source.once("end", onEnd)
+        source.once("error", onBroken)
+        source.once("close", onBroken)
+        sendContinue(request)
+      }
+      return Effect.callback<void>((resume) => {
+        waiting = () => resume(Effect.void)
+        return Effect.sync(() => {
+          waiting = undefined
+        })
+      }).pipe(Effect.andThen(pull))
+    })
+    return Stream.fromPull(Effect.succeed(pull))
   })

@@ -65,7 +65,7 @@ const bytesPerTurn = 256 * 1024
 
 /** datapoints, and bytes of their JSON, made into one part of the write at most (one at least) */
 const datapointsPerPart = itemsPerTurn
-const bytesPerPart = 1024 * 1024
+const bytesPerPart = 256 * 1024
 
 /** what export writes that create does not take */
 const exportOnlyFields = ["id", "dataset_name", "staled_at", "updated_at", "created_at", "is_custom", "source_inference_id"] as const
