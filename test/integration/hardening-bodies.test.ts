@@ -119,7 +119,7 @@ describe("bodies refused on the shape of their bytes, before parsing", () => {
       { status: 400, error: depthError("extra_body[0].value") },
       { status: 400, error: depthError("extra_body[0].value") },
       { status: 400, error: "the request body holds more than 1000000 JSON values and keys, the limit of a request body" },
-      { status: 400, error: "the request body holds more than 10000 distinct object keys, the limit of a request body" }
+      { status: 400, error: "the request body holds more than 20000 distinct object keys, the limit of a request body" }
     ])
     expect(probes).toBeGreaterThan(0)
     expect(longestProbeMs).toBeLessThan(probeBoundMs)
