@@ -108,7 +108,8 @@ export const jsonShapeProblem = (bytes: Uint8Array, start = 0, end = bytes.lengt
   let values = 0
   let keyStart = 0
   let keyEnd = 0
-  let keys: Set<number> | undefined
+  // a key takes 5 bytes at least (`"a":0`): a smaller body cannot hold too many, and the hot path skips counting them
+  const keys = end - start > maxJsonDistinctKeys * 5 ? new Set<number>() : undefined
   for (let i = start; i < end; i++) {
     const kind = byteKinds[bytes[i]]
     if (kind === other) continue
@@ -121,9 +122,8 @@ export const jsonShapeProblem = (bytes: Uint8Array, start = 0, end = bytes.lengt
       if (++values > maxJsonValues) return { kind: "values", offset: i }
       if (kind === opening) {
         if (++depth > maxJsonDepth) return { kind: "depth", offset: i }
-      } else if (kind === colon) {
+      } else if (kind === colon && keys !== undefined) {
         // the string just read is a key
-        keys ??= new Set()
         keys.add(hashOf(bytes, keyStart, keyEnd))
         if (keys.size > maxJsonDistinctKeys) return { kind: "keys", offset: keyStart - 1 }
       }
