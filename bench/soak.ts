@@ -248,6 +248,16 @@ const main = async () => {
     return filter
   }
   const manyProperties = Object.fromEntries(Array.from({ length: 15_000 }, (_, i) => [`p${i}`, { type: "string" }]))
+  // 10 MB bodies refused on their shape before any parse (issue 33): nested millions deep, and flat but of millions of values
+  const deepBody = (prefix: string) => `${prefix}${"[".repeat(5_000_000)}${"]".repeat(5_000_000)}}`
+  const deepSignIn = deepBody(`{"api_key":"x","more":`)
+  const deepInference = deepBody(`{"function_name":"chat","input":{"messages":[]},"extra_body":`)
+  const emptyObjects = `{"function_name":"chat","input":{"messages":[]},"extra_body":[${Array(3_300_000).fill("{}").join(",")}]}`
+  /** a dataset import of about 5 MB (5,000 lines), and the same with a bad last line */
+  const importLines = Array.from({ length: 5_000 }, (_, i) =>
+    JSON.stringify({ type: "chat", function_name: "chat", input: user(`question ${i}: ${"lorem ipsum ".repeat(80)}`) })).join("\n") + "\n"
+  const importBadLast = importLines + `{"type":"chat","function_name":"chat","input":{"messages":[{"role":"robot","content":"hi"}]}}\n`
+  const importAs = (route: string, body: string) => post(route, body, { headers: { authorization: auth.authorization } }).then((answer) => ({ status: answer.status, error: answer.status === 200 ? undefined : answer.text.slice(0, 200) }))
   const largeMessage = "lorem ipsum ".repeat(Math.round((largeMb * 2 ** 20) / 12))
   let schemaCounter = 0
 
@@ -411,7 +421,17 @@ const main = async () => {
       }
     },
     { name: "malformed JSON", kind: "hostile", weight: 1, run: async () => ({ status: (await post("/inference", "{\"function_name\": ")).status }) },
-    { name: "health without a key", kind: "hostile", weight: 1, run: async () => ({ status: (await request(`${base}/health`, { dispatcher: strangers })).statusCode }) }
+    { name: "health without a key", kind: "hostile", weight: 1, run: async () => ({ status: (await request(`${base}/health`, { dispatcher: strangers })).statusCode }) },
+    {
+      name: "sign-in 10 MB nested millions deep, no key",
+      kind: "hostile",
+      weight: 0.3,
+      run: async () => ({ status: (await post("/v1/ui/session", deepSignIn, { headers: { "content-type": "application/json" }, dispatcher: strangers })).status })
+    },
+    { name: "10 MB nested millions deep", kind: "hostile", weight: 0.3, run: async () => ({ status: (await post("/inference", deepInference)).status }) },
+    { name: "10 MB of empty objects", kind: "hostile", weight: 0.3, run: async () => ({ status: (await post("/inference", emptyObjects)).status }) },
+    { name: "dataset import of 5 MB", kind: "normal", weight: 0.2, run: () => importAs("/v1/datasets/soak/datapoints/import", importLines) },
+    { name: "dataset import with a bad last line", kind: "hostile", weight: 0.2, run: () => importAs("/v1/datasets/soak_bad/datapoints/import", importBadLast) }
   ]
   const only = textOption("only")
   const skip = textOption("skip")

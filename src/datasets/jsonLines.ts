@@ -16,10 +16,11 @@
  * are answered. All or nothing, nothing is written before the last line is checked: what an
  * import keeps of each line until then is its checked datapoint as compact JSON (about the
  * line's size, off the heap), not the parsed value (eight times the line's size). Then it is
- * written a part at a time in one transaction (one INSERT on ClickHouse), each part made again
- * from that JSON as the write reaches it. An import thus holds about its file's size (which
- * counts against `max_request_bytes_in_flight` until it is written), plus a slice of lines and
- * a part of datapoints.
+ * written a part at a time in one transaction (on ClickHouse, one INSERT whose text is built a
+ * part at a time), each part made again from that JSON as the write reaches it. An import thus
+ * holds about its file's size (which counts against `max_request_bytes_in_flight` until it is
+ * written), plus a slice of lines and a part of datapoints; imports run side by side. After a
+ * bad line the rest of the body is read and dropped, unchecked, before the 400.
  */
 import { Buffer } from "node:buffer"
 import * as Clock from "effect/Clock"
@@ -153,6 +154,11 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
         let pendingBytes = 0
         let linesSinceTurn = 0
         let bytesSinceTurn = 0
+        /**
+         * the first bad line: the rest of the body is then read and dropped, so that every client
+         * gets the answer, and then the 400 (one past a bound, a 413, answers at once instead)
+         */
+        let refused: InvalidRequest | NotFound | undefined
 
         /** one whole line, checked and kept, or the problem with it */
         const take = (bytes: Uint8Array): InvalidRequest | NotFound | PayloadTooLarge | undefined => {
@@ -179,6 +185,7 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
         /** the lines `chunk` ends, checked, with turns of the event loop between slices of them */
         const takeChunk = (chunk: Uint8Array) =>
           Effect.gen(function*() {
+            if (refused !== undefined) return
             let start = 0
             while (start < chunk.length) {
               const end = chunk.indexOf(newline, start)
@@ -193,7 +200,12 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
               pending = []
               pendingBytes = 0
               const problem = take(whole)
-              if (problem !== undefined) return yield* problem
+              if (problem instanceof PayloadTooLarge) return yield* problem
+              if (problem !== undefined) {
+                refused = problem
+                held.length = 0
+                return
+              }
               start = end + 1
               if (linesSinceTurn >= linesPerTurn || bytesSinceTurn >= bytesPerTurn) {
                 linesSinceTurn = 0
@@ -204,6 +216,7 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
           })
 
         yield* Stream.runForEach(body, takeChunk)
+        if (refused !== undefined) return yield* refused
         if (pending.length > 0) {
           const problem = take(Buffer.concat(pending))
           if (problem !== undefined) return yield* problem

@@ -217,6 +217,15 @@ describe("a dataset import of tens of MB", () => {
     expect(await storedIn("bad_last_line")).toBe(0)
   })
 
+  it("a bad first line: the rest is read without being checked, then the 400 naming it, which any client reads", async () => {
+    const bad = `{"type":"chat","function_name":"chat","input":{"messages":[{"role":"robot","content":"hi"}]}}\n` + body
+    const { value: answer, longestProbeMs } = await importInto("bad_first_line", bad)
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toMatch(/^line 1: input\.messages\[0\]\.role/)
+    expect(longestProbeMs).toBeLessThan(probeBoundMs)
+    expect(await storedIn("bad_first_line")).toBe(0)
+  })
+
   it("a line longer than max_request_body_bytes is a 413 naming it, before the rest is read", async () => {
     const long = chatLine("x".repeat(10 * 1024 * 1024))
     const answer = await post("/v1/datasets/long_line/datapoints/import", `${chatLine("a")}\n${chatLine("b")}\n${long}\n`, bearer())
