@@ -6,6 +6,8 @@
 //   - the event loop never blocked more than 100 ms (perf_hooks.monitorEventLoopDelay, in the
 //     gateway's own process: bench/soakProbe.ts);
 //   - every inference that answered 200 stored (rows counted in Postgres).
+// Issue 33 added bodies refused on their shape (10 MB nested millions deep, also to the sign-in
+// without a key; a million empty objects) and dataset imports, one with a bad last line.
 // Exits 1 when a check fails. Options: --duration S (default 60), --requests N (default 4000),
 // --concurrency C (default 16), --seed N, --large-mb M (the size of the large messages among
 // the normal requests, default 2), --only REGEX / --skip REGEX (hostile scenarios whose
@@ -253,8 +255,8 @@ const main = async () => {
   const deepSignIn = deepBody(`{"api_key":"x","more":`)
   const deepInference = deepBody(`{"function_name":"chat","input":{"messages":[]},"extra_body":`)
   const emptyObjects = `{"function_name":"chat","input":{"messages":[]},"extra_body":[${Array(3_300_000).fill("{}").join(",")}]}`
-  /** a dataset import of about 5 MB (5,000 lines), and the same with a bad last line */
-  const importLines = Array.from({ length: 5_000 }, (_, i) =>
+  /** a dataset import of about 2 MB (2,000 lines), and the same with a bad last line */
+  const importLines = Array.from({ length: 2_000 }, (_, i) =>
     JSON.stringify({ type: "chat", function_name: "chat", input: user(`question ${i}: ${"lorem ipsum ".repeat(80)}`) })).join("\n") + "\n"
   const importBadLast = importLines + `{"type":"chat","function_name":"chat","input":{"messages":[{"role":"robot","content":"hi"}]}}\n`
   const importAs = (route: string, body: string) => post(route, body, { headers: { authorization: auth.authorization } }).then((answer) => ({ status: answer.status, error: answer.status === 200 ? undefined : answer.text.slice(0, 200) }))
@@ -430,7 +432,7 @@ const main = async () => {
     },
     { name: "10 MB nested millions deep", kind: "hostile", weight: 0.3, run: async () => ({ status: (await post("/inference", deepInference)).status }) },
     { name: "10 MB of empty objects", kind: "hostile", weight: 0.3, run: async () => ({ status: (await post("/inference", emptyObjects)).status }) },
-    { name: "dataset import of 5 MB", kind: "normal", weight: 0.2, run: () => importAs("/v1/datasets/soak/datapoints/import", importLines) },
+    { name: "dataset import of 2 MB", kind: "normal", weight: 0.2, run: () => importAs("/v1/datasets/soak/datapoints/import", importLines) },
     { name: "dataset import with a bad last line", kind: "hostile", weight: 0.2, run: () => importAs("/v1/datasets/soak_bad/datapoints/import", importBadLast) }
   ]
   const only = textOption("only")
