@@ -6,8 +6,6 @@
 //   - the event loop never blocked more than 100 ms (perf_hooks.monitorEventLoopDelay, in the
 //     gateway's own process: bench/soakProbe.ts);
 //   - every inference that answered 200 stored (rows counted in Postgres).
-// Issue 33 added bodies refused on their shape (10 MB nested millions deep, also to the sign-in
-// without a key; a million empty objects) and dataset imports, one with a bad last line.
 // Exits 1 when a check fails. Options: --duration S (default 60), --requests N (default 4000),
 // --concurrency C (default 16), --seed N, --large-mb M (the size of the large messages among
 // the normal requests, default 2), --only REGEX / --skip REGEX (hostile scenarios whose
@@ -250,16 +248,6 @@ const main = async () => {
     return filter
   }
   const manyProperties = Object.fromEntries(Array.from({ length: 15_000 }, (_, i) => [`p${i}`, { type: "string" }]))
-  // 10 MB bodies refused on their shape before any parse (issue 33): nested millions deep, and flat but of millions of values
-  const deepBody = (prefix: string) => `${prefix}${"[".repeat(5_000_000)}${"]".repeat(5_000_000)}}`
-  const deepSignIn = deepBody(`{"api_key":"x","more":`)
-  const deepInference = deepBody(`{"function_name":"chat","input":{"messages":[]},"extra_body":`)
-  const emptyObjects = `{"function_name":"chat","input":{"messages":[]},"extra_body":[${Array(3_300_000).fill("{}").join(",")}]}`
-  /** a dataset import of about 2 MB (2,000 lines), and the same with a bad last line */
-  const importLines = Array.from({ length: 2_000 }, (_, i) =>
-    JSON.stringify({ type: "chat", function_name: "chat", input: user(`question ${i}: ${"lorem ipsum ".repeat(80)}`) })).join("\n") + "\n"
-  const importBadLast = importLines + `{"type":"chat","function_name":"chat","input":{"messages":[{"role":"robot","content":"hi"}]}}\n`
-  const importAs = (route: string, body: string) => post(route, body, { headers: { authorization: auth.authorization } }).then((answer) => ({ status: answer.status, error: answer.status === 200 ? undefined : answer.text.slice(0, 200) }))
   const largeMessage = "lorem ipsum ".repeat(Math.round((largeMb * 2 ** 20) / 12))
   let schemaCounter = 0
 
@@ -423,17 +411,7 @@ const main = async () => {
       }
     },
     { name: "malformed JSON", kind: "hostile", weight: 1, run: async () => ({ status: (await post("/inference", "{\"function_name\": ")).status }) },
-    { name: "health without a key", kind: "hostile", weight: 1, run: async () => ({ status: (await request(`${base}/health`, { dispatcher: strangers })).statusCode }) },
-    {
-      name: "sign-in 10 MB nested millions deep, no key",
-      kind: "hostile",
-      weight: 0.3,
-      run: async () => ({ status: (await post("/v1/ui/session", deepSignIn, { headers: { "content-type": "application/json" }, dispatcher: strangers })).status })
-    },
-    { name: "10 MB nested millions deep", kind: "hostile", weight: 0.3, run: async () => ({ status: (await post("/inference", deepInference)).status }) },
-    { name: "10 MB of empty objects", kind: "hostile", weight: 0.3, run: async () => ({ status: (await post("/inference", emptyObjects)).status }) },
-    { name: "dataset import of 2 MB", kind: "normal", weight: 0.2, run: () => importAs("/v1/datasets/soak/datapoints/import", importLines) },
-    { name: "dataset import with a bad last line", kind: "hostile", weight: 0.2, run: () => importAs("/v1/datasets/soak_bad/datapoints/import", importBadLast) }
+    { name: "health without a key", kind: "hostile", weight: 1, run: async () => ({ status: (await request(`${base}/health`, { dispatcher: strangers })).statusCode }) }
   ]
   const only = textOption("only")
   const skip = textOption("skip")
