@@ -112,9 +112,9 @@ export const writeError = (error: unknown): StoreError => {
 // ---- the client
 
 /** a request body of bytes: a stream of one chunk, not in object mode (the client sends it as it is) */
-const bodyOf = (bytes: Buffer): Readable => {
+const bodyOf = (...parts: ReadonlyArray<Buffer>): Readable => {
   const body = new Readable({ read() {} })
-  body.push(bytes)
+  for (const bytes of parts) body.push(bytes)
   body.push(null)
   return body
 }
@@ -128,6 +128,12 @@ export interface ClickHouse {
   readonly select: <Row>(query: string, signal: AbortSignal) => Promise<Array<Row>>
   /** one INSERT of JSONEachRow lines (UTF-8); table names are the code's own, never input */
   readonly insert: (table: string, lines: ReadonlyArray<Buffer>, signal: AbortSignal) => Promise<unknown>
+  /**
+   * one INSERT of JSONEachRow text in parts (each whole lines, each line ending in a newline),
+   * all given at once: the server stores all of it or none, as `insert`'s (a body that arrives
+   * in bursts it may store a burst at a time), without joining the parts into one buffer first
+   */
+  readonly insertParts: (table: string, parts: ReadonlyArray<Buffer>, signal: AbortSignal) => Promise<unknown>
 }
 
 /** The client of the database `url` names, closed with the scope. */
@@ -162,6 +168,15 @@ export const makeClickHouse = (url: string): Effect.Effect<ClickHouse, StoreErro
           abort_signal: signal
         })
         // the answer of an INSERT is empty: read to its end, which frees the connection
+        stream.resume()
+        await finished(stream)
+      },
+      insertParts: async (table, parts, signal) => {
+        const { stream } = await client.exec({
+          query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+          values: bodyOf(...parts),
+          abort_signal: signal
+        })
         stream.resume()
         await finished(stream)
       }

@@ -17,6 +17,8 @@ import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
 import type { DatapointFilter, DatapointOrder, DatapointQuery, DatasetStore, DatasetSummary, StoredDatapoint } from "../../src/datasets/store.ts"
+import { ioTurn } from "../../src/eventLoop.ts"
+import { joinTexts } from "../../src/observability/database.ts"
 import { distinctUuids, isUuid } from "../../src/ids.ts"
 import type { ClickHouse } from "./client.ts"
 import { filterTreeSql, tagOrTimeSql } from "./filters.ts"
@@ -65,7 +67,7 @@ const named = (record: StoredDatapoint, name: string | undefined): StoredDatapoi
   return name === undefined ? rest : { ...rest, name }
 }
 
-export const makeClickHouseDatasetStore = ({ client, run, select, insert }: ClickHouse): DatasetStore => {
+export const makeClickHouseDatasetStore = ({ client, run, select, insert, insertParts }: ClickHouse): DatasetStore => {
   const locks = Array.from({ length: lockStripes }, () => Semaphore.makeUnsafe(1))
   /** runs `effect` while no other change of the dataset runs in this process */
   const exclusively = (datasetName: string) => {
@@ -103,6 +105,21 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert }: Clic
       datapoints.length === 0 ? Effect.void : run("insertDatapoints", async (signal) => {
         const lines = datapoints.map((datapoint) => datapointLine(datapoint, datapoint.searchText, datapoint.updatedAt))
         await insert("Datapoint", lines, signal)
+      }),
+
+    // One INSERT, as above, its body given whole: sent in parts as they were made, ClickHouse could
+    // store the first ones before refusing a later one. Each part becomes its text (a third larger
+    // than its JSON, with the search text) before the next is made, with a turn of the event loop
+    // between parts.
+    insertDatapointsInParts: (parts) =>
+      run("insertDatapoints", async (signal) => {
+        const texts: Array<Buffer> = []
+        for (const part of parts) {
+          if (part.length === 0) continue
+          texts.push(joinTexts(part.map((datapoint) => datapointLine(datapoint, datapoint.searchText, datapoint.updatedAt)), "\n", "", "\n"))
+          await ioTurn()
+        }
+        if (texts.length > 0) await insertParts("Datapoint", texts, signal)
       }),
 
     getDatapoints: (datasetName, ids) =>

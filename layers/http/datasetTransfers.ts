@@ -1,8 +1,8 @@
 /**
  * The dataset transfers of /v1/datasets: datapoints from stored inferences (a JSON body), and a
  * dataset exported and imported as JSON Lines. Export streams the dataset a page at a time (one
- * write per page, chunked), never holding it whole; import reads its body as text under a bound
- * of its own, larger than a JSON request's.
+ * write per page, chunked), never holding it whole; import streams its body, under a bound of
+ * its own, larger than a JSON request's (src/datasets/jsonLines.ts).
  */
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -13,29 +13,18 @@ import * as Pull from "effect/Pull"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { FromInferencesRequest, jsonLinesContentType } from "../../src/api/datasets.ts"
-import type { GatewayConfig } from "../../src/config/types.ts"
+import { importBodyLimit } from "../../src/datasets/jsonLines.ts"
 import { DatasetService } from "../../src/datasets/service.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import type { ServiceUnavailable } from "../../src/errors.ts"
 import { Configuration } from "../../src/services.ts"
 import { datasetNameParam } from "./datasets.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
-import { readRequestBody, RequestBodyBudget } from "./requestBody.ts"
+import { RequestBodyBudget, requestBodyStream } from "./requestBody.ts"
 
 const decodeFromInferences = makeDecoder(FromInferencesRequest)
 
-/**
- * The largest import body: 128 MiB, `maxImportedDatapoints` lines of 1.3 KB on average (a short
- * conversation and its answer, as export writes it, is 0.7 KB), past the bound of JSON requests
- * (10 MiB by default); or `max_request_body_bytes` when that is larger. Never more than the
- * bodies all requests may hold at once
- * (`max_request_bytes_in_flight`), which would refuse it as busy forever.
- */
-export const importBodyLimit = (gateway: GatewayConfig["gateway"]): number =>
-  Math.max(gateway.maxRequestBodyBytes, Math.min(128 * 1024 * 1024, gateway.maxRequestBytesInFlight))
-
 const textEncoder = new TextEncoder()
-const textDecoder = new TextDecoder()
 
 export const fromInferencesHandler = Effect.gen(function*() {
   const name = yield* datasetNameParam
@@ -77,7 +66,8 @@ export const importDatapointsHandler = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const budget = yield* RequestBodyBudget
   // the body counts against the bytes in flight until the import is written, not just read
-  const ids = yield* readRequestBody(request, importBodyLimit(config.gateway), budget, (body) =>
-    datasets.importDatapoints(name, textDecoder.decode(body)))
+  const ids = yield* Effect.scoped(
+    Effect.flatMap(requestBodyStream(request, importBodyLimit(config.gateway), budget), (body) => datasets.importDatapoints(name, body))
+  )
   return jsonResponse(JSON.stringify({ ids }))
 })

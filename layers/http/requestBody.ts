@@ -6,11 +6,20 @@
  * as it comes), and gives it back once it has been parsed, or as soon as reading ends any other
  * way: refused, aborted, the client gone. Slow or stalled uploads thus hold a bounded amount of
  * memory, which `request_read_timeout_ms` then frees.
+ *
+ * A body is parsed in the turn of the event loop its last bytes arrive in; large ones (from
+ * `largeBodyBytes`) in a turn of their own, one at a time, so that several arriving at once do
+ * not add their parses up into one long stall. A dataset import streams its body instead
+ * (`requestBodyStream`): its lines are checked as they arrive.
  */
 import type { IncomingMessage } from "node:http"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as Arr from "effect/Array"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { InvalidRequest, PayloadTooLarge, ServiceUnavailable } from "../../src/errors.ts"
 
@@ -53,6 +62,41 @@ const busy = () =>
 const sendContinue = (request: HttpServerRequest.HttpServerRequest) =>
   (request as unknown as { writeContinue?: () => void }).writeContinue?.()
 
+/** bodies from this size up are parsed in a turn of the event loop of their own (a plain inference is a few KiB) */
+export const largeBodyBytes = 64 * 1024
+
+const largeParses: Array<() => void> = []
+
+/** the first waiting parse, and the next one in the next turn (an immediate queued by an immediate runs after the I/O between) */
+const parseNextLarge = () => {
+  try {
+    largeParses.shift()!()
+  } finally {
+    if (largeParses.length > 0) setImmediate(parseNextLarge)
+  }
+}
+
+/** runs `parse` in a turn of the event loop where no other large body is parsed */
+const inTurnOfItsOwn = (parse: () => void) => {
+  largeParses.push(parse)
+  if (largeParses.length === 1) setImmediate(parseNextLarge)
+}
+
+type BodyFailure = InvalidRequest | PayloadTooLarge | ServiceUnavailable
+
+const tooLarge = (maxBytes: number) => new PayloadTooLarge({ message: `the request body exceeds the limit of ${maxBytes} bytes` })
+
+const closedEarly = () => new InvalidRequest({ message: "the connection closed before the whole request body arrived" })
+
+/** its declared length, or a refusal before anything is read: too large, or the connection already gone */
+const admitted = (source: IncomingMessage, maxBytes: number): number | undefined | BodyFailure => {
+  const length = source.headers["content-length"]
+  const declared = length === undefined ? undefined : Number(length)
+  if (declared !== undefined && declared > maxBytes) return tooLarge(maxBytes)
+  if (source.destroyed) return new InvalidRequest({ message: "the connection closed before the request body was read" })
+  return declared
+}
+
 /**
  * The request's body, given to `parse` whole; its bytes count against `budget` until `parse`
  * has returned.
@@ -62,22 +106,17 @@ export const readRequestBody = <A, E>(
   maxBytes: number,
   budget: BodyBudget,
   parse: (body: Uint8Array) => Effect.Effect<A, E>
-): Effect.Effect<A, E | InvalidRequest | PayloadTooLarge | ServiceUnavailable> =>
+): Effect.Effect<A, E | BodyFailure> =>
   Effect.callback((resume) => {
     const source = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage
-    const tooLarge = () => new PayloadTooLarge({ message: `the request body exceeds the limit of ${maxBytes} bytes` })
-    const length = source.headers["content-length"]
-    const declared = length === undefined ? undefined : Number(length)
-    if (declared !== undefined && declared > maxBytes) return resume(Effect.fail(tooLarge()))
-    if (source.destroyed) return resume(Effect.fail(new InvalidRequest({ message: "the connection closed before the request body was read" })))
+    const declared = admitted(source, maxBytes)
+    if (typeof declared === "object") return resume(Effect.fail(declared))
     if (declared !== undefined && !budget.take(declared)) return resume(Effect.fail(busy()))
     let held = declared ?? 0
     let received = 0
     let chunks: Array<Buffer> = []
     let settled = false
-    const settle = (outcome: Effect.Effect<A, E | InvalidRequest | PayloadTooLarge | ServiceUnavailable> | undefined) => {
-      if (settled) return
-      settled = true
+    const stopReading = () => {
       source.off("data", onData)
       source.off("end", onEnd)
       source.off("error", onBroken)
@@ -85,13 +124,18 @@ export const readRequestBody = <A, E>(
       // unread bytes wait in the socket (the platform drains or closes it after the answer)
       if (!source.readableEnded) source.pause()
       chunks = []
+    }
+    const settle = (outcome: Effect.Effect<A, E | BodyFailure> | undefined) => {
+      if (settled) return
+      settled = true
+      stopReading()
       budget.give(held)
       held = 0
       if (outcome !== undefined) resume(outcome)
     }
     function onData(chunk: Buffer) {
       received += chunk.length
-      if (received > maxBytes) return settle(Effect.fail(tooLarge()))
+      if (received > maxBytes) return settle(Effect.fail(tooLarge(maxBytes)))
       if (declared === undefined) {
         if (!budget.take(chunk.length)) return settle(Effect.fail(busy()))
         held += chunk.length
@@ -100,11 +144,13 @@ export const readRequestBody = <A, E>(
     }
     function onEnd() {
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)
-      chunks = []
-      settle(parse(body))
+      stopReading()
+      if (received < largeBodyBytes) return settle(parse(body))
+      // unless the request ended meanwhile (the client gone: the fiber interrupted)
+      inTurnOfItsOwn(() => settled || settle(parse(body)))
     }
     function onBroken() {
-      settle(Effect.fail(new InvalidRequest({ message: "the connection closed before the whole request body arrived" })))
+      settle(Effect.fail(closedEarly()))
     }
     source.on("data", onData)
     source.once("end", onEnd)
@@ -113,4 +159,106 @@ export const readRequestBody = <A, E>(
     sendContinue(request)
     // the request fiber interrupted (the client went away): give the bytes back
     return Effect.sync(() => settle(undefined))
+  })
+
+/** what a streamed body reads ahead of its consumer at most (the upload waits beyond it) */
+const readAheadBytes = 1024 * 1024
+
+/**
+ * The request's body as a stream of its chunks, within the same bounds as `readRequestBody`
+ * (413 past `maxBytes`, 503 past the budget), read as the stream is consumed: at most
+ * `readAheadBytes` ahead of the consumer, the rest of the upload waiting in the socket. The
+ * bytes received count against `budget` until the scope closes, since the consumer holds what it
+ * made of them until it is done. Reading starts at the first pull; the stream can be run once.
+ */
+export const requestBodyStream = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number,
+  budget: BodyBudget
+): Effect.Effect<Stream.Stream<Uint8Array, BodyFailure>, BodyFailure, Scope.Scope> =>
+  Effect.gen(function*() {
+    const source = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage
+    const declared = admitted(source, maxBytes)
+    if (typeof declared === "object") return yield* Effect.fail(declared)
+    if (declared !== undefined && !budget.take(declared)) return yield* Effect.fail(busy())
+    let held = declared ?? 0
+    let received = 0
+    let ahead: Array<Uint8Array> = []
+    let aheadBytes = 0
+    let reading = false
+    let ended = false
+    let failure: BodyFailure | undefined
+    /** the pull waiting for the next chunk, the end or a failure */
+    let waiting: (() => void) | undefined
+    const wake = () => {
+      const waiter = waiting
+      waiting = undefined
+      waiter?.()
+    }
+    const stopReading = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onBroken)
+      source.off("close", onBroken)
+      if (!source.readableEnded) source.pause()
+    }
+    const refuse = (error: BodyFailure) => {
+      failure = error
+      stopReading()
+      wake()
+    }
+    function onData(chunk: Buffer) {
+      received += chunk.length
+      if (received > maxBytes) return refuse(tooLarge(maxBytes))
+      if (declared === undefined) {
+        if (!budget.take(chunk.length)) return refuse(busy())
+        held += chunk.length
+      }
+      ahead.push(chunk)
+      aheadBytes += chunk.length
+      if (aheadBytes >= readAheadBytes) source.pause()
+      wake()
+    }
+    function onEnd() {
+      ended = true
+      stopReading()
+      wake()
+    }
+    function onBroken() {
+      refuse(closedEarly())
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        stopReading()
+        ahead = []
+        budget.give(held)
+        held = 0
+      })
+    )
+    const pull: Effect.Effect<Arr.NonEmptyReadonlyArray<Uint8Array>, BodyFailure | Cause.Done> = Effect.suspend(() => {
+      if (failure !== undefined) return Effect.fail(failure)
+      if (ahead.length > 0) {
+        const chunks = ahead as Arr.NonEmptyArray<Uint8Array>
+        ahead = []
+        aheadBytes = 0
+        if (!ended) source.resume()
+        return Effect.succeed(chunks)
+      }
+      if (ended || source.readableEnded) return Cause.done()
+      if (!reading) {
+        reading = true
+        source.on("data", onData)
+        source.once("end", onEnd)
+        source.once("error", onBroken)
+        source.once("close", onBroken)
+        sendContinue(request)
+      }
+      return Effect.callback<void>((resume) => {
+        waiting = () => resume(Effect.void)
+        return Effect.sync(() => {
+          waiting = undefined
+        })
+      }).pipe(Effect.andThen(pull))
+    })
+    return Stream.fromPull(Effect.succeed(pull))
   })

@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type Decoded, formatFieldIssues } from "../../src/decode.ts"
-import { maxJsonDepth, tooDeepPath } from "../../src/untrusted.ts"
+import { jsonShapeMessage, jsonShapeProblem } from "../../src/jsonShape.ts"
 import {
   errorBody,
   type GatewayError,
@@ -56,6 +56,9 @@ const textDecoder = new TextDecoder()
 
 /** a JSON object, or the 400 saying what the body is instead */
 const parseJsonObject = (body: Uint8Array): Effect.Effect<Record<string, unknown>, InvalidRequest> => {
+  // on the bytes, before the parse: its work is then bounded by the body's shape, not only its size
+  const problem = jsonShapeProblem(body)
+  if (problem !== undefined) return Effect.fail(new InvalidRequest({ message: jsonShapeMessage(problem, body) }))
   const text = textDecoder.decode(body)
   if (text.trim() === "") return Effect.fail(new InvalidRequest({ message: "the request body is empty; expected a JSON object" }))
   let json: unknown
@@ -66,11 +69,6 @@ const parseJsonObject = (body: Uint8Array): Effect.Effect<Record<string, unknown
   }
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
     return Effect.fail(new InvalidRequest({ message: "the request body must be a JSON object" }))
-  }
-  // before anything walks it recursively
-  const deep = tooDeepPath(json as Record<string, unknown>)
-  if (deep !== undefined) {
-    return Effect.fail(new InvalidRequest({ message: `${deep}: nests deeper than ${maxJsonDepth} levels, the limit of a request body` }))
   }
   return Effect.succeed(json as Record<string, unknown>)
 }

@@ -21,6 +21,12 @@ import { jsonResponse, readJsonBody } from "./respond.ts"
 
 const decodeSignIn = makeDecoder(SignInRequest)
 
+/**
+ * The largest sign-in body: it is read before anything is authenticated (the key is in it), and
+ * `{"api_key": "..."}` is under 200 bytes; a larger one is a 413 before its bytes are read.
+ */
+export const signInBodyBytes = 4 * 1024
+
 /** Served over HTTPS (directly, or behind a proxy that says so): the cookies are then Secure. */
 const overHttps = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers["x-forwarded-proto"]?.split(",")[0].trim() === "https" || request.url.startsWith("https:")
@@ -51,7 +57,7 @@ export const signInHandler = Effect.gen(function*() {
   if (!/^application\/json\b/i.test(contentType.trim())) {
     return yield* new InvalidRequest({ message: `content-type: signing in takes application/json, not "${contentType}"` })
   }
-  const { api_key } = yield* readJsonBody(decodeSignIn, config.gateway.maxRequestBodyBytes)
+  const { api_key } = yield* readJsonBody(decodeSignIn, Math.min(signInBodyBytes, config.gateway.maxRequestBodyBytes))
   if (!auth.enabled) return answer({ authentication: false, signed_in: true })
   const publicId = yield* auth.authenticate(`Bearer ${api_key.trim()}`, Option.getOrUndefined(request.peerAddress))
   if (!auth.isAdmin(publicId)) return yield* notAdmin(publicId)

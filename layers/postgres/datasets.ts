@@ -144,6 +144,26 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
         Effect.mapError(storeError("insertDatapoints"))
       ),
 
+    // one transaction, an INSERT (or a few) per part; the database's answer to each is the turn of the event loop between parts
+    insertDatapointsInParts: (parts) => {
+      const insertAll = (clean: ((array: Buffer) => Buffer) | undefined) =>
+        Effect.gen(function*() {
+          for (const part of parts) {
+            if (part.length === 0) continue
+            const arrays = yield* built("insertDatapoints", () => encodeDatapoints(part))
+            yield* insertRows(clean === undefined ? arrays : arrays.map(clean))
+          }
+        })
+      return sql.withTransaction(insertAll(undefined)).pipe(
+        // as `transaction` does: made again with the text Postgres refused made storable
+        Effect.catchIf(
+          (error): error is SqlError => isSqlError(error) && isUnstorableText(error),
+          () => sql.withTransaction(insertAll(storable))
+        ),
+        Effect.mapError(storeError("insertDatapoints"))
+      )
+    },
+
     getDatapoints: (datasetName, ids) => {
       const valid = distinctUuids(ids)
       if (valid.length === 0) return Effect.succeed([])

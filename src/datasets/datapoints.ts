@@ -9,6 +9,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { checkDatasetName, type CreateDatapoint, type UpdateDatapoint } from "../api/datasets.ts"
 import type { Input } from "../api/inference.ts"
+import type { GatewayConfig } from "../config/types.ts"
 import { Conflict, InvalidRequest, NotFound } from "../errors.ts"
 import { isUuid, uuidv7 } from "../ids.ts"
 import { holdsNul, toDatapointStoreFilter } from "../inferences/filter.ts"
@@ -90,7 +91,7 @@ const merged = (stored: StoredDatapoint, update: UpdateDatapoint): CreateDatapoi
 }
 
 /** a new version: a first one, or the next of `previous` (its source inference and first version kept) */
-const version = (
+export const version = (
   datasetName: string,
   checked: CheckedDatapoint,
   id: string,
@@ -107,6 +108,15 @@ const version = (
   updatedAt: now,
   searchText: searchTextOf(checked.input, checked.output)
 })
+
+/** a datapoint to create, checked against its function as create checks it; `path` names it in messages */
+export const checkNewDatapoint = (datapoint: CreateDatapoint, config: GatewayConfig, path: string) =>
+  checkDatapoint(
+    // false unless given (spec 4.5)
+    datapoint.type === "chat" ? { ...datapoint, parallel_tool_calls: datapoint.parallel_tool_calls ?? false } : datapoint,
+    config,
+    path
+  )
 
 const toOrder = (order: NonNullable<Parameters<DatasetOperations["list"]>[1]["order_by"]>[number]): DatapointOrder =>
   order.by === "timestamp" ? { by: "timestamp", direction: order.direction ?? "descending" } : order
@@ -127,21 +137,15 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
     })
 
   return {
-    create: (datasetName, datapoints, at = (index) => `datapoints[${index}]`) =>
+    create: (datasetName, datapoints) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         if (datapoints.length === 0) return yield* invalid("datapoints: is empty; give at least one datapoint")
         const checked: Array<CheckedDatapoint> = []
         for (let i = 0; i < datapoints.length; i++) {
-          const datapoint = datapoints[i]
-          const result = checkDatapoint(
-            // false unless given (spec 4.5)
-            datapoint.type === "chat" ? { ...datapoint, parallel_tool_calls: datapoint.parallel_tool_calls ?? false } : datapoint,
-            config,
-            at(i)
-          )
+          const result = checkNewDatapoint(datapoints[i], config, `datapoints[${i}]`)
           if (result instanceof InvalidRequest || result instanceof NotFound) return yield* result
-          const tooLarge = datapointSizeProblem(result, maxRowBytes, at(i))
+          const tooLarge = datapointSizeProblem(result, maxRowBytes, `datapoints[${i}]`)
           if (tooLarge !== undefined) return yield* tooLarge
           checked.push(result)
         }

@@ -10,22 +10,36 @@
  * since nothing ties the lines to the inferences they may once have come from (they may have
  * been edited, or come from another gateway).
  *
- * An import holds its whole file, checked, until it is written (all or nothing): about eight
- * times the file's size at its peak (`npm run bench:datasets`: 0.6 GB more resident memory for
- * 100,000 datapoints in 73 MiB). Imports therefore run one at a time in a process; others wait
- * their turn with their bodies read (as many as `max_request_bytes_in_flight` admits).
+ * An import streams: each line is checked as its bytes arrive (its shape on the bytes first, as
+ * a request body's, then parsed, decoded and checked against its function), a slice of lines
+ * at a time with a turn of the event loop between slices, so that requests in flight meanwhile
+ * are answered. All or nothing, nothing is written before the last line is checked: what an
+ * import keeps of each line until then is its checked datapoint as compact JSON (about the
+ * line's size, off the heap), not the parsed value (eight times the line's size). Then it is
+ * written a part at a time in one transaction (on ClickHouse, one INSERT whose text is built a
+ * part at a time), each part made again from that JSON as the write reaches it. An import thus
+ * holds about its file's size (which counts against `max_request_bytes_in_flight` until it is
+ * written), plus a slice of lines and a part of datapoints; imports run side by side. After a
+ * bad line the rest of the body is read and dropped, unchecked, before the 400.
  */
+import { Buffer } from "node:buffer"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { checkDatasetName, CreateDatapoint } from "../api/datasets.ts"
+import type { GatewayConfig } from "../config/types.ts"
 import { formatFieldIssues, makeDecoder } from "../decode.ts"
-import { InvalidRequest } from "../errors.ts"
+import { InvalidRequest, NotFound, PayloadTooLarge } from "../errors.ts"
+import { itemsPerTurn, letIoRun } from "../eventLoop.ts"
+import { uuidv7 } from "../ids.ts"
+import { jsonShapeMessage, jsonShapeProblem } from "../jsonShape.ts"
 import { storeFailure } from "../observability/stores.ts"
-import { maxJsonDepth, tooDeepPath } from "../untrusted.ts"
+import { checkNewDatapoint, version } from "./datapoints.ts"
 import { datapointJson } from "./json.ts"
-import type { DatasetDeps, DatasetOperations, DatasetTransfers } from "./service.ts"
+import type { DatasetDeps, DatasetTransfers } from "./service.ts"
+import type { NewDatapoint } from "./store.ts"
+import { type CheckedDatapoint, datapointSizeProblem } from "./validate.ts"
 
 /** datapoints read from the store at a time while exporting */
 export const exportPageSize = 1000
@@ -36,6 +50,24 @@ const beforeEveryId = "00000000-0000-0000-0000-000000000000"
 /** datapoints (non-blank lines) one import takes at most: all of them are checked, then written, in one piece */
 export const maxImportedDatapoints = 100_000
 
+/**
+ * The largest import body: 128 MiB, `maxImportedDatapoints` lines of 1.3 KB on average (a short
+ * conversation and its answer, as export writes it, is 0.7 KB), past the bound of JSON requests
+ * (10 MiB by default); or `max_request_body_bytes` when that is larger. Never more than the
+ * bodies all requests may hold at once (`max_request_bytes_in_flight`), which would refuse it
+ * as busy forever. It bounds what an import holds too: its checked datapoints as JSON.
+ */
+export const importBodyLimit = (gateway: GatewayConfig["gateway"]): number =>
+  Math.max(gateway.maxRequestBodyBytes, Math.min(128 * 1024 * 1024, gateway.maxRequestBytesInFlight))
+
+/** lines checked, and bytes of lines, between two turns of the event loop (a few milliseconds of work) */
+const linesPerTurn = itemsPerTurn
+const bytesPerTurn = 256 * 1024
+
+/** datapoints, and bytes of their JSON, made into one part of the write at most (one at least) */
+const datapointsPerPart = itemsPerTurn
+const bytesPerPart = 256 * 1024
+
 /** what export writes that create does not take */
 const exportOnlyFields = ["id", "dataset_name", "staled_at", "updated_at", "created_at", "is_custom", "source_inference_id"] as const
 
@@ -43,8 +75,20 @@ const decodeDatapoint = makeDecoder(CreateDatapoint)
 
 const invalid = (message: string) => new InvalidRequest({ message })
 
-/** the datapoint of one line (numbered from 1), or the problem with it */
-const parseLine = (text: string, line: number): CreateDatapoint | InvalidRequest => {
+const textDecoder = new TextDecoder()
+
+const newline = 0x0a
+
+/** a line with nothing but white space */
+const blank = "blank"
+
+/** the datapoint of one line (numbered from 1), checked as create checks one, or the problem with it */
+const checkLine = (bytes: Uint8Array, line: number, config: GatewayConfig): CheckedDatapoint | InvalidRequest | NotFound | typeof blank => {
+  const text = textDecoder.decode(bytes)
+  if (text.trim() === "") return blank
+  // before the parse, as a request body's
+  const shape = jsonShapeProblem(bytes)
+  if (shape !== undefined) return invalid(`line ${line}: ${jsonShapeMessage(shape, bytes, 0, "the line")}`)
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -53,20 +97,32 @@ const parseLine = (text: string, line: number): CreateDatapoint | InvalidRequest
   }
   if (typeof json !== "object" || json === null || Array.isArray(json)) return invalid(`line ${line}: expected a JSON object (one datapoint)`)
   const fields = json as Record<string, unknown>
-  // before anything walks it recursively
-  const deep = tooDeepPath(fields)
-  if (deep !== undefined) return invalid(`line ${line}: ${deep}: nests deeper than ${maxJsonDepth} levels`)
   for (const field of exportOnlyFields) delete fields[field]
   const decoded = decodeDatapoint(fields)
-  return decoded.ok ? decoded.value : invalid(`line ${line}: ${formatFieldIssues(decoded.issues)}`)
+  if (!decoded.ok) return invalid(`line ${line}: ${formatFieldIssues(decoded.issues)}`)
+  return checkNewDatapoint(decoded.value, config, `line ${line}`)
 }
 
-export const makeJsonLines = (
-  deps: DatasetDeps,
-  operations: DatasetOperations
-): Pick<DatasetTransfers, "exportDatapoints" | "importDatapoints"> => {
-  const { stores } = deps
-  const oneImportAtATime = Semaphore.makeUnsafe(1)
+/** the new datapoints of `held` (checked datapoints as JSON), a part at a time, made as they are reached */
+const partsOf = (held: ReadonlyArray<Buffer>, ids: ReadonlyArray<string>, datasetName: string, now: number): Iterable<ReadonlyArray<NewDatapoint>> => ({
+  *[Symbol.iterator]() {
+    let index = 0
+    while (index < held.length) {
+      const part: Array<NewDatapoint> = []
+      let bytes = 0
+      while (index < held.length && part.length < datapointsPerPart && (part.length === 0 || bytes + held[index].length <= bytesPerPart)) {
+        bytes += held[index].length
+        const checked = JSON.parse(held[index].toString("utf8")) as CheckedDatapoint
+        part.push(version(datasetName, checked, ids[index], now, undefined))
+        index++
+      }
+      yield part
+    }
+  }
+})
+
+export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "exportDatapoints" | "importDatapoints"> => {
+  const { config, stores } = deps
   return {
     exportDatapoints: (datasetName) =>
       // keyset paging on the id, ascending from the smallest UUID: pages stay as cheap at the end of a large dataset as at its start
@@ -82,29 +138,100 @@ export const makeJsonLines = (
         )),
 
     importDatapoints: (datasetName, body) =>
-      oneImportAtATime.withPermit(Effect.andThen(checkDatasetName(datasetName), () => {
-        const datapoints: Array<CreateDatapoint> = []
-        /** the line number (from 1) of each datapoint */
-        const lines: Array<number> = []
-        let start = 0
-        for (let line = 1; start <= body.length; line++) {
-          const newline = body.indexOf("\n", start)
-          const end = newline === -1 ? body.length : newline
-          const text = body.slice(start, end)
-          start = end + 1
-          if (text.trim() === "") continue
-          if (datapoints.length === maxImportedDatapoints) {
-            return Effect.fail(invalid(
-              `line ${line}: an import takes at most ${maxImportedDatapoints} datapoints (non-blank lines); split the file over several imports`
-            ))
+      Effect.gen(function*() {
+        yield* checkDatasetName(datasetName)
+        // a line is parsed in one piece: no longer than a request body
+        const maxLineBytes = config.gateway.maxRequestBodyBytes
+        const maxHeldBytes = importBodyLimit(config.gateway)
+        const { maxRowBytes } = config.gateway.observability
+        const lineTooLong = (line: number) =>
+          new PayloadTooLarge({ message: `line ${line}: longer than ${maxLineBytes} bytes, the limit of a datapoint line (max_request_body_bytes)` })
+        /** each datapoint checked, as JSON; its line number (from 1) */
+        const held: Array<Buffer> = []
+        let heldBytes = 0
+        /** the number of the line being read, and its bytes so far (those of earlier chunks) */
+        let line = 1
+        let pending: Array<Uint8Array> = []
+        let pendingBytes = 0
+        let linesSinceTurn = 0
+        let bytesSinceTurn = 0
+        /**
+         * the first bad line: the rest of the body is then read and dropped, so that every client
+         * gets the answer, and then the 400 (one past a bound, a 413, answers at once instead)
+         */
+        let refused: InvalidRequest | NotFound | undefined
+
+        /** one whole line, checked and kept, or the problem with it */
+        const take = (bytes: Uint8Array): InvalidRequest | NotFound | PayloadTooLarge | undefined => {
+          if (bytes.length > maxLineBytes) return lineTooLong(line)
+          if (held.length === maxImportedDatapoints && textDecoder.decode(bytes).trim() !== "") {
+            return invalid(`line ${line}: an import takes at most ${maxImportedDatapoints} datapoints (non-blank lines); split the file over several imports`)
           }
-          const datapoint = parseLine(text, line)
-          if (datapoint instanceof InvalidRequest) return Effect.fail(datapoint)
-          datapoints.push(datapoint)
-          lines.push(line)
+          const checked = checkLine(bytes, line, config)
+          if (checked instanceof InvalidRequest || checked instanceof NotFound) return checked
+          if (checked !== blank) {
+            const json = Buffer.from(JSON.stringify(checked))
+            // what is stored is part of what is held: only a datapoint held larger than a row may be is measured as stored
+            if (json.length > maxRowBytes) {
+              const tooLarge = datapointSizeProblem(checked, maxRowBytes, `line ${line}`)
+              if (tooLarge !== undefined) return tooLarge
+            }
+            heldBytes += json.length
+            if (heldBytes > maxHeldBytes) {
+              return new PayloadTooLarge({ message: `line ${line}: the import's datapoints exceed ${maxHeldBytes} bytes, the limit of an import` })
+            }
+            held.push(json)
+          }
+          line++
+          linesSinceTurn++
+          bytesSinceTurn += bytes.length
+          return undefined
         }
-        if (datapoints.length === 0) return Effect.fail(invalid("the body holds no datapoint: expected one JSON object per line (JSON Lines)"))
-        return operations.create(datasetName, datapoints, (index) => `line ${lines[index]}`)
-      }))
+
+        /** the lines `chunk` ends, checked, with turns of the event loop between slices of them */
+        const takeChunk = (chunk: Uint8Array) =>
+          Effect.gen(function*() {
+            if (refused !== undefined) return
+            let start = 0
+            while (start < chunk.length) {
+              const end = chunk.indexOf(newline, start)
+              if (end === -1) {
+                pendingBytes += chunk.length - start
+                if (pendingBytes > maxLineBytes) return yield* lineTooLong(line)
+                pending.push(chunk.subarray(start))
+                return
+              }
+              const piece = chunk.subarray(start, end)
+              const whole = pending.length === 0 ? piece : Buffer.concat([...pending, piece])
+              pending = []
+              pendingBytes = 0
+              const problem = take(whole)
+              if (problem instanceof PayloadTooLarge) return yield* problem
+              if (problem !== undefined) {
+                refused = problem
+                held.length = 0
+                return
+              }
+              start = end + 1
+              if (linesSinceTurn >= linesPerTurn || bytesSinceTurn >= bytesPerTurn) {
+                linesSinceTurn = 0
+                bytesSinceTurn = 0
+                yield* letIoRun
+              }
+            }
+          })
+
+        yield* Stream.runForEach(body, takeChunk)
+        if (refused !== undefined) return yield* refused
+        if (pending.length > 0) {
+          const problem = take(Buffer.concat(pending))
+          if (problem !== undefined) return yield* problem
+        }
+        if (held.length === 0) return yield* invalid("the body holds no datapoint: expected one JSON object per line (JSON Lines)")
+        const now = yield* Clock.currentTimeMillis
+        const ids = held.map(() => uuidv7(now))
+        yield* stores.datasets.insertDatapointsInParts(partsOf(held, ids, datasetName, now)).pipe(Effect.mapError(storeFailure(stores)))
+        return ids
+      })
   }
 }

@@ -34,15 +34,8 @@ export interface DatasetDeps {
 type Failure = InvalidRequest | NotFound | StoreFailure
 
 export interface DatasetOperations {
-  /**
-   * checks and writes new datapoints (all or nothing); their ids in input order. `at` names an
-   * item for messages (default `datapoints[i]`). 413: one is larger than a stored row may be.
-   */
-  readonly create: (
-    datasetName: string,
-    datapoints: ReadonlyArray<CreateDatapoint>,
-    at?: (index: number) => string
-  ) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge>
+  /** checks and writes new datapoints (all or nothing); their ids in input order. 413: one is larger than a stored row may be. */
+  readonly create: (datasetName: string, datapoints: ReadonlyArray<CreateDatapoint>) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge>
   /** the versions with these ids in the dataset, stale ones included, in the order asked for */
   readonly get: (datasetName: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
   readonly list: (datasetName: string, request: ListDatapointsRequest) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
@@ -63,8 +56,15 @@ export interface DatasetTransfers {
   readonly fromInferences: (datasetName: string, request: FromInferencesRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
   /** the dataset's live datapoints as JSON Lines, oldest first, read a page at a time */
   readonly exportDatapoints: (datasetName: string) => Stream.Stream<string, StoreFailure>
-  /** JSON Lines as create takes them (or as export writes them), checked like create, all or nothing; their ids in line order */
-  readonly importDatapoints: (datasetName: string, body: string) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge>
+  /**
+   * JSON Lines as create takes them (or as export writes them), checked like create, all or
+   * nothing, read from `body` as it arrives; their ids in line order. 413: a line longer than a
+   * request body may be, or a datapoint larger than a stored row may be.
+   */
+  readonly importDatapoints: <E>(
+    datasetName: string,
+    body: Stream.Stream<Uint8Array, E>
+  ) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge | E>
 }
 
 export class DatasetService extends Context.Service<DatasetService, DatasetOperations & DatasetTransfers>()("gateway/DatasetService") {
@@ -92,7 +92,7 @@ export class DatasetService extends Context.Service<DatasetService, DatasetOpera
       }
       const deps: DatasetDeps = { config, stores }
       const operations = makeDatapointOperations(deps)
-      return DatasetService.of({ ...operations, ...makeFromInferences(deps), ...makeJsonLines(deps, operations) })
+      return DatasetService.of({ ...operations, ...makeFromInferences(deps), ...makeJsonLines(deps) })
     })
   )
 }

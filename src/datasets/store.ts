@@ -108,6 +108,12 @@ export interface DatasetSummary {
 export interface DatasetStore {
   /** writes new versions, all or nothing */
   readonly insertDatapoints: (datapoints: ReadonlyArray<NewDatapoint>) => Effect.Effect<void, StoreError>
+  /**
+   * writes new versions given a part at a time, all or nothing: each part is made as the write
+   * reaches it (iterating `parts` again if the write is retried) and let go once sent, so that
+   * a large write never holds all its rows at once; a turn of the event loop between parts
+   */
+  readonly insertDatapointsInParts: (parts: Iterable<ReadonlyArray<NewDatapoint>>) => Effect.Effect<void, StoreError>
   /** the versions of the dataset (of any dataset when undefined) with these ids, stale ones included, in any order (ids of none are left out) */
   readonly getDatapoints: (datasetName: string | undefined, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
   /** live datapoints only */

@@ -327,14 +327,15 @@ ${upstreamModels(fake.apiBase)}`
         messages: [{ role: "user", content: "hi" }],
         "evil\n[00:00:00.000] ERROR (#1): forged line": 1
       }
-      for (let i = 0; i < 100_000; i++) body[`unknown_${i}`] = i
+      // within the 20,000 distinct keys a body may hold (more is a 400: hardening-bodies.test.ts)
+      for (let i = 0; i < 9_000; i++) body[`unknown_${i}`] = i
       const before = gateway.log().length
       const response = await gateway.post("/openai/v1/chat/completions", body)
       expect(response.status, JSON.stringify(response.body).slice(0, 500)).toBe(200)
       await expect.poll(() => gateway.log().slice(before)).toMatch(/ignoring unknown fields/)
       const logged = gateway.log().slice(before)
       expect(logged).toContain(`"evil\\n[00:00:00.000] ERROR (#1): forged line"`)
-      expect(logged).toContain("and 99981 more")
+      expect(logged).toContain("and 8981 more")
       expect(logged.split("\n").filter((line) => line.includes("forged line"))).toHaveLength(1)
       expect(logged.split("\n").every((line) => !line.startsWith("[00:00:00.000]"))).toBe(true)
       expect(Math.max(...logged.split("\n").map((line) => line.length))).toBeLessThan(4096)
@@ -343,7 +344,7 @@ ${upstreamModels(fake.apiBase)}`
       const denied = await gateway.post("/openai/v1/chat/completions", { ...body, "gateway::deny_unknown_fields": true })
       expect(denied.status).toBe(400)
       expect(denied.body.error.message.length).toBeLessThan(4096)
-      expect(denied.body.error.message).toMatch(/^unknown fields: .*and 99981 more$/)
+      expect(denied.body.error.message).toMatch(/^unknown fields: .*and 8981 more$/)
     })
 
     it("an input_audio format is quoted in its warning", async () => {

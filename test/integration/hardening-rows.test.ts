@@ -7,7 +7,7 @@
  *   `[gateway.observability] max_row_bytes`, its cut texts marked, logged and counted; every
  *   caller's `list_inferences`, `get_inferences` and the UI's inference route keep answering;
  *   a 9 MiB comment is refused with 413;
- * - a 20 MB line of a dataset import is refused with 413 naming the limit and the line, and the
+ * - a 20 MB line of a dataset import, or a 9 MiB one, is refused with 413 naming the limit and the line, and the
  *   dataset's listing and export keep answering;
  * - rows too large to read, inserted with SQL as an earlier version could have stored them, do
  *   not break the listings of inferences, model calls and datapoints (Postgres reads them with
@@ -192,11 +192,18 @@ describe.each(["postgres", "clickhouse", "pglite"] as const)("rows too large to 
     const first = await fetch(`${gateway.url}/v1/datasets/${dataset}/datapoints/import`, { method: "POST", headers: as(userKey), body: `${line("a small one")}\n` })
     expect(first.status).toBe(200)
 
-    const body = `${line("fine")}\n${line("y".repeat(20_000_000))}\n`
-    const refused = await fetch(`${gateway.url}/v1/datasets/${dataset}/datapoints/import`, { method: "POST", headers: as(userKey), body })
-    const answer = await refused.json() as { error: string }
-    expect(refused.status, answer.error).toBe(413)
-    expect(answer.error).toMatch(/^line 2: the datapoint is \d+ bytes as stored, over the 8388608 bytes a stored row may hold \(\[gateway.observability\] max_row_bytes\)$/)
+    const importOf = async (body: string) => {
+      const refused = await fetch(`${gateway.url}/v1/datasets/${dataset}/datapoints/import`, { method: "POST", headers: as(userKey), body })
+      return { status: refused.status, error: (await refused.json() as { error: string }).error }
+    }
+    // a line longer than a request body may be is refused before it is parsed
+    const tooLong = await importOf(`${line("fine")}\n${line("y".repeat(20_000_000))}\n`)
+    expect(tooLong.status, tooLong.error).toBe(413)
+    expect(tooLong.error).toBe("line 2: longer than 10485760 bytes, the limit of a datapoint line (max_request_body_bytes)")
+    // a line a request may carry, whose datapoint is larger than a stored row may be
+    const tooLarge = await importOf(`${line("fine")}\n${line("y".repeat(9 * MiB))}\n`)
+    expect(tooLarge.status, tooLarge.error).toBe(413)
+    expect(tooLarge.error).toMatch(/^line 2: the datapoint is \d+ bytes as stored, over the 8388608 bytes a stored row may hold \(\[gateway.observability\] max_row_bytes\)$/)
 
     // all or nothing: the good line of the refused import was not written either
     const listed = await gateway.post(`/v1/datasets/${dataset}/list_datapoints`, { limit: 10 }, as(adminKey))

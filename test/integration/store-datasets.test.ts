@@ -130,6 +130,44 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       expect(await get(store(), dataset, [fine.id])).toEqual([])
       await run(store().insertDatapoints([]))
     })
+
+    it("writes parts made as the write reaches them, all or nothing; again from the first part when retried", async () => {
+      const dataset = datasetNamed("in parts")
+      const parts = [
+        [chatDatapoint({ datasetName: dataset }), jsonDatapoint({ datasetName: dataset })],
+        [],
+        [chatDatapoint({ datasetName: dataset, name: "bad \ud800 name" })]
+      ]
+      // made one at a time: the next only once the previous one is taken, each as often as the write iterates
+      let made = 0
+      const lazily = <A>(items: ReadonlyArray<A>): Iterable<A> => ({
+        *[Symbol.iterator]() {
+          for (const item of items) {
+            made++
+            yield item
+          }
+        }
+      })
+      await run(store().insertDatapointsInParts(lazily(parts)))
+      // Postgres refuses the lone surrogate, and the write is made again, with U+FFFD
+      expect(made).toBe(engine === "postgres" ? 6 : 3)
+      const all = parts.flat()
+      expect(await get(store(), dataset, all.map((datapoint) => datapoint.id))).toStrictEqual(
+        byId(all.map((datapoint) => datapoint.name === "bad \ud800 name" ? { ...stored(datapoint), name: "bad \ufffd name" } : stored(datapoint)))
+      )
+
+      // a part that fails after others were sent: none of them stored
+      const later = datasetNamed("in parts, failing")
+      const first = [chatDatapoint({ datasetName: later }), jsonDatapoint({ datasetName: later })]
+      const failing = [jsonDatapoint({ datasetName: later }), jsonDatapoint({ datasetName: later, episodeId: "nope' --" })]
+      const error = await failure(store().insertDatapointsInParts(lazily([first, failing])))
+      expect(error.message).toMatch(/uuid/i)
+      expect(await get(store(), later, [...first, ...failing].map((datapoint) => datapoint.id))).toEqual([])
+      const refused = [jsonDatapoint({ datasetName: later, functionType: "neither" as "json" })]
+      expect((await failure(store().insertDatapointsInParts(lazily([first, refused])))).message).toMatch(new RegExp(`^${engine} insertDatapoints failed: `))
+      expect(await get(store(), later, first.map((datapoint) => datapoint.id))).toEqual([])
+      await run(store().insertDatapointsInParts([]))
+    })
   })
 
   describe("listing: filters, orders, search and paging", () => {
