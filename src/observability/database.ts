@@ -17,7 +17,7 @@ import type {
   StoredModelInference,
   WriteBatch
 } from "./records.ts"
-import { embeddingInferenceCuts, feedbackCuts, fitRecord, inferenceCuts, modelInferenceCuts, type RecordCuts } from "./rowBudget.ts"
+import { embeddingInferenceCuts, feedbackCuts, fitRecord, inferenceCuts, longTextLength, modelInferenceCuts, type RecordCuts } from "./rowBudget.ts"
 
 export type Backend = "clickhouse" | "postgres"
 
@@ -84,11 +84,16 @@ const encodeRow = <R extends { readonly id: string }>(
   cuts: (record: R) => RecordCuts,
   maxRowBytes: number
 ): EncodedRow => {
+  const recordCuts = cuts(record)
+  const fit = (measured: number | undefined): EncodedRow => {
+    const fitted = fitRecord(record, recordCuts, (candidate) => utf8Json(toRow(candidate)), measured, maxRowBytes)
+    if (fitted === undefined) throw new Error(`a ${table} row (id ${record.id}) cannot be cut under max_row_bytes (${maxRowBytes})`)
+    return { table, text: fitted.text, cut: fitted.note }
+  }
+  // over the budget whatever its encoding: cut without encoding it whole first
+  if (longTextLength(record, recordCuts) > maxRowBytes) return fit(undefined)
   const text = utf8Json(toRow(record))
-  if (text.length <= maxRowBytes) return { table, text }
-  const fitted = fitRecord(record, cuts(record), (candidate) => utf8Json(toRow(candidate)), text.length, maxRowBytes)
-  if (fitted === undefined) throw new Error(`a ${table} row (id ${record.id}) of ${text.length} bytes cannot be cut under max_row_bytes (${maxRowBytes})`)
-  return { table, text: fitted.text, cut: fitted.note }
+  return text.length <= maxRowBytes ? { table, text } : fit(text.length)
 }
 
 /**

@@ -154,6 +154,23 @@ const eachString = (value: unknown, visit: (text: string) => void): void => {
   else if (typeof value === "object" && value !== null) for (const item of Object.values(value)) eachString(item, visit)
 }
 
+/** texts longer than this have their UTF-8 size estimated from samples rather than counted */
+const sampledLength = 256 * 1024
+const sampleLength = 4096
+
+/**
+ * The UTF-8 bytes of `text`: counted, or for a long text estimated from three samples (its
+ * start, middle and end), since counting tens of MB holds the event loop for tens of ms. An
+ * estimate off for an unevenly mixed text costs another try of the row (`fitRecord`).
+ */
+const utf8Size = (text: string): number => {
+  if (text.length <= sampledLength) return Buffer.byteLength(text)
+  const middle = Math.floor(text.length / 2)
+  const sampled = Buffer.byteLength(text.slice(0, sampleLength)) + Buffer.byteLength(text.slice(middle, middle + sampleLength)) +
+    Buffer.byteLength(text.slice(-sampleLength))
+  return Math.ceil((sampled / (3 * sampleLength)) * text.length)
+}
+
 /** the first `count` characters of `text`, never half of a surrogate pair */
 const prefix = (text: string, count: number): string => {
   const end = Math.max(0, Math.min(count, text.length))
@@ -226,9 +243,27 @@ export interface FittedRow {
 const maxTries = 3
 
 /**
- * `record` cut down so that `encode` makes at most `maxBytes` of it (it made `bytes` of it), or
- * undefined when not even placeholders for every field bring it under (its fixed fields are
- * too large).
+ * The characters of `record`'s long texts in the fields `cuts` may cut: a bound below the bytes
+ * they take in any encoding of the row (a character is at least one byte, more when escaped). A
+ * record whose long texts alone pass the budget is over it, known without encoding it whole
+ * (tens of MB of JSON: hundreds of milliseconds of the event loop).
+ */
+export const longTextLength = (record: object, cuts: RecordCuts): number => {
+  let length = 0
+  for (const fields of cuts.tiers) {
+    for (const { key } of fields) {
+      eachString((record as Record<string, unknown>)[key], (text) => {
+        if (text.length >= minCutLength) length += text.length
+      })
+    }
+  }
+  return length
+}
+
+/**
+ * `record` cut down so that `encode` makes at most `maxBytes` of it (it made `bytes` of it;
+ * undefined: not encoded whole, since `longTextLength` showed it over), or undefined when not
+ * even placeholders for every field bring it under (its fixed fields are too large).
  *
  * The cost is a few encodings of the row at its new size: the texts' sizes are estimated from
  * their UTF-8 length, scaled by what they weigh in the encoded row (escapes, and ClickHouse's
@@ -239,7 +274,7 @@ export const fitRecord = <R extends { readonly id: string }>(
   record: R,
   cuts: RecordCuts,
   encode: (record: R) => Buffer,
-  bytes: number,
+  measured: number | undefined,
   maxBytes: number
 ): FittedRow | undefined => {
   const base: Record<string, unknown> = { ...record }
@@ -250,22 +285,22 @@ export const fitRecord = <R extends { readonly id: string }>(
     for (const { key } of fields) {
       eachString(base[key], (text) => {
         if (text.length < minCutLength) return
-        const size = Buffer.byteLength(text)
+        const size = utf8Size(text)
         utf8Bytes += size
         texts.push({ tier, size })
       })
     }
   })
   const columns = new Set<string>()
-  /** `base` with each tier's texts at its level */
-  const build = (levels: ReadonlyArray<Level>): R => {
+  /** `base` with each tier's texts at its level; `sizes`: the texts' sizes in the units of the levels */
+  const build = (levels: ReadonlyArray<Level>, sizes: ReadonlyArray<LongText> = texts): R => {
     const built = { ...base }
     let index = 0
     cuts.tiers.forEach((fields, tier) => {
       for (const { key, column } of fields) {
         built[key] = mapStrings(base[key], (text) => {
           if (text.length < minCutLength) return text
-          const { size } = texts[index++]
+          const { size } = sizes[index++]
           const level = levels[tier]
           if (level === "keep" || (level !== "all" && size <= level + markerBytes)) return text
           columns.add(column)
@@ -277,23 +312,26 @@ export const fitRecord = <R extends { readonly id: string }>(
     })
     return built as unknown as R
   }
-  const fitted = (text: Buffer, how: string): FittedRow => ({
-    text,
-    note: `a ${cuts.table} row (id ${record.id}) of ${bytes} bytes was cut to ${text.length}, over max_row_bytes (${maxBytes}): ` +
-      `${how} ${[...columns].join(", ")}${cuts.cacheKey && (record as { readonly cacheKey?: string }).cacheKey !== undefined ? "; its answer is not cached" : ""}`
-  })
-
   const everyTextCut = cuts.tiers.map((): Level => "all")
   const hollow = build(everyTextCut)
   const hollowText = encode(hollow)
+  // not measured: the row's bytes as its long texts' UTF-8 would make them unescaped (at least that)
+  const bytes = measured ?? hollowText.length - texts.length * markerBytes + utf8Bytes
+  const fitted = (text: Buffer, how: string): FittedRow => ({
+    text,
+    note: `a ${cuts.table} row (id ${record.id}) of ${measured === undefined ? "at least " : ""}${bytes} bytes was cut to ${text.length}, over max_row_bytes (${maxBytes}): ` +
+      `${how} ${[...columns].join(", ")}${cuts.cacheKey && (record as { readonly cacheKey?: string }).cacheKey !== undefined ? "; its answer is not cached" : ""}`
+  })
+
   if (hollowText.length <= maxBytes) {
     // what the long texts weigh in the row, per byte of their UTF-8
     const weight = utf8Bytes === 0 ? 1 : Math.max(1, (bytes - hollowText.length + texts.length * markerBytes) / utf8Bytes)
     const sized = texts.map((text) => ({ tier: text.tier, size: Math.ceil(text.size * weight) }))
-    let excess = bytes - maxBytes
+    // aimed a little under the budget: an estimate that lands just over it costs another encoding of the row
+    let excess = bytes - maxBytes + Math.ceil(maxBytes / 1000)
     for (let attempt = 0; attempt < maxTries; attempt++) {
       columns.clear()
-      const text = encode(build(levelsFor(sized, cuts.tiers.length, excess)))
+      const text = encode(build(levelsFor(sized, cuts.tiers.length, excess), sized))
       if (text.length <= maxBytes) return fitted(text, "texts cut in")
       excess += text.length - maxBytes + Math.ceil(maxBytes / 100)
     }

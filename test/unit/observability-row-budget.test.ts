@@ -91,7 +91,8 @@ describe.each(backends)("rows over max_row_bytes, on $name", ({ encode, read }) 
     ])
     const [encoded] = rowsOf(encode, { ...emptyBatch, inferences: [row] }, 128 * KiB)
     expect(encoded.text.length).toBeLessThanOrEqual(128 * KiB)
-    expect(encoded.cut).toMatch(/_inference row \(id [0-9a-f-]+\) of \d+ bytes was cut to \d+, over max_row_bytes \(131072\): texts cut in input, output$/)
+    // its texts alone pass the budget: cut without being encoded whole, its size known as at least theirs
+    expect(encoded.cut).toMatch(/_inference row \(id [0-9a-f-]+\) of at least \d+ bytes was cut to \d+, over max_row_bytes \(131072\): texts cut in input, output$/)
     const stored = read(encoded)
     const [first, second] = stored.input.messages[0].content
     expect(second).toEqual({ type: "text", text: "keep me" })
@@ -105,6 +106,16 @@ describe.each(backends)("rows over max_row_bytes, on $name", ({ encode, read }) 
     expect(keptInput).toBeGreaterThan(40 * KiB)
     // what is left is used: the row is near the budget, not far under it
     expect(encoded.text.length).toBeGreaterThan(100 * KiB)
+  })
+
+  it("measures a row whose texts are within the budget but whose encoding is not (escapes), and cuts it", () => {
+    // 100 KiB of quotes: 200 KiB and more once escaped
+    const row = inference(userText('"'.repeat(100 * KiB)), [{ type: "text", text: "hi" }])
+    const [encoded] = rowsOf(encode, { ...emptyBatch, inferences: [row] }, 128 * KiB)
+    expect(encoded.text.length).toBeLessThanOrEqual(128 * KiB)
+    const [, bytes] = /of (\d+) bytes was cut to \d+, over max_row_bytes \(131072\): texts cut in input$/.exec(encoded.cut ?? "") ?? []
+    expect(Number(bytes)).toBeGreaterThan(200 * KiB)
+    expect(read(encoded).input.messages[0].content[0].text).toMatch(new RegExp(`^"+\\${cutMarkerPrefix} \\d+ of ${100 * KiB} characters`))
   })
 
   it("cuts the raw payloads of a model call first, then its messages and output, and drops its cache key", () => {
