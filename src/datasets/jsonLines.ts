@@ -39,6 +39,7 @@ import { checkNewDatapoint, version } from "./datapoints.ts"
 import { datapointJson } from "./json.ts"
 import type { DatasetDeps, DatasetTransfers } from "./service.ts"
 import type { NewDatapoint } from "./store.ts"
+import { HeldTexts } from "./heldTexts.ts"
 import { type CheckedDatapoint, datapointSizeProblem } from "./validate.ts"
 
 /** datapoints read from the store at a time while exporting */
@@ -104,15 +105,15 @@ const checkLine = (bytes: Uint8Array, line: number, config: GatewayConfig): Chec
 }
 
 /** the new datapoints of `held` (checked datapoints as JSON), a part at a time, made as they are reached */
-const partsOf = (held: ReadonlyArray<Buffer>, ids: ReadonlyArray<string>, datasetName: string, now: number): Iterable<ReadonlyArray<NewDatapoint>> => ({
+const partsOf = (held: HeldTexts, ids: ReadonlyArray<string>, datasetName: string, now: number): Iterable<ReadonlyArray<NewDatapoint>> => ({
   *[Symbol.iterator]() {
     let index = 0
     while (index < held.length) {
       const part: Array<NewDatapoint> = []
       let bytes = 0
-      while (index < held.length && part.length < datapointsPerPart && (part.length === 0 || bytes + held[index].length <= bytesPerPart)) {
-        bytes += held[index].length
-        const checked = JSON.parse(held[index].toString("utf8")) as CheckedDatapoint
+      while (index < held.length && part.length < datapointsPerPart && (part.length === 0 || bytes + held.size(index) <= bytesPerPart)) {
+        bytes += held.size(index)
+        const checked = JSON.parse(held.text(index)) as CheckedDatapoint
         part.push(version(datasetName, checked, ids[index], now, undefined))
         index++
       }
@@ -147,8 +148,7 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
         const lineTooLong = (line: number) =>
           new PayloadTooLarge({ message: `line ${line}: longer than ${maxLineBytes} bytes, the limit of a datapoint line (max_request_body_bytes)` })
         /** each datapoint checked, as JSON; its line number (from 1) */
-        const held: Array<Buffer> = []
-        let heldBytes = 0
+        const held = new HeldTexts()
         /** the number of the line being read, and its bytes so far (those of earlier chunks) */
         let line = 1
         let pending: Array<Uint8Array> = []
@@ -170,17 +170,15 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
           const checked = checkLine(bytes, line, config)
           if (checked instanceof InvalidRequest || checked instanceof NotFound) return checked
           if (checked !== blank) {
-            const json = Buffer.from(JSON.stringify(checked))
+            const size = held.push(JSON.stringify(checked))
             // what is stored is part of what is held: only a datapoint held larger than a row may be is measured as stored
-            if (json.length > maxRowBytes) {
+            if (size > maxRowBytes) {
               const tooLarge = datapointSizeProblem(checked, maxRowBytes, `line ${line}`)
               if (tooLarge !== undefined) return tooLarge
             }
-            heldBytes += json.length
-            if (heldBytes > maxHeldBytes) {
+            if (held.bytes > maxHeldBytes) {
               return new PayloadTooLarge({ message: `line ${line}: the import's datapoints exceed ${maxHeldBytes} bytes, the limit of an import` })
             }
-            held.push(json)
           }
           line++
           linesSinceTurn++
@@ -209,7 +207,7 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
               if (problem instanceof PayloadTooLarge) return yield* problem
               if (problem !== undefined) {
                 refused = problem
-                held.length = 0
+                held.clear()
                 return
               }
               start = end + 1
@@ -229,7 +227,7 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
         }
         if (held.length === 0) return yield* invalid("the body holds no datapoint: expected one JSON object per line (JSON Lines)")
         const now = yield* Clock.currentTimeMillis
-        const ids = held.map(() => uuidv7(now))
+        const ids = Array.from({ length: held.length }, () => uuidv7(now))
         yield* stores.datasets.insertDatapointsInParts(partsOf(held, ids, datasetName, now)).pipe(Effect.mapError(storeFailure(stores)))
         return ids
       })
