@@ -9,8 +9,8 @@
 //   - a pending batch read by storms of concurrent GETs polled the provider at most once per
 //     `[gateway.batch] poll_interval_s` (issue 33).
 // Issue 33 added to the mix: 10 MB bodies nested millions of levels deep (to the sign-in route
-// without a key, to /inference, as an import line), 9.5 MB messages to `dummy::echo` (rows over
-// the stored-row bound) with listings of every inference beside them, dataset imports (normal,
+// without a key, to /inference, as an import line), messages of --large-mb to `dummy::echo`
+// (rows several times over the soak's 1 MiB max_row_bytes) with listings of every inference beside them, dataset imports (normal,
 // a bad last line, a 20 MB line), configuration reloads alternating two files, and storms of
 // reads of a pending batch.
 // Exits 1 when a check fails. Options: --duration S (default 60), --requests N (default 4000),
@@ -18,7 +18,8 @@
 // the normal requests, default 2), --only REGEX / --skip REGEX (hostile scenarios whose
 // name matches, or not: to find what a failed check comes from), --cpu-prof-dir DIR (the
 // gateway writes a CPU profile there when it stops), --smaps (where the gateway's resident memory
-// lies after the load: /proc/<pid>/smaps by kind and size).
+// lies after the load: /proc/<pid>/smaps by kind and size), --errors (the first answer of each
+// scenario and status that was not a 200).
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -86,6 +87,8 @@ max_provider_response_bytes = 8388608
 
 [gateway.observability]
 batch_writes = { flush_interval_ms = 200 }
+# rows over 1 MiB are cut: the echoes of large messages make such rows
+max_row_bytes = 1048576
 
 [gateway.batch]
 poll_interval_s = ${batchPollIntervalS}
@@ -215,7 +218,9 @@ const main = async () => {
     ["bin/gateway.ts", "--config-file", configFile],
     /Listening on (http:\/\/[^\s"]+)/,
     {
-      env: { ...env, GATEWAY_BIND_ADDRESS: "127.0.0.1:0", GATEWAY_SOAK_PROBE_FILE: probeFile },
+      // glibc's allocator as the README recommends it for production (Running the gateway): with its
+      // default, the heap keeps the peak of the large bodies the attacks send (+140 MB measured)
+      env: { ...env, GATEWAY_BIND_ADDRESS: "127.0.0.1:0", GATEWAY_SOAK_PROBE_FILE: probeFile, MALLOC_MMAP_THRESHOLD_: "131072" },
       nodeArgs: ["--expose-gc", "--import", path.join(root, "bench/soakProbe.ts"), ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])]
     }
   )
@@ -362,7 +367,8 @@ const main = async () => {
     return { status: response.statusCode, text: await response.body.text() }
   }
   const datapointLine = (text: string) => JSON.stringify({ type: "chat", function_name: "chat", input: user(text) })
-  const echoMessage = "e".repeat(Math.round(9.5 * 2 ** 20))
+  // its row, and its model call's, are over max_row_bytes several times over (the echo doubles it)
+  const echoMessage = "e".repeat(Math.round(largeMb * 2 ** 20))
   /** another generation of the configuration file (a comment apart), then a reload of it */
   const reload = async (): Promise<Outcome> => {
     fs.writeFileSync(configFile, gatewayConfig(upstream, batchGateway.toml, ++generation))
@@ -530,7 +536,7 @@ const main = async () => {
     },
     { name: "inference nested 10 MB deep", kind: "hostile", weight: 0.3, run: async () => ({ status: (await post("/inference", nestedBody(`{"function_name":"chat","input":{"system":`, tenMb))).status }) },
     { name: "import line nested 4 MB deep", kind: "hostile", weight: 0.3, run: async () => ({ status: (await importDatapoints(nestedBody(`{"type":"chat","function_name":"chat","input":`, 4 * 2 ** 20))).status }) },
-    { name: "9.5 MB message to dummy::echo", kind: "hostile", weight: 0.3, run: () => inference({ model_name: "dummy::echo", input: user(echoMessage) }) },
+    { name: `${largeMb} MB message to dummy::echo, rows over max_row_bytes`, kind: "hostile", weight: 0.3, run: () => inference({ model_name: "dummy::echo", input: user(echoMessage), params: { chat_completion: { max_tokens: 100 } } }) },
     {
       name: "import of 20 MB, its last line bad",
       kind: "hostile",
@@ -565,6 +571,8 @@ const main = async () => {
   console.log(`gateway ${base}, RSS at start ${(start.rss / 2 ** 20).toFixed(0)} MB; ${concurrency} clients for at most ${durationS} s or ${maxRequests} requests`)
 
   const tally = new Map<string, Map<number | string, number>>()
+  /** the first answer of each scenario and status that was not a 200, shown with --errors */
+  const firstErrors = new Map<string, string>()
   const problems: Array<string> = []
   let sent = 0
   const deadline = Date.now() + durationS * 1000
@@ -583,6 +591,7 @@ const main = async () => {
       const counts = tally.get(scenario.name) ?? new Map()
       counts.set(status, (counts.get(status) ?? 0) + 1)
       tally.set(scenario.name, counts)
+      if (outcome?.error !== undefined && !firstErrors.has(`${scenario.name}: ${status}`)) firstErrors.set(`${scenario.name}: ${status}`, outcome.error)
       if (scenario.kind === "normal" && status !== 200 && problems.length < 20) problems.push(`${scenario.name} answered ${status}${outcome?.error === undefined ? "" : ` (${outcome.error})`}`)
       if (typeof status === "number" && status >= 500 && problems.length < 20) problems.push(`${scenario.name} answered ${status}`)
       if (typeof status === "string" && scenario.kind === "normal" && problems.length < 20) problems.push(`${scenario.name}: ${status}`)
@@ -599,6 +608,10 @@ const main = async () => {
     const counts = tally.get(scenario.name)
     if (counts === undefined) continue
     console.log(`  ${scenario.kind.padEnd(8)}${scenario.name.padEnd(42)}${[...counts].map(([status, n]) => `${status}: ${n}`).join(", ")}`)
+    if (args.includes("--errors")) for (const status of counts.keys()) {
+      const error = firstErrors.get(`${scenario.name}: ${status}`)
+      if (error !== undefined) console.log(`          ${status}: ${error}`)
+    }
   }
 
   // every inference that answered 200 is stored once the queue has drained
