@@ -13,7 +13,7 @@
 import { createHash, createHmac, randomBytes } from "node:crypto"
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ApiKey, createKey, disableKey, dummyInference, parseKey, pollUntil } from "../support/access.ts"
+import { type Answer, type ApiKey, call, createKey, disableKey, dummyInference, parseKey, pollUntil } from "../support/access.ts"
 import { freshDatabase, queryDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { startTcpProxy, type TcpProxy } from "../support/tcpProxy.ts"
@@ -25,32 +25,6 @@ const config = (sessionTtlS?: number) =>
   `[gateway.auth]\nenabled = true\ncache_ttl_ms = ${cacheTtlMs}\nmax_failed_attempts_per_minute = ${failedAttemptsPerMinute}\n` +
   (sessionTtlS === undefined ? "" : `[gateway.ui]\nsession_ttl_s = ${sessionTtlS}\n`)
 
-interface Answer {
-  readonly status: number
-  readonly body: any
-  readonly headers: Headers
-}
-
-const send = async (
-  gateway: RunningGateway,
-  method: "GET" | "POST" | "DELETE",
-  route: string,
-  options: { readonly body?: unknown; readonly headers?: Record<string, string> } = {}
-): Promise<Answer> => {
-  const response = await fetch(gateway.url + route, {
-    method,
-    headers: { ...(options.body === undefined ? {} : { "content-type": "application/json" }), ...options.headers },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body)
-  })
-  const text = await response.text()
-  let body: unknown = text
-  try {
-    body = JSON.parse(text)
-  } catch {
-    // not JSON: the text, for the failure message
-  }
-  return { status: response.status, body, headers: response.headers }
-}
 
 /** a browser's session: its two cookies as the gateway set them */
 interface Session {
@@ -76,7 +50,7 @@ const sessionFrom = (answer: Answer): Session => {
 }
 
 const signIn = async (gateway: RunningGateway, key: ApiKey, cookie?: string): Promise<Session> => {
-  const answer = await send(gateway, "POST", "/v1/ui/session", { body: { api_key: key.key }, headers: cookie === undefined ? {} : { cookie } })
+  const answer = await call(gateway, "POST", "/v1/ui/session", { body: { api_key: key.key }, headers: cookie === undefined ? {} : { cookie } })
   expect(answer.status, JSON.stringify(answer.body)).toBe(200)
   expect(answer.body).toEqual({ authentication: true, signed_in: true, public_id: key.publicId })
   return sessionFrom(answer)
@@ -84,13 +58,13 @@ const signIn = async (gateway: RunningGateway, key: ApiKey, cookie?: string): Pr
 
 /** a read of an admin route on the session */
 const read = (gateway: RunningGateway, session: Session | string) =>
-  send(gateway, "GET", "/v1/ui/api_keys", { headers: { cookie: typeof session === "string" ? session : session.cookie } })
+  call(gateway, "GET", "/v1/ui/api_keys", { headers: { cookie: typeof session === "string" ? session : session.cookie } })
 
 /** a change (a new key) on the session, with its CSRF token unless another is given */
 const change = (gateway: RunningGateway, session: Session, csrf = session.csrf) =>
-  send(gateway, "POST", "/v1/ui/api_keys", { headers: { cookie: session.cookie, "x-gateway-csrf": csrf }, body: {} })
+  call(gateway, "POST", "/v1/ui/api_keys", { headers: { cookie: session.cookie, "x-gateway-csrf": csrf }, body: {} })
 
-const sessionState = async (gateway: RunningGateway, cookie: string) => (await send(gateway, "GET", "/v1/ui/session", { headers: { cookie } })).body
+const sessionState = async (gateway: RunningGateway, cookie: string) => (await call(gateway, "GET", "/v1/ui/session", { headers: { cookie } })).body
 
 const ended = "the UI's session has ended (signed out, expired, or unknown): sign in again"
 
@@ -124,7 +98,7 @@ afterAll(async () => {
 
 /** a new admin key, made on the UI's route with the admin's bearer key */
 const newAdminKey = async (): Promise<ApiKey> => {
-  const created = await send(first, "POST", "/v1/ui/api_keys", { headers: { authorization: `Bearer ${admin.key}` }, body: { admin: true } })
+  const created = await call(first, "POST", "/v1/ui/api_keys", { headers: { authorization: `Bearer ${admin.key}` }, body: { admin: true } })
   expect(created.status).toBe(200)
   return parseKey(created.body.api_key)
 }
@@ -172,7 +146,7 @@ describe("the UI's session", () => {
     const session = await signIn(second, admin)
     expect((await read(first, session)).status).toBe(200)
     expect((await read(second, session)).status).toBe(200)
-    const signOut = await send(second, "DELETE", "/v1/ui/session", { headers: { cookie: session.cookie } })
+    const signOut = await call(second, "DELETE", "/v1/ui/session", { headers: { cookie: session.cookie } })
     expect(signOut.status).toBe(200)
     expect(signOut.headers.getSetCookie().filter((line) => /Max-Age=0/i.test(line))).toHaveLength(2)
     // no waiting: the very next requests, on either gateway
@@ -184,7 +158,7 @@ describe("the UI's session", () => {
       expect(await sessionState(gateway, session.cookie)).toEqual({ authentication: true, signed_in: false })
     }
     expect(await queryDatabase(database, `SELECT 1 FROM ui_sessions WHERE id_hash = '\\x${sha256(session.id).toString("hex")}'`)).toEqual([])
-    expect((await send(first, "GET", "/v1/ui/api_keys", { headers: { authorization: `Bearer ${admin.key}` } })).status).toBe(200)
+    expect((await call(first, "GET", "/v1/ui/api_keys", { headers: { authorization: `Bearer ${admin.key}` } })).status).toBe(200)
   })
 
   it("of a key disabled on the UI's route, is refused at once on both gateways, within the key cache's lifetime", async () => {
@@ -195,7 +169,7 @@ describe("the UI's session", () => {
     expect((await read(second, onSecond)).status).toBe(200)
     // disabled by another admin, from the UI on the second gateway
     const mine = await signIn(second, admin)
-    const disabled = await send(second, "POST", `/v1/ui/api_keys/${key.publicId}/disable`, {
+    const disabled = await call(second, "POST", `/v1/ui/api_keys/${key.publicId}/disable`, {
       headers: { cookie: mine.cookie, "x-gateway-csrf": mine.csrf }
     })
     expect(disabled.status, JSON.stringify(disabled.body)).toBe(200)
@@ -233,7 +207,7 @@ describe("the UI's session", () => {
       expect(refused.status).toBe(401)
       expect(refused.body.error).toBe("the UI's session cookie is not a session of this gateway: sign in again")
       expect(JSON.stringify(refused.body)).not.toContain(admin.secret)
-      const forged = await send(gateway, "POST", "/v1/ui/api_keys", { headers: { cookie, "x-gateway-csrf": csrf }, body: {} })
+      const forged = await call(gateway, "POST", "/v1/ui/api_keys", { headers: { cookie, "x-gateway-csrf": csrf }, body: {} })
       expect(forged.status).toBe(403)
       expect(await sessionState(gateway, cookie)).toEqual({ authentication: true, signed_in: false })
     }
@@ -272,7 +246,7 @@ describe("the UI's session", () => {
     expect(otherToken.body.error).toContain("CSRF token")
     // a CSRF cookie set by a neighbouring origin, sent back in the header: not the session's token
     const planted = "p".repeat(43)
-    const withPlanted = await send(first, "POST", "/v1/ui/api_keys", {
+    const withPlanted = await call(first, "POST", "/v1/ui/api_keys", {
       headers: { cookie: `gateway_ui_session=${one.id}; gateway_ui_csrf=${planted}`, "x-gateway-csrf": planted },
       body: {}
     })
@@ -303,7 +277,7 @@ describe("the UI's session", () => {
     expect(statuses.slice(failedAttemptsPerMinute)).toEqual([429, 429, 429])
     // the gateway keeps answering everyone else
     expect((await read(first, await signIn(first, admin))).status).toBe(200)
-    expect((await send(first, "POST", "/inference", { headers: { authorization: `Bearer ${admin.key}` }, body: dummyInference() })).status).toBe(200)
+    expect((await call(first, "POST", "/inference", { headers: { authorization: `Bearer ${admin.key}` }, body: dummyInference() })).status).toBe(200)
   })
 
   it("is not let in, nor signed out, while the database does not answer: 503s, and the session lives on", async () => {
@@ -314,7 +288,7 @@ describe("the UI's session", () => {
       const refused = await read(brief, session)
       expect(refused.status).toBe(503)
       expect(refused.body.error).toContain("cannot check the UI's session: the relational database is unavailable")
-      const signOut = await send(brief, "DELETE", "/v1/ui/session", { headers: { cookie: session.cookie } })
+      const signOut = await call(brief, "DELETE", "/v1/ui/session", { headers: { cookie: session.cookie } })
       expect(signOut.status).toBe(503)
       expect(signOut.body.error).toContain("cannot end the UI's session")
       // the cookies stay, so that signing out can be tried again
@@ -324,7 +298,7 @@ describe("the UI's session", () => {
     }
     // not ended: it still works elsewhere, and signing out again ends it everywhere
     expect((await read(first, session)).status).toBe(200)
-    await pollUntil(() => send(brief, "DELETE", "/v1/ui/session", { headers: { cookie: session.cookie } }), (answer) => answer.status === 200, 10_000)
+    await pollUntil(() => call(brief, "DELETE", "/v1/ui/session", { headers: { cookie: session.cookie } }), (answer) => answer.status === 200, 10_000)
     expect((await read(first, session)).status).toBe(401)
     expect((await read(brief, session)).status).toBe(401)
   })

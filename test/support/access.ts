@@ -70,18 +70,27 @@ const parsed = (text: string): unknown => {
   }
 }
 
-/** one request with fetch, with `Authorization: Bearer <key>` when a key is given (a string key is sent as it is) */
+/**
+ * one request with fetch, with `Authorization: Bearer <key>` when a key is given (a string key is
+ * sent as it is), and `headers` besides (a cookie, a CSRF token)
+ */
 export const call = async (
   gateway: RunningGateway | string,
-  method: "GET" | "POST",
+  method: "GET" | "POST" | "DELETE",
   route: string,
-  options: { readonly key?: ApiKey | string; readonly authorization?: string; readonly body?: unknown } = {}
+  options: {
+    readonly key?: ApiKey | string
+    readonly authorization?: string
+    readonly body?: unknown
+    readonly headers?: Readonly<Record<string, string>>
+  } = {}
 ): Promise<Answer> => {
   const headers: Record<string, string> = {}
   if (options.body !== undefined) headers["content-type"] = "application/json"
   const key = typeof options.key === "string" ? options.key : options.key?.key
   if (key !== undefined) headers.authorization = `Bearer ${key}`
   if (options.authorization !== undefined) headers.authorization = options.authorization
+  Object.assign(headers, options.headers)
   const base = typeof gateway === "string" ? gateway : gateway.url
   const response = await fetch(base + route, {
     method,
