@@ -88,13 +88,65 @@ const tooLarge = (maxBytes: number) => new PayloadTooLarge({ message: `the reque
 
 const closedEarly = () => new InvalidRequest({ message: "the connection closed before the whole request body arrived" })
 
-/** its declared length, or a refusal before anything is read: too large, or the connection already gone */
-const admitted = (source: IncomingMessage, maxBytes: number): number | undefined | BodyFailure => {
+/** What a body being read holds: the bytes received, against `maxBytes`, and those taken from the budget. */
+interface BodyMeter {
+  readonly received: () => number
+  /** counts `chunk`: the refusal when it takes the body past its limit or the budget */
+  readonly count: (chunk: Buffer) => BodyFailure | undefined
+  /** gives back what the body took from the budget */
+  readonly release: () => void
+}
+
+/**
+ * The meter of a body about to be read, its declared length taken from the budget up front (a
+ * body of undeclared length takes each chunk as it comes); or a refusal before anything is read:
+ * too large, the budget short, or the connection already gone.
+ */
+const admitted = (source: IncomingMessage, maxBytes: number, budget: BodyBudget): BodyMeter | BodyFailure => {
   const length = source.headers["content-length"]
   const declared = length === undefined ? undefined : Number(length)
   if (declared !== undefined && declared > maxBytes) return tooLarge(maxBytes)
   if (source.destroyed) return new InvalidRequest({ message: "the connection closed before the request body was read" })
-  return declared
+  if (declared !== undefined && !budget.take(declared)) return busy()
+  let held = declared ?? 0
+  let received = 0
+  return {
+    received: () => received,
+    count: (chunk) => {
+      received += chunk.length
+      if (received > maxBytes) return tooLarge(maxBytes)
+      if (declared === undefined) {
+        if (!budget.take(chunk.length)) return busy()
+        held += chunk.length
+      }
+      return undefined
+    },
+    release: () => {
+      budget.give(held)
+      held = 0
+    }
+  }
+}
+
+/**
+ * Listens to the body's events; the function returned stops listening and pauses the source
+ * (unread bytes wait in the socket: the platform drains or closes it after the answer).
+ */
+const listen = (
+  source: IncomingMessage,
+  on: { readonly data: (chunk: Buffer) => void; readonly end: () => void; readonly broken: () => void }
+): (() => void) => {
+  source.on("data", on.data)
+  source.once("end", on.end)
+  source.once("error", on.broken)
+  source.once("close", on.broken)
+  return () => {
+    source.off("data", on.data)
+    source.off("end", on.end)
+    source.off("error", on.broken)
+    source.off("close", on.broken)
+    if (!source.readableEnded) source.pause()
+  }
 }
 
 /**
@@ -109,53 +161,37 @@ export const readRequestBody = <A, E>(
 ): Effect.Effect<A, E | BodyFailure> =>
   Effect.callback((resume) => {
     const source = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage
-    const declared = admitted(source, maxBytes)
-    if (typeof declared === "object") return resume(Effect.fail(declared))
-    if (declared !== undefined && !budget.take(declared)) return resume(Effect.fail(busy()))
-    let held = declared ?? 0
-    let received = 0
+    const meter = admitted(source, maxBytes, budget)
+    if (!("count" in meter)) return resume(Effect.fail(meter))
     let chunks: Array<Buffer> = []
     let settled = false
     const stopReading = () => {
-      source.off("data", onData)
-      source.off("end", onEnd)
-      source.off("error", onBroken)
-      source.off("close", onBroken)
-      // unread bytes wait in the socket (the platform drains or closes it after the answer)
-      if (!source.readableEnded) source.pause()
+      stopListening()
       chunks = []
     }
     const settle = (outcome: Effect.Effect<A, E | BodyFailure> | undefined) => {
       if (settled) return
       settled = true
       stopReading()
-      budget.give(held)
-      held = 0
+      meter.release()
       if (outcome !== undefined) resume(outcome)
     }
-    function onData(chunk: Buffer) {
-      received += chunk.length
-      if (received > maxBytes) return settle(Effect.fail(tooLarge(maxBytes)))
-      if (declared === undefined) {
-        if (!budget.take(chunk.length)) return settle(Effect.fail(busy()))
-        held += chunk.length
-      }
-      chunks.push(chunk)
-    }
-    function onEnd() {
-      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)
-      stopReading()
-      if (received < largeBodyBytes) return settle(parse(body))
-      // unless the request ended meanwhile (the client gone: the fiber interrupted)
-      inTurnOfItsOwn(() => settled || settle(parse(body)))
-    }
-    function onBroken() {
-      settle(Effect.fail(closedEarly()))
-    }
-    source.on("data", onData)
-    source.once("end", onEnd)
-    source.once("error", onBroken)
-    source.once("close", onBroken)
+    const stopListening = listen(source, {
+      data: (chunk) => {
+        const refused = meter.count(chunk)
+        if (refused !== undefined) return settle(Effect.fail(refused))
+        chunks.push(chunk)
+      },
+      end: () => {
+        const received = meter.received()
+        const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)
+        stopReading()
+        if (received < largeBodyBytes) return settle(parse(body))
+        // unless the request ended meanwhile (the client gone: the fiber interrupted)
+        inTurnOfItsOwn(() => settled || settle(parse(body)))
+      },
+      broken: () => settle(Effect.fail(closedEarly()))
+    })
     sendContinue(request)
     // the request fiber interrupted (the client went away): give the bytes back
     return Effect.sync(() => settle(undefined))
@@ -178,11 +214,8 @@ export const requestBodyStream = (
 ): Effect.Effect<Stream.Stream<Uint8Array, BodyFailure>, BodyFailure, Scope.Scope> =>
   Effect.gen(function*() {
     const source = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage
-    const declared = admitted(source, maxBytes)
-    if (typeof declared === "object") return yield* Effect.fail(declared)
-    if (declared !== undefined && !budget.take(declared)) return yield* Effect.fail(busy())
-    let held = declared ?? 0
-    let received = 0
+    const meter = admitted(source, maxBytes, budget)
+    if (!("count" in meter)) return yield* Effect.fail(meter)
     let ahead: Array<Uint8Array> = []
     let aheadBytes = 0
     let reading = false
@@ -195,44 +228,34 @@ export const requestBodyStream = (
       waiting = undefined
       waiter?.()
     }
-    const stopReading = () => {
-      source.off("data", onData)
-      source.off("end", onEnd)
-      source.off("error", onBroken)
-      source.off("close", onBroken)
-      if (!source.readableEnded) source.pause()
-    }
+    /** set once reading starts (at the first pull) */
+    let stopReading = () => {}
     const refuse = (error: BodyFailure) => {
       failure = error
       stopReading()
       wake()
     }
-    function onData(chunk: Buffer) {
-      received += chunk.length
-      if (received > maxBytes) return refuse(tooLarge(maxBytes))
-      if (declared === undefined) {
-        if (!budget.take(chunk.length)) return refuse(busy())
-        held += chunk.length
-      }
-      ahead.push(chunk)
-      aheadBytes += chunk.length
-      if (aheadBytes >= readAheadBytes) source.pause()
-      wake()
-    }
-    function onEnd() {
-      ended = true
-      stopReading()
-      wake()
-    }
-    function onBroken() {
-      refuse(closedEarly())
+    const on = {
+      data: (chunk: Buffer) => {
+        const refused = meter.count(chunk)
+        if (refused !== undefined) return refuse(refused)
+        ahead.push(chunk)
+        aheadBytes += chunk.length
+        if (aheadBytes >= readAheadBytes) source.pause()
+        wake()
+      },
+      end: () => {
+        ended = true
+        stopReading()
+        wake()
+      },
+      broken: () => refuse(closedEarly())
     }
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         stopReading()
         ahead = []
-        budget.give(held)
-        held = 0
+        meter.release()
       })
     )
     const pull: Effect.Effect<Arr.NonEmptyReadonlyArray<Uint8Array>, BodyFailure | Cause.Done> = Effect.suspend(() => {
@@ -247,10 +270,7 @@ export const requestBodyStream = (
       if (ended || source.readableEnded) return Cause.done()
       if (!reading) {
         reading = true
-        source.on("data", onData)
-        source.once("end", onEnd)
-        source.once("error", onBroken)
-        source.once("close", onBroken)
+        stopReading = listen(source, on)
         sendContinue(request)
       }
       return Effect.callback<void>((resume) => {
