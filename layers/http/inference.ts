@@ -11,7 +11,7 @@ import type { CompletedInference } from "../../src/inference/run.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
 import { Configuration } from "../../src/services.ts"
-import { headerProblem } from "../../src/tracing/trace.ts"
+import { headerProblem } from "../../src/httpHeaders.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 import { type RequestTrace, withRequestTrace } from "./tracing.ts"
 

@@ -2,7 +2,7 @@
  * `[gateway]` -> `GatewaySettings`: the server, its limits, the cache, observability, trace
  * export, authentication, the relay to another gateway, and where templates may load other files from.
  */
-import { headerProblem } from "../tracing/trace.ts"
+import { headerProblem } from "../httpHeaders.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { RawGateway } from "./raw.ts"
 import { buildRelay } from "./relay.ts"

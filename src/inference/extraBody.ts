@@ -4,7 +4,7 @@
  * then the request's (scoped to a variant, a model, or a model's provider), later ones winning.
  */
 import * as Schema from "effect/Schema"
-import { headerProblem, headerValueProblem } from "../tracing/trace.ts"
+import { headerProblem, headerValueProblem } from "../httpHeaders.ts"
 import { quoted } from "../untrusted.ts"
 
 export const ExtraBodyEdit = Schema.Union([

@@ -14,6 +14,7 @@ import type { Credential } from "../config/credentials.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import { itemsPerTurn, letIoRun } from "../eventLoop.ts"
 import { InvalidRequest } from "../errors.ts"
+import { unsendableCharacter } from "../httpHeaders.ts"
 import {
   applyExtraBodyEdit,
   applyExtraHeaderEdits,
@@ -363,6 +364,11 @@ const exchange = <Settings, Target, Event, Reply, A>(
 ): Effect.Effect<A, ProviderFailure | InvalidRequest, HttpTransport> => {
   if (!isHttpCall(built)) return Effect.fail(built)
   const apiKey = call.apiKey
+  // a key the request gave goes into a header (unless an authorizer reads it: a key file): one it cannot carry is the request's fault
+  const unsendable = authorize === undefined && call.credentialFromRequest === true && apiKey !== undefined ? unsendableCharacter(apiKey) : undefined
+  if (unsendable !== undefined) {
+    return Effect.fail(new InvalidRequest({ message: `credentials: the API key given holds ${unsendable}, which an HTTP header cannot carry` }))
+  }
   const sendAndRead = (request: HttpCall) =>
     HttpTransport.use((http) => send(http, request)).pipe(
       Effect.mapError((error) => transportFailure(error, apiKey)),

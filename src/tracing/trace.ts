@@ -25,28 +25,6 @@ export interface TraceExtras {
   readonly resource: Readonly<Record<string, string>>
 }
 
-const httpToken = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-
-/** What the HTTP client (undici's `isValidHeaderValue`) refuses in a header value: all but tab, printable ASCII and Latin-1. */
-const unsendable = /[^\t\x20-\x7e\x80-\xff]/
-
-/** Why `name: value` cannot be sent as an HTTP header, or undefined when it can. */
-export const headerProblem = (name: string, value: string): string | undefined =>
-  !httpToken.test(name) ? `"${name}" is not a valid HTTP header name` : headerValueProblem(name, value)
-
-/**
- * Why `value` cannot be sent as the value of header `name` (a line break or a NUL, which would
- * forge headers; a control or non-Latin-1 character, which the HTTP client refuses), or undefined.
- * The character is named by its code point, never written out.
- */
-export const headerValueProblem = (name: string, value: string): string | undefined => {
-  const found = unsendable.exec(value)
-  if (found === null) return undefined
-  if (/[\r\n\0]/.test(value)) return `the value of "${name}" holds a line break or a NUL, which HTTP headers cannot carry`
-  const codePoint = value.codePointAt(found.index)!.toString(16).toUpperCase().padStart(4, "0")
-  return `the value of "${name}" holds the character U+${codePoint} (at index ${found.index}), which HTTP headers cannot carry: only tab, printable ASCII and Latin-1 characters`
-}
-
 /**
  * The extras of a request's headers (names in lower case, as Node gives them), then of its
  * `otlp_traces_extra_headers`, which win on equal names.

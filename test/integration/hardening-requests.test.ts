@@ -60,6 +60,15 @@ type = "chat"
 [functions.up_chat.variants.only]
 type = "chat_completion"
 model = "up"
+
+# the caller's key, from its request's credentials
+[models.keyed]
+routing = ["only"]
+[models.keyed.providers.only]
+type = "openai"
+model_name = "gpt-keyed"
+api_base = "${apiBase}"
+api_key_location = "dynamic::upstream_key"
 `
 
 describe("hostile requests without a database", () => {
@@ -256,6 +265,19 @@ ${upstreamModels(fake.apiBase)}`
       const ok = await upChat({ extra_headers: [{ name: "x-team", value: "café\tnoir" }] })
       expect(ok.status, JSON.stringify(ok.body)).toBe(200)
       expect(fake.requests[0].headers["x-team"]).toBe("café\tnoir")
+    })
+
+    it("a dynamic API key that a header cannot carry is a 400 naming credentials, without echoing the key (was a provider failure, 502)", async () => {
+      const keyed = (key: string) =>
+        gateway.post("/inference", { model_name: "keyed", input: userInput("hi"), credentials: { upstream_key: key } })
+      for (const [key, character] of [["sk-日本", "the character U+65E5 (at index 3)"], ["sk-a\r\nx-injected: 1", "a line break or a NUL"]]) {
+        expect(badRequest(await keyed(key))).toBe(`credentials: the API key given holds ${character}, which an HTTP header cannot carry`)
+      }
+      expect(fake.requests).toHaveLength(0)
+      // a key a header can carry reaches the provider as its Authorization
+      const ok = await keyed("sk-café")
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200)
+      expect(fake.requests[0].headers.authorization).toBe("Bearer sk-café")
     })
 
     it("framing, host and hop-by-hop headers cannot be set or removed by a request", async () => {

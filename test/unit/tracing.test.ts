@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { encodeSpans, exportBody, type FinishedRequest, headerProblem, parseTraceparent, spansOf, traceExtrasOf } from "../../src/tracing/trace.ts"
+import { headerProblem } from "../../src/httpHeaders.ts"
+import { encodeSpans, exportBody, type FinishedRequest, parseTraceparent, spansOf, traceExtrasOf } from "../../src/tracing/trace.ts"
 
 const failed = (status: number): FinishedRequest => ({
   name: "POST /inference",
