@@ -5,20 +5,23 @@
 // Usage: node bench/metricsCost.ts
 import { makePrometheusMetrics } from "../layers/metrics/prometheus.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
-import type { CompletedInference } from "../src/inference/run.ts"
+import type { InferenceMeasures } from "../src/metrics/metrics.ts"
 import { WriteQueue } from "../src/observability/writeQueue.ts"
 
 const config = { models: new Map([["pair", {}]]) } as unknown as GatewayConfig
 const metrics = makePrometheusMetrics(config, WriteQueue.off)
-const completed = {
-  prepared: { functionName: "assistant", cache: { read: false } },
-  variant: { name: "main" },
-  origin: { modelName: "pair", providerName: "first", cached: false },
+const completed: InferenceMeasures = {
+  functionName: "assistant",
+  variantName: "main",
+  modelName: "pair",
+  providerName: "first",
   usage: { input_tokens: 11, output_tokens: 5 },
   cost: 0.0001,
+  otherCalls: [],
   processingTimeMs: 3,
-  responseTimeMs: 2
-} as unknown as CompletedInference
+  cached: false,
+  cacheRead: false
+}
 
 const perRequest = () => {
   const started = performance.now()

@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Agent, request } from "undici"
-import { type ByteReader, type HttpCall, HttpTransport, TransportError } from "../src/services.ts"
+import { type ByteReader, type HttpCall, HttpTransport, TransportError } from "../src/transport.ts"
 
 export interface HttpTransportOptions {
   /** most connections kept per upstream origin */

@@ -11,8 +11,7 @@ import * as Layer from "effect/Layer"
 import { Registry } from "prom-client"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { defaultFunctionName } from "../../src/inference/prepare.ts"
-import type { CompletedInference } from "../../src/inference/run.ts"
-import { Metrics, type MetricsRecorder, modelLabel, type ProviderOutcome, shorthandType } from "../../src/metrics/metrics.ts"
+import { type InferenceMeasures, Metrics, type MetricsRecorder, modelLabel, type ProviderOutcome, shorthandType } from "../../src/metrics/metrics.ts"
 import { WriteQueue } from "../../src/observability/writeQueue.ts"
 import { workerScrape } from "./cluster.ts"
 import { CollectedFamily, CounterFamily, HistogramFamily, register } from "./families.ts"
@@ -126,13 +125,12 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
   /** a configured model's provider by its name; a short-hand's by its type */
   const providerOf = (model: string, provider: string) => models.has(model) ? provider : shorthandType(model) ?? "gateway::other"
 
-  const inferenceCompleted = (completed: CompletedInference) => {
-    const { origin, prepared } = completed
-    const model = modelOf(origin.modelName)
-    const fn = prepared.functionName
+  const inferenceCompleted = (completed: InferenceMeasures) => {
+    const model = modelOf(completed.modelName)
+    const fn = completed.functionName
     // the default function's variants are named after the model the request chose
-    const variant = fn === defaultFunctionName ? model : completed.variant.name
-    const labels = [fn, variant, model, providerOf(origin.modelName, origin.providerName)]
+    const variant = fn === defaultFunctionName ? model : completed.variantName
+    const labels = [fn, variant, model, providerOf(completed.modelName, completed.providerName)]
     inferenceDuration.observe(labels, completed.processingTimeMs / 1000)
     if (completed.ttftMs !== undefined) timeToFirstToken.observe(labels, completed.ttftMs / 1000)
     const byModel = [model]
@@ -146,8 +144,8 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
       outputTokens.inc(callModel, call.usage.output_tokens)
       if (call.cost !== undefined) cost.inc(callModel, call.cost)
     }
-    if (origin.cached) cacheHits.inc(byModel)
-    else if (prepared.cache.read) cacheMisses.inc(byModel)
+    if (completed.cached) cacheHits.inc(byModel)
+    else if (completed.cacheRead) cacheMisses.inc(byModel)
   }
 
   const contentType = registry.contentType

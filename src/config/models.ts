@@ -18,7 +18,7 @@ import type { KeyPath } from "./merge.ts"
 import { type CostRule, costRule } from "../inference/cost.ts"
 import { providerCommonFields, RawModel } from "./raw.ts"
 import { relayedModel, relayProvider } from "./relay.ts"
-import { type FunctionConfig, type ModelConfig, type ProviderConfig, type RelaySettings, variantModel } from "./types.ts"
+import { type FunctionConfig, type ModelConfig, type ProviderConfig, type RelaySettings, type ShorthandDefault, variantModel } from "./types.ts"
 
 const decodeModel = tableDecoder(RawModel)
 const providerDecoders = new Map(
@@ -210,12 +210,6 @@ export const buildProviderTypeDefaults = (
     defaults.set(type, { credential, settings })
   }
   return defaults
-}
-
-/** What a type's short-hand models (`<type>::<model>`) run with: its credential, resolved at start-up (requests name them later), and its settings (`[provider_types.<type>.batch]`). */
-export interface ShorthandDefault {
-  readonly credential: Credential
-  readonly settings: Readonly<Record<string, unknown>>
 }
 
 /** The short-hands requests may name, by type: every type's, but the dummy's when `[gateway] dummy_shorthands = false`. */

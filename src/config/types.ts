@@ -2,7 +2,6 @@
  * The validated configuration: what the gateway runs on once start-up succeeded. Built by
  * `buildConfig` from the raw TOML; every reference in it has been checked.
  */
-import type { ShorthandDefault } from "./models.ts"
 import type { CostRule } from "../inference/cost.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { InferenceParams, JsonMode, ToolChoice, ToolDefinition } from "../inference/types.ts"
@@ -363,4 +362,10 @@ export interface GatewayConfig {
   readonly templates: TemplateEngine
   /** what `<type>::<model>` models named in requests run with, by type: the credential (resolved at start-up) and the type's settings */
   readonly shorthands: ReadonlyMap<string, ShorthandDefault>
+}
+
+/** What a type's short-hand models (`<type>::<model>`) run with: its credential, resolved at start-up (requests name them later), and its settings (`[provider_types.<type>.batch]`). */
+export interface ShorthandDefault {
+  readonly credential: Credential
+  readonly settings: Readonly<Record<string, unknown>>
 }

@@ -15,7 +15,7 @@ import { type GatewayError, InvalidRequest, isGatewayError } from "../errors.ts"
 import { diclRetrieval } from "../dicl/retrieval.ts"
 import { Experimentation } from "../experimentation/service.ts"
 import { inferenceWriteUnit } from "../observability/inferenceRows.ts"
-import { Metrics } from "../metrics/metrics.ts"
+import { type InferenceMeasures, Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
 import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
@@ -88,7 +88,7 @@ export class InferenceService extends Context.Service<InferenceService, {
           ? undefined
           : (completed: CompletedInference) => writeQueue.submitSoon(() => inferenceWriteUnit(completed))
         return (completed) => {
-          metrics.inferenceCompleted(completed)
+          metrics.inferenceCompleted(inferenceMeasures(completed))
           store?.(completed)
           onCompleted?.(completed)
         }
@@ -125,3 +125,18 @@ export class InferenceService extends Context.Service<InferenceService, {
     })
   )
 }
+
+/** what /metrics counts of a completed inference */
+const inferenceMeasures = (completed: CompletedInference): InferenceMeasures => ({
+  functionName: completed.prepared.functionName,
+  variantName: completed.variant.name,
+  modelName: completed.origin.modelName,
+  providerName: completed.origin.providerName,
+  processingTimeMs: completed.processingTimeMs,
+  ttftMs: completed.ttftMs,
+  usage: completed.usage,
+  cost: completed.cost,
+  otherCalls: completed.otherCalls,
+  cached: completed.origin.cached,
+  cacheRead: completed.prepared.cache.read
+})

@@ -8,12 +8,40 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type { CompletedInference } from "../inference/run.ts"
 
 /** The text of a scrape and its content type. */
 export interface Scrape {
   readonly contentType: string
   readonly text: string
+}
+
+/** tokens counted for a model */
+export interface TokenCount {
+  readonly input_tokens: number
+  readonly output_tokens: number
+}
+
+/**
+ * What /metrics counts of a completed inference, built by the use case from the engine's
+ * result (inferenceMeasures in src/inference/service.ts): metrics sits below the engine and
+ * never sees its types.
+ */
+export interface InferenceMeasures {
+  readonly functionName: string
+  readonly variantName: string
+  /** the model and provider that answered */
+  readonly modelName: string
+  readonly providerName: string
+  readonly processingTimeMs: number
+  readonly ttftMs?: number | undefined
+  readonly usage: TokenCount
+  readonly cost: number | undefined
+  /** the variant's other model calls (candidates, judge, embedding), each counted under its model */
+  readonly otherCalls: ReadonlyArray<{ readonly modelName: string; readonly usage: TokenCount; readonly cost?: number | undefined }>
+  /** answered from the cache */
+  readonly cached: boolean
+  /** the request read the cache (a miss when not `cached`) */
+  readonly cacheRead: boolean
 }
 
 export interface ProviderOutcome {
@@ -29,7 +57,7 @@ export interface MetricsRecorder {
   /** a route refused a call for the rate limits (`[rate_limiting]`) */
   readonly rateLimited: (route: string) => void
   /** an inference's answer is whole (a stream: its last chunk was sent) */
-  readonly inferenceCompleted: (completed: CompletedInference) => void
+  readonly inferenceCompleted: (completed: InferenceMeasures) => void
   /** a provider of `model` failed; `fellBack` when the next provider was tried */
   readonly providerFailed: (model: string, provider: string, kind: string, fellBack: boolean) => void
   /** a variant of `fn` failed; `fellBack` when the next variant was tried */

@@ -11,7 +11,7 @@ import type * as Schema from "effect/Schema"
 import type { CredentialLocation, Environment } from "../config/credentials.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "../inference/types.ts"
-import type { HttpCall, HttpTransport } from "../services.ts"
+import type { HttpCall, HttpTransport } from "../transport.ts"
 import type { InvalidRequest } from "../errors.ts"
 import type { ProviderFailure } from "./types.ts"
 

@@ -26,7 +26,7 @@ import {
   scopeMatches
 } from "../inference/extraBody.ts"
 import type { ModelRequest, OutputBlock, ProviderChunk, ProviderResponse } from "../inference/types.ts"
-import { type ByteReader, type HttpCall, type HttpReply, type HttpStreamReply, HttpTransport, type TransportError } from "../services.ts"
+import { type ByteReader, type HttpCall, type HttpReply, type HttpStreamReply, HttpTransport, type TransportError } from "../transport.ts"
 import {
   type Authorizer,
   type BatchDownload,

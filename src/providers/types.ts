@@ -13,7 +13,7 @@ import type { ProviderConfig } from "../config/types.ts"
 import type { InvalidRequest, UpstreamFailureKind } from "../errors.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
-import type { HttpTransport } from "../services.ts"
+import type { HttpTransport } from "../transport.ts"
 import type { BatchHandle, CallerContext, EmbeddingRequest, EmbeddingResponse } from "./codec.ts"
 
 /** One provider's failure; collected into the model's error when every provider fails. */

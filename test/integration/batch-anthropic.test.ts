@@ -12,7 +12,7 @@ import type { ModelRequest } from "../../src/inference/types.ts"
 import { providerTypes } from "../../src/providers/registry.ts"
 import { providerCall } from "../../src/providers/runner.ts"
 import { type BatchCall, type BatchOutcome, type BatchPollCall, ProviderFailure, type ProviderCall } from "../../src/providers/types.ts"
-import type { HttpTransport } from "../../src/services.ts"
+import type { HttpTransport } from "../../src/transport.ts"
 import { HttpTransportLive } from "../../layers/HttpTransport.ts"
 import {
   type FakeAnthropicBatch,

@@ -17,7 +17,7 @@ import type { ModelRequest } from "../../src/inference/types.ts"
 import { providerTypes } from "../../src/providers/registry.ts"
 import { providerCall } from "../../src/providers/runner.ts"
 import { type BatchCall, type BatchOutcome, type BatchResult, ProviderFailure, type StartedBatch } from "../../src/providers/types.ts"
-import type { HttpTransport } from "../../src/services.ts"
+import type { HttpTransport } from "../../src/transport.ts"
 import type { FakeBatchProvider } from "../support/fakeBatch.ts"
 import {
   aiStudioBatchGatewayConfig,

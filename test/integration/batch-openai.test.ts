@@ -14,7 +14,7 @@ import type { ModelRequest } from "../../src/inference/types.ts"
 import { providerTypes } from "../../src/providers/registry.ts"
 import { providerCall } from "../../src/providers/runner.ts"
 import { type BatchCall, type BatchClient, type BatchOutcome, type BatchPollCall, type ProviderCall, ProviderFailure } from "../../src/providers/types.ts"
-import type { HttpTransport } from "../../src/services.ts"
+import type { HttpTransport } from "../../src/transport.ts"
 import {
   azureBatchFakeDeployment,
   azureBatchFakeKey,

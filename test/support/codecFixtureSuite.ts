@@ -12,7 +12,7 @@ import type { ModelRequest, ProviderChunk } from "../../src/inference/types.ts"
 import type { WireCodec } from "../../src/providers/codec.ts"
 import { wireClient, wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
-import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { byteReaderOf, forEachChunk } from "./providerStreams.ts"
 import { requestFixtures, responseFixtures, type StreamFixture, streamFixtures } from "./providerFixtures.ts"
 

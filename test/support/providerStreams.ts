@@ -3,7 +3,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { ProviderChunk } from "../../src/inference/types.ts"
 import type { ProviderFailure, ProviderStream } from "../../src/providers/types.ts"
-import type { ByteReader, HttpCall, HttpReply, HttpStreamReply, TransportError } from "../../src/services.ts"
+import type { ByteReader, HttpCall, HttpReply, HttpStreamReply, TransportError } from "../../src/transport.ts"
 
 /** A streamed body standing in for the transport's: `pieces` one read each, then the end, or `failure`. */
 export const byteReaderOf = (pieces: ReadonlyArray<Uint8Array>, failure?: TransportError): ByteReader & { readonly closed: () => boolean } => {

@@ -13,7 +13,7 @@ import { anthropicBatch, readResults } from "../../src/providers/anthropic/batch
 import { anthropicCodec } from "../../src/providers/anthropic/index.ts"
 import { wireClient } from "../../src/providers/runner.ts"
 import { type BatchPollCall, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
-import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { downloadOf } from "../support/providerStreams.ts"
 
 const folder = path.join(import.meta.dirname, "../../src/providers/anthropic/fixtures/batch")

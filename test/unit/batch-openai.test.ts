@@ -13,7 +13,7 @@ import { batchResults } from "../../src/providers/openai/batchFiles.ts"
 import { openAiProvider } from "../../src/providers/openai/index.ts"
 import type { BatchClient, BatchOutcome, ProviderCall, ProviderDefinition } from "../../src/providers/types.ts"
 import { qualifiedProviderName } from "../../src/providers/types.ts"
-import { type HttpCall, type HttpReply, HttpTransport } from "../../src/services.ts"
+import { type HttpCall, type HttpReply, HttpTransport } from "../../src/transport.ts"
 import { downloadOf } from "../support/providerStreams.ts"
 
 const ids = ["0192f0c8-5a3e-7d21-9b4f-1c2d3e4f5a60", "0192f0c8-5a3e-7d21-9b4f-1c2d3e4f5a61", "0192f0c8-5a3e-7d21-9b4f-1c2d3e4f5a62"]

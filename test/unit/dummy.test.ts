@@ -16,7 +16,7 @@ import {
   dummyUsage
 } from "../../src/providers/dummy/index.ts"
 import { type ProviderCall, type ProviderClient, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
-import { HttpTransport, TransportError } from "../../src/services.ts"
+import { HttpTransport, TransportError } from "../../src/transport.ts"
 
 // The dummy provider needs no network: a transport that fails proves it is never used.
 const noTransport = HttpTransport.of({

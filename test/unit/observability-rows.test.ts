@@ -13,7 +13,8 @@ import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/obse
 import { Observability } from "../../src/observability/stores.ts"
 import { dummyUsage } from "../../src/providers/dummy/index.ts"
 import { RateLimiter } from "../../src/ratelimit/limiter.ts"
-import { HttpTransport, Models } from "../../src/services.ts"
+import { Models } from "../../src/services.ts"
+import { HttpTransport } from "../../src/transport.ts"
 import { buildOk, json } from "./fixtures.ts"
 
 const config = buildOk(`

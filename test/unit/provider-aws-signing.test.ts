@@ -7,7 +7,7 @@ import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { awsKeysCredential } from "../../src/config/credentials.ts"
 import { awsAuthorizer, signRequest } from "../../src/providers/aws/signing.ts"
-import type { HttpCall } from "../../src/services.ts"
+import type { HttpCall } from "../../src/transport.ts"
 
 const request: HttpCall = {
   url: "https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-3-7-sonnet-20250219-v1%3A0/converse",

@@ -9,7 +9,7 @@ import type { ProviderConfig } from "../../src/config/types.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { providerCall } from "../../src/providers/runner.ts"
 import { ProviderFailure } from "../../src/providers/types.ts"
-import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { serviceAccountJson, serviceAccountKeys } from "../support/serviceAccount.ts"
 
 const { privateKey, publicKey } = serviceAccountKeys()

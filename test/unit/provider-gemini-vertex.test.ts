@@ -12,7 +12,7 @@ import { aiStudioCodec, vertexCodec, vertexGeminiProvider, vertexModelUrl } from
 import { parseShorthandModel } from "../../src/providers/registry.ts"
 import { wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
-import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { serviceAccountJson, serviceAccountKeys } from "../support/serviceAccount.ts"
 
 const request = (over: Partial<ModelRequest> = {}): ModelRequest => ({

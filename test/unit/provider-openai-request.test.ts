@@ -7,7 +7,7 @@ import { openAiCodec } from "../../src/providers/openai/index.ts"
 import { chatCompletionsUrl } from "../../src/providers/openai/request.ts"
 import { wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
-import type { HttpCall } from "../../src/services.ts"
+import type { HttpCall } from "../../src/transport.ts"
 
 const url = "https://api.openai.com/v1/chat/completions"
 

@@ -10,7 +10,7 @@ import { openAiProvider } from "../../src/providers/openai/index.ts"
 import { decodeReasoningSignature, encodeReasoningSignature } from "../../src/providers/openai/responses/signature.ts"
 import { parseShorthandModel } from "../../src/providers/registry.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
-import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { byteReaderOf } from "../support/providerStreams.ts"
 import { hiRequest } from "../support/modelRequests.ts"
 

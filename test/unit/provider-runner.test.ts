@@ -15,7 +15,7 @@ import { hostedCodec, selfHostedCodec } from "../../src/providers/chatCompletion
 import { openAiCodec } from "../../src/providers/openai/index.ts"
 import { providerCall, wireClient, wireProvider, wireRequest } from "../../src/providers/runner.ts"
 import { type ProviderCall, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
-import { type HttpCall, type HttpStreamReply, HttpTransport, TransportError } from "../../src/services.ts"
+import { type HttpCall, type HttpStreamReply, HttpTransport, TransportError } from "../../src/transport.ts"
 import { byteReaderOf, forEachChunk } from "../support/providerStreams.ts"
 import { hiRequest } from "../support/modelRequests.ts"
 

@@ -30,7 +30,7 @@ import {
   UrlProblem,
   urlUnder
 } from "../../src/providers/urls.ts"
-import { type HttpCall, HttpTransport } from "../../src/services.ts"
+import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { serviceAccountJson, serviceAccountKeys } from "../support/serviceAccount.ts"
 import { buildErrors, buildOk } from "./fixtures.ts"
 

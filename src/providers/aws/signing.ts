@@ -8,7 +8,7 @@ import { Hash } from "@smithy/hash-node"
 import { SignatureV4 } from "@smithy/signature-v4"
 import * as Effect from "effect/Effect"
 import { parseAwsKeys } from "../../config/credentials.ts"
-import type { HttpCall } from "../../services.ts"
+import type { HttpCall } from "../../transport.ts"
 import type { Authorizer } from "../codec.ts"
 import { ProviderFailure } from "../types.ts"
 
