@@ -6,7 +6,6 @@
  * dedupe a row written twice with LIMIT 1 BY id. UUIDv7 text order is time order, ClickHouse's
  * own UUID order is not: listings order by the time and the id's text.
  */
-import * as Effect from "effect/Effect"
 import type { WorkflowEvaluationStore, WorkflowMetricSummary } from "../../src/workflowEvaluations/store.ts"
 import type { ClickHouse } from "./client.ts"
 import {

@@ -30,7 +30,6 @@ import { getBatchHandler, startBatchHandler } from "./batch.ts"
 import { makeDocsPage } from "./docs.ts"
 import {
   createDatapointsHandler,
-  datasetNameParam,
   deleteDatapointsHandler,
   deleteDatasetHandler,
   getDatapointsHandler,

@@ -22,7 +22,8 @@ import { seededRandom, variantOrder } from "../inference/sampling.ts"
 import type { TemplateEngine } from "../inference/templates.ts"
 import type { ModelRequest } from "../inference/types.ts"
 import { providerCall } from "../providers/runner.ts"
-import { type ProviderCall, ProviderFailure } from "../providers/types.ts"
+import { type ProviderCall } from "../providers/types.ts"
+import { ProviderFailure } from "../providers/failure.ts"
 
 /** the tag every inference of a batch carries: its batch's id */
 export const batchIdTag = "gateway::batch_id"

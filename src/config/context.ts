@@ -11,7 +11,6 @@ import { type ExtraHeaderEdit, extraHeaderProblem, parsePointer } from "../infer
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { type ConfigIssue, type ConfigSource, formatIssue, type KeyPath, type MergedConfig } from "./merge.ts"
 import { folderOf, resolvePath } from "./paths.ts"
-import type { Timeouts } from "./raw.ts"
 
 export interface ConfigInput {
   /**

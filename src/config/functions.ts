@@ -11,7 +11,7 @@ import { buildExperimentation } from "./experimentation.ts"
 import type { KeyPath } from "./merge.ts"
 import { RawFunction } from "./raw.ts"
 import type { FunctionConfig } from "./types.ts"
-import { buildVariants } from "./variants.ts"
+import { buildVariants } from "./functionVariants.ts"
 
 const decodeFunction = tableDecoder(RawFunction)
 const legacyRoles = ["system", "user", "assistant"] as const

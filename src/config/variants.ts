@@ -10,14 +10,12 @@ import type { JsonSchemaValidator } from "../jsonSchema.ts"
 import { providerTypes, shorthandProblem } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { enabledShorthand, shorthandOff } from "./models.ts"
-import { type ShorthandDefault } from "./types.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
-import { buildAdvancedVariant, checkCandidates, isAdvancedType } from "./advancedVariants.ts"
 import { type RawFunction, type RawJudgeBlock, RawVariant } from "./raw.ts"
 import type { TemplateFiles } from "./templateFiles.ts"
-import type { ChatCompletionVariant, ModelCallConfig, RetryConfig, VariantConfig } from "./types.ts"
+import type { ChatCompletionVariant, ModelCallConfig, RetryConfig, ShorthandDefault } from "./types.ts"
 
-const decodeVariant = tableDecoder(RawVariant)
+export const decodeVariant = tableDecoder(RawVariant)
 const legacyRoles = ["system", "user", "assistant"] as const
 
 /** What a function's variants are checked against. */
@@ -29,25 +27,6 @@ export interface VariantScope {
   /** the short-hand types requests and variants may name (`config/models.ts` shorthandDefaults) */
   readonly shorthands: ReadonlyMap<string, ShorthandDefault>
   readonly templates: TemplateFiles
-}
-
-const chatCompletionTypes = new Set(["chat_completion", "experimental_chain_of_thought"])
-
-export const variantTypes = [
-  "chat_completion",
-  "experimental_chain_of_thought",
-  "experimental_best_of_n_sampling",
-  "experimental_mixture_of_n_sampling",
-  "experimental_dynamic_in_context_learning"
-] as const
-
-/** a type the gateway knows, or the problem with it */
-const checkType = (context: BuildContext, keyPath: KeyPath, type: unknown): boolean => {
-  if (typeof type === "string" && (chatCompletionTypes.has(type) || isAdvancedType(type))) return true
-  context.report([...keyPath, "type"], typeof type === "string"
-    ? `variant type "${type}" is not supported (supported: ${variantTypes.join(", ")})`
-    : "missing field")
-  return false
 }
 
 /** A variant's model must be configured or a short-hand (`<provider_type>::<model>`). */
@@ -157,7 +136,8 @@ export const loadTemplates = (
   return templateKeys
 }
 
-const buildVariant = (
+/** a chat_completion (or chain-of-thought) variant */
+export const buildVariant = (
   context: BuildContext,
   scope: VariantScope,
   keyPath: KeyPath,
@@ -184,30 +164,4 @@ const buildVariant = (
     templates: templateKeys,
     ...callSettings(variant, defaultJsonMode(fn))
   }
-}
-
-/** A function's variants. When no variant sets a weight all are sampled alike; when some do, the others weigh 0. */
-export const buildVariants = (
-  context: BuildContext,
-  scope: VariantScope,
-  functionKeyPath: KeyPath,
-  functionName: string,
-  fn: RawFunction,
-  schemas: ReadonlyMap<string, JsonSchemaValidator>
-): Map<string, VariantConfig> => {
-  const tables = Object.entries(fn.variants ?? {}).map(([name, table]) => ({ name, keyPath: [...functionKeyPath, "variants", name], table }))
-  const anyWeight = tables.some(({ table }) => table.weight !== undefined)
-  const variants = new Map<string, VariantConfig>()
-  for (const { name, keyPath, table } of tables) {
-    if (!checkType(context, keyPath, table.type)) continue
-    const built = isAdvancedType(table.type as string)
-      ? buildAdvancedVariant(context, scope, keyPath, functionName, fn, name, table, schemas, anyWeight)
-      : (() => {
-        const variant = context.decodeAt(decodeVariant, table, keyPath)
-        return variant === undefined ? undefined : buildVariant(context, scope, keyPath, functionName, fn, name, variant, schemas, anyWeight)
-      })()
-    if (built !== undefined) variants.set(name, built)
-  }
-  checkCandidates(context, functionKeyPath, variants, tables.map(({ name }) => name))
-  return variants
 }

@@ -16,7 +16,7 @@ import { holdsNul, toDatapointStoreFilter } from "../inferences/filter.ts"
 import { storeFailure } from "../observability/stores.ts"
 import type { StoreError } from "../storeError.ts"
 import { searchTerms, searchTextOf } from "./search.ts"
-import type { DatasetDeps, DatasetOperations } from "./service.ts"
+import type { DatasetDeps, DatasetOperations } from "./operations.ts"
 import type { DatapointOrder, NewDatapoint, Replacement, StoredDatapoint } from "./store.ts"
 import { type CheckedDatapoint, checkDatapoint, datapointSizeProblem } from "./validate.ts"
 

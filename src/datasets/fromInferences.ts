@@ -30,7 +30,7 @@ import type { StoredFeedback, StoredInference } from "../observability/records.t
 import { storeFailure, type StoreFailure } from "../observability/stores.ts"
 import type { StoreError } from "../storeError.ts"
 import { searchTextOf } from "./search.ts"
-import type { DatasetDeps, DatasetTransfers } from "./service.ts"
+import type { DatasetDeps, DatasetTransfers } from "./operations.ts"
 import type { DatapointToolParams, NewDatapoint } from "./store.ts"
 import { isRecord } from "../isRecord.ts"
 

@@ -1,6 +1,6 @@
 /** The answer of `POST /openai/v1/embeddings` in OpenAI's shape (src/api/embeddings.ts). */
 import type { EmbeddingsRequest } from "../api/embeddings.ts"
-import type { EmbeddingResult } from "./service.ts"
+import type { EmbeddingResult } from "./result.ts"
 
 /** OpenAI's base64 encoding: the vector's float32 values, little-endian, in base64 */
 export const base64Embedding = (vector: ReadonlyArray<number>): string => {

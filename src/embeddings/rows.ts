@@ -8,7 +8,7 @@ import { uuidv7Timestamp } from "../ids.ts"
 import type { WriteUnit } from "../observability/writeQueue.ts"
 import type { EmbeddingRequest } from "../providers/codec.ts"
 import type { ProviderCall } from "../providers/types.ts"
-import type { EmbeddingResult } from "./service.ts"
+import type { EmbeddingResult } from "./result.ts"
 
 /**
  * The key of an embeddings answer: the model, the provider (its type, model and settings), the

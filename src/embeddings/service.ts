@@ -20,29 +20,13 @@ import { Observability } from "../observability/stores.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
 import type { EmbeddingRequest } from "../providers/codec.ts"
 import { providerCall } from "../providers/runner.ts"
-import { type ProviderCall, ProviderFailure } from "../providers/types.ts"
+import { type ProviderCall } from "../providers/types.ts"
+import { ProviderFailure } from "../providers/failure.ts"
 import { RateLimiter, reserve, settle } from "../ratelimit/limiter.ts"
 import { Configuration, type InferenceServices } from "../services.ts"
+import type { EmbeddingResult } from "./result.ts"
 import { embeddingCacheKey, embeddingWriteUnit } from "./rows.ts"
 import { type EmbeddingProvider, EmbeddingModelTable, type ResolvedEmbeddingModel } from "./models.ts"
-
-/** An embeddings call that was answered: what the handler encodes and storage records. */
-export interface EmbeddingResult {
-  readonly id: string
-  /** the request's `model`, as given */
-  readonly model: string
-  readonly modelName: string
-  readonly provider: EmbeddingProvider
-  readonly call: ProviderCall<EmbeddingRequest>
-  readonly embeddings: ReadonlyArray<ReadonlyArray<number>>
-  readonly inputTokens: number
-  readonly rawRequest: string
-  readonly rawResponse: string
-  readonly cached: boolean
-  readonly responseTimeMs: number
-  readonly cache: CachePolicy
-  readonly tags: Readonly<Record<string, string>>
-}
 
 const noVariant = { name: "", extraBody: [], extraHeaders: [] }
 

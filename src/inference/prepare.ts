@@ -26,7 +26,7 @@ import {
 import type { ModelTable } from "./models.ts"
 import { type AdaptiveWeights, seededRandom, variantOrder } from "./sampling.ts"
 import type { TemplateEngine } from "./templates.ts"
-import { resolveTools } from "./tools.ts"
+import { type CustomTool, resolveTools } from "./tools.ts"
 import type { ProviderTool, ToolConfig } from "./types.ts"
 
 export const defaultFunctionName = "gateway::default"
@@ -116,7 +116,7 @@ export interface PrepareExtras {
   /** `response_format: json_schema` on a chat function: passed to the provider, not checked */
   readonly responseSchema?: Record<string, unknown> | undefined
   /** OpenAI custom tools (free-text input, optionally a grammar) */
-  readonly customTools?: ReadonlyArray<{ readonly name: string; readonly description?: string | undefined; readonly format?: unknown }>
+  readonly customTools?: ReadonlyArray<CustomTool>
   /**
    * A variant that is not in the configuration, run in place of the function's (prompt
    * optimization tries templates this way), with the engine its templates are compiled in.

@@ -6,7 +6,6 @@ import type { InferenceRequest } from "../api/inference.ts"
 import type { FunctionConfig } from "../config/types.ts"
 import { acceptAnything, compileRequestJsonSchema } from "../jsonSchema.ts"
 import type { InputProblem } from "./input.ts"
-import type { PrepareExtras } from "./prepare.ts"
 import type { ToolChoice, ToolConfig, ToolDefinition } from "./types.ts"
 
 const hasToolNamed = (tools: ReadonlyMap<string, ToolDefinition>, name: string): boolean => {
@@ -20,11 +19,18 @@ const missingSpecificTool = (name: string): InputProblem => ({
     `configure it in the function's tools, or send it in additional_tools or allowed_tools`
 })
 
+/** an OpenAI custom tool (free-text input, optionally a grammar), as the OpenAI-compatible surface passes it */
+export interface CustomTool {
+  readonly name: string
+  readonly description?: string | undefined
+  readonly format?: unknown
+}
+
 export const resolveTools = (
   fn: FunctionConfig,
   request: InferenceRequest,
   configuredTools: ReadonlyMap<string, ToolDefinition>,
-  customTools: NonNullable<PrepareExtras["customTools"]> = []
+  customTools: ReadonlyArray<CustomTool> = []
 ): ToolConfig | undefined | InputProblem => {
   if (fn.type === "json") {
     for (const field of ["additional_tools", "allowed_tools", "tool_choice", "parallel_tool_calls"] as const) {

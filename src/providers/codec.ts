@@ -13,7 +13,7 @@ import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "../inference/types.ts"
 import type { HttpCall, HttpTransport } from "../transport.ts"
 import type { InvalidRequest } from "../errors.ts"
-import type { ProviderFailure } from "./types.ts"
+import type { ProviderFailure } from "./failure.ts"
 
 /** A JSON request body as a codec builds it; the runner edits it (`extra_body`) before it is serialised. */
 export type WireBody = Record<string, unknown>

@@ -35,7 +35,6 @@ import {
   type BatchHooks,
   type BatchItemResult,
   type CallerContext,
-  type EmbeddingRequest,
   type EmbeddingsHooks,
   type StreamEventParser,
   type StreamFraming,
@@ -49,20 +48,8 @@ import {
 import { lineCutter } from "./lines.ts"
 import { redactSecrets } from "./redact.ts"
 import { parseRetryAfter } from "./retryAfter.ts"
-import {
-  type BatchClient,
-  type BatchPollCall,
-  type BatchResult,
-  type EmbeddingClient,
-  type ProviderCall,
-  type ProviderClient,
-  type ProviderDefinition,
-  type ProviderEmbeddings,
-  ProviderFailure,
-  type ChunkPull,
-  type ProviderStream,
-  qualifiedProviderName
-} from "./types.ts"
+import { type BatchClient, type BatchPollCall, type BatchResult, type EmbeddingClient, type ProviderCall, type ProviderClient, type ProviderDefinition, type ProviderEmbeddings, type ChunkPull, type ProviderStream, qualifiedProviderName } from "./types.ts"
+import { ProviderFailure } from "./failure.ts"
 
 /**
  * A provider type from its codec. The configuration decodes a provider table's settings with

@@ -13,7 +13,8 @@ import type { ProviderConfig } from "../../src/config/types.ts"
 import type { ModelRequest } from "../../src/inference/types.ts"
 import { providerTypes } from "../../src/providers/registry.ts"
 import { providerCall } from "../../src/providers/runner.ts"
-import { type BatchCall, type BatchClient, type BatchOutcome, type BatchPollCall, type ProviderCall, ProviderFailure } from "../../src/providers/types.ts"
+import { type BatchCall, type BatchClient, type BatchOutcome, type BatchPollCall, type ProviderCall } from "../../src/providers/types.ts"
+import { ProviderFailure } from "../../src/providers/failure.ts"
 import type { HttpTransport } from "../../src/transport.ts"
 import {
   azureBatchFakeDeployment,

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { type FakeOpenAi, startFakeOpenAi, textStreamChunks } from "../support/fakeOpenAi.ts"
+import { type FakeOpenAi, startFakeOpenAi } from "../support/fakeOpenAi.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { backends, observabilityToml, waitForInference } from "../support/observability.ts"
 

@@ -2,7 +2,8 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { ProviderChunk } from "../../src/inference/types.ts"
-import type { ProviderFailure, ProviderStream } from "../../src/providers/types.ts"
+import type { ProviderStream } from "../../src/providers/types.ts"
+import type { ProviderFailure } from "../../src/providers/failure.ts"
 import type { ByteReader, HttpCall, HttpReply, HttpStreamReply, TransportError } from "../../src/transport.ts"
 
 /** A streamed body standing in for the transport's: `pieces` one read each, then the end, or `failure`. */

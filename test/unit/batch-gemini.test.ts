@@ -13,7 +13,7 @@ import { TextBody } from "../../src/providers/codec.ts"
 import { aiStudioCodec, vertexCodec } from "../../src/providers/gemini/index.ts"
 import { parseGeminiResponse } from "../../src/providers/gemini/response.ts"
 import { inputLine } from "../../src/providers/gemini/vertexBatch.ts"
-import { ProviderFailure } from "../../src/providers/types.ts"
+import { ProviderFailure } from "../../src/providers/failure.ts"
 
 const fixtures = path.join(import.meta.dirname, "../../src/providers/gemini/fixtures/batch")
 const text = (name: string) => fs.readFileSync(path.join(fixtures, name), "utf8")

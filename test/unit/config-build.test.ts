@@ -4,7 +4,7 @@ import { defaultBindAddress, defaultMaxRequestBodyBytes, parseBindAddress } from
 import { includedNameProblem } from "../../src/config/paths.ts"
 import { templateKey } from "../../src/inference/templates.ts"
 import { gepaAnalyzeFunction, gepaMutateFunction } from "../../src/optimization/gepa/builtins.ts"
-import { build, buildErrors, buildOk, configPath, functionOf, json, variantOf } from "./fixtures.ts"
+import { buildErrors, buildOk, configPath, functionOf, json, variantOf } from "./fixtures.ts"
 
 const F = configPath
 

@@ -15,7 +15,8 @@ import {
   dummyToolArguments,
   dummyUsage
 } from "../../src/providers/dummy/index.ts"
-import { type ProviderCall, type ProviderClient, ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
+import { type ProviderCall, type ProviderClient, qualifiedProviderName } from "../../src/providers/types.ts"
+import { ProviderFailure } from "../../src/providers/failure.ts"
 import { HttpTransport, TransportError } from "../../src/transport.ts"
 
 // The dummy provider needs no network: a transport that fails proves it is never used.

@@ -22,7 +22,8 @@ import type { WireCodec } from "../../src/providers/codec.ts"
 import { openAiCodec } from "../../src/providers/openai/index.ts"
 import { parseShorthandModel, providerTypes } from "../../src/providers/registry.ts"
 import { wireRequest } from "../../src/providers/runner.ts"
-import { ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
+import { qualifiedProviderName } from "../../src/providers/types.ts"
+import { ProviderFailure } from "../../src/providers/failure.ts"
 
 /** a member's codec (openai's target adds the address of its Batch API to the family's) */
 type FamilyCodec = WireCodec<any, any, string>

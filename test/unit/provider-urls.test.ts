@@ -19,7 +19,8 @@ import { parseVertexResourceName } from "../../src/providers/gcp/vertex.ts"
 import { aiStudioCodec, vertexCodec, vertexModelUrl } from "../../src/providers/gemini/index.ts"
 import { openAiCodec } from "../../src/providers/openai/index.ts"
 import { parseShorthandModel, providerTypes, shorthandProblem } from "../../src/providers/registry.ts"
-import { ProviderFailure, qualifiedProviderName } from "../../src/providers/types.ts"
+import { qualifiedProviderName } from "../../src/providers/types.ts"
+import { ProviderFailure } from "../../src/providers/failure.ts"
 import {
   baseUrlProblem,
   gcpLocation,

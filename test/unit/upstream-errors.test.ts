@@ -8,7 +8,7 @@ import { AllProvidersFailed, RequestTimeout } from "../../src/errors.ts"
 import { allFailed } from "../../src/inference/modelCall.ts"
 import { aggregate } from "../../src/inference/variants/loop.ts"
 import { parseRetryAfter } from "../../src/providers/retryAfter.ts"
-import { ProviderFailure } from "../../src/providers/types.ts"
+import { ProviderFailure } from "../../src/providers/failure.ts"
 
 const upstream = (status: number | undefined, retryAfterS?: number) =>
   new ProviderFailure({ message: status === undefined ? "request failed: ECONNREFUSED" : `HTTP ${status}: says so`, timedOut: false, status, retryAfterS })

@@ -12,7 +12,7 @@
 import type { ChatOutputBlock, JsonOutput } from "../output.ts"
 import { chatOutput, jsonOutput, jsonRawText } from "../output.ts"
 import type { PreparedInference } from "../prepare.ts"
-import type { ChunkDelta, ModelRequest, OutputBlock, ProviderChunk } from "../types.ts"
+import type { ChunkDelta, ModelRequest, OutputBlock } from "../types.ts"
 import type { ChunkReshaper, FunctionOutput } from "./answer.ts"
 
 const jsonInstructions =

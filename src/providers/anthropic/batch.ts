@@ -16,7 +16,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { BatchDownload, BatchExchange, BatchHandle, BatchHooks, BatchItem, BatchItemResult, BatchPoll } from "../codec.ts"
-import { ProviderFailure } from "../types.ts"
+import { ProviderFailure } from "../failure.ts"
 import { nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
 import type { AnthropicTarget } from "./request.ts"
 import { explainError } from "./response.ts"

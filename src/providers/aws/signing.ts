@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import { parseAwsKeys } from "../../config/credentials.ts"
 import type { HttpCall } from "../../transport.ts"
 import type { Authorizer } from "../codec.ts"
-import { ProviderFailure } from "../types.ts"
+import { ProviderFailure } from "../failure.ts"
 
 export interface SigningScope {
   /** the provider type, for messages */

@@ -11,14 +11,8 @@ import * as Effect from "effect/Effect"
 import { pullOf } from "../../streams.ts"
 import { outputToChunks } from "../../inference/chunks.ts"
 import type { ModelRequest, OutputBlock, ProviderResponse, Usage } from "../../inference/types.ts"
-import {
-  type BatchClient,
-  type ProviderCall,
-  type ProviderClient,
-  type ProviderDefinition,
-  ProviderFailure,
-  type ProviderStream
-} from "../types.ts"
+import { type BatchClient, type ProviderCall, type ProviderClient, type ProviderDefinition, type ProviderStream } from "../types.ts"
+import { ProviderFailure } from "../failure.ts"
 
 export const dummyText = "Hello from the dummy provider. This answer is always the same."
 export const dummyJson = "{\"answer\":\"Hello\"}"

@@ -8,7 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import { type BatchDownload, type BatchExchange, TextBody } from "../codec.ts"
-import { ProviderFailure } from "../types.ts"
+import { ProviderFailure } from "../failure.ts"
 import { gcsBucket, nameProblem, UrlProblem, urlUnder } from "../urls.ts"
 
 export const defaultStorageApiBase = "https://storage.googleapis.com/"

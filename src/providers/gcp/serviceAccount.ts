@@ -15,7 +15,7 @@ import { InvalidRequest } from "../../errors.ts"
 import { HttpTransport } from "../../transport.ts"
 import type { Authorizer } from "../codec.ts"
 import { quoted } from "../../untrusted.ts"
-import { ProviderFailure } from "../types.ts"
+import { ProviderFailure } from "../failure.ts"
 
 export const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 export const jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"

@@ -12,17 +12,10 @@
 import * as Effect from "effect/Effect"
 import type { BatchHooks, BatchItemResult, BatchPoll } from "../codec.ts"
 import { quoted } from "../../untrusted.ts"
-import { ProviderFailure } from "../types.ts"
+import { ProviderFailure } from "../failure.ts"
 import { nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
 import { type BatchEnding, endedBatch, type GeminiBatchData, idsOf, jsonObject, maxBatchResultBytes, statusText } from "./batchResults.ts"
-import type { GeminiTarget } from "./request.ts"
-
-/** What an AI Studio provider's batches need besides the model's URL. */
-export interface AiStudioBatchTarget {
-  readonly api: "ai_studio"
-  /** `api_base` with its trailing slash: batch names are relative to it */
-  readonly apiBase: string
-}
+import type { AiStudioBatchTarget, GeminiTarget } from "./target.ts"
 
 const targetOf = (target: GeminiTarget): Effect.Effect<AiStudioBatchTarget, ProviderFailure> =>
   target.batch?.api === "ai_studio"

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { BatchItemResult, BatchPoll } from "../codec.ts"
-import { ProviderFailure } from "../types.ts"
+import { ProviderFailure } from "../failure.ts"
 
 /** What a Gemini batch's handle keeps besides the provider's id: its requests' ids, in order. */
 export interface GeminiBatchData {

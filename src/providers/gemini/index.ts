@@ -15,9 +15,11 @@ import { wireProvider } from "../runner.ts"
 import { sse } from "../sse.ts"
 import { BaseUrl, modelId, nameProblem, UrlProblem, urlUnder } from "../urls.ts"
 import { aiStudioBatch } from "./aiStudioBatch.ts"
-import { geminiBody, type GeminiTarget, geminiUrl } from "./request.ts"
+import { geminiBody, geminiUrl } from "./request.ts"
+import { type GeminiTarget } from "./target.ts"
 import { geminiErrorMessage, makeGeminiChunkParser, parseGeminiResponse } from "./response.ts"
-import { noBatchSettings, vertexBatch, VertexBatchSettings, type VertexBatchTarget } from "./vertexBatch.ts"
+import { noBatchSettings, vertexBatch, VertexBatchSettings } from "./vertexBatch.ts"
+import { type VertexBatchTarget } from "./target.ts"
 
 const withSlash = (base: string) => (base.endsWith("/") ? base : `${base}/`)
 

@@ -5,25 +5,10 @@
  */
 import type { FileSource, ModelRequest, RequestBlock, ToolConfig } from "../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
-import type { AiStudioBatchTarget } from "./aiStudioBatch.ts"
 import { geminiSchema } from "./schema.ts"
-import type { VertexBatchTarget } from "./vertexBatch.ts"
+import type { GeminiTarget } from "./target.ts"
 
 type Json = WireBody
-
-/** What every call of one configured Gemini provider is sent with, settled at start-up. */
-export interface GeminiTarget {
-  /** the provider type, for messages */
-  readonly type: string
-  /** the model's resource URL, before `:generateContent` */
-  readonly modelUrl: string
-  /** the URLs Gemini fetches itself as `fileData` (AI Studio: its File API only; Vertex: gs:// and http(s)) */
-  readonly takesFileUri: (url: string) => boolean
-  /** why calls cannot be made (settings missing); every call fails with it */
-  readonly problem?: string | undefined
-  /** where its batches go (`aiStudioBatch.ts`, `vertexBatch.ts`) */
-  readonly batch?: AiStudioBatchTarget | VertexBatchTarget | undefined
-}
 
 export const respondToolName = "respond"
 

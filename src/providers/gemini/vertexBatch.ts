@@ -22,9 +22,9 @@ import { quoted } from "../../untrusted.ts"
 import { asFolder, bucketProblem, downloadObjectLines, gsUriOf, listObjects, parseGsUri, type StorageLocation, uploadObject } from "../gcp/cloudStorage.ts"
 import { vertexModelProblem } from "../gcp/vertex.ts"
 import { BaseUrl, nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
-import { ProviderFailure } from "../types.ts"
+import { ProviderFailure } from "../failure.ts"
 import { type BatchEnding, endedBatch, type GeminiBatchData, idsOf, jsonObject, maxBatchResultBytes, statusText } from "./batchResults.ts"
-import type { GeminiTarget } from "./request.ts"
+import type { GeminiTarget } from "./target.ts"
 
 const gsPrefix = Schema.String.check(
   Schema.makeFilter((uri: string) => {
@@ -50,23 +50,6 @@ export const VertexBatchSettings = Schema.Struct({
   storage_api_base: Schema.optional(BaseUrl)
 })
 export type VertexBatchSettings = typeof VertexBatchSettings.Type
-
-/** What a Vertex provider's batches need, or why it can make none. */
-export type VertexBatchTarget =
-  | {
-    readonly api: "vertex"
-    /** `.../projects/<p>/locations/<l>/batchPredictionJobs` */
-    readonly jobsUrl: string
-    /** the Vertex address job names are relative to (`api_base`, or the location's host) */
-    readonly apiBase: string
-    /** `publishers/google/models/<model>` */
-    readonly model: string
-    /** where input files go: a bucket and a folder in it */
-    readonly input: StorageLocation
-    readonly outputUriPrefix: string
-    readonly storageApiBase: string
-  }
-  | { readonly api: "vertex"; readonly problem: string }
 
 export const inferenceIdLabel = "gateway_inference_id"
 

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { itemsPerTurn, letIoRun } from "../../eventLoop.ts"
 import type { BatchExchange, BatchHooks, BatchPoll } from "../codec.ts"
-import { ProviderFailure } from "../types.ts"
+import { ProviderFailure } from "../failure.ts"
 import { nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
 import { type BatchEnding, batchFailureMessage, batchInputFile, type BatchLineTarget, batchResultReader, batchUpload } from "./batchFiles.ts"
 
