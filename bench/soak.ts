@@ -218,7 +218,7 @@ const main = async () => {
     ["bin/gateway.ts", "--config-file", configFile],
     /Listening on (http:\/\/[^\s"]+)/,
     {
-      // glibc's allocator as the README recommends it for production (Running the gateway): with its
+      // glibc's allocator as docs/running.md recommends it for production: with its
       // default, the heap keeps the peak of the large bodies the attacks send (+140 MB measured)
       env: { ...env, GATEWAY_BIND_ADDRESS: "127.0.0.1:0", GATEWAY_SOAK_PROBE_FILE: probeFile, MALLOC_MMAP_THRESHOLD_: "131072" },
       nodeArgs: ["--expose-gc", "--import", path.join(root, "bench/soakProbe.ts"), ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`])]

@@ -76,7 +76,7 @@ const runMigrationsOnlyFlag = Flag.Boolean("run-migrations-only").pipe(
   Flag.withDescription("apply pending database migrations and exit"),
   Flag.withDefault(false)
 )
-/** TensorZero's flags: its names, our databases (README: command line) */
+/** TensorZero's flags: its names, our databases (docs/running.md: TensorZero's flags) */
 const tensorZeroFlags = {
   runMigrations: Flag.Boolean("run-migrations").pipe(Flag.withDescription("same as --run-migrations-only"), Flag.withDefault(false)),
   runClickhouseMigrations: Flag.Boolean("run-clickhouse-migrations").pipe(
@@ -271,7 +271,7 @@ const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined, wat
     if (workers > 1 && usesEmbeddedDatabase(process.env)) {
       return yield* failWith(1, [
         `workers = ${workers} with an embedded database (pglite://): it lives in one process, which one gateway process serves; ` +
-        "run one worker, or move to a Postgres server (README: moving to a Postgres server)"
+        "run one worker, or move to a Postgres server (docs/embedded-database.md: Moving to a Postgres server)"
       ])
     }
     if (worker === undefined && workers > 1) {

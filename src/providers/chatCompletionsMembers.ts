@@ -1,8 +1,8 @@
 /**
  * The members of the Chat Completions family besides OpenAI (`openai/`), declared: where each
  * is served, its key, the parameters it refuses (`null`: not sent) or renames, and how it takes
- * json_mode `strict`. Each follows its provider's API reference (see the README's provider
- * table); what differs between models of one provider (a reasoning model ignoring
+ * json_mode `strict`. Each follows its provider's API reference (see the provider
+ * tables of docs/providers.md); what differs between models of one provider (a reasoning model ignoring
  * `temperature`) is the provider's to refuse, not the gateway's to guess.
  */
 import { hostedCodec, type ParamRule, selfHostedCodec } from "./chatCompletionsFamily.ts"

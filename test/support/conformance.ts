@@ -91,7 +91,7 @@ export interface ConformanceSubject {
   /**
    * Scenarios the provider genuinely cannot do: the gateway must refuse them with an error
    * whose message includes this text (it names the provider type and the feature); the
-   * README's provider table says so too.
+   * table of docs/providers.md (What each type does) says so too.
    */
   readonly unsupported?: Partial<Record<Scenario, string>>
 }

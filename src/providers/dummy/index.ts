@@ -1,6 +1,6 @@
 /**
  * `dummy`: a built-in deterministic provider for tests, demos and benchmarks. It needs no
- * network and no key; its `model_name` picks a behaviour (see the README's table).
+ * network and no key; its `model_name` picks a behaviour (see the table in docs/providers.md, The dummy provider).
  *
  * A client, not a codec: it has no wire format, so nothing of the runner applies to it (no body
  * for `extra_body` to edit, no tools to send, no transport, framing or error body). Making it

@@ -144,7 +144,7 @@ const textFormat = (request: ModelRequest): Json | undefined => {
 
 /**
  * The parameters the Responses API takes. It has no `seed`, `presence_penalty`,
- * `frequency_penalty` or `stop`: those are not sent (README: provider table).
+ * `frequency_penalty` or `stop`: those are not sent (docs/providers.md: What each type does).
  */
 const addParams = (body: Json, params: InferenceParams): void => {
   if (params.temperature !== undefined) body.temperature = params.temperature
