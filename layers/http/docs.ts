@@ -17,8 +17,8 @@ import type * as Scope from "effect/Scope"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiScalar from "effect/http-api/HttpApiScalar"
-import type { GatewayApi } from "../../src/api/gateway.ts"
-import { docsPath } from "../../src/api/reference.ts"
+import type { GatewayApi } from "../../src/contract/gateway.ts"
+import { docsPath } from "../../src/contract/reference.ts"
 import { inlineScriptHashes, pageHeaders } from "./pageSecurity.ts"
 
 /** the policy of a page whose inline scripts are `html`'s */

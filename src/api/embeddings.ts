@@ -1,5 +1,5 @@
 /**
- * The wire contract of `POST /openai/v1/embeddings`: OpenAI's request and answer
+ * The request and answer Schemas of `POST /openai/v1/embeddings`: OpenAI's request and answer
  * (https://platform.openai.com/docs/api-reference/embeddings/create) plus the gateway's own
  * `gateway::*` fields. Other fields are ignored, as OpenAI clients send them.
  */

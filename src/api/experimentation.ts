@@ -1,15 +1,10 @@
 /**
- * The wire contract of `GET /v1/experimentation/{function_name}`: how a function's variants are
+ * The request and answer Schemas of `GET /v1/experimentation/{function_name}`: how a function's variants are
  * drawn right now. Adaptive experiments (`[functions.<fn>.experimentation] type = "adaptive"`)
  * answer the newest probabilities computed from their metric's feedback, with each candidate's
  * statistics; static ones and functions without experimentation answer their normalized weights.
  */
-import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
-import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
-import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { gatewayErrors, keyedStatuses } from "./errors.ts"
-import { requiresKey } from "./guard.ts"
 
 const Probability = Schema.Finite.annotate({ description: "between 0 and 1; a function's sum to 1" })
 const Timestamp = Schema.String.annotate({ description: "RFC 3339, UTC" })
@@ -48,19 +43,3 @@ export const ExperimentationResponse = Schema.Struct({
   update_period_s: Schema.optional(Schema.Finite)
 }).annotate({ identifier: "Experimentation" })
 export type ExperimentationResponse = typeof ExperimentationResponse.Type
-
-export const ExperimentationGroup = HttpApiGroup.make("experimentation")
-  .add(
-    HttpApiEndpoint.get("getExperimentation", "/v1/experimentation/:function_name", {
-      params: { function_name: Schema.String },
-      success: ExperimentationResponse,
-      error: gatewayErrors([404, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
-      summary: "How a function's variants are drawn",
-      description:
-        "The probabilities a new episode draws its first variant with: an adaptive experiment's newest computation (with each candidate's " +
-        "feedback count, mean and variance, and whether it stopped on a winner), or the normalized weights of a static experiment or of the variants."
-    }))
-  )
-  .annotateEndpointsMerge(requiresKey)
-  .annotateMerge(OpenApi.annotations({ title: "Experimentation" }))

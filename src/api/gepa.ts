@@ -1,5 +1,5 @@
 /**
- * The wire contract of prompt optimization with GEPA (spec 4.7): launching a task
+ * The request and answer Schemas of prompt optimization with GEPA (spec 4.7): launching a task
  * (`POST /v1/optimization/gepa`), reading it (`GET /v1/optimization/gepa/{task_id}`, a union on
  * `status`), and cancelling it (`DELETE`, beyond the spec).
  */

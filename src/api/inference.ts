@@ -1,16 +1,10 @@
 /**
- * The wire contract of `POST /inference` (spec 2.2, 4.1): the request body as a Schema (unknown
+ * The request and answer Schemas of `POST /inference` (spec 2.2, 4.1): the request body as a Schema (unknown
  * fields are rejected, so a misspelt option is a 400 rather than silently ignored), the answer,
  * plain or streamed, and the endpoint.
  */
-import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
-import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
-import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
-import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { inferenceParamFields, JsonModeSchema, RawToolChoice } from "../config/raw.ts"
-import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
-import { requiresKey } from "./guard.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 const Detail = Schema.Literals(["low", "high", "auto"])
@@ -234,18 +228,3 @@ export const InferenceChunk = Schema.Union([ChatInferenceChunk, JsonInferenceChu
   description: "The data of each event; the stream ends with `data: [DONE]`. The last chunk carries `usage` and `finish_reason`."
 })
 export type InferenceChunk = typeof InferenceChunk.Type
-
-export const InferenceGroup = HttpApiGroup.make("inference")
-  .add(
-    HttpApiEndpoint.post("inference", "/inference", {
-      payload: InferenceRequest,
-      success: [InferenceResponse, HttpApiSchema.StreamSse({ data: InferenceChunk })],
-      error: gatewayErrors([...bodyStatuses, 404, 408, 500, 502, 504, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
-      summary: "Run an inference",
-      description:
-        "Calls a function (a variant is sampled) or a model directly. With `\"stream\": true` the answer is a stream of Server-Sent Events."
-    }))
-  )
-  .annotateEndpointsMerge(requiresKey)
-  .annotateMerge(OpenApi.annotations({ title: "Inference" }))

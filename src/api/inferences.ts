@@ -1,15 +1,10 @@
 /**
- * The wire contract of reading stored inferences back: `POST /v1/inferences/get_inferences`
+ * The request and answer Schemas of reading stored inferences back: `POST /v1/inferences/get_inferences`
  * and `POST /v1/inferences/list_inferences`, and of the filters they (and later the dataset
  * endpoints) take: tags, time, metrics and demonstrations, combined with and/or/not (datapoints:
  * tags and time); the inferences answered, and the endpoints.
  */
-import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
-import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
-import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { bodyStatuses, gatewayErrors, keyedStatuses } from "./errors.ts"
-import { requiresKey } from "./guard.ts"
 import { ContentBlock, FinishReason, JsonOutput } from "./inference.ts"
 
 /** A tree of `Leaf` conditions combined with and/or/not, as sent. */
@@ -243,25 +238,3 @@ export const InferencesResponse = Schema.Struct({
   inferences: Schema.Array(Schema.Union([StoredChatInference, StoredJsonInference]))
 }).annotate({ identifier: "InferencesResponse" })
 export type InferencesResponse = typeof InferencesResponse.Type
-
-export const InferencesGroup = HttpApiGroup.make("inferences")
-  .add(
-    HttpApiEndpoint.post("getInferences", "/v1/inferences/get_inferences", {
-      payload: GetInferencesRequest,
-      success: InferencesResponse,
-      error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
-      summary: "Get stored inferences by id",
-      description: "In the order asked for; ids not found are left out."
-    })),
-    HttpApiEndpoint.post("listInferences", "/v1/inferences/list_inferences", {
-      payload: ListInferencesRequest,
-      success: InferencesResponse,
-      error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
-      summary: "List stored inferences",
-      description: "Filtered by function, variant, episode, tags, time, metrics and demonstrations; newest first, `limit` (default 20) from `offset`."
-    }))
-  )
-  .annotateEndpointsMerge(requiresKey)
-  .annotateMerge(OpenApi.annotations({ title: "Inferences" }))

@@ -1,14 +1,10 @@
 /**
- * The wire contract of `GET /status` and `GET /health` (spec 4.8): both answer without an API
+ * The request and answer Schemas of `GET /status` and `GET /health` (spec 4.8): both answer without an API
  * key, and with authentication on say no more than that the gateway runs and its database
  * answers (the counters and a database's error text are then left out).
  */
-import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
-import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
-import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { Open } from "./guard.ts"
 import { ConfigVersionBody } from "./operations.ts"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -82,13 +78,3 @@ export const HealthFailure = Schema.Struct({
   identifier: "HealthFailure",
   description: "The database does not answer, or the embedded database pauses writes (too little free space) or is starting again"
 })
-
-export const StatusGroup = HttpApiGroup.make("status")
-  .add(
-    HttpApiEndpoint.get("status", "/status", { success: StatusResponse })
-      .annotateMerge(OpenApi.annotations({ summary: "Whether the gateway runs, with its queues' counters" })),
-    HttpApiEndpoint.get("health", "/health", { success: HealthResponse, error: HealthFailure })
-      .annotateMerge(OpenApi.annotations({ summary: "Whether the gateway and its database answer" }))
-  )
-  .annotate(Open, true)
-  .annotateMerge(OpenApi.annotations({ title: "Status" }))

@@ -4,12 +4,7 @@
  * playground) and its pickers. Read-only. No secret leaves: credentials are shown by kind and
  * variable name, extra headers by name only.
  */
-import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
-import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
-import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { adminStatuses, gatewayErrors } from "./errors.ts"
-import { AdminOnly, requiresKey } from "./guard.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
@@ -106,12 +101,3 @@ export type UiEvaluator = typeof UiEvaluator.Type
 export type UiModel = typeof UiModel.Type
 export type UiMetric = typeof UiMetric.Type
 export type UiTool = typeof UiTool.Type
-
-export const UiConfigGroup = HttpApiGroup.make("uiConfig")
-  .add(
-    HttpApiEndpoint.get("getUiConfig", "/v1/ui/config", { success: UiConfig, error: gatewayErrors(adminStatuses) })
-      .annotateMerge(OpenApi.annotations({ summary: "The configuration as loaded: functions, variants, models, tools, metrics, evaluators (no secrets)" }))
-  )
-  .annotate(AdminOnly, true)
-  .annotateEndpointsMerge(requiresKey)
-  .annotateMerge(OpenApi.annotations({ title: "UI" }))

@@ -5,12 +5,7 @@
  * The list of inferences is the public `POST /v1/inferences/list_inferences`; feedback and
  * datasets are written through their public routes.
  */
-import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
-import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
-import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { adminStatuses, gatewayErrors } from "./errors.ts"
-import { AdminOnly, requiresKey } from "./guard.ts"
 import { StoredChatInference, StoredFeedbackResponse, StoredJsonInference, StoredModelInferenceResponse } from "./inferences.ts"
 
 /** an episode's page holds its latest inferences up to this many */
@@ -43,29 +38,3 @@ export const UiEpisode = Schema.Struct({
   truncated: Schema.Boolean
 }).annotate({ identifier: "UiEpisode" })
 export type UiEpisode = typeof UiEpisode.Type
-
-const InferencePath = { inference_id: Schema.String.annotate({ description: "an inference id (UUIDv7)" }) }
-const EpisodePath = { episode_id: Schema.String.annotate({ description: "an episode id (UUIDv7)" }) }
-
-export const UiInferencesGroup = HttpApiGroup.make("uiInferences")
-  .add(
-    HttpApiEndpoint.get("getUiInference", "/v1/ui/inferences/:inference_id", {
-      params: InferencePath,
-      success: UiInferenceDetails,
-      error: gatewayErrors([400, 404, ...adminStatuses])
-    }).annotateMerge(OpenApi.annotations({
-      summary: "One stored inference with its model calls (raw request and response) and its feedback",
-      description: "400 when the id is not a UUIDv7, 404 when no inference has it."
-    })),
-    HttpApiEndpoint.get("getUiEpisode", "/v1/ui/episodes/:episode_id", {
-      params: EpisodePath,
-      success: UiEpisode,
-      error: gatewayErrors([400, 404, ...adminStatuses])
-    }).annotateMerge(OpenApi.annotations({
-      summary: "An episode's inferences in order, with their feedback and the episode's",
-      description: `Its latest ${maxEpisodeInferences} inferences at most, oldest first. 400 when the id is not a UUIDv7, 404 when no inference is stored in the episode.`
-    }))
-  )
-  .annotate(AdminOnly, true)
-  .annotateEndpointsMerge(requiresKey)
-  .annotateMerge(OpenApi.annotations({ title: "UI" }))

@@ -5,12 +5,7 @@
  * for the UI to offer as downloads. JSON rather than an archive: no archive library is a
  * dependency, and the UI shows each file before it is saved.
  */
-import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
-import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
-import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { adminStatuses, gatewayErrors } from "./errors.ts"
-import { AdminOnly, requiresKey } from "./guard.ts"
 
 export const UiExportedFile = Schema.Struct({
   path: Schema.String.annotate({ description: "relative to the folder of the configuration: `gateway.toml`, or `<function>/<variant>/<template>.minijinja`" }),
@@ -26,18 +21,3 @@ export const UiGepaExport = Schema.Struct({
 }).annotate({ identifier: "UiGepaExport" })
 export type UiGepaExport = typeof UiGepaExport.Type
 export type UiExportedFile = typeof UiExportedFile.Type
-
-export const UiOptimizationGroup = HttpApiGroup.make("uiOptimization")
-  .add(
-    HttpApiEndpoint.get("exportGepaTask", "/v1/ui/optimization/gepa/:task_id/export", {
-      params: { task_id: Schema.String },
-      success: UiGepaExport,
-      error: gatewayErrors([404, 409, ...adminStatuses])
-    }).annotateMerge(OpenApi.annotations({
-      summary: "The configuration files that adopt a completed GEPA task's variants",
-      description: "The files `gateway optimize export` writes. 404 for an unknown task, 409 while it runs or when it ended in error."
-    }))
-  )
-  .annotate(AdminOnly, true)
-  .annotateEndpointsMerge(requiresKey)
-  .annotateMerge(OpenApi.annotations({ title: "UI" }))

@@ -4,12 +4,7 @@
  * with 95% confidence intervals, and the model calls per model and provider with their latency
  * percentiles. Every figure is computed by the analytics database (src/overview/store.ts).
  */
-import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
-import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
-import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { adminStatuses, gatewayErrors } from "./errors.ts"
-import { AdminOnly, requiresKey } from "./guard.ts"
 
 export const overviewBuckets = ["minute", "hour", "day"] as const
 export type OverviewBucket = typeof overviewBuckets[number]
@@ -120,20 +115,3 @@ export type UiOverviewMetricVariant = typeof OverviewMetricVariant.Type
 export type UiOverviewModel = typeof OverviewModel.Type
 export type UiOverviewFunction = typeof OverviewFunction.Type
 export type UiProviderOutcomes = typeof OverviewProviderOutcomes.Type
-
-export const UiOverviewGroup = HttpApiGroup.make("uiOverview")
-  .add(
-    HttpApiEndpoint.get("getUiOverview", "/v1/ui/overview", {
-      query: OverviewQuery,
-      success: UiOverview,
-      error: gatewayErrors([400, 404, ...adminStatuses])
-    }).annotateMerge(OpenApi.annotations({
-      summary: "Inferences over time, variant shares, metric means with confidence intervals, and model calls with latency percentiles",
-      description:
-        "400: a time that is not RFC 3339, `from` not before `to`, an unknown `bucket` or more buckets than " + maxOverviewBuckets +
-        ". 404: a function neither configured nor with any stored inference. 503: observability is off or its database does not answer."
-    }))
-  )
-  .annotate(AdminOnly, true)
-  .annotateEndpointsMerge(requiresKey)
-  .annotateMerge(OpenApi.annotations({ title: "UI" }))

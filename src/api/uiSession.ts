@@ -5,12 +5,7 @@
  * session's CSRF token, which the UI echoes in `x-gateway-csrf` on every request that changes
  * something. The routes answer without a key: they are how one is given.
  */
-import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
-import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
-import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { bodyStatuses, gatewayErrors } from "./errors.ts"
-import { Open } from "./guard.ts"
 
 /** the cookie holding the session's id, never the key (HttpOnly: scripts never read it) */
 export const sessionCookie = "gateway_ui_session"
@@ -32,21 +27,3 @@ export const SignInRequest = Schema.Struct({
   api_key: Schema.String.annotate({ description: "an API key with the admin role (`gateway --create-api-key --admin`)" })
 }).annotate({ identifier: "UiSignInRequest" })
 export type SignInRequest = typeof SignInRequest.Type
-
-export const UiSessionGroup = HttpApiGroup.make("uiSession")
-  .add(
-    HttpApiEndpoint.get("getUiSession", "/v1/ui/session", { success: UiSession })
-      .annotateMerge(OpenApi.annotations({ summary: "Whether the UI needs a key, and whether this browser is signed in" })),
-    HttpApiEndpoint.post("signIn", "/v1/ui/session", {
-      payload: SignInRequest,
-      success: UiSession,
-      error: gatewayErrors([...bodyStatuses, 401, 403, 429, 503])
-    })
-      .annotateMerge(OpenApi.annotations({
-        summary: "Sign the UI in with an admin key: sets the session and CSRF cookies (401: not a valid key; 403: not an admin key)"
-      })),
-    HttpApiEndpoint.delete("signOut", "/v1/ui/session", { success: UiSession, error: gatewayErrors([503]) })
-      .annotateMerge(OpenApi.annotations({ summary: "Sign the UI out: ends the session in every gateway, and expires both cookies (503: the session could not be ended)" }))
-  )
-  .annotate(Open, true)
-  .annotateMerge(OpenApi.annotations({ title: "UI session" }))
