@@ -21,7 +21,7 @@ import { type PreparedInference, prepareInference } from "../inference/prepare.t
 import { seededRandom, variantOrder } from "../inference/sampling.ts"
 import type { TemplateEngine } from "../inference/templates.ts"
 import type { ModelRequest } from "../inference/types.ts"
-import { providerCall } from "../providers/runner.ts"
+import { providerCall } from "../inference/providerCall.ts"
 import { type ProviderCall } from "../providers/types.ts"
 import { ProviderFailure } from "../providers/failure.ts"
 

@@ -7,7 +7,7 @@
  */
 import { hostedCodec, type ParamRule, selfHostedCodec } from "./chatCompletionsFamily.ts"
 import type { InferenceParams } from "../inference/types.ts"
-import { wireProvider } from "./runner.ts"
+import { wireProvider } from "./wireProvider.ts"
 import type { ProviderDefinition } from "./types.ts"
 
 const env = (name: string) => ({ kind: "env", name }) as const

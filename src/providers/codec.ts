@@ -1,7 +1,7 @@
 /**
  * A provider that speaks HTTP, as a codec: pure functions between the gateway's shapes
  * (`ModelRequest`, `ProviderResponse`, `ProviderChunk`) and the provider's wire format. It holds
- * no transport code: the runner (`runner.ts`) does the rest once for every codec (credentials,
+ * no transport code: the runner (`wireProvider.ts`) does the rest once for every codec (credentials,
  * `extra_body`/`extra_headers`, `provider_tools` scoping, the HTTP call, stream framing, status
  * checks, error mapping and the redaction of keys). Adding a provider is writing one of these,
  * or, for a server that speaks OpenAI's Chat Completions, declaring it (`chatCompletionsFamily.ts`).

@@ -1,7 +1,7 @@
 /**
  * What a provider type is to the inference path: a schema for its configuration table, a
  * default credential location, and a client that answers `ModelRequest`s. HTTP providers are
- * codecs (`codec.ts`) made into clients by the one runner (`runner.ts`); the built-in `dummy`
+ * codecs (`codec.ts`) made into clients by the one runner (`wireProvider.ts`); the built-in `dummy`
  * answers in process. Adding a provider means adding a folder and one line to `registry.ts`.
  */
 import type * as Effect from "effect/Effect"

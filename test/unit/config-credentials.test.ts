@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { awsKeysCredential, parseAwsKeys, parseCredentialLocation } from "../../src/config/credentials.ts"
-import { providerCall } from "../../src/providers/runner.ts"
+import { providerCall } from "../../src/inference/providerCall.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { buildErrors, buildOk, configPath } from "./fixtures.ts"

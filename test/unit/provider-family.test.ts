@@ -21,7 +21,7 @@ import {
 import type { WireCodec } from "../../src/providers/codec.ts"
 import { openAiCodec } from "../../src/providers/openai/index.ts"
 import { parseShorthandModel, providerTypes } from "../../src/providers/registry.ts"
-import { wireRequest } from "../../src/providers/runner.ts"
+import { wireRequest } from "../../src/providers/wireRequest.ts"
 import { qualifiedProviderName } from "../../src/providers/types.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
 

@@ -7,7 +7,7 @@ import { jwtBearerGrant, makeServiceAccountAuthorizer } from "../../src/provider
 import type { Credential } from "../../src/config/credentials.ts"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import { InvalidRequest } from "../../src/errors.ts"
-import { providerCall } from "../../src/providers/runner.ts"
+import { providerCall } from "../../src/inference/providerCall.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
 import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { serviceAccountJson, serviceAccountKeys } from "../support/serviceAccount.ts"

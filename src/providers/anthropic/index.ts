@@ -6,7 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
-import { wireProvider } from "../runner.ts"
+import { wireProvider } from "../wireProvider.ts"
 import { sse } from "../sse.ts"
 import { BaseUrl } from "../urls.ts"
 import { anthropicBatch } from "./batch.ts"

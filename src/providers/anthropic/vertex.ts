@@ -22,7 +22,7 @@ import {
   vertexResourceUrl,
   VertexSettings
 } from "../gcp/vertex.ts"
-import { wireProvider } from "../runner.ts"
+import { wireProvider } from "../wireProvider.ts"
 import { sse } from "../sse.ts"
 import { UrlProblem } from "../urls.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"

@@ -4,7 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
-import { wireProvider } from "../runner.ts"
+import { wireProvider } from "../wireProvider.ts"
 import { converseBody, type ConverseTarget, converseUrl } from "./converseRequest.ts"
 import { awsErrorMessage, makeConverseStreamParser, parseConverseResponse } from "./converseResponse.ts"
 import { type AwsEvent, awsEventStream } from "./eventStream.ts"

@@ -12,7 +12,7 @@ import { chatCompletionsBody, type ChatCompletionsTarget } from "../openai/reque
 import { errorMessageOf, makeOpenAiChunkParser, parseOpenAiResponse } from "../openai/response.ts"
 import { parseOpenAiEmbeddings } from "../openai/embeddings.ts"
 import { type OpenAiBatchApi, openAiBatchHooks, type OpenAiBatchTarget } from "../openai/batch.ts"
-import { wireProvider } from "../runner.ts"
+import { wireProvider } from "../wireProvider.ts"
 import { sse } from "../sse.ts"
 import { BaseUrl, UrlProblem, urlUnder } from "../urls.ts"
 

@@ -8,7 +8,7 @@
  */
 import { type FamilyTarget, hostedCodec } from "../chatCompletionsFamily.ts"
 import type { WireCodec } from "../codec.ts"
-import { wireProvider } from "../runner.ts"
+import { wireProvider } from "../wireProvider.ts"
 import type { ProviderDefinition } from "../types.ts"
 import { openAiBatchApi, openAiBatchHooks, type OpenAiBatchTarget } from "./batch.ts"
 import { responsesCodec } from "./responses/index.ts"
