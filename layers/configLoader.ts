@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { buildConfig, type ConfigBuilt } from "../src/config/build.ts"
 import type { ConfigSource } from "../src/config/merge.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
+import { gepaBuiltins } from "../src/optimization/gepa/builtins.ts"
 
 /**
  * A configuration as loaded: the core's answer, the files it was read from (the configuration
@@ -95,7 +96,7 @@ export const loadConfig = (
     }
     if (errors.length > 0) return loaded({ errors })
   }
-  return loaded(buildConfig({ sources, readFile, realPath, env }))
+  return loaded(buildConfig({ sources, readFile, realPath, env, builtins: gepaBuiltins }))
 }
 
 /** Logs what the configuration loaded with but should change (a deprecated key, a setting not enforced). */

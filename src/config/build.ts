@@ -6,7 +6,6 @@
  * a setting accepted but not enforced) let the configuration load and are logged at start-up.
  */
 import { TemplateEngine } from "../inference/templates.ts"
-import { gepaBuiltins } from "../optimization/gepa/builtins.ts"
 import { type BuildContext, type ConfigInput, makeBuildContext, tableDecoder } from "./context.ts"
 import { buildEmbeddingModels } from "./embeddingModels.ts"
 import { buildEvaluations, type JudgeFunction } from "./evaluators.ts"
@@ -89,7 +88,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   // judges run as functions of their own (reserved `gateway::` names: no configured function has one)
   for (const [name, judge] of judges) functions.set(name, judge.fn)
   // GEPA's analyst and mutator, in every configuration: an optimization runs them with a variant of its own
-  for (const builtin of gepaBuiltins()) {
+  for (const builtin of input.builtins?.() ?? []) {
     templates.addBuiltin(builtin.systemKey, builtin.systemSource, `the built-in system template of ${builtin.fn.name}`)
     functions.set(builtin.fn.name, builtin.fn)
   }

@@ -6,6 +6,7 @@
  * configuration in one pass.
  */
 import type * as Schema from "effect/Schema"
+import type { BuiltinFunction } from "./types.ts"
 import { type Decoded, makeDecoder, makeLenientDecoder, unknownField } from "../decode.ts"
 import { type ExtraHeaderEdit, extraHeaderProblem, parsePointer } from "../inference/extraBody.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
@@ -27,6 +28,11 @@ export interface ConfigInput {
    */
   readonly realPath?: (path: string) => string | undefined
   readonly env: Readonly<Record<string, string | undefined>>
+  /**
+   * functions every configuration has besides its own (GEPA's analyst and mutator), made anew
+   * for each configuration: passed in by the shell so that configuration imports no feature
+   */
+  readonly builtins?: (() => ReadonlyArray<BuiltinFunction>) | undefined
 }
 
 /**

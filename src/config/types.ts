@@ -369,3 +369,10 @@ export interface ShorthandDefault {
   readonly credential: Credential
   readonly settings: Readonly<Record<string, unknown>>
 }
+
+/** A function every configuration has besides its own (GEPA's), with its system template's key and source. */
+export interface BuiltinFunction {
+  readonly fn: FunctionConfig
+  readonly systemKey: string
+  readonly systemSource: string
+}

@@ -3,6 +3,7 @@
  * `buildConfig`. The TOML is always at `/cfg/gateway.toml`, so relative paths resolve against `/cfg`.
  */
 import { buildConfig } from "../../src/config/build.ts"
+import { gepaBuiltins } from "../../src/optimization/gepa/builtins.ts"
 import { type FunctionConfig, type GatewayConfig, isSamplingVariant, type SingleCallVariant, type VariantConfig } from "../../src/config/types.ts"
 
 export const configPath = "/cfg/gateway.toml"
@@ -17,7 +18,8 @@ export const build = (toml: string, options: BuildOptions = {}) =>
   buildConfig({
     sources: [{ path: configPath, text: toml }],
     readFile: (absolutePath) => options.files?.[absolutePath],
-    env: options.env ?? {}
+    env: options.env ?? {},
+    builtins: gepaBuiltins
   })
 
 export const buildOk = (toml: string, options: BuildOptions = {}): GatewayConfig => {

@@ -10,7 +10,7 @@
 import { bounded, fenced, prettyJson } from "../../promptText.ts"
 import type { Input } from "../../api/inference.ts"
 import { literalTemplate } from "../../config/templateFiles.ts"
-import type { ChatCompletionVariant, FunctionConfig } from "../../config/types.ts"
+import type { BuiltinFunction, ChatCompletionVariant } from "../../config/types.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../../jsonSchema.ts"
 import { isRecord } from "../../isRecord.ts"
 
@@ -83,11 +83,7 @@ const analyzeValidator = compiled(gepaAnalyzeOutputSchema)
 const mutateValidator = compiled(gepaMutateOutputSchema)
 
 /** A built-in function and its system template's source (the instructions, rendered as written). */
-export interface GepaBuiltin {
-  readonly fn: FunctionConfig
-  readonly systemKey: string
-  readonly systemSource: string
-}
+export type GepaBuiltin = BuiltinFunction
 
 const builtin = (name: GepaBuiltinFunction, description: string, outputSchema: JsonSchemaValidator, instructions: string): GepaBuiltin => ({
   fn: {
