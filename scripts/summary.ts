@@ -1,8 +1,9 @@
 // Prints the last line of a test run, "N passed, M failed", from vitest's JSON report
-// (the type check counts as one test). Exits non-zero when anything failed or nothing ran.
+// (the type check and the layer check count as one test each). Exits non-zero when anything
+// failed or nothing ran.
 import * as fs from "node:fs"
 
-const [reportPath, typecheckFailed] = process.argv.slice(2)
+const [reportPath, ...checksFailed] = process.argv.slice(2)
 let passed = 0
 let failed = 0
 try {
@@ -16,7 +17,9 @@ try {
 } catch {
   failed++
 }
-if (typecheckFailed === "1") failed++
-else passed++
+for (const checkFailed of checksFailed) {
+  if (checkFailed === "1") failed++
+  else passed++
+}
 console.log(`${passed} passed, ${failed} failed`)
 process.exit(failed > 0 || passed === 0 ? 1 : 0)

@@ -5,9 +5,12 @@
  */
 import type * as Effect from "effect/Effect"
 import type { ApiKeyStore } from "./auth/store.ts"
-import type { UiSessionStore } from "./auth/uiSessions.ts"
+import type { UiSessionStore } from "./auth/sessionStore.ts"
 import type { RateLimitBuckets } from "./ratelimit/store.ts"
 import type { StoreError } from "./storeError.ts"
+
+/** the variable naming the relational database (Postgres, or the embedded one) */
+export const relationalUrlVariable = "GATEWAY_RELATIONAL_DB_URL"
 
 export interface RelationalStore {
   /** applies pending migrations; the names of those applied */

@@ -7,7 +7,7 @@
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import type { ApiKeyInfo } from "../../src/auth/store.ts"
-import type { UiSessionStore } from "../../src/auth/uiSessions.ts"
+import type { UiSessionStore } from "../../src/auth/sessionStore.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { storeError } from "./client.ts"
 

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { relationalUrlVariable } from "../../src/auth/store.ts"
+import { relationalUrlVariable } from "../../src/relational.ts"
 import { isEmbeddedServer } from "../embedded/pglite.ts"
 import { Tasks, tasksUnavailable } from "../../src/tasks/service.ts"
 import type { StartupError } from "../startup.ts"

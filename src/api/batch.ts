@@ -5,7 +5,7 @@
  * (pending, failed, or completed with the inferences as `/inference` answers them).
  */
 import * as Schema from "effect/Schema"
-import { RawToolChoice } from "../config/raw.ts"
+import { RawToolChoice } from "../inference/params.ts"
 import { AdditionalTool, ContentBlock, Input, JsonOutput, Usage } from "./inference.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)

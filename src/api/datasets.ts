@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { RawToolChoice } from "../config/raw.ts"
+import { RawToolChoice } from "../inference/params.ts"
 import { InvalidRequest } from "../errors.ts"
 import { AdditionalTool, Input, ToolCallBlock } from "./inference.ts"
 import { DatapointFilter } from "./inferences.ts"

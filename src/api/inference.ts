@@ -4,7 +4,7 @@
  * plain or streamed, and the endpoint.
  */
 import * as Schema from "effect/Schema"
-import { inferenceParamFields, JsonModeSchema, RawToolChoice } from "../config/raw.ts"
+import { inferenceParamFields, JsonModeSchema, RawToolChoice } from "../inference/params.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 const Detail = Schema.Literals(["low", "high", "auto"])

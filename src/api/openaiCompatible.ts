@@ -4,10 +4,33 @@
  * `gateway::deny_unknown_fields`), `GET /openai/v1/models`, their answers and OpenAI's error body.
  */
 import * as Schema from "effect/Schema"
-import { openAiErrorJson } from "../openaiCompatible/response.ts"
 import { errorBody } from "./errors.ts"
 
 /** OpenAI's error body: the type is OpenAI's for the status, so that OpenAI SDKs raise their own errors */
+/** OpenAI's error type for each status: what its SDKs expect. */
+const errorType = (status: number): string => {
+  if (status === 401) return "authentication_error"
+  if (status === 403) return "permission_error"
+  if (status === 404) return "not_found_error"
+  if (status === 429) return "rate_limit_error"
+  if (status === 408 || status === 504) return "timeout_error"
+  if (status === 503) return "service_unavailable_error"
+  if (status >= 500) return "server_error"
+  return "invalid_request_error"
+}
+
+/** OpenAI's `code` where its API has one for the status: SDKs and clients branch on it */
+const errorCode = (status: number): string | null => {
+  if (status === 429) return "rate_limit_exceeded"
+  if (status === 504) return "timeout"
+  if (status === 502) return "upstream_error"
+  return null
+}
+
+export const openAiErrorJson = (message: string, status: number) => ({
+  error: { message, type: errorType(status), param: null, code: errorCode(status) }
+})
+
 export const OpenAiErrorBody = Schema.Struct({
   error: Schema.Struct({
     message: Schema.String,

@@ -9,7 +9,8 @@ import { InvalidRequest, NotFound, ServiceUnavailable } from "../errors.ts"
 import type { StoreError } from "../storeError.ts"
 import { parseRfc3339 } from "../time.ts"
 import { generateApiKey, publicIdPattern } from "./apiKey.ts"
-import { type ApiKeyInfo, type ApiKeyStore, relationalUrlVariable } from "./store.ts"
+import { type ApiKeyInfo, type ApiKeyStore } from "./store.ts"
+import { relationalUrlVariable } from "../relational.ts"
 
 /** why keys cannot be managed at all: there is no relational database to hold them */
 export const keyStoreMissing = `${relationalUrlVariable} is not set: API keys live in Postgres; set it to a postgres:// URL`

@@ -6,8 +6,6 @@
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
 
-export const relationalUrlVariable = "GATEWAY_RELATIONAL_DB_URL"
-
 export interface StoredApiKey {
   readonly publicId: string
   readonly secretHash: Uint8Array

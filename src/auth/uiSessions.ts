@@ -26,15 +26,8 @@ import type { StoreError } from "../storeError.ts"
 import { tooMany, usableKey } from "./authenticate.ts"
 import type { FailedAttempts } from "./failedAttempts.ts"
 import type { ApiKeyInfo } from "./store.ts"
+import type { UiSessionStore } from "./sessionStore.ts"
 
-/** the storage port of sessions: the relational database (layers/postgres/uiSessions.ts) */
-export interface UiSessionStore {
-  /** stores a session of key `publicId` ending `lifetimeS` seconds from now (the database's now); purges ended ones */
-  readonly create: (session: { readonly idHash: Uint8Array; readonly publicId: string; readonly lifetimeS: number }) => Effect.Effect<void, StoreError>
-  /** the key of the session whose id hashes to `idHash` while the session lasts, as stored now; undefined when none */
-  readonly find: (idHash: Uint8Array) => Effect.Effect<ApiKeyInfo | undefined, StoreError>
-  readonly delete: (idHash: Uint8Array) => Effect.Effect<void, StoreError>
-}
 
 /** 32 random bytes, base64url (no padding) */
 const sessionIdPattern = /^[A-Za-z0-9_-]{43}$/

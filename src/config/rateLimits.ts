@@ -1,5 +1,5 @@
 /** `[rate_limiting]` -> whether limits apply, and the rules (each turned into buckets by `ratelimit/config.ts`). */
-import { rateLimitRule } from "../ratelimit/config.ts"
+import { rateLimitRule } from "./rateLimitRules.ts"
 import type { RateLimitRule } from "../ratelimit/rules.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { RawRateLimiting, RawRateLimitRule } from "./raw.ts"

@@ -6,6 +6,7 @@
 import * as Schema from "effect/Schema"
 import { RawCostRule } from "../inference/cost.ts"
 import { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
+import { inferenceParamFields, JsonModeSchema, RawToolChoice } from "../inference/params.ts"
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
@@ -45,23 +46,6 @@ export const RawModel = Schema.Struct({
 })
 
 const PathTable = Schema.Struct({ path: Schema.String })
-
-/** The parameters a `chat_completion` variant can fix (also accepted per request in `params`). */
-export const inferenceParamFields = {
-  temperature: Schema.optional(Schema.Finite),
-  max_tokens: Schema.optional(PositiveInt),
-  seed: Schema.optional(Schema.Int),
-  top_p: Schema.optional(Schema.Finite),
-  presence_penalty: Schema.optional(Schema.Finite),
-  frequency_penalty: Schema.optional(Schema.Finite),
-  stop_sequences: Schema.optional(Schema.Array(Schema.String)),
-  reasoning_effort: Schema.optional(Schema.String),
-  service_tier: Schema.optional(Schema.String),
-  thinking_budget_tokens: Schema.optional(PositiveInt),
-  verbosity: Schema.optional(Schema.String)
-}
-
-export const JsonModeSchema = Schema.Literals(["off", "on", "strict", "tool"])
 
 /** How a model call is made, in every table that configures one (a variant, an evaluator or fuser, DICL). */
 const modelCallFields = {
@@ -124,11 +108,6 @@ export const RawDiclVariant = Schema.Struct({
   ...modelCallFields
 })
 export type RawDiclVariant = typeof RawDiclVariant.Type
-
-export const RawToolChoice = Schema.Union([
-  Schema.Literals(["none", "auto", "required"]),
-  Schema.Struct({ specific: Schema.String })
-]).annotate({ expected: `"none", "auto", "required" or { specific = "<tool name>" }` })
 
 export const RawFunction = Schema.Struct({
   type: Schema.Literals(["chat", "json"]),

@@ -4,10 +4,10 @@
  */
 import type { CostRule } from "../inference/cost.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
-import type { InferenceParams, JsonMode, ToolChoice, ToolDefinition } from "../inference/types.ts"
+import type { ToolChoice, ToolDefinition } from "../inference/types.ts"
+import type { InferenceParams, JsonMode } from "../inference/params.ts"
 import type { TemplateEngine } from "../inference/templates.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
-import type { ObservabilityBackend } from "../observability/analyticsDatabase.ts"
 import type { RateLimitRule } from "../ratelimit/rules.ts"
 import type { Credential } from "./credentials.ts"
 import type { Timeouts } from "./raw.ts"
@@ -376,3 +376,6 @@ export interface BuiltinFunction {
   readonly systemKey: string
   readonly systemSource: string
 }
+
+/** `[gateway.observability] backend`: which database the analytics URL names, or found from it */
+export type ObservabilityBackend = "auto" | "clickhouse" | "postgres"

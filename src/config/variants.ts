@@ -5,7 +5,7 @@
  * (sampling, DICL) in `advancedVariants.ts`, with the checks across variants (candidates, cycles).
  */
 import { templateKey } from "../inference/templates.ts"
-import { type InferenceParams, inferenceParamNames } from "../inference/types.ts"
+import { type InferenceParams, inferenceParamNames } from "../inference/params.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
 import { providerTypes, shorthandProblem } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"

@@ -9,41 +9,9 @@
  * gateway stores it (spec 2.2: `system` and `messages`), with a message's string content written
  * as the one text block it stands for: `"hi"` and `[{"type": "text", "text": "hi"}]` are one input.
  */
-import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import type { RequestBlock, RequestMessage } from "../inference/types.ts"
 import { isRecord } from "../isRecord.ts"
-
-/** A chat example's output: blocks as an inference or a datapoint holds them (text, tool calls; others are ignored). */
-export type DiclChatOutput = ReadonlyArray<ChatOutputBlock | Readonly<Record<string, unknown>>>
-
-/** A json example's output: the JSON text and its value. */
-export type DiclJsonOutput = JsonOutput
-
-export type DiclOutput = DiclChatOutput | DiclJsonOutput
-
-/** One stored example of a function's variant. */
-export interface DiclExample {
-  /** UUIDv7 */
-  readonly id: string
-  readonly functionName: string
-  readonly variantName: string
-  /** the input (spec 2.2) as the gateway stores it */
-  readonly input: unknown
-  readonly output: DiclOutput
-  /** the embedding of `diclInputText(input)` */
-  readonly embedding: ReadonlyArray<number>
-  /** the embedding model that made it, as configured or given (a name or a short-hand) */
-  readonly embeddingModel: string
-  /** epoch milliseconds */
-  readonly createdAt: number
-}
-
-/** An example as `nearest` finds it: its cosine distance to the query (1 - cosine similarity, 0 to 2). */
-export interface DiclNeighbor {
-  readonly input: unknown
-  readonly output: DiclOutput
-  readonly distance: number
-}
+import type { DiclNeighbor, DiclOutput } from "./store.ts"
 
 /** `value` with every object's keys sorted and undefined fields left out, as JSON.stringify then writes it */
 const sortedKeys = (value: unknown): unknown => {

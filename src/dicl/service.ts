@@ -33,7 +33,8 @@ import { Observability, type ObservabilityStores, storeFailure, type StoreFailur
 import { captureInferenceServices, Configuration } from "../services.ts"
 import { type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../tasks/service.ts"
 import { diclEmbeddingModelOf, embeddingModelRequestName } from "./embeddingModel.ts"
-import { type DiclExample, diclInputText, embeddingProblem } from "./examples.ts"
+import { diclInputText, embeddingProblem } from "./examples.ts"
+import { type DiclExample } from "./store.ts"
 import { checkSource, type DiclSource, readSource, type SourceItem } from "./sources.ts"
 
 /** the task kind of an example creation */

@@ -19,7 +19,8 @@ import { type InferenceCriteria, toInferenceCriteria } from "../inferences/crite
 import type { StoreFilter } from "../inferences/store.ts"
 import { type ObservabilityStores, storeFailure, type StoreFailure } from "../observability/stores.ts"
 import type { StoreError } from "../storeError.ts"
-import { type DiclOutput, diclOutputOfInference, diclOutputOfValue } from "./examples.ts"
+import { diclOutputOfInference, diclOutputOfValue } from "./examples.ts"
+import { type DiclOutput } from "./store.ts"
 
 /** rows read at a time */
 export const sourcePageSize = 1000

@@ -13,7 +13,39 @@
  */
 import * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
-import type { DiclExample, DiclNeighbor } from "./examples.ts"
+import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
+
+/** A chat example's output: blocks as an inference or a datapoint holds them (text, tool calls; others are ignored). */
+export type DiclChatOutput = ReadonlyArray<ChatOutputBlock | Readonly<Record<string, unknown>>>
+
+/** A json example's output: the JSON text and its value. */
+export type DiclJsonOutput = JsonOutput
+
+export type DiclOutput = DiclChatOutput | DiclJsonOutput
+
+/** One stored example of a function's variant. */
+export interface DiclExample {
+  /** UUIDv7 */
+  readonly id: string
+  readonly functionName: string
+  readonly variantName: string
+  /** the input (spec 2.2) as the gateway stores it */
+  readonly input: unknown
+  readonly output: DiclOutput
+  /** the embedding of `diclInputText(input)` */
+  readonly embedding: ReadonlyArray<number>
+  /** the embedding model that made it, as configured or given (a name or a short-hand) */
+  readonly embeddingModel: string
+  /** epoch milliseconds */
+  readonly createdAt: number
+}
+
+/** An example as `nearest` finds it: its cosine distance to the query (1 - cosine similarity, 0 to 2). */
+export interface DiclNeighbor {
+  readonly input: unknown
+  readonly output: DiclOutput
+  readonly distance: number
+}
 
 /** How `nearest` ranks: pgvector's `<=>`, cosine distance computed in SQL on float arrays (Postgres without pgvector), or ClickHouse array functions. */
 export type VectorSearch = "pgvector" | "float_array" | "clickhouse"

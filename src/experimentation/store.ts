@@ -7,7 +7,16 @@
  */
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
-import type { VariantStatistics } from "./trackAndStop.ts"
+
+/** a variant's observations of the metric, as the store aggregates them */
+export interface VariantStatistics {
+  readonly name: string
+  /** observations (feedback values) of the metric on this variant */
+  readonly count: number
+  readonly mean: number
+  /** the population variance of the observations */
+  readonly variance: number
+}
 
 /** Which feedback makes a function's statistics. */
 export interface StatisticsQuery {

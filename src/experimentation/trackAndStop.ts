@@ -29,15 +29,7 @@
  * Laplace's rule ((successes + 1) / (n + 2)), so that an arm with every answer alike still has
  * some uncertainty. `optimize = "min"` negates the observations.
  */
-
-export interface VariantStatistics {
-  readonly name: string
-  /** observations (feedback values) of the metric on this variant */
-  readonly count: number
-  readonly mean: number
-  /** the population variance of the observations */
-  readonly variance: number
-}
+import type { VariantStatistics } from "./store.ts"
 
 export interface TrackAndStopSettings {
   readonly epsilon: number

@@ -4,6 +4,7 @@
  * between these and their wire formats.
  */
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
+import type { InferenceParams, JsonMode } from "./params.ts"
 
 export type Role = "user" | "assistant"
 
@@ -34,36 +35,6 @@ export interface RequestMessage {
 }
 
 /** Sampling and decoding parameters of one model call (spec 4.1 `params.chat_completion`). */
-export interface InferenceParams {
-  readonly temperature?: number | undefined
-  readonly max_tokens?: number | undefined
-  readonly seed?: number | undefined
-  readonly top_p?: number | undefined
-  readonly presence_penalty?: number | undefined
-  readonly frequency_penalty?: number | undefined
-  readonly stop_sequences?: ReadonlyArray<string> | undefined
-  readonly reasoning_effort?: string | undefined
-  readonly service_tier?: string | undefined
-  readonly thinking_budget_tokens?: number | undefined
-  readonly verbosity?: string | undefined
-}
-
-export const inferenceParamNames = [
-  "temperature",
-  "max_tokens",
-  "seed",
-  "top_p",
-  "presence_penalty",
-  "frequency_penalty",
-  "stop_sequences",
-  "reasoning_effort",
-  "service_tier",
-  "thinking_budget_tokens",
-  "verbosity"
-] as const satisfies ReadonlyArray<keyof InferenceParams>
-
-export type JsonMode = "off" | "on" | "strict" | "tool"
-
 /** A tool as offered to a model. */
 export interface ToolDefinition {
   readonly name: string

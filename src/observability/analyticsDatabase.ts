@@ -10,11 +10,10 @@
  * Pure: the environment is passed in.
  */
 import * as Result from "effect/Result"
-import { relationalUrlVariable } from "../auth/store.ts"
+import { relationalUrlVariable } from "../relational.ts"
+import type { ObservabilityBackend } from "../config/types.ts"
 import type { Backend } from "./database.ts"
 import { analyticsUrlVariable, backendOf } from "./stores.ts"
-
-export type ObservabilityBackend = "auto" | "clickhouse" | "postgres"
 
 export interface AnalyticsDatabase {
   readonly backend: Backend

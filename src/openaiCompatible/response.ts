@@ -9,6 +9,7 @@ import type { PreparedInference } from "../inference/prepare.ts"
 import { type CompletedInference, jsonDelta, sseDone, sseEvent, type StreamEncoder, totalCost, totalUsage } from "../inference/run.ts"
 import type { ChunkDelta, FinishReason, Usage } from "../inference/types.ts"
 import { parseQualifiedProviderName } from "../providers/types.ts"
+import { openAiErrorJson } from "../api/openaiCompatible.ts"
 import { functionModelPrefix, modelModelPrefix, type TranslatedRequest } from "./request.ts"
 
 const openAiFinishReason = (reason: FinishReason | undefined): string => {
@@ -149,30 +150,6 @@ export const chatCompletionBody = (completed: CompletedInference, options: Trans
   }],
   usage: usageOf(completed, options),
   ...(options.includeRawResponse ? { gateway_raw_response: rawResponseOf(completed) } : {})
-})
-
-/** OpenAI's error type for each status: what its SDKs expect. */
-const errorType = (status: number): string => {
-  if (status === 401) return "authentication_error"
-  if (status === 403) return "permission_error"
-  if (status === 404) return "not_found_error"
-  if (status === 429) return "rate_limit_error"
-  if (status === 408 || status === 504) return "timeout_error"
-  if (status === 503) return "service_unavailable_error"
-  if (status >= 500) return "server_error"
-  return "invalid_request_error"
-}
-
-/** OpenAI's `code` where its API has one for the status: SDKs and clients branch on it */
-const errorCode = (status: number): string | null => {
-  if (status === 429) return "rate_limit_exceeded"
-  if (status === 504) return "timeout"
-  if (status === 502) return "upstream_error"
-  return null
-}
-
-export const openAiErrorJson = (message: string, status: number) => ({
-  error: { message, type: errorType(status), param: null, code: errorCode(status) }
 })
 
 export const openAiErrorBody = (error: GatewayError): string => JSON.stringify(openAiErrorJson(error.message, error.status))

@@ -10,7 +10,7 @@
  */
 import * as Schema from "effect/Schema"
 import type { CredentialLocation } from "../config/credentials.ts"
-import { type InferenceParams, inferenceParamNames } from "../inference/types.ts"
+import { type InferenceParams, inferenceParamNames } from "../inference/params.ts"
 import type { SettingsSchema, WireCodec } from "./codec.ts"
 import {
   chatCompletionsBody,

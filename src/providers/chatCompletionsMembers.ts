@@ -6,7 +6,7 @@
  * `temperature`) is the provider's to refuse, not the gateway's to guess.
  */
 import { hostedCodec, type ParamRule, selfHostedCodec } from "./chatCompletionsFamily.ts"
-import type { InferenceParams } from "../inference/types.ts"
+import type { InferenceParams } from "../inference/params.ts"
 import { wireProvider } from "./wireProvider.ts"
 import type { ProviderDefinition } from "./types.ts"
 

@@ -10,7 +10,14 @@
  * sets both (refill_rate per period).
  */
 import { createHash } from "node:crypto"
-import type { BucketRequest } from "./store.ts"
+
+/** an amount to take from one bucket, made by the rules for one call (the store takes them all or none) */
+export interface BucketRequest {
+  readonly key: string
+  readonly capacity: number
+  readonly refillPerSecond: number
+  readonly amount: number
+}
 
 export const periods = ["second", "minute", "hour", "day", "week", "month"] as const
 export type Period = typeof periods[number]

@@ -7,13 +7,8 @@
  */
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
+import type { BucketRequest } from "./rules.ts"
 
-export interface BucketRequest {
-  readonly key: string
-  readonly capacity: number
-  readonly refillPerSecond: number
-  readonly amount: number
-}
 
 export type ConsumeResult =
   | { readonly ok: true }

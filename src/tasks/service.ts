@@ -9,7 +9,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import { relationalUrlVariable } from "../auth/store.ts"
+import { relationalUrlVariable } from "../relational.ts"
 import { ServiceUnavailable } from "../errors.ts"
 import { observabilityDisabled, type ObservabilityStores } from "../observability/stores.ts"
 

@@ -9,7 +9,8 @@
  * (the next variant is tried), and a gateway without an example store.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { diclInputText, type DiclExample } from "../../src/dicl/examples.ts"
+import { diclInputText } from "../../src/dicl/examples.ts"
+import { type DiclExample } from "../../src/dicl/store.ts"
 import { diclDefaultInstructions } from "../../src/inference/variants/dicl.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"

@@ -11,7 +11,7 @@
  */
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import type { DiclExample } from "../../src/dicl/examples.ts"
+import type { DiclExample } from "../../src/dicl/store.ts"
 import type { DiclExampleStore } from "../../src/dicl/store.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { StoreError } from "../../src/storeError.ts"

@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "vitest"
 import { seededRandom } from "../../src/inference/sampling.ts"
-import { type SamplingDecision, trackAndStop, type TrackAndStopSettings, type VariantStatistics } from "../../src/experimentation/trackAndStop.ts"
+import { type SamplingDecision, trackAndStop, type TrackAndStopSettings } from "../../src/experimentation/trackAndStop.ts"
+import { type VariantStatistics } from "../../src/experimentation/store.ts"
 
 const settings = (fields: Partial<TrackAndStopSettings> = {}): TrackAndStopSettings => ({
   epsilon: 0,

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest"
 import { InvalidRequest } from "../../src/errors.ts"
-import type { InferenceParams, ModelRequest } from "../../src/inference/types.ts"
+import type { ModelRequest } from "../../src/inference/types.ts"
+import type { InferenceParams } from "../../src/inference/params.ts"
 import {
   deepSeekCodec,
   fireworksCodec,

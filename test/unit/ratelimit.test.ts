@@ -5,7 +5,8 @@ import type { ModelRequest } from "../../src/inference/types.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { reserve, settle } from "../../src/ratelimit/limiter.ts"
 import { applicableRules, describeLimit, jsonLength, plannedBuckets, type RateLimitRule } from "../../src/ratelimit/rules.ts"
-import type { BucketRequest, RateLimitBuckets, ConsumeResult } from "../../src/ratelimit/store.ts"
+import type { RateLimitBuckets, ConsumeResult } from "../../src/ratelimit/store.ts"
+import type { BucketRequest } from "../../src/ratelimit/rules.ts"
 import { buildErrors, buildOk, configPath } from "./fixtures.ts"
 
 const rulesOf = (toml: string) => buildOk(toml).rateLimiting.rules

@@ -5,7 +5,7 @@
  */
 import { stringify } from "smol-toml"
 import type { ChatCompletionVariant } from "../../config/types.ts"
-import { inferenceParamNames } from "../../inference/types.ts"
+import { inferenceParamNames } from "../../inference/params.ts"
 import type { GepaCandidate } from "./candidates.ts"
 
 /**

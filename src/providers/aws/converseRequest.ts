@@ -2,7 +2,8 @@
  * ModelRequest -> a Bedrock Converse / ConverseStream request body (the two take the same body):
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
  */
-import type { FileSource, InferenceParams, ModelRequest, RequestBlock, RequestMessage, Role } from "../../inference/types.ts"
+import type { FileSource, ModelRequest, RequestBlock, RequestMessage, Role } from "../../inference/types.ts"
+import type { InferenceParams } from "../../inference/params.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
 import { respondToolName } from "../openai/request.ts"
 import { addressProblem, noRegion } from "./region.ts"

@@ -6,7 +6,7 @@
 import { embeddingModelPrefix } from "../../api/embeddings.ts"
 import { reservedTagPrefix } from "../../api/tags.ts"
 import type { ModelRequest, RequestBlock, ToolChoice } from "../../inference/types.ts"
-import { inferenceParamNames } from "../../inference/types.ts"
+import { inferenceParamNames } from "../../inference/params.ts"
 import { respondToolDescription, respondToolName } from "../openai/request.ts"
 import type { CallerContext, EmbeddingRequest, WireBody, WireCall } from "../codec.ts"
 import { WireProblem } from "../codec.ts"

@@ -3,7 +3,8 @@
  * family (`chatCompletionsFamily.ts`): what differs between them (the URL, the names of the
  * parameters, usage in streams) comes in the call's target.
  */
-import type { FileSource, InferenceParams, ModelRequest, RequestBlock, ToolDefinition } from "../../inference/types.ts"
+import type { FileSource, ModelRequest, RequestBlock, ToolDefinition } from "../../inference/types.ts"
+import type { InferenceParams } from "../../inference/params.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
 
 type Json = WireBody

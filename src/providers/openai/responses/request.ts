@@ -5,7 +5,8 @@
  * `reasoning`, `store: false` (the gateway keeps the conversation; reasoning goes back as
  * encrypted content, asked for with `include_encrypted_reasoning`).
  */
-import type { FileSource, InferenceParams, ModelRequest, RequestBlock, ToolDefinition } from "../../../inference/types.ts"
+import type { FileSource, ModelRequest, RequestBlock, ToolDefinition } from "../../../inference/types.ts"
+import type { InferenceParams } from "../../../inference/params.ts"
 import { type WireBody, type WireCall, WireProblem } from "../../codec.ts"
 import { addTools, respondToolDescription, respondToolName, type ToolShapes } from "../request.ts"
 import { decodeReasoningSignature } from "./signature.ts"

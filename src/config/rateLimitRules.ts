@@ -1,7 +1,7 @@
 /** `[[rate_limiting.rules]]` as written -> a `RateLimitRule`, or what is wrong with it. */
 import { publicIdPattern } from "../auth/apiKey.ts"
-import type { RawRateLimitRule } from "../config/raw.ts"
-import { eachValue, type Limit, periods, periodSeconds, type RateLimitRule, ruleId, type ScopeCondition } from "./rules.ts"
+import type { RawRateLimitRule } from "./raw.ts"
+import { eachValue, type Limit, periods, periodSeconds, type RateLimitRule, ruleId, type ScopeCondition } from "../ratelimit/rules.ts"
 
 export const rateLimitRule = (
   index: number,
