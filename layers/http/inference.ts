@@ -6,7 +6,6 @@ import { InferenceRequest } from "../../src/api/inference.ts"
 import { checkClientTags } from "../../src/api/tags.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
-import type { PreparedInference } from "../../src/inference/prepare.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
@@ -41,18 +40,19 @@ export const sseResponse = (events: Stream.Stream<Uint8Array>, headers?: Readonl
 
 /**
  * The time the gateway added to this request so far: since its handler started (`started`,
- * from `performance.now()`), less the time spent waiting on providers (a stream: until each
- * provider's first chunk). Recorded for `/metrics`; given back as the `gateway-overhead-ms`
- * header when `[gateway] overhead_header` is on.
+ * from `performance.now()`), less the time the inference spent waiting on providers
+ * (`providerMs`, from its result or its stream: a stream's until each provider's first chunk).
+ * Recorded for `/metrics`; given back as the `gateway-overhead-ms` header when
+ * `[gateway] overhead_header` is on.
  */
 export const overheadSoFar = (
   metrics: MetricsRecorder,
   route: string,
   header: boolean,
   started: number,
-  prepared: PreparedInference
+  providerMs: number
 ): Readonly<Record<string, string>> | undefined => {
-  const ms = Math.max(0, performance.now() - started - (prepared.providerTime?.ms ?? 0))
+  const ms = Math.max(0, performance.now() - started - providerMs)
   metrics.overhead(route, ms / 1000)
   return header ? { "gateway-overhead-ms": ms.toFixed(3) } : undefined
 }
@@ -72,10 +72,10 @@ export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace
   const completed = traceCompleted(trace, stream, body.otlp_traces_extra_headers)
   const header = config.gateway.overheadHeader
   if (stream) {
-    const events = (yield* inference.stream(prepared, completed)).events
-    return sseResponse(events, overheadSoFar(metrics, "/inference", header, started, prepared))
+    const streamed = yield* inference.stream(prepared, completed)
+    return sseResponse(streamed.events, overheadSoFar(metrics, "/inference", header, started, streamed.providerMs))
   }
   const result = yield* inference.run(prepared, completed)
   const answer = JSON.stringify(result.body)
-  return jsonResponse(answer, 200, overheadSoFar(metrics, "/inference", header, started, prepared))
+  return jsonResponse(answer, 200, overheadSoFar(metrics, "/inference", header, started, result.providerMs))
 }))

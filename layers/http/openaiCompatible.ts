@@ -49,11 +49,11 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
   const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   if (translated.stream) {
     const stream = yield* inference.stream(prepared, completed, (variant) => openAiStreamEncoder(prepared, variant, translated, created))
-    return sseResponse(stream.events, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, prepared))
+    return sseResponse(stream.events, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, stream.providerMs))
   }
   const result = yield* inference.run(prepared, completed)
   const answer = JSON.stringify(chatCompletionBody(result, translated, created))
-  return jsonResponse(answer, 200, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, prepared))
+  return jsonResponse(answer, 200, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, result.providerMs))
 }))
 
 /** The `model` values this gateway answers to: its functions and its configured models. */

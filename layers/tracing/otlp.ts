@@ -17,7 +17,7 @@ import * as Layer from "effect/Layer"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { randomHex } from "../../src/ids.ts"
 import { HttpTransport } from "../../src/transport.ts"
-import { encodeSpans, exportBody, type FinishedRequest, type TraceIds, Tracing } from "../../src/tracing/trace.ts"
+import { type FinishedRequest, makeSpanEncoder, type TraceIds, Tracing } from "../../src/tracing/trace.ts"
 import { makeNap } from "../nap.ts"
 import { StartupError } from "../startup.ts"
 
@@ -83,6 +83,7 @@ export const makeExporter = (options: ExporterOptions) =>
     let failing = false
     const { nap, wake } = makeNap()
     const baseResource = { "service.name": options.serviceName }
+    const { encodeSpans, exportBody } = makeSpanEncoder()
 
     const submit = (request: FinishedRequest): void => {
       if (queue.length >= options.maxQueued) {

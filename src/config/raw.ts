@@ -33,7 +33,7 @@ export const providerCommonFields = {
   extra_body: Schema.optional(Schema.Array(ExtraBodyEdit)),
   extra_headers: Schema.optional(Schema.Array(ExtraHeaderEdit)),
   timeouts: Schema.optional(Timeouts),
-  /** what a call costs, read from the raw response (checked in `config/models.ts`, applied by `inference/cost.ts`) */
+  /** what a call costs, read from the raw response (checked in `config/models.ts`, applied by `inference/pricing.ts`) */
   cost: Schema.optional(Schema.Array(RawCostRule))
 }
 

@@ -18,8 +18,8 @@ import { EmbeddingModelTable } from "../embeddings/models.ts"
 import { embedWith } from "../embeddings/service.ts"
 import { type EmbeddingResult } from "../embeddings/result.ts"
 import { AllProvidersFailed } from "../errors.ts"
-import { cachedCost, priceOf } from "../inference/modelCall.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
+import type { Pricing } from "../inference/pricing.ts"
 import type { RequestMessage } from "../inference/types.ts"
 import type { ModelCallRecord } from "../inference/variants/answer.ts"
 import type { DiclContext, DiclRetrieval } from "../inference/variants/dicl.ts"
@@ -31,9 +31,13 @@ const variantFailed = (variant: DiclVariant, reason: string) =>
   new AllProvidersFailed({ message: `variant "${variant.name}" (dynamic in-context learning): ${reason}`, kind: "upstream" })
 
 /** the embedding call as a model inference of the inference: no output, its input tokens, its cost when its provider prices it */
-const embeddingCall = (result: EmbeddingResult, inputMessages: ReadonlyArray<RequestMessage>): Effect.Effect<ModelCallRecord> => {
+const embeddingCall = (
+  pricing: Pricing,
+  result: EmbeddingResult,
+  inputMessages: ReadonlyArray<RequestMessage>
+): Effect.Effect<ModelCallRecord> => {
   const provider = result.provider.config
-  return Effect.map(result.cached ? Effect.succeed(cachedCost(provider)) : priceOf(provider, result.rawResponse), (cost) => ({
+  return Effect.map(result.cached ? Effect.succeed(pricing.cached(provider)) : pricing.response(provider, result.rawResponse), (cost) => ({
     modelInferenceId: result.id,
     modelName: result.modelName,
     providerName: provider.name,
@@ -49,8 +53,8 @@ const embeddingCall = (result: EmbeddingResult, inputMessages: ReadonlyArray<Req
   }))
 }
 
-/** The retrieval of DICL variants under `config` (embedding short-hands are resolved once and kept). */
-export const diclRetrieval = (config: GatewayConfig): DiclRetrieval => {
+/** The retrieval of DICL variants under `config` (embedding short-hands are resolved once and kept), its embedding calls priced by `pricing`. */
+export const diclRetrieval = (config: GatewayConfig, pricing: Pricing): DiclRetrieval => {
   const embeddingModels = new EmbeddingModelTable(config)
   return (prepared: PreparedInference, variant: DiclVariant) =>
     Effect.flatMap(Observability, ({ stores }): ReturnType<DiclRetrieval> => {
@@ -63,7 +67,7 @@ export const diclRetrieval = (config: GatewayConfig): DiclRetrieval => {
       const options = { requestModel: variant.embeddingModel, credentials: prepared.credentials, cache: prepared.cache, tags: prepared.request.tags ?? {} }
       return Effect.gen(function*() {
         const result = yield* embedWith(found.model, { input: [text] }, options)
-        const call = yield* embeddingCall(result, [input])
+        const call = yield* embeddingCall(pricing, result, [input])
         const embedding = result.embeddings.length === 1 ? result.embeddings[0] : undefined
         const problem = embedding === undefined
           ? `embedding model "${variant.embeddingModel}" answered ${result.embeddings.length} embeddings for 1 input`

@@ -14,7 +14,9 @@ import { apiKeyTag, tagsWithApiKey } from "../api/tags.ts"
 import { type CachePolicy, cachePolicy } from "../cache/policy.ts"
 import { AllProvidersFailed, type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
-import { abandonAfter, allFailed, type CallRefused, inRoutingOrder, within } from "../inference/modelCall.ts"
+import { abandonAfter } from "../inference/cacheLookup.ts"
+import { allFailed, type CallRefused, inRoutingOrder } from "../inference/routing.ts"
+import { within } from "../inference/timeouts.ts"
 import type { ModelRequest } from "../inference/types.ts"
 import { Observability } from "../observability/stores.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
@@ -22,7 +24,7 @@ import type { EmbeddingRequest } from "../providers/codec.ts"
 import { providerCall } from "../inference/providerCall.ts"
 import { type ProviderCall } from "../providers/types.ts"
 import { ProviderFailure } from "../providers/failure.ts"
-import { RateLimiter, reserve, settle } from "../ratelimit/limiter.ts"
+import { withinRateLimits } from "../ratelimit/limiter.ts"
 import { Configuration, type InferenceServices } from "../services.ts"
 import type { EmbeddingResult } from "./result.ts"
 import { embeddingCacheKey, embeddingWriteUnit } from "./rows.ts"
@@ -145,19 +147,21 @@ const attempt = (
   cache: CachePolicy,
   tags: Readonly<Record<string, string>>
 ): Effect.Effect<Answer, ProviderFailure | CallRefused, InferenceServices> => {
-  const viaProvider = limited(
-    call.request.input,
-    tags,
-    Effect.map(provider.client.embed(call), (answer) => ({
-      embeddings: answer.embeddings,
-      inputTokens: answer.usage.input_tokens,
-      rawRequest: answer.rawRequest,
-      rawResponse: answer.rawResponse,
-      cached: false
-    }))
+  const viaProvider = () => withinRateLimits(
+    { publicId: tags[apiKeyTag], tags },
+    asModelRequest(call.request.input),
+    () =>
+      Effect.map(provider.client.embed(call), (answer): Answer => ({
+        embeddings: answer.embeddings,
+        inputTokens: answer.usage.input_tokens,
+        rawRequest: answer.rawRequest,
+        rawResponse: answer.rawResponse,
+        cached: false
+      })),
+    (answer) => ({ usage: { input_tokens: answer.inputTokens, output_tokens: 0 } })
   )
-  if (!cache.read) return viaProvider
-  return Effect.flatMap(fromCache(provider, call, cache), (hit) => hit === undefined ? viaProvider : Effect.succeed(hit))
+  if (!cache.read) return viaProvider()
+  return Effect.flatMap(fromCache(provider, call, cache), (hit) => hit === undefined ? viaProvider() : Effect.succeed(hit))
 }
 
 /** the cached answer for this call, when one exists and reads back; never fails (a slow or failing lookup calls the provider) */
@@ -179,18 +183,4 @@ const fromCache = (
       Effect.catch((error) => Effect.as(Effect.logWarning(`embedding cache lookup failed, calling the provider: ${error.message}`), undefined))
     )
   })
-
-/** `call` within the rate limits: charged before, settled (in the background) after */
-const limited = <E>(
-  input: ReadonlyArray<string>,
-  tags: Readonly<Record<string, string>>,
-  call: Effect.Effect<Answer, E, InferenceServices>
-): Effect.Effect<Answer, E | CallRefused, InferenceServices> =>
-  Effect.flatMap(RateLimiter, ({ limits }) =>
-    limits === undefined ? call : Effect.flatMap(reserve(limits, { publicId: tags[apiKeyTag], tags }, asModelRequest(input)), (reservation) =>
-      call.pipe(
-        Effect.onExit((exit) =>
-          Effect.forkDetach(settle(reservation, exit._tag === "Success" ? { input_tokens: exit.value.inputTokens, output_tokens: 0 } : undefined))
-        )
-      )))
 

@@ -55,11 +55,6 @@ export interface PreparedInference {
   readonly request: InferenceRequest
   /** epoch ms when preparation began: the start of processing time, and the time of the ids */
   readonly startedAt: number
-  /**
-   * milliseconds (fractional) spent waiting on providers, added to by the model calls: what
-   * the gateway's overhead excludes (`gateway-overhead-ms`, `gateway_overhead_seconds`)
-   */
-  readonly providerTime?: { ms: number }
   /** the templates of a variant run without being configured (`PrepareExtras.dynamicVariant`), in place of the configuration's */
   readonly templates?: TemplateEngine | undefined
 }
@@ -277,7 +272,6 @@ export const prepareInference = (
     cache: cachePolicy(request.cache_options, request.dryrun === true, cacheSharing(request, config)),
     request,
     startedAt,
-    providerTime: { ms: 0 },
     templates: extras.dynamicVariant?.templates
   }
 }

@@ -10,11 +10,11 @@ import type { Timeouts, VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
 import type { ProviderFailure } from "../providers/failure.ts"
 import type { InferenceServices } from "../services.ts"
-import { settleStream } from "../ratelimit/limiter.ts"
 import { ChunkAccumulator } from "./chunks.ts"
-import { costOfChunks } from "./cost.ts"
-import { cachedCost, type ModelCallOrigin, warnUnpriced, withinStreamTotal } from "./modelCall.ts"
+import type { ModelCallOrigin } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
+import { countingProviderTime } from "./providerTime.ts"
+import { withinStreamTotal } from "./timeouts.ts"
 import type { ChunkDelta, FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
 import { addCosts, addUsage, type FunctionOutput, type ModelCallRecord } from "./variants/answer.ts"
 import { type Engine, tryVariants, type VariantFailure } from "./variants/loop.ts"
@@ -52,6 +52,8 @@ export interface CompletedInference {
 export interface InferenceResult extends CompletedInference {
   /** the response body (spec 2.3) */
   readonly body: Record<string, unknown>
+  /** milliseconds (fractional) the inference waited on providers: what the gateway's overhead leaves out */
+  readonly providerMs: number
 }
 
 /** the inference's usage: every model call's */
@@ -90,7 +92,7 @@ export const runInference = (
   prepared: PreparedInference,
   engine: Engine
 ): Effect.Effect<InferenceResult, GatewayError, InferenceServices> =>
-  Effect.map(
+  countingProviderTime(engine, (engine, providerTime) => Effect.map(
     tryVariants(prepared, engine, totalLimit, (variant) => answerWhole(prepared, engine, variant)),
     ([answer, variant, failedVariants]) => {
       const { call } = answer
@@ -124,9 +126,9 @@ export const runInference = (
       body.usage = inferenceUsage(totalUsage(completed), totalCost(completed))
       if (response.finishReason !== undefined) body.finish_reason = response.finishReason
       if (prepared.request.include_original_response === true) body.original_response = answer.originalResponse
-      return { ...completed, body }
+      return { ...completed, body, providerMs: providerTime.ms() }
     }
-  )
+  ))
 
 /** what one pull of a streamed response sends, as one write */
 type Batch = readonly [Uint8Array]
@@ -138,6 +140,8 @@ export interface InferenceStream {
   readonly variant: VariantConfig
   /** the Server-Sent Events body, ready to send */
   readonly events: Stream.Stream<Uint8Array>
+  /** milliseconds (fractional) the inference waited on providers until its stream started: what the gateway's overhead leaves out */
+  readonly providerMs: number
 }
 
 /**
@@ -197,7 +201,7 @@ export const streamInference = (
   onComplete: (completed: CompletedInference) => void,
   makeEncoder: (variant: VariantConfig) => StreamEncoder = (variant) => inferenceStreamEncoder(prepared, variant)
 ): Effect.Effect<InferenceStream, GatewayError, InferenceServices> =>
-  Effect.map(
+  countingProviderTime(engine, (engine, providerTime) => Effect.map(
     tryVariants(prepared, engine, (timeouts) => timeouts.streaming?.ttft_ms, (variant) => answerStreamed(prepared, engine, variant)),
     ([streamed, variant, failedVariants]) => {
       const { start, reshape, whole } = streamed
@@ -258,10 +262,11 @@ export const streamInference = (
         }
         // an answer whole before it was streamed has its cost; a cached one cost nothing; a streamed one is priced from its raw chunks
         if (whole !== undefined) return Effect.sync(() => finish(whole.call.response.cost))
-        if (start.cached) return Effect.sync(() => finish(cachedCost(start.provider)))
-        const price = costOfChunks(start.provider.cost, accumulated.rawChunks())
-        streamedCost = price.cost
-        return Effect.as(warnUnpriced(start.providerName, price), finish(price.cost))
+        if (start.cached) return Effect.sync(() => finish(engine.pricing.cached(start.provider)))
+        return Effect.map(engine.pricing.chunks(start.provider, accumulated.rawChunks()), (cost) => {
+          streamedCost = cost
+          return finish(cost)
+        })
       }
       const fromRest: Effect.Effect<Batch, Cause.Done> = Effect.matchEffect(rest, {
         onSuccess: (chunks) => {
@@ -280,7 +285,7 @@ export const streamInference = (
       // the connection is released, and the rate limits learn the usage the provider reported
       // or, cut short, at least what was borrowed
       const release = Effect.suspend(() =>
-        start.reservation === undefined ? start.close : Effect.andThen(start.close, Effect.forkDetach(settleStream(start.reservation, {
+        start.settleLimits === undefined ? start.close : Effect.andThen(start.close, Effect.forkDetach(start.settleLimits({
           finished,
           usage: accumulated.usage,
           cost: streamedCost,
@@ -288,6 +293,6 @@ export const streamInference = (
         })))
       )
       const events = Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), release)
-      return { variant, events }
+      return { variant, events, providerMs: providerTime.ms() }
     }
-  )
+  ))

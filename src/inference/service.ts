@@ -21,7 +21,9 @@ import { Configuration, type InferenceServices, Models } from "../services.ts"
 import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
 import { applyRun } from "../workflowEvaluations/pinning.ts"
 import { WorkflowEvaluationService } from "../workflowEvaluations/service.ts"
+import { makeCacheLookup } from "./cacheLookup.ts"
 import { type PreparedInference, type PrepareExtras, prepareInference } from "./prepare.ts"
+import { makePricing } from "./pricing.ts"
 import {
   type CompletedInference,
   type InferenceResult,
@@ -68,11 +70,15 @@ export class InferenceService extends Context.Service<InferenceService, {
       const metrics = yield* Metrics
       const { runEpisode } = yield* WorkflowEvaluationService
       const { weights } = yield* Experimentation
+      // the configuration's: its warnings (unknown costs, failed cache lookups) are bounded per configuration
+      const pricing = makePricing()
       const engine: Engine = {
         templates: config.templates,
         now: () => clock.currentTimeMillisUnsafe(),
         variantFailed: metrics.variantFailed,
-        dicl: diclRetrieval(config)
+        dicl: diclRetrieval(config, pricing),
+        pricing,
+        cacheLookup: makeCacheLookup()
       }
 
       /** the engine, with a dynamic variant's templates when the inference runs one */

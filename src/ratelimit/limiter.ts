@@ -8,7 +8,9 @@
  * borrowed: otherwise hanging up would make streaming free. Cost limits (`cost_per_<period>`)
  * borrow `[rate_limiting] default_cost` (0 unless set) and settle with the call's cost by its
  * provider's `cost` rules, or `default_cost` when it reported none; a bucket spent below zero
- * refuses the next call, so a budget is overrun by one call at most.
+ * refuses the next call, so a budget is overrun by one call at most. Every call (a model call,
+ * whole or streamed, an embedding call) is charged and settled by `withinRateLimits`; `reserve`
+ * and `settle` are its parts.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -181,9 +183,42 @@ export const streamedTokens = (reservation: Reservation, outcome: StreamOutcome)
 }
 
 /** Settles a streamed call once its stream is over, as `streamedTokens` counts it. */
-export const settleStream = (reservation: Reservation | undefined, outcome: StreamOutcome): Effect.Effect<void> =>
+const settleStream = (reservation: Reservation | undefined, outcome: StreamOutcome): Effect.Effect<void> =>
   reservation === undefined ? Effect.void : Effect.andThen(
     settleTokens(reservation, streamedTokens(reservation, outcome)),
     // a stream cut short is charged at least what it borrowed, as its tokens are
     settleCost(reservation, outcome.cost === undefined ? undefined : Math.max(outcome.cost, outcome.finished ? outcome.cost : reservation.borrowedCost))
   )
+
+/** What a call that answered whole used: its usage, and its cost (undefined: it reported none, charged `default_cost`). */
+export interface CallUsed {
+  readonly usage: Usage
+  readonly cost?: number | undefined
+}
+
+/** Settles a streamed call's reservation by how its stream ended. */
+export type SettleStream = (outcome: StreamOutcome) => Effect.Effect<void>
+
+/**
+ * `call` within the rate limits, the one place model calls, streams and embedding calls are
+ * charged: the buckets of the rules that apply to `scope` are charged before it runs (over a
+ * limit it does not run), and settled in the background from how it ended: with what `usedBy`
+ * reads from its answer; for a stream, when the stream ends (`usedBy` answers "at stream end",
+ * and `call` was given the settlement to run then: undefined when nothing was charged); with
+ * nothing used when it failed or was interrupted.
+ */
+export const withinRateLimits = <A, E, R>(
+  scope: RequestScope,
+  request: ModelRequest,
+  call: (settleStream: SettleStream | undefined) => Effect.Effect<A, E, R>,
+  usedBy: (answer: A) => CallUsed | "at stream end"
+): Effect.Effect<A, E | RateLimited | InvalidRequest | ServiceUnavailable, R | RateLimiter> =>
+  Effect.flatMap(RateLimiter, ({ limits }) =>
+    limits === undefined ? call(undefined) : Effect.flatMap(reserve(limits, scope, request), (reservation) =>
+      reservation === undefined ? call(undefined) : call((outcome) => settleStream(reservation, outcome)).pipe(
+        Effect.onExit((exit) => {
+          if (exit._tag === "Failure") return Effect.forkDetach(settle(reservation, undefined))
+          const used = usedBy(exit.value)
+          return used === "at stream end" ? Effect.void : Effect.forkDetach(settle(reservation, used.usage, used.cost))
+        })
+      )))

@@ -208,28 +208,6 @@ const attributeValue = (value: AttributeValue): string | undefined =>
     ? `{"doubleValue":${value}}`
     : undefined // JSON has no NaN nor infinities
 
-// the same few dozen attribute names come back in every span: their JSON is made once
-const keyPrefixes = new Map<string, string>()
-const keyPrefix = (key: string): string => {
-  let prefix = keyPrefixes.get(key)
-  if (prefix === undefined) {
-    prefix = `{"key":${quote(key)},"value":`
-    // names from request headers could be anything: remember only a bounded number
-    if (keyPrefixes.size < 1000) keyPrefixes.set(key, prefix)
-  }
-  return prefix
-}
-
-const attributesJson = (attributes: Readonly<Record<string, AttributeValue | undefined>>): string => {
-  let text = ""
-  for (const key in attributes) {
-    const value = attributes[key]
-    const encoded = value === undefined ? undefined : attributeValue(value)
-    if (encoded !== undefined) text += `${text === "" ? "" : ","}${keyPrefix(key)}${encoded}}`
-  }
-  return `[${text}]`
-}
-
 const unixNano = (ms: number) => `"${Math.round(ms * 1000)}000"`
 
 export interface TraceIds {
@@ -239,33 +217,67 @@ export interface TraceIds {
   readonly spanId: () => string
 }
 
-const spanJson = (span: SpanRecord, traceId: string, spanId: string, parentSpanId: string | undefined): string =>
-  `{"traceId":"${traceId}","spanId":"${spanId}",${parentSpanId === undefined ? "" : `"parentSpanId":"${parentSpanId}",`}` +
-  `"name":${quote(span.name)},"kind":${span.kind},` +
-  `"startTimeUnixNano":${unixNano(span.startMs)},"endTimeUnixNano":${unixNano(span.endMs)},` +
-  `"attributes":${attributesJson(span.attributes)},` +
-  (span.events === undefined || span.events.length === 0 ? "" : `"events":[${
-    span.events.map((event) =>
-      `{"timeUnixNano":${unixNano(event.atMs)},"name":${quote(event.name)},"attributes":${attributesJson(event.attributes)}}`
-    ).join(",")
-  }],`) +
-  // STATUS_CODE_ERROR with the message; unset otherwise
-  `"status":${span.error === undefined ? "{}" : `{"code":2,"message":${quote(span.error)}}`}}`
-
-/** The spans of a finished request as JSON text (comma-separated span objects), with fresh ids. */
-export const encodeSpans = (request: FinishedRequest, ids: TraceIds): string => {
-  const traceId = request.parent?.traceId ?? ids.traceId()
-  const spans = spansOf(request)
-  const spanIds = spans.map(() => ids.spanId())
-  return spans.map((span, index) =>
-    spanJson(span, traceId, spanIds[index], span.parent === undefined ? request.parent?.spanId : spanIds[span.parent])
-  ).join(",")
+/** How an exporter writes spans as OTLP JSON. */
+export interface SpanEncoder {
+  /** The spans of a finished request as JSON text (comma-separated span objects), with fresh ids. */
+  readonly encodeSpans: (request: FinishedRequest, ids: TraceIds) => string
+  /** One export: the encoded spans of requests that share their resource, as an OTLP `ExportTraceServiceRequest`. */
+  readonly exportBody: (resource: Readonly<Record<string, string>>, encodedSpans: ReadonlyArray<string>) => string
 }
 
-/** One export: the encoded spans of requests that share their resource, as an OTLP `ExportTraceServiceRequest`. */
-export const exportBody = (resource: Readonly<Record<string, string>>, encodedSpans: ReadonlyArray<string>): string =>
-  `{"resourceSpans":[{"resource":{"attributes":${attributesJson(resource)}},` +
-  `"scopeSpans":[{"scope":{"name":"gateway"},"spans":[${encodedSpans.join(",")}]}]}]}`
+/**
+ * A `SpanEncoder`, which remembers the JSON of the attribute names it met: the same few dozen
+ * come back in every span, so each exporter makes one and keeps it.
+ */
+export const makeSpanEncoder = (): SpanEncoder => {
+  const keyPrefixes = new Map<string, string>()
+  const keyPrefix = (key: string): string => {
+    let prefix = keyPrefixes.get(key)
+    if (prefix === undefined) {
+      prefix = `{"key":${quote(key)},"value":`
+      // names from request headers could be anything: remember only a bounded number
+      if (keyPrefixes.size < 1000) keyPrefixes.set(key, prefix)
+    }
+    return prefix
+  }
+
+  const attributesJson = (attributes: Readonly<Record<string, AttributeValue | undefined>>): string => {
+    let text = ""
+    for (const key in attributes) {
+      const value = attributes[key]
+      const encoded = value === undefined ? undefined : attributeValue(value)
+      if (encoded !== undefined) text += `${text === "" ? "" : ","}${keyPrefix(key)}${encoded}}`
+    }
+    return `[${text}]`
+  }
+
+  const spanJson = (span: SpanRecord, traceId: string, spanId: string, parentSpanId: string | undefined): string =>
+    `{"traceId":"${traceId}","spanId":"${spanId}",${parentSpanId === undefined ? "" : `"parentSpanId":"${parentSpanId}",`}` +
+    `"name":${quote(span.name)},"kind":${span.kind},` +
+    `"startTimeUnixNano":${unixNano(span.startMs)},"endTimeUnixNano":${unixNano(span.endMs)},` +
+    `"attributes":${attributesJson(span.attributes)},` +
+    (span.events === undefined || span.events.length === 0 ? "" : `"events":[${
+      span.events.map((event) =>
+        `{"timeUnixNano":${unixNano(event.atMs)},"name":${quote(event.name)},"attributes":${attributesJson(event.attributes)}}`
+      ).join(",")
+    }],`) +
+    // STATUS_CODE_ERROR with the message; unset otherwise
+    `"status":${span.error === undefined ? "{}" : `{"code":2,"message":${quote(span.error)}}`}}`
+
+  return {
+    encodeSpans: (request, ids) => {
+      const traceId = request.parent?.traceId ?? ids.traceId()
+      const spans = spansOf(request)
+      const spanIds = spans.map(() => ids.spanId())
+      return spans.map((span, index) =>
+        spanJson(span, traceId, spanIds[index], span.parent === undefined ? request.parent?.spanId : spanIds[span.parent])
+      ).join(",")
+    },
+    exportBody: (resource, encodedSpans) =>
+      `{"resourceSpans":[{"resource":{"attributes":${attributesJson(resource)}},` +
+      `"scopeSpans":[{"scope":{"name":"gateway"},"spans":[${encodedSpans.join(",")}]}]}]}`
+  }
+}
 
 export interface TraceExportStats {
   /** requests whose spans the collector accepted */

@@ -3,7 +3,8 @@
  * and streamed as OpenAI and Anthropic stream their usage).
  */
 import { describe, expect, it } from "vitest"
-import { type CostRule, costOfChunks, costOfResponse, costRule, type RawCostRule } from "../../src/inference/cost.ts"
+import { type CostRule, costRule, type RawCostRule } from "../../src/inference/cost.ts"
+import { costOfChunks, costOfResponse } from "../../src/inference/pricing.ts"
 import { buildErrors, buildOk, configPath } from "./fixtures.ts"
 
 const rules = (...raw: ReadonlyArray<RawCostRule>): ReadonlyArray<CostRule> =>

@@ -7,6 +7,8 @@ import { uuidv7Timestamp } from "../../src/ids.ts"
 import { ChunkAccumulator, outputToChunks } from "../../src/inference/chunks.ts"
 import { ModelTable } from "../../src/inference/models.ts"
 import { prepareInference, type PreparedInference } from "../../src/inference/prepare.ts"
+import { makeCacheLookup } from "../../src/inference/cacheLookup.ts"
+import { makePricing } from "../../src/inference/pricing.ts"
 import { runInference } from "../../src/inference/run.ts"
 import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/inferences/rows.ts"
@@ -50,7 +52,7 @@ const services = Layer.mergeAll(
   Layer.succeed(RateLimiter, RateLimiter.none)
 )
 
-const run = (prepared: PreparedInference) => Effect.runPromise(runInference(prepared, { templates: config.templates, now: Date.now }).pipe(Effect.provide(services)))
+const run = (prepared: PreparedInference) => Effect.runPromise(runInference(prepared, { templates: config.templates, now: Date.now, pricing: makePricing(), cacheLookup: makeCacheLookup() }).pipe(Effect.provide(services)))
 
 describe("inferenceRows", () => {
   it("records the inference as received and its model call, timestamps from the ids", async () => {

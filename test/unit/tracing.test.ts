@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest"
 import { headerProblem } from "../../src/httpHeaders.ts"
-import { encodeSpans, exportBody, type FinishedRequest, parseTraceparent, spansOf, traceExtrasOf } from "../../src/tracing/trace.ts"
+import { type FinishedRequest, makeSpanEncoder, parseTraceparent, spansOf, traceExtrasOf } from "../../src/tracing/trace.ts"
+
+const { encodeSpans, exportBody } = makeSpanEncoder()
 
 const failed = (status: number): FinishedRequest => ({
   name: "POST /inference",

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { AllProvidersFailed, RequestTimeout } from "../../src/errors.ts"
-import { allFailed } from "../../src/inference/modelCall.ts"
+import { allFailed } from "../../src/inference/routing.ts"
 import { aggregate } from "../../src/inference/variants/loop.ts"
 import { parseRetryAfter } from "../../src/providers/retryAfter.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"

@@ -20,7 +20,9 @@ import {
   worstKind
 } from "../../errors.ts"
 import type { InferenceServices } from "../../services.ts"
-import { type CallRefused, largestRetryAfter, within } from "../modelCall.ts"
+import type { ModelCallEngine } from "../modelCall.ts"
+import { type CallRefused, largestRetryAfter } from "../routing.ts"
+import { within } from "../timeouts.ts"
 import type { PreparedInference } from "../prepare.ts"
 import type { TemplateEngine } from "../templates.ts"
 import type { FailedAttempt } from "../types.ts"
@@ -28,8 +30,8 @@ import type { DiclRetrieval } from "./dicl.ts"
 
 export type VariantFailure = AllProvidersFailed | RequestTimeout
 
-/** What the engine runs with besides the prepared request. */
-export interface Engine {
+/** What the engine runs with besides the prepared request (for its model calls: `ModelCallEngine`). */
+export interface Engine extends ModelCallEngine {
   /** the configuration's compiled templates */
   readonly templates: TemplateEngine
   /** epoch ms: the clock, injected (the stream's bookkeeping is synchronous) */

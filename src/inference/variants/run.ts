@@ -5,12 +5,15 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import type { ModelCallConfig, SamplingVariant, Timeouts, VariantConfig } from "../../config/types.ts"
+import type { ModelCallConfig, SamplingVariant, VariantConfig } from "../../config/types.ts"
 import { InvalidRequest } from "../../errors.ts"
 import type { InferenceServices } from "../../services.ts"
 import { outputToChunks } from "../chunks.ts"
 import { isInputProblem, renderInput } from "../input.ts"
-import { buildModelRequest, callModel, type CallRefused, type ModelStreamStart, startModelStream } from "../modelCall.ts"
+import { callModel, type ModelStreamStart, startModelStream } from "../modelCall.ts"
+import { buildModelRequest } from "../modelRequest.ts"
+import type { CallRefused } from "../routing.ts"
+import { firstTokenLimit, totalLimit } from "../timeouts.ts"
 import type { PreparedInference } from "../prepare.ts"
 import type { ModelRequest, OutputBlock, RequestMessage } from "../types.ts"
 import {
@@ -86,7 +89,7 @@ const callWhole = (
 ): Effect.Effect<VariantAnswer, Failure, InferenceServices> => {
   const request = requestFor(prepared, engine, variant, shape)
   if (request instanceof InvalidRequest) return Effect.fail(request)
-  return Effect.map(callModel(prepared, variant, request), (call) => ({
+  return Effect.map(callModel(prepared, engine, variant, request), (call) => ({
     call,
     request,
     output: shape.outputOf(prepared, call.response.output),
@@ -104,7 +107,7 @@ const callStreamed = (
 ): Effect.Effect<VariantStream, Failure, InferenceServices> => {
   const request = requestFor(prepared, engine, variant, shape)
   if (request instanceof InvalidRequest) return Effect.fail(request)
-  return Effect.map(startModelStream(prepared, variant, request), (start) => ({
+  return Effect.map(startModelStream(prepared, engine, variant, request), (start) => ({
     start,
     request,
     otherCalls: shape.otherCalls,
@@ -134,9 +137,6 @@ export const answerWhole = (
   }
 }
 
-const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
-const firstTokenLimit = (timeouts: Timeouts) => timeouts.streaming?.ttft_ms
-
 const mixtureOfN = (
   prepared: PreparedInference,
   engine: Engine,
@@ -145,7 +145,7 @@ const mixtureOfN = (
   Effect.flatMap(runCandidates(prepared, variant, (candidate) => answerWhole(prepared, engine, candidate)), (answers) => {
     if (answers.length === 1) return randomPick(answers, undefined)
     return Effect.flatMap(fuserRequest(prepared, engine, variant, answers), (request) =>
-      Effect.matchEffect(attemptVariant(judgeVariant(variant), totalLimit, () => callModel(prepared, variant.judge, request)), {
+      Effect.matchEffect(attemptVariant(judgeVariant(variant), totalLimit, () => callModel(prepared, engine, variant.judge, request)), {
         onFailure: (failure) => unlessRefused(failure, () => randomPick(answers, undefined)),
         onSuccess: (call) =>
           Effect.succeed({
@@ -175,7 +175,7 @@ const replayed = (answer: VariantAnswer): Effect.Effect<VariantStream> =>
       rest: Cause.done(),
       close: Effect.void,
       startedAt: clock.currentTimeMillisUnsafe(),
-      reservation: undefined
+      settleLimits: undefined
     }
     return Effect.succeed({ start, request: answer.request, otherCalls: answer.otherCalls, outputOf: () => answer.output, whole: answer })
   })
@@ -201,7 +201,7 @@ export const answerStreamed = (
         if (answers.length === 1) return Effect.flatMap(randomPick(answers, undefined), replayed)
         return Effect.flatMap(fuserRequest(prepared, engine, variant, answers), (request) =>
           Effect.matchEffect(
-            attemptVariant(judgeVariant(variant), firstTokenLimit, () => startModelStream(prepared, variant.judge, request)),
+            attemptVariant(judgeVariant(variant), firstTokenLimit, () => startModelStream(prepared, engine, variant.judge, request)),
             {
               onFailure: (failure) => unlessRefused(failure, () => Effect.flatMap(randomPick(answers, undefined), replayed)),
               onSuccess: (start) =>

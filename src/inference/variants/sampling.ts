@@ -15,11 +15,14 @@
  */
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
-import type { SamplingVariant, Timeouts, VariantConfig } from "../../config/types.ts"
+import type { SamplingVariant, VariantConfig } from "../../config/types.ts"
 import { AllProvidersFailed, InvalidRequest, RequestTimeout, worstKind } from "../../errors.ts"
 import type { InferenceServices } from "../../services.ts"
 import { isInputProblem, renderInput } from "../input.ts"
-import { buildModelRequest, callModel, type CallRefused, within } from "../modelCall.ts"
+import { callModel } from "../modelCall.ts"
+import { buildModelRequest } from "../modelRequest.ts"
+import type { CallRefused } from "../routing.ts"
+import { totalLimit, within } from "../timeouts.ts"
 import type { ChatOutputBlock, JsonOutput } from "../output.ts"
 import { jsonRawText } from "../output.ts"
 import type { PreparedInference } from "../prepare.ts"
@@ -29,8 +32,6 @@ import { attemptVariant, type Engine, isRefused, type VariantFailure } from "./l
 
 /** how a candidate is answered: as any variant of the function (`run.ts`) */
 export type AnswerCandidate = (variant: VariantConfig) => Effect.Effect<VariantAnswer, VariantFailure | CallRefused, InferenceServices>
-
-const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 
 /** the candidates' answers, in the order written; fails only when none answered */
 const runCandidates = (
@@ -183,7 +184,7 @@ export const bestOfN = (
         outputSchema: choiceSchema(answers.length),
         providerTools: []
       }
-      const evaluate = attemptVariant(judgeVariant(variant), totalLimit, () => callModel(prepared, judge, request))
+      const evaluate = attemptVariant(judgeVariant(variant), totalLimit, () => callModel(prepared, engine, judge, request))
       return Effect.matchEffect(evaluate, {
         onFailure: (failure) => unlessRefused(failure, () => randomPick(answers, undefined)),
         onSuccess: (call) => {
