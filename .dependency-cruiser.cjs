@@ -21,7 +21,7 @@
  */
 const layers = [
   ["base", [
-    "^src/(errors|ids|decode|time|jsonSchema|jsonShape|transport|httpHeaders|isRecord|untrusted|seededRandom|eventLoop|storeError|promptText|streams)[.]ts$",
+    "^src/(errors|ids|decode|time|jsonSchema|jsonShape|transport|httpHeaders|isRecord|untrusted|seededRandom|eventLoop|storeError|promptText|streams|throttledWarning)[.]ts$",
     "^src/jsonSchema/"
   ]],
   ["domain", [

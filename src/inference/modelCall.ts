@@ -1,7 +1,7 @@
 /**
  * One model call for one variant, whole or streamed: the providers of the model are tried in
- * routing order (`routing.ts`) until one answers, each call built by the runner
- * (`providers/runner.ts`: credentials, edits, the wire), within the provider's and the model's
+ * routing order (`routing.ts`) until one answers, each call planned by `providerCall.ts`
+ * (credentials, edits) and made by the provider's wire client (`providers/wireProvider.ts`), within the provider's and the model's
  * time limits (`timeouts.ts`); each attempt reads the cache first (`cacheLookup.ts`), else calls
  * the provider within the rate limits (`ratelimit/limiter.ts`), its answer priced
  * (`pricing.ts`) and its time counted as the inference's time waiting on providers.
