@@ -15,13 +15,14 @@
  *   config     TOML to the gateway's configuration (never imports the engine or the contract)
  *   engine     one inference: prepare, sample a variant, call models, validate the output
  *   usecases   the inference service, embeddings, batch, datasets, evaluations, DICL,
- *              experimentation, optimization, feedback, tracing, the UI's reads
+ *              experimentation, optimization, feedback, tracing, the UI's reads, and each
+ *              surface's wire format of an inference (native/: /inference's; openaiCompatible/)
  *   contract   the HttpApi definition (src/contract), imported by the shell and the UI only
  *   shell      layers/ (implementations, HTTP handlers, commands) and bin/
  */
 const layers = [
   ["base", [
-    "^src/(errors|ids|decode|time|jsonSchema|jsonShape|transport|httpHeaders|isRecord|untrusted|seededRandom|eventLoop|storeError|promptText|streams|throttledWarning)[.]ts$",
+    "^src/(errors|ids|decode|time|jsonSchema|jsonShape|transport|httpHeaders|isRecord|untrusted|seededRandom|eventLoop|storeError|promptText|streams|throttledWarning|sseWriter)[.]ts$",
     "^src/jsonSchema/"
   ]],
   ["domain", [
@@ -42,6 +43,7 @@ const layers = [
   ["engine", ["^src/inference/(?!service[.]ts$)", "^src/services[.]ts$"]],
   ["usecases", [
     "^src/inference/service[.]ts$",
+    "^src/native/",
     "^src/(auth|batch|datasets|dicl|embeddings|evaluations|experimentation|feedback|inferences|openaiCompatible|optimization|overview|tracing|workflowEvaluations)/"
   ]],
   ["contract", ["^src/contract/"]],

@@ -1,9 +1,10 @@
 /**
  * Pulls: the streaming path's unit. A provider's stream is pulled one non-empty array at a
  * time (what one network read brought, src/providers/streamedAnswer.ts), and the response is one pull
- * over it (src/inference/run.ts), with the per-event work in plain loops inside: a chain of
- * Effect `Stream` operators per event (`flattenIterable`: a stream per element; `mapEffect`: an
- * effect per element) cost more than the work itself. Each array the response pulls is one write.
+ * over it (src/inference/run.ts, written by src/sseWriter.ts), with the per-event work in plain
+ * loops inside: a chain of Effect `Stream` operators per event (`flattenIterable`: a stream per
+ * element; `mapEffect`: an effect per element) cost more than the work itself. Each array the
+ * response pulls is one write.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"

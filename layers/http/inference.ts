@@ -8,6 +8,8 @@ import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
 import { InferenceService } from "../../src/inference/service.ts"
+import { inferenceResponseBody } from "../../src/native/response.ts"
+import { inferenceStreamEncoder } from "../../src/native/stream.ts"
 import { Metrics, type MetricsRecorder } from "../../src/metrics/metrics.ts"
 import { Configuration } from "../../src/services.ts"
 import { headerProblem } from "../../src/httpHeaders.ts"
@@ -72,10 +74,10 @@ export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace
   const completed = traceCompleted(trace, stream, body.otlp_traces_extra_headers)
   const header = config.gateway.overheadHeader
   if (stream) {
-    const streamed = yield* inference.stream(prepared, completed)
+    const streamed = yield* inference.stream(prepared, completed, (variant) => inferenceStreamEncoder(prepared, variant))
     return sseResponse(streamed.events, overheadSoFar(metrics, "/inference", header, started, streamed.providerMs))
   }
   const result = yield* inference.run(prepared, completed)
-  const answer = JSON.stringify(result.body)
+  const answer = JSON.stringify(inferenceResponseBody(result))
   return jsonResponse(answer, 200, overheadSoFar(metrics, "/inference", header, started, result.providerMs))
 }))

@@ -4,7 +4,7 @@
  * finished it (spec 3: "stored as for regular inferences"), and the answers of
  * `GET /batch_inference/...` read back from them. Pure.
  */
-import { inferenceUsage } from "../inference/run.ts"
+import { inferenceUsage } from "../native/response.ts"
 import { type ChatOutputBlock, chatOutput, jsonOutput, jsonRawText } from "../inference/output.ts"
 import type { ToolConfig, ToolDefinition } from "../inference/types.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"

@@ -1,7 +1,7 @@
 /**
  * Between whole answers and streamed chunks: splitting output blocks into chunk deltas (for
  * the dummy provider and for replaying a cached answer as a stream), and putting streamed
- * deltas back together into output blocks (for storage).
+ * deltas back together into output blocks (for storage); the text a json function streams.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, ProviderChunk, Usage } from "./types.ts"
 
@@ -98,4 +98,14 @@ export class ChunkAccumulator {
   rawResponse(): string {
     return this.raw.join("\n")
   }
+}
+
+/** The text a json function streams: its text deltas, or its tool call's argument deltas (json_mode `tool`). */
+export const jsonDelta = (content: ReadonlyArray<ChunkDelta>): string => {
+  let raw = ""
+  for (const delta of content) {
+    if (delta.type === "text") raw += delta.text
+    else if (delta.type === "tool_call") raw += delta.raw_arguments
+  }
+  return raw
 }

@@ -1,8 +1,10 @@
 /**
- * Running a prepared inference: non-streaming (one JSON body) or streaming (Server-Sent
- * Events, one JSON chunk per event, then `[DONE]`). Either way the caller gets a
- * `CompletedInference` once the answer is whole, to store.
+ * Running a prepared inference: to its whole answer, or streamed as the answer's chunks then
+ * how the stream ended. Either way the caller gets a `CompletedInference` once the answer is
+ * whole, to store. The engine answers with these domain values only: each surface writes its
+ * own wire format (`/inference`'s in src/native/, OpenAI's in src/openaiCompatible/).
  */
+import type * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Cause from "effect/Cause"
 import * as Stream from "effect/Stream"
@@ -15,7 +17,7 @@ import type { ModelCallOrigin } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
 import { countingProviderTime } from "./providerTime.ts"
 import { withinStreamTotal } from "./timeouts.ts"
-import type { ChunkDelta, FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
+import type { FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
 import { addCosts, addUsage, type FunctionOutput, type ModelCallRecord } from "./variants/answer.ts"
 import { type Engine, tryVariants, type VariantFailure } from "./variants/loop.ts"
 import { answerStreamed, answerWhole } from "./variants/run.ts"
@@ -50,8 +52,6 @@ export interface CompletedInference {
 }
 
 export interface InferenceResult extends CompletedInference {
-  /** the response body (spec 2.3) */
-  readonly body: Record<string, unknown>
   /** milliseconds (fractional) the inference waited on providers: what the gateway's overhead leaves out */
   readonly providerMs: number
 }
@@ -74,18 +74,6 @@ const outputCharacters = (blocks: ReadonlyArray<OutputBlock>): number => {
   return characters
 }
 
-/**
- * `/inference`'s `usage`: the tokens, the prompt-cache reads when the provider reported them,
- * and `cost` (the sum over the inference's model calls) when its providers have `cost` rules
- * and they read something; absent otherwise, as unknown is not free.
- */
-export const inferenceUsage = (usage: Usage, cost: number | undefined): Record<string, number> => ({
-  input_tokens: usage.input_tokens,
-  output_tokens: usage.output_tokens,
-  ...(usage.cached_input_tokens === undefined ? {} : { cached_input_tokens: usage.cached_input_tokens }),
-  ...(cost === undefined ? {} : { cost })
-})
-
 const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 
 export const runInference = (
@@ -97,8 +85,7 @@ export const runInference = (
     ([answer, variant, failedVariants]) => {
       const { call } = answer
       const response = call.response
-      const output = answer.output
-      const completed: CompletedInference = {
+      return {
         prepared,
         variant,
         modelRequest: answer.request,
@@ -112,100 +99,47 @@ export const runInference = (
         rawResponse: response.rawResponse,
         otherCalls: answer.otherCalls,
         originalResponse: answer.originalResponse,
-        output,
+        output: answer.output,
         responseTimeMs: call.responseTimeMs,
-        processingTimeMs: engine.now() - prepared.startedAt
+        processingTimeMs: engine.now() - prepared.startedAt,
+        providerMs: providerTime.ms()
       }
-      const body: Record<string, unknown> = {
-        inference_id: prepared.inferenceId,
-        episode_id: prepared.episodeId,
-        variant_name: variant.name
-      }
-      if (prepared.fn.type === "chat") body.content = output
-      else body.output = output
-      body.usage = inferenceUsage(totalUsage(completed), totalCost(completed))
-      if (response.finishReason !== undefined) body.finish_reason = response.finishReason
-      if (prepared.request.include_original_response === true) body.original_response = answer.originalResponse
-      return { ...completed, body, providerMs: providerTime.ms() }
     }
   ))
 
-/** what one pull of a streamed response sends, as one write */
-type Batch = readonly [Uint8Array]
+/** How a streamed inference ended: whole (the provider's stream ended normally), or cut short by a failure after it started. */
+export type StreamEnd =
+  | { readonly _tag: "Completed"; readonly completed: CompletedInference }
+  | { readonly _tag: "Failed"; readonly failure: ProviderFailure }
 
-const textEncoder = new TextEncoder()
-const utf8 = (text: string): Uint8Array => textEncoder.encode(text)
+/**
+ * What a streamed inference yields, in order: the answer's chunks (as the variant reshapes
+ * them; a chunk may carry no content), then its end. Each pull brings what one read of the
+ * provider brought (src/streams.ts), the end with the chunks held back until then.
+ */
+export type StreamItem = ProviderChunk | StreamEnd
 
 export interface InferenceStream {
   readonly variant: VariantConfig
-  /** the Server-Sent Events body, ready to send */
-  readonly events: Stream.Stream<Uint8Array>
+  readonly items: Stream.Stream<StreamItem>
   /** milliseconds (fractional) the inference waited on providers until its stream started: what the gateway's overhead leaves out */
   readonly providerMs: number
 }
 
 /**
- * How one API surface writes a streamed inference as Server-Sent Events, as text: the events
- * of what one read of the provider brought are sent together, encoded once.
- */
-export interface StreamEncoder {
-  /** the event for a chunk with content, or undefined when it carries nothing to send */
-  readonly chunk: (content: ReadonlyArray<ChunkDelta>) => string | undefined
-  /** the events that end a stream that finished normally */
-  readonly end: (completed: CompletedInference) => string
-  /** the last event of a stream that failed after it started (the status line is sent already) */
-  readonly failure: (message: string) => string
-}
-
-export const sseEvent = (json: string): string => `data: ${json}\n\n`
-export const sseDone = "data: [DONE]\n\n"
-
-/** The text a json function streams: its text deltas, or its tool call's argument deltas (json_mode `tool`). */
-export const jsonDelta = (content: ReadonlyArray<ChunkDelta>): string => {
-  let raw = ""
-  for (const delta of content) {
-    if (delta.type === "text") raw += delta.text
-    else if (delta.type === "tool_call") raw += delta.raw_arguments
-  }
-  return raw
-}
-
-/** `/inference`'s events: `{inference_id, episode_id, variant_name, content | raw}`, then usage and finish reason, then `[DONE]`. */
-export const inferenceStreamEncoder = (prepared: PreparedInference, variant: VariantConfig): StreamEncoder => {
-  const head = `"inference_id":"${prepared.inferenceId}","episode_id":"${prepared.episodeId}","variant_name":${JSON.stringify(variant.name)}`
-  const isChat = prepared.fn.type === "chat"
-  return {
-    chunk: (content) => {
-      if (isChat) return sseEvent(`{${head},"content":${JSON.stringify(content)}}`)
-      const raw = jsonDelta(content)
-      return raw === "" ? undefined : sseEvent(`{${head},"raw":${JSON.stringify(raw)}}`)
-    },
-    end: (completed) => {
-      const final: Record<string, unknown> = { usage: inferenceUsage(totalUsage(completed), totalCost(completed)) }
-      if (completed.finishReason !== undefined) final.finish_reason = completed.finishReason
-      const fields = JSON.stringify(final).slice(1)
-      return sseEvent(isChat ? `{${head},"content":[],${fields}` : `{${head},"raw":"",${fields}`) + sseDone
-    },
-    failure: (message) => sseEvent(JSON.stringify({ error: message }))
-  }
-}
-
-/**
- * Starts a streamed inference, written as `makeEncoder` says. `onComplete` runs when the
- * provider's stream ended normally (not when it failed or the client went away), with the
- * whole answer.
+ * Starts a streamed inference. `onComplete` runs when the provider's stream ended normally
+ * (not when it failed or the client went away), with the whole answer, before the stream
+ * yields its end.
  */
 export const streamInference = (
   prepared: PreparedInference,
   engine: Engine,
-  onComplete: (completed: CompletedInference) => void,
-  makeEncoder: (variant: VariantConfig) => StreamEncoder = (variant) => inferenceStreamEncoder(prepared, variant)
+  onComplete: (completed: CompletedInference) => void
 ): Effect.Effect<InferenceStream, GatewayError, InferenceServices> =>
   countingProviderTime(engine, (engine, providerTime) => Effect.map(
     tryVariants(prepared, engine, (timeouts) => timeouts.streaming?.ttft_ms, (variant) => answerStreamed(prepared, engine, variant)),
     ([streamed, variant, failedVariants]) => {
       const { start, reshape, whole } = streamed
-      const encode = makeEncoder(variant)
       const ttftMs = engine.now() - prepared.startedAt
       const accumulated = new ChunkAccumulator()
       /** the provider's stream ended normally (not cut short by the client or a failure) */
@@ -233,32 +167,37 @@ export const streamInference = (
           ttftMs
         }
       }
-      const take = (chunk: ProviderChunk): string => {
-        accumulated.add(chunk)
-        return chunk.content.length > 0 ? encode.chunk(chunk.content) ?? "" : ""
-      }
-      /** the events of the chunks one read brought, as one piece of text */
-      const eventsOf = (chunks: ReadonlyArray<ProviderChunk>): string => {
-        let text = ""
-        for (const chunk of chunks) text += take(reshape === undefined ? chunk : reshape.chunk(chunk))
-        return text
+      /** the chunks one read brought, reshaped as the variant says, added to the answer */
+      const take = (chunks: Arr.NonEmptyReadonlyArray<ProviderChunk>): Arr.NonEmptyReadonlyArray<ProviderChunk> => {
+        if (reshape === undefined) {
+          for (const chunk of chunks) accumulated.add(chunk)
+          return chunks
+        }
+        const reshaped = chunks.map((chunk) => {
+          const shaped = reshape.chunk(chunk)
+          accumulated.add(shaped)
+          return shaped
+        })
+        return reshaped as unknown as Arr.NonEmptyReadonlyArray<ProviderChunk>
       }
       const variantLimit = variant.timeouts.streaming?.total_ms
       const rest = withinStreamTotal(start.rest, variantLimit === undefined ? undefined : prepared.startedAt + variantLimit,
         `variant "${variant.name}" stream timed out after ${variantLimit} ms`)
-      // the response is one pull: the first chunks, then each read of the rest, then the end
-      // (or the failure of a stream cut short), each sent as one write
+      // the stream is one pull: the first chunks, then each read of the rest, then the end
+      // (or the failure of a stream cut short)
       let phase: "first" | "rest" | "ended" = "first"
-      const ending = (cause: ProviderFailure | Cause.Done): Effect.Effect<Batch, Cause.Done> => {
+      type Pulled = Arr.NonEmptyReadonlyArray<StreamItem>
+      const ending = (cause: ProviderFailure | Cause.Done): Effect.Effect<Pulled, Cause.Done> => {
         phase = "ended"
-        if (!Cause.isDone(cause)) return Effect.succeed([utf8(encode.failure(cause.message))])
+        if (!Cause.isDone(cause)) return Effect.succeed([{ _tag: "Failed", failure: cause }])
         // what the reshaper held back goes out before the end
         const held = reshape?.end()
-        const heldEvents = held === undefined ? "" : take(held)
-        const finish = (cost: number | undefined) => {
+        if (held !== undefined) accumulated.add(held)
+        const finish = (cost: number | undefined): Pulled => {
           const completed = completedWith(cost)
           onComplete(completed)
-          return [utf8(heldEvents + encode.end(completed))] as const
+          const end: StreamEnd = { _tag: "Completed", completed }
+          return held === undefined ? [end] : [held, end]
         }
         // an answer whole before it was streamed has its cost; a cached one cost nothing; a streamed one is priced from its raw chunks
         if (whole !== undefined) return Effect.sync(() => finish(whole.call.response.cost))
@@ -268,19 +207,16 @@ export const streamInference = (
           return finish(cost)
         })
       }
-      const fromRest: Effect.Effect<Batch, Cause.Done> = Effect.matchEffect(rest, {
-        onSuccess: (chunks) => {
-          const text = eventsOf(chunks)
-          return text === "" ? fromRest : Effect.succeed([utf8(text)])
-        },
+      const fromRest: Effect.Effect<Pulled, Cause.Done> = Effect.matchEffect(rest, {
+        onSuccess: (chunks) => Effect.succeed(take(chunks)),
         onFailure: ending
       })
-      const pull = Effect.suspend((): Effect.Effect<Batch, Cause.Done> => {
+      const pull = Effect.suspend((): Effect.Effect<Pulled, Cause.Done> => {
         if (phase === "rest") return fromRest
         if (phase === "ended") return Cause.done()
         phase = "rest"
-        const text = eventsOf(start.first)
-        return text === "" ? fromRest : Effect.succeed([utf8(text)])
+        const first = start.first
+        return first.length === 0 ? fromRest : Effect.succeed(take(first as Arr.NonEmptyReadonlyArray<ProviderChunk>))
       })
       // the connection is released, and the rate limits learn the usage the provider reported
       // or, cut short, at least what was borrowed
@@ -292,7 +228,7 @@ export const streamInference = (
           streamedCharacters: finished && accumulated.usage !== undefined ? 0 : outputCharacters(accumulated.output())
         })))
       )
-      const events = Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), release)
-      return { variant, events, providerMs: providerTime.ms() }
+      const items = Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), release)
+      return { variant, items, providerMs: providerTime.ms() }
     }
   ))

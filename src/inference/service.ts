@@ -8,6 +8,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Stream from "effect/Stream"
 import type { InferenceRequest } from "../api/inference.ts"
 import { tagsWithApiKey } from "../api/tags.ts"
 import type { VariantConfig } from "../config/types.ts"
@@ -18,24 +19,52 @@ import { inferenceWriteUnit } from "../inferences/rows.ts"
 import { type InferenceMeasures, Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../observability/writeQueue.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
+import { sseWrites } from "../sseWriter.ts"
 import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
 import { applyRun } from "../workflowEvaluations/pinning.ts"
 import { WorkflowEvaluationService } from "../workflowEvaluations/service.ts"
 import { makeCacheLookup } from "./cacheLookup.ts"
 import { type PreparedInference, type PrepareExtras, prepareInference } from "./prepare.ts"
 import { makePricing } from "./pricing.ts"
-import {
-  type CompletedInference,
-  type InferenceResult,
-  type InferenceStream,
-  runInference,
-  type StreamEncoder,
-  streamInference
-} from "./run.ts"
+import { type CompletedInference, type InferenceResult, runInference, type StreamItem, streamInference } from "./run.ts"
+import type { ChunkDelta } from "./types.ts"
 import type { Engine } from "./variants/loop.ts"
 
 /** told once an inference's answer is whole (a stream: when its last chunk is sent) */
 export type OnCompleted = (completed: CompletedInference) => void
+
+/**
+ * How one API surface writes a streamed inference as Server-Sent Events, as text
+ * (`/inference`'s in src/native/stream.ts, OpenAI's in src/openaiCompatible/response.ts): the
+ * events of what one read of the provider brought are sent together, encoded once.
+ */
+export interface StreamEncoder {
+  /** the event for a chunk with content, or undefined when it carries nothing to send */
+  readonly chunk: (content: ReadonlyArray<ChunkDelta>) => string | undefined
+  /** the events that end a stream that finished normally */
+  readonly end: (completed: CompletedInference) => string
+  /** the last event of a stream that failed after it started (the status line is sent already) */
+  readonly failure: (message: string) => string
+}
+
+/** a streamed inference as its surface writes it */
+export interface InferenceEvents {
+  readonly variant: VariantConfig
+  /** the Server-Sent Events body, ready to send */
+  readonly events: Stream.Stream<Uint8Array>
+  /** milliseconds (fractional) the inference waited on providers until its stream started: what the gateway's overhead leaves out */
+  readonly providerMs: number
+}
+
+/** the events of one pull of a streamed inference, as one text */
+const eventsOf = (encode: StreamEncoder) => (items: ReadonlyArray<StreamItem>): string => {
+  let text = ""
+  for (const item of items) {
+    if ("_tag" in item) text += item._tag === "Completed" ? encode.end(item.completed) : encode.failure(item.failure.message)
+    else if (item.content.length > 0) text += encode.chunk(item.content) ?? ""
+  }
+  return text
+}
 
 export class InferenceService extends Context.Service<InferenceService, {
   /**
@@ -51,14 +80,14 @@ export class InferenceService extends Context.Service<InferenceService, {
   /** runs `prepared` to its whole answer */
   readonly run: (prepared: PreparedInference, onCompleted?: OnCompleted) => Effect.Effect<InferenceResult, GatewayError, InferenceServices>
   /**
-   * Starts a streamed inference, its events written by the encoder `makeEncoder` makes
-   * (`/inference`'s by default); it is complete when the provider's stream ends normally.
+   * Starts a streamed inference, its events written by the encoder `makeEncoder` makes for the
+   * variant that answers; it is complete when the provider's stream ends normally.
    */
   readonly stream: (
     prepared: PreparedInference,
-    onCompleted?: OnCompleted,
-    makeEncoder?: (variant: VariantConfig) => StreamEncoder
-  ) => Effect.Effect<InferenceStream, GatewayError, InferenceServices>
+    onCompleted: OnCompleted | undefined,
+    makeEncoder: (variant: VariantConfig) => StreamEncoder
+  ) => Effect.Effect<InferenceEvents, GatewayError, InferenceServices>
 }>()("gateway/InferenceService") {
   static readonly layer = Layer.effect(
     InferenceService,
@@ -126,7 +155,11 @@ export class InferenceService extends Context.Service<InferenceService, {
             return result
           }),
         stream: (prepared, onCompleted, makeEncoder) =>
-          streamInference(prepared, engineFor(prepared), completion(prepared, onCompleted), makeEncoder)
+          Effect.map(streamInference(prepared, engineFor(prepared), completion(prepared, onCompleted)), (streamed) => ({
+            variant: streamed.variant,
+            events: sseWrites(streamed.items, eventsOf(makeEncoder(streamed.variant))),
+            providerMs: streamed.providerMs
+          }))
       })
     })
   )

@@ -12,6 +12,7 @@ import { makePricing } from "../../src/inference/pricing.ts"
 import { runInference } from "../../src/inference/run.ts"
 import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/inferences/rows.ts"
+import { inferenceResponseBody } from "../../src/native/response.ts"
 import { Observability } from "../../src/observability/stores.ts"
 import { dummyUsage } from "../../src/providers/dummy/index.ts"
 import { RateLimiter } from "../../src/ratelimit/limiter.ts"
@@ -72,7 +73,7 @@ describe("inferenceRows", () => {
       inferenceParams: { chat_completion: { temperature: 0.5, seed: 7, json_mode: "off" } },
       timestamp: uuidv7Timestamp(result.prepared.inferenceId)
     })
-    expect(inference.output).toEqual(result.body.content)
+    expect(inference.output).toEqual(inferenceResponseBody(result).content)
     const call = rows.modelInferences[0]
     expect(call).toMatchObject({
       inferenceId: inference.id,
@@ -94,7 +95,7 @@ describe("inferenceRows", () => {
     expect(cacheKeyOf(inferenceRows(await run(prepare({ function_name: "chat", input: {}, dryrun: true }))))).toBeUndefined()
     expect(cacheKeyOf(inferenceRows(await run(prepare({ function_name: "chat", input: {}, cache_options: { enabled: "off" } }))))).toBeUndefined()
     const invalid = await run(prepare({ function_name: "extract", input: {}, output_schema: { type: "object", required: ["nope"] } }))
-    expect((invalid.body.output as any).parsed).toBeNull()
+    expect((inferenceResponseBody(invalid).output as any).parsed).toBeNull()
     expect(cacheKeyOf(inferenceRows(invalid))).toBeUndefined()
     expect(inferenceRows(invalid).inferences[0].outputSchema).toEqual({ type: "object", required: ["nope"] })
   })
