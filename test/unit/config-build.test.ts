@@ -3,7 +3,7 @@ import { buildConfig } from "../../src/config/build.ts"
 import { defaultBindAddress, defaultMaxRequestBodyBytes, parseBindAddress } from "../../src/config/gateway.ts"
 import { includedNameProblem } from "../../src/config/paths.ts"
 import { templateKey } from "../../src/inference/templates.ts"
-import { gepaAnalyzeFunction, gepaMutateFunction } from "../../src/optimization/gepa/builtins.ts"
+import { gepaAnalyzeFunction, gepaBuiltins, gepaMutateFunction } from "../../src/optimization/gepa/builtins.ts"
 import { buildErrors, buildOk, configPath, functionOf, json, variantOf } from "./fixtures.ts"
 
 const F = configPath
@@ -194,7 +194,7 @@ level = "episode"
   })
 
   it("builds an empty configuration (--default-config) with the defaults", () => {
-    const result = buildConfig({ sources: [], readFile: () => undefined, env: {} })
+    const result = buildConfig({ sources: [], readFile: () => undefined, env: {}, builtins: gepaBuiltins })
     if ("errors" in result) throw new Error(result.errors.join("\n"))
     expect(result.config.gateway.bindAddress).toEqual(parseBindAddress(defaultBindAddress))
     expect(result.config.gateway.maxRequestBodyBytes).toBe(defaultMaxRequestBodyBytes)
