@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * The `gateway` command: parses flags, loads and validates the configuration, and runs the
- * server or a one-shot operation. One-shot operations are also subcommands that run the
- * same code as their flags (`gateway migrate` = `gateway --run-migrations-only`).
+ * The `gateway` command: its flags and subcommands, the checks of how they combine, and the
+ * exit code of what ran. What each runs (serving, validation, migrations, API keys, evaluate,
+ * optimize export, migrate-data) is a program in layers/commands/. One-shot operations are also
+ * subcommands that run the same program as their flags (`gateway migrate` = `gateway --run-migrations-only`).
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -11,36 +12,26 @@ import * as CliError from "effect/cli/CliError"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { ServeError } from "effect/http/HttpServerError"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
-import type { GatewayConfig } from "../src/config/types.ts"
-import { loadConfig, logConfigWarnings, problemCount, problemLines, type ValidConfig } from "../layers/configLoader.ts"
 import { gatewayVersion } from "../layers/http/status.ts"
-import { type LogFormat, LoggingLive } from "../layers/logging.ts"
-import { configuredRelationalStore, migrateRelationalStore } from "../layers/access.ts"
-import { createApiKey, disableApiKey } from "../layers/apiKeys.ts"
-import { usesEmbeddedDatabase, withEmbeddedDatabases } from "../layers/embedded/pglite.ts"
-import { configuredStores, migrateDatabase } from "../layers/observability/index.ts"
 import { bindAddressVariable, parseBindAddress } from "../src/config/gateway.ts"
 import { relationalUrlVariable } from "../src/relational.ts"
 import { analyticsUrlVariable } from "../src/observability/stores.ts"
 import type { EvaluationRunRequest } from "../src/api/evaluations.ts"
 import { parseEvaluatorNumbers } from "../src/evaluations/statistics.ts"
-import { announceListening, askOtherWorkersToReload, currentWorker, onForcedReloadAsked, parseWorkers, runPrimary, workerCount } from "../layers/cluster.ts"
-
-/** Ends the process with `code` after `lines` went to stderr. */
-class ExitWith extends Error {
-  readonly code: number
-  constructor(code: number) {
-    super(`exit ${code}`)
-    this.code = code
-  }
-}
+import { currentWorker, parseWorkers } from "../layers/cluster.ts"
+import { apiKeyCreate, apiKeyDisable } from "../layers/commands/apiKeys.ts"
+import { ExitWith, failWith } from "../layers/commands/exit.ts"
+import { evaluate } from "../layers/commands/evaluate.ts"
+import { type Database, migrate, migrationFlagOf } from "../layers/commands/migrate.ts"
+import { migrateData } from "../layers/commands/migrateData.ts"
+import { optimizeExport } from "../layers/commands/optimizeExport.ts"
+import { serve } from "../layers/commands/serve.ts"
+import { validate } from "../layers/commands/validate.ts"
 
 const usage = "usage: gateway (--config-file <path or glob> | --default-config) [--bind-address <host:port>] [--workers <n>|auto] [--watch-config] [--log-format pretty|json]\n" +
   "       gateway (--config-file <path or glob> | --default-config) --validate-and-exit\n" +
@@ -104,100 +95,6 @@ const sharedFlags = {
   logFormat: logFormatFlag
 }
 
-interface SharedFlags {
-  readonly configFile: Option.Option<string>
-  readonly configPath: Option.Option<string>
-  readonly defaultConfig: boolean
-  readonly logFormat: LogFormat
-}
-
-const failWith = (code: number, lines: ReadonlyArray<string>) =>
-  Effect.flatMap(Console.error(lines.join("\n")), () => Effect.die(new ExitWith(code)))
-
-/** the environment of a one-shot command: a `pglite://` database opened for it, or reached through the gateway holding it */
-const commandEnv = withEmbeddedDatabases(process.env, { shareRunning: true })
-
-
-/** the file or glob the flags name; undefined for the default (empty) configuration */
-const configPattern = (flags: SharedFlags) => Option.getOrUndefined(Option.orElse(flags.configFile, () => flags.configPath))
-
-/** The configuration the flags name: a file or glob, or the default (empty) configuration. */
-const configFromFlags = (flags: SharedFlags): Effect.Effect<ValidConfig> => {
-  const loaded = loadConfig(configPattern(flags), process.env)
-  if ("errors" in loaded) {
-    return failWith(1, [`the configuration is invalid (${problemCount(loaded.errors)}):`, ...problemLines(loaded.errors)])
-  }
-  return Effect.succeed(loaded)
-}
-
-/** the analytical database (observability) or the relational one (API keys, rate limits, tasks) */
-type Database = "analytical" | "relational"
-
-/** the flag that migrates one database alone (TensorZero's names) */
-const migrationFlagOf: Record<Database, string> = { analytical: "--run-clickhouse-migrations", relational: "--run-postgres-migrations" }
-
-const notConfigured = (database: Database, config: GatewayConfig): string =>
-  database === "relational"
-    ? `${migrationFlagOf.relational}: no relational database is configured: set ${relationalUrlVariable} (a postgres:// or pglite:// URL)`
-    : config.gateway.observability.enabled
-    ? `${migrationFlagOf.analytical}: no analytical database is configured: set ${analyticsUrlVariable} (a ClickHouse http(s):// URL, or a postgres:// or pglite:// URL)`
-    : `${migrationFlagOf.analytical}: observability is off ([gateway.observability] enabled = false): there is no analytical database to migrate`
-
-/**
- * Applies the pending migrations of every configured database, then exits; with `only`, those
- * of the databases it names, each of which must be configured (else exit 1 naming its variable).
- */
-const migrate = (flags: SharedFlags, only?: ReadonlyArray<Database>) =>
-  Effect.gen(function*() {
-    const named = Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig
-    const { config, warnings } = named ? yield* configFromFlags(flags) : yield* defaultConfig
-    yield* logConfigWarnings(warnings)
-    const env = yield* commandEnv
-    const wanted = (database: Database) => only === undefined || only.includes(database)
-    const stores = wanted("analytical") ? yield* configuredStores(config, env) : undefined
-    const relational = wanted("relational") ? yield* configuredRelationalStore(env) : undefined
-    if (only !== undefined) {
-      const missing = only.filter((database) => (database === "analytical" ? stores : relational) === undefined)
-      if (missing.length > 0) return yield* failWith(1, missing.map((database) => notConfigured(database, config)))
-      if (stores?.database.backend === "postgres") {
-        // TensorZero's analytical database is ClickHouse; ours may be Postgres: the flag still means "the analytical database"
-        yield* Effect.logInfo(`${migrationFlagOf.analytical}: the analytical database is a Postgres database: applying its migrations`)
-      }
-    } else if (stores === undefined && relational === undefined) {
-      yield* Effect.logInfo(
-        `no database is configured (${analyticsUrlVariable} and ${relationalUrlVariable} are unset); there are no migrations to apply`
-      )
-      return
-    }
-    if (stores !== undefined) yield* migrateDatabase(stores.database)
-    if (relational !== undefined) yield* migrateRelationalStore(relational)
-  }).pipe(Effect.scoped, Effect.catchTag("StartupError", (error) => failWith(1, [error.message])), Effect.provide(LoggingLive(flags.logFormat)))
-
-/** `--create-api-key`: the new key on stdout, alone, so that scripts can capture it */
-const createKey = (expiration: Option.Option<string>, admin: boolean, logFormat: LogFormat) =>
-  Effect.flatMap(commandEnv, (env) => createApiKey(env, Option.getOrUndefined(expiration), admin)).pipe(
-    Effect.flatMap((key) => Console.log(key)),
-    Effect.scoped,
-    Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
-    Effect.provide(LoggingLive(logFormat))
-  )
-
-const disableKey = (publicId: string, logFormat: LogFormat) =>
-  Effect.flatMap(commandEnv, (env) => disableApiKey(env, publicId)).pipe(
-    Effect.scoped,
-    Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
-    Effect.provide(LoggingLive(logFormat))
-  )
-
-const defaultConfig: Effect.Effect<ValidConfig> = Effect.suspend(() => {
-  const loaded = loadConfig(undefined, process.env)
-  return "errors" in loaded ? failWith(1, loaded.errors) : Effect.succeed(loaded)
-})
-
-/** `--validate-and-exit`: the configuration's problems as start-up prints them (and its warnings), or nothing */
-const validate = (flags: SharedFlags) =>
-  configFromFlags(flags).pipe(Effect.flatMap(({ warnings }) => logConfigWarnings(warnings)), Effect.provide(LoggingLive(flags.logFormat)))
-
 /**
  * `--bind-address` sets GATEWAY_BIND_ADDRESS, which the configuration reads and workers inherit
  * (cluster.fork copies this process's environment). A worker, which parses the same argv, keeps
@@ -256,59 +153,6 @@ const flagConflict = (
   return undefined
 }
 
-/**
- * With more than one worker (`--workers` or `[gateway] workers`), this process is the primary:
- * it only starts and watches the workers (layers/cluster.ts), each of which runs this command
- * again and serves. The server's modules are imported by the processes that serve only.
- */
-const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefined, watchConfig: boolean) =>
-  Effect.gen(function*() {
-    const loaded = yield* configFromFlags(flags)
-    const { config, warnings } = loaded
-    const level = config.gateway.debug ? "Debug" as const : undefined
-    const worker = currentWorker()
-    const workers = workerCount(workersFlag ?? config.gateway.workers)
-    if (workers > 1 && usesEmbeddedDatabase(process.env)) {
-      return yield* failWith(1, [
-        `workers = ${workers} with an embedded database (pglite://): it lives in one process, which one gateway process serves; ` +
-        "run one worker, or move to a Postgres server (docs/embedded-database.md: Moving to a Postgres server)"
-      ])
-    }
-    if (worker === undefined && workers > 1) {
-      // uninterruptible: the primary forwards SIGTERM/SIGINT to the workers and waits for them
-      return yield* runPrimary(workers, config.gateway.bindAddress.port).pipe(
-        Effect.flatMap((code) => (code === 0 ? Effect.void : Effect.die(new ExitWith(code)))),
-        Effect.uninterruptible,
-        Effect.provide(LoggingLive(flags.logFormat, level))
-      )
-    }
-    const { ServerLive } = yield* Effect.promise(() => import("../layers/server.ts"))
-    const options = {
-      load: () => loadConfig(configPattern(flags), process.env),
-      watchConfig: watchConfig ? { pattern: configPattern(flags) } : undefined,
-      ...(worker === undefined ? {} : {
-        reusePort: worker.reusePort,
-        onListening: announceListening,
-        tellOtherWorkers: askOtherWorkersToReload,
-        onForcedReloadAsked
-      })
-    }
-    return yield* logConfigWarnings(warnings).pipe(
-      Effect.andThen(Effect.logInfo(
-        `configuration loaded: ${config.functions.size} functions, ${config.models.size} models, ${config.tools.size} tools, ${config.metrics.size} metrics`
-      )),
-      Effect.andThen(Effect.scoped(Effect.flatMap(
-        withEmbeddedDatabases(process.env, {
-          freeSpace: { minFreeBytes: config.gateway.embeddedDatabase.minFreeBytes, checkIntervalMs: config.gateway.embeddedDatabase.freeSpaceCheckIntervalMs }
-        }),
-        (env) => Layer.launch(ServerLive(loaded, env, options))
-      ))),
-      Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
-      worker === undefined ? (effect) => effect : Effect.annotateLogs("worker", worker.number),
-      Effect.provide(LoggingLive(flags.logFormat, level))
-    )
-  })
-
 const expirationFlag = Flag.String("expiration").pipe(
   Flag.withDescription("with --create-api-key: when the key stops working, a UTC timestamp such as 2026-12-31T23:59:59Z"),
   Flag.optional
@@ -342,10 +186,10 @@ const gateway = Command.make(
     // two operations given together (or --expiration with --disable-api-key) must not run half of what was asked
     const conflict = flagConflict(flags)
     if (conflict !== undefined) return failWith(2, [conflict, usage])
-    if (flags.createApiKey) return createKey(flags.expiration, flags.admin, flags.logFormat)
+    if (flags.createApiKey) return apiKeyCreate(flags.expiration, flags.admin, flags.logFormat)
     if (Option.isSome(flags.expiration)) return failWith(2, ["--expiration goes with --create-api-key", usage])
     if (flags.admin) return failWith(2, ["--admin goes with --create-api-key", usage])
-    if (Option.isSome(flags.disableApiKey)) return disableKey(flags.disableApiKey.value, flags.logFormat)
+    if (Option.isSome(flags.disableApiKey)) return apiKeyDisable(flags.disableApiKey.value, flags.logFormat)
     if (migrationFlagsOf(flags).length > 0) return migrate(flags, migrationTargets(flags))
     if (Option.isNone(flags.configFile) && Option.isNone(flags.configPath) && !flags.defaultConfig) {
       return failWith(2, [
@@ -424,34 +268,18 @@ const evaluateCommand = Command.make(
         cutoffs: cutoffs === undefined ? undefined : yield* cutoffs,
         adaptive_stopping_precision: precision === undefined ? undefined : yield* precision
       }
-      const { config, warnings } = yield* configFromFlags(flags)
-      // the services' modules, loaded by this command only (like the server's)
-      const { runEvaluate } = yield* Effect.promise(() => import("../layers/evaluate.ts"))
-      const code = yield* logConfigWarnings(warnings).pipe(
-        Effect.andThen(Effect.scoped(Effect.flatMap(commandEnv, (env) => runEvaluate(config, env, request, flags.format)))),
-        Effect.catchTag("StartupError", (error) => Effect.as(Console.error(error.message), 1)),
-        Effect.provide(LoggingLive(flags.logFormat))
-      )
-      if (code !== 0) return yield* Effect.die(new ExitWith(code))
+      return yield* evaluate(flags, request, flags.format)
     })
 ).pipe(Command.withDescription("run an evaluation: the function on a dataset's datapoints, scored by evaluators"))
 
-const optimizeExport = Command.make(
+const optimizeExportCommand = Command.make(
   "export",
   {
     taskId: Argument.String("task_id").pipe(Argument.withDescription("a completed GEPA task")),
     dir: Flag.String("dir").pipe(Flag.withDescription("the folder to write gateway.toml and the template files into")),
     logFormat: logFormatFlag
   },
-  (flags) =>
-    Effect.gen(function*() {
-      const { runOptimizeExport } = yield* Effect.promise(() => import("../layers/optimizeExport.ts"))
-      const code = yield* Effect.scoped(Effect.flatMap(commandEnv, (env) => runOptimizeExport(flags.taskId, flags.dir, env))).pipe(
-        Effect.catchTag("StartupError", (error) => Effect.as(Console.error(error.message), 1)),
-        Effect.provide(LoggingLive(flags.logFormat))
-      )
-      if (code !== 0) return yield* Effect.die(new ExitWith(code))
-    })
+  (flags) => optimizeExport(flags.taskId, flags.dir, flags.logFormat)
 ).pipe(Command.withDescription("write the variants a completed GEPA task found as configuration files"))
 
 const migrateDataCommand = Command.make(
@@ -461,31 +289,26 @@ const migrateDataCommand = Command.make(
     to: Flag.String("to").pipe(Flag.withDescription("the Postgres server to move it to: a postgres:// URL of an empty database")),
     logFormat: logFormatFlag
   },
-  (flags) =>
-    Effect.gen(function*() {
-      const { migrateData } = yield* Effect.promise(() => import("../layers/embedded/migrateData.ts"))
-      const copied = yield* Effect.scoped(migrateData(flags.from, flags.to))
-      for (const { table, rows } of copied) yield* Console.log(`${table}: ${rows} rows`)
-    }).pipe(Effect.catchTag("StartupError", (error) => failWith(1, [error.message])), Effect.provide(LoggingLive(flags.logFormat)))
+  (flags) => migrateData(flags.from, flags.to, flags.logFormat)
 ).pipe(Command.withDescription("copy every stored row from an embedded database (or another Postgres) into an empty Postgres database"))
 
 const optimizeCommand = Command.make("optimize").pipe(
   Command.withDescription("prompt optimization tasks"),
-  Command.withSubcommands([optimizeExport])
+  Command.withSubcommands([optimizeExportCommand])
 )
 
-const apiKeyCreate = Command.make("create", { expiration: expirationFlag, admin: adminFlag, logFormat: logFormatFlag }, (flags) =>
-  createKey(flags.expiration, flags.admin, flags.logFormat)).pipe(Command.withDescription("create an API key and print it (same as --create-api-key)"))
+const apiKeyCreateCommand = Command.make("create", { expiration: expirationFlag, admin: adminFlag, logFormat: logFormatFlag }, (flags) =>
+  apiKeyCreate(flags.expiration, flags.admin, flags.logFormat)).pipe(Command.withDescription("create an API key and print it (same as --create-api-key)"))
 
-const apiKeyDisable = Command.make(
+const apiKeyDisableCommand = Command.make(
   "disable",
   { publicId: Argument.String("public_id").pipe(Argument.withDescription("the 12-character public id of the key")), logFormat: logFormatFlag },
-  (flags) => disableKey(flags.publicId, flags.logFormat)
+  (flags) => apiKeyDisable(flags.publicId, flags.logFormat)
 ).pipe(Command.withDescription("disable an API key (same as --disable-api-key)"))
 
 const apiKeyCommand = Command.make("api-key").pipe(
   Command.withDescription("create or disable API keys"),
-  Command.withSubcommands([apiKeyCreate, apiKeyDisable])
+  Command.withSubcommands([apiKeyCreateCommand, apiKeyDisableCommand])
 )
 
 // Exit 0 after a graceful stop on SIGTERM/SIGINT; the code of an ExitWith; 1 for anything else.

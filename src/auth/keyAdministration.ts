@@ -1,5 +1,5 @@
 /**
- * Managing API keys: the use case the command line (layers/apiKeys.ts) and the UI's routes
+ * Managing API keys: the use case the command line (layers/commands/apiKeys.ts) and the UI's routes
  * (layers/http/uiApiKeys.ts) share. What an expiration and a public id must be, creating a key
  * (the only moment its whole text exists), disabling one. Failures are the gateway's errors; the
  * command line words them as its own.

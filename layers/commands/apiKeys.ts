@@ -4,13 +4,18 @@
  * src/auth/keyAdministration.ts. What can be checked without the database is, before connecting.
  */
 import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { checkPublicId, createKey, disableKey, keyStoreMissing, parseExpiration } from "../src/auth/keyAdministration.ts"
-import type { ApiKeyStore } from "../src/auth/store.ts"
-import { InvalidRequest } from "../src/errors.ts"
-import { configuredRelationalStore, migrateRelationalStore } from "./access.ts"
-import { StartupError } from "./startup.ts"
+import { checkPublicId, createKey, disableKey, keyStoreMissing, parseExpiration } from "../../src/auth/keyAdministration.ts"
+import type { ApiKeyStore } from "../../src/auth/store.ts"
+import { InvalidRequest } from "../../src/errors.ts"
+import { configuredRelationalStore, migrateRelationalStore } from "../access.ts"
+import { type LogFormat, LoggingLive } from "../logging.ts"
+import { StartupError } from "../startup.ts"
+import { commandEnv } from "./configuration.ts"
+import { failWith } from "./exit.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -50,3 +55,20 @@ export const disableApiKey = (env: Env, publicId: string): Effect.Effect<void, S
     )
     yield* Effect.logInfo(`API key ${publicId} is disabled`)
   })
+
+/** `--create-api-key`: the new key on stdout, alone, so that scripts can capture it */
+export const apiKeyCreate = (expiration: Option.Option<string>, admin: boolean, logFormat: LogFormat) =>
+  Effect.flatMap(commandEnv, (env) => createApiKey(env, Option.getOrUndefined(expiration), admin)).pipe(
+    Effect.flatMap((key) => Console.log(key)),
+    Effect.scoped,
+    Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
+    Effect.provide(LoggingLive(logFormat))
+  )
+
+/** `--disable-api-key <public_id>` */
+export const apiKeyDisable = (publicId: string, logFormat: LogFormat) =>
+  Effect.flatMap(commandEnv, (env) => disableApiKey(env, publicId)).pipe(
+    Effect.scoped,
+    Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
+    Effect.provide(LoggingLive(logFormat))
+  )

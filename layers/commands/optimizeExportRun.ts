@@ -8,9 +8,9 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { gepaTaskExport } from "../src/optimization/gepa/service.ts"
-import { Tasks, tasksUnavailable } from "../src/tasks/service.ts"
-import { TasksLive } from "./tasks/index.ts"
+import { gepaTaskExport } from "../../src/optimization/gepa/service.ts"
+import { Tasks, tasksUnavailable } from "../../src/tasks/service.ts"
+import { TasksLive } from "../tasks/index.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -6,12 +6,12 @@
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import type { EvaluationRunRequest } from "../src/api/evaluations.ts"
-import type { GatewayConfig } from "../src/config/types.ts"
-import { resultJson, runJson } from "../src/evaluations/json.ts"
-import { missedCutoffs, progressBar, summaryTable } from "../src/evaluations/report.ts"
-import { EvaluationService } from "../src/evaluations/service.ts"
-import { GatewayServicesLive } from "./services.ts"
+import type { EvaluationRunRequest } from "../../src/api/evaluations.ts"
+import type { GatewayConfig } from "../../src/config/types.ts"
+import { resultJson, runJson } from "../../src/evaluations/json.ts"
+import { missedCutoffs, progressBar, summaryTable } from "../../src/evaluations/report.ts"
+import { EvaluationService } from "../../src/evaluations/service.ts"
+import { GatewayServicesLive } from "../services.ts"
 
 export type EvaluateFormat = "pretty" | "jsonl"
 
