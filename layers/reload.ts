@@ -34,7 +34,8 @@ import { ModelTable } from "../src/inference/models.ts"
 import { Metrics } from "../src/metrics/metrics.ts"
 import { RateLimiter } from "../src/ratelimit/limiter.ts"
 import { type LoadedConfig, logConfigWarnings, problemCount, type ValidConfig } from "./configLoader.ts"
-import { maxPathParamLength, Routes } from "./http/routes.ts"
+import { maxPathParamLength } from "./http/fallback.ts"
+import { Routes } from "./http/routes.ts"
 import { ConfiguredServicesLive, type ProcessServicesLive } from "./services.ts"
 
 type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void

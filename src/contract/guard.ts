@@ -1,7 +1,7 @@
 /**
  * What every route of the gateway goes through, as the contract declares it: authentication
  * (when it is on and the route's group is not `Open`), then the handler, with any typed error
- * answered in the body of the route's `ErrorFamily`. The shell (layers/http/routes.ts) builds
+ * answered in the body of the route's `ErrorFamily`. The shell (layers/http/guard.ts) builds
  * that guard around each handler from these annotations, once per route.
  *
  * Authentication is part of the guard rather than a security middleware of its own so that an

@@ -1,0 +1,70 @@
+/**
+ * The guard in front of every route: authentication (when on; not for the open groups: /status,
+ * /health and the API reference) and the admin role where the group asks for it, then the
+ * handler, with typed errors answered in the shape of the route's family (`{"error": "..."}`,
+ * or OpenAI's under `/openai/`) and defects with a logged 500; each answer counted for `/metrics`.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import type * as Scope from "effect/Scope"
+import type * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type { GatewayApi } from "../../src/contract/gateway.ts"
+import { AdminOnly, AdminPurpose, ErrorFamily, Open } from "../../src/contract/guard.ts"
+import type { Authentication } from "../../src/auth/authenticate.ts"
+import type { UiSessions } from "../../src/auth/uiSessions.ts"
+import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
+import type { GatewayServices } from "../services.ts"
+import { authorize } from "./authorize.ts"
+import { openAiErrorResponse } from "./openaiCompatible.ts"
+import { errorResponse, guarded } from "./respond.ts"
+
+export type RouteHandler = Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  unknown,
+  GatewayServices | HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext | Scope.Scope
+>
+
+/**
+ * A route of `group`, guarded: authentication (when on and the group is not open, or `open`
+ * says otherwise) gives the handler the caller's key, and typed errors are answered in the
+ * group's family shape. Each answer is counted for `/metrics` by `path` and status, with its
+ * duration (a stream's until its headers are ready), and so is a refusal by the rate limits.
+ * Built once per route, so a request runs one prepared effect.
+ */
+export const guardedRoute = (
+  auth: Authentication["Service"],
+  sessions: UiSessions["Service"],
+  metrics: MetricsRecorder,
+  group: GatewayApi["groups"][keyof GatewayApi["groups"]],
+  path: string,
+  handler: (apiKey: string | undefined) => RouteHandler,
+  open: boolean = Context.get(group.annotations, Open)
+) => {
+  const adminOnly = Context.get(group.annotations, AdminOnly) ? Context.get(group.annotations, AdminPurpose) : undefined
+  const toResponse = Context.get(group.annotations, ErrorFamily) === "openai" ? openAiErrorResponse : errorResponse
+  const counted = (apiKey: string | undefined) =>
+    Effect.tapError(handler(apiKey), (error) => {
+      if (Predicate.isTagged(error, "RateLimited")) metrics.rateLimited(path)
+      return Effect.void
+    })
+  const route = !auth.enabled || open
+    ? guarded(counted(undefined), toResponse)
+    : guarded(
+      Effect.flatMap(
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authorize(auth, sessions, request, adminOnly)),
+        counted
+      ),
+      toResponse
+    )
+  const measured = Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.map(route, (response) => {
+      metrics.requestServed(path, response.status, (performance.now() - started) / 1000)
+      return response
+    })
+  })
+  return () => measured
+}
