@@ -7,10 +7,10 @@ import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import { checkPublicId, createKey, disableKey, keyStoreMissing, parseExpiration } from "../../src/auth/keyAdministration.ts"
 import type { ApiKeyStore } from "../../src/auth/store.ts"
-import { InvalidRequest } from "../../src/errors.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "../access.ts"
 import { type LogFormat, LoggingLive } from "../logging.ts"
 import { StartupError } from "../startup.ts"
@@ -32,8 +32,8 @@ export const createApiKey = (env: Env, expiration: string | undefined, admin = f
     let expiresAt: number | undefined
     if (expiration !== undefined) {
       const parsed = parseExpiration("--expiration", expiration, yield* Clock.currentTimeMillis)
-      if (parsed instanceof InvalidRequest) return yield* new StartupError({ message: parsed.message })
-      expiresAt = parsed
+      if (Result.isFailure(parsed)) return yield* new StartupError({ message: parsed.failure.message })
+      expiresAt = parsed.success
     }
     const store = yield* keyStore(env)
     const created = yield* Effect.mapError(
@@ -46,7 +46,7 @@ export const createApiKey = (env: Env, expiration: string | undefined, admin = f
 export const disableApiKey = (env: Env, publicId: string): Effect.Effect<void, StartupError, Scope.Scope> =>
   Effect.gen(function*() {
     const checked = checkPublicId(publicId)
-    if (checked instanceof InvalidRequest) return yield* new StartupError({ message: checked.message })
+    if (Result.isFailure(checked)) return yield* new StartupError({ message: checked.failure.message })
     const store = yield* keyStore(env)
     yield* Effect.mapError(
       disableKey(store, publicId),

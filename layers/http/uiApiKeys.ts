@@ -10,7 +10,6 @@ import { ApiKeys } from "../../src/auth/authenticate.ts"
 import { createKey, disableKey, listKeys, parseExpiration, requireKeyStore } from "../../src/auth/keyAdministration.ts"
 import type { ApiKeyInfo } from "../../src/auth/store.ts"
 import { makeDecoder } from "../../src/decode.ts"
-import { InvalidRequest } from "../../src/errors.ts"
 import { Configuration } from "../../src/services.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 
@@ -39,9 +38,7 @@ export const createUiApiKeyHandler = Effect.gen(function*() {
   const request = yield* readJsonBody(decodeCreate, config.gateway.maxRequestBodyBytes)
   let expiresAt: number | undefined
   if (request.expires_at !== undefined) {
-    const parsed = parseExpiration("expires_at", request.expires_at, yield* Clock.currentTimeMillis)
-    if (parsed instanceof InvalidRequest) return yield* parsed
-    expiresAt = parsed
+    expiresAt = yield* Effect.fromResult(parseExpiration("expires_at", request.expires_at, yield* Clock.currentTimeMillis))
   }
   const created = yield* createKey(store, { expiresAt, admin: request.admin })
   return jsonResponse(JSON.stringify({ api_key: created.apiKey, ...apiKeyJson(created.info) }))

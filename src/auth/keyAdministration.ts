@@ -5,6 +5,7 @@
  * command line words them as its own.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { InvalidRequest, NotFound, ServiceUnavailable } from "../errors.ts"
 import type { StoreError } from "../storeError.ts"
 import { parseRfc3339 } from "../time.ts"
@@ -23,20 +24,20 @@ export const requireKeyStore = (store: ApiKeyStore | undefined): Effect.Effect<A
  * An expiration given as `field`: an RFC 3339 time with its offset, in the future (epoch ms), or
  * why not. A key that is already expired when made would be a key nobody can use.
  */
-export const parseExpiration = (field: string, text: string, now: number): number | InvalidRequest => {
+export const parseExpiration = (field: string, text: string, now: number): Result.Result<number, InvalidRequest> => {
   const time = parseRfc3339(text)
   if (time === undefined) {
-    return new InvalidRequest({ message: `${field}: expected a UTC timestamp such as 2026-12-31T23:59:59Z, got "${text}"` })
+    return Result.fail(new InvalidRequest({ message: `${field}: expected a UTC timestamp such as 2026-12-31T23:59:59Z, got "${text}"` }))
   }
-  if (time <= now) return new InvalidRequest({ message: `${field}: ${text} is in the past` })
-  return time
+  if (time <= now) return Result.fail(new InvalidRequest({ message: `${field}: ${text} is in the past` }))
+  return Result.succeed(time)
 }
 
 /** `publicId` when it is one (checked before the store is asked), or why not. */
-export const checkPublicId = (publicId: string): string | InvalidRequest =>
+export const checkPublicId = (publicId: string): Result.Result<string, InvalidRequest> =>
   publicIdPattern.test(publicId)
-    ? publicId
-    : new InvalidRequest({ message: `"${publicId}" is not a public id (12 lowercase letters and digits)` })
+    ? Result.succeed(publicId)
+    : Result.fail(new InvalidRequest({ message: `"${publicId}" is not a public id (12 lowercase letters and digits)` }))
 
 const unavailable = (error: StoreError) => new ServiceUnavailable({ message: `the relational database is unavailable: ${error.message}` })
 
@@ -82,7 +83,7 @@ export const createKey = (
  */
 export const disableKey = (store: ApiKeyStore, publicId: string): Effect.Effect<ApiKeyInfo, InvalidRequest | NotFound | ServiceUnavailable> => {
   const checked = checkPublicId(publicId)
-  if (checked instanceof InvalidRequest) return Effect.fail(checked)
+  if (Result.isFailure(checked)) return Effect.fail(checked.failure)
   return store.disable(publicId).pipe(
     Effect.mapError(unavailable),
     Effect.flatMap((found) => found ? stored(store, publicId) : Effect.fail(new NotFound({ message: `no API key has the public id ${publicId}` })))

@@ -1,6 +1,6 @@
 /**
  * The wire contract of the gateway: every route it serves, as an `HttpApi` of one group per
- * capability, with request and response Schemas. Routes exist only here (layers/http/routes.ts
+ * capability, with request and response Schemas. Routes exist only here (layers/http/routeTable.ts
  * implements them), and `GET /openapi.json` and `GET /docs` are generated from it.
  */
 import * as HttpApi from "effect/http-api/HttpApi"

@@ -7,6 +7,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { checkDatasetName, type CreateDatapoint, type UpdateDatapoint } from "../api/datasets.ts"
 import type { Input } from "../api/inference.ts"
 import type { GatewayConfig } from "../config/types.ts"
@@ -25,27 +26,26 @@ const invalid = (message: string) => new InvalidRequest({ message })
 const shown = (id: string) => JSON.stringify(id.slice(0, 100))
 
 /** ids as the store keeps them (lower-case), or the 400 naming the first that is not a UUID */
-const checkIds = (ids: ReadonlyArray<string>, path: (index: number) => string): ReadonlyArray<string> | InvalidRequest => {
+const checkIds = (ids: ReadonlyArray<string>, path: (index: number) => string): Result.Result<ReadonlyArray<string>, InvalidRequest> => {
   const checked: Array<string> = []
   for (let i = 0; i < ids.length; i++) {
-    if (!isUuid(ids[i])) return invalid(`${path(i)}: ${shown(ids[i])} is not a datapoint id (a UUID)`)
+    if (!isUuid(ids[i])) return Result.fail(invalid(`${path(i)}: ${shown(ids[i])} is not a datapoint id (a UUID)`))
     checked.push(ids[i].toLowerCase())
   }
-  return checked
+  return Result.succeed(checked)
 }
 
 /** ids that must name distinct datapoints (each gets one change) */
-const checkDistinctIds = (ids: ReadonlyArray<string>, path: (index: number) => string): ReadonlyArray<string> | InvalidRequest => {
-  const checked = checkIds(ids, path)
-  if (checked instanceof InvalidRequest) return checked
-  const seen = new Map<string, number>()
-  for (let i = 0; i < checked.length; i++) {
-    const first = seen.get(checked[i])
-    if (first !== undefined) return invalid(`${path(i)}: ${shown(ids[i])} is also ${path(first)}: give each datapoint once`)
-    seen.set(checked[i], i)
-  }
-  return checked
-}
+const checkDistinctIds = (ids: ReadonlyArray<string>, path: (index: number) => string): Result.Result<ReadonlyArray<string>, InvalidRequest> =>
+  Result.flatMap(checkIds(ids, path), (checked) => {
+    const seen = new Map<string, number>()
+    for (let i = 0; i < checked.length; i++) {
+      const first = seen.get(checked[i])
+      if (first !== undefined) return Result.fail(invalid(`${path(i)}: ${shown(ids[i])} is also ${path(first)}: give each datapoint once`))
+      seen.set(checked[i], i)
+    }
+    return Result.succeed(checked)
+  })
 
 const notInDataset = (path: string, id: string, datasetName: string) =>
   new NotFound({ message: `${path}: no datapoint ${shown(id)} in dataset "${datasetName}"` })
@@ -143,8 +143,7 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
         if (datapoints.length === 0) return yield* invalid("datapoints: is empty; give at least one datapoint")
         const checked: Array<CheckedDatapoint> = []
         for (let i = 0; i < datapoints.length; i++) {
-          const result = checkNewDatapoint(datapoints[i], config, `datapoints[${i}]`)
-          if (result instanceof InvalidRequest || result instanceof NotFound) return yield* result
+          const result = yield* Effect.fromResult(checkNewDatapoint(datapoints[i], config, `datapoints[${i}]`))
           const tooLarge = datapointSizeProblem(result, maxRowBytes, `datapoints[${i}]`)
           if (tooLarge !== undefined) return yield* tooLarge
           checked.push(result)
@@ -158,8 +157,7 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
     get: (datasetName, ids) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
-        const checked = checkIds(ids, (index) => `ids[${index}]`)
-        if (checked instanceof InvalidRequest) return yield* checked
+        const checked = yield* Effect.fromResult(checkIds(ids, (index) => `ids[${index}]`))
         if (checked.length === 0) return []
         const found = yield* run(store.getDatapoints(datasetName, [...new Set(checked)]))
         // in the order asked for
@@ -188,8 +186,7 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
           if (orderBy.length > 0) return yield* invalid("after: pages in the order of ids, so it takes no order_by")
           after = request.after.toLowerCase()
         }
-        const filter = request.filter === undefined ? undefined : toDatapointStoreFilter(request.filter, "filter")
-        if (filter instanceof InvalidRequest) return yield* filter
+        const filter = request.filter === undefined ? undefined : yield* Effect.fromResult(toDatapointStoreFilter(request.filter, "filter"))
         return yield* run(store.listDatapoints({
           datasetName,
           functionName: request.function_name,
@@ -208,8 +205,7 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
         const updates = request.datapoints
         if (updates.length === 0) return yield* invalid("datapoints: is empty; give at least one datapoint to update")
         const path = (index: number) => `datapoints[${index}].id`
-        const ids = checkDistinctIds(updates.map((update) => update.id), path)
-        if (ids instanceof InvalidRequest) return yield* ids
+        const ids = yield* Effect.fromResult(checkDistinctIds(updates.map((update) => update.id), path))
         const found = yield* run(store.getDatapoints(datasetName, ids))
         const byId = new Map(found.map((datapoint) => [datapoint.id, datapoint]))
         const now = yield* Clock.currentTimeMillis
@@ -221,8 +217,7 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
           if (stored.functionType !== updates[i].type) {
             return yield* invalid(`datapoints[${i}].type: datapoint ${shown(ids[i])} is a ${stored.functionType} datapoint`)
           }
-          const checked = checkDatapoint(merged(stored, updates[i]), config, `datapoints[${i}]`)
-          if (checked instanceof InvalidRequest || checked instanceof NotFound) return yield* checked
+          const checked = yield* Effect.fromResult(checkDatapoint(merged(stored, updates[i]), config, `datapoints[${i}]`))
           const tooLarge = datapointSizeProblem(checked, maxRowBytes, `datapoints[${i}]`)
           if (tooLarge !== undefined) return yield* tooLarge
           replacements.push({ previousId: ids[i], next: version(datasetName, checked, uuidv7(now), now, stored) })
@@ -238,8 +233,7 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
         const items = request.datapoints
         if (items.length === 0) return yield* invalid("datapoints: is empty; give at least one datapoint to rename")
         const path = (index: number) => `datapoints[${index}].id`
-        const ids = checkDistinctIds(items.map((item) => item.id), path)
-        if (ids instanceof InvalidRequest) return yield* ids
+        const ids = yield* Effect.fromResult(checkDistinctIds(items.map((item) => item.id), path))
         const nul = items.findIndex((item) => item.name?.includes("\0"))
         if (nul >= 0) return yield* invalid(`datapoints[${nul}].name: ${holdsNul}`)
         // every id must name a live datapoint, renamed or not
@@ -262,8 +256,7 @@ export const makeDatapointOperations = ({ config, stores }: DatasetDeps): Datase
     delete: (datasetName, ids) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
-        const checked = checkIds(ids, (index) => `ids[${index}]`)
-        if (checked instanceof InvalidRequest) return yield* checked
+        const checked = yield* Effect.fromResult(checkIds(ids, (index) => `ids[${index}]`))
         if (checked.length === 0) return 0
         return yield* run(store.staleDatapoints(datasetName, [...new Set(checked)], yield* Clock.currentTimeMillis))
       }),

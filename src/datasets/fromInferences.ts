@@ -217,8 +217,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
         if (!decoded.ok) return yield* new InvalidRequest({ message: formatFieldIssues(decoded.issues, ["filters"]) })
         filters = decoded.value
       }
-      const criteria = toInferenceCriteria({ ...request, filters }, config.metrics)
-      if (criteria instanceof InvalidRequest) return yield* criteria
+      const criteria = yield* Effect.fromResult(toInferenceCriteria({ ...request, filters }, config.metrics))
       if (request.function_name !== undefined && configuredType(config, request.function_name) === undefined) {
         return yield* new NotFound({ message: `function_name: unknown function "${request.function_name.slice(0, 200)}"` })
       }

@@ -26,6 +26,7 @@ import { Buffer } from "node:buffer"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { checkDatasetName, CreateDatapoint } from "../api/datasets.ts"
 import type { GatewayConfig } from "../config/types.ts"
@@ -84,23 +85,23 @@ const newline = 0x0a
 const blank = "blank"
 
 /** the datapoint of one line (numbered from 1), checked as create checks one, or the problem with it */
-const checkLine = (bytes: Uint8Array, line: number, config: GatewayConfig): CheckedDatapoint | InvalidRequest | NotFound | typeof blank => {
+const checkLine = (bytes: Uint8Array, line: number, config: GatewayConfig): Result.Result<CheckedDatapoint | typeof blank, InvalidRequest | NotFound> => {
   const text = textDecoder.decode(bytes)
-  if (text.trim() === "") return blank
+  if (text.trim() === "") return Result.succeed(blank)
   // before the parse, as a request body's
   const shape = jsonShapeProblem(bytes)
-  if (shape !== undefined) return invalid(`line ${line}: ${jsonShapeMessage(shape, bytes, 0, "the line")}`)
+  if (shape !== undefined) return Result.fail(invalid(`line ${line}: ${jsonShapeMessage(shape, bytes, 0, "the line")}`))
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (error) {
-    return invalid(`line ${line}: malformed JSON: ${(error as Error).message}`)
+    return Result.fail(invalid(`line ${line}: malformed JSON: ${(error as Error).message}`))
   }
-  if (typeof json !== "object" || json === null || Array.isArray(json)) return invalid(`line ${line}: expected a JSON object (one datapoint)`)
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return Result.fail(invalid(`line ${line}: expected a JSON object (one datapoint)`))
   const fields = json as Record<string, unknown>
   for (const field of exportOnlyFields) delete fields[field]
   const decoded = decodeDatapoint(fields)
-  if (!decoded.ok) return invalid(`line ${line}: ${formatFieldIssues(decoded.issues)}`)
+  if (!decoded.ok) return Result.fail(invalid(`line ${line}: ${formatFieldIssues(decoded.issues)}`))
   return checkNewDatapoint(decoded.value, config, `line ${line}`)
 }
 
@@ -167,8 +168,9 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
           if (held.length === maxImportedDatapoints && textDecoder.decode(bytes).trim() !== "") {
             return invalid(`line ${line}: an import takes at most ${maxImportedDatapoints} datapoints (non-blank lines); split the file over several imports`)
           }
-          const checked = checkLine(bytes, line, config)
-          if (checked instanceof InvalidRequest || checked instanceof NotFound) return checked
+          const result = checkLine(bytes, line, config)
+          if (Result.isFailure(result)) return result.failure
+          const checked = result.success
           if (checked !== blank) {
             const size = held.push(JSON.stringify(checked))
             // what is stored is part of what is held: only a datapoint held larger than a row may be is measured as stored

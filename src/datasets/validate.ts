@@ -7,6 +7,7 @@
  * Returns what is stored (chat tool calls in the output shape of an inference), or the
  * problem naming the field.
  */
+import * as Result from "effect/Result"
 import type { CreateDatapoint } from "../api/datasets.ts"
 import type { Input, InputBlock, InferenceRequest } from "../api/inference.ts"
 import { type FunctionConfig, type GatewayConfig, variantTemplates } from "../config/types.ts"
@@ -238,11 +239,11 @@ export const checkDatapoint = (
   datapoint: CreateDatapoint,
   config: GatewayConfig,
   path: string
-): CheckedDatapoint | InvalidRequest | NotFound => {
-  const invalid = (message: string) => new InvalidRequest({ message })
+): Result.Result<CheckedDatapoint, InvalidRequest | NotFound> => {
+  const invalid = (message: string) => Result.fail(new InvalidRequest({ message }))
   const fn = functionNamed(config, datapoint.function_name)
   if (fn === undefined) {
-    return new NotFound({ message: `${path}.function_name: unknown function "${datapoint.function_name.slice(0, 200)}"` })
+    return Result.fail(new NotFound({ message: `${path}.function_name: unknown function "${datapoint.function_name.slice(0, 200)}"` }))
   }
   if (fn.type !== datapoint.type) {
     return invalid(`${path}.type: function "${fn.name}" is a ${fn.type} function, so its datapoints are of type "${fn.type}"`)
@@ -261,8 +262,8 @@ export const checkDatapoint = (
   const common = { functionName: fn.name, functionType: fn.type, input: datapoint.input, episodeId, tags, name }
   if (datapoint.type === "chat") {
     const chat = checkChat(fn, datapoint, config, path)
-    return typeof chat === "string" ? invalid(chat) : { ...common, ...chat }
+    return typeof chat === "string" ? invalid(chat) : Result.succeed({ ...common, ...chat })
   }
   const json = checkJson(fn, datapoint, path)
-  return typeof json === "string" ? invalid(json) : { ...common, ...json }
+  return typeof json === "string" ? invalid(json) : Result.succeed({ ...common, ...json })
 }

@@ -7,6 +7,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { checkDatasetName } from "../api/datasets.ts"
 import { filterBoundsProblem, InferenceFilter } from "../api/inferences.ts"
 import type { DiclInferenceQuery } from "../api/optimization.ts"
@@ -42,18 +43,20 @@ export const queryCriteria = (
   config: GatewayConfig,
   functionName: string,
   query: typeof DiclInferenceQuery.Type
-): InferenceCriteria | InvalidRequest => {
+): Result.Result<InferenceCriteria, InvalidRequest> => {
   let filters: InferenceFilter | undefined
   if (query.filters !== undefined) {
     // before decoding, which recurses over the tree
     const tooBig = filterBoundsProblem(query.filters, "inference_query.filters")
-    if (tooBig !== undefined) return new InvalidRequest({ message: tooBig })
+    if (tooBig !== undefined) return Result.fail(new InvalidRequest({ message: tooBig }))
     const decoded = decodeFilter(query.filters)
-    if (!decoded.ok) return new InvalidRequest({ message: formatFieldIssues(decoded.issues, ["inference_query", "filters"]) })
+    if (!decoded.ok) return Result.fail(new InvalidRequest({ message: formatFieldIssues(decoded.issues, ["inference_query", "filters"]) }))
     filters = decoded.value
   }
-  const criteria = toInferenceCriteria({ ...query, function_name: functionName, filters }, config.metrics)
-  return criteria instanceof InvalidRequest ? new InvalidRequest({ message: `inference_query.${criteria.message}` }) : criteria
+  return Result.mapError(
+    toInferenceCriteria({ ...query, function_name: functionName, filters }, config.metrics),
+    (problem) => new InvalidRequest({ message: `inference_query.${problem.message}` })
+  )
 }
 
 /** the source as given, checked: a dataset name, or a query whose filters decode */
@@ -63,8 +66,7 @@ export const checkSource = (
   source: DiclSource
 ): Effect.Effect<void, InvalidRequest> => {
   if ("datasetName" in source) return Effect.asVoid(checkDatasetName(source.datasetName))
-  const criteria = queryCriteria(config, functionName, source.query)
-  return criteria instanceof InvalidRequest ? Effect.fail(criteria) : Effect.void
+  return Effect.asVoid(Effect.fromResult(queryCriteria(config, functionName, source.query)))
 }
 
 /**
@@ -100,8 +102,7 @@ export const readSource = (
 
   const fromInferences = (query: typeof DiclInferenceQuery.Type) =>
     Effect.gen(function*() {
-      const criteria = queryCriteria(config, functionName, query)
-      if (criteria instanceof InvalidRequest) return yield* criteria
+      const criteria = yield* Effect.fromResult(queryCriteria(config, functionName, query))
       const demonstrated = query.output_source === "demonstration"
       // only inferences with a demonstration are read then
       const filter: StoreFilter | undefined = !demonstrated

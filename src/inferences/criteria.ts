@@ -2,6 +2,7 @@
  * Which stored inferences a listing is about (list_inferences, and datasets built from an
  * inference query): function, variant, episode and filters, checked, as the store takes them.
  */
+import * as Result from "effect/Result"
 import type { InferenceFilter } from "../api/inferences.ts"
 import type { MetricConfig } from "../config/types.ts"
 import { InvalidRequest } from "../errors.ts"
@@ -23,14 +24,13 @@ export type InferenceCriteria = Pick<InferenceQuery, "functionName" | "variantNa
 export const toInferenceCriteria = (
   request: InferenceCriteriaJson,
   metrics: ReadonlyMap<string, MetricConfig>
-): InferenceCriteria | InvalidRequest => {
+): Result.Result<InferenceCriteria, InvalidRequest> => {
   for (const field of ["function_name", "variant_name"] as const) {
-    if (request[field]?.includes("\0")) return new InvalidRequest({ message: `${field}: ${holdsNul}` })
+    if (request[field]?.includes("\0")) return Result.fail(new InvalidRequest({ message: `${field}: ${holdsNul}` }))
   }
   if (request.episode_id !== undefined && !isUuidV7(request.episode_id)) {
-    return new InvalidRequest({ message: `episode_id: "${request.episode_id}" is not an episode id (a UUIDv7)` })
+    return Result.fail(new InvalidRequest({ message: `episode_id: "${request.episode_id}" is not an episode id (a UUIDv7)` }))
   }
-  const filter = request.filters === undefined ? undefined : toStoreFilter(request.filters, "filters", metrics)
-  if (filter instanceof InvalidRequest) return filter
-  return { functionName: request.function_name, variantName: request.variant_name, episodeId: request.episode_id, filter }
+  const filter = request.filters === undefined ? Result.succeed(undefined) : toStoreFilter(request.filters, "filters", metrics)
+  return Result.map(filter, (filter) => ({ functionName: request.function_name, variantName: request.variant_name, episodeId: request.episode_id, filter }))
 }

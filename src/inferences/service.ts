@@ -59,8 +59,7 @@ export class StoredInferences extends Context.Service<StoredInferences, {
           }),
         list: (request) =>
           Effect.gen(function*() {
-            const criteria = toInferenceCriteria(request, config.metrics)
-            if (criteria instanceof InvalidRequest) return yield* criteria
+            const criteria = yield* Effect.fromResult(toInferenceCriteria(request, config.metrics))
             const found = yield* Effect.mapError(
               stores.inferences.listInferences({ ...criteria, limit: request.limit ?? 20, offset: request.offset ?? 0 }),
               unavailable

@@ -7,6 +7,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { maxOverviewBuckets, type OverviewBucket, overviewBuckets, type UiOverview, type UiOverviewMetric } from "../api/uiOverview.ts"
 import type { GatewayConfig } from "../config/types.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
@@ -35,33 +36,36 @@ const day = 86_400_000
 /** the last millisecond a UUIDv7 can carry */
 const latestTime = 2 ** 48 - 1
 
-const timeParam = (name: string, given: string): number | InvalidRequest => {
+const timeParam = (name: string, given: string): Result.Result<number, InvalidRequest> => {
   const time = parseRfc3339(given)
   if (time === undefined) {
-    return new InvalidRequest({ message: `${name}: "${given.slice(0, 100)}" is not an RFC 3339 date-time such as 2026-01-31T12:00:00Z` })
+    return Result.fail(new InvalidRequest({ message: `${name}: "${given.slice(0, 100)}" is not an RFC 3339 date-time such as 2026-01-31T12:00:00Z` }))
   }
-  if (time < 0 || time > latestTime) return new InvalidRequest({ message: `${name}: ${given} is before 1970 or after 10889` })
-  return time
+  if (time < 0 || time > latestTime) return Result.fail(new InvalidRequest({ message: `${name}: ${given} is before 1970 or after 10889` }))
+  return Result.succeed(time)
 }
 
 /** `params` checked, with the defaults (the day before now, hourly), or the 400 naming the parameter at fault */
-export const parseOverviewParams = (params: OverviewParams, now: number): OverviewRequest | InvalidRequest => {
-  const to = params.to === undefined || params.to === "" ? now : timeParam("to", params.to)
-  if (to instanceof InvalidRequest) return to
-  const from = params.from === undefined || params.from === "" ? Math.max(0, to - day) : timeParam("from", params.from)
-  if (from instanceof InvalidRequest) return from
-  if (from >= to) return new InvalidRequest({ message: `from: ${new Date(from).toISOString()} is not before to (${new Date(to).toISOString()})` })
-  const bucket = params.bucket === undefined || params.bucket === "" ? "hour" : params.bucket
-  if (!(overviewBuckets as ReadonlyArray<string>).includes(bucket)) {
-    return new InvalidRequest({ message: `bucket: "${bucket.slice(0, 100)}" is not one of ${overviewBuckets.join(", ")}` })
-  }
-  const buckets = bucketCount(from, to, bucketWidths[bucket as OverviewBucket])
-  if (buckets > maxOverviewBuckets) {
-    return new InvalidRequest({ message: `bucket: ${buckets} ${bucket}s from ${new Date(from).toISOString()} to ${new Date(to).toISOString()} exceed ${maxOverviewBuckets}: choose a wider bucket or a shorter range` })
-  }
-  const functionName = params.function_name === "" ? undefined : params.function_name
-  return { functionName, from, to, bucket: bucket as OverviewBucket }
-}
+export const parseOverviewParams = (params: OverviewParams, now: number): Result.Result<OverviewRequest, InvalidRequest> =>
+  Result.gen(function*() {
+    const to = params.to === undefined || params.to === "" ? now : yield* timeParam("to", params.to)
+    const from = params.from === undefined || params.from === "" ? Math.max(0, to - day) : yield* timeParam("from", params.from)
+    if (from >= to) {
+      return yield* Result.fail(new InvalidRequest({ message: `from: ${new Date(from).toISOString()} is not before to (${new Date(to).toISOString()})` }))
+    }
+    const bucket = params.bucket === undefined || params.bucket === "" ? "hour" : params.bucket
+    if (!(overviewBuckets as ReadonlyArray<string>).includes(bucket)) {
+      return yield* Result.fail(new InvalidRequest({ message: `bucket: "${bucket.slice(0, 100)}" is not one of ${overviewBuckets.join(", ")}` }))
+    }
+    const buckets = bucketCount(from, to, bucketWidths[bucket as OverviewBucket])
+    if (buckets > maxOverviewBuckets) {
+      return yield* Result.fail(new InvalidRequest({
+        message: `bucket: ${buckets} ${bucket}s from ${new Date(from).toISOString()} to ${new Date(to).toISOString()} exceed ${maxOverviewBuckets}: choose a wider bucket or a shorter range`
+      }))
+    }
+    const functionName = params.function_name === "" ? undefined : params.function_name
+    return { functionName, from, to, bucket: bucket as OverviewBucket }
+  })
 
 /** the counts per series, every bucket of the range in order, most inferences first */
 export const seriesOf = (counts: ReadonlyArray<BucketCount>, starts: ReadonlyArray<number>): UiOverview["series"] => {
@@ -134,8 +138,7 @@ export const functionsOf = (counts: ReadonlyArray<FunctionCount>, config: Gatewa
 /** The Overview `params` ask for. */
 export const readOverview = (params: OverviewParams): Effect.Effect<Omit<UiOverview, "provider_outcomes">, InvalidRequest | NotFound | StoreFailure, Configuration | Observability> =>
   Effect.gen(function*() {
-    const request = parseOverviewParams(params, yield* Clock.currentTimeMillis)
-    if (request instanceof InvalidRequest) return yield* request
+    const request = yield* Effect.fromResult(parseOverviewParams(params, yield* Clock.currentTimeMillis))
     const config = yield* Configuration
     const { stores } = yield* Observability
     if (stores === undefined) return yield* observabilityDisabled()

@@ -10,6 +10,7 @@ import {
   defaultGepaDatapoints,
   type LaunchGepaRequest
 } from "../../src/api/gepa.ts"
+import * as Result from "effect/Result"
 import { InvalidRequest } from "../../src/errors.ts"
 import { type GepaPayload, planGepa } from "../../src/optimization/gepa/plan.ts"
 import { buildOk } from "./fixtures.ts"
@@ -113,13 +114,13 @@ const plan = (changes: Partial<Record<keyof LaunchGepaRequest, unknown>>) => {
 
 const payloadOf = (changes: Partial<Record<keyof LaunchGepaRequest, unknown>>): GepaPayload => {
   const result = plan(changes)
-  if (result instanceof InvalidRequest) throw new Error(`expected a plan, got: ${result.message}`)
-  return result
+  if (Result.isFailure(result)) throw new Error(`expected a plan, got: ${result.failure.message}`)
+  return result.success
 }
 
 /** the 400's message, checked to be a 400 naming `field` */
 const refusal = (changes: Partial<Record<keyof LaunchGepaRequest, unknown>>, field: string): string => {
-  const result = plan(changes)
+  const result = Result.merge(plan(changes))
   expect(result).toBeInstanceOf(InvalidRequest)
   const error = result as InvalidRequest
   expect(error.status).toBe(400)
@@ -309,14 +310,14 @@ describe("planGepa: the variant prefix", () => {
   })
 
   it("checks the default prefix as a given one", () => {
-    const result = planGepa(valid, config, seed, "bad prefix")
+    const result = Result.merge(planGepa(valid, config, seed, "bad prefix"))
     expect(result).toBeInstanceOf(InvalidRequest)
     expect((result as InvalidRequest).message.startsWith("variant_prefix: ")).toBe(true)
   })
 
   it("refuses a prefix whose new variants would be named like a configured variant", () => {
     expect(refusal({ variant_prefix: "tuned" }, "variant_prefix")).toContain(`"tuned_12"`)
-    const result = planGepa(valid, config, seed, "tuned")
+    const result = Result.merge(planGepa(valid, config, seed, "tuned"))
     expect((result as InvalidRequest).message).toContain(`"tuned_12"`)
   })
 })

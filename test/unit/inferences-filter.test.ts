@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import { DatapointFilter, InferenceFilter } from "../../src/api/inferences.ts"
 import type { MetricConfig } from "../../src/config/types.ts"
 import { makeDecoder } from "../../src/decode.ts"
-import { InvalidRequest } from "../../src/errors.ts"
+import * as Result from "effect/Result"
 import { toDatapointStoreFilter, toStoreFilter } from "../../src/inferences/filter.ts"
 
 const metrics = new Map<string, MetricConfig>([
@@ -15,11 +15,12 @@ const metrics = new Map<string, MetricConfig>([
   ["steps", { name: "steps", type: "float", level: "episode", optimize: "min" }]
 ])
 
-const message = (result: unknown) => (result instanceof InvalidRequest ? result.message : `not a problem: ${JSON.stringify(result)}`)
+const message = (result: Result.Result<unknown, { readonly message: string }>) =>
+  Result.isFailure(result) ? result.failure.message : `not a problem: ${JSON.stringify(result.success)}`
 
 describe("toStoreFilter", () => {
   it("carries each metric's level from the configuration, and parses times", () => {
-    expect(toStoreFilter({
+    expect(Result.getOrThrow(toStoreFilter({
       type: "and",
       children: [
         { type: "boolean_metric", metric_name: "good", value: false },
@@ -28,7 +29,7 @@ describe("toStoreFilter", () => {
         { type: "time", time: "2026-01-31T12:00:00Z", comparison_operator: "=" },
         { type: "tag", key: "k", value: "v" }
       ]
-    }, "filters", metrics)).toEqual({
+    }, "filters", metrics))).toEqual({
       type: "and",
       children: [
         { type: "boolean_metric", metricName: "good", level: "inference", value: false },
@@ -61,7 +62,7 @@ describe("toDatapointStoreFilter and the DatapointFilter schema", () => {
     const filter = { type: "or", children: [{ type: "tag", key: "k", value: "v", comparison_operator: "!=" }, { type: "not", child: { type: "time", time: "2026-01-31T12:00:00.5+01:00", comparison_operator: ">=" } }] } as const
     const decoded = decode(filter)
     expect(decoded.ok).toBe(true)
-    expect(toDatapointStoreFilter(filter, "filter")).toEqual({
+    expect(Result.getOrThrow(toDatapointStoreFilter(filter, "filter"))).toEqual({
       type: "or",
       children: [
         { type: "tag", key: "k", value: "v", comparison_operator: "!=" },

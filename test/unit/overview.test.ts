@@ -4,7 +4,7 @@
  * defaults, series filled to every bucket, and the functions of the picker.
  */
 import { describe, expect, it } from "vitest"
-import { InvalidRequest } from "../../src/errors.ts"
+import * as Result from "effect/Result"
 import { functionsOf, metricsOf, parseOverviewParams, seriesOf } from "../../src/overview/service.ts"
 import { bucketCount, bucketStarts, normalInterval, wilsonInterval } from "../../src/overview/statistics.ts"
 import { buildOk } from "./fixtures.ts"
@@ -61,19 +61,19 @@ describe("buckets", () => {
 
 describe("the query", () => {
   it("defaults to the day before now, hourly, every function", () => {
-    expect(parseOverviewParams({}, now)).toEqual({ functionName: undefined, from: now - 24 * hour, to: now, bucket: "hour" })
-    expect(parseOverviewParams({ function_name: "", from: "", to: "", bucket: "" }, now)).toEqual({ functionName: undefined, from: now - 24 * hour, to: now, bucket: "hour" })
+    expect(Result.getOrThrow(parseOverviewParams({}, now))).toEqual({ functionName: undefined, from: now - 24 * hour, to: now, bucket: "hour" })
+    expect(Result.getOrThrow(parseOverviewParams({ function_name: "", from: "", to: "", bucket: "" }, now))).toEqual({ functionName: undefined, from: now - 24 * hour, to: now, bucket: "hour" })
   })
 
   it("takes RFC 3339 times with offsets, and a bucket", () => {
-    expect(parseOverviewParams({ function_name: "draft", from: "2026-01-10T13:00:00+01:00", to: "2026-01-10T12:30:00.5Z", bucket: "minute" }, now))
+    expect(Result.getOrThrow(parseOverviewParams({ function_name: "draft", from: "2026-01-10T13:00:00+01:00", to: "2026-01-10T12:30:00.5Z", bucket: "minute" }, now)))
       .toEqual({ functionName: "draft", from: Date.UTC(2026, 0, 10, 12), to: now + 500, bucket: "minute" })
   })
 
   it("refuses what it cannot read, naming the parameter", () => {
     const problem = (params: Parameters<typeof parseOverviewParams>[0]) => {
       const parsed = parseOverviewParams(params, now)
-      return parsed instanceof InvalidRequest ? parsed.message : "accepted"
+      return Result.isFailure(parsed) ? parsed.failure.message : "accepted"
     }
     expect(problem({ from: "yesterday" })).toMatch(/^from: "yesterday" is not an RFC 3339 date-time/)
     expect(problem({ to: "2026-02-30T00:00:00Z" })).toMatch(/^to: /)

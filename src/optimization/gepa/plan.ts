@@ -11,6 +11,7 @@ import {
   defaultGepaDatapoints,
   type LaunchGepaRequest
 } from "../../api/gepa.ts"
+import * as Result from "effect/Result"
 import type { ChatCompletionVariant, EvaluatorConfig, FunctionConfig, GatewayConfig } from "../../config/types.ts"
 import { InvalidRequest } from "../../errors.ts"
 import { shorthandProblem } from "../../providers/registry.ts"
@@ -41,7 +42,7 @@ export interface GepaPayload {
   readonly apiKey?: string | undefined
 }
 
-const invalid = (message: string) => new InvalidRequest({ message })
+const invalid = (message: string): Result.Result<never, InvalidRequest> => Result.fail(new InvalidRequest({ message }))
 
 /** a configured variant GEPA can start from: a chat_completion variant with at least one template */
 export const optimizable = (variant: FunctionConfig["variants"] extends ReadonlyMap<string, infer V> ? V : never): variant is ChatCompletionVariant =>
@@ -49,33 +50,30 @@ export const optimizable = (variant: FunctionConfig["variants"] extends Readonly
 
 const knownModel = (config: GatewayConfig, name: string): boolean => config.models.has(name) || enabledShorthand(name, config.shorthands) !== undefined
 
-const datasetName = (field: string, name: string): string | InvalidRequest => {
+const datasetName = (field: string, name: string): Result.Result<string, InvalidRequest> => {
   const problem = datasetNameProblem(name)
-  return problem === undefined ? name : invalid(`${field}: ${problem.replace(/^dataset_name: /, "")}`)
+  return problem === undefined ? Result.succeed(name) : invalid(`${field}: ${problem.replace(/^dataset_name: /, "")}`)
 }
 
-const checkDatasets = (request: LaunchGepaRequest): GepaDatasets | InvalidRequest => {
-  const split = request.dataset_name !== undefined
-  const separate = request.train_dataset_name !== undefined || request.val_dataset_name !== undefined
-  if (split && separate) return invalid("dataset_name: give dataset_name, or train_dataset_name with val_dataset_name, not both")
-  if (split) {
-    const name = datasetName("dataset_name", request.dataset_name!)
-    return name instanceof InvalidRequest ? name : { kind: "split", datasetName: name }
-  }
-  if (!separate) return invalid("dataset_name: give dataset_name, or train_dataset_name with val_dataset_name")
-  if (request.train_dataset_name === undefined) return invalid("train_dataset_name: give it with val_dataset_name")
-  if (request.val_dataset_name === undefined) return invalid("val_dataset_name: give it with train_dataset_name")
-  const train = datasetName("train_dataset_name", request.train_dataset_name)
-  if (train instanceof InvalidRequest) return train
-  const val = datasetName("val_dataset_name", request.val_dataset_name)
-  return val instanceof InvalidRequest ? val : { kind: "separate", trainDatasetName: train, valDatasetName: val }
-}
+const checkDatasets = (request: LaunchGepaRequest): Result.Result<GepaDatasets, InvalidRequest> =>
+  Result.gen(function*() {
+    const split = request.dataset_name !== undefined
+    const separate = request.train_dataset_name !== undefined || request.val_dataset_name !== undefined
+    if (split && separate) return yield* invalid("dataset_name: give dataset_name, or train_dataset_name with val_dataset_name, not both")
+    if (split) return { kind: "split", datasetName: yield* datasetName("dataset_name", request.dataset_name!) } as const
+    if (!separate) return yield* invalid("dataset_name: give dataset_name, or train_dataset_name with val_dataset_name")
+    if (request.train_dataset_name === undefined) return yield* invalid("train_dataset_name: give it with val_dataset_name")
+    if (request.val_dataset_name === undefined) return yield* invalid("val_dataset_name: give it with train_dataset_name")
+    const train = yield* datasetName("train_dataset_name", request.train_dataset_name)
+    const val = yield* datasetName("val_dataset_name", request.val_dataset_name)
+    return { kind: "separate", trainDatasetName: train, valDatasetName: val } as const
+  })
 
 const checkEvaluators = (
   request: LaunchGepaRequest,
   config: GatewayConfig,
   fn: FunctionConfig
-): { readonly evaluators: ReadonlyArray<EvaluatorConfig>; readonly evaluationName?: string } | InvalidRequest => {
+): Result.Result<{ readonly evaluators: ReadonlyArray<EvaluatorConfig>; readonly evaluationName?: string }, InvalidRequest> => {
   if ((request.evaluators === undefined) === (request.evaluation_name === undefined)) {
     return invalid("evaluators: give evaluators or evaluation_name, exactly one of the two")
   }
@@ -86,7 +84,7 @@ const checkEvaluators = (
       return invalid(`evaluation_name: evaluation "${evaluation.name}" evaluates function "${evaluation.functionName}", not "${fn.name}"`)
     }
     if (evaluation.evaluators.size === 0) return invalid(`evaluation_name: evaluation "${evaluation.name}" has no evaluators`)
-    return { evaluators: [...evaluation.evaluators.values()], evaluationName: evaluation.name }
+    return Result.succeed({ evaluators: [...evaluation.evaluators.values()], evaluationName: evaluation.name })
   }
   const names = request.evaluators!
   if (names.length === 0) return invalid("evaluators: name at least one evaluator of the function")
@@ -99,13 +97,13 @@ const checkEvaluators = (
     }
     if (!evaluators.includes(evaluator)) evaluators.push(evaluator)
   }
-  return { evaluators }
+  return Result.succeed({ evaluators })
 }
 
-const checkVariants = (request: LaunchGepaRequest, fn: FunctionConfig): ReadonlyArray<string> | InvalidRequest => {
+const checkVariants = (request: LaunchGepaRequest, fn: FunctionConfig): Result.Result<ReadonlyArray<string>, InvalidRequest> => {
   if (request.initial_variants === undefined) {
     const names = [...fn.variants.values()].filter(optimizable).map((variant) => variant.name)
-    return names.length > 0 ? names : invalid(`function_name: function "${fn.name}" has no chat_completion variant with a template to optimize`)
+    return names.length > 0 ? Result.succeed(names) : invalid(`function_name: function "${fn.name}" has no chat_completion variant with a template to optimize`)
   }
   if (request.initial_variants.length === 0) return invalid("initial_variants: name at least one variant")
   for (const [index, name] of request.initial_variants.entries()) {
@@ -116,7 +114,7 @@ const checkVariants = (request: LaunchGepaRequest, fn: FunctionConfig): Readonly
     }
     if (variant.templates.size === 0) return invalid(`initial_variants[${index}]: variant "${name}" has no template to optimize`)
   }
-  return [...new Set(request.initial_variants)]
+  return Result.succeed([...new Set(request.initial_variants)])
 }
 
 const prefixPattern = /^[A-Za-z0-9_.-]{1,64}$/
@@ -127,46 +125,44 @@ export const planGepa = (
   config: GatewayConfig,
   seed: number,
   defaultPrefix: string
-): GepaPayload | InvalidRequest => {
-  const fn = config.functions.get(request.function_name)
-  if (fn === undefined || request.function_name.startsWith("gateway::")) {
-    return invalid(`function_name: unknown function "${request.function_name.slice(0, 200)}"`)
-  }
-  for (const field of ["analysis_model", "mutation_model"] as const) {
-    if (!knownModel(config, request[field])) {
-      return invalid(`${field}: unknown model "${request[field].slice(0, 200)}": not in [models], and not a "<provider_type>::<model>" short-hand`)
+): Result.Result<GepaPayload, InvalidRequest> =>
+  Result.gen(function*() {
+    const fn = config.functions.get(request.function_name)
+    if (fn === undefined || request.function_name.startsWith("gateway::")) {
+      return yield* invalid(`function_name: unknown function "${request.function_name.slice(0, 200)}"`)
     }
-    const refused = shorthandProblem(request[field])
-    if (refused !== undefined) return invalid(`${field}: ${refused}`)
-  }
-  const datasets = checkDatasets(request)
-  if (datasets instanceof InvalidRequest) return datasets
-  const evaluators = checkEvaluators(request, config, fn)
-  if (evaluators instanceof InvalidRequest) return evaluators
-  const variants = checkVariants(request, fn)
-  if (variants instanceof InvalidRequest) return variants
-  const prefix = request.variant_prefix ?? defaultPrefix
-  if (!prefixPattern.test(prefix)) return invalid("variant_prefix: 1 to 64 letters, digits, '_', '.' or '-'")
-  // new variants are named `<prefix>_<iteration>`: none may be a configured variant's name
-  const taken = [...fn.variants.keys()].find((name) => name.startsWith(`${prefix}_`) && /^\d+$/.test(name.slice(prefix.length + 1)))
-  if (taken !== undefined) return invalid(`variant_prefix: new variants would be named like the configured variant "${taken}"; choose another prefix`)
-  return {
-    functionName: fn.name,
-    evaluatorNames: evaluators.evaluators.map((evaluator) => evaluator.name),
-    evaluationName: evaluators.evaluationName,
-    datasets,
-    initialVariants: variants,
-    analysisModel: request.analysis_model,
-    mutationModel: request.mutation_model,
-    maxIterations: request.max_iterations,
-    batchSize: request.batch_size ?? defaultGepaBatchSize,
-    seed: request.seed ?? seed,
-    maxConcurrency: request.max_concurrency ?? defaultGepaConcurrency,
-    maxDatapoints: request.max_datapoints ?? defaultGepaDatapoints,
-    includeInference: request.include_inference_for_mutation ?? true,
-    variantPrefix: prefix
-  }
-}
+    for (const field of ["analysis_model", "mutation_model"] as const) {
+      if (!knownModel(config, request[field])) {
+        return yield* invalid(`${field}: unknown model "${request[field].slice(0, 200)}": not in [models], and not a "<provider_type>::<model>" short-hand`)
+      }
+      const refused = shorthandProblem(request[field])
+      if (refused !== undefined) return yield* invalid(`${field}: ${refused}`)
+    }
+    const datasets = yield* checkDatasets(request)
+    const evaluators = yield* checkEvaluators(request, config, fn)
+    const variants = yield* checkVariants(request, fn)
+    const prefix = request.variant_prefix ?? defaultPrefix
+    if (!prefixPattern.test(prefix)) return yield* invalid("variant_prefix: 1 to 64 letters, digits, '_', '.' or '-'")
+    // new variants are named `<prefix>_<iteration>`: none may be a configured variant's name
+    const taken = [...fn.variants.keys()].find((name) => name.startsWith(`${prefix}_`) && /^\d+$/.test(name.slice(prefix.length + 1)))
+    if (taken !== undefined) return yield* invalid(`variant_prefix: new variants would be named like the configured variant "${taken}"; choose another prefix`)
+    return {
+      functionName: fn.name,
+      evaluatorNames: evaluators.evaluators.map((evaluator) => evaluator.name),
+      evaluationName: evaluators.evaluationName,
+      datasets,
+      initialVariants: variants,
+      analysisModel: request.analysis_model,
+      mutationModel: request.mutation_model,
+      maxIterations: request.max_iterations,
+      batchSize: request.batch_size ?? defaultGepaBatchSize,
+      seed: request.seed ?? seed,
+      maxConcurrency: request.max_concurrency ?? defaultGepaConcurrency,
+      maxDatapoints: request.max_datapoints ?? defaultGepaDatapoints,
+      includeInference: request.include_inference_for_mutation ?? true,
+      variantPrefix: prefix
+    }
+  })
 
 /** the evaluators a payload names, from the function or its evaluation */
 export const payloadEvaluators = (config: GatewayConfig, payload: GepaPayload): ReadonlyArray<EvaluatorConfig> | undefined => {

@@ -215,8 +215,7 @@ export class GepaService extends Context.Service<GepaService, {
             const ready = yield* needed
             const seed = yield* Random.nextIntBetween(0, 2 ** 31 - 1)
             const id = seed.toString(36)
-            const payload = planGepa(request, config, seed, `gepa_${id}`)
-            if (payload instanceof InvalidRequest) return yield* payload
+            const payload = yield* Effect.fromResult(planGepa(request, config, seed, `gepa_${id}`))
             // a task that could only fail is refused now: the datasets must hold datapoints of the function
             const datasets = yield* Effect.mapError(readDatasets(ready, payload), asRequestError(payload))
             if ("split" in datasets && datasets.split.length < 2) {
