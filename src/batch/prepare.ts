@@ -5,6 +5,7 @@
  * prepared, rendered and made into its provider call exactly as `/inference` would. One bad
  * input fails the whole batch with a 400 naming its index. Pure.
  */
+import * as Result from "effect/Result"
 import type { BatchInferenceRequest } from "../api/batch.ts"
 import { relayProviderName } from "../config/relay.ts"
 import { maxBatchInputs } from "../api/batch.ts"
@@ -92,62 +93,64 @@ const listLengths = (request: BatchInferenceRequest, count: number): InvalidRequ
 }
 
 /** input `index`'s `params.chat_completion`, checked as `/inference` checks them */
-const paramsAt = (request: BatchInferenceRequest, index: number): ChatCompletionParams | InvalidRequest | undefined => {
+const paramsAt = (request: BatchInferenceRequest, index: number): Result.Result<ChatCompletionParams | undefined, InvalidRequest> => {
   const lists = request.params?.chat_completion
-  if (lists === undefined) return undefined
+  if (lists === undefined) return Result.succeed(undefined)
   const params: Record<string, unknown> = {}
   for (const [name, list] of Object.entries(lists)) if (list[index] !== null && list[index] !== undefined) params[name] = list[index]
   const decoded = decodeParams(params)
-  if (decoded.ok) return decoded.value
+  if (decoded.ok) return Result.succeed(decoded.value)
   // the path of the first issue is the parameter's name: say which entry of its list it is
   const [first] = decoded.issues
   const name = first?.path[0]
-  return invalid(
+  return Result.fail(invalid(
     name === undefined
       ? `params.chat_completion: ${formatFieldIssues(decoded.issues)}`
       : formatFieldIssues([{ ...first, path: [name, index, ...first.path.slice(1)] }], ["params", "chat_completion"])
-  )
+  ))
 }
 
 /** the one variant of the batch: the pinned one, else one sampled by weight (seeded by the batch id) */
-const variantOf = (request: BatchInferenceRequest, fn: FunctionConfig, batchId: string): VariantConfig | GatewayError => {
+const variantOf = (request: BatchInferenceRequest, fn: FunctionConfig, batchId: string): Result.Result<VariantConfig, GatewayError> => {
   if (request.variant_name !== undefined) {
     const pinned = fn.variants.get(request.variant_name)
-    return pinned ?? new NotFound({ message: `unknown variant "${request.variant_name}" of function "${request.function_name}"` })
+    return pinned === undefined
+      ? Result.fail(new NotFound({ message: `unknown variant "${request.variant_name}" of function "${request.function_name}"` }))
+      : Result.succeed(pinned)
   }
   const [first] = variantOrder(fn, seededRandom(`${request.function_name}:${batchId}`))
   return first === undefined
-    ? invalid(`function "${request.function_name}" has no variant with a positive weight; pin one with variant_name`)
-    : fn.variants.get(first)!
+    ? Result.fail(invalid(`function "${request.function_name}" has no variant with a positive weight; pin one with variant_name`))
+    : Result.succeed(fn.variants.get(first)!)
 }
 
 /** the provider that runs the batch: the first of the model's routing, if its type has a batch API */
-const batchProvider = (variant: ChatCompletionVariant, models: ModelTable): RoutedProvider | GatewayError => {
+const batchProvider = (variant: ChatCompletionVariant, models: ModelTable): Result.Result<RoutedProvider, GatewayError> => {
   const model = models.get(variant.model)
-  if (model === undefined) return new NotFound({ message: `variant "${variant.name}": unknown model "${variant.model}"` })
+  if (model === undefined) return Result.fail(new NotFound({ message: `variant "${variant.name}": unknown model "${variant.model}"` }))
   const provider = model.providers[0]
-  if (provider === undefined) return invalid(`variant "${variant.name}": model "${variant.model}" has no provider`)
+  if (provider === undefined) return Result.fail(invalid(`variant "${variant.name}": model "${variant.model}" has no provider`))
   if (provider.config.name === relayProviderName && provider.config.type === "gateway") {
     // the other gateway's batches are asynchronous behind its own /batch_inference, which a model call cannot reach
-    return invalid(
+    return Result.fail(invalid(
       `variant "${variant.name}": model "${variant.model}" is relayed to another gateway ([gateway.relay]), which has no batch inference; ` +
         "set skip_relay = true on the model to run its batches on its own providers"
-    )
+    ))
   }
   if (provider.client.batch === undefined) {
-    return invalid(
+    return Result.fail(invalid(
       `variant "${variant.name}": provider "${provider.config.name}" of model "${variant.model}" (type ${provider.config.type}) has no batch API; ` +
         "batch inference runs on the first provider of the model's routing (types with one: openai, azure, anthropic, gcp_vertex_gemini, google_ai_studio_gemini, dummy)"
-    )
+    ))
   }
   const credential = provider.config.credential
   if (credential.kind === "dynamic") {
-    return invalid(
+    return Result.fail(invalid(
       `credentials.${credential.name}: provider "${provider.config.name}" reads its key only from the request, but a batch is polled ` +
         "in the background, where no request carries it; give the provider a fallback location (api_key_location = { default = \"dynamic::...\", fallback = \"env::...\" })"
-    )
+    ))
   }
-  return provider
+  return Result.succeed(provider)
 }
 
 /** What a batch is sent with, once the batch as a whole is checked: each input is then prepared with `prepareBatchInput`. */
@@ -166,26 +169,27 @@ export const planBatch = (
   config: GatewayConfig,
   models: ModelTable,
   now: number
-): BatchPlan | GatewayError => {
+): Result.Result<BatchPlan, GatewayError> => {
   const refused = refusedFields(request)
-  if (refused !== undefined) return refused
+  if (refused !== undefined) return Result.fail(refused)
   const count = request.inputs.length
-  if (count === 0) return invalid("inputs: a batch needs at least one input")
-  if (count > maxBatchInputs) return invalid(`inputs: ${count} inputs; a batch takes at most ${maxBatchInputs}`)
+  if (count === 0) return Result.fail(invalid("inputs: a batch needs at least one input"))
+  if (count > maxBatchInputs) return Result.fail(invalid(`inputs: ${count} inputs; a batch takes at most ${maxBatchInputs}`))
   const lengths = listLengths(request, count)
-  if (lengths !== undefined) return lengths
+  if (lengths !== undefined) return Result.fail(lengths)
 
   const fn = config.functions.get(request.function_name)
-  if (fn === undefined) return new NotFound({ message: `unknown function "${request.function_name}"` })
+  if (fn === undefined) return Result.fail(new NotFound({ message: `unknown function "${request.function_name}"` }))
   const batchId = uuidv7(now)
-  const variant = variantOf(request, fn, batchId)
-  if (isGatewayError(variant)) return variant
-  if (variant.type !== "chat_completion") {
-    return invalid(`variant_name: variant "${variant.name}" is of type ${variant.type}; batches run chat_completion variants only`)
-  }
-  const provider = batchProvider(variant, models)
-  if (isGatewayError(provider)) return provider
-  return { batchId, functionName: request.function_name, fn, variant, modelName: variant.model, provider }
+  return Result.flatMap(variantOf(request, fn, batchId), (variant) => {
+    if (variant.type !== "chat_completion") {
+      return Result.fail(invalid(`variant_name: variant "${variant.name}" is of type ${variant.type}; batches run chat_completion variants only`))
+    }
+    return Result.map(
+      batchProvider(variant, models),
+      (provider): BatchPlan => ({ batchId, functionName: request.function_name, fn, variant, modelName: variant.model, provider })
+    )
+  })
 }
 
 /** Input `index` of the batch prepared, rendered and made into its provider call as `/inference` would; an error names the index. */
@@ -198,13 +202,14 @@ export const prepareBatchInput = (
   templates: TemplateEngine,
   now: number,
   apiKey: string | undefined
-): PreparedBatchInference | GatewayError => {
+): Result.Result<PreparedBatchInference, GatewayError> => {
   const { fn, variant, provider, modelName, batchId } = plan
   const clientTags = request.tags?.[index] ?? undefined
   const reserved = checkClientTags(clientTags, `tags[${index}]`)
-  if (reserved !== undefined) return reserved
-  const params = paramsAt(request, index)
-  if (params instanceof InvalidRequest) return params
+  if (reserved !== undefined) return Result.fail(reserved)
+  const checkedParams = paramsAt(request, index)
+  if (Result.isFailure(checkedParams)) return Result.fail(checkedParams.failure)
+  const params = checkedParams.success
   const single: InferenceRequest = {
     function_name: request.function_name,
     variant_name: variant.name,
@@ -221,17 +226,17 @@ export const prepareBatchInput = (
   }
   const prepared = prepareInference(single, config, models, now)
   if (isGatewayError(prepared)) {
-    return prepared instanceof InvalidRequest ? invalid(atIndex(prepared.message, index)) : prepared
+    return Result.fail(prepared instanceof InvalidRequest ? invalid(atIndex(prepared.message, index)) : prepared)
   }
   const rendered = renderInput(single.input, fn, variant, templates)
-  if (isInputProblem(rendered)) return invalid(atIndex(`${rendered.path}: ${rendered.message}`, index))
+  if (isInputProblem(rendered)) return Result.fail(invalid(atIndex(`${rendered.path}: ${rendered.message}`, index)))
   const modelRequest = buildModelRequest(prepared, variant, rendered)
   const call = providerCall(modelRequest, modelName, provider.config, variant, prepared)
-  if (call instanceof InvalidRequest) return call
+  if (call instanceof InvalidRequest) return Result.fail(call)
   if (call instanceof ProviderFailure) {
-    return invalid(`variant "${variant.name}": provider "${provider.config.name}" of model "${modelName}" cannot be called: ${call.message}`)
+    return Result.fail(invalid(`variant "${variant.name}": provider "${provider.config.name}" of model "${modelName}" cannot be called: ${call.message}`))
   }
-  return { prepared, modelRequest, call }
+  return Result.succeed({ prepared, modelRequest, call })
 }
 
 /** The whole batch at once (the service prepares its inputs a slice at a time instead, between turns of the event loop). */
@@ -242,14 +247,13 @@ export const prepareBatch = (
   templates: TemplateEngine,
   now: number,
   apiKey: string | undefined
-): PreparedBatch | GatewayError => {
-  const plan = planBatch(request, config, models, now)
-  if (isGatewayError(plan)) return plan
-  const inferences: Array<PreparedBatchInference> = []
-  for (let index = 0; index < request.inputs.length; index++) {
-    const prepared = prepareBatchInput(plan, request, index, config, models, templates, now, apiKey)
-    if (isGatewayError(prepared)) return prepared
-    inferences.push(prepared)
-  }
-  return { ...plan, inferences }
-}
+): Result.Result<PreparedBatch, GatewayError> =>
+  Result.flatMap(planBatch(request, config, models, now), (plan) => {
+    const inferences: Array<PreparedBatchInference> = []
+    for (let index = 0; index < request.inputs.length; index++) {
+      const prepared = prepareBatchInput(plan, request, index, config, models, templates, now, apiKey)
+      if (Result.isFailure(prepared)) return Result.fail(prepared.failure)
+      inferences.push(prepared.success)
+    }
+    return Result.succeed({ ...plan, inferences })
+  })

@@ -17,6 +17,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { type BatchInferenceRequest, maxBatchPage } from "../api/batch.ts"
 import { AllProvidersFailed, type GatewayError, InvalidRequest, isGatewayError, NotFound } from "../errors.ts"
@@ -117,28 +118,29 @@ export class BatchService extends Context.Service<BatchService, {
         )
 
       /** the configured provider a stored batch was sent to, and how to poll it */
-      const pollTarget = (batch: StoredBatch): { provider: RoutedProvider; call: BatchPollCall } | GatewayError => {
+      const pollTarget = (batch: StoredBatch): Result.Result<{ provider: RoutedProvider; call: BatchPollCall }, GatewayError> => {
         const model = models.get(batch.modelName)
         const provider = model?.providers.find((candidate) => candidate.config.name === batch.modelProviderName)
         if (provider === undefined || provider.client.batch === undefined) {
-          return new AllProvidersFailed({
+          return Result.fail(new AllProvidersFailed({
             message: `batch ${batch.id} was sent to provider "${batch.modelProviderName}" of model "${batch.modelName}", which the configuration no longer has`,
             kind: "upstream"
-          })
+          }))
         }
         const variant = config.functions.get(batch.functionName)?.variants.get(batch.variantName)
         const edits = variant?.type === "chat_completion" ? variant : { name: batch.variantName, extraBody: [], extraHeaders: [] }
         const call = providerCall(undefined, batch.modelName, provider.config, edits, { bodyEdits: [], headerEdits: [], credentials: {} })
-        if (isGatewayError(call)) return call
+        if (isGatewayError(call)) return Result.fail(call)
         if (call instanceof ProviderFailure) {
-          return new AllProvidersFailed({ message: `provider "${batch.modelProviderName}" of model "${batch.modelName}": ${call.message}`, kind: "upstream" })
+          return Result.fail(new AllProvidersFailed({ message: `provider "${batch.modelProviderName}" of model "${batch.modelName}": ${call.message}`, kind: "upstream" }))
         }
-        return { provider, call: { apiKey: call.apiKey, qualifiedName: call.qualifiedName, extraHeaders: call.extraHeaders } }
+        return Result.succeed({ provider, call: { apiKey: call.apiKey, qualifiedName: call.qualifiedName, extraHeaders: call.extraHeaders } })
       }
 
       const pollProvider = (batch: StoredBatch): Effect.Effect<BatchOutcome, GatewayError> => {
-        const target = pollTarget(batch)
-        if (isGatewayError(target)) return Effect.fail(target)
+        const polled = pollTarget(batch)
+        if (Result.isFailure(polled)) return Effect.fail(polled.failure)
+        const target = polled.success
         return withTransport(target.provider.client.batch!.poll({ providerBatchId: batch.providerBatchId, data: batch.providerBatchData }, target.call)).pipe(
           Effect.mapError(providerError(batch.modelProviderName, batch.modelName, `could not be polled for batch ${batch.id}`))
         )
@@ -312,15 +314,12 @@ export class BatchService extends Context.Service<BatchService, {
           Effect.gen(function*() {
             const ready = yield* needed
             const startedAt = now()
-            const plan = planBatch(request, config, models, startedAt)
-            if (isGatewayError(plan)) return yield* Effect.fail(plan)
+            const plan = yield* Effect.fromResult(planBatch(request, config, models, startedAt))
             // up to 50,000 inputs: a slice at a time, the requests in flight served between slices
             const inputs: Array<PreparedBatchInference> = []
             for (let index = 0; index < request.inputs.length; index++) {
               if (index > 0 && index % itemsPerTurn === 0) yield* letIoRun
-              const input = prepareBatchInput(plan, request, index, config, models, config.templates, startedAt, apiKey)
-              if (isGatewayError(input)) return yield* Effect.fail(input)
-              inputs.push(input)
+              inputs.push(yield* Effect.fromResult(prepareBatchInput(plan, request, index, config, models, config.templates, startedAt, apiKey)))
             }
             const prepared: PreparedBatch = { ...plan, inferences: inputs }
             const { provider, modelName } = prepared

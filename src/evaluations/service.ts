@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Random from "effect/Random"
+import * as Result from "effect/Result"
 import * as Semaphore from "effect/Semaphore"
 import type { EvaluationRunRequest } from "../api/evaluations.ts"
 import { type GatewayError, NotFound } from "../errors.ts"
@@ -171,7 +172,7 @@ export class EvaluationService extends Context.Service<EvaluationService, {
             Effect.flatMap(Random.next, (draw) => {
               // without variant_name, one variant is drawn for the whole run
               const plan = planRun(request, config, () => draw)
-              return plan instanceof Error ? Effect.fail(plan) : execute(stores, plan, apiKey, listener)
+              return Result.isFailure(plan) ? Effect.fail(plan.failure) : execute(stores, plan.success, apiKey, listener)
             })
           ),
         listRuns: (query) => withStores((stores) => Effect.mapError(stores.evaluations.listRuns(query), storeFailure(stores))),

@@ -11,7 +11,7 @@ import * as Layer from "effect/Layer"
 import type { FeedbackRequest } from "../api/feedback.ts"
 import { tagsWithApiKey } from "../api/tags.ts"
 import { Buffer } from "node:buffer"
-import { type GatewayError, InternalError, InvalidRequest, isGatewayError, PayloadTooLarge, ServiceUnavailable } from "../errors.ts"
+import { type GatewayError, InternalError, InvalidRequest, PayloadTooLarge, ServiceUnavailable } from "../errors.ts"
 import { uuidv7, uuidv7Timestamp } from "../ids.ts"
 import { emptyBatch, type StoredFeedback } from "../observability/records.ts"
 import { Observability, observabilityDisabled } from "../observability/stores.ts"
@@ -53,8 +53,7 @@ export class FeedbackService extends Context.Service<FeedbackService, {
 
       const submit = (request: FeedbackRequest, apiKey: string | undefined) =>
         Effect.gen(function*() {
-          const plan = planFeedback(request, config)
-          if (isGatewayError(plan)) return yield* plan
+          const plan = yield* Effect.fromResult(planFeedback(request, config))
           if (stores === undefined) return yield* observabilityDisabled()
           let value = plan.value
           if (plan.targetType === "inference") {

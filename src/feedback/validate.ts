@@ -3,6 +3,7 @@
  * that need no database are here; whether the target exists is asked of the store.
  */
 import { isDeepStrictEqual } from "node:util"
+import * as Result from "effect/Result"
 import type { FeedbackRequest } from "../api/feedback.ts"
 import type { FunctionConfig, GatewayConfig } from "../config/types.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
@@ -22,11 +23,11 @@ export interface FeedbackPlan {
   readonly value: unknown
 }
 
-const invalid = (message: string) => new InvalidRequest({ message })
+const invalid = (message: string): Result.Result<never, InvalidRequest> => Result.fail(new InvalidRequest({ message }))
 
 const describe = (value: unknown) => (value === null ? "null" : Array.isArray(value) ? "an array" : typeof value)
 
-export const planFeedback = (request: FeedbackRequest, config: GatewayConfig): FeedbackPlan | GatewayError => {
+export const planFeedback = (request: FeedbackRequest, config: GatewayConfig): Result.Result<FeedbackPlan, GatewayError> => {
   const { inference_id, episode_id, metric_name, value } = request
   if ((inference_id === undefined) === (episode_id === undefined)) {
     return invalid("give exactly one of inference_id or episode_id")
@@ -37,14 +38,14 @@ export const planFeedback = (request: FeedbackRequest, config: GatewayConfig): F
 
   if (metric_name === "comment") {
     if (typeof value !== "string") return invalid(`value: a comment is a string, got ${describe(value)}`)
-    return { kind: "comment", metricName: metric_name, targetType, targetId, value }
+    return Result.succeed({ kind: "comment", metricName: metric_name, targetType, targetId, value })
   }
   if (metric_name === "demonstration") {
     if (targetType !== "inference") return invalid("demonstration: give the inference_id of the inference it demonstrates")
-    return { kind: "demonstration", metricName: metric_name, targetType, targetId, value }
+    return Result.succeed({ kind: "demonstration", metricName: metric_name, targetType, targetId, value })
   }
   const metric = config.metrics.get(metric_name)
-  if (metric === undefined) return new NotFound({ message: `unknown metric "${metric_name}"` })
+  if (metric === undefined) return Result.fail(new NotFound({ message: `unknown metric "${metric_name}"` }))
   if (metric.level !== targetType) {
     return invalid(`metric "${metric_name}" is an ${metric.level}-level metric: give ${metric.level}_id instead of ${targetType}_id`)
   }
@@ -54,7 +55,7 @@ export const planFeedback = (request: FeedbackRequest, config: GatewayConfig): F
   if (metric.type === "float" && (typeof value !== "number" || !Number.isFinite(value))) {
     return invalid(`value: metric "${metric_name}" takes a number, got ${describe(value)}`)
   }
-  return { kind: metric.type, metricName: metric_name, targetType, targetId, value }
+  return Result.succeed({ kind: metric.type, metricName: metric_name, targetType, targetId, value })
 }
 
 const chatBlockProblem = (

@@ -8,11 +8,12 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import type * as Stream from "effect/Stream"
 import type { InferenceRequest } from "../api/inference.ts"
 import { tagsWithApiKey } from "../api/tags.ts"
 import type { VariantConfig } from "../config/types.ts"
-import { type GatewayError, InvalidRequest, isGatewayError } from "../errors.ts"
+import { type GatewayError, isGatewayError } from "../errors.ts"
 import { diclRetrieval } from "../dicl/retrieval.ts"
 import { Experimentation } from "../experimentation/service.ts"
 import { inferenceWriteUnit } from "../inferences/rows.ts"
@@ -146,7 +147,7 @@ export class InferenceService extends Context.Service<InferenceService, {
           return Effect.flatMap(runEpisode(episodeId), (found) => {
             if (found === undefined) return prepareNow(request, apiKey, extras)
             const applied = applyRun(request, found)
-            return applied instanceof InvalidRequest ? Effect.fail(applied) : prepareNow(applied, apiKey, extras)
+            return Result.isFailure(applied) ? Effect.fail(applied.failure) : prepareNow(applied.success, apiKey, extras)
           })
         },
         run: (prepared, onCompleted) =>

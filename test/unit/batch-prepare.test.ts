@@ -1,3 +1,4 @@
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import type { BatchInferenceRequest } from "../../src/api/batch.ts"
 import { batchIdTag, prepareBatch, type PreparedBatch } from "../../src/batch/prepare.ts"
@@ -74,7 +75,7 @@ const now = Date.UTC(2026, 10, 24, 12)
 const cityInput = (city: string) => ({ messages: [{ role: "user" as const, content: [{ type: "text" as const, arguments: { city } }] }] })
 
 const prepare = (request: Partial<BatchInferenceRequest>, apiKey?: string) =>
-  prepareBatch({ function_name: "chat", inputs: [cityInput("Paris"), cityInput("Oslo")], ...request } as BatchInferenceRequest, config, models, config.templates, now, apiKey)
+  Result.merge(prepareBatch({ function_name: "chat", inputs: [cityInput("Paris"), cityInput("Oslo")], ...request } as BatchInferenceRequest, config, models, config.templates, now, apiKey))
 
 const prepared = (request: Partial<BatchInferenceRequest>, apiKey?: string): PreparedBatch => {
   const result = prepare(request, apiKey)
@@ -130,11 +131,11 @@ describe("prepareBatch", () => {
 
   it("checks json inputs against each input's output schema", () => {
     const schema = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] }
-    const result = prepareBatch({
+    const result = Result.merge(prepareBatch({
       function_name: "extract",
       inputs: [{ messages: [{ role: "user", content: "one" }] }, { messages: [{ role: "user", content: "two" }] }],
       output_schemas: [schema, null]
-    } as BatchInferenceRequest, config, models, config.templates, now, undefined)
+    } as BatchInferenceRequest, config, models, config.templates, now, undefined))
     if (isGatewayError(result)) throw new Error(result.message)
     expect(result.inferences[0].prepared.outputSchema?.schema).toEqual(schema)
     expect(result.inferences[1].prepared.outputSchema?.schema).toEqual(config.functions.get("extract")!.outputSchema!.schema)

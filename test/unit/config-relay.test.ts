@@ -1,3 +1,4 @@
+import * as Result from "effect/Result"
 /**
  * `[gateway.relay]` and the `gateway` provider type, at start-up: the configuration rewritten so
  * that every model call (but `skip_relay` models') goes to the central gateway, the problems of
@@ -113,7 +114,7 @@ describe("[gateway.relay]", () => {
 
   it("a relayed model has no batch inference", () => {
     const config = buildOk(relay() + models, { env })
-    const refused = planBatch({ function_name: "chat", variant_name: "a", inputs: [{ messages: [] }] }, config, new ModelTable(config), 0)
+    const refused = Result.merge(planBatch({ function_name: "chat", variant_name: "a", inputs: [{ messages: [] }] }, config, new ModelTable(config), 0))
     expect(refused).toMatchObject({ message: expect.stringContaining(`model "mini" is relayed to another gateway ([gateway.relay]), which has no batch inference`) })
   })
 })

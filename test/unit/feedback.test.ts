@@ -1,6 +1,7 @@
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { InvalidRequest, NotFound } from "../../src/errors.ts"
-import { checkDemonstration, planFeedback } from "../../src/feedback/validate.ts"
+import { checkDemonstration, planFeedback as planFeedbackResult } from "../../src/feedback/validate.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { buildOk, json } from "./fixtures.ts"
 
@@ -41,6 +42,9 @@ model = "dummy::json"
 `, { files: { "/cfg/weather.json": weather, "/cfg/answer.json": answerSchema } })
 
 const id = uuidv7(Date.now())
+
+/** the plan, or the refusal */
+const planFeedback = (...args: Parameters<typeof planFeedbackResult>) => Result.merge(planFeedbackResult(...args))
 
 const messageOf = (result: unknown) => {
   expect(result).toBeInstanceOf(InvalidRequest)

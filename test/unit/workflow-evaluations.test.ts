@@ -3,13 +3,17 @@
  * inferences are never looked up), and what a run does to an inference of its episode
  * (variant pinning, tags).
  */
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import type { InferenceRequest } from "../../src/api/inference.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import { isUuidV7 } from "../../src/inference/prepare.ts"
 import { mayBeRunEpisodeId, mintRunEpisodeId, runEpisodeMarker } from "../../src/workflowEvaluations/episodeIds.ts"
-import { applyRun, type RunEpisode, workflowEvaluationRunIdTag } from "../../src/workflowEvaluations/pinning.ts"
+import { applyRun as applyRunResult, type RunEpisode, workflowEvaluationRunIdTag } from "../../src/workflowEvaluations/pinning.ts"
+
+/** the request as the run applies it, or the refusal */
+const applyRun = (request: InferenceRequest, found: RunEpisode) => Result.merge(applyRunResult(request, found))
 
 describe("run episode ids", () => {
   it("are UUIDv7s of the time given, in time order, carrying the mark", () => {
