@@ -3,6 +3,7 @@
  * tagged errors; each carries its HTTP status, and `errorMessage` gives the text of the
  * `{"error": "..."}` body (or the OpenAI-shaped body on `/openai/v1/*`).
  */
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
 /** 400: malformed JSON, unknown or missing fields, failed validation. The message names the field. */
@@ -200,7 +201,7 @@ const gatewayErrorTags: ReadonlySet<string> = new Set([
 ])
 
 export const isGatewayError = (u: unknown): u is GatewayError =>
-  typeof u === "object" && u !== null && gatewayErrorTags.has((u as { _tag?: unknown })._tag as string)
+  Predicate.hasProperty(u, "_tag") && gatewayErrorTags.has(u._tag as string)
 
 /** The body every endpoint outside `/openai/v1` answers with on failure. */
 export const errorBody = (error: GatewayError): string => JSON.stringify({ error: error.message })

@@ -7,6 +7,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { RateLimited, ServiceUnavailable, Unauthorized } from "../errors.ts"
 import type { StoreError } from "../storeError.ts"
 import { type ParsedApiKey, parseApiKey, secretMatches } from "./apiKey.ts"
@@ -27,29 +28,30 @@ export class Authentication extends Context.Service<Authentication, {
 /** The API keys of the relational database, for the UI's key management: undefined without one. */
 export class ApiKeys extends Context.Service<ApiKeys, { readonly store: ApiKeyStore | undefined }>()("gateway/ApiKeys") {}
 
-const unauthorized = (message: string) => new Unauthorized({ message })
+const unauthorized = (message: string): Result.Result<never, Unauthorized> => Result.fail(new Unauthorized({ message }))
 
 /** The key an Authorization header names, or why it names none. */
-export const parseAuthorization = (authorization: string | undefined): ParsedApiKey | Unauthorized => {
+export const parseAuthorization = (authorization: string | undefined): Result.Result<ParsedApiKey, Unauthorized> => {
   if (authorization === undefined || authorization.trim() === "") {
     return unauthorized(`missing API key: send the header "Authorization: Bearer <API key>"`)
   }
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)
   if (match === null) return unauthorized(`the Authorization header must be "Bearer <API key>"`)
-  return parseApiKey(match[1]) ?? unauthorized("malformed API key: expected sk-gw-<12-character public id>-<secret>")
+  const parsed = parseApiKey(match[1])
+  return parsed === undefined ? unauthorized("malformed API key: expected sk-gw-<12-character public id>-<secret>") : Result.succeed(parsed)
 }
 
 /** The public id of a key found in the store if it is usable at `now` (neither disabled nor expired), or why not. */
-export const usableKey = (key: ApiKeyInfo, now: number): string | Unauthorized => {
+export const usableKey = (key: ApiKeyInfo, now: number): Result.Result<string, Unauthorized> => {
   if (key.disabledAt !== undefined) return unauthorized(`API key ${key.publicId} is disabled`)
   if (key.expiresAt !== undefined && key.expiresAt <= now) {
     return unauthorized(`API key ${key.publicId} expired at ${new Date(key.expiresAt).toISOString()}`)
   }
-  return key.publicId
+  return Result.succeed(key.publicId)
 }
 
 /** The public id of `parsed` if `key` (as stored; undefined when there is none) lets it in, or why not. */
-export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, now: number): string | Unauthorized => {
+export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, now: number): Result.Result<string, Unauthorized> => {
   // an unknown id and a wrong secret look the same from outside
   if (key === undefined || !secretMatches(parsed.secret, key.secretHash)) return unauthorized("unknown API key")
   return usableKey(key, now)
@@ -58,7 +60,6 @@ export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, n
 const storeUnavailable = (error: StoreError) =>
   new ServiceUnavailable({ message: `cannot check the API key: the relational database is unavailable: ${error.message}` })
 
-const verified = (outcome: string | Unauthorized): Effect.Effect<string, Unauthorized> => typeof outcome === "string" ? Effect.succeed(outcome) : Effect.fail(outcome)
 
 /**
  * Checks an Authorization header against the key it names, found by `find` (which may
@@ -69,11 +70,12 @@ export const checkAuthorization = (
   find: (publicId: string) => Effect.Effect<StoredApiKey | undefined, StoreError>,
   now: number
 ): Effect.Effect<string, Unauthorized | ServiceUnavailable> => {
-  const parsed = parseAuthorization(authorization)
-  if (parsed instanceof Unauthorized) return Effect.fail(parsed)
+  const header = parseAuthorization(authorization)
+  if (Result.isFailure(header)) return Effect.fail(header.failure)
+  const parsed = header.success
   return find(parsed.publicId).pipe(
     Effect.mapError(storeUnavailable),
-    Effect.flatMap((key) => verified(verifyKey(parsed, key, now)))
+    Effect.flatMap((key) => Effect.fromResult(verifyKey(parsed, key, now)))
   )
 }
 
@@ -120,13 +122,14 @@ export const authenticateGuarded = (
   now: number
 ): Effect.Effect<string, Unauthorized | RateLimited | ServiceUnavailable> => {
   if (attempts === undefined || address === undefined) return checkAuthorization(authorization, cachedFind(lookup), now)
-  const parsed = parseAuthorization(authorization)
-  if (parsed instanceof Unauthorized) return Effect.fail(parsed)
+  const header = parseAuthorization(authorization)
+  if (Result.isFailure(header)) return Effect.fail(header.failure)
+  const parsed = header.success
   const { publicId } = parsed
   const hit = lookup.cached(publicId)
   /** a failure counted against the address: a 401, or a 429 once it has no attempts left */
-  const counted = (outcome: string | Unauthorized): Effect.Effect<string, Unauthorized | RateLimited> =>
-    typeof outcome === "string" || attempts.take(address, now) ? verified(outcome) : Effect.fail(tooMany(attempts, address, now))
+  const counted = (outcome: Result.Result<string, Unauthorized>): Effect.Effect<string, Unauthorized | RateLimited> =>
+    Result.isSuccess(outcome) || attempts.take(address, now) ? Effect.fromResult(outcome) : Effect.fail(tooMany(attempts, address, now))
   if (hit !== undefined) return counted(verifyKey(parsed, hit.key, now))
   const known = lookup.known(publicId)
   // a query under way costs nothing more; nor does a key this process found before asked with its secret
@@ -140,8 +143,8 @@ export const authenticateGuarded = (
     Effect.mapError(storeUnavailable),
     Effect.flatMap((key) => {
       const outcome = verifyKey(parsed, key, now)
-      if (typeof outcome === "string") attempts.giveBack(address, now)
-      return verified(outcome)
+      if (Result.isSuccess(outcome)) attempts.giveBack(address, now)
+      return Effect.fromResult(outcome)
     })
   )
 }

@@ -21,6 +21,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { type RateLimited, ServiceUnavailable, Unauthorized } from "../errors.ts"
 import type { StoreError } from "../storeError.ts"
 import { tooMany, usableKey } from "./authenticate.ts"
@@ -88,7 +89,7 @@ export const checkSession = (
     Effect.flatMap((key) => {
       if (key === undefined) return Effect.fail(signInAgain("the UI's session has ended (signed out, expired, or unknown)"))
       const usable = usableKey(key, now)
-      if (typeof usable !== "string") return Effect.fail(usable)
+      if (Result.isFailure(usable)) return Effect.fail(usable.failure)
       giveBack()
       return Effect.succeed(key)
     })

@@ -24,7 +24,6 @@ import type { TemplateEngine } from "../inference/templates.ts"
 import type { ModelRequest } from "../inference/types.ts"
 import { providerCall } from "../inference/providerCall.ts"
 import { type ProviderCall } from "../providers/types.ts"
-import { ProviderFailure } from "../providers/failure.ts"
 
 /** the tag every inference of a batch carries: its batch's id */
 export const batchIdTag = "gateway::batch_id"
@@ -231,12 +230,15 @@ export const prepareBatchInput = (
   const rendered = renderInput(single.input, fn, variant, templates)
   if (isInputProblem(rendered)) return Result.fail(invalid(atIndex(`${rendered.path}: ${rendered.message}`, index)))
   const modelRequest = buildModelRequest(prepared, variant, rendered)
-  const call = providerCall(modelRequest, modelName, provider.config, variant, prepared)
-  if (call instanceof InvalidRequest) return Result.fail(call)
-  if (call instanceof ProviderFailure) {
-    return Result.fail(invalid(`variant "${variant.name}": provider "${provider.config.name}" of model "${modelName}" cannot be called: ${call.message}`))
-  }
-  return Result.succeed({ prepared, modelRequest, call })
+  return Result.match(providerCall(modelRequest, modelName, provider.config, variant, prepared), {
+    onFailure: (refused) =>
+      Result.fail(
+        refused instanceof InvalidRequest
+          ? refused
+          : invalid(`variant "${variant.name}": provider "${provider.config.name}" of model "${modelName}" cannot be called: ${refused.message}`)
+      ),
+    onSuccess: (call) => Result.succeed({ prepared, modelRequest, call })
+  })
 }
 
 /** The whole batch at once (the service prepares its inputs a slice at a time instead, between turns of the event loop). */

@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { type BatchInferenceRequest, maxBatchPage } from "../api/batch.ts"
-import { AllProvidersFailed, type GatewayError, InvalidRequest, isGatewayError, NotFound } from "../errors.ts"
+import { AllProvidersFailed, type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { itemsPerTurn, letIoRun } from "../eventLoop.ts"
 import { isUuid } from "../ids.ts"
 import type { RoutedProvider } from "../inference/models.ts"
@@ -129,11 +129,16 @@ export class BatchService extends Context.Service<BatchService, {
         }
         const variant = config.functions.get(batch.functionName)?.variants.get(batch.variantName)
         const edits = variant?.type === "chat_completion" ? variant : { name: batch.variantName, extraBody: [], extraHeaders: [] }
-        const call = providerCall(undefined, batch.modelName, provider.config, edits, { bodyEdits: [], headerEdits: [], credentials: {} })
-        if (isGatewayError(call)) return Result.fail(call)
-        if (call instanceof ProviderFailure) {
-          return Result.fail(new AllProvidersFailed({ message: `provider "${batch.modelProviderName}" of model "${batch.modelName}": ${call.message}`, kind: "upstream" }))
+        const made = providerCall(undefined, batch.modelName, provider.config, edits, { bodyEdits: [], headerEdits: [], credentials: {} })
+        if (Result.isFailure(made)) {
+          const refused = made.failure
+          return Result.fail(
+            refused instanceof ProviderFailure
+              ? new AllProvidersFailed({ message: `provider "${batch.modelProviderName}" of model "${batch.modelName}": ${refused.message}`, kind: "upstream" })
+              : refused
+          )
         }
+        const call = made.success
         return Result.succeed({ provider, call: { apiKey: call.apiKey, qualifiedName: call.qualifiedName, extraHeaders: call.extraHeaders } })
       }
 

@@ -104,8 +104,10 @@ export class DiclService extends Context.Service<DiclService, {
       /** the databases the examples need, or the 503 naming what is missing */
       const needed = storesWithTasks(stores, tasks, "DICL examples (created by a durable task)")
 
-      const functionOf = (name: string): FunctionConfig | InvalidRequest =>
-        config.functions.get(name) ?? new InvalidRequest({ message: `function_name: unknown function "${name.slice(0, 200)}"` })
+      const functionOf = (name: string): Effect.Effect<FunctionConfig, InvalidRequest> => {
+        const fn = config.functions.get(name)
+        return fn === undefined ? Effect.fail(new InvalidRequest({ message: `function_name: unknown function "${name.slice(0, 200)}"` })) : Effect.succeed(fn)
+      }
 
       /** the examples of one batch of items, embedded */
       const embedBatch = (payload: DiclTaskPayload, items: ReadonlyArray<SourceItem>) =>
@@ -142,8 +144,7 @@ export class DiclService extends Context.Service<DiclService, {
         const payload = task.payload
         return Effect.gen(function*() {
           const ready = yield* needed
-          const fn = functionOf(payload.functionName)
-          if (fn instanceof InvalidRequest) return yield* fn
+          const fn = yield* functionOf(payload.functionName)
           if (!fn.variants.has(payload.variantName)) {
             return yield* Effect.fail({ message: `function "${fn.name}" no longer has a variant "${payload.variantName}"` })
           }
@@ -188,8 +189,7 @@ export class DiclService extends Context.Service<DiclService, {
         create: (request, apiKey) =>
           Effect.gen(function*() {
             const ready = yield* needed
-            const fn = functionOf(request.function_name)
-            if (fn instanceof InvalidRequest) return yield* fn
+            const fn = yield* functionOf(request.function_name)
             const variant = fn.variants.get(request.variant_name)
             if (variant === undefined) {
               return yield* new InvalidRequest({ message: `variant_name: function "${fn.name}" has no variant "${request.variant_name.slice(0, 200)}"` })

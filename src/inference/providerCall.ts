@@ -4,6 +4,7 @@
  * forwarded, and orders the edits (the provider's, then the variant's, then the request's that
  * apply to this call); the runner (`providers/wireProvider.ts`) then makes and sends it.
  */
+import * as Result from "effect/Result"
 import type { Credential } from "../config/credentials.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import { InvalidRequest } from "../errors.ts"
@@ -68,23 +69,23 @@ const credentialFor = (
   provider: ProviderConfig,
   modelName: string,
   requested: Readonly<Record<string, string>>
-): string | undefined | InvalidRequest | ProviderFailure => {
+): Result.Result<string | undefined, InvalidRequest | ProviderFailure> => {
   switch (credential.kind) {
     case "static":
-      return credential.value
+      return Result.succeed(credential.value)
     case "none":
-      return undefined
+      return Result.succeed(undefined)
     case "missing":
-      return new ProviderFailure({ message: credential.what, timedOut: false })
+      return Result.fail(new ProviderFailure({ message: credential.what, timedOut: false }))
     case "dynamic": {
       const value = requested[credential.name]
-      return value !== undefined ? value : new InvalidRequest({
+      return value !== undefined ? Result.succeed(value) : Result.fail(new InvalidRequest({
         message: `credentials.${credential.name}: missing; provider "${provider.name}" of model "${modelName}" reads its API key from dynamic::${credential.name}`
-      })
+      }))
     }
     case "fallback": {
       const primary = credentialFor(credential.primary, provider, modelName, requested)
-      return typeof primary === "object" ? credentialFor(credential.fallback, provider, modelName, requested) : primary
+      return Result.isFailure(primary) ? credentialFor(credential.fallback, provider, modelName, requested) : primary
     }
   }
 }
@@ -100,7 +101,7 @@ const credentialFromRequest = (
     case "dynamic":
       return requested[credential.name] !== undefined
     case "fallback":
-      return typeof credentialFor(credential.primary, provider, modelName, requested) === "object"
+      return Result.isFailure(credentialFor(credential.primary, provider, modelName, requested))
         ? credentialFromRequest(credential.fallback, provider, modelName, requested)
         : credentialFromRequest(credential.primary, provider, modelName, requested)
     default:
@@ -118,9 +119,10 @@ export const providerCall = <Request = ModelRequest>(
   provider: ProviderConfig,
   variant: VariantEdits,
   extras: RequestExtras
-): ProviderCall<Request> | InvalidRequest | ProviderFailure => {
-  const apiKey = credentialFor(provider.credential, provider, modelName, extras.credentials)
-  if (typeof apiKey === "object") return apiKey
+): Result.Result<ProviderCall<Request>, InvalidRequest | ProviderFailure> => {
+  const credential = credentialFor(provider.credential, provider, modelName, extras.credentials)
+  if (Result.isFailure(credential)) return Result.fail(credential.failure)
+  const apiKey = credential.success
   const target: CallTarget = { variantName: variant.name, modelName, providerName: provider.name }
   const caller: CallerContext = {
     tags: extras.tags ?? noTags,
@@ -129,7 +131,7 @@ export const providerCall = <Request = ModelRequest>(
     extraBody: callerEditsFor(variant.extraBody, extras.bodyEdits, target),
     extraHeaders: callerEditsFor(variant.extraHeaders, extras.headerEdits, target)
   }
-  return {
+  return Result.succeed({
     request,
     apiKey,
     credentialFromRequest: provider.credential.kind !== "static" && credentialFromRequest(provider.credential, provider, modelName, extras.credentials),
@@ -139,5 +141,5 @@ export const providerCall = <Request = ModelRequest>(
     providerName: provider.name,
     qualifiedName: qualifiedProviderName(modelName, provider.name),
     caller
-  }
+  })
 }

@@ -7,6 +7,7 @@
  */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { ProviderConfig } from "../config/types.ts"
 import { AllProvidersFailed, InvalidRequest, type RateLimited, type ServiceUnavailable, worstKind } from "../errors.ts"
 import { describeFailure, failureKind, ProviderFailure } from "../providers/failure.ts"
@@ -52,7 +53,7 @@ export type RoutedSuccess<P, C, A> = readonly [A, P, C, ReadonlyArray<FailedAtte
  */
 export const inRoutingOrder = <P extends { readonly config: ProviderConfig }, C, A, R>(
   providers: ReadonlyArray<P>,
-  callFor: (provider: P) => C | InvalidRequest | ProviderFailure,
+  callFor: (provider: P) => Result.Result<C, InvalidRequest | ProviderFailure>,
   limitOf: (provider: P) => number | undefined,
   attempt: (provider: P, call: C) => Effect.Effect<A, ProviderFailure | CallRefused, R>,
   allFailed: (failures: ReadonlyArray<FailedAttempt<ProviderFailure>>) => AllProvidersFailed,
@@ -65,12 +66,13 @@ export const inRoutingOrder = <P extends { readonly config: ProviderConfig }, C,
   ): Effect.Effect<RoutedSuccess<P, C, A>, AllProvidersFailed | CallRefused, R> => {
     if (index >= providers.length) return Effect.fail(allFailed(failures))
     const provider = providers[index]
-    const call = callFor(provider)
-    if (call instanceof InvalidRequest) return Effect.fail(call)
-    if (call instanceof ProviderFailure) {
-      failures.push({ name: provider.config.name, failure: call, atMs: clock.currentTimeMillisUnsafe() })
+    const made = callFor(provider)
+    if (Result.isFailure(made)) {
+      if (made.failure instanceof InvalidRequest) return Effect.fail(made.failure)
+      failures.push({ name: provider.config.name, failure: made.failure, atMs: clock.currentTimeMillisUnsafe() })
       return from(index + 1, failures)
     }
+    const call = made.success
     const limit = limitOf(provider)
     return within(
       attempt(provider, call),

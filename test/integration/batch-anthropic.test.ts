@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import type { ModelRequest } from "../../src/inference/types.ts"
 import { providerTypes } from "../../src/providers/registry.ts"
-import { providerCall } from "../../src/inference/providerCall.ts"
+import { providerCall as providerCallResult } from "../../src/inference/providerCall.ts"
 import { type BatchCall, type BatchOutcome, type BatchPollCall, type ProviderCall } from "../../src/providers/types.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
 import type { HttpTransport } from "../../src/transport.ts"
@@ -21,6 +21,9 @@ import {
   refusedBatchMessage,
   startAnthropicBatchFake
 } from "../support/fakeBatchAnthropic.ts"
+
+/** the call `providerCall` makes, or why it cannot be made */
+const providerCall = <Request>(...args: Parameters<typeof providerCallResult<Request>>) => Result.merge(providerCallResult<Request>(...args))
 
 let fake: FakeAnthropicBatch
 

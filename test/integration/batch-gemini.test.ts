@@ -6,6 +6,7 @@
  * failing, cancelled upstream, an outage while polling, a refused creation, and the credential
  * on every exchange but in no failure message.
  */
+import * as Result from "effect/Result"
 import * as crypto from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -15,7 +16,7 @@ import { buildConfig } from "../../src/config/build.ts"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import type { ModelRequest } from "../../src/inference/types.ts"
 import { providerTypes } from "../../src/providers/registry.ts"
-import { providerCall } from "../../src/inference/providerCall.ts"
+import { providerCall as providerCallResult } from "../../src/inference/providerCall.ts"
 import { type BatchCall, type BatchOutcome, type BatchResult, type StartedBatch } from "../../src/providers/types.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
 import type { HttpTransport } from "../../src/transport.ts"
@@ -27,6 +28,9 @@ import {
   startVertexBatchFake,
   vertexBatchGatewayConfig
 } from "../support/fakeBatchGemini.ts"
+
+/** the call `providerCall` makes, or why it cannot be made */
+const providerCall = <Request>(...args: Parameters<typeof providerCallResult<Request>>) => Result.merge(providerCallResult<Request>(...args))
 
 interface Harness<Fake extends FakeBatchProvider> {
   readonly type: string

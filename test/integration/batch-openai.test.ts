@@ -5,6 +5,7 @@
  * cancelled on the provider's side; an outage while polling; a refused creation; the credential
  * on every exchange and never in a failure; and, for OpenAI, a provider in Responses API mode.
  */
+import * as Result from "effect/Result"
 import * as Effect from "effect/Effect"
 import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import { HttpTransportLive } from "../../layers/HttpTransport.ts"
@@ -12,7 +13,7 @@ import { buildConfig } from "../../src/config/build.ts"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import type { ModelRequest } from "../../src/inference/types.ts"
 import { providerTypes } from "../../src/providers/registry.ts"
-import { providerCall } from "../../src/inference/providerCall.ts"
+import { providerCall as providerCallResult } from "../../src/inference/providerCall.ts"
 import { type BatchCall, type BatchClient, type BatchOutcome, type BatchPollCall, type ProviderCall } from "../../src/providers/types.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
 import type { HttpTransport } from "../../src/transport.ts"
@@ -33,6 +34,9 @@ import {
   startAzureBatchFake,
   startOpenAiBatchFake
 } from "../support/fakeBatchOpenAi.ts"
+
+/** the call `providerCall` makes, or why it cannot be made */
+const providerCall = <Request>(...args: Parameters<typeof providerCallResult<Request>>) => Result.merge(providerCallResult<Request>(...args))
 
 /** the provider `p` of the model `batch_model` in a fake's configuration, with the fake's key in the environment (or `env`) */
 const providerOf = (config: FakeBatchGatewayConfig, env: Readonly<Record<string, string>> = config.env): ProviderConfig => {

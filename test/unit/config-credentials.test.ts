@@ -3,12 +3,16 @@
  * environment and files at start-up, the start-up check of positive-weight variants, and
  * `[provider_types.<type>.defaults]`.
  */
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { awsKeysCredential, parseAwsKeys, parseCredentialLocation } from "../../src/config/credentials.ts"
-import { providerCall } from "../../src/inference/providerCall.ts"
+import { providerCall as providerCallResult } from "../../src/inference/providerCall.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { buildErrors, buildOk, configPath } from "./fixtures.ts"
+
+/** the call `providerCall` makes, or why it cannot be made */
+const providerCall = <Request>(...args: Parameters<typeof providerCallResult<Request>>) => Result.merge(providerCallResult<Request>(...args))
 
 const model = (location: string) => `
 [models.m]

@@ -10,12 +10,15 @@ import { planBatch } from "../../src/batch/prepare.ts"
 import { ModelTable } from "../../src/inference/models.ts"
 import { EmbeddingModelTable } from "../../src/embeddings/models.ts"
 import { gatewayCodec } from "../../src/providers/gateway/index.ts"
-import { providerCall } from "../../src/inference/providerCall.ts"
+import { providerCall as providerCallResult } from "../../src/inference/providerCall.ts"
 import { wireRequest } from "../../src/providers/wireRequest.ts"
 import { type ProviderCall } from "../../src/providers/types.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
 import { buildErrors, buildOk } from "./fixtures.ts"
 import { hiRequest } from "../support/modelRequests.ts"
+
+/** the call `providerCall` makes, or why it cannot be made */
+const providerCall = <Request>(...args: Parameters<typeof providerCallResult<Request>>) => Result.merge(providerCallResult<Request>(...args))
 
 const relay = (table = `gateway_url = "http://central:3000"\napi_key_location = "env::CENTRAL_KEY"`) => `
 [gateway.relay]

@@ -1,3 +1,4 @@
+import * as Result from "effect/Result"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { TestClock } from "effect/testing"
@@ -7,10 +8,13 @@ import { jwtBearerGrant, makeServiceAccountAuthorizer } from "../../src/provider
 import type { Credential } from "../../src/config/credentials.ts"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import { InvalidRequest } from "../../src/errors.ts"
-import { providerCall } from "../../src/inference/providerCall.ts"
+import { providerCall as providerCallResult } from "../../src/inference/providerCall.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
 import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { serviceAccountJson, serviceAccountKeys } from "../support/serviceAccount.ts"
+
+/** the call `providerCall` makes, or why it cannot be made */
+const providerCall = <Request>(...args: Parameters<typeof providerCallResult<Request>>) => Result.merge(providerCallResult<Request>(...args))
 
 const { privateKey, publicKey } = serviceAccountKeys()
 const tokenUri = "https://token.test/token"

@@ -13,7 +13,7 @@ import { requestBodyEdit } from "../../src/inference/extraBody.ts"
 import type { ProviderChunk } from "../../src/inference/types.ts"
 import { hostedCodec, selfHostedCodec } from "../../src/providers/chatCompletionsFamily.ts"
 import { openAiCodec } from "../../src/providers/openai/index.ts"
-import { providerCall } from "../../src/inference/providerCall.ts"
+import { providerCall as providerCallResult } from "../../src/inference/providerCall.ts"
 import { wireClient, wireProvider } from "../../src/providers/wireProvider.ts"
 import { wireRequest } from "../../src/providers/wireRequest.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
@@ -21,6 +21,9 @@ import { ProviderFailure } from "../../src/providers/failure.ts"
 import { type HttpCall, type HttpStreamReply, HttpTransport, TransportError } from "../../src/transport.ts"
 import { byteReaderOf, forEachChunk } from "../support/providerStreams.ts"
 import { hiRequest } from "../support/modelRequests.ts"
+
+/** the call `providerCall` makes, or why it cannot be made */
+const providerCall = <Request>(...args: Parameters<typeof providerCallResult<Request>>) => Result.merge(providerCallResult<Request>(...args))
 
 const key = "sk-live-secret-key-0123456789"
 

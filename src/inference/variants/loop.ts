@@ -6,6 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import { isSamplingVariant, type RetryConfig, type Timeouts, type VariantConfig } from "../../config/types.ts"
@@ -57,8 +58,7 @@ const retryBackoff = (maxDelayS: number) =>
 
 /** the request's own fault, by every provider's account: trying it again would only fail again */
 const isRequestFault = (failure: unknown): boolean =>
-  typeof failure === "object" && failure !== null && (failure as { _tag?: unknown })._tag === "AllProvidersFailed" &&
-  (failure as AllProvidersFailed).kind === "request"
+  Predicate.isTagged(failure, "AllProvidersFailed") && (failure as AllProvidersFailed).kind === "request"
 
 /** `attempt` (made anew for each try), tried again `numRetries` times unless it was refused or blamed on the request */
 const withRetries = <A>(

@@ -5,6 +5,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { ModelCallConfig, SamplingVariant, VariantConfig } from "../../config/types.ts"
 import { InvalidRequest } from "../../errors.ts"
 import type { InferenceServices } from "../../services.ts"
@@ -57,11 +58,13 @@ const diclShape = (context: DiclContext): CallShape => ({
 const thoughtful: CallShape = { adjust: chainOfThoughtRequest, outputOf: chainOfThoughtOutput, otherCalls: noCalls }
 
 /** a system template that takes no arguments (DICL's `system_instructions`), rendered; `fallback` without one */
-const fixedSystem = (engine: Engine, variant: ModelCallConfig, fallback: string | undefined): string | undefined | InvalidRequest => {
+const fixedSystem = (engine: Engine, variant: ModelCallConfig, fallback: string | undefined): Result.Result<string | undefined, InvalidRequest> => {
   const key = variant.templates.get("system")
-  if (key === undefined) return fallback
+  if (key === undefined) return Result.succeed(fallback)
   const rendered = engine.templates.render(key, {})
-  return "error" in rendered ? new InvalidRequest({ message: `variant "${variant.name}": its system instructions failed to render: ${rendered.error}` }) : rendered.text
+  return "error" in rendered
+    ? Result.fail(new InvalidRequest({ message: `variant "${variant.name}": its system instructions failed to render: ${rendered.error}` }))
+    : Result.succeed(rendered.text)
 }
 
 /** the model request of a single-call variant: the input rendered with its templates, shaped */
@@ -70,15 +73,14 @@ const requestFor = (
   engine: Engine,
   variant: ModelCallConfig,
   shape: CallShape
-): ModelRequest | InvalidRequest => {
+): Result.Result<ModelRequest, InvalidRequest> => {
   if (shape.messages !== undefined) {
-    const system = fixedSystem(engine, variant, shape.defaultSystem)
-    if (system instanceof InvalidRequest) return system
-    return shape.adjust(buildModelRequest(prepared, variant, { system, messages: shape.messages }))
+    const { messages } = shape
+    return Result.map(fixedSystem(engine, variant, shape.defaultSystem), (system) => shape.adjust(buildModelRequest(prepared, variant, { system, messages })))
   }
   const rendered = renderInput(prepared.request.input, prepared.fn, variant, engine.templates)
-  if (isInputProblem(rendered)) return new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` })
-  return shape.adjust(buildModelRequest(prepared, variant, rendered))
+  if (isInputProblem(rendered)) return Result.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` }))
+  return Result.succeed(shape.adjust(buildModelRequest(prepared, variant, rendered)))
 }
 
 const callWhole = (
@@ -87,8 +89,9 @@ const callWhole = (
   variant: ModelCallConfig,
   shape: CallShape
 ): Effect.Effect<VariantAnswer, Failure, InferenceServices> => {
-  const request = requestFor(prepared, engine, variant, shape)
-  if (request instanceof InvalidRequest) return Effect.fail(request)
+  const made = requestFor(prepared, engine, variant, shape)
+  if (Result.isFailure(made)) return Effect.fail(made.failure)
+  const request = made.success
   return Effect.map(callModel(prepared, engine, variant, request), (call) => ({
     call,
     request,
@@ -105,8 +108,9 @@ const callStreamed = (
   shape: CallShape,
   reshape?: ChunkReshaper
 ): Effect.Effect<VariantStream, Failure, InferenceServices> => {
-  const request = requestFor(prepared, engine, variant, shape)
-  if (request instanceof InvalidRequest) return Effect.fail(request)
+  const made = requestFor(prepared, engine, variant, shape)
+  if (Result.isFailure(made)) return Effect.fail(made.failure)
+  const request = made.success
   return Effect.map(startModelStream(prepared, engine, variant, request), (start) => ({
     start,
     request,
