@@ -41,8 +41,7 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
     // the names are the client's: quoted (no forged log line) and few (no megabyte line)
     yield* Effect.logWarning(`openai: ignoring unknown fields ${quotedList(unknown)}`)
   }
-  const translated = translateChatCompletion(body, (name) => config.functions.get(name)?.type)
-  if (translated instanceof InvalidRequest) return yield* translated
+  const translated = yield* Effect.fromResult(translateChatCompletion(body, (name) => config.functions.get(name)?.type))
   for (const warning of translated.warnings) yield* Effect.logWarning(`openai: ${warning}`)
   const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
   const completed = traceCompleted(trace, translated.request.stream === true)

@@ -2,6 +2,7 @@
  * OpenAI Chat Completions request -> the gateway's inference request (spec 4.2): the same
  * inference path as `/inference` behind OpenAI's surface.
  */
+import * as Result from "effect/Result"
 import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage } from "../api/inference.ts"
 import { checkClientTags, namespaceTag } from "../api/tags.ts"
 import { InvalidRequest } from "../errors.ts"
@@ -28,9 +29,10 @@ export interface TranslatedRequest {
   readonly warnings: ReadonlyArray<string>
 }
 
-type Translated<A> = A | InvalidRequest
+type Translated<A> = Result.Result<A, InvalidRequest>
 
-const invalid = (message: string) => new InvalidRequest({ message })
+const problem = (message: string) => new InvalidRequest({ message })
+const invalid = (message: string): Translated<never> => Result.fail(problem(message))
 
 const audioMime: Readonly<Record<string, string>> = { wav: "audio/wav", mp3: "audio/mpeg" }
 
@@ -50,12 +52,14 @@ const partToBlock = (part: ContentPart, path: string, warnings: Array<string>): 
       if ((part.text === undefined) === (part["gateway::arguments"] === undefined)) {
         return invalid(`${path}: a text part takes exactly one of text or gateway::arguments`)
       }
-      return part.text !== undefined ? { type: "text", text: part.text } : { type: "text", arguments: part["gateway::arguments"] }
+      return Result.succeed(part.text !== undefined ? { type: "text", text: part.text } : { type: "text", arguments: part["gateway::arguments"] })
     case "image_url": {
       const match = dataUrl.exec(part.image_url.url)
-      return match !== null
-        ? { type: "file", file_type: "base64", data: match[2], mime_type: match[1], detail: part.image_url.detail }
-        : { type: "file", file_type: "url", url: part.image_url.url, detail: part.image_url.detail }
+      return Result.succeed(
+        match !== null
+          ? { type: "file", file_type: "base64", data: match[2], mime_type: match[1], detail: part.image_url.detail }
+          : { type: "file", file_type: "url", url: part.image_url.url, detail: part.image_url.detail }
+      )
     }
     case "input_audio": {
       const format = part.input_audio.format.toLowerCase()
@@ -64,29 +68,29 @@ const partToBlock = (part: ContentPart, path: string, warnings: Array<string>): 
         // logged: the format is the client's text
         warnings.push(`${path}.input_audio: the data looks like ${sniffed}, not ${quoted(format, 20)}`)
       }
-      return { type: "file", file_type: "base64", data: part.input_audio.data, mime_type: audioMime[format] ?? `audio/${format}` }
+      return Result.succeed({ type: "file", file_type: "base64", data: part.input_audio.data, mime_type: audioMime[format] ?? `audio/${format}` })
     }
     case "file": {
       const match = dataUrl.exec(part.file.file_data)
       if (match === null) return invalid(`${path}.file.file_data: expected a data URL (data:<media type>;base64,...)`)
-      return { type: "file", file_type: "base64", data: match[2], mime_type: match[1] }
+      return Result.succeed({ type: "file", file_type: "base64", data: match[2], mime_type: match[1] })
     }
     case "gateway::raw_text":
-      return { type: "raw_text", value: part.value }
+      return Result.succeed({ type: "raw_text", value: part.value })
     case "gateway::template":
-      return { type: "template", name: part.name, arguments: part.arguments }
+      return Result.succeed({ type: "template", name: part.name, arguments: part.arguments })
   }
 }
 
 const partsToBlocks = (content: string | ReadonlyArray<ContentPart>, path: string, warnings: Array<string>): Translated<Array<InputBlock>> => {
-  if (typeof content === "string") return [{ type: "text", text: content }]
+  if (typeof content === "string") return Result.succeed([{ type: "text", text: content }])
   const blocks: Array<InputBlock> = []
   for (let i = 0; i < content.length; i++) {
     const block = partToBlock(content[i], `${path}[${i}]`, warnings)
-    if (block instanceof InvalidRequest) return block
-    blocks.push(block)
+    if (Result.isFailure(block)) return Result.fail(block.failure)
+    blocks.push(block.success)
   }
-  return blocks
+  return Result.succeed(blocks)
 }
 
 const plainText = (content: string | ReadonlyArray<ContentPart> | null | undefined): string =>
@@ -130,7 +134,7 @@ const addSystemParts = (content: ReadonlyArray<ContentPart>, path: string, syste
     switch (part.type) {
       case "text":
         if ((part.text === undefined) === (part["gateway::arguments"] === undefined)) {
-          return invalid(`${path}[${j}]: a text part takes exactly one of text or gateway::arguments`)
+          return problem(`${path}[${j}]: a text part takes exactly one of text or gateway::arguments`)
         }
         if (part.text !== undefined) system.texts.push(part.text)
         else args = part["gateway::arguments"]
@@ -140,15 +144,15 @@ const addSystemParts = (content: ReadonlyArray<ContentPart>, path: string, syste
         break
       case "gateway::template":
         if (part.name !== systemTemplate) {
-          return invalid(`${path}[${j}].name: a system message renders the "${systemTemplate}" template, not ${quoted(part.name)}`)
+          return problem(`${path}[${j}].name: a system message renders the "${systemTemplate}" template, not ${quoted(part.name)}`)
         }
         args = part.arguments
         break
       default:
-        return invalid(`${path}[${j}]: a system message holds text, gateway::raw_text and gateway::template parts, not ${part.type}`)
+        return problem(`${path}[${j}]: a system message holds text, gateway::raw_text and gateway::template parts, not ${part.type}`)
     }
     if (args !== undefined) {
-      if (system.arguments !== undefined) return invalid(`${path}[${j}]: the system template's arguments are given twice`)
+      if (system.arguments !== undefined) return problem(`${path}[${j}]: the system template's arguments are given twice`)
       system.arguments = args
     }
   }
@@ -167,8 +171,8 @@ const translateMessages = (messages: ReadonlyArray<Message>, warnings: Array<str
       case "developer": {
         if (typeof message.content === "string") system.texts.push(message.content)
         else {
-          const problem = addSystemParts(message.content, path, system)
-          if (problem !== undefined) return problem
+          const refused = addSystemParts(message.content, path, system)
+          if (refused !== undefined) return Result.fail(refused)
         }
         break
       }
@@ -178,15 +182,16 @@ const translateMessages = (messages: ReadonlyArray<Message>, warnings: Array<str
           break
         }
         const blocks = partsToBlocks(message.content, path, warnings)
-        if (blocks instanceof InvalidRequest) return blocks
-        out.push({ role: "user", content: blocks })
+        if (Result.isFailure(blocks)) return Result.fail(blocks.failure)
+        out.push({ role: "user", content: blocks.success })
         break
       }
       case "assistant": {
-        const blocks = message.content === null || message.content === undefined
-          ? []
+        const given = message.content === null || message.content === undefined
+          ? Result.succeed<Array<InputBlock>>([])
           : partsToBlocks(message.content, path, warnings)
-        if (blocks instanceof InvalidRequest) return blocks
+        if (Result.isFailure(given)) return Result.fail(given.failure)
+        const blocks = given.success
         for (const call of message.tool_calls ?? []) {
           const [name, args] = call.type === "custom" ? [call.custom.name, call.custom.input] : [call.function.name, call.function.arguments]
           toolNames.set(call.id, name)
@@ -220,7 +225,7 @@ const translateMessages = (messages: ReadonlyArray<Message>, warnings: Array<str
   if (system.arguments !== undefined && system.texts.length > 0) {
     return invalid("messages: system messages carry either text or the system template's arguments, not both")
   }
-  return { system: system.arguments ?? (system.texts.length > 0 ? system.texts.join("\n") : undefined), messages: out }
+  return Result.succeed({ system: system.arguments ?? (system.texts.length > 0 ? system.texts.join("\n") : undefined), messages: out })
 }
 
 /** Top-level OpenAI parameters, then `response_format`, then `gateway::params` (which win). */
@@ -268,8 +273,9 @@ export const translateChatCompletion = (
   }
   if (body.n !== undefined && body.n !== null && body.n !== 1) return invalid(`n: only 1 choice is supported, got ${body.n}`)
 
-  const input = translateMessages(body.messages, warnings)
-  if (input instanceof InvalidRequest) return input
+  const translated = translateMessages(body.messages, warnings)
+  if (Result.isFailure(translated)) return Result.fail(translated.failure)
+  const input = translated.success
   const { params, schema } = translateParams(body)
   const isJson = "function_name" in target && functionType(target.function_name) === "json"
   // schemas are checked here to name the OpenAI field at fault; preparing finds them compiled
@@ -311,7 +317,7 @@ export const translateChatCompletion = (
   }
 
   const reserved = checkClientTags(body["gateway::tags"], "gateway::tags")
-  if (reserved !== undefined) return reserved
+  if (reserved !== undefined) return Result.fail(reserved)
   const tags = { ...body["gateway::tags"] }
   if (body["gateway::namespace"] !== undefined) tags[namespaceTag] = body["gateway::namespace"]
   const includeRawUsage = body["gateway::include_raw_usage"] === true
@@ -338,7 +344,7 @@ export const translateChatCompletion = (
       tool: entry.tool
     }))
   }
-  return {
+  return Result.succeed({
     request,
     extras: { responseSchema: isJson ? undefined : schema, customTools, modelField: "model" },
     stream: body.stream === true,
@@ -347,5 +353,5 @@ export const translateChatCompletion = (
     includeRawResponse: body["gateway::include_raw_response"] === true,
     includeRawUsage,
     warnings
-  }
+  })
 }

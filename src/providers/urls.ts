@@ -11,6 +11,7 @@
  * Every codec that builds a URL from a name uses these; built once per configured provider or
  * short-hand (its `target`), or once per batch exchange, never per streamed chunk.
  */
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { quoted } from "../untrusted.ts"
 
@@ -130,15 +131,15 @@ export const BaseUrl = Schema.String.check(Schema.makeFilter((url: string) => ba
  * `https://<host><path>`, checked to have exactly that host and path: for a host made from a
  * name (`<location>-aiplatform.googleapis.com`), after the name was checked against its pattern.
  */
-export const httpsUrl = (host: string, path = "/"): string | UrlProblem => {
+export const httpsUrl = (host: string, path = "/"): Result.Result<string, UrlProblem> => {
   const url = parse(`https://${host}${path}`)
   if (
     url === undefined || url.hostname !== host || url.port !== "" || url.username !== "" || url.password !== "" ||
     url.pathname !== path || url.search !== "" || url.hash !== ""
   ) {
-    return new UrlProblem(`${quoted(host)} is not a host name`)
+    return Result.fail(new UrlProblem(`${quoted(host)} is not a host name`))
   }
-  return url.href
+  return Result.succeed(url.href)
 }
 
 /** one path segment as RFC 3986 writes it (`pchar`), percent-encodings included */
@@ -153,13 +154,13 @@ const dotSegment = /^(?:\.|%2e){1,2}$/i
  * checked: the origin is the base's, the path is exactly the base's followed by the segments
  * and the suffix's path, and the query is the suffix's only, with no fragment.
  */
-export const urlUnder = (base: string, segments: ReadonlyArray<string>, suffix = ""): string | UrlProblem => {
+export const urlUnder = (base: string, segments: ReadonlyArray<string>, suffix = ""): Result.Result<string, UrlProblem> => {
   const root = parse(base)
   if (root === undefined || !isHttp(root) || root.search !== "" || root.hash !== "") {
-    return new UrlProblem(`${quoted(base, 200)} is not a base URL (http:// or https://, without a query or fragment)`)
+    return Result.fail(new UrlProblem(`${quoted(base, 200)} is not a base URL (http:// or https://, without a query or fragment)`))
   }
   for (const segment of segments) {
-    if (!segmentChars.test(segment) || dotSegment.test(segment)) return new UrlProblem(`${quoted(segment)} is not one path segment`)
+    if (!segmentChars.test(segment) || dotSegment.test(segment)) return Result.fail(new UrlProblem(`${quoted(segment)} is not one path segment`))
   }
   const rootPath = root.pathname.endsWith("/") ? root.pathname : `${root.pathname}/`
   const query = suffix.indexOf("?")
@@ -170,7 +171,7 @@ export const urlUnder = (base: string, segments: ReadonlyArray<string>, suffix =
   // the query as `new URL` writes it (it encodes a few characters encodeURIComponent leaves, as ')
   const expectedQuery = suffixQuery === "" ? "" : parse(`${root.origin}/${suffixQuery}`)?.search
   if (url === undefined || url.origin !== root.origin || url.pathname !== path || url.search !== expectedQuery || url.hash !== "") {
-    return new UrlProblem(`the URL made of ${quoted(base, 200)} and ${quoted(segments.join("/"), 200)} leaves its base`)
+    return Result.fail(new UrlProblem(`the URL made of ${quoted(base, 200)} and ${quoted(segments.join("/"), 200)} leaves its base`))
   }
-  return url.href
+  return Result.succeed(url.href)
 }

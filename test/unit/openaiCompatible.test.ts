@@ -1,3 +1,4 @@
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { InvalidRequest } from "../../src/errors.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
@@ -10,7 +11,7 @@ const decode = makeLenientDecoder(ChatCompletionRequest)
 const translate = (body: unknown, type: "chat" | "json" = "chat") => {
   const decoded = decode(body)
   if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
-  return translateChatCompletion(decoded.value, () => type)
+  return Result.merge(translateChatCompletion(decoded.value, () => type))
 }
 const ok = (result: ReturnType<typeof translate>): TranslatedRequest => {
   if (result instanceof InvalidRequest) throw result

@@ -6,6 +6,7 @@
  * hostile model name is refused, or its calls still go to the type's own host.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import type { ModelRequest } from "../../src/inference/types.ts"
@@ -25,15 +26,19 @@ import {
   baseUrlProblem,
   gcpLocation,
   gcpProject,
-  httpsUrl,
+  httpsUrl as httpsUrlResult,
   modelId,
   nameProblem,
   UrlProblem,
-  urlUnder
+  urlUnder as urlUnderResult
 } from "../../src/providers/urls.ts"
 import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { serviceAccountJson, serviceAccountKeys } from "../support/serviceAccount.ts"
 import { buildErrors, buildOk } from "./fixtures.ts"
+
+/** the URL, or why it cannot be made */
+const urlUnder = (...args: Parameters<typeof urlUnderResult>) => Result.merge(urlUnderResult(...args))
+const httpsUrl = (...args: Parameters<typeof httpsUrlResult>) => Result.merge(httpsUrlResult(...args))
 
 describe("the patterns of names in provider URLs", () => {
   it("GCP locations: DNS labels only", () => {

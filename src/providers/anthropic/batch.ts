@@ -15,6 +15,7 @@
  * batch is `completed`, each request without an answer an `ok: false` result saying why.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { BatchDownload, BatchExchange, BatchHandle, BatchHooks, BatchItem, BatchItemResult, BatchPoll } from "../codec.ts"
 import { ProviderFailure } from "../failure.ts"
 import { nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
@@ -37,10 +38,10 @@ const problem = (message: string) => new ProviderFailure({ message, timedOut: fa
  * A batch's URL by the id Anthropic gave it (`msgbatch_...`), checked: a spoofed or garbled
  * answer must not point the polls, and the key they carry, anywhere else.
  */
-const batchUrl = (target: AnthropicTarget, id: string): string | ProviderFailure => {
+const batchUrl = (target: AnthropicTarget, id: string): Result.Result<string, ProviderFailure> => {
   const misnamed = nameProblem("the provider's id", id, providerObjectId)
-  const url = misnamed === undefined ? urlUnder(`${batchesUrl(target)}/`, [id]) : new UrlProblem(misnamed)
-  return url instanceof UrlProblem ? problem(`message batch: ${url.message}`) : url
+  const url = misnamed === undefined ? urlUnder(`${batchesUrl(target)}/`, [id]) : Result.fail(new UrlProblem(misnamed))
+  return Result.mapError(url, (refused) => problem(`message batch: ${refused.message}`))
 }
 
 /** the answer's JSON, or undefined; answers are not quoted in failures (an upstream may echo the credential) */
@@ -70,8 +71,7 @@ const start = Effect.fnUntraced(function*(target: AnthropicTarget, items: Readon
   const batch = parseJson(text)
   if (!isBatch(batch)) return yield* problem("Anthropic's answer to the creation of a message batch is not a message batch")
   // checked now, before it is kept: every poll puts it into a URL
-  const polled = batchUrl(target, batch.id)
-  if (polled instanceof ProviderFailure) return yield* polled
+  yield* Effect.fromResult(batchUrl(target, batch.id))
   return { providerBatchId: batch.id, data: { ids: items.map((item) => item.id) } } satisfies BatchHandle
 })
 
@@ -80,18 +80,17 @@ const start = Effect.fnUntraced(function*(target: AnthropicTarget, items: Readon
  * `results_url` elsewhere (a proxy as `api_base` that passes Anthropic's URL on) is read at
  * the configured host's path for it.
  */
-export const resultsUrl = (target: AnthropicTarget, batch: Json): string | ProviderFailure => {
-  const polled = batchUrl(target, batch.id)
-  if (polled instanceof ProviderFailure) return polled
-  const own = `${polled}/results`
-  if (typeof batch.results_url !== "string") return own
-  try {
-    const given = new URL(batch.results_url, target.url)
-    return given.origin === new URL(target.url).origin ? given.toString() : own
-  } catch {
-    return own
-  }
-}
+export const resultsUrl = (target: AnthropicTarget, batch: Json): Result.Result<string, ProviderFailure> =>
+  Result.map(batchUrl(target, batch.id), (polled) => {
+    const own = `${polled}/results`
+    if (typeof batch.results_url !== "string") return own
+    try {
+      const given = new URL(batch.results_url, target.url)
+      return given.origin === new URL(target.url).origin ? given.toString() : own
+    } catch {
+      return own
+    }
+  })
 
 const counted = (counts: Json | undefined, name: string): number => typeof counts?.[name] === "number" ? counts[name] : 0
 
@@ -196,8 +195,7 @@ const resultsOf = (byId: ReadonlyMap<string, ReadLine>, ids: ReadonlyArray<strin
 const poll = Effect.fnUntraced(function*(target: AnthropicTarget, handle: BatchHandle, exchange: BatchExchange, download: BatchDownload) {
   const ids = idsOf(handle)
   if (ids === undefined) return yield* problem(`the gateway's record of message batch ${handle.providerBatchId} lacks its requests' ids`)
-  const url = batchUrl(target, handle.providerBatchId)
-  if (url instanceof ProviderFailure) return yield* url
+  const url = yield* Effect.fromResult(batchUrl(target, handle.providerBatchId))
   const batch = parseJson(yield* exchange({ method: "GET", url }))
   if (!isBatch(batch)) return yield* problem(`Anthropic's answer about message batch ${handle.providerBatchId} is not a message batch`)
   switch (batch.processing_status) {
@@ -217,8 +215,7 @@ const poll = Effect.fnUntraced(function*(target: AnthropicTarget, handle: BatchH
   if (typeof batch.results_url !== "string") {
     return { status: "failed", message: `the results of message batch ${batch.id} are no longer available (archived)` } satisfies BatchPoll
   }
-  const resultsAddress = resultsUrl(target, batch)
-  if (resultsAddress instanceof ProviderFailure) return yield* resultsAddress
+  const resultsAddress = yield* Effect.fromResult(resultsUrl(target, batch))
   // read as it arrives; the first line that is not a result ends the download
   const results = resultsReader(ids)
   yield* download({ method: "GET", url: resultsAddress, maxResponseBytes: maxResultsBytes }, (line, lineNumber) => {

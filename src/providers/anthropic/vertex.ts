@@ -11,6 +11,7 @@
  * `.../endpoints/<E>`), that path as the model name, every part checked (`../gcp/vertex.ts`).
  * `api_base` replaces `https://<location>-aiplatform.googleapis.com/`.
  */
+import * as Result from "effect/Result"
 import type { WireCodec } from "../codec.ts"
 import { makeServiceAccountAuthorizer } from "../gcp/serviceAccount.ts"
 import {
@@ -24,7 +25,6 @@ import {
 } from "../gcp/vertex.ts"
 import { wireProvider } from "../wireProvider.ts"
 import { sse } from "../sse.ts"
-import { UrlProblem } from "../urls.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"
 import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse } from "./response.ts"
 
@@ -50,10 +50,12 @@ const vertexTarget = (settings: VertexSettings, model: string): AnthropicTarget 
   const parts = modelOf(settings, model)
   if (typeof parts === "string") return failed(parts)
   // `api_base` replaces the location's host; the path starts with `v1/`
-  const host = settings.api_base ?? vertexBaseOf(parts.location, "/")
-  if (host instanceof UrlProblem) return failed(host.message)
-  const modelUrl = vertexResourceUrl(`${host.endsWith("/") ? host : `${host}/`}v1/`, parts, "anthropic")
-  if (modelUrl instanceof UrlProblem) return failed(modelUrl.message)
+  const hostUrl = settings.api_base === undefined ? vertexBaseOf(parts.location, "/") : Result.succeed(settings.api_base)
+  if (Result.isFailure(hostUrl)) return failed(hostUrl.failure.message)
+  const host = hostUrl.success
+  const resourceUrl = vertexResourceUrl(`${host.endsWith("/") ? host : `${host}/`}v1/`, parts, "anthropic")
+  if (Result.isFailure(resourceUrl)) return failed(resourceUrl.failure.message)
+  const modelUrl = resourceUrl.success
   return { type, url: `${modelUrl}:rawPredict`, streamUrl: `${modelUrl}:streamRawPredict`, model: undefined, bodyVersion: vertexAnthropicVersion }
 }
 

@@ -1,6 +1,7 @@
 /** Where an AWS provider sends its calls: its `endpoint_url`, else the service's endpoint in its region. */
 import type { Environment } from "../../config/credentials.ts"
-import { awsRegion, httpsUrl, nameProblem, UrlProblem, urlUnder } from "../urls.ts"
+import * as Result from "effect/Result"
+import { awsRegion, httpsUrl, nameProblem, urlUnder } from "../urls.ts"
 
 /** the `region` setting, else `AWS_REGION`, else `AWS_DEFAULT_REGION` of the environment captured at start-up */
 export const regionOf = (setting: string | undefined, env: Environment = {}): string | undefined => {
@@ -25,7 +26,7 @@ export const endpointOf = (host: string, region: string | undefined, endpointUrl
   if (endpointUrl !== undefined) return endpointUrl.replace(/\/+$/, "")
   if (region === undefined || regionProblem(region) !== undefined) return undefined
   const url = httpsUrl(`${host}.${region}.amazonaws.com`, "/")
-  return url instanceof UrlProblem ? undefined : url.slice(0, -1)
+  return Result.isFailure(url) ? undefined : url.success.slice(0, -1)
 }
 
 export const noRegion = (type: string) =>
@@ -43,5 +44,5 @@ export const addressProblem = (
 ): string | undefined => {
   if (target.endpoint === undefined) return regionProblem(target.region) ?? noRegion(type)
   const url = urlUnder(`${target.endpoint}/`, resource.segments)
-  return url instanceof UrlProblem ? `${resource.setting}: ${url.message}` : undefined
+  return Result.isFailure(url) ? `${resource.setting}: ${url.failure.message}` : undefined
 }

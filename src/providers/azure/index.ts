@@ -5,6 +5,7 @@
  * required. Embeddings are served the same way (`.../embeddings`); batches by OpenAI's Batch
  * API at the resource's level (`{endpoint}/openai/files`, `.../batches`: `openai/batch.ts`).
  */
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { paramFieldsOf } from "../chatCompletionsFamily.ts"
 import type { EmbeddingsHooks, WireCodec } from "../codec.ts"
@@ -36,13 +37,13 @@ export interface AzureTarget extends ChatCompletionsTarget, OpenAiBatchTarget {
 }
 
 /** `{endpoint}/openai/{segments}?api-version={version}`, built and checked (`../urls.ts`) */
-const resourceUrl = (settings: AzureSettings, segments: ReadonlyArray<string>): string | UrlProblem => {
+const resourceUrl = (settings: AzureSettings, segments: ReadonlyArray<string>): Result.Result<string, UrlProblem> => {
   const endpoint = settings.endpoint.endsWith("/") ? settings.endpoint : `${settings.endpoint}/`
   return urlUnder(`${endpoint}openai/`, segments, `?api-version=${encodeURIComponent(settings.api_version ?? defaultAzureApiVersion)}`)
 }
 
 /** `{endpoint}/openai/deployments/{deployment_id}/{operation}?api-version={version}` */
-const deploymentUrl = (settings: AzureSettings, ...operation: ReadonlyArray<string>): string | UrlProblem =>
+const deploymentUrl = (settings: AzureSettings, ...operation: ReadonlyArray<string>): Result.Result<string, UrlProblem> =>
   resourceUrl(settings, ["deployments", encodeURIComponent(settings.deployment_id), ...operation])
 
 /**
@@ -85,10 +86,10 @@ export const azureCodec: WireCodec<AzureSettings, AzureTarget, string> = {
   target: (settings) => {
     const url = deploymentUrl(settings, "chat", "completions")
     const embeddingsUrl = deploymentUrl(settings, "embeddings")
-    const problem = url instanceof UrlProblem ? url : embeddingsUrl instanceof UrlProblem ? embeddingsUrl : undefined
+    const problem = Result.isFailure(url) ? url.failure : Result.isFailure(embeddingsUrl) ? embeddingsUrl.failure : undefined
     return {
-      url: typeof url === "string" ? url : "",
-      embeddingsUrl: typeof embeddingsUrl === "string" ? embeddingsUrl : "",
+      url: Result.getOrElse(url, () => ""),
+      embeddingsUrl: Result.getOrElse(embeddingsUrl, () => ""),
       problem: problem === undefined ? undefined : `deployment_id: ${problem.message}`,
       // Azure takes the model from the deployment and ignores this field
       model: settings.deployment_id,

@@ -7,9 +7,10 @@
  * each, and every URL checked to stay under the storage API's address (`../urls.ts`).
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { type BatchDownload, type BatchExchange, TextBody } from "../codec.ts"
 import { ProviderFailure } from "../failure.ts"
-import { gcsBucket, nameProblem, UrlProblem, urlUnder } from "../urls.ts"
+import { gcsBucket, nameProblem, urlUnder } from "../urls.ts"
 
 export const defaultStorageApiBase = "https://storage.googleapis.com/"
 
@@ -34,7 +35,9 @@ export const asFolder = (name: string): string => (name === "" || name.endsWith(
 /** the URL of `segments` (bucket and object names among them, encoded here) under the storage API's address, checked */
 const storageUrl = (base: string, segments: ReadonlyArray<string>, query: string): Effect.Effect<string, ProviderFailure> => {
   const url = urlUnder(base, segments.map(encodeURIComponent), query)
-  return url instanceof UrlProblem ? Effect.fail(new ProviderFailure({ message: `Cloud Storage: ${url.message}`, timedOut: false })) : Effect.succeed(url)
+  return Result.isFailure(url)
+    ? Effect.fail(new ProviderFailure({ message: `Cloud Storage: ${url.failure.message}`, timedOut: false }))
+    : Effect.succeed(url.success)
 }
 
 /** Why `bucket` cannot be a Cloud Storage bucket (a name from a provider's answer included), or undefined. */

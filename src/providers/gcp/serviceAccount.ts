@@ -11,6 +11,7 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 import { InvalidRequest } from "../../errors.ts"
 import { HttpTransport } from "../../transport.ts"
 import type { Authorizer } from "../codec.ts"
@@ -87,7 +88,7 @@ interface AccessToken {
 }
 
 /** The token endpoint's answer: `{access_token, expires_in}`, or an OAuth error. */
-const readTokenReply = (status: number, text: string, tokenUri: string, nowMs: number): AccessToken | ProviderFailure => {
+const readTokenReply = (status: number, text: string, tokenUri: string, nowMs: number): Result.Result<AccessToken, ProviderFailure> => {
   let json: Record<string, unknown> | undefined
   try {
     const parsed: unknown = JSON.parse(text)
@@ -99,12 +100,12 @@ const readTokenReply = (status: number, text: string, tokenUri: string, nowMs: n
     const reason = json === undefined
       ? text.slice(0, 200)
       : [json.error, json.error_description].filter((part) => typeof part === "string").join(": ")
-    return fail(`the GCP token endpoint ${tokenUri} refused the service account (credentials refused): HTTP ${status}: ${reason}`)
+    return Result.fail(fail(`the GCP token endpoint ${tokenUri} refused the service account (credentials refused): HTTP ${status}: ${reason}`))
   }
   const token = json?.access_token
-  if (typeof token !== "string") return fail(`the GCP token endpoint ${tokenUri} answered without an access_token`)
+  if (typeof token !== "string") return Result.fail(fail(`the GCP token endpoint ${tokenUri} answered without an access_token`))
   const expiresIn = typeof json?.expires_in === "number" ? json.expires_in : assertionLifetimeSeconds
-  return { token, refreshAtMs: nowMs + Math.max(0, expiresIn * 1000 - refreshMarginMs) }
+  return Result.succeed({ token, refreshAtMs: nowMs + Math.max(0, expiresIn * 1000 - refreshMarginMs) })
 }
 
 const fetchToken = (credential: string): Effect.Effect<AccessToken, ProviderFailure, HttpTransport> =>
@@ -119,8 +120,7 @@ const fetchToken = (credential: string): Effect.Effect<AccessToken, ProviderFail
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ grant_type: jwtBearerGrant, assertion }).toString()
     }).pipe(Effect.mapError((error) => fail(`the GCP token endpoint ${account.tokenUri}: ${error.message}`, error.timedOut)))
-    const read = readTokenReply(reply.status, reply.text, account.tokenUri, nowMs)
-    return read instanceof ProviderFailure ? yield* Effect.fail(read) : read
+    return yield* Effect.fromResult(readTokenReply(reply.status, reply.text, account.tokenUri, nowMs))
   })
 
 /**

@@ -7,6 +7,7 @@
  * part of the host, and a short-hand's parts come from a request. How each type reads the rest
  * (what `api_base` holds, which settings win over the model name) is its own.
  */
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { quoted } from "../../untrusted.ts"
 import {
@@ -80,10 +81,10 @@ export const vertexHost = (location: string): string =>
   location === "global" ? "aiplatform.googleapis.com" : `${location}-aiplatform.googleapis.com`
 
 /** `https://<the location's host><path>`, checked to be that host (the location checked before) */
-export const vertexBaseOf = (location: string, path: string): string | UrlProblem => httpsUrl(vertexHost(location), path)
+export const vertexBaseOf = (location: string, path: string): Result.Result<string, UrlProblem> => httpsUrl(vertexHost(location), path)
 
 /** `<base>projects/<P>/locations/<L>/publishers/<publisher>/models/<M>`, or `.../endpoints/<E>`, built and checked */
-export const vertexResourceUrl = (base: string, model: VertexModel, publisher: string): string | UrlProblem =>
+export const vertexResourceUrl = (base: string, model: VertexModel, publisher: string): Result.Result<string, UrlProblem> =>
   urlUnder(
     base,
     model.endpoint !== undefined

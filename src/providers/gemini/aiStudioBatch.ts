@@ -10,6 +10,7 @@
  * the File API, which this gateway does not use.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { BatchHooks, BatchItemResult, BatchPoll } from "../codec.ts"
 import { quoted } from "../../untrusted.ts"
 import { ProviderFailure } from "../failure.ts"
@@ -26,13 +27,12 @@ const targetOf = (target: GeminiTarget): Effect.Effect<AiStudioBatchTarget, Prov
  * The URL of a batch by its name as the API gave it (`batches/<id>`), checked: a spoofed or
  * garbled answer must not point the polls, and the key they carry, anywhere else.
  */
-const batchUrl = (apiBase: string, name: string): string | ProviderFailure => {
+const batchUrl = (apiBase: string, name: string): Result.Result<string, ProviderFailure> => {
   const id = name.startsWith("batches/") ? name.slice("batches/".length) : undefined
   const problem = id === undefined ? "expected batches/<id>" : nameProblem("its id", id, providerObjectId)
-  const url = problem === undefined ? urlUnder(apiBase, ["batches", id!]) : new UrlProblem(problem)
-  return url instanceof UrlProblem
-    ? new ProviderFailure({ message: `the provider named its batch ${quoted(name, 200)}, which is no Gemini API batch name: ${url.message}`, timedOut: false })
-    : url
+  const url = problem === undefined ? urlUnder(apiBase, ["batches", id!]) : Result.fail(new UrlProblem(problem))
+  return Result.mapError(url, (refused) =>
+    new ProviderFailure({ message: `the provider named its batch ${quoted(name, 200)}, which is no Gemini API batch name: ${refused.message}`, timedOut: false }))
 }
 
 const states: Readonly<Record<string, BatchEnding | "pending">> = {
@@ -99,8 +99,7 @@ export const aiStudioBatch: BatchHooks<GeminiTarget> = {
         return yield* Effect.fail(new ProviderFailure({ message: "the provider accepted the batch without naming it (batches/...)", timedOut: false }))
       }
       // checked now, before it is kept: every poll puts it into a URL
-      const polled = batchUrl(batch.apiBase, name)
-      if (polled instanceof ProviderFailure) return yield* Effect.fail(polled)
+      yield* Effect.fromResult(batchUrl(batch.apiBase, name))
       const data: GeminiBatchData = { ids: items.map((item) => item.id) }
       return { providerBatchId: name, data }
     }),
@@ -108,8 +107,7 @@ export const aiStudioBatch: BatchHooks<GeminiTarget> = {
     Effect.gen(function*() {
       const batch = yield* targetOf(target)
       const ids = yield* idsOf(handle.data)
-      const url = batchUrl(batch.apiBase, handle.providerBatchId)
-      if (url instanceof ProviderFailure) return yield* Effect.fail(url)
+      const url = yield* Effect.fromResult(batchUrl(batch.apiBase, handle.providerBatchId))
       const text = yield* exchange({ method: "GET", url, maxResponseBytes: maxBatchResultBytes })
       const operation = yield* jsonObject(text, "the batch status request")
       const state = operation.metadata?.state ?? operation.state

@@ -6,6 +6,7 @@
  * Both run batches: inline on the Gemini API (`aiStudioBatch.ts`), through Cloud Storage on
  * Vertex AI (`vertexBatch.ts`, its `batch` setting).
  */
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
 import { defaultStorageApiBase, parseGsUri } from "../gcp/cloudStorage.ts"
@@ -39,11 +40,11 @@ export const aiStudioCodec: WireCodec<typeof aiStudioSettings.Type, GeminiTarget
     const apiBase = withSlash(settings.api_base ?? "https://generativelanguage.googleapis.com/v1beta/")
     // the model is a path segment (`models/<model>`): a short-hand's comes from a request
     const malformed = nameProblem("model_name", model, modelId)
-    const modelUrl = malformed === undefined ? urlUnder(apiBase, ["models", model]) : new UrlProblem(malformed)
-    if (modelUrl instanceof UrlProblem) return { type: aiStudioType, modelUrl: "", takesFileUri: () => false, problem: modelUrl.message }
+    const modelUrl = malformed === undefined ? urlUnder(apiBase, ["models", model]) : Result.fail(new UrlProblem(malformed))
+    if (Result.isFailure(modelUrl)) return { type: aiStudioType, modelUrl: "", takesFileUri: () => false, problem: modelUrl.failure.message }
     return {
       type: aiStudioType,
-      modelUrl,
+      modelUrl: modelUrl.success,
       takesFileUri: (url) => aiStudioFileUri.test(url),
       batch: { api: "ai_studio", apiBase }
     }
@@ -96,11 +97,12 @@ const vertexResource = (settings: VertexSettings, model: string): VertexResource
   const parts = { project: projectId, location, model: endpointId === undefined ? modelId : undefined, endpoint: endpointId }
   const malformed = vertexModelProblem(parts)
   if (malformed !== undefined) return { problem: malformed }
-  const base = settings.api_base === undefined ? vertexBaseOf(location, "/v1/") : withSlash(settings.api_base)
-  if (base instanceof UrlProblem) return { problem: base.message }
+  const baseUrl = settings.api_base === undefined ? vertexBaseOf(location, "/v1/") : Result.succeed(withSlash(settings.api_base))
+  if (Result.isFailure(baseUrl)) return { problem: baseUrl.failure.message }
+  const base = baseUrl.success
   const modelUrl = vertexResourceUrl(base, parts, "google")
-  if (modelUrl instanceof UrlProblem) return { problem: modelUrl.message }
-  return { base, projectId, location, modelId, endpointId, modelUrl }
+  if (Result.isFailure(modelUrl)) return { problem: modelUrl.failure.message }
+  return { base, projectId, location, modelId, endpointId, modelUrl: modelUrl.success }
 }
 
 /** The model's URL (see `vertexResource`), before `:generateContent`. */
@@ -116,10 +118,10 @@ const vertexBatchTarget = (resource: VertexResource, settings: VertexGeminiSetti
     return { api: "vertex", problem: "the gcp_vertex_gemini provider names a deployed endpoint (endpoint_id): its batches need a publisher model (model_id)" }
   }
   const jobsUrl = urlUnder(resource.base, ["projects", resource.projectId, "locations", resource.location, "batchPredictionJobs"])
-  if (jobsUrl instanceof UrlProblem) return { api: "vertex", problem: jobsUrl.message }
+  if (Result.isFailure(jobsUrl)) return { api: "vertex", problem: jobsUrl.failure.message }
   return {
     api: "vertex",
-    jobsUrl,
+    jobsUrl: jobsUrl.success,
     apiBase: resource.base,
     model: `publishers/google/models/${resource.modelId}`,
     // the settings' Schema checked both are gs:// locations

@@ -16,12 +16,13 @@
  * Storage's address (a test's fake, a proxy).
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { BatchHooks, BatchItemResult, BatchPoll } from "../codec.ts"
 import { quoted } from "../../untrusted.ts"
 import { asFolder, bucketProblem, downloadObjectLines, gsUriOf, listObjects, parseGsUri, type StorageLocation, uploadObject } from "../gcp/cloudStorage.ts"
 import { vertexModelProblem } from "../gcp/vertex.ts"
-import { BaseUrl, nameProblem, providerObjectId, UrlProblem, urlUnder } from "../urls.ts"
+import { BaseUrl, nameProblem, providerObjectId, urlUnder } from "../urls.ts"
 import { ProviderFailure } from "../failure.ts"
 import { type BatchEnding, endedBatch, type GeminiBatchData, idsOf, jsonObject, maxBatchResultBytes, statusText } from "./batchResults.ts"
 import type { GeminiTarget } from "./target.ts"
@@ -120,15 +121,15 @@ const failure = (message: string) => new ProviderFailure({ message, timedOut: fa
  * checked part by part: a spoofed or garbled answer must not point the polls, and the access
  * token they carry, anywhere else.
  */
-const jobUrl = (apiBase: string, name: string): string | ProviderFailure => {
+const jobUrl = (apiBase: string, name: string): Result.Result<string, ProviderFailure> => {
   const parts = name.split("/")
   const shaped = parts.length === 6 && parts[0] === "projects" && parts[2] === "locations" && parts[4] === "batchPredictionJobs"
   const problem = shaped
     ? vertexModelProblem({ project: parts[1], location: parts[3] }) ?? nameProblem("job id", parts[5], providerObjectId)
     : "expected projects/<project>/locations/<location>/batchPredictionJobs/<id>"
-  if (problem !== undefined) return failure(`the provider named its batch job ${quoted(name, 200)}, which is no Vertex AI batch job name: ${problem}`)
+  if (problem !== undefined) return Result.fail(failure(`the provider named its batch job ${quoted(name, 200)}, which is no Vertex AI batch job name: ${problem}`))
   const url = urlUnder(apiBase, parts)
-  return url instanceof UrlProblem ? failure(url.message) : url
+  return Result.mapError(url, (refused) => failure(refused.message))
 }
 
 const isPredictions = (name: string) => /^predictions[^/]*\.jsonl$/.test(name.slice(name.lastIndexOf("/") + 1))
@@ -155,8 +156,7 @@ export const vertexBatch: BatchHooks<GeminiTarget> = {
         return yield* Effect.fail(new ProviderFailure({ message: "the provider accepted the batch job without naming it", timedOut: false }))
       }
       // checked now, before it is kept: every poll puts it into a URL
-      const polled = jobUrl(batch.apiBase, job.name)
-      if (polled instanceof ProviderFailure) return yield* Effect.fail(polled)
+      yield* Effect.fromResult(jobUrl(batch.apiBase, job.name))
       const data: GeminiBatchData = { ids: items.map((item) => item.id) }
       return { providerBatchId: job.name, data }
     }),
@@ -164,8 +164,7 @@ export const vertexBatch: BatchHooks<GeminiTarget> = {
     Effect.gen(function*() {
       const batch = yield* targetOf(target)
       const ids = yield* idsOf(handle.data)
-      const url = jobUrl(batch.apiBase, handle.providerBatchId)
-      if (url instanceof ProviderFailure) return yield* Effect.fail(url)
+      const url = yield* Effect.fromResult(jobUrl(batch.apiBase, handle.providerBatchId))
       const job = yield* Effect.flatMap(exchange({ method: "GET", url }), (text) => jsonObject(text, "the batch job request"))
       const ending = typeof job.state === "string" ? states[job.state] : undefined
       // queued, pending, running, cancelling, paused, updating (or a state this code does not know): not over yet

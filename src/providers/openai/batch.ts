@@ -8,6 +8,7 @@
 import * as Arr from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import { itemsPerTurn, letIoRun } from "../../eventLoop.ts"
 import type { BatchExchange, BatchHooks, BatchPoll } from "../codec.ts"
@@ -23,7 +24,7 @@ export interface OpenAiBatchApi extends BatchLineTarget {
    * the address of a resource of the API by its path segments (`files`, `files/{id}`,
    * `files/{id}/content`, `batches`, `batches/{id}`), built and checked (`../urls.ts`)
    */
-  readonly url: (segments: ReadonlyArray<string>) => string | UrlProblem
+  readonly url: (segments: ReadonlyArray<string>) => Result.Result<string, UrlProblem>
   /**
    * whether a batch may be created only once the uploaded file is `processed`: Azure refuses it
    * before (OpenAI accepts it at once)
@@ -65,7 +66,7 @@ const urlOf = (api: OpenAiBatchApi, ...segments: ReadonlyArray<string>): Effect.
     if (misnamed !== undefined) return Effect.fail(problem(misnamed))
   }
   const url = api.url(segments)
-  return url instanceof UrlProblem ? Effect.fail(problem(url.message)) : Effect.succeed(url)
+  return Result.isFailure(url) ? Effect.fail(problem(url.failure.message)) : Effect.succeed(url.success)
 }
 
 /** an answer of the API as the object it must be (a `file`, a `batch`, with a string `id`) */
