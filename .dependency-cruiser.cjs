@@ -27,7 +27,7 @@ const layers = [
   ]],
   ["domain", [
     "^src/api/",
-    "^src/inference/(types|params|cost|extraBody|output|chunks|sampling|templates)[.]ts$",
+    "^src/inference/(types|params|cost|extraBody|output|chunks|variantDraw|templates)[.]ts$",
     "^src/config/(types|raw|credentials)[.]ts$",
     "^src/auth/apiKey[.]ts$",
     "^src/evaluations/names[.]ts$",
@@ -35,7 +35,7 @@ const layers = [
   ]],
   ["providers", ["^src/providers/"]],
   ["ports", [
-    "^src/(cache|ratelimit|metrics|tasks|observability)/",
+    "^src/(cache|ratelimit|metrics|tasks|analytics)/",
     "^src/relational[.]ts$",
     "^src/[^/]+/([a-z]+S|s)tore[.]ts$"
   ]],
@@ -44,7 +44,7 @@ const layers = [
   ["usecases", [
     "^src/inference/service[.]ts$",
     "^src/native/",
-    "^src/(auth|batch|datasets|dicl|embeddings|evaluations|experimentation|feedback|inferences|openaiCompatible|optimization|overview|tracing|workflowEvaluations)/"
+    "^src/(auth|batch|datasets|dicl|embeddings|evaluations|experimentation|feedback|storedInferences|openaiCompatible|optimization|overview|tracing|workflowEvaluations)/"
   ]],
   ["contract", ["^src/contract/"]],
   ["shell", ["^layers/", "^bin/"]]

@@ -10,7 +10,7 @@ import { makeClickHouseStores } from "../layers/clickhouse/stores.ts"
 import { makePostgresStores } from "../layers/postgres/stores.ts"
 import type { DatapointQuery, NewDatapoint } from "../src/datasets/store.ts"
 import { uuidv7 } from "../src/ids.ts"
-import { backendOf } from "../src/observability/stores.ts"
+import { backendOf } from "../src/analytics/stores.ts"
 
 const [url, countArgument] = process.argv.slice(2)
 const backend = url === undefined ? undefined : backendOf(url)

@@ -6,7 +6,7 @@
 import { makePrometheusMetrics } from "../layers/metrics/prometheus.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
 import type { InferenceMeasures } from "../src/metrics/metrics.ts"
-import { WriteQueue } from "../src/observability/writeQueue.ts"
+import { WriteQueue } from "../src/analytics/writeQueue.ts"
 
 const config = { models: new Map([["pair", {}]]) } as unknown as GatewayConfig
 const metrics = makePrometheusMetrics(config, WriteQueue.off)

@@ -1,6 +1,6 @@
 /**
  * Configuration reloads without a restart. The routes and the use cases a configuration builds
- * (layers/services.ts `ConfiguredServicesLive`) form a *generation*, with its own Node request
+ * (layers/composition.ts `ConfiguredServicesLive`) form a *generation*, with its own Node request
  * handler; the server hands each new request to the current generation. A reload that
  * validates builds the next generation beside the current one, then swaps them: requests that
  * start afterwards run on it, while those in flight (streams included) finish on the one they
@@ -36,7 +36,7 @@ import { RateLimiter } from "../src/ratelimit/limiter.ts"
 import { type LoadedConfig, logConfigWarnings, problemCount, type ValidConfig } from "./configLoader.ts"
 import { maxPathParamLength } from "./http/fallback.ts"
 import { Routes } from "./http/routes.ts"
-import { ConfiguredServicesLive, type ProcessServicesLive } from "./services.ts"
+import { ConfiguredServicesLive, type ProcessServicesLive } from "./composition.ts"
 
 type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
 

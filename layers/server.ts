@@ -16,7 +16,7 @@ import type { ReloadOptions } from "../src/config/reload.ts"
 import type { LoadedConfig, ValidConfig } from "./configLoader.ts"
 import { makeGenerations } from "./reload.ts"
 import { reloadTriggers } from "./reloadTriggers.ts"
-import { ProcessServicesLive } from "./services.ts"
+import { ProcessServicesLive } from "./composition.ts"
 
 export interface ServerOptions {
   /** loads the configuration files again, as at start-up (a reload) */

@@ -13,9 +13,9 @@
  * - A failed batch (or one not answered within `writeTimeoutMs`: a connection that hangs) is
  *   retried with backoff (`retryBackoff`) for as long as it takes, unless the database
  *   refuses the rows themselves (`StoreError.rowsAtFault`, per backend in
- *   src/observability/writeFaults.ts) or the write dies (a defect): then the batch is split in
+ *   src/analytics/writeFaults.ts) or the write dies (a defect): then the batch is split in
  *   halves until the units at fault are alone, and only they are dropped (`rejected`).
- * - A row over `max_row_bytes` comes encoded cut down (src/observability/rowBudget.ts): it is
+ * - A row over `max_row_bytes` comes encoded cut down (src/analytics/rowBudget.ts): it is
  *   counted (`truncatedRows`) and logged with what was cut, and queued like any other.
  * - The flusher never stops: whatever escapes a flush is logged and the loop goes on.
  * - When the scope closes (SIGTERM), what is queued is flushed before the process exits (not
@@ -28,9 +28,9 @@ import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import type { InferenceTarget } from "../src/inferences/store.ts"
-import type { EncodedRow, ObservabilityDatabase } from "../src/observability/database.ts"
-import type { Submitted, WriteQueue, WriteUnit } from "../src/observability/writeQueue.ts"
+import type { InferenceTarget } from "../src/storedInferences/store.ts"
+import type { EncodedRow, ObservabilityDatabase } from "../src/analytics/database.ts"
+import type { Submitted, WriteQueue, WriteUnit } from "../src/analytics/writeQueue.ts"
 import { StoreError } from "../src/storeError.ts"
 import { makeNap } from "./nap.ts"
 

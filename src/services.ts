@@ -2,13 +2,13 @@
  * The gateway-wide services: the configuration it runs on and its models (the outbound HTTP
  * port is src/transport.ts). Capabilities declare their own services and ports in their folders
  * (src/<capability>/); implementations are Layers in `layers/`, composed in
- * layers/services.ts, and tests compose the real core with real or fake layers.
+ * layers/composition.ts, and tests compose the real core with real or fake layers.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { GatewayConfig } from "./config/types.ts"
 import type { ModelTable } from "./inference/models.ts"
-import { Observability } from "./observability/stores.ts"
+import { Observability } from "./analytics/stores.ts"
 import { RateLimiter } from "./ratelimit/limiter.ts"
 import { HttpTransport } from "./transport.ts"
 

@@ -3,7 +3,7 @@
  * GATEWAY_ANALYTICS_DB_URL (`http://user:password@host:8123/database`): one
  * `@clickhouse/client` for the scope, queries that are aborted when their effect is
  * interrupted, and the one mapping of its failures to `StoreError`s (with the error code and
- * whether the rows are at fault, src/observability/writeFaults.ts).
+ * whether the rows are at fault, src/analytics/writeFaults.ts).
  */
 import { ClickHouseLogLevel, createClient } from "@clickhouse/client"
 import { Buffer } from "node:buffer"
@@ -11,8 +11,8 @@ import { Readable } from "node:stream"
 import { finished } from "node:stream/promises"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { clickHouseErrorCode, clickHouseRowsAtFault, isTooLargeForAString } from "../../src/observability/writeFaults.ts"
-import { joinTexts } from "../../src/observability/database.ts"
+import { clickHouseErrorCode, clickHouseRowsAtFault, isTooLargeForAString } from "../../src/analytics/writeFaults.ts"
+import { joinTexts } from "../../src/analytics/database.ts"
 import { StoreError } from "../../src/storeError.ts"
 
 export interface Connection {
@@ -95,7 +95,7 @@ const isOutage = (error: unknown): boolean => {
   return code === undefined ? !/maximum allowed size of a string/.test(reasonOf(error)) : outageCodes.has(code)
 }
 
-/** A failed write, with its error code and whether the rows are at fault (src/observability/writeFaults.ts). */
+/** A failed write, with its error code and whether the rows are at fault (src/analytics/writeFaults.ts). */
 export const writeError = (error: unknown): StoreError => {
   if (error instanceof StoreError) return error
   if (isTooLargeForAString(error)) {

@@ -1,9 +1,9 @@
 /**
  * The analytics database on ClickHouse (`ObservabilityDatabase` of
- * src/observability/database.ts): migrations, the health probe, and the write queue's writes.
+ * src/analytics/database.ts): migrations, the health probe, and the write queue's writes.
  */
 import * as Effect from "effect/Effect"
-import { type EncodedRow, type ObservabilityDatabase, textsByTable } from "../../src/observability/database.ts"
+import { type EncodedRow, type ObservabilityDatabase, textsByTable } from "../../src/analytics/database.ts"
 import { type ClickHouse, writeError } from "./client.ts"
 import { migrate } from "./migrator.ts"
 import { encode, inferenceTables } from "./rows.ts"

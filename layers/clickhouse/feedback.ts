@@ -1,7 +1,7 @@
 /** Feedback on ClickHouse (`FeedbackStore` of src/feedback/store.ts): one table per kind of feedback. */
 import { isUuid } from "../../src/ids.ts"
 import type { FeedbackStore } from "../../src/feedback/store.ts"
-import type { FeedbackKind } from "../../src/observability/records.ts"
+import type { FeedbackKind } from "../../src/analytics/records.ts"
 import type { ClickHouse } from "./client.ts"
 import { feedbackKinds, type FeedbackRow, toFeedback } from "./rows.ts"
 import { sqlUuids } from "./sql.ts"

@@ -1,10 +1,10 @@
 /**
- * Filters (src/inferences/store.ts) as ClickHouse conditions, for every table that carries
+ * Filters (src/storedInferences/store.ts) as ClickHouse conditions, for every table that carries
  * `tags` (Nested key/value) and a `timestamp_ms`: inferences and datapoints. The and/or/not
  * plumbing is here once; each table's adapter gives the SQL of the leaves only it knows
  * (metric filters on inferences).
  */
-import type { FilterBranch, FilterNot, FilterTree, TagFilter, TimeFilter } from "../../src/inferences/store.ts"
+import type { FilterBranch, FilterNot, FilterTree, TagFilter, TimeFilter } from "../../src/storedInferences/store.ts"
 import { refused, sqlInteger, sqlString } from "./sql.ts"
 
 // checked before it is pasted, even though the API schema admits only these

@@ -1,12 +1,12 @@
 /**
- * Stored inferences on ClickHouse (`InferenceStore` of src/inferences/store.ts): chat and json
+ * Stored inferences on ClickHouse (`InferenceStore` of src/storedInferences/store.ts): chat and json
  * inferences from their two tables, newest first and one row per id, and their model calls.
  * Lookups by id and by episode go through the `InferenceById` and `InferenceByEpisodeId`
  * tables, sorted by those ids. Metric filters read the latest feedback of their metric through
  * uncorrelated `IN` subqueries (18.16 has no correlated ones).
  */
 import { isUuid } from "../../src/ids.ts"
-import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
+import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/storedInferences/store.ts"
 import type { ClickHouse } from "./client.ts"
 import { type InferenceRow, type Json, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
 import { filterTreeSql, sqlComparison, tagOrTimeSql } from "./filters.ts"

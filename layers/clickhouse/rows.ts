@@ -1,5 +1,5 @@
 /**
- * The records of src/observability/records.ts as ClickHouse rows, both ways: JSONEachRow
+ * The records of src/analytics/records.ts as ClickHouse rows, both ways: JSONEachRow
  * objects to write (each row built and checked before any is sent) and the rows queries read
  * back. Tables are ReplacingMergeTrees keyed by id and reads dedupe by id, so a retried batch
  * is seen once. The cache's keys are filled from ModelInference by a materialized view, so an
@@ -9,7 +9,7 @@ import { Buffer } from "node:buffer"
 import * as Result from "effect/Result"
 import type { StoredDatapoint } from "../../src/datasets/store.ts"
 import { uuidv7Timestamp } from "../../src/ids.ts"
-import { type EncodedRow, encodeRows } from "../../src/observability/database.ts"
+import { type EncodedRow, encodeRows } from "../../src/analytics/database.ts"
 import type {
   CacheEntry,
   EmbeddingCacheEntry,
@@ -19,7 +19,7 @@ import type {
   StoredInference,
   StoredModelInference,
   WriteBatch
-} from "../../src/observability/records.ts"
+} from "../../src/analytics/records.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import type { WorkflowEpisodeRecord, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
 import { storeError } from "./client.ts"

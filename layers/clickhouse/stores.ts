@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { defaultMaxRowBytes } from "../../src/config/gateway.ts"
-import type { ObservabilityStores } from "../../src/observability/stores.ts"
+import type { ObservabilityStores } from "../../src/analytics/stores.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { makeClickHouseBatchStore } from "./batches.ts"
 import { makeClickHouseCacheStore } from "./cache.ts"

@@ -11,7 +11,7 @@ import type { GatewayConfig } from "../../src/config/types.ts"
 import { resultJson, runJson } from "../../src/evaluations/json.ts"
 import { missedCutoffs, progressBar, summaryTable } from "../../src/evaluations/report.ts"
 import { EvaluationService } from "../../src/evaluations/service.ts"
-import { GatewayServicesLive } from "../services.ts"
+import { GatewayServicesLive } from "../composition.ts"
 
 export type EvaluateFormat = "pretty" | "jsonl"
 

@@ -16,7 +16,7 @@ import { AdminOnly, AdminPurpose, ErrorFamily, Open } from "../../src/contract/g
 import type { Authentication } from "../../src/auth/authenticate.ts"
 import type { UiSessions } from "../../src/auth/uiSessions.ts"
 import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
-import type { GatewayServices } from "../services.ts"
+import type { GatewayServices } from "../composition.ts"
 import { authorize } from "./authorize.ts"
 import { openAiErrorResponse } from "./openaiCompatible.ts"
 import { errorResponse, guarded } from "./respond.ts"

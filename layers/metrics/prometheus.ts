@@ -12,7 +12,7 @@ import { Registry } from "prom-client"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { defaultFunctionName } from "../../src/inference/prepare.ts"
 import { type InferenceMeasures, Metrics, type MetricsRecorder, modelLabel, type ProviderOutcome, shorthandType } from "../../src/metrics/metrics.ts"
-import { WriteQueue } from "../../src/observability/writeQueue.ts"
+import { WriteQueue } from "../../src/analytics/writeQueue.ts"
 import { workerScrape } from "./cluster.ts"
 import { CollectedFamily, CounterFamily, HistogramFamily, register } from "./families.ts"
 

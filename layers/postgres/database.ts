@@ -1,6 +1,6 @@
 /**
  * The analytics database on Postgres (`ObservabilityDatabase` of
- * src/observability/database.ts): the one migration sequence, the health probe, and the write
+ * src/analytics/database.ts): the one migration sequence, the health probe, and the write
  * queue's writes. Every value reaches SQL as a bound parameter: rows travel as one JSON array
  * per table, turned into rows by `jsonb_populate_recordset`, so a batch costs the gateway one
  * JSON text per row. Writes are idempotent by id (a retried batch stores each row once).
@@ -9,8 +9,8 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import { Buffer } from "node:buffer"
 import * as Effect from "effect/Effect"
 import type { SqlError } from "effect/sql/SqlError"
-import { type EncodedRow, joinTexts, type ObservabilityDatabase, textsByTable } from "../../src/observability/database.ts"
-import { postgresRowsAtFault } from "../../src/observability/writeFaults.ts"
+import { type EncodedRow, joinTexts, type ObservabilityDatabase, textsByTable } from "../../src/analytics/database.ts"
+import { postgresRowsAtFault } from "../../src/analytics/writeFaults.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { sqlState, storeError } from "./client.ts"
 import { migrate } from "./migrator.ts"
@@ -28,7 +28,7 @@ export const isUnstorableText = (error: SqlError) => unstorableTextCodes.has(sql
 const unstorableEscape = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi
 export const storable = (json: Buffer): Buffer => Buffer.from(json.toString("utf8").replace(unstorableEscape, "$1\\ufffd"))
 
-/** A failed write, with its SQLSTATE and whether the rows are at fault (src/observability/writeFaults.ts). */
+/** A failed write, with its SQLSTATE and whether the rows are at fault (src/analytics/writeFaults.ts). */
 const writeError = (error: SqlError | StoreError): StoreError => {
   if (error._tag === "StoreError") return error
   const code = sqlState(error)

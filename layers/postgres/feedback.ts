@@ -3,7 +3,7 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import type { FeedbackStore } from "../../src/feedback/store.ts"
 import { isUuid } from "../../src/ids.ts"
-import type { FeedbackKind } from "../../src/observability/records.ts"
+import type { FeedbackKind } from "../../src/analytics/records.ts"
 import { storeError } from "./client.ts"
 import { type FeedbackRow, feedbackTables, toFeedback } from "./rows.ts"
 

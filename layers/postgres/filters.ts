@@ -1,12 +1,12 @@
 /**
- * Filters (src/inferences/store.ts) as Postgres conditions, for every table that carries
+ * Filters (src/storedInferences/store.ts) as Postgres conditions, for every table that carries
  * `tags` (JSONB) and a `timestamp`: inferences and datapoints. The and/or/not plumbing is here
  * once; each table's adapter gives the SQL of the leaves only it knows (metric filters on
  * inferences).
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type { Fragment } from "effect/sql/Statement"
-import type { ComparisonOperator, FilterBranch, FilterNot, FilterTree, TagFilter, TimeFilter } from "../../src/inferences/store.ts"
+import type { ComparisonOperator, FilterBranch, FilterNot, FilterTree, TagFilter, TimeFilter } from "../../src/storedInferences/store.ts"
 
 const operators: Record<ComparisonOperator, string> = { "<": "<", "<=": "<=", ">": ">", ">=": ">=", "=": "=", "!=": "<>" }
 

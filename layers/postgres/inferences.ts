@@ -1,5 +1,5 @@
 /**
- * Stored inferences on Postgres (`InferenceStore` of src/inferences/store.ts): chat and json
+ * Stored inferences on Postgres (`InferenceStore` of src/storedInferences/store.ts): chat and json
  * inferences from their two tables, newest first, and their model calls. Columns are named:
  * a prepared `SELECT *` breaks when a migration adds one. The large ones are read within the
  * driver's limit on a row (./readBounds.ts): a row too large reads with placeholders. Metric filters read the latest
@@ -9,10 +9,10 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import type { Fragment } from "effect/sql/Statement"
 import { isUuid } from "../../src/ids.ts"
-import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/inferences/store.ts"
+import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/storedInferences/store.ts"
 import { storeError } from "./client.ts"
 import { filterTreeSql, sqlComparison, tagOrTimeSql } from "./filters.ts"
-import type { FieldShape } from "../../src/observability/rowBudget.ts"
+import type { FieldShape } from "../../src/analytics/rowBudget.ts"
 import { type BoundedColumn, boundedSelect, type UnreadColumns, withPlaceholders } from "./readBounds.ts"
 import { type InferenceRow, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
 import { wholePage } from "../storePage.ts"

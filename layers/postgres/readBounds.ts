@@ -1,7 +1,7 @@
 /**
  * Reads that survive a row too large for the driver. @effect/sql-pg reads a row (one DataRow
  * message) of at most 16 MiB (`PgProtocol.defaultMaxMessageSize`) and drops the connection on a
- * larger one. The gateway writes no such row (`max_row_bytes`, src/observability/rowBudget.ts),
+ * larger one. The gateway writes no such row (`max_row_bytes`, src/analytics/rowBudget.ts),
  * but one stored by an earlier version, or a value Postgres writes back larger than it was sent
  * (JSONB prints `1e300` as 301 digits), would make every read that touches it fail.
  *
@@ -13,7 +13,7 @@
  * column prints it (`::text`) once more on the server: the cost of a read, not of an inference.
  */
 import * as PgProtocol from "@effect/sql-pg/PgProtocol"
-import { type FieldShape, notReadText, placeholder } from "../../src/observability/rowBudget.ts"
+import { type FieldShape, notReadText, placeholder } from "../../src/analytics/rowBudget.ts"
 
 /** what the large columns of one row may weigh together: the driver's limit, less room for the rest of the row */
 export const readBudgetBytes = PgProtocol.defaultMaxMessageSize - 1024 * 1024

@@ -1,5 +1,5 @@
 /**
- * The records of src/observability/records.ts as Postgres rows, both ways: JSON objects for
+ * The records of src/analytics/records.ts as Postgres rows, both ways: JSON objects for
  * `jsonb_populate_recordset` (keys are column names, JSONB columns take the value itself,
  * timestamps ISO 8601 text), and the rows queries read back. Optional fields are NULL when
  * absent, and absent again when read.
@@ -8,7 +8,7 @@ import { Buffer } from "node:buffer"
 import * as Result from "effect/Result"
 import type { NewDatapoint, StoredDatapoint } from "../../src/datasets/store.ts"
 import { uuidv7Timestamp } from "../../src/ids.ts"
-import { type EncodedRow, encodeRows } from "../../src/observability/database.ts"
+import { type EncodedRow, encodeRows } from "../../src/analytics/database.ts"
 import type {
   CacheEntry,
   EmbeddingCacheEntry,
@@ -18,8 +18,8 @@ import type {
   StoredInference,
   StoredModelInference,
   WriteBatch
-} from "../../src/observability/records.ts"
-import type { FieldShape } from "../../src/observability/rowBudget.ts"
+} from "../../src/analytics/records.ts"
+import type { FieldShape } from "../../src/analytics/rowBudget.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { type BoundedColumn, boundedSelect, type UnreadColumns, withPlaceholders } from "./readBounds.ts"
 
@@ -234,7 +234,7 @@ const embeddingInferenceRow = (row: StoredEmbeddingInference) => ({
 /**
  * Absent fields are NULL; a value JSON cannot carry (a number out of range) fails the row in
  * Postgres. A row JSON.stringify cannot make (over V8's string limit) is refused here; one over
- * `maxRowBytes` is cut down (src/observability/rowBudget.ts).
+ * `maxRowBytes` is cut down (src/analytics/rowBudget.ts).
  */
 export const encode = (batch: WriteBatch, maxRowBytes: number): Result.Result<ReadonlyArray<EncodedRow>, StoreError> =>
   Result.try({

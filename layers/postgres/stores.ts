@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { defaultMaxRowBytes } from "../../src/config/gateway.ts"
-import type { ObservabilityStores } from "../../src/observability/stores.ts"
+import type { ObservabilityStores } from "../../src/analytics/stores.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { makePostgresBatchStore } from "./batches.ts"
 import { makePostgresCacheStore } from "./cache.ts"

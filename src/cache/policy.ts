@@ -9,7 +9,7 @@ import type { CacheOptions } from "../api/inference.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import type { ProviderResponse } from "../inference/types.ts"
 import type { ProviderCall } from "../providers/types.ts"
-import type { CacheEntry } from "../observability/records.ts"
+import type { CacheEntry } from "../analytics/records.ts"
 
 export interface CachePolicy {
   readonly read: boolean

@@ -1,11 +1,11 @@
 /**
  * The storage port of the model answer cache (spec 4.1 `cache_options`): answers are written
- * once, as model inferences carrying a cache key (src/observability/inferenceRows.ts); the
+ * once, as model inferences carrying a cache key (src/storedInferences/rows.ts); the
  * cache finds the newest one of a key. Implemented by layers/clickhouse/cache.ts and
  * layers/postgres/cache.ts.
  */
 import type * as Effect from "effect/Effect"
-import type { CacheEntry, EmbeddingCacheEntry } from "../observability/records.ts"
+import type { CacheEntry, EmbeddingCacheEntry } from "../analytics/records.ts"
 import type { StoreError } from "../storeError.ts"
 
 export interface CacheStore {

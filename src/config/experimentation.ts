@@ -8,7 +8,7 @@
  * neither list are reached only by pinning them (`variant_name`, evaluation runs).
  */
 import * as Schema from "effect/Schema"
-import type { WeightedVariant } from "../inference/sampling.ts"
+import type { WeightedVariant } from "../inference/variantDraw.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import type { KeyPath } from "./merge.ts"
 import type { AdaptiveExperimentation, ExperimentationConfig, FunctionConfig, MetricConfig, VariantConfig } from "./types.ts"

@@ -243,7 +243,7 @@ export const RawGateway = Schema.Struct({
   observability: Schema.optional(Schema.Struct({
     enabled: Schema.optional(Schema.Boolean),
     disable_automatic_migrations: Schema.optional(Schema.Boolean),
-    /** which database stores observability when both URLs could (see `observability/analyticsDatabase.ts`) */
+    /** which database stores observability when both URLs could (see `analytics/analyticsDatabase.ts`) */
     backend: Schema.optional(Schema.Literals(["auto", "clickhouse", "postgres"])),
     /** TensorZero's: writes never delay an answer here, so it changes nothing */
     async_writes: Schema.optional(Schema.Boolean),

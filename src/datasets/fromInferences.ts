@@ -24,10 +24,10 @@ import { InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
 import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import { defaultFunctionName, isUuidV7 } from "../inference/prepare.ts"
-import { toInferenceCriteria } from "../inferences/criteria.ts"
-import type { StoreFilter } from "../inferences/store.ts"
-import type { StoredFeedback, StoredInference } from "../observability/records.ts"
-import { storeFailure, type StoreFailure } from "../observability/stores.ts"
+import { toInferenceCriteria } from "../storedInferences/criteria.ts"
+import type { StoreFilter } from "../storedInferences/store.ts"
+import type { StoredFeedback, StoredInference } from "../analytics/records.ts"
+import { storeFailure, type StoreFailure } from "../analytics/stores.ts"
 import type { StoreError } from "../storeError.ts"
 import { searchTextOf } from "./search.ts"
 import type { DatasetDeps, DatasetTransfers } from "./operations.ts"
@@ -48,7 +48,7 @@ const configuredType = (config: GatewayConfig, functionName: string): "chat" | "
 
 /**
  * A chat inference's tools (`tools_available`, the choice, `parallel_tool_calls`,
- * `allowed_tools`, as src/observability/inferenceRows.ts stores them) as a datapoint's: the tools
+ * `allowed_tools`, as src/storedInferences/rows.ts stores them) as a datapoint's: the tools
  * not configured in `[tools]` are the ones the request added (`additional_tools`).
  * `parallel_tool_calls` is false unless the inference says otherwise, as create makes it (spec 4.5).
  */

@@ -14,7 +14,7 @@ import type {
 } from "../api/datasets.ts"
 import type { GatewayConfig } from "../config/types.ts"
 import type { Conflict, InvalidRequest, NotFound, PayloadTooLarge } from "../errors.ts"
-import type { ObservabilityStores, StoreFailure } from "../observability/stores.ts"
+import type { ObservabilityStores, StoreFailure } from "../analytics/stores.ts"
 import type { DatasetSummary, StoredDatapoint } from "./store.ts"
 
 /** What every operation works with: the configuration (functions, tools, metrics) and the analytics database. */

@@ -8,7 +8,7 @@
  * (test/integration/store-datasets.test.ts).
  */
 import type * as Effect from "effect/Effect"
-import type { FilterTree, TagFilter, TimeFilter } from "../inferences/store.ts"
+import type { FilterTree, TagFilter, TimeFilter } from "../storedInferences/store.ts"
 import type { StoreError } from "../storeError.ts"
 
 /** The tool fields of a chat datapoint, as given (null: cleared; absent: never set). */

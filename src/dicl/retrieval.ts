@@ -1,6 +1,6 @@
 /**
  * DICL at inference: how a `experimental_dynamic_in_context_learning` variant finds its
- * examples (`Engine.dicl`). The request's input is embedded (`diclInputText`, as examples were
+ * examples (`EngineDeps.dicl`). The request's input is embedded (`diclInputText`, as examples were
  * when they were created) by the variant's embedding model, through the cache and the rate
  * limits as any embedding; the k nearest examples of the function and variant within
  * `max_distance` are read from the analytics database; they become user/assistant pairs before
@@ -23,7 +23,7 @@ import type { Pricing } from "../inference/pricing.ts"
 import type { RequestMessage } from "../inference/types.ts"
 import type { ModelCallRecord } from "../inference/variants/answer.ts"
 import type { DiclContext, DiclRetrieval } from "../inference/variants/dicl.ts"
-import { Observability } from "../observability/stores.ts"
+import { Observability } from "../analytics/stores.ts"
 import { embeddingModelRequestName } from "./embeddingModel.ts"
 import { diclExampleMessages, diclInputText, embeddingProblem } from "./examples.ts"
 

@@ -5,7 +5,7 @@
 import { hashKeyParts } from "../cache/policy.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import { uuidv7Timestamp } from "../ids.ts"
-import type { WriteUnit } from "../observability/writeQueue.ts"
+import type { WriteUnit } from "../analytics/writeQueue.ts"
 import type { EmbeddingRequest } from "../providers/codec.ts"
 import type { ProviderCall } from "../providers/types.ts"
 import type { EmbeddingResult } from "./result.ts"

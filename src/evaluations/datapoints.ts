@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import type { InferenceRequest, Input } from "../api/inference.ts"
 import type { StoredDatapoint } from "../datasets/store.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
-import { type ObservabilityStores, storeFailure, type StoreFailure } from "../observability/stores.ts"
+import { type ObservabilityStores, storeFailure, type StoreFailure } from "../analytics/stores.ts"
 import type { RunPlan } from "./plan.ts"
 
 /** datapoints one run evaluates at most: a larger dataset needs `max_datapoints` */

@@ -8,7 +8,7 @@ import { datasetNameProblem } from "../api/datasets.ts"
 import { defaultConcurrency, type EvaluationRunRequest, type InferenceCacheMode, maxConcurrency } from "../api/evaluations.ts"
 import type { EvaluatorConfig, FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
-import { variantOrder } from "../inference/sampling.ts"
+import { variantOrder } from "../inference/variantDraw.ts"
 
 export interface RunPlan {
   readonly functionName: string

@@ -7,7 +7,7 @@
  * the same variant, for as long as the episode lasts: an update changes the draws of episodes
  * that begin after it, never of one under way. Pure: no clock, no I/O.
  */
-import type { WeightedVariant } from "../inference/sampling.ts"
+import type { WeightedVariant } from "../inference/variantDraw.ts"
 import type { StoredSampling } from "./store.ts"
 
 /** computations kept per experiment: an episode older than all of them draws with the oldest */

@@ -5,7 +5,7 @@
  */
 import type { ExperimentationResponse } from "../api/experimentation.ts"
 import type { FunctionConfig, MetricConfig } from "../config/types.ts"
-import type { WeightedVariant } from "../inference/sampling.ts"
+import type { WeightedVariant } from "../inference/variantDraw.ts"
 import type { InForce } from "./history.ts"
 
 const iso = (epochMs: number) => new Date(epochMs).toISOString()

@@ -1,11 +1,11 @@
 /**
  * The storage port of feedback (spec 4.3): reading back the feedback given on inferences and
  * episodes. Feedback is written through the write queue like every row; whether its target
- * exists is asked of the inference store (src/inferences/store.ts). Implemented by
+ * exists is asked of the inference store (src/storedInferences/store.ts). Implemented by
  * layers/clickhouse/feedback.ts and layers/postgres/feedback.ts.
  */
 import type * as Effect from "effect/Effect"
-import type { StoredFeedback } from "../observability/records.ts"
+import type { StoredFeedback } from "../analytics/records.ts"
 import type { StoreError } from "../storeError.ts"
 
 export interface FeedbackStore {

@@ -8,9 +8,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { InvalidRequest } from "../errors.ts"
-import type { InferenceTarget } from "../inferences/store.ts"
-import { type ObservabilityStores, storeFailure, type StoreFailure } from "../observability/stores.ts"
-import type { WriteQueue } from "../observability/writeQueue.ts"
+import type { InferenceTarget } from "../storedInferences/store.ts"
+import { type ObservabilityStores, storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import type { WriteQueue } from "../analytics/writeQueue.ts"
 import type { StoreError } from "../storeError.ts"
 
 /** three more asks, 250, 500 and 750 ms apart */

@@ -11,8 +11,8 @@ import { isUuidV7 } from "../inference/prepare.ts"
 import { toolCallProblem } from "../inference/toolCalls.ts"
 import type { ToolDefinition } from "../inference/types.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
-import type { FeedbackKind } from "../observability/records.ts"
-import type { InferenceTarget } from "../inferences/store.ts"
+import type { FeedbackKind } from "../analytics/records.ts"
+import type { InferenceTarget } from "../storedInferences/store.ts"
 
 export interface FeedbackPlan {
   readonly kind: FeedbackKind

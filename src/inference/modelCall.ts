@@ -32,7 +32,7 @@ import { firstTokenLimit, tightest, totalLimit, within, withinStreamTotal } from
 import type { FailedAttempt, ModelRequest, ProviderChunk, ProviderResponse } from "./types.ts"
 
 /** What model calls run with besides their request (the engine has it): made once per configuration, but for `providerTime`. */
-export interface ModelCallEngine {
+export interface ModelCallDeps {
   /** prices the answers */
   readonly pricing: Pricing
   /** reads answers from the cache */
@@ -128,7 +128,7 @@ const tryProviders = <A>(
   }))
 
 /** `effect`, its duration counted as time waiting on providers (when the engine counts it) */
-const providerTimed = <A, E, R>(engine: ModelCallEngine, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+const providerTimed = <A, E, R>(engine: ModelCallDeps, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   engine.providerTime === undefined ? effect : engine.providerTime.timed(effect)
 
 /** whom the rate limits charge for the call: the caller's API key and the request's tags */
@@ -141,7 +141,7 @@ const noChunks: ReadonlyArray<ProviderChunk> = []
 
 export const callModel = (
   prepared: PreparedInference,
-  engine: ModelCallEngine,
+  engine: ModelCallDeps,
   variant: ModelCallConfig,
   request: ModelRequest
 ): Effect.Effect<ModelCallResult, AllProvidersFailed | CallRefused, InferenceServices> => {
@@ -175,7 +175,7 @@ export const callModel = (
 /** Starts a streamed model call: succeeds once a provider has sent its first chunk. */
 export const startModelStream = (
   prepared: PreparedInference,
-  engine: ModelCallEngine,
+  engine: ModelCallDeps,
   variant: ModelCallConfig,
   request: ModelRequest
 ): Effect.Effect<ModelStreamStart, AllProvidersFailed | CallRefused, InferenceServices> => {

@@ -24,7 +24,7 @@ import {
   type ScopedEdit
 } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
-import { type AdaptiveWeights, seededRandom, variantOrder } from "./sampling.ts"
+import { type AdaptiveWeights, seededRandom, variantOrder } from "./variantDraw.ts"
 import type { TemplateEngine } from "./templates.ts"
 import { type CustomTool, resolveTools } from "./tools.ts"
 import type { ProviderTool, ToolConfig } from "./types.ts"

@@ -19,8 +19,8 @@ import { countingProviderTime } from "./providerTime.ts"
 import { withinStreamTotal } from "./timeouts.ts"
 import type { FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
 import { addCosts, addUsage, type FunctionOutput, type ModelCallRecord } from "./variants/answer.ts"
-import { type Engine, tryVariants, type VariantFailure } from "./variants/loop.ts"
-import { answerStreamed, answerWhole } from "./variants/run.ts"
+import { type EngineDeps, tryVariants, type VariantFailure } from "./variants/loop.ts"
+import { answerStreamed, answerWhole } from "./variants/runVariant.ts"
 
 /** An inference whose answer is whole: what storage needs to know about it. */
 export interface CompletedInference {
@@ -78,7 +78,7 @@ const totalLimit = (timeouts: Timeouts) => timeouts.non_streaming?.total_ms
 
 export const runInference = (
   prepared: PreparedInference,
-  engine: Engine
+  engine: EngineDeps
 ): Effect.Effect<InferenceResult, GatewayError, InferenceServices> =>
   countingProviderTime(engine, (engine, providerTime) => Effect.map(
     tryVariants(prepared, engine, totalLimit, (variant) => answerWhole(prepared, engine, variant)),
@@ -133,7 +133,7 @@ export interface InferenceStream {
  */
 export const streamInference = (
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   onComplete: (completed: CompletedInference) => void
 ): Effect.Effect<InferenceStream, GatewayError, InferenceServices> =>
   countingProviderTime(engine, (engine, providerTime) => Effect.map(

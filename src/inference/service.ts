@@ -16,9 +16,9 @@ import type { VariantConfig } from "../config/types.ts"
 import { type GatewayError, isGatewayError } from "../errors.ts"
 import { diclRetrieval } from "../dicl/retrieval.ts"
 import { Experimentation } from "../experimentation/service.ts"
-import { inferenceWriteUnit } from "../inferences/rows.ts"
+import { inferenceWriteUnit } from "../storedInferences/rows.ts"
 import { type InferenceMeasures, Metrics } from "../metrics/metrics.ts"
-import { WriteQueue } from "../observability/writeQueue.ts"
+import { WriteQueue } from "../analytics/writeQueue.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
 import { sseWrites } from "../sseWriter.ts"
 import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
@@ -29,7 +29,7 @@ import { type PreparedInference, type PrepareExtras, prepareInference } from "./
 import { makePricing } from "./pricing.ts"
 import { type CompletedInference, type InferenceResult, runInference, type StreamItem, streamInference } from "./run.ts"
 import type { ChunkDelta } from "./types.ts"
-import type { Engine } from "./variants/loop.ts"
+import type { EngineDeps } from "./variants/loop.ts"
 
 /** told once an inference's answer is whole (a stream: when its last chunk is sent) */
 export type OnCompleted = (completed: CompletedInference) => void
@@ -102,7 +102,7 @@ export class InferenceService extends Context.Service<InferenceService, {
       const { weights } = yield* Experimentation
       // the configuration's: its warnings (unknown costs, failed cache lookups) are bounded per configuration
       const pricing = makePricing()
-      const engine: Engine = {
+      const engine: EngineDeps = {
         templates: config.templates,
         now: () => clock.currentTimeMillisUnsafe(),
         variantFailed: metrics.variantFailed,
@@ -112,7 +112,7 @@ export class InferenceService extends Context.Service<InferenceService, {
       }
 
       /** the engine, with a dynamic variant's templates when the inference runs one */
-      const engineFor = (prepared: PreparedInference): Engine =>
+      const engineFor = (prepared: PreparedInference): EngineDeps =>
         prepared.templates === undefined ? engine : { ...engine, templates: prepared.templates }
 
       /**

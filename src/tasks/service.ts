@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import { relationalUrlVariable } from "../relational.ts"
 import { ServiceUnavailable } from "../errors.ts"
-import { observabilityDisabled, type ObservabilityStores } from "../observability/stores.ts"
+import { observabilityDisabled, type ObservabilityStores } from "../analytics/stores.ts"
 
 export type TaskState = "queued" | "running" | "completed" | "failed" | "cancelled"
 

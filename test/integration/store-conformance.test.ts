@@ -10,8 +10,8 @@
  */
 import { beforeAll, describe, expect, it } from "vitest"
 import { uuidv7 } from "../../src/ids.ts"
-import type { StoredInference } from "../../src/observability/records.ts"
-import type { ComparisonOperator, InferenceQuery, StoreFilter } from "../../src/inferences/store.ts"
+import type { StoredInference } from "../../src/analytics/records.ts"
+import type { ComparisonOperator, InferenceQuery, StoreFilter } from "../../src/storedInferences/store.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { engineOf, queryDatabase, tablesOf } from "../support/databases.ts"
 import { batch, cacheEntry, cachedCall, chatInference, everyKindBatch, failure, feedback, idAt, jsonInference, modelInference, oddStrings, openStore, run, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"

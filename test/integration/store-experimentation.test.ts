@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import type { StoredSampling } from "../../src/experimentation/store.ts"
 import type { VariantStatistics } from "../../src/experimentation/store.ts"
-import type { StoredFeedback, StoredInference } from "../../src/observability/records.ts"
+import type { StoredFeedback, StoredInference } from "../../src/analytics/records.ts"
 import { batch, chatInference, feedback, idAt, jsonInference, run, storeForSuite, write } from "../support/storeFixtures.ts"
 
 /** population statistics of `values`, as the store computes them */

@@ -8,7 +8,7 @@
  * and provider with interpolated percentiles of their latency and time to first token.
  */
 import { describe, expect, it } from "vitest"
-import type { StoredFeedback, StoredInference, StoredModelInference } from "../../src/observability/records.ts"
+import type { StoredFeedback, StoredInference, StoredModelInference } from "../../src/analytics/records.ts"
 import type { ModelCallStatistics } from "../../src/overview/store.ts"
 import { batch, chatInference, feedback, idAt, jsonInference, modelInference, oddStrings, run, storeForSuite, write } from "../support/storeFixtures.ts"
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { uuidv7 } from "../../src/ids.ts"
-import { sampleVariantOrder, seededRandom } from "../../src/inference/sampling.ts"
+import { sampleVariantOrder, seededRandom } from "../../src/inference/variantDraw.ts"
 import { dummyUsage } from "../../src/providers/dummy/index.ts"
 import { type ExportedSpan, type FakeCollector, startFakeCollector } from "../support/fakeCollector.ts"
 import { type RunningGateway, runGateway, startGateway, writeFiles } from "../support/gateway.ts"

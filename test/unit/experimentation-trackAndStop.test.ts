@@ -6,7 +6,7 @@
  * `optimize = "min"`; determinism.
  */
 import { describe, expect, it } from "vitest"
-import { seededRandom } from "../../src/inference/sampling.ts"
+import { seededRandom } from "../../src/inference/variantDraw.ts"
 import { type SamplingDecision, trackAndStop, type TrackAndStopSettings } from "../../src/experimentation/trackAndStop.ts"
 import { type VariantStatistics } from "../../src/experimentation/store.ts"
 

@@ -11,7 +11,7 @@ import type { InferenceRequest } from "../../src/api/inference.ts"
 import { isGatewayError } from "../../src/errors.ts"
 import { ModelTable } from "../../src/inference/models.ts"
 import { prepareInference } from "../../src/inference/prepare.ts"
-import { seededRandom, variantOrder } from "../../src/inference/sampling.ts"
+import { seededRandom, variantOrder } from "../../src/inference/variantDraw.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { build, buildErrors, buildOk } from "./fixtures.ts"
 

@@ -1,5 +1,5 @@
 /**
- * The filters of the API as the stores take them (src/inferences/filter.ts): metrics resolved
+ * The filters of the API as the stores take them (src/storedInferences/filter.ts): metrics resolved
  * in the configuration, times parsed, problems named by path; and the datapoint filters, which
  * know tags and time only.
  */
@@ -8,7 +8,7 @@ import { DatapointFilter, InferenceFilter } from "../../src/api/inferences.ts"
 import type { MetricConfig } from "../../src/config/types.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import * as Result from "effect/Result"
-import { toDatapointStoreFilter, toStoreFilter } from "../../src/inferences/filter.ts"
+import { toDatapointStoreFilter, toStoreFilter } from "../../src/storedInferences/filter.ts"
 
 const metrics = new Map<string, MetricConfig>([
   ["good", { name: "good", type: "boolean", level: "inference", optimize: "max" }],

@@ -1,6 +1,6 @@
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
-import { analyticsDatabase } from "../../src/observability/analyticsDatabase.ts"
+import { analyticsDatabase } from "../../src/analytics/analyticsDatabase.ts"
 import { type ObservabilityBackend } from "../../src/config/types.ts"
 
 const clickhouse = "http://default:@127.0.0.1:8123/gateway"

@@ -1,5 +1,5 @@
 /**
- * Rows cut down to `max_row_bytes` (src/observability/rowBudget.ts), through each backend's own
+ * Rows cut down to `max_row_bytes` (src/analytics/rowBudget.ts), through each backend's own
  * row encoding (layers/postgres/rows.ts, layers/clickhouse/rows.ts): what stays, what is cut,
  * in which order, and the markers and placeholders that say so.
  */
@@ -8,9 +8,9 @@ import { describe, expect, it } from "vitest"
 import { encode as encodeClickHouse } from "../../layers/clickhouse/rows.ts"
 import { encode as encodePostgres } from "../../layers/postgres/rows.ts"
 import { uuidv7 } from "../../src/ids.ts"
-import type { EncodedRow } from "../../src/observability/database.ts"
-import { emptyBatch, type StoredInference, type StoredModelInference, type WriteBatch } from "../../src/observability/records.ts"
-import { cutMarkerPrefix, placeholderPrefix } from "../../src/observability/rowBudget.ts"
+import type { EncodedRow } from "../../src/analytics/database.ts"
+import { emptyBatch, type StoredInference, type StoredModelInference, type WriteBatch } from "../../src/analytics/records.ts"
+import { cutMarkerPrefix, placeholderPrefix } from "../../src/analytics/rowBudget.ts"
 
 const KiB = 1024
 const now = Date.now()

@@ -1,4 +1,4 @@
-/** Which failed writes the write queue may drop (src/observability/writeFaults.ts): only the rows' own faults. */
+/** Which failed writes the write queue may drop (src/analytics/writeFaults.ts): only the rows' own faults. */
 import { describe, expect, it } from "vitest"
 import { ClickHouseError } from "@clickhouse/client"
 import {
@@ -7,7 +7,7 @@ import {
   clickHouseRowsAtFault,
   isTooLargeForAString,
   postgresRowsAtFault
-} from "../../src/observability/writeFaults.ts"
+} from "../../src/analytics/writeFaults.ts"
 
 describe("postgresRowsAtFault", () => {
   it("blames the rows for data exceptions (22), integrity violations (23) and a value over a hard limit (54000)", () => {

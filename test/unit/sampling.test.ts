@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { sampleVariantOrder, seededRandom } from "../../src/inference/sampling.ts"
+import { sampleVariantOrder, seededRandom } from "../../src/inference/variantDraw.ts"
 
 const seeds = (n: number) => Array.from({ length: n }, (_, i) => `episode-${i}`)
 

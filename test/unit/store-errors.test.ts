@@ -1,15 +1,15 @@
 /**
  * Which failures of a database are an outage (503) and which a failure of one request on a
  * working database (500): the mapping of each backend's errors (layers/postgres/client.ts,
- * layers/clickhouse/client.ts) and the answer the services give (src/observability/stores.ts).
+ * layers/clickhouse/client.ts) and the answer the services give (src/analytics/stores.ts).
  */
 import * as PgProtocol from "@effect/sql-pg/PgProtocol"
 import { ConnectionError, SqlError, StatementTimeoutError, UnknownError } from "effect/sql/SqlError"
 import { describe, expect, it } from "vitest"
 import { storeError as clickHouseStoreError } from "../../layers/clickhouse/client.ts"
 import { storeError as postgresStoreError } from "../../layers/postgres/client.ts"
-import type { ObservabilityStores } from "../../src/observability/stores.ts"
-import { storeFailure } from "../../src/observability/stores.ts"
+import type { ObservabilityStores } from "../../src/analytics/stores.ts"
+import { storeFailure } from "../../src/analytics/stores.ts"
 
 const withState = (code: string) => Object.assign(new Error(`failed with ${code}`), { code })
 

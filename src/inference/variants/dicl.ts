@@ -2,7 +2,7 @@
  * `experimental_dynamic_in_context_learning` at inference: the input is embedded, the k
  * stored examples of the function and variant nearest to it are read, and they go before the
  * input as user/assistant pairs. How examples are stored and found is `src/dicl/`; the engine
- * carries what does it (`Engine.dicl`), since it needs the embedding models and the store.
+ * carries what does it (`EngineDeps.dicl`), since it needs the embedding models and the store.
  */
 import * as Effect from "effect/Effect"
 import type { DiclVariant } from "../../config/types.ts"

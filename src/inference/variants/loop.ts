@@ -21,7 +21,7 @@ import {
   worstKind
 } from "../../errors.ts"
 import type { InferenceServices } from "../../services.ts"
-import type { ModelCallEngine } from "../modelCall.ts"
+import type { ModelCallDeps } from "../modelCall.ts"
 import { type CallRefused, largestRetryAfter } from "../routing.ts"
 import { within } from "../timeouts.ts"
 import type { PreparedInference } from "../prepare.ts"
@@ -31,8 +31,13 @@ import type { DiclRetrieval } from "./dicl.ts"
 
 export type VariantFailure = AllProvidersFailed | RequestTimeout
 
-/** What the engine runs with besides the prepared request (for its model calls: `ModelCallEngine`). */
-export interface Engine extends ModelCallEngine {
+/**
+ * What the engine runs with besides the prepared request and its Effect context: what the
+ * inference service computes once per configuration (compiled templates, pricing, the cache
+ * lookup, DICL retrieval, the clock, failure counters), passed by hand because the streaming
+ * path reads it synchronously (see docs/code-map.md, "How dependencies are passed").
+ */
+export interface EngineDeps extends ModelCallDeps {
   /** the configuration's compiled templates */
   readonly templates: TemplateEngine
   /** epoch ms: the clock, injected (the stream's bookkeeping is synchronous) */
@@ -110,7 +115,7 @@ export type VariantSuccess<A> = readonly [A, VariantConfig, ReadonlyArray<Failed
 
 export const tryVariants = <A>(
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   limitOf: (timeouts: Timeouts) => number | undefined,
   attempt: Attempt<A>
 ): Effect.Effect<VariantSuccess<A>, CallRefused | VariantFailure | AllVariantsFailed, InferenceServices> =>

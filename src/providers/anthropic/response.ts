@@ -4,7 +4,7 @@
  * blocks, usage and finish reason; and the explanation an error body carries.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
-import { cacheApartUsage } from "../answers.ts"
+import { cacheApartUsage } from "../answerReaders.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem, unscopedProvider } from "../codec.ts"
 
 type Json = Record<string, any>

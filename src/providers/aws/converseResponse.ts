@@ -5,7 +5,7 @@
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
-import { cacheApartUsage } from "../answers.ts"
+import { cacheApartUsage } from "../answerReaders.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
 import { type AwsEvent, exceptionMessage, payloadText } from "./eventStream.ts"
 

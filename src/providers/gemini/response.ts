@@ -11,7 +11,7 @@
  * (`gemini_call_<n>`), stably within an answer.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
-import { streamedErrorProblem, tokenCount } from "../answers.ts"
+import { streamedErrorProblem, tokenCount } from "../answerReaders.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem, unscopedProvider } from "../codec.ts"
 import { generatedIdPrefix } from "./request.ts"
 

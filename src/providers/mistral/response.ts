@@ -6,7 +6,7 @@
  * Read by the Chat Completions parsers (`../openai/response.ts`) with these differences as a dialect.
  */
 import type { FinishReason, Usage } from "../../inference/types.ts"
-import { tokenCount } from "../answers.ts"
+import { tokenCount } from "../answerReaders.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
 import { argumentsText, type ChatAnswerDialect, makeChatCompletionsChunkParser, parseChatCompletionsResponse } from "../openai/response.ts"
 

@@ -3,7 +3,7 @@
  * output blocks, usage and finish reason; and the explanation an error body carries.
  */
 import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
-import { streamedErrorProblem, tokenCount } from "../answers.ts"
+import { streamedErrorProblem, tokenCount } from "../answerReaders.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem } from "../codec.ts"
 
 type Json = Record<string, any>

@@ -6,7 +6,7 @@
  * cached input tokens; `status`/`incomplete_details` as the finish reason.
  */
 import type { FinishReason, OutputBlock, Usage } from "../../../inference/types.ts"
-import { tokenCount } from "../../answers.ts"
+import { tokenCount } from "../../answerReaders.ts"
 import { type ParsedResponse, WireProblem, unscopedProvider } from "../../codec.ts"
 import { encodeReasoningSignature } from "./signature.ts"
 

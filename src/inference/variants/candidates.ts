@@ -28,7 +28,7 @@ import { jsonRawText } from "../output.ts"
 import type { PreparedInference } from "../prepare.ts"
 import type { ModelRequest, RequestMessage } from "../types.ts"
 import { callRecord, type FunctionOutput, type ModelCallRecord, type VariantAnswer } from "./answer.ts"
-import { attemptVariant, type Engine, isRefused, type VariantFailure } from "./loop.ts"
+import { attemptVariant, type EngineDeps, isRefused, type VariantFailure } from "./loop.ts"
 
 /** how a candidate is answered: as any variant of the function (`run.ts`) */
 export type AnswerCandidate = (variant: VariantConfig) => Effect.Effect<VariantAnswer, VariantFailure | CallRefused, InferenceServices>
@@ -120,7 +120,7 @@ const withInstructions = (system: string | undefined, instructions: string) =>
   system === undefined || system === "" ? instructions : `${system}\n\n${instructions}`
 
 /** the judge's view of the conversation: the input rendered with its own templates */
-const renderForJudge = (prepared: PreparedInference, engine: Engine, variant: SamplingVariant) => {
+const renderForJudge = (prepared: PreparedInference, engine: EngineDeps, variant: SamplingVariant) => {
   const rendered = renderInput(prepared.request.input, prepared.fn, variant.judge, engine.templates)
   return isInputProblem(rendered) ? Effect.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` })) : Effect.succeed(rendered)
 }
@@ -167,7 +167,7 @@ const randomPick = (answers: ReadonlyArray<VariantAnswer>, judge: ModelCallRecor
 /** Best-of-n, whole. */
 export const bestOfN = (
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   variant: SamplingVariant,
   answer: AnswerCandidate
 ): Effect.Effect<VariantAnswer, VariantFailure | CallRefused, InferenceServices> =>
@@ -199,7 +199,7 @@ export const bestOfN = (
 /** What mixture-of-n asks its fuser, once its candidates answered (several of them). */
 export const fuserRequest = (
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   variant: SamplingVariant,
   answers: ReadonlyArray<VariantAnswer>
 ): Effect.Effect<ModelRequest, InvalidRequest> =>

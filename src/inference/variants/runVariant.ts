@@ -1,7 +1,7 @@
 /**
  * Running one variant by its type, whole or streamed: what an attempt of the variant loop
  * (`loop.ts`) does. A chat_completion variant renders the input with its templates and calls
- * its model; the other types build on that (`chainOfThought.ts`, `dicl.ts`, `sampling.ts`).
+ * its model; the other types build on that (`chainOfThought.ts`, `dicl.ts`, `candidates.ts`).
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -28,8 +28,8 @@ import {
 } from "./answer.ts"
 import { chainOfThoughtOutput, chainOfThoughtRequest, thinkingReshaper } from "./chainOfThought.ts"
 import { type DiclContext, diclContext, diclDefaultInstructions } from "./dicl.ts"
-import { attemptVariant, type Engine, type VariantFailure } from "./loop.ts"
-import { bestOfN, candidateRecords, fuserRequest, judgeVariant, randomPick, runCandidates, unlessRefused } from "./sampling.ts"
+import { attemptVariant, type EngineDeps, type VariantFailure } from "./loop.ts"
+import { bestOfN, candidateRecords, fuserRequest, judgeVariant, randomPick, runCandidates, unlessRefused } from "./candidates.ts"
 
 type Failure = VariantFailure | CallRefused
 
@@ -58,7 +58,7 @@ const diclShape = (context: DiclContext): CallShape => ({
 const thoughtful: CallShape = { adjust: chainOfThoughtRequest, outputOf: chainOfThoughtOutput, otherCalls: noCalls }
 
 /** a system template that takes no arguments (DICL's `system_instructions`), rendered; `fallback` without one */
-const fixedSystem = (engine: Engine, variant: ModelCallConfig, fallback: string | undefined): Result.Result<string | undefined, InvalidRequest> => {
+const fixedSystem = (engine: EngineDeps, variant: ModelCallConfig, fallback: string | undefined): Result.Result<string | undefined, InvalidRequest> => {
   const key = variant.templates.get("system")
   if (key === undefined) return Result.succeed(fallback)
   const rendered = engine.templates.render(key, {})
@@ -70,7 +70,7 @@ const fixedSystem = (engine: Engine, variant: ModelCallConfig, fallback: string 
 /** the model request of a single-call variant: the input rendered with its templates, shaped */
 const requestFor = (
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   variant: ModelCallConfig,
   shape: CallShape
 ): Result.Result<ModelRequest, InvalidRequest> => {
@@ -85,7 +85,7 @@ const requestFor = (
 
 const callWhole = (
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   variant: ModelCallConfig,
   shape: CallShape
 ): Effect.Effect<VariantAnswer, Failure, InferenceServices> => {
@@ -103,7 +103,7 @@ const callWhole = (
 
 const callStreamed = (
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   variant: ModelCallConfig,
   shape: CallShape,
   reshape?: ChunkReshaper
@@ -123,7 +123,7 @@ const callStreamed = (
 /** A variant's whole answer. */
 export const answerWhole = (
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   variant: VariantConfig
 ): Effect.Effect<VariantAnswer, Failure, InferenceServices> => {
   switch (variant.type) {
@@ -143,7 +143,7 @@ export const answerWhole = (
 
 const mixtureOfN = (
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   variant: SamplingVariant
 ): Effect.Effect<VariantAnswer, Failure, InferenceServices> =>
   Effect.flatMap(runCandidates(prepared, variant, (candidate) => answerWhole(prepared, engine, candidate)), (answers) => {
@@ -187,7 +187,7 @@ const replayed = (answer: VariantAnswer): Effect.Effect<VariantStream> =>
 /** A variant's answer as a stream: best-of-n's is whole first; mixture-of-n streams its fuser. */
 export const answerStreamed = (
   prepared: PreparedInference,
-  engine: Engine,
+  engine: EngineDeps,
   variant: VariantConfig
 ): Effect.Effect<VariantStream, Failure, InferenceServices> => {
   switch (variant.type) {

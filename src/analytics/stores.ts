@@ -2,7 +2,7 @@
  * Observability as the rest of the gateway sees it: the analytics database named by
  * GATEWAY_ANALYTICS_DB_URL (ClickHouse or Postgres) with one port per capability it serves,
  * or nothing when the variable is unset: then nothing is stored, and reads answer 503.
- * Writes go through the write queue (src/observability/writeQueue.ts).
+ * Writes go through the write queue (src/analytics/writeQueue.ts).
  */
 import * as Context from "effect/Context"
 import type { BatchStore } from "../batch/store.ts"
@@ -13,7 +13,7 @@ import type { EvaluationStore } from "../evaluations/store.ts"
 import { InternalError, ServiceUnavailable } from "../errors.ts"
 import type { ExperimentationStore } from "../experimentation/store.ts"
 import type { FeedbackStore } from "../feedback/store.ts"
-import type { InferenceStore } from "../inferences/store.ts"
+import type { InferenceStore } from "../storedInferences/store.ts"
 import type { OverviewStore } from "../overview/store.ts"
 import type { StoreError } from "../storeError.ts"
 import type { WorkflowEvaluationStore } from "../workflowEvaluations/store.ts"

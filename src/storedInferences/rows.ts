@@ -8,10 +8,10 @@ import type { PreparedInference } from "../inference/prepare.ts"
 import type { CompletedInference } from "../inference/run.ts"
 import type { ToolConfig } from "../inference/types.ts"
 import { cacheKey } from "../cache/policy.ts"
-import type { StoredModelInference, WriteBatch } from "../observability/records.ts"
+import type { StoredModelInference, WriteBatch } from "../analytics/records.ts"
 import type { ModelCallRecord } from "../inference/variants/answer.ts"
 import type { InferenceTarget } from "./store.ts"
-import type { WriteUnit } from "../observability/writeQueue.ts"
+import type { WriteUnit } from "../analytics/writeQueue.ts"
 
 /** Invalid answers (tool calls that failed validation, json that does not parse or fit) are not cached. */
 export const isValidOutput = (output: ReadonlyArray<ChatOutputBlock> | JsonOutput): boolean =>

@@ -5,7 +5,7 @@
  * conformance suite.
  */
 import type * as Effect from "effect/Effect"
-import type { StoredInference, StoredModelInference } from "../observability/records.ts"
+import type { StoredInference, StoredModelInference } from "../analytics/records.ts"
 import type { StoreError } from "../storeError.ts"
 
 export type ComparisonOperator = "<" | "<=" | ">" | ">=" | "=" | "!="

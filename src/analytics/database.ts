@@ -2,7 +2,7 @@
  * The analytics database (spec 2.10) as the write queue and the operator see it: migrations, a
  * health probe, and writes of rows encoded in the database's own wire format. One
  * implementation per backend (layers/clickhouse/database.ts, layers/postgres/database.ts).
- * Reads are one port per capability: src/inferences/store.ts, src/feedback/store.ts,
+ * Reads are one port per capability: src/storedInferences/store.ts, src/feedback/store.ts,
  * src/cache/store.ts. Writes are idempotent by id, so a retried batch stores each row once.
  */
 import { Buffer } from "node:buffer"
@@ -75,7 +75,7 @@ export interface RowLayout {
 
 /**
  * `record` as a row of JSON text for `table`, cut down when over `maxRowBytes`
- * (src/observability/rowBudget.ts); throws when even that cannot bring it under.
+ * (src/analytics/rowBudget.ts); throws when even that cannot bring it under.
  */
 const encodeRow = <R extends { readonly id: string }>(
   table: string,
