@@ -83,9 +83,7 @@ const analyzeValidator = compiled(gepaAnalyzeOutputSchema)
 const mutateValidator = compiled(gepaMutateOutputSchema)
 
 /** A built-in function and its system template's source (the instructions, rendered as written). */
-export type GepaBuiltin = BuiltinFunction
-
-const builtin = (name: GepaBuiltinFunction, description: string, outputSchema: JsonSchemaValidator, instructions: string): GepaBuiltin => ({
+const builtin = (name: GepaBuiltinFunction, description: string, outputSchema: JsonSchemaValidator, instructions: string): BuiltinFunction => ({
   fn: {
     name,
     type: "json",
@@ -102,7 +100,7 @@ const builtin = (name: GepaBuiltinFunction, description: string, outputSchema: J
 })
 
 /** The built-ins, new objects each time (one set per configuration). */
-export const gepaBuiltins = (): ReadonlyArray<GepaBuiltin> => [
+export const gepaBuiltins = (): ReadonlyArray<BuiltinFunction> => [
   builtin(gepaAnalyzeFunction, "GEPA: why an output scored as it did", analyzeValidator, gepaAnalyzeInstructions),
   builtin(gepaMutateFunction, "GEPA: prompt templates rewritten from analyses", mutateValidator, gepaMutateInstructions)
 ]
