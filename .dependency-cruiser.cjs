@@ -71,6 +71,13 @@ module.exports = {
       from: { path: "^src/", pathNot: layers.flatMap(([, paths]) => paths) },
       to: {}
     },
+    {
+      name: "analytics-knows-no-capability",
+      severity: "error",
+      comment: "src/analytics/ is what every store builds on: it imports no capability's store (each declares its own service; the shell composes them)",
+      from: { path: "^src/analytics/" },
+      to: { path: "^src/[^/]+/([a-z]+S|s)tore[.]ts$", pathNot: "^src/analytics/" }
+    },
     // one rule per layer: nothing in it (and in no lower layer) imports a module of a higher one
     ...layers.slice(0, -1).map(([name], index) => ({
       name: `layer-${name}`,

@@ -29,7 +29,7 @@ import { startClickHouse } from "../scripts/clickhouse.ts"
 import { ensurePostgres } from "../scripts/postgres.ts"
 import { uuidv7, uuidv7Timestamp } from "../src/ids.ts"
 import type { StoredInference } from "../src/analytics/records.ts"
-import type { ObservabilityStores } from "../src/analytics/stores.ts"
+import type { AnalyticsStores } from "../layers/observability/stores.ts"
 import { freshDatabase, type TestBackend } from "../test/support/databases.ts"
 import { memoryOf, startProcess } from "./processes.ts"
 
@@ -78,12 +78,12 @@ const inferenceAt = (id: string, index: number): StoredInference => ({
 const openStores = async (backend: TestBackend, url: string) => {
   const scope = Effect.runSync(Scope.make())
   const make = backend === "clickhouse" ? makeClickHouseStores : makePostgresStores
-  const stores: ObservabilityStores = await Effect.runPromise(Scope.provide(scope)(make(url)))
+  const stores: AnalyticsStores = await Effect.runPromise(Scope.provide(scope)(make(url)))
   return { stores, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
 /** `count` inferences written through the store's write path, oldest first, a millisecond apart */
-const storeInferences = async (stores: ObservabilityStores, count: number) => {
+const storeInferences = async (stores: AnalyticsStores, count: number) => {
   const start = Date.now() - count - 60_000
   for (let offset = 0; offset < count; offset += writeBatchSize) {
     const inferences: Array<StoredInference> = []

@@ -176,6 +176,7 @@ export const makeClickHouseBatchStore = ({ run, select, insert }: ClickHouse): B
       }))
 
   return {
+    backend: "clickhouse",
     // Every row is built (and checked) before anything is sent: a value refused stores nothing.
     insertBatch: (batch, inferences) =>
       Effect.flatMap(writeVersions(1), ([version]) =>

@@ -11,6 +11,7 @@ import { type CacheRow, type EmbeddingCacheRow, toCacheEntry, toEmbeddingCacheEn
 import { refused, sqlInteger, sqlString } from "./sql.ts"
 
 export const makeClickHouseCacheStore = ({ run, select }: ClickHouse): CacheStore => ({
+  backend: "clickhouse",
   lookup: (key, maxAgeS) =>
     // ages are measured on the gateway's clock, the one that stamped the entries
     Effect.flatMap(Clock.currentTimeMillis, (now) =>

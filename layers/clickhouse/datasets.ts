@@ -100,6 +100,7 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert, insert
   }
 
   return {
+    backend: "clickhouse",
     // One INSERT, one block: stored entirely or not at all (up to max_insert_block_size rows, a million by default).
     insertDatapoints: (datapoints) =>
       datapoints.length === 0 ? Effect.void : run("insertDatapoints", async (signal) => {

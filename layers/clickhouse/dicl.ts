@@ -82,6 +82,7 @@ export const makeClickHouseDiclStore = ({ run, select, insert, client }: ClickHo
   }
 
   return withWrite({
+    backend: "clickhouse",
     vectorSearch: Effect.succeed("clickhouse"),
 
     begin: (functionName, variantName, mode) => Effect.map(writeVersions(1), ([id]) => ({ id, functionName, variantName, mode })),

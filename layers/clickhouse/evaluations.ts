@@ -130,6 +130,7 @@ const toResult = (row: ResultRow): EvaluationResultRecord => ({
 const pageSql = (page: StorePage): string | undefined => (wholePage(page).limit === 0 ? undefined : sqlLimit(page))
 
 export const makeClickHouseEvaluationStore = ({ run, select, insert }: ClickHouse): EvaluationStore => ({
+  backend: "clickhouse",
   saveRun: (record) =>
     Effect.flatMap(writeVersions(1), ([version]) =>
       run("saveRun", async (signal) => {

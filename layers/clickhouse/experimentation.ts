@@ -40,6 +40,7 @@ interface SamplingRow {
 }
 
 export const makeClickHouseExperimentationStore = ({ insert, run, select }: ClickHouse): ExperimentationStore => ({
+  backend: "clickhouse",
   variantStatistics: (query) =>
     run("variantStatistics", async (signal) => {
       const rows = await select<{ variant_name: string; count: string; mean: number; variance: number }>(statisticsSql(query), signal)

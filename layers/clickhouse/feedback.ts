@@ -9,6 +9,7 @@ import { sqlUuids } from "./sql.ts"
 const byId = <A extends { readonly id: string }>(a: A, b: A) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 export const makeClickHouseFeedbackStore = ({ run, select }: ClickHouse): FeedbackStore => ({
+  backend: "clickhouse",
   getFeedback: (targetIds) =>
     run("getFeedback", async (signal) => {
       const valid = targetIds.filter(isUuid)

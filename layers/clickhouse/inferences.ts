@@ -6,7 +6,8 @@
  * uncorrelated `IN` subqueries (18.16 has no correlated ones).
  */
 import { isUuid } from "../../src/ids.ts"
-import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/storedInferences/store.ts"
+import type { InferenceTarget } from "../../src/analytics/records.ts"
+import type { InferenceQuery, InferenceStore, MetricFilter, StoreFilter } from "../../src/storedInferences/store.ts"
 import type { ClickHouse } from "./client.ts"
 import { type InferenceRow, type Json, type ModelInferenceRow, toInference, toModelInference } from "./rows.ts"
 import { filterTreeSql, sqlComparison, tagOrTimeSql } from "./filters.ts"
@@ -96,6 +97,7 @@ const filterSql = (filter: StoreFilter): string =>
   })
 
 export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): InferenceStore => ({
+  backend: "clickhouse",
   getInferences: (ids) =>
     run("getInferences", async (signal) => {
       const valid = ids.filter(isUuid)

@@ -64,6 +64,7 @@ interface MetricRow {
 }
 
 export const makeClickHouseOverviewStore = ({ run, select }: ClickHouse): OverviewStore => ({
+  backend: "clickhouse",
   inferenceCounts: (query: InferenceCountsQuery) =>
     run("inferenceCounts", async (signal) => {
       const width = sqlInteger(query.bucketMs)

@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { defaultMaxRowBytes } from "../../src/config/gateway.ts"
-import type { ObservabilityStores } from "../../src/analytics/stores.ts"
+import type { AnalyticsStores } from "../observability/stores.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { makeClickHouseBatchStore } from "./batches.ts"
 import { makeClickHouseCacheStore } from "./cache.ts"
@@ -21,7 +21,7 @@ import { makeClickHouseOverviewStore } from "./overview.ts"
 import { makeClickHouseWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
 /** `maxRowBytes`: `[gateway.observability] max_row_bytes`, the largest row written */
-export const makeClickHouseStores = (url: string, maxRowBytes = defaultMaxRowBytes): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
+export const makeClickHouseStores = (url: string, maxRowBytes = defaultMaxRowBytes): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> =>
   Effect.map(makeClickHouse(url), (clickhouse) => ({
     database: makeClickHouseDatabase(clickhouse, maxRowBytes),
     inferences: makeClickHouseInferenceStore(clickhouse),

@@ -34,6 +34,7 @@ export const makeClickHouseWorkflowEvaluationStore = ({ insert, run, select }: C
     (await select<WorkflowRunRow>(`SELECT ${workflowRunColumns} FROM WorkflowEvaluationRun WHERE ${where} LIMIT 1`, signal)).map(toWorkflowRun)
 
   return {
+    backend: "clickhouse",
     insertRun: (record) => run("insertRun", (signal) => insert("WorkflowEvaluationRun", [workflowRunLine(record)], signal)),
 
     insertEpisode: (episode) => run("insertEpisode", (signal) => insert("WorkflowEvaluationRunEpisode", [workflowEpisodeLine(episode)], signal)),

@@ -7,8 +7,8 @@
 import cluster from "node:cluster"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type { VectorSearch } from "../../src/dicl/store.ts"
-import { Observability, type ObservabilityStores } from "../../src/analytics/stores.ts"
+import { AnalyticsDatabaseService } from "../../src/analytics/database.ts"
+import { type DiclExampleStore, DiclExampleStoreService, type VectorSearch } from "../../src/dicl/store.ts"
 import { WriteQueue } from "../../src/analytics/writeQueue.ts"
 import { ConfigReload, type ConfigVersion } from "../../src/config/reload.ts"
 import { Configuration } from "../../src/services.ts"
@@ -26,8 +26,8 @@ export const configVersionBody = ({ hash, loadedAt }: ConfigVersion) => ({ hash,
 const worker = cluster.isWorker ? { worker: process.pid } : {}
 
 /** how DICL examples are ranked, once the database has said (Postgres reads it once); left out while it does not answer */
-const vectorSearchOf = (stores: ObservabilityStores): Effect.Effect<{ vector_search?: VectorSearch }> =>
-  stores.dicl.vectorSearch.pipe(
+const vectorSearchOf = (examples: DiclExampleStore | undefined): Effect.Effect<{ vector_search?: VectorSearch }> =>
+  examples === undefined ? Effect.succeed({}) : examples.vectorSearch.pipe(
     Effect.timeoutOrElse({ duration: vectorSearchTimeout, orElse: () => Effect.fail(undefined) }),
     Effect.match({ onSuccess: (mode) => ({ vector_search: mode }), onFailure: () => ({}) })
   )
@@ -39,21 +39,24 @@ const vectorSearchTimeout = Duration.seconds(1)
  * write queue's counters and how DICL examples are ranked when observability is on, whether
  * background tasks run (the relational database), and the trace exporter's counters when it is on.
  */
-export const statusHandler = Effect.flatMap(Effect.all([Configuration, Observability, WriteQueue, Tracing, Tasks, ConfigReload]), ([config, { stores }, { stats }, tracing, tasks, reload]) =>
+export const statusHandler = Effect.flatMap(
+  Effect.all([Configuration, AnalyticsDatabaseService, DiclExampleStoreService, WriteQueue, Tracing, Tasks, ConfigReload]),
+  ([config, { store: database }, { store: examples }, { stats }, tracing, tasks, reload]) =>
   config.gateway.auth.enabled ? Effect.succeed(jsonResponse(JSON.stringify({ status: "ok", version: gatewayVersion, config: configVersionBody(reload.current()) }))) : Effect.map(
-    stores === undefined ? Effect.succeed(undefined) : vectorSearchOf(stores),
+    vectorSearchOf(examples),
     (vectorSearch) =>
       jsonResponse(JSON.stringify({
         status: "ok",
         version: gatewayVersion,
         config: configVersionBody(reload.current()),
         ...worker,
-        ...(stores === undefined ? {} : { observability: { backend: stores.database.backend, ...vectorSearch, ...stats() } }),
+        ...(database === undefined ? {} : { observability: { backend: database.backend, ...vectorSearch, ...stats() } }),
         background_tasks: tasks.available ? "pg-boss" : "off",
         ...(tracing.enabled ? { trace_export: tracing.stats() } : {}),
         ...embeddedStatus()
       }))
-  ))
+  )
+)
 
 const healthTimeout = Duration.seconds(2)
 
@@ -94,7 +97,7 @@ const embeddedHealth = (): { readonly state: EmbeddedStatus["state"]; readonly r
  * the embedded database pauses writes (its disk is nearly full) or is starting again, with the
  * reason in the body only when authentication is off.
  */
-export const healthHandler = Effect.flatMap(Effect.all([Configuration, Observability]), ([config, { stores }]) => {
+export const healthHandler = Effect.flatMap(Effect.all([Configuration, AnalyticsDatabaseService]), ([config, { store }]) => {
   const detailed = !config.gateway.auth.enabled
   const embedded = embeddedHealth()
   const embeddedFields = embedded === undefined ? {} : { embedded_database: embedded.state }
@@ -104,8 +107,7 @@ export const healthHandler = Effect.flatMap(Effect.all([Configuration, Observabi
       JSON.stringify({ gateway: "ok", ...fields, ...embeddedFields, ...(detailed && problems.length > 0 ? { error: problems.join("; ") } : {}) }),
       problems.length > 0 ? 503 : 200
     )
-  if (stores === undefined) return Effect.succeed(answer({}, embeddedProblem))
-  const store = stores.database
+  if (store === undefined) return Effect.succeed(answer({}, embeddedProblem))
   return store.ping.pipe(
     Effect.timeoutOrElse({ duration: healthTimeout, orElse: () => Effect.fail({ message: "no answer within 2 s" }) }),
     Effect.matchEffect({

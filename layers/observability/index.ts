@@ -11,25 +11,26 @@ import * as Scope from "effect/Scope"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { type AnalyticsDatabase, analyticsDatabase } from "../../src/analytics/analyticsDatabase.ts"
 import type { ObservabilityDatabase } from "../../src/analytics/database.ts"
-import { analyticsUrlVariable, Observability, type ObservabilityStores } from "../../src/analytics/stores.ts"
+import { analyticsUrlVariable } from "../../src/analytics/stores.ts"
 import { WriteQueue } from "../../src/analytics/writeQueue.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { embeddedDatabaseAt, pausingWrites } from "../embedded/pglite.ts"
 import { StartupError } from "../startup.ts"
 import { makeWriteQueue } from "../writeQueue.ts"
+import { type AnalyticsStores, storeServices } from "./stores.ts"
 
 export { StartupError } from "../startup.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
 /** The stores of the analytics database `analyticsDatabase` chose (its URL already checked). */
-const makeStores = ({ backend, url }: AnalyticsDatabase, maxRowBytes: number): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
+const makeStores = ({ backend, url }: AnalyticsDatabase, maxRowBytes: number): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> =>
   backend === "clickhouse"
     ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url, maxRowBytes))
     : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url, maxRowBytes))
 
 /** The configured stores, not migrated yet, or undefined when observability is off. */
-export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect<ObservabilityStores | undefined, StartupError, Scope.Scope> =>
+export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect<AnalyticsStores | undefined, StartupError, Scope.Scope> =>
   Effect.gen(function*() {
     if (!config.gateway.observability.enabled) return undefined
     const database = analyticsDatabase(config.gateway.observability.backend, env)
@@ -54,7 +55,7 @@ export const migrateDatabase = (database: ObservabilityDatabase): Effect.Effect<
     )
   )
 
-/** `Observability` (the stores) and the `WriteQueue` in front of them, both off when observability is. */
+/** The service of each store (layers/observability/stores.ts) and the `WriteQueue` in front of them, all off when observability is. */
 export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
   Layer.effectContext(
     Effect.gen(function*() {
@@ -66,7 +67,7 @@ export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
       const stores = yield* Scope.provide(storesScope)(configuredStores(config, env))
       if (stores === undefined) {
         yield* Effect.logInfo(`observability is off: set ${analyticsUrlVariable} to store inferences and feedback`)
-        return Context.make(Observability, { stores: undefined }).pipe(Context.add(WriteQueue, WriteQueue.off))
+        return storeServices(undefined).pipe(Context.add(WriteQueue, WriteQueue.off))
       }
       const { database } = stores
       const settings = config.gateway.observability
@@ -82,6 +83,6 @@ export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
         writeTimeoutMs: 60_000
       })
       yield* Effect.logInfo(`observability: storing in ${database.backend}`)
-      return Context.make(Observability, { stores }).pipe(Context.add(WriteQueue, writeQueue))
+      return storeServices(stores).pipe(Context.add(WriteQueue, writeQueue))
     })
   )

@@ -231,6 +231,7 @@ export const makePostgresBatchStore = (sql: PgClient.PgClient): BatchStore => {
     )
 
   return {
+    backend: "postgres",
     // Every row is built (and checked) before anything is sent: a value refused stores nothing.
     insertBatch: (batch, inferences) =>
       writeVersions(1).pipe(

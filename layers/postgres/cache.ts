@@ -12,6 +12,7 @@ import { type CacheRow, type EmbeddingCacheRow, toCacheEntry, toEmbeddingCacheEn
 export const makePostgresCacheStore = (sql: PgClient.PgClient): CacheStore => {
   const cacheColumns = sql.literal("output, raw_request, raw_response, finish_reason, timestamp")
   return {
+    backend: "postgres",
     lookup: (key, maxAgeS) =>
       Effect.gen(function*() {
         // ages are measured on the gateway's clock, the one that stamped the entries

@@ -138,6 +138,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
   }
 
   return {
+    backend: "postgres",
     insertDatapoints: (datapoints) =>
       datapoints.length === 0 ? Effect.void : built("insertDatapoints", () => encodeDatapoints(datapoints)).pipe(
         Effect.flatMap((arrays) => transaction(arrays, insertRows)),

@@ -107,6 +107,7 @@ export const makePostgresDiclStore = (sql: PgClient.PgClient): DiclExampleStore 
   }
 
   return withWrite({
+    backend: "postgres",
     vectorSearch,
 
     begin: (functionName, variantName, mode) => Effect.map(writeVersions(1), ([id]) => ({ id, functionName, variantName, mode })),

@@ -163,6 +163,7 @@ export const makePostgresEvaluationStore = (sql: PgClient.PgClient): EvaluationS
       WHERE evaluation_result.version < EXCLUDED.version`
 
   return {
+    backend: "postgres",
     saveRun: (run) =>
       writeVersions(1).pipe(
         Effect.flatMap((versions) => encoded("saveRun", [run], versions, runJson)),

@@ -43,6 +43,7 @@ export const makePostgresExperimentationStore = (sql: PgClient.PgClient): Experi
   }
 
   return {
+    backend: "postgres",
     variantStatistics: (query) =>
       statistics(query).pipe(
         Effect.map((rows) => rows.map((row) => ({ name: row.variant_name, count: row.count, mean: Number(row.mean), variance: Number(row.variance) }))),

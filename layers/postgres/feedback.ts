@@ -10,6 +10,7 @@ import { type FeedbackRow, feedbackTables, toFeedback } from "./rows.ts"
 export const makePostgresFeedbackStore = (sql: PgClient.PgClient): FeedbackStore => {
   const feedbackColumns = sql.literal("id, target_id, target_type, metric_name, value, tags, timestamp")
   return {
+    backend: "postgres",
     getFeedback: (targetIds) => {
       const valid = targetIds.filter(isUuid)
       if (valid.length === 0) return Effect.succeed([])

@@ -9,7 +9,8 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import type { Fragment } from "effect/sql/Statement"
 import { isUuid } from "../../src/ids.ts"
-import type { InferenceQuery, InferenceStore, InferenceTarget, MetricFilter, StoreFilter } from "../../src/storedInferences/store.ts"
+import type { InferenceTarget } from "../../src/analytics/records.ts"
+import type { InferenceQuery, InferenceStore, MetricFilter, StoreFilter } from "../../src/storedInferences/store.ts"
 import { storeError } from "./client.ts"
 import { filterTreeSql, sqlComparison, tagOrTimeSql } from "./filters.ts"
 import type { FieldShape } from "../../src/analytics/rowBudget.ts"
@@ -190,5 +191,5 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
     )
   }
 
-  return { getInferences, listInferences, getModelInferences, findInference, episodeExists }
+  return { backend: "postgres", getInferences, listInferences, getModelInferences, findInference, episodeExists }
 }

@@ -67,6 +67,7 @@ export const makePostgresOverviewStore = (sql: PgClient.PgClient): OverviewStore
     }).pipe(Effect.mapError(storeError(operation)))
 
   return {
+    backend: "postgres",
     inferenceCounts: (query: InferenceCountsQuery) =>
       attempt("inferenceCounts", () => {
         const width = query.bucketMs

@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { defaultMaxRowBytes } from "../../src/config/gateway.ts"
-import type { ObservabilityStores } from "../../src/analytics/stores.ts"
+import type { AnalyticsStores } from "../observability/stores.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { makePostgresBatchStore } from "./batches.ts"
 import { makePostgresCacheStore } from "./cache.ts"
@@ -22,7 +22,7 @@ import { makePostgresOverviewStore } from "./overview.ts"
 import { makePostgresWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
 /** `maxRowBytes`: `[gateway.observability] max_row_bytes`, the largest row written */
-export const makePostgresStores = (url: string, maxRowBytes = defaultMaxRowBytes): Effect.Effect<ObservabilityStores, StoreError, Scope.Scope> =>
+export const makePostgresStores = (url: string, maxRowBytes = defaultMaxRowBytes): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> =>
   // The pool connects lazily; a connection attempt gives up after a few seconds, since the
   // write queue retries on its own.
   Effect.map(makePgClient(url), (sql) => ({

@@ -78,6 +78,7 @@ export const makePostgresWorkflowEvaluationStore = (sql: PgClient.PgClient): Wor
   const episodes = sql.literal(episodeColumns)
 
   return {
+    backend: "postgres",
     insertRun: (run) =>
       Effect.flatMap(checkUuids(run.id), () =>
         sql`INSERT INTO workflow_evaluation_run (id, variants, project_name, display_name, tags, timestamp)

@@ -12,8 +12,7 @@
 import * as Result from "effect/Result"
 import { relationalUrlVariable } from "../relational.ts"
 import type { ObservabilityBackend } from "../config/types.ts"
-import type { Backend } from "./database.ts"
-import { analyticsUrlVariable, backendOf } from "./stores.ts"
+import { analyticsUrlVariable, type Backend, backendOf } from "./stores.ts"
 
 export interface AnalyticsDatabase {
   readonly backend: Backend

@@ -6,9 +6,11 @@
  * src/cache/store.ts. Writes are idempotent by id, so a retried batch stores each row once.
  */
 import { Buffer } from "node:buffer"
+import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import type { StoreError } from "../storeError.ts"
+import type { AnalyticsPort, AnalyticsStore } from "./stores.ts"
 import type {
   FeedbackKind,
   StoredEmbeddingInference,
@@ -19,10 +21,7 @@ import type {
 } from "./records.ts"
 import { embeddingInferenceCuts, feedbackCuts, fitRecord, inferenceCuts, longTextLength, modelInferenceCuts, type RecordCuts } from "./rowBudget.ts"
 
-export type Backend = "clickhouse" | "postgres"
-
-export interface ObservabilityDatabase {
-  readonly backend: Backend
+export interface ObservabilityDatabase extends AnalyticsStore {
   /** applies pending migrations; the names of those applied */
   readonly migrate: Effect.Effect<ReadonlyArray<string>, StoreError>
   /** a cheap query, for /health */
@@ -43,6 +42,9 @@ export interface ObservabilityDatabase {
    */
   readonly writesPaused?: (() => string | undefined) | undefined
 }
+
+/** The analytics database itself (migrations, health, writes), absent while observability is off. */
+export class AnalyticsDatabaseService extends Context.Service<AnalyticsDatabaseService, AnalyticsPort<ObservabilityDatabase>>()("gateway/AnalyticsDatabase") {}
 
 /**
  * One row as its database takes it: the JSON text of the row, for `table`, UTF-8 encoded. Rows

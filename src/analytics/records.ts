@@ -124,3 +124,11 @@ export interface WriteBatch {
 }
 
 export const emptyBatch: WriteBatch = { inferences: [], modelInferences: [], feedback: [] }
+
+/** What feedback needs to know about the inference it targets. */
+export interface InferenceTarget {
+  readonly functionName: string
+  readonly functionType: "chat" | "json"
+  readonly episodeId: string
+  readonly outputSchema?: unknown
+}

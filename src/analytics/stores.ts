@@ -1,46 +1,28 @@
 /**
- * Observability as the rest of the gateway sees it: the analytics database named by
- * GATEWAY_ANALYTICS_DB_URL (ClickHouse or Postgres) with one port per capability it serves,
- * or nothing when the variable is unset: then nothing is stored, and reads answer 503.
- * Writes go through the write queue (src/analytics/writeQueue.ts).
+ * The analytics database as the capabilities see it: the database named by
+ * GATEWAY_ANALYTICS_DB_URL (ClickHouse or Postgres), reached through one store per capability,
+ * each an Effect service declared in its capability's folder (src/<capability>/store.ts) and
+ * provided by the shell (layers/observability/). While the variable is unset every store is
+ * absent: then nothing is stored, and reads answer 503. Writes go through the write queue
+ * (src/analytics/writeQueue.ts). This module knows no capability: they build on it.
  */
-import * as Context from "effect/Context"
-import type { BatchStore } from "../batch/store.ts"
-import type { CacheStore } from "../cache/store.ts"
-import type { DatasetStore } from "../datasets/store.ts"
-import type { DiclExampleStore } from "../dicl/store.ts"
-import type { EvaluationStore } from "../evaluations/store.ts"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import { InternalError, ServiceUnavailable } from "../errors.ts"
-import type { ExperimentationStore } from "../experimentation/store.ts"
-import type { FeedbackStore } from "../feedback/store.ts"
-import type { InferenceStore } from "../storedInferences/store.ts"
-import type { OverviewStore } from "../overview/store.ts"
 import type { StoreError } from "../storeError.ts"
-import type { WorkflowEvaluationStore } from "../workflowEvaluations/store.ts"
-import type { Backend, ObservabilityDatabase } from "./database.ts"
 
-/** The ports of one analytics database, all on its backend. */
-export interface ObservabilityStores {
-  /** migrations, the health probe, and the write queue's writes */
-  readonly database: ObservabilityDatabase
-  readonly inferences: InferenceStore
-  readonly feedback: FeedbackStore
-  readonly cache: CacheStore
-  readonly datasets: DatasetStore
-  readonly evaluations: EvaluationStore
-  readonly workflowEvaluations: WorkflowEvaluationStore
-  readonly batches: BatchStore
-  readonly experimentation: ExperimentationStore,
-  /** the examples of dynamic in-context learning variants */
-  readonly dicl: DiclExampleStore
-  /** the aggregates of the UI's Overview */
-  readonly overview: OverviewStore
+/** The analytics database's engine: an http(s) URL is ClickHouse, a postgres:// one Postgres. */
+export type Backend = "clickhouse" | "postgres"
+
+/** What every store of the analytics database says of itself: the backend its failures name. */
+export interface AnalyticsStore {
+  readonly backend: Backend
 }
 
-export class Observability extends Context.Service<Observability, {
-  /** undefined when observability is off */
-  readonly stores: ObservabilityStores | undefined
-}>()("gateway/Observability") {}
+/** The value of a capability's store service: its store, or undefined while observability is off. */
+export interface AnalyticsPort<S extends AnalyticsStore> {
+  readonly store: S | undefined
+}
 
 export const analyticsUrlVariable = "GATEWAY_ANALYTICS_DB_URL"
 
@@ -54,6 +36,10 @@ export const observabilityDisabled = () =>
       `observability is disabled: set ${analyticsUrlVariable} (and leave [gateway.observability] enabled) to store and read inferences and feedback`
   })
 
+/** The store of a capability's `service`, or the 503 of observability off. */
+export const storeOf = <I, S extends AnalyticsStore>(service: Context.Key<I, AnalyticsPort<S>>): Effect.Effect<S, ServiceUnavailable, I> =>
+  Effect.flatMap(service, ({ store }) => (store === undefined ? Effect.fail(observabilityDisabled()) : Effect.succeed(store)))
+
 /** The 503 of a read the database failed. */
 export const storeUnavailable = (backend: Backend, message: string) =>
   new ServiceUnavailable({ message: `the ${backend} database is unavailable: ${message}` })
@@ -62,11 +48,11 @@ export const storeUnavailable = (backend: Backend, message: string) =>
 export type StoreFailure = ServiceUnavailable | InternalError
 
 /**
- * A failure of one of `stores`' ports, naming their backend: a 503 when the database is out
+ * A failure of `store`, naming its backend: a 503 when the database is out
  * (`StoreError.outage`), a 500 when a working database failed this request (a stored row too
  * large to read, a query refused), which waiting would not mend.
  */
-export const storeFailure = (stores: ObservabilityStores) => (error: StoreError): StoreFailure =>
+export const storeFailure = (store: AnalyticsStore) => (error: StoreError): StoreFailure =>
   error.outage === true
-    ? storeUnavailable(stores.database.backend, error.message)
-    : new InternalError({ message: `the ${stores.database.backend} database failed this request: ${error.message}` })
+    ? storeUnavailable(store.backend, error.message)
+    : new InternalError({ message: `the ${store.backend} database failed this request: ${error.message}` })

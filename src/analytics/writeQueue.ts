@@ -4,7 +4,7 @@
  * waits and never throws.
  */
 import * as Context from "effect/Context"
-import type { InferenceTarget } from "../storedInferences/store.ts"
+import type { InferenceTarget } from "./records.ts"
 import type { WriteBatch } from "./records.ts"
 
 /**

@@ -24,7 +24,9 @@ import { AllProvidersFailed, type GatewayError, InvalidRequest, NotFound } from 
 import { itemsPerTurn, letIoRun } from "../eventLoop.ts"
 import { isUuid } from "../ids.ts"
 import type { RoutedProvider } from "../inference/models.ts"
-import { Observability, storeFailure, type ObservabilityStores } from "../analytics/stores.ts"
+import { storeFailure } from "../analytics/stores.ts"
+import { AnalyticsDatabaseService, type ObservabilityDatabase } from "../analytics/database.ts"
+import { type InferenceStore, InferenceStoreService } from "../storedInferences/store.ts"
 import type { StoredInference, StoredModelInference, WriteBatch } from "../analytics/records.ts"
 import { providerCall } from "../inference/providerCall.ts"
 import { type BatchOutcome, type BatchPollCall } from "../providers/types.ts"
@@ -34,7 +36,7 @@ import { HttpTransport } from "../transport.ts"
 import { storesWithTasks, Tasks } from "../tasks/service.ts"
 import { planBatch, type PreparedBatch, type PreparedBatchInference, prepareBatchInput } from "./prepare.ts"
 import { batchInferenceBody, completedRows, schemaCache, submittedRows } from "./results.ts"
-import type { StoredBatch, StoredBatchInference } from "./store.ts"
+import { type BatchStore, BatchStoreService, type StoredBatch, type StoredBatchInference } from "./store.ts"
 
 /** the task kind of a batch's background poll */
 export const batchPollTask = "batch.poll"
@@ -80,6 +82,13 @@ export interface BatchSubmitted {
 const writeChunk = 2000
 const readChunk = maxBatchPage
 
+/** The stores of batches: their records, the inferences they answer with, and the database those are written to. */
+interface BatchStores {
+  readonly database: ObservabilityDatabase
+  readonly batches: BatchStore
+  readonly inferences: InferenceStore
+}
+
 export class BatchService extends Context.Service<BatchService, {
   readonly start: (request: BatchInferenceRequest, apiKey: string | undefined) => Effect.Effect<BatchSubmitted, GatewayError>
   /** the batch, only an inference of it, or a page of its inferences; polls the provider while it is pending, when due */
@@ -90,7 +99,10 @@ export class BatchService extends Context.Service<BatchService, {
     Effect.gen(function*() {
       const config = yield* Configuration
       const models = yield* Models
-      const { stores } = yield* Observability
+      const { store: database } = yield* AnalyticsDatabaseService
+      const { store: batches } = yield* BatchStoreService
+      const { store: inferenceStore } = yield* InferenceStoreService
+      const stores: BatchStores | undefined = database && batches && inferenceStore && { database, batches, inferences: inferenceStore }
       const tasks = yield* Tasks
       const http = yield* HttpTransport
       const clock = yield* Clock.Clock
@@ -152,7 +164,7 @@ export class BatchService extends Context.Service<BatchService, {
       }
 
       /** writes rows encoded as the write queue would (rows over max_row_bytes cut down, and logged) */
-      const writeRows = (stores: ObservabilityStores, writes: WriteBatch) =>
+      const writeRows = (stores: BatchStores, writes: WriteBatch) =>
         Effect.flatMap(Effect.fromResult(stores.database.encode(writes)), (rows) =>
           Effect.andThen(
             Effect.forEach(rows, (row) => row.cut === undefined ? Effect.void : Effect.logWarning(`batch: ${row.cut}`), { discard: true }),
@@ -171,7 +183,7 @@ export class BatchService extends Context.Service<BatchService, {
        * pending): its results written a page of its inferences at a time, each result let go once
        * written, then the batch marked completed (or failed).
        */
-      const record = (stores: ObservabilityStores, current: StoredBatch, outcome: Exclude<BatchOutcome, { status: "pending" }>) =>
+      const record = (stores: BatchStores, current: StoredBatch, outcome: Exclude<BatchOutcome, { status: "pending" }>) =>
         Effect.gen(function*() {
           if (outcome.status === "failed") {
             const failed = ended(current, { status: "failed", errorMessage: outcome.message })
@@ -200,7 +212,7 @@ export class BatchService extends Context.Service<BatchService, {
           yield* stores.batches.updateBatch(completed)
           yield* Effect.logInfo(`batch ${current.id}: completed, ${stored} inferences stored, ${Object.keys(failures).length} without an answer`)
           return completed
-        }).pipe(Effect.mapError(storeFailure(stores)))
+        }).pipe(Effect.mapError(storeFailure(stores.batches)))
 
       /**
        * A pending batch polled if it is due, and its row afterwards (the one given when it was not
@@ -209,13 +221,13 @@ export class BatchService extends Context.Service<BatchService, {
        * read again (another may have ended it meanwhile), then the provider polled, and a
        * finished batch recorded before the lock is let go.
        */
-      const pollIfDue = (stores: ObservabilityStores, batch: StoredBatch): Effect.Effect<StoredBatch, GatewayError> =>
+      const pollIfDue = (stores: BatchStores, batch: StoredBatch): Effect.Effect<StoredBatch, GatewayError> =>
         Effect.gen(function*() {
           if (pollIntervalS > 0 && !(yield* tasks.claim(`batch.poll:${batch.id}`, pollIntervalS))) return batch
           const polled = yield* tasks.tryExclusive(
             `batch:${batch.id}`,
             Effect.gen(function*() {
-              const current = (yield* Effect.mapError(stores.batches.getBatch(batch.id), storeFailure(stores))) ?? batch
+              const current = (yield* Effect.mapError(stores.batches.getBatch(batch.id), storeFailure(stores.batches))) ?? batch
               if (current.status !== "pending") return current
               const outcome = yield* pollProvider(current)
               return outcome.status === "pending" ? current : yield* record(stores, current, outcome)
@@ -225,7 +237,7 @@ export class BatchService extends Context.Service<BatchService, {
         })
 
       /** the answers of some inferences of a completed batch, read from the database in their order */
-      const answersOf = (stores: ObservabilityStores, batch: StoredBatch, rows: ReadonlyArray<StoredBatchInference>) =>
+      const answersOf = (stores: BatchStores, batch: StoredBatch, rows: ReadonlyArray<StoredBatchInference>) =>
         Effect.gen(function*() {
           const answered = rows.filter((row) => batch.failures?.[row.inferenceId] === undefined).map((row) => row.inferenceId)
           const inferences = new Map<string, StoredInference>()
@@ -237,13 +249,13 @@ export class BatchService extends Context.Service<BatchService, {
           return rows.map((row) =>
             batchInferenceBody(row, inferences.get(row.inferenceId), calls.get(row.inferenceId), batch.failures?.[row.inferenceId])
           )
-        }).pipe(Effect.mapError(storeFailure(stores)))
+        }).pipe(Effect.mapError(storeFailure(stores.batches)))
 
       /** a page of a completed batch's answers: those after position `afterIndex`, at most `limit`, and the last position if more follow */
-      const answerPage = (stores: ObservabilityStores, batch: StoredBatch, afterIndex: number, limit: number) =>
+      const answerPage = (stores: BatchStores, batch: StoredBatch, afterIndex: number, limit: number) =>
         Effect.gen(function*() {
           // one more row than asked says whether another page follows
-          const rows = yield* Effect.mapError(stores.batches.getBatchInferencePage(batch.id, afterIndex, limit + 1), storeFailure(stores))
+          const rows = yield* Effect.mapError(stores.batches.getBatchInferencePage(batch.id, afterIndex, limit + 1), storeFailure(stores.batches))
           const page = rows.length > limit ? rows.slice(0, limit) : rows
           const answers = yield* answersOf(stores, batch, page)
           return { answers, last: page.length > 0 && rows.length > limit ? page[page.length - 1] : undefined }
@@ -251,7 +263,7 @@ export class BatchService extends Context.Service<BatchService, {
 
       /** a completed batch as the read asks it: one inference, a page, or the whole list (or its rest after `after`) a page at a time */
       const completedReading = (
-        stores: ObservabilityStores,
+        stores: BatchStores,
         batch: StoredBatch,
         options: BatchReadOptions,
         one: StoredBatchInference | undefined
@@ -263,7 +275,7 @@ export class BatchService extends Context.Service<BatchService, {
           let afterIndex = -1
           if (options.after !== undefined) {
             const [after] = isUuid(options.after)
-              ? yield* Effect.mapError(stores.batches.getBatchInferences(batch.id, options.after), storeFailure(stores))
+              ? yield* Effect.mapError(stores.batches.getBatchInferences(batch.id, options.after), storeFailure(stores.batches))
               : []
             if (after === undefined) {
               return yield* Effect.fail(new InvalidRequest({ message: `after: "${options.after.slice(0, 100)}" is not an inference of batch ${batch.id}` }))
@@ -291,7 +303,7 @@ export class BatchService extends Context.Service<BatchService, {
       const backgroundPoll = (batchId: string) =>
         Effect.gen(function*() {
           const ready = yield* needed
-          const batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready))
+          const batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready.batches))
           if (batch === undefined || batch.status !== "pending") return
           const after = yield* pollIfDue(ready, batch)
           if (after.status === "pending") yield* schedulePoll(batchId)
@@ -342,7 +354,7 @@ export class BatchService extends Context.Service<BatchService, {
                     `${started.handle.providerBatchId}, but it could not be stored (${error.message}); cancel it at the provider`
                 )
               ),
-              Effect.mapError(storeFailure(ready))
+              Effect.mapError(storeFailure(ready.batches))
             )
             yield* schedulePoll(prepared.batchId)
             return {
@@ -356,13 +368,13 @@ export class BatchService extends Context.Service<BatchService, {
             const ready = yield* needed
             const unknownBatch = new NotFound({ message: `unknown batch "${batchId}"` })
             if (!isUuid(batchId)) return yield* Effect.fail(unknownBatch)
-            let batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready))
+            let batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready.batches))
             if (batch === undefined) return yield* Effect.fail(unknownBatch)
             const { inferenceId } = options
             // the route of one inference: 404 when the batch has none of that id, whatever its status
             const one = inferenceId === undefined || !isUuid(inferenceId)
               ? undefined
-              : (yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), storeFailure(ready)))[0]
+              : (yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), storeFailure(ready.batches)))[0]
             if (inferenceId !== undefined && one === undefined) {
               return yield* Effect.fail(new NotFound({ message: `batch "${batchId}" has no inference "${inferenceId}"` }))
             }

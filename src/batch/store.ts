@@ -9,8 +9,10 @@
  * backends keep one write path; the relational database's lock (`Tasks.exclusive`) makes sure
  * only one process completes a batch.
  */
+import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
+import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 
 export type BatchStatus = "pending" | "completed" | "failed"
 
@@ -69,7 +71,7 @@ export interface StoredBatchInference {
   readonly timestamp: number
 }
 
-export interface BatchStore {
+export interface BatchStore extends AnalyticsStore {
   /** stores a new batch (status `pending`) and its inferences, all or nothing as far as the database allows */
   readonly insertBatch: (batch: StoredBatch, inferences: ReadonlyArray<StoredBatchInference>) => Effect.Effect<void, StoreError>
   /** the newest version of a batch's row */
@@ -86,3 +88,6 @@ export interface BatchStore {
   /** pending batches, oldest first, at most `limit` */
   readonly listPendingBatches: (limit: number) => Effect.Effect<ReadonlyArray<StoredBatch>, StoreError>
 }
+
+/** The BatchStore of the analytics database, absent while observability is off (provided by layers/observability/). */
+export class BatchStoreService extends Context.Service<BatchStoreService, AnalyticsPort<BatchStore>>()("gateway/BatchStore") {}

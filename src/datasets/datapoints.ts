@@ -121,10 +121,9 @@ export const checkNewDatapoint = (datapoint: CreateDatapoint, config: GatewayCon
 const toOrder = (order: NonNullable<Parameters<DatasetOperations["list"]>[1]["order_by"]>[number]): DatapointOrder =>
   order.by === "timestamp" ? { by: "timestamp", direction: order.direction ?? "descending" } : order
 
-export const makeDatapointOperations = ({ config, stores }: DatasetDeps): DatasetOperations => {
-  const store = stores.datasets
+export const makeDatapointOperations = ({ config, datasetStore: store }: DatasetDeps): DatasetOperations => {
   const { maxRowBytes } = config.gateway.observability
-  const run = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(stores))
+  const run = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(store))
 
   /** `ids` of the dataset that are not live: 404 for the first missing, else 409 */
   const whyNotLive = (datasetName: string, notLive: ReadonlyArray<string>, ids: ReadonlyArray<string>, path: (index: number) => string) =>

@@ -106,8 +106,8 @@ export const latestDemonstrations = (feedback: ReadonlyArray<StoredFeedback>): M
 }
 
 export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "fromInferences"> => {
-  const { config, stores } = deps
-  const read = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(stores))
+  const { config, datasetStore, inferenceStore, feedbackStore } = deps
+  const read = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(datasetStore))
 
   /** the datapoints of `inferences` (those whose function is configured as it was, and with an output to take) */
   const datapointsOf = (
@@ -118,7 +118,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
     Effect.gen(function*() {
       const usable = inferences.filter((inference) => configuredType(config, inference.functionName) === inference.functionType)
       const demonstrations = source === "demonstration" && usable.length > 0
-        ? latestDemonstrations(yield* read(stores.feedback.getFeedback(usable.map((inference) => inference.id))))
+        ? latestDemonstrations(yield* read(feedbackStore.getFeedback(usable.map((inference) => inference.id))))
         : undefined
       const now = yield* Clock.currentTimeMillis
       const newId = () => uuidv7(now)
@@ -154,7 +154,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
     })
 
   const write = (datapoints: ReadonlyArray<NewDatapoint>) =>
-    datapoints.length === 0 ? Effect.void : read(stores.datasets.insertDatapoints(datapoints))
+    datapoints.length === 0 ? Effect.void : read(datasetStore.insertDatapoints(datapoints))
 
   const byIds = (datasetName: string, ids: ReadonlyArray<string>, source: OutputSource) =>
     Effect.gen(function*() {
@@ -174,7 +174,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       const page = (start: number) =>
         Effect.gen(function*() {
           const slice = ids.slice(start, start + inferencePageSize)
-          const found = new Map((yield* read(stores.inferences.getInferences(slice))).map((inference) => [inference.id.toLowerCase(), inference]))
+          const found = new Map((yield* read(inferenceStore.getInferences(slice))).map((inference) => [inference.id.toLowerCase(), inference]))
           const inferences: Array<StoredInference> = []
           for (let i = 0; i < slice.length; i++) {
             const inference = found.get(slice[i].toLowerCase())
@@ -235,7 +235,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       let before: string | undefined
       while (remaining > 0) {
         const limit = Math.min(inferencePageSize, remaining)
-        const inferences = yield* read(stores.inferences.listInferences({ ...criteria, filter, before, limit, offset }))
+        const inferences = yield* read(inferenceStore.listInferences({ ...criteria, filter, before, limit, offset }))
         const datapoints = yield* datapointsOf(datasetName, inferences, source)
         yield* write(datapoints)
         for (const datapoint of datapoints) created.push(datapoint.id)

@@ -124,13 +124,13 @@ const partsOf = (held: HeldTexts, ids: ReadonlyArray<string>, datasetName: strin
 })
 
 export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "exportDatapoints" | "importDatapoints"> => {
-  const { config, stores } = deps
+  const { config, datasetStore } = deps
   return {
     exportDatapoints: (datasetName) =>
       // keyset paging on the id, ascending from the smallest UUID: pages stay as cheap at the end of a large dataset as at its start
       Stream.paginate(beforeEveryId, (after) =>
-        stores.datasets.listDatapoints({ datasetName, orderBy: [], after, limit: exportPageSize, offset: 0 }).pipe(
-          Effect.mapError(storeFailure(stores)),
+        datasetStore.listDatapoints({ datasetName, orderBy: [], after, limit: exportPageSize, offset: 0 }).pipe(
+          Effect.mapError(storeFailure(datasetStore)),
           Effect.map((page) =>
             [
               page.map((datapoint) => JSON.stringify(datapointJson(datapoint)) + "\n"),
@@ -230,7 +230,7 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
         if (held.length === 0) return yield* invalid("the body holds no datapoint: expected one JSON object per line (JSON Lines)")
         const now = yield* Clock.currentTimeMillis
         const ids = Array.from({ length: held.length }, () => uuidv7(now))
-        yield* stores.datasets.insertDatapointsInParts(partsOf(held, ids, datasetName, now)).pipe(Effect.mapError(storeFailure(stores)))
+        yield* datasetStore.insertDatapointsInParts(partsOf(held, ids, datasetName, now)).pipe(Effect.mapError(storeFailure(datasetStore)))
         return ids
       })
   }

@@ -14,13 +14,21 @@ import type {
 } from "../api/datasets.ts"
 import type { GatewayConfig } from "../config/types.ts"
 import type { Conflict, InvalidRequest, NotFound, PayloadTooLarge } from "../errors.ts"
-import type { ObservabilityStores, StoreFailure } from "../analytics/stores.ts"
-import type { DatasetSummary, StoredDatapoint } from "./store.ts"
+import type { StoreFailure } from "../analytics/stores.ts"
+import type { FeedbackStore } from "../feedback/store.ts"
+import type { InferenceStore } from "../storedInferences/store.ts"
+import type { DatasetStore, DatasetSummary, StoredDatapoint } from "./store.ts"
 
-/** What every operation works with: the configuration (functions, tools, metrics) and the analytics database. */
-export interface DatasetDeps {
+/** The stores of datapoints and of the inferences and feedback they are built from (DICL reads its examples from them too). */
+export interface DatasetStores {
+  readonly datasetStore: DatasetStore
+  readonly inferenceStore: InferenceStore
+  readonly feedbackStore: FeedbackStore
+}
+
+/** What every operation works with: the configuration (functions, tools, metrics) and the stores. */
+export interface DatasetDeps extends DatasetStores {
   readonly config: GatewayConfig
-  readonly stores: ObservabilityStores
 }
 
 type Failure = InvalidRequest | NotFound | StoreFailure

@@ -9,20 +9,25 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { Observability, observabilityDisabled } from "../analytics/stores.ts"
+import { observabilityDisabled } from "../analytics/stores.ts"
+import { FeedbackStoreService } from "../feedback/store.ts"
+import { InferenceStoreService } from "../storedInferences/store.ts"
 import { Configuration } from "../services.ts"
 import { makeDatapointOperations } from "./datapoints.ts"
 import { makeFromInferences } from "./fromInferences.ts"
 import { makeJsonLines } from "./jsonLines.ts"
 import type { DatasetDeps, DatasetOperations, DatasetTransfers } from "./operations.ts"
+import { DatasetStoreService } from "./store.ts"
 
 export class DatasetService extends Context.Service<DatasetService, DatasetOperations & DatasetTransfers>()("gateway/DatasetService") {
   static readonly layer = Layer.effect(
     DatasetService,
     Effect.gen(function*() {
       const config = yield* Configuration
-      const { stores } = yield* Observability
-      if (stores === undefined) {
+      const { store: datasetStore } = yield* DatasetStoreService
+      const { store: inferenceStore } = yield* InferenceStoreService
+      const { store: feedbackStore } = yield* FeedbackStoreService
+      if (datasetStore === undefined || inferenceStore === undefined || feedbackStore === undefined) {
         const off = Effect.fail(observabilityDisabled())
         return DatasetService.of({
           create: () => off,
@@ -39,7 +44,7 @@ export class DatasetService extends Context.Service<DatasetService, DatasetOpera
           importDatapoints: () => off
         })
       }
-      const deps: DatasetDeps = { config, stores }
+      const deps: DatasetDeps = { config, datasetStore, inferenceStore, feedbackStore }
       const operations = makeDatapointOperations(deps)
       return DatasetService.of({ ...operations, ...makeFromInferences(deps), ...makeJsonLines(deps) })
     })

@@ -7,9 +7,11 @@
  * and layers/postgres/datasets.ts, both checked by the same conformance suite
  * (test/integration/store-datasets.test.ts).
  */
+import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { FilterTree, TagFilter, TimeFilter } from "../storedInferences/store.ts"
 import type { StoreError } from "../storeError.ts"
+import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 
 /** The tool fields of a chat datapoint, as given (null: cleared; absent: never set). */
 export interface DatapointToolParams {
@@ -105,7 +107,7 @@ export interface DatasetSummary {
   readonly lastUpdated: number
 }
 
-export interface DatasetStore {
+export interface DatasetStore extends AnalyticsStore {
   /** writes new versions, all or nothing */
   readonly insertDatapoints: (datapoints: ReadonlyArray<NewDatapoint>) => Effect.Effect<void, StoreError>
   /**
@@ -140,3 +142,6 @@ export interface DatasetStore {
   /** every dataset with at least one datapoint (live or stale), by name */
   readonly listDatasets: () => Effect.Effect<ReadonlyArray<DatasetSummary>, StoreError>
 }
+
+/** The DatasetStore of the analytics database, absent while observability is off (provided by layers/observability/). */
+export class DatasetStoreService extends Context.Service<DatasetStoreService, AnalyticsPort<DatasetStore>>()("gateway/DatasetStore") {}

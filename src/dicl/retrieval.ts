@@ -23,8 +23,8 @@ import type { Pricing } from "../inference/pricing.ts"
 import type { RequestMessage } from "../inference/types.ts"
 import type { ModelCallRecord } from "../inference/variants/answer.ts"
 import type { DiclContext, DiclRetrieval } from "../inference/variants/dicl.ts"
-import { Observability } from "../analytics/stores.ts"
 import { embeddingModelRequestName } from "./embeddingModel.ts"
+import type { DiclExampleStore } from "./store.ts"
 import { diclExampleMessages, diclInputText, embeddingProblem } from "./examples.ts"
 
 const variantFailed = (variant: DiclVariant, reason: string) =>
@@ -53,35 +53,37 @@ const embeddingCall = (
   }))
 }
 
-/** The retrieval of DICL variants under `config` (embedding short-hands are resolved once and kept), its embedding calls priced by `pricing`. */
-export const diclRetrieval = (config: GatewayConfig, pricing: Pricing): DiclRetrieval => {
+/**
+ * The retrieval of DICL variants under `config` (embedding short-hands are resolved once and
+ * kept) from `examples` (absent while observability is off), its embedding calls priced by `pricing`.
+ */
+export const diclRetrieval = (config: GatewayConfig, pricing: Pricing, examples: DiclExampleStore | undefined): DiclRetrieval => {
   const embeddingModels = new EmbeddingModelTable(config)
-  return (prepared: PreparedInference, variant: DiclVariant) =>
-    Effect.flatMap(Observability, ({ stores }): ReturnType<DiclRetrieval> => {
-      if (stores === undefined) return Effect.fail(variantFailed(variant, "there is no example store to read its examples from (observability is off)"))
-      const found = embeddingModels.get(embeddingModelRequestName(config, variant.embeddingModel))
-      // checked at start-up; a short-hand's provider type could still refuse
-      if (!("model" in found)) return Effect.fail(variantFailed(variant, "unknown" in found ? found.unknown : found.refused))
-      const text = diclInputText(prepared.request.input)
-      const input: RequestMessage = { role: "user", content: [{ type: "text", text }] }
-      const options = { requestModel: variant.embeddingModel, credentials: prepared.credentials, cache: prepared.cache, tags: prepared.request.tags ?? {} }
-      return Effect.gen(function*() {
-        const result = yield* embedWith(found.model, { input: [text] }, options)
-        const call = yield* embeddingCall(pricing, result, [input])
-        const embedding = result.embeddings.length === 1 ? result.embeddings[0] : undefined
-        const problem = embedding === undefined
-          ? `embedding model "${variant.embeddingModel}" answered ${result.embeddings.length} embeddings for 1 input`
-          : embeddingProblem(embedding)
-        if (embedding === undefined || problem !== undefined) return yield* Effect.fail(variantFailed(variant, problem ?? ""))
-        const neighbors = yield* stores.dicl.nearest({
-          functionName: prepared.functionName,
-          variantName: variant.name,
-          embedding,
-          k: variant.k,
-          maxDistance: variant.maxDistance
-        }).pipe(Effect.mapError((error) => variantFailed(variant, `its examples could not be read: ${error.message}`)))
-        const context: DiclContext = { messages: [...diclExampleMessages(neighbors, prepared.fn.type), input], calls: [call] }
-        return context
-      })
+  return (prepared: PreparedInference, variant: DiclVariant): ReturnType<DiclRetrieval> => {
+    if (examples === undefined) return Effect.fail(variantFailed(variant, "there is no example store to read its examples from (observability is off)"))
+    const found = embeddingModels.get(embeddingModelRequestName(config, variant.embeddingModel))
+    // checked at start-up; a short-hand's provider type could still refuse
+    if (!("model" in found)) return Effect.fail(variantFailed(variant, "unknown" in found ? found.unknown : found.refused))
+    const text = diclInputText(prepared.request.input)
+    const input: RequestMessage = { role: "user", content: [{ type: "text", text }] }
+    const options = { requestModel: variant.embeddingModel, credentials: prepared.credentials, cache: prepared.cache, tags: prepared.request.tags ?? {} }
+    return Effect.gen(function*() {
+      const result = yield* embedWith(found.model, { input: [text] }, options)
+      const call = yield* embeddingCall(pricing, result, [input])
+      const embedding = result.embeddings.length === 1 ? result.embeddings[0] : undefined
+      const problem = embedding === undefined
+        ? `embedding model "${variant.embeddingModel}" answered ${result.embeddings.length} embeddings for 1 input`
+        : embeddingProblem(embedding)
+      if (embedding === undefined || problem !== undefined) return yield* Effect.fail(variantFailed(variant, problem ?? ""))
+      const neighbors = yield* examples.nearest({
+        functionName: prepared.functionName,
+        variantName: variant.name,
+        embedding,
+        k: variant.k,
+        maxDistance: variant.maxDistance
+      }).pipe(Effect.mapError((error) => variantFailed(variant, `its examples could not be read: ${error.message}`)))
+      const context: DiclContext = { messages: [...diclExampleMessages(neighbors, prepared.fn.type), input], calls: [call] }
+      return context
     })
+  }
 }

@@ -29,12 +29,16 @@ import { EmbeddingModelTable } from "../embeddings/models.ts"
 import { EmbeddingService } from "../embeddings/service.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
-import { Observability, type ObservabilityStores, storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import { storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import type { DatasetStores } from "../datasets/operations.ts"
+import { DatasetStoreService } from "../datasets/store.ts"
+import { FeedbackStoreService } from "../feedback/store.ts"
+import { InferenceStoreService } from "../storedInferences/store.ts"
 import { captureInferenceServices, Configuration } from "../services.ts"
 import { type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../tasks/service.ts"
 import { diclEmbeddingModelOf, embeddingModelRequestName } from "./embeddingModel.ts"
 import { diclInputText, embeddingProblem } from "./examples.ts"
-import { type DiclExample } from "./store.ts"
+import { type DiclExample, type DiclExampleStore, DiclExampleStoreService } from "./store.ts"
 import { checkSource, type DiclSource, readSource, type SourceItem } from "./sources.ts"
 
 /** the task kind of an example creation */
@@ -85,6 +89,11 @@ export const diclTaskBody = (info: TaskInfo): DiclTaskBody => ({
   ...(info.state === "failed" && info.error !== undefined && { error: info.error })
 })
 
+/** The stores a task reads its source from and writes its examples to. */
+interface DiclStores extends DatasetStores {
+  readonly exampleStore: DiclExampleStore
+}
+
 export class DiclService extends Context.Service<DiclService, {
   /** checks the request and queues its task; the task's id */
   readonly create: (request: CreateDiclExamplesRequest, apiKey: string | undefined) => Effect.Effect<{ readonly task_id: string }, GatewayError>
@@ -94,7 +103,12 @@ export class DiclService extends Context.Service<DiclService, {
     DiclService,
     Effect.gen(function*() {
       const config = yield* Configuration
-      const { stores } = yield* Observability
+      const { store: exampleStore } = yield* DiclExampleStoreService
+      const { store: datasetStore } = yield* DatasetStoreService
+      const { store: inferenceStore } = yield* InferenceStoreService
+      const { store: feedbackStore } = yield* FeedbackStoreService
+      const stores: DiclStores | undefined = exampleStore && datasetStore && inferenceStore && feedbackStore &&
+        { exampleStore, datasetStore, inferenceStore, feedbackStore }
       const tasks = yield* Tasks
       const embeddings = yield* EmbeddingService
       // what the embedding calls of a task run with: a task's handler gets nothing from its context
@@ -153,13 +167,13 @@ export class DiclService extends Context.Service<DiclService, {
           if (items.length === 0) return yield* Effect.fail({ message: "the source holds no examples (any more)" })
           let embedded = 0
           yield* task.progress({ embedded, total: items.length })
-          const write = yield* ready.dicl.begin(payload.functionName, payload.variantName, payload.append ? "append" : "replace")
+          const write = yield* ready.exampleStore.begin(payload.functionName, payload.variantName, payload.append ? "append" : "replace")
           yield* Effect.forEach(
             Arr.chunksOf(items, payload.batchSize),
             (batch) =>
               Effect.gen(function*() {
                 const examples = yield* embedBatch(payload, batch)
-                yield* Effect.mapError(ready.dicl.stage(write, examples), storeFailure(ready))
+                yield* Effect.mapError(ready.exampleStore.stage(write, examples), storeFailure(ready.exampleStore))
                 embedded += batch.length
                 yield* task.progress({ embedded, total: items.length })
               }),
@@ -167,7 +181,7 @@ export class DiclService extends Context.Service<DiclService, {
           )
           // concurrent batches' progress writes may land out of order: the last one says it all
           yield* task.progress({ embedded: items.length, total: items.length })
-          yield* Effect.mapError(ready.dicl.commit(write), storeFailure(ready))
+          yield* Effect.mapError(ready.exampleStore.commit(write), storeFailure(ready.exampleStore))
           yield* Effect.logInfo(
             `dicl: ${items.length} examples ${payload.append ? "appended to" : "replace those of"} ${payload.functionName}/${payload.variantName} (task ${task.id})`
           )
@@ -251,13 +265,13 @@ export class DiclService extends Context.Service<DiclService, {
 }
 
 /** why the source gave no example, naming its field */
-const emptySource = (stores: ObservabilityStores, fn: FunctionConfig, source: DiclSource): Effect.Effect<string, StoreFailure> => {
+const emptySource = (stores: DatasetStores, fn: FunctionConfig, source: DiclSource): Effect.Effect<string, StoreFailure> => {
   if (!("datasetName" in source)) {
     const what = source.query.output_source === "demonstration" ? "with a demonstration" : "with an output that makes an example"
     return Effect.succeed(`inference_query: no stored inference of function "${fn.name}" ${what} matches the query`)
   }
-  return stores.datasets.listDatapoints({ datasetName: source.datasetName, orderBy: [], limit: 1, offset: 0 }).pipe(
-    Effect.mapError(storeFailure(stores)),
+  return stores.datasetStore.listDatapoints({ datasetName: source.datasetName, orderBy: [], limit: 1, offset: 0 }).pipe(
+    Effect.mapError(storeFailure(stores.datasetStore)),
     Effect.map((any) =>
       any.length === 0
         ? `dataset_name: unknown dataset "${source.datasetName}" (it holds no live datapoint)`

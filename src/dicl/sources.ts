@@ -18,7 +18,8 @@ import { InvalidRequest } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
 import { type InferenceCriteria, toInferenceCriteria } from "../storedInferences/criteria.ts"
 import type { StoreFilter } from "../storedInferences/store.ts"
-import { type ObservabilityStores, storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import { storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import type { DatasetStores } from "../datasets/operations.ts"
 import type { StoreError } from "../storeError.ts"
 import { diclOutputOfInference, diclOutputOfValue } from "./examples.ts"
 import { type DiclOutput } from "./store.ts"
@@ -75,20 +76,20 @@ export const checkSource = (
  */
 export const readSource = (
   config: GatewayConfig,
-  stores: ObservabilityStores,
+  { datasetStore, inferenceStore, feedbackStore }: DatasetStores,
   functionName: string,
   functionType: "chat" | "json",
   source: DiclSource,
   max: number
 ): Effect.Effect<Array<SourceItem>, InvalidRequest | StoreFailure> => {
-  const read = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(stores))
+  const read = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(datasetStore))
 
   const fromDataset = (datasetName: string) =>
     Effect.gen(function*() {
       const items: Array<SourceItem> = []
       let after: string | undefined
       while (items.length < max) {
-        const page = yield* read(stores.datasets.listDatapoints({ datasetName, functionName, orderBy: [], after, limit: sourcePageSize, offset: 0 }))
+        const page = yield* read(datasetStore.listDatapoints({ datasetName, functionName, orderBy: [], after, limit: sourcePageSize, offset: 0 }))
         for (const datapoint of page) {
           if (items.length >= max) break
           const output = datapoint.functionType === functionType ? diclOutputOfValue(functionType, datapoint.output) : undefined
@@ -114,10 +115,10 @@ export const readSource = (
       const items: Array<SourceItem> = []
       let before: string | undefined
       while (items.length < max) {
-        const page = yield* read(stores.inferences.listInferences({ ...criteria, filter, before, limit: sourcePageSize, offset: 0 }))
+        const page = yield* read(inferenceStore.listInferences({ ...criteria, filter, before, limit: sourcePageSize, offset: 0 }))
         const usable = page.filter((inference) => inference.functionType === functionType)
         const demonstrations = demonstrated && usable.length > 0
-          ? latestDemonstrations(yield* read(stores.feedback.getFeedback(usable.map((inference) => inference.id))))
+          ? latestDemonstrations(yield* read(feedbackStore.getFeedback(usable.map((inference) => inference.id))))
           : undefined
         for (const inference of usable) {
           if (items.length >= max) break

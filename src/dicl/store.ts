@@ -11,9 +11,11 @@
  * task is cancelled) leaves the previous examples as they were. A replace also hides the writes
  * that began before it, committed later or not: their rows are deleted once it commits.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
 import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
+import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 
 /** A chat example's output: blocks as an inference or a datapoint holds them (text, tool calls; others are ignored). */
 export type DiclChatOutput = ReadonlyArray<ChatOutputBlock | Readonly<Record<string, unknown>>>
@@ -70,7 +72,7 @@ export interface NearestQuery {
   readonly maxDistance?: number | undefined
 }
 
-export interface DiclExampleStore {
+export interface DiclExampleStore extends AnalyticsStore {
   /** how `nearest` ranks here (Postgres reads it from its table once) */
   readonly vectorSearch: Effect.Effect<VectorSearch, StoreError>
   readonly begin: (functionName: string, variantName: string, mode: DiclWriteMode) => Effect.Effect<DiclWrite>
@@ -93,6 +95,9 @@ export interface DiclExampleStore {
   /** how many examples are read for the variant */
   readonly count: (functionName: string, variantName: string) => Effect.Effect<number, StoreError>
 }
+
+/** The DiclExampleStore of the analytics database, absent while observability is off (provided by layers/observability/). */
+export class DiclExampleStoreService extends Context.Service<DiclExampleStoreService, AnalyticsPort<DiclExampleStore>>()("gateway/DiclExampleStore") {}
 
 /** `write` made of `begin`, `stage` and `commit` */
 export const withWrite = (store: Omit<DiclExampleStore, "write">): DiclExampleStore => ({

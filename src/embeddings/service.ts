@@ -12,13 +12,13 @@ import * as Layer from "effect/Layer"
 import type { EmbeddingsRequest } from "../api/embeddings.ts"
 import { apiKeyTag, tagsWithApiKey } from "../api/tags.ts"
 import { type CachePolicy, cachePolicy } from "../cache/policy.ts"
+import { CacheStoreService } from "../cache/store.ts"
 import { AllProvidersFailed, type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
 import { abandonAfter } from "../inference/cacheLookup.ts"
 import { allFailed, type CallRefused, inRoutingOrder } from "../inference/routing.ts"
 import { within } from "../inference/timeouts.ts"
 import type { ModelRequest } from "../inference/types.ts"
-import { Observability } from "../analytics/stores.ts"
 import { WriteQueue } from "../analytics/writeQueue.ts"
 import type { EmbeddingRequest } from "../providers/codec.ts"
 import { providerCall } from "../inference/providerCall.ts"
@@ -169,11 +169,11 @@ const fromCache = (
   provider: EmbeddingProvider,
   call: ProviderCall<EmbeddingRequest>,
   cache: CachePolicy
-): Effect.Effect<Answer | undefined, never, Observability> =>
-  Effect.flatMap(Observability, ({ stores }) => {
-    if (stores === undefined) return Effect.succeed(undefined)
+): Effect.Effect<Answer | undefined, never, CacheStoreService> =>
+  Effect.flatMap(CacheStoreService, ({ store }) => {
+    if (store === undefined) return Effect.succeed(undefined)
     const key = embeddingCacheKey(provider.config, call, cache.scope)
-    return abandonAfter(stores.cache.lookupEmbedding(key, cache.maxAgeS), cache.lookupTimeoutMs).pipe(
+    return abandonAfter(store.lookupEmbedding(key, cache.maxAgeS), cache.lookupTimeoutMs).pipe(
       Effect.map((entry) => {
         if (entry === undefined) return undefined
         const parsed = provider.client.parse(entry.rawResponse)

@@ -16,7 +16,8 @@ import { type GatewayError, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
 import { InferenceService } from "../inference/service.ts"
 import { emptyBatch } from "../analytics/records.ts"
-import { Observability, type ObservabilityStores, observabilityDisabled, storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import { observabilityDisabled, storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import { type DatasetStore, DatasetStoreService } from "../datasets/store.ts"
 import { WriteQueue } from "../analytics/writeQueue.ts"
 import { Configuration, type InferenceServices } from "../services.ts"
 import { loadDatapoints } from "./datapoints.ts"
@@ -24,7 +25,14 @@ import { datasetNameTag, evaluationNameTag, evaluationRunIdTag } from "./names.t
 import { planRun, type RunPlan } from "./plan.ts"
 import { scoreDatapoint, type ScoringContext } from "./scoring.ts"
 import { cutoffMet, precisionReached, ScoreAccumulator } from "./statistics.ts"
-import type { EvaluationResultRecord, EvaluationRunQuery, EvaluationRunRecord, EvaluatorSummary } from "./store.ts"
+import {
+  type EvaluationResultRecord,
+  type EvaluationRunQuery,
+  type EvaluationRunRecord,
+  type EvaluationStore,
+  EvaluationStoreService,
+  type EvaluatorSummary
+} from "./store.ts"
 
 /** told of a run's progress: its record once it started, then each datapoint's result */
 export interface RunListener {
@@ -38,6 +46,12 @@ const resultsPerWrite = 25
 export interface RunPage {
   readonly limit: number
   readonly offset: number
+}
+
+/** The stores a run reads its datapoints from and writes its record and results to. */
+interface RunStores {
+  readonly evaluations: EvaluationStore
+  readonly datasets: DatasetStore
 }
 
 export class EvaluationService extends Context.Service<EvaluationService, {
@@ -61,19 +75,21 @@ export class EvaluationService extends Context.Service<EvaluationService, {
     EvaluationService,
     Effect.gen(function*() {
       const config = yield* Configuration
-      const { stores } = yield* Observability
+      const { store: evaluationStore } = yield* EvaluationStoreService
+      const { store: datasetStore } = yield* DatasetStoreService
+      const stores: RunStores | undefined = evaluationStore && datasetStore && { evaluations: evaluationStore, datasets: datasetStore }
       const writeQueue = yield* WriteQueue
       const inference = yield* InferenceService
       const clock = yield* Clock.Clock
       const now = () => clock.currentTimeMillisUnsafe()
 
-      const withStores = <A, E, R>(use: (stores: ObservabilityStores) => Effect.Effect<A, E, R>) =>
+      const withStores = <A, E, R>(use: (stores: RunStores) => Effect.Effect<A, E, R>) =>
         stores === undefined ? Effect.fail(observabilityDisabled()) : use(stores)
 
-      const execute = (stores: ObservabilityStores, plan: RunPlan, apiKey: string | undefined, listener: RunListener) =>
+      const execute = (stores: RunStores, plan: RunPlan, apiKey: string | undefined, listener: RunListener) =>
         Effect.gen(function*() {
-          const datapoints = yield* loadDatapoints(stores, plan)
-          const fail = storeFailure(stores)
+          const datapoints = yield* loadDatapoints(stores.datasets, plan)
+          const fail = storeFailure(stores.evaluations)
           const startedAt = now()
           const runId = uuidv7(startedAt)
           const accumulators = new Map(plan.evaluators.map((evaluator) => [evaluator.name, new ScoreAccumulator()]))
@@ -175,13 +191,13 @@ export class EvaluationService extends Context.Service<EvaluationService, {
               return Result.isFailure(plan) ? Effect.fail(plan.failure) : execute(stores, plan.success, apiKey, listener)
             })
           ),
-        listRuns: (query) => withStores((stores) => Effect.mapError(stores.evaluations.listRuns(query), storeFailure(stores))),
+        listRuns: (query) => withStores((stores) => Effect.mapError(stores.evaluations.listRuns(query), storeFailure(stores.evaluations))),
         getRun: (runId, page) =>
           withStores((stores) =>
             Effect.gen(function*() {
-              const run = yield* Effect.mapError(stores.evaluations.getRun(runId), storeFailure(stores))
+              const run = yield* Effect.mapError(stores.evaluations.getRun(runId), storeFailure(stores.evaluations))
               if (run === undefined) return yield* new NotFound({ message: `no evaluation run with id ${runId}` })
-              const results = yield* Effect.mapError(stores.evaluations.getResults(runId, page), storeFailure(stores))
+              const results = yield* Effect.mapError(stores.evaluations.getResults(runId, page), storeFailure(stores.evaluations))
               return { run, results }
             })
           )

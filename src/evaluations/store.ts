@@ -7,8 +7,10 @@
  * synchronously. Implemented by layers/clickhouse/evaluations.ts and
  * layers/postgres/evaluations.ts, checked by test/integration/store-evaluations.test.ts.
  */
+import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
+import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 
 /** One evaluator's figures over a run's datapoints. */
 export interface EvaluatorSummary {
@@ -74,7 +76,7 @@ export interface EvaluationRunQuery {
   readonly offset: number
 }
 
-export interface EvaluationStore {
+export interface EvaluationStore extends AnalyticsStore {
   /**
    * writes `run` (a new one, or a newer state of it): the last call wins, even when saves follow
    * each other within one millisecond or are sent together (layers/writeVersions.ts)
@@ -92,3 +94,6 @@ export interface EvaluationStore {
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<ReadonlyArray<EvaluationResultRecord>, StoreError>
 }
+
+/** The EvaluationStore of the analytics database, absent while observability is off (provided by layers/observability/). */
+export class EvaluationStoreService extends Context.Service<EvaluationStoreService, AnalyticsPort<EvaluationStore>>()("gateway/EvaluationStore") {}

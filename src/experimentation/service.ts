@@ -23,12 +23,12 @@ import type { AdaptiveExperimentation, FunctionConfig, MetricConfig } from "../c
 import { NotFound } from "../errors.ts"
 import { uuidv7, uuidv7Timestamp } from "../ids.ts"
 import type { AdaptiveWeights } from "../inference/variantDraw.ts"
-import { analyticsUrlVariable, Observability } from "../analytics/stores.ts"
+import { analyticsUrlVariable } from "../analytics/stores.ts"
 import { Configuration } from "../services.ts"
 import type { StoreError } from "../storeError.ts"
 import { Tasks } from "../tasks/service.ts"
 import { historyLength, SamplingHistory } from "./history.ts"
-import type { ExperimentationStore, StoredSampling } from "./store.ts"
+import { type ExperimentationStore, ExperimentationStoreService, type StoredSampling } from "./store.ts"
 import { trackAndStop } from "./trackAndStop.ts"
 import { experimentationView } from "./view.ts"
 
@@ -79,7 +79,7 @@ export const configKeyOf = (candidates: ReadonlyArray<string>, settings: Adaptiv
 
 const make = Effect.gen(function*() {
   const config = yield* Configuration
-  const { stores } = yield* Observability
+  const { store } = yield* ExperimentationStoreService
   const tasks = yield* Tasks
   const experiments = new Map<string, Experiment>()
   for (const [name, fn] of config.functions) {
@@ -112,7 +112,7 @@ const make = Effect.gen(function*() {
 
   const service = Experimentation.of({ weights, describe })
   if (experiments.size === 0) return service
-  if (stores === undefined) {
+  if (store === undefined) {
     for (const name of experiments.keys()) {
       yield* Effect.logWarning(
         `function "${name}": adaptive experimentation learns from feedback in the analytics database, and observability is off ` +
@@ -121,8 +121,6 @@ const make = Effect.gen(function*() {
     }
     return service
   }
-  const store = stores.experimentation
-
   for (const [name, experiment] of experiments) {
     // the newest computations, so that episodes under way keep drawing with theirs
     const initial = yield* store.latestSamplings(name, experiment.configKey, historyLength).pipe(

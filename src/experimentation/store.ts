@@ -5,8 +5,10 @@
  * layers/clickhouse/experimentation.ts and layers/postgres/experimentation.ts, both checked
  * by the same suite (test/integration/store-experimentation.test.ts).
  */
+import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
+import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 
 /** a variant's observations of the metric, as the store aggregates them */
 export interface VariantStatistics {
@@ -50,13 +52,16 @@ export interface StoredSampling {
   readonly exploring: ReadonlyArray<string>
 }
 
-export interface ExperimentationStore {
+export interface ExperimentationStore extends AnalyticsStore {
   /** per variant with feedback (no row for a variant without any) */
   readonly variantStatistics: (query: StatisticsQuery) => Effect.Effect<ReadonlyArray<VariantStatistics>, StoreError>
   readonly saveSampling: (sampling: StoredSampling) => Effect.Effect<void, StoreError>
   /** the `limit` newest computations of `functionName` under `configKey`, newest first */
   readonly latestSamplings: (functionName: string, configKey: string, limit: number) => Effect.Effect<ReadonlyArray<StoredSampling>, StoreError>
 }
+
+/** The ExperimentationStore of the analytics database, absent while observability is off (provided by layers/observability/). */
+export class ExperimentationStoreService extends Context.Service<ExperimentationStoreService, AnalyticsPort<ExperimentationStore>>()("gateway/ExperimentationStore") {}
 
 /** what is stored in the row's JSON column besides its keys */
 export const samplingJson = (sampling: StoredSampling): string =>

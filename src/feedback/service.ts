@@ -14,7 +14,8 @@ import { Buffer } from "node:buffer"
 import { type GatewayError, InternalError, InvalidRequest, PayloadTooLarge, ServiceUnavailable } from "../errors.ts"
 import { uuidv7, uuidv7Timestamp } from "../ids.ts"
 import { emptyBatch, type StoredFeedback } from "../analytics/records.ts"
-import { Observability, observabilityDisabled } from "../analytics/stores.ts"
+import { observabilityDisabled } from "../analytics/stores.ts"
+import { InferenceStoreService } from "../storedInferences/store.ts"
 import { WriteQueue } from "../analytics/writeQueue.ts"
 import { Configuration } from "../services.ts"
 import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
@@ -44,7 +45,7 @@ export class FeedbackService extends Context.Service<FeedbackService, {
     FeedbackService,
     Effect.gen(function*() {
       const config = yield* Configuration
-      const { stores } = yield* Observability
+      const { store: inferences } = yield* InferenceStoreService
       const writeQueue = yield* WriteQueue
       const { runEpisode } = yield* WorkflowEvaluationService
       /** a run's episode exists from its creation, before any inference of it */
@@ -54,17 +55,17 @@ export class FeedbackService extends Context.Service<FeedbackService, {
       const submit = (request: FeedbackRequest, apiKey: string | undefined) =>
         Effect.gen(function*() {
           const plan = yield* Effect.fromResult(planFeedback(request, config))
-          if (stores === undefined) return yield* observabilityDisabled()
+          if (inferences === undefined) return yield* observabilityDisabled()
           let value = plan.value
           if (plan.targetType === "inference") {
-            const target = yield* findInferenceTarget(stores, writeQueue, plan.targetId)
+            const target = yield* findInferenceTarget(inferences, writeQueue, plan.targetId)
             if (plan.kind === "demonstration") {
               const checked = checkDemonstration(plan.value, target, config.functions.get(target.functionName), config)
               if ("problem" in checked) return yield* new InvalidRequest({ message: checked.problem })
               value = checked.value
             }
           } else if (!(yield* isRunEpisode(plan.targetId))) {
-            yield* checkEpisodeExists(stores, writeQueue, plan.targetId)
+            yield* checkEpisodeExists(inferences, writeQueue, plan.targetId)
           }
           const id = uuidv7(yield* Clock.currentTimeMillis)
           if (request.dryrun === true) return id

@@ -12,7 +12,7 @@ import { toolCallProblem } from "../inference/toolCalls.ts"
 import type { ToolDefinition } from "../inference/types.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import type { FeedbackKind } from "../analytics/records.ts"
-import type { InferenceTarget } from "../storedInferences/store.ts"
+import type { InferenceTarget } from "../analytics/records.ts"
 
 export interface FeedbackPlan {
   readonly kind: FeedbackKind

@@ -8,8 +8,8 @@
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { cacheKey } from "../cache/policy.ts"
+import { CacheStoreService } from "../cache/store.ts"
 import type { CacheEntry } from "../analytics/records.ts"
-import { Observability } from "../analytics/stores.ts"
 import type { ProviderCall } from "../providers/types.ts"
 import { StoreError } from "../storeError.ts"
 import { throttledWarning } from "../throttledWarning.ts"
@@ -34,7 +34,7 @@ export type CacheLookup = (
   prepared: PreparedInference,
   provider: RoutedProvider,
   call: ProviderCall
-) => Effect.Effect<CacheEntry | undefined, never, Observability>
+) => Effect.Effect<CacheEntry | undefined, never, CacheStoreService>
 
 /** A `CacheLookup` with its own bound on warnings: one per engine (that is, per configuration). */
 export const makeCacheLookup = (): CacheLookup => {
@@ -44,10 +44,10 @@ export const makeCacheLookup = (): CacheLookup => {
       `cache lookup failed, calling the provider: ${message}${heldBack === 0 ? "" : ` (and ${heldBack} more since the last warning)`}`
     )
   return (prepared, provider, call) =>
-    Effect.flatMap(Observability, ({ stores }) => {
-      if (stores === undefined) return Effect.succeed(undefined)
+    Effect.flatMap(CacheStoreService, ({ store }) => {
+      if (store === undefined) return Effect.succeed(undefined)
       const { maxAgeS, scope, lookupTimeoutMs } = prepared.cache
-      return abandonAfter(stores.cache.lookup(cacheKey(provider.config, call, scope), maxAgeS), lookupTimeoutMs).pipe(
+      return abandonAfter(store.lookup(cacheKey(provider.config, call, scope), maxAgeS), lookupTimeoutMs).pipe(
         Effect.catch((error) => Effect.as(failed(error.message), undefined))
       )
     })

@@ -15,6 +15,7 @@ import { tagsWithApiKey } from "../api/tags.ts"
 import type { VariantConfig } from "../config/types.ts"
 import { type GatewayError, isGatewayError } from "../errors.ts"
 import { diclRetrieval } from "../dicl/retrieval.ts"
+import { DiclExampleStoreService } from "../dicl/store.ts"
 import { Experimentation } from "../experimentation/service.ts"
 import { inferenceWriteUnit } from "../storedInferences/rows.ts"
 import { type InferenceMeasures, Metrics } from "../metrics/metrics.ts"
@@ -100,13 +101,14 @@ export class InferenceService extends Context.Service<InferenceService, {
       const metrics = yield* Metrics
       const { runEpisode } = yield* WorkflowEvaluationService
       const { weights } = yield* Experimentation
+      const { store: diclExamples } = yield* DiclExampleStoreService
       // the configuration's: its warnings (unknown costs, failed cache lookups) are bounded per configuration
       const pricing = makePricing()
       const engine: EngineDeps = {
         templates: config.templates,
         now: () => clock.currentTimeMillisUnsafe(),
         variantFailed: metrics.variantFailed,
-        dicl: diclRetrieval(config, pricing),
+        dicl: diclRetrieval(config, pricing, diclExamples),
         pricing,
         cacheLookup: makeCacheLookup()
       }

@@ -11,11 +11,11 @@ import * as Result from "effect/Result"
 import { maxOverviewBuckets, type OverviewBucket, overviewBuckets, type UiOverview, type UiOverviewMetric } from "../api/uiOverview.ts"
 import type { GatewayConfig } from "../config/types.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
-import { Observability, observabilityDisabled, storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import { storeFailure, type StoreFailure, storeOf } from "../analytics/stores.ts"
 import { Configuration } from "../services.ts"
 import { parseRfc3339 } from "../time.ts"
 import { bucketCount, bucketStarts, bucketWidths, normalInterval, wilsonInterval } from "./statistics.ts"
-import type { BucketCount, FunctionCount, MetricVariantStatistics, ModelCallStatistics } from "./store.ts"
+import { type BucketCount, type FunctionCount, type MetricVariantStatistics, type ModelCallStatistics, OverviewStoreService } from "./store.ts"
 
 /** the query string's parameters, as given */
 export interface OverviewParams {
@@ -136,13 +136,11 @@ export const functionsOf = (counts: ReadonlyArray<FunctionCount>, config: Gatewa
 }
 
 /** The Overview `params` ask for. */
-export const readOverview = (params: OverviewParams): Effect.Effect<Omit<UiOverview, "provider_outcomes">, InvalidRequest | NotFound | StoreFailure, Configuration | Observability> =>
+export const readOverview = (params: OverviewParams): Effect.Effect<Omit<UiOverview, "provider_outcomes">, InvalidRequest | NotFound | StoreFailure, Configuration | OverviewStoreService> =>
   Effect.gen(function*() {
     const request = yield* Effect.fromResult(parseOverviewParams(params, yield* Clock.currentTimeMillis))
     const config = yield* Configuration
-    const { stores } = yield* Observability
-    if (stores === undefined) return yield* observabilityDisabled()
-    const store = stores.overview
+    const store = yield* storeOf(OverviewStoreService)
     const { bucket, from, functionName, to } = request
     const scope = { functionName, from, to }
     const read = Effect.all([
@@ -152,7 +150,7 @@ export const readOverview = (params: OverviewParams): Effect.Effect<Omit<UiOverv
       store.modelStatistics(scope),
       functionName === undefined || config.functions.has(functionName) ? Effect.succeed(true) : store.hasInferences(functionName)
     ], { concurrency: "unbounded" })
-    const [counts, functionCounts, metrics, models, known] = yield* Effect.mapError(read, storeFailure(stores))
+    const [counts, functionCounts, metrics, models, known] = yield* Effect.mapError(read, storeFailure(store))
     if (!known) return yield* new NotFound({ message: `function "${functionName}" is not configured and has no stored inference` })
     const starts = bucketStarts(from, to, bucketWidths[bucket])
     return {

@@ -8,8 +8,10 @@
  * A range is `[from, to)` in epoch milliseconds, on the time of the inference (its UUIDv7 id);
  * model calls and feedback count when their inference is in the range, whenever they came.
  */
+import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
+import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 
 export interface OverviewRange {
   readonly from: number
@@ -81,7 +83,7 @@ export interface ModelCallStatistics {
   readonly ttftMs?: Percentiles | undefined
 }
 
-export interface OverviewStore {
+export interface OverviewStore extends AnalyticsStore {
   /** per bucket and variant (a function) or function (every function); no row for an empty bucket */
   readonly inferenceCounts: (query: InferenceCountsQuery) => Effect.Effect<ReadonlyArray<BucketCount>, StoreError>
   /** the functions with inferences in the range, by name */
@@ -93,3 +95,6 @@ export interface OverviewStore {
   /** whether any inference of the function is stored, at any time */
   readonly hasInferences: (functionName: string) => Effect.Effect<boolean, StoreError>
 }
+
+/** The OverviewStore of the analytics database, absent while observability is off (provided by layers/observability/). */
+export class OverviewStoreService extends Context.Service<OverviewStoreService, AnalyticsPort<OverviewStore>>()("gateway/OverviewStore") {}

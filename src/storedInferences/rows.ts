@@ -10,7 +10,7 @@ import type { ToolConfig } from "../inference/types.ts"
 import { cacheKey } from "../cache/policy.ts"
 import type { StoredModelInference, WriteBatch } from "../analytics/records.ts"
 import type { ModelCallRecord } from "../inference/variants/answer.ts"
-import type { InferenceTarget } from "./store.ts"
+import type { InferenceTarget } from "../analytics/records.ts"
 import type { WriteUnit } from "../analytics/writeQueue.ts"
 
 /** Invalid answers (tool calls that failed validation, json that does not parse or fit) are not cached. */

@@ -10,9 +10,11 @@ import type { GetInferencesRequest, ListInferencesRequest } from "../api/inferen
 import { InvalidRequest } from "../errors.ts"
 import { isUuidV7 } from "../inference/prepare.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../analytics/records.ts"
-import { Observability, observabilityDisabled, type ObservabilityStores, storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import { observabilityDisabled, storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import { type FeedbackStore, FeedbackStoreService } from "../feedback/store.ts"
 import { Configuration } from "../services.ts"
 import { toInferenceCriteria } from "./criteria.ts"
+import { type InferenceStore, InferenceStoreService } from "./store.ts"
 
 /** Inferences found, with what the request asked to include. */
 export interface FoundInferences {
@@ -38,21 +40,22 @@ export class StoredInferences extends Context.Service<StoredInferences, {
     StoredInferences,
     Effect.gen(function*() {
       const config = yield* Configuration
-      const { stores } = yield* Observability
-      if (stores === undefined) {
+      const { store: inferences } = yield* InferenceStoreService
+      const { store: feedback } = yield* FeedbackStoreService
+      if (inferences === undefined || feedback === undefined) {
         const off = Effect.fail(observabilityDisabled())
         return StoredInferences.of({ get: () => off, list: () => off })
       }
-      const unavailable = storeFailure(stores)
-      const withIncludes = (inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
-        withIncluded(stores, inferences, includes).pipe(Effect.mapError(unavailable))
+      const unavailable = storeFailure(inferences)
+      const withIncludes = (found: ReadonlyArray<StoredInference>, includes: Includes) =>
+        withIncluded(inferences, feedback, found, includes).pipe(Effect.mapError(unavailable))
 
       return StoredInferences.of({
         get: (request) =>
           Effect.gen(function*() {
             const bad = request.ids.findIndex((id) => !isUuidV7(id))
             if (bad >= 0) return yield* new InvalidRequest({ message: `ids[${bad}]: "${request.ids[bad]}" is not an inference id (a UUIDv7)` })
-            const found = yield* Effect.mapError(stores.inferences.getInferences(request.ids), unavailable)
+            const found = yield* Effect.mapError(inferences.getInferences(request.ids), unavailable)
             // in the order asked for
             const byId = new Map(found.map((inference) => [inference.id, inference]))
             return yield* withIncludes(request.ids.flatMap((id) => byId.get(id) ?? []), request)
@@ -61,7 +64,7 @@ export class StoredInferences extends Context.Service<StoredInferences, {
           Effect.gen(function*() {
             const criteria = yield* Effect.fromResult(toInferenceCriteria(request, config.metrics))
             const found = yield* Effect.mapError(
-              stores.inferences.listInferences({ ...criteria, limit: request.limit ?? 20, offset: request.offset ?? 0 }),
+              inferences.listInferences({ ...criteria, limit: request.limit ?? 20, offset: request.offset ?? 0 }),
               unavailable
             )
             return yield* withIncludes(found, request)
@@ -72,13 +75,13 @@ export class StoredInferences extends Context.Service<StoredInferences, {
 }
 
 /** `inferences` with their feedback and model calls, as `includes` asks */
-const withIncluded = (stores: ObservabilityStores, inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
+const withIncluded = (store: InferenceStore, feedbackStore: FeedbackStore, inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
   Effect.gen(function*() {
     const feedback = includes.include_feedback === true && inferences.length > 0
-      ? yield* stores.feedback.getFeedback([...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))])
+      ? yield* feedbackStore.getFeedback([...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))])
       : undefined
     const modelInferences = includes.include_model_inferences === true && inferences.length > 0
-      ? yield* stores.inferences.getModelInferences(inferences.map((inference) => inference.id))
+      ? yield* store.getModelInferences(inferences.map((inference) => inference.id))
       : undefined
     return { inferences, feedback, modelInferences }
   })

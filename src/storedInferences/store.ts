@@ -4,9 +4,11 @@
  * layers/clickhouse/inferences.ts and layers/postgres/inferences.ts, both checked by the same
  * conformance suite.
  */
+import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { StoredInference, StoredModelInference } from "../analytics/records.ts"
+import type { InferenceTarget, StoredInference, StoredModelInference } from "../analytics/records.ts"
 import type { StoreError } from "../storeError.ts"
+import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 
 export type ComparisonOperator = "<" | "<=" | ">" | ">=" | "=" | "!="
 
@@ -48,15 +50,7 @@ export interface InferenceQuery {
   readonly offset: number
 }
 
-/** What feedback needs to know about the inference it targets. */
-export interface InferenceTarget {
-  readonly functionName: string
-  readonly functionType: "chat" | "json"
-  readonly episodeId: string
-  readonly outputSchema?: unknown
-}
-
-export interface InferenceStore {
+export interface InferenceStore extends AnalyticsStore {
   readonly getInferences: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
   /** newest first */
   readonly listInferences: (query: InferenceQuery) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
@@ -64,3 +58,6 @@ export interface InferenceStore {
   readonly findInference: (id: string) => Effect.Effect<InferenceTarget | undefined, StoreError>
   readonly episodeExists: (id: string) => Effect.Effect<boolean, StoreError>
 }
+
+/** The InferenceStore of the analytics database, absent while observability is off (provided by layers/observability/). */
+export class InferenceStoreService extends Context.Service<InferenceStoreService, AnalyticsPort<InferenceStore>>()("gateway/InferenceStore") {}

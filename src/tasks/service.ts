@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import { relationalUrlVariable } from "../relational.ts"
 import { ServiceUnavailable } from "../errors.ts"
-import { observabilityDisabled, type ObservabilityStores } from "../analytics/stores.ts"
+import { observabilityDisabled } from "../analytics/stores.ts"
 
 export type TaskState = "queued" | "running" | "completed" | "failed" | "cancelled"
 
@@ -123,12 +123,13 @@ export const tasksUnavailable = (what = "background tasks") =>
   new ServiceUnavailable({ message: `${what} need ${relationalUrlVariable} (a postgres:// URL): set it to enable them` })
 
 /**
- * The analytics stores of a capability that runs durable tasks (`what`, named in the 503), or
- * the 503 naming the database that is missing: the analytics one first, then the relational one.
+ * The analytics stores of a capability that runs durable tasks (`what`, named in the 503; they
+ * are all absent, or none, as observability is off or on), or the 503 naming the database that
+ * is missing: the analytics one first, then the relational one.
  */
-export const storesWithTasks = (
-  stores: ObservabilityStores | undefined,
+export const storesWithTasks = <S>(
+  stores: S | undefined,
   tasks: Tasks["Service"],
   what: string
-): Effect.Effect<ObservabilityStores, ServiceUnavailable> =>
+): Effect.Effect<S, ServiceUnavailable> =>
   stores === undefined ? Effect.fail(observabilityDisabled()) : !tasks.available ? Effect.fail(tasksUnavailable(what)) : Effect.succeed(stores)

@@ -13,11 +13,11 @@ import { checkClientTags } from "../api/tags.ts"
 import type { CreateEpisodeRequest, CreateRunRequest } from "../api/workflowEvaluations.ts"
 import { type InvalidRequest, NotFound } from "../errors.ts"
 import { isUuid, uuidv7, uuidv7Timestamp } from "../ids.ts"
-import { Observability, observabilityDisabled, storeFailure, type StoreFailure } from "../analytics/stores.ts"
+import { observabilityDisabled, storeFailure, type StoreFailure } from "../analytics/stores.ts"
 import { Configuration } from "../services.ts"
 import { mintRunEpisodeId } from "./episodeIds.ts"
 import type { RunEpisode } from "./pinning.ts"
-import type { WorkflowEpisodeRecord, WorkflowMetricSummary, WorkflowRunRecord } from "./store.ts"
+import { type WorkflowEpisodeRecord, WorkflowEvaluationStoreService, type WorkflowMetricSummary, type WorkflowRunRecord } from "./store.ts"
 
 export interface Page {
   readonly limit: number
@@ -52,8 +52,8 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
     WorkflowEvaluationService,
     Effect.gen(function*() {
       const config = yield* Configuration
-      const { stores } = yield* Observability
-      if (stores === undefined) {
+      const { store } = yield* WorkflowEvaluationStoreService
+      if (store === undefined) {
         const off = Effect.fail(observabilityDisabled())
         return WorkflowEvaluationService.of({
           createRun: () => off,
@@ -63,8 +63,7 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
           runEpisode: undefined
         })
       }
-      const store = stores.workflowEvaluations
-      const unavailable = storeFailure(stores)
+      const unavailable = storeFailure(store)
 
       /**
        * Lower-cased episode id -> its episode and run, or null when it names none. Runs and

@@ -7,8 +7,10 @@
  * layers/postgres/workflowEvaluations.ts, checked by
  * test/integration/store-workflow-evaluations.test.ts.
  */
+import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
+import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 
 export interface WorkflowRunRecord {
   /** UUIDv7 */
@@ -39,7 +41,7 @@ export interface WorkflowMetricSummary {
   readonly mean?: number | undefined
 }
 
-export interface WorkflowEvaluationStore {
+export interface WorkflowEvaluationStore extends AnalyticsStore {
   readonly insertRun: (run: WorkflowRunRecord) => Effect.Effect<void, StoreError>
   readonly insertEpisode: (episode: WorkflowEpisodeRecord) => Effect.Effect<void, StoreError>
   readonly getRun: (runId: string) => Effect.Effect<WorkflowRunRecord | undefined, StoreError>
@@ -58,3 +60,6 @@ export interface WorkflowEvaluationStore {
   /** per metric, the feedback whose target is one of the run's episodes or an inference of one */
   readonly metricSummaries: (runId: string) => Effect.Effect<ReadonlyArray<WorkflowMetricSummary>, StoreError>
 }
+
+/** The WorkflowEvaluationStore of the analytics database, absent while observability is off (provided by layers/observability/). */
+export class WorkflowEvaluationStoreService extends Context.Service<WorkflowEvaluationStoreService, AnalyticsPort<WorkflowEvaluationStore>>()("gateway/WorkflowEvaluationStore") {}

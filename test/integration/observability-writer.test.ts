@@ -13,7 +13,7 @@ import { makeWriteQueue, type WriterOptions } from "../../layers/writeQueue.ts"
 import { uuidv7 } from "../../src/ids.ts"
 import { emptyBatch, type StoredInference } from "../../src/analytics/records.ts"
 import type { ObservabilityDatabase } from "../../src/analytics/database.ts"
-import type { ObservabilityStores } from "../../src/analytics/stores.ts"
+import type { AnalyticsStores } from "../../layers/observability/stores.ts"
 import type { WriteQueue } from "../../src/analytics/writeQueue.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { backends, poll } from "../support/observability.ts"
@@ -50,7 +50,7 @@ const unitOf = (inference: StoredInference) => ({
 const withText = (text: string): Partial<StoredInference> => ({ input: { messages: [{ role: "user", content: [{ type: "text", text }] }] } })
 
 /** the size of `inference`'s encoded row, as the queue counts it */
-const bytesOf = (store: ObservabilityStores, inference: StoredInference): number => {
+const bytesOf = (store: AnalyticsStores, inference: StoredInference): number => {
   const rows = store.database.encode({ ...emptyBatch, inferences: [inference] })
   if (rows._tag !== "Success") throw new Error(rows.failure.message)
   return rows.success.reduce((sum, row) => sum + row.text.length, 0)

@@ -1,5 +1,5 @@
 /**
- * The conformance suite of the analytics database's ports (issue 3; `ObservabilityStores`:
+ * The conformance suite of the analytics database's ports (issue 3; `AnalyticsStores`:
  * the database, inferences, feedback and cache ports): the same tests against the ClickHouse
  * adapters and the Postgres adapters, on real servers (test/support/globalSetup.ts) and on the
  * embedded database (PGlite, reached with the Postgres adapters), in databases of their own:

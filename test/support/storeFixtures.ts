@@ -1,6 +1,6 @@
 /**
  * Fixtures of the store suites (test/integration/store-*.test.ts): the stores of each backend
- * (ClickHouse, Postgres, the embedded PGlite; `ObservabilityStores`: one port per capability)
+ * (ClickHouse, Postgres, the embedded PGlite; `AnalyticsStores`: one port per capability)
  * on a database of their own, runners for its effects, and builders of every kind of record,
  * complete by default (a field given as `undefined` is left out, as a store reads it back).
  */
@@ -12,7 +12,7 @@ import { makeClickHouseStores } from "../../layers/clickhouse/stores.ts"
 import { makePostgresStores } from "../../layers/postgres/stores.ts"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import type { CacheEntry, StoredFeedback, StoredInference, StoredModelInference, WriteBatch } from "../../src/analytics/records.ts"
-import type { ObservabilityStores } from "../../src/analytics/stores.ts"
+import type { AnalyticsStores } from "../../layers/observability/stores.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { freshDatabase, type TestBackend, type TestDatabase } from "./databases.ts"
 import { startTcpProxy, type TcpProxy } from "./tcpProxy.ts"
@@ -23,7 +23,7 @@ import { startTcpProxy, type TcpProxy } from "./tcpProxy.ts"
 const constructors = { clickhouse: makeClickHouseStores, postgres: makePostgresStores, pglite: makePostgresStores }
 
 export interface OpenStore {
-  readonly store: ObservabilityStores
+  readonly store: AnalyticsStores
   readonly close: () => Promise<void>
 }
 
@@ -37,7 +37,7 @@ export const openStore = async (backend: TestBackend, url: string): Promise<Open
 export const run = <A>(effect: Effect.Effect<A, StoreError>): Promise<A> => Effect.runPromise(effect)
 
 /** `batch` encoded and written, as the write queue does it */
-export const write = (store: ObservabilityStores, rows: WriteBatch): Effect.Effect<void, StoreError> =>
+export const write = (store: AnalyticsStores, rows: WriteBatch): Effect.Effect<void, StoreError> =>
   Effect.flatMap(Effect.fromResult(store.database.encode(rows)), store.database.write)
 
 /** the StoreError `effect` fails with (the test fails if it succeeds or dies) */
@@ -53,7 +53,7 @@ export const serverOf = (database: TestDatabase) => {
  * Runs `use` with a store of `backend` whose server is cut off (a proxy in front of it accepts
  * and closes every connection): whatever it answers, it answered without asking the server.
  */
-export const withCutOffStore = async <A>(backend: TestBackend, database: TestDatabase, use: (store: ObservabilityStores) => Promise<A>): Promise<A> => {
+export const withCutOffStore = async <A>(backend: TestBackend, database: TestDatabase, use: (store: AnalyticsStores) => Promise<A>): Promise<A> => {
   const proxy = await startTcpProxy(serverOf(database))
   proxy.cut()
   const { store, close } = await openStore(backend, proxy.urlFor(database.url))
@@ -67,7 +67,7 @@ export const withCutOffStore = async <A>(backend: TestBackend, database: TestDat
 
 export interface StoreUnderTest {
   readonly database: TestDatabase
-  readonly store: ObservabilityStores
+  readonly store: AnalyticsStores
   /** present when asked for with `proxied`: the store talks to its server through it */
   readonly proxy: TcpProxy
 }

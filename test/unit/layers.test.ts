@@ -1,8 +1,9 @@
 /**
  * The layer check of `npm test` (.dependency-cruiser.cjs, run on the real tree by
  * scripts/test.sh) must fail where it should: run here on small trees of the same shape, it
- * reports an import from a higher layer, a cycle made only of type imports, and a module no
- * layer claims, and accepts a tree that keeps the ladder.
+ * reports an import from a higher layer, a cycle made only of type imports, a module no
+ * layer claims and a capability's store reached from src/analytics/, and accepts a tree that
+ * keeps the ladder.
  */
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -59,6 +60,14 @@ describe("the layer check", () => {
       "src/providers/codec.ts": "import type { Failure } from \"./types.ts\"\nexport type Codec = { f: Failure }\n",
       "src/providers/types.ts": "import type { Codec } from \"./codec.ts\"\nexport type Failure = { c: Codec }\n"
     })).toEqual(["no-circular: src/providers/codec.ts -> src/providers/types.ts"])
+  })
+
+  it("keeps the analytics database's base from knowing a capability's store", async () => {
+    expect(await violations({
+      "src/analytics/stores.ts": "export interface AnalyticsStore { readonly backend: string }\n",
+      "src/feedback/store.ts": "import type { AnalyticsStore } from \"../analytics/stores.ts\"\nexport interface FeedbackStore extends AnalyticsStore {}\n",
+      "src/analytics/all.ts": "import type { FeedbackStore } from \"../feedback/store.ts\"\nexport interface All { readonly feedback: FeedbackStore }\n"
+    })).toEqual(["analytics-knows-no-capability: src/analytics/all.ts -> src/feedback/store.ts"])
   })
 
   it("refuses a module of a folder no layer claims", async () => {

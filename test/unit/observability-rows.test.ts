@@ -13,7 +13,7 @@ import { runInference } from "../../src/inference/run.ts"
 import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/storedInferences/rows.ts"
 import { inferenceResponseBody } from "../../src/native/response.ts"
-import { Observability } from "../../src/analytics/stores.ts"
+import { CacheStoreService } from "../../src/cache/store.ts"
 import { dummyUsage } from "../../src/providers/dummy/index.ts"
 import { RateLimiter } from "../../src/ratelimit/limiter.ts"
 import { Models } from "../../src/services.ts"
@@ -48,7 +48,7 @@ const prepare = (body: unknown): PreparedInference => {
 
 const services = Layer.mergeAll(
   Layer.succeed(HttpTransport, HttpTransport.of({ post: () => Effect.die("no network"), postStream: () => Effect.die("no network"), download: () => Effect.die("no network") })),
-  Layer.succeed(Observability, Observability.of({ stores: undefined })),
+  Layer.succeed(CacheStoreService, CacheStoreService.of({ store: undefined })),
   Layer.succeed(Models, models),
   Layer.succeed(RateLimiter, RateLimiter.none)
 )

@@ -8,7 +8,6 @@ import { ConnectionError, SqlError, StatementTimeoutError, UnknownError } from "
 import { describe, expect, it } from "vitest"
 import { storeError as clickHouseStoreError } from "../../layers/clickhouse/client.ts"
 import { storeError as postgresStoreError } from "../../layers/postgres/client.ts"
-import type { ObservabilityStores } from "../../src/analytics/stores.ts"
 import { storeFailure } from "../../src/analytics/stores.ts"
 
 const withState = (code: string) => Object.assign(new Error(`failed with ${code}`), { code })
@@ -54,14 +53,14 @@ describe("ClickHouse failures", () => {
 })
 
 describe("the answer of a failed read", () => {
-  const stores = { database: { backend: "postgres" } } as unknown as ObservabilityStores
+  const store = { backend: "postgres" } as const
 
   it("is a 503 naming the database when it is out, a 500 when it failed this request", () => {
-    const down = storeFailure(stores)(postgresStoreError("listInferences")(new SqlError({ reason: new ConnectionError({ cause: new Error("Connection closed") }) })))
+    const down = storeFailure(store)(postgresStoreError("listInferences")(new SqlError({ reason: new ConnectionError({ cause: new Error("Connection closed") }) })))
     expect(down.status).toBe(503)
     expect(down.message).toBe("the postgres database is unavailable: postgres listInferences failed: Connection closed")
     const cause = new PgProtocol.ParseError({ message: "Message length 19000365 exceeds maxMessageSize 16777216" })
-    const tooLarge = storeFailure(stores)(postgresStoreError("listInferences")(new SqlError({ reason: new ConnectionError({ cause }) })))
+    const tooLarge = storeFailure(store)(postgresStoreError("listInferences")(new SqlError({ reason: new ConnectionError({ cause }) })))
     expect(tooLarge.status).toBe(500)
     expect(tooLarge.message).toMatch(/^the postgres database failed this request: postgres listInferences failed: a stored row is larger than the driver reads/)
   })

@@ -20,7 +20,7 @@ import * as Semaphore from "effect/Semaphore"
 import type { GepaTaskResponse, LaunchGepaRequest } from "../../api/gepa.ts"
 import type { InferenceRequest, Input } from "../../api/inference.ts"
 import type { ChatCompletionVariant, EvaluatorConfig, FunctionConfig, GatewayConfig } from "../../config/types.ts"
-import type { StoredDatapoint } from "../../datasets/store.ts"
+import { type DatasetStore, DatasetStoreService, type StoredDatapoint } from "../../datasets/store.ts"
 import { Conflict, type GatewayError, InvalidRequest, NotFound } from "../../errors.ts"
 import { loadDatapoints } from "../../evaluations/datapoints.ts"
 import type { Score } from "../../evaluations/evaluators.ts"
@@ -30,7 +30,6 @@ import type { JsonOutput } from "../../inference/output.ts"
 import { InferenceService } from "../../inference/service.ts"
 import type { TemplateEngine } from "../../inference/templates.ts"
 import { emptyBatch } from "../../analytics/records.ts"
-import { Observability, type ObservabilityStores } from "../../analytics/stores.ts"
 import { WriteQueue } from "../../analytics/writeQueue.ts"
 import { captureInferenceServices, Configuration, type InferenceServices } from "../../services.ts"
 import { type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../../tasks/service.ts"
@@ -116,9 +115,9 @@ const numeric = (score: Score | undefined): number | null =>
 /** the datasets of a payload: one to split, or the two sets */
 type Datasets = { readonly split: ReadonlyArray<StoredDatapoint> } | { readonly train: ReadonlyArray<StoredDatapoint>; readonly validation: ReadonlyArray<StoredDatapoint> }
 
-const readDatasets = (stores: ObservabilityStores, payload: GepaPayload): Effect.Effect<Datasets, GatewayError> => {
+const readDatasets = (store: DatasetStore, payload: GepaPayload): Effect.Effect<Datasets, GatewayError> => {
   const load = (datasetName: string) =>
-    loadDatapoints(stores, { functionName: payload.functionName, maxDatapoints: payload.maxDatapoints, source: { kind: "dataset", datasetName } })
+    loadDatapoints(store, { functionName: payload.functionName, maxDatapoints: payload.maxDatapoints, source: { kind: "dataset", datasetName } })
   return payload.datasets.kind === "split"
     ? Effect.map(load(payload.datasets.datasetName), (split): Datasets => ({ split }))
     : Effect.map(Effect.all([load(payload.datasets.trainDatasetName), load(payload.datasets.valDatasetName)]), ([train, validation]) => ({ train, validation }))
@@ -141,7 +140,7 @@ export class GepaService extends Context.Service<GepaService, {
     GepaService,
     Effect.gen(function*() {
       const config = yield* Configuration
-      const { stores } = yield* Observability
+      const { store: datasetStore } = yield* DatasetStoreService
       const tasks = yield* Tasks
       const writeQueue = yield* WriteQueue
       const inference = yield* InferenceService
@@ -149,7 +148,7 @@ export class GepaService extends Context.Service<GepaService, {
       // what the task's inferences run with: a task's handler gets nothing from its context
       const services = yield* captureInferenceServices
 
-      const needed = storesWithTasks(stores, tasks, "prompt optimization (GEPA runs as a durable task)")
+      const needed = storesWithTasks(datasetStore, tasks, "prompt optimization (GEPA runs as a durable task)")
 
       const run = (task: RunningTask<GepaPayload>): Effect.Effect<GepaTaskResult, TaskFailure> =>
         Effect.gen(function*() {
@@ -200,7 +199,7 @@ export class GepaService extends Context.Service<GepaService, {
           return resultBody(result, bases)
         }).pipe(Effect.mapError((error): TaskFailure => ({ message: error.message })))
 
-      if (stores !== undefined && tasks.available) {
+      if (datasetStore !== undefined && tasks.available) {
         // a task is run again (and resumes from its checkpoint) when its process died: within ~10 s of the death
         yield* tasks.register<GepaPayload>(gepaTask, run, { concurrency: 1, retryLimit: 2, heartbeatS: 10 })
       }
