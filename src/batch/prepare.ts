@@ -13,9 +13,9 @@ import { ChatCompletionParams, type InferenceRequest } from "../api/inference.ts
 import { checkClientTags, tagsWithApiKey } from "../api/tags.ts"
 import type { ChatCompletionVariant, FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { formatFieldIssues, makeDecoder } from "../decode.ts"
-import { type GatewayError, InvalidRequest, isGatewayError, NotFound } from "../errors.ts"
+import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
-import { isInputProblem, renderInput } from "../inference/input.ts"
+import { renderInput } from "../inference/input.ts"
 import { buildModelRequest } from "../inference/modelRequest.ts"
 import type { ModelTable, RoutedProvider } from "../inference/models.ts"
 import { type PreparedInference, prepareInference } from "../inference/prepare.ts"
@@ -223,12 +223,15 @@ export const prepareBatchInput = (
     tags: tagsWithApiKey({ ...clientTags, [batchIdTag]: batchId }, apiKey),
     credentials: request.credentials
   }
-  const prepared = prepareInference(single, config, models, now)
-  if (isGatewayError(prepared)) {
-    return Result.fail(prepared instanceof InvalidRequest ? invalid(atIndex(prepared.message, index)) : prepared)
+  const preparedResult = prepareInference(single, config, models, now)
+  if (Result.isFailure(preparedResult)) {
+    const failure = preparedResult.failure
+    return Result.fail(failure instanceof InvalidRequest ? invalid(atIndex(failure.message, index)) : failure)
   }
-  const rendered = renderInput(single.input, fn, variant, templates)
-  if (isInputProblem(rendered)) return Result.fail(invalid(atIndex(`${rendered.path}: ${rendered.message}`, index)))
+  const prepared = preparedResult.success
+  const renderedResult = renderInput(single.input, fn, variant, templates)
+  if (Result.isFailure(renderedResult)) return Result.fail(invalid(atIndex(`${renderedResult.failure.path}: ${renderedResult.failure.message}`, index)))
+  const rendered = renderedResult.success
   const modelRequest = buildModelRequest(prepared, variant, rendered)
   return Result.match(providerCall(modelRequest, modelName, provider.config, variant, prepared), {
     onFailure: (refused) =>

@@ -145,9 +145,10 @@ const offeredTools = (
     tool_choice: datapoint.tool_choice ?? undefined,
     parallel_tool_calls: datapoint.parallel_tool_calls ?? undefined
   } as InferenceRequest
-  const resolved = resolveTools(fn, settings, config.tools)
+  const result = resolveTools(fn, settings, config.tools)
+  if (Result.isFailure(result)) return `${path}.${result.failure.path}: ${result.failure.message}`
+  const resolved = result.success
   if (resolved === undefined) return new Map()
-  if ("path" in resolved) return `${path}.${resolved.path}: ${resolved.message}`
   // narrowed by allowed_tools, as a model's tool calls are (output.ts)
   const callable = resolved.tools.filter((tool) => resolved.allowed?.includes(tool.name) ?? true)
   return new Map(callable.map((tool) => [tool.name, tool]))

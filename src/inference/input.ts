@@ -3,6 +3,7 @@
  * Template arguments are validated against the function's schemas; text for a role that
  * has a schema is refused, since the schema is the function's contract with its callers.
  */
+import * as Result from "effect/Result"
 import type { Input, InputBlock } from "../api/inference.ts"
 import type { FunctionConfig, ModelCallConfig } from "../config/types.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
@@ -20,10 +21,9 @@ export interface InputProblem {
   readonly message: string
 }
 
-type Rendered<A> = A | InputProblem
+type Rendered<A> = Result.Result<A, InputProblem>
 
-const isProblem = (value: unknown): value is InputProblem =>
-  typeof value === "object" && value !== null && "path" in value && "message" in value && !("type" in value)
+const problem = (path: string, message: string) => Result.fail({ path, message })
 
 const render = (
   engine: TemplateEngine,
@@ -35,18 +35,18 @@ const render = (
 ): Rendered<string> => {
   // before the schema and the engine, both of which walk the arguments recursively
   const tooBig = templateArgumentsProblem(args)
-  if (tooBig !== undefined) return { path, message: tooBig }
+  if (tooBig !== undefined) return problem(path, tooBig)
   const schema: JsonSchemaValidator | undefined = fn.schemas.get(templateName)
   if (schema !== undefined) {
     const problems = schema.validate(args)
-    if (problems !== undefined) return { path, message: `does not fit the ${templateName} schema: ${problems.join("; ")}` }
+    if (problems !== undefined) return problem(path, `does not fit the ${templateName} schema: ${problems.join("; ")}`)
   }
   const key = variant.templates.get(templateName)
   if (key === undefined) {
-    return { path, message: `variant "${variant.name}" has no template "${templateName}" to render these arguments with` }
+    return problem(path, `variant "${variant.name}" has no template "${templateName}" to render these arguments with`)
   }
   const rendered = engine.render(key, args)
-  return "error" in rendered ? { path, message: `template "${templateName}" failed to render: ${rendered.error}` } : rendered.text
+  return "error" in rendered ? problem(path, `template "${templateName}" failed to render: ${rendered.error}`) : Result.succeed(rendered.text)
 }
 
 const renderSystem = (
@@ -58,15 +58,17 @@ const renderSystem = (
   const system = input.system
   if (typeof system === "string") {
     if (fn.schemas.has("system")) {
-      return { path: "input.system", message: "the function has a system schema, so system must be an object of template arguments" }
+      return problem("input.system", "the function has a system schema, so system must be an object of template arguments")
     }
-    return system
+    return Result.succeed(system)
   }
   if (system !== undefined) return render(engine, fn, variant, "system", system, "input.system")
   // no system given: a system template still renders (a fixed system prompt, or one whose schema allows no arguments)
   if (variant.templates.has("system")) return render(engine, fn, variant, "system", {}, "input.system")
-  return undefined
+  return Result.succeed(undefined)
 }
+
+const textBlock = (text: string): RequestBlock => ({ type: "text", text })
 
 const toolArguments = (block: Extract<InputBlock, { type: "tool_call" }>): string => {
   if (block.raw_arguments !== undefined) return block.raw_arguments
@@ -84,42 +86,40 @@ const renderBlock = (
   switch (block.type) {
     case "text": {
       if ((block.text === undefined) === (block.arguments === undefined)) {
-        return { path, message: "a text block takes exactly one of text or arguments" }
+        return problem(path, "a text block takes exactly one of text or arguments")
       }
       if (block.arguments !== undefined) {
-        const text = render(engine, fn, variant, role, block.arguments, `${path}.arguments`)
-        return typeof text === "string" ? { type: "text", text } : text
+        return Result.map(render(engine, fn, variant, role, block.arguments, `${path}.arguments`), textBlock)
       }
       if (fn.schemas.has(role)) {
-        return { path: `${path}.text`, message: `the function has a ${role} schema, so this block needs arguments instead of text` }
+        return problem(`${path}.text`, `the function has a ${role} schema, so this block needs arguments instead of text`)
       }
-      return { type: "text", text: block.text! }
+      return Result.succeed(textBlock(block.text!))
     }
     case "template": {
-      const text = render(engine, fn, variant, block.name, block.arguments, `${path}.arguments`)
-      return typeof text === "string" ? { type: "text", text } : text
+      return Result.map(render(engine, fn, variant, block.name, block.arguments, `${path}.arguments`), textBlock)
     }
     case "raw_text":
-      return { type: "text", text: block.value }
+      return Result.succeed(textBlock(block.value))
     case "tool_call": {
       const name = block.raw_name ?? block.name
-      if (typeof name !== "string") return { path: `${path}.name`, message: "missing field" }
-      return { type: "tool_call", id: block.id, name, arguments: toolArguments(block) }
+      if (typeof name !== "string") return problem(`${path}.name`, "missing field")
+      return Result.succeed({ type: "tool_call", id: block.id, name, arguments: toolArguments(block) })
     }
     case "tool_result":
-      return block
+      return Result.succeed(block)
     case "file":
-      return {
+      return Result.succeed({
         type: "file",
         source: block.file_type === "url"
           ? { kind: "url", url: block.url, mimeType: block.mime_type }
           : { kind: "base64", data: block.data, mimeType: block.mime_type },
         detail: block.detail
-      }
+      })
     case "thought":
-      return { type: "thought", text: block.text, signature: block.signature }
+      return Result.succeed({ type: "thought", text: block.text, signature: block.signature })
     case "unknown":
-      return { type: "unknown", data: block.data, modelProviderName: block.model_provider_name }
+      return Result.succeed({ type: "unknown", data: block.data, modelProviderName: block.model_provider_name })
   }
 }
 
@@ -130,7 +130,7 @@ export const renderInput = (
   engine: TemplateEngine
 ): Rendered<RenderedInput> => {
   const system = renderSystem(input, fn, variant, engine)
-  if (isProblem(system)) return system
+  if (Result.isFailure(system)) return Result.fail(system.failure)
   const messages: Array<RequestMessage> = []
   const inputMessages = input.messages ?? []
   for (let i = 0; i < inputMessages.length; i++) {
@@ -138,7 +138,7 @@ export const renderInput = (
     const path = `input.messages[${i}].content`
     if (typeof message.content === "string") {
       if (fn.schemas.has(message.role)) {
-        return { path, message: `the function has a ${message.role} schema, so content must be a list of blocks with arguments` }
+        return problem(path, `the function has a ${message.role} schema, so content must be a list of blocks with arguments`)
       }
       messages.push({ role: message.role, content: [{ type: "text", text: message.content }] })
       continue
@@ -146,12 +146,10 @@ export const renderInput = (
     const content: Array<RequestBlock> = []
     for (let j = 0; j < message.content.length; j++) {
       const block = renderBlock(message.content[j], message.role, fn, variant, engine, `${path}[${j}]`)
-      if (isProblem(block)) return block
-      content.push(block)
+      if (Result.isFailure(block)) return Result.fail(block.failure)
+      content.push(block.success)
     }
     messages.push({ role: message.role, content })
   }
-  return { system, messages }
+  return Result.succeed({ system: system.success, messages })
 }
-
-export { isProblem as isInputProblem }

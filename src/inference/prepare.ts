@@ -5,12 +5,13 @@
  * a `PreparedInference` (data only: the engine takes the services it runs with from its
  * context) or the error to answer with out.
  */
+import * as Result from "effect/Result"
 import { validate as isUuid, version as uuidVersion } from "uuid"
 import { uuidv7 } from "../ids.ts"
 import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts"
 import { shorthandOff } from "../config/models.ts"
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
-import { type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
+import { InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { type CachePolicy, cachePolicy, type CacheSharing } from "../cache/policy.ts"
 import { apiKeyTag } from "../api/tags.ts"
@@ -90,20 +91,20 @@ const cacheSharing = (request: InferenceRequest, config: GatewayConfig): CacheSh
 
 export const isUuidV7 = (id: string): boolean => isUuid(id) && uuidVersion(id) === 7
 
-const invalid = (message: string) => new InvalidRequest({ message })
+const invalid = (message: string) => Result.fail(new InvalidRequest({ message }))
 
 /** Checks the scope fields of `extra_body`/`extra_headers` entries: one scope kind at most. */
 const scopeOf = (
   entry: { readonly variant_name?: string | undefined; readonly model_name?: string | undefined; readonly provider_name?: string | undefined },
   path: string
-): EditScope | InvalidRequest => {
+): Result.Result<EditScope, InvalidRequest> => {
   if (entry.variant_name !== undefined && (entry.model_name !== undefined || entry.provider_name !== undefined)) {
     return invalid(`${path}: scope by variant_name or by model_name (with provider_name), not both`)
   }
   if (entry.provider_name !== undefined && entry.model_name === undefined) {
     return invalid(`${path}.provider_name: needs model_name too`)
   }
-  return { variant_name: entry.variant_name, model_name: entry.model_name, provider_name: entry.provider_name }
+  return Result.succeed({ variant_name: entry.variant_name, model_name: entry.model_name, provider_name: entry.provider_name })
 }
 
 /** What the OpenAI-compatible surface adds to a request beyond `/inference`'s fields. */
@@ -131,7 +132,7 @@ export const prepareInference = (
   extras: PrepareExtras = {},
   /** adaptive experiments' probabilities in force (src/experimentation/); without, their candidates are drawn uniformly */
   adaptiveWeights?: AdaptiveWeights
-): PreparedInference | GatewayError => {
+): Result.Result<PreparedInference, InvalidRequest | NotFound> => {
   // the target
   let fn: FunctionConfig
   let functionName: string
@@ -140,18 +141,20 @@ export const prepareInference = (
   }
   if (request.function_name !== undefined) {
     const configured = config.functions.get(request.function_name)
-    if (configured === undefined) return new NotFound({ message: `unknown function "${request.function_name}"` })
+    if (configured === undefined) return Result.fail(new NotFound({ message: `unknown function "${request.function_name}"` }))
     fn = configured
     functionName = request.function_name
   } else if (request.model_name !== undefined) {
     const model = models.lookup(request.model_name)
     if (model === undefined) {
       const off = shorthandOff(request.model_name, config.shorthands)
-      return new NotFound({
-        message: off === undefined
-          ? `unknown model "${request.model_name}": not in [models], and not a "<provider_type>::<model>" short-hand`
-          : `unknown model "${request.model_name}": ${off}`
-      })
+      return Result.fail(
+        new NotFound({
+          message: off === undefined
+            ? `unknown model "${request.model_name}": not in [models], and not a "<provider_type>::<model>" short-hand`
+            : `unknown model "${request.model_name}": ${off}`
+        })
+      )
     }
     // a short-hand whose name would make a URL elsewhere than its provider's: the caller's fault
     if ("refused" in model) return invalid(`${extras.modelField ?? "model_name"}: ${model.refused}`)
@@ -176,7 +179,7 @@ export const prepareInference = (
   } else if (request.variant_name !== undefined) {
     const pinned = fn.variants.get(request.variant_name)
     if (pinned === undefined) {
-      return new NotFound({ message: `unknown variant "${request.variant_name}" of function "${functionName}"` })
+      return Result.fail(new NotFound({ message: `unknown variant "${request.variant_name}" of function "${functionName}"` }))
     }
     variants = [pinned]
   } else {
@@ -187,8 +190,9 @@ export const prepareInference = (
     variants = order.map((name) => fn.variants.get(name)!)
   }
 
-  const tools = resolveTools(fn, request, config.tools, extras.customTools)
-  if (tools !== undefined && "path" in tools) return invalid(`${tools.path}: ${tools.message}`)
+  const resolved = resolveTools(fn, request, config.tools, extras.customTools)
+  if (Result.isFailure(resolved)) return invalid(`${resolved.failure.path}: ${resolved.failure.message}`)
+  const tools = resolved.success
 
   let outputSchema = fn.outputSchema
   let responseSchema = fn.type === "chat" ? extras.responseSchema : undefined
@@ -216,9 +220,9 @@ export const prepareInference = (
       return invalid(`${path}: give exactly one of value or delete = true`)
     }
     const scope = scopeOf(entry, path)
-    if (scope instanceof InvalidRequest) return scope
+    if (Result.isFailure(scope)) return Result.fail(scope.failure)
     bodyEdits.push({
-      scope,
+      scope: scope.success,
       // marked as the request's: if it does not fit the provider's body, the inference ends with a 400
       edit: requestBodyEdit(
         entry.delete === true ? { pointer: entry.pointer, delete: true } : { pointer: entry.pointer, value: entry.value },
@@ -238,9 +242,9 @@ export const prepareInference = (
     const unsendable = extraHeaderProblem(entry.name, entry.value)
     if (unsendable !== undefined) return invalid(`${path}.${unsendable.field}: ${unsendable.message}`)
     const scope = scopeOf(entry, path)
-    if (scope instanceof InvalidRequest) return scope
+    if (Result.isFailure(scope)) return Result.fail(scope.failure)
     headerEdits.push({
-      scope,
+      scope: scope.success,
       edit: entry.delete === true ? { name: entry.name, delete: true } : { name: entry.name, value: entry.value! }
     })
   }
@@ -249,7 +253,7 @@ export const prepareInference = (
     return invalid("include_original_response: not available for streamed inferences")
   }
 
-  return {
+  return Result.succeed({
     inferenceId: uuidv7(startedAt),
     episodeId,
     functionName,
@@ -273,5 +277,5 @@ export const prepareInference = (
     request,
     startedAt,
     templates: extras.dynamicVariant?.templates
-  }
+  })
 }

@@ -13,7 +13,7 @@ import type * as Stream from "effect/Stream"
 import type { InferenceRequest } from "../api/inference.ts"
 import { tagsWithApiKey } from "../api/tags.ts"
 import type { VariantConfig } from "../config/types.ts"
-import { type GatewayError, isGatewayError } from "../errors.ts"
+import type { GatewayError } from "../errors.ts"
 import { diclRetrieval } from "../dicl/retrieval.ts"
 import { DiclExampleStoreService } from "../dicl/store.ts"
 import { Experimentation } from "../experimentation/service.ts"
@@ -134,8 +134,7 @@ export class InferenceService extends Context.Service<InferenceService, {
 
       const prepareNow = (request: InferenceRequest, apiKey: string | undefined, extras: PrepareExtras | undefined) => {
         const tagged = apiKey === undefined ? request : { ...request, tags: tagsWithApiKey(request.tags, apiKey) }
-        const prepared = prepareInference(tagged, config, models, engine.now(), extras, weights)
-        return isGatewayError(prepared) ? Effect.fail(prepared) : Effect.succeed(prepared)
+        return Effect.fromResult(prepareInference(tagged, config, models, engine.now(), extras, weights))
       }
 
       return InferenceService.of({

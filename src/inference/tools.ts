@@ -2,6 +2,7 @@
  * The tools of one inference: the function's configured tools, plus `additional_tools`,
  * narrowed by `allowed_tools`, with `tool_choice` and `parallel_tool_calls` (spec 4.1).
  */
+import * as Result from "effect/Result"
 import type { InferenceRequest } from "../api/inference.ts"
 import type { FunctionConfig } from "../config/types.ts"
 import { acceptAnything, compileRequestJsonSchema } from "../jsonSchema.ts"
@@ -13,11 +14,14 @@ const hasToolNamed = (tools: ReadonlyMap<string, ToolDefinition>, name: string):
   return false
 }
 
-const missingSpecificTool = (name: string): InputProblem => ({
-  path: "tool_choice",
-  message: `the function's tool_choice is { specific = "${name}" }, but no tool "${name}" is available: ` +
-    `configure it in the function's tools, or send it in additional_tools or allowed_tools`
-})
+const problem = (path: string, message: string): Result.Result<never, InputProblem> => Result.fail({ path, message })
+
+const missingSpecificTool = (name: string) =>
+  problem(
+    "tool_choice",
+    `the function's tool_choice is { specific = "${name}" }, but no tool "${name}" is available: ` +
+      `configure it in the function's tools, or send it in additional_tools or allowed_tools`
+  )
 
 /** an OpenAI custom tool (free-text input, optionally a grammar), as the OpenAI-compatible surface passes it */
 export interface CustomTool {
@@ -31,13 +35,13 @@ export const resolveTools = (
   request: InferenceRequest,
   configuredTools: ReadonlyMap<string, ToolDefinition>,
   customTools: ReadonlyArray<CustomTool> = []
-): ToolConfig | undefined | InputProblem => {
+): Result.Result<ToolConfig | undefined, InputProblem> => {
   if (fn.type === "json") {
     for (const field of ["additional_tools", "allowed_tools", "tool_choice", "parallel_tool_calls"] as const) {
-      if (request[field] !== undefined) return { path: field, message: "json functions do not take tools" }
+      if (request[field] !== undefined) return problem(field, "json functions do not take tools")
     }
-    if (customTools.length > 0) return { path: "tools", message: "json functions do not take tools" }
-    return undefined
+    if (customTools.length > 0) return problem("tools", "json functions do not take tools")
+    return Result.succeed(undefined)
   }
   const byName = new Map<string, ToolDefinition>()
   for (const name of fn.tools) byName.set(name, configuredTools.get(name)!)
@@ -45,10 +49,10 @@ export const resolveTools = (
   for (let i = 0; i < additional.length; i++) {
     const tool = additional[i]
     if (byName.has(tool.name)) {
-      return { path: `additional_tools[${i}].name`, message: `a tool named "${tool.name}" is already available` }
+      return problem(`additional_tools[${i}].name`, `a tool named "${tool.name}" is already available`)
     }
     const compiled = compileRequestJsonSchema(tool.parameters)
-    if ("error" in compiled) return { path: `additional_tools[${i}].parameters`, message: compiled.error }
+    if ("error" in compiled) return problem(`additional_tools[${i}].parameters`, compiled.error)
     byName.set(tool.name, {
       name: tool.name,
       description: tool.description,
@@ -59,7 +63,7 @@ export const resolveTools = (
   }
   for (let i = 0; i < customTools.length; i++) {
     const tool = customTools[i]
-    if (byName.has(tool.name)) return { path: `tools[${i}]`, message: `a tool named "${tool.name}" is already available` }
+    if (byName.has(tool.name)) return problem(`tools[${i}]`, `a tool named "${tool.name}" is already available`)
     byName.set(tool.name, {
       name: tool.name,
       description: tool.description ?? "",
@@ -77,7 +81,7 @@ export const resolveTools = (
       // a configured tool the function does not list becomes available by being allowed
       const tool = byName.get(name) ?? configuredTools.get(name)
       if (tool === undefined) {
-        return { path: `allowed_tools[${i}]`, message: `unknown tool "${name}": not in [tools] nor in additional_tools` }
+        return problem(`allowed_tools[${i}]`, `unknown tool "${name}": not in [tools] nor in additional_tools`)
       }
       byName.set(name, tool)
       allowed.push(tool.name)
@@ -85,10 +89,10 @@ export const resolveTools = (
   }
   if (byName.size === 0) {
     if (request.tool_choice !== undefined && request.tool_choice !== "none" && request.tool_choice !== "auto") {
-      return { path: "tool_choice", message: "no tools are available to choose from" }
+      return problem("tool_choice", "no tools are available to choose from")
     }
     if (request.tool_choice === undefined && fn.toolChoice.type === "specific") return missingSpecificTool(fn.toolChoice.name)
-    return undefined
+    return Result.succeed(undefined)
   }
   let choice: ToolChoice = fn.toolChoice
   if (request.tool_choice === undefined) {
@@ -100,15 +104,15 @@ export const resolveTools = (
     else {
       const tool = byName.get(requested.specific)
       if (tool === undefined) {
-        return { path: "tool_choice.specific", message: `unknown tool "${requested.specific}": not among the available tools` }
+        return problem("tool_choice.specific", `unknown tool "${requested.specific}": not among the available tools`)
       }
       choice = { type: "specific", name: tool.name }
     }
   }
-  return {
+  return Result.succeed({
     tools: [...byName.values()],
     allowed,
     choice,
     parallelToolCalls: request.parallel_tool_calls ?? fn.parallelToolCalls
-  }
+  })
 }

@@ -1,6 +1,6 @@
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { type ChatCompletionVariant, type EvaluatorConfig, type GatewayConfig, variantModel } from "../../src/config/types.ts"
-import { InvalidRequest, NotFound } from "../../src/errors.ts"
 import { renderInput } from "../../src/inference/input.ts"
 import { ModelTable } from "../../src/inference/models.ts"
 import { prepareInference } from "../../src/inference/prepare.ts"
@@ -478,7 +478,7 @@ describe("a judge's function", () => {
       fn.variants.get("v") as ChatCompletionVariant,
       config.templates
     )
-    expect(rendered).toEqual({ system: instructions, messages: [{ role: "user", content: [{ type: "text", text: "the haiku" }] }] })
+    expect(rendered).toEqual(Result.succeed({ system: instructions, messages: [{ role: "user", content: [{ type: "text", text: "the haiku" }] }] }))
   })
 
   it("can be called through /inference like any function", () => {
@@ -487,10 +487,7 @@ describe("a judge's function", () => {
       config,
       new ModelTable(config),
       Date.now()
-    )
-    if (prepared instanceof InvalidRequest || prepared instanceof NotFound || "_tag" in prepared) {
-      throw new Error(`not prepared: ${String(prepared._tag)}`)
-    }
+    ).pipe(Result.getOrThrowWith((failure) => new Error(`not prepared: ${failure._tag}: ${failure.message}`)))
     expect(prepared.functionName).toBe(judgeName)
     expect(prepared.variants.map((variant) => variant.name)).toEqual(["v"])
     expect(prepared.outputSchema?.validate({ thinking: "t", score: true })).toBeUndefined()

@@ -3,10 +3,10 @@
  * TensorZero accepts and the gateway did not, the keys TensorZero deprecated (accepted with a
  * warning naming their replacement), and unknown keys, which stay errors naming the key.
  */
+import * as Result from "effect/Result"
 import { parse as parseToml } from "smol-toml"
 import { describe, expect, it } from "vitest"
 import type { InferenceRequest } from "../../src/api/inference.ts"
-import { isInputProblem } from "../../src/inference/input.ts"
 import { templateKey } from "../../src/inference/templates.ts"
 import { resolveTools } from "../../src/inference/tools.ts"
 import { applicableRules } from "../../src/ratelimit/rules.ts"
@@ -327,28 +327,29 @@ model = "dummy::tool"
 
   it("is refused per request when the request does not bring the tool", () => {
     for (const fields of [{}, { additional_tools: [{ name: "other", description: "d", parameters: { type: "object" } }] }]) {
-      const problem = resolve("agent", fields)
-      if (problem === undefined || !isInputProblem(problem)) throw new Error(`expected a problem, got ${JSON.stringify(problem)}`)
+      const result = resolve("agent", fields)
+      if (Result.isSuccess(result)) throw new Error(`expected a problem, got ${JSON.stringify(result.success)}`)
+      const problem = result.failure
       expect(problem.path).toBe("tool_choice")
       expect(problem.message).toContain(`"submit_order"`)
     }
   })
 
   it("chooses the tool a request brings in additional_tools", () => {
-    const tools = resolve("agent", { additional_tools: [{ name: "submit_order", description: "Submits", parameters: { type: "object" } }] })
-    if (tools === undefined || isInputProblem(tools)) throw new Error(JSON.stringify(tools))
+    const tools = Result.getOrThrow(resolve("agent", { additional_tools: [{ name: "submit_order", description: "Submits", parameters: { type: "object" } }] }))
+    if (tools === undefined) throw new Error("no tools")
     expect(tools.choice).toEqual({ type: "specific", name: "submit_order" })
   })
 
   it("chooses a configured tool the request allows, by the name the model sees", () => {
-    const tools = resolve("lookup_agent", { allowed_tools: ["lookup"] })
-    if (tools === undefined || isInputProblem(tools)) throw new Error(JSON.stringify(tools))
+    const tools = Result.getOrThrow(resolve("lookup_agent", { allowed_tools: ["lookup"] }))
+    if (tools === undefined) throw new Error("no tools")
     expect(tools.choice).toEqual({ type: "specific", name: "lookup_v2" })
-    expect(isInputProblem(resolve("lookup_agent") as object)).toBe(true)
+    expect(Result.isFailure(resolve("lookup_agent"))).toBe(true)
   })
 
   it("gives way to the request's own tool_choice", () => {
-    expect(resolve("agent", { tool_choice: "none" })).toBeUndefined()
+    expect(resolve("agent", { tool_choice: "none" })).toEqual(Result.succeed(undefined))
   })
 })
 

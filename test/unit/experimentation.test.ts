@@ -6,9 +6,9 @@
  * (and `track_and_stop`): its settings with TensorZero's defaults, checked with the key path at
  * fault, and the order drawn with an experiment's probabilities (or uniformly before any).
  */
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import type { InferenceRequest } from "../../src/api/inference.ts"
-import { isGatewayError } from "../../src/errors.ts"
 import { ModelTable } from "../../src/inference/models.ts"
 import { prepareInference } from "../../src/inference/prepare.ts"
 import { seededRandom, variantOrder } from "../../src/inference/variantDraw.ts"
@@ -78,11 +78,9 @@ describe("static experimentation", () => {
     const config = buildOk(functionWith(`type = "static"\ncandidate_variants = ["b"]\nfallback_variants = ["c"]`))
     const models = new ModelTable(config)
     const request: InferenceRequest = { function_name: "draft", input: { messages: [{ role: "user", content: "hi" }] } }
-    const prepared = prepareInference(request, config, models, Date.now())
-    if (isGatewayError(prepared)) throw new Error(prepared.message)
+    const prepared = Result.getOrThrow(prepareInference(request, config, models, Date.now()))
     expect(prepared.variants.map((variant) => variant.name)).toEqual(["b", "c"])
-    const pinned = prepareInference({ ...request, variant_name: "pinned_only", episode_id: uuidv7(Date.now()) }, config, models, Date.now())
-    if (isGatewayError(pinned)) throw new Error(pinned.message)
+    const pinned = Result.getOrThrow(prepareInference({ ...request, variant_name: "pinned_only", episode_id: uuidv7(Date.now()) }, config, models, Date.now()))
     expect(pinned.variants.map((variant) => variant.name)).toEqual(["pinned_only"])
   })
 
@@ -208,12 +206,10 @@ describe("adaptive experimentation: the order an inference tries", () => {
       return [{ name: "a", weight: 0 }, { name: "b", weight: 1 }]
     }
     const episodeId = uuidv7(Date.now())
-    const prepared = prepareInference({ ...request, episode_id: episodeId }, config, models, Date.now(), {}, weights)
-    if (isGatewayError(prepared)) throw new Error(prepared.message)
+    const prepared = Result.getOrThrow(prepareInference({ ...request, episode_id: episodeId }, config, models, Date.now(), {}, weights))
     expect(prepared.variants.map((variant) => variant.name)).toEqual(["b", "a"])
     expect(asked).toEqual([`draft:${episodeId}`])
-    const pinned = prepareInference({ ...request, variant_name: "a" }, config, models, Date.now(), {}, weights)
-    if (isGatewayError(pinned)) throw new Error(pinned.message)
+    const pinned = Result.getOrThrow(prepareInference({ ...request, variant_name: "a" }, config, models, Date.now(), {}, weights))
     expect(pinned.variants.map((variant) => variant.name)).toEqual(["a"])
   })
 })

@@ -1,3 +1,4 @@
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import type { Input } from "../../src/api/inference.ts"
 import { renderInput } from "../../src/inference/input.ts"
@@ -79,8 +80,9 @@ describe("GEPA built-in functions", () => {
     expect(gepaMutateInstructions).toContain("{{ variable }}")
 
     const variant = gepaModelVariant(gepaMutateFunction, "openai::gpt-4o-mini", "mutator")
-    const rendered = renderInput(mutateInput({ functionName: "f", functionType: "chat", templates: { user: "Hi" }, schemas: {}, analyses: [] }), functionOf(config, gepaMutateFunction), variant, config.templates)
-    if ("path" in rendered) throw new Error(rendered.message)
+    const rendered = renderInput(mutateInput({ functionName: "f", functionType: "chat", templates: { user: "Hi" }, schemas: {}, analyses: [] }), functionOf(config, gepaMutateFunction), variant, config.templates).pipe(
+      Result.getOrThrowWith((problem) => new Error(`${problem.path}: ${problem.message}`))
+    )
     expect(rendered.system).toBe(gepaMutateInstructions)
     expect(rendered.messages).toHaveLength(1)
   })

@@ -1,3 +1,4 @@
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import type { Input } from "../../src/api/inference.ts"
 import type { ChatCompletionVariant } from "../../src/config/types.ts"
@@ -112,14 +113,12 @@ describe("candidateVariant and compileCandidate", () => {
   it("render the candidate's text through the compiled engine, includes of configured files resolved", () => {
     const engine = compiled(candidate)
     const variant = candidateVariant(base, "qa", candidate)
-    const rendered = renderInput(input, fn, variant, engine)
-    if ("path" in rendered) throw new Error(rendered.message)
+    const rendered = renderInput(input, fn, variant, engine).pipe(Result.getOrThrowWith((problem) => new Error(`${problem.path}: ${problem.message}`)))
     expect(rendered.system).toBe("You are a librarian, terse. Answer in one sentence.")
     expect(rendered.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Q: Where are the maps?\nA:" }] }])
     // the configured variant still renders its own templates, in the new engine and in the configuration's
     for (const engineUsed of [engine, config.templates]) {
-      const original = renderInput(input, fn, base, engineUsed)
-      if ("path" in original) throw new Error(original.message)
+      const original = renderInput(input, fn, base, engineUsed).pipe(Result.getOrThrowWith((problem) => new Error(`${problem.path}: ${problem.message}`)))
       expect(original.system).toBe("You are a librarian. Answer in one sentence.")
     }
   })
@@ -127,8 +126,7 @@ describe("candidateVariant and compileCandidate", () => {
   it("keeps candidates apart: each engine renders its own candidate", () => {
     const other: GepaCandidate = { name: "gepa-1-1", iteration: 1, templates: { system: "Other {{ persona }}", user: "{{ question }}" } }
     const engine = compiled(other)
-    const rendered = renderInput(input, fn, candidateVariant(base, "qa", other), engine)
-    if ("path" in rendered) throw new Error(rendered.message)
+    const rendered = renderInput(input, fn, candidateVariant(base, "qa", other), engine).pipe(Result.getOrThrowWith((problem) => new Error(`${problem.path}: ${problem.message}`)))
     expect(rendered.system).toBe("Other a librarian")
   })
 

@@ -1,3 +1,4 @@
+import * as Result from "effect/Result"
 import { parse } from "smol-toml"
 import { describe, expect, it } from "vitest"
 import type { Input } from "../../src/api/inference.ts"
@@ -53,9 +54,7 @@ const candidates: ReadonlyArray<GepaCandidate> = [
 const renderedCandidate = (candidate: GepaCandidate) => {
   const compiled = compileCandidate(config.templates, "my::fn", candidate)
   if ("problem" in compiled) throw new Error(compiled.problem)
-  const rendered = renderInput(input, functionOf(config, "my::fn"), candidateVariant(base, "my::fn", candidate), compiled.engine)
-  if ("path" in rendered) throw new Error(rendered.message)
-  return rendered
+  return renderInput(input, functionOf(config, "my::fn"), candidateVariant(base, "my::fn", candidate), compiled.engine).pipe(Result.getOrThrowWith((problem) => new Error(`${problem.path}: ${problem.message}`)))
 }
 
 describe("gepaVariantJson", () => {
@@ -140,8 +139,7 @@ describe("exportFiles", () => {
       expect(variant.extraBody).toEqual(base.extraBody)
       expect(variant.extraHeaders).toEqual(base.extraHeaders)
       expect(variant.jsonMode).toBe(base.jsonMode)
-      const rendered = renderInput(input, fn, variant, merged.templates)
-      if ("path" in rendered) throw new Error(rendered.message)
+      const rendered = renderInput(input, fn, variant, merged.templates).pipe(Result.getOrThrowWith((problem) => new Error(`${problem.path}: ${problem.message}`)))
       expect(rendered).toEqual(renderedCandidate(candidate))
     }
   })

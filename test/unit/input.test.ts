@@ -1,6 +1,8 @@
+import * as Result from "effect/Result"
+import { renderInput } from "../../src/inference/input.ts"
 import { describe, expect, it } from "vitest"
 import type { Input } from "../../src/api/inference.ts"
-import { isInputProblem, renderInput } from "../../src/inference/input.ts"
+
 import { buildOk, functionOf, json, variantOf } from "./fixtures.ts"
 
 const files = {
@@ -55,14 +57,14 @@ const renderFor = (functionName: string, input: Input) =>
 
 const rendered = (functionName: string, input: Input) => {
   const result = renderFor(functionName, input)
-  if (isInputProblem(result)) throw new Error(`${result.path}: ${result.message}`)
-  return result
+  if (Result.isFailure(result)) throw new Error(`${result.failure.path}: ${result.failure.message}`)
+  return result.success
 }
 
 const problem = (functionName: string, input: Input) => {
   const result = renderFor(functionName, input)
-  if (!isInputProblem(result)) throw new Error(`expected a problem, got ${JSON.stringify(result)}`)
-  return result
+  if (Result.isSuccess(result)) throw new Error(`expected a problem, got ${JSON.stringify(result.success)}`)
+  return result.failure
 }
 
 describe("renderInput: templates and schemas", () => {

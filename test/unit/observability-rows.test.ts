@@ -1,3 +1,4 @@
+import * as Result from "effect/Result"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describe, expect, it } from "vitest"
@@ -41,9 +42,7 @@ const decode = makeDecoder(InferenceRequest)
 const prepare = (body: unknown): PreparedInference => {
   const decoded = decode(body)
   if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
-  const prepared = prepareInference(decoded.value, config, models, Date.now())
-  if ("_tag" in prepared) throw prepared
-  return prepared
+  return Result.getOrThrow(prepareInference(decoded.value, config, models, Date.now()))
 }
 
 const services = Layer.mergeAll(

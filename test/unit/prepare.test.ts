@@ -1,3 +1,4 @@
+import * as Result from "effect/Result"
 import { v4 as uuidv4, v7 as uuidv7, version as uuidVersion } from "uuid"
 import { variantModel } from "../../src/config/types.ts"
 import { describe, expect, it } from "vitest"
@@ -60,7 +61,8 @@ model = "dummy::json"
 })
 const models = new ModelTable(config)
 
-const prepare = (fields: Partial<InferenceRequest>) => prepareInference({ input: {}, ...fields }, config, models, Date.now())
+/** the prepared inference, or the error that refused it */
+const prepare = (fields: Partial<InferenceRequest>) => Result.merge(prepareInference({ input: {}, ...fields }, config, models, Date.now()))
 
 const prepared = (fields: Partial<InferenceRequest>): PreparedInference => {
   const result = prepare(fields)
@@ -128,7 +130,7 @@ describe("prepareInference: episode", () => {
   it("starts processing at the time it is given, which the new ids carry", () => {
     // the present: the id generator never goes back in time, so a time it passed would not show
     const at = Date.now() + 1
-    const result = prepareInference({ input: {}, function_name: "chat" }, config, models, at) as PreparedInference
+    const result = Result.getOrThrow(prepareInference({ input: {}, function_name: "chat" }, config, models, at))
     expect(result.startedAt).toBe(at)
     expect(uuidv7Timestamp(result.episodeId)).toBe(at)
     expect(uuidv7Timestamp(result.inferenceId)).toBe(at)

@@ -1,6 +1,6 @@
+import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import type { InferenceRequest } from "../../src/api/inference.ts"
-import { isInputProblem } from "../../src/inference/input.ts"
 import { resolveTools } from "../../src/inference/tools.ts"
 import type { ToolConfig } from "../../src/inference/types.ts"
 import { buildOk, functionOf, json } from "./fixtures.ts"
@@ -62,14 +62,14 @@ const resolve = (functionName: string, fields: Partial<InferenceRequest> = {}) =
 
 const resolved = (functionName: string, fields: Partial<InferenceRequest> = {}): ToolConfig | undefined => {
   const result = resolve(functionName, fields)
-  if (result !== undefined && isInputProblem(result)) throw new Error(`${result.path}: ${result.message}`)
-  return result
+  if (Result.isFailure(result)) throw new Error(`${result.failure.path}: ${result.failure.message}`)
+  return result.success
 }
 
 const problem = (functionName: string, fields: Partial<InferenceRequest>) => {
   const result = resolve(functionName, fields)
-  if (result === undefined || !isInputProblem(result)) throw new Error(`expected a problem, got ${JSON.stringify(result)}`)
-  return result
+  if (Result.isSuccess(result)) throw new Error(`expected a problem, got ${JSON.stringify(result.success)}`)
+  return result.failure
 }
 
 const names = (tools: ToolConfig | undefined) => tools?.tools.map((tool) => tool.name)

@@ -14,11 +14,12 @@
  * made (candidates, evaluator, fuser) is kept for storage.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Random from "effect/Random"
 import type { SamplingVariant, VariantConfig } from "../../config/types.ts"
 import { AllProvidersFailed, InvalidRequest, RequestTimeout, worstKind } from "../../errors.ts"
 import type { InferenceServices } from "../../services.ts"
-import { isInputProblem, renderInput } from "../input.ts"
+import { renderInput } from "../input.ts"
 import { callModel } from "../modelCall.ts"
 import { buildModelRequest } from "../modelRequest.ts"
 import type { CallRefused } from "../routing.ts"
@@ -122,7 +123,9 @@ const withInstructions = (system: string | undefined, instructions: string) =>
 /** the judge's view of the conversation: the input rendered with its own templates */
 const renderForJudge = (prepared: PreparedInference, engine: EngineDeps, variant: SamplingVariant) => {
   const rendered = renderInput(prepared.request.input, prepared.fn, variant.judge, engine.templates)
-  return isInputProblem(rendered) ? Effect.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` })) : Effect.succeed(rendered)
+  return Result.isFailure(rendered)
+    ? Effect.fail(new InvalidRequest({ message: `${rendered.failure.path}: ${rendered.failure.message}` }))
+    : Effect.succeed(rendered.success)
 }
 
 const choiceSchema = (count: number) => ({

@@ -10,7 +10,7 @@ import type { ModelCallConfig, SamplingVariant, VariantConfig } from "../../conf
 import { InvalidRequest } from "../../errors.ts"
 import type { InferenceServices } from "../../services.ts"
 import { outputToChunks } from "../chunks.ts"
-import { isInputProblem, renderInput } from "../input.ts"
+import { renderInput } from "../input.ts"
 import { callModel, type ModelStreamStart, startModelStream } from "../modelCall.ts"
 import { buildModelRequest } from "../modelRequest.ts"
 import type { CallRefused } from "../routing.ts"
@@ -79,8 +79,10 @@ const requestFor = (
     return Result.map(fixedSystem(engine, variant, shape.defaultSystem), (system) => shape.adjust(buildModelRequest(prepared, variant, { system, messages })))
   }
   const rendered = renderInput(prepared.request.input, prepared.fn, variant, engine.templates)
-  if (isInputProblem(rendered)) return Result.fail(new InvalidRequest({ message: `${rendered.path}: ${rendered.message}` }))
-  return Result.succeed(shape.adjust(buildModelRequest(prepared, variant, rendered)))
+  return Result.match(rendered, {
+    onFailure: ({ path, message }) => Result.fail(new InvalidRequest({ message: `${path}: ${message}` })),
+    onSuccess: (input) => Result.succeed(shape.adjust(buildModelRequest(prepared, variant, input)))
+  })
 }
 
 const callWhole = (

@@ -5,9 +5,10 @@
  * that their includes resolve; before a candidate is run it is checked against the function's
  * schemas and sample inputs. No I/O.
  */
+import * as Result from "effect/Result"
 import type { Input } from "../../api/inference.ts"
 import type { ChatCompletionVariant, FunctionConfig, ModelCallConfig } from "../../config/types.ts"
-import { isInputProblem, renderInput } from "../../inference/input.ts"
+import { renderInput } from "../../inference/input.ts"
 import { type TemplateEngine, templateKey, type TemplateSource } from "../../inference/templates.ts"
 
 export interface GepaCandidate {
@@ -87,7 +88,7 @@ export const candidateProblem = (
   }
   for (const [i, input] of inputs.entries()) {
     const rendered = renderInput(input, fn, variant, engine)
-    if (isInputProblem(rendered)) return `candidate "${candidate.name}", sample input ${i + 1}: ${rendered.path}: ${rendered.message}`
+    if (Result.isFailure(rendered)) return `candidate "${candidate.name}", sample input ${i + 1}: ${rendered.failure.path}: ${rendered.failure.message}`
   }
   return undefined
 }
