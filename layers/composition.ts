@@ -42,7 +42,7 @@ type Env = Readonly<Record<string, string | undefined>>
 export const ProcessServicesLive = (config: GatewayConfig, env: Env) =>
   Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight)).pipe(
     // built after access, whose migrations of the relational database come first
-    Layer.provideMerge(TasksLive(env)),
+    Layer.provideMerge(TasksLive(env, { unrunnableTimeoutS: config.gateway.tasks.unrunnableTimeoutS })),
     Layer.provideMerge(AccessLive(config, env)),
     // after the write queue, whose figures it reads at scrape time
     Layer.provideMerge(MetricsLive(config)),

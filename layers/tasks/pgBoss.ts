@@ -10,6 +10,17 @@
  *   every `superviseIntervalS`, so it runs again elsewhere within heartbeatS + a few seconds.
  * - Progress goes to `gateway_task_progress` (migrations/postgres/0011_task_progress.sql):
  *   pg-boss cannot write a running job's data or output.
+ * - Tries are counted there too (`runs`, migrations/postgres/0019_task_runs.sql), not by pg-boss:
+ *   a process whose configuration cannot run a task declines it (`TaskFailure.declined`), and a
+ *   decline must hand the task back within seconds without using up its tries. So every queue's
+ *   own retry limit is practically unbounded and its retry delay short (each decline or failure
+ *   is a pg-boss retry); a run counts when it starts and is uncounted when it declines or is
+ *   interrupted by its process stopping; a failure that uses up the kind's `retryLimit`, or a
+ *   run that finds the tries used up by runs whose process died, ends the task by completing
+ *   the pg-boss job with `{ failed: message }`, which `get` reads as state `failed` (pg-boss's
+ *   own failed state cannot be reached while retries remain). The first decline's time is kept
+ *   (`declined_at`, reset by a run that does not decline); a decline past
+ *   `unrunnableTimeoutS` after it ends the task, naming the last reason.
  * - `exclusive` holds a session advisory lock on a connection of its own, closed when the
  *   effect ends, so the lock is released whatever happens to the effect or the process;
  *   `tryExclusive` takes the same lock only if it is free (`pg_try_advisory_lock`).
@@ -49,17 +60,31 @@ export interface PgBossTasksOptions {
    * in which an advisory lock excludes nothing (and one process is all there is)
    */
   readonly localLocks?: boolean | undefined
+  /**
+   * how long a task may be declined by every process that takes it (their configurations cannot
+   * run it) before it fails saying so (`[gateway.tasks] unrunnable_timeout_s`; default 300 s)
+   */
+  readonly unrunnableTimeoutS?: number | undefined
 }
 
-export const taskDefaults = { concurrency: 4, retryLimit: 3, heartbeatS: 30, minimumHeartbeatS: 10 } as const
+export const taskDefaults = { concurrency: 4, retryLimit: 3, heartbeatS: 30, minimumHeartbeatS: 10, unrunnableTimeoutS: 300 } as const
 
 /**
  * The longest one run may take (pg-boss's maximum): abandoned runs are found by their heartbeat,
  * this only bounds a handler that hangs while its process lives.
  */
 const expireInSeconds = 24 * 60 * 60
-/** retries wait 1-2 s, then 2-4 s, 4-8 s, ... at most 5 minutes (pg-boss's jittered backoff) */
-const retryDelay = { retryDelay: 1, retryBackoff: true, retryDelayMax: 300 } as const
+/**
+ * retries wait 1-2 s, then 2-4 s, then 5 s (pg-boss's jittered backoff, capped): a declined task
+ * must reach a process that can run it within seconds. Every claim counts in pg-boss's backoff,
+ * declines included, so a task declined a few times waits the cap.
+ */
+const retryDelay = { retryDelay: 1, retryBackoff: true, retryDelayMax: 5 } as const
+/**
+ * pg-boss's retry limit of every queue: a decline is a pg-boss retry and must not use up a try,
+ * so pg-boss never fails a task for its retries; the adapter counts the tries (`runs`) itself
+ */
+const queueRetryLimit = 1_000_000
 /** progress rows (and claims) older than this are deleted: pg-boss deletes ended tasks after 7 days */
 const progressKeptDays = 14
 const progressSweepInterval = Duration.hours(1)
@@ -103,6 +128,19 @@ const failureMessage = (cause: Cause.Cause<TaskFailure>): string => {
   return describe(Cause.squash(cause))
 }
 
+/** the reason of a handler's decline, or undefined when it did not decline */
+const declineOf = (cause: Cause.Cause<TaskFailure>): string | undefined => {
+  const failure = Cause.findErrorOption(cause)
+  return Option.isSome(failure) && failure.value.declined === true ? failure.value.message : undefined
+}
+
+/** what a run that ends the task as failed answers pg-boss: its job completes with this output, which `toInfo` reads as failed */
+const endedFailed = (message: string) => ({ failed: message })
+
+/** the error of a task no process could run within `timeoutS` */
+export const unrunnableMessage = (timeoutS: number, reason: string) =>
+  `no gateway whose configuration can run this task took it within ${timeoutS} s: ${reason} on the gateway that last tried`
+
 const states: Record<JobWithMetadata["state"], TaskState> = {
   created: "queued",
   retry: "queued",
@@ -115,8 +153,10 @@ const states: Record<JobWithMetadata["state"], TaskState> = {
 const time = (date: Date | null | undefined) => date === null || date === undefined ? undefined : date.getTime()
 
 const toInfo = (job: JobWithMetadata<object>, progress: Option.Option<unknown>): TaskInfo => {
-  const state = states[job.state]
-  const output = (job.output ?? {}) as { result?: unknown; message?: unknown }
+  const output = (job.output ?? {}) as { result?: unknown; message?: unknown; failed?: unknown }
+  // a job the adapter completed to end its task as failed (`endedFailed`)
+  const endedByAdapter = job.state === "completed" && typeof output.failed === "string"
+  const state = endedByAdapter ? "failed" : states[job.state]
   return {
     id: job.id,
     kind: job.name,
@@ -124,7 +164,9 @@ const toInfo = (job: JobWithMetadata<object>, progress: Option.Option<unknown>):
     payload: job.data,
     ...(Option.isSome(progress) && { progress: progress.value }),
     ...(state === "completed" && output.result !== undefined && { result: output.result }),
-    ...(state === "failed" && { error: typeof output.message === "string" ? output.message : JSON.stringify(job.output) }),
+    ...(state === "failed" && {
+      error: endedByAdapter ? output.failed as string : typeof output.message === "string" ? output.message : JSON.stringify(job.output)
+    }),
     createdAt: job.createdOn.getTime(),
     startedAt: state === "queued" ? undefined : time(job.startedOn),
     completedAt: time(job.completedOn)
@@ -204,15 +246,19 @@ export const makePgBossTasks = (
       )
 
     const queueOptions = (kind: TaskKindOptions = {}) => ({
-      retryLimit: Math.max(0, Math.round(kind.retryLimit ?? taskDefaults.retryLimit)),
+      retryLimit: queueRetryLimit,
       heartbeatSeconds: Math.max(taskDefaults.minimumHeartbeatS, Math.round(kind.heartbeatS ?? taskDefaults.heartbeatS)),
       expireInSeconds,
       ...retryDelay
     })
+    const unrunnableTimeoutS = Math.max(1, options.unrunnableTimeoutS ?? taskDefaults.unrunnableTimeoutS)
     /** kinds whose queue this process created or found */
     const queues = new Set<string>()
-    /** the handler of each kind registered in this process: the latest registration's */
-    const handlers = new Map<string, (task: RunningTask<unknown>) => Effect.Effect<unknown, TaskFailure>>()
+    /** the handler of each kind registered in this process, with the tries its tasks get: the latest registration's */
+    const handlers = new Map<string, {
+      readonly handler: (task: RunningTask<unknown>) => Effect.Effect<unknown, TaskFailure>
+      readonly retryLimit: number
+    }>()
     const ensureQueue = async (kind: string) => {
       if (queues.has(kind)) return
       await boss.createQueue(kind, { policy: "stately", ...queueOptions() } satisfies Omit<Queue, "name">)
@@ -234,20 +280,121 @@ export const makePgBossTasks = (
     const writeProgress = writeTaskColumn("progress")
     const writeCheckpoint = writeTaskColumn("checkpoint")
 
-    /** the checkpoint a task saved; a failed read starts it over (logged) rather than failing it */
-    const readCheckpoint = async (id: string): Promise<unknown> => {
+    /**
+     * Counts a run of task `id` as it starts, and reads what it starts from: its number (this one
+     * included), the checkpoint the last run saved, the last failure's message, and when it was
+     * first declined since a run last got past its check (cleared here; `recordDecline` puts it
+     * back when this run declines too). Throws when the database fails: the task is tried again.
+     */
+    const startRun = async (id: string) => {
+      const { rows } = await db.executeSql(
+        `WITH before AS (SELECT declined_at FROM gateway_task_progress WHERE task_id = $1)
+         INSERT INTO gateway_task_progress (task_id, runs, updated_at) VALUES ($1, 1, now())
+         ON CONFLICT (task_id) DO UPDATE SET runs = gateway_task_progress.runs + 1, declined_at = NULL, updated_at = now()
+         RETURNING runs, checkpoint, last_error, (SELECT declined_at FROM before) AS declined_at`,
+        [id]
+      )
+      const row = rows[0] as { runs: number; checkpoint: unknown; last_error: string | null; declined_at: Date | null }
+      return { run: row.runs, checkpoint: row.checkpoint ?? undefined, lastError: row.last_error ?? undefined, declinedAt: row.declined_at }
+    }
+
+    /**
+     * A declined run: uncounted, the first decline's time kept (now, for the first); answers how
+     * many seconds the task has been declined, by the database's clock (the one clock every
+     * process shares)
+     */
+    const recordDecline = async (id: string, declinedAt: Date | null): Promise<number> => {
+      const { rows } = await db.executeSql(
+        `UPDATE gateway_task_progress
+         SET runs = GREATEST(runs - 1, 0), declined_at = COALESCE($2::timestamptz, now()), updated_at = now()
+         WHERE task_id = $1
+         RETURNING EXTRACT(EPOCH FROM now() - declined_at)::float8 AS declined_s`,
+        [id, declinedAt]
+      )
+      return Number(rows[0]?.declined_s ?? 0)
+    }
+
+    /** a run interrupted in its process (stopping, or the task cancelled or taken away) is not a try */
+    const uncountRun = (id: string) =>
+      db.executeSql("UPDATE gateway_task_progress SET runs = GREATEST(runs - 1, 0), updated_at = now() WHERE task_id = $1", [id])
+
+    /** a failed run, to be tried again: its message, for a later run that finds the tries used up by a process that died */
+    const recordFailure = (id: string, message: string) =>
+      db.executeSql("UPDATE gateway_task_progress SET last_error = $2, updated_at = now() WHERE task_id = $1", [id, message])
+
+    /** whether the run of `job` still holds it: active under the claim it was fetched with (a failed read counts as held) */
+    const stillHeld = async (kind: string, job: Job<object>): Promise<boolean> => {
+      if (job.signal.aborted) return false
       try {
-        const { rows } = await db.executeSql("SELECT checkpoint FROM gateway_task_progress WHERE task_id = $1", [id])
-        return rows[0]?.checkpoint ?? undefined
+        const current = await boss.getJobById<object>(kind, job.id)
+        return current !== null && current.state === "active" && current.retryCount === job.retryCount
       } catch (error) {
-        complain("reading a checkpoint")(error)
-        return undefined
+        complain("reading a task's state")(error)
+        return true
       }
+    }
+
+    /**
+     * Runs one task of `kind` as pg-boss's work handler: what it answers completes the job, what
+     * it throws is a pg-boss retry (see the header for how tries and declines are counted).
+     */
+    const runTask = async (kind: string, job: Job<object>): Promise<unknown> => {
+      const { handler, retryLimit } = handlers.get(kind)!
+      const start = await startRun(job.id)
+      const tries = 1 + retryLimit
+      if (start.run > tries) {
+        // used up by runs whose process died: a failure on the last try ends the task itself
+        return endedFailed(`tried ${start.run - 1} times; the process running the last try stopped before it ended${
+          start.lastError === undefined ? "" : ` (an earlier try failed: ${start.lastError})`
+        }`)
+      }
+      // once a check found the task over, later checks need not ask again
+      let over = false
+      const task: RunningTask<unknown> = {
+        id: job.id,
+        payload: job.data,
+        progress: (value) => writeProgress(job.id, value),
+        checkpoint: (state) => writeCheckpoint(job.id, state),
+        resumeFrom: start.checkpoint,
+        ensureRunning: Effect.flatMap(
+          Effect.promise(async () => {
+            over ||= !(await stillHeld(kind, job))
+            return over
+          }),
+          (ended) => ended ? Effect.interrupt : Effect.void
+        )
+      }
+      // the signal is aborted when the task was cancelled or taken away (heartbeat lost), or at shutdown
+      const exit = await runExit(Effect.suspend(() => handler(task)), { signal: job.signal })
+      if (Exit.isSuccess(exit)) return { result: exit.value }
+      const declined = declineOf(exit.cause)
+      if (declined !== undefined) {
+        let declinedS = 0
+        try {
+          declinedS = await recordDecline(job.id, start.declinedAt)
+        } catch (error) {
+          complain("recording a decline")(error)
+        }
+        if (declinedS >= unrunnableTimeoutS) return endedFailed(unrunnableMessage(unrunnableTimeoutS, declined))
+        if (start.declinedAt === null) {
+          runFork(Effect.logInfo(`background tasks: ${kind} task ${job.id} handed back for another gateway: ${declined}`))
+        }
+        throw new HandlerFailed(`declined: ${declined}`)
+      }
+      if (Cause.hasInterruptsOnly(exit.cause)) {
+        await uncountRun(job.id).catch(complain("uncounting an interrupted run"))
+        throw new HandlerFailed("interrupted")
+      }
+      const message = failureMessage(exit.cause)
+      if (start.run >= tries) return endedFailed(message)
+      await recordFailure(job.id, message).catch(complain("recording a failure"))
+      throw new HandlerFailed(message)
     }
 
     const readProgress = async (id: string): Promise<Option.Option<unknown>> => {
       try {
-        const { rows } = await db.executeSql("SELECT progress FROM gateway_task_progress WHERE task_id = $1", [id])
+        // SQL NULL: none reported (the row may hold only the count of runs); a reported null is JSON's null
+        const { rows } = await db.executeSql("SELECT progress FROM gateway_task_progress WHERE task_id = $1 AND progress IS NOT NULL", [id])
         return rows.length === 0 ? Option.none() : Option.some(rows[0].progress)
       } catch (error) {
         complain("reading progress")(error)
@@ -320,7 +467,10 @@ export const makePgBossTasks = (
         kindOptions?: TaskKindOptions
       ) => {
         const known = handlers.has(kind)
-        handlers.set(kind, handler as (task: RunningTask<unknown>) => Effect.Effect<unknown, TaskFailure>)
+        handlers.set(kind, {
+          handler: handler as (task: RunningTask<unknown>) => Effect.Effect<unknown, TaskFailure>,
+          retryLimit: Math.max(0, Math.round(kindOptions?.retryLimit ?? taskDefaults.retryLimit))
+        })
         if (known) return Effect.void
         return attempt(`registering ${kind}`, async () => {
           const settings = queueOptions(kindOptions)
@@ -328,24 +478,10 @@ export const makePgBossTasks = (
           // a queue made by an earlier version or by `enqueue` gets this kind's settings (for the tasks queued from now on)
           await boss.updateQueue(kind, settings)
           queues.add(kind)
-          const run = async (job: Job<object>) => {
-            const task: RunningTask<unknown> = {
-              id: job.id,
-              payload: job.data,
-              progress: (value) => writeProgress(job.id, value),
-              checkpoint: (state) => writeCheckpoint(job.id, state),
-              resumeFrom: await readCheckpoint(job.id)
-            }
-            const current = handlers.get(kind)!
-            // the signal is aborted when the task was cancelled or taken away (heartbeat lost), or at shutdown
-            const exit = await runExit(Effect.suspend(() => current(task)), { signal: job.signal })
-            if (Exit.isSuccess(exit)) return { result: exit.value }
-            throw new HandlerFailed(failureMessage(exit.cause))
-          }
           await boss.work<object>(
             kind,
             { batchSize: 1, localConcurrency: Math.max(1, Math.round(kindOptions?.concurrency ?? taskDefaults.concurrency)), pollingIntervalSeconds },
-            (jobs) => run(jobs[0])
+            (jobs) => runTask(kind, jobs[0])
           )
         }).pipe(Effect.tapError(() => Effect.sync(() => handlers.delete(kind))))
       },

@@ -48,9 +48,13 @@ export const CreateDiclExamplesResponse = Schema.Struct({ task_id: Schema.String
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
+/** the status of every optimization task (spec 3): queued or running, completed, or ended in error (failed or cancelled) */
+export const OptimizationTaskStatus = Schema.Literals(["pending", "completed", "error"])
+export type OptimizationTaskStatus = typeof OptimizationTaskStatus.Type
+
 export const DiclTaskResponse = Schema.Struct({
   task_id: Schema.String,
-  status: Schema.Literals(["pending", "running", "completed", "failed", "cancelled"]),
+  status: OptimizationTaskStatus,
   progress: Schema.optional(Schema.Struct({ embedded: Count, total: Count })).annotate({
     description: "examples embedded so far, of those the source gave (once the task has read its source)"
   }),
@@ -60,5 +64,5 @@ export const DiclTaskResponse = Schema.Struct({
     variant_name: Schema.String,
     embedding_model: Schema.String
   })).annotate({ description: "when completed" }),
-  error: Schema.optional(Schema.String).annotate({ description: "when failed: why" })
+  error: Schema.optional(Schema.String).annotate({ description: "when `error`: why (the failure, or `cancelled`)" })
 }).annotate({ identifier: "DiclTask" })

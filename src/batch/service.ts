@@ -6,7 +6,8 @@
  * polls it (the batch's lock there, not waited for: the read answers from the stored status).
  * The poll that finds it finished (a client's or the background task's) stores every result
  * as a regular inference, once, still under the lock, after reading the status again. Later
- * reads answer from the database, a page at a time.
+ * reads answer from the database, a page at a time. A gateway whose configuration lacks a
+ * batch's provider declines its background poll, for a gateway that has it.
  *
  * Batches need the analytics database (their rows) and the relational one (the tasks and the
  * lock): without either, every route answers 503 naming the variable.
@@ -33,7 +34,7 @@ import { type BatchOutcome, type BatchPollCall } from "../providers/types.ts"
 import { failureKind, ProviderFailure } from "../providers/failure.ts"
 import { Configuration, Models } from "../services.ts"
 import { HttpTransport } from "../transport.ts"
-import { storesWithTasks, Tasks } from "../tasks/service.ts"
+import { declineTask, storesWithTasks, type TaskFailure, Tasks } from "../tasks/service.ts"
 import { planBatch, type PreparedBatch, type PreparedBatchInference, prepareBatchInput } from "./prepare.ts"
 import { batchInferenceBody, completedRows, schemaCache, submittedRows } from "./results.ts"
 import { type BatchStore, BatchStoreService, type StoredBatch, type StoredBatchInference } from "./store.ts"
@@ -129,16 +130,26 @@ export class BatchService extends Context.Service<BatchService, {
           Effect.asVoid
         )
 
+      /** the configured provider a stored batch was sent to, or what this configuration lacks of it */
+      const batchProvider = (batch: StoredBatch): Result.Result<RoutedProvider, string> => {
+        const model = models.get(batch.modelName)
+        if (model === undefined) return Result.fail(`model "${batch.modelName}" is not configured`)
+        const provider = model.providers.find((candidate) => candidate.config.name === batch.modelProviderName)
+        if (provider === undefined) return Result.fail(`model "${batch.modelName}" has no provider "${batch.modelProviderName}"`)
+        if (provider.client.batch === undefined) return Result.fail(`provider "${batch.modelProviderName}" of model "${batch.modelName}" runs no batches`)
+        return Result.succeed(provider)
+      }
+
       /** the configured provider a stored batch was sent to, and how to poll it */
       const pollTarget = (batch: StoredBatch): Result.Result<{ provider: RoutedProvider; call: BatchPollCall }, GatewayError> => {
-        const model = models.get(batch.modelName)
-        const provider = model?.providers.find((candidate) => candidate.config.name === batch.modelProviderName)
-        if (provider === undefined || provider.client.batch === undefined) {
+        const found = batchProvider(batch)
+        if (Result.isFailure(found)) {
           return Result.fail(new AllProvidersFailed({
             message: `batch ${batch.id} was sent to provider "${batch.modelProviderName}" of model "${batch.modelName}", which the configuration no longer has`,
             kind: "upstream"
           }))
         }
+        const provider = found.success
         const variant = config.functions.get(batch.functionName)?.variants.get(batch.variantName)
         const edits = variant?.type === "chat_completion" ? variant : { name: batch.variantName, extraBody: [], extraHeaders: [] }
         const made = providerCall(undefined, batch.modelName, provider.config, edits, { bodyEdits: [], headerEdits: [], credentials: {} })
@@ -299,17 +310,26 @@ export class BatchService extends Context.Service<BatchService, {
           return { _tag: "pages", batchId: batch.id, pages: Stream.concat(Stream.succeed(first.answers), rest) } as const
         })
 
-      /** the background poll of one batch: polls it, and queues the next poll while it stays pending; never fails (it logs) */
-      const backgroundPoll = (batchId: string) =>
+      /**
+       * The background poll of one batch: polls it, and queues the next poll while it stays
+       * pending; a failure is logged and the poll queued again. It fails only to decline: a
+       * configuration without the batch's provider hands the poll to another gateway (before it
+       * claims the poll, which would hold back that gateway's).
+       */
+      const backgroundPoll = (batchId: string): Effect.Effect<void, TaskFailure> =>
         Effect.gen(function*() {
           const ready = yield* needed
           const batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready.batches))
           if (batch === undefined || batch.status !== "pending") return
+          const provider = batchProvider(batch)
+          if (Result.isFailure(provider)) return yield* Effect.fail(declineTask(provider.failure))
           const after = yield* pollIfDue(ready, batch)
           if (after.status === "pending") yield* schedulePoll(batchId)
         }).pipe(
           Effect.catch((error) =>
-            Effect.andThen(Effect.logWarning(`batch ${batchId}: background poll failed, tried again in ${pollIntervalS} s: ${error.message}`), schedulePoll(batchId))
+            "declined" in error
+              ? Effect.fail(error)
+              : Effect.andThen(Effect.logWarning(`batch ${batchId}: background poll failed, tried again in ${pollIntervalS} s: ${error.message}`), schedulePoll(batchId))
           )
         )
 

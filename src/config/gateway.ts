@@ -12,6 +12,8 @@ export const defaultBindAddress = "0.0.0.0:3000"
 /** overrides `[gateway] bind_address` (and is what `--bind-address` sets) */
 export const bindAddressVariable = "GATEWAY_BIND_ADDRESS"
 export const defaultMaxRequestBodyBytes = 10 * 1024 * 1024
+/** `[gateway.tasks] unrunnable_timeout_s` by default: a rolling deploy's few minutes */
+export const defaultUnrunnableTimeoutS = 300
 
 const MiB = 1024 * 1024
 /** `[gateway.observability] max_row_bytes` by default */
@@ -143,6 +145,7 @@ export const buildGateway = (context: BuildContext, table: unknown): BuiltGatewa
         lookupTimeoutMs: raw.cache?.lookup_timeout_ms ?? 1000
       },
       batch: { pollIntervalS: raw.batch?.poll_interval_s ?? 60 },
+      tasks: { unrunnableTimeoutS: raw.tasks?.unrunnable_timeout_s ?? defaultUnrunnableTimeoutS },
       templateFilesystemAccess: templateAccess.enabled,
       dummyShorthands: raw.dummy_shorthands ?? true,
       observability: {

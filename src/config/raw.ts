@@ -230,6 +230,10 @@ export const RawGateway = Schema.Struct({
     /** seconds between background polls of a pending batch; 0: only clients' GETs poll */
     poll_interval_s: Schema.optional(NonNegativeInt)
   })),
+  tasks: Schema.optional(Schema.Struct({
+    /** seconds a durable task may be declined by every gateway that takes it (their configurations cannot run it) before it fails */
+    unrunnable_timeout_s: Schema.optional(PositiveInt)
+  })),
   template_filesystem_access: Schema.optional(Schema.Union([
     Schema.Boolean,
     /** `base_path` alone enables access; `enabled` is TensorZero's deprecated switch */

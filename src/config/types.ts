@@ -110,6 +110,11 @@ export interface GatewaySettings {
   readonly cache: CacheSettings
   /** `[gateway.batch]`: seconds between background polls of a pending batch (0: none) */
   readonly batch: { readonly pollIntervalS: number }
+  /**
+   * `[gateway.tasks]`: seconds a durable task may be declined by every gateway that takes it
+   * (their configurations lack its function, variant or model) before it fails saying so
+   */
+  readonly tasks: { readonly unrunnableTimeoutS: number }
   readonly templateFilesystemAccess: boolean
   /** whether requests may name `dummy::<model>` short-hands (configured models of type "dummy" work either way) */
   readonly dummyShorthands: boolean

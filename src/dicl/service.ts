@@ -35,7 +35,8 @@ import { DatasetStoreService } from "../datasets/store.ts"
 import { FeedbackStoreService } from "../feedback/store.ts"
 import { InferenceStoreService } from "../storedInferences/store.ts"
 import { captureInferenceServices, Configuration } from "../services.ts"
-import { type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../tasks/service.ts"
+import { optimizationTaskError, optimizationTaskStatus } from "../optimization/taskStatus.ts"
+import { declineTask, type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../tasks/service.ts"
 import { diclEmbeddingModelOf, embeddingModelRequestName } from "./embeddingModel.ts"
 import { diclInputText, embeddingProblem } from "./examples.ts"
 import { type DiclExample, type DiclExampleStore, DiclExampleStoreService } from "./store.ts"
@@ -68,26 +69,21 @@ export interface DiclTaskResult {
 
 export type DiclTaskBody = typeof DiclTaskResponse.Type
 
-const statuses: Record<TaskInfo["state"], DiclTaskBody["status"]> = {
-  queued: "pending",
-  running: "running",
-  completed: "completed",
-  failed: "failed",
-  cancelled: "cancelled"
-}
-
 const isProgress = (value: unknown): value is { embedded: number; total: number } =>
   typeof value === "object" && value !== null && typeof (value as { embedded?: unknown }).embedded === "number" &&
   typeof (value as { total?: unknown }).total === "number"
 
-/** a task as the GET answers it */
-export const diclTaskBody = (info: TaskInfo): DiclTaskBody => ({
-  task_id: info.id,
-  status: statuses[info.state],
-  ...(isProgress(info.progress) && { progress: { embedded: info.progress.embedded, total: info.progress.total } }),
-  ...(info.state === "completed" && info.result !== undefined && { result: info.result as DiclTaskResult }),
-  ...(info.state === "failed" && info.error !== undefined && { error: info.error })
-})
+/** a task as the GET answers it: `pending`, `completed` with its result, or `error` with why */
+export const diclTaskBody = (info: TaskInfo): DiclTaskBody => {
+  const status = optimizationTaskStatus(info.state)
+  return {
+    task_id: info.id,
+    status,
+    ...(isProgress(info.progress) && { progress: { embedded: info.progress.embedded, total: info.progress.total } }),
+    ...(status === "completed" && info.result !== undefined && { result: info.result as DiclTaskResult }),
+    ...(status === "error" && { error: optimizationTaskError(info) })
+  }
+}
 
 /** The stores a task reads its source from and writes its examples to. */
 interface DiclStores extends DatasetStores {
@@ -153,15 +149,31 @@ export class DiclService extends Context.Service<DiclService, {
           })
         })
 
+      /**
+       * The function, variant, embedding model and query a task names, when this configuration
+       * has them all; else the task is declined (another gateway's configuration may have them)
+       */
+      const runnableFunction = (payload: DiclTaskPayload): Effect.Effect<FunctionConfig, TaskFailure> =>
+        Effect.gen(function*() {
+          const fn = config.functions.get(payload.functionName)
+          if (fn === undefined) return yield* Effect.fail(declineTask(`function "${payload.functionName}" is not configured`))
+          if (!fn.variants.has(payload.variantName)) {
+            return yield* Effect.fail(declineTask(`function "${fn.name}" has no variant "${payload.variantName}"`))
+          }
+          if (!("model" in embeddingModels.get(embeddingModelRequestName(config, payload.embeddingModel)))) {
+            return yield* Effect.fail(declineTask(`embedding model "${payload.embeddingModel}" is not configured`))
+          }
+          // a query's metric filters name configured metrics
+          yield* Effect.mapError(checkSource(config, fn.name, payload.source), (problem) => declineTask(problem.message))
+          return fn
+        })
+
       /** the task: read, embed and stage batch by batch, commit; fails with the first error */
       const run = (task: RunningTask<DiclTaskPayload>): Effect.Effect<DiclTaskResult, TaskFailure> => {
         const payload = task.payload
         return Effect.gen(function*() {
           const ready = yield* needed
-          const fn = yield* functionOf(payload.functionName)
-          if (!fn.variants.has(payload.variantName)) {
-            return yield* Effect.fail({ message: `function "${fn.name}" no longer has a variant "${payload.variantName}"` })
-          }
+          const fn = yield* runnableFunction(payload)
           const items = yield* readSource(config, ready, fn.name, fn.type, payload.source, payload.maxExamples)
           // a replace with nothing would leave the variant without examples
           if (items.length === 0) return yield* Effect.fail({ message: "the source holds no examples (any more)" })
@@ -191,7 +203,7 @@ export class DiclService extends Context.Service<DiclService, {
             variant_name: payload.variantName,
             embedding_model: payload.embeddingModel
           }
-        }).pipe(Effect.mapError((error): TaskFailure => ({ message: error.message })))
+        }).pipe(Effect.mapError((error): TaskFailure => "declined" in error ? error : { message: error.message }))
       }
 
       if (stores !== undefined && tasks.available) {

@@ -47,17 +47,38 @@ export interface RunningTask<Payload> {
   readonly checkpoint: (state: unknown) => Effect.Effect<void>
   /** the state the last run of this task saved, undefined on its first run */
   readonly resumeFrom: unknown
+  /**
+   * Asks the database whether this run still holds the task: succeeds while it does, and
+   * interrupts the fiber that asks once the task was cancelled (through any process) or taken
+   * from this run. A handler calls it before each piece of work it must not start for a task
+   * that is over (a model call), rather than waiting for the heartbeat to notice.
+   */
+  readonly ensureRunning: Effect.Effect<void>
 }
 
-/** A handler's failure: the task is tried again up to its kind's `retryLimit`, then `failed` with this message. */
+/**
+ * A handler's failure: the task is tried again up to its kind's `retryLimit`, then `failed`
+ * with this message. A `declined` failure says instead that this process's configuration
+ * cannot run the task (its function, variant or model is not configured here), `message`
+ * saying why: the task goes back to the queue within seconds for another process, without
+ * using up a try, and fails only when no process has run it for the configured bound
+ * (`[gateway.tasks] unrunnable_timeout_s`). A handler declines before it does any work.
+ */
 export interface TaskFailure {
   readonly message: string
+  readonly declined?: boolean | undefined
 }
+
+/** the failure of a handler whose configuration cannot run the task: `reason` says what is missing here */
+export const declineTask = (reason: string): TaskFailure => ({ message: reason, declined: true })
 
 export interface TaskKindOptions {
   /** how many tasks of this kind one process runs at once (default 4) */
   readonly concurrency?: number | undefined
-  /** tries after a failure or after the process running it died (default 3) */
+  /**
+   * tries after a failure or after the process running it died (default 3); a decline, or a
+   * run interrupted by its process shutting down, is not one
+   */
   readonly retryLimit?: number | undefined
   /**
    * Seconds without a heartbeat after which a running task counts as abandoned (its process
@@ -95,7 +116,7 @@ export class Tasks extends Context.Service<Tasks, {
   /** queues a task of `kind` every `everyS` seconds (a cron schedule under the hood: whole minutes, at least one) for as long as any process runs */
   readonly schedule: (kind: string, everyS: number, payload: object) => Effect.Effect<void, ServiceUnavailable>
   readonly get: (id: string) => Effect.Effect<TaskInfo | undefined, ServiceUnavailable>
-  /** cancels a queued or running task (a running handler is interrupted at its next heartbeat); false when it had ended or is unknown */
+  /** cancels a queued or running task (a running handler is interrupted at its next `ensureRunning` or heartbeat); false when it had ended or is unknown */
   readonly cancel: (id: string) => Effect.Effect<boolean, ServiceUnavailable>
   /**
    * Runs `effect` while holding the lock named `key`, shared by every process on the

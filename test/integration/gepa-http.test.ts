@@ -6,7 +6,9 @@
  * return a variant holding it, whose validation score beats the initial one, with statistics
  * that match the stored feedback; the task's inferences are tagged; the fake never sees more
  * than max_concurrency requests at once; a seed reproduces the split; a model that keeps
- * failing ends the task in error; cancelling; the 400s; and 503 without a relational database.
+ * failing (three iterations in a row, or every iteration of a shorter run) ends the task in
+ * error; a cancel stops a running task's model calls; the 400s; and 503 without a relational
+ * database.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -185,17 +187,39 @@ describe("GEPA over HTTP", () => {
     }
   })
 
-  it("cancels a task: its status becomes error, cancelled", async () => {
-    fake.delayMs = 300
+  it("ends in error with the model's failure when the mutation model failed on every iteration of a run shorter than three", async () => {
+    fake.failing.add("mutator")
     try {
-      const taskId = await launch({ ...base, initial_variants: ["base"], max_iterations: 50 })
+      const done = await ended(await launch({ ...base, initial_variants: ["base"], max_iterations: 2, seed: 5 }))
+      expect(done).toEqual({ status: "error", error: expect.stringMatching(/^the mutation model failed: .*mutator is down.*\(on every one of the 2 iterations\)$/) })
+    } finally {
+      fake.failing.delete("mutator")
+    }
+  })
+
+  it("cancels a running task: its status becomes error, cancelled, and no model call starts once the cancel answered", async () => {
+    const modelCalls = () => [...fake.calls.values()].reduce((sum, count) => sum + count, 0)
+    fake.delayMs = 400
+    try {
+      const before = modelCalls()
+      const taskId = await launch({ ...base, initial_variants: ["base"], max_iterations: 50, batch_size: 2, seed: 13 })
+      await poll("the task's first model calls", async () => (modelCalls() > before ? true : undefined), { timeoutMs: 30_000 })
       const cancelled = await rawRequest(`${gateway.url}/v1/optimization/gepa/${taskId}`, { method: "DELETE" })
       expect(cancelled.status, cancelled.text).toBe(200)
+      expect(JSON.parse(cancelled.text)).toEqual({ status: "error", error: "cancelled" })
+      // the calls in flight finish (or are cut off); none starts after them
+      await poll("the calls in flight to end", async () => (fake.inFlight === 0 ? true : undefined), { timeoutMs: 10_000 })
+      const settled = modelCalls()
+      // longer than a call takes: one started meanwhile would be counted, and in flight
+      await new Promise((resolve) => setTimeout(resolve, 3 * fake.delayMs))
+      expect(modelCalls()).toBe(settled)
+      expect(fake.inFlight).toBe(0)
       expect(await ended(taskId)).toEqual({ status: "error", error: "cancelled" })
     } finally {
       fake.delayMs = 20
     }
   })
+
 
   it("answers 400 naming the field for a request that cannot run", async () => {
     const refused = async (body: Record<string, unknown>, pattern: RegExp) => {

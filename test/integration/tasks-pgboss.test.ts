@@ -1,7 +1,9 @@
 /**
  * Durable tasks on pg-boss (layers/tasks/pgBoss.ts) in one process, on a database of their own:
  * a task runs and its result, progress and failure are readable with `get`; failures are
- * retried; keys deduplicate; `afterS` delays; cancelling; `exclusive` serialises sections
+ * retried; a task declined (its configuration cannot run it) goes to another instance without
+ * using up its tries, and fails once declined for longer than the bound; `ensureRunning` stops a
+ * cancelled run; keys deduplicate; `afterS` delays; cancelling; `exclusive` serialises sections
  * holding the same key (also between two instances), `tryExclusive` skips them while the key is
  * held; `claim` is true once per interval per key; without a relational database every
  * operation is a 503 naming the variable. Several processes: test/integration/tasks-processes.test.ts.
@@ -17,7 +19,7 @@ import { StartupError } from "../../layers/startup.ts"
 import { TasksLive } from "../../layers/tasks/index.ts"
 import { cronEvery } from "../../layers/tasks/pgBoss.ts"
 import { ServiceUnavailable } from "../../src/errors.ts"
-import { Tasks } from "../../src/tasks/service.ts"
+import { declineTask, Tasks } from "../../src/tasks/service.ts"
 import { freshDatabase, queryDatabase, type TestDatabase } from "../support/databases.ts"
 import { migrateDatabase, type OpenTasks, openTasks, quickTasks, run, sleep, type TasksService, untilState, waitFor } from "../support/tasks.ts"
 
@@ -203,6 +205,66 @@ describe.each(["postgres", "pglite"] as const)("tasks on pg-boss on %s", (backen
       ])
       expect([cronEvery(1), cronEvery(60), cronEvery(89), cronEvery(90), cronEvery(3600), cronEvery(86_400 * 2)])
         .toEqual(["*/1 * * * *", "*/1 * * * *", "*/1 * * * *", "*/2 * * * *", "0 */1 * * *", "0 0 * * *"])
+    })
+  })
+
+  describe("declining", () => {
+    it("hands a task its configuration cannot run to another instance, again and again without using up its tries", async () => {
+      const declines: Array<string> = []
+      // no tries after a failure: only declines that use up nothing let it reach the second instance
+      await run(first.tasks.register<{ fn: string }>("picky", (task) =>
+        Effect.suspend(() => {
+          declines.push(task.id)
+          return Effect.fail(declineTask(`function "${task.payload.fn}" is not configured`))
+        }), { retryLimit: 0 }))
+      const id = (await run(first.tasks.enqueue("picky", { fn: "summarize" })))!
+      await waitFor(async () => declines.length, (count) => count >= 3, 20_000)
+      const waiting = await run(second.tasks.get(id))
+      expect(waiting?.state === "queued" || waiting?.state === "running").toBe(true)
+
+      await run(second.tasks.register<{ fn: string }>("picky", (task) => Effect.succeed({ ranBy: "second", fn: task.payload.fn }), { retryLimit: 0 }))
+      const done = await until(second.tasks, id, "completed", 20_000)
+      expect(done.result).toEqual({ ranBy: "second", fn: "summarize" })
+      expect(new Set(declines)).toEqual(new Set([id]))
+    }, 45_000)
+
+    it("fails a task every instance declined for longer than unrunnableTimeoutS, naming the last reason", async () => {
+      const impatient = await openTasks(database.url, { ...quickTasks, unrunnableTimeoutS: 2 })
+      try {
+        let declines = 0
+        await run(impatient.tasks.register("unrunnable", () =>
+          Effect.suspend(() => {
+            declines++
+            return Effect.fail(declineTask(`function "gone" is not configured (decline ${declines})`))
+          })))
+        const id = (await run(impatient.tasks.enqueue("unrunnable", {})))!
+        const failed = await until(first.tasks, id, "failed", 20_000)
+        expect(failed.error).toBe(
+          `no gateway whose configuration can run this task took it within 2 s: function "gone" is not configured (decline ${declines}) on the gateway that last tried`
+        )
+        expect(declines).toBeGreaterThan(1)
+        expect(failed.result).toBeUndefined()
+      } finally {
+        await impatient.close()
+      }
+    }, 30_000)
+
+    it("ensureRunning interrupts a run whose task was cancelled through another instance, before its heartbeat would", async () => {
+      let steps = 0
+      let interrupted = false
+      // heartbeats every 15 s: the interruption within 5 s below is ensureRunning's
+      await run(first.tasks.register("stepping", (task) =>
+        Effect.forever(Effect.andThen(task.ensureRunning, Effect.sync(() => steps++).pipe(Effect.andThen(Effect.sleep(50))))).pipe(
+          Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))
+        ), { heartbeatS: 30 }))
+      const id = (await run(first.tasks.enqueue("stepping", {})))!
+      await waitFor(async () => steps, (count) => count > 0)
+      expect(await run(second.tasks.cancel(id))).toBe(true)
+      await waitFor(async () => interrupted, (value) => value, 5_000)
+      const stepsThen = steps
+      await sleep(500)
+      expect(steps).toBe(stepsThen)
+      expect((await run(first.tasks.get(id)))?.state).toBe("cancelled")
     })
   })
 

@@ -2,7 +2,7 @@
  * The fakes of the GEPA tests (test/integration/gepa-*.test.ts): an OpenAI-compatible server
  * whose models are deterministic by name (the task model repeats the word it is asked for only
  * when its system prompt holds the phrase MAGIC, the analyst says so, the mutator proposes a
- * template with the phrase), counting requests per model and the most in flight at once; the
+ * template with the phrase), counting requests per model, those in flight and the most at once; the
  * configuration of a function `echo` whose initial template lacks the phrase; datapoints.
  */
 import * as http from "node:http"
@@ -14,6 +14,8 @@ export interface GepaFakeModels {
   readonly apiBase: string
   /** requests by model */
   readonly calls: Map<string, number>
+  /** requests being answered now */
+  readonly inFlight: number
   /** the most requests in flight at once */
   maxInFlight: number
   /** models that answer 500 */
@@ -47,19 +49,25 @@ const answerOf = (model: string, body: any): string => {
 }
 
 export const startGepaFakeModels = async (): Promise<GepaFakeModels> => {
-  let inFlight = 0
-  const fake = { calls: new Map<string, number>(), maxInFlight: 0, failing: new Set<string>(), failingMessage: undefined as string | undefined, delayMs: 20 }
+  const fake = {
+    calls: new Map<string, number>(),
+    inFlight: 0,
+    maxInFlight: 0,
+    failing: new Set<string>(),
+    failingMessage: undefined as string | undefined,
+    delayMs: 20
+  }
   const server = http.createServer((req, res) => {
     const parts: Array<Buffer> = []
     req.on("data", (part) => parts.push(part))
     req.on("end", () => {
-      inFlight++
-      fake.maxInFlight = Math.max(fake.maxInFlight, inFlight)
+      fake.inFlight++
+      fake.maxInFlight = Math.max(fake.maxInFlight, fake.inFlight)
       const body = JSON.parse(Buffer.concat(parts).toString("utf8"))
       const model: string = body.model
       fake.calls.set(model, (fake.calls.get(model) ?? 0) + 1)
       setTimeout(() => {
-        inFlight--
+        fake.inFlight--
         if (fake.failing.has(model)) {
           res.writeHead(500, { "content-type": "application/json" })
           res.end(JSON.stringify({ error: { message: fake.failingMessage ?? `${model} is down`, type: "server_error" } }))

@@ -66,6 +66,7 @@ global_outbound_http_timeout_ms = 60000
 max_provider_response_bytes = 2048
 max_provider_stream_event_bytes = 512
 cache = { share_across_api_keys = true, lookup_timeout_ms = 50 }
+tasks = { unrunnable_timeout_s = 120 }
 observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, max_bytes = 1000, flush_interval_ms = 20 }, max_queued_writes = 500, max_queued_bytes = 9000, max_row_bytes = 1048576 }
 dummy_shorthands = false
 export.otlp.traces = { enabled = true, extra_headers = { authorization = "Bearer t" }, sample_ratio = 0.25 }
@@ -135,6 +136,7 @@ level = "episode"
       maxProviderStreamEventBytes: 512,
       cache: { shareAcrossApiKeys: true, lookupTimeoutMs: 50 },
       batch: { pollIntervalS: 60 },
+      tasks: { unrunnableTimeoutS: 120 },
       templateFilesystemAccess: false,
       dummyShorthands: false,
       observability: {

@@ -158,15 +158,15 @@ describe("the embedding model of a variant", () => {
 describe("a DICL task as GET answers it", () => {
   const base = { id: "0190", kind: "dicl.examples", payload: {}, createdAt: 0 }
 
-  it("says queued as pending, with progress, and the result or error only where they belong", () => {
+  it("answers the spec's statuses: queued and running as pending with progress, completed with its result, failed and cancelled as error with why", () => {
     expect(diclTaskBody({ ...base, state: "queued" })).toEqual({ task_id: "0190", status: "pending" })
     expect(diclTaskBody({ ...base, state: "running", progress: { embedded: 64, total: 100 } }))
-      .toEqual({ task_id: "0190", status: "running", progress: { embedded: 64, total: 100 } })
+      .toEqual({ task_id: "0190", status: "pending", progress: { embedded: 64, total: 100 } })
     const result = { examples_written: 100, function_name: "f", variant_name: "v", embedding_model: "small" }
     expect(diclTaskBody({ ...base, state: "completed", progress: { embedded: 100, total: 100 }, result }))
       .toEqual({ task_id: "0190", status: "completed", progress: { embedded: 100, total: 100 }, result })
     expect(diclTaskBody({ ...base, state: "failed", error: "provider down", result }))
-      .toEqual({ task_id: "0190", status: "failed", error: "provider down" })
-    expect(diclTaskBody({ ...base, state: "cancelled", progress: "odd" })).toEqual({ task_id: "0190", status: "cancelled" })
+      .toEqual({ task_id: "0190", status: "error", error: "provider down" })
+    expect(diclTaskBody({ ...base, state: "cancelled", progress: "odd" })).toEqual({ task_id: "0190", status: "error", error: "cancelled" })
   })
 })

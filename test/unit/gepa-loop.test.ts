@@ -275,6 +275,23 @@ describe("runGepa: the models failing", () => {
     expect(calls.checks).toEqual([])
   })
 
+  it(`fails with the model's failure when it failed on every iteration of a run shorter than ${maxModelFailuresInARow} iterations`, async () => {
+    const iterations = maxModelFailuresInARow - 1
+    const { ports, calls } = fakePorts({ mutation: () => ({ problem: "HTTP 500 from the mutator", modelFailed: true }) })
+    const error = await failure(start(), settings({ maxIterations: iterations }), ports)
+    expect(error.message).toBe(`the mutation model failed: HTTP 500 from the mutator (on every one of the ${iterations} iterations)`)
+    expect(calls.mutations).toHaveLength(iterations)
+  })
+
+  it("completes without variants when a model failed on some iterations only", async () => {
+    // the first iteration's mutation model fails, the second's answers unusable templates
+    const { ports } = fakePorts({
+      mutation: (_, __, iteration) => (iteration === 1 ? { problem: "HTTP 500 from the mutator", modelFailed: true } : { problem: "not JSON" })
+    })
+    const result = await run(start(), settings({ maxIterations: 2 }), ports)
+    expect(result).toMatchObject({ variants: [], iterations: 2, invalid: 1 })
+  })
+
   it("counts the two models' failures together, naming the last", async () => {
     // the analysis model fails in odd iterations, the mutation model in even ones
     const { ports } = fakePorts({

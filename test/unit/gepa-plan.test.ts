@@ -1,7 +1,8 @@
 /**
  * `planGepa` (src/optimization/gepa/plan.ts) against a configuration built from TOML: each 400
  * with the field it names, and the payload a valid request becomes (its defaults, the seed and
- * prefix used when the request gives none).
+ * prefix used when the request gives none); `gepaUnrunnable`, what a configuration lacks to run
+ * a queued payload.
  */
 import { describe, expect, it } from "vitest"
 import {
@@ -12,7 +13,7 @@ import {
 } from "../../src/api/gepa.ts"
 import * as Result from "effect/Result"
 import { InvalidRequest } from "../../src/errors.ts"
-import { type GepaPayload, planGepa } from "../../src/optimization/gepa/plan.ts"
+import { gepaUnrunnable, type GepaPayload, planGepa } from "../../src/optimization/gepa/plan.ts"
 import { buildOk } from "./fixtures.ts"
 
 /**
@@ -319,5 +320,24 @@ describe("planGepa: the variant prefix", () => {
     expect(refusal({ variant_prefix: "tuned" }, "variant_prefix")).toContain(`"tuned_12"`)
     const result = Result.merge(planGepa(valid, config, seed, "tuned"))
     expect((result as InvalidRequest).message).toContain(`"tuned_12"`)
+  })
+})
+
+describe("gepaUnrunnable: what another gateway's configuration lacks to run a queued task", () => {
+  const payload = payloadOf({ evaluators: ["exact", "judge"] })
+
+  it("is nothing on the configuration that planned the task", () => {
+    expect(gepaUnrunnable(config, payload)).toBeUndefined()
+    expect(gepaUnrunnable(config, payloadOf({ evaluators: undefined, evaluation_name: "write_eval" }))).toBeUndefined()
+  })
+
+  it("names the function, evaluator, evaluation, variant or model the configuration lacks", () => {
+    expect(gepaUnrunnable(config, { ...payload, functionName: "gone" })).toBe(`function "gone" is not configured`)
+    expect(gepaUnrunnable(config, { ...payload, evaluatorNames: ["exact", "gone"] })).toBe(`function "write" lacks one of the evaluators "exact", "gone"`)
+    expect(gepaUnrunnable(config, { ...payload, evaluationName: "gone", evaluatorNames: ["same"] }))
+      .toBe(`evaluation "gone" or one of its evaluators "same" is not configured`)
+    expect(gepaUnrunnable(config, { ...payload, initialVariants: ["templated", "gone"] })).toBe(`function "write" has no chat_completion variant "gone"`)
+    expect(gepaUnrunnable(config, { ...payload, initialVariants: ["cot"] })).toBe(`function "write" has no chat_completion variant "cot"`)
+    expect(gepaUnrunnable(config, { ...payload, mutationModel: "gone" })).toBe(`model "gone" is not configured`)
   })
 })

@@ -11,7 +11,9 @@
  *    analyses, checks the new templates (they compile and render the minibatch's inputs), scores
  *    the child on the same minibatch and, when it is not worse than its parent there, on the
  *    validation set, where it joins the candidates (a dominated candidate leaves the frontier);
- * 3. after `max_iterations`, the new variants on the frontier are the result.
+ * 3. after `max_iterations`, the new variants on the frontier are the result; a run whose every
+ *    iteration failed for a model (fewer than the three in a row that stop it earlier) ends in
+ *    that failure rather than with no variant.
  *
  * The state is checkpointed after the initial evaluation and after every iteration, with the
  * random generator's state, so a run that resumes from a checkpoint goes on as the crashed one
@@ -93,6 +95,8 @@ export interface GepaState {
   readonly invalid: number
   /** iterations in a row whose analysis or mutation model failed */
   readonly modelFailuresInARow: number
+  /** how the last of them failed (absent from checkpoints of earlier versions) */
+  readonly lastModelFailure?: string | undefined
 }
 
 export interface GepaResult {
@@ -235,11 +239,17 @@ export const runGepa = (
         candidates: child === undefined ? state.candidates : [...state.candidates, child],
         scores: child === undefined ? state.scores : { ...state.scores, [child.name]: childScores! },
         invalid: state.invalid + invalid,
-        modelFailuresInARow: failures
+        modelFailuresInARow: failures,
+        lastModelFailure: modelFailure
       }
       yield* ports.checkpoint(state)
     }
 
+    // nothing came of the run because a model failed on every iteration: that failure is its outcome
+    if (state.iteration > 0 && state.modelFailuresInARow === state.iteration) {
+      const failure = state.lastModelFailure ?? "the analysis or mutation model failed"
+      return yield* fail(`${failure} (on every one of the ${state.iteration} iterations)`)
+    }
     const frontier = paretoFrontier(new Map(Object.entries(state.scores)), scoredIds, settings.objectives)
     const onFrontier = new Set(frontier.members)
     return {

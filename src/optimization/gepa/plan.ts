@@ -164,6 +164,29 @@ export const planGepa = (
     }
   })
 
+/**
+ * What this configuration lacks to run a queued task's payload (its function, evaluators,
+ * initial variants or models), or undefined when it has them all: a gateway that lacks one
+ * declines the task, which another gateway's configuration may run.
+ */
+export const gepaUnrunnable = (config: GatewayConfig, payload: GepaPayload): string | undefined => {
+  const fn = config.functions.get(payload.functionName)
+  if (fn === undefined) return `function "${payload.functionName}" is not configured`
+  if (payloadEvaluators(config, payload) === undefined) {
+    return payload.evaluationName === undefined
+      ? `function "${fn.name}" lacks one of the evaluators ${payload.evaluatorNames.map((name) => `"${name}"`).join(", ")}`
+      : `evaluation "${payload.evaluationName}" or one of its evaluators ${payload.evaluatorNames.map((name) => `"${name}"`).join(", ")} is not configured`
+  }
+  for (const name of payload.initialVariants) {
+    const variant = fn.variants.get(name)
+    if (variant === undefined || variant.type !== "chat_completion") return `function "${fn.name}" has no chat_completion variant "${name}"`
+  }
+  for (const model of [payload.analysisModel, payload.mutationModel]) {
+    if (!knownModel(config, model)) return `model "${model}" is not configured`
+  }
+  return undefined
+}
+
 /** the evaluators a payload names, from the function or its evaluation */
 export const payloadEvaluators = (config: GatewayConfig, payload: GepaPayload): ReadonlyArray<EvaluatorConfig> | undefined => {
   const owner = payload.evaluationName === undefined ? config.functions.get(payload.functionName) : config.evaluations.get(payload.evaluationName)

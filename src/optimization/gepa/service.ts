@@ -32,13 +32,14 @@ import type { TemplateEngine } from "../../inference/templates.ts"
 import { emptyBatch } from "../../analytics/records.ts"
 import { WriteQueue } from "../../analytics/writeQueue.ts"
 import { captureInferenceServices, Configuration, type InferenceServices } from "../../services.ts"
-import { type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../../tasks/service.ts"
+import { declineTask, type RunningTask, storesWithTasks, type TaskFailure, type TaskInfo, Tasks } from "../../tasks/service.ts"
+import { optimizationTaskError, optimizationTaskStatus } from "../taskStatus.ts"
 import { analyzeInput, gepaAnalyzeFunction, type GepaBuiltinFunction, gepaModelVariant, gepaMutateFunction, mutateInput, parseMutation } from "./builtins.ts"
 import { candidateProblem, candidateVariant, compileCandidate, templatesOf } from "./candidates.ts"
 import { exportFiles, gepaVariantJson } from "./export.ts"
 import type { DatapointScores, Objective } from "./frontier.ts"
 import { type Candidate, type Evaluation, type GepaPorts, type GepaResult, initialState, resumableState, runGepa } from "./loop.ts"
-import { type GepaPayload, payloadEvaluators, planGepa } from "./plan.ts"
+import { type GepaPayload, gepaUnrunnable, payloadEvaluators, planGepa } from "./plan.ts"
 
 /** the task kind */
 export const gepaTask = "optimization.gepa"
@@ -67,16 +68,14 @@ const isProgress = (value: unknown): value is Progress =>
 
 /** a task as the GET answers it */
 export const gepaTaskBody = (info: TaskInfo): GepaTaskResponse => {
-  switch (info.state) {
+  switch (optimizationTaskStatus(info.state)) {
     case "completed": {
       const result = info.result as GepaTaskResult
       return "failed" in result ? { status: "error", error: result.failed } : { status: "completed", ...result }
     }
-    case "failed":
-      return { status: "error", error: info.error ?? "the task failed" }
-    case "cancelled":
-      return { status: "error", error: "cancelled" }
-    default: {
+    case "error":
+      return { status: "error", error: optimizationTaskError(info) }
+    case "pending": {
       const maxIterations = (info.payload as Partial<GepaPayload> | undefined)?.maxIterations ?? 0
       const progress = isProgress(info.progress)
         ? info.progress
@@ -133,7 +132,10 @@ const asRequestError = (payload: GepaPayload) => (error: GatewayError): GatewayE
 export class GepaService extends Context.Service<GepaService, {
   readonly launch: (request: LaunchGepaRequest, apiKey: string | undefined) => Effect.Effect<{ readonly task_id: string }, GatewayError>
   readonly get: (taskId: string) => Effect.Effect<GepaTaskResponse, GatewayError>
-  /** cancels a pending task; its status becomes `error` ("cancelled") */
+  /**
+   * cancels a pending task; its status becomes `error` ("cancelled"), and a running one starts no
+   * model call after the answer, on whichever gateway runs it (calls in flight may finish)
+   */
   readonly cancel: (taskId: string) => Effect.Effect<GepaTaskResponse, GatewayError>
 }>()("gateway/GepaService") {
   static readonly layer = Layer.effect(
@@ -154,19 +156,12 @@ export class GepaService extends Context.Service<GepaService, {
         Effect.gen(function*() {
           const payload = task.payload
           const ready = yield* needed
-          const fn = config.functions.get(payload.functionName)
-          const evaluators = payloadEvaluators(config, payload)
-          if (fn === undefined || evaluators === undefined) {
-            return yield* Effect.fail({ message: `function "${payload.functionName}" or its evaluators are no longer configured` })
-          }
-          const bases = new Map<string, ChatCompletionVariant>()
-          for (const name of payload.initialVariants) {
-            const variant = fn.variants.get(name)
-            if (variant === undefined || variant.type !== "chat_completion") {
-              return yield* Effect.fail({ message: `variant "${name}" of function "${fn.name}" is no longer a configured chat_completion variant` })
-            }
-            bases.set(name, variant)
-          }
+          // a configuration without the task's function, evaluators, variants or models hands it to another gateway
+          const unrunnable = gepaUnrunnable(config, payload)
+          if (unrunnable !== undefined) return yield* Effect.fail(declineTask(unrunnable))
+          const fn = config.functions.get(payload.functionName)!
+          const evaluators = payloadEvaluators(config, payload)!
+          const bases = new Map(payload.initialVariants.map((name): [string, ChatCompletionVariant] => [name, fn.variants.get(name) as ChatCompletionVariant]))
           const progress = (iteration: number, step: string) =>
             task.progress({ current_iteration: iteration, max_iterations: payload.maxIterations, current_step: step })
           yield* progress(0, "loading")
@@ -197,7 +192,7 @@ export class GepaService extends Context.Service<GepaService, {
             `gepa: task ${task.id} done after ${result.iterations} iterations: ${result.variants.length} new variants on the frontier, ${result.invalid} mutations refused`
           )
           return resultBody(result, bases)
-        }).pipe(Effect.mapError((error): TaskFailure => ({ message: error.message })))
+        }).pipe(Effect.mapError((error): TaskFailure => "declined" in error ? error : { message: error.message }))
 
       if (datasetStore !== undefined && tasks.available) {
         // a task is run again (and resumes from its checkpoint) when its process died: within ~10 s of the death
@@ -258,8 +253,13 @@ const makePorts = (
   progress: (iteration: number, step: string) => Effect.Effect<void>
 ): Effect.Effect<GepaPorts> =>
   Effect.map(Semaphore.make(payload.maxConcurrency), (permits) => {
-    // every inference of the task (judges and both models included) takes a permit while it runs
-    const limited: InferenceService["Service"] = { ...inference, run: (prepared, onCompleted) => permits.withPermits(1)(inference.run(prepared, onCompleted)) }
+    // every inference of the task (judges and both models included) takes a permit while it runs, and
+    // starts only once the database says the task still runs here: a cancel (through any gateway)
+    // stops the task before its next call, not at the next heartbeat
+    const limited: InferenceService["Service"] = {
+      ...inference,
+      run: (prepared, onCompleted) => permits.withPermits(1)(Effect.andThen(task.ensureRunning, inference.run(prepared, onCompleted)))
+    }
     const tags = (iteration: number) => ({ [optimizationTaskIdTag]: task.id, [gepaIterationTag]: String(iteration) })
     /** compiled candidates: a candidate's engine is made once */
     const engines = new Map<string, { readonly engine: TemplateEngine; readonly variant: ChatCompletionVariant } | { readonly problem: string }>()
