@@ -12,15 +12,24 @@
  *   pg-boss cannot write a running job's data or output.
  * - Tries are counted there too (`runs`, migrations/postgres/0019_task_runs.sql), not by pg-boss:
  *   a process whose configuration cannot run a task declines it (`TaskFailure.declined`), and a
- *   decline must hand the task back within seconds without using up its tries. So every queue's
- *   own retry limit is practically unbounded and its retry delay short (each decline or failure
- *   is a pg-boss retry); a run counts when it starts and is uncounted when it declines or is
- *   interrupted by its process stopping; a failure that uses up the kind's `retryLimit`, or a
- *   run that finds the tries used up by runs whose process died, ends the task by completing
- *   the pg-boss job with `{ failed: message }`, which `get` reads as state `failed` (pg-boss's
- *   own failed state cannot be reached while retries remain). The first decline's time is kept
- *   (`declined_at`, reset by a run that does not decline); a decline past
- *   `unrunnableTimeoutS` after it ends the task, naming the last reason.
+ *   decline must hand the task back at once without using up a try. So every queue's own retry
+ *   limit is practically unbounded (each decline or failure is a pg-boss retry); a run counts
+ *   when it starts and is uncounted when it declines or is interrupted in its process; a
+ *   failure that uses up the kind's `retryLimit`, or a run that finds the tries used up by runs
+ *   whose process died, ends the task by completing the pg-boss job with `{ failed: message }`,
+ *   which `get` reads as state `failed` (pg-boss's own failed state cannot be reached while
+ *   retries remain).
+ * - A declined task is due again at once. Processes poll at a fixed period: the one that
+ *   declined it polls again a whole period later, so every other process polls before it, and
+ *   one whose configuration can run it takes it (a delay, even a random one, would let the phases
+ *   of the processes' polls decide, and could let the decliner win every time). A failure is
+ *   tried again after a growing delay, which the run waits out before handing the task back.
+ * - A task fails as unrunnable when it has been declined for `unrunnableTimeoutS` and every live
+ *   process that runs its kind has declined it since (`declined_at`, `declined_by`, reset by a
+ *   run that gets past its check): a process whose configuration can run it but is busy has not,
+ *   and takes it later. Each process notes the kinds it runs in `gateway_task_workers`, refreshed
+ *   every `presenceIntervalS` and deleted when it stops (a process that died counts as live for
+ *   `presenceTtlS` more).
  * - `exclusive` holds a session advisory lock on a connection of its own, closed when the
  *   effect ends, so the lock is released whatever happens to the effect or the process;
  *   `tryExclusive` takes the same lock only if it is free (`pg_try_advisory_lock`).
@@ -35,6 +44,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
@@ -74,12 +84,13 @@ export const taskDefaults = { concurrency: 4, retryLimit: 3, heartbeatS: 30, min
  * this only bounds a handler that hangs while its process lives.
  */
 const expireInSeconds = 24 * 60 * 60
-/**
- * retries wait 1-2 s, then 2-4 s, then 5 s (pg-boss's jittered backoff, capped): a declined task
- * must reach a process that can run it within seconds. Every claim counts in pg-boss's backoff,
- * declines included, so a task declined a few times waits the cap.
- */
-const retryDelay = { retryDelay: 1, retryBackoff: true, retryDelayMax: 5 } as const
+/** a retry is due at once (a failed run waits out its backoff itself, `failureBackoffMs`) */
+const retryDelay = { retryDelay: 0, retryBackoff: false } as const
+/** how long a failed run waits before its task is tried again: 1-2 s, 2-4 s, 4-8 s, ... at most 60 s */
+const failureBackoffMs = (run: number) => Effect.map(Random.next, (draw) => Math.min(60_000, 1000 * 2 ** (run - 1) * (1 + draw)))
+/** how often a process notes that it still runs its kinds, and for how long a note counts */
+const presenceIntervalS = 10
+const presenceTtlS = 30
 /**
  * pg-boss's retry limit of every queue: a decline is a pg-boss retry and must not use up a try,
  * so pg-boss never fails a task for its retries; the adapter counts the tries (`runs`) itself
@@ -280,38 +291,68 @@ export const makePgBossTasks = (
     const writeProgress = writeTaskColumn("progress")
     const writeCheckpoint = writeTaskColumn("checkpoint")
 
+    /** this process, as `gateway_task_workers` and `declined_by` name it */
+    const workerId = uuidv7(yield* Clock.currentTimeMillis)
+
+    /** notes that this process runs `kinds` (now, again) */
+    const notePresence = (kinds: ReadonlyArray<string>) =>
+      db.executeSql(
+        `INSERT INTO gateway_task_workers (worker_id, kind, seen_at) SELECT $1, kind, now() FROM unnest($2::text[]) AS kind
+         ON CONFLICT (worker_id, kind) DO UPDATE SET seen_at = EXCLUDED.seen_at`,
+        [workerId, kinds]
+      )
+
     /**
      * Counts a run of task `id` as it starts, and reads what it starts from: its number (this one
-     * included), the checkpoint the last run saved, the last failure's message, and when it was
-     * first declined since a run last got past its check (cleared here; `recordDecline` puts it
-     * back when this run declines too). Throws when the database fails: the task is tried again.
+     * included), the checkpoint the last run saved, the last failure's message, and since when
+     * and by which processes it was declined since a run last got past its check (cleared here;
+     * `recordDecline` puts them back when this run declines too). Throws when the database fails:
+     * the task is tried again.
      */
     const startRun = async (id: string) => {
       const { rows } = await db.executeSql(
-        `WITH before AS (SELECT declined_at FROM gateway_task_progress WHERE task_id = $1)
+        `WITH before AS (SELECT declined_at, declined_by FROM gateway_task_progress WHERE task_id = $1)
          INSERT INTO gateway_task_progress (task_id, runs, updated_at) VALUES ($1, 1, now())
-         ON CONFLICT (task_id) DO UPDATE SET runs = gateway_task_progress.runs + 1, declined_at = NULL, updated_at = now()
-         RETURNING runs, checkpoint, last_error, (SELECT declined_at FROM before) AS declined_at`,
+         ON CONFLICT (task_id) DO UPDATE
+           SET runs = gateway_task_progress.runs + 1, declined_at = NULL, declined_by = NULL, updated_at = now()
+         RETURNING runs, checkpoint, last_error, (SELECT declined_at FROM before) AS declined_at, (SELECT declined_by FROM before) AS declined_by`,
         [id]
       )
-      const row = rows[0] as { runs: number; checkpoint: unknown; last_error: string | null; declined_at: Date | null }
-      return { run: row.runs, checkpoint: row.checkpoint ?? undefined, lastError: row.last_error ?? undefined, declinedAt: row.declined_at }
+      const row = rows[0] as {
+        runs: number
+        checkpoint: unknown
+        last_error: string | null
+        declined_at: Date | null
+        declined_by: Array<string> | null
+      }
+      return {
+        run: row.runs,
+        checkpoint: row.checkpoint ?? undefined,
+        lastError: row.last_error ?? undefined,
+        declinedAt: row.declined_at,
+        declinedBy: row.declined_by ?? []
+      }
     }
 
     /**
-     * A declined run: uncounted, the first decline's time kept (now, for the first); answers how
-     * many seconds the task has been declined, by the database's clock (the one clock every
-     * process shares)
+     * A declined run: uncounted, the first decline's time kept (now, for the first), this
+     * process added to those that declined it. Answers whether the task is unrunnable: declined
+     * for `unrunnableTimeoutS` (by the database's clock, the one every process shares), and by
+     * every live process of its kind.
      */
-    const recordDecline = async (id: string, declinedAt: Date | null): Promise<number> => {
+    const recordDecline = async (kind: string, id: string, declinedAt: Date | null, declinedBy: ReadonlyArray<string>): Promise<boolean> => {
       const { rows } = await db.executeSql(
         `UPDATE gateway_task_progress
-         SET runs = GREATEST(runs - 1, 0), declined_at = COALESCE($2::timestamptz, now()), updated_at = now()
+         SET runs = GREATEST(runs - 1, 0), declined_at = COALESCE($2::timestamptz, now()),
+           declined_by = ARRAY(SELECT DISTINCT unnest($3::text[] || $4::text)), updated_at = now()
          WHERE task_id = $1
-         RETURNING EXTRACT(EPOCH FROM now() - declined_at)::float8 AS declined_s`,
-        [id, declinedAt]
+         RETURNING declined_at <= now() - make_interval(secs => $5) AND NOT EXISTS (
+           SELECT 1 FROM gateway_task_workers w
+           WHERE w.kind = $6 AND w.seen_at > now() - make_interval(secs => $7) AND NOT (w.worker_id = ANY(declined_by))
+         ) AS unrunnable`,
+        [id, declinedAt, declinedBy, workerId, unrunnableTimeoutS, kind, presenceTtlS]
       )
-      return Number(rows[0]?.declined_s ?? 0)
+      return rows[0]?.unrunnable === true
     }
 
     /** a run interrupted in its process (stopping, or the task cancelled or taken away) is not a try */
@@ -369,13 +410,11 @@ export const makePgBossTasks = (
       if (Exit.isSuccess(exit)) return { result: exit.value }
       const declined = declineOf(exit.cause)
       if (declined !== undefined) {
-        let declinedS = 0
-        try {
-          declinedS = await recordDecline(job.id, start.declinedAt)
-        } catch (error) {
+        const unrunnable = await recordDecline(kind, job.id, start.declinedAt, start.declinedBy).catch((error) => {
           complain("recording a decline")(error)
-        }
-        if (declinedS >= unrunnableTimeoutS) return endedFailed(unrunnableMessage(unrunnableTimeoutS, declined))
+          return false
+        })
+        if (unrunnable) return endedFailed(unrunnableMessage(unrunnableTimeoutS, declined))
         if (start.declinedAt === null) {
           runFork(Effect.logInfo(`background tasks: ${kind} task ${job.id} handed back for another gateway: ${declined}`))
         }
@@ -388,6 +427,8 @@ export const makePgBossTasks = (
       const message = failureMessage(exit.cause)
       if (start.run >= tries) return endedFailed(message)
       await recordFailure(job.id, message).catch(complain("recording a failure"))
+      // the backoff, waited out while the task is still this run's (a stop cuts it short)
+      await runExit(Effect.flatMap(failureBackoffMs(start.run), (ms) => Effect.sleep(ms)), { signal: job.signal })
       throw new HandlerFailed(message)
     }
 
@@ -413,9 +454,19 @@ export const makePgBossTasks = (
       Effect.andThen(Effect.tryPromise(async () => {
         await db.executeSql(`DELETE FROM gateway_task_progress WHERE updated_at < now() - interval '${progressKeptDays} days'`)
         await db.executeSql(`DELETE FROM gateway_task_claims WHERE claimed_at < now() - interval '${progressKeptDays} days'`)
+        await db.executeSql("DELETE FROM gateway_task_workers WHERE seen_at < now() - interval '1 day'")
       })),
       Effect.catch((error) => Effect.logWarning(`background tasks: old progress not deleted: ${describe(error)}`))
     )))
+
+    // the kinds this process runs, noted again while it lives and forgotten when it stops (before pg-boss stops)
+    yield* Effect.forkScoped(Effect.forever(Effect.sleep(Duration.seconds(presenceIntervalS)).pipe(
+      Effect.andThen(Effect.tryPromise(() => notePresence([...handlers.keys()]))),
+      Effect.catch((error) => Effect.sync(() => complain("noting the kinds this process runs")(error)))
+    )))
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => db.executeSql("DELETE FROM gateway_task_workers WHERE worker_id = $1", [workerId]).catch(complain("forgetting this process's kinds")))
+    )
 
     yield* Effect.logInfo(`background tasks: on pg-boss in schema ${options.schema ?? "gateway_tasks"} of the relational database`)
 
@@ -478,6 +529,8 @@ export const makePgBossTasks = (
           // a queue made by an earlier version or by `enqueue` gets this kind's settings (for the tasks queued from now on)
           await boss.updateQueue(kind, settings)
           queues.add(kind)
+          // noted again every presenceIntervalS: a failure here only delays it
+          await notePresence([kind]).catch(complain("noting the kinds this process runs"))
           await boss.work<object>(
             kind,
             { batchSize: 1, localConcurrency: Math.max(1, Math.round(kindOptions?.concurrency ?? taskDefaults.concurrency)), pollingIntervalSeconds },

@@ -68,6 +68,7 @@ const expectedTables = {
     "gateway_migrations",
     "gateway_task_claims",
     "gateway_task_progress",
+    "gateway_task_workers",
     "json_inference",
     "model_inference",
     "rate_limit_buckets",

@@ -2,8 +2,8 @@
  * Durable tasks on pg-boss (layers/tasks/pgBoss.ts) in one process, on a database of their own:
  * a task runs and its result, progress and failure are readable with `get`; failures are
  * retried; a task declined (its configuration cannot run it) goes to another instance without
- * using up its tries, and fails once declined for longer than the bound; `ensureRunning` stops a
- * cancelled run; keys deduplicate; `afterS` delays; cancelling; `exclusive` serialises sections
+ * using up its tries, and fails once declined for longer than the bound by every instance that
+ * runs its kind (not while one is busy); `ensureRunning` stops a cancelled run; keys deduplicate; `afterS` delays; cancelling; `exclusive` serialises sections
  * holding the same key (also between two instances), `tryExclusive` skips them while the key is
  * held; `claim` is true once per interval per key; without a relational database every
  * operation is a 503 naming the variable. Several processes: test/integration/tasks-processes.test.ts.
@@ -222,11 +222,12 @@ describe.each(["postgres", "pglite"] as const)("tasks on pg-boss on %s", (backen
       const waiting = await run(second.tasks.get(id))
       expect(waiting?.state === "queued" || waiting?.state === "running").toBe(true)
 
+      // each retry is a draw between the two instances' polls: the second wins one soon
       await run(second.tasks.register<{ fn: string }>("picky", (task) => Effect.succeed({ ranBy: "second", fn: task.payload.fn }), { retryLimit: 0 }))
-      const done = await until(second.tasks, id, "completed", 20_000)
+      const done = await until(second.tasks, id, "completed", 60_000)
       expect(done.result).toEqual({ ranBy: "second", fn: "summarize" })
       expect(new Set(declines)).toEqual(new Set([id]))
-    }, 45_000)
+    }, 90_000)
 
     it("fails a task every instance declined for longer than unrunnableTimeoutS, naming the last reason", async () => {
       const impatient = await openTasks(database.url, { ...quickTasks, unrunnableTimeoutS: 2 })
@@ -248,6 +249,30 @@ describe.each(["postgres", "pglite"] as const)("tasks on pg-boss on %s", (backen
         await impatient.close()
       }
     }, 30_000)
+
+    it("does not fail a declined task while a live instance that runs its kind is busy rather than declining, which runs it later", async () => {
+      const impatient = await openTasks(database.url, { ...quickTasks, unrunnableTimeoutS: 1 })
+      try {
+        const release = gate()
+        let blocking = false
+        await run(impatient.tasks.register("busy", () => Effect.fail(declineTask(`function "long" is not configured`))))
+        // one at a time: while it runs the blocker, only the impatient instance takes the other task
+        await run(second.tasks.register<{ block: boolean }>("busy", (task) =>
+          task.payload.block
+            ? Effect.andThen(Effect.sync(() => (blocking = true)), Effect.promise(() => release.opened))
+            : Effect.succeed("ran"), { concurrency: 1 }))
+        await run(impatient.tasks.enqueue("busy", { block: true }))
+        await waitFor(async () => blocking, (value) => value, 20_000)
+        const waiting = (await run(impatient.tasks.enqueue("busy", { block: false })))!
+        // declined again and again for longer than the impatient instance's bound
+        await sleep(4000)
+        expect(["queued", "running"]).toContain((await run(second.tasks.get(waiting)))?.state)
+        release.open()
+        expect((await until(second.tasks, waiting, "completed", 20_000)).result).toBe("ran")
+      } finally {
+        await impatient.close()
+      }
+    }, 45_000)
 
     it("ensureRunning interrupts a run whose task was cancelled through another instance, before its heartbeat would", async () => {
       let steps = 0
