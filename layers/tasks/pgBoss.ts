@@ -71,8 +71,9 @@ export interface PgBossTasksOptions {
    */
   readonly localLocks?: boolean | undefined
   /**
-   * how long a task may be declined by every process that takes it (their configurations cannot
-   * run it) before it fails saying so (`[gateway.tasks] unrunnable_timeout_s`; default 300 s)
+   * how long a task may be declined (by processes whose configurations cannot run it) before it
+   * fails saying so, once every live process of its kind has declined it
+   * (`[gateway.tasks] unrunnable_timeout_s`; default 300 s)
    */
   readonly unrunnableTimeoutS?: number | undefined
 }

@@ -231,7 +231,7 @@ export const RawGateway = Schema.Struct({
     poll_interval_s: Schema.optional(NonNegativeInt)
   })),
   tasks: Schema.optional(Schema.Struct({
-    /** seconds a durable task may be declined by every gateway that takes it (their configurations cannot run it) before it fails */
+    /** seconds a durable task may be declined (configurations that cannot run it) before it fails, once every live gateway of its kind declined it */
     unrunnable_timeout_s: Schema.optional(PositiveInt)
   })),
   template_filesystem_access: Schema.optional(Schema.Union([

@@ -111,8 +111,9 @@ export interface GatewaySettings {
   /** `[gateway.batch]`: seconds between background polls of a pending batch (0: none) */
   readonly batch: { readonly pollIntervalS: number }
   /**
-   * `[gateway.tasks]`: seconds a durable task may be declined by every gateway that takes it
-   * (their configurations lack its function, variant or model) before it fails saying so
+   * `[gateway.tasks]`: seconds a durable task may be declined by gateways whose configurations
+   * lack its function, variant or model before it fails saying so (once every live gateway of
+   * its kind has declined it)
    */
   readonly tasks: { readonly unrunnableTimeoutS: number }
   readonly templateFilesystemAccess: boolean

@@ -60,9 +60,10 @@ export interface RunningTask<Payload> {
  * A handler's failure: the task is tried again up to its kind's `retryLimit`, then `failed`
  * with this message. A `declined` failure says instead that this process's configuration
  * cannot run the task (its function, variant or model is not configured here), `message`
- * saying why: the task goes back to the queue within seconds for another process, without
- * using up a try, and fails only when no process has run it for the configured bound
- * (`[gateway.tasks] unrunnable_timeout_s`). A handler declines before it does any work.
+ * saying why: the task goes back to the queue at once for another process, without using up a
+ * try, and fails only once it has been declined for the configured bound
+ * (`[gateway.tasks] unrunnable_timeout_s`) by every live process that runs its kind. A handler
+ * declines before it does any work.
  */
 export interface TaskFailure {
   readonly message: string
