@@ -10,7 +10,7 @@
  *   every `superviseIntervalS`, so it runs again elsewhere within heartbeatS + a few seconds.
  * - Progress goes to `gateway_task_progress` (migrations/postgres/0011_task_progress.sql):
  *   pg-boss cannot write a running job's data or output.
- * - Tries are counted there too (`runs`, migrations/postgres/0019_task_runs.sql), not by pg-boss:
+ * - Tries are counted there too (`runs`, migrations/postgres/0020_task_runs.sql), not by pg-boss:
  *   a process whose configuration cannot run a task declines it (`TaskFailure.declined`), and a
  *   decline must hand the task back at once without using up a try. So every queue's own retry
  *   limit is practically unbounded (each decline or failure is a pg-boss retry); a run counts
