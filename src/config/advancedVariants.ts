@@ -56,12 +56,12 @@ const buildJudge = (
   // its templates live under a name of their own, so they do not replace the variant's
   const templates = loadTemplates(context, scope, judgeKeyPath, functionName, `${variantName}::${field}`, judge, schemas)
   context.checkPointers([...judgeKeyPath, "extra_body"], judge.extra_body)
-  context.checkHeaders([...judgeKeyPath, "extra_headers"], judge.extra_headers)
+  const extraHeaders = context.checkHeaders([...judgeKeyPath, "extra_headers"], judge.extra_headers)
   return {
     name: variantName,
     model: judge.model,
     templates,
-    ...callSettings(judge, jsonMode)
+    ...callSettings({ ...judge, extra_headers: extraHeaders }, jsonMode)
   }
 }
 
@@ -92,7 +92,7 @@ const buildDicl = (
   checkVariantModel(context, scope, [...keyPath, "model"], variant.model)
   checkEmbeddingModel(context, scope, [...keyPath, "embedding_model"], variant.embedding_model)
   context.checkPointers([...keyPath, "extra_body"], variant.extra_body)
-  context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
+  const extraHeaders = context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
   // DICL renders no templates: the input goes as it is, as its examples' did; only its instructions are read
   const templates = loadTemplates(context, scope, keyPath, functionName, name, { system_instructions: variant.system_instructions }, new Map())
   return {
@@ -101,7 +101,7 @@ const buildDicl = (
     weight: variant.weight ?? (anyWeight ? 0 : 1),
     model: variant.model,
     templates,
-    ...callSettings(variant, defaultJsonMode(fn)),
+    ...callSettings({ ...variant, extra_headers: extraHeaders }, defaultJsonMode(fn)),
     embeddingModel: variant.embedding_model,
     k: variant.k,
     maxDistance: variant.max_distance

@@ -92,7 +92,7 @@ const buildJudgeVariant = (
   const systemKey = templateKey(functionName, name, "system")
   const loaded = scope.templates.loadLiteral([...keyPath, "system_instructions"], variant.system_instructions, systemKey)
   context.checkPointers([...keyPath, "extra_body"], variant.extra_body)
-  context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
+  const extraHeaders = context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
   if (!loaded) return undefined
   const weight = variant.weight ?? (variant.active !== undefined ? (variant.active ? 1 : 0) : anyWeight ? 0 : 1)
   return {
@@ -106,7 +106,7 @@ const buildJudgeVariant = (
     retries: variantRetries(variant.retries),
     timeouts: variant.timeouts ?? {},
     extraBody: variant.extra_body ?? [],
-    extraHeaders: variant.extra_headers ?? []
+    extraHeaders: extraHeaders ?? []
   }
 }
 

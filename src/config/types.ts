@@ -118,6 +118,10 @@ export interface GatewaySettings {
   readonly traceExport: TraceExportSettings
   readonly auth: AuthSettings
   readonly relay?: RelaySettings | undefined
+  /** TensorZero's `gateway.unstable_error_json`: error bodies also carry the error as `error_json` */
+  readonly errorJson: boolean
+  /** `[postgres] connection_pool_size` (TensorZero's): the most connections each Postgres pool of this process opens; the drivers' default when unset */
+  readonly postgresPoolSize?: number | undefined
 }
 
 export interface ProviderConfig {
@@ -130,6 +134,8 @@ export interface ProviderConfig {
   readonly timeouts: Timeouts
   /** `cost` rules, checked; none (or absent) when the provider has no cost */
   readonly cost?: ReadonlyArray<CostRule> | undefined
+  /** `provider_tools`: tools the provider runs itself, sent with every call to it (before a request's own) */
+  readonly providerTools?: ReadonlyArray<unknown> | undefined
   /** the fields specific to the provider type, as its schema decoded them */
   readonly settings: Readonly<Record<string, unknown>>
   /** the environment captured at start-up, for types whose settings default from it (AWS's region) */

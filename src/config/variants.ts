@@ -155,13 +155,13 @@ export const buildVariant = (
   checkVariantModel(context, scope, [...keyPath, "model"], variant.model)
   const templateKeys = loadTemplates(context, scope, keyPath, functionName, name, variant, schemas)
   context.checkPointers([...keyPath, "extra_body"], variant.extra_body)
-  context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
+  const extraHeaders = context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
   return {
     name,
     type: variant.type === "experimental_chain_of_thought" ? "experimental_chain_of_thought" : "chat_completion",
     weight: variant.weight ?? (anyWeight ? 0 : 1),
     model: variant.model,
     templates: templateKeys,
-    ...callSettings(variant, defaultJsonMode(fn))
+    ...callSettings({ ...variant, extra_headers: extraHeaders }, defaultJsonMode(fn))
   }
 }

@@ -39,6 +39,9 @@ const reservedHeaders = new Set([
   "expect"
 ])
 
+/** a header the gateway's HTTP client sets itself (`content-length`, `host`, ...): an `extra_headers` entry cannot set or remove it */
+export const isManagedHeader = (name: string): boolean => reservedHeaders.has(name.toLowerCase())
+
 /**
  * Why an `extra_headers` entry cannot be sent, naming its field (`name` or `value`), or undefined.
  * The one check for request and configured entries alike.

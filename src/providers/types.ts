@@ -32,6 +32,8 @@ export interface ProviderCall<Request = ModelRequest> {
   readonly qualifiedName: string
   /** what a provider that forwards calls to another gateway sends on (`CallerContext`); absent: nothing */
   readonly caller?: CallerContext | undefined
+  /** the provider's configured `provider_tools`, sent before the request's own; absent: none */
+  readonly providerTools?: ReadonlyArray<unknown> | undefined
 }
 
 /**
