@@ -127,6 +127,7 @@ level = "episode"
       maxConnections: 10,
       workers: "auto",
       overheadHeader: true,
+      errorJson: false,
       metrics: { requireAuth: true },
       ui: { enabled: false, sessionTtlS: 600 },
       requestReadTimeoutMs: 5000,
