@@ -70,6 +70,12 @@ export const RawVariant = Schema.Struct({
   system_template: Schema.optional(Schema.String),
   user_template: Schema.optional(Schema.String),
   assistant_template: Schema.optional(Schema.String),
+  /** TensorZero's: a template per role that wraps that role's plain text (as `<role>_text`), for a role without a schema */
+  input_wrappers: Schema.optional(Schema.Struct({
+    system: Schema.optional(Schema.String),
+    user: Schema.optional(Schema.String),
+    assistant: Schema.optional(Schema.String)
+  })),
   ...modelCallFields
 })
 export type RawVariant = typeof RawVariant.Type

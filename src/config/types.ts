@@ -178,6 +178,11 @@ export interface ModelCallConfig {
   readonly timeouts: Timeouts
   readonly extraBody: ReadonlyArray<ExtraBodyEdit>
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
+  /**
+   * role -> key of the template its plain text is rendered with, as `<role>_text` (TensorZero's
+   * `input_wrappers.<role>`, and its legacy `<role>_template` for a role without a schema)
+   */
+  readonly textWrappers?: ReadonlyMap<string, string> | undefined
 }
 
 /** `chat_completion`, and `experimental_chain_of_thought` (the model thinks before it answers: `inference/variants/chainOfThought.ts`) */

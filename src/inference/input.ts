@@ -49,6 +49,14 @@ const render = (
   return "error" in rendered ? problem(path, `template "${templateName}" failed to render: ${rendered.error}`) : Result.succeed(rendered.text)
 }
 
+/** `text` through the template `variant` wraps its role's plain text with (TensorZero's input wrappers), or as it is */
+const wrapped = (engine: TemplateEngine, variant: ModelCallConfig, role: string, text: string, path: string): Rendered<string> => {
+  const key = variant.textWrappers?.get(role)
+  if (key === undefined) return Result.succeed(text)
+  const rendered = engine.render(key, { [`${role}_text`]: text })
+  return "error" in rendered ? problem(path, `the ${role} input wrapper failed to render: ${rendered.error}`) : Result.succeed(rendered.text)
+}
+
 const renderSystem = (
   input: Input,
   fn: FunctionConfig,
@@ -60,7 +68,7 @@ const renderSystem = (
     if (fn.schemas.has("system")) {
       return problem("input.system", "the function has a system schema, so system must be an object of template arguments")
     }
-    return Result.succeed(system)
+    return wrapped(engine, variant, "system", system, "input.system")
   }
   if (system !== undefined) return render(engine, fn, variant, "system", system, "input.system")
   // no system given: a system template still renders (a fixed system prompt, or one whose schema allows no arguments)
@@ -94,7 +102,7 @@ const renderBlock = (
       if (fn.schemas.has(role)) {
         return problem(`${path}.text`, `the function has a ${role} schema, so this block needs arguments instead of text`)
       }
-      return Result.succeed(textBlock(block.text!))
+      return Result.map(wrapped(engine, variant, role, block.text!, `${path}.text`), textBlock)
     }
     case "template": {
       return Result.map(render(engine, fn, variant, block.name, block.arguments, `${path}.arguments`), textBlock)
@@ -140,7 +148,13 @@ export const renderInput = (
       if (fn.schemas.has(message.role)) {
         return problem(path, `the function has a ${message.role} schema, so content must be a list of blocks with arguments`)
       }
-      messages.push({ role: message.role, content: [{ type: "text", text: message.content }] })
+      if (variant.textWrappers === undefined) {
+        messages.push({ role: message.role, content: [textBlock(message.content)] })
+        continue
+      }
+      const text = wrapped(engine, variant, message.role, message.content, path)
+      if (Result.isFailure(text)) return Result.fail(text.failure)
+      messages.push({ role: message.role, content: [textBlock(text.success)] })
       continue
     }
     const content: Array<RequestBlock> = []
