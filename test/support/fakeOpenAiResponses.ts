@@ -150,12 +150,14 @@ export const conformanceResponse = (request: WireRequest): WireReply => {
     case "usage":
       return answer(request, responseObject([messageItem("conformance text")], { input: 11, output: 7, cached: 3 }))
     case "tool_call":
-    case "parallel_tool_calls": {
+    case "parallel_tool_calls":
+    case "streamed_tool_calls": {
       const tool = functionTool(body, "get_weather")
       if (tool === undefined || tool.parameters?.properties?.city === undefined) return missing("the function tool get_weather (flat, with its parameters)")
       if (body.tool_choice !== "auto") return missing(`tool_choice "auto", got ${JSON.stringify(body.tool_choice)}`)
+      if (scenario === "streamed_tool_calls" && body.stream !== true) return missing("stream: true")
       const calls = [functionCallItem("call_1", "get_weather", JSON.stringify({ city: "Paris" }))]
-      if (scenario === "parallel_tool_calls") calls.push(functionCallItem("call_2", "get_weather", JSON.stringify({ city: "London" })))
+      if (scenario !== "tool_call") calls.push(functionCallItem("call_2", "get_weather", JSON.stringify({ city: "London" })))
       return answer(request, responseObject(calls))
     }
     case "json_strict": {
