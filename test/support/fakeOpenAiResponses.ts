@@ -184,11 +184,12 @@ export const conformanceResponse = (request: WireRequest): WireReply => {
       if (!Array.isArray(body.include) || !body.include.includes("reasoning.encrypted_content")) {
         return missing(`include ["reasoning.encrypted_content"] (include_encrypted_reasoning = true)`)
       }
-      return answer(request, responseObject([reasoningItem("rs_conformance", "thinking", "sig-conformance"), messageItem("first")]))
+      // an encrypted content as OpenAI makes them (a Fernet token: `gAAAA...`)
+      return answer(request, responseObject([reasoningItem("rs_conformance", "thinking", "gAAAAB-sig-conformance"), messageItem("first")]))
     case "thought_round_trip_2": {
       const reasoning = (body.input ?? []).find((item: Json) => item?.type === "reasoning")
-      if (reasoning?.id !== "rs_conformance" || reasoning?.encrypted_content !== "sig-conformance") {
-        return missing(`the reasoning item sent back with its id and encrypted_content, got ${textOf(reasoning)}`)
+      if (reasoning?.encrypted_content !== "gAAAAB-sig-conformance" || reasoning?.id !== undefined) {
+        return missing(`the reasoning item sent back with its encrypted_content and no id (store is false), got ${textOf(reasoning)}`)
       }
       return answer(request, responseObject([messageItem("second")]))
     }
