@@ -22,7 +22,7 @@ import { cachedResponse } from "../cache/policy.ts"
 import { Metrics } from "../metrics/metrics.ts"
 import { type InferenceServices, Models } from "../services.ts"
 import type { CacheLookup } from "./cacheLookup.ts"
-import { outputToChunks } from "./chunks.ts"
+import { replayedChunks } from "./chunks.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
 import type { PreparedInference } from "./prepare.ts"
 import type { Pricing } from "./pricing.ts"
@@ -200,7 +200,8 @@ export const startModelStream = (
       ? Effect.flatMap(engine.cacheLookup(prepared, provider, call), (hit) =>
         hit === undefined ? open(provider, call) : Effect.succeed({
           rawRequest: hit.rawRequest,
-          first: outputToChunks(hit.output, { input_tokens: 0, output_tokens: 0 }, hit.finishReason),
+          // cut as the stream that brought it was, when one did
+          first: replayedChunks(hit.output, hit.streamChunking, { input_tokens: 0, output_tokens: 0 }, hit.finishReason),
           rest: Cause.done(),
           close: Effect.void,
           cached: true,

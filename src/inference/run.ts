@@ -40,6 +40,8 @@ export interface CompletedInference {
   readonly finishReason?: FinishReason | undefined
   readonly rawRequest: string
   readonly rawResponse: string
+  /** how the provider's stream was cut (`ChunkAccumulator.chunking`): for the cache to replay it so; only for a streamed answer the cache will keep */
+  readonly streamChunking?: string | undefined
   /** the variant's other model calls (candidates, evaluator, embedding): model inferences of this inference too */
   readonly otherCalls: ReadonlyArray<ModelCallRecord>
   /** `original_response`: the raw response, or what the variant's type says (best-of-n: its evaluator's) */
@@ -141,7 +143,8 @@ export const streamInference = (
     ([streamed, variant, failedVariants]) => {
       const { start, reshape, whole } = streamed
       const ttftMs = engine.now() - prepared.startedAt
-      const accumulated = new ChunkAccumulator()
+      // the chunking is kept for a stream whose answer the cache will keep: one its provider streamed
+      const accumulated = new ChunkAccumulator(prepared.cache.write && whole === undefined && !start.cached)
       /** the provider's stream ended normally (not cut short by the client or a failure) */
       let finished = false
       let streamedCost: number | undefined
@@ -160,6 +163,7 @@ export const streamInference = (
           finishReason: accumulated.finishReason,
           rawRequest: start.rawRequest,
           rawResponse: whole?.call.response.rawResponse ?? accumulated.rawResponse(),
+          streamChunking: accumulated.chunking(),
           otherCalls: streamed.otherCalls,
           output: streamed.outputOf(providerOutput),
           responseTimeMs: engine.now() - start.startedAt,
