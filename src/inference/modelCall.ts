@@ -16,6 +16,7 @@ import { type SettleStream, withinRateLimits } from "../ratelimit/limiter.ts"
 import type { RequestScope } from "../ratelimit/rules.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "./providerCall.ts"
+import type { ApiType } from "../providers/codec.ts"
 import { type ChunkPull, type ProviderCall } from "../providers/types.ts"
 import { failureKind, type ProviderFailure } from "../providers/failure.ts"
 import { cachedResponse } from "../cache/policy.ts"
@@ -47,6 +48,8 @@ export interface ModelCallOrigin {
   readonly modelName: string
   readonly providerName: string
   readonly provider: ProviderConfig
+  /** the API the provider answered through (`gateway_raw_response`'s `api_type`) */
+  readonly apiType: ApiType
   readonly call: ProviderCall
   /** the providers of the model that failed before this one answered */
   readonly failedProviders: ReadonlyArray<FailedAttempt<ProviderFailure>>
@@ -80,6 +83,7 @@ const originOf = ([, provider, model, call, failedProviders]: ProviderSuccess<un
   modelName: model.config.name,
   providerName: provider.config.name,
   provider: provider.config,
+  apiType: provider.client.apiType ?? "chat_completions",
   call,
   failedProviders
 })

@@ -123,6 +123,8 @@ export type StreamItem = ProviderChunk | StreamEnd
 
 export interface InferenceStream {
   readonly variant: VariantConfig
+  /** the model calls the variant made before its stream started (candidates, an embedding) */
+  readonly otherCalls: ReadonlyArray<ModelCallRecord>
   readonly items: Stream.Stream<StreamItem>
   /** milliseconds (fractional) the inference waited on providers until its stream started: what the gateway's overhead leaves out */
   readonly providerMs: number
@@ -233,6 +235,6 @@ export const streamInference = (
         })))
       )
       const items = Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), release)
-      return { variant, items, providerMs: providerTime.ms() }
+      return { variant, otherCalls: streamed.otherCalls, items, providerMs: providerTime.ms() }
     }
   ))

@@ -8,7 +8,8 @@
 import type { FileSource, ModelRequest, RequestBlock, ToolDefinition } from "../../../inference/types.ts"
 import type { InferenceParams } from "../../../inference/params.ts"
 import { type WireBody, type WireCall, WireProblem } from "../../codec.ts"
-import { addTools, respondToolDescription, respondToolName, type ToolShapes } from "../request.ts"
+import { respondToolName } from "../../../inference/output.ts"
+import { addTools, respondToolDescription, type ToolShapes } from "../request.ts"
 import { encryptedContentOf } from "./signature.ts"
 
 type Json = WireBody
