@@ -25,6 +25,9 @@ type Rendered<A> = Result.Result<A, InputProblem>
 
 const problem = (path: string, message: string) => Result.fail({ path, message })
 
+/** TensorZero's words for input that fails a role's schema, which its clients' tests match on */
+const schemaFailed = "JSON Schema validation failed"
+
 const render = (
   engine: TemplateEngine,
   fn: FunctionConfig,
@@ -39,7 +42,7 @@ const render = (
   const schema: JsonSchemaValidator | undefined = fn.schemas.get(templateName)
   if (schema !== undefined) {
     const problems = schema.validate(args)
-    if (problems !== undefined) return problem(path, `does not fit the ${templateName} schema: ${problems.join("; ")}`)
+    if (problems !== undefined) return problem(path, `does not fit the ${templateName} schema (${schemaFailed}): ${problems.join("; ")}`)
   }
   const key = variant.templates.get(templateName)
   if (key === undefined) {
@@ -66,7 +69,7 @@ const renderSystem = (
   const system = input.system
   if (typeof system === "string") {
     if (fn.schemas.has("system")) {
-      return problem("input.system", "the function has a system schema, so system must be an object of template arguments")
+      return problem("input.system", `the function has a system schema, so system must be an object of template arguments (${schemaFailed})`)
     }
     return wrapped(engine, variant, "system", system, "input.system")
   }
@@ -100,7 +103,7 @@ const renderBlock = (
         return Result.map(render(engine, fn, variant, role, block.arguments, `${path}.arguments`), textBlock)
       }
       if (fn.schemas.has(role)) {
-        return problem(`${path}.text`, `the function has a ${role} schema, so this block needs arguments instead of text`)
+        return problem(`${path}.text`, `the function has a ${role} schema, so this block needs arguments instead of text (${schemaFailed})`)
       }
       return Result.map(wrapped(engine, variant, role, block.text!, `${path}.text`), textBlock)
     }
@@ -146,7 +149,7 @@ export const renderInput = (
     const path = `input.messages[${i}].content`
     if (typeof message.content === "string") {
       if (fn.schemas.has(message.role)) {
-        return problem(path, `the function has a ${message.role} schema, so content must be a list of blocks with arguments`)
+        return problem(path, `the function has a ${message.role} schema, so content must be a list of blocks with arguments (${schemaFailed})`)
       }
       if (variant.textWrappers === undefined) {
         messages.push({ role: message.role, content: [textBlock(message.content)] })

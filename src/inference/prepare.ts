@@ -15,6 +15,7 @@ import { InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { type CachePolicy, cachePolicy, type CacheSharing } from "../cache/policy.ts"
 import { apiKeyTag } from "../api/tags.ts"
+import { plainOrQuoted } from "../untrusted.ts"
 import {
   type EditScope,
   type ExtraBodyEdit,
@@ -121,6 +122,8 @@ export interface PrepareExtras {
   readonly dynamicVariant?: { readonly variant: VariantConfig; readonly templates: TemplateEngine } | undefined
   /** what the caller's route calls `model_name`, for its 400s (the OpenAI-compatible route: `model`) */
   readonly modelField?: string | undefined
+  /** what the caller's route calls `function_name`, for its errors (the OpenAI-compatible route: `model`) */
+  readonly functionField?: string | undefined
 }
 
 /** `request` checked against `config` and `models` (the short-hand names it can reach), at `startedAt` (epoch ms) */
@@ -141,7 +144,10 @@ export const prepareInference = (
   }
   if (request.function_name !== undefined) {
     const configured = config.functions.get(request.function_name)
-    if (configured === undefined) return Result.fail(new NotFound({ message: `unknown function "${request.function_name}"` }))
+    if (configured === undefined) {
+      // TensorZero's words, which its clients' tests match on
+      return Result.fail(new NotFound({ message: `${extras.functionField ?? "function_name"}: Unknown function: ${plainOrQuoted(request.function_name)}` }))
+    }
     fn = configured
     functionName = request.function_name
   } else if (request.model_name !== undefined) {

@@ -166,7 +166,7 @@ describe("errors of POST /inference and of the routes", () => {
     })
 
     it("an unknown function -> 404 naming it", async () => {
-      expectError(await post({ function_name: "no_such_function", input: chatInput }), 404, /"no_such_function"/)
+      expectError(await post({ function_name: "no_such_function", input: chatInput }), 404, /^function_name: Unknown function: no_such_function$/)
     })
 
     it("an unknown model -> 404 naming it", async () => {

@@ -92,7 +92,7 @@ describe("prepareInference: the target", () => {
   })
 
   it("answers NotFound for an unknown function or model", () => {
-    expect(notFound({ function_name: "nope" })).toContain(`"nope"`)
+    expect(notFound({ function_name: "nope" })).toBe("function_name: Unknown function: nope")
     expect(notFound({ model_name: "nope" })).toContain(`"nope"`)
     expect(notFound({ model_name: "skynet::x" })).toContain(`"skynet::x"`)
   })
