@@ -170,7 +170,7 @@ describe("TensorZero's keys, loaded and honoured", () => {
     const response = await gateway.post("/inference", { function_name: "nope", input: {} })
     expect(response.status).toBe(404)
     expect(response.body).toEqual({ error: response.body.error, error_json: { NotFound: { message: response.body.error } } })
-    expect(response.body.error).toContain(`unknown function "nope"`)
+    expect(response.body.error).toContain("Unknown function: nope")
   })
 
   it("keeps its relational database pool to [postgres] connection_pool_size", async () => {
