@@ -56,11 +56,20 @@ const decodeEvaluatorAt = (context: BuildContext, keyPath: KeyPath, table: Recor
   const type = table.type
   if (typeof type !== "string" || !Object.hasOwn(evaluatorDecoders, type)) {
     context.report([...keyPath, "type"], typeof type === "string"
-      ? `unknown evaluator type "${type}" (known: ${Object.keys(evaluatorDecoders).join(", ")})`
+      ? `unknown evaluator type "${type}" (known: ${[...Object.keys(evaluatorDecoders), "typescript"].join(", ")})`
       : "missing field")
     return undefined
   }
   return context.decodeAt(evaluatorDecoders[type as EvaluatorType], table, keyPath)
+}
+
+/** TensorZero's `typescript` evaluator: its other fields are its runner's, not read here */
+const typescriptEvaluator = (context: BuildContext, keyPath: KeyPath, table: Record<string, unknown>) => {
+  context.warn(keyPath, "TypeScript evaluators are not run by this gateway: an evaluation run or a GEPA optimization that uses this one is refused")
+  const outputType = table.output_type === "boolean" ? "boolean" : "float"
+  const optimize = table.optimize === "min" ? "min" : "max"
+  const cutoff = typeof table.cutoff === "number" ? table.cutoff : undefined
+  return { outputType, optimize, cutoff } as const
 }
 
 /** Compiled for linear-time matching (RE2): an output cannot make a pattern backtrack. */
@@ -223,6 +232,10 @@ export const buildEvaluators = (
   for (const [name, table] of Object.entries(tables)) {
     const keyPath = [...ownerKeyPath, "evaluators", name]
     if (!checkName(context, keyPath, "evaluator", name)) continue
+    if (table.type === "typescript") {
+      evaluators.set(name, { type: "typescript", name, metricName: evaluatorMetricName(owner, name), ...typescriptEvaluator(context, keyPath, table) })
+      continue
+    }
     const raw = decodeEvaluatorAt(context, keyPath, table)
     if (raw === undefined) continue
     const evaluator = buildEvaluator(context, scope, keyPath, owner, functionType, name, raw)

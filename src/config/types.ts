@@ -322,6 +322,11 @@ export type EvaluatorConfig =
     readonly behavior: ToolUseBehavior
     readonly tools: ReadonlyArray<string>
   }
+  /**
+   * TensorZero's evaluator that runs a TypeScript function: loaded so that its configuration
+   * loads, never run here (an evaluation run or GEPA naming it is refused)
+   */
+  | EvaluatorCommon & { readonly type: "typescript" }
   /** another model judges the output; its answer `{thinking, score}` is the score */
   | EvaluatorCommon & {
     readonly type: "llm_judge"

@@ -185,3 +185,38 @@ describe("TensorZero's keys, loaded and honoured", () => {
     expect(connections).toBeLessThanOrEqual(2)
   })
 })
+
+describe("TensorZero's typescript evaluators", () => {
+  let analytics: TestDatabase
+  let gateway: RunningGateway
+
+  beforeAll(async () => {
+    analytics = await freshDatabase("postgres")
+    gateway = await startGateway({
+      config: `
+[functions.write]
+type = "chat"
+[functions.write.variants.v]
+type = "chat_completion"
+model = "dummy::good"
+[functions.write.evaluators.exact]
+type = "exact_match"
+[functions.write.evaluators.scripted]
+type = "typescript"
+typescript_file = "evaluators/scripted.ts"
+`,
+      env: { GATEWAY_ANALYTICS_DB_URL: analytics.url }
+    })
+  })
+  afterAll(async () => {
+    await gateway?.stop()
+    await analytics?.drop()
+  })
+
+  it("load with a warning, and a run that would use one is a 400 naming it", async () => {
+    expect(gateway.log()).toContain("functions.write.evaluators.scripted: TypeScript evaluators are not run by this gateway")
+    const refused = await gateway.post("/v1/evaluations/run", { function_name: "write", variant_name: "v", dataset_name: "examples" })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe(`evaluator_names: evaluator "scripted" is a TypeScript evaluator, which this gateway does not run (name the others)`)
+  })
+})

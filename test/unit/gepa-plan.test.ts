@@ -56,6 +56,8 @@ output_type = "boolean"
 [functions.write.evaluators.judge.variants.v]
 model = "dummy::json"
 system_instructions = "/cfg/judge.txt"
+[functions.write.evaluators.scripted]
+type = "typescript"
 
 [functions.bare]
 type = "chat"
@@ -268,13 +270,17 @@ describe("planGepa: the evaluators", () => {
   it("refuses an unknown evaluator by its index, listing the function's", () => {
     const message = refusal({ evaluators: ["exact", "nope"] }, "evaluators[1]")
     expect(message).toContain(`function "write" has no evaluator "nope"`)
-    expect(message).toContain("exact, judge")
+    expect(message).toContain("exact, judge, scripted")
   })
 
   it("refuses an unknown evaluation, and an evaluation of another function", () => {
     expect(refusal({ evaluators: undefined, evaluation_name: "nope" }, "evaluation_name")).toContain(`unknown evaluation "nope"`)
     expect(refusal({ evaluators: undefined, evaluation_name: "bare_eval" }, "evaluation_name"))
       .toContain(`evaluation "bare_eval" evaluates function "bare", not "write"`)
+  })
+
+  it("refuses a TypeScript evaluator (TensorZero's), which this gateway loads but does not run", () => {
+    expect(refusal({ evaluators: ["exact", "scripted"] }, "evaluators")).toContain(`evaluator "scripted" is a TypeScript evaluator, which this gateway does not run`)
   })
 
   it("refuses an evaluation without evaluators", () => {
