@@ -28,6 +28,9 @@ const diclType = "experimental_dynamic_in_context_learning"
 
 export const isAdvancedType = (type: string): boolean => type in samplingTypes || type === diclType
 
+/** the types this module builds */
+export const advancedTypes: ReadonlyArray<string> = [...new Set(Object.values(samplingTypes)), diclType]
+
 
 /** the evaluator's or fuser's block: its model, templates (or system_instructions) and call settings */
 const buildJudge = (

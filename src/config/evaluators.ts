@@ -11,7 +11,8 @@ import { templateKey } from "../inference/templates.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { type BuildContext, type TableDecoder, tableDecoder } from "./context.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
-import { RawEvaluation, RawEvaluators, RawJudgeVariant } from "./raw.ts"
+import { advancedTypes, buildAdvancedVariant, checkCandidates, isAdvancedType } from "./advancedVariants.ts"
+import { RawEvaluation, RawEvaluators, type RawFunction, RawJudgeVariant } from "./raw.ts"
 import type { ConfiguredRegex, EvaluationConfig, EvaluatorConfig, FunctionConfig, VariantConfig } from "./types.ts"
 import { checkVariantModel, variantParams, variantRetries, type VariantScope } from "./variants.ts"
 
@@ -119,6 +120,16 @@ const buildJudgeVariant = (
   }
 }
 
+/** what the sampling and DICL builders read of the function a judge variant belongs to: a json function */
+const judgeFunctionTable = { type: "json" } as RawFunction
+
+/** a judge variant's TensorZero switch `active` as the weight the variant builders read */
+const withWeight = (table: Record<string, unknown>): Record<string, unknown> => {
+  if (table.active === undefined) return table
+  const { active, ...rest } = table
+  return rest.weight !== undefined ? table : { ...rest, weight: active === true ? 1 : 0 }
+}
+
 /** A judge's variants. As a function's: when one sets `active` or `weight`, the others weigh 0; one at least must weigh more. */
 const buildJudgeVariants = (
   context: BuildContext,
@@ -128,24 +139,36 @@ const buildJudgeVariants = (
   tables: Readonly<Record<string, Record<string, unknown>>>
 ): Map<string, VariantConfig> => {
   const variantsKeyPath = [...keyPath, "variants"]
-  const decoded = Object.entries(tables).map(([name, table]) => {
+  const entries = Object.entries(tables)
+  // the sampling and DICL types (TensorZero's judges take them too) are built as a json function's variants
+  const advanced = new Map(entries.filter(([, table]) => typeof table.type === "string" && isAdvancedType(table.type)))
+  const decoded = entries.filter(([name]) => !advanced.has(name)).map(([name, table]) => {
     const variantKeyPath = [...variantsKeyPath, name]
     if (table.type !== undefined && table.type !== "chat_completion") {
-      context.report([...variantKeyPath, "type"], `judge variant type ${JSON.stringify(table.type)} is not supported (supported: chat_completion)`)
+      context.report(
+        [...variantKeyPath, "type"],
+        `judge variant type ${JSON.stringify(table.type)} is not supported (supported: chat_completion, ${advancedTypes.join(", ")})`
+      )
       return { name, keyPath: variantKeyPath, variant: undefined }
     }
     return { name, keyPath: variantKeyPath, variant: context.decodeAt(decodeJudgeVariant, table, variantKeyPath) }
   })
-  if (decoded.length === 0) context.report(variantsKeyPath, "a judge needs at least one variant")
-  const anyWeight = decoded.some(({ variant }) => variant?.active !== undefined || variant?.weight !== undefined)
+  if (entries.length === 0) context.report(variantsKeyPath, "a judge needs at least one variant")
+  const anyWeight = entries.some(([, table]) => table.active !== undefined || table.weight !== undefined)
   const variants = new Map<string, VariantConfig>()
   for (const { name, keyPath: variantKeyPath, variant } of decoded) {
     if (variant === undefined) continue
     const built = buildJudgeVariant(context, scope, variantKeyPath, functionName, name, variant, anyWeight)
     if (built !== undefined) variants.set(name, built)
   }
+  for (const [name, table] of advanced) {
+    const variantKeyPath = [...variantsKeyPath, name]
+    const built = buildAdvancedVariant(context, scope, variantKeyPath, functionName, judgeFunctionTable, name, withWeight(table), new Map(), anyWeight)
+    if (built !== undefined) variants.set(name, built)
+  }
+  checkCandidates(context, keyPath, variants, entries.map(([name]) => name))
   // checked only when every variant was built, so that a broken one does not also read as inactive
-  if (decoded.length > 0 && variants.size === decoded.length && [...variants.values()].every((variant) => variant.weight <= 0)) {
+  if (entries.length > 0 && variants.size === entries.length && [...variants.values()].every((variant) => variant.weight <= 0)) {
     context.report(variantsKeyPath, "no variant is active: set active = true (or a positive weight) on one")
   }
   return variants
