@@ -13,7 +13,7 @@ import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { getInferences, observabilityToml, poll, uuidV7Pattern, waitForInference } from "../support/observability.ts"
 
 const route = "/openai/v1/chat/completions"
-const dummyText = "Hello from the dummy provider. This answer is always the same."
+const dummyHelloText = "Hello from the dummy provider. This answer is always the same."
 const dummyToolArguments = "{\"location\":\"Brooklyn\",\"units\":\"celsius\"}"
 
 const lookupSchema = { type: "object", properties: { query: { type: "string" } }, required: ["query"] }
@@ -106,7 +106,7 @@ type = "chat_completion"
 model = "dummy::error"
 [functions.fallback.variants.backup]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.all_fail]
 type = "chat"
@@ -165,7 +165,7 @@ describe("POST /openai/v1/chat/completions", () => {
   }
   /** what the dummy `echo` model received */
   const echoed = async (messages: ReadonlyArray<unknown>, extra: Record<string, unknown> = {}) => {
-    const body = await ok({ model: "gateway::model_name::dummy::echo", messages, ...extra })
+    const body = await ok({ model: "gateway::model_name::dummy::echo_request_messages", messages, ...extra })
     return JSON.parse(body.choices[0].message.content)
   }
 
@@ -214,7 +214,7 @@ describe("POST /openai/v1/chat/completions", () => {
       expect(pinned.model).toBe("gateway::function_name::up_chat::variant_name::tuned")
       const fallback = await ok({ model: "gateway::function_name::fallback", messages: hi })
       expect(fallback.model).toBe("gateway::function_name::fallback::variant_name::backup")
-      expect(fallback.choices[0].message.content).toBe(dummyText)
+      expect(fallback.choices[0].message.content).toBe(dummyHelloText)
       const streamed = await gateway.stream(route, { model: "gateway::function_name::fallback", messages: hi, stream: true })
       expect(streamed.status).toBe(200)
       const chunks = streamed.events.slice(0, -1)
@@ -478,7 +478,7 @@ describe("POST /openai/v1/chat/completions", () => {
       const back = await echoed([user("hi"), message, user("again")])
       expect(back.messages[1].content).toEqual([
         { type: "thought", text: "The caller wants a greeting, so I will greet them." },
-        { type: "text", text: dummyText }
+        { type: "text", text: dummyHelloText }
       ])
     })
 
@@ -756,7 +756,7 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("the dummy tool model calls the forced tool", async () => {
       const body = await ok({
-        model: "gateway::model_name::dummy::tool",
+        model: "gateway::model_name::dummy::offered_tool",
         messages: hi,
         tools: [
           { type: "function", function: { name: "a", parameters: { type: "object" } } },
@@ -1000,7 +1000,7 @@ describe("POST /openai/v1/chat/completions", () => {
       expect(chunks.slice(1).every((chunk: any) => !("role" in chunk.choices[0].delta))).toBe(true)
       expect(chunks.slice(0, -1).every((chunk: any) => chunk.choices[0].finish_reason === null)).toBe(true)
       expect(chunks.at(-1).choices[0].finish_reason).toBe("stop")
-      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(dummyText)
+      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(dummyHelloText)
     })
 
     it("a usage chunk with empty choices comes after the finish chunk only when include_usage is true", async () => {
@@ -1092,7 +1092,7 @@ describe("POST /openai/v1/chat/completions", () => {
       const thought = chunks.flatMap((chunk: any) => chunk.choices[0].delta.gateway_extra_content ?? [])
       expect(thought.every((block: any) => block.type === "thought")).toBe(true)
       expect(thought.map((block: any) => block.text).join("")).toBe("The caller wants a greeting, so I will greet them.")
-      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(dummyText)
+      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(dummyHelloText)
     })
 
     it("the upstream is streamed through, and include_raw_usage turns the usage chunk on with the upstream's usage", async () => {
@@ -1133,8 +1133,8 @@ describe("POST /openai/v1/chat/completions", () => {
       const { status, events } = await stream({ model: "gateway::function_name::stream_error", messages: hi })
       expect(status).toBe(200)
       expect(events.length).toBe(3)
-      expect(events[0].choices[0].delta).toMatchObject({ role: "assistant", content: dummyText.slice(0, 12) })
-      expect(events[1].choices[0].delta.content).toBe(dummyText.slice(12, 24))
+      expect(events[0].choices[0].delta).toMatchObject({ role: "assistant", content: dummyHelloText.slice(0, 12) })
+      expect(events[1].choices[0].delta.content).toBe(dummyHelloText.slice(12, 24))
       const error = events[2]
       expect(Object.keys(error)).toEqual(["error"])
       expect(Object.keys(error.error).sort()).toEqual(["code", "message", "param", "type"])
@@ -1211,11 +1211,11 @@ describe("POST /openai/v1/chat/completions with observability (postgres)", () =>
   })
 
   it("stores a streamed inference under the id of its chunks, and a model call by model_name", async () => {
-    const { events } = await gateway.stream(route, { model: "gateway::model_name::dummy::text", messages: [user("hi")], stream: true })
+    const { events } = await gateway.stream(route, { model: "gateway::model_name::dummy::hello", messages: [user("hi")], stream: true })
     const stored = await waitForInference(gateway, events[0].id)
     expect(stored.episode_id).toBe(events[0].episode_id)
     expect(stored.function_name).toBe("gateway::default")
-    expect(JSON.stringify(stored.output)).toContain(dummyText)
+    expect(JSON.stringify(stored.output)).toContain(dummyHelloText)
   })
 
   it("gateway::dryrun calls the model but stores nothing", async () => {

@@ -1,7 +1,9 @@
 /**
  * A configuration exercising every behaviour of the `dummy` provider through functions,
- * shared by the dummy-*.test.ts suites. Each model that keeps state (`flaky`) has its own
- * provider here, so suites and tests do not disturb one another's call counts.
+ * shared by the dummy-*.test.ts suites: TensorZero's dummy models (`good`, `tool`, `json`, ...)
+ * and the gateway's own (`hello`, `offered_tool`, `flaky`, `delay_500ms`, ...). Each model that
+ * keeps state (`flaky`) has its own provider here, so suites and tests do not disturb one
+ * another's call counts.
  */
 
 export const temperatureSchema = {
@@ -46,9 +48,15 @@ strict = true
 
 [functions.chat]
 type = "chat"
-[functions.chat.variants.text]
+[functions.chat.variants.good]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::good"
+
+[functions.hello]
+type = "chat"
+[functions.hello.variants.hello]
+type = "chat_completion"
+model = "dummy::hello"
 
 [functions.reasoning]
 type = "chat"
@@ -71,6 +79,10 @@ weight = 0
 type = "chat_completion"
 model = "dummy::invalid_tool_arguments"
 weight = 0
+[functions.weather.variants.offered_tool]
+type = "chat_completion"
+model = "dummy::offered_tool"
+weight = 0
 
 [functions.extract]
 type = "json"
@@ -89,13 +101,30 @@ weight = 0
 type = "chat"
 schemas.system.path = "schemas/system.json"
 schemas.user.path = "schemas/user.json"
-[functions.templated.variants.echo]
+[functions.templated.variants.echo_request_messages]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
+weight = 1
 templates.system.path = "templates/system.minijinja"
 templates.user.path = "templates/user.minijinja"
 templates.assistant.path = "templates/assistant.minijinja"
 templates.greeting.path = "templates/greeting.minijinja"
+[functions.templated.variants.echo]
+type = "chat_completion"
+model = "dummy::echo"
+weight = 0
+templates.system.path = "templates/system.minijinja"
+templates.user.path = "templates/user.minijinja"
+templates.assistant.path = "templates/assistant.minijinja"
+templates.greeting.path = "templates/greeting.minijinja"
+
+[functions.extra_info]
+type = "chat"
+[functions.extra_info.variants.configured]
+type = "chat_completion"
+model = "dummy::echo_extra_info"
+extra_body = [{ pointer = "/temperature", value = 0.5 }]
+extra_headers = [{ name = "x-variant", value = "v" }]
 
 [functions.failing]
 type = "chat"
@@ -135,14 +164,14 @@ retries = { num_retries = 1, max_delay_s = 0.05 }
 type = "chat"
 [functions.slow_variant_timeout.variants.only]
 type = "chat_completion"
-model = "dummy::slow"
+model = "dummy::delay_500ms"
 timeouts = { non_streaming = { total_ms = 100 }, streaming = { ttft_ms = 100 } }
 
 [models.slow_provider]
 routing = ["slow"]
 [models.slow_provider.providers.slow]
 type = "dummy"
-model_name = "slow"
+model_name = "delay_500ms"
 timeouts = { non_streaming = { total_ms = 100 }, streaming = { ttft_ms = 100 } }
 
 [functions.slow_provider_timeout]
@@ -156,7 +185,7 @@ routing = ["slow"]
 timeouts = { non_streaming = { total_ms = 100 }, streaming = { ttft_ms = 100 } }
 [models.slow_model.providers.slow]
 type = "dummy"
-model_name = "slow"
+model_name = "delay_500ms"
 
 [functions.slow_model_timeout]
 type = "chat"
@@ -168,7 +197,7 @@ model = "slow_model"
 type = "chat"
 [functions.slow_without_timeout.variants.only]
 type = "chat_completion"
-model = "dummy::slow"
+model = "dummy::delay_500ms"
 
 [models.keyed]
 routing = ["keyed"]

@@ -2,8 +2,8 @@
  * The Evaluations pages in a real browser (Chromium) on the UI's seeded gateway: haiku's two
  * variants run on the dataset "seeded" from the form, filled and submitted with the keyboard
  * alone, their progress followed to the end, then compared side by side per evaluator and per
- * datapoint (dummy::echo answers the rendered prompt, "Write a haiku about ...", so
- * mentions_haiku holds for echo; dummy::text answers a fixed text without the word, so it never
+ * datapoint (dummy::echo_request_messages answers the rendered prompt, "Write a haiku about ...", so
+ * mentions_haiku holds for echo; dummy::hello answers a fixed text without the word, so it never
  * does for fixed); the runs list's selection opening the same comparison; a workflow evaluation
  * run created through the public API with an episode, an inference and feedback, on its page.
  * No console errors or failed requests, no axe-core violation, screenshots in test-artifacts/ui/.
@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest"
 import { accessibilityViolations, screenshot, watchedPage, widths } from "../support/browser.ts"
 import { type UiGateway, uiSuite, until } from "../support/uiGateway.ts"
 
-const dummyText = "Hello from the dummy provider. This answer is always the same."
+const dummyHelloText = "Hello from the dummy provider. This answer is always the same."
 
 /** presses Tab until the focused element's label reads `label` */
 const tabTo = async (page: Page, label: string | RegExp) => {
@@ -111,7 +111,7 @@ describe("the evaluation pages", () => {
         const cells = rows.nth(i).locator("td")
         expect(await cells.nth(2).innerText()).toContain("Write a haiku about")
         expect(await cells.nth(2).innerText()).toContain("mentions_haiku: true")
-        expect(await cells.nth(3).innerText()).toContain(dummyText)
+        expect(await cells.nth(3).innerText()).toContain(dummyHelloText)
         expect(await cells.nth(3).innerText()).toContain("mentions_haiku: false")
       }
       expect(problems).toEqual([])
@@ -206,7 +206,7 @@ describe("the evaluation pages", () => {
       await episodeRow.getByRole("link").click()
       await page.getByRole("heading", { level: 1, name: "Episode" }).waitFor()
       expect(new URL(page.url()).pathname).toBe(`/ui/episodes/${episodeId}`)
-      await page.getByText(dummyText).waitFor()
+      await page.getByText(dummyHelloText).waitFor()
       expect(problems).toEqual([])
     } finally {
       await context.close()

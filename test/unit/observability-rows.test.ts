@@ -15,7 +15,7 @@ import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/storedInferences/rows.ts"
 import { inferenceResponseBody } from "../../src/native/response.ts"
 import { CacheStoreService } from "../../src/cache/store.ts"
-import { dummyUsage } from "../../src/providers/dummy/index.ts"
+import { dummyHelloUsage } from "../../src/providers/dummy/index.ts"
 import { RateLimiter } from "../../src/ratelimit/limiter.ts"
 import { Models } from "../../src/services.ts"
 import { HttpTransport } from "../../src/transport.ts"
@@ -26,7 +26,7 @@ const config = buildOk(`
 type = "chat"
 [functions.chat.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 temperature = 0.5
 
 [functions.extract]
@@ -76,10 +76,10 @@ describe("inferenceRows", () => {
     const call = rows.modelInferences[0]
     expect(call).toMatchObject({
       inferenceId: inference.id,
-      modelName: "dummy::echo",
+      modelName: "dummy::echo_request_messages",
       modelProviderName: "dummy",
-      inputTokens: dummyUsage.input_tokens,
-      outputTokens: dummyUsage.output_tokens,
+      inputTokens: dummyHelloUsage.input_tokens,
+      outputTokens: dummyHelloUsage.output_tokens,
       cached: false,
       finishReason: "stop",
       timestamp: uuidv7Timestamp(call.id)
