@@ -59,7 +59,7 @@ describe("the dummy provider, non-streamed", () => {
     })
 
     it("answers through a configured chat function", async () => {
-      const response = await infer({ function_name: "chat" })
+      const response = await infer({ function_name: "good" })
       expect(response.status).toBe(200)
       expect(response.body.variant_name).toBe("good")
       expect(response.body.content).toEqual([{ type: "text", text: dummyText }])
@@ -67,8 +67,9 @@ describe("the dummy provider, non-streamed", () => {
     })
 
     it("hello, the gateway's former default, keeps its text and usage 10 + 10", async () => {
-      const response = await infer({ function_name: "hello" })
+      const response = await infer({ function_name: "chat" })
       expect(response.status).toBe(200)
+      expect(response.body.variant_name).toBe("text")
       expect(response.body.content).toEqual([{ type: "text", text: dummyHelloText }])
       expect(response.body.usage).toEqual(dummyHelloUsage)
       expect(dummyHelloText).toBe("Hello from the dummy provider. This answer is always the same.")
@@ -122,10 +123,10 @@ describe("the dummy provider, non-streamed", () => {
   })
 
   describe("tool calls", () => {
-    it("tool: a valid call of the configured tool", async () => {
-      const response = await infer({ function_name: "weather" })
+    it("tool: a valid call of get_temperature, configured", async () => {
+      const response = await infer({ function_name: "weather", variant_name: "tensorzero_tool" })
       expect(response.status).toBe(200)
-      expect(response.body.variant_name).toBe("tool")
+      expect(response.body.usage).toEqual(oneBlockUsage)
       expect(response.body.content).toEqual([{
         type: "tool_call",
         id: expect.any(String),
@@ -138,7 +139,8 @@ describe("the dummy provider, non-streamed", () => {
     })
 
     it("offered_tool (the gateway's own): a call of the configured tool, or of one given in additional_tools", async () => {
-      const configured = await infer({ function_name: "weather", variant_name: "offered_tool" })
+      const configured = await infer({ function_name: "weather" })
+      expect(configured.body.variant_name).toBe("tool")
       expect(configured.body.content[0]).toMatchObject({ name: "get_temperature", arguments: JSON.parse(dummyToolArguments) })
       expect(configured.body.usage).toEqual(dummyHelloUsage)
       const response = await infer({

@@ -101,7 +101,7 @@ describe("the dummy provider, streamed", () => {
   const stream = (body: Record<string, unknown>) => gateway.stream("/inference", { input: hello, stream: true, ...body })
 
   it("default text: TensorZero's text deltas of one block, one per chunk, usage 10 + 16", async () => {
-    for (const [body, variant] of [[{ model_name: "dummy::test" }, "dummy::test"], [{ function_name: "chat" }, "good"]] as const) {
+    for (const [body, variant] of [[{ model_name: "dummy::test" }, "dummy::test"], [{ function_name: "good" }, "good"]] as const) {
       const checked = checkStream(await stream(body), { variant, finishReason: "stop", usage: textStreamUsage })
       expect(checked.chunks.map((chunk) => chunk.content)).toEqual(dummyStreamedPieces.map((text) => [{ type: "text", id: "0", text }]))
       expect(joined(checked.deltas, "text", "0")).toBe(streamedText)
@@ -109,7 +109,7 @@ describe("the dummy provider, streamed", () => {
   })
 
   it("hello (the gateway's own): its whole text in pieces of 12 characters, usage 10 + 10", async () => {
-    const checked = checkStream(await stream({ function_name: "hello" }), { variant: "hello", finishReason: "stop", usage: dummyHelloUsage })
+    const checked = checkStream(await stream({ function_name: "chat" }), { variant: "text", finishReason: "stop", usage: dummyHelloUsage })
     expect(checked.deltas.length).toBeGreaterThan(1)
     expect(joined(checked.deltas, "text", "0")).toBe(dummyHelloText)
   })
@@ -139,8 +139,8 @@ describe("the dummy provider, streamed", () => {
   })
 
   it("tool: tool_call deltas, the first naming the tool, whose arguments add up", async () => {
-    const checked = checkStream(await stream({ function_name: "weather" }), {
-      variant: "tool",
+    const checked = checkStream(await stream({ function_name: "weather", variant_name: "tensorzero_tool" }), {
+      variant: "tensorzero_tool",
       finishReason: "tool_call",
       usage: { input_tokens: 10, output_tokens: 5 }
     })
@@ -150,8 +150,8 @@ describe("the dummy provider, streamed", () => {
   })
 
   it("offered_tool (the gateway's own): streams its whole call, naming the configured tool", async () => {
-    const checked = checkStream(await stream({ function_name: "weather", variant_name: "offered_tool" }), {
-      variant: "offered_tool",
+    const checked = checkStream(await stream({ function_name: "weather" }), {
+      variant: "tool",
       finishReason: "tool_call",
       usage: dummyHelloUsage
     })

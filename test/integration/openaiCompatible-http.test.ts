@@ -13,7 +13,10 @@ import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { getInferences, observabilityToml, poll, uuidV7Pattern, waitForInference } from "../support/observability.ts"
 
 const route = "/openai/v1/chat/completions"
-const dummyHelloText = "Hello from the dummy provider. This answer is always the same."
+const dummyText = "Hello from the dummy provider. This answer is always the same."
+/** TensorZero's dummy models' whole text, streamed text and thought (`reasoning` is on dummy::reasoner) */
+const tensorZeroText = "Megumin gleefully chanted her spell, unleashing a thunderous explosion that lit up the sky and left a massive crater in its wake."
+const tensorZeroStreamedText = "Wally, the golden retriever, wagged his tail excitedly as he devoured a slice of cheese pizza."
 const dummyToolArguments = "{\"location\":\"Brooklyn\",\"units\":\"celsius\"}"
 
 const lookupSchema = { type: "object", properties: { query: { type: "string" } }, required: ["query"] }
@@ -214,7 +217,7 @@ describe("POST /openai/v1/chat/completions", () => {
       expect(pinned.model).toBe("gateway::function_name::up_chat::variant_name::tuned")
       const fallback = await ok({ model: "gateway::function_name::fallback", messages: hi })
       expect(fallback.model).toBe("gateway::function_name::fallback::variant_name::backup")
-      expect(fallback.choices[0].message.content).toBe(dummyHelloText)
+      expect(fallback.choices[0].message.content).toBe(dummyText)
       const streamed = await gateway.stream(route, { model: "gateway::function_name::fallback", messages: hi, stream: true })
       expect(streamed.status).toBe(200)
       const chunks = streamed.events.slice(0, -1)
@@ -286,7 +289,7 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("failed providers and failed variants are a 502, a variant's timeout a 408, a missing credential a 400", async () => {
       expect(expectOpenAiError(await chat({ model: "gateway::function_name::failing", messages: hi }), 502, "server_error"))
-        .toContain("always fails")
+        .toContain("Error sending request to Dummy provider for model 'error'.")
       expectOpenAiError(await chat({ model: "gateway::function_name::all_fail", messages: hi }), 502, "server_error")
       expectOpenAiError(await chat({ model: "gateway::function_name::slow_variant_timeout", messages: hi }), 408, "timeout_error")
       fake.script.push({ kind: "json", status: 503, body: { error: { message: "overloaded" } } })
@@ -298,7 +301,7 @@ describe("POST /openai/v1/chat/completions", () => {
     it("a failure before a stream starts is an ordinary error response", async () => {
       const response = await gateway.stream(route, { model: "gateway::function_name::failing", messages: hi, stream: true })
       expect(response.status).toBe(502)
-      expect(JSON.parse(response.raw).error.message).toContain("always fails")
+      expect(JSON.parse(response.raw).error.message).toContain("Error sending request to Dummy provider for model 'error'.")
     })
   })
 
@@ -473,12 +476,12 @@ describe("POST /openai/v1/chat/completions", () => {
       const first = await ok({ model: "gateway::function_name::reasoning", messages: hi })
       const message = first.choices[0].message
       expect(message.gateway_extra_content).toEqual([
-        { type: "thought", insert_index: 0, text: "The caller wants a greeting, so I will greet them." }
+        { type: "thought", insert_index: 0, text: "hmmm" }
       ])
       const back = await echoed([user("hi"), message, user("again")])
       expect(back.messages[1].content).toEqual([
-        { type: "thought", text: "The caller wants a greeting, so I will greet them." },
-        { type: "text", text: dummyHelloText }
+        { type: "thought", text: "hmmm" },
+        { type: "text", text: tensorZeroText }
       ])
     })
 
@@ -961,7 +964,7 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("a tool call with an invalid name or arguments still comes back as generated", async () => {
       const body = await ok({ model: "gateway::function_name::weather", messages: hi, "gateway::variant_name": "invalid_tool_arguments" })
-      expect(body.choices[0].message.tool_calls[0].function).toEqual({ name: "get_temperature", arguments: "{\"location\": Brooklyn" })
+      expect(body.choices[0].message.tool_calls[0].function).toEqual({ name: "get_temperature", arguments: "Not valid 'JSON'" })
     })
 
     it("json functions answer the raw JSON text as content", async () => {
@@ -1000,7 +1003,7 @@ describe("POST /openai/v1/chat/completions", () => {
       expect(chunks.slice(1).every((chunk: any) => !("role" in chunk.choices[0].delta))).toBe(true)
       expect(chunks.slice(0, -1).every((chunk: any) => chunk.choices[0].finish_reason === null)).toBe(true)
       expect(chunks.at(-1).choices[0].finish_reason).toBe("stop")
-      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(dummyHelloText)
+      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(dummyText)
     })
 
     it("a usage chunk with empty choices comes after the finish chunk only when include_usage is true", async () => {
@@ -1082,7 +1085,8 @@ describe("POST /openai/v1/chat/completions", () => {
     it("json functions stream the raw JSON text as content", async () => {
       const { events } = await stream({ model: "gateway::function_name::extract", messages: hi })
       const chunks = choiceChunks(events)
-      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe("{\"answer\":\"Hello\"}")
+      // what dummy::json streams, as TensorZero's
+      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe("{\"name\":\"John\",\"age\":30}")
       expect(chunks.at(-1).choices[0].finish_reason).toBe("stop")
     })
 
@@ -1091,8 +1095,8 @@ describe("POST /openai/v1/chat/completions", () => {
       const chunks = choiceChunks(events)
       const thought = chunks.flatMap((chunk: any) => chunk.choices[0].delta.gateway_extra_content ?? [])
       expect(thought.every((block: any) => block.type === "thought")).toBe(true)
-      expect(thought.map((block: any) => block.text).join("")).toBe("The caller wants a greeting, so I will greet them.")
-      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(dummyHelloText)
+      expect(thought.map((block: any) => block.text).join("")).toBe("hmmmhmmm")
+      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(tensorZeroStreamedText)
     })
 
     it("the upstream is streamed through, and include_raw_usage turns the usage chunk on with the upstream's usage", async () => {
@@ -1133,8 +1137,8 @@ describe("POST /openai/v1/chat/completions", () => {
       const { status, events } = await stream({ model: "gateway::function_name::stream_error", messages: hi })
       expect(status).toBe(200)
       expect(events.length).toBe(3)
-      expect(events[0].choices[0].delta).toMatchObject({ role: "assistant", content: dummyHelloText.slice(0, 12) })
-      expect(events[1].choices[0].delta.content).toBe(dummyHelloText.slice(12, 24))
+      expect(events[0].choices[0].delta).toMatchObject({ role: "assistant", content: dummyText.slice(0, 12) })
+      expect(events[1].choices[0].delta.content).toBe(dummyText.slice(12, 24))
       const error = events[2]
       expect(Object.keys(error)).toEqual(["error"])
       expect(Object.keys(error.error).sort()).toEqual(["code", "message", "param", "type"])
@@ -1215,7 +1219,7 @@ describe("POST /openai/v1/chat/completions with observability (postgres)", () =>
     const stored = await waitForInference(gateway, events[0].id)
     expect(stored.episode_id).toBe(events[0].episode_id)
     expect(stored.function_name).toBe("gateway::default")
-    expect(JSON.stringify(stored.output)).toContain(dummyHelloText)
+    expect(JSON.stringify(stored.output)).toContain(dummyText)
   })
 
   it("gateway::dryrun calls the model but stores nothing", async () => {

@@ -14,7 +14,7 @@ import { dummyConfig, dummyConfigFiles } from "../support/dummyConfig.ts"
 import { completion, type FakeOpenAi, startFakeOpenAi, textCompletion } from "../support/fakeOpenAi.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
-const dummyHelloText = "Hello from the dummy provider. This answer is always the same."
+const dummyText = "Hello from the dummy provider. This answer is always the same."
 
 const upstreamConfig = (apiBase: string) => `
 [models.up]
@@ -116,7 +116,7 @@ describe("the official openai SDK as a client", () => {
 
   it("a dummy model called by model_name", async () => {
     const answer = await client.chat.completions.create({ model: "gateway::model_name::dummy::hello", messages: [{ role: "user", content: "Hi" }] })
-    expect(answer.choices[0].message.content).toBe(dummyHelloText)
+    expect(answer.choices[0].message.content).toBe(dummyText)
     expect(answer.usage?.total_tokens).toBe(20)
   })
 
@@ -160,7 +160,7 @@ describe("the official openai SDK as a client", () => {
     expect(chunks.length).toBeGreaterThan(2)
     expect(chunks.every((chunk) => chunk.object === "chat.completion.chunk" && chunk.id === chunks[0].id)).toBe(true)
     expect(chunks[0].choices[0].delta.role).toBe("assistant")
-    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? "").join("")).toBe(dummyHelloText)
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? "").join("")).toBe(dummyText)
     expect(chunks.at(-1)!.choices[0].finish_reason).toBe("stop")
     expect(chunks.some((chunk) => chunk.usage !== undefined && chunk.usage !== null)).toBe(false)
   })
@@ -352,7 +352,7 @@ describe("the official openai SDK as a client", () => {
     const failing = await failure(client.chat.completions.create({ model: "gateway::function_name::failing", messages: [{ role: "user", content: "Hi" }] }))
     expect(failing).toBeInstanceOf(OpenAI.InternalServerError)
     expect(failing.status).toBe(502)
-    expect(failing.message).toContain("always fails")
+    expect(failing.message).toContain("Error sending request to Dummy provider for model 'error'.")
   })
 
   it("an error in the middle of a stream is thrown by the SDK's iterator after the chunks before it", async () => {
@@ -365,7 +365,7 @@ describe("the official openai SDK as a client", () => {
     const error = await (async () => {
       for await (const chunk of stream) texts.push(chunk.choices[0]?.delta.content ?? "")
     })().then(() => undefined, (thrown) => thrown)
-    expect(texts.join("")).toBe(dummyHelloText.slice(0, 24))
+    expect(texts.join("")).toBe(dummyText.slice(0, 24))
     expect(error).toBeInstanceOf(OpenAI.APIError)
     expect(error.message).toContain("failed mid-stream")
   })
@@ -395,7 +395,7 @@ describe("the Vercel AI SDK's OpenAI-compatible provider as a client", () => {
   it("generateText on a dummy function", async () => {
     const provider = createOpenAICompatible({ name: "gateway", baseURL: `${gateway.url}/openai/v1`, apiKey: "anything" })
     const result = await generateText({ model: provider("gateway::function_name::chat"), prompt: "Say hello", maxRetries: 0 })
-    expect(result.text).toBe(dummyHelloText)
+    expect(result.text).toBe(dummyText)
     expect(result.finishReason).toBe("stop")
     expect(result.usage.inputTokens).toBe(10)
     expect(result.usage.outputTokens).toBe(10)

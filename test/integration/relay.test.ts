@@ -7,7 +7,7 @@
  * edits; the edge's answers show the central gateway's failures as a provider's.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { dummyHelloText } from "../../src/providers/dummy/index.ts"
+import { dummyText } from "../../src/providers/dummy/index.ts"
 import { type ApiKey, call, closedPort, createKey } from "../support/access.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { fakeVector, type FakeEmbeddings, startFakeEmbeddings } from "../support/fakeEmbeddings.ts"
@@ -242,7 +242,7 @@ describe("a function inference through the relay", () => {
   it("sends short-hand models under their name, resolved by the central gateway", async () => {
     const answer = await edge.post("/inference", { model_name: "dummy::good", input: { messages: [{ role: "user", content: "Hi" }] } })
     expect(answer.status, JSON.stringify(answer.body)).toBe(200)
-    expect(answer.body.content).toEqual([{ type: "text", text: dummyHelloText }])
+    expect(answer.body.content).toEqual([{ type: "text", text: dummyText }])
     const stored = await waitForInference(edge, answer.body.inference_id, { include_model_inferences: true })
     expect(stored.model_inferences[0].model_provider_name).toBe("gateway_relay")
     expect(JSON.parse(stored.model_inferences[0].raw_request).model_name).toBe("dummy::good")

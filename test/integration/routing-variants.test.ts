@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { v4 as uuidv4, v7 as uuidv7 } from "uuid"
-import { dummyHelloText, dummyThought } from "../../src/providers/dummy/index.ts"
+import { dummyText, dummyThought } from "../../src/providers/dummy/index.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -201,7 +201,7 @@ describe("routing between variants and providers", () => {
     it("does not try other variants when the pinned one fails", async () => {
       const response = await infer({ function_name: "fallback", variant_name: "broken" })
       expect(response.status).toBe(502)
-      expect(response.body.error).toContain("the dummy model `error` always fails")
+      expect(response.body.error).toContain("Error sending request to Dummy provider for model 'error'.")
     })
 
     it("refuses variant_name with model_name", async () => {
@@ -303,7 +303,7 @@ describe("routing between variants and providers", () => {
       expect(response.body.error).toContain('variant "second"')
       expect(response.body.error).toContain('provider "p1"')
       expect(response.body.error).toContain('provider "p2"')
-      expect(response.body.error).toContain("the dummy model `error` always fails")
+      expect(response.body.error).toContain("Error sending request to Dummy provider for model 'error'.")
     })
 
     it("answers a single failing variant with its own 502", async () => {
@@ -318,7 +318,7 @@ describe("routing between variants and providers", () => {
       expect(response.status).toBe(200)
       expect(response.body.variant_name).toBe("only")
       // only the secondary (a reasoner) answers with a thought
-      expect(response.body.content).toEqual([{ type: "thought", text: dummyThought }, { type: "text", text: dummyHelloText }])
+      expect(response.body.content).toEqual([{ type: "thought", text: dummyThought }, { type: "text", text: dummyText }])
     })
 
     it("answers 502 listing every provider when all providers of the model fail", async () => {

@@ -209,7 +209,7 @@ describe("OTLP trace export", () => {
     const fn = byName(spans, "function_inference")
     const model = byName(spans, "model_inference")
     expect(fn.events.map((event) => [event.name, event.attributes["gateway.variant_name"]])).toEqual([["variant_failed", "failing"]])
-    expect(fn.events[0].attributes["exception.message"]).toContain("dummy model `error` always fails")
+    expect(fn.events[0].attributes["exception.message"]).toContain("Error sending request to Dummy provider for model 'error'.")
     expect(model.attributes["gateway.model_provider_name"]).toBe("up")
     expect(model.events.map((event) => [event.name, event.attributes["gateway.model_provider_name"]])).toEqual([["provider_failed", "down"]])
     expect(model.events[0].time).toBeGreaterThanOrEqual(fn.start)

@@ -48,15 +48,17 @@ strict = true
 
 [functions.chat]
 type = "chat"
-[functions.chat.variants.good]
-type = "chat_completion"
-model = "dummy::good"
-
-[functions.hello]
-type = "chat"
-[functions.hello.variants.hello]
+# the gateway's own former default (other suites assert its text and usage)
+[functions.chat.variants.text]
 type = "chat_completion"
 model = "dummy::hello"
+
+# TensorZero's default model
+[functions.good]
+type = "chat"
+[functions.good.variants.good]
+type = "chat_completion"
+model = "dummy::good"
 
 [functions.reasoning]
 type = "chat"
@@ -67,10 +69,15 @@ model = "dummy::reasoner"
 [functions.weather]
 type = "chat"
 tools = ["get_temperature"]
+# the gateway's own offered_tool: a call of the configured tool, streamed whole (other suites assert it)
 [functions.weather.variants.tool]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 weight = 1
+[functions.weather.variants.tensorzero_tool]
+type = "chat_completion"
+model = "dummy::tool"
+weight = 0
 [functions.weather.variants.bad_tool]
 type = "chat_completion"
 model = "dummy::bad_tool"
@@ -78,10 +85,6 @@ weight = 0
 [functions.weather.variants.invalid_tool_arguments]
 type = "chat_completion"
 model = "dummy::invalid_tool_arguments"
-weight = 0
-[functions.weather.variants.offered_tool]
-type = "chat_completion"
-model = "dummy::offered_tool"
 weight = 0
 
 [functions.extract]

@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest"
 import { accessibilityViolations, screenshot, watchedPage, widths } from "../support/browser.ts"
 import { type UiGateway, uiSuite, until } from "../support/uiGateway.ts"
 
-const dummyHelloText = "Hello from the dummy provider. This answer is always the same."
+const dummyText = "Hello from the dummy provider. This answer is always the same."
 
 /** presses Tab until the focused element's label reads `label` */
 const tabTo = async (page: Page, label: string | RegExp) => {
@@ -111,7 +111,7 @@ describe("the evaluation pages", () => {
         const cells = rows.nth(i).locator("td")
         expect(await cells.nth(2).innerText()).toContain("Write a haiku about")
         expect(await cells.nth(2).innerText()).toContain("mentions_haiku: true")
-        expect(await cells.nth(3).innerText()).toContain(dummyHelloText)
+        expect(await cells.nth(3).innerText()).toContain(dummyText)
         expect(await cells.nth(3).innerText()).toContain("mentions_haiku: false")
       }
       expect(problems).toEqual([])
@@ -206,7 +206,7 @@ describe("the evaluation pages", () => {
       await episodeRow.getByRole("link").click()
       await page.getByRole("heading", { level: 1, name: "Episode" }).waitFor()
       expect(new URL(page.url()).pathname).toBe(`/ui/episodes/${episodeId}`)
-      await page.getByText(dummyHelloText).waitFor()
+      await page.getByText(dummyText).waitFor()
       expect(problems).toEqual([])
     } finally {
       await context.close()

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import { accessibilityViolations, screenshot, watchedPage, widths } from "../support/browser.ts"
 import { type UiGateway, uiSuite, until } from "../support/uiGateway.ts"
 
-const dummyHelloText = "Hello from the dummy provider. This answer is always the same."
+const dummyText = "Hello from the dummy provider. This answer is always the same."
 
 describe("the Playground", () => {
   let gateway: UiGateway
@@ -49,7 +49,7 @@ describe("the Playground", () => {
         const echoed = await finished(page, "Variant echo")
         const fixed = await finished(page, "Variant fixed")
         expect(echoed).toContain("Write a haiku about lighthouses at dusk.")
-        expect(fixed).toBe(dummyHelloText)
+        expect(fixed).toBe(dummyText)
         // side by side: the two cards share a row at the desktop width
         const [echoBox, fixedBox] = await Promise.all([answer(page, "Variant echo").boundingBox(), answer(page, "Variant fixed").boundingBox()])
         if (width === "desktop") expect(Math.abs(echoBox!.y - fixedBox!.y)).toBeLessThan(2)
@@ -69,7 +69,7 @@ describe("the Playground", () => {
         }
         await page.getByRole("button", { name: /^Run 2 side by side/ }).click()
         expect(await finished(page, "Model dummy::echo_request_messages")).toContain("Tell me about otters")
-        expect(await finished(page, "Model dummy::hello")).toBe(dummyHelloText)
+        expect(await finished(page, "Model dummy::hello")).toBe(dummyText)
         expect(problems, problems.join("\n")).toEqual([])
         expect(await accessibilityViolations(page)).toEqual([])
         await screenshot(page, `playground-models-${width}`)

@@ -15,7 +15,6 @@ import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/storedInferences/rows.ts"
 import { inferenceResponseBody } from "../../src/native/response.ts"
 import { CacheStoreService } from "../../src/cache/store.ts"
-import { dummyHelloUsage } from "../../src/providers/dummy/index.ts"
 import { RateLimiter } from "../../src/ratelimit/limiter.ts"
 import { Models } from "../../src/services.ts"
 import { HttpTransport } from "../../src/transport.ts"
@@ -78,8 +77,9 @@ describe("inferenceRows", () => {
       inferenceId: inference.id,
       modelName: "dummy::echo_request_messages",
       modelProviderName: "dummy",
-      inputTokens: dummyHelloUsage.input_tokens,
-      outputTokens: dummyHelloUsage.output_tokens,
+      // TensorZero's usage: 10 input tokens, one output token per block
+      inputTokens: 10,
+      outputTokens: 1,
       cached: false,
       finishReason: "stop",
       timestamp: uuidv7Timestamp(call.id)
