@@ -114,10 +114,10 @@ export const requestHeaderEdit = (edit: ExtraHeaderEdit, field: string, entry: u
  * A configured edit that cannot be applied is a failure of that provider (the next one may take
  * it); a request's own is the caller's mistake, and ends the inference.
  */
-export const requestFieldOf = (edit: ExtraBodyEdit): string | undefined => (edit as RequestEdit)[requestOrigin]?.field
+export const requestFieldOf = (edit: ExtraBodyEdit): string | undefined => (edit as ExtraBodyEdit & RequestEdit)[requestOrigin]?.field
 
 /** The request's entry an edit came from, as written, or undefined for a configured edit. */
-export const requestEntryOf = (edit: object): unknown => (edit as RequestEdit)[requestOrigin]?.entry
+export const requestEntryOf = (edit: object): unknown => (edit as object & RequestEdit)[requestOrigin]?.entry
 
 /** An edit with the calls it applies to (a request's own `extra_body` and `extra_headers` entries). */
 export interface ScopedEdit<E> {

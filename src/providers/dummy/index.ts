@@ -67,11 +67,13 @@ export const makeDummyClient = (modelName: string): ProviderClient => {
   const answer = (call: ProviderCall): Effect.Effect<WholeAnswer, ProviderFailure> => {
     if (own) {
       const output = ownOutput(modelName, call)
-      return Effect.succeed({ output, usage: dummyHelloUsage, finishReason: hasToolCall(output) ? "tool_call" : "stop" })
+      const whole: WholeAnswer = { output, usage: dummyHelloUsage, finishReason: hasToolCall(output) ? "tool_call" : "stop" }
+      return Effect.succeed(whole)
     }
-    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    return Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<WholeAnswer, ProviderFailure> => {
       const output = tensorZeroOutput(modelName, call, now)
       if (output instanceof ProviderFailure) return Effect.fail(output)
+      // a json answer under json_mode tool is a tool call whatever the name says
       const finishReason = hasToolCall(output) ? "tool_call" : finishReasonOf(modelName)
       return Effect.succeed({ output, usage: usageOf(modelName, output.length), finishReason })
     })

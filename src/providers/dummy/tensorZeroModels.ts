@@ -39,7 +39,8 @@ import {
   dummyToolName
 } from "./fixed.ts"
 
-const failure = (message: string, status?: number) => new ProviderFailure({ message, timedOut: false, status })
+const failure = (message: string, status?: number) =>
+  new ProviderFailure(status === undefined ? { message, timedOut: false } : { message, timedOut: false, status })
 
 const text = (value: string): OutputBlock => ({ type: "text", text: value })
 const toolCall = (name: string, args: string): OutputBlock => ({ type: "tool_call", id: "0", raw_name: name, raw_arguments: args })
@@ -73,7 +74,7 @@ export const tensorZeroPreamble = (
   calls: number,
   streamed: boolean
 ): Effect.Effect<void, ProviderFailure> => {
-  const checks = Effect.suspend(() => {
+  const checks = Effect.suspend((): Effect.Effect<void, ProviderFailure> => {
     // `flaky_*` fails its even-numbered calls; `flaky_*rate_limit*` as a rate limit would
     if (modelName.startsWith("flaky_") && calls % 2 === 0) {
       if (modelName.includes("rate_limit") && !streamed) return Effect.fail(failure(`Flaky model '${modelName}' was rate limited on call number ${calls}`, 429))
