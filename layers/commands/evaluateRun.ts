@@ -63,10 +63,13 @@ export const runEvaluate = (
   }).pipe(
     Effect.provide(GatewayServicesLive(config, env)),
     // a usage error names the request's fields: said as the flags that gave them
-    Effect.catch((error: { readonly _tag: string; readonly message: string }) =>
-      isUsageError(error)
-        ? Effect.as(Console.error(namingFlags(error.message, evaluateFlagOf)), evaluateExitCodes.usage)
-        : Effect.as(Console.error(error.message), evaluateExitCodes.failed)),
+    Effect.catch((error: { readonly _tag: string; readonly message: string }) => {
+      const usage = isUsageError(error)
+      return Effect.as(
+        Console.error(usage ? namingFlags(error.message, evaluateFlagOf) : error.message),
+        usage ? evaluateExitCodes.usage : evaluateExitCodes.failed
+      )
+    }),
     Effect.scoped
   )
 }
