@@ -103,11 +103,15 @@ type RequestEdit = { readonly [requestOrigin]?: RequestOrigin }
 const fromRequest = <E extends object>(edit: E, field: string, entry: unknown): E =>
   Object.defineProperty(edit, requestOrigin, { value: { field, entry } satisfies RequestOrigin })
 
-/** An edit of the request's `extra_body`, at `field`: if it cannot be applied, the inference ends with a 400. */
-export const requestBodyEdit = (edit: ExtraBodyEdit, field: string, entry: unknown): ExtraBodyEdit => fromRequest(edit, field, entry)
+/**
+ * An edit of the request's `extra_body`, at `field`, written as `entry` (by default the edit
+ * itself): if it cannot be applied, the inference ends with a 400.
+ */
+export const requestBodyEdit = (edit: ExtraBodyEdit, field: string, entry: unknown = edit): ExtraBodyEdit => fromRequest(edit, field, entry)
 
-/** An edit of the request's `extra_headers`, at `field`. */
-export const requestHeaderEdit = (edit: ExtraHeaderEdit, field: string, entry: unknown): ExtraHeaderEdit => fromRequest(edit, field, entry)
+/** An edit of the request's `extra_headers`, at `field`, written as `entry` (by default the edit itself). */
+export const requestHeaderEdit = (edit: ExtraHeaderEdit, field: string, entry: unknown = edit): ExtraHeaderEdit =>
+  fromRequest(edit, field, entry)
 
 /**
  * The request field an edit came from (`extra_body[2]`), or undefined for a configured edit.

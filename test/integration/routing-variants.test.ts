@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { v4 as uuidv4, v7 as uuidv7 } from "uuid"
-import { dummyText, dummyThought } from "../../src/providers/dummy/index.ts"
+import { dummyHelloText, dummyText, dummyThought } from "../../src/providers/dummy/index.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

@@ -305,7 +305,11 @@ describe("dummy provider: TensorZero's models, streamed", () => {
       const sizes: Array<number> = []
       const loop: Effect.Effect<Array<number>> = Effect.matchEffect(started.next, {
         onFailure: () => Effect.succeed(sizes),
-        onSuccess: (chunks) => Effect.suspend(() => (sizes.push(chunks.length), loop))
+        onSuccess: (chunks) =>
+          Effect.suspend(() => {
+            sizes.push(chunks.length)
+            return loop
+          })
       })
       return loop
     }))
