@@ -208,7 +208,7 @@ describe.each(backends)("evaluation runs over HTTP on %s", (backend) => {
     expect(resultsOf(failing)).toHaveLength(3)
     for (const failed of resultsOf(failing)) {
       expect(failed.inference_id).toBeNull()
-      expect(failed.error).toMatch(/dummy model `error`/)
+      expect(failed.error).toMatch(/Error sending request to Dummy provider for model 'error'\./)
     }
     expect(summaryOf(failing)).toMatchObject({ status: "completed", completed: 3, errors: 3, summary: { exact: { count: 0, errors: 3 } } })
   })
