@@ -113,7 +113,7 @@ describe("OTLP trace export", () => {
       "gateway.model_provider_name": "dummy",
       "gateway.cached": false,
       "gen_ai.provider.name": "dummy",
-      "gen_ai.request.model": "text",
+      "gen_ai.request.model": "hello",
       "gen_ai.usage.input_tokens": dummyHelloUsage.input_tokens,
       "gen_ai.usage.output_tokens": dummyHelloUsage.output_tokens,
       "gen_ai.response.finish_reasons": "stop"
