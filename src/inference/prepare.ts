@@ -23,6 +23,7 @@ import {
   extraHeaderProblem,
   parsePointer,
   requestBodyEdit,
+  requestHeaderEdit,
   type ScopedEdit
 } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
@@ -232,7 +233,8 @@ export const prepareInference = (
       // marked as the request's: if it does not fit the provider's body, the inference ends with a 400
       edit: requestBodyEdit(
         entry.delete === true ? { pointer: entry.pointer, delete: true } : { pointer: entry.pointer, value: entry.value },
-        path
+        path,
+        entry
       )
     })
   }
@@ -251,7 +253,7 @@ export const prepareInference = (
     if (Result.isFailure(scope)) return Result.fail(scope.failure)
     headerEdits.push({
       scope: scope.success,
-      edit: entry.delete === true ? { name: entry.name, delete: true } : { name: entry.name, value: entry.value! }
+      edit: requestHeaderEdit(entry.delete === true ? { name: entry.name, delete: true } : { name: entry.name, value: entry.value! }, path, entry)
     })
   }
 

@@ -305,7 +305,7 @@ describe.each(backends)("observability on %s: the cache", (backend) => {
     }
     expect(fake.requests).toHaveLength(8)
     const dummyAgain = await infer({ function_name: "weather", input: dummyInput, cache_options: { enabled: "on" } })
-    expect(dummyAgain.usage).toEqual({ input_tokens: 10, output_tokens: 10 })
+    expect(dummyAgain.usage).toEqual({ input_tokens: 10, output_tokens: 1 })
     expect((await storedCall(dummyAgain.inference_id)).cached).toBe(false)
 
     // a valid json answer is cached, so the second extract above is now a hit

@@ -14,6 +14,8 @@ import { getInferences, observabilityToml, poll, uuidV7Pattern, waitForInference
 
 const route = "/openai/v1/chat/completions"
 const dummyText = "Hello from the dummy provider. This answer is always the same."
+/** TensorZero's dummy models' whole text, streamed text and thought (`reasoning` is on dummy::reasoner) */
+const tensorZeroText = "Megumin gleefully chanted her spell, unleashing a thunderous explosion that lit up the sky and left a massive crater in its wake."
 const dummyToolArguments = "{\"location\":\"Brooklyn\",\"units\":\"celsius\"}"
 
 const lookupSchema = { type: "object", properties: { query: { type: "string" } }, required: ["query"] }
@@ -122,7 +124,7 @@ type = "chat_completion"
 model = "dummy::error"
 [functions.fallback.variants.backup]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.all_fail]
 type = "chat"
@@ -181,7 +183,7 @@ describe("POST /openai/v1/chat/completions", () => {
   }
   /** what the dummy `echo` model received */
   const echoed = async (messages: ReadonlyArray<unknown>, extra: Record<string, unknown> = {}) => {
-    const body = await ok({ model: "gateway::model_name::dummy::echo", messages, ...extra })
+    const body = await ok({ model: "gateway::model_name::dummy::echo_request_messages", messages, ...extra })
     return JSON.parse(body.choices[0].message.content)
   }
 
@@ -315,7 +317,7 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("failed providers and failed variants are a 502, a variant's timeout a 408, a missing credential a 400", async () => {
       expect(expectOpenAiError(await chat({ model: "gateway::function_name::failing", messages: hi }), 502, "server_error"))
-        .toContain("always fails")
+        .toContain("Error sending request to Dummy provider for model 'error'.")
       expectOpenAiError(await chat({ model: "gateway::function_name::all_fail", messages: hi }), 502, "server_error")
       expectOpenAiError(await chat({ model: "gateway::function_name::slow_variant_timeout", messages: hi }), 408, "timeout_error")
       fake.script.push({ kind: "json", status: 503, body: { error: { message: "overloaded" } } })
@@ -327,7 +329,7 @@ describe("POST /openai/v1/chat/completions", () => {
     it("a failure before a stream starts is an ordinary error response", async () => {
       const response = await gateway.stream(route, { model: "gateway::function_name::failing", messages: hi, stream: true })
       expect(response.status).toBe(502)
-      expect(JSON.parse(response.raw).error.message).toContain("always fails")
+      expect(JSON.parse(response.raw).error.message).toContain("Error sending request to Dummy provider for model 'error'.")
     })
   })
 
@@ -510,12 +512,12 @@ describe("POST /openai/v1/chat/completions", () => {
       const first = await ok({ model: "gateway::function_name::reasoning", messages: hi })
       const message = first.choices[0].message
       expect(message.gateway_extra_content).toEqual([
-        { type: "thought", insert_index: 0, text: "The caller wants a greeting, so I will greet them." }
+        { type: "thought", insert_index: 0, text: "hmmm" }
       ])
       const back = await echoed([user("hi"), message, user("again")])
       expect(back.messages[1].content).toEqual([
-        { type: "thought", text: "The caller wants a greeting, so I will greet them." },
-        { type: "text", text: dummyText }
+        { type: "thought", text: "hmmm" },
+        { type: "text", text: tensorZeroText }
       ])
     })
 
@@ -793,7 +795,7 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("the dummy tool model calls the forced tool", async () => {
       const body = await ok({
-        model: "gateway::model_name::dummy::tool",
+        model: "gateway::model_name::dummy::offered_tool",
         messages: hi,
         tools: [
           { type: "function", function: { name: "a", parameters: { type: "object" } } },
@@ -998,7 +1000,7 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("a tool call with an invalid name or arguments still comes back as generated", async () => {
       const body = await ok({ model: "gateway::function_name::weather", messages: hi, "gateway::variant_name": "invalid_tool_arguments" })
-      expect(body.choices[0].message.tool_calls[0].function).toEqual({ name: "get_temperature", arguments: "{\"location\": Brooklyn" })
+      expect(body.choices[0].message.tool_calls[0].function).toEqual({ name: "get_temperature", arguments: "Not valid 'JSON'" })
     })
 
     it("json functions answer the raw JSON text as content", async () => {
@@ -1162,7 +1164,8 @@ describe("POST /openai/v1/chat/completions", () => {
     it("json functions stream the raw JSON text as content; the last chunk's delta is content \"\", not {}", async () => {
       const { events } = await stream({ model: "gateway::function_name::extract", messages: hi })
       const chunks = choiceChunks(events)
-      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe("{\"answer\":\"Hello\"}")
+      // what dummy::json streams, as TensorZero's
+      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe("{\"name\":\"John\",\"age\":30}")
       expect(chunks.at(-1).choices[0]).toEqual({ index: 0, delta: { content: "" }, finish_reason: "stop", logprobs: null })
       expect(chunks.every((chunk: any) => typeof chunk.choices[0].delta.content === "string")).toBe(true)
     })
@@ -1362,7 +1365,7 @@ describe("POST /openai/v1/chat/completions with observability (postgres)", () =>
   })
 
   it("stores a streamed inference under the id of its chunks, and a model call by model_name", async () => {
-    const { events } = await gateway.stream(route, { model: "gateway::model_name::dummy::text", messages: [user("hi")], stream: true })
+    const { events } = await gateway.stream(route, { model: "gateway::model_name::dummy::hello", messages: [user("hi")], stream: true })
     const stored = await waitForInference(gateway, events[0].id)
     expect(stored.episode_id).toBe(events[0].episode_id)
     expect(stored.function_name).toBe("gateway::default")

@@ -115,7 +115,7 @@ describe("the official openai SDK as a client", () => {
   })
 
   it("a dummy model called by model_name", async () => {
-    const answer = await client.chat.completions.create({ model: "gateway::model_name::dummy::text", messages: [{ role: "user", content: "Hi" }] })
+    const answer = await client.chat.completions.create({ model: "gateway::model_name::dummy::hello", messages: [{ role: "user", content: "Hi" }] })
     expect(answer.choices[0].message.content).toBe(dummyText)
     expect(answer.usage?.total_tokens).toBe(20)
   })
@@ -228,7 +228,7 @@ describe("the official openai SDK as a client", () => {
     const parameters = z.toJSONSchema(z.object({ location: z.string(), units: z.enum(["celsius", "fahrenheit"]) }))
     expect(parameters.$schema).toBe("https://json-schema.org/draft/2020-12/schema")
     const answer = await client.chat.completions.create({
-      model: "gateway::model_name::dummy::tool",
+      model: "gateway::model_name::dummy::offered_tool",
       messages: [{ role: "user", content: "Weather in Brooklyn?" }],
       tools: [{ type: "function", function: { name: "get_weather", parameters } }]
     })
@@ -384,7 +384,7 @@ describe("the official openai SDK as a client", () => {
     const failing = await failure(client.chat.completions.create({ model: "gateway::function_name::failing", messages: [{ role: "user", content: "Hi" }] }))
     expect(failing).toBeInstanceOf(OpenAI.InternalServerError)
     expect(failing.status).toBe(502)
-    expect(failing.message).toContain("always fails")
+    expect(failing.message).toContain("Error sending request to Dummy provider for model 'error'.")
   })
 
   it("errors carry TensorZero's phrases, which its clients' tests match, beside the field they name", async () => {

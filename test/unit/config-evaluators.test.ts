@@ -18,7 +18,7 @@ model_name = "json"
 type = "chat"
 [functions.write.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.extract]
 type = "json"

@@ -26,20 +26,20 @@ const toml = `
 routing = ["d"]
 [models.analyst.providers.d]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [functions.write]
 type = "chat"
 [functions.write.variants.templated]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 system_template = "/cfg/system.minijinja"
 [functions.write.variants.plain]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.write.variants.cot]
 type = "experimental_chain_of_thought"
-model = "dummy::text"
+model = "dummy::hello"
 system_template = "/cfg/system.minijinja"
 [functions.write.variants.second]
 type = "chat_completion"
@@ -47,7 +47,7 @@ model = "analyst"
 system_template = "/cfg/second.minijinja"
 [functions.write.variants.tuned_12]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.write.evaluators.exact]
 type = "exact_match"
 [functions.write.evaluators.judge]
@@ -63,10 +63,10 @@ type = "typescript"
 type = "chat"
 [functions.bare.variants.plain]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.bare.variants.cot]
 type = "experimental_chain_of_thought"
-model = "dummy::text"
+model = "dummy::hello"
 system_template = "/cfg/system.minijinja"
 [functions.bare.evaluators.exact]
 type = "exact_match"
@@ -101,7 +101,7 @@ const defaultPrefix = "gepa_task7"
 const valid: LaunchGepaRequest = {
   function_name: "write",
   analysis_model: "analyst",
-  mutation_model: "dummy::text",
+  mutation_model: "dummy::hello",
   max_iterations: 4,
   dataset_name: "examples",
   evaluators: ["exact"]
@@ -139,7 +139,7 @@ describe("planGepa: a valid request", () => {
       datasets: { kind: "split", datasetName: "examples" },
       initialVariants: ["templated", "second"],
       analysisModel: "analyst",
-      mutationModel: "dummy::text",
+      mutationModel: "dummy::hello",
       maxIterations: 4,
       batchSize: defaultGepaBatchSize,
       seed,

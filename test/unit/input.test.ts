@@ -30,7 +30,7 @@ schemas.user.path = "schemas/user.json"
 schemas.greeting.path = "schemas/greeting.json"
 [functions.schematic.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.system.path = "templates/system.minijinja"
 templates.user.path = "templates/user.minijinja"
 templates.assistant.path = "templates/assistant.minijinja"
@@ -41,7 +41,7 @@ templates.greeting.path = "templates/greeting.minijinja"
 type = "chat"
 [functions.fixed.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.system.path = "templates/fixed_system.minijinja"
 
 # nothing at all
@@ -49,7 +49,7 @@ templates.system.path = "templates/fixed_system.minijinja"
 type = "chat"
 [functions.plain.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 `, { files })
 
 const renderFor = (functionName: string, input: Input) =>

@@ -16,7 +16,6 @@ import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/storedInferences/rows.ts"
 import { inferenceResponseBody } from "../../src/native/response.ts"
 import { CacheStoreService } from "../../src/cache/store.ts"
-import { dummyUsage } from "../../src/providers/dummy/index.ts"
 import { RateLimiter } from "../../src/ratelimit/limiter.ts"
 import { Models } from "../../src/services.ts"
 import { HttpTransport } from "../../src/transport.ts"
@@ -27,7 +26,7 @@ const config = buildOk(`
 type = "chat"
 [functions.chat.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 temperature = 0.5
 
 [functions.extract]
@@ -77,10 +76,11 @@ describe("inferenceRows", () => {
     const call = rows.modelInferences[0]
     expect(call).toMatchObject({
       inferenceId: inference.id,
-      modelName: "dummy::echo",
+      modelName: "dummy::echo_request_messages",
       modelProviderName: "dummy",
-      inputTokens: dummyUsage.input_tokens,
-      outputTokens: dummyUsage.output_tokens,
+      // TensorZero's usage: 10 input tokens, one output token per block
+      inputTokens: 10,
+      outputTokens: 1,
       cached: false,
       finishReason: "stop",
       timestamp: uuidv7Timestamp(call.id)

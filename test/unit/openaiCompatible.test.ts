@@ -22,7 +22,7 @@ const ok = (result: ReturnType<typeof translate>): TranslatedRequest => {
 describe("translateChatCompletion", () => {
   it("joins system messages, keeps tool results together and puts extra content back in place", () => {
     const { request } = ok(translate({
-      model: "gateway::model_name::dummy::echo",
+      model: "gateway::model_name::dummy::echo_request_messages",
       messages: [
         { role: "system", content: "one" },
         { role: "developer", content: [{ type: "text", text: "two" }] },
@@ -37,7 +37,7 @@ describe("translateChatCompletion", () => {
         { role: "tool", tool_call_id: "c2", content: [{ type: "text", text: "43" }] }
       ]
     }))
-    expect(request.model_name).toBe("dummy::echo")
+    expect(request.model_name).toBe("dummy::echo_request_messages")
     expect(request.input).toEqual({
       system: "one\ntwo",
       messages: [
