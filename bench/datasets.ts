@@ -54,7 +54,7 @@ batch_writes = { flush_interval_ms = 100 }
 type = "chat"
 [functions.bench.variants.main]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 /** a stored chat inference of `bench`, of a plausible size (a short conversation, a one-line answer) */

@@ -23,10 +23,11 @@ export interface StartedProcess {
 export const startProcess = (
   command: ReadonlyArray<string>,
   pattern: RegExp,
-  options: { readonly env?: Record<string, string>; readonly nodeArgs?: ReadonlyArray<string> } = {}
+  /** `cwd`: another checkout to run `command` from (default: this repository's root) */
+  options: { readonly env?: Record<string, string>; readonly nodeArgs?: ReadonlyArray<string>; readonly cwd?: string } = {}
 ) =>
   new Promise<StartedProcess>((resolve, reject) => {
-    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...command], { cwd: root, env: { ...process.env, ...options.env } })
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...command], { cwd: options.cwd ?? root, env: { ...process.env, ...options.env } })
     children.push(child)
     let output = ""
     const onData = (data: Buffer) => {

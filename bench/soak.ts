@@ -9,7 +9,7 @@
 //   - a pending batch read by storms of concurrent GETs polled the provider at most once per
 //     `[gateway.batch] poll_interval_s` (issue 33).
 // Issue 33 added to the mix: 10 MB bodies nested millions of levels deep (to the sign-in route
-// without a key, to /inference, as an import line), messages of --large-mb to `dummy::echo`
+// without a key, to /inference, as an import line), messages of --large-mb to `dummy::echo_request_messages`
 // (rows several times over the soak's 1 MiB max_row_bytes) with listings of every inference beside them, dataset imports (normal,
 // a bad last line, a 20 MB line), configuration reloads alternating two files, and storms of
 // reads of a pending batch.
@@ -132,7 +132,7 @@ templates.system.path = "system.minijinja"
 type = "chat"
 [functions.batched.variants.main]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 ${batchModels}
 [functions.pending_batch]
@@ -536,7 +536,7 @@ const main = async () => {
     },
     { name: "inference nested 10 MB deep", kind: "hostile", weight: 0.3, run: async () => ({ status: (await post("/inference", nestedBody(`{"function_name":"chat","input":{"system":`, tenMb))).status }) },
     { name: "import line nested 4 MB deep", kind: "hostile", weight: 0.3, run: async () => ({ status: (await importDatapoints(nestedBody(`{"type":"chat","function_name":"chat","input":`, 4 * 2 ** 20))).status }) },
-    { name: `${largeMb} MB message to dummy::echo, rows over max_row_bytes`, kind: "hostile", weight: 0.3, run: () => inference({ model_name: "dummy::echo", input: user(echoMessage), params: { chat_completion: { max_tokens: 100 } } }) },
+    { name: `${largeMb} MB message to dummy::echo_request_messages, rows over max_row_bytes`, kind: "hostile", weight: 0.3, run: () => inference({ model_name: "dummy::echo_request_messages", input: user(echoMessage), params: { chat_completion: { max_tokens: 100 } } }) },
     {
       name: "import of 20 MB, its last line bad",
       kind: "hostile",

@@ -27,6 +27,7 @@ import { currentWorker, parseWorkers } from "../layers/cluster.ts"
 import { apiKeyCreate, apiKeyDisable } from "../layers/commands/apiKeys.ts"
 import { ExitWith, failWith } from "../layers/commands/exit.ts"
 import { evaluate } from "../layers/commands/evaluate.ts"
+import { evaluateFlagOf } from "../layers/commands/evaluateFlags.ts"
 import { type Database, migrate, migrationFlagOf } from "../layers/commands/migrate.ts"
 import { migrateData } from "../layers/commands/migrateData.ts"
 import { optimizeExport } from "../layers/commands/optimizeExport.ts"
@@ -228,20 +229,20 @@ const evaluateCommand = Command.make(
   "evaluate",
   {
     ...sharedFlags,
-    functionName: listFlag("function-name", "the function to evaluate (or --evaluation-name)"),
-    evaluatorNames: listFlag("evaluator-names", "comma-separated evaluators of the function or evaluation (default: all)"),
-    evaluationName: listFlag("evaluation-name", "a configured [evaluations.<name>]: its function and evaluators"),
-    datasetName: listFlag("dataset-name", "evaluate every live datapoint of the function in this dataset"),
-    datapointIds: listFlag("datapoint-ids", "or these datapoints (comma-separated ids)"),
-    variantName: listFlag("variant-name", "the variant to run (default: one drawn by weight)"),
-    concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("inferences at once"), Flag.withDefault(10)),
-    maxDatapoints: Flag.Int("max-datapoints").pipe(Flag.withDescription("evaluate the first N datapoints only"), Flag.optional),
-    inferenceCache: Flag.Literals("inference-cache", ["on", "off", "read_only", "write_only"]).pipe(
+    functionName: listFlag(evaluateFlagOf.function_name, "the function to evaluate (or --evaluation-name)"),
+    evaluatorNames: listFlag(evaluateFlagOf.evaluator_names, "comma-separated evaluators of the function or evaluation (default: all)"),
+    evaluationName: listFlag(evaluateFlagOf.evaluation_name, "a configured [evaluations.<name>]: its function and evaluators"),
+    datasetName: listFlag(evaluateFlagOf.dataset_name, "evaluate every live datapoint of the function in this dataset"),
+    datapointIds: listFlag(evaluateFlagOf.datapoint_ids, "or these datapoints (comma-separated ids)"),
+    variantName: listFlag(evaluateFlagOf.variant_name, "the variant to run (default: one drawn by weight)"),
+    concurrency: Flag.Int(evaluateFlagOf.concurrency).pipe(Flag.withDescription("inferences at once"), Flag.withDefault(10)),
+    maxDatapoints: Flag.Int(evaluateFlagOf.max_datapoints).pipe(Flag.withDescription("evaluate the first N datapoints only"), Flag.optional),
+    inferenceCache: Flag.Literals(evaluateFlagOf.inference_cache, ["on", "off", "read_only", "write_only"]).pipe(
       Flag.withDescription("the inference cache's use by the run"),
       Flag.withDefault("on" as const)
     ),
-    cutoffs: listFlag("cutoffs", "evaluator=mean pairs (a=0.8,b=0.5): exit 1 when a mean misses its cutoff"),
-    precision: listFlag("adaptive-stopping-precision", "evaluator=half-width pairs: stop once each 95% CI half-width is below it"),
+    cutoffs: listFlag(evaluateFlagOf.cutoffs, "evaluator=mean pairs (a=0.8,b=0.5): exit 1 when a mean misses its cutoff"),
+    precision: listFlag(evaluateFlagOf.adaptive_stopping_precision, "evaluator=half-width pairs: stop once each 95% CI half-width is below it"),
     format: Flag.Literals("format", ["pretty", "jsonl"]).pipe(Flag.withDescription("pretty: a summary table; jsonl: one line per result, then the summary"), Flag.withDefault("pretty" as const))
   },
   (flags) =>
@@ -251,10 +252,12 @@ const evaluateCommand = Command.make(
         const parsed = parseEvaluatorNumbers(text.value, `--${flag}`)
         return "problem" in parsed ? failWith(2, [parsed.problem as string, usage]) : Effect.succeed(parsed)
       }
-      const cutoffs = numbers("cutoffs", flags.cutoffs)
-      const precision = numbers("adaptive-stopping-precision", flags.precision)
-      if (flags.concurrency < 1) return yield* failWith(2, ["--concurrency must be a positive integer", usage])
-      if (Option.isSome(flags.maxDatapoints) && flags.maxDatapoints.value < 1) return yield* failWith(2, ["--max-datapoints must be a positive integer", usage])
+      const cutoffs = numbers(evaluateFlagOf.cutoffs, flags.cutoffs)
+      const precision = numbers(evaluateFlagOf.adaptive_stopping_precision, flags.precision)
+      if (flags.concurrency < 1) return yield* failWith(2, [`--${evaluateFlagOf.concurrency} must be a positive integer`, usage])
+      if (Option.isSome(flags.maxDatapoints) && flags.maxDatapoints.value < 1) {
+        return yield* failWith(2, [`--${evaluateFlagOf.max_datapoints} must be a positive integer`, usage])
+      }
       const request: EvaluationRunRequest = {
         function_name: Option.getOrUndefined(flags.functionName),
         evaluator_names: Option.getOrUndefined(commaList(flags.evaluatorNames)),

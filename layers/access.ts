@@ -27,15 +27,15 @@ export const redisUrlVariable = "GATEWAY_REDIS_URL"
 
 type Env = Readonly<Record<string, string | undefined>>
 
-/** The relational store GATEWAY_RELATIONAL_DB_URL names, answering; undefined when unset. */
-export const configuredRelationalStore = (env: Env): Effect.Effect<RelationalStore | undefined, StartupError, Scope.Scope> => {
+/** The relational store GATEWAY_RELATIONAL_DB_URL names, answering, its pool `poolSize` connections at most (the driver's default when undefined); undefined when unset. */
+export const configuredRelationalStore = (env: Env, poolSize?: number): Effect.Effect<RelationalStore | undefined, StartupError, Scope.Scope> => {
   const url = env[relationalUrlVariable]
   if (url === undefined || url === "") return Effect.succeed(undefined)
   if (!/^postgres(ql)?:\/\//i.test(url)) {
     return Effect.fail(new StartupError({ message: `${relationalUrlVariable} must be a postgres:// URL` }))
   }
   return Effect.promise(() => import("./postgres/relational.ts")).pipe(
-    Effect.flatMap((module) => module.makeRelationalStore(url)),
+    Effect.flatMap((module) => module.makeRelationalStore(url, { maxConnections: poolSize })),
     Effect.tap((store) => store.ping),
     Effect.mapError((error) => new StartupError({ message: `${relationalUrlVariable}: ${error.message}` }))
   )
@@ -85,7 +85,7 @@ const bucketStoreFor = (
 /** The RateLimiter, Authentication and UiSessions services, as configured. */
 export const AccessLive = (config: GatewayConfig, env: Env) =>
   Layer.effectContext(Effect.gen(function*() {
-    const relational = yield* configuredRelationalStore(env)
+    const relational = yield* configuredRelationalStore(env, config.gateway.postgresPoolSize)
     if (relational !== undefined && !config.gateway.observability.disableAutomaticMigrations) {
       yield* migrateRelationalStore(relational)
     }

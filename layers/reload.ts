@@ -171,7 +171,8 @@ export const makeGenerations = (options: GenerationsOptions) => {
         basePath: config.gateway.basePath,
         authentication: config.gateway.auth.enabled,
         metricsRequireAuth: config.gateway.metrics.requireAuth,
-        ui: config.gateway.ui.enabled
+        ui: config.gateway.ui.enabled,
+        errorJson: config.gateway.errorJson
       }), { disableLogger: true, disableListenLog: true, routerConfig: { maxParamLength: maxPathParamLength } }).pipe(
         Layer.provide(ConfiguredServicesLive(config, models)),
         Layer.provide(Layer.succeedContext(Context.merge(

@@ -11,6 +11,15 @@ const defaultMaxChars = 100
 export const quoted = (text: string, maxChars = defaultMaxChars): string =>
   text.length > maxChars ? `${JSON.stringify(text.slice(0, maxChars)).slice(0, -1)}..."` : JSON.stringify(text)
 
+const plainName = /^[A-Za-z0-9_.:/-]{1,100}$/
+
+/**
+ * `name` as it is when it is a plain name (letters, digits and `_.:/-`, at most 100), which
+ * can forge nothing; quoted otherwise. For messages whose wording clients match on
+ * (TensorZero's `Unknown function: <name>`).
+ */
+export const plainOrQuoted = (name: string): string => plainName.test(name) ? name : quoted(name)
+
 /**
  * `names`, quoted and comma-separated, at most `maxNames` of them followed by `and K more`:
  * `"a", "b\n" and 3 more`.

@@ -22,7 +22,7 @@ export const makeClickHouseCacheStore = ({ run, select }: ClickHouse): CacheStor
         const newest = `SELECT inference_id, id FROM ModelInferenceCacheKey WHERE cache_key = ${sqlString(key)}${fresh} ` +
           "ORDER BY timestamp_ms DESC, toString(id) DESC LIMIT 1"
         const [row] = await select<CacheRow>(
-          "SELECT output, raw_request, raw_response, finish_reason, timestamp_ms FROM ModelInference " +
+          "SELECT output, raw_request, raw_response, finish_reason, stream_chunking, timestamp_ms FROM ModelInference " +
             `WHERE inference_id IN (SELECT inference_id FROM (${newest})) AND id IN (SELECT id FROM (${newest})) LIMIT 1`,
           signal
         )

@@ -184,6 +184,7 @@ const modelInferenceRow = (call: StoredModelInference) => {
     finish_reason: call.finishReason ?? null,
     cached: call.cached ? 1 : 0,
     cache_key: call.cacheKey === undefined ? "" : text(call.cacheKey),
+    stream_chunking: call.streamChunking ?? "",
     timestamp_ms: epochMs(call.timestamp)
   }
 }
@@ -279,6 +280,8 @@ export interface CacheRow {
   readonly raw_request: string
   readonly raw_response: string
   readonly finish_reason: CacheEntry["finishReason"] | null
+  /** '' when the answer came whole */
+  readonly stream_chunking: string
   readonly timestamp_ms: string
 }
 
@@ -288,6 +291,7 @@ export const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
   rawRequest: row.raw_request,
   rawResponse: row.raw_response,
   ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
+  ...(row.stream_chunking !== "" && { streamChunking: row.stream_chunking }),
   timestamp: Number(row.timestamp_ms)
 })
 

@@ -12,6 +12,8 @@ import { resultJson, runJson } from "../../src/evaluations/json.ts"
 import { missedCutoffs, progressBar, summaryTable } from "../../src/evaluations/report.ts"
 import { EvaluationService } from "../../src/evaluations/service.ts"
 import { GatewayServicesLive } from "../composition.ts"
+import { evaluateFlagOf } from "./evaluateFlags.ts"
+import { namingFlags } from "./flagNames.ts"
 
 export type EvaluateFormat = "pretty" | "jsonl"
 
@@ -60,8 +62,14 @@ export const runEvaluate = (
     return evaluateExitCodes.done
   }).pipe(
     Effect.provide(GatewayServicesLive(config, env)),
-    Effect.catch((error: { readonly _tag: string; readonly message: string }) =>
-      Effect.as(Console.error(error.message), isUsageError(error) ? evaluateExitCodes.usage : evaluateExitCodes.failed)),
+    // a usage error names the request's fields: said as the flags that gave them
+    Effect.catch((error: { readonly _tag: string; readonly message: string }) => {
+      const usage = isUsageError(error)
+      return Effect.as(
+        Console.error(usage ? namingFlags(error.message, evaluateFlagOf) : error.message),
+        usage ? evaluateExitCodes.usage : evaluateExitCodes.failed
+      )
+    }),
     Effect.scoped
   )
 }

@@ -40,7 +40,7 @@ export const migrate = (flags: SharedFlags, only?: ReadonlyArray<Database>) =>
     const env = yield* commandEnv
     const wanted = (database: Database) => only === undefined || only.includes(database)
     const stores = wanted("analytical") ? yield* configuredStores(config, env) : undefined
-    const relational = wanted("relational") ? yield* configuredRelationalStore(env) : undefined
+    const relational = wanted("relational") ? yield* configuredRelationalStore(env, config.gateway.postgresPoolSize) : undefined
     if (only !== undefined) {
       const missing = only.filter((database) => (database === "analytical" ? stores : relational) === undefined)
       if (missing.length > 0) return yield* failWith(1, missing.map((database) => notConfigured(database, config)))

@@ -2,6 +2,7 @@
  * The fallback: whatever no route takes gets a 404, or a 405 on a known path called with
  * another method, in OpenAI's shape under `<base>/openai/`.
  */
+import { maxHeaderSize } from "node:http"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -12,11 +13,12 @@ import { openAiErrorResponse } from "./openaiCompatible.ts"
 import { errorResponse } from "./respond.ts"
 
 /**
- * The longest value of a path parameter the router matches (find-my-way's default is 100): room
- * for a dataset name of 128 characters, and for a longer one to reach its handler and get the
- * 400 saying why it is not a name.
+ * The longest value of a path parameter the router matches (find-my-way's default is 100): the
+ * longest request head Node accepts, so that every parameter a request can carry reaches its
+ * handler, and a dataset name of any length gets the 400 saying why it is not a name (a longer
+ * parameter would fall through to a 404 `no route`).
  */
-export const maxPathParamLength = 1024
+export const maxPathParamLength = maxHeaderSize
 
 const decodedLength = (segment: string): number => {
   try {

@@ -19,7 +19,7 @@ import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
 import type { GatewayServices } from "../composition.ts"
 import { authorize } from "./authorize.ts"
 import { openAiErrorResponse } from "./openaiCompatible.ts"
-import { errorResponse, guarded } from "./respond.ts"
+import { errorResponse, errorResponseWithJson, guarded } from "./respond.ts"
 
 export type RouteHandler = Effect.Effect<
   HttpServerResponse.HttpServerResponse,
@@ -41,10 +41,16 @@ export const guardedRoute = (
   group: GatewayApi["groups"][keyof GatewayApi["groups"]],
   path: string,
   handler: (apiKey: string | undefined) => RouteHandler,
-  open: boolean = Context.get(group.annotations, Open)
+  open: boolean = Context.get(group.annotations, Open),
+  /** TensorZero's `unstable_error_json`: the native error body also carries `error_json` */
+  errorJson = false
 ) => {
   const adminOnly = Context.get(group.annotations, AdminOnly) ? Context.get(group.annotations, AdminPurpose) : undefined
-  const toResponse = Context.get(group.annotations, ErrorFamily) === "openai" ? openAiErrorResponse : errorResponse
+  const toResponse = Context.get(group.annotations, ErrorFamily) === "openai"
+    ? openAiErrorResponse
+    : errorJson
+    ? errorResponseWithJson
+    : errorResponse
   const counted = (apiKey: string | undefined) =>
     Effect.tapError(handler(apiKey), (error) => {
       if (Predicate.isTagged(error, "RateLimited")) metrics.rateLimited(path)

@@ -11,7 +11,7 @@ import { type GatewayError, InvalidRequest } from "../../src/errors.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics } from "../../src/metrics/metrics.ts"
 import { ChatCompletionRequest, knownRootFields } from "../../src/openaiCompatible/api.ts"
-import { functionModelPrefix, modelModelPrefix, translateChatCompletion } from "../../src/openaiCompatible/request.ts"
+import { functionModelPrefix, missingModel, modelModelPrefix, translateChatCompletion } from "../../src/openaiCompatible/request.ts"
 import { chatCompletionBody, openAiErrorBody, openAiStreamEncoder } from "../../src/openaiCompatible/response.ts"
 import { Configuration } from "../../src/services.ts"
 import { quotedList } from "../../src/untrusted.ts"
@@ -32,6 +32,8 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
   const inference = yield* InferenceService
   const metrics = yield* Metrics
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
+  const noModel = missingModel(json)
+  if (noModel !== undefined) return yield* noModel
   const body = yield* decodeBody(decodeChatCompletion, json)
   const unknown = Object.keys(json).filter((key) => !knownRootFields.has(key))
   if (unknown.length > 0) {
@@ -47,7 +49,7 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
   const completed = traceCompleted(trace, translated.request.stream === true)
   const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   if (translated.stream) {
-    const stream = yield* inference.stream(prepared, completed, (variant) => openAiStreamEncoder(prepared, variant, translated, created))
+    const stream = yield* inference.stream(prepared, completed, (variant, otherCalls) => openAiStreamEncoder(prepared, variant, otherCalls, translated, created))
     return sseResponse(stream.events, overheadSoFar(metrics, chatCompletionsRoute, config.gateway.overheadHeader, started, stream.providerMs))
   }
   const result = yield* inference.run(prepared, completed)

@@ -36,6 +36,14 @@ export const errorHeaders = (error: GatewayError): Readonly<Record<string, strin
 export const errorResponse = (error: GatewayError): HttpServerResponse.HttpServerResponse =>
   jsonResponse(errorBody(error), error.status, errorHeaders(error))
 
+/**
+ * With TensorZero's `gateway.unstable_error_json`: the error body also carries the error as a
+ * JSON value under its kind, `{"error": "...", "error_json": {"InvalidRequest": {"message": "..."}}}`
+ * (TensorZero calls its shape unstable; its clients read `error_json` only when present).
+ */
+export const errorResponseWithJson = (error: GatewayError): HttpServerResponse.HttpServerResponse =>
+  jsonResponse(JSON.stringify({ error: error.message, error_json: { [error._tag]: { message: error.message } } }), error.status, errorHeaders(error))
+
 /** Runs a handler, answering its typed errors with their status and body, and defects with a 500. */
 export const guarded = <E, R>(
   handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,

@@ -57,11 +57,12 @@ export const groupsOf = (
   sessions: UiSessions["Service"],
   metrics: MetricsRecorder,
   metricsRequireAuth: boolean,
-  scope: Scope.Scope
+  scope: Scope.Scope,
+  errorJson = false
 ) => {
   const route = (group: keyof GatewayApi["groups"], handler: (apiKey: string | undefined) => RouteHandler, open?: boolean) => {
     const endpoints = api.groups[group].endpoints as Record<string, { readonly path: string }>
-    return (endpoint: string) => guardedRoute(auth, sessions, metrics, api.groups[group], endpoints[endpoint].path, handler, open)
+    return (endpoint: string) => guardedRoute(auth, sessions, metrics, api.groups[group], endpoints[endpoint].path, handler, open, errorJson)
   }
   return Layer.mergeAll(
     HttpApiBuilder.group(api, "inference", (handlers) => handlers.handleRaw("inference", route("inference", inferenceHandler)("inference"))),

@@ -45,7 +45,8 @@ const isolated = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
 /** the routes below register under `base` (the router strips it from the URL the handlers see) */
 const under = (base: string) => Layer.effect(HttpRouter.HttpRouter, Effect.map(HttpRouter.HttpRouter, (router) => router.prefixed(base)))
 
-export const Routes = (deployment: Omit<Deployment, "version"> & { readonly ui?: boolean }) => {
+/** `errorJson`: TensorZero's `gateway.unstable_error_json` (native error bodies also carry `error_json`) */
+export const Routes = (deployment: Omit<Deployment, "version"> & { readonly ui?: boolean; readonly errorJson?: boolean }) => {
   const api = deployedApi({ ...deployment, version: gatewayVersion })
   const implemented = Layer.unwrap(Effect.gen(function*() {
     const auth = yield* Authentication
@@ -53,7 +54,7 @@ export const Routes = (deployment: Omit<Deployment, "version"> & { readonly ui?:
     const metrics = yield* Metrics
     const scope = yield* Effect.scope
     const routes = HttpApiBuilder.layer(api).pipe(
-      Layer.provide(isolated(groupsOf(api, auth, sessions, metrics, deployment.metricsRequireAuth === true, scope)))
+      Layer.provide(isolated(groupsOf(api, auth, sessions, metrics, deployment.metricsRequireAuth === true, scope, deployment.errorJson === true)))
     )
     return deployment.ui === true ? Layer.merge(routes, UiAssets(deployment.basePath)) : routes
   }))

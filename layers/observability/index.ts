@@ -24,10 +24,12 @@ export { StartupError } from "../startup.ts"
 type Env = Readonly<Record<string, string | undefined>>
 
 /** The stores of the analytics database `analyticsDatabase` chose (its URL already checked). */
-const makeStores = ({ backend, url }: AnalyticsDatabase, maxRowBytes: number): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> =>
-  backend === "clickhouse"
+const makeStores = ({ backend, url }: AnalyticsDatabase, config: GatewayConfig): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> => {
+  const { maxRowBytes } = config.gateway.observability
+  return backend === "clickhouse"
     ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url, maxRowBytes))
-    : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url, maxRowBytes))
+    : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url, maxRowBytes, config.gateway.postgresPoolSize))
+}
 
 /** The configured stores, not migrated yet, or undefined when observability is off. */
 export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect<AnalyticsStores | undefined, StartupError, Scope.Scope> =>
@@ -37,7 +39,7 @@ export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect
     if (Result.isFailure(database)) return yield* new StartupError({ message: database.failure })
     if (database.success === undefined) return undefined
     const chosen = database.success
-    const stores = yield* Effect.mapError(makeStores(chosen, config.gateway.observability.maxRowBytes), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
+    const stores = yield* Effect.mapError(makeStores(chosen, config), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
     const embedded = embeddedDatabaseAt(chosen.url)
     return embedded === undefined ? stores : { ...stores, database: pausingWrites(stores.database, embedded) }
   })

@@ -10,7 +10,7 @@ import { storeError } from "./client.ts"
 import { type CacheRow, type EmbeddingCacheRow, toCacheEntry, toEmbeddingCacheEntry } from "./rows.ts"
 
 export const makePostgresCacheStore = (sql: PgClient.PgClient): CacheStore => {
-  const cacheColumns = sql.literal("output, raw_request, raw_response, finish_reason, timestamp")
+  const cacheColumns = sql.literal("output, raw_request, raw_response, finish_reason, stream_chunking, timestamp")
   return {
     backend: "postgres",
     lookup: (key, maxAgeS) =>

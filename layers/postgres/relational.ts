@@ -20,6 +20,8 @@ import { makePostgresUiSessionStore } from "./uiSessions.ts"
 export interface RelationalStoreOptions {
   /** the longest one statement may run (waits for row locks included); 5 seconds by default */
   readonly statementTimeout?: Duration.Input | undefined
+  /** `[postgres] connection_pool_size`; the driver's default when undefined */
+  readonly maxConnections?: number | undefined
 }
 
 export const makeRelationalStore = (
@@ -29,7 +31,8 @@ export const makeRelationalStore = (
   Effect.gen(function*() {
     const timeout = Duration.toMillis(Duration.fromInputUnsafe(options.statementTimeout ?? Duration.seconds(5)))
     const sql = yield* makePgClient(url, {
-      startupParameters: { statement_timeout: String(Math.max(1, Math.round(timeout))) }
+      startupParameters: { statement_timeout: String(Math.max(1, Math.round(timeout))) },
+      maxConnections: options.maxConnections
     })
     return {
       migrate: migrate(sql),

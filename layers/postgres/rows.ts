@@ -84,6 +84,7 @@ export interface CacheRow {
   readonly raw_request: string
   readonly raw_response: string
   readonly finish_reason: CacheEntry["finishReason"] | null
+  readonly stream_chunking: string | null
   readonly timestamp: Date
 }
 
@@ -145,6 +146,7 @@ export const toCacheEntry = (key: string, row: CacheRow): CacheEntry => ({
   rawRequest: row.raw_request,
   rawResponse: row.raw_response,
   ...(row.finish_reason !== null && { finishReason: row.finish_reason }),
+  ...(row.stream_chunking !== null && { streamChunking: row.stream_chunking }),
   timestamp: row.timestamp.getTime()
 })
 
@@ -202,6 +204,7 @@ const modelInferenceRow = (row: StoredModelInference) => ({
   finish_reason: row.finishReason,
   cached: row.cached,
   cache_key: row.cacheKey,
+  stream_chunking: row.streamChunking,
   timestamp: new Date(row.timestamp).toISOString()
 })
 

@@ -21,11 +21,14 @@ import { makePostgresInferenceStore } from "./inferences.ts"
 import { makePostgresOverviewStore } from "./overview.ts"
 import { makePostgresWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
-/** `maxRowBytes`: `[gateway.observability] max_row_bytes`, the largest row written */
-export const makePostgresStores = (url: string, maxRowBytes = defaultMaxRowBytes): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> =>
+/**
+ * `maxRowBytes`: `[gateway.observability] max_row_bytes`, the largest row written; `poolSize`:
+ * `[postgres] connection_pool_size` (the driver's default when undefined)
+ */
+export const makePostgresStores = (url: string, maxRowBytes = defaultMaxRowBytes, poolSize?: number): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> =>
   // The pool connects lazily; a connection attempt gives up after a few seconds, since the
   // write queue retries on its own.
-  Effect.map(makePgClient(url), (sql) => ({
+  Effect.map(makePgClient(url, { maxConnections: poolSize }), (sql) => ({
     database: makePostgresDatabase(sql, maxRowBytes),
     inferences: makePostgresInferenceStore(sql),
     feedback: makePostgresFeedbackStore(sql),

@@ -55,6 +55,12 @@ export interface StoredModelInference {
    * The answer is stored once, here; the cache reads it from the model inferences.
    */
   readonly cacheKey?: string | undefined
+  /**
+   * With `cacheKey`, for an answer its provider streamed: how the stream was cut
+   * (src/inference/chunks.ts), so that a streamed cache hit replays it as it came. Written, not
+   * read back but by the cache.
+   */
+  readonly streamChunking?: string | undefined
   /** epoch milliseconds; always the time carried by the UUIDv7 `id` */
   readonly timestamp: number
 }
@@ -111,6 +117,8 @@ export interface CacheEntry {
   readonly rawRequest: string
   readonly rawResponse: string
   readonly finishReason?: FinishReason | undefined
+  /** how the stream that brought it was cut (`StoredModelInference.streamChunking`), when it was streamed */
+  readonly streamChunking?: string | undefined
   /** epoch milliseconds (stores may keep whole seconds) */
   readonly timestamp: number
 }

@@ -278,7 +278,11 @@ export const fitRecord = <R extends { readonly id: string }>(
   maxBytes: number
 ): FittedRow | undefined => {
   const base: Record<string, unknown> = { ...record }
-  if (cuts.cacheKey) base.cacheKey = undefined
+  // a row cut down is not cached: its key goes, and with it how its stream was cut
+  if (cuts.cacheKey) {
+    base.cacheKey = undefined
+    base.streamChunking = undefined
+  }
   const texts: Array<LongText> = []
   let utf8Bytes = 0
   cuts.tiers.forEach((fields, tier) => {

@@ -72,8 +72,22 @@ const ExtraContent = Schema.Struct({
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-const RawResponse = Schema.Array(Schema.Struct({ model_inference_id: Schema.String, provider_type: Schema.String, data: Schema.String }))
-  .annotate({ description: "with `gateway::include_raw_response`: the provider's answer" })
+const ApiType = Schema.Literals(["chat_completions", "responses", "embeddings"])
+  .annotate({ description: "the API the model call went through" })
+
+const RawResponse = Schema.Array(Schema.Struct({
+  model_inference_id: Schema.String,
+  provider_type: Schema.String,
+  api_type: ApiType,
+  data: Schema.String
+})).annotate({ description: "with `gateway::include_raw_response`: each model call's raw response (the variant's other calls first)" })
+
+const RawUsage = Schema.Array(Schema.Struct({
+  model_inference_id: Schema.String,
+  provider_type: Schema.String,
+  api_type: ApiType,
+  data: Schema.Unknown
+})).annotate({ description: "with `gateway::include_raw_usage`: each model call's usage as its provider reported it" })
 
 const CompletionUsage = Schema.Struct({
   prompt_tokens: Count,
@@ -82,13 +96,7 @@ const CompletionUsage = Schema.Struct({
   prompt_tokens_details: Schema.optional(Schema.Struct({ cached_tokens: Count }))
     .annotate({ description: "when the provider reported prompt-cache reads" }),
   gateway_cost: Schema.NullOr(Schema.Finite)
-    .annotate({ description: "the model call's cost by its provider's `cost` rules; null when it has none or they read nothing" }),
-  gateway_raw_usage: Schema.optional(Schema.Array(Schema.Struct({
-    model_inference_id: Schema.String,
-    provider_type: Schema.String,
-    api_type: Schema.String,
-    data: Schema.Unknown
-  }))).annotate({ description: "with `gateway::include_raw_usage`: the provider's own usage" })
+    .annotate({ description: "the model call's cost by its provider's `cost` rules; null when it has none or they read nothing" })
 })
 
 const head = {
@@ -114,15 +122,19 @@ export const ChatCompletion = Schema.Struct({
     logprobs: Schema.Null
   })),
   usage: CompletionUsage,
+  gateway_raw_usage: Schema.optional(RawUsage),
   gateway_raw_response: Schema.optional(RawResponse)
 }).annotate({ identifier: "ChatCompletion" })
 export type ChatCompletion = typeof ChatCompletion.Type
 
 const ToolCallDelta = Schema.Struct({
   index: Schema.Int,
-  id: Schema.optional(Schema.String),
-  type: Schema.optional(Schema.Literals(["function", "custom"])),
-  function: Schema.optional(Schema.Struct({ name: Schema.optional(Schema.String), arguments: Schema.String })),
+  id: Schema.optional(Schema.String).annotate({ description: "in a call's first delta" }),
+  type: Schema.Literals(["function", "custom"]),
+  function: Schema.optional(Schema.Struct({
+    name: Schema.optional(Schema.String).annotate({ description: "a delta: in the call's first delta, whole as a rule" }),
+    arguments: Schema.String
+  })),
   custom: Schema.optional(Schema.Struct({ name: Schema.optional(Schema.String), input: Schema.String }))
 })
 
@@ -133,16 +145,21 @@ export const ChatCompletionChunk = Schema.Struct({
     index: Schema.Int,
     delta: Schema.Struct({
       role: Schema.optional(Schema.Literal("assistant")),
-      content: Schema.optional(Schema.String),
+      content: Schema.optional(Schema.String).annotate({ description: "a json function's last chunk: \"\"" }),
       tool_calls: Schema.optional(Schema.Array(ToolCallDelta)),
       gateway_extra_content: Schema.optional(Schema.Array(ExtraContent))
+        .annotate({ description: "thoughts, each piece with the `insert_index` of its block" })
     }),
-    finish_reason: Schema.NullOr(FinishReason),
+    finish_reason: Schema.NullOr(FinishReason).annotate({ description: "in the last chunk" }),
     logprobs: Schema.Null
   })),
-  /** with `stream_options.include_usage`: a last chunk with no choices */
-  usage: Schema.optional(CompletionUsage),
+  usage: Schema.NullOr(CompletionUsage)
+    .annotate({ description: "null but in the last chunk with `stream_options.include_usage` (the chunk that carries `finish_reason`)" }),
+  gateway_raw_usage: Schema.optional(RawUsage).annotate({ description: "with `gateway::include_raw_usage`: in the last chunk" }),
   gateway_raw_response: Schema.optional(RawResponse)
+    .annotate({ description: "with `gateway::include_raw_response`: in the first chunk, the raw responses of the model calls made before the stream (candidates, an embedding), when there were any" }),
+  gateway_raw_chunk: Schema.optional(Schema.String)
+    .annotate({ description: "with `gateway::include_raw_response`: the provider's own text of this chunk" })
 }).annotate({ identifier: "ChatCompletionChunk" })
 
 export const ChatCompletionStreamEvent = Schema.Union([ChatCompletionChunk, OpenAiErrorBody]).annotate({

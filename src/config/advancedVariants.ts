@@ -28,6 +28,9 @@ const diclType = "experimental_dynamic_in_context_learning"
 
 export const isAdvancedType = (type: string): boolean => type in samplingTypes || type === diclType
 
+/** the types this module builds */
+export const advancedTypes: ReadonlyArray<string> = [...new Set(Object.values(samplingTypes)), diclType]
+
 
 /** the evaluator's or fuser's block: its model, templates (or system_instructions) and call settings */
 const buildJudge = (
@@ -56,12 +59,12 @@ const buildJudge = (
   // its templates live under a name of their own, so they do not replace the variant's
   const templates = loadTemplates(context, scope, judgeKeyPath, functionName, `${variantName}::${field}`, judge, schemas)
   context.checkPointers([...judgeKeyPath, "extra_body"], judge.extra_body)
-  context.checkHeaders([...judgeKeyPath, "extra_headers"], judge.extra_headers)
+  const extraHeaders = context.checkHeaders([...judgeKeyPath, "extra_headers"], judge.extra_headers)
   return {
     name: variantName,
     model: judge.model,
     templates,
-    ...callSettings(judge, jsonMode)
+    ...callSettings({ ...judge, extra_headers: extraHeaders }, jsonMode)
   }
 }
 
@@ -92,7 +95,7 @@ const buildDicl = (
   checkVariantModel(context, scope, [...keyPath, "model"], variant.model)
   checkEmbeddingModel(context, scope, [...keyPath, "embedding_model"], variant.embedding_model)
   context.checkPointers([...keyPath, "extra_body"], variant.extra_body)
-  context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
+  const extraHeaders = context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
   // DICL renders no templates: the input goes as it is, as its examples' did; only its instructions are read
   const templates = loadTemplates(context, scope, keyPath, functionName, name, { system_instructions: variant.system_instructions }, new Map())
   return {
@@ -101,7 +104,7 @@ const buildDicl = (
     weight: variant.weight ?? (anyWeight ? 0 : 1),
     model: variant.model,
     templates,
-    ...callSettings(variant, defaultJsonMode(fn)),
+    ...callSettings({ ...variant, extra_headers: extraHeaders }, defaultJsonMode(fn)),
     embeddingModel: variant.embedding_model,
     k: variant.k,
     maxDistance: variant.max_distance

@@ -59,13 +59,21 @@ const addEvaluatorMetrics = (
   }
 }
 
+/** TensorZero's fine-tuning optimizers: a migrating configuration loads, and is told they are not run */
+const warnOptimizers = (context: BuildContext, tables: Readonly<Record<string, unknown>>) => {
+  for (const name of Object.keys(tables)) {
+    context.warn(["optimizers", name], "fine-tuning optimizers are not run by this gateway (GEPA and DICL are: docs/gepa.md, docs/dicl.md): ignored")
+  }
+}
+
 export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   const { merged, issues } = mergeConfigSources(input.sources)
   const context = makeBuildContext(input, merged, issues)
   const raw = decodeSections(context)
   if (raw === undefined) return { errors: context.problems() }
 
-  const gateway = buildGateway(context, raw.gateway ?? {})
+  const gateway = buildGateway(context, raw.gateway ?? {}, raw.postgres ?? {})
+  warnOptimizers(context, raw.optimizers ?? {})
   const tools = buildTools(context, raw.tools ?? {})
   const metrics = buildMetrics(context, raw.metrics ?? {})
   const typeDefaults = buildProviderTypeDefaults(context, raw.provider_types ?? {})

@@ -8,7 +8,7 @@
 import type * as Schema from "effect/Schema"
 import type { BuiltinFunction } from "./types.ts"
 import { type Decoded, makeDecoder, makeLenientDecoder, unknownField } from "../decode.ts"
-import { type ExtraHeaderEdit, extraHeaderProblem, parsePointer } from "../inference/extraBody.ts"
+import { type ExtraHeaderEdit, extraHeaderProblem, isManagedHeader, parsePointer } from "../inference/extraBody.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { type ConfigIssue, type ConfigSource, formatIssue, type KeyPath, type MergedConfig } from "./merge.ts"
 import { folderOf, resolvePath } from "./paths.ts"
@@ -72,7 +72,12 @@ export interface BuildContext {
   /** pointers of configured extra_body edits are checked now rather than failing every call later */
   readonly checkPointers: (keyPath: KeyPath, edits: ReadonlyArray<{ readonly pointer: string }> | undefined) => void
   /** configured extra_headers must be sendable, as a request's must (same check) */
-  readonly checkHeaders: (keyPath: KeyPath, edits: ReadonlyArray<ExtraHeaderEdit> | undefined) => void
+  /**
+   * The `extra_headers` entries at `keyPath` to keep: each problem reported, except an entry for
+   * a header the HTTP client sets itself (`Content-Length`...), which TensorZero's
+   * configurations may carry: dropped with a warning, so that such a configuration loads.
+   */
+  readonly checkHeaders: (keyPath: KeyPath, edits: ReadonlyArray<ExtraHeaderEdit> | undefined) => ReadonlyArray<ExtraHeaderEdit> | undefined
   /** `timeouts` as written at `keyPath`, with a warning for what the gateway accepts but does not enforce */
 }
 
@@ -138,9 +143,18 @@ export const makeBuildContext = (
         }
       }),
     checkHeaders: (keyPath, edits) =>
-      edits?.forEach((edit, index) => {
+      edits?.filter((edit, index) => {
+        if (isManagedHeader(edit.name)) {
+          warnings.push({
+            file: merged.fileOf(keyPath),
+            path: [...keyPath, index, "name"],
+            message: `"${edit.name}" is set by the gateway's HTTP client: this entry is ignored`
+          })
+          return false
+        }
         const problem = extraHeaderProblem(edit.name, "value" in edit ? edit.value : undefined)
         if (problem !== undefined) report([...keyPath, index, problem.field], problem.message)
+        return true
       }),
   }
 }

@@ -6,6 +6,7 @@
 import * as Schema from "effect/Schema"
 import { parseShorthandModel, providerTypes } from "../providers/registry.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
+import type { KeyPath } from "./merge.ts"
 import { missingAlways } from "./credentials.ts"
 import { buildProvider, type ProviderTypeDefaults } from "./models.ts"
 import { relayedEmbeddingModel } from "./relay.ts"
@@ -31,6 +32,22 @@ export const embeddingsRefusal = (type: string): string | undefined =>
     : `provider type "${type}" does not support embeddings (types that do: ${embeddingProviderTypes().join(", ")})`
 
 /** `relay`: models without `skip_relay` are served by the relay's gateway (their tables are still checked, not their credentials) */
+/**
+ * TensorZero's `timeout_ms` on an embedding model's provider: the bound of one call to it,
+ * this gateway's `timeouts.non_streaming.total_ms` (which wins when both are given).
+ */
+const withProviderTimeout = (context: BuildContext, keyPath: KeyPath, table: Record<string, unknown>): Record<string, unknown> => {
+  if (!("timeout_ms" in table)) return table
+  const { timeout_ms: timeoutMs, ...rest } = table
+  if (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    context.report([...keyPath, "timeout_ms"], `expected a positive whole number of milliseconds, got ${JSON.stringify(timeoutMs)}`)
+    return rest
+  }
+  const timeouts = (rest.timeouts ?? {}) as Record<string, unknown>
+  const nonStreaming = (timeouts.non_streaming ?? {}) as Record<string, unknown>
+  return { ...rest, timeouts: { ...timeouts, non_streaming: { total_ms: timeoutMs, ...nonStreaming } } }
+}
+
 export const buildEmbeddingModels = (
   context: BuildContext,
   tables: Readonly<Record<string, unknown>>,
@@ -50,7 +67,7 @@ export const buildEmbeddingModels = (
     const providers = new Map<string, ProviderConfig>()
     for (const [providerName, providerTable] of Object.entries(model.providers)) {
       const providerPath = [...keyPath, "providers", providerName]
-      const provider = buildProvider(context, providerPath, providerName, providerTable, typeDefaults)
+      const provider = buildProvider(context, providerPath, providerName, withProviderTimeout(context, providerPath, providerTable), typeDefaults)
       if (provider === undefined) continue
       const refusal = embeddingsRefusal(provider.type)
       if (refusal !== undefined) {

@@ -11,7 +11,8 @@ import { templateKey } from "../inference/templates.ts"
 import { compileJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { type BuildContext, type TableDecoder, tableDecoder } from "./context.ts"
 import { formatKeyPath, type KeyPath } from "./merge.ts"
-import { RawEvaluation, RawEvaluators, RawJudgeVariant } from "./raw.ts"
+import { advancedTypes, buildAdvancedVariant, checkCandidates, isAdvancedType } from "./advancedVariants.ts"
+import { RawEvaluation, RawEvaluators, type RawFunction, RawJudgeVariant } from "./raw.ts"
 import type { ConfiguredRegex, EvaluationConfig, EvaluatorConfig, FunctionConfig, VariantConfig } from "./types.ts"
 import { checkVariantModel, variantParams, variantRetries, type VariantScope } from "./variants.ts"
 
@@ -56,11 +57,20 @@ const decodeEvaluatorAt = (context: BuildContext, keyPath: KeyPath, table: Recor
   const type = table.type
   if (typeof type !== "string" || !Object.hasOwn(evaluatorDecoders, type)) {
     context.report([...keyPath, "type"], typeof type === "string"
-      ? `unknown evaluator type "${type}" (known: ${Object.keys(evaluatorDecoders).join(", ")})`
+      ? `unknown evaluator type "${type}" (known: ${[...Object.keys(evaluatorDecoders), "typescript"].join(", ")})`
       : "missing field")
     return undefined
   }
   return context.decodeAt(evaluatorDecoders[type as EvaluatorType], table, keyPath)
+}
+
+/** TensorZero's `typescript` evaluator: its other fields are its runner's, not read here */
+const typescriptEvaluator = (context: BuildContext, keyPath: KeyPath, table: Record<string, unknown>) => {
+  context.warn(keyPath, "TypeScript evaluators are not run by this gateway: an evaluation run or a GEPA optimization that uses this one is refused")
+  const outputType = table.output_type === "boolean" ? "boolean" : "float"
+  const optimize = table.optimize === "min" ? "min" : "max"
+  const cutoff = typeof table.cutoff === "number" ? table.cutoff : undefined
+  return { outputType, optimize, cutoff } as const
 }
 
 /** Compiled for linear-time matching (RE2): an output cannot make a pattern backtrack. */
@@ -92,7 +102,7 @@ const buildJudgeVariant = (
   const systemKey = templateKey(functionName, name, "system")
   const loaded = scope.templates.loadLiteral([...keyPath, "system_instructions"], variant.system_instructions, systemKey)
   context.checkPointers([...keyPath, "extra_body"], variant.extra_body)
-  context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
+  const extraHeaders = context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
   if (!loaded) return undefined
   const weight = variant.weight ?? (variant.active !== undefined ? (variant.active ? 1 : 0) : anyWeight ? 0 : 1)
   return {
@@ -106,8 +116,18 @@ const buildJudgeVariant = (
     retries: variantRetries(variant.retries),
     timeouts: variant.timeouts ?? {},
     extraBody: variant.extra_body ?? [],
-    extraHeaders: variant.extra_headers ?? []
+    extraHeaders: extraHeaders ?? []
   }
+}
+
+/** what the sampling and DICL builders read of the function a judge variant belongs to: a json function */
+const judgeFunctionTable = { type: "json" } as RawFunction
+
+/** a judge variant's TensorZero switch `active` as the weight the variant builders read */
+const withWeight = (table: Record<string, unknown>): Record<string, unknown> => {
+  if (table.active === undefined) return table
+  const { active, ...rest } = table
+  return rest.weight !== undefined ? table : { ...rest, weight: active === true ? 1 : 0 }
 }
 
 /** A judge's variants. As a function's: when one sets `active` or `weight`, the others weigh 0; one at least must weigh more. */
@@ -119,24 +139,36 @@ const buildJudgeVariants = (
   tables: Readonly<Record<string, Record<string, unknown>>>
 ): Map<string, VariantConfig> => {
   const variantsKeyPath = [...keyPath, "variants"]
-  const decoded = Object.entries(tables).map(([name, table]) => {
+  const entries = Object.entries(tables)
+  // the sampling and DICL types (TensorZero's judges take them too) are built as a json function's variants
+  const advanced = new Map(entries.filter(([, table]) => typeof table.type === "string" && isAdvancedType(table.type)))
+  const decoded = entries.filter(([name]) => !advanced.has(name)).map(([name, table]) => {
     const variantKeyPath = [...variantsKeyPath, name]
     if (table.type !== undefined && table.type !== "chat_completion") {
-      context.report([...variantKeyPath, "type"], `judge variant type ${JSON.stringify(table.type)} is not supported (supported: chat_completion)`)
+      context.report(
+        [...variantKeyPath, "type"],
+        `judge variant type ${JSON.stringify(table.type)} is not supported (supported: chat_completion, ${advancedTypes.join(", ")})`
+      )
       return { name, keyPath: variantKeyPath, variant: undefined }
     }
     return { name, keyPath: variantKeyPath, variant: context.decodeAt(decodeJudgeVariant, table, variantKeyPath) }
   })
-  if (decoded.length === 0) context.report(variantsKeyPath, "a judge needs at least one variant")
-  const anyWeight = decoded.some(({ variant }) => variant?.active !== undefined || variant?.weight !== undefined)
+  if (entries.length === 0) context.report(variantsKeyPath, "a judge needs at least one variant")
+  const anyWeight = entries.some(([, table]) => table.active !== undefined || table.weight !== undefined)
   const variants = new Map<string, VariantConfig>()
   for (const { name, keyPath: variantKeyPath, variant } of decoded) {
     if (variant === undefined) continue
     const built = buildJudgeVariant(context, scope, variantKeyPath, functionName, name, variant, anyWeight)
     if (built !== undefined) variants.set(name, built)
   }
+  for (const [name, table] of advanced) {
+    const variantKeyPath = [...variantsKeyPath, name]
+    const built = buildAdvancedVariant(context, scope, variantKeyPath, functionName, judgeFunctionTable, name, withWeight(table), new Map(), anyWeight)
+    if (built !== undefined) variants.set(name, built)
+  }
+  checkCandidates(context, keyPath, variants, entries.map(([name]) => name))
   // checked only when every variant was built, so that a broken one does not also read as inactive
-  if (decoded.length > 0 && variants.size === decoded.length && [...variants.values()].every((variant) => variant.weight <= 0)) {
+  if (entries.length > 0 && variants.size === entries.length && [...variants.values()].every((variant) => variant.weight <= 0)) {
     context.report(variantsKeyPath, "no variant is active: set active = true (or a positive weight) on one")
   }
   return variants
@@ -223,6 +255,10 @@ export const buildEvaluators = (
   for (const [name, table] of Object.entries(tables)) {
     const keyPath = [...ownerKeyPath, "evaluators", name]
     if (!checkName(context, keyPath, "evaluator", name)) continue
+    if (table.type === "typescript") {
+      evaluators.set(name, { type: "typescript", name, metricName: evaluatorMetricName(owner, name), ...typescriptEvaluator(context, keyPath, table) })
+      continue
+    }
     const raw = decodeEvaluatorAt(context, keyPath, table)
     if (raw === undefined) continue
     const evaluator = buildEvaluator(context, scope, keyPath, owner, functionType, name, raw)

@@ -4,7 +4,7 @@
  */
 import { headerProblem } from "../httpHeaders.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
-import { RawGateway } from "./raw.ts"
+import { RawGateway, RawPostgres } from "./raw.ts"
 import { buildRelay } from "./relay.ts"
 import type { GatewaySettings } from "./types.ts"
 
@@ -28,6 +28,22 @@ export const maxMaxRowBytes = 10 * MiB
 export const minMaxRowBytes = 64 * 1024
 
 const decodeGateway = tableDecoder(RawGateway)
+const decodePostgres = tableDecoder(RawPostgres)
+
+/**
+ * `[postgres]` as TensorZero wrote it: the pool size is honoured; whether Postgres is used is
+ * decided here by GATEWAY_RELATIONAL_DB_URL and GATEWAY_ANALYTICS_DB_URL, so `enabled` only warns.
+ */
+const postgresPoolSizeOf = (context: BuildContext, table: unknown): number | undefined => {
+  const raw = context.decodeAt(decodePostgres, table, ["postgres"]) ?? {}
+  if (raw.enabled !== undefined) {
+    context.warn(
+      ["postgres", "enabled"],
+      "ignored: Postgres is used when GATEWAY_RELATIONAL_DB_URL (keys, rate limits, tasks) or GATEWAY_ANALYTICS_DB_URL (a postgres:// URL) names it"
+    )
+  }
+  return raw.connection_pool_size
+}
 
 export const parseBindAddress = (text: string): { readonly host: string; readonly port: number } | undefined => {
   const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(text)
@@ -104,7 +120,8 @@ const templateAccessOf = (
     : { enabled: true, folder: context.resolvePath([...keyPath, "base_path"], access.base_path) }
 }
 
-export const buildGateway = (context: BuildContext, table: unknown): BuiltGateway => {
+/** `[gateway]`, with TensorZero's top-level `[postgres]` (`postgresTable`), which sets a process-wide setting too */
+export const buildGateway = (context: BuildContext, table: unknown, postgresTable: unknown = {}): BuiltGateway => {
   const raw = context.decodeAt(decodeGateway, table, ["gateway"]) ?? {}
   const bindAddress = bindAddressOf(context, raw.bind_address)
   const basePath = basePathOf(context, raw.base_path)
@@ -173,7 +190,9 @@ export const buildGateway = (context: BuildContext, table: unknown): BuiltGatewa
         cacheTtlMs: raw.auth?.cache_ttl_ms ?? 1000,
         maxFailedAttemptsPerMinute: raw.auth?.max_failed_attempts_per_minute ?? 100
       },
-      relay: buildRelay(context, raw.relay)
+      relay: buildRelay(context, raw.relay),
+      errorJson: raw.unstable_error_json ?? false,
+      postgresPoolSize: postgresPoolSizeOf(context, postgresTable)
     }
   }
 }

@@ -16,15 +16,25 @@ import {
 } from "./credentials.ts"
 import type { KeyPath } from "./merge.ts"
 import { type CostRule, costRule } from "../inference/cost.ts"
+import type { ExtraBodyEdit } from "../inference/extraBody.ts"
 import { providerCommonFields, RawModel } from "./raw.ts"
 import { relayedModel, relayProvider } from "./relay.ts"
 import { type FunctionConfig, type ModelConfig, type ProviderConfig, type RelaySettings, type ShorthandDefault, variantModel } from "./types.ts"
 
 const decodeModel = tableDecoder(RawModel)
+
+/**
+ * TensorZero's provider settings that are fields of the provider's request body, sent as
+ * written (as a configured `extra_body` entry would be, before the table's own `extra_body`):
+ * Groq's `reasoning_format`, Mistral's `prompt_mode`.
+ */
+const bodySettings: Readonly<Record<string, ReadonlyArray<string>>> = { groq: ["reasoning_format"], mistral: ["prompt_mode"] }
+const bodySettingFields = (type: string) => Object.fromEntries((bodySettings[type] ?? []).map((key) => [key, Schema.optional(Schema.Unknown)]))
+
 const providerDecoders = new Map(
   [...providerTypes.values()].map((provider) => [
     provider.type,
-    tableDecoder(Schema.Struct({ ...providerCommonFields, ...provider.settingsFields }))
+    tableDecoder(Schema.Struct({ ...providerCommonFields, ...provider.settingsFields, ...bodySettingFields(provider.type) }))
   ])
 )
 
@@ -72,14 +82,20 @@ export const buildProvider = (
   }
   const decoded = context.decodeAt(providerDecoders.get(definition.type)!, table, keyPath)
   if (decoded === undefined) return undefined
-  const { type: _type, model_name, api_key_location, credential_location, extra_body, extra_headers, timeouts, cost, ...settings } =
+  const { type: _type, model_name, api_key_location, credential_location, extra_body, extra_headers, timeouts, cost, provider_tools, ...rest } =
     decoded
+  const settings: Record<string, unknown> = { ...rest }
+  const bodyEdits: Array<ExtraBodyEdit> = []
+  for (const key of bodySettings[definition.type] ?? []) {
+    if (settings[key] !== undefined) bodyEdits.push({ pointer: `/${key}`, value: settings[key] })
+    delete settings[key]
+  }
   if (model_name === undefined && definition.requiresModelName) {
     context.report([...keyPath, "model_name"], "missing field")
     return undefined
   }
   context.checkPointers([...keyPath, "extra_body"], extra_body)
-  context.checkHeaders([...keyPath, "extra_headers"], extra_headers)
+  const extraHeaders = context.checkHeaders([...keyPath, "extra_headers"], extra_headers)
   const location = writtenLocation(context, keyPath, { api_key_location, credential_location })
   if (location === false) return undefined
   const typeDefault = typeDefaults.get(definition.type)!
@@ -96,10 +112,11 @@ export const buildProvider = (
     credential: location !== undefined
       ? resolveCredential(location, context.input)
       : typeDefaultCredential(context, keyPath, typeDefault.credential, typeDefault.credential === definition.defaultCredential),
-    extraBody: extra_body ?? [],
-    extraHeaders: extra_headers ?? [],
+    extraBody: [...bodyEdits, ...(extra_body ?? [])],
+    extraHeaders: extraHeaders ?? [],
     timeouts: timeouts ?? {},
     cost: costRules,
+    providerTools: provider_tools ?? [],
     settings: withTypeSettings(typeDefault.settings, settings),
     env: context.input.env
   }
@@ -166,7 +183,9 @@ const ProviderTypeTable = Schema.Struct({
     credential_location: Schema.optional(Schema.Unknown)
   })),
   /** checked against the type's own `batch` setting below */
-  batch: Schema.optional(Schema.Unknown)
+  batch: Schema.optional(Schema.Unknown),
+  /** TensorZero's supervised fine-tuning defaults: loaded, not used (a warning says so) */
+  sft: Schema.optional(Schema.Unknown)
 })
 const decodeProviderType = tableDecoder(ProviderTypeTable)
 /** a type's `batch` setting alone, decoded as a provider table's would be (settings Schemas need no services) */
@@ -196,6 +215,9 @@ export const buildProviderTypeDefaults = (
     if (decoded.defaults !== undefined) {
       const location = writtenLocation(context, [...keyPath, "defaults"], decoded.defaults)
       if (location !== false && location !== undefined) credential = location
+    }
+    if (decoded.sft !== undefined) {
+      context.warn([...keyPath, "sft"], "supervised fine-tuning is not run by this gateway: these settings are ignored")
     }
     const settings: Record<string, unknown> = {}
     if (decoded.batch !== undefined) {

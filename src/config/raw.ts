@@ -34,7 +34,9 @@ export const providerCommonFields = {
   extra_headers: Schema.optional(Schema.Array(ExtraHeaderEdit)),
   timeouts: Schema.optional(Timeouts),
   /** what a call costs, read from the raw response (checked in `config/models.ts`, applied by `inference/pricing.ts`) */
-  cost: Schema.optional(Schema.Array(RawCostRule))
+  cost: Schema.optional(Schema.Array(RawCostRule)),
+  /** tools the provider runs itself (OpenAI's Responses API's web search...), sent with every call as a request's `provider_tools` are */
+  provider_tools: Schema.optional(Schema.Array(Schema.Unknown))
 }
 
 export const RawModel = Schema.Struct({
@@ -68,6 +70,12 @@ export const RawVariant = Schema.Struct({
   system_template: Schema.optional(Schema.String),
   user_template: Schema.optional(Schema.String),
   assistant_template: Schema.optional(Schema.String),
+  /** TensorZero's: a template per role that wraps that role's plain text (as `<role>_text`), for a role without a schema */
+  input_wrappers: Schema.optional(Schema.Struct({
+    system: Schema.optional(Schema.String),
+    user: Schema.optional(Schema.String),
+    assistant: Schema.optional(Schema.String)
+  })),
   ...modelCallFields
 })
 export type RawVariant = typeof RawVariant.Type
@@ -102,7 +110,8 @@ export const RawDiclVariant = Schema.Struct({
   weight: RawVariant.fields.weight,
   model: Schema.String,
   embedding_model: Schema.String,
-  k: PositiveInt,
+  /** examples retrieved; 0 (as TensorZero allows) sends the input alone, with the instructions */
+  k: NonNegativeInt,
   max_distance: Schema.optional(NonNegative),
   system_instructions: Schema.optional(Schema.String),
   ...modelCallFields
@@ -242,6 +251,8 @@ export const RawGateway = Schema.Struct({
   /** TensorZero's older spelling of `template_filesystem_access = true` (deprecated there) */
   enable_template_filesystem_access: Schema.optional(Schema.Boolean),
   disable_pseudonymous_usage_analytics: Schema.optional(Schema.Boolean),
+  /** TensorZero's: error bodies also carry `error_json`, the error as a JSON value (its shape is unstable by name) */
+  unstable_error_json: Schema.optional(Schema.Boolean),
   /** the `dummy::<model>` short-hands, which any caller can name (on by default: TensorZero's tests call them) */
   dummy_shorthands: Schema.optional(Schema.Boolean),
   observability: Schema.optional(Schema.Struct({
@@ -332,6 +343,12 @@ export const RawRateLimiting = Schema.Struct({
   rules: Schema.optional(Schema.Array(Schema.Record(Schema.String, Schema.Unknown)))
 })
 
+/** TensorZero's `[postgres]`: whether Postgres is used (this gateway decides by its URLs), and the pool size */
+export const RawPostgres = Schema.Struct({
+  enabled: Schema.optional(Schema.Boolean),
+  connection_pool_size: Schema.optional(PositiveInt)
+})
+
 /** Sections are decoded one by one (by their builders), so a problem in one does not hide the others. */
 export const RawConfig = Schema.Struct({
   gateway: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
@@ -342,5 +359,9 @@ export const RawConfig = Schema.Struct({
   rate_limiting: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
   provider_types: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   embedding_models: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
-  evaluations: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
+  evaluations: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  /** TensorZero's fine-tuning optimizers: loaded with a warning, not run (config/tensorzeroOnly.ts) */
+  optimizers: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
+  /** TensorZero's `[postgres]`: the pool size of this gateway's Postgres connections (config/postgres.ts) */
+  postgres: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
 })

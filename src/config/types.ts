@@ -124,6 +124,10 @@ export interface GatewaySettings {
   readonly traceExport: TraceExportSettings
   readonly auth: AuthSettings
   readonly relay?: RelaySettings | undefined
+  /** TensorZero's `gateway.unstable_error_json`: error bodies also carry the error as `error_json` */
+  readonly errorJson: boolean
+  /** `[postgres] connection_pool_size` (TensorZero's): the most connections each Postgres pool of this process opens; the drivers' default when unset */
+  readonly postgresPoolSize?: number | undefined
 }
 
 export interface ProviderConfig {
@@ -136,6 +140,8 @@ export interface ProviderConfig {
   readonly timeouts: Timeouts
   /** `cost` rules, checked; none (or absent) when the provider has no cost */
   readonly cost?: ReadonlyArray<CostRule> | undefined
+  /** `provider_tools`: tools the provider runs itself, sent with every call to it (before a request's own) */
+  readonly providerTools?: ReadonlyArray<unknown> | undefined
   /** the fields specific to the provider type, as its schema decoded them */
   readonly settings: Readonly<Record<string, unknown>>
   /** the environment captured at start-up, for types whose settings default from it (AWS's region) */
@@ -178,6 +184,11 @@ export interface ModelCallConfig {
   readonly timeouts: Timeouts
   readonly extraBody: ReadonlyArray<ExtraBodyEdit>
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
+  /**
+   * role -> key of the template its plain text is rendered with, as `<role>_text` (TensorZero's
+   * `input_wrappers.<role>`, and its legacy `<role>_template` for a role without a schema)
+   */
+  readonly textWrappers?: ReadonlyMap<string, string> | undefined
 }
 
 /** `chat_completion`, and `experimental_chain_of_thought` (the model thinks before it answers: `inference/variants/chainOfThought.ts`) */
@@ -317,6 +328,11 @@ export type EvaluatorConfig =
     readonly behavior: ToolUseBehavior
     readonly tools: ReadonlyArray<string>
   }
+  /**
+   * TensorZero's evaluator that runs a TypeScript function: loaded so that its configuration
+   * loads, never run here (an evaluation run or GEPA naming it is refused)
+   */
+  | EvaluatorCommon & { readonly type: "typescript" }
   /** another model judges the output; its answer `{thinking, score}` is the score */
   | EvaluatorCommon & {
     readonly type: "llm_judge"

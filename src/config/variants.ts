@@ -136,6 +136,39 @@ export const loadTemplates = (
   return templateKeys
 }
 
+/**
+ * The templates that wrap a role's plain text (TensorZero's): `input_wrappers.<role>`, or a
+ * legacy `<role>_template` for a role without a schema. A role with a schema takes arguments,
+ * not text, so a wrapper for it is a problem.
+ */
+const loadTextWrappers = (
+  context: BuildContext,
+  scope: VariantScope,
+  keyPath: KeyPath,
+  functionName: string,
+  owner: string,
+  variant: RawVariant,
+  schemas: ReadonlyMap<string, JsonSchemaValidator>,
+  templateKeys: ReadonlyMap<string, string>
+): Map<string, string> => {
+  const wrappers = new Map<string, string>()
+  for (const role of legacyRoles) {
+    const wrapper = variant.input_wrappers?.[role]
+    if (wrapper !== undefined) {
+      const wrapperPath = [...keyPath, "input_wrappers", role]
+      if (schemas.has(role)) {
+        context.report(wrapperPath, `the function has a ${role} schema, so ${role} input is arguments, not text to wrap`)
+        continue
+      }
+      const key = templateKey(functionName, owner, `input_wrappers.${role}`)
+      if (scope.templates.load(wrapperPath, wrapper, key)) wrappers.set(role, key)
+    } else if (variant[`${role}_template`] !== undefined && !schemas.has(role) && templateKeys.has(role)) {
+      wrappers.set(role, templateKeys.get(role)!)
+    }
+  }
+  return wrappers
+}
+
 /** a chat_completion (or chain-of-thought) variant */
 export const buildVariant = (
   context: BuildContext,
@@ -154,14 +187,16 @@ export const buildVariant = (
   }
   checkVariantModel(context, scope, [...keyPath, "model"], variant.model)
   const templateKeys = loadTemplates(context, scope, keyPath, functionName, name, variant, schemas)
+  const textWrappers = loadTextWrappers(context, scope, keyPath, functionName, name, variant, schemas, templateKeys)
   context.checkPointers([...keyPath, "extra_body"], variant.extra_body)
-  context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
+  const extraHeaders = context.checkHeaders([...keyPath, "extra_headers"], variant.extra_headers)
   return {
     name,
     type: variant.type === "experimental_chain_of_thought" ? "experimental_chain_of_thought" : "chat_completion",
     weight: variant.weight ?? (anyWeight ? 0 : 1),
     model: variant.model,
     templates: templateKeys,
-    ...callSettings(variant, defaultJsonMode(fn))
+    ...callSettings({ ...variant, extra_headers: extraHeaders }, defaultJsonMode(fn)),
+    ...(textWrappers.size > 0 && { textWrappers })
   }
 }

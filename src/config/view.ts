@@ -75,6 +75,7 @@ const variantView = (config: GatewayConfig, variant: VariantConfig): UiVariant =
 const evaluatorSettings = (evaluator: EvaluatorConfig): Record<string, unknown> => {
   switch (evaluator.type) {
     case "exact_match":
+    case "typescript":
       return {}
     case "regex":
       return defined({ must_match: evaluator.mustMatch?.source, must_not_match: evaluator.mustNotMatch?.source })

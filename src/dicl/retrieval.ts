@@ -60,12 +60,14 @@ const embeddingCall = (
 export const diclRetrieval = (config: GatewayConfig, pricing: Pricing, examples: DiclExampleStore | undefined): DiclRetrieval => {
   const embeddingModels = new EmbeddingModelTable(config)
   return (prepared: PreparedInference, variant: DiclVariant): ReturnType<DiclRetrieval> => {
+    const text = diclInputText(prepared.request.input)
+    const input: RequestMessage = { role: "user", content: [{ type: "text", text }] }
+    // no example asked for (k = 0): nothing to embed or look up
+    if (variant.k === 0) return Effect.succeed({ messages: [input], calls: [] })
     if (examples === undefined) return Effect.fail(variantFailed(variant, "there is no example store to read its examples from (observability is off)"))
     const found = embeddingModels.get(embeddingModelRequestName(config, variant.embeddingModel))
     // checked at start-up; a short-hand's provider type could still refuse
     if (!("model" in found)) return Effect.fail(variantFailed(variant, "unknown" in found ? found.unknown : found.refused))
-    const text = diclInputText(prepared.request.input)
-    const input: RequestMessage = { role: "user", content: [{ type: "text", text }] }
     const options = { requestModel: variant.embeddingModel, credentials: prepared.credentials, cache: prepared.cache, tags: prepared.request.tags ?? {} }
     return Effect.gen(function*() {
       const result = yield* embedWith(found.model, { input: [text] }, options)

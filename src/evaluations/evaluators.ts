@@ -111,7 +111,18 @@ export const scoreOutput = (evaluator: DeterministicEvaluator, evaluated: Evalua
           return evaluator.tools.every((tool) => called.has(tool))
       }
     }
+    case "typescript":
+      // refused before a run starts (`runnableEvaluatorsProblem`): no score
+      return null
   }
+}
+
+/** why a run (an evaluation, GEPA) cannot use `evaluators`, naming `field`: TensorZero's TypeScript evaluators are not run here */
+export const runnableEvaluatorsProblem = (evaluators: ReadonlyArray<EvaluatorConfig>, field: string): string | undefined => {
+  const typescript = evaluators.find((evaluator) => evaluator.type === "typescript")
+  return typescript === undefined
+    ? undefined
+    : `${field}: evaluator "${typescript.name}" is a TypeScript evaluator, which this gateway does not run (name the others)`
 }
 
 // ---- the judge's input

@@ -9,6 +9,7 @@ import { defaultConcurrency, type EvaluationRunRequest, type InferenceCacheMode,
 import type { EvaluatorConfig, FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
 import { variantOrder } from "../inference/variantDraw.ts"
+import { runnableEvaluatorsProblem } from "./evaluators.ts"
 
 export interface RunPlan {
   readonly functionName: string
@@ -97,6 +98,8 @@ export const planRun = (
         if (!evaluators.includes(evaluator)) evaluators.push(evaluator)
       }
     }
+    const unrunnable = runnableEvaluatorsProblem(evaluators, "evaluator_names")
+    if (unrunnable !== undefined) return yield* invalid(unrunnable)
 
     // the variant
     let variant: VariantConfig | undefined

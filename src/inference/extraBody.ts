@@ -39,6 +39,9 @@ const reservedHeaders = new Set([
   "expect"
 ])
 
+/** a header the gateway's HTTP client sets itself (`content-length`, `host`, ...): an `extra_headers` entry cannot set or remove it */
+export const isManagedHeader = (name: string): boolean => reservedHeaders.has(name.toLowerCase())
+
 /**
  * Why an `extra_headers` entry cannot be sent, naming its field (`name` or `value`), or undefined.
  * The one check for request and configured entries alike.
@@ -87,23 +90,41 @@ const isContainer = (value: unknown): value is Record<string, unknown> | Array<u
   typeof value === "object" && value !== null
 
 /**
- * Where a request's own edit came from (`extra_body[2]`): on request edits only, as a hidden
- * property (not enumerable, left out of JSON), so edits compare and hash (cache keys) as before.
+ * Where a request's own edit came from: its field (`extra_body[2]`) and the entry as the request
+ * wrote it (scope included, for the dummy's `echo_extra_info`). On request edits only, as a
+ * hidden property (not enumerable, left out of JSON), so edits compare and hash (cache keys) as before.
  */
-const requestField: unique symbol = Symbol("extra_body request field")
+const requestOrigin: unique symbol = Symbol("extra_body and extra_headers request origin")
 
-type RequestBodyEdit = ExtraBodyEdit & { readonly [requestField]?: string }
+interface RequestOrigin {
+  readonly field: string
+  readonly entry: unknown
+}
 
-/** An edit of the request's `extra_body`, at `field`: if it cannot be applied, the inference ends with a 400. */
-export const requestBodyEdit = (edit: ExtraBodyEdit, field: string): ExtraBodyEdit =>
-  Object.defineProperty(edit, requestField, { value: field })
+type RequestEdit = { readonly [requestOrigin]?: RequestOrigin }
+
+const fromRequest = <E extends object>(edit: E, field: string, entry: unknown): E =>
+  Object.defineProperty(edit, requestOrigin, { value: { field, entry } satisfies RequestOrigin })
+
+/**
+ * An edit of the request's `extra_body`, at `field`, written as `entry` (by default the edit
+ * itself): if it cannot be applied, the inference ends with a 400.
+ */
+export const requestBodyEdit = (edit: ExtraBodyEdit, field: string, entry: unknown = edit): ExtraBodyEdit => fromRequest(edit, field, entry)
+
+/** An edit of the request's `extra_headers`, at `field`, written as `entry` (by default the edit itself). */
+export const requestHeaderEdit = (edit: ExtraHeaderEdit, field: string, entry: unknown = edit): ExtraHeaderEdit =>
+  fromRequest(edit, field, entry)
 
 /**
  * The request field an edit came from (`extra_body[2]`), or undefined for a configured edit.
  * A configured edit that cannot be applied is a failure of that provider (the next one may take
  * it); a request's own is the caller's mistake, and ends the inference.
  */
-export const requestFieldOf = (edit: ExtraBodyEdit): string | undefined => (edit as RequestBodyEdit)[requestField]
+export const requestFieldOf = (edit: ExtraBodyEdit): string | undefined => (edit as ExtraBodyEdit & RequestEdit)[requestOrigin]?.field
+
+/** The request's entry an edit came from, as written, or undefined for a configured edit. */
+export const requestEntryOf = (edit: object): unknown => (edit as object & RequestEdit)[requestOrigin]?.entry
 
 /** An edit with the calls it applies to (a request's own `extra_body` and `extra_headers` entries). */
 export interface ScopedEdit<E> {

@@ -25,6 +25,9 @@ type Rendered<A> = Result.Result<A, InputProblem>
 
 const problem = (path: string, message: string) => Result.fail({ path, message })
 
+/** TensorZero's words for input that fails a role's schema, which its clients' tests match on */
+const schemaFailed = "JSON Schema validation failed"
+
 const render = (
   engine: TemplateEngine,
   fn: FunctionConfig,
@@ -39,7 +42,7 @@ const render = (
   const schema: JsonSchemaValidator | undefined = fn.schemas.get(templateName)
   if (schema !== undefined) {
     const problems = schema.validate(args)
-    if (problems !== undefined) return problem(path, `does not fit the ${templateName} schema: ${problems.join("; ")}`)
+    if (problems !== undefined) return problem(path, `does not fit the ${templateName} schema (${schemaFailed}): ${problems.join("; ")}`)
   }
   const key = variant.templates.get(templateName)
   if (key === undefined) {
@@ -47,6 +50,14 @@ const render = (
   }
   const rendered = engine.render(key, args)
   return "error" in rendered ? problem(path, `template "${templateName}" failed to render: ${rendered.error}`) : Result.succeed(rendered.text)
+}
+
+/** `text` through the template `variant` wraps its role's plain text with (TensorZero's input wrappers), or as it is */
+const wrapped = (engine: TemplateEngine, variant: ModelCallConfig, role: string, text: string, path: string): Rendered<string> => {
+  const key = variant.textWrappers?.get(role)
+  if (key === undefined) return Result.succeed(text)
+  const rendered = engine.render(key, { [`${role}_text`]: text })
+  return "error" in rendered ? problem(path, `the ${role} input wrapper failed to render: ${rendered.error}`) : Result.succeed(rendered.text)
 }
 
 const renderSystem = (
@@ -58,9 +69,9 @@ const renderSystem = (
   const system = input.system
   if (typeof system === "string") {
     if (fn.schemas.has("system")) {
-      return problem("input.system", "the function has a system schema, so system must be an object of template arguments")
+      return problem("input.system", `the function has a system schema, so system must be an object of template arguments (${schemaFailed})`)
     }
-    return Result.succeed(system)
+    return wrapped(engine, variant, "system", system, "input.system")
   }
   if (system !== undefined) return render(engine, fn, variant, "system", system, "input.system")
   // no system given: a system template still renders (a fixed system prompt, or one whose schema allows no arguments)
@@ -92,9 +103,9 @@ const renderBlock = (
         return Result.map(render(engine, fn, variant, role, block.arguments, `${path}.arguments`), textBlock)
       }
       if (fn.schemas.has(role)) {
-        return problem(`${path}.text`, `the function has a ${role} schema, so this block needs arguments instead of text`)
+        return problem(`${path}.text`, `the function has a ${role} schema, so this block needs arguments instead of text (${schemaFailed})`)
       }
-      return Result.succeed(textBlock(block.text!))
+      return Result.map(wrapped(engine, variant, role, block.text!, `${path}.text`), textBlock)
     }
     case "template": {
       return Result.map(render(engine, fn, variant, block.name, block.arguments, `${path}.arguments`), textBlock)
@@ -138,9 +149,15 @@ export const renderInput = (
     const path = `input.messages[${i}].content`
     if (typeof message.content === "string") {
       if (fn.schemas.has(message.role)) {
-        return problem(path, `the function has a ${message.role} schema, so content must be a list of blocks with arguments`)
+        return problem(path, `the function has a ${message.role} schema, so content must be a list of blocks with arguments (${schemaFailed})`)
       }
-      messages.push({ role: message.role, content: [{ type: "text", text: message.content }] })
+      if (variant.textWrappers === undefined) {
+        messages.push({ role: message.role, content: [textBlock(message.content)] })
+        continue
+      }
+      const text = wrapped(engine, variant, message.role, message.content, path)
+      if (Result.isFailure(text)) return Result.fail(text.failure)
+      messages.push({ role: message.role, content: [textBlock(text.success)] })
       continue
     }
     const content: Array<RequestBlock> = []

@@ -16,13 +16,14 @@ import { type SettleStream, withinRateLimits } from "../ratelimit/limiter.ts"
 import type { RequestScope } from "../ratelimit/rules.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "./providerCall.ts"
+import type { ApiType } from "../providers/codec.ts"
 import { type ChunkPull, type ProviderCall } from "../providers/types.ts"
 import { failureKind, type ProviderFailure } from "../providers/failure.ts"
 import { cachedResponse } from "../cache/policy.ts"
 import { Metrics } from "../metrics/metrics.ts"
 import { type InferenceServices, Models } from "../services.ts"
 import type { CacheLookup } from "./cacheLookup.ts"
-import { outputToChunks } from "./chunks.ts"
+import { replayedChunks } from "./chunks.ts"
 import type { ResolvedModel, RoutedProvider } from "./models.ts"
 import type { PreparedInference } from "./prepare.ts"
 import type { Pricing } from "./pricing.ts"
@@ -47,6 +48,8 @@ export interface ModelCallOrigin {
   readonly modelName: string
   readonly providerName: string
   readonly provider: ProviderConfig
+  /** the API the provider answered through (`gateway_raw_response`'s `api_type`) */
+  readonly apiType: ApiType
   readonly call: ProviderCall
   /** the providers of the model that failed before this one answered */
   readonly failedProviders: ReadonlyArray<FailedAttempt<ProviderFailure>>
@@ -80,6 +83,7 @@ const originOf = ([, provider, model, call, failedProviders]: ProviderSuccess<un
   modelName: model.config.name,
   providerName: provider.config.name,
   provider: provider.config,
+  apiType: provider.client.apiType ?? "chat_completions",
   call,
   failedProviders
 })
@@ -200,7 +204,8 @@ export const startModelStream = (
       ? Effect.flatMap(engine.cacheLookup(prepared, provider, call), (hit) =>
         hit === undefined ? open(provider, call) : Effect.succeed({
           rawRequest: hit.rawRequest,
-          first: outputToChunks(hit.output, { input_tokens: 0, output_tokens: 0 }, hit.finishReason),
+          // cut as the stream that brought it was, when one did
+          first: replayedChunks(hit.output, hit.streamChunking, { input_tokens: 0, output_tokens: 0 }, hit.finishReason),
           rest: Cause.done(),
           close: Effect.void,
           cached: true,

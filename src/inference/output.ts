@@ -4,7 +4,7 @@
  * parsed and checked against the output schema (`parsed` null when it does not fit).
  */
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
-import type { OutputBlock, ToolConfig, ToolDefinition } from "./types.ts"
+import type { ModelRequest, OutputBlock, ToolConfig, ToolDefinition } from "./types.ts"
 
 export type ChatOutputBlock =
   | { readonly type: "text"; readonly text: string }
@@ -67,6 +67,26 @@ export const chatOutput = (
   tools: ToolConfig | undefined
 ): ReadonlyArray<ChatOutputBlock> =>
   blocks.map((block) => block.type === "tool_call" ? validateToolCall(tools, block.id, block.raw_name, block.raw_arguments) : block)
+
+/** the tool json_mode `tool` offers and forces, its parameters the output schema */
+export const respondToolName = "respond"
+
+/**
+ * json_mode `tool`: the model answers by calling the `respond` tool built from the output
+ * schema: a json function's, or the schema a chat function's request gave (OpenAI's
+ * `response_format` with `json_schema`), as TensorZero does.
+ */
+export const answersWithRespondTool = (request: ModelRequest): boolean =>
+  request.jsonMode === "tool" && (request.functionType === "json" || request.outputSchema !== undefined)
+
+/**
+ * A chat function's answer through the `respond` tool: the call's arguments are its text, as a
+ * json function's are its output (`jsonRawText`); blocks of other answers are left as they are.
+ */
+export const respondToolAsText = (request: ModelRequest, blocks: ReadonlyArray<OutputBlock>): ReadonlyArray<OutputBlock> =>
+  request.functionType === "chat" && answersWithRespondTool(request)
+    ? blocks.map((block): OutputBlock => block.type === "tool_call" && block.raw_name === respondToolName ? { type: "text", text: block.raw_arguments } : block)
+    : blocks
 
 /** The JSON text of a json function's answer: its text, or the arguments of its tool call (json_mode `tool`). */
 export const jsonRawText = (blocks: ReadonlyArray<OutputBlock>): string => {

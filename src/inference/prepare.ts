@@ -15,6 +15,7 @@ import { InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
 import { type CachePolicy, cachePolicy, type CacheSharing } from "../cache/policy.ts"
 import { apiKeyTag } from "../api/tags.ts"
+import { plainOrQuoted } from "../untrusted.ts"
 import {
   type EditScope,
   type ExtraBodyEdit,
@@ -22,6 +23,7 @@ import {
   extraHeaderProblem,
   parsePointer,
   requestBodyEdit,
+  requestHeaderEdit,
   type ScopedEdit
 } from "./extraBody.ts"
 import type { ModelTable } from "./models.ts"
@@ -121,6 +123,8 @@ export interface PrepareExtras {
   readonly dynamicVariant?: { readonly variant: VariantConfig; readonly templates: TemplateEngine } | undefined
   /** what the caller's route calls `model_name`, for its 400s (the OpenAI-compatible route: `model`) */
   readonly modelField?: string | undefined
+  /** what the caller's route calls `function_name`, for its errors (the OpenAI-compatible route: `model`) */
+  readonly functionField?: string | undefined
 }
 
 /** `request` checked against `config` and `models` (the short-hand names it can reach), at `startedAt` (epoch ms) */
@@ -141,7 +145,10 @@ export const prepareInference = (
   }
   if (request.function_name !== undefined) {
     const configured = config.functions.get(request.function_name)
-    if (configured === undefined) return Result.fail(new NotFound({ message: `unknown function "${request.function_name}"` }))
+    if (configured === undefined) {
+      // TensorZero's words, which its clients' tests match on
+      return Result.fail(new NotFound({ message: `${extras.functionField ?? "function_name"}: Unknown function: ${plainOrQuoted(request.function_name)}` }))
+    }
     fn = configured
     functionName = request.function_name
   } else if (request.model_name !== undefined) {
@@ -226,7 +233,8 @@ export const prepareInference = (
       // marked as the request's: if it does not fit the provider's body, the inference ends with a 400
       edit: requestBodyEdit(
         entry.delete === true ? { pointer: entry.pointer, delete: true } : { pointer: entry.pointer, value: entry.value },
-        path
+        path,
+        entry
       )
     })
   }
@@ -245,7 +253,7 @@ export const prepareInference = (
     if (Result.isFailure(scope)) return Result.fail(scope.failure)
     headerEdits.push({
       scope: scope.success,
-      edit: entry.delete === true ? { name: entry.name, delete: true } : { name: entry.name, value: entry.value! }
+      edit: requestHeaderEdit(entry.delete === true ? { name: entry.name, delete: true } : { name: entry.name, value: entry.value! }, path, entry)
     })
   }
 

@@ -140,6 +140,7 @@ export const providerCall = <Request = ModelRequest>(
     modelName,
     providerName: provider.name,
     qualifiedName: qualifiedProviderName(modelName, provider.name),
-    caller
+    caller,
+    ...(provider.providerTools !== undefined && provider.providerTools.length > 0 && { providerTools: provider.providerTools })
   })
 }

@@ -40,6 +40,8 @@ export interface CompletedInference {
   readonly finishReason?: FinishReason | undefined
   readonly rawRequest: string
   readonly rawResponse: string
+  /** how the provider's stream was cut (`ChunkAccumulator.chunking`): for the cache to replay it so; only for a streamed answer the cache will keep */
+  readonly streamChunking?: string | undefined
   /** the variant's other model calls (candidates, evaluator, embedding): model inferences of this inference too */
   readonly otherCalls: ReadonlyArray<ModelCallRecord>
   /** `original_response`: the raw response, or what the variant's type says (best-of-n: its evaluator's) */
@@ -121,6 +123,8 @@ export type StreamItem = ProviderChunk | StreamEnd
 
 export interface InferenceStream {
   readonly variant: VariantConfig
+  /** the model calls the variant made before its stream started (candidates, an embedding) */
+  readonly otherCalls: ReadonlyArray<ModelCallRecord>
   readonly items: Stream.Stream<StreamItem>
   /** milliseconds (fractional) the inference waited on providers until its stream started: what the gateway's overhead leaves out */
   readonly providerMs: number
@@ -141,7 +145,8 @@ export const streamInference = (
     ([streamed, variant, failedVariants]) => {
       const { start, reshape, whole } = streamed
       const ttftMs = engine.now() - prepared.startedAt
-      const accumulated = new ChunkAccumulator()
+      // the chunking is kept for a stream whose answer the cache will keep: one its provider streamed
+      const accumulated = new ChunkAccumulator(prepared.cache.write && whole === undefined && !start.cached)
       /** the provider's stream ended normally (not cut short by the client or a failure) */
       let finished = false
       let streamedCost: number | undefined
@@ -160,6 +165,7 @@ export const streamInference = (
           finishReason: accumulated.finishReason,
           rawRequest: start.rawRequest,
           rawResponse: whole?.call.response.rawResponse ?? accumulated.rawResponse(),
+          streamChunking: accumulated.chunking(),
           otherCalls: streamed.otherCalls,
           output: streamed.outputOf(providerOutput),
           responseTimeMs: engine.now() - start.startedAt,
@@ -229,6 +235,6 @@ export const streamInference = (
         })))
       )
       const items = Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), release)
-      return { variant, items, providerMs: providerTime.ms() }
+      return { variant, otherCalls: streamed.otherCalls, items, providerMs: providerTime.ms() }
     }
   ))

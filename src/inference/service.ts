@@ -29,7 +29,8 @@ import { makeCacheLookup } from "./cacheLookup.ts"
 import { type PreparedInference, type PrepareExtras, prepareInference } from "./prepare.ts"
 import { makePricing } from "./pricing.ts"
 import { type CompletedInference, type InferenceResult, runInference, type StreamItem, streamInference } from "./run.ts"
-import type { ChunkDelta } from "./types.ts"
+import type { ProviderChunk } from "./types.ts"
+import type { ModelCallRecord } from "./variants/answer.ts"
 import type { EngineDeps } from "./variants/loop.ts"
 
 /** told once an inference's answer is whole (a stream: when its last chunk is sent) */
@@ -41,8 +42,8 @@ export type OnCompleted = (completed: CompletedInference) => void
  * events of what one read of the provider brought are sent together, encoded once.
  */
 export interface StreamEncoder {
-  /** the event for a chunk with content, or undefined when it carries nothing to send */
-  readonly chunk: (content: ReadonlyArray<ChunkDelta>) => string | undefined
+  /** the event for a chunk (its content, and the provider's own text of it), or undefined when it carries nothing to send */
+  readonly chunk: (chunk: ProviderChunk) => string | undefined
   /** the events that end a stream that finished normally */
   readonly end: (completed: CompletedInference) => string
   /** the last event of a stream that failed after it started (the status line is sent already) */
@@ -63,7 +64,7 @@ const eventsOf = (encode: StreamEncoder) => (items: ReadonlyArray<StreamItem>): 
   let text = ""
   for (const item of items) {
     if ("_tag" in item) text += item._tag === "Completed" ? encode.end(item.completed) : encode.failure(item.failure.message)
-    else if (item.content.length > 0) text += encode.chunk(item.content) ?? ""
+    else text += encode.chunk(item) ?? ""
   }
   return text
 }
@@ -83,12 +84,13 @@ export class InferenceService extends Context.Service<InferenceService, {
   readonly run: (prepared: PreparedInference, onCompleted?: OnCompleted) => Effect.Effect<InferenceResult, GatewayError, InferenceServices>
   /**
    * Starts a streamed inference, its events written by the encoder `makeEncoder` makes for the
-   * variant that answers; it is complete when the provider's stream ends normally.
+   * variant that answers (with the model calls it made before its stream started: candidates,
+   * an embedding); it is complete when the provider's stream ends normally.
    */
   readonly stream: (
     prepared: PreparedInference,
     onCompleted: OnCompleted | undefined,
-    makeEncoder: (variant: VariantConfig) => StreamEncoder
+    makeEncoder: (variant: VariantConfig, otherCalls: ReadonlyArray<ModelCallRecord>) => StreamEncoder
   ) => Effect.Effect<InferenceEvents, GatewayError, InferenceServices>
 }>()("gateway/InferenceService") {
   static readonly layer = Layer.effect(
@@ -159,7 +161,7 @@ export class InferenceService extends Context.Service<InferenceService, {
         stream: (prepared, onCompleted, makeEncoder) =>
           Effect.map(streamInference(prepared, engineFor(prepared), completion(prepared, onCompleted)), (streamed) => ({
             variant: streamed.variant,
-            events: sseWrites(streamed.items, eventsOf(makeEncoder(streamed.variant))),
+            events: sseWrites(streamed.items, eventsOf(makeEncoder(streamed.variant, streamed.otherCalls))),
             providerMs: streamed.providerMs
           }))
       })

@@ -12,7 +12,8 @@ export const inferenceStreamEncoder = (prepared: PreparedInference, variant: Var
   const head = `"inference_id":"${prepared.inferenceId}","episode_id":"${prepared.episodeId}","variant_name":${JSON.stringify(variant.name)}`
   const isChat = prepared.fn.type === "chat"
   return {
-    chunk: (content) => {
+    chunk: ({ content }) => {
+      if (content.length === 0) return undefined
       if (isChat) return sseEvent(`{${head},"content":${JSON.stringify(content)}}`)
       const raw = jsonDelta(content)
       return raw === "" ? undefined : sseEvent(`{${head},"raw":${JSON.stringify(raw)}}`)

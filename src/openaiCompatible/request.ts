@@ -149,7 +149,9 @@ const addSystemParts = (content: ReadonlyArray<ContentPart>, path: string, syste
         args = part.arguments
         break
       default:
-        return problem(`${path}[${j}]: a system message holds text, gateway::raw_text and gateway::template parts, not ${part.type}`)
+        return problem(
+          `${path}[${j}]: System message must contain only text or template content blocks (text, gateway::raw_text and gateway::template parts), not ${part.type}`
+        )
     }
     if (args !== undefined) {
       if (system.arguments !== undefined) return problem(`${path}[${j}]: the system template's arguments are given twice`)
@@ -258,19 +260,29 @@ const translateParams = (body: ChatCompletionRequest): { params: ChatCompletionP
   return { params: params as ChatCompletionParams, ...(schema === undefined ? {} : { schema }) }
 }
 
+/** A body without `model`, refused before it is decoded in TensorZero's words (its clients' tests match them). */
+export const missingModel = (json: Readonly<Record<string, unknown>>): InvalidRequest | undefined =>
+  json.model === undefined ? problem("model: missing field `model`") : undefined
+
+/** what `model` names: a function or a model, after its prefix, which must name something */
+const targetOf = (model: string): Translated<{ function_name: string } | { model_name: string }> => {
+  for (const [prefix, field] of [[functionModelPrefix, "function_name"], [modelModelPrefix, "model_name"]] as const) {
+    if (!model.startsWith(prefix)) continue
+    const name = model.slice(prefix.length)
+    if (name === "") return invalid(`model: the ${field} after \`${prefix}\` cannot be empty`)
+    return Result.succeed(field === "function_name" ? { function_name: name } : { model_name: name })
+  }
+  return invalid(`model: the \`model\` field must start with \`${functionModelPrefix}\` or \`${modelModelPrefix}\`, not ${quoted(model)}`)
+}
+
 export const translateChatCompletion = (
   body: ChatCompletionRequest,
   functionType: (functionName: string) => "chat" | "json" | undefined
 ): Translated<TranslatedRequest> => {
   const warnings: Array<string> = []
-  let target: { function_name: string } | { model_name: string }
-  if (body.model.startsWith(functionModelPrefix)) target = { function_name: body.model.slice(functionModelPrefix.length) }
-  else if (body.model.startsWith(modelModelPrefix)) target = { model_name: body.model.slice(modelModelPrefix.length) }
-  else {
-    return invalid(
-      `model: "${body.model}" is not a gateway model; use "gateway::function_name::<function>" or "gateway::model_name::<model>"`
-    )
-  }
+  const targeted = targetOf(body.model)
+  if (Result.isFailure(targeted)) return Result.fail(targeted.failure)
+  const target = targeted.success
   if (body.n !== undefined && body.n !== null && body.n !== 1) return invalid(`n: only 1 choice is supported, got ${body.n}`)
 
   const translated = translateMessages(body.messages, warnings)
@@ -321,6 +333,13 @@ export const translateChatCompletion = (
   const tags = { ...body["gateway::tags"] }
   if (body["gateway::namespace"] !== undefined) tags[namespaceTag] = body["gateway::namespace"]
   const includeRawUsage = body["gateway::include_raw_usage"] === true
+  // raw usage rides on the usage chunk, which include_usage false would turn off
+  const explicitUsage = body.stream_options?.include_usage
+  if (body.stream === true && includeRawUsage && explicitUsage === false) {
+    return invalid(
+      "stream_options.include_usage: `gateway::include_raw_usage` requires `stream_options.include_usage` to be true (or omitted) for streaming requests"
+    )
+  }
   const request: InferenceRequest = {
     ...target,
     input: { ...(input.system === undefined ? {} : { system: input.system }), messages: input.messages },
@@ -346,10 +365,10 @@ export const translateChatCompletion = (
   }
   return Result.succeed({
     request,
-    extras: { responseSchema: isJson ? undefined : schema, customTools, modelField: "model" },
+    extras: { responseSchema: isJson ? undefined : schema, customTools, modelField: "model", functionField: "model" },
     stream: body.stream === true,
-    // gateway::include_raw_usage needs the usage chunk: it turns it on when not asked otherwise
-    includeUsage: body.stream_options?.include_usage ?? includeRawUsage,
+    // OpenAI's default: no usage unless asked; gateway::include_raw_usage asks for it
+    includeUsage: explicitUsage === true || includeRawUsage,
     includeRawResponse: body["gateway::include_raw_response"] === true,
     includeRawUsage,
     warnings

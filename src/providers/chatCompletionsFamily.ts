@@ -70,6 +70,8 @@ export interface ChatCompletionsDialect {
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** how it takes json_mode `strict` (`StructuredOutput`); default OpenAI's `json_schema` */
   readonly structuredOutput?: StructuredOutput | undefined
+  /** the `model` sent when the provider table names none (a server that serves one model); without it `model_name` is required */
+  readonly defaultModel?: string | undefined
 }
 
 const optionalApiBase = Schema.Struct({ api_base: Schema.optional(BaseUrl) })
@@ -101,11 +103,12 @@ const familyCodec = <Settings>(
     type: dialect.type,
     settings,
     defaultCredential: dialect.defaultCredential,
+    requiresModelName: dialect.defaultModel === undefined,
     target: (settings, model) => ({
       providerType: dialect.type,
       url: chatCompletionsUrl(apiBaseOf(settings)),
       embeddingsUrl: embeddingsUrl(apiBaseOf(settings)),
-      model,
+      model: model === "" && dialect.defaultModel !== undefined ? dialect.defaultModel : model,
       paramFields,
       paramDefaults: dialect.defaults,
       streamUsage,

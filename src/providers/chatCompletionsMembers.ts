@@ -99,13 +99,15 @@ export const vllmCodec = selfHostedCodec({
 
 /**
  * TGI's Messages API (huggingface.co/docs/text-generation-inference): structured output is its
- * own grammar (`response_format: {type: "json", value: <schema>}`); no `reasoning_effort`.
+ * own grammar (`response_format: {type: "json", value: <schema>}`); no `reasoning_effort`. A TGI
+ * server serves one model, so `model_name` may be left out (as TensorZero allows): `tgi` is sent.
  */
 export const tgiCodec = selfHostedCodec({
   type: "tgi",
   defaultCredential: env("TGI_API_KEY"),
   params: { ...notOpenAi, reasoning_effort: null },
-  structuredOutput: "tgi"
+  structuredOutput: "tgi",
+  defaultModel: "tgi"
 })
 
 export const chatCompletionsMembers: ReadonlyArray<ProviderDefinition> = [

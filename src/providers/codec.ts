@@ -234,8 +234,13 @@ export type SettingsSchema<Settings> = Schema.Schema<Settings> & { readonly fiel
  * A provider type. `Settings` are its typed settings; `Target` is what it derives from them for
  * every call (URLs, the model name); `Event` is what its stream framing yields.
  */
+/** The API a model call went through, as `gateway_raw_response` and `gateway_raw_usage` name it (TensorZero's `api_type`). */
+export type ApiType = "chat_completions" | "responses" | "embeddings"
+
 export interface WireCodec<Settings, Target, Event> {
   readonly type: string
+  /** the API its inference calls go through (`ProviderClient.apiType`); `chat_completions` when absent */
+  readonly apiType?: ApiType | undefined
   readonly settings: SettingsSchema<Settings>
   /** where the API key is found when the provider table does not say (`api_key_location`) */
   readonly defaultCredential: CredentialLocation

@@ -14,7 +14,7 @@ import type { InvalidRequest } from "../errors.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse } from "../inference/types.ts"
 import type { HttpTransport } from "../transport.ts"
-import type { BatchHandle, CallerContext, EmbeddingRequest, EmbeddingResponse } from "./codec.ts"
+import type { ApiType, BatchHandle, CallerContext, EmbeddingRequest, EmbeddingResponse } from "./codec.ts"
 import type { ProviderFailure } from "./failure.ts"
 
 /** Everything a provider needs for one call, already resolved by the inference path (an embedding call's request is an `EmbeddingRequest`). */
@@ -32,6 +32,8 @@ export interface ProviderCall<Request = ModelRequest> {
   readonly qualifiedName: string
   /** what a provider that forwards calls to another gateway sends on (`CallerContext`); absent: nothing */
   readonly caller?: CallerContext | undefined
+  /** the provider's configured `provider_tools`, sent before the request's own; absent: none */
+  readonly providerTools?: ReadonlyArray<unknown> | undefined
 }
 
 /**
@@ -103,6 +105,8 @@ export interface BatchClient {
  * `extra_body` edit that does not fit this provider's body) ends the inference with a 400.
  */
 export interface ProviderClient {
+  /** the API its inference calls go through; `chat_completions` when not said (every type but the Responses API) */
+  readonly apiType?: ApiType | undefined
   readonly infer: (call: ProviderCall) => Effect.Effect<ProviderResponse, ProviderFailure | InvalidRequest, HttpTransport>
   /** fails before the stream starts for errors the provider reports up front */
   readonly stream: (call: ProviderCall) => Effect.Effect<ProviderStream, ProviderFailure | InvalidRequest, HttpTransport>

@@ -75,6 +75,7 @@ export const wireClient = <Settings, Target, Event>(
   const authorize = codec.authorizer?.(target)
   const streamType = codec.framing.contentType
   return {
+    apiType: codec.apiType,
     infer: (call) => exchange(codec, authorize, call, wireRequest(codec, target, call, false), post, wholeAnswer),
     stream: (call) =>
       exchange(codec, authorize, call, wireRequest(codec, target, call, true), (http, request) =>

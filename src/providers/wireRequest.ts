@@ -13,11 +13,12 @@ import { failure } from "./upstreamFailures.ts"
 
 const noProviderTools: ReadonlyArray<unknown> = []
 
-/** The request's `provider_tools` meant for this call's model and provider (all, when unscoped). */
+/** The provider's configured `provider_tools`, then the request's meant for this call's model and provider (all, when unscoped). */
 export const providerToolsFor = (call: ProviderCall): ReadonlyArray<unknown> => {
+  const configured = call.providerTools ?? noProviderTools
   const all = call.request.providerTools
-  if (all.length === 0) return noProviderTools
-  const tools: Array<unknown> = []
+  if (all.length === 0) return configured
+  const tools: Array<unknown> = [...configured]
   for (const providerTool of all) {
     if (providerTool.modelName !== undefined && providerTool.modelName !== call.modelName) continue
     if (providerTool.providerName !== undefined && providerTool.providerName !== call.providerName) continue

@@ -42,6 +42,7 @@ export const inferenceTarget = (prepared: PreparedInference): InferenceTarget =>
 export const inferenceRows = (done: CompletedInference): WriteBatch => {
   const { prepared, origin, modelRequest } = done
   const timestamp = uuidv7Timestamp(prepared.inferenceId)
+  const key = prepared.cache.write && !origin.cached && isValidOutput(done.output) ? cacheKey(origin.provider, origin.call, prepared.cache.scope) : undefined
   const { json_mode: _, ...requestParams } = prepared.params ?? {}
   return {
     inferences: [{
@@ -78,7 +79,8 @@ export const inferenceRows = (done: CompletedInference): WriteBatch => {
       ttftMs: done.ttftMs,
       finishReason: done.finishReason,
       cached: origin.cached,
-      cacheKey: prepared.cache.write && !origin.cached && isValidOutput(done.output) ? cacheKey(origin.provider, origin.call, prepared.cache.scope) : undefined,
+      cacheKey: key,
+      streamChunking: key === undefined ? undefined : done.streamChunking,
       timestamp: uuidv7Timestamp(origin.modelInferenceId)
     }],
     feedback: []

@@ -58,7 +58,7 @@ const endpoints: ReadonlyArray<{ method: "GET" | "POST"; route: string; body?: u
   {
     method: "POST",
     route: "/openai/v1/chat/completions",
-    body: { model: "gateway::model_name::dummy::text", messages: [{ role: "user", content: "Hi" }] },
+    body: { model: "gateway::model_name::dummy::hello", messages: [{ role: "user", content: "Hi" }] },
     openai: true
   },
   { method: "GET", route: "/openai/v1/models", openai: true }
@@ -125,7 +125,7 @@ describe("401 on every authenticated endpoint", () => {
     const big = await fetch(`${gateway.url}/inference`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${wrongSecret()}` },
-      body: JSON.stringify({ model_name: "dummy::text", input: { messages: [{ role: "user", content: "x".repeat(1_000_000) }] } })
+      body: JSON.stringify({ model_name: "dummy::hello", input: { messages: [{ role: "user", content: "x".repeat(1_000_000) }] } })
     })
     expect(big.status).toBe(401)
   })
@@ -169,7 +169,7 @@ describe("401 on every authenticated endpoint", () => {
     for (const [apiKey, message] of attempts) {
       const client = new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey, maxRetries: 0 })
       for (const attempt of [
-        () => client.chat.completions.create({ model: "gateway::model_name::dummy::text", messages: [{ role: "user", content: "Hi" }] }),
+        () => client.chat.completions.create({ model: "gateway::model_name::dummy::hello", messages: [{ role: "user", content: "Hi" }] }),
         () => client.models.list()
       ]) {
         const error = await attempt().then(() => undefined, (caught: unknown) => caught)

@@ -23,7 +23,7 @@ ${cacheTtlMs === undefined ? "" : `cache_ttl_ms = ${cacheTtlMs}`}
 type = "chat"
 [functions.chat.variants.text]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 let database: TestDatabase

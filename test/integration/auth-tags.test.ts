@@ -25,7 +25,7 @@ enabled = ${auth}
 type = "chat"
 [functions.chat.variants.text]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 let database: TestDatabase

@@ -24,7 +24,7 @@ parameters = "temperature.json"
 routing = ["dummy"]
 [models.text.providers.dummy]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [functions.weather]
 type = "chat"

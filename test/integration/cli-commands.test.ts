@@ -14,7 +14,7 @@ const validConfig = `
 type = "chat"
 [functions.greet.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 const invalidConfig = `
 [functions.greet]

@@ -5,12 +5,12 @@
 import * as net from "node:net"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { dummyText } from "../../src/providers/dummy/index.ts"
+import { dummyHelloText } from "../../src/providers/dummy/index.ts"
 import { rawRequest, type RunningGateway, runGateway, startGateway, writeFiles } from "../support/gateway.ts"
 import { freePort } from "../../scripts/ports.ts"
 
 
-/** the system prompt and messages `dummy::echo` saw */
+/** the system prompt and messages `dummy::echo_request_messages` saw */
 const echoed = (body: any): { system: string | null; messages: Array<any> } => {
   expect(body.content, JSON.stringify(body)).toHaveLength(1)
   expect(body.content[0].type).toBe("text")
@@ -22,7 +22,7 @@ const greetConfig = `
 type = "chat"
 [functions.greet.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 const greet = { function_name: "greet", input: { messages: [{ role: "user", content: "hi" }] } }
 
@@ -39,7 +39,7 @@ describe("--config-path", () => {
     const response = await gateway.post("/inference", greet)
     expect(response.status).toBe(200)
     expect(response.body.variant_name).toBe("only")
-    expect(response.body.content).toEqual([{ type: "text", text: dummyText }])
+    expect(response.body.content).toEqual([{ type: "text", text: dummyHelloText }])
   })
 })
 
@@ -64,7 +64,7 @@ templates.user.path = "../shared/user.minijinja"
 routing = ["only"]
 [models.echo_model.providers.only]
 type = "dummy"
-model_name = "echo"
+model_name = "echo_request_messages"
 `,
         "conf/nested/deeper/other.toml": `
 [functions.other]
@@ -152,12 +152,12 @@ describe("--config-file with a glob whose files define the same key", () => {
 routing = ["p"]
 [models.m.providers.p]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 `,
       "conf/b.toml": `
 [models.m.providers.p]
 type = "dummy"
-model_name = "echo"
+model_name = "echo_request_messages"
 `
     })
     const result = await runGateway(["--config-file", "conf/*.toml"], { cwd: dir, env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0" } })
@@ -185,13 +185,13 @@ describe("--default-config", () => {
     await gateway?.stop()
   })
 
-  it("serves short-hand models: dummy::echo answers with what it received", async () => {
+  it("serves short-hand models: dummy::echo_request_messages answers with what it received", async () => {
     const response = await gateway.post("/inference", {
-      model_name: "dummy::echo",
+      model_name: "dummy::echo_request_messages",
       input: { system: "Be brief.", messages: [{ role: "user", content: "Hello there" }] }
     })
     expect(response.status).toBe(200)
-    expect(response.body.variant_name).toBe("dummy::echo")
+    expect(response.body.variant_name).toBe("dummy::echo_request_messages")
     expect(echoed(response.body)).toEqual({
       system: "Be brief.",
       messages: [{ role: "user", content: [{ type: "text", text: "Hello there" }] }]
@@ -324,7 +324,7 @@ api_key_location = "env::GATEWAY_TEST_SURELY_UNSET_KEY"
 type = "chat"
 [functions.greet.variants.main]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 1
 [functions.greet.variants.keyless]
 type = "chat_completion"
@@ -355,7 +355,7 @@ describe("SIGTERM", () => {
     const inFlight = rawRequest(gateway.url + "/inference", {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model_name: "dummy::slow", input: { messages: [{ role: "user", content: "hi" }] } })
+      body: JSON.stringify({ model_name: "dummy::delay_500ms", input: { messages: [{ role: "user", content: "hi" }] } })
     })
     let answered = false
     void inFlight.then(() => (answered = true), () => (answered = true))
@@ -375,14 +375,14 @@ describe("SIGTERM", () => {
 
     const response = await inFlight
     expect(response.status).toBe(200)
-    expect(JSON.parse(response.text).content).toEqual([{ type: "text", text: dummyText }])
+    expect(JSON.parse(response.text).content).toEqual([{ type: "text", text: dummyHelloText }])
     expect(Date.now() - started).toBeGreaterThanOrEqual(450)
     expect(await exited).toBe(0)
   })
 
   it("exits promptly after a keep-alive request in flight, plain or streamed, has finished", async () => {
     const gateway = await startGateway({ args: ["--default-config"] })
-    const slow = { model_name: "dummy::slow", input: { messages: [{ role: "user", content: "hi" }] } }
+    const slow = { model_name: "dummy::delay_500ms", input: { messages: [{ role: "user", content: "hi" }] } }
     // fetch keeps its connections alive: after the answer, they stay open unless the gateway ends them
     const plain = gateway.post("/inference", slow)
     const streamed = gateway.stream("/inference", { ...slow, stream: true })
@@ -391,7 +391,7 @@ describe("SIGTERM", () => {
     const exited = gateway.stop("SIGTERM")
     const [plainResponse, streamedResponse] = await Promise.all([plain, streamed])
     expect(plainResponse.status).toBe(200)
-    expect(plainResponse.body.content).toEqual([{ type: "text", text: dummyText }])
+    expect(plainResponse.body.content).toEqual([{ type: "text", text: dummyHelloText }])
     expect(streamedResponse.status).toBe(200)
     expect(streamedResponse.events.at(-1)).toBe("[DONE]")
     expect(await exited).toBe(0)

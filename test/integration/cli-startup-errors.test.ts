@@ -67,32 +67,32 @@ describe.concurrent("gateway start-up with an invalid configuration", () => {
 
   it("refuses schemas.<name> when a variant has no template <name>", async () => {
     const failure = await failStartup(
-      chatFunction(`model = "dummy::echo"`, `schemas.user.path = "user.json"`),
+      chatFunction(`model = "dummy::echo_request_messages"`, `schemas.user.path = "user.json"`),
       { "user.json": schema }
     )
     expect(problemAt(failure, "functions.greet.variants.v")).toMatch(/schemas\.user.*no template "user"/)
   })
 
   it("names a missing template file with its resolved path", async () => {
-    const failure = await failStartup(chatFunction(`model = "dummy::echo"\ntemplates.system.path = "templates/missing.minijinja"`))
+    const failure = await failStartup(chatFunction(`model = "dummy::echo_request_messages"\ntemplates.system.path = "templates/missing.minijinja"`))
     const message = problemAt(failure, "functions.greet.variants.v.templates.system.path")
     expect(message).toMatch(/template file not found/)
     expect(message).toContain(path.join(path.dirname(failure.configFile), "templates/missing.minijinja"))
   })
 
   it("names a missing legacy template file under its legacy key", async () => {
-    const failure = await failStartup(chatFunction(`model = "dummy::echo"\nsystem_template = "missing.minijinja"`))
+    const failure = await failStartup(chatFunction(`model = "dummy::echo_request_messages"\nsystem_template = "missing.minijinja"`))
     expect(problemAt(failure, "functions.greet.variants.v.system_template")).toMatch(/template file not found/)
   })
 
   it("names a missing schema file", async () => {
-    const failure = await failStartup(chatFunction(`model = "dummy::echo"`, `schemas.system.path = "missing.json"`))
+    const failure = await failStartup(chatFunction(`model = "dummy::echo_request_messages"`, `schemas.system.path = "missing.json"`))
     expect(problemAt(failure, "functions.greet.schemas.system.path")).toMatch(/schema file not found: .*missing\.json/)
   })
 
   it("names a template with a syntax error", async () => {
     const failure = await failStartup(
-      chatFunction(`model = "dummy::echo"\ntemplates.system.path = "system.minijinja"`),
+      chatFunction(`model = "dummy::echo_request_messages"\ntemplates.system.path = "system.minijinja"`),
       { "system.minijinja": "Hello {{ name " }
     )
     expect(problemAt(failure, "functions.greet.variants.v.templates.system.path")).toMatch(/template syntax error/)
@@ -100,7 +100,7 @@ describe.concurrent("gateway start-up with an invalid configuration", () => {
 
   it("names an invalid JSON Schema and a schema file that is not JSON", async () => {
     const failure = await failStartup(
-      chatFunction(`model = "dummy::echo"\ntemplates.system.path = "s.minijinja"\ntemplates.user.path = "u.minijinja"`, `schemas.system.path = "system.json"\nschemas.user.path = "user.json"`),
+      chatFunction(`model = "dummy::echo_request_messages"\ntemplates.system.path = "s.minijinja"\ntemplates.user.path = "u.minijinja"`, `schemas.system.path = "system.json"\nschemas.user.path = "user.json"`),
       {
         "system.json": JSON.stringify({ type: "no-such-type" }),
         "user.json": "{ not json",
@@ -118,11 +118,11 @@ describe.concurrent("gateway start-up with an invalid configuration", () => {
 type = "chat"
 [functions.greet.variants.negative]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = -0.5
 [functions.greet.variants.text]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = "heavy"
 `)
     expect(problemAt(failure, "functions.greet.variants.negative.weight")).toMatch(/greater than or equal to 0/)
@@ -160,7 +160,7 @@ type = "nonsense"
 model_name = "x"
 [models.m.providers.q]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 api_key_location = "somewhere"
 ${chatFunction(`model = "m"`)}
 `)
@@ -174,7 +174,7 @@ ${chatFunction(`model = "m"`)}
 routing = ["ghost"]
 [models.m.providers.p]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 `)
     expect(problemAt(failure, "models.m.routing[0]")).toMatch(/"ghost" is not defined/)
     expect(problemAt(failure, "models.m.providers.p")).toMatch(/not listed in routing/)
@@ -192,13 +192,13 @@ routing = ["p"]
 colour = "blue"
 [models.m.providers.p]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [models.n]
 routing = ["p"]
 [models.n.providers.p]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 api_key = "secret"
 
 [functions.typo]
@@ -209,7 +209,7 @@ variant = {}
 type = "chat"
 [functions.greet.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 temprature = 0.5
 `)
     expect(problemAt(failure, "unknown_section")).toBe("unknown field")
@@ -239,7 +239,7 @@ model = "unknown_model"
 type = "chat"
 [functions.b.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.system.path = "missing.minijinja"
 weight = -1
 

@@ -26,7 +26,7 @@ model_name = "error"
 
 [models.chat.providers.backup]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [functions.support]
 type = "chat"
@@ -44,14 +44,14 @@ tool_choice = { specific = "submit_order" }
 
 [functions.agent.variants.baseline]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 
 [functions.ping]
 type = "chat"
 
 [functions.ping.variants.baseline]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [metrics.resolved]
 type = "boolean"
@@ -184,7 +184,7 @@ batch_writes = { flush_interval_ms = 20 }
 type = "chat"
 [functions.greet.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `,
       env: { GATEWAY_ANALYTICS_DB_URL: analytics.url, GATEWAY_RELATIONAL_DB_URL: relational.url }
     })

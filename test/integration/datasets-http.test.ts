@@ -577,6 +577,23 @@ describe.each(backends)("datasets over HTTP on %s", (backend) => {
     }
   })
 
+  it("answers the same 400 for a name longer than any path segment the router used to match, on every route", async () => {
+    const refusal = (name: string) =>
+      `dataset_name: "${name.slice(0, 140)}" is not a dataset name (1 to 128 characters among letters, digits, \`_\`, \`-\` and \`.\`, not only dots)`
+    // 1025 characters was the router's limit; 10,000 fit in Node's request head; "é" is 6 characters encoded
+    for (const name of ["a".repeat(1025), "b".repeat(10_000), "é".repeat(1500)]) {
+      const routes = [
+        ...routesOf(name),
+        ["GET", `/v1/ui/datasets/${encodeURIComponent(name)}/datapoints/${uuidv7()}/history`, undefined] as const
+      ]
+      for (const [method, route, body] of routes) {
+        const answer = await send(gateway, method, route, body)
+        expect(answer.status, `${method} ${route.slice(0, 60)}...: ${JSON.stringify(answer.body).slice(0, 200)}`).toBe(400)
+        expect(answer.body).toEqual({ error: refusal(name) })
+      }
+    }
+  })
+
   it("lets exactly one of concurrent updates of a datapoint win; the others get 409 and write nothing", async () => {
     const dataset = "raced"
     const [id] = await create(dataset, [chatDatapoint("race")])

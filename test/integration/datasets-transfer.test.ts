@@ -42,14 +42,14 @@ strict = true
 type = "chat"
 [functions.chat.variants.text]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.weather]
 type = "chat"
 tools = ["get_temperature"]
 [functions.weather.variants.tool]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 
 [functions.extract]
 type = "json"
@@ -60,7 +60,7 @@ model = "dummy::json"
 weight = 1
 [functions.extract.variants.prose]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 0
 `
 

@@ -42,7 +42,7 @@ api_key_location = "env::EMBED_KEY"
 type = "chat"
 [functions.answer.variants.dicl]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.extract]
 type = "json"

@@ -1,24 +1,28 @@
 /**
- * Every behaviour of the `dummy` provider, non-streamed, over real HTTP: called directly with
- * `model_name: "dummy::<name>"` and through configured functions.
+ * The `dummy` provider, non-streamed, over real HTTP through configured functions and called
+ * directly with `model_name: "dummy::<name>"`: TensorZero's models in functions (each of its
+ * names is in dummy-tensorzero.test.ts) and the gateway's own models.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   dummyBadToolArguments,
+  dummyDelayMs,
   dummyGoodKey,
+  dummyHelloText,
+  dummyHelloUsage,
   dummyInvalidToolArguments,
   dummyJson,
-  dummySlowDelayMs,
   dummyText,
   dummyThought,
-  dummyToolArguments,
-  dummyUsage
+  dummyToolArguments
 } from "../../src/providers/dummy/index.ts"
 import { dummyConfig, dummyConfigFiles } from "../support/dummyConfig.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const hello = { messages: [{ role: "user", content: "Hello" }] }
+/** TensorZero's usage of a whole answer of one block */
+const oneBlockUsage = { input_tokens: 10, output_tokens: 1 }
 
 /** an error answer: JSON `{"error": "..."}` and nothing else */
 const expectError = (response: { status: number; body: any }, status: number, pattern: RegExp) => {
@@ -39,7 +43,7 @@ describe("the dummy provider, non-streamed", () => {
   const infer = (body: Record<string, unknown>) => gateway.post("/inference", { input: hello, ...body })
 
   describe("default text", () => {
-    it("answers any unknown model name with the fixed text, usage and ids", async () => {
+    it("answers any unknown model name with TensorZero's fixed text, usage and ids", async () => {
       const response = await infer({ model_name: "dummy::test" })
       expect(response.status).toBe(200)
       expect(response.headers.get("content-type")).toMatch(/^application\/json/)
@@ -48,18 +52,27 @@ describe("the dummy provider, non-streamed", () => {
         episode_id: expect.stringMatching(uuidV7),
         variant_name: "dummy::test",
         content: [{ type: "text", text: dummyText }],
-        usage: dummyUsage,
+        usage: oneBlockUsage,
         finish_reason: "stop"
       })
       expect(response.body.inference_id).not.toBe(response.body.episode_id)
     })
 
     it("answers through a configured chat function", async () => {
+      const response = await infer({ function_name: "good" })
+      expect(response.status).toBe(200)
+      expect(response.body.variant_name).toBe("good")
+      expect(response.body.content).toEqual([{ type: "text", text: dummyText }])
+      expect(response.body.usage).toEqual(oneBlockUsage)
+    })
+
+    it("hello, the gateway's former default, keeps its text and usage 10 + 10", async () => {
       const response = await infer({ function_name: "chat" })
       expect(response.status).toBe(200)
       expect(response.body.variant_name).toBe("text")
-      expect(response.body.content).toEqual([{ type: "text", text: dummyText }])
-      expect(response.body.usage).toEqual(dummyUsage)
+      expect(response.body.content).toEqual([{ type: "text", text: dummyHelloText }])
+      expect(response.body.usage).toEqual(dummyHelloUsage)
+      expect(dummyHelloText).toBe("Hello from the dummy provider. This answer is always the same.")
     })
 
     it("gives every inference its own id", async () => {
@@ -84,7 +97,7 @@ describe("the dummy provider, non-streamed", () => {
       expect(response.body.variant_name).toBe("json")
       expect(response.body.output).toEqual({ raw: dummyJson, parsed: JSON.parse(dummyJson) })
       expect(response.body).not.toHaveProperty("content")
-      expect(response.body.usage).toEqual(dummyUsage)
+      expect(response.body.usage).toEqual(oneBlockUsage)
     })
 
     it("with json_mode tool: the tool call's arguments become the output", async () => {
@@ -110,10 +123,10 @@ describe("the dummy provider, non-streamed", () => {
   })
 
   describe("tool calls", () => {
-    it("tool: a valid call of the configured tool", async () => {
-      const response = await infer({ function_name: "weather" })
+    it("tool: a valid call of get_temperature, configured", async () => {
+      const response = await infer({ function_name: "weather", variant_name: "tensorzero_tool" })
       expect(response.status).toBe(200)
-      expect(response.body.variant_name).toBe("tool")
+      expect(response.body.usage).toEqual(oneBlockUsage)
       expect(response.body.content).toEqual([{
         type: "tool_call",
         id: expect.any(String),
@@ -125,9 +138,13 @@ describe("the dummy provider, non-streamed", () => {
       expect(response.body.finish_reason).toBe("tool_call")
     })
 
-    it("tool: a call of a tool given in additional_tools", async () => {
+    it("offered_tool (the gateway's own): a call of the configured tool, or of one given in additional_tools", async () => {
+      const configured = await infer({ function_name: "weather" })
+      expect(configured.body.variant_name).toBe("tool")
+      expect(configured.body.content[0]).toMatchObject({ name: "get_temperature", arguments: JSON.parse(dummyToolArguments) })
+      expect(configured.body.usage).toEqual(dummyHelloUsage)
       const response = await infer({
-        model_name: "dummy::tool",
+        model_name: "dummy::offered_tool",
         additional_tools: [{
           name: "lookup",
           description: "look a place up",
@@ -156,7 +173,7 @@ describe("the dummy provider, non-streamed", () => {
       }])
     })
 
-    it("bad_tool: arguments that do not fit the schema are null, raw_arguments kept", async () => {
+    it("bad_tool: arguments that do not fit the schema (units Celsius, not in its enum) are null, raw_arguments kept", async () => {
       const response = await infer({ function_name: "weather", variant_name: "bad_tool" })
       expect(response.status).toBe(200)
       expect(response.body.variant_name).toBe("bad_tool")
@@ -200,7 +217,7 @@ describe("the dummy provider, non-streamed", () => {
         const response = await infer(body)
         expectError(response, 502, /dummy::error/)
         expect(response.body.error).toContain('provider "dummy"')
-        expect(response.body.error).toContain("the dummy model `error` always fails")
+        expect(response.body.error).toContain("Error sending request to Dummy provider for model 'error'.")
       }
     })
   })
@@ -231,18 +248,18 @@ describe("the dummy provider, non-streamed", () => {
       for (let i = 0; i < 4; i++) {
         const response = await infer({ function_name: "flaky_retried" })
         expect(response.status, JSON.stringify(response.body)).toBe(200)
-        expect(response.body.content).toEqual([{ type: "text", text: dummyText }])
+        expect(response.body.content).toEqual([{ type: "text", text: dummyHelloText }])
       }
     })
   })
 
-  describe("slow", () => {
+  describe("delay_500ms", () => {
     it("answers after its delay when nothing limits it", async () => {
       const started = Date.now()
       const response = await infer({ function_name: "slow_without_timeout" })
       expect(response.status).toBe(200)
-      expect(response.body.content).toEqual([{ type: "text", text: dummyText }])
-      expect(Date.now() - started).toBeGreaterThanOrEqual(dummySlowDelayMs - 20)
+      expect(response.body.content).toEqual([{ type: "text", text: dummyHelloText }])
+      expect(Date.now() - started).toBeGreaterThanOrEqual(dummyDelayMs - 20)
     })
 
     // the variant's own timeout is the inference's (408); a provider's or a model's is an upstream's (504)
@@ -256,32 +273,41 @@ describe("the dummy provider, non-streamed", () => {
         const response = await infer({ function_name: functionName })
         const elapsed = Date.now() - started
         expectError(response, status, /timed out after 100 ms/)
-        expect(elapsed).toBeLessThan(dummySlowDelayMs)
+        expect(elapsed).toBeLessThan(dummyDelayMs)
       })
     }
   })
 
-  describe("echo", () => {
-    it("answers the rendered system prompt and messages, after templates", async () => {
-      const response = await infer({
-        function_name: "templated",
-        input: {
-          system: { assistant_name: "Skye" },
-          messages: [
-            { role: "user", content: [{ type: "text", arguments: { city: "Lisbon", days: 3 } }] },
-            { role: "assistant", content: [{ type: "text", arguments: { note: "sunny" } }, { type: "text", text: "Anything else?" }] },
-            {
-              role: "user",
-              content: [
-                { type: "template", name: "greeting", arguments: { who: "Ada" } },
-                { type: "raw_text", value: "{{ not a template }}" }
-              ]
-            }
+  describe("echo_request_messages and echo", () => {
+    const templatedInput = {
+      system: { assistant_name: "Skye" },
+      messages: [
+        { role: "user", content: [{ type: "text", arguments: { city: "Lisbon", days: 3 } }] },
+        { role: "assistant", content: [{ type: "text", arguments: { note: "sunny" } }, { type: "text", text: "Anything else?" }] },
+        {
+          role: "user",
+          content: [
+            { type: "template", name: "greeting", arguments: { who: "Ada" } },
+            { type: "raw_text", value: "{{ not a template }}" }
           ]
         }
+      ]
+    }
+
+    it("echo: answers the first text of the last user message, after templates", async () => {
+      const response = await infer({ function_name: "templated", variant_name: "echo", input: templatedInput })
+      expect(response.status, JSON.stringify(response.body)).toBe(200)
+      expect(response.body.content).toEqual([{ type: "text", text: "Greetings, Ada!" }])
+    })
+
+    it("echo_request_messages: answers the rendered system prompt and messages, after templates", async () => {
+      const response = await infer({
+        function_name: "templated",
+        variant_name: "echo_request_messages",
+        input: templatedInput
       })
       expect(response.status, JSON.stringify(response.body)).toBe(200)
-      expect(response.body.variant_name).toBe("echo")
+      expect(response.body.variant_name).toBe("echo_request_messages")
       expect(JSON.parse(response.body.content[0].text)).toEqual({
         system: "You are Skye, a weather assistant.",
         messages: [
@@ -297,7 +323,7 @@ describe("the dummy provider, non-streamed", () => {
 
     it("passes a plain system string and string content through untouched", async () => {
       const response = await infer({
-        model_name: "dummy::echo",
+        model_name: "dummy::echo_request_messages",
         input: { system: "Plain {{ system }}", messages: [{ role: "user", content: "Hi {{ there }}" }] }
       })
       expect(response.status).toBe(200)
@@ -317,7 +343,7 @@ describe("the dummy provider, non-streamed", () => {
 
     it("fails with another key", async () => {
       const response = await infer({ function_name: "keyed", credentials: { key: "bad_key" } })
-      expectError(response, 502, /invalid API key/)
+      expectError(response, 502, /Invalid API key for Dummy provider/)
     })
 
     it("answers 400 naming the credential when it is missing", async () => {
@@ -332,7 +358,7 @@ describe("the dummy provider, non-streamed", () => {
     it("answers normally when not streamed", async () => {
       const response = await infer({ function_name: "stream_error" })
       expect(response.status).toBe(200)
-      expect(response.body.content).toEqual([{ type: "text", text: dummyText }])
+      expect(response.body.content).toEqual([{ type: "text", text: dummyHelloText }])
     })
   })
 })

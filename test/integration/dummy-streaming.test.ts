@@ -1,25 +1,27 @@
 /**
- * Every behaviour of the `dummy` provider streamed (`stream: true`) over real HTTP: Server-Sent
- * Events carrying the ids and variant, content deltas with ids, a last chunk with usage and
- * finish_reason, then `data: [DONE]`.
+ * The `dummy` provider streamed (`stream: true`) over real HTTP through configured functions:
+ * Server-Sent Events carrying the ids and variant, content deltas with ids, a last chunk with
+ * usage and finish_reason, then `data: [DONE]`. TensorZero's models stream TensorZero's pieces
+ * (each of its names is in dummy-tensorzero.test.ts), the gateway's own their whole answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
-  dummyBadToolArguments,
+  dummyDelayMs,
   dummyGoodKey,
-  dummyInvalidToolArguments,
-  dummyJson,
-  dummySlowDelayMs,
-  dummyText,
-  dummyThought,
-  dummyToolArguments,
-  dummyUsage
+  dummyHelloText,
+  dummyHelloUsage,
+  dummyStreamedJsonPieces,
+  dummyStreamedPieces,
+  dummyToolArguments
 } from "../../src/providers/dummy/index.ts"
 import { dummyConfig, dummyConfigFiles } from "../support/dummyConfig.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const hello = { messages: [{ role: "user", content: "Hello" }] }
+/** TensorZero's streamed text and its usage: one output token per piece */
+const streamedText = dummyStreamedPieces.join("")
+const textStreamUsage = { input_tokens: 10, output_tokens: dummyStreamedPieces.length }
 
 type Streamed = Awaited<ReturnType<RunningGateway["stream"]>>
 
@@ -36,7 +38,13 @@ interface CheckedStream {
 /** Checks the envelope every successful stream shares and returns its parts. */
 const checkStream = (
   streamed: Streamed,
-  expected: { readonly variant: string; readonly finishReason: string; readonly kind?: "chat" | "json" }
+  expected: {
+    readonly variant: string
+    readonly finishReason: string
+    readonly kind?: "chat" | "json"
+    /** the usage of the last chunk; any when absent */
+    readonly usage?: { readonly input_tokens: number; readonly output_tokens: number }
+  }
 ): CheckedStream => {
   expect(streamed.status, streamed.raw).toBe(200)
   expect(streamed.headers.get("content-type")).toMatch(/^text\/event-stream/)
@@ -57,7 +65,8 @@ const checkStream = (
   }
   const chunks = all.slice(0, -1)
   const final = all.at(-1)
-  expect(final.usage).toEqual(dummyUsage)
+  if (expected.usage !== undefined) expect(final.usage).toEqual(expected.usage)
+  else expect(final.usage).toEqual({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) })
   expect(final.finish_reason).toBe(expected.finishReason)
   if (expected.kind === "json") {
     expect(final.raw).toBe("")
@@ -91,68 +100,82 @@ describe("the dummy provider, streamed", () => {
 
   const stream = (body: Record<string, unknown>) => gateway.stream("/inference", { input: hello, stream: true, ...body })
 
-  it("default text: text deltas of one block that add up to the text", async () => {
-    for (const [body, variant] of [[{ model_name: "dummy::test" }, "dummy::test"], [{ function_name: "chat" }, "text"]] as const) {
-      const checked = checkStream(await stream(body), { variant, finishReason: "stop" })
-      expect(checked.deltas.length).toBeGreaterThan(1)
-      for (const delta of checked.deltas) expect(delta).toEqual({ type: "text", id: "0", text: expect.any(String) })
-      expect(joined(checked.deltas, "text", "0")).toBe(dummyText)
+  it("default text: TensorZero's text deltas of one block, one per chunk, usage 10 + 16", async () => {
+    for (const [body, variant] of [[{ model_name: "dummy::test" }, "dummy::test"], [{ function_name: "good" }, "good"]] as const) {
+      const checked = checkStream(await stream(body), { variant, finishReason: "stop", usage: textStreamUsage })
+      expect(checked.chunks.map((chunk) => chunk.content)).toEqual(dummyStreamedPieces.map((text) => [{ type: "text", id: "0", text }]))
+      expect(joined(checked.deltas, "text", "0")).toBe(streamedText)
     }
   })
 
+  it("hello (the gateway's own): its whole text in pieces of 12 characters, usage 10 + 10", async () => {
+    const checked = checkStream(await stream({ function_name: "chat" }), { variant: "text", finishReason: "stop", usage: dummyHelloUsage })
+    expect(checked.deltas.length).toBeGreaterThan(1)
+    expect(joined(checked.deltas, "text", "0")).toBe(dummyHelloText)
+  })
+
   it("keeps the episode_id it is given", async () => {
-    const first = checkStream(await stream({ model_name: "dummy::test" }), { variant: "dummy::test", finishReason: "stop" })
+    const first = checkStream(await stream({ model_name: "dummy::test" }), { variant: "dummy::test", finishReason: "stop", usage: textStreamUsage })
     const second = checkStream(await stream({ model_name: "dummy::test", episode_id: first.episodeId }), {
       variant: "dummy::test",
-      finishReason: "stop"
+      finishReason: "stop",
+      usage: textStreamUsage
     })
     expect(second.episodeId).toBe(first.episodeId)
     expect(second.inferenceId).not.toBe(first.inferenceId)
   })
 
-  it("json in a json function: raw deltas that add up to the JSON", async () => {
+  it("json in a json function: raw deltas that add up to TensorZero's streamed JSON (not its whole answer's)", async () => {
     for (const variant of ["json", "as_tool"]) {
       const checked = checkStream(await stream({ function_name: "extract", variant_name: variant }), {
         variant,
-        finishReason: variant === "json" ? "stop" : "tool_call",
-        kind: "json"
+        finishReason: "stop",
+        kind: "json",
+        usage: { input_tokens: 10, output_tokens: dummyStreamedJsonPieces.length }
       })
-      expect(checked.chunks.length).toBeGreaterThan(1)
-      expect(checked.chunks.map((chunk) => chunk.raw).join("")).toBe(dummyJson)
+      expect(checked.chunks.map((chunk) => chunk.raw)).toEqual(dummyStreamedJsonPieces)
+      expect(checked.chunks.map((chunk) => chunk.raw).join("")).toBe("{\"name\":\"John\",\"age\":30}")
     }
   })
 
-  it("tool: tool_call deltas naming the tool, whose arguments add up", async () => {
-    const checked = checkStream(await stream({ function_name: "weather" }), { variant: "tool", finishReason: "tool_call" })
+  it("tool: tool_call deltas, the first naming the tool, whose arguments add up", async () => {
+    const checked = checkStream(await stream({ function_name: "weather", variant_name: "tensorzero_tool" }), {
+      variant: "tensorzero_tool",
+      finishReason: "tool_call",
+      usage: { input_tokens: 10, output_tokens: 5 }
+    })
     for (const delta of checked.deltas) expect(delta.type).toBe("tool_call")
-    expect(checked.deltas[0].raw_name).toBe("get_temperature")
-    const id = checked.deltas[0].id
-    expect(joined(checked.deltas, "tool_call", id, "raw_arguments")).toBe(dummyToolArguments)
+    expect(checked.deltas.map((delta) => delta.raw_name)).toEqual(["get_temperature", "", "", "", ""])
+    expect(joined(checked.deltas, "tool_call", "0", "raw_arguments")).toBe(dummyToolArguments)
   })
 
-  it("bad_tool and invalid_tool_arguments: the raw arguments are streamed as generated", async () => {
-    for (const [variant, rawArguments] of [["bad_tool", dummyBadToolArguments], ["invalid_tool_arguments", dummyInvalidToolArguments]]) {
-      const checked = checkStream(await stream({ function_name: "weather", variant_name: variant }), {
-        variant,
-        finishReason: "tool_call"
-      })
-      expect(checked.deltas[0].raw_name).toBe("get_temperature")
-      expect(joined(checked.deltas, "tool_call", checked.deltas[0].id, "raw_arguments")).toBe(rawArguments)
+  it("offered_tool (the gateway's own): streams its whole call, naming the configured tool", async () => {
+    const checked = checkStream(await stream({ function_name: "weather" }), {
+      variant: "tool",
+      finishReason: "tool_call",
+      usage: dummyHelloUsage
+    })
+    expect(checked.deltas[0].raw_name).toBe("get_temperature")
+    expect(joined(checked.deltas, "tool_call", checked.deltas[0].id, "raw_arguments")).toBe(dummyToolArguments)
+  })
+
+  it("bad_tool and invalid_tool_arguments: TensorZero's streamed text, as TensorZero's stream them", async () => {
+    for (const variant of ["bad_tool", "invalid_tool_arguments"]) {
+      const checked = checkStream(await stream({ function_name: "weather", variant_name: variant }), { variant, finishReason: "stop", usage: textStreamUsage })
+      expect(joined(checked.deltas, "text", "0")).toBe(streamedText)
     }
   })
 
-  it("reasoner: thought deltas first, then text deltas of another block", async () => {
-    const checked = checkStream(await stream({ function_name: "reasoning" }), { variant: "reasoner", finishReason: "stop" })
+  it("reasoner: thought deltas first, then text deltas", async () => {
+    const checked = checkStream(await stream({ function_name: "reasoning" }), {
+      variant: "reasoner",
+      finishReason: "stop",
+      usage: { input_tokens: 10, output_tokens: 18 }
+    })
     const types = checked.deltas.map((delta) => delta.type)
-    const firstText = types.indexOf("text")
-    expect(firstText).toBeGreaterThan(0)
-    expect(types.slice(0, firstText).every((type) => type === "thought")).toBe(true)
-    expect(types.slice(firstText).every((type) => type === "text")).toBe(true)
-    const thoughtId = checked.deltas[0].id
-    const textId = checked.deltas[firstText].id
-    expect(textId).not.toBe(thoughtId)
-    expect(joined(checked.deltas, "thought", thoughtId)).toBe(dummyThought)
-    expect(joined(checked.deltas, "text", textId)).toBe(dummyText)
+    expect(types).toEqual(["thought", "thought", ...new Array(16).fill("text")])
+    expect(joined(checked.deltas, "thought", "0")).toBe("hmmmhmmm")
+    expect(joined(checked.deltas, "text", "0")).toBe(streamedText)
   })
 
   it("error: a JSON 502 listing the provider error instead of a stream", async () => {
@@ -161,7 +184,7 @@ describe("the dummy provider, streamed", () => {
     expect(streamed.headers.get("content-type")).toMatch(/^application\/json/)
     const body = JSON.parse(streamed.raw)
     expect(Object.keys(body)).toEqual(["error"])
-    expect(body.error).toContain("the dummy model `error` always fails")
+    expect(body.error).toContain("Error sending request to Dummy provider for model 'error'.")
   })
 
   it("flaky called directly: every other stream fails before it starts", async () => {
@@ -169,7 +192,7 @@ describe("the dummy provider, streamed", () => {
     for (let i = 0; i < 4; i++) {
       const streamed = await stream({ model_name: "dummy::flaky" })
       statuses.push(streamed.status)
-      if (streamed.status === 200) checkStream(streamed, { variant: "dummy::flaky", finishReason: "stop" })
+      if (streamed.status === 200) checkStream(streamed, { variant: "dummy::flaky", finishReason: "stop", usage: dummyHelloUsage })
       else expect(JSON.parse(streamed.raw).error).toMatch(/flaky/)
     }
     expect([[502, 200, 502, 200], [200, 502, 200, 502]]).toContainEqual(statuses)
@@ -179,44 +202,43 @@ describe("the dummy provider, streamed", () => {
     for (let i = 0; i < 3; i++) {
       checkStream(await stream({ function_name: "flaky_with_backup" }), { variant: "only", finishReason: "stop" })
       const retried = checkStream(await stream({ function_name: "flaky_retried" }), { variant: "only", finishReason: "stop" })
-      expect(joined(retried.deltas, "text", "0")).toBe(dummyText)
+      expect(joined(retried.deltas, "text", "0")).toBe(dummyHelloText)
     }
   })
 
-  it("slow: a time-to-first-token limit shorter than the delay answers 408 (the variant's) or 504 (the provider's or the model's)", async () => {
+  it("delay_500ms: a time-to-first-token limit shorter than the delay answers 408 (the variant's) or 504 (the provider's or the model's)", async () => {
     for (const [functionName, status] of [["slow_variant_timeout", 408], ["slow_provider_timeout", 504], ["slow_model_timeout", 504]] as const) {
       const started = Date.now()
       const streamed = await stream({ function_name: functionName })
       expect(streamed.status, functionName).toBe(status)
       expect(JSON.parse(streamed.raw).error).toMatch(/timed out after 100 ms/)
-      expect(Date.now() - started).toBeLessThan(dummySlowDelayMs)
+      expect(Date.now() - started).toBeLessThan(dummyDelayMs)
     }
   })
 
-  it("slow: without a limit, streams after the delay", async () => {
-    const checked = checkStream(await stream({ function_name: "slow_without_timeout" }), { variant: "only", finishReason: "stop" })
-    expect(joined(checked.deltas, "text", "0")).toBe(dummyText)
+  it("delay_500ms: without a limit, streams after the delay", async () => {
+    const checked = checkStream(await stream({ function_name: "slow_without_timeout" }), { variant: "only", finishReason: "stop", usage: dummyHelloUsage })
+    expect(joined(checked.deltas, "text", "0")).toBe(dummyHelloText)
   })
 
-  it("echo: the streamed text is the rendered input", async () => {
-    const checked = checkStream(
-      await stream({
-        function_name: "templated",
-        input: { system: { assistant_name: "Skye" }, messages: [{ role: "user", content: [{ type: "text", arguments: { city: "Oslo", days: 2 } }] }] }
-      }),
-      { variant: "echo", finishReason: "stop" }
-    )
-    expect(JSON.parse(joined(checked.deltas, "text", "0"))).toEqual({
-      system: "You are Skye, a weather assistant.",
-      messages: [{ role: "user", content: [{ type: "text", text: "What is the weather in Oslo for the next 2 days?" }] }]
-    })
+  it("echo and echo_request_messages stream TensorZero's text, as TensorZero's do", async () => {
+    for (const variant of ["echo", "echo_request_messages"]) {
+      const checked = checkStream(
+        await stream({
+          function_name: "templated",
+          variant_name: variant,
+          input: { system: { assistant_name: "Skye" }, messages: [{ role: "user", content: [{ type: "text", arguments: { city: "Oslo", days: 2 } }] }] }
+        }),
+        { variant, finishReason: "stop", usage: textStreamUsage }
+      )
+      expect(joined(checked.deltas, "text", "0")).toBe(streamedText)
+    }
   })
 
-  it("test_key: streams with the good key, 502 with another, 400 without", async () => {
-    checkStream(await stream({ function_name: "keyed", credentials: { key: dummyGoodKey } }), { variant: "only", finishReason: "stop" })
-    const wrong = await stream({ function_name: "keyed", credentials: { key: "bad_key" } })
-    expect(wrong.status).toBe(502)
-    expect(JSON.parse(wrong.raw).error).toMatch(/invalid API key/)
+  it("test_key: streams with any key (TensorZero's checks the key of whole answers only), 400 without one", async () => {
+    for (const key of [dummyGoodKey, "bad_key"]) {
+      checkStream(await stream({ function_name: "keyed", credentials: { key } }), { variant: "only", finishReason: "stop", usage: textStreamUsage })
+    }
     const missing = await stream({ function_name: "keyed" })
     expect(missing.status).toBe(400)
     expect(JSON.parse(missing.raw).error).toMatch(/credentials\.key/)
@@ -239,7 +261,7 @@ describe("the dummy provider, streamed", () => {
       expect(chunk.inference_id).toMatch(uuidV7)
       expect(chunk.content[0]).toEqual({ type: "text", id: "0", text: expect.any(String) })
     }
-    expect(dummyText.startsWith(before.map((chunk) => chunk.content[0].text).join(""))).toBe(true)
+    expect(dummyHelloText.startsWith(before.map((chunk) => chunk.content[0].text).join(""))).toBe(true)
   })
 
   it("refuses include_original_response when streaming", async () => {

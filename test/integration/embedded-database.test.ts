@@ -30,7 +30,7 @@ describe("the embedded database", () => {
   // PGlite creates its database at the first start: seconds of CPU, many more on a loaded machine
   const start = (extra: Record<string, string | undefined> = {}) => startGateway({ config, env: { ...env(), ...extra }, startTimeoutMs: 120_000 })
   const infer = (text: string) =>
-    gateway!.post("/inference", { model_name: "dummy::echo", input: { messages: [{ role: "user", content: text }] } })
+    gateway!.post("/inference", { model_name: "dummy::echo_request_messages", input: { messages: [{ role: "user", content: text }] } })
 
   beforeAll(() => {
     folder = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-embedded-"))

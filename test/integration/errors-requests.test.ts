@@ -16,7 +16,7 @@ max_request_body_bytes = ${maxBodyBytes}
 type = "chat"
 [functions.chat.variants.only]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 
 [functions.weather]
 type = "chat"
@@ -24,7 +24,7 @@ schemas.system.path = "system.json"
 schemas.user.path = "user.json"
 [functions.weather.variants.only]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.system.path = "system.minijinja"
 templates.user.path = "user.minijinja"
 
@@ -103,45 +103,45 @@ describe("errors of POST /inference and of the routes", () => {
     })
 
     it("accepts a body without a content-type header", async () => {
-      const response = await send(JSON.stringify({ model_name: "dummy::text", input: chatInput }), {})
+      const response = await send(JSON.stringify({ model_name: "dummy::hello", input: chatInput }), {})
       expect(response.status).toBe(200)
     })
   })
 
   describe("fields", () => {
     it("an unknown root field -> 400 naming it", async () => {
-      expectError(await post({ model_name: "dummy::text", input: chatInput, temperature: 0.3 }), 400, /^temperature: unknown field$/)
+      expectError(await post({ model_name: "dummy::hello", input: chatInput, temperature: 0.3 }), 400, /^temperature: unknown field$/)
     })
 
     it("an unknown nested field -> 400 naming its path", async () => {
       const message = expectError(
-        await post({ model_name: "dummy::text", input: { messages: [{ role: "user", content: [{ type: "text", txt: "hi" }] }] } }),
+        await post({ model_name: "dummy::hello", input: { messages: [{ role: "user", content: [{ type: "text", txt: "hi" }] }] } }),
         400
       )
       expect(message).toContain("input.messages[0].content[0].txt: unknown field")
-      expectError(await post({ model_name: "dummy::text", input: { ...chatInput, sytem: "x" } }), 400, /^input\.sytem: unknown field$/)
+      expectError(await post({ model_name: "dummy::hello", input: { ...chatInput, sytem: "x" } }), 400, /^input\.sytem: unknown field$/)
       expectError(
-        await post({ model_name: "dummy::text", input: chatInput, params: { chat_completion: { temprature: 1 } } }),
+        await post({ model_name: "dummy::hello", input: chatInput, params: { chat_completion: { temprature: 1 } } }),
         400,
         /params\.chat_completion\.temprature: unknown field/
       )
     })
 
     it("missing input -> 400", async () => {
-      expectError(await post({ model_name: "dummy::text" }), 400, /^input: missing field$/)
+      expectError(await post({ model_name: "dummy::hello" }), 400, /^input: missing field$/)
     })
 
     it("a missing nested field -> 400 naming its path", async () => {
-      expectError(await post({ model_name: "dummy::text", input: { messages: [{ content: "hi" }] } }), 400, /input\.messages\[0\]\.role: missing field/)
+      expectError(await post({ model_name: "dummy::hello", input: { messages: [{ content: "hi" }] } }), 400, /input\.messages\[0\]\.role: missing field/)
     })
 
     it("a wrong type -> 400 naming the field", async () => {
       expectError(await post({ model_name: 42, input: chatInput }), 400, /^model_name: .*string/i)
-      expectError(await post({ model_name: "dummy::text", input: chatInput, stream: "yes" }), 400, /^stream: .*boolean/i)
-      expectError(await post({ model_name: "dummy::text", input: { messages: "hello" } }), 400, /^input\.messages: /)
-      expectError(await post({ model_name: "dummy::text", input: { messages: [{ role: "system", content: "x" }] } }), 400, /input\.messages\[0\]\.role/)
-      expectError(await post({ model_name: "dummy::text", input: chatInput, tags: { team: 7 } }), 400, /^tags\.team: /)
-      expectError(await post({ model_name: "dummy::text", input: chatInput, episode_id: 12 }), 400, /^episode_id: /)
+      expectError(await post({ model_name: "dummy::hello", input: chatInput, stream: "yes" }), 400, /^stream: .*boolean/i)
+      expectError(await post({ model_name: "dummy::hello", input: { messages: "hello" } }), 400, /^input\.messages: /)
+      expectError(await post({ model_name: "dummy::hello", input: { messages: [{ role: "system", content: "x" }] } }), 400, /input\.messages\[0\]\.role/)
+      expectError(await post({ model_name: "dummy::hello", input: chatInput, tags: { team: 7 } }), 400, /^tags\.team: /)
+      expectError(await post({ model_name: "dummy::hello", input: chatInput, episode_id: 12 }), 400, /^episode_id: /)
     })
 
     it("lists every problem of the body, not only the first", async () => {
@@ -158,7 +158,7 @@ describe("errors of POST /inference and of the routes", () => {
 
   describe("the target", () => {
     it("both function_name and model_name -> 400", async () => {
-      expectError(await post({ function_name: "chat", model_name: "dummy::text", input: chatInput }), 400, /function_name or model_name|not both/)
+      expectError(await post({ function_name: "chat", model_name: "dummy::hello", input: chatInput }), 400, /function_name or model_name|not both/)
     })
 
     it("neither function_name nor model_name -> 400", async () => {
@@ -166,7 +166,7 @@ describe("errors of POST /inference and of the routes", () => {
     })
 
     it("an unknown function -> 404 naming it", async () => {
-      expectError(await post({ function_name: "no_such_function", input: chatInput }), 404, /"no_such_function"/)
+      expectError(await post({ function_name: "no_such_function", input: chatInput }), 404, /^function_name: Unknown function: no_such_function$/)
     })
 
     it("an unknown model -> 404 naming it", async () => {
@@ -219,7 +219,7 @@ describe("errors of POST /inference and of the routes", () => {
 
   describe("body size", () => {
     const bodyOfSize = (bytes: number): string => {
-      const base = JSON.stringify({ model_name: "dummy::text", input: { system: "" } })
+      const base = JSON.stringify({ model_name: "dummy::hello", input: { system: "" } })
       return base.replace(`"system":""`, `"system":"${"a".repeat(bytes - base.length)}"`)
     }
 
@@ -248,7 +248,7 @@ describe("errors of POST /inference and of the routes", () => {
     })
 
     it("a chunked body under the limit is accepted", async () => {
-      const body = JSON.stringify({ model_name: "dummy::text", input: chatInput })
+      const body = JSON.stringify({ model_name: "dummy::hello", input: chatInput })
       const response = await rawRequest(gateway.url + "/inference", {
         method: "POST",
         headers: { "content-type": "application/json", "transfer-encoding": "chunked" },
@@ -302,7 +302,7 @@ describe("errors of POST /inference and of the routes", () => {
 
     it("a text block with both text and arguments -> 400", async () => {
       expectError(
-        await post({ model_name: "dummy::text", input: { messages: [{ role: "user", content: [{ type: "text", text: "a", arguments: { b: 1 } }] }] } }),
+        await post({ model_name: "dummy::hello", input: { messages: [{ role: "user", content: [{ type: "text", text: "a", arguments: { b: 1 } }] }] } }),
         400,
         /^input\.messages\[0\]\.content\[0\]: /
       )
@@ -326,7 +326,7 @@ describe("errors of POST /inference and of the routes", () => {
   })
 
   it("keeps serving after all these errors", async () => {
-    const response = await gateway.post("/inference", { model_name: "dummy::text", input: chatInput })
+    const response = await gateway.post("/inference", { model_name: "dummy::hello", input: chatInput })
     expect(response.status).toBe(200)
     expect(gateway.log()).not.toMatch(/request failed unexpectedly/)
   })

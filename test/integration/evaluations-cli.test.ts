@@ -72,16 +72,30 @@ describe("gateway evaluate", () => {
     expect(lines[2].summary).toMatchObject({ datapoint_count: 2, completed: 2, summary: { mentions_dummy: { count: 2, mean: 1 } } })
   })
 
-  it("exits 2 on a usage error", async () => {
-    const unknownEvaluator = await evaluate(["--function-name", "greet", "--evaluator-names", "nope", "--dataset-name", "greetings"])
-    expect(unknownEvaluator.code).toBe(2)
-    expect(unknownEvaluator.stderr).toContain(`unknown evaluator "nope"`)
-    const badCutoff = await evaluate(["--function-name", "greet", "--dataset-name", "greetings", "--cutoffs", "exact=high"])
-    expect(badCutoff.code).toBe(2)
-    expect(badCutoff.stderr).toContain("--cutoffs")
-    const neither = await evaluate(["--function-name", "greet"])
-    expect(neither.code).toBe(2)
-    expect(neither.stderr).toContain("dataset_name or datapoint_ids")
+  it("exits 2 on a usage error, naming the flags at fault (not the request's fields)", async () => {
+    const usageError = async (args: ReadonlyArray<string>) => {
+      const result = await evaluate(args)
+      expect(result.code, result.stderr).toBe(2)
+      // outside the values quoted from the command line
+      expect(result.stderr.replace(/"[^"]*"/g, "")).not.toMatch(/\b(function_name|evaluator_names|evaluation_name|dataset_name|datapoint_ids|variant_name|max_datapoints|adaptive_stopping_precision)\b/)
+      return result.stderr
+    }
+    expect(await usageError(["--function-name", "greet", "--evaluator-names", "nope", "--dataset-name", "greetings"]))
+      .toContain(`--evaluator-names: unknown evaluator "nope" of function "greet"`)
+    expect(await usageError(["--function-name", "greet", "--dataset-name", "greetings", "--cutoffs", "exact=high"])).toContain("--cutoffs")
+    expect(await usageError(["--function-name", "greet", "--dataset-name", "greetings", "--cutoffs", "nope=0.5"]))
+      .toContain("--cutoffs nope: not one of the run's evaluators")
+    for (const args of [["--function-name", "greet"], ["--function-name", "greet", "--dataset-name", "greetings", "--datapoint-ids", "0190f3a1-0000-7000-8000-000000000000"]]) {
+      expect(await usageError(args)).toContain("--dataset-name or --datapoint-ids: give exactly one of them")
+    }
+    expect(await usageError(["--dataset-name", "greetings"])).toContain("--function-name or --evaluation-name: one of them is required")
+    // the name the user gave is quoted as given, even when it reads like a field
+    expect(await usageError(["--function-name", "greet", "--dataset-name", "dataset_name!"]))
+      .toContain(`--dataset-name: "dataset_name!" is not a dataset name (1 to 128 characters`)
+    expect(await usageError(["--function-name", "greet", "--variant-name", "nope", "--dataset-name", "greetings"]))
+      .toContain(`--variant-name: unknown variant "nope" of function "greet"`)
+    expect(await usageError(["--function-name", "greet", "--dataset-name", "no_such_dataset"]))
+      .toContain(`--dataset-name: no dataset "no_such_dataset"`)
   })
 
   it("exits 1 naming the variable when no database is configured", async () => {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import {
-  dummyText,
+  dummyHelloText,
   evaluationsConfig,
   evaluationsConfigFiles,
   extractDatapoint,
@@ -165,7 +165,7 @@ describe.each(backends)("evaluation runs over HTTP on %s", (backend) => {
     // the judge saw its instructions as written, and the output it judged
     const judgeCall = judge.requests.find((request) => JSON.stringify(request.body.messages).includes("greets the user"))!
     expect(JSON.stringify(judgeCall.body.messages)).toContain("{{ not a template }}")
-    expect(JSON.stringify(judgeCall.body.messages)).toContain(dummyText)
+    expect(JSON.stringify(judgeCall.body.messages)).toContain(dummyHelloText)
   })
 
   it("scores tool use, json exact matches, and a configured evaluation with its cutoffs", async () => {
@@ -208,7 +208,7 @@ describe.each(backends)("evaluation runs over HTTP on %s", (backend) => {
     expect(resultsOf(failing)).toHaveLength(3)
     for (const failed of resultsOf(failing)) {
       expect(failed.inference_id).toBeNull()
-      expect(failed.error).toMatch(/dummy model `error`/)
+      expect(failed.error).toMatch(/Error sending request to Dummy provider for model 'error'\./)
     }
     expect(summaryOf(failing)).toMatchObject({ status: "completed", completed: 3, errors: 3, summary: { exact: { count: 0, errors: 3 } } })
   })

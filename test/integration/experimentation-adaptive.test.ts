@@ -33,13 +33,13 @@ optimize = "min"
 type = "chat"
 [functions.pick.variants.good]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.pick.variants.poor]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.pick.variants.spare]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.pick.experimentation]
 type = "adaptive"
 candidate_variants = ["good", "poor"]
@@ -53,10 +53,10 @@ update_period_s = 1
 type = "chat"
 [functions.flow.variants.fast]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.flow.variants.slow]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.flow.experimentation]
 type = "track_and_stop"
 candidate_variants = ["slow", "fast"]
@@ -69,10 +69,10 @@ update_period_s = 1
 type = "chat"
 [functions.fixed.variants.a]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.fixed.variants.b]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.fixed.experimentation]
 type = "static"
 candidate_variants = { a = 3, b = 1 }
@@ -82,15 +82,15 @@ fallback_variants = []
 type = "chat"
 [functions.weighted.variants.heavy]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 4
 [functions.weighted.variants.light]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 1
 [functions.weighted.variants.off]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 0
 `
 

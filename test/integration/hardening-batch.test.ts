@@ -38,7 +38,7 @@ model = "batch_model"
 type = "chat"
 [functions.many.variants.dummy]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 const questions = (count: number, prefix = "question") =>

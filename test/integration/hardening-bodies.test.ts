@@ -36,7 +36,7 @@ ${observabilityToml()}
 type = "chat"
 [functions.chat.variants.text]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 let database: TestDatabase

@@ -59,7 +59,7 @@ const stopWithin = (gateway: RunningGateway, ms: number) =>
   Promise.race([gateway.stop(), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref())])
 
 const infer = (gateway: RunningGateway, text: string) =>
-  gateway.post("/inference", { model_name: "dummy::echo", input: { messages: [{ role: "user", content: text }] } })
+  gateway.post("/inference", { model_name: "dummy::echo_request_messages", input: { messages: [{ role: "user", content: text }] } })
 
 /** `count` inferences, every one answered 200: their ids */
 const answered = async (gateway: RunningGateway, count: number, label: string) => {

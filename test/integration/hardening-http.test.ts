@@ -31,7 +31,7 @@ max_connections = ${maxConnections}
 
 /** a valid /inference body of exactly `bytes` bytes */
 const bodyOfSize = (bytes: number): string => {
-  const base = JSON.stringify({ model_name: "dummy::text", input: { system: "" } })
+  const base = JSON.stringify({ model_name: "dummy::hello", input: { system: "" } })
   return base.replace(`"system":""`, `"system":"${"a".repeat(bytes - base.length)}"`)
 }
 

@@ -24,7 +24,7 @@ const withExtra = `${dummyConfig}
 type = "chat"
 [functions.extra.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 /** an inference through templates whose arguments are checked against JSON Schemas */

@@ -83,14 +83,14 @@ describe("hostile requests without a database", () => {
 type = "chat"
 [functions.ruler.variants.only]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.system.path = "functions/ruler/system.minijinja"
 
 [functions.pairs]
 type = "chat"
 [functions.pairs.variants.only]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.system.path = "functions/pairs/system.minijinja"
 ${upstreamModels(fake.apiBase)}`
     gateway = await startGateway({
@@ -345,7 +345,7 @@ ${upstreamModels(fake.apiBase)}`
   describe("client-supplied field names in the log", () => {
     it("unknown OpenAI fields: quoted and few in the warning, and the request answers as before", async () => {
       const body: Record<string, unknown> = {
-        model: "gateway::model_name::dummy::echo",
+        model: "gateway::model_name::dummy::echo_request_messages",
         messages: [{ role: "user", content: "hi" }],
         "evil\n[00:00:00.000] ERROR (#1): forged line": 1
       }
@@ -373,7 +373,7 @@ ${upstreamModels(fake.apiBase)}`
       const wav = Buffer.from("RIFF\u0000\u0000\u0000\u0000WAVEfmt ", "latin1").toString("base64")
       const before = gateway.log().length
       const response = await gateway.post("/openai/v1/chat/completions", {
-        model: "gateway::model_name::dummy::echo",
+        model: "gateway::model_name::dummy::echo_request_messages",
         messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: wav, format: "mp3\n[00:00:00.000] forged" } }] }]
       })
       expect(response.status, JSON.stringify(response.body)).toBe(200)
@@ -385,7 +385,7 @@ ${upstreamModels(fake.apiBase)}`
 })
 
 describe("configured extra_headers that cannot be sent", () => {
-  it("refuse to start, naming the key", async () => {
+  it("refuse to start, naming the key (a header the HTTP client sets is only dropped)", async () => {
     const dir = writeFiles({
       "config.toml": `
 [models.m]
@@ -410,14 +410,13 @@ extra_headers = [{ name = "x-team", value = "a\\r\\nb" }, { name = "upgrade", de
     })
     expect(result.code).not.toBe(0)
     expect(result.stderr).not.toContain("Listening on")
-    expect(result.stderr).toContain(
-      `models.m.providers.p.extra_headers[1].name: "Content-Length" is managed by the gateway's HTTP client: it cannot be set or removed`
-    )
+    // a header the HTTP client sets itself is dropped with a warning (TensorZero's configurations carry some): not a problem
+    expect(result.stderr).not.toContain(`extra_headers[1].name: "Content-Length" is managed`)
     expect(result.stderr).toContain(
       `models.m.providers.p.extra_headers[2].value: the value of "x-lang" holds the character U+65E5 (at index 0), which HTTP headers cannot carry`
     )
     expect(result.stderr).toContain(`functions.f.variants.v.extra_headers[0].value: the value of "x-team" holds a line break or a NUL`)
-    expect(result.stderr).toContain(`functions.f.variants.v.extra_headers[1].name: "upgrade" is managed by the gateway's HTTP client`)
+    expect(result.stderr).not.toContain(`functions.f.variants.v.extra_headers[1].name: "upgrade" is managed`)
   })
 })
 
@@ -434,7 +433,7 @@ describe.each(backends)("list_inferences filters on %s", (backend) => {
 type = "chat"
 [functions.listed.variants.a]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `,
       env: { GATEWAY_ANALYTICS_DB_URL: database.url }
     })

@@ -3,7 +3,7 @@
  * Postgres driver reads rows of at most 16 MiB; a larger one made every read touching it fail
  * with 503 "unavailable", for every caller, for good. Over HTTP, on a real database of each
  * backend (Postgres, ClickHouse, and the embedded PGlite), with authentication on:
- * - a 9.5 MB message to `dummy::echo` is answered whole and stored cut down to
+ * - a 9.5 MB message to `dummy::echo_request_messages` is answered whole and stored cut down to
  *   `[gateway.observability] max_row_bytes`, its cut texts marked, logged and counted; every
  *   caller's `list_inferences`, `get_inferences` and the UI's inference route keep answering;
  *   a 9 MiB comment is refused with 413;
@@ -40,7 +40,7 @@ batch_writes = { flush_interval_ms = 50 }
 type = "chat"
 [functions.notes.variants.echo]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 `
 
 /** runs one statement in `database` (Postgres or PGlite) */
@@ -72,7 +72,7 @@ const insertOversizedRows = async (database: TestDatabase, ids: { inference: str
     await clickHouseCommand(`INSERT INTO ${db}.ChatInference (id, function_name, variant_name, episode_id, input, output, tool_params, inference_params, processing_time_ms, ttft_ms, tags.key, tags.value, timestamp_ms)
       SELECT toUUID('${ids.inference}'), 'notes', 'echo', toUUID('${ids.episode}'), ${input}, ${output}, NULL, '{"chat_completion":{}}', 1, NULL, [], [], toUInt64(${Date.now()})`)
     await clickHouseCommand(`INSERT INTO ${db}.ModelInference (id, inference_id, model_name, model_provider_name, raw_request, raw_response, system, input_messages, output, input_tokens, output_tokens, response_time_ms, ttft_ms, finish_reason, cached, timestamp_ms)
-      SELECT toUUID('${ids.call}'), toUUID('${ids.inference}'), 'dummy::echo', 'dummy', ${big}, '{}', NULL, '[]', ${output}, 1, 1, 1, NULL, 'stop', 0, toUInt64(${Date.now()})`)
+      SELECT toUUID('${ids.call}'), toUUID('${ids.inference}'), 'dummy::echo_request_messages', 'dummy', ${big}, '{}', NULL, '[]', ${output}, 1, 1, 1, NULL, 'stop', 0, toUInt64(${Date.now()})`)
     await clickHouseCommand(`INSERT INTO ${db}.Datapoint (dataset_name, id, function_name, function_type, input, output, episode_id, tags.key, tags.value, name, tool_params, output_schema, source_inference_id, first_version_id, is_custom, staled_at_ms, updated_at_ms, search_text, version)
       SELECT '${dataset}', toUUID('${ids.datapoint}'), 'notes', 'chat', ${input}, ${output}, NULL, [], [], 'old', NULL, NULL, NULL, NULL, 1, NULL, toUInt64(${Date.now()}), '', toUInt64(${Date.now()})`)
     return
@@ -80,7 +80,7 @@ const insertOversizedRows = async (database: TestDatabase, ids: { inference: str
   await postgresStatement(database, `INSERT INTO chat_inference (id, function_name, variant_name, episode_id, input, output, tool_params, inference_params, processing_time_ms, ttft_ms, tags, timestamp)
     VALUES ('${ids.inference}', 'notes', 'echo', '${ids.episode}', ${input}, ${output}, NULL, '{"chat_completion":{}}', 1, NULL, '{}', now())`)
   await postgresStatement(database, `INSERT INTO model_inference (id, inference_id, model_name, model_provider_name, raw_request, raw_response, system, input_messages, output, input_tokens, output_tokens, response_time_ms, ttft_ms, finish_reason, cached, timestamp)
-    VALUES ('${ids.call}', '${ids.inference}', 'dummy::echo', 'dummy', ${big}, '{}', NULL, '[]', ${output}, 1, 1, 1, NULL, 'stop', false, now())`)
+    VALUES ('${ids.call}', '${ids.inference}', 'dummy::echo_request_messages', 'dummy', ${big}, '{}', NULL, '[]', ${output}, 1, 1, 1, NULL, 'stop', false, now())`)
   await postgresStatement(database, `INSERT INTO datapoint (id, dataset_name, function_name, function_type, input, output, episode_id, tags, name, tool_params, output_schema, source_inference_id, first_version_id, is_custom, staled_at, updated_at, search_text, timestamp)
     VALUES ('${ids.datapoint}', '${dataset}', 'notes', 'chat', ${input}, ${output}, NULL, '{}', 'old', NULL, NULL, NULL, NULL, true, NULL, now(), '', now())`)
 }
@@ -129,9 +129,9 @@ describe.each(["postgres", "clickhouse", "pglite"] as const)("rows too large to 
     await relational?.drop()
   })
 
-  it("a 9.5 MB message to dummy::echo is answered whole and stored cut down, marked; every caller's listings keep answering", async () => {
+  it("a 9.5 MB message to dummy::echo_request_messages is answered whole and stored cut down, marked; every caller's listings keep answering", async () => {
     const message = "x".repeat(9_500_000)
-    const answered = await gateway.post("/inference", { model_name: "dummy::echo", input: userInput(message) }, as(userKey))
+    const answered = await gateway.post("/inference", { model_name: "dummy::echo_request_messages", input: userInput(message) }, as(userKey))
     expect(answered.status, JSON.stringify(answered.body).slice(0, 300)).toBe(200)
     // the caller gets the whole answer (the echo answers the messages as JSON): only what is stored is bounded
     expect(JSON.parse(answered.body.content[0].text).messages[0].content[0].text).toBe(message)
@@ -272,7 +272,7 @@ dummy_shorthands = false
 routing = ["dummy"]
 [models.echo.providers.dummy]
 type = "dummy"
-model_name = "echo"
+model_name = "echo_request_messages"
 
 [functions.notes]
 type = "chat"
@@ -289,13 +289,13 @@ model = "echo"
   const off = `the "dummy::" short-hands are off ([gateway] dummy_shorthands = false): configure a model of type "dummy" under [models] instead`
 
   it("refuses dummy:: short-hands on /inference, the OpenAI-compatible route and embeddings, naming the model and the setting", async () => {
-    const native = await gateway.post("/inference", { model_name: "dummy::echo", input: userInput("hello") })
+    const native = await gateway.post("/inference", { model_name: "dummy::echo_request_messages", input: userInput("hello") })
     expect(native.status).toBe(404)
-    expect(native.body).toEqual({ error: `unknown model "dummy::echo": ${off}` })
+    expect(native.body).toEqual({ error: `unknown model "dummy::echo_request_messages": ${off}` })
 
-    const openai = await gateway.post("/openai/v1/chat/completions", { model: "gateway::model_name::dummy::echo", messages: [{ role: "user", content: "hello" }] })
+    const openai = await gateway.post("/openai/v1/chat/completions", { model: "gateway::model_name::dummy::echo_request_messages", messages: [{ role: "user", content: "hello" }] })
     expect(openai.status).toBe(404)
-    expect(openai.body.error.message).toBe(`unknown model "dummy::echo": ${off}`)
+    expect(openai.body.error.message).toBe(`unknown model "dummy::echo_request_messages": ${off}`)
 
     const embeddings = await gateway.post("/openai/v1/embeddings", { model: "dummy::embed", input: "hello" })
     expect(embeddings.status).toBe(404)
@@ -313,9 +313,9 @@ model = "echo"
   })
 
   it("refuses at start-up a variant naming a dummy:: short-hand", async () => {
-    const dir = writeFiles({ "config.toml": "[gateway]\ndummy_shorthands = false\n[functions.f]\ntype = \"chat\"\n[functions.f.variants.v]\ntype = \"chat_completion\"\nmodel = \"dummy::echo\"\n" })
+    const dir = writeFiles({ "config.toml": "[gateway]\ndummy_shorthands = false\n[functions.f]\ntype = \"chat\"\n[functions.f.variants.v]\ntype = \"chat_completion\"\nmodel = \"dummy::echo_request_messages\"\n" })
     const result = await runGateway(["--config-file", path.join(dir, "config.toml")], { env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0" }, cwd: dir, timeoutMs: 30_000 })
     expect(result.code).not.toBe(0)
-    expect(result.stderr).toContain(`functions.f.variants.v.model: model "dummy::echo": ${off}`)
+    expect(result.stderr).toContain(`functions.f.variants.v.model: model "dummy::echo_request_messages": ${off}`)
   })
 })

@@ -20,13 +20,13 @@ model = "dummy::json"
 type = "json"
 [functions.echo_json.variants.only]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 
 [functions.assistant]
 type = "chat"
 [functions.assistant.variants.only]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 `
 
 const hello = { type: "object", properties: { answer: { type: "string", pattern: "^H[a-z]+$" } }, required: ["answer"] }
@@ -36,7 +36,7 @@ const huge = { type: "object", properties: Object.fromEntries(Array.from({ lengt
 const tooManySubschemas = `the schema has more than ${maxRequestSubschemas} subschemas`
 const notSupported = "not supported (patterns in request schemas run on a linear-time engine: no backreferences or lookaround)"
 
-/** dummy::echo answers the messages it got as JSON: this schema puts `pattern` on the user's text */
+/** dummy::echo_request_messages answers the messages it got as JSON: this schema puts `pattern` on the user's text */
 const echoedTextSchema = (pattern: string) => ({
   type: "object",
   properties: {

@@ -19,7 +19,7 @@ template_filesystem_access.base_path = "prompts"
 type = "chat"
 [functions.greet.variants.only]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.system.path = "system.minijinja"
 `
 

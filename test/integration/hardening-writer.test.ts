@@ -32,7 +32,7 @@ level = "inference"
 type = "chat"
 [functions.chat.variants.text]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.extract]
 type = "json"

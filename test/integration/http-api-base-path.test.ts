@@ -18,7 +18,7 @@ base_path = "${basePath}"
 type = "chat"
 [functions.chat.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 const input = { messages: [{ role: "user", content: "Hello" }] }

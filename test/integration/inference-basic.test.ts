@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { dummyText, dummyUsage } from "../../src/providers/dummy/index.ts"
+import { dummyHelloText, dummyHelloUsage } from "../../src/providers/dummy/index.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 describe("POST /inference on the dummy provider", () => {
@@ -11,7 +11,7 @@ describe("POST /inference on the dummy provider", () => {
 type = "chat"
 [functions.greet.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
     })
   })
@@ -26,8 +26,8 @@ model = "dummy::text"
     })
     expect(response.status).toBe(200)
     expect(response.body.variant_name).toBe("only")
-    expect(response.body.content).toEqual([{ type: "text", text: dummyText }])
-    expect(response.body.usage).toEqual(dummyUsage)
+    expect(response.body.content).toEqual([{ type: "text", text: dummyHelloText }])
+    expect(response.body.usage).toEqual(dummyHelloUsage)
     expect(response.body.inference_id).toMatch(/^[0-9a-f-]{36}$/)
   })
 })

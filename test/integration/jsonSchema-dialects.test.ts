@@ -49,14 +49,14 @@ model = "dummy::json"
 type = "chat"
 [functions.assistant.variants.only]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 
 [functions.weather_assistant]
 type = "chat"
 tools = ["weather"]
 [functions.weather_assistant.variants.only]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 
 [functions.up_chat]
 type = "chat"
@@ -172,7 +172,7 @@ describe("JSON Schema 2020-12, as zod 4 writes it", () => {
     const tool = (parameters: unknown) => ({ type: "function", function: { name: "get_weather", description: "The weather", parameters } })
 
     it("takes tools as LangChain JS sends zod 4 tools, and passes them on as sent", async () => {
-      const answer = await complete({ model: "gateway::model_name::dummy::tool", tools: [tool(weatherParameters)] })
+      const answer = await complete({ model: "gateway::model_name::dummy::offered_tool", tools: [tool(weatherParameters)] })
       expect(answer.status, JSON.stringify(answer.body)).toBe(200)
       expect(answer.body.choices[0].message.tool_calls).toEqual([
         { id: expect.any(String), type: "function", function: { name: "get_weather", arguments: JSON.stringify(dummyToolArguments) } }

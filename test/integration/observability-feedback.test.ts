@@ -66,7 +66,7 @@ type = "chat"
 tools = ["get_temperature"]
 [functions.weather.variants.tool]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 
 [functions.extract]
 type = "json"

@@ -33,7 +33,7 @@ level = "inference"
 type = "chat"
 [functions.chat.variants.text]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 const config = (options: Parameters<typeof observabilityToml>[0] = {}) => `${observabilityToml(options)}\n${functions}`

@@ -32,16 +32,16 @@ optimize = "max"
 type = "chat"
 [functions.listed.variants.a]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.listed.variants.b]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.other]
 type = "chat"
 [functions.other.variants.a]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -260,7 +260,7 @@ describe.each(backends)("observability on %s: reading stored inferences back", (
     for (const inference of listed) {
       expect(inference.feedback[0]).toMatchObject({ feedback_id: feedback.body.feedback_id, metric_name: "comment", value: "episode note" })
       expect(inference.model_inferences).toHaveLength(1)
-      expect(inference.model_inferences[0]).toMatchObject({ model_name: "dummy::text", cached: false })
+      expect(inference.model_inferences[0]).toMatchObject({ model_name: "dummy::hello", cached: false })
     }
     const plain = await listInferences(gateway, { function_name: "listed", limit: 1 })
     expect(plain[0]).not.toHaveProperty("feedback")

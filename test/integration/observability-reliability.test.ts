@@ -31,13 +31,13 @@ level = "inference"
 type = "chat"
 [functions.chat.variants.text]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.slow]
 type = "chat"
 [functions.slow.variants.slow]
 type = "chat_completion"
-model = "dummy::slow"
+model = "dummy::delay_500ms"
 `
 
 describe.each(backends)("observability on %s: the database goes away while inferences are served", (backend) => {

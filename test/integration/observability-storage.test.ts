@@ -234,7 +234,7 @@ describe.each(backends)("observability on %s: what an inference stores", (backen
     expect(stored.model_inferences[0]).toMatchObject({
       model_name: "dummy::json",
       input_tokens: 10,
-      output_tokens: 10,
+      output_tokens: 1,
       finish_reason: "stop",
       cached: false,
       output: [{ type: "text", text: "{\"answer\":\"Hello\"}" }]

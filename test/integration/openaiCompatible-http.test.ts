@@ -5,15 +5,17 @@
  * on every error of `/openai/v1/*`, and `GET /openai/v1/models`. What the upstream receives is
  * checked on the fake OpenAI server; the dummy models cover the rest.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { dummyConfig, dummyConfigFiles } from "../support/dummyConfig.ts"
-import { completion, type FakeOpenAi, startFakeOpenAi, textCompletion } from "../support/fakeOpenAi.ts"
+import { completion, type FakeOpenAi, startFakeOpenAi, textCompletion, textStreamChunks } from "../support/fakeOpenAi.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { getInferences, observabilityToml, poll, uuidV7Pattern, waitForInference } from "../support/observability.ts"
 
 const route = "/openai/v1/chat/completions"
 const dummyText = "Hello from the dummy provider. This answer is always the same."
+/** TensorZero's dummy models' whole text, streamed text and thought (`reasoning` is on dummy::reasoner) */
+const tensorZeroText = "Megumin gleefully chanted her spell, unleashing a thunderous explosion that lit up the sky and left a massive crater in its wake."
 const dummyToolArguments = "{\"location\":\"Brooklyn\",\"units\":\"celsius\"}"
 
 const lookupSchema = { type: "object", properties: { query: { type: "string" } }, required: ["query"] }
@@ -69,6 +71,22 @@ tools = ["lookup"]
 type = "chat_completion"
 model = "up"
 
+[functions.up_best_of]
+type = "chat"
+[functions.up_best_of.variants.a]
+type = "chat_completion"
+model = "up"
+weight = 0
+[functions.up_best_of.variants.b]
+type = "chat_completion"
+model = "up"
+weight = 0
+[functions.up_best_of.variants.bon]
+type = "experimental_best_of_n_sampling"
+candidates = ["a", "b"]
+weight = 1
+evaluator = { model = "up" }
+
 [functions.up_templated]
 type = "chat"
 schemas.system.path = "schemas/system.json"
@@ -106,7 +124,7 @@ type = "chat_completion"
 model = "dummy::error"
 [functions.fallback.variants.backup]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.all_fail]
 type = "chat"
@@ -165,7 +183,7 @@ describe("POST /openai/v1/chat/completions", () => {
   }
   /** what the dummy `echo` model received */
   const echoed = async (messages: ReadonlyArray<unknown>, extra: Record<string, unknown> = {}) => {
-    const body = await ok({ model: "gateway::model_name::dummy::echo", messages, ...extra })
+    const body = await ok({ model: "gateway::model_name::dummy::echo_request_messages", messages, ...extra })
     return JSON.parse(body.choices[0].message.content)
   }
 
@@ -240,14 +258,27 @@ describe("POST /openai/v1/chat/completions", () => {
       for (const model of ["gpt-4o-mini", "gateway::up_chat", "function_name::up_chat", ""]) {
         const message = expectOpenAiError(await chat({ model, messages: hi }), 400, "invalid_request_error")
         expect(message).toContain("gateway::function_name::")
+        expect(message).toMatch(/^model: the `model` field must start with/)
       }
-      expectOpenAiError(await chat({ messages: hi }), 400)
+      expect(expectOpenAiError(await chat({ messages: hi }), 400)).toBe("model: missing field `model`")
+      expect(fake.requests).toHaveLength(0)
+    })
+
+    it("a prefix with an empty name is a 400 saying the name cannot be empty, not a 404 for the name \"\"", async () => {
+      expect(expectOpenAiError(await chat({ model: "gateway::function_name::", messages: hi }), 400, "invalid_request_error"))
+        .toBe("model: the function_name after `gateway::function_name::` cannot be empty")
+      expect(expectOpenAiError(await chat({ model: "gateway::model_name::", messages: hi }), 400, "invalid_request_error"))
+        .toBe("model: the model_name after `gateway::model_name::` cannot be empty")
       expect(fake.requests).toHaveLength(0)
     })
 
     it("an unknown function, model or variant is a 404 in OpenAI's error shape", async () => {
+      // the field, and TensorZero's words
       expect(expectOpenAiError(await chat({ model: "gateway::function_name::nope", messages: hi }), 404, "not_found_error"))
-        .toContain("nope")
+        .toBe("model: Unknown function: nope")
+      // a name that could forge a log line is quoted
+      expect(expectOpenAiError(await chat({ model: "gateway::function_name::no\npe", messages: hi }), 404, "not_found_error"))
+        .toBe("model: Unknown function: \"no\\npe\"")
       expect(expectOpenAiError(await chat({ model: "gateway::model_name::nope", messages: hi }), 404, "not_found_error"))
         .toContain("nope")
       const variant = await chat({ model: "gateway::function_name::up_chat", messages: hi, "gateway::variant_name": "nope" })
@@ -286,7 +317,7 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("failed providers and failed variants are a 502, a variant's timeout a 408, a missing credential a 400", async () => {
       expect(expectOpenAiError(await chat({ model: "gateway::function_name::failing", messages: hi }), 502, "server_error"))
-        .toContain("always fails")
+        .toContain("Error sending request to Dummy provider for model 'error'.")
       expectOpenAiError(await chat({ model: "gateway::function_name::all_fail", messages: hi }), 502, "server_error")
       expectOpenAiError(await chat({ model: "gateway::function_name::slow_variant_timeout", messages: hi }), 408, "timeout_error")
       fake.script.push({ kind: "json", status: 503, body: { error: { message: "overloaded" } } })
@@ -298,7 +329,7 @@ describe("POST /openai/v1/chat/completions", () => {
     it("a failure before a stream starts is an ordinary error response", async () => {
       const response = await gateway.stream(route, { model: "gateway::function_name::failing", messages: hi, stream: true })
       expect(response.status).toBe(502)
-      expect(JSON.parse(response.raw).error.message).toContain("always fails")
+      expect(JSON.parse(response.raw).error.message).toContain("Error sending request to Dummy provider for model 'error'.")
     })
   })
 
@@ -392,11 +423,19 @@ describe("POST /openai/v1/chat/completions", () => {
         model: "gateway::function_name::up_templated",
         messages: [...system, user([{ type: "text", "gateway::arguments": { city: 7, days: 3 } }])]
       })
-      expect(expectOpenAiError(badArguments, 400)).toContain("messages[0].content[0]")
+      // TensorZero's words beside the field, which its clients' tests match on
+      expect(expectOpenAiError(badArguments, 400)).toMatch(/messages\[0\]\.content\[0\].*JSON Schema validation failed/)
       const text = await chat({ model: "gateway::function_name::up_templated", messages: [...system, user("plain")] })
-      expect(expectOpenAiError(text, 400)).toContain("user schema")
+      expect(expectOpenAiError(text, 400)).toMatch(/user schema.*JSON Schema validation failed/)
       const textSystem = await chat({ model: "gateway::function_name::up_templated", messages: [{ role: "system", content: "plain" }] })
-      expect(expectOpenAiError(textSystem, 400)).toContain("system")
+      expect(expectOpenAiError(textSystem, 400)).toMatch(/system.*JSON Schema validation failed/)
+      const imageSystem = await chat({
+        model: "gateway::function_name::up_chat",
+        messages: [{ role: "system", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }, user("x")]
+      })
+      expect(expectOpenAiError(imageSystem, 400)).toBe(
+        "messages[0].content[0]: System message must contain only text or template content blocks (text, gateway::raw_text and gateway::template parts), not image_url"
+      )
       const both = await chat({
         model: "gateway::function_name::up_templated",
         messages: [...system, { role: "system", content: "and text" }, user("x")]
@@ -473,12 +512,12 @@ describe("POST /openai/v1/chat/completions", () => {
       const first = await ok({ model: "gateway::function_name::reasoning", messages: hi })
       const message = first.choices[0].message
       expect(message.gateway_extra_content).toEqual([
-        { type: "thought", insert_index: 0, text: "The caller wants a greeting, so I will greet them." }
+        { type: "thought", insert_index: 0, text: "hmmm" }
       ])
       const back = await echoed([user("hi"), message, user("again")])
       expect(back.messages[1].content).toEqual([
-        { type: "thought", text: "The caller wants a greeting, so I will greet them." },
-        { type: "text", text: dummyText }
+        { type: "thought", text: "hmmm" },
+        { type: "text", text: tensorZeroText }
       ])
     })
 
@@ -756,7 +795,7 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("the dummy tool model calls the forced tool", async () => {
       const body = await ok({
-        model: "gateway::model_name::dummy::tool",
+        model: "gateway::model_name::dummy::offered_tool",
         messages: hi,
         tools: [
           { type: "function", function: { name: "a", parameters: { type: "object" } } },
@@ -854,20 +893,20 @@ describe("POST /openai/v1/chat/completions", () => {
       expect(expectOpenAiError(bad, 400)).toContain("pointer")
     })
 
-    it("include_raw_response adds gateway_raw_response with the upstream's body", async () => {
+    it("include_raw_response adds gateway_raw_response with the upstream's body and its API", async () => {
       const body = await ok({ model: "gateway::function_name::up_chat", messages: hi, "gateway::include_raw_response": true })
       expect(body.gateway_raw_response).toHaveLength(1)
       const raw = body.gateway_raw_response[0]
       expect(raw.model_inference_id).toMatch(uuidV7Pattern)
-      expect(raw.provider_type).toBe("openai")
+      expect(raw).toMatchObject({ provider_type: "openai", api_type: "chat_completions" })
       expect(JSON.parse(raw.data)).toEqual(textCompletion("Hello from fake OpenAI"))
     })
 
-    it("include_raw_usage adds usage.gateway_raw_usage with the upstream's usage", async () => {
+    it("include_raw_usage adds gateway_raw_usage with the upstream's usage, beside usage as TensorZero puts it", async () => {
       const body = await ok({ model: "gateway::function_name::up_chat", messages: hi, "gateway::include_raw_usage": true })
-      expect(body.usage.total_tokens).toBe(19)
-      expect(body.usage.gateway_raw_usage).toHaveLength(1)
-      const raw = body.usage.gateway_raw_usage[0]
+      expect(body.usage).toEqual({ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19, gateway_cost: null })
+      expect(body.gateway_raw_usage).toHaveLength(1)
+      const raw = body.gateway_raw_usage[0]
       expect(raw.model_inference_id).toMatch(uuidV7Pattern)
       expect(raw).toMatchObject({ provider_type: "openai", api_type: "chat_completions", data: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } })
       expect(body).not.toHaveProperty("gateway_raw_response")
@@ -961,7 +1000,7 @@ describe("POST /openai/v1/chat/completions", () => {
 
     it("a tool call with an invalid name or arguments still comes back as generated", async () => {
       const body = await ok({ model: "gateway::function_name::weather", messages: hi, "gateway::variant_name": "invalid_tool_arguments" })
-      expect(body.choices[0].message.tool_calls[0].function).toEqual({ name: "get_temperature", arguments: "{\"location\": Brooklyn" })
+      expect(body.choices[0].message.tool_calls[0].function).toEqual({ name: "get_temperature", arguments: "Not valid 'JSON'" })
     })
 
     it("json functions answer the raw JSON text as content", async () => {
@@ -971,6 +1010,46 @@ describe("POST /openai/v1/chat/completions", () => {
       // json_mode tool: the tool call's arguments are the content
       const tool = await ok({ model: "gateway::function_name::extract", messages: hi, "gateway::variant_name": "as_tool" })
       expect(tool.choices[0].message).toEqual({ role: "assistant", content: "{\"answer\":\"Hello\"}" })
+    })
+
+    it("json_mode tool with a json_schema response_format on a chat function forces a tool built from the schema and answers its arguments as text, whole or streamed", async () => {
+      const request = {
+        model: "gateway::function_name::up_tools",
+        messages: hi,
+        response_format: { type: "json_schema", json_schema: { name: "city", schema: cityAnswerSchema, strict: true } },
+        "gateway::params": { chat_completion: { json_mode: "tool" } }
+      }
+      const args = "{\"city\":\"Oslo\"}"
+      fake.script.push({
+        kind: "json",
+        body: completion({ content: null, tool_calls: [{ id: "call_r", type: "function", function: { name: "respond", arguments: args } }] }, { finishReason: "tool_calls" })
+      })
+      const body = await ok(request)
+      expect(body.choices[0].message).toEqual({ role: "assistant", content: args })
+      // no tool call is answered: the answer is text
+      expect(body.choices[0].finish_reason).toBe("stop")
+      // the function's own tools give way to the respond tool, forced, with the schema as its parameters
+      expect(upstream().tools).toEqual([{ type: "function", function: expect.objectContaining({ name: "respond", parameters: cityAnswerSchema }) }])
+      expect(upstream().tool_choice).toEqual({ type: "function", function: { name: "respond" } })
+      expect(upstream()).not.toHaveProperty("response_format")
+
+      fake.script.push({
+        kind: "stream",
+        chunks: [
+          chunkOf({ role: "assistant", content: null }),
+          chunkOf({ tool_calls: [{ index: 0, id: "call_r", type: "function", function: { name: "respond", arguments: "" } }] }),
+          chunkOf({ tool_calls: [{ index: 0, function: { arguments: "{\"city\":" } }] }),
+          chunkOf({ tool_calls: [{ index: 0, function: { arguments: "\"Oslo\"}" } }] }),
+          chunkOf({}, "tool_calls"),
+          usageChunk
+        ]
+      })
+      const { events } = await gateway.stream(route, { ...request, stream: true })
+      const chunks = events.slice(0, -1)
+      expect(events.at(-1)).toBe("[DONE]")
+      expect(chunks.some((chunk: any) => chunk.choices[0].delta.tool_calls !== undefined)).toBe(false)
+      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(args)
+      expect(chunks.at(-1).choices[0].finish_reason).toBe("stop")
     })
   })
 
@@ -994,27 +1073,28 @@ describe("POST /openai/v1/chat/completions", () => {
         expect(chunk.episode_id).toBe(chunks[0].episode_id)
         expect(chunk.choices).toHaveLength(1)
         expect(chunk.choices[0].index).toBe(0)
-        expect(chunk).not.toHaveProperty("usage")
+        // OpenAI's "object or null": every chunk carries usage, null without include_usage
+        expect(chunk.usage).toBeNull()
       }
       expect(chunks[0].choices[0].delta.role).toBe("assistant")
       expect(chunks.slice(1).every((chunk: any) => !("role" in chunk.choices[0].delta))).toBe(true)
       expect(chunks.slice(0, -1).every((chunk: any) => chunk.choices[0].finish_reason === null)).toBe(true)
-      expect(chunks.at(-1).choices[0].finish_reason).toBe("stop")
+      expect(chunks.at(-1).choices[0]).toEqual({ index: 0, delta: {}, finish_reason: "stop", logprobs: null })
       expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(dummyText)
     })
 
-    it("a usage chunk with empty choices comes after the finish chunk only when include_usage is true", async () => {
+    it("with include_usage the last chunk carries the finish reason and the usage; no chunk has empty choices", async () => {
       const withUsage = await stream({ model: "gateway::function_name::chat", messages: hi, stream_options: { include_usage: true } })
       const events = withUsage.events
       expect(events.at(-1)).toBe("[DONE]")
-      const usage = events.at(-2)
-      expect(usage.choices).toEqual([])
-      expect(usage.usage).toEqual({ prompt_tokens: 10, completion_tokens: 10, total_tokens: 20, gateway_cost: null })
-      expect(usage.id).toBe(events[0].id)
-      expect(events.at(-3).choices[0].finish_reason).toBe("stop")
-      expect(events.filter((event: any) => event.usage !== undefined)).toHaveLength(1)
+      const last = events.at(-2)
+      expect(last.choices).toEqual([{ index: 0, delta: {}, finish_reason: "stop", logprobs: null }])
+      expect(last.usage).toEqual({ prompt_tokens: 10, completion_tokens: 10, total_tokens: 20, gateway_cost: null })
+      expect(last.id).toBe(events[0].id)
+      expect(events.slice(0, -2).every((event: any) => event.usage === null && event.choices.length === 1)).toBe(true)
       const without = await stream({ model: "gateway::function_name::chat", messages: hi, stream_options: { include_usage: false } })
-      expect(without.events.filter((event: any) => event.usage !== undefined)).toEqual([])
+      expect(without.events.at(-2).choices[0].finish_reason).toBe("stop")
+      expect(without.events.slice(0, -1).every((event: any) => event.usage === null)).toBe(true)
     })
 
     it("tool calls stream with index, id and function.name first, then argument fragments", async () => {
@@ -1025,6 +1105,8 @@ describe("POST /openai/v1/chat/completions", () => {
       expect(calls[0]).toMatchObject({ index: 0, id: "0", type: "function", function: { name: "get_temperature" } })
       for (const later of calls.slice(1)) {
         expect(later.index).toBe(0)
+        // every delta says its type; the id and the name come once
+        expect(later.type).toBe("function")
         expect(later).not.toHaveProperty("id")
         expect(later.function).not.toHaveProperty("name")
       }
@@ -1075,58 +1157,130 @@ describe("POST /openai/v1/chat/completions", () => {
       const calls = choiceChunks(events).flatMap((chunk: any) => chunk.choices[0].delta.tool_calls ?? [])
       expect(calls).toEqual([
         { index: 0, id: "call_c", type: "custom", custom: { name: "free_text", input: "part one" } },
-        { index: 0, custom: { input: ", part two" } }
+        { index: 0, type: "custom", custom: { input: ", part two" } }
       ])
     })
 
-    it("json functions stream the raw JSON text as content", async () => {
+    it("json functions stream the raw JSON text as content; the last chunk's delta is content \"\", not {}", async () => {
       const { events } = await stream({ model: "gateway::function_name::extract", messages: hi })
       const chunks = choiceChunks(events)
-      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe("{\"answer\":\"Hello\"}")
-      expect(chunks.at(-1).choices[0].finish_reason).toBe("stop")
+      // what dummy::json streams, as TensorZero's
+      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe("{\"name\":\"John\",\"age\":30}")
+      expect(chunks.at(-1).choices[0]).toEqual({ index: 0, delta: { content: "" }, finish_reason: "stop", logprobs: null })
+      expect(chunks.every((chunk: any) => typeof chunk.choices[0].delta.content === "string")).toBe(true)
     })
 
-    it("thoughts stream in gateway_extra_content", async () => {
-      const { events } = await stream({ model: "gateway::function_name::reasoning", messages: hi })
+    it("thoughts stream in gateway_extra_content with their insert_index, which puts them back in place for the next turn", async () => {
+      fake.script.push({
+        kind: "stream",
+        chunks: [
+          chunkOf({ role: "assistant", content: "" }),
+          chunkOf({ reasoning_content: "Thinking" }),
+          chunkOf({ reasoning_content: " it over" }),
+          chunkOf({ content: "Let me " }),
+          chunkOf({ content: "look." }),
+          chunkOf({ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "lookup", arguments: "{\"query\":\"x\"}" } }] }),
+          chunkOf({}, "tool_calls"),
+          usageChunk
+        ]
+      })
+      const { events } = await stream({ model: "gateway::function_name::up_tools", messages: hi })
       const chunks = choiceChunks(events)
       const thought = chunks.flatMap((chunk: any) => chunk.choices[0].delta.gateway_extra_content ?? [])
-      expect(thought.every((block: any) => block.type === "thought")).toBe(true)
-      expect(thought.map((block: any) => block.text).join("")).toBe("The caller wants a greeting, so I will greet them.")
-      expect(chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe(dummyText)
+      expect(thought).toEqual([
+        { type: "thought", insert_index: 0, text: "Thinking" },
+        { type: "thought", insert_index: 0, text: " it over" }
+      ])
+      // the same place as the whole answer's gateway_extra_content says
+      fake.script.push({
+        kind: "json",
+        body: completion({
+          content: "Let me look.",
+          reasoning_content: "Thinking it over",
+          tool_calls: [{ id: "call_a", type: "function", function: { name: "lookup", arguments: "{\"query\":\"x\"}" } }]
+        }, { finishReason: "tool_calls" })
+      })
+      const whole = await ok({ model: "gateway::function_name::up_tools", messages: hi })
+      expect(whole.choices[0].message.gateway_extra_content).toEqual([{ type: "thought", insert_index: 0, text: "Thinking it over" }])
+      // the client's assistant turn, rebuilt from the chunks, goes back with the thought in its place
+      const toolCalls = chunks.flatMap((chunk: any) => chunk.choices[0].delta.tool_calls ?? [])
+      const placed = await echoed([user("hi"), {
+        role: "assistant",
+        content: chunks.map((chunk: any) => chunk.choices[0].delta.content ?? "").join(""),
+        tool_calls: [{
+          id: toolCalls[0].id,
+          type: toolCalls[0].type,
+          function: { name: toolCalls[0].function.name, arguments: toolCalls.map((call: any) => call.function.arguments).join("") }
+        }],
+        gateway_extra_content: [{ type: "thought", insert_index: thought[0].insert_index, text: thought.map((block: any) => block.text).join("") }]
+      }])
+      expect(placed.messages[1].content).toEqual([
+        { type: "thought", text: "Thinking it over" },
+        { type: "text", text: "Let me look." },
+        { type: "tool_call", id: "call_a", name: "lookup", arguments: "{\"query\":\"x\"}" }
+      ])
     })
 
-    it("the upstream is streamed through, and include_raw_usage turns the usage chunk on with the upstream's usage", async () => {
+    it("include_raw_usage turns usage on: the last chunk carries it, and gateway_raw_usage beside it", async () => {
       const { events } = await stream({ model: "gateway::function_name::up_chat", messages: hi, "gateway::include_raw_usage": true })
       expect(upstream()).toMatchObject({ stream: true })
       expect(choiceChunks(events).map((chunk: any) => chunk.choices[0].delta.content ?? "").join("")).toBe("Hi")
-      const usage = events.at(-2)
-      expect(usage.choices).toEqual([])
-      expect(usage.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, gateway_cost: null })
-      expect(usage.usage.gateway_raw_usage).toHaveLength(1)
-      expect(usage.usage.gateway_raw_usage[0]).toMatchObject({
+      expect(events.at(-1)).toBe("[DONE]")
+      const last = events.at(-2)
+      expect(last.choices[0].finish_reason).toBe("stop")
+      expect(last.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, gateway_cost: null })
+      expect(last.gateway_raw_usage).toHaveLength(1)
+      expect(last.gateway_raw_usage[0].model_inference_id).toMatch(uuidV7Pattern)
+      expect(last.gateway_raw_usage[0]).toMatchObject({
         provider_type: "openai",
         api_type: "chat_completions",
         data: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 }
       })
-      expect(events.at(-1)).toBe("[DONE]")
-      // include_raw_response rides on the usage chunk; include_usage false keeps the usage chunk off
-      const raw = await stream({
+      expect(events.slice(0, -2).every((event: any) => event.usage === null && !("gateway_raw_usage" in event))).toBe(true)
+      // raw usage rides on the usage: include_usage false cannot have it
+      const off = await chat({
+        model: "gateway::function_name::up_chat",
+        messages: hi,
+        stream: true,
+        stream_options: { include_usage: false },
+        "gateway::include_raw_usage": true
+      })
+      expect(expectOpenAiError(off, 400)).toContain("stream_options.include_usage")
+    })
+
+    it("include_raw_response: each chunk carries the upstream's own text of it in gateway_raw_chunk", async () => {
+      const upstreamChunks = [chunkOf({ role: "assistant", content: "" }), chunkOf({ content: "Hel" }), chunkOf({ content: "lo" }), chunkOf({}, "stop"), usageChunk]
+      fake.script.push({ kind: "stream", chunks: upstreamChunks })
+      const { events } = await stream({
         model: "gateway::function_name::up_chat",
         messages: hi,
         stream_options: { include_usage: true },
         "gateway::include_raw_response": true
       })
-      expect(raw.events.at(-2).usage).not.toHaveProperty("gateway_raw_usage")
-      expect(raw.events.at(-2).gateway_raw_response[0]).toMatchObject({ provider_type: "openai" })
-      expect(raw.events.at(-2).gateway_raw_response[0].data).toContain("\"Hi\"")
-      const off = await stream({
-        model: "gateway::function_name::up_chat",
-        messages: hi,
-        stream_options: { include_usage: false },
-        "gateway::include_raw_usage": true
-      })
-      expect(off.events.filter((event: any) => event.usage !== undefined)).toEqual([])
-      expect(off.events.at(-1)).toBe("[DONE]")
+      const raw = events.filter((event: any) => event !== "[DONE]" && event.gateway_raw_chunk !== undefined)
+      expect(raw.map((event: any) => JSON.parse(event.gateway_raw_chunk))).toEqual(upstreamChunks)
+      expect(raw.map((event: any) => event.choices[0].delta.content ?? "").join("")).toBe("Hello")
+      // one model call: no earlier calls' raw responses
+      expect(events.some((event: any) => event !== "[DONE]" && "gateway_raw_response" in event)).toBe(false)
+      expect(events.at(-2).usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 4 })
+      // without it, no chunk carries it
+      const plain = await stream({ model: "gateway::function_name::up_chat", messages: hi })
+      expect(plain.events.some((event: any) => event !== "[DONE]" && "gateway_raw_chunk" in event)).toBe(false)
+    })
+
+    it("include_raw_response: the first chunk carries the raw responses of the model calls made before the stream (best-of-n's)", async () => {
+      const { events } = await stream({ model: "gateway::function_name::up_best_of", messages: hi, "gateway::include_raw_response": true })
+      const chunks = events.filter((event: any) => event !== "[DONE]")
+      const earlier = chunks[0].gateway_raw_response
+      // the candidates and the evaluator: every upstream call but the chosen candidate's, which is the answer streamed
+      expect(fake.requests).toHaveLength(3)
+      expect(earlier).toHaveLength(2)
+      for (const entry of earlier) {
+        expect(entry.model_inference_id).toMatch(uuidV7Pattern)
+        expect(entry).toMatchObject({ provider_type: "openai", api_type: "chat_completions" })
+        expect(typeof entry.data).toBe("string")
+      }
+      expect(chunks.slice(1).some((chunk: any) => "gateway_raw_response" in chunk)).toBe(false)
     })
 
     it("an error mid-stream is a last {\"error\": {...}} event in OpenAI's shape, without [DONE]", async () => {
@@ -1211,7 +1365,7 @@ describe("POST /openai/v1/chat/completions with observability (postgres)", () =>
   })
 
   it("stores a streamed inference under the id of its chunks, and a model call by model_name", async () => {
-    const { events } = await gateway.stream(route, { model: "gateway::model_name::dummy::text", messages: [user("hi")], stream: true })
+    const { events } = await gateway.stream(route, { model: "gateway::model_name::dummy::hello", messages: [user("hi")], stream: true })
     const stored = await waitForInference(gateway, events[0].id)
     expect(stored.episode_id).toBe(events[0].episode_id)
     expect(stored.function_name).toBe("gateway::default")
@@ -1242,5 +1396,28 @@ describe("POST /openai/v1/chat/completions with observability (postgres)", () =>
     // with the cache off the upstream is called again
     await ok({ ...request, "gateway::cache_options": { enabled: "off" } })
     expect(fake.requests.length).toBe(calls + 1)
+  })
+
+  it("a streamed cache hit is replayed with the chunks the upstream streamed, and the usage of a cache hit", async () => {
+    const pieces = ["Wally,", " the", " golden", " retriever", "."]
+    // every call of the upstream answers the same pieces (a call made before the entry is written writes another like it)
+    fake.fallback = () => ({ kind: "stream", chunks: textStreamChunks(pieces) })
+    onTestFinished(() => {
+      fake.fallback = fake.defaultFallback
+    })
+    const request = { model: "gateway::function_name::up_chat", messages: [user(`stream me ${Date.now()}`)], stream: true, stream_options: { include_usage: true } }
+    const contents = (events: ReadonlyArray<any>) => events.slice(0, -2).map((event) => event.choices[0].delta.content)
+    const first = await gateway.stream(route, request)
+    expect(contents(first.events)).toEqual(pieces)
+    await waitForInference(gateway, first.events[0].id)
+    const hit = await poll("a streamed cache hit", async () => {
+      const before = fake.requests.length
+      const again = await gateway.stream(route, { ...request, "gateway::cache_options": { enabled: "on" } })
+      return fake.requests.length === before ? again : undefined
+    })
+    expect(contents(hit.events)).toEqual(pieces)
+    const last = hit.events.at(-2)
+    expect(last.choices[0].finish_reason).toBe("stop")
+    expect(last.usage).toMatchObject({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 })
   })
 })

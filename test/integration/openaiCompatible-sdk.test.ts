@@ -11,7 +11,7 @@ import { zodResponseFormat } from "openai/helpers/zod"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { dummyConfig, dummyConfigFiles } from "../support/dummyConfig.ts"
-import { completion, type FakeOpenAi, startFakeOpenAi, textCompletion } from "../support/fakeOpenAi.ts"
+import { completion, type FakeOpenAi, startFakeOpenAi, textCompletion, textStreamChunks } from "../support/fakeOpenAi.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 const dummyText = "Hello from the dummy provider. This answer is always the same."
@@ -115,7 +115,7 @@ describe("the official openai SDK as a client", () => {
   })
 
   it("a dummy model called by model_name", async () => {
-    const answer = await client.chat.completions.create({ model: "gateway::model_name::dummy::text", messages: [{ role: "user", content: "Hi" }] })
+    const answer = await client.chat.completions.create({ model: "gateway::model_name::dummy::hello", messages: [{ role: "user", content: "Hi" }] })
     expect(answer.choices[0].message.content).toBe(dummyText)
     expect(answer.usage?.total_tokens).toBe(20)
   })
@@ -165,7 +165,7 @@ describe("the official openai SDK as a client", () => {
     expect(chunks.some((chunk) => chunk.usage !== undefined && chunk.usage !== null)).toBe(false)
   })
 
-  it("streaming with usage: stream_options.include_usage adds a last chunk with usage and no choices", async () => {
+  it("streaming with usage: the final chunk carries finish_reason in its choice and the usage, as TensorZero sends them", async () => {
     const stream = await client.chat.completions.create({
       model: "gateway::function_name::up_chat",
       messages: [{ role: "user", content: "Hi" }],
@@ -175,11 +175,40 @@ describe("the official openai SDK as a client", () => {
     const chunks: Array<OpenAI.ChatCompletionChunk> = []
     for await (const chunk of stream) chunks.push(chunk)
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? "").join("")).toBe("Hello from fake")
-    const last = chunks.at(-1)!
-    expect(last.choices).toEqual([])
-    expect(last.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 })
-    expect(chunks.at(-2)!.choices[0].finish_reason).toBe("stop")
+    const finalChunk = chunks.at(-1)!
+    expect(finalChunk.choices[0].finish_reason).toBe("stop")
+    expect(finalChunk.choices[0].delta.content).toBeUndefined()
+    expect(finalChunk.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 })
+    // every chunk before it: usage null, no finish reason
+    expect(chunks.slice(0, -1).every((chunk) => chunk.usage === null && chunk.choices[0].finish_reason === null)).toBe(true)
     expect(upstream().stream).toBe(true)
+  })
+
+  it("the SDK's stream helper reads the final chunk's finish reason and usage into its final ChatCompletion", async () => {
+    const stream = client.chat.completions.stream({
+      model: "gateway::function_name::up_chat",
+      messages: [{ role: "user", content: "Hi" }],
+      stream_options: { include_usage: true }
+    })
+    const final = await stream.finalChatCompletion()
+    expect(final.choices[0].message.content).toBe("Hello from fake")
+    expect(final.choices[0].finish_reason).toBe("stop")
+    expect(final.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 })
+  })
+
+  it("a streamed json function's last chunk has delta.content \"\" and the SDK's parse of the text succeeds", async () => {
+    fake.script.push({ kind: "stream", chunks: textStreamChunks(["{\"city\":", "\"Oslo\"}"]) })
+    const stream = await client.chat.completions.create({
+      model: "gateway::function_name::up_json_free",
+      messages: [{ role: "user", content: "Where?" }],
+      stream: true
+    })
+    const chunks: Array<OpenAI.ChatCompletionChunk> = []
+    for await (const chunk of stream) chunks.push(chunk)
+    const finalChunk = chunks.at(-1)!
+    expect(finalChunk.choices[0].delta).toEqual({ content: "" })
+    expect(finalChunk.choices[0].finish_reason).toBe("stop")
+    expect(JSON.parse(chunks.map((chunk) => chunk.choices[0].delta.content ?? "").join(""))).toEqual({ city: "Oslo" })
   })
 
   it("the SDK's stream helper assembles a streamed tool call into a final ChatCompletion", async () => {
@@ -199,7 +228,7 @@ describe("the official openai SDK as a client", () => {
     const parameters = z.toJSONSchema(z.object({ location: z.string(), units: z.enum(["celsius", "fahrenheit"]) }))
     expect(parameters.$schema).toBe("https://json-schema.org/draft/2020-12/schema")
     const answer = await client.chat.completions.create({
-      model: "gateway::model_name::dummy::tool",
+      model: "gateway::model_name::dummy::offered_tool",
       messages: [{ role: "user", content: "Weather in Brooklyn?" }],
       tools: [{ type: "function", function: { name: "get_weather", parameters } }]
     })
@@ -310,7 +339,10 @@ describe("the official openai SDK as a client", () => {
     expect(received.body.temperature).toBe(0.9)
     expect(received.body.logprobs).toBe(true)
     expect(received.headers["x-team"]).toBe("red")
-    expect(answer.usage.gateway_raw_usage[0]).toMatchObject({ provider_type: "openai", data: { prompt_tokens: 12 } })
+    // beside usage, as TensorZero puts it
+    expect(answer.gateway_raw_usage[0]).toMatchObject({ provider_type: "openai", api_type: "chat_completions", data: { prompt_tokens: 12 } })
+    expect(answer.usage).not.toHaveProperty("gateway_raw_usage")
+    expect(answer.gateway_raw_response[0]).toMatchObject({ provider_type: "openai", api_type: "chat_completions" })
     expect(JSON.parse(answer.gateway_raw_response[0].data).choices[0].message.content).toBe("Hello from fake OpenAI")
   })
 
@@ -352,7 +384,46 @@ describe("the official openai SDK as a client", () => {
     const failing = await failure(client.chat.completions.create({ model: "gateway::function_name::failing", messages: [{ role: "user", content: "Hi" }] }))
     expect(failing).toBeInstanceOf(OpenAI.InternalServerError)
     expect(failing.status).toBe(502)
-    expect(failing.message).toContain("always fails")
+    expect(failing.message).toContain("Error sending request to Dummy provider for model 'error'.")
+  })
+
+  it("errors carry TensorZero's phrases, which its clients' tests match, beside the field they name", async () => {
+    const hi = [{ role: "user" as const, content: "Hi" }]
+    const refusal = (params: unknown) =>
+      client.chat.completions.create(params as OpenAI.ChatCompletionCreateParamsNonStreaming).then(() => expect.unreachable("expected an error"), (error) => error)
+    const empty = await refusal({ model: "gateway::function_name::", messages: hi })
+    expect(empty).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(empty.message).toMatch(/function_name.*cannot be empty/)
+    expect(empty.message).toContain("model: ")
+    const unknown = await refusal({ model: "gateway::function_name::does_not_exist", messages: hi })
+    expect(unknown).toBeInstanceOf(OpenAI.NotFoundError)
+    expect(unknown.message).toMatch(/Unknown function: does_not_exist/)
+    const missing = await refusal({ messages: hi })
+    expect(missing).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(missing.message).toMatch(/missing field `model`/)
+    const malformed = await refusal({ model: "chatgpt", messages: hi })
+    expect(malformed).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(malformed.message).toMatch(/`model` field must start with/)
+    // arguments that fail the system schema, and text where the user schema wants arguments
+    const badArguments = await refusal({
+      model: "gateway::function_name::up_templated",
+      messages: [{ role: "system", content: [{ type: "text", "gateway::arguments": { name_of_assistant: "Ada" } }] }, ...hi],
+      stream: true
+    })
+    expect(badArguments).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(badArguments.message).toMatch(/JSON Schema validation failed/)
+    const textForSchema = await refusal({
+      model: "gateway::function_name::up_templated",
+      messages: [{ role: "system", content: [{ type: "text", "gateway::arguments": { assistant_name: "Ada" } }] }, ...hi]
+    })
+    expect(textForSchema.message).toMatch(/400 .*JSON Schema validation failed/)
+    const imageInSystem = await refusal({
+      model: "gateway::function_name::up_chat",
+      messages: [{ role: "system", content: [{ type: "image_url", image_url: { url: "https://example.com/image.jpg" } }] }, ...hi]
+    })
+    expect(imageInSystem).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(imageInSystem.message).toMatch(/System message must contain only text or template content blocks/)
+    expect(fake.requests).toHaveLength(0)
   })
 
   it("an error in the middle of a stream is thrown by the SDK's iterator after the chunks before it", async () => {

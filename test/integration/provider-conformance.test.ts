@@ -11,10 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type ConformanceSubject,
   conformanceImage,
+  joinedToolCalls,
   marker,
   type RunningFake,
   type Scenario,
-  scenarios
+  scenarios,
+  streamedWeatherCalls
 } from "../support/conformance.ts"
 import { conformanceConfig } from "../support/conformanceConfig.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
@@ -49,10 +51,12 @@ const requestOf = (scenario: Scenario): Record<string, unknown> => {
     case "tool_call":
       return { function_name: "weather", input: said(`${marker(scenario)} What is the weather in Paris?`) }
     case "parallel_tool_calls":
+    case "streamed_tool_calls":
       return {
         function_name: "weather",
         input: said(`${marker(scenario)} What is the weather in Paris and in London?`),
-        parallel_tool_calls: true
+        parallel_tool_calls: true,
+        ...(scenario === "streamed_tool_calls" ? { stream: true } : {})
       }
     case "json_strict":
       return { function_name: "json", variant_name: "strict", input: said(`${marker(scenario)} Answer in JSON.`) }
@@ -93,6 +97,14 @@ const conforms = async (gateway: RunningGateway, scenario: Scenario): Promise<vo
     const textDeltas = events.slice(0, -1).flatMap((event) => event.content ?? []).filter((delta: any) => delta.type === "text")
     expect(textDeltas.length).toBeGreaterThanOrEqual(2)
     expect(textDeltas.map((delta: any) => delta.text).join("")).toBe("conformance text")
+    return
+  }
+  if (scenario === "streamed_tool_calls") {
+    const { status, events, raw } = await gateway.stream("/inference", request)
+    expect(status, raw).toBe(200)
+    expect(events.at(-1)).toBe("[DONE]")
+    expect(joinedToolCalls(events)).toEqual(streamedWeatherCalls)
+    expect(events.at(-2).finish_reason).toBe("tool_call")
     return
   }
   const { status, body } = await gateway.post("/inference", request)

@@ -148,16 +148,17 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
     ])
   })
 
-  it("streams reasoning summaries as thoughts with the item's signature, which goes back in the next turn", async () => {
+  it("streams reasoning summaries as thoughts signed with the item's encrypted content, which goes back in the next turn", async () => {
     running.fake.handler = (request) =>
-      answer(request, responseObject([reasoningItem("rs_7", "Considering.", "enc-7"), functionCallItem("call_5", "get_weather", "{\"city\":\"Oslo\"}")]))
+      answer(request, responseObject([reasoningItem("rs_7", "Considering.", "gAAAAB-enc-7"), functionCallItem("call_5", "get_weather", "{\"city\":\"Oslo\"}")]))
     const streamed = await running.gateway.stream("/inference", { function_name: "weather", input: user("weather in Oslo"), stream: true })
     expect(streamed.status, streamed.raw).toBe(200)
     const deltas = streamed.events.filter((event) => event !== "[DONE]").flatMap((event) => event.content ?? [])
     const thoughts = deltas.filter((delta: any) => delta.type === "thought")
     expect(thoughts.map((delta: any) => delta.text).join("")).toBe("Considering.")
     const signature = thoughts.find((delta: any) => delta.signature !== undefined)?.signature
-    expect(JSON.parse(signature)).toEqual({ id: "rs_7", encrypted_content: "enc-7" })
+    // the encrypted content itself, as TensorZero stores it
+    expect(signature).toBe("gAAAAB-enc-7")
     const calls = deltas.filter((delta: any) => delta.type === "tool_call")
     expect(calls[0]).toMatchObject({ id: "call_5", raw_name: "get_weather" })
     expect(calls.map((delta: any) => delta.raw_arguments).join("")).toBe("{\"city\":\"Oslo\"}")
@@ -180,11 +181,11 @@ describe("openai with api_type = \"responses\" through the gateway", () => {
       }
     })
     expect(next.status, JSON.stringify(next.body)).toBe(200)
+    // with store false the encrypted content is the whole item: no id goes back
     expect(running.fake.requests[1].body.input[1]).toEqual({
       type: "reasoning",
-      id: "rs_7",
       summary: [{ type: "summary_text", text: "Considering." }],
-      encrypted_content: "enc-7"
+      encrypted_content: "gAAAAB-enc-7"
     })
   })
 

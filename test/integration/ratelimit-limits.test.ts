@@ -395,7 +395,7 @@ describe.each(backends)("rate limits with buckets in %s", (backend: Backend) => 
     it("answers a 429 in OpenAI's shape with Retry-After; the SDK raises RateLimitError", async () => {
       const [key] = takeKeys(1)
       const client = new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey: key.key, maxRetries: 0 })
-      const request = { model: "gateway::model_name::dummy::text", messages: [{ role: "user" as const, content: "Hi" }] }
+      const request = { model: "gateway::model_name::dummy::hello", messages: [{ role: "user" as const, content: "Hi" }] }
       for (let i = 0; i < 3; i++) await client.chat.completions.create(request)
       const error = await client.chat.completions.create(request).then(() => undefined, (caught: unknown) => caught)
       expect(error).toBeInstanceOf(OpenAI.RateLimitError)
@@ -423,7 +423,7 @@ describe.each(backends)("rate limits with buckets in %s", (backend: Backend) => 
           await call(own, "POST", "/inference", { body: dummyInference() }),
           await call(own, "POST", "/inference", { body: dummyInference({ tags: { any: "thing" } }) }),
           await call(own, "POST", "/openai/v1/chat/completions", {
-            body: { model: "gateway::model_name::dummy::text", messages: [{ role: "user", content: "Hi" }] }
+            body: { model: "gateway::model_name::dummy::hello", messages: [{ role: "user", content: "Hi" }] }
           })
         ]
         expect(statuses(answers)).toEqual([200, 200, 429])

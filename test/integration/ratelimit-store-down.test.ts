@@ -36,7 +36,7 @@ scope = [{ tag_key = "tenant", tag_value = "gateway::each" }]
 
 const limitedBody = (stream = false) => dummyInference({ tags: { tenant: "acme" }, stream })
 const openAiBody = {
-  model: "gateway::model_name::dummy::text",
+  model: "gateway::model_name::dummy::hello",
   messages: [{ role: "user", content: "Hi" }],
   "gateway::tags": { tenant: "acme" }
 }
@@ -73,7 +73,7 @@ const whileCut = async (gateway: RunningGateway, backend: string, key: ApiKey | 
   expect(free.status, free.text).toBe(200)
   const freeOpenAi = await call(gateway, "POST", "/openai/v1/chat/completions", {
     key,
-    body: { model: "gateway::model_name::dummy::text", messages: [{ role: "user", content: "Hi" }] }
+    body: { model: "gateway::model_name::dummy::hello", messages: [{ role: "user", content: "Hi" }] }
   })
   expect(freeOpenAi.status, freeOpenAi.text).toBe(200)
 }

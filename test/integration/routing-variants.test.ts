@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { v4 as uuidv4, v7 as uuidv7 } from "uuid"
-import { dummyText, dummyThought } from "../../src/providers/dummy/index.ts"
+import { dummyHelloText, dummyText, dummyThought } from "../../src/providers/dummy/index.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -15,11 +15,11 @@ const config = `
 type = "chat"
 [functions.weighted.variants.heavy]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 0.8
 [functions.weighted.variants.light]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 0.2
 [functions.weighted.variants.dormant]
 type = "chat_completion"
@@ -31,11 +31,11 @@ weight = 0
 type = "chat"
 [functions.even.variants.left]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 3
 [functions.even.variants.right]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 3
 
 # no weights at all: every variant is sampled
@@ -43,10 +43,10 @@ weight = 3
 type = "chat"
 [functions.unweighted.variants.one]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.unweighted.variants.two]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 # experimentation: the candidate fails, the fallbacks are tried in order; \`unlisted\` is never sampled
 [functions.experiment]
@@ -62,7 +62,7 @@ type = "chat_completion"
 model = "dummy::reasoner"
 [functions.experiment.variants.unlisted]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.experiment.experimentation]
 type = "static"
 candidate_variants = ["candidate"]
@@ -201,11 +201,11 @@ describe("routing between variants and providers", () => {
     it("does not try other variants when the pinned one fails", async () => {
       const response = await infer({ function_name: "fallback", variant_name: "broken" })
       expect(response.status).toBe(502)
-      expect(response.body.error).toContain("the dummy model `error` always fails")
+      expect(response.body.error).toContain("Error sending request to Dummy provider for model 'error'.")
     })
 
     it("refuses variant_name with model_name", async () => {
-      const response = await infer({ model_name: "dummy::text", variant_name: "dummy::text" })
+      const response = await infer({ model_name: "dummy::hello", variant_name: "dummy::hello" })
       expect(response.status).toBe(400)
       expect(response.body.error).toMatch(/variant_name/)
     })
@@ -303,7 +303,7 @@ describe("routing between variants and providers", () => {
       expect(response.body.error).toContain('variant "second"')
       expect(response.body.error).toContain('provider "p1"')
       expect(response.body.error).toContain('provider "p2"')
-      expect(response.body.error).toContain("the dummy model `error` always fails")
+      expect(response.body.error).toContain("Error sending request to Dummy provider for model 'error'.")
     })
 
     it("answers a single failing variant with its own 502", async () => {
@@ -335,7 +335,7 @@ describe("routing between variants and providers", () => {
       for (let i = 0; i < 6; i++) {
         const response = await infer({ function_name: "retried" })
         expect(response.status, JSON.stringify(response.body)).toBe(200)
-        expect(response.body.content).toEqual([{ type: "text", text: dummyText }])
+        expect(response.body.content).toEqual([{ type: "text", text: dummyHelloText }])
       }
     })
 

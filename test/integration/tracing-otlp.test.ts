@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { uuidv7 } from "../../src/ids.ts"
 import { sampleVariantOrder, seededRandom } from "../../src/inference/variantDraw.ts"
-import { dummyUsage } from "../../src/providers/dummy/index.ts"
+import { dummyHelloUsage } from "../../src/providers/dummy/index.ts"
 import { type ExportedSpan, type FakeCollector, startFakeCollector } from "../support/fakeCollector.ts"
 import { type RunningGateway, runGateway, startGateway, writeFiles } from "../support/gateway.ts"
 import { poll } from "../support/observability.ts"
@@ -16,7 +16,7 @@ const functions = `
 type = "chat"
 [functions.greet.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.broken]
 type = "chat"
@@ -32,7 +32,7 @@ type = "dummy"
 model_name = "error"
 [models.shaky.providers.up]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [functions.fallback]
 type = "chat"
@@ -109,13 +109,13 @@ describe("OTLP trace export", () => {
     expect(model.parentSpanId).toBe(fn.spanId)
     expect(model.kind).toBe(3)
     expect(model.attributes).toMatchObject({
-      "gateway.model_name": "dummy::text",
+      "gateway.model_name": "dummy::hello",
       "gateway.model_provider_name": "dummy",
       "gateway.cached": false,
       "gen_ai.provider.name": "dummy",
-      "gen_ai.request.model": "text",
-      "gen_ai.usage.input_tokens": dummyUsage.input_tokens,
-      "gen_ai.usage.output_tokens": dummyUsage.output_tokens,
+      "gen_ai.request.model": "hello",
+      "gen_ai.usage.input_tokens": dummyHelloUsage.input_tokens,
+      "gen_ai.usage.output_tokens": dummyHelloUsage.output_tokens,
       "gen_ai.response.finish_reasons": "stop"
     })
     // ids as OTLP wants them, and children within their parents
@@ -209,7 +209,7 @@ describe("OTLP trace export", () => {
     const fn = byName(spans, "function_inference")
     const model = byName(spans, "model_inference")
     expect(fn.events.map((event) => [event.name, event.attributes["gateway.variant_name"]])).toEqual([["variant_failed", "failing"]])
-    expect(fn.events[0].attributes["exception.message"]).toContain("dummy model `error` always fails")
+    expect(fn.events[0].attributes["exception.message"]).toContain("Error sending request to Dummy provider for model 'error'.")
     expect(model.attributes["gateway.model_provider_name"]).toBe("up")
     expect(model.events.map((event) => [event.name, event.attributes["gateway.model_provider_name"]])).toEqual([["provider_failed", "down"]])
     expect(model.events[0].time).toBeGreaterThanOrEqual(fn.start)
@@ -252,7 +252,7 @@ describe("OTLP trace export", () => {
     const fn = byName(spans, "function_inference")
     expect(fn.attributes["gateway.stream"]).toBe(true)
     expect(typeof fn.attributes["gateway.ttft_ms"]).toBe("number")
-    expect(byName(spans, "model_inference").attributes["gen_ai.usage.output_tokens"]).toBe(dummyUsage.output_tokens)
+    expect(byName(spans, "model_inference").attributes["gen_ai.usage.output_tokens"]).toBe(dummyHelloUsage.output_tokens)
   })
 
   it("traces the OpenAI-compatible endpoint under its own route", async () => {

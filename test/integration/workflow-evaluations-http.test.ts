@@ -40,11 +40,11 @@ optimize = "max"
 type = "chat"
 [functions.assistant.variants.sampled]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 1
 [functions.assistant.variants.pinned]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 0
 
 [functions.extract]
@@ -216,7 +216,7 @@ describe.each(backends)("workflow evaluation runs over HTTP on %s", (backend) =>
     const runAsEpisode = await infer({ function_name: "assistant", input: userInput("hi"), episode_id: runId })
     expect(runAsEpisode.variant_name).toBe("sampled")
     // a model has no variants to pin, but the inference is the run's
-    const model = await infer({ model_name: "dummy::text", input: userInput("hi"), episode_id: episodeId })
+    const model = await infer({ model_name: "dummy::hello", input: userInput("hi"), episode_id: episodeId })
 
     const [storedOrdinary, storedUnknown, storedUnpinned, storedModel] = await waitForInferences(gateway, [
       ordinary.inference_id,

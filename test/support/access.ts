@@ -118,7 +118,7 @@ export const userMessages = (text: string) => ({ messages: [{ role: "user", cont
 export const dummyInference = (
   options: { readonly tags?: Record<string, string>; readonly maxTokens?: number; readonly text?: string; readonly stream?: boolean } = {}
 ) => ({
-  model_name: "dummy::text",
+  model_name: "dummy::hello",
   input: userMessages(options.text ?? "Hi"),
   ...(options.tags === undefined ? {} : { tags: options.tags }),
   ...(options.maxTokens === undefined ? {} : { params: { chat_completion: { max_tokens: options.maxTokens } } }),

@@ -92,11 +92,13 @@ export const chatConformance = (dialect: ChatDialect, request: WireRequest): Wir
     case "usage":
       return text("conformance text", dialect.usage(11, 7, 3))
     case "tool_call":
-    case "parallel_tool_calls": {
+    case "parallel_tool_calls":
+    case "streamed_tool_calls": {
       if (offered(body, "get_weather")?.function?.parameters?.properties?.city === undefined) return missing("the function tool get_weather")
       if (body.tool_choice !== "auto") return missing(`tool_choice "auto", got ${JSON.stringify(body.tool_choice)}`)
+      if (scenario === "streamed_tool_calls" && body.stream !== true) return missing("stream: true")
       const calls = [toolCall("call_1", "get_weather", { city: "Paris" })]
-      if (scenario === "parallel_tool_calls") calls.push(toolCall("call_2", "get_weather", { city: "London" }))
+      if (scenario !== "tool_call") calls.push(toolCall("call_2", "get_weather", { city: "London" }))
       return chatAnswer(request, { message: { content: "", tool_calls: calls }, finishReason: "tool_calls", usage })
     }
     case "json_strict": {

@@ -18,6 +18,11 @@
  *   tool_choice auto; the answer is one tool call, id "call_1", name "get_weather", arguments
  *   `{"city":"Paris"}` (finish reason tool_call).
  * - `parallel_tool_calls`: two tool calls: "call_1" get_weather Paris, "call_2" get_weather London.
+ * - `streamed_tool_calls`: `parallel_tool_calls` asked for as a stream, answered in the
+ *   provider's streamed form (its tool calls as the provider streams them: a name once, the
+ *   arguments in pieces where it cuts them). The gateway's tool-call deltas are deltas for
+ *   every provider: each call's `raw_name` pieces and `raw_arguments` pieces, joined, are its
+ *   name and arguments (`joinedToolCalls`), never a name repeated.
  * - `json_strict`: a json function with json_mode strict and output schema
  *   `{answer: string}`; the fake checks the schema arrived where the provider takes native
  *   structured output (or, for a provider with none, the JSON instruction it gets) and answers
@@ -27,7 +32,8 @@
  * - `image`: the user message holds a PNG as base64 (`conformanceImage`); the fake checks the
  *   image arrived in its format (the same base64 data) and answers the text "image received".
  * - `thought_round_trip`: first request: the fake answers a thought (text "thinking",
- *   signature "sig-conformance" where the provider has signatures) then the text "first".
+ *   signature "sig-conformance" where the provider has signatures; the Responses API's, an
+ *   encrypted content, "gAAAAB-sig-conformance") then the text "first".
  *   Second request (the test sends the assistant's thought and text back, then a user turn with
  *   the marker `conformance:thought_round_trip_2`): a provider that takes thoughts back checks
  *   the signature arrived; the answer is the text "second".
@@ -42,6 +48,7 @@ export const scenarios = [
   "stream",
   "tool_call",
   "parallel_tool_calls",
+  "streamed_tool_calls",
   "json_strict",
   "json_tool",
   "image",
@@ -54,12 +61,40 @@ export type Scenario = typeof scenarios[number]
 /** the marker a fake looks for: `conformance:<scenario>` (and `conformance:thought_round_trip_2`) */
 export const marker = (scenario: Scenario | "thought_round_trip_2") => `conformance:${scenario}`
 
-/** The scenario a request body is for (the second turn of the thought round trip first), or undefined. */
+const markerPattern = /conformance:([a-z0-9_]+)/
+
+/**
+ * The scenario a request body is for (the second turn of the thought round trip first), or
+ * undefined: the first marker's whole name, so that no scenario is taken for another whose
+ * name begins the same (`stream`, `streamed_tool_calls`).
+ */
 export const scenarioOf = (body: unknown): Scenario | "thought_round_trip_2" | undefined => {
   const text = typeof body === "string" ? body : JSON.stringify(body)
   if (text.includes("conformance:thought_round_trip_2")) return "thought_round_trip_2"
-  return scenarios.find((scenario) => text.includes(`conformance:${scenario}`))
+  const name = markerPattern.exec(text)?.[1]
+  return scenarios.find((scenario) => scenario === name)
 }
+
+/** The tool calls of `/inference`'s streamed events: each call's `raw_name` and `raw_arguments` deltas joined, in the order the calls began. */
+export const joinedToolCalls = (events: ReadonlyArray<any>): Array<{ id: string; raw_name: string; raw_arguments: string }> => {
+  const calls = new Map<string, { id: string; raw_name: string; raw_arguments: string }>()
+  for (const event of events) {
+    for (const delta of event?.content ?? []) {
+      if (delta.type !== "tool_call") continue
+      const call = calls.get(delta.id) ?? { id: delta.id, raw_name: "", raw_arguments: "" }
+      call.raw_name += delta.raw_name
+      call.raw_arguments += delta.raw_arguments
+      calls.set(delta.id, call)
+    }
+  }
+  return [...calls.values()]
+}
+
+/** what `joinedToolCalls` gives for the `streamed_tool_calls` scenario */
+export const streamedWeatherCalls = [
+  { id: "call_1", raw_name: "get_weather", raw_arguments: JSON.stringify({ city: "Paris" }) },
+  { id: "call_2", raw_name: "get_weather", raw_arguments: JSON.stringify({ city: "London" }) }
+]
 
 /** a 1x1 PNG, base64 */
 export const conformanceImage = {

@@ -53,7 +53,7 @@ schemas.system.path = "schemas/system.json"
 tools = ["get_temperature"]
 [functions.assistant.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 templates.system.path = "templates/system.minijinja"
 
 [functions.templated]
@@ -61,7 +61,7 @@ type = "chat"
 schemas.user.path = "schemas/user.json"
 [functions.templated.variants.only]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.user.path = "templates/user.minijinja"
 templates.greeting.path = "templates/greeting.minijinja"
 
@@ -69,7 +69,7 @@ templates.greeting.path = "templates/greeting.minijinja"
 type = "chat"
 [functions.plain.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.extract]
 type = "json"

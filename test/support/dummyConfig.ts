@@ -1,7 +1,9 @@
 /**
  * A configuration exercising every behaviour of the `dummy` provider through functions,
- * shared by the dummy-*.test.ts suites. Each model that keeps state (`flaky`) has its own
- * provider here, so suites and tests do not disturb one another's call counts.
+ * shared by the dummy-*.test.ts suites: TensorZero's dummy models (`good`, `tool`, `json`, ...)
+ * and the gateway's own (`hello`, `offered_tool`, `flaky`, `delay_500ms`, ...). Each model that
+ * keeps state (`flaky`) has its own provider here, so suites and tests do not disturb one
+ * another's call counts.
  */
 
 export const temperatureSchema = {
@@ -46,9 +48,17 @@ strict = true
 
 [functions.chat]
 type = "chat"
+# the gateway's own former default (other suites assert its text and usage)
 [functions.chat.variants.text]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
+
+# TensorZero's default model
+[functions.good]
+type = "chat"
+[functions.good.variants.good]
+type = "chat_completion"
+model = "dummy::good"
 
 [functions.reasoning]
 type = "chat"
@@ -59,10 +69,15 @@ model = "dummy::reasoner"
 [functions.weather]
 type = "chat"
 tools = ["get_temperature"]
+# the gateway's own offered_tool: a call of the configured tool, streamed whole (other suites assert it)
 [functions.weather.variants.tool]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 weight = 1
+[functions.weather.variants.tensorzero_tool]
+type = "chat_completion"
+model = "dummy::tool"
+weight = 0
 [functions.weather.variants.bad_tool]
 type = "chat_completion"
 model = "dummy::bad_tool"
@@ -89,13 +104,30 @@ weight = 0
 type = "chat"
 schemas.system.path = "schemas/system.json"
 schemas.user.path = "schemas/user.json"
-[functions.templated.variants.echo]
+[functions.templated.variants.echo_request_messages]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
+weight = 1
 templates.system.path = "templates/system.minijinja"
 templates.user.path = "templates/user.minijinja"
 templates.assistant.path = "templates/assistant.minijinja"
 templates.greeting.path = "templates/greeting.minijinja"
+[functions.templated.variants.echo]
+type = "chat_completion"
+model = "dummy::echo"
+weight = 0
+templates.system.path = "templates/system.minijinja"
+templates.user.path = "templates/user.minijinja"
+templates.assistant.path = "templates/assistant.minijinja"
+templates.greeting.path = "templates/greeting.minijinja"
+
+[functions.extra_info]
+type = "chat"
+[functions.extra_info.variants.configured]
+type = "chat_completion"
+model = "dummy::echo_extra_info"
+extra_body = [{ pointer = "/temperature", value = 0.5 }]
+extra_headers = [{ name = "x-variant", value = "v" }]
 
 [functions.failing]
 type = "chat"
@@ -135,14 +167,14 @@ retries = { num_retries = 1, max_delay_s = 0.05 }
 type = "chat"
 [functions.slow_variant_timeout.variants.only]
 type = "chat_completion"
-model = "dummy::slow"
+model = "dummy::delay_500ms"
 timeouts = { non_streaming = { total_ms = 100 }, streaming = { ttft_ms = 100 } }
 
 [models.slow_provider]
 routing = ["slow"]
 [models.slow_provider.providers.slow]
 type = "dummy"
-model_name = "slow"
+model_name = "delay_500ms"
 timeouts = { non_streaming = { total_ms = 100 }, streaming = { ttft_ms = 100 } }
 
 [functions.slow_provider_timeout]
@@ -156,7 +188,7 @@ routing = ["slow"]
 timeouts = { non_streaming = { total_ms = 100 }, streaming = { ttft_ms = 100 } }
 [models.slow_model.providers.slow]
 type = "dummy"
-model_name = "slow"
+model_name = "delay_500ms"
 
 [functions.slow_model_timeout]
 type = "chat"
@@ -168,7 +200,7 @@ model = "slow_model"
 type = "chat"
 [functions.slow_without_timeout.variants.only]
 type = "chat_completion"
-model = "dummy::slow"
+model = "dummy::delay_500ms"
 
 [models.keyed]
 routing = ["keyed"]

@@ -4,12 +4,12 @@
  * OpenAI server that answers the judge's JSON deterministically (`judgeReply`), and a
  * configured evaluation.
  */
-import { dummyText } from "../../src/providers/dummy/index.ts"
+import { dummyHelloText } from "../../src/providers/dummy/index.ts"
 import { answerSchema } from "./dummyConfig.ts"
 import { completion, type FakeOpenAi, type ReceivedRequest, type Reply } from "./fakeOpenAi.ts"
 import { observabilityToml } from "./observability.ts"
 
-export { dummyText }
+export { dummyHelloText }
 
 const parameters = JSON.stringify({
   type: "object",
@@ -58,7 +58,7 @@ parameters = "tools/get_humidity.json"
 type = "chat"
 [functions.greet.variants.fixed]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 1
 [functions.greet.variants.failing]
 type = "chat_completion"
@@ -66,7 +66,7 @@ model = "dummy::error"
 weight = 0
 [functions.greet.variants.slow]
 type = "chat_completion"
-model = "dummy::slow"
+model = "dummy::delay_500ms"
 weight = 0
 
 [functions.greet.evaluators.exact]
@@ -104,7 +104,7 @@ type = "chat"
 tools = ["get_temperature", "get_humidity"]
 [functions.weather.variants.only]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 [functions.weather.evaluators.uses_temperature]
 type = "tool_use"
 behavior = "any_of"
@@ -153,7 +153,7 @@ export const judgeReply = (request: ReceivedRequest): Reply => {
 }
 
 /** a datapoint of `greet` whose reference output is `reference` */
-export const greetDatapoint = (text: string, reference: string = dummyText) => ({
+export const greetDatapoint = (text: string, reference: string = dummyHelloText) => ({
   type: "chat",
   function_name: "greet",
   input: { messages: [{ role: "user", content: text }] },

@@ -116,7 +116,9 @@ export const conformanceReply = (body: Json): AnthropicReply | undefined => {
       if (body.tool_choice !== undefined && body.tool_choice.type !== "auto") return refuse("tool_choice auto was expected")
       return { kind: "message", body: message([weather("call_1", "Paris")]) }
     case "parallel_tool_calls":
+    case "streamed_tool_calls":
       if (!weatherOffered()) return refuse("the tool get_weather is missing from tools")
+      if (scenario === "streamed_tool_calls" && body.stream !== true) return refuse("a streamed request was expected")
       return { kind: "message", body: message([weather("call_1", "Paris"), weather("call_2", "London")]) }
     case "json_strict":
       if (body.output_config?.format?.type !== "json_schema" || body.output_config.format.schema?.properties?.answer === undefined) {

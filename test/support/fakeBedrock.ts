@@ -180,12 +180,13 @@ const conformanceReply = (body: any, wire: Wire): FakeReply | undefined => {
     case "stream":
       return textAnswer("conformance text")
     case "tool_call":
-    case "parallel_tool_calls": {
+    case "parallel_tool_calls":
+    case "streamed_tool_calls": {
       const tools = wire.tools(body)
       if (!tools.has("get_weather") || (tools.get("get_weather") as any)?.properties?.city === undefined) return refuse("tool get_weather missing")
       if (wire.choice(body) !== "auto") return refuse(`tool choice auto expected, got ${wire.choice(body)}`)
       const calls: Array<FakeBlock> = [{ toolUse: { id: "call_1", name: "get_weather", input: { city: "Paris" } } }]
-      if (scenario === "parallel_tool_calls") calls.push({ toolUse: { id: "call_2", name: "get_weather", input: { city: "London" } } })
+      if (scenario !== "tool_call") calls.push({ toolUse: { id: "call_2", name: "get_weather", input: { city: "London" } } })
       return { blocks: calls, stopReason: "tool_use", usage: { input: 20, output: 9 } }
     }
     case "json_strict": {

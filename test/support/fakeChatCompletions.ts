@@ -8,7 +8,15 @@
  */
 import type { StructuredOutput } from "../../src/providers/openai/request.ts"
 import { type ConformanceSubject, conformanceImage, scenarioOf } from "./conformance.ts"
-import { completion, type FakeOpenAi, type ReceivedRequest, type Reply, startFakeOpenAi, textStreamChunks } from "./fakeOpenAi.ts"
+import {
+  completion,
+  type FakeOpenAi,
+  type ReceivedRequest,
+  type Reply,
+  startFakeOpenAi,
+  textStreamChunks,
+  toolCallStreamChunks
+} from "./fakeOpenAi.ts"
 
 /** What one type of the family must send. */
 export interface ChatCompletionsExpectations {
@@ -92,6 +100,13 @@ export const conformanceReply = (request: ReceivedRequest, expected: ChatComplet
       return {
         kind: "json",
         body: completion({ content: null, tool_calls: [toolCall("call_1", "get_weather", { city: "Paris" })] }, { finishReason: "tool_calls" })
+      }
+    case "streamed_tool_calls":
+      if (!offersWeather(body)) return missing("the tool get_weather")
+      if (body.stream !== true) return missing("stream: true")
+      return {
+        kind: "stream",
+        chunks: toolCallStreamChunks([toolCall("call_1", "get_weather", { city: "Paris" }), toolCall("call_2", "get_weather", { city: "London" })])
       }
     case "parallel_tool_calls":
       if (!offersWeather(body)) return missing("the tool get_weather")

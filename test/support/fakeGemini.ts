@@ -125,12 +125,22 @@ const conformanceReply = (scenario: ReturnType<typeof scenarioOf>, body: any, st
     case "stream":
       return stream ? streamedText(["conformance", " text"]) : conformanceProblem("the stream scenario was not streamed")
     case "tool_call":
-    case "parallel_tool_calls": {
+    case "parallel_tool_calls":
+    case "streamed_tool_calls": {
       const problem = weather()
       if (problem !== undefined) return conformanceProblem(problem)
       const calls = [{ functionCall: { id: "call_1", name: "get_weather", args: { city: "Paris" } } }]
-      if (scenario === "parallel_tool_calls") calls.push({ functionCall: { id: "call_2", name: "get_weather", args: { city: "London" } } })
-      return { kind: "json", body: geminiAnswer(calls) }
+      if (scenario !== "tool_call") calls.push({ functionCall: { id: "call_2", name: "get_weather", args: { city: "London" } } })
+      if (scenario !== "streamed_tool_calls") return { kind: "json", body: geminiAnswer(calls) }
+      if (!stream) return conformanceProblem("the streamed_tool_calls scenario was not streamed")
+      // Gemini streams each function call whole, one event each; the last has the finish reason and usage
+      return {
+        kind: "sse",
+        events: calls.map((call, index) => ({
+          candidates: [{ content: { role: "model", parts: [call] }, index: 0, ...(index === calls.length - 1 ? { finishReason: "STOP" } : {}) }],
+          usageMetadata: { promptTokenCount: 12, ...(index === calls.length - 1 ? { candidatesTokenCount: 7 } : {}), totalTokenCount: 19 }
+        }))
+      }
     }
     case "json_strict": {
       const config = body?.generationConfig

@@ -100,6 +100,36 @@ export const textStreamChunks = (pieces: ReadonlyArray<string>, usage = { prompt
   { id: "c", object: "chat.completion.chunk", choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }
 ]
 
+/**
+ * OpenAI's streamed shape for tool calls: a role chunk, then each call's index, id, type and
+ * name with empty arguments, its arguments in two pieces (index only), a finish chunk and a
+ * usage chunk.
+ */
+export const toolCallStreamChunks = (
+  calls: ReadonlyArray<{ readonly id: string; readonly function: { readonly name: string; readonly arguments: string } }>,
+  usage = { prompt_tokens: 12, completion_tokens: 7 }
+) => {
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    id: "c",
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta, finish_reason: finishReason }]
+  })
+  return [
+    chunk({ role: "assistant", content: null }),
+    ...calls.flatMap((call, index) => {
+      const args = call.function.arguments
+      const cut = Math.ceil(args.length / 2)
+      return [
+        chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }),
+        chunk({ tool_calls: [{ index, function: { arguments: args.slice(0, cut) } }] }),
+        chunk({ tool_calls: [{ index, function: { arguments: args.slice(cut) } }] })
+      ]
+    }),
+    chunk({}, "tool_calls"),
+    { id: "c", object: "chat.completion.chunk", choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }
+  ]
+}
+
 /** `[models.<model>.providers.<name>]`, an `openai` provider at `apiBase` with the credential `keyLocation` */
 export const openAiProviderToml = (model: string, name: string, modelName: string, apiBase: string, keyLocation: string) => `
 [models.${model}.providers.${name}]

@@ -150,12 +150,14 @@ export const conformanceResponse = (request: WireRequest): WireReply => {
     case "usage":
       return answer(request, responseObject([messageItem("conformance text")], { input: 11, output: 7, cached: 3 }))
     case "tool_call":
-    case "parallel_tool_calls": {
+    case "parallel_tool_calls":
+    case "streamed_tool_calls": {
       const tool = functionTool(body, "get_weather")
       if (tool === undefined || tool.parameters?.properties?.city === undefined) return missing("the function tool get_weather (flat, with its parameters)")
       if (body.tool_choice !== "auto") return missing(`tool_choice "auto", got ${JSON.stringify(body.tool_choice)}`)
+      if (scenario === "streamed_tool_calls" && body.stream !== true) return missing("stream: true")
       const calls = [functionCallItem("call_1", "get_weather", JSON.stringify({ city: "Paris" }))]
-      if (scenario === "parallel_tool_calls") calls.push(functionCallItem("call_2", "get_weather", JSON.stringify({ city: "London" })))
+      if (scenario !== "tool_call") calls.push(functionCallItem("call_2", "get_weather", JSON.stringify({ city: "London" })))
       return answer(request, responseObject(calls))
     }
     case "json_strict": {
@@ -182,11 +184,12 @@ export const conformanceResponse = (request: WireRequest): WireReply => {
       if (!Array.isArray(body.include) || !body.include.includes("reasoning.encrypted_content")) {
         return missing(`include ["reasoning.encrypted_content"] (include_encrypted_reasoning = true)`)
       }
-      return answer(request, responseObject([reasoningItem("rs_conformance", "thinking", "sig-conformance"), messageItem("first")]))
+      // an encrypted content as OpenAI makes them (a Fernet token: `gAAAA...`)
+      return answer(request, responseObject([reasoningItem("rs_conformance", "thinking", "gAAAAB-sig-conformance"), messageItem("first")]))
     case "thought_round_trip_2": {
       const reasoning = (body.input ?? []).find((item: Json) => item?.type === "reasoning")
-      if (reasoning?.id !== "rs_conformance" || reasoning?.encrypted_content !== "sig-conformance") {
-        return missing(`the reasoning item sent back with its id and encrypted_content, got ${textOf(reasoning)}`)
+      if (reasoning?.encrypted_content !== "gAAAAB-sig-conformance" || reasoning?.id !== undefined) {
+        return missing(`the reasoning item sent back with its encrypted_content and no id (store is false), got ${textOf(reasoning)}`)
       }
       return answer(request, responseObject([messageItem("second")]))
     }

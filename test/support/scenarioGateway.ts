@@ -6,7 +6,16 @@
  * provider-conformance.test.ts; this is the same table, for one subject, next to its own tests.
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest"
-import { conformanceImage, type ConformanceSubject, marker, type RunningFake, type Scenario, scenarios } from "./conformance.ts"
+import {
+  conformanceImage,
+  type ConformanceSubject,
+  joinedToolCalls,
+  marker,
+  type RunningFake,
+  type Scenario,
+  scenarios,
+  streamedWeatherCalls
+} from "./conformance.ts"
 import { type RunningGateway, startGateway } from "./gateway.ts"
 
 const tomlValue = (value: string | number | boolean) => (typeof value === "string" ? JSON.stringify(value) : String(value))
@@ -158,6 +167,13 @@ export const expectScenario = async (gateway: RunningGateway, scenario: Scenario
       if (scenario === "parallel_tool_calls") expected.push({ id: "call_2", name: "get_weather", arguments: { city: "London" } })
       expect(calls.map(({ id, name, arguments: args }: any) => ({ id, name, arguments: args }))).toEqual(expected)
       expect(response.body.finish_reason).toBe("tool_call")
+      return
+    }
+    case "streamed_tool_calls": {
+      const response = await gateway.stream("/inference", { ...ask("weather", marker(scenario)), parallel_tool_calls: true, stream: true })
+      expect(response.status, response.raw).toBe(200)
+      expect(joinedToolCalls(response.events)).toEqual(streamedWeatherCalls)
+      expect(response.events.at(-2).finish_reason).toBe("tool_call")
       return
     }
     case "json_strict":

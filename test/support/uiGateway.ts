@@ -36,14 +36,14 @@ tool_choice = "auto"
 
 [functions.haiku.variants.echo]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 weight = 1
 templates.system.path = "functions/haiku/system.minijinja"
 templates.user.path = "functions/haiku/user.minijinja"
 
 [functions.haiku.variants.fixed]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 1
 templates.system.path = "functions/haiku/system.minijinja"
 templates.user.path = "functions/haiku/user.minijinja"

@@ -34,7 +34,7 @@ describe("access to the UI with authentication on", () => {
     fetch(`${gateway.url}/inference`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-      body: JSON.stringify({ model_name: "dummy::text", input: { messages: [{ role: "user", content: "Hi" }] } })
+      body: JSON.stringify({ model_name: "dummy::hello", input: { messages: [{ role: "user", content: "Hi" }] } })
     }).then((response) => response.status)
 
   it("refuses keys that may not sign in, signs an admin in, creates, copies and disables a key, signs out", async () => {

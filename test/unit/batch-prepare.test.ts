@@ -19,13 +19,13 @@ parameters = "weather.json"
 routing = ["d"]
 [models.local.providers.d]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [models.per_request_key]
 routing = ["d"]
 [models.per_request_key.providers.d]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 api_key_location = "dynamic::customer_key"
 
 [models.no_batch]

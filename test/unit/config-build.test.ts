@@ -31,7 +31,7 @@ ${variants}
 const dummyVariant = (name: string, extra = "") => `
 [functions.f.variants.${name}]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 ${extra}
 `
 
@@ -81,7 +81,7 @@ model_name = "gpt-4o-mini"
 api_base = "http://127.0.0.1:9999/v1"
 [models.gpt.providers.backup]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [tools.get_weather]
 description = "Get the weather"
@@ -128,6 +128,7 @@ level = "episode"
       maxConnections: 10,
       workers: "auto",
       overheadHeader: true,
+      errorJson: false,
       metrics: { requireAuth: true },
       ui: { enabled: false, sessionTtlS: 600 },
       requestReadTimeoutMs: 5000,
@@ -334,9 +335,9 @@ dummy_shorthands = false
 ${chatFunction(`
 [functions.f.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 `)}`), "functions.f.variants.v.model")
-    expect(message).toBe(`model "dummy::echo": the "dummy::" short-hands are off ([gateway] dummy_shorthands = false): configure a model of type "dummy" under [models] instead`)
+    expect(message).toBe(`model "dummy::echo_request_messages": the "dummy::" short-hands are off ([gateway] dummy_shorthands = false): configure a model of type "dummy" under [models] instead`)
     const config = buildOk(`
 [gateway]
 dummy_shorthands = false
@@ -344,7 +345,7 @@ dummy_shorthands = false
 routing = ["dummy"]
 [models.echo.providers.dummy]
 type = "dummy"
-model_name = "echo"
+model_name = "echo_request_messages"
 ${chatFunction(`
 [functions.f.variants.v]
 type = "chat_completion"
@@ -590,7 +591,7 @@ ${weight}
 routing = ["a", "b"]
 [models.m.providers.a]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 [models.m.providers.b]
 type = "openai"
 model_name = "gpt-4o"
@@ -898,7 +899,7 @@ type = "chat"
 tool_choice = { specific = "brought_by_the_request" }
 [functions.g.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `, { files })
     // a configured tool is chosen by the name the model sees
     expect(functionOf(config, "f").toolChoice).toEqual({ type: "specific", name: "other_tool" })

@@ -18,7 +18,7 @@ model_name = "json"
 type = "chat"
 [functions.write.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.extract]
 type = "json"
@@ -276,7 +276,7 @@ cutoff = "high"
 [functions.write.evaluators."e::f"]
 type = "exact_match"
 `)
-    expect(errorAt(found, "functions.write.evaluators.a.type")).toBe(`unknown evaluator type "bleu" (known: exact_match, regex, tool_use, llm_judge)`)
+    expect(errorAt(found, "functions.write.evaluators.a.type")).toBe(`unknown evaluator type "bleu" (known: exact_match, regex, tool_use, llm_judge, typescript)`)
     expect(errorAt(found, "functions.write.evaluators.b.type")).toBe("missing field")
     expect(errorAt(found, "functions.write.evaluators.c.threshold")).toBe("unknown field")
     expect(errorAt(found, "functions.write.evaluators.d.cutoff")).toBeTruthy()
@@ -367,7 +367,7 @@ user_template = "judge.txt"
     expect(errorAt(found, "functions.write.evaluators.c.variants.unknown_model.model")).toContain(`unknown model "nowhere"`)
     expect(errorAt(found, "functions.write.evaluators.c.variants.no_file.system_instructions")).toBe("file not found: /cfg/missing.txt")
     expect(errorAt(found, "functions.write.evaluators.c.variants.cot.type")).toBe(
-      `judge variant type "experimental_chain_of_thought" is not supported (supported: chat_completion)`
+      `judge variant type "experimental_chain_of_thought" is not supported (supported: chat_completion, experimental_best_of_n_sampling, experimental_mixture_of_n_sampling, experimental_dynamic_in_context_learning)`
     )
     expect(errorAt(found, "functions.write.evaluators.c.variants.bare.model")).toBe("missing field")
     expect(errorAt(found, "functions.write.evaluators.c.variants.bare.user_template")).toBe("unknown field")
@@ -395,6 +395,42 @@ user_template = "judge.txt"
     const both = errors(judge("functions.write") + judgeVariant("functions.write", "a", "active = true\nweight = 1"))
     expect(errorAt(both, "functions.write.evaluators.judge.variants.a.active")).toBe("give active or weight, not both")
     expect(both).toHaveLength(1)
+  })
+
+  it("llm_judge variants of the sampling types (TensorZero's judges take them): built over the judge's chat_completion variants", () => {
+    const config = ok(
+      judge("functions.write") + judgeVariant("functions.write", "a", "active = false") + judgeVariant("functions.write", "b", "active = false") + `
+[functions.write.evaluators.judge.variants.best]
+type = "experimental_best_of_n_sampling"
+active = true
+candidates = ["a", "b"]
+[functions.write.evaluators.judge.variants.best.evaluator]
+model = "dummy::json"
+system_instructions = "strict.txt"
+[functions.write.evaluators.judge.variants.mixed]
+type = "experimental_mixture_of_n_sampling"
+candidates = ["a", "b"]
+[functions.write.evaluators.judge.variants.mixed.fuser]
+model = "dummy::json"
+system_instructions = "strict.txt"
+`
+    )
+    const variants = functionOf(config, "gateway::llm_judge::write::judge").variants
+    expect(Object.fromEntries([...variants].map(([name, variant]) => [name, [variant.type, variant.weight]]))).toEqual({
+      a: ["chat_completion", 0],
+      b: ["chat_completion", 0],
+      best: ["experimental_best_of_n_sampling", 1],
+      mixed: ["experimental_mixture_of_n_sampling", 0]
+    })
+    const unknownCandidate = errors(judge("functions.write") + judgeVariant("functions.write", "a") + `
+[functions.write.evaluators.judge.variants.best]
+type = "experimental_best_of_n_sampling"
+candidates = ["a", "nope"]
+[functions.write.evaluators.judge.variants.best.evaluator]
+model = "dummy::json"
+system_instructions = "strict.txt"
+`)
+    expect(unknownCandidate.join("\n")).toContain("nope")
   })
 
   it("refuses two judges with one function name: a function's and an evaluation's of the same name", () => {

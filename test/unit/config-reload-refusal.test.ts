@@ -13,14 +13,14 @@ const oneFunction = buildOk(`
 type = "chat"
 [functions.chat.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `)
 const oneModel = buildOk(`
 [models.m]
 routing = ["a"]
 [models.m.providers.a]
 type = "dummy"
-model_name = "echo"
+model_name = "echo_request_messages"
 `)
 const oneEmbeddingModel = buildOk(`
 [embedding_models.e]

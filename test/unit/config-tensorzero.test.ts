@@ -219,7 +219,7 @@ describe("TensorZero keys the gateway accepts", () => {
 type = "chat"
 [functions.f.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 ${variantExtra}
 `
 
@@ -230,7 +230,7 @@ routing = ["p"]
 timeouts = { non_streaming = {} }
 [models.m.providers.p]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 timeouts = { streaming = { ttft_ms = 100, total_ms = 900 } }
 ` + dummyFunction(`timeouts = { streaming = { total_ms = 500 } }`))
     expect(variantOf(config, "f", "v").timeouts).toEqual({ streaming: { total_ms: 500 } })
@@ -312,14 +312,14 @@ type = "chat"
 tool_choice = { specific = "submit_order" }
 [functions.agent.variants.v]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 
 [functions.lookup_agent]
 type = "chat"
 tool_choice = { specific = "lookup" }
 [functions.lookup_agent.variants.v]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 `, { files: { "/cfg/tools/query.json": queryParams } })
 
   const resolve = (functionName: string, fields: Partial<InferenceRequest> = {}) =>
@@ -361,7 +361,7 @@ ${gateway}
 type = "chat"
 [functions.f.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 templates.system.path = "templates/system.minijinja"
 `
   const files = {
@@ -421,7 +421,7 @@ describe("unknown keys in a TensorZero configuration stay errors, naming the key
 routing = ["p"]
 [models.m.providers.p]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 timeouts = { streaming = { total = 5 } }
 `)).toEqual([`${F}: models.m.providers.p.timeouts.streaming.total: unknown field`])
   })
@@ -439,7 +439,7 @@ timeouts = { streaming = { total = 5 } }
 type = "chat"
 [functions.f.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.f.experimentation]
 type = "track_and_stop"
 candidate_variants = ["v"]

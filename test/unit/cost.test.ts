@@ -94,7 +94,7 @@ describe("cost rules in the configuration", () => {
 routing = ["p"]
 [models.m.providers.p]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 cost = ${cost}
 `
 

@@ -3,17 +3,24 @@ import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { forEachChunk } from "../support/providerStreams.ts"
 import type { ModelRequest, ProviderChunk, ProviderResponse, ToolConfig, ToolDefinition } from "../../src/inference/types.ts"
+import { requestBodyEdit, requestHeaderEdit } from "../../src/inference/extraBody.ts"
 import {
+  dummyAlternateText,
   dummyBadToolArguments,
+  dummyDelayMs,
   dummyGoodKey,
+  dummyGoodToolArguments,
+  dummyHelloText,
+  dummyHelloUsage,
   dummyInvalidToolArguments,
   dummyJson,
   dummyProvider,
-  dummySlowDelayMs,
+  dummyStreamedJsonPieces,
+  dummyStreamedPieces,
+  dummyStreamedToolPieces,
   dummyText,
   dummyThought,
-  dummyToolArguments,
-  dummyUsage
+  dummyToolArguments
 } from "../../src/providers/dummy/index.ts"
 import { type ProviderCall, type ProviderClient, qualifiedProviderName } from "../../src/providers/types.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
@@ -73,7 +80,7 @@ const inferFailure = async (c: ProviderClient, providerCall: ProviderCall = call
   return result.failure
 }
 
-/** the chunks of a stream, and the failure that ended it, if any */
+/** the chunks of a stream, each with the time it arrived, and the failure that ended it, if any */
 const streamAll = async (c: ProviderClient, providerCall: ProviderCall = call()) => {
   const result = await run(Effect.flatMap(c.stream(providerCall), (started) => {
     const chunks: Array<ProviderChunk> = []
@@ -97,32 +104,254 @@ const tool = (name: string): ToolDefinition => ({
   validator: { schema: {}, validate: () => undefined }
 })
 
-describe("dummy provider: infer", () => {
-  it("answers the fixed text by default, with usage and finish reason stop", async () => {
-    const response = await infer(client("text"), call({ system: "sys" }))
-    expect(response.output).toEqual([{ type: "text", text: dummyText }])
-    expect(response.usage).toEqual(dummyUsage)
-    expect(response.finishReason).toBe("stop")
-    expect(JSON.parse(response.rawRequest)).toMatchObject({ model: "text", system: "sys", json_mode: "off" })
-    expect(JSON.parse(response.rawResponse)).toEqual({ output: response.output, usage: dummyUsage })
-    // any unknown model name behaves the same
-    expect((await infer(client("whatever"))).output).toEqual([{ type: "text", text: dummyText }])
+const text = (value: string) => ({ type: "text", text: value })
+const toolCall = (name: string, args: string) => ({ type: "tool_call", id: "0", raw_name: name, raw_arguments: args })
+
+describe("dummy provider: TensorZero's models, whole", () => {
+  it("answers good and any unknown name with TensorZero's sentence: 10 input tokens, one output token per block", async () => {
+    for (const name of ["good", "text", "whatever"]) {
+      const response = await infer(client(name), call({ system: "sys" }))
+      expect(response.output).toEqual([text(dummyText)])
+      expect(response.usage).toEqual({ input_tokens: 10, output_tokens: 1 })
+      expect(response.finishReason).toBe("stop")
+      expect(JSON.parse(response.rawRequest)).toMatchObject({ model: name, system: "sys", json_mode: "off" })
+    }
+    expect(dummyText).toBe(
+      "Megumin gleefully chanted her spell, unleashing a thunderous explosion that lit up the sky and left a massive crater in its wake."
+    )
   })
 
-  it("json: answers JSON text, or a respond tool call with json_mode tool", async () => {
-    expect((await infer(client("json"), call({ functionType: "json", jsonMode: "on" }))).output).toEqual([
-      { type: "text", text: dummyJson }
-    ])
+  it("answers each of TensorZero's names as it does", async () => {
+    const cases: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, string]> = [
+      ["null", [], "stop"],
+      ["empty", [text("")], "stop"],
+      ["tool", [toolCall("get_temperature", dummyToolArguments)], "tool_call"],
+      ["bad_tool", [toolCall("get_temperature", dummyBadToolArguments)], "tool_call"],
+      ["invalid_tool_arguments", [toolCall("get_temperature", dummyInvalidToolArguments)], "tool_call"],
+      ["good_tool", [toolCall("output_schema_tool", dummyGoodToolArguments)], "tool_call"],
+      ["reasoner", [{ type: "thought", text: "hmmm" }, text(dummyText)], "stop"],
+      ["reasoner_with_signature", [{ type: "thought", text: "hmmm", signature: "my_signature" }, text(dummyText)], "stop"],
+      ["json_reasoner", [{ type: "thought", text: "hmmm" }, text(dummyJson)], "stop"],
+      ["json", [text("{\"answer\":\"Hello\"}")], "stop"],
+      ["json_goodbye", [text("{\"answer\":\"Goodbye\"}")], "stop"],
+      ["json_cot", [text("{\"thinking\":\"hmmm\", \"response\": {\"answer\":\"tokyo!\"}}")], "stop"],
+      ["json_diff_schema", [text("{\"response\":\"Hello\"}")], "stop"],
+      ["json_beatles_1", [text("{\"names\":[\"John\", \"George\"]}")], "stop"],
+      ["json_beatles_2", [text("{\"names\":[\"Paul\", \"Ringo\"]}")], "stop"],
+      ["best_of_n_0", [text("{\"thinking\": \"hmmm\", \"answer_choice\": 0}")], "stop"],
+      ["best_of_n_1", [text("{\"thinking\": \"hmmm\", \"answer_choice\": 1}")], "stop"],
+      ["best_of_n_big", [text("{\"thinking\": \"hmmm\", \"answer_choice\": 100}")], "stop"],
+      ["llm_judge::true", [text("{\"score\": true}")], "stop"],
+      ["llm_judge::false", [text("{\"score\": false}")], "stop"],
+      ["llm_judge::zero", [text("{\"score\": 0}")], "stop"],
+      ["llm_judge::one", [text("{\"score\": 1}")], "stop"],
+      ["alternate", [text(dummyAlternateText)], "stop"],
+      // TensorZero reads the finish reason off the name
+      ["tool_split_name", [text(dummyText)], "tool_call"]
+    ]
+    for (const [name, output, finishReason] of cases) {
+      const response = await infer(client(name))
+      expect(response.output, name).toEqual(output)
+      expect(response.usage, name).toEqual({ input_tokens: 10, output_tokens: output.length })
+      expect(response.finishReason, name).toBe(finishReason)
+    }
+    expect(JSON.parse(dummyToolArguments)).toEqual({ location: "Brooklyn", units: "celsius" })
+    expect(JSON.parse(dummyBadToolArguments)).toEqual({ location: "Brooklyn", units: "Celsius" })
+    expect(dummyThought).toBe("hmmm")
+  })
+
+  it("counts usage as the names that say so", async () => {
+    expect((await infer(client("input_tokens_zero"))).usage).toEqual({ input_tokens: 0, output_tokens: 1 })
+    expect((await infer(client("output_tokens_zero"))).usage).toEqual({ input_tokens: 10, output_tokens: 0 })
+    expect((await infer(client("input_tokens_output_tokens_zero"))).usage).toEqual({ input_tokens: 0, output_tokens: 0 })
+    expect((await infer(client("input_five_output_six"))).usage).toEqual({ input_tokens: 5, output_tokens: 6 })
+  })
+
+  it("json under json_mode tool in a json function: the same JSON as the respond tool's call", async () => {
     const asTool = await infer(client("json"), call({ functionType: "json", jsonMode: "tool" }))
-    expect(asTool.output).toEqual([{ type: "tool_call", id: "0", raw_name: "respond", raw_arguments: dummyJson }])
+    expect(asTool.output).toEqual([toolCall("respond", dummyJson)])
     expect(asTool.finishReason).toBe("tool_call")
-    expect(JSON.parse(dummyJson)).toEqual({ answer: "Hello" })
   })
 
-  it("tool: calls get_temperature without tools, else the first offered, allowed or forced tool", async () => {
-    const toolNameFor = async (tools: ToolConfig | undefined) => {
-      const response = await infer(client("tool"), call({ tools }))
+  it("random_answer: a new UUIDv7 answer each time", async () => {
+    const c = client("random_answer")
+    const [a, b] = [await infer(c), await infer(c)].map((response) => JSON.parse((response.output[0] as { text: string }).text).answer)
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/)
+    expect(a).not.toBe(b)
+  })
+
+  it("echo: the first text of the last user message; echo_request_messages: the system and messages received", async () => {
+    const messages = [
+      { role: "user" as const, content: [{ type: "text" as const, text: "first" }] },
+      { role: "assistant" as const, content: [{ type: "text" as const, text: "Nothing yet." }] },
+      { role: "user" as const, content: [{ type: "text" as const, text: "What did I say?" }, { type: "text" as const, text: "more" }] }
+    ]
+    expect((await infer(client("echo"), call({ messages }))).output).toEqual([text("What did I say?")])
+    expect((await infer(client("echo"), call({ messages: [] }))).output).toEqual([text("")])
+    const [block] = (await infer(client("echo_request_messages"), call({ system: "Be nice.", messages }))).output
+    expect(block).toEqual(text(JSON.stringify({ system: "Be nice.", messages })))
+    const [noSystem] = (await infer(client("echo_request_messages"), call({ messages: [] }))).output
+    expect(noSystem).toEqual(text("{\"system\":null,\"messages\":[]}"))
+  })
+
+  it("echo_extra_info: the variant's and the request's edits in TensorZero's shape; echo_injected_data: what they make", async () => {
+    const requested = { model_name: "dummy::echo_extra_info", provider_name: "dummy", pointer: "/thinking", value: { type: "enabled" } }
+    const fromRequest = requestBodyEdit({ pointer: "/thinking", value: { type: "enabled" } }, "extra_body[0]", requested)
+    const header = { name: "x-my-extra-header", value: "v" }
+    const headerFromRequest = requestHeaderEdit({ ...header }, "extra_headers[0]", header)
+    const configured = { pointer: "/temperature", value: 0.5 }
+    const withEdits: ProviderCall = {
+      ...call(),
+      extraBody: [{ pointer: "/provider", value: 1 }, configured, fromRequest],
+      extraHeaders: [headerFromRequest],
+      caller: { tags: {}, dryrun: false, credentials: {}, extraBody: [configured, fromRequest], extraHeaders: [headerFromRequest] }
+    }
+    const [info] = (await infer(client("echo_extra_info"), withEdits)).output
+    expect(JSON.parse((info as { text: string }).text)).toEqual({
+      extra_body: { extra_body: [configured], inference_extra_body: [requested] },
+      extra_headers: { variant_extra_headers: null, inference_extra_headers: [header] }
+    })
+    const [none] = (await infer(client("echo_extra_info"))).output
+    expect(JSON.parse((none as { text: string }).text)).toEqual({
+      extra_body: { inference_extra_body: [] },
+      extra_headers: { variant_extra_headers: null, inference_extra_headers: [] }
+    })
+    const [injected] = (await infer(client("echo_injected_data"), withEdits)).output
+    expect(JSON.parse((injected as { text: string }).text)).toEqual({
+      injected_body: { provider: 1, temperature: 0.5, thinking: { type: "enabled" } },
+      injected_headers: [["x-my-extra-header", "v"]]
+    })
+  })
+
+  it("fails as TensorZero's does: error*, llm_judge::error, multiple-text-blocks, test_key", async () => {
+    for (const name of ["error", "error_model"]) {
+      expect((await inferFailure(client(name))).message).toBe(`Error sending request to Dummy provider for model '${name}'.`)
+    }
+    expect((await inferFailure(client("llm_judge::error"))).message).toBe("Dummy error in inference")
+    expect((await inferFailure(client("multiple-text-blocks"))).message).toBe("First message must have exactly two text blocks")
+    const twoBlocks = call({ messages: [{ role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }] })
+    expect((await infer(client("multiple-text-blocks"), twoBlocks)).output).toEqual([text(dummyText)])
+    const keyed = client("test_key")
+    expect((await infer(keyed, call({}, dummyGoodKey))).output).toEqual([text(dummyText)])
+    expect((await inferFailure(keyed, call({}, "bad_key"))).message).toBe("Invalid API key for Dummy provider")
+    // without a key (api_key_location none) it answers, as TensorZero's does
+    expect((await infer(keyed, call({}))).output).toEqual([text(dummyText)])
+  })
+
+  it("flaky_*: fails its even-numbered calls; a rate_limit one as a 429", async () => {
+    const c = client("flaky_model")
+    const outcomes: Array<string> = []
+    for (let i = 0; i < 4; i++) outcomes.push(Result.isSuccess(await run(c.infer(call()))) ? "ok" : "fail")
+    expect(outcomes).toEqual(["ok", "fail", "ok", "fail"])
+    const limited = client("flaky_rate_limit")
+    await infer(limited)
+    const failure = await inferFailure(limited)
+    expect(failure.status).toBe(429)
+    expect(failure.message).toContain("Flaky model 'flaky_rate_limit'")
+    const judge = client("flaky_best_of_n_judge")
+    expect((await infer(judge)).output).toEqual([text("{\"thinking\": \"hmmm\", \"answer_choice\": 0}")])
+    expect((await inferFailure(judge)).message).toBe("Flaky model 'flaky_best_of_n_judge' failed on call number 2")
+  })
+})
+
+describe("dummy provider: TensorZero's models, streamed", () => {
+  const deltasOf = (chunks: ReadonlyArray<ProviderChunk>) => chunks.flatMap((chunk) => chunk.content)
+
+  it("streams TensorZero's 16 pieces for any name without a stream of its own, then usage 10 + 16", async () => {
+    for (const name of ["good", "bad_tool", "null", "echo"]) {
+      const { chunks, failure } = await streamAll(client(name))
+      expect(failure).toBeUndefined()
+      expect(chunks.slice(0, -1).map((chunk) => chunk.content)).toEqual(dummyStreamedPieces.map((piece) => [{ type: "text", id: "0", text: piece }]))
+      expect(chunks.at(-1)).toEqual({ content: [], usage: { input_tokens: 10, output_tokens: 16 }, finishReason: "stop", raw: "" })
+    }
+    expect(dummyStreamedPieces.join("")).toBe("Wally, the golden retriever, wagged his tail excitedly as he devoured a slice of cheese pizza.")
+  })
+
+  it("streams reasoner's thought pieces, then the text pieces, usage 10 + 18", async () => {
+    const { chunks } = await streamAll(client("reasoner"))
+    expect(deltasOf(chunks).slice(0, 3)).toEqual([
+      { type: "thought", id: "0", text: "hmmm" },
+      { type: "thought", id: "0", text: "hmmm" },
+      { type: "text", id: "0", text: "Wally," }
+    ])
+    expect(streamedText(chunks)).toBe(dummyStreamedPieces.join(""))
+    expect(chunks.at(-1)!.usage).toEqual({ input_tokens: 10, output_tokens: 18 })
+  })
+
+  it("streams json's own JSON (not its whole answer's), json_reasoner's after the thought", async () => {
+    const json = await streamAll(client("json"))
+    expect(streamedText(json.chunks)).toBe("{\"name\":\"John\",\"age\":30}")
+    expect(json.chunks.at(-1)!.usage).toEqual({ input_tokens: 10, output_tokens: dummyStreamedJsonPieces.length })
+    const reasoner = await streamAll(client("json_reasoner"))
+    expect(streamedText(reasoner.chunks, "thought")).toBe("hmmmhmmm")
+    expect(streamedText(reasoner.chunks)).toBe("{\"name\":\"John\",\"age\":30}")
+  })
+
+  it("streams a tool call: the name in the first delta only (split for tool_split_name), the arguments in pieces", async () => {
+    for (const [name, names, args] of [
+      ["tool", ["get_temperature", "", "", "", ""], dummyStreamedToolPieces],
+      ["tool_split_name", ["get_temp", "erature", "", "", ""], dummyStreamedToolPieces],
+      ["good_tool", ["get_temperature", "", "", "", ""], ["{\"sentiment\"", ":\"positive\"", ",\"confidence\"", ":0.95", "}"]]
+    ] as const) {
+      const { chunks } = await streamAll(client(name))
+      expect(deltasOf(chunks), name).toEqual(names.map((rawName, i) => ({ type: "tool_call", id: "0", raw_name: rawName, raw_arguments: args[i] })))
+      expect(chunks.at(-1), name).toEqual({ content: [], usage: { input_tokens: 10, output_tokens: 5 }, finishReason: "tool_call", raw: "" })
+    }
+  })
+
+  it("sends one chunk per pull", async () => {
+    const c = client("good")
+    const reads = await run(Effect.flatMap(c.stream(call()), (started) => {
+      const sizes: Array<number> = []
+      const loop: Effect.Effect<Array<number>> = Effect.matchEffect(started.next, {
+        onFailure: () => Effect.succeed(sizes),
+        onSuccess: (chunks) =>
+          Effect.suspend(() => {
+            sizes.push(chunks.length)
+            return loop
+          })
+      })
+      return loop
+    }))
+    expect(Result.isSuccess(reads) && reads.success).toEqual(new Array(17).fill(1))
+  })
+
+  it("fails as TensorZero's stream does: error* before it starts, fatal_stream_error at its third chunk, err_in_stream at its fourth", async () => {
+    const errorResult = await run(client("error").stream(call()))
+    expect(Result.isFailure(errorResult) && errorResult.failure.message).toBe("Error sending request to Dummy provider for model 'error'.")
+    const fatal = await streamAll(client("fatal_stream_error"))
+    expect(fatal.chunks).toHaveLength(2)
+    expect(fatal.failure?.message).toBe("Dummy fatal error")
+    const inStream = await streamAll(client("err_in_stream"))
+    expect(inStream.chunks).toHaveLength(3)
+    expect(inStream.failure?.message).toBe("Dummy error in stream")
+  })
+
+  it("flaky_* counts streamed calls too", async () => {
+    const c = client("flaky_stream")
+    expect((await streamAll(c)).failure).toBeUndefined()
+    expect(Result.isFailure(await run(c.stream(call())))).toBe(true)
+    expect((await infer(c)).output).toEqual([text(dummyText)])
+  })
+})
+
+describe("dummy provider: the gateway's own models", () => {
+  it("hello: the gateway's former default, usage 10 + 10, streamed in pieces of 12 characters at once", async () => {
+    const response = await infer(client("hello"))
+    expect(response.output).toEqual([text(dummyHelloText)])
+    expect(response.usage).toEqual(dummyHelloUsage)
+    expect(dummyHelloUsage).toEqual({ input_tokens: 10, output_tokens: 10 })
+    const { chunks } = await streamAll(client("hello"))
+    expect(streamedText(chunks)).toBe(dummyHelloText)
+    expect(chunks.slice(0, -1).every((chunk) => chunk.content.every((delta) => delta.type === "text" && delta.text.length <= 12))).toBe(true)
+    expect(chunks.at(-1)).toMatchObject({ usage: dummyHelloUsage, finishReason: "stop" })
+  })
+
+  it("offered_tool: calls get_temperature without tools, else the forced, first allowed or first offered tool", async () => {
+    const toolNameFor = async (tools: ToolConfig | undefined, fields: Partial<ModelRequest> = {}) => {
+      const response = await infer(client("offered_tool"), call({ tools, ...fields }))
       expect(response.finishReason).toBe("tool_call")
+      expect(response.usage).toEqual(dummyHelloUsage)
       const [block] = response.output
       if (block.type !== "tool_call") throw new Error("expected a tool call")
       expect(block.raw_arguments).toBe(dummyToolArguments)
@@ -132,142 +361,84 @@ describe("dummy provider: infer", () => {
     expect(await toolNameFor({ tools: [tool("a"), tool("b")], choice: { type: "auto" } })).toBe("a")
     expect(await toolNameFor({ tools: [tool("a"), tool("b")], allowed: ["b"], choice: { type: "auto" } })).toBe("b")
     expect(await toolNameFor({ tools: [tool("a"), tool("b")], choice: { type: "specific", name: "b" } })).toBe("b")
-    expect(JSON.parse(dummyToolArguments)).toEqual({ location: "Brooklyn", units: "celsius" })
+    expect(await toolNameFor(undefined, { functionType: "json", jsonMode: "tool" })).toBe("respond")
   })
 
-  it("bad_tool: calls the tool with arguments that do not fit its schema", async () => {
-    expect((await infer(client("bad_tool"))).output).toEqual([
-      { type: "tool_call", id: "0", raw_name: "get_temperature", raw_arguments: dummyBadToolArguments }
-    ])
-    expect(JSON.parse(dummyBadToolArguments)).toEqual({ location: 12345 })
-  })
-
-  it("invalid_tool_arguments: calls the tool with arguments that are not JSON", async () => {
-    const [block] = (await infer(client("invalid_tool_arguments"))).output
-    expect(block).toEqual({ type: "tool_call", id: "0", raw_name: "get_temperature", raw_arguments: dummyInvalidToolArguments })
-    expect(() => JSON.parse(dummyInvalidToolArguments)).toThrow()
-  })
-
-  it("reasoner: thinks, then answers", async () => {
-    expect((await infer(client("reasoner"))).output).toEqual([
-      { type: "thought", text: dummyThought },
-      { type: "text", text: dummyText }
-    ])
-  })
-
-  it("echo: answers with the system prompt and messages it received", async () => {
-    const messages = [
-      { role: "user" as const, content: [{ type: "text" as const, text: "What did I say?" }] },
-      { role: "assistant" as const, content: [{ type: "text" as const, text: "Nothing yet." }] }
-    ]
-    const [block] = (await infer(client("echo"), call({ system: "Be nice.", messages }))).output
-    if (block.type !== "text") throw new Error("expected text")
-    expect(JSON.parse(block.text)).toEqual({ system: "Be nice.", messages })
-    const [noSystem] = (await infer(client("echo"), call({ messages: [] }))).output
-    expect(noSystem.type === "text" && JSON.parse(noSystem.text)).toEqual({ system: null, messages: [] })
-  })
-
-  it("error: always fails", async () => {
-    const c = client("error")
-    for (let i = 0; i < 3; i++) {
-      const failure = await inferFailure(c)
-      expect(failure).toBeInstanceOf(ProviderFailure)
-      expect(failure.message).toContain("error")
-      expect(failure.timedOut).toBe(false)
-    }
-  })
-
-  it("flaky: fails every other call, starting with the first", async () => {
+  it("flaky: fails every other call, starting with the first; another client starts over", async () => {
     const c = client("flaky")
     const outcomes: Array<string> = []
-    for (let i = 0; i < 6; i++) {
-      const result = await run(c.infer(call()))
-      outcomes.push(Result.isSuccess(result) ? "ok" : "fail")
-    }
+    for (let i = 0; i < 6; i++) outcomes.push(Result.isSuccess(await run(c.infer(call()))) ? "ok" : "fail")
     expect(outcomes).toEqual(["fail", "ok", "fail", "ok", "fail", "ok"])
-    // another client starts over
     expect((await inferFailure(client("flaky"))).message).toContain("flaky")
+    expect(Result.isFailure(await run(c.stream(call())))).toBe(true)
+    expect(streamedText((await streamAll(c)).chunks)).toBe(dummyHelloText)
   })
 
-  it("slow: answers after a delay", async () => {
+  it("delay_500ms: answers after half a second", async () => {
     const started = Date.now()
-    const response = await infer(client("slow"))
-    expect(Date.now() - started).toBeGreaterThanOrEqual(dummySlowDelayMs - 20)
-    expect(response.output).toEqual([{ type: "text", text: dummyText }])
-  })
-
-  it("test_key: succeeds only with the API key good_key", async () => {
-    const c = client("test_key")
-    expect((await infer(c, call({}, dummyGoodKey))).output).toEqual([{ type: "text", text: dummyText }])
-    expect((await inferFailure(c, call({}, "bad_key"))).message).toContain("invalid API key")
-    expect((await inferFailure(c, call({}))).message).toContain("invalid API key")
-    expect(dummyGoodKey).toBe("good_key")
-  })
-})
-
-describe("dummy provider: stream", () => {
-  it("streams the text in several pieces, then usage and finish reason", async () => {
-    const { chunks, failure, rawRequest } = await streamAll(client("text"))
-    expect(failure).toBeUndefined()
-    expect(chunks.length).toBeGreaterThan(2)
-    expect(streamedText(chunks)).toBe(dummyText)
-    const last = chunks[chunks.length - 1]
-    expect(last.content).toEqual([])
-    expect(last.usage).toEqual(dummyUsage)
-    expect(last.finishReason).toBe("stop")
-    expect(chunks.slice(0, -1).every((chunk) => chunk.usage === undefined)).toBe(true)
-    expect(JSON.parse(rawRequest).model).toBe("text")
-  })
-
-  it("streams a reasoner's thought then its text", async () => {
-    const { chunks } = await streamAll(client("reasoner"))
-    expect(streamedText(chunks, "thought")).toBe(dummyThought)
-    expect(streamedText(chunks)).toBe(dummyText)
-    const types = chunks.flatMap((chunk) => chunk.content).map((delta) => delta.type)
-    expect(types.indexOf("text")).toBeGreaterThan(types.lastIndexOf("thought"))
-  })
-
-  it("streams a tool call: the name in the first delta, the arguments in pieces", async () => {
-    const { chunks } = await streamAll(client("tool"))
-    const deltas = chunks.flatMap((chunk) => chunk.content)
-    expect(deltas.length).toBeGreaterThan(1)
-    expect(deltas.every((delta) => delta.type === "tool_call" && delta.id === "0")).toBe(true)
-    expect(deltas.map((delta) => delta.type === "tool_call" ? delta.raw_name : "")).toEqual(
-      ["get_temperature", ...new Array(deltas.length - 1).fill("")]
-    )
-    expect(deltas.map((delta) => delta.type === "tool_call" ? delta.raw_arguments : "").join("")).toBe(dummyToolArguments)
-    expect(chunks[chunks.length - 1].finishReason).toBe("tool_call")
+    const response = await infer(client("delay_500ms"))
+    expect(Date.now() - started).toBeGreaterThanOrEqual(dummyDelayMs - 20)
+    expect(response.output).toEqual([text(dummyHelloText)])
   })
 
   it("stream_error: sends two chunks, then fails mid-stream", async () => {
     const { chunks, failure } = await streamAll(client("stream_error"))
     expect(chunks).toHaveLength(2)
-    expect(streamedText(chunks)).toBe(dummyText.slice(0, 24))
+    expect(streamedText(chunks)).toBe(dummyHelloText.slice(0, 24))
     expect(failure).toBeInstanceOf(ProviderFailure)
     expect(failure!.message).toContain("mid-stream")
   })
+})
 
-  it("error and test_key fail before the stream starts", async () => {
-    const errorResult = await run(client("error").stream(call()))
-    expect(Result.isFailure(errorResult)).toBe(true)
-    const keyResult = await run(client("test_key").stream(call({}, "nope")))
-    expect(Result.isFailure(keyResult)).toBe(true)
-    const { chunks } = await streamAll(client("test_key"), call({}, dummyGoodKey))
-    expect(streamedText(chunks)).toBe(dummyText)
+describe("dummy provider: batches", () => {
+  it("answers each request whole at the first poll, a failing one with its message", async () => {
+    for (const [name, expected] of [["good", [text(dummyText)]], ["hello", [text(dummyHelloText)]]] as const) {
+      const batch = client(name).batch!
+      const started = await run(batch.start([{ id: "a", call: call() }, { id: "b", call: call() }]))
+      if (Result.isFailure(started)) throw new Error(started.failure.message)
+      const polled = await run(batch.poll(started.success.handle, { apiKey: undefined, qualifiedName: "q", extraHeaders: [] }))
+      if (Result.isFailure(polled) || polled.success.status !== "completed") throw new Error("expected a completed batch")
+      expect(polled.success.results.map((result) => result.ok && result.response.output)).toEqual([expected, expected])
+    }
+    const judge = client("llm_judge::error").batch!
+    const started = await run(judge.start([{ id: "a", call: call() }]))
+    if (Result.isFailure(started)) throw new Error(started.failure.message)
+    const polled = await run(judge.poll(started.success.handle, { apiKey: undefined, qualifiedName: "q", extraHeaders: [] }))
+    expect(Result.isSuccess(polled) && polled.success.status === "completed" && polled.success.results).toEqual([
+      { id: "a", ok: false, message: "Dummy error in inference" }
+    ])
+    // error* fails the whole batch, as a provider refusing it would
+    expect(Result.isFailure(await run(client("error").batch!.start([{ id: "a", call: call() }])))).toBe(true)
+  })
+})
+
+describe("dummy provider: embeddings", () => {
+  const embed = (name: string, input: ReadonlyArray<string>, apiKey?: string) =>
+    run(client(name).embeddings!.embed({ ...call({}, apiKey), request: { input, dimensions: 8 } }))
+
+  it("answers a vector of 1536 zeros per input, whatever the dimensions, usage 10 + 0, and reads its raw answer back", async () => {
+    const result = await embed("any", ["a", "b"])
+    if (Result.isFailure(result)) throw new Error(result.failure.message)
+    expect(result.success.embeddings).toEqual([new Array(1536).fill(0), new Array(1536).fill(0)])
+    expect(result.success.usage).toEqual({ input_tokens: 10, output_tokens: 0 })
+    expect(client("any").embeddings!.parse(result.success.rawResponse)).toEqual({ embeddings: result.success.embeddings, usage: result.success.usage })
   })
 
-  it("flaky counts streamed calls too", async () => {
-    const c = client("flaky")
-    expect(Result.isFailure(await run(c.stream(call())))).toBe(true)
-    expect(streamedText((await streamAll(c)).chunks)).toBe(dummyText)
-    expect(Result.isFailure(await run(c.infer(call())))).toBe(true)
+  it("fails for error* and test_key with another key", async () => {
+    const failed = await embed("error", ["a"])
+    expect(Result.isFailure(failed) && failed.failure.message).toBe("Error sending request to Dummy provider for model 'error'.")
+    const refused = await embed("test_key", ["a"], "bad")
+    expect(Result.isFailure(refused) && refused.failure.message).toBe("Invalid API key for Dummy provider")
+    expect(Result.isSuccess(await embed("test_key", ["a"], dummyGoodKey))).toBe(true)
   })
 })
 
 describe("dummy provider definition", () => {
-  it("needs no credential and no settings", () => {
+  it("needs no credential and no settings; has embeddings and batches", () => {
     expect(dummyProvider.type).toBe("dummy")
     expect(dummyProvider.defaultCredential).toEqual({ kind: "none" })
     expect(Object.keys(dummyProvider.settingsFields)).toEqual([])
+    expect(dummyProvider.embeddings).toBe(true)
+    expect(dummyProvider.batch).toBe(true)
   })
 })

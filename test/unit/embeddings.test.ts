@@ -36,8 +36,8 @@ describe("[embedding_models]", () => {
     expect(buildErrors(embeddingModel(`type = "nope"\nmodel_name = "m"`))).toEqual(
       [expect.stringMatching(/embedding_models\.small\.providers\.a\.type: unknown provider type "nope"/)]
     )
-    expect(buildErrors(embeddingModel(`type = "dummy"\nmodel_name = "m"`))).toEqual(
-      [expect.stringMatching(/embedding_models\.small\.providers\.a\.type: provider type "dummy" does not support embeddings \(types that do: .*openai/)]
+    expect(buildErrors(embeddingModel(`type = "anthropic"\nmodel_name = "m"\napi_key_location = "none"`))).toEqual(
+      [expect.stringMatching(/embedding_models\.small\.providers\.a\.type: provider type "anthropic" does not support embeddings \(types that do: openai.*, dummy\)/)]
     )
     const routing = buildErrors(`
 [embedding_models.small]
@@ -84,7 +84,7 @@ describe("the model table", () => {
 
   it("says why a name reaches no model", () => {
     expect(table.get("gateway::embedding_model_name::other")).toEqual({ unknown: `unknown embedding model "other"` })
-    expect(table.get("dummy::x")).toEqual({ refused: expect.stringContaining(`provider type "dummy" does not support embeddings`) })
+    expect(table.get("anthropic::x")).toEqual({ refused: expect.stringContaining(`provider type "anthropic" does not support embeddings`) })
     expect(table.get("small")).toEqual({ refused: expect.stringContaining(`model: "small" names no embedding model`) })
   })
 })
@@ -114,9 +114,10 @@ describe("the Chat Completions family's embeddings hooks", () => {
     expect((hooks.parse(`{"object": "list"}`) as WireProblem).message).toContain("no `data` list")
   })
 
-  it("is declared by the registry's types of the family, not by dummy", () => {
+  it("is declared by the registry's types of the family, and by dummy (in process), not by anthropic", () => {
     expect(providerTypes.get("openai")!.embeddings).toBe(true)
-    expect(providerTypes.get("dummy")!.embeddings).toBeUndefined()
+    expect(providerTypes.get("dummy")!.embeddings).toBe(true)
+    expect(providerTypes.get("anthropic")!.embeddings).not.toBe(true)
   })
 })
 

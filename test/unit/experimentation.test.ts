@@ -20,20 +20,20 @@ const functionWith = (experimentation: string, weights = false) => `
 type = "chat"
 [functions.draft.variants.a]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 ${weights ? "weight = 5" : ""}
 [functions.draft.variants.b]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.draft.variants.c]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.draft.variants.spare]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.draft.variants.pinned_only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.draft.experimentation]
 ${experimentation}

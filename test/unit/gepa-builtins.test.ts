@@ -21,7 +21,7 @@ const minimal = `
 type = "chat"
 [functions.f.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 `
 
 /** the text of the one user message of a built input */

@@ -24,7 +24,7 @@ schemas.user.path = "schemas/user.json"
 
 [functions.qa.variants.base]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 templates.system.path = "templates/system.minijinja"
 templates.user.path = "templates/user.minijinja"
 temperature = 0.3

@@ -14,7 +14,7 @@ const toml = `
 routing = ["d"]
 [models.m.providers.d]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [functions."my::fn"]
 type = "chat"

@@ -27,20 +27,20 @@ const toml = `
 routing = ["d"]
 [models.analyst.providers.d]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [functions.write]
 type = "chat"
 [functions.write.variants.templated]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 system_template = "/cfg/system.minijinja"
 [functions.write.variants.plain]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.write.variants.cot]
 type = "experimental_chain_of_thought"
-model = "dummy::text"
+model = "dummy::hello"
 system_template = "/cfg/system.minijinja"
 [functions.write.variants.second]
 type = "chat_completion"
@@ -48,7 +48,7 @@ model = "analyst"
 system_template = "/cfg/second.minijinja"
 [functions.write.variants.tuned_12]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.write.evaluators.exact]
 type = "exact_match"
 [functions.write.evaluators.judge]
@@ -57,15 +57,17 @@ output_type = "boolean"
 [functions.write.evaluators.judge.variants.v]
 model = "dummy::json"
 system_instructions = "/cfg/judge.txt"
+[functions.write.evaluators.scripted]
+type = "typescript"
 
 [functions.bare]
 type = "chat"
 [functions.bare.variants.plain]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 [functions.bare.variants.cot]
 type = "experimental_chain_of_thought"
-model = "dummy::text"
+model = "dummy::hello"
 system_template = "/cfg/system.minijinja"
 [functions.bare.evaluators.exact]
 type = "exact_match"
@@ -100,7 +102,7 @@ const defaultPrefix = "gepa_task7"
 const valid: LaunchGepaRequest = {
   function_name: "write",
   analysis_model: "analyst",
-  mutation_model: "dummy::text",
+  mutation_model: "dummy::hello",
   max_iterations: 4,
   dataset_name: "examples",
   evaluators: ["exact"]
@@ -138,7 +140,7 @@ describe("planGepa: a valid request", () => {
       datasets: { kind: "split", datasetName: "examples" },
       initialVariants: ["templated", "second"],
       analysisModel: "analyst",
-      mutationModel: "dummy::text",
+      mutationModel: "dummy::hello",
       maxIterations: 4,
       batchSize: defaultGepaBatchSize,
       seed,
@@ -269,13 +271,17 @@ describe("planGepa: the evaluators", () => {
   it("refuses an unknown evaluator by its index, listing the function's", () => {
     const message = refusal({ evaluators: ["exact", "nope"] }, "evaluators[1]")
     expect(message).toContain(`function "write" has no evaluator "nope"`)
-    expect(message).toContain("exact, judge")
+    expect(message).toContain("exact, judge, scripted")
   })
 
   it("refuses an unknown evaluation, and an evaluation of another function", () => {
     expect(refusal({ evaluators: undefined, evaluation_name: "nope" }, "evaluation_name")).toContain(`unknown evaluation "nope"`)
     expect(refusal({ evaluators: undefined, evaluation_name: "bare_eval" }, "evaluation_name"))
       .toContain(`evaluation "bare_eval" evaluates function "bare", not "write"`)
+  })
+
+  it("refuses a TypeScript evaluator (TensorZero's), which this gateway loads but does not run", () => {
+    expect(refusal({ evaluators: ["exact", "scripted"] }, "evaluators")).toContain(`evaluator "scripted" is a TypeScript evaluator, which this gateway does not run`)
   })
 
   it("refuses an evaluation without evaluators", () => {

@@ -3,7 +3,7 @@ import { renderInput } from "../../src/inference/input.ts"
 import { describe, expect, it } from "vitest"
 import type { Input } from "../../src/api/inference.ts"
 
-import { buildOk, functionOf, json, variantOf } from "./fixtures.ts"
+import { buildErrors, buildOk, functionOf, json, variantOf } from "./fixtures.ts"
 
 const files = {
   "/cfg/schemas/system.json": json({ type: "object", properties: { tone: { type: "string" } }, required: ["tone"] }),
@@ -30,7 +30,7 @@ schemas.user.path = "schemas/user.json"
 schemas.greeting.path = "schemas/greeting.json"
 [functions.schematic.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.system.path = "templates/system.minijinja"
 templates.user.path = "templates/user.minijinja"
 templates.assistant.path = "templates/assistant.minijinja"
@@ -41,7 +41,7 @@ templates.greeting.path = "templates/greeting.minijinja"
 type = "chat"
 [functions.fixed.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 templates.system.path = "templates/fixed_system.minijinja"
 
 # nothing at all
@@ -49,7 +49,7 @@ templates.system.path = "templates/fixed_system.minijinja"
 type = "chat"
 [functions.plain.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 `, { files })
 
 const renderFor = (functionName: string, input: Input) =>
@@ -307,5 +307,71 @@ describe("renderInput: other blocks", () => {
       { role: "assistant", content: [{ type: "text", text: "two" }] },
       { role: "user", content: [{ type: "text", text: "three" }, { type: "text", text: "four" }] }
     ])
+  })
+})
+
+describe("renderInput: TensorZero's input wrappers", () => {
+  const wrapperFiles = {
+    "/cfg/wrap_user.minijinja": "<question>{{ user_text }}</question>",
+    "/cfg/wrap_system.minijinja": "System says: {{ system_text }}",
+    "/cfg/legacy_user.minijinja": "Legacy: {{ user_text }}",
+    "/cfg/schemas/user.json": json({ type: "object", properties: { name: { type: "string" } }, required: ["name"] }),
+    "/cfg/templates/user.minijinja": "My name is {{ name }}."
+  }
+  const wrapped = buildOk(`
+[functions.wrapped]
+type = "chat"
+[functions.wrapped.variants.v]
+type = "chat_completion"
+model = "dummy::echo"
+input_wrappers = { user = "wrap_user.minijinja", system = "wrap_system.minijinja" }
+
+# TensorZero's legacy user_template, without a user schema: it wraps the user's text too
+[functions.legacy]
+type = "chat"
+[functions.legacy.variants.v]
+type = "chat_completion"
+model = "dummy::echo"
+user_template = "legacy_user.minijinja"
+`, { files: wrapperFiles })
+  const renderWith = (functionName: string, input: Input) =>
+    Result.getOrThrow(renderInput(input, functionOf(wrapped, functionName), variantOf(wrapped, functionName, "v"), wrapped.templates))
+
+  it("wraps a role's plain text, as a string or as text blocks, and leaves the other roles as they are", () => {
+    expect(renderWith("wrapped", {
+      system: "be brief",
+      messages: [
+        { role: "user", content: "Where is Tokyo?" },
+        { role: "assistant", content: "In Japan." },
+        { role: "user", content: [{ type: "text", text: "And Osaka?" }] }
+      ]
+    })).toEqual({
+      system: "System says: be brief",
+      messages: [
+        { role: "user", content: [{ type: "text", text: "<question>Where is Tokyo?</question>" }] },
+        { role: "assistant", content: [{ type: "text", text: "In Japan." }] },
+        { role: "user", content: [{ type: "text", text: "<question>And Osaka?</question>" }] }
+      ]
+    })
+  })
+
+  it("wraps the user's text with a legacy user_template when the function has no user schema", () => {
+    expect(renderWith("legacy", { messages: [{ role: "user", content: "Hi" }] }).messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "Legacy: Hi" }] }
+    ])
+  })
+
+  it("refuses a wrapper for a role that has a schema", () => {
+    const problems = buildErrors(`
+[functions.f]
+type = "chat"
+schemas.user.path = "schemas/user.json"
+[functions.f.variants.v]
+type = "chat_completion"
+model = "dummy::echo"
+templates.user.path = "templates/user.minijinja"
+input_wrappers = { user = "wrap_user.minijinja" }
+`, { files: wrapperFiles })
+    expect(problems.join("\n")).toContain("functions.f.variants.v.input_wrappers.user: the function has a user schema, so user input is arguments, not text to wrap")
   })
 })

@@ -13,7 +13,7 @@ const configWith = (secondModelName: string) =>
 routing = ["a"]
 [models.kept.providers.a]
 type = "dummy"
-model_name = "echo"
+model_name = "echo_request_messages"
 
 [models.changed]
 routing = ["b", "c"]
@@ -22,7 +22,7 @@ type = "dummy"
 model_name = "${secondModelName}"
 [models.changed.providers.c]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 `)
 
 describe("ModelTable after a reload", () => {

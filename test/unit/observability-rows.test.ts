@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest"
 import { InferenceRequest } from "../../src/api/inference.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { uuidv7Timestamp } from "../../src/ids.ts"
-import { ChunkAccumulator, outputToChunks } from "../../src/inference/chunks.ts"
+import { ChunkAccumulator, outputToChunks, replayedChunks } from "../../src/inference/chunks.ts"
+import type { ProviderChunk } from "../../src/inference/types.ts"
 import { ModelTable } from "../../src/inference/models.ts"
 import { prepareInference, type PreparedInference } from "../../src/inference/prepare.ts"
 import { makeCacheLookup } from "../../src/inference/cacheLookup.ts"
@@ -15,7 +16,6 @@ import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/storedInferences/rows.ts"
 import { inferenceResponseBody } from "../../src/native/response.ts"
 import { CacheStoreService } from "../../src/cache/store.ts"
-import { dummyUsage } from "../../src/providers/dummy/index.ts"
 import { RateLimiter } from "../../src/ratelimit/limiter.ts"
 import { Models } from "../../src/services.ts"
 import { HttpTransport } from "../../src/transport.ts"
@@ -26,7 +26,7 @@ const config = buildOk(`
 type = "chat"
 [functions.chat.variants.v]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 temperature = 0.5
 
 [functions.extract]
@@ -76,10 +76,11 @@ describe("inferenceRows", () => {
     const call = rows.modelInferences[0]
     expect(call).toMatchObject({
       inferenceId: inference.id,
-      modelName: "dummy::echo",
+      modelName: "dummy::echo_request_messages",
       modelProviderName: "dummy",
-      inputTokens: dummyUsage.input_tokens,
-      outputTokens: dummyUsage.output_tokens,
+      // TensorZero's usage: 10 input tokens, one output token per block
+      inputTokens: 10,
+      outputTokens: 1,
       cached: false,
       finishReason: "stop",
       timestamp: uuidv7Timestamp(call.id)
@@ -154,5 +155,38 @@ describe("chunks", () => {
     expect(accumulated.output()).toEqual(output)
     expect(accumulated.usage).toEqual({ input_tokens: 1, output_tokens: 2 })
     expect(accumulated.finishReason).toBe("tool_call")
+    expect(accumulated.chunking()).toBeUndefined()
+  })
+
+  it("keeps how a stream was cut, and replays its answer cut the same way", () => {
+    const streamed: ReadonlyArray<ProviderChunk> = [
+      { content: [{ type: "thought", id: "t", text: "hm" }], raw: "1" },
+      { content: [{ type: "thought", id: "t", text: "m", signature: "sig" }, { type: "text", id: "a", text: "Hel" }], raw: "2" },
+      { content: [], raw: "3" },
+      { content: [{ type: "text", id: "a", text: "lo" }, { type: "tool_call", id: "c1", raw_name: "f", raw_arguments: "{\"a\":" }], raw: "4" },
+      { content: [{ type: "tool_call", id: "c1", raw_name: "", raw_arguments: "1}" }], raw: "5" },
+      { content: [], usage: { input_tokens: 3, output_tokens: 4 }, finishReason: "tool_call", raw: "6" }
+    ]
+    const accumulated = new ChunkAccumulator(true)
+    for (const chunk of streamed) accumulated.add(chunk)
+    const output = accumulated.output()
+    const chunking = accumulated.chunking()!
+    const replayed = replayedChunks(output, chunking, { input_tokens: 0, output_tokens: 0 }, "tool_call")
+    // the chunks with content, as they came (a text or thought block's id is its place), then the end
+    expect(replayed.map((chunk) => chunk.content)).toEqual([
+      [{ type: "thought", id: "0", text: "hm" }],
+      [{ type: "thought", id: "0", text: "m", signature: "sig" }, { type: "text", id: "1", text: "Hel" }],
+      [{ type: "text", id: "1", text: "lo" }, { type: "tool_call", id: "c1", raw_name: "f", raw_arguments: "{\"a\":" }],
+      [{ type: "tool_call", id: "c1", raw_name: "", raw_arguments: "1}" }],
+      []
+    ])
+    expect(replayed.at(-1)).toMatchObject({ usage: { input_tokens: 0, output_tokens: 0 }, finishReason: "tool_call" })
+    const again = new ChunkAccumulator()
+    for (const chunk of replayed) again.add(chunk)
+    expect(again.output()).toEqual(output)
+    // a chunking that does not fit the answer (a stored row cut down) falls back to one chunk per block
+    const cut = [{ type: "text" as const, text: "He" }]
+    expect(replayedChunks(cut, chunking, { input_tokens: 0, output_tokens: 0 }, "stop")).toEqual(outputToChunks(cut, { input_tokens: 0, output_tokens: 0 }, "stop"))
+    expect(replayedChunks(output, "not json", { input_tokens: 0, output_tokens: 0 }, "stop").length).toBe(output.length + 1)
   })
 })

@@ -2,6 +2,7 @@ import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { InvalidRequest } from "../../src/errors.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
+import type { ChunkDelta } from "../../src/inference/types.ts"
 import { ChatCompletionRequest } from "../../src/openaiCompatible/api.ts"
 import { translateChatCompletion, type TranslatedRequest } from "../../src/openaiCompatible/request.ts"
 import { chatCompletionBody, openAiStreamEncoder } from "../../src/openaiCompatible/response.ts"
@@ -21,7 +22,7 @@ const ok = (result: ReturnType<typeof translate>): TranslatedRequest => {
 describe("translateChatCompletion", () => {
   it("joins system messages, keeps tool results together and puts extra content back in place", () => {
     const { request } = ok(translate({
-      model: "gateway::model_name::dummy::echo",
+      model: "gateway::model_name::dummy::echo_request_messages",
       messages: [
         { role: "system", content: "one" },
         { role: "developer", content: [{ type: "text", text: "two" }] },
@@ -36,7 +37,7 @@ describe("translateChatCompletion", () => {
         { role: "tool", tool_call_id: "c2", content: [{ type: "text", text: "43" }] }
       ]
     }))
-    expect(request.model_name).toBe("dummy::echo")
+    expect(request.model_name).toBe("dummy::echo_request_messages")
     expect(request.input).toEqual({
       system: "one\ntwo",
       messages: [
@@ -79,7 +80,7 @@ describe("translateChatCompletion", () => {
     expect(refused({ role: "system", content: [template] }, { role: "system", content: "and text" }))
       .toBe("messages: system messages carry either text or the system template's arguments, not both")
     expect(refused({ role: "system", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }))
-      .toBe("messages[0].content[0]: a system message holds text, gateway::raw_text and gateway::template parts, not image_url")
+      .toBe("messages[0].content[0]: System message must contain only text or template content blocks (text, gateway::raw_text and gateway::template parts), not image_url")
     expect(refused({ role: "system", content: [{ type: "text" }] }))
       .toBe("messages[0].content[0]: a text part takes exactly one of text or gateway::arguments")
   })
@@ -109,8 +110,11 @@ describe("translateChatCompletion", () => {
     expect(chat.request.params?.chat_completion?.json_mode).toBe("strict")
   })
 
-  it("refuses other model names and n other than 1", () => {
-    expect((translate({ model: "gpt-4o", messages: [] }) as InvalidRequest).message).toMatch(/^model: "gpt-4o" is not a gateway model/)
+  it("refuses other model names, empty names after a prefix, and n other than 1", () => {
+    expect((translate({ model: "gpt-4o", messages: [] }) as InvalidRequest).message)
+      .toBe("model: the `model` field must start with `gateway::function_name::` or `gateway::model_name::`, not \"gpt-4o\"")
+    expect((translate({ model: "gateway::function_name::", messages: [] }) as InvalidRequest).message)
+      .toBe("model: the function_name after `gateway::function_name::` cannot be empty")
     expect((translate({ model: "gateway::model_name::dummy::x", messages: [], n: 2 }) as InvalidRequest).message)
       .toBe("n: only 1 choice is supported, got 2")
   })
@@ -158,9 +162,24 @@ describe("chatCompletionBody", () => {
 
   it("streams the same model and created in every chunk", () => {
     const { prepared, variant } = answer({ function_name: "weather" }, "weather", "v2")
-    const encoder = openAiStreamEncoder(prepared, variant, options, 42)
-    const chunk = JSON.parse(encoder.chunk([{ type: "text", id: "0", text: "hi" }])!.slice("data: ".length))
-    expect(chunk).toMatchObject({ model: "gateway::function_name::weather::variant_name::v2", created: 42, object: "chat.completion.chunk" })
+    const encoder = openAiStreamEncoder(prepared, variant, [], options, 42)
+    const chunk = JSON.parse(encoder.chunk({ content: [{ type: "text", id: "0", text: "hi" }], raw: "" })!.slice("data: ".length))
+    expect(chunk).toMatchObject({ model: "gateway::function_name::weather::variant_name::v2", created: 42, object: "chat.completion.chunk", usage: null })
+  })
+
+  it("streams a thought's pieces, its signature included, with the insert_index of its block among the answer's", () => {
+    const { prepared, variant } = answer({ function_name: "weather" }, "weather", "v2")
+    const encoder = openAiStreamEncoder(prepared, variant, [], options, 42)
+    const delta = (content: ReadonlyArray<ChunkDelta>) => JSON.parse(encoder.chunk({ content, raw: "" })!.slice("data: ".length)).choices[0].delta
+    expect(delta([{ type: "text", id: "0", text: "Hi" }])).toEqual({ role: "assistant", content: "Hi" })
+    expect(delta([{ type: "thought", id: "1", text: "hmm" }])).toEqual({ gateway_extra_content: [{ type: "thought", insert_index: 1, text: "hmm" }] })
+    expect(delta([{ type: "text", id: "0", text: "!" }, { type: "thought", id: "1", text: "", signature: "sig" }])).toEqual({
+      content: "!",
+      gateway_extra_content: [{ type: "thought", insert_index: 1, text: "", signature: "sig" }]
+    })
+    expect(delta([{ type: "thought", id: "2", text: "more" }])).toEqual({ gateway_extra_content: [{ type: "thought", insert_index: 2, text: "more" }] })
+    // a chunk with nothing to say, and no raw text asked for, is not sent
+    expect(encoder.chunk({ content: [], raw: "{}" })).toBeUndefined()
   })
 
   it("reports unknown blocks with their model and provider apart, as a client sends them back", () => {

@@ -17,7 +17,7 @@ const config = buildOk(`
 type = "chat"
 [functions.draft.variants.a]
 type = "chat_completion"
-model = "dummy::echo"
+model = "dummy::echo_request_messages"
 [functions.extract]
 type = "json"
 [functions.extract.variants.a]

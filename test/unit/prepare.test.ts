@@ -18,7 +18,7 @@ parameters = "weather.json"
 routing = ["d"]
 [models.local.providers.d]
 type = "dummy"
-model_name = "text"
+model_name = "hello"
 
 [functions.chat]
 type = "chat"
@@ -29,22 +29,22 @@ model = "local"
 weight = 1
 [functions.chat.variants.b]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 1
 [functions.chat.variants.c]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 2
 [functions.chat.variants.off]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 0
 
 [functions.dormant]
 type = "chat"
 [functions.dormant.variants.only]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 weight = 0
 
 [functions.extract]
@@ -87,12 +87,12 @@ const notFound = (fields: Partial<InferenceRequest>): string => {
 
 describe("prepareInference: the target", () => {
   it("refuses both function_name and model_name, and neither", () => {
-    expect(invalid({ function_name: "chat", model_name: "dummy::text" })).toContain("not both")
+    expect(invalid({ function_name: "chat", model_name: "dummy::hello" })).toContain("not both")
     expect(invalid({})).toContain("function_name or model_name")
   })
 
   it("answers NotFound for an unknown function or model", () => {
-    expect(notFound({ function_name: "nope" })).toContain(`"nope"`)
+    expect(notFound({ function_name: "nope" })).toBe("function_name: Unknown function: nope")
     expect(notFound({ model_name: "nope" })).toContain(`"nope"`)
     expect(notFound({ model_name: "skynet::x" })).toContain(`"skynet::x"`)
   })
@@ -106,10 +106,10 @@ describe("prepareInference: the target", () => {
   })
 
   it("calls a short-hand model through gateway::default", () => {
-    const result = prepared({ model_name: "dummy::echo" })
+    const result = prepared({ model_name: "dummy::echo_request_messages" })
     expect(result.functionName).toBe("gateway::default")
-    expect(result.variants.map((variant) => variantModel(variant).model)).toEqual(["dummy::echo"])
-    expect(models.get("dummy::echo")!.providers.map((provider) => provider.config.type)).toEqual(["dummy"])
+    expect(result.variants.map((variant) => variantModel(variant).model)).toEqual(["dummy::echo_request_messages"])
+    expect(models.get("dummy::echo_request_messages")!.providers.map((provider) => provider.config.type)).toEqual(["dummy"])
   })
 
   it("refuses variant_name with model_name", () => {

@@ -4,7 +4,7 @@ import { compileJsonSchema } from "../../src/jsonSchema.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { requestBodyEdit } from "../../src/inference/extraBody.ts"
 import { openAiCodec } from "../../src/providers/openai/index.ts"
-import { chatCompletionsUrl } from "../../src/providers/openai/request.ts"
+import { chatCompletionsUrl, respondToolDescription } from "../../src/providers/openai/request.ts"
 import { wireRequest } from "../../src/providers/wireRequest.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
 import { ProviderFailure } from "../../src/providers/failure.ts"
@@ -340,7 +340,7 @@ describe("openai request: json_mode", () => {
     expect(bodyOf({ functionType: "chat", jsonMode: "off", outputSchema: schema }).response_format).toBeUndefined()
   })
 
-  it("a chat function asked for JSON (OpenAI's response_format) gets it; tool mode stays a json function's", () => {
+  it("a chat function asked for JSON (OpenAI's response_format) gets it; tool mode with its schema forces the respond tool, as TensorZero does", () => {
     expect(bodyOf({ functionType: "chat", jsonMode: "on" }).response_format).toEqual({ type: "json_object" })
     expect(bodyOf({ functionType: "chat", jsonMode: "strict", outputSchema: schema }).response_format).toEqual({
       type: "json_schema",
@@ -348,7 +348,12 @@ describe("openai request: json_mode", () => {
     })
     const body = bodyOf({ functionType: "chat", jsonMode: "tool", outputSchema: schema })
     expect(body.response_format).toBeUndefined()
-    expect(body.tools).toBeUndefined()
+    expect(body.tools).toEqual([{ type: "function", function: { name: "respond", description: respondToolDescription, parameters: schema } }])
+    expect(body.tool_choice).toEqual({ type: "function", function: { name: "respond" } })
+    // without a schema there is no tool to build
+    const bare = bodyOf({ functionType: "chat", jsonMode: "tool" })
+    expect(bare.tools).toBeUndefined()
+    expect(bare.response_format).toBeUndefined()
   })
 })
 

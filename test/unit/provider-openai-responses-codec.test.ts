@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import type { ProviderConfig } from "../../src/config/types.ts"
 import { openAiProvider } from "../../src/providers/openai/index.ts"
-import { decodeReasoningSignature, encodeReasoningSignature } from "../../src/providers/openai/responses/signature.ts"
+import { encryptedContentOf } from "../../src/providers/openai/responses/signature.ts"
 import { parseShorthandModel } from "../../src/providers/registry.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/transport.ts"
@@ -101,13 +101,12 @@ describe("the openai provider type chooses its API per configured provider", () 
 })
 
 describe("reasoning signatures", () => {
-  it("carry the item's id and encrypted content, and read back only in that form", () => {
-    const signature = encodeReasoningSignature({ id: "rs_1", encrypted_content: "enc" })
-    expect(JSON.parse(signature)).toEqual({ id: "rs_1", encrypted_content: "enc" })
-    expect(decodeReasoningSignature(signature)).toEqual({ id: "rs_1", encrypted_content: "enc" })
-    expect(decodeReasoningSignature("EqQBCkYIBxgC")).toBeUndefined()
-    expect(decodeReasoningSignature("{\"id\":\"rs_1\"}")).toBeUndefined()
-    expect(decodeReasoningSignature("{not json")).toBeUndefined()
-    expect(decodeReasoningSignature(undefined)).toBeUndefined()
+  it("are the encrypted content itself; the gateway's earlier JSON form is read; another provider's is not ours", () => {
+    expect(encryptedContentOf("gAAAAABor0Aw-encrypted")).toBe("gAAAAABor0Aw-encrypted")
+    expect(encryptedContentOf("{\"id\":\"rs_1\",\"encrypted_content\":\"gAAAAB-enc\"}")).toBe("gAAAAB-enc")
+    expect(encryptedContentOf("EqQBCkYIBxgC")).toBeUndefined()
+    expect(encryptedContentOf("{\"id\":\"rs_1\"}")).toBeUndefined()
+    expect(encryptedContentOf("{not json")).toBeUndefined()
+    expect(encryptedContentOf(undefined)).toBeUndefined()
   })
 })

@@ -228,7 +228,7 @@ model = "${model}"
       .toMatch(/models\.m\.providers\.p\.endpoint: expected an http/)
   })
   it("a variant naming a short-hand that names nothing its type can call", () => {
-    const errors = buildErrors(withProvider(`type = "dummy"\nmodel_name = "echo"`, "gcp_vertex_gemini::projects/p/locations/127.0.0.1:1#/publishers/google/models/m"), {
+    const errors = buildErrors(withProvider(`type = "dummy"\nmodel_name = "echo_request_messages"`, "gcp_vertex_gemini::projects/p/locations/127.0.0.1:1#/publishers/google/models/m"), {
       files
     })
     expect(errors.join("\n")).toMatch(/functions\.f\.variants\.v\.model: .*names no model the gcp_vertex_gemini provider type can call: location/)

@@ -27,7 +27,7 @@ tool_choice = { specific = "search" }
 parallel_tool_calls = true
 [functions.assistant.variants.v]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 
 [functions.renaming]
 type = "chat"
@@ -35,13 +35,13 @@ tools = ["renamed"]
 tool_choice = { specific = "renamed" }
 [functions.renaming.variants.v]
 type = "chat_completion"
-model = "dummy::tool"
+model = "dummy::offered_tool"
 
 [functions.toolless]
 type = "chat"
 [functions.toolless.variants.v]
 type = "chat_completion"
-model = "dummy::text"
+model = "dummy::hello"
 
 [functions.extract]
 type = "json"

@@ -91,7 +91,7 @@ describe("applyRun", () => {
   it("leaves the variant alone for a function the run does not pin, and for a model", () => {
     expect((applyRun(request({ function_name: "unpinned" }), found) as InferenceRequest).variant_name).toBeUndefined()
     expect((applyRun(request({ function_name: "unpinned", variant_name: "v" }), found) as InferenceRequest).variant_name).toBe("v")
-    expect((applyRun(request({ function_name: undefined, model_name: "dummy::text" }), found) as InferenceRequest).variant_name).toBeUndefined()
+    expect((applyRun(request({ function_name: undefined, model_name: "dummy::hello" }), found) as InferenceRequest).variant_name).toBeUndefined()
     // a name that is only on the prototype of an object is not pinned
     expect((applyRun(request({ function_name: "constructor" }), found) as InferenceRequest).variant_name).toBeUndefined()
   })
@@ -106,7 +106,7 @@ describe("applyRun", () => {
       mine: "1",
       [workflowEvaluationRunIdTag]: found.run.id
     })
-    const model = applyRun(request({ function_name: undefined, model_name: "dummy::text" }), found) as InferenceRequest
+    const model = applyRun(request({ function_name: undefined, model_name: "dummy::hello" }), found) as InferenceRequest
     expect(model.tags?.[workflowEvaluationRunIdTag]).toBe(found.run.id)
   })
 

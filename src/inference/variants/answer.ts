@@ -4,10 +4,11 @@
  * made on the way (candidates, an evaluator, an embedding), which are stored as model
  * inferences of the same inference.
  */
+import type { ApiType } from "../../providers/codec.ts"
 import type { ModelCallResult, ModelStreamStart } from "../modelCall.ts"
-import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText } from "../output.ts"
+import { type ChatOutputBlock, chatOutput, type JsonOutput, jsonOutput, jsonRawText, respondToolName } from "../output.ts"
 import type { PreparedInference } from "../prepare.ts"
-import type { ModelRequest, OutputBlock, ProviderChunk, RequestMessage, Usage } from "../types.ts"
+import type { ChunkDelta, ModelRequest, OutputBlock, ProviderChunk, RequestMessage, Usage } from "../types.ts"
 
 export type FunctionOutput = ReadonlyArray<ChatOutputBlock> | JsonOutput
 
@@ -18,6 +19,11 @@ export interface ModelCallRecord {
   readonly providerName: string
   /** the provider's type (`gateway_raw_response` names it) */
   readonly providerType: string
+  /**
+   * the API the call went through (`gateway_raw_response` names it too); absent on the one
+   * record made apart from `callRecord`, DICL's embedding call: `embeddings`
+   */
+  readonly apiType?: ApiType | undefined
   readonly rawRequest: string
   readonly rawResponse: string
   readonly system?: string | undefined
@@ -35,6 +41,7 @@ export const callRecord = (call: ModelCallResult, request: ModelRequest): ModelC
   modelName: call.modelName,
   providerName: call.providerName,
   providerType: call.provider.type,
+  apiType: call.apiType,
   rawRequest: call.response.rawRequest,
   rawResponse: call.response.rawResponse,
   system: request.system,
@@ -82,6 +89,33 @@ export interface ChunkReshaper {
 /** The function's output from a model's blocks: chat blocks checked against the tools, or json parsed and checked. */
 export const functionOutput = (prepared: PreparedInference, blocks: ReadonlyArray<OutputBlock>): FunctionOutput =>
   prepared.fn.type === "chat" ? chatOutput(blocks, prepared.tools) : jsonOutput(jsonRawText(blocks), prepared.outputSchema)
+
+/**
+ * json_mode `tool` on a chat function (`respondToolAsText`): the `respond` tool's argument
+ * deltas stream as text deltas of a block with the call's id. The name comes with a call's
+ * first delta (`raw_name` is a delta), which tells the calls to reshape.
+ */
+export const respondAsTextReshaper = (): ChunkReshaper => {
+  const respondCalls = new Set<string>()
+  const reshaped = (delta: ChunkDelta): ChunkDelta | undefined => {
+    if (delta.type !== "tool_call") return delta
+    if (delta.raw_name === respondToolName) respondCalls.add(delta.id)
+    if (!respondCalls.has(delta.id)) return delta
+    return delta.raw_arguments === "" ? undefined : { type: "text", id: delta.id, text: delta.raw_arguments }
+  }
+  return {
+    chunk: (chunk) => {
+      if (!chunk.content.some((delta) => delta.type === "tool_call")) return chunk
+      const content: Array<ChunkDelta> = []
+      for (const delta of chunk.content) {
+        const shaped = reshaped(delta)
+        if (shaped !== undefined) content.push(shaped)
+      }
+      return { ...chunk, content }
+    },
+    end: () => undefined
+  }
+}
 
 /** usage added up: a variant that made several calls used what they all did */
 export const addUsage = (usages: ReadonlyArray<Usage>): Usage => {

@@ -11,6 +11,7 @@ import { InvalidRequest } from "../../errors.ts"
 import type { InferenceServices } from "../../services.ts"
 import { outputToChunks } from "../chunks.ts"
 import { renderInput } from "../input.ts"
+import { answersWithRespondTool, respondToolAsText } from "../output.ts"
 import { callModel, type ModelStreamStart, startModelStream } from "../modelCall.ts"
 import { buildModelRequest } from "../modelRequest.ts"
 import type { CallRefused } from "../routing.ts"
@@ -23,6 +24,7 @@ import {
   type FunctionOutput,
   functionOutput,
   type ModelCallRecord,
+  respondAsTextReshaper,
   type VariantAnswer,
   type VariantStream
 } from "./answer.ts"
@@ -97,7 +99,7 @@ const callWhole = (
   return Effect.map(callModel(prepared, engine, variant, request), (call) => ({
     call,
     request,
-    output: shape.outputOf(prepared, call.response.output),
+    output: shape.outputOf(prepared, respondToolAsText(request, call.response.output)),
     otherCalls: shape.otherCalls,
     originalResponse: call.response.rawResponse
   }))
@@ -113,12 +115,14 @@ const callStreamed = (
   const made = requestFor(prepared, engine, variant, shape)
   if (Result.isFailure(made)) return Effect.fail(made.failure)
   const request = made.success
+  // a chat function answering through the respond tool streams its arguments as text
+  const asText = prepared.fn.type === "chat" && answersWithRespondTool(request)
   return Effect.map(startModelStream(prepared, engine, variant, request), (start) => ({
     start,
     request,
     otherCalls: shape.otherCalls,
-    outputOf: (blocks) => shape.outputOf(prepared, blocks),
-    reshape
+    outputOf: (blocks) => shape.outputOf(prepared, respondToolAsText(request, blocks)),
+    reshape: reshape ?? (asText ? respondAsTextReshaper() : undefined)
   }))
 }
 
@@ -173,6 +177,7 @@ const replayed = (answer: VariantAnswer): Effect.Effect<VariantStream> =>
       modelName: call.modelName,
       providerName: call.providerName,
       provider: call.provider,
+      apiType: call.apiType,
       call: call.call,
       failedProviders: call.failedProviders,
       cached: call.cached,

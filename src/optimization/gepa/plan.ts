@@ -14,6 +14,7 @@ import {
 import * as Result from "effect/Result"
 import type { ChatCompletionVariant, EvaluatorConfig, FunctionConfig, GatewayConfig } from "../../config/types.ts"
 import { InvalidRequest } from "../../errors.ts"
+import { runnableEvaluatorsProblem } from "../../evaluations/evaluators.ts"
 import { shorthandProblem } from "../../providers/registry.ts"
 import { enabledShorthand } from "../../config/models.ts"
 
@@ -84,6 +85,8 @@ const checkEvaluators = (
       return invalid(`evaluation_name: evaluation "${evaluation.name}" evaluates function "${evaluation.functionName}", not "${fn.name}"`)
     }
     if (evaluation.evaluators.size === 0) return invalid(`evaluation_name: evaluation "${evaluation.name}" has no evaluators`)
+    const unrunnable = runnableEvaluatorsProblem([...evaluation.evaluators.values()], "evaluation_name")
+    if (unrunnable !== undefined) return invalid(unrunnable)
     return Result.succeed({ evaluators: [...evaluation.evaluators.values()], evaluationName: evaluation.name })
   }
   const names = request.evaluators!
@@ -97,7 +100,8 @@ const checkEvaluators = (
     }
     if (!evaluators.includes(evaluator)) evaluators.push(evaluator)
   }
-  return Result.succeed({ evaluators })
+  const unrunnable = runnableEvaluatorsProblem(evaluators, "evaluators")
+  return unrunnable === undefined ? Result.succeed({ evaluators }) : invalid(unrunnable)
 }
 
 const checkVariants = (request: LaunchGepaRequest, fn: FunctionConfig): Result.Result<ReadonlyArray<string>, InvalidRequest> => {

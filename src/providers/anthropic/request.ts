@@ -3,12 +3,12 @@
  * for the `anthropic` provider and, without `model` and with Vertex's `anthropic_version`,
  * for `gcp_vertex_anthropic` (`vertex.ts`).
  */
+import { answersWithRespondTool, respondToolName } from "../../inference/output.ts"
 import type { FileSource, ModelRequest, RequestBlock, ToolConfig, ToolDefinition } from "../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
 
 type Json = WireBody
 
-export const respondToolName = "respond"
 
 /** Anthropic requires `max_tokens`; this is sent when the request does not set it (beyond a thinking budget) */
 export const defaultMaxTokens = 4096
@@ -146,7 +146,7 @@ const toolChoiceOf = (config: ToolConfig): Json => {
 const addTools = (type: string, body: Json, request: ModelRequest, providerTools: ReadonlyArray<unknown>): WireProblem | undefined => {
   const tools: Array<unknown> = []
   let choice: Json | undefined
-  if (request.functionType === "json" && request.jsonMode === "tool") {
+  if (answersWithRespondTool(request)) {
     tools.push({
       name: respondToolName,
       description: "Respond to the user with JSON that follows the schema.",

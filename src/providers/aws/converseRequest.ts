@@ -5,7 +5,7 @@
 import type { FileSource, ModelRequest, RequestBlock, RequestMessage, Role } from "../../inference/types.ts"
 import type { InferenceParams } from "../../inference/params.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
-import { respondToolName } from "../openai/request.ts"
+import { answersWithRespondTool, respondToolName } from "../../inference/output.ts"
 import { addressProblem, noRegion } from "./region.ts"
 
 type Json = WireBody
@@ -134,7 +134,7 @@ const respondTool = (schema: Record<string, unknown> | undefined): Json => ({
 const toolConfig = (request: ModelRequest, providerTools: ReadonlyArray<unknown>): Json | undefined => {
   const tools: Array<unknown> = []
   let choice: Json | undefined
-  if (request.functionType === "json" && request.jsonMode === "tool") {
+  if (answersWithRespondTool(request)) {
     tools.push(respondTool(request.outputSchema))
     choice = { tool: { name: respondToolName } }
   } else if (request.tools !== undefined && request.tools.tools.length > 0 && request.tools.choice.type !== "none") {

@@ -107,10 +107,12 @@ const noContent: ReadonlyArray<ChunkDelta> = []
 
 /**
  * Reads ConverseStream's events. Blocks are named by `contentBlockIndex`; a tool call's id and
- * name come in its `contentBlockStart` only, so the parser remembers them by index.
+ * name come in its `contentBlockStart` only, so the parser remembers its id by index. Streamed
+ * `raw_name` and `raw_arguments` are deltas, as for every provider: the name goes out with the
+ * start, the argument deltas after it carry none.
  */
 export const makeConverseStreamParser = (): StreamEventParser<AwsEvent> => {
-  const toolUses = new Map<number, { readonly id: string; readonly name: string }>()
+  const toolUseIds = new Map<number, string>()
   return (event) => {
     if (event.messageType !== "event") return new WireProblem(`the ${type} provider streamed an error: ${exceptionMessage(event)}`)
     const raw = payloadText(event)
@@ -126,17 +128,16 @@ export const makeConverseStreamParser = (): StreamEventParser<AwsEvent> => {
       case "contentBlockStart": {
         const start = json?.start?.toolUse
         if (start === undefined) return { content: noContent, raw }
-        const toolUse = { id: String(start.toolUseId ?? id), name: String(start.name ?? "") }
-        toolUses.set(index, toolUse)
-        return { content: [{ type: "tool_call", id: toolUse.id, raw_name: toolUse.name, raw_arguments: "" }], raw }
+        const toolUseId = String(start.toolUseId ?? id)
+        toolUseIds.set(index, toolUseId)
+        return { content: [{ type: "tool_call", id: toolUseId, raw_name: String(start.name ?? ""), raw_arguments: "" }], raw }
       }
       case "contentBlockDelta": {
         const delta = json?.delta
         if (typeof delta?.text === "string") return { content: delta.text === "" ? noContent : [{ type: "text", id, text: delta.text }], raw }
         if (delta?.toolUse !== undefined) {
-          const toolUse = toolUses.get(index) ?? { id, name: "" }
           return {
-            content: [{ type: "tool_call", id: toolUse.id, raw_name: toolUse.name, raw_arguments: String(delta.toolUse.input ?? "") }],
+            content: [{ type: "tool_call", id: toolUseIds.get(index) ?? id, raw_name: "", raw_arguments: String(delta.toolUse.input ?? "") }],
             raw
           }
         }

@@ -7,7 +7,8 @@ import { embeddingModelPrefix } from "../../api/embeddings.ts"
 import { reservedTagPrefix } from "../../api/tags.ts"
 import type { ModelRequest, RequestBlock, ToolChoice } from "../../inference/types.ts"
 import { inferenceParamNames } from "../../inference/params.ts"
-import { respondToolDescription, respondToolName } from "../openai/request.ts"
+import { answersWithRespondTool, respondToolName } from "../../inference/output.ts"
+import { respondToolDescription } from "../openai/request.ts"
 import type { CallerContext, EmbeddingRequest, WireBody, WireCall } from "../codec.ts"
 import { WireProblem } from "../codec.ts"
 
@@ -105,7 +106,7 @@ export const gatewayBody = (request: ModelRequest, call: WireCall<GatewayTarget>
   // tool it stands for, `on` and `strict` as they are with the schema for the provider's
   // structured output (a function there has its own json_mode and schema)
   const modelCall = target.functionName === undefined
-  const respondTool = modelCall && request.functionType === "json" && request.jsonMode === "tool"
+  const respondTool = modelCall && answersWithRespondTool(request)
   if (respondTool) {
     body.additional_tools = [{
       name: respondToolName,

@@ -3,6 +3,7 @@
  * same body for AI Studio and Vertex AI: `systemInstruction`, `contents` (roles user/model),
  * `tools` (`functionDeclarations`, then the provider tools), `toolConfig`, `generationConfig`.
  */
+import { answersWithRespondTool, respondToolName } from "../../inference/output.ts"
 import type { FileSource, ModelRequest, RequestBlock, ToolConfig } from "../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
 import { geminiSchema } from "./schema.ts"
@@ -10,7 +11,6 @@ import type { GeminiTarget } from "./target.ts"
 
 type Json = WireBody
 
-export const respondToolName = "respond"
 
 /** ids the codec made up for calls Gemini gave none: never sent back (Gemini did not issue them) */
 export const generatedIdPrefix = "gemini_call_"
@@ -151,7 +151,7 @@ const toolsOf = (
   request: ModelRequest,
   target: GeminiTarget
 ): { declarations: Array<Json>; config?: Json } | WireProblem => {
-  if (request.functionType === "json" && request.jsonMode === "tool") {
+  if (answersWithRespondTool(request)) {
     const declaration = declarationOf(
       respondToolName,
       "Respond to the user with JSON that follows the schema.",

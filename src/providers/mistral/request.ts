@@ -6,6 +6,7 @@
  * The messages are built by the Chat Completions builder (`../openai/request.ts`) with these
  * differences as a dialect.
  */
+import { answersWithRespondTool } from "../../inference/output.ts"
 import type { ModelRequest, RequestBlock } from "../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
 import { type ChatMessagesDialect, chatCompletionsBody, type ChatCompletionsTarget, dataUrl } from "../openai/request.ts"
@@ -69,7 +70,7 @@ const mistralMessages: ChatMessagesDialect = {
  */
 const adaptTools = (body: Json, request: ModelRequest): WireProblem | undefined => {
   const config = request.tools
-  if (request.functionType === "json" && request.jsonMode === "tool") return undefined
+  if (answersWithRespondTool(request)) return undefined
   if (config === undefined || config.tools.length === 0) return undefined
   if (config.tools.some((tool) => tool.custom !== undefined)) {
     return new WireProblem("the mistral provider does not support custom (free-text) tools")

@@ -3,13 +3,13 @@
  * family (`chatCompletionsFamily.ts`): what differs between them (the URL, the names of the
  * parameters, usage in streams) comes in the call's target.
  */
+import { answersWithRespondTool, respondToolName } from "../../inference/output.ts"
 import type { FileSource, ModelRequest, RequestBlock, ToolDefinition } from "../../inference/types.ts"
 import type { InferenceParams } from "../../inference/params.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
 
 type Json = WireBody
 
-export const respondToolName = "respond"
 
 /** A base64 file as a `data:` URL. */
 export const dataUrl = (source: Extract<FileSource, { kind: "base64" }>) => `data:${source.mimeType};base64,${source.data}`
@@ -191,7 +191,7 @@ const chatCompletionsTools: ToolShapes = {
 export const addTools = (body: Json, request: ModelRequest, providerTools: ReadonlyArray<unknown>, shapes: ToolShapes): void => {
   const tools: Array<unknown> = []
   let choice: unknown
-  if (request.functionType === "json" && request.jsonMode === "tool") {
+  if (answersWithRespondTool(request)) {
     tools.push(shapes.respondTool(request.outputSchema ?? { type: "object" }))
     choice = shapes.respondChoice()
   } else if (request.tools !== undefined && request.tools.tools.length > 0) {

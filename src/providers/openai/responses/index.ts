@@ -25,6 +25,7 @@ export type OpenAiSettings = typeof OpenAiSettings.Type
 
 export const responsesCodec: WireCodec<OpenAiSettings, ResponsesTarget & OpenAiBatchTarget, string> = {
   type: "openai",
+  apiType: "responses",
   settings: OpenAiSettings,
   defaultCredential: { kind: "env", name: "OPENAI_API_KEY" },
   target: (settings, model) => ({

@@ -3,13 +3,14 @@
  * responses/create): `instructions` for the system, `input` items (messages, function calls
  * and their outputs, reasoning items sent back), flat function tools, `text.format` for JSON,
  * `reasoning`, `store: false` (the gateway keeps the conversation; reasoning goes back as
- * encrypted content, asked for with `include_encrypted_reasoning`).
+ * its encrypted content, asked for with `include_encrypted_reasoning`: `signature.ts`).
  */
 import type { FileSource, ModelRequest, RequestBlock, ToolDefinition } from "../../../inference/types.ts"
 import type { InferenceParams } from "../../../inference/params.ts"
 import { type WireBody, type WireCall, WireProblem } from "../../codec.ts"
-import { addTools, respondToolDescription, respondToolName, type ToolShapes } from "../request.ts"
-import { decodeReasoningSignature } from "./signature.ts"
+import { respondToolName } from "../../../inference/output.ts"
+import { addTools, respondToolDescription, type ToolShapes } from "../request.ts"
+import { encryptedContentOf } from "./signature.ts"
 
 type Json = WireBody
 
@@ -37,15 +38,14 @@ const filePart = (block: Extract<RequestBlock, { type: "file" }>): Json => {
   return { type: "input_file", filename: `input.${mime.split("/")[1] ?? "bin"}`, file_data: dataUrl(source) }
 }
 
-/** A thought sent back as the reasoning item it was; one without our signature is left out (the API cannot use it). */
+/** A thought sent back as the reasoning item it was (`signature.ts`); one without our signature is left out (the API cannot use it). */
 const reasoningItem = (block: Extract<RequestBlock, { type: "thought" }>): Json | undefined => {
-  const reference = decodeReasoningSignature(block.signature)
-  if (reference === undefined) return undefined
+  const encrypted = encryptedContentOf(block.signature)
+  if (encrypted === undefined) return undefined
   return {
     type: "reasoning",
-    id: reference.id,
     summary: block.text === undefined || block.text === "" ? [] : [{ type: "summary_text", text: block.text }],
-    encrypted_content: reference.encrypted_content
+    encrypted_content: encrypted
   }
 }
 

@@ -1,14 +1,13 @@
 /**
  * OpenAI Responses API answers -> output blocks: `message` items' `output_text` (and
  * `refusal`) as text, `function_call` and `custom_tool_call` items as tool calls, `reasoning`
- * items as thoughts (their summary as text; `id` and `encrypted_content` in the signature,
+ * items as thoughts (their summary as text, their `encrypted_content` as the signature,
  * `signature.ts`), any other item (`web_search_call`...) as an `unknown` block; usage with
  * cached input tokens; `status`/`incomplete_details` as the finish reason.
  */
 import type { FinishReason, OutputBlock, Usage } from "../../../inference/types.ts"
 import { tokenCount } from "../../answerReaders.ts"
 import { type ParsedResponse, WireProblem, unscopedProvider } from "../../codec.ts"
-import { encodeReasoningSignature } from "./signature.ts"
 
 type Json = Record<string, any>
 
@@ -51,13 +50,11 @@ export const summaryText = (item: Json): string =>
     : ""
 
 /**
- * The signature of a reasoning item that can be sent back: with `store: false` the API knows
- * a reasoning item only by its encrypted content, so one without it has no signature.
+ * The signature of a reasoning item that can be sent back: its encrypted content (`signature.ts`);
+ * with `store: false` the API knows a reasoning item only by it, so one without it has no signature.
  */
 export const reasoningSignature = (item: Json): string | undefined =>
-  typeof item?.id === "string" && typeof item.encrypted_content === "string"
-    ? encodeReasoningSignature({ id: item.id, encrypted_content: item.encrypted_content })
-    : undefined
+  typeof item?.encrypted_content === "string" ? item.encrypted_content : undefined
 
 /** The output blocks of one output item. */
 const blocksOf = (item: Json, output: Array<OutputBlock>): void => {

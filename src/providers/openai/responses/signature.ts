@@ -1,25 +1,25 @@
 /**
- * A reasoning item must go back to the Responses API with its `id` and `encrypted_content`
- * (the API reference's reasoning input item requires `id`). The gateway's thought block has one
- * opaque `signature`, so both travel in it as JSON: `{"id":"rs_...","encrypted_content":"..."}`.
- * A signature in another form (another provider's) is not ours, and such a thought is not sent.
- * With `store: false`, a reasoning item without encrypted content cannot be sent back: it has no signature.
+ * A reasoning item's thought signature is its `encrypted_content`, as TensorZero stores it, so
+ * that stored thoughts and clients moving over keep their meaning. It goes back as a reasoning
+ * item with its summary and encrypted content and no `id`: with `store: false` the encrypted
+ * content is the whole item, and an `id` would send the API looking for an item it never kept.
+ *
+ * OpenAI's encrypted content is a Fernet token, which begins `gAAAA` (its version byte and the
+ * high bytes of its timestamp); a signature of another form (another provider's) is not ours,
+ * and such a thought is not sent. Thoughts stored by earlier versions of this gateway carry
+ * `{"id":...,"encrypted_content":...}` as JSON: their encrypted content is read from it.
  */
-export interface ReasoningReference {
-  readonly id: string
-  readonly encrypted_content: string
-}
 
-export const encodeReasoningSignature = (reference: ReasoningReference): string =>
-  JSON.stringify({ id: reference.id, encrypted_content: reference.encrypted_content })
+const fernetPrefix = "gAAAA"
 
-export const decodeReasoningSignature = (signature: string | undefined): ReasoningReference | undefined => {
-  if (signature === undefined || !signature.startsWith("{")) return undefined
+/** the encrypted content a thought's signature carries back, or undefined when it is not the Responses API's */
+export const encryptedContentOf = (signature: string | undefined): string | undefined => {
+  if (signature === undefined) return undefined
+  if (signature.startsWith(fernetPrefix)) return signature
+  if (!signature.startsWith("{")) return undefined
   try {
-    const parsed = JSON.parse(signature)
-    return typeof parsed?.id === "string" && typeof parsed.encrypted_content === "string"
-      ? { id: parsed.id, encrypted_content: parsed.encrypted_content }
-      : undefined
+    const legacy = JSON.parse(signature)
+    return typeof legacy?.encrypted_content === "string" ? legacy.encrypted_content : undefined
   } catch {
     return undefined
   }
