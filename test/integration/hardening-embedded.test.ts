@@ -85,7 +85,9 @@ describe("the embedded database on a full disk", () => {
     startGateway({ config: configWith(embedded), env: { GATEWAY_ANALYTICS_DB_URL: url, GATEWAY_RELATIONAL_DB_URL: url }, startTimeoutMs: startTimeout })
 
   beforeAll(() => {
-    disk = mountSmallFilesystem(64)
+    // room for the database as its migrations leave it, and for the 16 MB WAL segments a PANIC needs (at 64 MB, a
+    // disk filled "but 8 MB" left too little to free for PGlite to start again once the tables grew)
+    disk = mountSmallFilesystem(128)
     url = `pglite://${path.join(disk.dir, "data")}`
   })
 

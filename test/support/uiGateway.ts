@@ -36,7 +36,7 @@ tool_choice = "auto"
 
 [functions.haiku.variants.echo]
 type = "chat_completion"
-model = "dummy::echo_request_messages"
+model = "dummy::streamed_echo"
 weight = 1
 templates.system.path = "functions/haiku/system.minijinja"
 templates.user.path = "functions/haiku/user.minijinja"

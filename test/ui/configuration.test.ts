@@ -40,7 +40,7 @@ describe("the Configuration page", () => {
         const source = variant.locator("figure.template", { hasText: "Template user" }).locator("pre")
         expect((await source.textContent())?.trim()).toBe("Write a haiku about {{ topic }}.")
         expect(await source.isVisible()).toBe(true)
-        expect(await variant.getByText(`dummy::${name === "echo" ? "echo" : "text"}`).first().isVisible()).toBe(true)
+        expect(await variant.getByText(`dummy::${name === "echo" ? "streamed_echo" : "hello"}`).first().isVisible()).toBe(true)
       }
       // the schema of the user template's arguments, and the evaluators
       await haiku.locator("summary", { hasText: "Schema of the user template's arguments" }).click()

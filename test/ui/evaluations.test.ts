@@ -2,7 +2,7 @@
  * The Evaluations pages in a real browser (Chromium) on the UI's seeded gateway: haiku's two
  * variants run on the dataset "seeded" from the form, filled and submitted with the keyboard
  * alone, their progress followed to the end, then compared side by side per evaluator and per
- * datapoint (dummy::echo_request_messages answers the rendered prompt, "Write a haiku about ...", so
+ * datapoint (dummy::streamed_echo answers the rendered prompt, "Write a haiku about ...", so
  * mentions_haiku holds for echo; dummy::hello answers a fixed text without the word, so it never
  * does for fixed); the runs list's selection opening the same comparison; a workflow evaluation
  * run created through the public API with an episode, an inference and feedback, on its page.

@@ -1,6 +1,6 @@
 /**
  * The Playground in a real browser: a function's two variants run side by side on an input typed
- * into the form generated from its user schema (dummy::echo_request_messages answers the rendered messages, so its
+ * into the form generated from its user schema (dummy::streamed_echo answers the rendered messages, so its
  * answer holds the topic; dummy::hello a fixed text), then two models by their short-hands on a
  * text message. Dry runs (the default) store nothing; unchecked, the run is stored and links to
  * its inference. No console errors, no axe violations, screenshots.
@@ -63,12 +63,12 @@ describe("the Playground", () => {
 
         await page.getByLabel("Compare").selectOption("models")
         await page.getByLabel("Message").fill("Tell me about otters")
-        for (const model of ["dummy::echo_request_messages", "dummy::hello"]) {
+        for (const model of ["dummy::streamed_echo", "dummy::hello"]) {
           await page.getByLabel("Another model").fill(model)
           await page.getByRole("button", { name: "Add", exact: true }).click()
         }
         await page.getByRole("button", { name: /^Run 2 side by side/ }).click()
-        expect(await finished(page, "Model dummy::echo_request_messages")).toContain("Tell me about otters")
+        expect(await finished(page, "Model dummy::streamed_echo")).toContain("Tell me about otters")
         expect(await finished(page, "Model dummy::hello")).toBe(dummyText)
         expect(problems, problems.join("\n")).toEqual([])
         expect(await accessibilityViolations(page)).toEqual([])
@@ -133,10 +133,10 @@ describe("the Playground with authentication on", () => {
       await page.getByRole("heading", { level: 1, name: "Playground" }).waitFor()
       await page.getByLabel("Compare").selectOption("models")
       await page.getByLabel("Message").fill("Hello through the session")
-      await page.getByLabel("Another model").fill("dummy::echo_request_messages")
+      await page.getByLabel("Another model").fill("dummy::streamed_echo")
       await page.getByRole("button", { name: "Add", exact: true }).click()
       await page.getByRole("button", { name: /^Run 1 side by side/ }).click()
-      const card = page.getByRole("region", { name: "Model dummy::echo_request_messages", exact: true })
+      const card = page.getByRole("region", { name: "Model dummy::streamed_echo", exact: true })
       await card.getByText("done", { exact: true }).waitFor({ timeout: 15_000 })
       expect(await card.locator("pre.output").innerText()).toContain("Hello through the session")
       expect(problems, problems.join("\n")).toEqual([])

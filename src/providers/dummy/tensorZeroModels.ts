@@ -209,7 +209,7 @@ export const tensorZeroOutput = (
     case "echo":
       return [text(lastUserText(call))]
     case "echo_request_messages":
-      return [text(JSON.stringify({ system: call.request.system ?? null, messages: call.request.messages }))]
+      return [text(requestMessagesText(call))]
     case "echo_extra_info":
       return [text(extraInfo(call))]
     case "echo_injected_data": {
@@ -222,6 +222,9 @@ export const tensorZeroOutput = (
       return [text(dummyText)]
   }
 }
+
+/** the request's system prompt and messages as JSON text: `echo_request_messages`' answer (and, streamed, the gateway's own `streamed_echo`'s) */
+export const requestMessagesText = (call: ProviderCall): string => JSON.stringify({ system: call.request.system ?? null, messages: call.request.messages })
 
 /** a streamed answer's pieces: thought pieces, then text or tool-call pieces */
 interface StreamedPieces {
