@@ -47,7 +47,7 @@ describe("the UI's inference and episode routes", () => {
     expect(inference).toEqual(listed.body.inferences[0])
     expect(model_inferences).toHaveLength(1)
     const call = model_inferences[0]
-    expect(call.model_name).toBe(inference.variant_name === "echo" ? "dummy::echo_request_messages" : "dummy::hello")
+    expect(call.model_name).toBe(inference.variant_name === "echo" ? "dummy::streamed_echo" : "dummy::hello")
     expect(typeof call.raw_request).toBe("string")
     expect(typeof call.raw_response).toBe("string")
     expect(call.raw_request.length).toBeGreaterThan(0)

@@ -89,7 +89,7 @@ describe("the web UI's files", () => {
     expect(haiku.builtin).toBe(false)
     expect(haiku.schemas.user.properties.topic).toEqual({ type: "string" })
     expect(haiku.tools).toEqual(["get_weather"])
-    expect(haiku.variants.map((variant: any) => [variant.name, variant.model, variant.weight])).toEqual([["echo", "dummy::echo_request_messages", 1], ["fixed", "dummy::hello", 1]])
+    expect(haiku.variants.map((variant: any) => [variant.name, variant.model, variant.weight])).toEqual([["echo", "dummy::streamed_echo", 1], ["fixed", "dummy::hello", 1]])
     expect(haiku.variants[0].templates.user.trim()).toBe("Write a haiku about {{ topic }}.")
     expect(haiku.evaluators.map((evaluator: any) => [evaluator.name, evaluator.type, evaluator.settings])).toEqual([
       ["mentions_haiku", "regex", { must_match: "haiku" }],
