@@ -462,8 +462,8 @@ export const makePgBossTasks = (
 
     // the kinds this process runs, noted again while it lives and forgotten when it stops (before pg-boss stops)
     yield* Effect.forkScoped(Effect.forever(Effect.sleep(Duration.seconds(presenceIntervalS)).pipe(
-      Effect.andThen(Effect.tryPromise(() => notePresence([...handlers.keys()]))),
-      Effect.catch((error) => Effect.sync(() => complain("noting the kinds this process runs")(error)))
+      // as `register` notes a kind: the database's own error goes to the log, not Effect's wrapper of it
+      Effect.andThen(Effect.promise(() => notePresence([...handlers.keys()]).catch(complain("noting the kinds this process runs"))))
     )))
     yield* Effect.addFinalizer(() =>
       Effect.promise(() => db.executeSql("DELETE FROM gateway_task_workers WHERE worker_id = $1", [workerId]).catch(complain("forgetting this process's kinds")))

@@ -75,19 +75,15 @@ const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const ApiType = Schema.Literals(["chat_completions", "responses", "embeddings"])
   .annotate({ description: "the API the model call went through" })
 
-const RawResponse = Schema.Array(Schema.Struct({
-  model_inference_id: Schema.String,
-  provider_type: Schema.String,
-  api_type: ApiType,
-  data: Schema.String
-})).annotate({ description: "with `gateway::include_raw_response`: each model call's raw response (the variant's other calls first)" })
+/** one entry per model call: which call, through which API, and `data` about it */
+const perModelCall = <Data extends Schema.Top>(data: Data) =>
+  Schema.Array(Schema.Struct({ model_inference_id: Schema.String, provider_type: Schema.String, api_type: ApiType, data }))
 
-const RawUsage = Schema.Array(Schema.Struct({
-  model_inference_id: Schema.String,
-  provider_type: Schema.String,
-  api_type: ApiType,
-  data: Schema.Unknown
-})).annotate({ description: "with `gateway::include_raw_usage`: each model call's usage as its provider reported it" })
+const RawResponse = perModelCall(Schema.String)
+  .annotate({ description: "with `gateway::include_raw_response`: each model call's raw response (the variant's other calls first)" })
+
+const RawUsage = perModelCall(Schema.Unknown)
+  .annotate({ description: "with `gateway::include_raw_usage`: each model call's usage as its provider reported it" })
 
 const CompletionUsage = Schema.Struct({
   prompt_tokens: Count,
