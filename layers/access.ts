@@ -21,9 +21,8 @@ import { RateLimiter, type RateLimits } from "../src/ratelimit/limiter.ts"
 import type { RateLimitBuckets } from "../src/ratelimit/store.ts"
 import type { RelationalStore } from "../src/relational.ts"
 import type { StoreError } from "../src/storeError.ts"
+import { redisUrlOf } from "./redis/url.ts"
 import { StartupError } from "./startup.ts"
-
-export const redisUrlVariable = "GATEWAY_REDIS_URL"
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -74,11 +73,11 @@ const bucketStoreFor = (
   env: Env,
   relational: RelationalStore | undefined
 ): Effect.Effect<RateLimitBuckets, StartupError, Scope.Scope> => {
-  const redisUrl = env[redisUrlVariable]
-  if (redisUrl === undefined || redisUrl === "") return Effect.map(requireRelational(relational, "[[rate_limiting.rules]]"), (store) => store.buckets)
+  const redis = redisUrlOf(env)
+  if (redis === undefined) return Effect.map(requireRelational(relational, "[[rate_limiting.rules]]"), (store) => store.buckets)
   return Effect.promise(() => import("./redis/rateLimitBuckets.ts")).pipe(
-    Effect.flatMap((module) => module.makeRedisRateLimitBuckets(redisUrl)),
-    Effect.mapError((error) => new StartupError({ message: `${redisUrlVariable}: ${error.message}` }))
+    Effect.flatMap((module) => module.makeRedisRateLimitBuckets(redis.url)),
+    Effect.mapError((error) => new StartupError({ message: `${redis.variable}: ${error.message}` }))
   )
 }
 

@@ -17,6 +17,7 @@ import type { StoreError } from "../../src/storeError.ts"
 import { embeddedDatabaseAt, pausingWrites } from "../embedded/pglite.ts"
 import { StartupError } from "../startup.ts"
 import { makeWriteQueue } from "../writeQueue.ts"
+import { configuredCache } from "./cache.ts"
 import { type AnalyticsStores, storeServices } from "./stores.ts"
 
 export { StartupError } from "../startup.ts"
@@ -67,9 +68,10 @@ export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
       const storesScope = yield* Scope.make()
       yield* Effect.addFinalizer((exit) => Scope.close(storesScope, exit))
       const stores = yield* Scope.provide(storesScope)(configuredStores(config, env))
+      const cache = yield* configuredCache(config, env, stores)
       if (stores === undefined) {
         yield* Effect.logInfo(`observability is off: set ${analyticsUrlVariable} to store inferences and feedback`)
-        return storeServices(undefined).pipe(Context.add(WriteQueue, WriteQueue.off))
+        return storeServices(undefined, cache).pipe(Context.add(WriteQueue, WriteQueue.off))
       }
       const { database } = stores
       const settings = config.gateway.observability
@@ -85,6 +87,6 @@ export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
         writeTimeoutMs: 60_000
       })
       yield* Effect.logInfo(`observability: storing in ${database.backend}`)
-      return storeServices(stores).pipe(Context.add(WriteQueue, writeQueue))
+      return storeServices(stores, cache).pipe(Context.add(WriteQueue, writeQueue))
     })
   )

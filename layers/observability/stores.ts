@@ -48,12 +48,15 @@ export type StoreServices =
   | DiclExampleStoreService
   | OverviewStoreService
 
-/** Each store as its capability's service; all of them absent when `stores` is (observability off). */
-export const storeServices = (stores: AnalyticsStores | undefined): Context.Context<StoreServices> =>
+/**
+ * Each store as its capability's service; all of them absent when `stores` is (observability
+ * off), but the cache, which may live elsewhere (layers/observability/cache.ts).
+ */
+export const storeServices = (stores: AnalyticsStores | undefined, cache: CacheStore | undefined): Context.Context<StoreServices> =>
   Context.make(AnalyticsDatabaseService, { store: stores?.database }).pipe(
     Context.add(InferenceStoreService, { store: stores?.inferences }),
     Context.add(FeedbackStoreService, { store: stores?.feedback }),
-    Context.add(CacheStoreService, { store: stores?.cache }),
+    Context.add(CacheStoreService, { store: cache }),
     Context.add(DatasetStoreService, { store: stores?.datasets }),
     Context.add(EvaluationStoreService, { store: stores?.evaluations }),
     Context.add(WorkflowEvaluationStoreService, { store: stores?.workflowEvaluations }),

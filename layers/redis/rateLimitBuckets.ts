@@ -9,29 +9,21 @@
  * once it would have refilled to capacity, when it is indistinguishable from a missing bucket
  * (which starts full), so idle buckets cost nothing. A bucket that never refills never expires.
  *
- * Failing fast matters more than waiting: while Redis is unreachable the client reconnects in
- * the background (every second at most) and commands fail at once instead of queueing; a
- * command Redis does not answer within two seconds fails too (it may still be applied later:
- * the request was refused, so at worst a bucket was charged for nothing).
+ * The connection fails fast (layers/redis/connection.ts): a command Redis does not answer in
+ * time fails, and may still be applied later: the request was refused, so at worst a bucket was
+ * charged for nothing.
  */
 import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { ClientClosedError, ClientOfflineError, createClient, ErrorReply } from "redis"
+import { ErrorReply } from "redis"
 import type { ConsumeResult, RateLimitBuckets } from "../../src/ratelimit/store.ts"
 import type { BucketRequest } from "../../src/ratelimit/rules.ts"
 import { StoreError } from "../../src/storeError.ts"
+import { describe, makeRedisConnection, withTimeout } from "./connection.ts"
 
 export const keyPrefix = "gateway:rl:"
 
-/** the longest a connection attempt or a command may take before it fails */
-const timeoutMs = 2_000
-/** the longest pause between reconnection attempts once Redis went away */
-const maxReconnectDelayMs = 1_000
-/** a connection silent this long while asked is replaced by a new one */
-const staleAfterMs = 2 * timeoutMs
-/** commands waiting for Redis beyond this many fail at once (Redis is stuck, memory is not) */
-const maxQueuedCommands = 10_000
 /** a bucket lives this much longer than it takes to refill, so it never expires a moment early */
 const expiryMarginMs = 1_000
 
@@ -89,17 +81,6 @@ return {1}
 `
 const scriptSha = createHash("sha1").update(script).digest("hex")
 
-/** what went wrong, in one line, without a stack */
-const describe = (cause: unknown): string => {
-  if (cause instanceof ClientOfflineError) return "redis is unreachable (reconnecting)"
-  if (cause instanceof ClientClosedError) return "the redis client is closed"
-  if (cause instanceof AggregateError && cause.errors.length > 0) return describe(cause.errors[0])
-  const text = cause instanceof Error
-    ? cause.message || String((cause as { code?: unknown }).code ?? cause.name)
-    : String(cause)
-  return text.replace(/\s+/g, " ").trim()
-}
-
 const invalid = (request: BucketRequest, consuming: boolean): string | undefined => {
   if (typeof request.key !== "string") return "its key must be a string"
   if (!Number.isFinite(request.capacity) || request.capacity <= 0) return "capacity must be a finite number above 0"
@@ -119,131 +100,19 @@ const validate = (requests: ReadonlyArray<BucketRequest>, consuming: boolean): S
   return undefined
 }
 
-const withTimeout = <A>(effect: Effect.Effect<A, StoreError>, what: string): Effect.Effect<A, StoreError> =>
-  Effect.timeoutOrElse(effect, {
-    duration: timeoutMs,
-    orElse: () => Effect.fail(new StoreError({ message: `${what} failed: redis did not answer within ${timeoutMs / 1000}s` }))
-  })
-
-/** waits for `promise`, `ms` at most, leaving no timer behind */
-const waitAtMost = async (promise: Promise<unknown>, ms: number): Promise<void> => {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  await Promise.race([promise.catch(() => {}), new Promise<void>((resolve) => timer = setTimeout(resolve, ms))])
-  clearTimeout(timer)
-}
-
-/** the client options that make commands fail fast instead of waiting for Redis */
-const createFailFastClient = (url: string, reconnectStrategy: (retries: number, cause: Error) => number | Error) =>
-  createClient({
-    url,
-    disableOfflineQueue: true,
-    commandsQueueMaxLength: maxQueuedCommands,
-    socket: { connectTimeout: timeoutMs, reconnectStrategy }
-  })
-type Client = ReturnType<typeof createFailFastClient>
-
 /**
  * The buckets on the Redis at `url`, connected before it is returned (a StoreError when
  * Redis cannot be reached within two seconds); the connection closes with the scope.
  */
 export const makeRedisRateLimitBuckets = (url: string): Effect.Effect<RateLimitBuckets, StoreError, Scope.Scope> =>
   Effect.gen(function*() {
-    const runLog = Effect.runSyncWith(yield* Effect.context<never>())
-    let current: Client
-    /** the current client is connected */
-    let healthy = false
-    let everConnected = false
-    let closed = false
-    let lastAnswerAt = 0
-    let lastReplacedAt = 0
-
-    /**
-     * A client. The first fails on its first connection error (a start-up problem to report);
-     * once connected, and from the start for a replacement, it reconnects forever, backing off
-     * up to a second.
-     */
-    const open = (replacement: boolean): Client => {
-      let reconnect = replacement
-      const client = createFailFastClient(
-        url,
-        (retries, cause) => reconnect ? Math.min(50 * 2 ** retries, maxReconnectDelayMs) + Math.floor(Math.random() * 100) : cause
-      )
-      // node-redis throws `error` events nobody listens to: every failed reconnection emits one
-      client.on("error", (cause: unknown) => {
-        if (client !== current || !healthy) return
-        healthy = false
-        runLog(Effect.logWarning(`redis connection lost, reconnecting: ${describe(cause)}`))
-      })
-      client.on("ready", () => {
-        reconnect = true
-        if (client !== current) return
-        if (!healthy && everConnected) runLog(Effect.logInfo("redis connection restored"))
-        healthy = true
-        everConnected = true
-        lastAnswerAt = performance.now()
-      })
-      return client
-    }
-
-    /**
-     * A connection that stays silent is replaced: the peer may be gone without a word (a host
-     * that died, a dropped NAT entry), which TCP notices only after many minutes. Called when a
-     * command failed; at most once per `staleAfterMs`.
-     */
-    const replaceIfSilent = () => {
-      const now = performance.now()
-      if (closed || now - lastAnswerAt < staleAfterMs || now - lastReplacedAt < staleAfterMs) return
-      lastReplacedAt = now
-      if (healthy) runLog(Effect.logWarning(`redis has not answered for ${staleAfterMs / 1000}s, opening a new connection`))
-      healthy = false
-      const silent = current
-      current = open(true)
-      current.connect().catch(() => {})
-      silent.destroy()
-    }
-
-    yield* Effect.acquireRelease(
-      Effect.try({
-        try: () => {
-          current = open(false)
-        },
-        catch: (cause) => new StoreError({ message: `redis connection failed: ${describe(cause)}` })
-      }),
-      () =>
-        Effect.promise(async () => {
-          closed = true
-          // finish what is in flight, but do not let a stuck or absent Redis hold up shutdown
-          if (healthy) await waitAtMost(current.close(), timeoutMs)
-          current.destroy()
-        })
-    )
-
-    yield* withTimeout(
-      Effect.tryPromise({
-        try: () => current.connect(),
-        catch: (cause) => new StoreError({ message: `redis connection failed: ${describe(cause)}` })
-      }),
-      "redis connection"
-    )
-
-    const send = (client: Client, args: Array<string>, signal: AbortSignal) =>
-      client.sendCommand(args, { abortSignal: signal, timeout: timeoutMs }).then(
-        (reply) => {
-          lastAnswerAt = performance.now()
-          return reply
-        },
-        (error: unknown) => {
-          if (error instanceof ErrorReply) lastAnswerAt = performance.now()
-          throw error
-        }
-      )
+    const connection = yield* makeRedisConnection(url)
 
     const evaluate = (keys: ReadonlyArray<string>, args: ReadonlyArray<string>, signal: AbortSignal) => {
-      const client = current
       const tail = [String(keys.length), ...keys, ...args]
-      return send(client, ["EVALSHA", scriptSha, ...tail], signal).catch((error: unknown) => {
+      return connection.send(["EVALSHA", scriptSha, ...tail], signal).catch((error: unknown) => {
         // first use, or Redis restarted and forgot the script
-        if (error instanceof ErrorReply && error.message.startsWith("NOSCRIPT")) return send(client, ["EVAL", script, ...tail], signal)
+        if (error instanceof ErrorReply && error.message.startsWith("NOSCRIPT")) return connection.send(["EVAL", script, ...tail], signal)
         throw error
       })
     }
@@ -260,7 +129,7 @@ export const makeRedisRateLimitBuckets = (url: string): Effect.Effect<RateLimitB
           catch: (cause) => new StoreError({ message: `redis rate limit ${mode} failed: ${describe(cause)}` })
         }),
         `redis rate limit ${mode}`
-      ).pipe(Effect.tapError(() => Effect.sync(replaceIfSilent)))
+      ).pipe(Effect.tapError(() => Effect.sync(connection.failed)))
 
     const consume = (requests: ReadonlyArray<BucketRequest>): Effect.Effect<ConsumeResult, StoreError> => {
       const problem = validate(requests, true)

@@ -15,6 +15,8 @@ export const defaultMaxRequestBodyBytes = 10 * 1024 * 1024
 /** `[gateway.tasks] unrunnable_timeout_s` by default: a rolling deploy's few minutes */
 export const defaultUnrunnableTimeoutS = 300
 
+/** `[gateway.cache.valkey] ttl_s` when unset: a day */
+export const defaultValkeyTtlS = 86_400
 const MiB = 1024 * 1024
 /** `[gateway.observability] max_row_bytes` by default */
 export const defaultMaxRowBytes = 8 * MiB
@@ -159,7 +161,9 @@ export const buildGateway = (context: BuildContext, table: unknown, postgresTabl
       maxProviderStreamEventBytes: raw.max_provider_stream_event_bytes ?? 4 * 1024 * 1024,
       cache: {
         shareAcrossApiKeys: raw.cache?.share_across_api_keys ?? false,
-        lookupTimeoutMs: raw.cache?.lookup_timeout_ms ?? 1000
+        lookupTimeoutMs: raw.cache?.lookup_timeout_ms ?? 1000,
+        backend: raw.cache?.backend ?? "auto",
+        valkeyTtlS: raw.cache?.valkey?.ttl_s ?? defaultValkeyTtlS
       },
       batch: { pollIntervalS: raw.batch?.poll_interval_s ?? 60 },
       tasks: { unrunnableTimeoutS: raw.tasks?.unrunnable_timeout_s ?? defaultUnrunnableTimeoutS },

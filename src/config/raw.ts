@@ -233,7 +233,10 @@ export const RawGateway = Schema.Struct({
   max_provider_stream_event_bytes: Schema.optional(PositiveInt),
   cache: Schema.optional(Schema.Struct({
     share_across_api_keys: Schema.optional(Schema.Boolean),
-    lookup_timeout_ms: Schema.optional(PositiveInt)
+    lookup_timeout_ms: Schema.optional(PositiveInt),
+    /** TensorZero's: where entries live (`auto`: the analytics database) */
+    backend: Schema.optional(Schema.Literals(["auto", "clickhouse", "postgres", "valkey"])),
+    valkey: Schema.optional(Schema.Struct({ ttl_s: Schema.optional(PositiveInt) }))
   })),
   batch: Schema.optional(Schema.Struct({
     /** seconds between background polls of a pending batch; 0: only clients' GETs poll */

@@ -50,7 +50,13 @@ export interface CacheSettings {
   readonly shareAcrossApiKeys: boolean
   /** a lookup that takes longer is abandoned and the provider called */
   readonly lookupTimeoutMs: number
+  /** where entries live: the analytics database (`auto`, or the backend it must be), or Valkey/Redis */
+  readonly backend: CacheBackend
+  /** `[gateway.cache.valkey] ttl_s`: how long an entry lives in Valkey */
+  readonly valkeyTtlS: number
 }
+
+export type CacheBackend = "auto" | "clickhouse" | "postgres" | "valkey"
 
 export interface AuthSettings {
   /** a valid API key is required on every endpoint but /status and /health */

@@ -5,6 +5,7 @@
 import { hashKeyParts } from "../cache/policy.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import { uuidv7Timestamp } from "../ids.ts"
+import type { EmbeddingCacheEntry } from "../analytics/records.ts"
 import type { WriteUnit } from "../analytics/writeQueue.ts"
 import type { EmbeddingRequest } from "../providers/codec.ts"
 import type { ProviderCall } from "../providers/types.ts"
@@ -35,6 +36,18 @@ export const embeddingCacheKey = (
   return hashKeyParts(parts, provider, call, scope)
 }
 
+/** the key the answer is cached under, when the request writes the cache and the provider answered */
+const resultCacheKey = (result: EmbeddingResult): string | undefined =>
+  result.cache.write && !result.cached ? embeddingCacheKey(result.provider.config, result.call, result.cache.scope) : undefined
+
+/** The answer as a cache that keeps its own entries holds it (see `CacheStore.rememberEmbedding`), when it is cached. */
+export const embeddingCacheEntryOf = (result: EmbeddingResult): EmbeddingCacheEntry | undefined => {
+  const key = resultCacheKey(result)
+  return key === undefined
+    ? undefined
+    : { key, rawRequest: result.rawRequest, rawResponse: result.rawResponse, timestamp: uuidv7Timestamp(result.id) }
+}
+
 export const embeddingWriteUnit = (result: EmbeddingResult): WriteUnit => ({
   batch: {
     inferences: [],
@@ -51,9 +64,7 @@ export const embeddingWriteUnit = (result: EmbeddingResult): WriteUnit => ({
       inputTokens: result.inputTokens,
       responseTimeMs: result.responseTimeMs,
       cached: result.cached,
-      cacheKey: result.cache.write && !result.cached
-        ? embeddingCacheKey(result.provider.config, result.call, result.cache.scope)
-        : undefined,
+      cacheKey: resultCacheKey(result),
       tags: result.tags,
       timestamp: uuidv7Timestamp(result.id)
     }]

@@ -27,7 +27,7 @@ import { ProviderFailure } from "../providers/failure.ts"
 import { withinRateLimits } from "../ratelimit/limiter.ts"
 import { Configuration, type InferenceServices } from "../services.ts"
 import type { EmbeddingResult } from "./result.ts"
-import { embeddingCacheKey, embeddingWriteUnit } from "./rows.ts"
+import { embeddingCacheEntryOf, embeddingCacheKey, embeddingWriteUnit } from "./rows.ts"
 import { type EmbeddingProvider, EmbeddingModelTable, type ResolvedEmbeddingModel } from "./models.ts"
 
 const noVariant = { name: "", extraBody: [], extraHeaders: [] }
@@ -54,6 +54,7 @@ export class EmbeddingService extends Context.Service<EmbeddingService, {
     Effect.gen(function*() {
       const config = yield* Configuration
       const writeQueue = yield* WriteQueue
+      const { store: cacheStore } = yield* CacheStoreService
       const models = new EmbeddingModelTable(config)
       const share = !config.gateway.auth.enabled || config.gateway.cache.shareAcrossApiKeys
 
@@ -73,6 +74,10 @@ export class EmbeddingService extends Context.Service<EmbeddingService, {
           const options = { requestModel: request.model, credentials: request["gateway::credentials"] ?? {}, cache, tags }
           return Effect.map(embedWith(found.model, embedding, options), (result) => {
             if (!dryrun && writeQueue.enabled) writeQueue.submitSoon(() => embeddingWriteUnit(result))
+            if (cacheStore?.rememberEmbedding !== undefined) {
+              const entry = embeddingCacheEntryOf(result)
+              if (entry !== undefined) cacheStore.rememberEmbedding(entry)
+            }
             return result
           })
         }

@@ -17,7 +17,8 @@ import type { GatewayError } from "../errors.ts"
 import { diclRetrieval } from "../dicl/retrieval.ts"
 import { DiclExampleStoreService } from "../dicl/store.ts"
 import { Experimentation } from "../experimentation/service.ts"
-import { inferenceWriteUnit } from "../storedInferences/rows.ts"
+import { cacheEntryOf, inferenceWriteUnit } from "../storedInferences/rows.ts"
+import { CacheStoreService } from "../cache/store.ts"
 import { type InferenceMeasures, Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../analytics/writeQueue.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
@@ -104,6 +105,8 @@ export class InferenceService extends Context.Service<InferenceService, {
       const { runEpisode } = yield* WorkflowEvaluationService
       const { weights } = yield* Experimentation
       const { store: diclExamples } = yield* DiclExampleStoreService
+      // a cache that keeps its own entries (Valkey) is written as each inference completes
+      const { store: cacheStore } = yield* CacheStoreService
       // the configuration's: its warnings (unknown costs, failed cache lookups) are bounded per configuration
       const pricing = makePricing()
       const engine: EngineDeps = {
@@ -127,9 +130,14 @@ export class InferenceService extends Context.Service<InferenceService, {
         const store = prepared.request.dryrun === true || !writeQueue.enabled
           ? undefined
           : (completed: CompletedInference) => writeQueue.submitSoon(() => inferenceWriteUnit(completed))
+        const remember = cacheStore?.remember === undefined || !prepared.cache.write ? undefined : cacheStore.remember
         return (completed) => {
           metrics.inferenceCompleted(inferenceMeasures(completed))
           store?.(completed)
+          if (remember !== undefined) {
+            const entry = cacheEntryOf(completed)
+            if (entry !== undefined) remember(entry)
+          }
           onCompleted?.(completed)
         }
       }

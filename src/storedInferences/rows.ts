@@ -8,7 +8,7 @@ import type { PreparedInference } from "../inference/prepare.ts"
 import type { CompletedInference } from "../inference/run.ts"
 import type { ToolConfig } from "../inference/types.ts"
 import { cacheKey } from "../cache/policy.ts"
-import type { StoredModelInference, WriteBatch } from "../analytics/records.ts"
+import type { CacheEntry, StoredModelInference, WriteBatch } from "../analytics/records.ts"
 import type { ModelCallRecord } from "../inference/variants/answer.ts"
 import type { InferenceTarget } from "../analytics/records.ts"
 import type { WriteUnit } from "../analytics/writeQueue.ts"
@@ -39,10 +39,28 @@ export const inferenceTarget = (prepared: PreparedInference): InferenceTarget =>
   outputSchema: prepared.fn.type === "json" ? prepared.outputSchema?.schema : undefined
 })
 
+/** the key the answer is cached under, when the request writes the cache and the answer is new and valid */
+const answerCacheKey = ({ prepared, origin, output }: CompletedInference): string | undefined =>
+  prepared.cache.write && !origin.cached && isValidOutput(output) ? cacheKey(origin.provider, origin.call, prepared.cache.scope) : undefined
+
+/** The answer as a cache that keeps its own entries holds it (see `CacheStore.remember`), when it is cached. */
+export const cacheEntryOf = (done: CompletedInference): CacheEntry | undefined => {
+  const key = answerCacheKey(done)
+  return key === undefined ? undefined : {
+    key,
+    output: done.providerOutput,
+    rawRequest: done.rawRequest,
+    rawResponse: done.rawResponse,
+    finishReason: done.finishReason,
+    streamChunking: done.streamChunking,
+    timestamp: uuidv7Timestamp(done.origin.modelInferenceId)
+  }
+}
+
 export const inferenceRows = (done: CompletedInference): WriteBatch => {
   const { prepared, origin, modelRequest } = done
   const timestamp = uuidv7Timestamp(prepared.inferenceId)
-  const key = prepared.cache.write && !origin.cached && isValidOutput(done.output) ? cacheKey(origin.provider, origin.call, prepared.cache.scope) : undefined
+  const key = answerCacheKey(done)
   const { json_mode: _, ...requestParams } = prepared.params ?? {}
   return {
     inferences: [{

@@ -65,7 +65,7 @@ request_read_timeout_ms = 5000
 global_outbound_http_timeout_ms = 60000
 max_provider_response_bytes = 2048
 max_provider_stream_event_bytes = 512
-cache = { share_across_api_keys = true, lookup_timeout_ms = 50 }
+cache = { share_across_api_keys = true, lookup_timeout_ms = 50, backend = "valkey", valkey = { ttl_s = 60 } }
 tasks = { unrunnable_timeout_s = 120 }
 observability = { disable_automatic_migrations = true, batch_writes = { max_rows = 50, max_bytes = 1000, flush_interval_ms = 20 }, max_queued_writes = 500, max_queued_bytes = 9000, max_row_bytes = 1048576 }
 dummy_shorthands = false
@@ -135,7 +135,7 @@ level = "episode"
       globalOutboundHttpTimeoutMs: 60000,
       maxProviderResponseBytes: 2048,
       maxProviderStreamEventBytes: 512,
-      cache: { shareAcrossApiKeys: true, lookupTimeoutMs: 50 },
+      cache: { shareAcrossApiKeys: true, lookupTimeoutMs: 50, backend: "valkey", valkeyTtlS: 60 },
       batch: { pollIntervalS: 60 },
       tasks: { unrunnableTimeoutS: 120 },
       templateFilesystemAccess: false,
