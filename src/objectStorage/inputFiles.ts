@@ -48,6 +48,18 @@ export const hasInlineFiles = (input: Input): boolean => blocksOf(input).some(is
 /** whether the input names a file kept in object storage */
 export const hasStoredFiles = (input: Input): boolean => blocksOf(input).some(isStoredFile)
 
+/**
+ * `input` without its files kept in object storage, for checks of its templates only (a GEPA
+ * candidate's): no template renders a file, and reading them would cost a read per check.
+ */
+export const withoutStoredFiles = (input: Input): Input =>
+  input.messages === undefined || !hasStoredFiles(input) ? input : {
+    ...input,
+    messages: input.messages.map((message) =>
+      typeof message.content === "string" ? message : { ...message, content: message.content.filter((block) => !isStoredFile(block)) }
+    )
+  }
+
 /** `input` with each block replaced by what `f` makes of it (messages without blocks as they are) */
 const mapBlocks = <E>(
   input: Input,
