@@ -121,6 +121,27 @@ describe("object storage", () => {
       expect(storedFile(storedAgain).storage_path.path).toBe(expectedPath)
     })
 
+    it("a datapoint made from the stored inference runs again with the original bytes; feedback finds the inference at once", async () => {
+      const answer = await gateway.post("/inference", { function_name: "describe", input: base64Input })
+      expect(answer.status).toBe(200)
+      // sent as soon as the answer came, while the file may still be being written
+      const feedback = await gateway.post("/feedback", { metric_name: "comment", inference_id: answer.body.inference_id, value: "a picture" })
+      expect(feedback.status, JSON.stringify(feedback.body)).toBe(200)
+      await waitForInference(gateway, answer.body.inference_id)
+
+      const made = await gateway.post("/v1/datasets/pictures/from_inferences", { type: "inference_ids", inference_ids: [answer.body.inference_id] })
+      expect(made.status, JSON.stringify(made.body)).toBe(200)
+      const listed = await gateway.post("/v1/datasets/pictures/list_datapoints", { function_name: "describe" })
+      expect(listed.status).toBe(200)
+      const [datapoint] = listed.body.datapoints
+      expect(datapoint.input.messages[0].content[1]).toMatchObject({ file_type: "object_storage", storage_path: { path: expectedPath } })
+
+      openai.reset()
+      const again = await gateway.post("/inference", { function_name: "describe", input: datapoint.input, stream: true })
+      expect(again.status).toBe(200)
+      expect(sentImage(openai)).toBe(`data:image/png;base64,${imageBase64}`)
+    })
+
     it("the OpenAI-compatible endpoint, streamed: the data URL's file is written and stored by path", async () => {
       const other = Buffer.concat([image, Buffer.from("other")])
       const response = await fetch(`${gateway.url}/openai/v1/chat/completions`, {
