@@ -310,6 +310,10 @@ export const makeWriteQueue = (
       Effect.gen(function*() {
         stopping = true
         yield* Fiber.interrupt(flusher)
+        // inferences whose input files are being written submit their rows when done: waited for, within the time to flush
+        const awaitedBy = Date.now() + options.shutdownTimeoutMs / 2
+        while (awaiting.size > 0 && Date.now() < awaitedBy) yield* Effect.sleep(Duration.millis(10))
+        if (awaiting.size > 0) yield* Effect.logError(`observability: ${awaiting.size} inferences still writing their input files at shutdown are not stored`)
         if (queue.length === 0) return yield* reportDrops
         const paused = database.writesPaused?.()
         if (paused !== undefined) {
