@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -251,6 +252,33 @@ describe("object storage", () => {
       const again = await gateway.post("/inference", { function_name: "describe", input: stored.input })
       expect(again.status, JSON.stringify(again.body)).toBe(200)
       expect(sentImage(openai)).toBe(`data:image/png;base64,${imageBase64}`)
+    })
+
+    it("a slow storage: the answer does not wait for it, and feedback sent at once finds the inference", async () => {
+      // an S3 endpoint that takes longer to accept an object than feedback looks for an inference in the database (~1.5 s)
+      const slow = http.createServer((request, response) => {
+        request.resume()
+        request.on("end", () => setTimeout(() => response.writeHead(200, { etag: '"x"' }).end(), 2_500))
+      })
+      await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve))
+      try {
+        const port = (slow.address() as net.AddressInfo).port
+        const table = `[object_storage]\ntype = "s3_compatible"\nbucket_name = "files"\nendpoint = "http://127.0.0.1:${port}"\nallow_http = true`
+        const gateway = await start(table, s3Keys)
+        const started = Date.now()
+        const answer = await gateway.post("/inference", { function_name: "describe", input: base64Input })
+        expect(answer.status).toBe(200)
+        // the write takes 2.5 s
+        expect(Date.now() - started).toBeLessThan(2_000)
+        const feedback = await gateway.post("/feedback", { metric_name: "comment", inference_id: answer.body.inference_id, value: "at once" })
+        expect(feedback.status, JSON.stringify(feedback.body)).toBe(200)
+        // (found as if queued: asking the database again for ~1.5 s would not find it before the write ends)
+        const stored = await waitForInference(gateway, answer.body.inference_id)
+        expect(storedFile(stored)).toMatchObject({ file_type: "object_storage", storage_path: { path: expectedPath } })
+      } finally {
+        slow.close()
+        slow.closeAllConnections()
+      }
     })
 
     it("the server down: the inference answers 200 and the stored input keeps the file inline", async () => {
