@@ -35,7 +35,7 @@ const layers = [
   ]],
   ["providers", ["^src/providers/"]],
   ["ports", [
-    "^src/(cache|ratelimit|metrics|tasks|analytics)/",
+    "^src/(cache|ratelimit|metrics|tasks|analytics|objectStorage)/",
     "^src/relational[.]ts$",
     "^src/[^/]+/([a-z]+S|s)tore[.]ts$"
   ]],

@@ -26,6 +26,7 @@ import { AccessLive } from "./access.ts"
 import { makeBodyBudget, RequestBodyBudget } from "./http/requestBody.ts"
 import { HttpTransportLive } from "./HttpTransport.ts"
 import { MetricsLive } from "./metrics/prometheus.ts"
+import { ObjectStorageLive } from "./objectStorage/index.ts"
 import { ObservabilityLive } from "./observability/index.ts"
 import { TasksLive } from "./tasks/index.ts"
 import { TracingLive } from "./tracing/otlp.ts"
@@ -75,6 +76,8 @@ export const ConfiguredServicesLive = (config: GatewayConfig, models: ModelTable
     Layer.provideMerge(WorkflowEvaluationService.layer),
     // inferences draw adaptive experiments' candidates with its probabilities
     Layer.provideMerge(Experimentation.layer),
+    // `[object_storage]`, where inferences write their input files (absent: none)
+    Layer.provideMerge(ObjectStorageLive(config.objectStorage)),
     Layer.provideMerge(Layer.mergeAll(Layer.succeed(Configuration, config), Layer.succeed(Models, models)))
   )
 

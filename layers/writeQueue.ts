@@ -144,7 +144,18 @@ export const makeWriteQueue = (
     // Feedback looks up queued inferences rarely, inferences are queued all the time: a scan of
     // the queue costs the rare lookup, where an index would cost every inference. The scan
     // starts from the newest, which feedback most often targets.
+    // inferences whose rows wait for their input files to be written (src/objectStorage/), by id
+    const awaiting = new Map<string, InferenceTarget>()
+    const awaitInference = (inference: { readonly id: string; readonly target: InferenceTarget }) => {
+      awaiting.set(inference.id, inference.target)
+      return (unit: WriteUnit): void => {
+        awaiting.delete(inference.id)
+        submit(unit)
+      }
+    }
     const queuedInference = (id: string): InferenceTarget | undefined => {
+      const awaited = awaiting.get(id)
+      if (awaited !== undefined) return awaited
       for (let i = queue.length - 1; i >= 0; i--) {
         const inference = queue[i].inference
         if (inference !== undefined && inference.id === id) return inference.target
@@ -152,6 +163,7 @@ export const makeWriteQueue = (
       return undefined
     }
     const queuedEpisode = (id: string): boolean => {
+      for (const target of awaiting.values()) if (target.episodeId === id) return true
       for (let i = queue.length - 1; i >= 0; i--) {
         if (queue[i].inference?.target.episodeId === id) return true
       }
@@ -298,6 +310,10 @@ export const makeWriteQueue = (
       Effect.gen(function*() {
         stopping = true
         yield* Fiber.interrupt(flusher)
+        // inferences whose input files are being written submit their rows when done: waited for, within the time to flush
+        const awaitedBy = Date.now() + options.shutdownTimeoutMs / 2
+        while (awaiting.size > 0 && Date.now() < awaitedBy) yield* Effect.sleep(Duration.millis(10))
+        if (awaiting.size > 0) yield* Effect.logError(`observability: ${awaiting.size} inferences still writing their input files at shutdown are not stored`)
         if (queue.length === 0) return yield* reportDrops
         const paused = database.writesPaused?.()
         if (paused !== undefined) {
@@ -321,6 +337,7 @@ export const makeWriteQueue = (
       enabled: true,
       submit,
       submitSoon,
+      awaitInference,
       stats: () => ({ queued: queue.length, queuedBytes, written, dropped, rejected, failedAttempts, truncatedRows }),
       queuedByTable: () => {
         const byTable = new Map<string, { rows: number; bytes: number }>()

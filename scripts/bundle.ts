@@ -57,8 +57,9 @@ export const bundle = async (): Promise<boolean> => {
       minifyWhitespace: true,
       minifySyntax: true,
       legalComments: "none",
-      // PGlite finds its WebAssembly and data files beside its own modules: loaded from node_modules at run time
-      external: ["@electric-sql/*"],
+      // PGlite finds its WebAssembly and data files beside its own modules: loaded from node_modules at run time;
+      // the AWS S3 SDK is imported only when `[object_storage]` is an S3 bucket: left out, loaded from node_modules then
+      external: ["@electric-sql/*", "@aws-sdk/client-s3"],
       // the dependencies written as CommonJS call `require`, which an ES module does not have
       banner: { js: `import { createRequire as createRequireForBundle } from "node:module"; const require = createRequireForBundle(import.meta.url);` }
     })

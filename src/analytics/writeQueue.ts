@@ -57,6 +57,11 @@ export class WriteQueue extends Context.Service<WriteQueue, {
    * and encoding rows stays off the response's latency.
    */
   readonly submitSoon: (make: () => WriteUnit) => void
+  /**
+   * Makes `inference` visible to feedback now, as if queued, for rows that are submitted later
+   * (once its input files are written to object storage): the answer says "submit them".
+   */
+  readonly awaitInference: (inference: { readonly id: string; readonly target: InferenceTarget }) => (unit: WriteUnit) => void
   readonly stats: () => WriterStats
   /**
    * the queued rows and their bytes by table, counted from the queue when asked (for
@@ -72,6 +77,7 @@ export class WriteQueue extends Context.Service<WriteQueue, {
     enabled: false,
     submit: () => "off",
     submitSoon: () => {},
+    awaitInference: () => () => {},
     stats: () => ({ queued: 0, queuedBytes: 0, written: 0, dropped: 0, rejected: 0, failedAttempts: 0, truncatedRows: 0 }),
     queuedInference: () => undefined,
     queuedEpisode: () => false

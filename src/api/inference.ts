@@ -23,6 +23,38 @@ export const ToolCallBlock = Schema.Struct({
   raw_arguments: Schema.optional(Schema.String)
 })
 
+/**
+ * Where an input file is kept (TensorZero's `StorageKind`, serialised with its `type` tag; an
+ * absent option is `null`, as serde writes it): the object storage the gateway wrote it to.
+ */
+export const StorageKind = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("filesystem"), path: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("s3_compatible"),
+    bucket_name: Schema.optional(Schema.NullOr(Schema.String)),
+    region: Schema.optional(Schema.NullOr(Schema.String)),
+    endpoint: Schema.optional(Schema.NullOr(Schema.String)),
+    allow_http: Schema.optional(Schema.NullOr(Schema.Boolean))
+  }),
+  Schema.Struct({ type: Schema.Literal("disabled") })
+]).annotate({ expected: `a storage kind of type "filesystem", "s3_compatible" or "disabled"` })
+export type StorageKind = typeof StorageKind.Type
+
+/** TensorZero's `StoragePath`: the storage and the object's key in it */
+export const StoragePath = Schema.Struct({ kind: StorageKind, path: Schema.String })
+export type StoragePath = typeof StoragePath.Type
+
+/** an input file kept in object storage (as a stored inference has it): the gateway reads it for the provider */
+export const ObjectStorageFileBlock = Schema.Struct({
+  type: Schema.Literal("file"),
+  file_type: Schema.Literal("object_storage"),
+  mime_type: Schema.String,
+  storage_path: StoragePath,
+  source_url: Schema.optional(Schema.NullOr(Schema.String)),
+  detail: Schema.optional(Detail)
+})
+export type ObjectStorageFileBlock = typeof ObjectStorageFileBlock.Type
+
 export const InputBlock = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("text"),
@@ -47,6 +79,7 @@ export const InputBlock = Schema.Union([
     mime_type: Schema.String,
     detail: Schema.optional(Detail)
   }),
+  ObjectStorageFileBlock,
   Schema.Struct({
     type: Schema.Literal("thought"),
     text: Schema.optional(Schema.String),
@@ -59,7 +92,7 @@ export const InputBlock = Schema.Union([
   })
 ]).annotate({
   expected:
-    `a content block of type "text", "template", "raw_text", "tool_call", "tool_result", "file" (file_type "url" or "base64"), "thought" or "unknown"`
+    `a content block of type "text", "template", "raw_text", "tool_call", "tool_result", "file" (file_type "url", "base64" or "object_storage"), "thought" or "unknown"`
 })
 export type InputBlock = typeof InputBlock.Type
 

@@ -16,6 +16,7 @@ import { mergeConfigSources } from "./merge.ts"
 import { buildMetrics } from "./metrics.ts"
 import { buildModels, buildProviderTypeDefaults, checkCredentials, shorthandDefaults } from "./models.ts"
 import { buildRateLimiting } from "./rateLimits.ts"
+import { buildObjectStorage } from "./objectStorage.ts"
 import { RawConfig } from "./raw.ts"
 import { makeTemplateFiles } from "./templateFiles.ts"
 import { buildTools } from "./tools.ts"
@@ -104,6 +105,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   addEvaluatorMetrics(metrics, functions, evaluations)
   checkExperimentationMetrics(context, functions, metrics)
   const rateLimiting = buildRateLimiting(context, raw.rate_limiting ?? {})
+  const objectStorage = buildObjectStorage(context, raw.object_storage)
 
   const compiled = TemplateEngine.compile(templates.sources())
   if ("errors" in compiled) {
@@ -111,7 +113,7 @@ export const buildConfig = (input: ConfigInput): ConfigBuilt => {
   }
   if (context.hasProblems() || "errors" in compiled) return { errors: context.problems() }
   return {
-    config: { gateway: gateway.settings, models, embeddingModels, functions, tools, metrics, evaluations, rateLimiting, templates: compiled.engine, shorthands },
+    config: { gateway: gateway.settings, models, embeddingModels, functions, tools, metrics, evaluations, rateLimiting, templates: compiled.engine, shorthands, objectStorage },
     warnings: context.warnings()
   }
 }

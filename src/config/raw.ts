@@ -366,5 +366,7 @@ export const RawConfig = Schema.Struct({
   /** TensorZero's fine-tuning optimizers: loaded with a warning, not run (config/tensorzeroOnly.ts) */
   optimizers: Schema.optional(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))),
   /** TensorZero's `[postgres]`: the pool size of this gateway's Postgres connections (config/postgres.ts) */
-  postgres: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
+  postgres: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
+  /** where input files are written (config/objectStorage.ts) */
+  object_storage: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
 })

@@ -2,6 +2,7 @@
  * The validated configuration: what the gateway runs on once start-up succeeded. Built by
  * `buildConfig` from the raw TOML; every reference in it has been checked.
  */
+import type { StorageKind } from "../api/inference.ts"
 import type { CostRule } from "../inference/cost.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { ToolChoice, ToolDefinition } from "../inference/types.ts"
@@ -390,6 +391,15 @@ export interface GatewayConfig {
   readonly templates: TemplateEngine
   /** what `<type>::<model>` models named in requests run with, by type: the credential (resolved at start-up) and the type's settings */
   readonly shorthands: ReadonlyMap<string, ShorthandDefault>
+  /** `[object_storage]`: where input files are written; absent: they stay inline in the stored input */
+  readonly objectStorage?: ObjectStorageSettings | undefined
+}
+
+/** `[object_storage]` as validated: the storage kind (as stored inferences name it) and, for S3, its keys */
+export interface ObjectStorageSettings {
+  readonly kind: StorageKind
+  /** `S3_ACCESS_KEY_ID` and `S3_SECRET_ACCESS_KEY`; absent: the AWS SDK's default chain (`AWS_ACCESS_KEY_ID`, profiles, roles) */
+  readonly s3Credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined
 }
 
 /** What a type's short-hand models (`<type>::<model>`) run with: its credential, resolved at start-up (requests name them later), and its settings (`[provider_types.<type>.batch]`). */

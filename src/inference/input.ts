@@ -120,6 +120,8 @@ const renderBlock = (
     case "tool_result":
       return Result.succeed(block)
     case "file":
+      // read from object storage by the inference service before rendering (src/objectStorage/inputFiles.ts)
+      if (block.file_type === "object_storage") return problem(`${path}.storage_path`, "a file kept in object storage must be read before rendering")
       return Result.succeed({
         type: "file",
         source: block.file_type === "url"

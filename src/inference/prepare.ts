@@ -8,7 +8,7 @@
 import * as Result from "effect/Result"
 import { validate as isUuid, version as uuidVersion } from "uuid"
 import { uuidv7 } from "../ids.ts"
-import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts"
+import type { ChatCompletionParams, InferenceRequest, Input } from "../api/inference.ts"
 import { shorthandOff } from "../config/models.ts"
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
@@ -36,6 +36,11 @@ export const defaultFunctionName = "gateway::default"
 
 export interface PreparedInference {
   readonly inferenceId: string
+  /**
+   * the input to store when it is not `request.input`: the request's, whose files kept in
+   * object storage were read into `request.input` for the providers (src/objectStorage/)
+   */
+  readonly storedInput?: Input | undefined
   readonly episodeId: string
   readonly functionName: string
   readonly fn: FunctionConfig

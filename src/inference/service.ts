@@ -8,6 +8,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Stream from "effect/Stream"
 import type { InferenceRequest } from "../api/inference.ts"
@@ -17,10 +18,12 @@ import type { GatewayError } from "../errors.ts"
 import { diclRetrieval } from "../dicl/retrieval.ts"
 import { DiclExampleStoreService } from "../dicl/store.ts"
 import { Experimentation } from "../experimentation/service.ts"
-import { cacheEntryOf, inferenceWriteUnit } from "../storedInferences/rows.ts"
+import { cacheEntryOf, inferenceTarget, inferenceWriteUnit } from "../storedInferences/rows.ts"
 import { CacheStoreService } from "../cache/store.ts"
 import { type InferenceMeasures, Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../analytics/writeQueue.ts"
+import { hasInlineFiles, hasStoredFiles, readStoredFiles, storedInput } from "../objectStorage/inputFiles.ts"
+import { ObjectStorage } from "../objectStorage/storage.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
 import { sseWrites } from "../sseWriter.ts"
 import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
@@ -107,6 +110,10 @@ export class InferenceService extends Context.Service<InferenceService, {
       const { store: diclExamples } = yield* DiclExampleStoreService
       // a cache that keeps its own entries (Valkey) is written as each inference completes
       const { store: cacheStore } = yield* CacheStoreService
+      // absent without `[object_storage]`: files stay inline in the stored input, as they came
+      const objectStore = Option.getOrUndefined(yield* Effect.serviceOption(ObjectStorage))
+      // the files of a completed inference are written in a fiber of their own, off the answer's path
+      const runInBackground = Effect.runForkWith(yield* Effect.context<never>())
       // the configuration's: its warnings (unknown costs, failed cache lookups) are bounded per configuration
       const pricing = makePricing()
       const engine: EngineDeps = {
@@ -127,9 +134,7 @@ export class InferenceService extends Context.Service<InferenceService, {
        * dryrun or storage is off; then tells `onCompleted`.
        */
       const completion = (prepared: PreparedInference, onCompleted: OnCompleted | undefined): OnCompleted => {
-        const store = prepared.request.dryrun === true || !writeQueue.enabled
-          ? undefined
-          : (completed: CompletedInference) => writeQueue.submitSoon(() => inferenceWriteUnit(completed))
+        const store = prepared.request.dryrun === true || !writeQueue.enabled ? undefined : storeCompleted
         const remember = cacheStore?.remember === undefined || !prepared.cache.write ? undefined : cacheStore.remember
         return (completed) => {
           metrics.inferenceCompleted(inferenceMeasures(completed))
@@ -142,9 +147,29 @@ export class InferenceService extends Context.Service<InferenceService, {
         }
       }
 
+      /**
+       * Queues a completed inference's rows; its input files, when object storage is
+       * configured, are written first (before the row, which points at them), in the background.
+       */
+      const storeCompleted = (completed: CompletedInference): void => {
+        const input = completed.prepared.storedInput ?? completed.prepared.request.input
+        if (objectStore === undefined || !hasInlineFiles(input)) {
+          writeQueue.submitSoon(() => inferenceWriteUnit(completed))
+          return
+        }
+        const written = writeQueue.awaitInference({ id: completed.prepared.inferenceId, target: inferenceTarget(completed.prepared) })
+        runInBackground(Effect.map(storedInput(input, objectStore), (stored) => written(inferenceWriteUnit(completed, stored))))
+      }
+
+      /** the request prepared, its files kept in object storage read into its input first */
       const prepareNow = (request: InferenceRequest, apiKey: string | undefined, extras: PrepareExtras | undefined) => {
         const tagged = apiKey === undefined ? request : { ...request, tags: tagsWithApiKey(request.tags, apiKey) }
-        return Effect.fromResult(prepareInference(tagged, config, models, engine.now(), extras, weights))
+        if (!hasStoredFiles(tagged.input)) return Effect.fromResult(prepareInference(tagged, config, models, engine.now(), extras, weights))
+        return Effect.flatMap(readStoredFiles(tagged.input, objectStore), (input) =>
+          Effect.map(
+            Effect.fromResult(prepareInference({ ...tagged, input }, config, models, engine.now(), extras, weights)),
+            (prepared): PreparedInference => ({ ...prepared, storedInput: tagged.input })
+          ))
       }
 
       return InferenceService.of({

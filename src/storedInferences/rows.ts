@@ -2,6 +2,7 @@
  * A completed inference -> the rows that record it: the inference and its model call, with a
  * cache key when the request writes the cache and the answer is valid.
  */
+import type { Input } from "../api/inference.ts"
 import { uuidv7Timestamp } from "../ids.ts"
 import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
@@ -57,7 +58,8 @@ export const cacheEntryOf = (done: CompletedInference): CacheEntry | undefined =
   }
 }
 
-export const inferenceRows = (done: CompletedInference): WriteBatch => {
+/** `input`: the input as stored (its files in object storage), when not the prepared one */
+export const inferenceRows = (done: CompletedInference, input?: Input): WriteBatch => {
   const { prepared, origin, modelRequest } = done
   const timestamp = uuidv7Timestamp(prepared.inferenceId)
   const key = answerCacheKey(done)
@@ -69,7 +71,7 @@ export const inferenceRows = (done: CompletedInference): WriteBatch => {
       functionType: prepared.fn.type,
       variantName: done.variant.name,
       episodeId: prepared.episodeId,
-      input: prepared.request.input,
+      input: input ?? prepared.storedInput ?? prepared.request.input,
       output: done.output,
       toolParams: prepared.fn.type === "chat" ? toolParamsOf(prepared.tools) : undefined,
       outputSchema: prepared.fn.type === "json" ? prepared.outputSchema?.schema ?? {} : undefined,
@@ -126,7 +128,7 @@ const otherCallRow = (inferenceId: string, call: ModelCallRecord): StoredModelIn
   timestamp: uuidv7Timestamp(call.modelInferenceId)
 })
 
-export const inferenceWriteUnit = (done: CompletedInference): WriteUnit => ({
+export const inferenceWriteUnit = (done: CompletedInference, input?: Input): WriteUnit => ({
   inference: { id: done.prepared.inferenceId, target: inferenceTarget(done.prepared) },
-  batch: inferenceRows(done)
+  batch: inferenceRows(done, input)
 })

@@ -448,11 +448,8 @@ max_samples_per_variant = 100
 [metrics.m]
 type = "boolean"
 level = "inference"
-[object_storage]
-type = "disabled"
 `)
     expect(errors).toEqual([
-      `${F}: object_storage: unknown field`,
       `${F}: functions.f.experimentation.max_samples_per_variant: unknown field`
     ])
   })

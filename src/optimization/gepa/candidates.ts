@@ -9,6 +9,7 @@ import * as Result from "effect/Result"
 import type { Input } from "../../api/inference.ts"
 import type { ChatCompletionVariant, FunctionConfig, ModelCallConfig } from "../../config/types.ts"
 import { renderInput } from "../../inference/input.ts"
+import { withoutStoredFiles } from "../../objectStorage/inputFiles.ts"
 import { type TemplateEngine, templateKey, type TemplateSource } from "../../inference/templates.ts"
 
 export interface GepaCandidate {
@@ -87,7 +88,7 @@ export const candidateProblem = (
     }
   }
   for (const [i, input] of inputs.entries()) {
-    const rendered = renderInput(input, fn, variant, engine)
+    const rendered = renderInput(withoutStoredFiles(input), fn, variant, engine)
     if (Result.isFailure(rendered)) return `candidate "${candidate.name}", sample input ${i + 1}: ${rendered.failure.path}: ${rendered.failure.message}`
   }
   return undefined

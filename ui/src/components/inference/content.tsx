@@ -104,6 +104,8 @@ export const InputBlockView = (props: { block: InputBlock }) => {
           <div className="block-label">File</div>
           {block.file_type === "url"
             ? <a href={block.url} rel="noreferrer noopener" target="_blank">{block.url}</a>
+            : block.file_type === "object_storage"
+            ? <span>{block.mime_type}, in object storage ({block.storage_path.kind.type}): <code>{block.storage_path.path}</code></span>
             : <span>{block.mime_type}, {Math.floor(block.data.length * 3 / 4).toLocaleString()} bytes (base64)</span>}
         </div>
       )
