@@ -127,6 +127,8 @@ describe("the cache in valkey", () => {
     const third = await infer({ input, cache_options: { enabled: "on" } })
     expect(fake.requests).toHaveLength(2)
     expect(third.usage).not.toEqual(zeroUsage)
+    // written again: waited for, so that the next test starts on an empty cache
+    await entries(1)
   })
 
   it("does not serve an entry older than max_age_s, and writes none for read_only or off", async () => {
