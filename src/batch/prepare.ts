@@ -67,7 +67,7 @@ const batchFieldOf: Readonly<Record<string, string>> = {
 }
 
 /** `message` (about one input's request, as `/inference` words it) naming the batch's field and the input's index */
-const atIndex = (message: string, index: number): string => {
+export const atIndex = (message: string, index: number): string => {
   const named = /^([a-z_]+)([.:[][\s\S]*)$/.exec(message)
   const field = named === null ? undefined : batchFieldOf[named[1]]
   return field === undefined ? `inputs[${index}]: ${message}` : `${field}[${index}]${named![2]}`

@@ -35,6 +35,8 @@ import { failureKind, ProviderFailure } from "../providers/failure.ts"
 import { Configuration, Models } from "../services.ts"
 import { HttpTransport } from "../transport.ts"
 import { declineTask, storesWithTasks, type TaskFailure, Tasks } from "../tasks/service.ts"
+import { ObjectStorage } from "../objectStorage/storage.ts"
+import { readBatchFiles, storeBatchFiles } from "./inputFiles.ts"
 import { planBatch, type PreparedBatch, type PreparedBatchInference, prepareBatchInput } from "./prepare.ts"
 import { batchInferenceBody, completedRows, schemaCache, submittedRows } from "./results.ts"
 import { type BatchStore, BatchStoreService, type StoredBatch, type StoredBatchInference } from "./store.ts"
@@ -109,6 +111,8 @@ export class BatchService extends Context.Service<BatchService, {
       const clock = yield* Clock.Clock
       const now = () => clock.currentTimeMillisUnsafe()
       const pollIntervalS = config.gateway.batch.pollIntervalS
+      // absent without `[object_storage]`: files stay inline, as they came
+      const objectStore = Option.getOrUndefined(yield* Effect.serviceOption(ObjectStorage))
 
       /** the databases a batch needs, or the 503 naming what is missing */
       const needed = storesWithTasks(stores, tasks, "batch inference (its background polls and completion lock)")
@@ -352,11 +356,13 @@ export class BatchService extends Context.Service<BatchService, {
             const ready = yield* needed
             const startedAt = now()
             const plan = yield* Effect.fromResult(planBatch(request, config, models, startedAt))
+            // what the providers are sent: the files the inputs keep in object storage read back
+            const sent = yield* readBatchFiles(request, objectStore)
             // up to 50,000 inputs: a slice at a time, the requests in flight served between slices
             const inputs: Array<PreparedBatchInference> = []
             for (let index = 0; index < request.inputs.length; index++) {
               if (index > 0 && index % itemsPerTurn === 0) yield* letIoRun
-              inputs.push(yield* Effect.fromResult(prepareBatchInput(plan, request, index, config, models, config.templates, startedAt, apiKey)))
+              inputs.push(yield* Effect.fromResult(prepareBatchInput(plan, sent, index, config, models, config.templates, startedAt, apiKey)))
             }
             const prepared: PreparedBatch = { ...plan, inferences: inputs }
             const { provider, modelName } = prepared
@@ -366,7 +372,8 @@ export class BatchService extends Context.Service<BatchService, {
               )
             )
             const rows = submittedRows(prepared, request, started.handle, started.rawRequests, now())
-            yield* ready.batches.insertBatch(rows.batch, rows.inferences).pipe(
+            const storedRows = yield* storeBatchFiles(rows.inferences, request.inputs, sent.inputs, objectStore)
+            yield* ready.batches.insertBatch(rows.batch, storedRows).pipe(
               // the provider runs (and bills) a batch the gateway could not record: say which, so that it can be cancelled there
               Effect.tapError((error) =>
                 Effect.logError(

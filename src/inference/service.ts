@@ -22,7 +22,7 @@ import { cacheEntryOf, inferenceTarget, inferenceWriteUnit } from "../storedInfe
 import { CacheStoreService } from "../cache/store.ts"
 import { type InferenceMeasures, Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../analytics/writeQueue.ts"
-import { hasInlineFiles, hasStoredFiles, readStoredFiles, storedInput } from "../objectStorage/inputFiles.ts"
+import { hasInlineFiles, hasStoredFiles, keptFiles, readStoredFiles, storedInput, unitWithoutFileData } from "../objectStorage/inputFiles.ts"
 import { ObjectStorage } from "../objectStorage/storage.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
 import { sseWrites } from "../sseWriter.ts"
@@ -150,15 +150,23 @@ export class InferenceService extends Context.Service<InferenceService, {
       /**
        * Queues a completed inference's rows; its input files, when object storage is
        * configured, are written first (before the row, which points at them), in the background.
+       * The model calls' records then name where the files are rather than carry their bytes.
        */
       const storeCompleted = (completed: CompletedInference): void => {
-        const input = completed.prepared.storedInput ?? completed.prepared.request.input
+        const { prepared } = completed
+        const input = prepared.storedInput ?? prepared.request.input
         if (objectStore === undefined || !hasInlineFiles(input)) {
-          writeQueue.submitSoon(() => inferenceWriteUnit(completed))
+          writeQueue.submitSoon(() =>
+            prepared.storedInput === undefined
+              ? inferenceWriteUnit(completed)
+              // files read back from object storage for the providers
+              : unitWithoutFileData(inferenceWriteUnit(completed), keptFiles(prepared.request.input, prepared.storedInput))
+          )
           return
         }
-        const written = writeQueue.awaitInference({ id: completed.prepared.inferenceId, target: inferenceTarget(completed.prepared) })
-        runInBackground(Effect.map(storedInput(input, objectStore), (stored) => written(inferenceWriteUnit(completed, stored))))
+        const written = writeQueue.awaitInference({ id: prepared.inferenceId, target: inferenceTarget(prepared) })
+        runInBackground(Effect.map(storedInput(input, objectStore), (stored) =>
+          written(unitWithoutFileData(inferenceWriteUnit(completed, stored), keptFiles(prepared.request.input, stored)))))
       }
 
       /** the request prepared, its files kept in object storage read into its input first */

@@ -7,6 +7,8 @@ import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import type { Input, InputBlock, InputMessage, ObjectStorageFileBlock, StorageKind, StoragePath } from "../api/inference.ts"
 import { InvalidRequest, ServiceUnavailable } from "../errors.ts"
+import type { WriteUnit } from "../analytics/writeQueue.ts"
+import type { RequestMessage } from "../inference/types.ts"
 import type { ObjectStore } from "./storage.ts"
 
 /** file name extensions by MIME type (TensorZero's are only for people browsing the storage: the MIME type is stored) */
@@ -160,3 +162,60 @@ export const readStoredFiles = (input: Input, store: ObjectStore | undefined): E
       )
     )
   })
+
+/** The files `stored` keeps in object storage (or, disabled, drops) that were inline in `original`: their base64 data → where they are. */
+export const keptFiles = (original: Input, stored: Input): ReadonlyMap<string, StoragePath> => {
+  const kept = new Map<string, StoragePath>()
+  const before = blocksOf(original)
+  const after = blocksOf(stored)
+  for (let i = 0; i < before.length && i < after.length; i++) {
+    const was = before[i]!
+    const now = after[i]!
+    if (isBase64File(was) && isStoredFile(now)) kept.set(was.data, now.storage_path)
+  }
+  return kept
+}
+
+/** what a model call's record shows where a kept file's bytes were */
+const placeholder = (where: StoragePath) => `<file stored at ${where.path}>`
+
+/** `text` (a raw request) with each kept file's base64 data replaced by where the file is */
+const withoutData = (text: string, kept: ReadonlyMap<string, StoragePath>): string => {
+  let result = text
+  for (const [data, where] of kept) if (result.includes(data)) result = result.split(data).join(placeholder(where))
+  return result
+}
+
+/** the messages sent to a model, each kept file's source naming its `storage_path` instead of carrying its data */
+const messagesWithoutData = (messages: ReadonlyArray<RequestMessage>, kept: ReadonlyMap<string, StoragePath>): ReadonlyArray<unknown> =>
+  messages.map((message) => ({
+    ...message,
+    content: message.content.map((block) => {
+      if (block.type !== "file" || block.source.kind !== "base64") return block
+      const where = kept.get(block.source.data)
+      return where === undefined ? block : { ...block, source: { kind: "object_storage", mimeType: block.source.mimeType, storagePath: where } }
+    })
+  }))
+
+/**
+ * A record of a model call (a stored or a batch model inference) without the bytes of the
+ * files kept in object storage: its raw request names where each is, and its messages their
+ * `storage_path`. Keeping files out of the database is what object storage is for; the
+ * inference's own input already names them.
+ */
+export const modelCallWithoutFileData = <R extends { readonly rawRequest: string; readonly inputMessages: unknown }>(
+  record: R,
+  kept: ReadonlyMap<string, StoragePath>
+): R =>
+  kept.size === 0 ? record : {
+    ...record,
+    rawRequest: withoutData(record.rawRequest, kept),
+    inputMessages: Array.isArray(record.inputMessages) ? messagesWithoutData(record.inputMessages as ReadonlyArray<RequestMessage>, kept) : record.inputMessages
+  }
+
+/** a completed inference's rows, its model calls' records without the bytes of the `kept` files */
+export const unitWithoutFileData = (unit: WriteUnit, kept: ReadonlyMap<string, StoragePath>): WriteUnit =>
+  kept.size === 0 ? unit : {
+    ...unit,
+    batch: { ...unit.batch, modelInferences: unit.batch.modelInferences.map((call) => modelCallWithoutFileData(call, kept)) }
+  }

@@ -36,6 +36,12 @@ type = "chat"
 [functions.describe.variants.v]
 type = "chat_completion"
 model = "vision"
+
+[functions.describe_batch]
+type = "chat"
+[functions.describe_batch.variants.v]
+type = "chat_completion"
+model = "dummy::hello"
 `
 
 /** a small PNG-looking file: its signature, then random bytes */
@@ -120,6 +126,23 @@ describe("object storage", () => {
       // ... and its own stored input names the same object
       const storedAgain = await waitForInference(gateway, again.body.inference_id)
       expect(storedFile(storedAgain).storage_path.path).toBe(expectedPath)
+    })
+
+    it("the model call's record names where the file is instead of carrying its bytes, also for a file read back", async () => {
+      const placeholder = `<file stored at ${expectedPath}>`
+      const source = { kind: "object_storage", mimeType: "image/png", storagePath: { kind: { type: "filesystem", path: storage }, path: expectedPath } }
+      const first = await gateway.post("/inference", { function_name: "describe", input: base64Input })
+      expect(first.status).toBe(200)
+      const stored = await waitForInference(gateway, first.body.inference_id, { include_model_inferences: true })
+      const again = await gateway.post("/inference", { function_name: "describe", input: stored.input })
+      expect(again.status).toBe(200)
+      const storedAgain = await waitForInference(gateway, again.body.inference_id, { include_model_inferences: true })
+      for (const inference of [stored, storedAgain]) {
+        const [call] = inference.model_inferences
+        expect(call.raw_request).not.toContain(imageBase64.slice(0, 40))
+        expect(JSON.parse(call.raw_request).messages[0].content[1].image_url.url).toBe(`data:image/png;base64,${placeholder}`)
+        expect(call.input_messages[0].content[1]).toEqual({ type: "file", source })
+      }
     })
 
     it("a datapoint made from the stored inference runs again with the original bytes; feedback finds the inference at once", async () => {
@@ -215,6 +238,40 @@ describe("object storage", () => {
     expect(answer.status).toBe(200)
     const stored = await waitForInference(gateway, answer.body.inference_id)
     expect(storedFile(stored)).toEqual({ type: "file", file_type: "base64", data: imageBase64, mime_type: "image/png" })
+  })
+
+  it("batch inference: files written before the batch is stored, kept by path, and read back for an object_storage input", async () => {
+    const storage = path.join(folder, "batch")
+    const gateway = await start(`[object_storage]\ntype = "filesystem"\npath = "${storage}"\n[gateway.batch]\npoll_interval_s = 0`, {
+      GATEWAY_RELATIONAL_DB_URL: database.url
+    })
+    const submitted = await gateway.post("/batch_inference", { function_name: "describe_batch", inputs: [base64Input] })
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(200)
+    expect(fs.readFileSync(path.join(storage, expectedPath)).equals(image)).toBe(true)
+    const read = await gateway.get(`/batch_inference/${submitted.body.batch_id}`)
+    expect(read.body.status, JSON.stringify(read.body)).toBe("completed")
+    const [id] = submitted.body.inference_ids
+    const stored = await waitForInference(gateway, id, { include_model_inferences: true })
+    expect(storedFile(stored)).toEqual({
+      type: "file",
+      file_type: "object_storage",
+      mime_type: "image/png",
+      storage_path: { kind: { type: "filesystem", path: storage }, path: expectedPath }
+    })
+    expect(stored.model_inferences[0].raw_request).not.toContain(imageBase64.slice(0, 40))
+
+    // the stored input in a batch of its own: the file is read back (a missing one is a 400 naming the input)
+    const again = await gateway.post("/batch_inference", { function_name: "describe_batch", inputs: [stored.input] })
+    expect(again.status, JSON.stringify(again.body)).toBe(200)
+    const missing = imageInput({
+      file_type: "object_storage",
+      mime_type: "image/png",
+      storage_path: { kind: { type: "filesystem", path: storage }, path: "observability/files/absent.png" }
+    })
+    const refused = await gateway.post("/batch_inference", { function_name: "describe_batch", inputs: [base64Input, missing] })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toContain("inputs[1]")
+    expect(refused.body.error).toContain("observability/files/absent.png")
   })
 
   describe("s3_compatible", () => {
