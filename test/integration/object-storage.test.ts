@@ -53,6 +53,9 @@ const imageInput = (file: Record<string, unknown>) => ({
   messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "file", ...file }] }]
 })
 const base64Input = imageInput({ file_type: "base64", data: imageBase64, mime_type: "image/png" })
+/** an input naming a PNG kept in object storage */
+const storedImageInput = (kind: Record<string, unknown>, path: string) =>
+  imageInput({ file_type: "object_storage", mime_type: "image/png", storage_path: { kind, path } })
 
 /** the data URL of the image the provider was last sent */
 const sentImage = (openai: FakeOpenAi): string => {
@@ -188,30 +191,18 @@ describe("object storage", () => {
     })
 
     it("an object that is not there, or another storage: a 400 naming the field", async () => {
-      const missing = imageInput({
-        file_type: "object_storage",
-        mime_type: "image/png",
-        storage_path: { kind: { type: "filesystem", path: storage }, path: "observability/files/absent.png" }
-      })
+      const missing = storedImageInput({ type: "filesystem", path: storage }, "observability/files/absent.png")
       const absent = await gateway.post("/inference", { function_name: "describe", input: missing })
       expect(absent.status).toBe(400)
       expect(absent.body.error).toContain("input.messages[0].content[1].storage_path.path")
       expect(absent.body.error).toContain("observability/files/absent.png")
 
-      const elsewhere = imageInput({
-        file_type: "object_storage",
-        mime_type: "image/png",
-        storage_path: { kind: { type: "filesystem", path: "/somewhere/else" }, path: expectedPath }
-      })
+      const elsewhere = storedImageInput({ type: "filesystem", path: "/somewhere/else" }, expectedPath)
       const other = await gateway.post("/inference", { function_name: "describe", input: elsewhere })
       expect(other.status).toBe(400)
       expect(other.body.error).toContain("input.messages[0].content[1].storage_path.kind")
 
-      const escaping = imageInput({
-        file_type: "object_storage",
-        mime_type: "image/png",
-        storage_path: { kind: { type: "filesystem", path: storage }, path: "../../etc/passwd" }
-      })
+      const escaping = storedImageInput({ type: "filesystem", path: storage }, "../../etc/passwd")
       const escaped = await gateway.post("/inference", { function_name: "describe", input: escaping })
       expect(escaped.status).toBe(400)
       expect(escaped.body.error).toContain("storage_path.path")
@@ -263,11 +254,7 @@ describe("object storage", () => {
     // the stored input in a batch of its own: the file is read back (a missing one is a 400 naming the input)
     const again = await gateway.post("/batch_inference", { function_name: "describe_batch", inputs: [stored.input] })
     expect(again.status, JSON.stringify(again.body)).toBe(200)
-    const missing = imageInput({
-      file_type: "object_storage",
-      mime_type: "image/png",
-      storage_path: { kind: { type: "filesystem", path: storage }, path: "observability/files/absent.png" }
-    })
+    const missing = storedImageInput({ type: "filesystem", path: storage }, "observability/files/absent.png")
     const refused = await gateway.post("/batch_inference", { function_name: "describe_batch", inputs: [base64Input, missing] })
     expect(refused.status).toBe(400)
     expect(refused.body.error).toContain("inputs[1]")
