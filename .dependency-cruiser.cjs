@@ -27,7 +27,7 @@ const layers = [
   ]],
   ["domain", [
     "^src/api/",
-    "^src/inference/(types|params|cost|extraBody|output|chunks|variantDraw|templates)[.]ts$",
+    "^src/inference/(types|params|cost|extraBody|output|chunks|variantDraw|templates|plainTemplate)[.]ts$",
     "^src/config/(types|raw|credentials)[.]ts$",
     "^src/auth/apiKey[.]ts$",
     "^src/evaluations/names[.]ts$",

@@ -8,6 +8,7 @@
  */
 import { createRequire } from "node:module"
 import type * as MiniJinja from "minijinja-js"
+import { type PlainTemplate, plainTemplate, renderPlain } from "./plainTemplate.ts"
 
 const require = createRequire(import.meta.url)
 
@@ -130,11 +131,23 @@ export class TemplateEngine {
   /** the stack pointer between calls: any other value after a call means the call trapped */
   private idleStackPointer: number | undefined
   private readonly sources: ReadonlyArray<TemplateSource>
+  /** the templates that only substitute variables, rendered without the engine when they can be (src/inference/plainTemplate.ts) */
+  private readonly plain: ReadonlyMap<string, PlainTemplate>
+  private readonly plainRendering: boolean
 
-  private constructor(module: typeof MiniJinja, env: MiniJinja.Environment, sources: ReadonlyArray<TemplateSource>) {
+  private constructor(module: typeof MiniJinja, env: MiniJinja.Environment, sources: ReadonlyArray<TemplateSource>, plainRendering: boolean) {
     this.module = module
     this.env = env
     this.sources = sources
+    const plain = new Map<string, PlainTemplate>()
+    if (plainRendering) {
+      for (const template of sources) {
+        const parsed = plainTemplate(template.key, template.source)
+        if (parsed !== undefined) plain.set(template.key, parsed)
+      }
+    }
+    this.plain = plain
+    this.plainRendering = plainRendering
     this.stackPointer = stackPointerOf(module)
     this.idleStackPointer = this.stackPointer?.()
   }
@@ -160,16 +173,20 @@ export class TemplateEngine {
     return env
   }
 
-  /** Compiles every template; a syntax error is reported with the template's origin. */
+  /**
+   * Compiles every template; a syntax error is reported with the template's origin.
+   * `plainRendering: false` renders every template in the engine (for tests that compare).
+   */
   static compile(
-    sources: ReadonlyArray<TemplateSource>
+    sources: ReadonlyArray<TemplateSource>,
+    options: { readonly plainRendering?: boolean } = {}
   ): { readonly engine: TemplateEngine } | { readonly errors: ReadonlyArray<{ readonly origin: string; readonly message: string }> } {
     const module = loadMiniJinja()
     const errors: Array<{ origin: string; message: string }> = []
     const env = TemplateEngine.environment(module, sources, (template, error) => {
       errors.push({ origin: template.origin, message: `template syntax error: ${firstLine(error)}` })
     })
-    return errors.length > 0 ? { errors } : { engine: new TemplateEngine(module, env, sources) }
+    return errors.length > 0 ? { errors } : { engine: new TemplateEngine(module, env, sources, options.plainRendering ?? true) }
   }
 
   /** The MiniJinja source of the template under `key`, or undefined when there is none. */
@@ -186,10 +203,15 @@ export class TemplateEngine {
     extra: ReadonlyArray<TemplateSource>
   ): { readonly engine: TemplateEngine } | { readonly errors: ReadonlyArray<{ readonly origin: string; readonly message: string }> } {
     const replaced = new Set(extra.map((template) => template.key))
-    return TemplateEngine.compile([...this.sources.filter((template) => !replaced.has(template.key)), ...extra])
+    return TemplateEngine.compile([...this.sources.filter((template) => !replaced.has(template.key)), ...extra], { plainRendering: this.plainRendering })
   }
 
   render(key: string, context: unknown): RenderResult {
+    const plain = this.plain.get(key)
+    if (plain !== undefined) {
+      const text = renderPlain(plain, context ?? {})
+      if (text !== undefined) return { text }
+    }
     try {
       return { text: this.env.renderTemplate(key, context ?? {}) }
     } catch (error) {
