@@ -50,15 +50,32 @@ export const cachePolicy = (
  * forwards to another gateway (`forward_credentials`), which pay for its answer there. They
  * only enter the hash, never storage.
  */
-export const hashKeyParts = (parts: Array<unknown>, provider: ProviderConfig, call: ProviderCall<unknown>, scope: string | undefined): string => {
+export const hashKeyParts = (prefix: string, parts: Array<unknown>, provider: ProviderConfig, call: ProviderCall<unknown>, scope: string | undefined): string => {
   if (provider.credential.kind === "dynamic") parts.push(["credential", call.apiKey])
   const forwarded = call.caller?.credentials
   if (provider.settings.forward_credentials === true && forwarded !== undefined && Object.keys(forwarded).length > 0) {
     parts.push(["forwarded_credentials", forwarded])
   }
   if (scope !== undefined) parts.push(["scope", scope])
+  // the text of JSON.stringify([...leading, ...parts]), the leading parts' text made once per provider
+  let text = prefix
+  for (const part of parts) text += "," + (JSON.stringify(part) ?? "null")
   // the one-shot hash costs half of createHash().update().digest() on the hot path
-  return hash("sha256", JSON.stringify(parts))
+  return hash("sha256", text + "]")
+}
+
+/**
+ * The JSON text of `leading()` without its closing bracket, made once per provider and `name`:
+ * the parts of a key that are the same for every call of a provider (its settings may be large)
+ * are not stringified again for each. A memo of a pure function, forgotten with its provider.
+ */
+const prefixes = new WeakMap<ProviderConfig, Map<string, string>>()
+export const keyPrefix = (provider: ProviderConfig, name: string, leading: () => Array<unknown>): string => {
+  let byName = prefixes.get(provider)
+  if (byName === undefined) prefixes.set(provider, byName = new Map())
+  let prefix = byName.get(name)
+  if (prefix === undefined) byName.set(name, prefix = JSON.stringify(leading()).slice(0, -1))
+  return prefix
 }
 
 /**
@@ -75,17 +92,14 @@ export const cacheKey = (provider: ProviderConfig, call: ProviderCall, scope?: s
     choice: request.tools.choice,
     parallel: request.tools.parallelToolCalls
   }
-  const parts: Array<unknown> = [
+  const prefix = keyPrefix(provider, `${call.modelName}\0${call.providerName}`, () => [
     call.modelName,
     call.providerName,
     provider.type,
     provider.modelName,
-    provider.settings,
-    { ...request, tools },
-    call.extraBody,
-    call.extraHeaders
-  ]
-  return hashKeyParts(parts, provider, call, scope)
+    provider.settings
+  ])
+  return hashKeyParts(prefix, [{ ...request, tools }, call.extraBody, call.extraHeaders], provider, call, scope)
 }
 
 /** A cached entry as a provider response: the stored output, no tokens spent. */

@@ -2,7 +2,7 @@
  * An answered embeddings call -> the row that records it, with a cache key when the request
  * writes the cache and the answer came from the provider.
  */
-import { hashKeyParts } from "../cache/policy.ts"
+import { hashKeyParts, keyPrefix } from "../cache/policy.ts"
 import type { ProviderConfig } from "../config/types.ts"
 import { uuidv7Timestamp } from "../ids.ts"
 import type { EmbeddingCacheEntry } from "../analytics/records.ts"
@@ -21,19 +21,15 @@ export const embeddingCacheKey = (
   call: ProviderCall<EmbeddingRequest>,
   scope?: string | undefined
 ): string => {
-  const parts: Array<unknown> = [
+  const prefix = keyPrefix(provider, `embeddings\0${call.modelName}\0${call.providerName}`, () => [
     "embeddings",
     call.modelName,
     call.providerName,
     provider.type,
     provider.modelName,
-    provider.settings,
-    call.request.input,
-    call.request.dimensions ?? null,
-    call.extraBody,
-    call.extraHeaders
-  ]
-  return hashKeyParts(parts, provider, call, scope)
+    provider.settings
+  ])
+  return hashKeyParts(prefix, [call.request.input, call.request.dimensions ?? null, call.extraBody, call.extraHeaders], provider, call, scope)
 }
 
 /** the key the answer is cached under, when the request writes the cache and the provider answered */

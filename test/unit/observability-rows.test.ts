@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import * as Result from "effect/Result"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -120,6 +121,18 @@ describe("cache key and policy", () => {
     expect(key(a)).toMatch(/^[0-9a-f]{64}$/)
     expect(key(a)).toBe(key(b))
     expect(key(a)).not.toBe(key(c))
+  })
+
+  it("is the hash of the whole key's JSON, as before the provider's part was made once (entries written before still hit), scope included", async () => {
+    const a = await run(prepare({ function_name: "chat", input: { messages: [{ role: "user", content: "hi" }] } }))
+    const { provider, call } = a.origin
+    const { tools: _, ...request } = call.request
+    const whole = [call.modelName, call.providerName, provider.type, provider.modelName, provider.settings, { ...request, tools: undefined }, call.extraBody, call.extraHeaders]
+    const sha = (parts: Array<unknown>) => createHash("sha256").update(JSON.stringify(parts)).digest("hex")
+    expect(cacheKey(provider, call)).toBe(sha(whole))
+    // the second time from the provider's made part
+    expect(cacheKey(provider, call)).toBe(sha(whole))
+    expect(cacheKey(provider, call, "key1")).toBe(sha([...whole, ["scope", "key1"]]))
   })
 
   it("reads and writes as cache_options say, never writing on dryrun", () => {
