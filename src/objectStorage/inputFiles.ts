@@ -45,10 +45,22 @@ const isStoredFile = (block: InputBlock): block is ObjectStorageFileBlock => blo
 const blocksOf = (input: Input): ReadonlyArray<InputBlock> =>
   (input.messages ?? []).flatMap((message) => (typeof message.content === "string" ? [] : message.content))
 
+/** whether a block of `input` is one `test` holds for; asked of every inference, so it allocates nothing */
+const someBlock = (input: Input, test: (block: InputBlock) => boolean): boolean => {
+  const messages = input.messages
+  if (messages === undefined) return false
+  for (let i = 0; i < messages.length; i++) {
+    const content = messages[i]!.content
+    if (typeof content === "string") continue
+    for (let j = 0; j < content.length; j++) if (test(content[j]!)) return true
+  }
+  return false
+}
+
 /** whether the input carries a base64 file: the only inputs the storage changes */
-export const hasInlineFiles = (input: Input): boolean => blocksOf(input).some(isBase64File)
+export const hasInlineFiles = (input: Input): boolean => someBlock(input, isBase64File)
 /** whether the input names a file kept in object storage */
-export const hasStoredFiles = (input: Input): boolean => blocksOf(input).some(isStoredFile)
+export const hasStoredFiles = (input: Input): boolean => someBlock(input, isStoredFile)
 
 /**
  * `input` without its files kept in object storage, for checks of its templates only (a GEPA
