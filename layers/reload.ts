@@ -35,6 +35,7 @@ import { Metrics } from "../src/metrics/metrics.ts"
 import { RateLimiter } from "../src/ratelimit/limiter.ts"
 import { type LoadedConfig, logConfigWarnings, problemCount, type ValidConfig } from "./configLoader.ts"
 import { maxPathParamLength } from "./http/fallback.ts"
+import { type HotDispatch, makeHotDispatch } from "./http/hotRoutes.ts"
 import { Routes } from "./http/routes.ts"
 import { ConfiguredServicesLive, type ProcessServicesLive } from "./composition.ts"
 
@@ -159,21 +160,27 @@ export const makeGenerations = (options: GenerationsOptions) => {
     Effect.gen(function*() {
       const scope = yield* Scope.fork(options.scope, "sequential")
       let handler: NodeHandler | undefined
-      const server = HttpServer.make({
-        address: options.address,
-        serve: (app, middleware) =>
-          Effect.flatMap(Effect.scope, (serveScope) =>
-            Effect.map(NodeHttpServer.makeHandler(app, { middleware: middleware as never, scope: serveScope }), (made) => {
-              handler = made as NodeHandler
-            }))
-      })
-      const routes = HttpRouter.serve(Routes({
+      const deployment = {
         basePath: config.gateway.basePath,
         authentication: config.gateway.auth.enabled,
         metricsRequireAuth: config.gateway.metrics.requireAuth,
         ui: config.gateway.ui.enabled,
         errorJson: config.gateway.errorJson
-      }), { disableLogger: true, disableListenLog: true, routerConfig: { maxParamLength: maxPathParamLength } }).pipe(
+      }
+      const server = HttpServer.make({
+        address: options.address,
+        // runs in the routes' context: the hot routes' handlers find their services there, as the router's do
+        serve: (app, middleware) =>
+          Effect.flatMap(Effect.scope, (serveScope) =>
+            Effect.gen(function*() {
+              const routed = (yield* NodeHttpServer.makeHandler(app, { middleware: middleware as never, scope: serveScope })) as NodeHandler
+              const hot = yield* (makeHotDispatch(deployment, middleware, serveScope) as Effect.Effect<HotDispatch>)
+              handler = (request, response) => {
+                if (!hot(request, response)) routed(request, response)
+              }
+            }))
+      })
+      const routes = HttpRouter.serve(Routes(deployment), { disableLogger: true, disableListenLog: true, routerConfig: { maxParamLength: maxPathParamLength } }).pipe(
         Layer.provide(ConfiguredServicesLive(config, models)),
         Layer.provide(Layer.succeedContext(Context.merge(
           options.processContext,

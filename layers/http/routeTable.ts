@@ -50,6 +50,46 @@ import { getUiSessionHandler, signInHandler, signOutHandler } from "./uiSession.
 import { healthHandler, statusHandler } from "./status.ts"
 import { createEpisodeHandler, createRunHandler, getRunHandler, listRunsHandler } from "./workflowEvaluations.ts"
 
+/** `route(group, handler)(endpoint)`: the endpoint's handler behind the guard */
+const routeOf = (
+  api: GatewayApi,
+  auth: Authentication["Service"],
+  sessions: UiSessions["Service"],
+  metrics: MetricsRecorder,
+  errorJson: boolean
+) =>
+(group: keyof GatewayApi["groups"], handler: (apiKey: string | undefined) => RouteHandler, open?: boolean) => {
+  const endpoints = api.groups[group].endpoints as Record<string, { readonly path: string }>
+  return (endpoint: string) => guardedRoute(auth, sessions, metrics, api.groups[group], endpoints[endpoint].path, handler, open, errorJson)
+}
+
+/** A route the server hands its requests to directly (./hotRoutes.ts): its method and path as the contract has them, and its guarded handler. */
+export interface HotRoute {
+  readonly method: string
+  readonly path: string
+  readonly handler: ReturnType<typeof guardedRoute>
+}
+
+/**
+ * The inference routes, which carry the traffic: the same guarded handlers the HttpApi groups
+ * register, with the method and path of their endpoints in the contract.
+ */
+export const hotRoutes = (
+  api: GatewayApi,
+  auth: Authentication["Service"],
+  sessions: UiSessions["Service"],
+  metrics: MetricsRecorder,
+  errorJson = false
+): { readonly inference: HotRoute; readonly chatCompletions: HotRoute } => {
+  const route = routeOf(api, auth, sessions, metrics, errorJson)
+  const { inference } = api.groups.inference.endpoints
+  const { chatCompletions } = api.groups.openai.endpoints
+  return {
+    inference: { method: inference.method, path: inference.path, handler: route("inference", inferenceHandler)("inference") },
+    chatCompletions: { method: chatCompletions.method, path: chatCompletions.path, handler: route("openai", chatCompletionsHandler)("chatCompletions") }
+  }
+}
+
 /** The groups' handlers, built from the services they close over: the layer needs nothing. */
 export const groupsOf = (
   api: GatewayApi,
@@ -60,15 +100,13 @@ export const groupsOf = (
   scope: Scope.Scope,
   errorJson = false
 ) => {
-  const route = (group: keyof GatewayApi["groups"], handler: (apiKey: string | undefined) => RouteHandler, open?: boolean) => {
-    const endpoints = api.groups[group].endpoints as Record<string, { readonly path: string }>
-    return (endpoint: string) => guardedRoute(auth, sessions, metrics, api.groups[group], endpoints[endpoint].path, handler, open, errorJson)
-  }
+  const route = routeOf(api, auth, sessions, metrics, errorJson)
+  const hot = hotRoutes(api, auth, sessions, metrics, errorJson)
   return Layer.mergeAll(
-    HttpApiBuilder.group(api, "inference", (handlers) => handlers.handleRaw("inference", route("inference", inferenceHandler)("inference"))),
+    HttpApiBuilder.group(api, "inference", (handlers) => handlers.handleRaw("inference", hot.inference.handler)),
     HttpApiBuilder.group(api, "openai", (handlers) =>
       handlers
-        .handleRaw("chatCompletions", route("openai", chatCompletionsHandler)("chatCompletions"))
+        .handleRaw("chatCompletions", hot.chatCompletions.handler)
         .handleRaw("embeddings", route("openai", embeddingsHandler)("embeddings"))
         .handleRaw("models", route("openai", () => modelsHandler)("models"))),
     HttpApiBuilder.group(api, "batch", (handlers) =>
