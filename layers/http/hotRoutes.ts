@@ -39,10 +39,11 @@ export const makeHotDispatch = (
     const routes = hotRoutes(api, yield* Authentication, yield* UiSessions, yield* Metrics, deployment.errorJson === true)
     const table = new Map<string, NodeHandler>()
     for (const { method, path, handler } of [routes.inference, routes.chatCompletions]) {
-      const route = HttpRouter.route(method as HttpRouter.Route<unknown, unknown>["method"], path as HttpRouter.PathInput, handler())
+      const guarded = handler()
+      const route = HttpRouter.route(method as HttpRouter.Route<unknown, unknown>["method"], path as HttpRouter.PathInput, guarded)
       // what the router gives a handler: the route matched (no path parameters on these), and
       // interruptibility (the adapter starts a request uninterruptible; a client hanging up interrupts it)
-      const app = Effect.interruptible(Effect.provideService(handler(), HttpRouter.RouteContext, { params: {}, route }))
+      const app = Effect.interruptible(Effect.provideService(guarded, HttpRouter.RouteContext, { params: {}, route }))
       const made = yield* NodeHttpServer.makeHandler(app, { middleware: middleware as never, scope })
       table.set(`${method} ${deployment.basePath}${path}`, made as NodeHandler)
     }

@@ -53,9 +53,11 @@ const imageInput = (file: Record<string, unknown>) => ({
   messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "file", ...file }] }]
 })
 const base64Input = imageInput({ file_type: "base64", data: imageBase64, mime_type: "image/png" })
+/** the image kept in object storage (by default at the path written for it), as a stored input names it */
+const storedImageBlock = (kind: Record<string, unknown>, path = expectedPath) =>
+  ({ type: "file", file_type: "object_storage", mime_type: "image/png", storage_path: { kind, path } })
 /** an input naming a PNG kept in object storage */
-const storedImageInput = (kind: Record<string, unknown>, path: string) =>
-  imageInput({ file_type: "object_storage", mime_type: "image/png", storage_path: { kind, path } })
+const storedImageInput = (kind: Record<string, unknown>, path: string) => imageInput(storedImageBlock(kind, path))
 
 /** the data URL of the image the provider was last sent */
 const sentImage = (openai: FakeOpenAi): string => {
@@ -113,12 +115,7 @@ describe("object storage", () => {
       const stored = await waitForInference(gateway, answer.body.inference_id)
 
       expect(fs.readFileSync(path.join(storage, expectedPath)).equals(image)).toBe(true)
-      expect(storedFile(stored)).toEqual({
-        type: "file",
-        file_type: "object_storage",
-        mime_type: "image/png",
-        storage_path: { kind: { type: "filesystem", path: storage }, path: expectedPath }
-      })
+      expect(storedFile(stored)).toEqual(storedImageBlock({ type: "filesystem", path: storage }))
       expect(JSON.stringify(stored.input)).not.toContain(imageBase64.slice(0, 40))
 
       // the stored input sent back as it was read: the provider gets the bytes from the folder
@@ -214,12 +211,7 @@ describe("object storage", () => {
     const answer = await gateway.post("/inference", { function_name: "describe", input: base64Input })
     expect(answer.status).toBe(200)
     const stored = await waitForInference(gateway, answer.body.inference_id)
-    expect(storedFile(stored)).toEqual({
-      type: "file",
-      file_type: "object_storage",
-      mime_type: "image/png",
-      storage_path: { kind: { type: "disabled" }, path: expectedPath }
-    })
+    expect(storedFile(stored)).toEqual(storedImageBlock({ type: "disabled" }))
     expect(fs.readdirSync(folder)).not.toContain("observability")
   })
 
@@ -243,12 +235,7 @@ describe("object storage", () => {
     expect(read.body.status, JSON.stringify(read.body)).toBe("completed")
     const [id] = submitted.body.inference_ids
     const stored = await waitForInference(gateway, id, { include_model_inferences: true })
-    expect(storedFile(stored)).toEqual({
-      type: "file",
-      file_type: "object_storage",
-      mime_type: "image/png",
-      storage_path: { kind: { type: "filesystem", path: storage }, path: expectedPath }
-    })
+    expect(storedFile(stored)).toEqual(storedImageBlock({ type: "filesystem", path: storage }))
     expect(stored.model_inferences[0].raw_request).not.toContain(imageBase64.slice(0, 40))
 
     // the stored input in a batch of its own: the file is read back (a missing one is a 400 naming the input)
@@ -279,15 +266,9 @@ describe("object storage", () => {
       const answer = await gateway.post("/inference", { function_name: "describe", input: base64Input })
       expect(answer.status).toBe(200)
       const stored = await waitForInference(gateway, answer.body.inference_id)
-      expect(storedFile(stored)).toEqual({
-        type: "file",
-        file_type: "object_storage",
-        mime_type: "image/png",
-        storage_path: {
-          kind: { type: "s3_compatible", bucket_name: "files", region: "us-east-1", endpoint: s3.endpoint, allow_http: true },
-          path: expectedPath
-        }
-      })
+      expect(storedFile(stored)).toEqual(
+        storedImageBlock({ type: "s3_compatible", bucket_name: "files", region: "us-east-1", endpoint: s3.endpoint, allow_http: true })
+      )
       const object = await fetch(`${s3.endpoint}/files/${expectedPath}`)
       expect(object.status).toBe(200)
       expect(Buffer.from(await object.arrayBuffer()).equals(image)).toBe(true)
