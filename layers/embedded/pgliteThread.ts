@@ -16,6 +16,7 @@
  * - On shutdown PGlite is closed cleanly (a checkpoint), or its thread ended after
  *   `stopTimeout`, at once when it is down.
  */
+import * as fs from "node:fs"
 import { Worker } from "node:worker_threads"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -125,6 +126,21 @@ export interface Room {
 const freedEnough = 1024 * 1024
 
 /**
+ * The free bytes in `dir`'s filesystem measured now, for a restart after a full disk. Not the
+ * watch's last figure, which may predate what filled the disk (a PANIC within one check
+ * interval of the fill): taken as what PGlite met, the restart would wait for more than was
+ * ever free, for good.
+ */
+const freeBytesNow = (dir: string, room: () => Room) => {
+  try {
+    const stats = fs.statfsSync(dir)
+    return stats.bavail * stats.bsize
+  } catch {
+    return room().freeBytes
+  }
+}
+
+/**
  * PGlite on `settings` in its thread while the scope is open, started again after a PANIC or
  * a crash once `room` says there is free space: above the minimum, and, after a full disk,
  * more than when PGlite met it (a try on a disk still full would only stop on the same PANIC,
@@ -142,7 +158,7 @@ export const runThread = (settings: WorkerSettings, room: () => Room): Effect.Ef
       const waiting = () => {
         const now = room()
         if (now.low !== undefined) return now.low
-        return fullAt !== undefined && now.freeBytes < fullAt + freedEnough ? "the disk is full" : undefined
+        return fullAt !== undefined && freeBytesNow(settings.dataDir, room) < fullAt + freedEnough ? "the disk is full" : undefined
       }
       const why = waiting()
       if (why === undefined) return
@@ -157,7 +173,7 @@ export const runThread = (settings: WorkerSettings, room: () => Room): Effect.Ef
       return yield* spawn(settings).pipe(
         Effect.tapError((why) =>
           Effect.andThen(
-            Effect.sync(() => (fullAt = diskFull(why) ? room().freeBytes : undefined)),
+            Effect.sync(() => (fullAt = diskFull(why) ? freeBytesNow(settings.dataDir, room) : undefined)),
             Effect.logWarning(`embedded database: PGlite could not start again (${why}); trying again`)
           ))
       )
@@ -165,7 +181,7 @@ export const runThread = (settings: WorkerSettings, room: () => Room): Effect.Ef
 
     const supervise = Effect.forever(Effect.gen(function*() {
       const why = yield* Effect.promise(() => thread.failure)
-      fullAt = diskFull(why) ? room().freeBytes : undefined
+      fullAt = diskFull(why) ? freeBytesNow(settings.dataDir, room) : undefined
       down = `${why}; starting it again`
       yield* Effect.logError(
         `embedded database: ${why}; its thread is ended, and PGlite starts again on the same port (recovering from its WAL) as soon as ` +
