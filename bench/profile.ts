@@ -1,5 +1,6 @@
-// `node bench/profile.ts [--route inference|openai] [--stream] [--duration S]`: a CPU profile of
-// the gateway under the benchmark's load (64 connections, the scenario of bench/scenario.ts),
+// `node bench/profile.ts [--route inference|openai] [--stream] [--duration S] [--analytics-db URL]`:
+// a CPU profile of the gateway under the benchmark's load (64 connections, the scenario of
+// bench/scenario.ts; storing what it serves in the analytics database at URL when given),
 // summed by function and by file, the top 40 of each by self time. Writes the .cpuprofile in
 // the system's temporary folder and says where. For finding what a request spends its time on.
 import * as fs from "node:fs"
@@ -17,6 +18,7 @@ const option = (name: string) => {
 const openai = option("route") === "openai"
 const stream = args.includes("--stream")
 const duration = Number(option("duration") ?? 10)
+const analyticsDb = option("analytics-db")
 
 interface ProfileNode {
   readonly id: number
@@ -34,7 +36,7 @@ const main = async () => {
   const dir = writeGatewayFiles(`http://127.0.0.1:${upstream.match}`)
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-profile-"))
   const gateway = await startProcess(["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
-    env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0" },
+    env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0", ...(analyticsDb === undefined ? {} : { GATEWAY_ANALYTICS_DB_URL: analyticsDb }) },
     nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
   })
   const body = openai ? (stream ? streamedOpenAiRouteBody("bench") : openAiRouteBody) : stream ? streamedGatewayBody("bench") : gatewayBody

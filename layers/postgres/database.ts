@@ -2,8 +2,11 @@
  * The analytics database on Postgres (`ObservabilityDatabase` of
  * src/analytics/database.ts): the one migration sequence, the health probe, and the write
  * queue's writes. Every value reaches SQL as a bound parameter: rows travel as one JSON array
- * per table, turned into rows by `jsonb_populate_recordset`, so a batch costs the gateway one
- * JSON text per row. Writes are idempotent by id (a retried batch stores each row once).
+ * per table, turned into rows by `jsonb_populate_recordset` in one multi-row INSERT per table
+ * (its text the same for every batch, so prepared once per connection), so a batch costs the
+ * gateway one JSON text per row. Writes are idempotent by id (a retried batch stores each row
+ * once). Not COPY: `@effect/sql-pg` has no COPY FROM STDIN, and the INSERT's single parameter
+ * already spares per-row statements.
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import { Buffer } from "node:buffer"
@@ -56,11 +59,11 @@ export const makePostgresDatabase = (sql: PgClient.PgClient, maxRowBytes: number
   // driver would take as a string and encode to UTF-8 again; Postgres reads it as UTF-8.
   const writeRows = (tables: ReadonlyMap<string, Buffer>) =>
     sql.withTransaction(Effect.forEach(tables, ([table, rows]) =>
-      // unprepared: one statement per table, whose parameter changes every time
+      // one text per table whatever the batch (the rows are its one parameter): prepared once per connection
       sql`INSERT INTO ${sql(table)}
         SELECT ${sql.literal(insertedColumns[table] ?? "*")}
         FROM jsonb_populate_recordset(NULL::${sql(table)}, convert_from(${rows}, 'UTF8')::jsonb)
-        ON CONFLICT (id) DO NOTHING`.unprepared, { discard: true }))
+        ON CONFLICT (id) DO NOTHING`, { discard: true }))
 
   // The texts are joined inside the effect: a batch too large for a string fails the write
   // (its rows' fault, so the write queue splits it) instead of throwing past it.
