@@ -24,7 +24,8 @@
 // directly), and, with that stream held open N times at once for the throughput's duration,
 // the server's CPU per stream and its peak RSS (sampled from /proc), with its idle RSS after
 // start-up. Options: --no-streaming (skip this part), --stream-requests N (first-chunk samples
-// per target, default 100), --streams N (streams open at once, default 256).
+// per target, default 100), --streams N (streams open at once, default 256), --streaming-only
+// (this part alone). --gateway-node-arg X (repeatable): a Node option for the gateway only.
 //
 // --workers-scenario: instead of all that, the plain /inference throughput with 1 worker and
 // with 2 (`--workers 2`, balanced by the kernel and by the primary), with the CPU per request
@@ -153,9 +154,13 @@ const measureThroughput = async (target: Target): Promise<Throughput> => {
   return { rps: result.requests.average, serverCpuUs, databaseCpuUs }
 }
 
+/** `--gateway-node-arg X` (repeatable): Node's options for the gateway's processes only (V8's heap sizing, say) */
+const gatewayNodeArgs = args.flatMap((arg, index) => (args[index - 1] === "--gateway-node-arg" ? [arg] : []))
+
 const startGateway = (dir: string, env: Record<string, string> = {}) =>
   startProcess(["bin/start.mjs", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
-    env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0", ...env }
+    env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0", ...env },
+    nodeArgs: gatewayNodeArgs
   })
 
 interface Row {
@@ -305,6 +310,11 @@ const main = async () => {
   // resident memory of each server after start-up, before any load
   await new Promise((resolve) => setTimeout(resolve, 500))
   const idleRss = new Map(targets.map((target) => [target.pid, target.pid === undefined ? 0 : memoryOf(target.pid, "VmRSS")]))
+  if (args.includes("--streaming-only")) {
+    const streamed = await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, 3), idleRss)
+    if (args.includes("--json")) console.log(JSON.stringify({ streamed }))
+    process.exit(0)
+  }
   const [base, ...latencies] = await measureLatencies([direct, ...targets], samples)
   const throughputs: Array<Array<Throughput>> = targets.map(() => [])
   for (let round = 0; round < rounds; round++) {

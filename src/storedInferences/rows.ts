@@ -40,9 +40,19 @@ export const inferenceTarget = (prepared: PreparedInference): InferenceTarget =>
   outputSchema: prepared.fn.type === "json" ? prepared.outputSchema?.schema : undefined
 })
 
-/** the key the answer is cached under, when the request writes the cache and the answer is new and valid */
-const answerCacheKey = ({ prepared, origin, output }: CompletedInference): string | undefined =>
-  prepared.cache.write && !origin.cached && isValidOutput(output) ? cacheKey(origin.provider, origin.call, prepared.cache.scope) : undefined
+/**
+ * The key the answer is cached under, when the request writes the cache and the answer is new
+ * and valid. Hashed once per inference: a cache that keeps its own entries (Valkey) and the
+ * stored row both ask for it (a memo of a pure function, forgotten with the inference).
+ */
+const cacheKeys = new WeakMap<CompletedInference, string | undefined>()
+const answerCacheKey = (done: CompletedInference): string | undefined => {
+  if (cacheKeys.has(done)) return cacheKeys.get(done)
+  const { prepared, origin, output } = done
+  const key = prepared.cache.write && !origin.cached && isValidOutput(output) ? cacheKey(origin.provider, origin.call, prepared.cache.scope) : undefined
+  cacheKeys.set(done, key)
+  return key
+}
 
 /** The answer as a cache that keeps its own entries holds it (see `CacheStore.remember`), when it is cached. */
 export const cacheEntryOf = (done: CompletedInference): CacheEntry | undefined => {
