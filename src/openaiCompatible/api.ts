@@ -5,7 +5,8 @@
  * unknown root fields are reported apart (`gateway::deny_unknown_fields`).
  */
 import * as Schema from "effect/Schema"
-import { CacheOptions, ChatCompletionParams, ExtraBodyRequestEdit, ExtraHeaderRequestEdit } from "../api/inference.ts"
+import { gatewayRequestFields } from "../api/gatewayFields.ts"
+import { ChatCompletionParams } from "../api/inference.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 const Detail = Schema.Literals(["low", "high", "auto"])
@@ -173,26 +174,11 @@ export const ChatCompletionRequest = Schema.Struct({
   reasoning_effort: Schema.optional(Schema.NullOr(Schema.String)),
   service_tier: Schema.optional(Schema.NullOr(Schema.String)),
   verbosity: Schema.optional(Schema.NullOr(Schema.String)),
-  "gateway::variant_name": Schema.optional(Schema.String),
-  "gateway::episode_id": Schema.optional(Schema.String),
-  "gateway::dryrun": Schema.optional(Schema.Boolean),
+  ...gatewayRequestFields,
   "gateway::deny_unknown_fields": Schema.optional(Schema.Boolean),
-  "gateway::tags": Schema.optional(Schema.Record(Schema.String, Schema.String)),
-  "gateway::namespace": Schema.optional(Schema.String),
-  "gateway::cache_options": Schema.optional(CacheOptions),
-  "gateway::credentials": Schema.optional(Schema.Record(Schema.String, Schema.String)),
-  "gateway::extra_body": Schema.optional(Schema.Array(ExtraBodyRequestEdit)),
-  "gateway::extra_headers": Schema.optional(Schema.Array(ExtraHeaderRequestEdit)),
   "gateway::include_raw_response": Schema.optional(Schema.Boolean),
   "gateway::include_raw_usage": Schema.optional(Schema.Boolean),
-  "gateway::params": Schema.optional(Schema.Struct({ chat_completion: Schema.optional(ChatCompletionParams) })),
-  "gateway::provider_tools": Schema.optional(Schema.Array(Schema.Struct({
-    scope: Schema.optional(Schema.Struct({
-      model_name: Schema.optional(Schema.String),
-      provider_name: Schema.optional(Schema.String)
-    })),
-    tool: JsonObject
-  })))
+  "gateway::params": Schema.optional(Schema.Struct({ chat_completion: Schema.optional(ChatCompletionParams) }))
 })
 export type ChatCompletionRequest = typeof ChatCompletionRequest.Type
 

@@ -4,7 +4,8 @@
  */
 import * as Result from "effect/Result"
 import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage } from "../api/inference.ts"
-import { checkClientTags, namespaceTag } from "../api/tags.ts"
+import { parseModelField, pinnedVariant } from "../api/modelField.ts"
+import { gatewayRequestPart } from "../api/gatewayFields.ts"
 import { InvalidRequest } from "../errors.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
@@ -12,8 +13,6 @@ import { qualifiedProviderName } from "../providers/types.ts"
 import type { ChatCompletionRequest, ContentPart, ExtraContentBlock, Message } from "./api.ts"
 import { quoted } from "../untrusted.ts"
 
-export const functionModelPrefix = "gateway::function_name::"
-export const modelModelPrefix = "gateway::model_name::"
 /** the template an object `system` input renders (spec 2.2) */
 const systemTemplate = "system"
 
@@ -264,25 +263,16 @@ const translateParams = (body: ChatCompletionRequest): { params: ChatCompletionP
 export const missingModel = (json: Readonly<Record<string, unknown>>): InvalidRequest | undefined =>
   json.model === undefined ? problem("model: missing field `model`") : undefined
 
-/** what `model` names: a function or a model, after its prefix, which must name something */
-const targetOf = (model: string): Translated<{ function_name: string } | { model_name: string }> => {
-  for (const [prefix, field] of [[functionModelPrefix, "function_name"], [modelModelPrefix, "model_name"]] as const) {
-    if (!model.startsWith(prefix)) continue
-    const name = model.slice(prefix.length)
-    if (name === "") return invalid(`model: the ${field} after \`${prefix}\` cannot be empty`)
-    return Result.succeed(field === "function_name" ? { function_name: name } : { model_name: name })
-  }
-  return invalid(`model: the \`model\` field must start with \`${functionModelPrefix}\` or \`${modelModelPrefix}\`, not ${quoted(model)}`)
-}
-
 export const translateChatCompletion = (
   body: ChatCompletionRequest,
   functionType: (functionName: string) => "chat" | "json" | undefined
 ): Translated<TranslatedRequest> => {
   const warnings: Array<string> = []
-  const targeted = targetOf(body.model)
+  const targeted = parseModelField(body.model)
   if (Result.isFailure(targeted)) return Result.fail(targeted.failure)
   const target = targeted.success
+  const pinned = pinnedVariant(target, body["gateway::variant_name"], "gateway::variant_name")
+  if (Result.isFailure(pinned)) return Result.fail(pinned.failure)
   if (body.n !== undefined && body.n !== null && body.n !== 1) return invalid(`n: only 1 choice is supported, got ${body.n}`)
 
   const translated = translateMessages(body.messages, warnings)
@@ -328,10 +318,8 @@ export const translateChatCompletion = (
     } else toolChoice = { specific: choice.type === "function" ? choice.function.name : choice.custom.name }
   }
 
-  const reserved = checkClientTags(body["gateway::tags"], "gateway::tags")
-  if (reserved !== undefined) return Result.fail(reserved)
-  const tags = { ...body["gateway::tags"] }
-  if (body["gateway::namespace"] !== undefined) tags[namespaceTag] = body["gateway::namespace"]
+  const gatewayPart = gatewayRequestPart(body)
+  if (Result.isFailure(gatewayPart)) return Result.fail(gatewayPart.failure)
   const includeRawUsage = body["gateway::include_raw_usage"] === true
   // raw usage rides on the usage chunk, which include_usage false would turn off
   const explicitUsage = body.stream_options?.include_usage
@@ -341,27 +329,17 @@ export const translateChatCompletion = (
     )
   }
   const request: InferenceRequest = {
-    ...target,
+    ...("model_name" in target ? { model_name: target.model_name } : { function_name: target.function_name }),
     input: { ...(input.system === undefined ? {} : { system: input.system }), messages: input.messages },
     stream: body.stream === true,
-    episode_id: body["gateway::episode_id"],
-    variant_name: body["gateway::variant_name"],
-    dryrun: body["gateway::dryrun"],
-    tags,
+    ...gatewayPart.success,
+    variant_name: pinned.success,
     additional_tools: functionTools.length > 0 ? functionTools : undefined,
     allowed_tools: allowedTools,
     tool_choice: toolChoice,
     parallel_tool_calls: body.parallel_tool_calls ?? undefined,
     output_schema: isJson ? schema : undefined,
-    params: Object.keys(params).length > 0 ? { chat_completion: params } : undefined,
-    cache_options: body["gateway::cache_options"],
-    credentials: body["gateway::credentials"],
-    extra_body: body["gateway::extra_body"],
-    extra_headers: body["gateway::extra_headers"],
-    provider_tools: body["gateway::provider_tools"]?.map((entry) => ({
-      scope: entry.scope === undefined ? undefined : { model_name: entry.scope.model_name, model_provider_name: entry.scope.provider_name },
-      tool: entry.tool
-    }))
+    params: Object.keys(params).length > 0 ? { chat_completion: params } : undefined
   }
   return Result.succeed({
     request,

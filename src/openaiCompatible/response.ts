@@ -15,7 +15,8 @@ import type { ApiType } from "../providers/codec.ts"
 import { parseQualifiedProviderName } from "../providers/types.ts"
 import { openAiErrorJson } from "../api/openaiCompatible.ts"
 import { sseDone, sseEvent } from "../sseWriter.ts"
-import { functionModelPrefix, modelModelPrefix, type TranslatedRequest } from "./request.ts"
+import { functionVariantModel, modelModelPrefix } from "../api/modelField.ts"
+import type { TranslatedRequest } from "./request.ts"
 
 const openAiFinishReason = (reason: FinishReason | undefined): string => {
   switch (reason) {
@@ -151,7 +152,7 @@ const usageOf = (completed: CompletedInference) => {
 export const answeringModel = (prepared: PreparedInference, variant: VariantConfig): string =>
   prepared.request.model_name !== undefined
     ? `${modelModelPrefix}${variant.name}`
-    : `${functionModelPrefix}${prepared.functionName}::variant_name::${variant.name}`
+    : functionVariantModel(prepared.functionName, variant.name)
 
 /** `created` is in Unix seconds, read by the caller: the core reads no clock. */
 export const chatCompletionBody = (completed: CompletedInference, options: TranslatedRequest, created: number) => ({

@@ -230,6 +230,9 @@ describe("POST /openai/v1/chat/completions", () => {
     it("the answer's model names the variant that answered: the pinned one, or the next after one failed", async () => {
       const pinned = await ok({ model: "gateway::function_name::up_chat", messages: hi, "gateway::variant_name": "tuned" })
       expect(pinned.model).toBe("gateway::function_name::up_chat::variant_name::tuned")
+      // the name an answer gives is one a request may send back: it pins the same variant
+      const again = await ok({ model: pinned.model, messages: hi })
+      expect(again.model).toBe("gateway::function_name::up_chat::variant_name::tuned")
       const fallback = await ok({ model: "gateway::function_name::fallback", messages: hi })
       expect(fallback.model).toBe("gateway::function_name::fallback::variant_name::backup")
       expect(fallback.choices[0].message.content).toBe(dummyText)

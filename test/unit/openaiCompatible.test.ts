@@ -119,6 +119,24 @@ describe("translateChatCompletion", () => {
       .toBe("n: only 1 choice is supported, got 2")
   })
 
+  it("reads a variant pinned in model, as answers name it, agreeing with gateway::variant_name", () => {
+    const pinned = ok(translate({ model: "gateway::function_name::f::variant_name::v1", messages: [] }))
+    expect(pinned.request).toMatchObject({ function_name: "f", variant_name: "v1" })
+    const both = ok(translate({ model: "gateway::function_name::f::variant_name::v1", messages: [], "gateway::variant_name": "v1" }))
+    expect(both.request.variant_name).toBe("v1")
+    const byField = ok(translate({ model: "gateway::function_name::f", messages: [], "gateway::variant_name": "v2" }))
+    expect(byField.request).toMatchObject({ function_name: "f", variant_name: "v2" })
+    expect((translate({ model: "gateway::function_name::f::variant_name::v1", messages: [], "gateway::variant_name": "v2" }) as InvalidRequest).message)
+      .toBe("gateway::variant_name: \"v2\" differs from the variant \"v1\" that `model` names")
+    expect((translate({ model: "gateway::function_name::f::variant_name::", messages: [] }) as InvalidRequest).message)
+      .toBe("model: the variant_name after `::variant_name::` cannot be empty")
+    expect((translate({ model: "gateway::function_name::::variant_name::v1", messages: [] }) as InvalidRequest).message)
+      .toBe("model: the function_name after `gateway::function_name::` cannot be empty")
+    // a model's name is taken whole: shorthand names carry `::` of their own
+    expect(ok(translate({ model: "gateway::model_name::dummy::x::variant_name::y", messages: [] })).request.model_name)
+      .toBe("dummy::x::variant_name::y")
+  })
+
   it("turns allowed_tools into a mode and a list, and a namespace into a tag", () => {
     const { request, extras } = ok(translate({
       model: "gateway::model_name::dummy::x",
