@@ -13,6 +13,8 @@ export const inferenceParamFields = {
   max_tokens: Schema.optional(PositiveInt),
   seed: Schema.optional(Schema.Int),
   top_p: Schema.optional(Schema.Finite),
+  /** sampling from the k likeliest tokens: sent to the providers that take it (Anthropic, Gemini, Bedrock's Claude, vLLM, SGLang, Together, Fireworks, OpenRouter, Hyperbolic), left out elsewhere */
+  top_k: Schema.optional(PositiveInt),
   presence_penalty: Schema.optional(Schema.Finite),
   frequency_penalty: Schema.optional(Schema.Finite),
   stop_sequences: Schema.optional(Schema.Array(Schema.String)),

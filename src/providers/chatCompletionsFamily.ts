@@ -27,12 +27,13 @@ import { BaseUrl } from "./urls.ts"
 /** The field a parameter is sent as; `null`: the server does not take it, and it is not sent. */
 export type ParamRule = string | null
 
-/** How the family names the parameters, unless a member says otherwise: their own names but `stop`, no thinking budget. */
+/** How the family names the parameters, unless a member says otherwise: their own names but `stop`, no thinking budget, no `top_k` (OpenAI's API has none). */
 export const familyParams: Readonly<Record<keyof InferenceParams, ParamRule>> = {
   temperature: "temperature",
   max_tokens: "max_tokens",
   seed: "seed",
   top_p: "top_p",
+  top_k: null,
   presence_penalty: "presence_penalty",
   frequency_penalty: "frequency_penalty",
   stop_sequences: "stop",

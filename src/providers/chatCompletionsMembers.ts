@@ -14,6 +14,8 @@ const env = (name: string) => ({ kind: "env", name }) as const
 
 /** OpenAI-only parameters the other servers do not take */
 const notOpenAi: Partial<Record<keyof InferenceParams, ParamRule>> = { service_tier: null, verbosity: null }
+/** for the servers whose API reference lists `top_k` beside OpenAI's sampling parameters */
+const withTopK: Partial<Record<keyof InferenceParams, ParamRule>> = { top_k: "top_k" }
 
 /**
  * DeepSeek (api-docs.deepseek.com): `reasoning_content` is returned as thoughts (and never sent
@@ -33,7 +35,7 @@ export const fireworksCodec = hostedCodec({
   type: "fireworks",
   defaultApiBase: "https://api.fireworks.ai/inference/v1/",
   defaultCredential: env("FIREWORKS_API_KEY"),
-  params: notOpenAi
+  params: { ...notOpenAi, ...withTopK }
 })
 
 /**
@@ -52,7 +54,7 @@ export const hyperbolicCodec = hostedCodec({
   type: "hyperbolic",
   defaultApiBase: "https://api.hyperbolic.xyz/v1/",
   defaultCredential: env("HYPERBOLIC_API_KEY"),
-  params: { ...notOpenAi, reasoning_effort: null },
+  params: { ...notOpenAi, ...withTopK, reasoning_effort: null },
   structuredOutput: "json_object"
 })
 
@@ -64,7 +66,7 @@ export const openRouterCodec = hostedCodec({
   type: "openrouter",
   defaultApiBase: "https://openrouter.ai/api/v1/",
   defaultCredential: env("OPENROUTER_API_KEY"),
-  params: { service_tier: null }
+  params: { ...withTopK, service_tier: null }
 })
 
 /** Together (docs.together.ai): `json_schema` structured output, `reasoning_effort` for its reasoning models. */
@@ -72,7 +74,7 @@ export const togetherCodec = hostedCodec({
   type: "together",
   defaultApiBase: "https://api.together.xyz/v1/",
   defaultCredential: env("TOGETHER_API_KEY"),
-  params: notOpenAi
+  params: { ...notOpenAi, ...withTopK }
 })
 
 /** xAI (docs.x.ai): `reasoning_content` returned as thoughts, `json_schema` structured output. */
@@ -87,14 +89,14 @@ export const xaiCodec = hostedCodec({
 export const sglangCodec = selfHostedCodec({
   type: "sglang",
   defaultCredential: env("SGLANG_API_KEY"),
-  params: notOpenAi
+  params: { ...notOpenAi, ...withTopK }
 })
 
 /** vLLM's OpenAI-compatible server: `json_schema` structured output (guided decoding). */
 export const vllmCodec = selfHostedCodec({
   type: "vllm",
   defaultCredential: env("VLLM_API_KEY"),
-  params: notOpenAi
+  params: { ...notOpenAi, ...withTopK }
 })
 
 /**

@@ -145,7 +145,7 @@ describe("anthropic and gcp_vertex_anthropic through the gateway", () => {
     gateway.post("/inference", { function_name: "chat", input, ...extra })
   const upstream = () => anthropic.requests.at(-1)!
 
-  it("answers a plain call: Messages API with x-api-key and anthropic-version, system, merged user turns, max_tokens 4096 by default", async () => {
+  it("answers a plain call: Messages API with x-api-key and anthropic-version, system, merged user turns, max_tokens 4096 by default, top_k", async () => {
     anthropic.script.push({
       kind: "message",
       body: textMessage("Hi there", { input_tokens: 20, cache_creation_input_tokens: 5, cache_read_input_tokens: 100, output_tokens: 4 })
@@ -153,7 +153,7 @@ describe("anthropic and gcp_vertex_anthropic through the gateway", () => {
     const { status, body } = await chat({
       system: { name: "Claude" },
       messages: [{ role: "user", content: "Hello" }, { role: "user", content: "Anyone?" }]
-    }, { params: { chat_completion: { temperature: 0.3 } } })
+    }, { params: { chat_completion: { temperature: 0.3, top_k: 40 } } })
     expect(status, JSON.stringify(body)).toBe(200)
     expect(body.content).toEqual([{ type: "text", text: "Hi there" }])
     expect(body.finish_reason).toBe("stop")
@@ -168,7 +168,8 @@ describe("anthropic and gcp_vertex_anthropic through the gateway", () => {
       max_tokens: 4096,
       system: "You are Claude.",
       messages: [{ role: "user", content: [{ type: "text", text: "Hello" }, { type: "text", text: "Anyone?" }] }],
-      temperature: 0.3
+      temperature: 0.3,
+      top_k: 40
     })
   })
 

@@ -36,6 +36,7 @@ const allParams: InferenceParams = {
   max_tokens: 100,
   seed: 42,
   top_p: 0.9,
+  top_k: 40,
   presence_penalty: 0.1,
   frequency_penalty: 0.2,
   stop_sequences: ["END"],
@@ -96,18 +97,18 @@ describe("Chat Completions family members", () => {
   it.each([
     [openAiCodec, { max_completion_tokens: 100, seed: 42, reasoning_effort: "low", service_tier: "flex", verbosity: "low" }],
     [deepSeekCodec, { max_tokens: 100 }],
-    [fireworksCodec, { max_tokens: 100, seed: 42, reasoning_effort: "low" }],
+    [fireworksCodec, { max_tokens: 100, seed: 42, top_k: 40, reasoning_effort: "low" }],
     [groqCodec, { max_completion_tokens: 100, seed: 42, reasoning_effort: "low", service_tier: "flex" }],
-    [hyperbolicCodec, { max_tokens: 100, seed: 42 }],
-    [openRouterCodec, { max_tokens: 100, seed: 42, reasoning_effort: "low", verbosity: "low" }],
-    [togetherCodec, { max_tokens: 100, seed: 42, reasoning_effort: "low" }],
+    [hyperbolicCodec, { max_tokens: 100, seed: 42, top_k: 40 }],
+    [openRouterCodec, { max_tokens: 100, seed: 42, top_k: 40, reasoning_effort: "low", verbosity: "low" }],
+    [togetherCodec, { max_tokens: 100, seed: 42, top_k: 40, reasoning_effort: "low" }],
     [xaiCodec, { max_tokens: 100, seed: 42, reasoning_effort: "low" }],
-    [sglangCodec, { max_tokens: 100, seed: 42, reasoning_effort: "low" }],
-    [vllmCodec, { max_tokens: 100, seed: 42, reasoning_effort: "low" }],
+    [sglangCodec, { max_tokens: 100, seed: 42, top_k: 40, reasoning_effort: "low" }],
+    [vllmCodec, { max_tokens: 100, seed: 42, top_k: 40, reasoning_effort: "low" }],
     [tgiCodec, { max_tokens: 100, seed: 42 }]
   ] as const)("%s sends the parameters it takes under its names, and leaves out the others", (codec, expected) => {
     const { body } = sent(codec as FamilyCodec, { params: allParams })
-    const optional = ["max_tokens", "max_completion_tokens", "seed", "reasoning_effort", "service_tier", "verbosity"]
+    const optional = ["max_tokens", "max_completion_tokens", "seed", "top_k", "reasoning_effort", "service_tier", "verbosity"]
     const sentOptional = Object.fromEntries(optional.filter((name) => name in body).map((name) => [name, body[name]]))
     expect(sentOptional).toEqual(expected)
     // the sampling parameters every member takes

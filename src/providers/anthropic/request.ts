@@ -202,6 +202,7 @@ export const anthropicBody = (request: ModelRequest, call: WireCall<AnthropicTar
   body.messages = messages
   if (params.temperature !== undefined) body.temperature = params.temperature
   if (params.top_p !== undefined) body.top_p = params.top_p
+  if (params.top_k !== undefined) body.top_k = params.top_k
   if (params.stop_sequences !== undefined) body.stop_sequences = params.stop_sequences
   if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget }
   if (nativeSchema !== undefined) body.output_config = { format: { type: "json_schema", schema: nativeSchema } }

@@ -177,10 +177,13 @@ export const converseBody = (request: ModelRequest, call: WireCall<ConverseTarge
   if (config !== undefined) body.inferenceConfig = config
   const tools = toolConfig(request, call.providerTools)
   if (tools !== undefined) body.toolConfig = tools
+  // what Converse has no field for, passed to the model as it is: Claude's extended thinking and top_k
+  const additional: Json = {}
   if (request.params.thinking_budget_tokens !== undefined) {
-    // Claude's extended thinking, passed to the model as it is
-    body.additionalModelRequestFields = { thinking: { type: "enabled", budget_tokens: request.params.thinking_budget_tokens } }
+    additional.thinking = { type: "enabled", budget_tokens: request.params.thinking_budget_tokens }
   }
+  if (request.params.top_k !== undefined) additional.top_k = request.params.top_k
+  if (Object.keys(additional).length > 0) body.additionalModelRequestFields = additional
   return body
 }
 

@@ -195,6 +195,7 @@ const generationConfigOf = (request: ModelRequest): Json | WireProblem => {
   const config: Json = {}
   if (params.temperature !== undefined) config.temperature = params.temperature
   if (params.top_p !== undefined) config.topP = params.top_p
+  if (params.top_k !== undefined) config.topK = params.top_k
   if (params.max_tokens !== undefined) config.maxOutputTokens = params.max_tokens
   if (params.seed !== undefined) config.seed = params.seed
   if (params.presence_penalty !== undefined) config.presencePenalty = params.presence_penalty
