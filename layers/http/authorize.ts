@@ -37,16 +37,20 @@ export const sessionAuthentication = (sessions: UiSessions["Service"], sessionId
 /**
  * The public id of the request's key, or why it has none (401), or why it may not call the route
  * (403); `adminOnly` is what the route is for when it needs the admin role (the 403 names it).
+ * With `apiKeyHeader`, a key in `x-api-key` counts when there is no `Authorization` header
+ * (Anthropic's clients send it there).
  */
 export const authorize = (
   auth: Authentication["Service"],
   sessions: UiSessions["Service"],
   request: HttpServerRequest.HttpServerRequest,
-  adminOnly: string | undefined
+  adminOnly: string | undefined,
+  apiKeyHeader = false
 ) => {
   // the socket's peer: a client can write X-Forwarded-For, not its address
   const address = Option.getOrUndefined(request.peerAddress)
-  const header = request.headers.authorization
+  const apiKey = apiKeyHeader ? request.headers["x-api-key"] : undefined
+  const header = request.headers.authorization ?? (apiKey === undefined ? undefined : `Bearer ${apiKey}`)
   if (header !== undefined) {
     const authenticated = auth.authenticate(header, address)
     return adminOnly !== undefined ? Effect.flatMap(authenticated, requireAdmin(auth, adminOnly)) : authenticated

@@ -12,12 +12,13 @@ import type * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { GatewayApi } from "../../src/contract/gateway.ts"
-import { AdminOnly, AdminPurpose, ErrorFamily, Open } from "../../src/contract/guard.ts"
+import { AdminOnly, AdminPurpose, ApiKeyHeader, ErrorFamily, Open } from "../../src/contract/guard.ts"
 import type { Authentication } from "../../src/auth/authenticate.ts"
 import type { UiSessions } from "../../src/auth/uiSessions.ts"
 import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
 import type { GatewayServices } from "../composition.ts"
 import { authorize } from "./authorize.ts"
+import { anthropicErrorResponse } from "./anthropicMessages.ts"
 import { openAiErrorResponse } from "./openaiCompatible.ts"
 import { errorResponse, errorResponseWithJson, guarded } from "./respond.ts"
 
@@ -46,11 +47,15 @@ export const guardedRoute = (
   errorJson = false
 ) => {
   const adminOnly = Context.get(group.annotations, AdminOnly) ? Context.get(group.annotations, AdminPurpose) : undefined
-  const toResponse = Context.get(group.annotations, ErrorFamily) === "openai"
+  const family = Context.get(group.annotations, ErrorFamily)
+  const toResponse = family === "openai"
     ? openAiErrorResponse
+    : family === "anthropic"
+    ? anthropicErrorResponse
     : errorJson
     ? errorResponseWithJson
     : errorResponse
+  const apiKeyHeader = Context.get(group.annotations, ApiKeyHeader)
   const counted = (apiKey: string | undefined) =>
     Effect.tapError(handler(apiKey), (error) => {
       if (Predicate.isTagged(error, "RateLimited")) metrics.rateLimited(path)
@@ -60,7 +65,7 @@ export const guardedRoute = (
     ? guarded(counted(undefined), toResponse)
     : guarded(
       Effect.flatMap(
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authorize(auth, sessions, request, adminOnly)),
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authorize(auth, sessions, request, adminOnly, apiKeyHeader)),
         counted
       ),
       toResponse

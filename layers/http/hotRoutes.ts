@@ -1,5 +1,6 @@
 /**
- * The inference routes (`POST /inference`, `POST /openai/v1/chat/completions`), handed their
+ * The inference routes (`POST /inference`, `POST /openai/v1/chat/completions`,
+ * `POST /anthropic/v1/messages`), handed their
  * requests by the server directly rather than through the router: no route lookup, no search
  * parameters parsed, no per-endpoint wrapping, for the routes that carry the traffic. They are
  * the same guarded handlers the HttpApi groups register (./routeTable.ts `hotRoutes`), at the
@@ -38,7 +39,7 @@ export const makeHotDispatch = (
     const api = deployedApi({ ...deployment, version: gatewayVersion })
     const routes = hotRoutes(api, yield* Authentication, yield* UiSessions, yield* Metrics, deployment.errorJson === true)
     const table = new Map<string, NodeHandler>()
-    for (const { method, path, handler } of [routes.inference, routes.chatCompletions]) {
+    for (const { method, path, handler } of Object.values(routes)) {
       const guarded = handler()
       const route = HttpRouter.route(method as HttpRouter.Route<unknown, unknown>["method"], path as HttpRouter.PathInput, guarded)
       // what the router gives a handler: the route matched (no path parameters on these), and

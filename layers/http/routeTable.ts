@@ -37,6 +37,7 @@ import { metricsHandler } from "./metrics.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler } from "./openaiCompatible.ts"
+import { messagesHandler } from "./anthropicMessages.ts"
 import { cancelGepaTaskHandler, createDiclExamplesHandler, getDiclTaskHandler, getGepaTaskHandler, launchGepaHandler } from "./optimization.ts"
 import { reloadConfigHandler } from "./configReload.ts"
 import { jsonResponse } from "./respond.ts"
@@ -80,13 +81,15 @@ export const hotRoutes = (
   sessions: UiSessions["Service"],
   metrics: MetricsRecorder,
   errorJson = false
-): { readonly inference: HotRoute; readonly chatCompletions: HotRoute } => {
+): { readonly inference: HotRoute; readonly chatCompletions: HotRoute; readonly anthropicMessages: HotRoute } => {
   const route = routeOf(api, auth, sessions, metrics, errorJson)
   const { inference } = api.groups.inference.endpoints
   const { chatCompletions } = api.groups.openai.endpoints
+  const { messages } = api.groups.anthropic.endpoints
   return {
     inference: { method: inference.method, path: inference.path, handler: route("inference", inferenceHandler)("inference") },
-    chatCompletions: { method: chatCompletions.method, path: chatCompletions.path, handler: route("openai", chatCompletionsHandler)("chatCompletions") }
+    chatCompletions: { method: chatCompletions.method, path: chatCompletions.path, handler: route("openai", chatCompletionsHandler)("chatCompletions") },
+    anthropicMessages: { method: messages.method, path: messages.path, handler: route("anthropic", messagesHandler)("messages") }
   }
 }
 
@@ -104,6 +107,7 @@ export const groupsOf = (
   const hot = hotRoutes(api, auth, sessions, metrics, errorJson)
   return Layer.mergeAll(
     HttpApiBuilder.group(api, "inference", (handlers) => handlers.handleRaw("inference", hot.inference.handler)),
+    HttpApiBuilder.group(api, "anthropic", (handlers) => handlers.handleRaw("messages", hot.anthropicMessages.handler)),
     HttpApiBuilder.group(api, "openai", (handlers) =>
       handlers
         .handleRaw("chatCompletions", hot.chatCompletions.handler)

@@ -46,7 +46,8 @@ export const errorStatuses = {
   500: "An internal error (details in the gateway's log)",
   502: "Every provider failed, and one of them by its own fault: a 5xx, refused credentials, an unreadable answer, a network error (the message has each provider's error)",
   504: "Every provider failed, the last ones by timing out (the message has each provider's error)",
-  503: "A database the request needs does not answer, or the gateway receives too many bodies at once (see Retry-After)"
+  503: "A database the request needs does not answer, or the gateway receives too many bodies at once (see Retry-After)",
+  529: "Anthropic's surface: what the others answer 503 (overloaded_error; see Retry-After)"
 } as const
 export type ErrorStatus = keyof typeof errorStatuses
 

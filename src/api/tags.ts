@@ -8,6 +8,8 @@ import { InvalidRequest } from "../errors.ts"
 export const reservedTagPrefix = "gateway::"
 export const apiKeyTag = "gateway::api_key_public_id"
 export const namespaceTag = "gateway::namespace"
+/** which surface a request came through (`anthropic_messages`, ...), set by the surfaces of issue 37 */
+export const surfaceTag = "gateway::surface"
 
 export const checkClientTags = (
   tags: Readonly<Record<string, string>> | undefined,

@@ -15,6 +15,7 @@ import { InferenceGroup } from "./inference.ts"
 import { InferencesGroup } from "./inferences.ts"
 import { MetricsGroup } from "./metrics.ts"
 import { OpenAiGroup } from "./openaiCompatible.ts"
+import { AnthropicGroup } from "./anthropicMessages.ts"
 import { OperationsGroup } from "./operations.ts"
 import { OptimizationGroup } from "./optimization.ts"
 import { ReferenceGroup } from "./reference.ts"
@@ -55,6 +56,7 @@ export const GatewayApi = HttpApi.make("gateway")
   .add(
     InferenceGroup,
     OpenAiGroup,
+    AnthropicGroup,
     BatchGroup,
     FeedbackGroup,
     InferencesGroup,

@@ -24,10 +24,16 @@ export const AdminOnly = Context.Reference<boolean>("gateway/api/AdminOnly", { d
 /** what an `AdminOnly` group's routes are for, as its 403 names it ("…the admin role, which <purpose> requires") */
 export const AdminPurpose = Context.Reference<string>("gateway/api/AdminPurpose", { defaultValue: () => "the UI" })
 
-/** the shape of a group's error bodies: `{"error": "..."}`, or OpenAI's */
-export const ErrorFamily = Context.Reference<"gateway" | "openai">("gateway/api/ErrorFamily", {
+/** the shape of a group's error bodies: `{"error": "..."}`, OpenAI's or Anthropic's */
+export const ErrorFamily = Context.Reference<"gateway" | "openai" | "anthropic">("gateway/api/ErrorFamily", {
   defaultValue: () => "gateway"
 })
+
+/**
+ * a group whose callers may send their key in `x-api-key` too (what Anthropic's clients and
+ * Claude Code send), when they send no `Authorization` header
+ */
+export const ApiKeyHeader = Context.Reference<boolean>("gateway/api/ApiKeyHeader", { defaultValue: () => false })
 
 /** the security scheme of the routes behind a key */
 export const bearerScheme = {

@@ -24,6 +24,13 @@ export interface JsonOutput {
   readonly parsed: unknown
 }
 
+/**
+ * Whether an answer has tool calls for the caller to read: one through json_mode `tool` has not
+ * (its tool's arguments are its text), though its finish reason says `tool_call`.
+ */
+export const hasToolCalls = (output: ReadonlyArray<ChatOutputBlock> | JsonOutput): boolean =>
+  Array.isArray(output) && output.some((block) => block.type === "tool_call")
+
 const parseJson = (text: string): { readonly value: unknown } | undefined => {
   try {
     return { value: JSON.parse(text) }

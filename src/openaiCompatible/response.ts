@@ -4,7 +4,7 @@
  */
 import type { VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
-import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
+import { type ChatOutputBlock, hasToolCalls, type JsonOutput } from "../inference/output.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
 import { jsonDelta } from "../inference/chunks.ts"
 import { type CompletedInference, totalCost, totalUsage } from "../inference/run.ts"
@@ -36,7 +36,7 @@ const openAiFinishReason = (reason: FinishReason | undefined): string => {
  * answer through json_mode `tool` has not (its tool's arguments are its text).
  */
 const finishReasonOf = (completed: CompletedInference): string =>
-  completed.finishReason === "tool_call" && !(Array.isArray(completed.output) && completed.output.some((block) => block.type === "tool_call"))
+  completed.finishReason === "tool_call" && !hasToolCalls(completed.output)
     ? "stop"
     : openAiFinishReason(completed.finishReason)
 

@@ -1,0 +1,44 @@
+/**
+ * The Anthropic Messages surface (issue 37): `POST /anthropic/v1/messages`, so that an Anthropic
+ * SDK (or an agent taking a base URL) works with `baseURL = <gateway>/anthropic`. Every error
+ * here is in Anthropic's shape, so its SDKs raise their own typed errors. Answers are whole for
+ * now: `stream: true` is a 400 saying so.
+ */
+import * as Effect from "effect/Effect"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { anthropicError, anthropicErrorJson } from "../../src/api/anthropicMessages.ts"
+import { MessagesRequest } from "../../src/anthropicMessages/api.ts"
+import { translateMessages } from "../../src/anthropicMessages/request.ts"
+import { messageBody } from "../../src/anthropicMessages/response.ts"
+import { makeLenientDecoder } from "../../src/decode.ts"
+import { type GatewayError, InvalidRequest } from "../../src/errors.ts"
+import { InferenceService } from "../../src/inference/service.ts"
+import { Metrics } from "../../src/metrics/metrics.ts"
+import { Configuration } from "../../src/services.ts"
+import { overheadSoFar, traceCompleted } from "./inference.ts"
+import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
+import { withRequestTrace } from "./tracing.ts"
+
+const decodeMessages = makeLenientDecoder(MessagesRequest)
+
+export const anthropicErrorResponse = (error: GatewayError): HttpServerResponse.HttpServerResponse =>
+  jsonResponse(JSON.stringify(anthropicErrorJson(error)), anthropicError(error).status, errorHeaders(error))
+
+const messagesRoute = "/anthropic/v1/messages"
+
+export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(messagesRoute, (trace) => Effect.gen(function*() {
+  const started = performance.now()
+  const config = yield* Configuration
+  const inference = yield* InferenceService
+  const metrics = yield* Metrics
+  const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
+  const body = yield* decodeBody(decodeMessages, json)
+  if (body.stream === true) {
+    return yield* new InvalidRequest({ message: `stream: streamed answers are not served on ${messagesRoute} yet; send "stream": false` })
+  }
+  const translated = yield* Effect.fromResult(translateMessages(body, (name) => config.models.has(name)))
+  const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
+  const result = yield* inference.run(prepared, traceCompleted(trace, false))
+  const answer = JSON.stringify(messageBody(result, translated))
+  return jsonResponse(answer, 200, overheadSoFar(metrics, messagesRoute, config.gateway.overheadHeader, started, result.providerMs))
+}))

@@ -1,0 +1,84 @@
+/**
+ * The answers of the Anthropic Messages surface (`/anthropic/v1/...`, issue 37): Anthropic's
+ * `message` object and its error body, with the error type and status each of the gateway's
+ * errors takes there (Anthropic's SDKs raise their own typed errors from them, and retry 429,
+ * 500 and 529).
+ */
+import * as Schema from "effect/Schema"
+import type { GatewayError } from "../errors.ts"
+import { errorBody } from "./errors.ts"
+
+/** Anthropic's error type and HTTP status for a gateway error */
+export const anthropicError = (error: GatewayError): { readonly status: number; readonly type: string } => {
+  switch (error._tag) {
+    case "InvalidRequest":
+    case "Conflict":
+      return { status: 400, type: "invalid_request_error" }
+    case "MethodNotAllowed":
+      return { status: 405, type: "invalid_request_error" }
+    case "Unauthorized":
+      return { status: 401, type: "authentication_error" }
+    case "Forbidden":
+      return { status: 403, type: "permission_error" }
+    case "NotFound":
+      return { status: 404, type: "not_found_error" }
+    case "PayloadTooLarge":
+      return { status: 413, type: "request_too_large" }
+    case "RateLimited":
+      return { status: 429, type: "rate_limit_error" }
+    case "ServiceUnavailable":
+      return { status: 529, type: "overloaded_error" }
+    case "AllProvidersFailed":
+    case "AllVariantsFailed":
+      // whose fault: the request's is the caller's to fix, a rate limit theirs to wait out, the rest an API error
+      return error.kind === "request"
+        ? { status: 400, type: "invalid_request_error" }
+        : error.kind === "rate_limited"
+        ? { status: 429, type: "rate_limit_error" }
+        : { status: 500, type: "api_error" }
+    default:
+      return { status: 500, type: "api_error" }
+  }
+}
+
+export const anthropicErrorJson = (error: GatewayError) => ({
+  type: "error" as const,
+  error: { type: anthropicError(error).type, message: error.message }
+})
+
+export const AnthropicErrorBody = Schema.Struct({
+  type: Schema.Literal("error"),
+  error: Schema.Struct({
+    type: Schema.String.annotate({
+      description:
+        "invalid_request_error (400), authentication_error (401), permission_error (403), not_found_error (404), request_too_large (413), rate_limit_error (429), api_error (500), overloaded_error (529)"
+    }),
+    message: Schema.String
+  })
+})
+
+export const AnthropicErrorResponse = errorBody(AnthropicErrorBody, anthropicErrorJson)
+
+const AnthropicContentBlock = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("tool_use"), id: Schema.String, name: Schema.String, input: Schema.Unknown }),
+  Schema.Struct({ type: Schema.Literal("thinking"), thinking: Schema.String, signature: Schema.String })
+])
+
+export const AnthropicMessage = Schema.Struct({
+  id: Schema.String.annotate({ description: "the gateway's inference id" }),
+  type: Schema.Literal("message"),
+  role: Schema.Literal("assistant"),
+  model: Schema.String.annotate({ description: "the `model` of the request" }),
+  content: Schema.Array(AnthropicContentBlock),
+  stop_reason: Schema.NullOr(Schema.Literals(["end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal", "pause_turn"])),
+  stop_sequence: Schema.NullOr(Schema.String),
+  usage: Schema.Struct({
+    input_tokens: Schema.Int.annotate({ description: "input tokens besides the cache's reads and writes (Anthropic's convention)" }),
+    cache_creation_input_tokens: Schema.Int,
+    cache_read_input_tokens: Schema.Int,
+    output_tokens: Schema.Int
+  }),
+  gateway_episode_id: Schema.String,
+  gateway_variant_name: Schema.String
+})

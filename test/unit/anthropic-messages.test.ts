@@ -1,0 +1,325 @@
+import * as Result from "effect/Result"
+import { describe, expect, it } from "vitest"
+import { MessagesRequest } from "../../src/anthropicMessages/api.ts"
+import { translateMessages, type TranslatedMessages } from "../../src/anthropicMessages/request.ts"
+import { anthropicError, anthropicErrorJson } from "../../src/api/anthropicMessages.ts"
+import { messageBody } from "../../src/anthropicMessages/response.ts"
+import { makeLenientDecoder } from "../../src/decode.ts"
+import {
+  AllProvidersFailed,
+  AllVariantsFailed,
+  Conflict,
+  Forbidden,
+  InternalError,
+  InvalidRequest,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  RequestTimeout,
+  ServiceUnavailable,
+  Unauthorized
+} from "../../src/errors.ts"
+import type { CompletedInference } from "../../src/inference/run.ts"
+
+const decode = makeLenientDecoder(MessagesRequest)
+const translate = (body: Record<string, unknown>) => {
+  const decoded = decode({ model: "claude", max_tokens: 100, messages: [], ...body })
+  if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
+  return Result.merge(translateMessages(decoded.value, (name) => name === "claude"))
+}
+const ok = (body: Record<string, unknown>): TranslatedMessages => {
+  const result = translate(body)
+  if (result instanceof InvalidRequest || result instanceof NotFound) throw result
+  return result
+}
+const refused = (body: Record<string, unknown>): string => {
+  const result = translate(body)
+  if (result instanceof InvalidRequest || result instanceof NotFound) return result.message
+  throw new Error("translated")
+}
+/** the blocks of one user message */
+const blocks = (...content: ReadonlyArray<unknown>) => ok({ messages: [{ role: "user", content }] }).request.input.messages![0].content
+
+describe("translateMessages", () => {
+  it("reads a configured model's bare name, and the gateway's prefixed names with their variant", () => {
+    const bare = ok({})
+    expect(bare.request).toMatchObject({ model_name: "claude" })
+    expect(bare.model).toBe("claude")
+    expect(bare.extras).toEqual({ modelField: "model", functionField: "model" })
+    expect(ok({ model: "gateway::model_name::openai::gpt-4o" }).request.model_name).toBe("openai::gpt-4o")
+    const pinned = ok({ model: "gateway::function_name::f::variant_name::v1" })
+    expect(pinned.request).toMatchObject({ function_name: "f", variant_name: "v1" })
+    expect(pinned.model).toBe("gateway::function_name::f::variant_name::v1")
+    expect(ok({ model: "gateway::function_name::f", "gateway::variant_name": "v2" }).request).toMatchObject({ function_name: "f", variant_name: "v2" })
+  })
+
+  it("refuses an unknown bare model (404), a malformed gateway name and a variant that disagrees (400)", () => {
+    const unknown = translate({ model: "claude-x" })
+    expect(unknown).toBeInstanceOf(NotFound)
+    expect((unknown as NotFound).message)
+      .toBe('model: unknown model "claude-x": not a configured model, nor gateway::function_name::<fn> or gateway::model_name::<model>')
+    expect(refused({ model: "gateway::function_name::" })).toBe("model: the function_name after `gateway::function_name::` cannot be empty")
+    expect(refused({ model: "gateway::other" }))
+      .toBe('model: the `model` field must start with `gateway::function_name::` or `gateway::model_name::`, not "gateway::other"')
+    expect(refused({ model: "gateway::function_name::f::variant_name::v1", "gateway::variant_name": "v2" }))
+      .toBe('gateway::variant_name: "v2" differs from the variant "v1" that `model` names')
+  })
+
+  it("sets the sampling parameters, and the thinking budget when thinking is enabled", () => {
+    const { request } = ok({
+      max_tokens: 512,
+      temperature: 0.5,
+      top_p: 0.9,
+      top_k: 40,
+      stop_sequences: ["END"],
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      metadata: { user_id: "u" },
+      service_tier: "auto"
+    })
+    expect(request.params).toEqual({
+      chat_completion: { max_tokens: 512, temperature: 0.5, top_p: 0.9, top_k: 40, stop_sequences: ["END"], thinking_budget_tokens: 1024 }
+    })
+    for (const thinking of [{ type: "disabled" }, { type: "adaptive" }]) {
+      expect(ok({ thinking }).request.params).toEqual({ chat_completion: { max_tokens: 100 } })
+    }
+  })
+
+  it("refuses counts that are not positive, naming the field", () => {
+    expect(refused({ max_tokens: 0 })).toBe("max_tokens: expected a positive integer, got 0")
+    expect(refused({ top_k: -1 })).toBe("top_k: expected a positive integer, got -1")
+    expect(refused({ thinking: { type: "enabled", budget_tokens: 0 } })).toBe("thinking.budget_tokens: expected a positive integer, got 0")
+  })
+
+  it("takes the system prompt as a string, or its text blocks joined by blank lines", () => {
+    expect(ok({ system: "be brief" }).request.input.system).toBe("be brief")
+    expect(ok({ system: [{ type: "text", text: "one" }, { type: "text", text: "two" }] }).request.input.system).toBe("one\n\ntwo")
+    expect(ok({}).request.input).toEqual({ messages: [] })
+  })
+
+  it("turns a string content into a text block, and images and documents into files", () => {
+    expect(ok({ messages: [{ role: "user", content: "hi" }] }).request.input.messages).toEqual([{ role: "user", content: [{ type: "text", text: "hi" }] }])
+    expect(blocks(
+      { type: "text", text: "look" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBO" } },
+      { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
+      { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" } },
+      { type: "document", source: { type: "url", url: "https://example.com/a.pdf" } },
+      { type: "document", source: { type: "text", media_type: "text/plain", data: "héllo" } }
+    )).toEqual([
+      { type: "text", text: "look" },
+      { type: "file", file_type: "base64", data: "iVBO", mime_type: "image/png" },
+      { type: "file", file_type: "url", url: "https://example.com/a.png" },
+      { type: "file", file_type: "base64", data: "JVBE", mime_type: "application/pdf" },
+      { type: "file", file_type: "url", url: "https://example.com/a.pdf", mime_type: "application/pdf" },
+      { type: "file", file_type: "base64", data: Buffer.from("héllo").toString("base64"), mime_type: "text/plain" }
+    ])
+  })
+
+  it("turns tool uses into tool calls and names tool results after them; thinking into thoughts", () => {
+    const { request } = ok({
+      messages: [
+        { role: "user", content: "weather?" },
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "hmm", signature: "sig" },
+            { type: "thinking", thinking: "more", signature: "" },
+            { type: "tool_use", id: "t1", name: "get_weather", input: { city: "Paris" } }
+          ]
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "t1", content: "sunny" },
+            { type: "tool_result", tool_use_id: "t9", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] },
+            { type: "tool_result", tool_use_id: "t1" }
+          ]
+        }
+      ]
+    })
+    expect(request.input.messages!.slice(1)).toEqual([
+      {
+        role: "assistant",
+        content: [
+          { type: "thought", text: "hmm", signature: "sig" },
+          { type: "thought", text: "more" },
+          { type: "tool_call", id: "t1", name: "get_weather", arguments: '{"city":"Paris"}' }
+        ]
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", id: "t1", name: "get_weather", result: "sunny" },
+          { type: "tool_result", id: "t9", name: "", result: "a\nb" },
+          { type: "tool_result", id: "t1", name: "get_weather", result: "" }
+        ]
+      }
+    ])
+  })
+
+  it("refuses images and documents inside a tool result, and redacted thinking, naming the block", () => {
+    const image = { type: "image", source: { type: "url", url: "https://example.com/a.png" } }
+    expect(refused({
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {} }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "a" }, image] }] }
+      ]
+    })).toBe("messages[2].content[0].content[1]: images and documents inside a tool_result are not supported yet")
+    expect(refused({ messages: [{ role: "assistant", content: [{ type: "text", text: "a" }, { type: "redacted_thinking", data: "xyz" }] }] }))
+      .toBe("messages[0].content[1]: redacted_thinking blocks are not supported yet")
+  })
+
+  it("offers custom tools, compiled, with their choice and parallel calls turned off when asked", () => {
+    const schema = { type: "object", properties: { city: { type: "string" } } }
+    const { request } = ok({
+      tools: [
+        { name: "a", description: "A", input_schema: schema, strict: true },
+        { type: "custom", name: "b" },
+        { type: null, name: "c", input_schema: schema }
+      ],
+      tool_choice: { type: "tool", name: "a", disable_parallel_tool_use: true }
+    })
+    expect(request.additional_tools).toEqual([
+      { name: "a", description: "A", parameters: schema, strict: true },
+      { name: "b", description: "", parameters: { type: "object", properties: {} }, strict: undefined },
+      { name: "c", description: "", parameters: schema, strict: undefined }
+    ])
+    expect(request.tool_choice).toEqual({ specific: "a" })
+    expect(request.parallel_tool_calls).toBe(false)
+    const choice = (tool_choice: unknown) => ok({ tool_choice }).request
+    expect(choice({ type: "auto" })).toMatchObject({ tool_choice: "auto", parallel_tool_calls: undefined })
+    expect(choice({ type: "any", disable_parallel_tool_use: false })).toMatchObject({ tool_choice: "required", parallel_tool_calls: undefined })
+    expect(choice({ type: "none" }).tool_choice).toBe("none")
+    expect(ok({}).request).toMatchObject({ additional_tools: undefined, tool_choice: undefined })
+  })
+
+  it("refuses server tools and invalid input schemas, naming the tool", () => {
+    expect(refused({ tools: [{ name: "a" }, { type: "web_search_20250305", name: "web_search" }] }))
+      .toBe('tools[1].type: server tools ("web_search_20250305") are not supported yet')
+    expect(refused({ tools: [{ name: "a", input_schema: { type: "object", properties: 3 } }] }))
+      .toBe("tools[0].input_schema: invalid JSON Schema: schema is invalid: data/properties must be object")
+  })
+
+  it("reads the gateway's fields, tags the surface, and copies stream", () => {
+    const translated = ok({
+      stream: true,
+      "gateway::episode_id": "0192ced0-947e-74b3-a3d7-02fd2c54d637",
+      "gateway::dryrun": true,
+      "gateway::tags": { user: "u" },
+      "gateway::namespace": "team-a"
+    })
+    expect(translated.stream).toBe(true)
+    expect(translated.request).toMatchObject({ stream: true, episode_id: "0192ced0-947e-74b3-a3d7-02fd2c54d637", dryrun: true })
+    expect(translated.request.tags).toEqual({ user: "u", "gateway::namespace": "team-a", "gateway::surface": "anthropic_messages" })
+    expect(ok({}).stream).toBe(false)
+    expect(ok({}).request.stream).toBe(false)
+    expect(refused({ "gateway::tags": { "gateway::surface": "x" } }))
+      .toBe('gateway::tags.gateway::surface: tags starting with "gateway::" are reserved for the gateway')
+  })
+})
+
+describe("messageBody", () => {
+  const translated = ok({ model: "claude", stop_sequences: ["END"] })
+  const answer = (fields: Record<string, unknown>) => ({
+    prepared: { inferenceId: "i", episodeId: "e" },
+    variant: { name: "v" },
+    output: [{ type: "text", text: "a" }],
+    usage: { input_tokens: 10, output_tokens: 2 },
+    otherCalls: [],
+    ...fields
+  }) as unknown as CompletedInference
+
+  it("writes the blocks in order, the ids and the request's model", () => {
+    const body = messageBody(
+      answer({
+        output: [
+          { type: "thought", text: "hmm", signature: "sig" },
+          { type: "thought", text: "no signature" },
+          { type: "text", text: "calling" },
+          { type: "tool_call", id: "t1", name: "f", arguments: { x: 1 }, raw_name: "f", raw_arguments: '{"x":1}' },
+          { type: "tool_call", id: "t2", name: null, arguments: null, raw_name: "g", raw_arguments: "{not json" },
+          { type: "unknown", data: { type: "redacted_thinking" }, model_provider_name: "m::p" }
+        ],
+        finishReason: "tool_call"
+      }),
+      translated
+    )
+    expect(body).toEqual({
+      id: "i",
+      type: "message",
+      role: "assistant",
+      model: "claude",
+      content: [
+        { type: "thinking", thinking: "hmm", signature: "sig" },
+        { type: "thinking", thinking: "no signature", signature: "" },
+        { type: "text", text: "calling" },
+        { type: "tool_use", id: "t1", name: "f", input: { x: 1 } },
+        { type: "tool_use", id: "t2", name: "g", input: {} }
+      ],
+      stop_reason: "tool_use",
+      stop_sequence: null,
+      usage: { input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 2 },
+      gateway_episode_id: "e",
+      gateway_variant_name: "v"
+    })
+  })
+
+  it("answers a json function's output as one text block", () => {
+    expect(messageBody(answer({ output: { raw: '{"a":1}', parsed: { a: 1 } } }), translated).content).toEqual([{ type: "text", text: '{"a":1}' }])
+  })
+
+  it("maps the finish reason, tool_use only when there is a tool call, and names the one stop sequence asked for", () => {
+    const stop = (finishReason: string | undefined, t: TranslatedMessages = translated) => {
+      const body = messageBody(answer({ finishReason }), t)
+      return [body.stop_reason, body.stop_sequence]
+    }
+    expect(stop("stop")).toEqual(["end_turn", null])
+    expect(stop("stop_sequence")).toEqual(["stop_sequence", "END"])
+    expect(stop("stop_sequence", ok({ stop_sequences: ["A", "B"] }))).toEqual(["stop_sequence", null])
+    expect(stop("stop_sequence", ok({}))).toEqual(["stop_sequence", null])
+    expect(stop("length")).toEqual(["max_tokens", null])
+    expect(stop("tool_call")).toEqual(["end_turn", null])
+    expect(stop("content_filter")).toEqual(["refusal", null])
+    expect(stop("unknown")).toEqual(["end_turn", null])
+    expect(stop(undefined)).toEqual(["end_turn", null])
+  })
+
+  it("counts input without the cache's reads, over every model call", () => {
+    const completed = answer({
+      usage: { input_tokens: 10, output_tokens: 2, cached_input_tokens: 6 },
+      otherCalls: [{ usage: { input_tokens: 5, output_tokens: 1 } }]
+    })
+    expect(messageBody(completed, translated).usage)
+      .toEqual({ input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 6, output_tokens: 3 })
+  })
+})
+
+describe("anthropicError", () => {
+  it("gives each gateway error Anthropic's status and type", () => {
+    const cases = [
+      [new InvalidRequest({ message: "m" }), 400, "invalid_request_error"],
+      [new Conflict({ message: "m" }), 400, "invalid_request_error"],
+      [new MethodNotAllowed({ message: "m" }), 405, "invalid_request_error"],
+      [new Unauthorized({ message: "m" }), 401, "authentication_error"],
+      [new Forbidden({ message: "m" }), 403, "permission_error"],
+      [new NotFound({ message: "m" }), 404, "not_found_error"],
+      [new PayloadTooLarge({ message: "m" }), 413, "request_too_large"],
+      [new RateLimited({ message: "m", retryAfterS: 1 }), 429, "rate_limit_error"],
+      [new AllProvidersFailed({ message: "m", kind: "rate_limited" }), 429, "rate_limit_error"],
+      [new AllVariantsFailed({ message: "m", kind: "request" }), 400, "invalid_request_error"],
+      [new AllProvidersFailed({ message: "m", kind: "upstream" }), 500, "api_error"],
+      [new AllVariantsFailed({ message: "m", kind: "timeout" }), 500, "api_error"],
+      [new RequestTimeout({ message: "m" }), 500, "api_error"],
+      [new InternalError({ message: "m" }), 500, "api_error"],
+      [new ServiceUnavailable({ message: "m" }), 529, "overloaded_error"]
+    ] as const
+    for (const [error, status, type] of cases) expect([error._tag, anthropicError(error)]).toEqual([error._tag, { status, type }])
+  })
+
+  it("writes Anthropic's error body", () => {
+    expect(anthropicErrorJson(new NotFound({ message: "no such model" })))
+      .toEqual({ type: "error", error: { type: "not_found_error", message: "no such model" } })
+  })
+})
