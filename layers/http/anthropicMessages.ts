@@ -1,21 +1,26 @@
 /**
- * The Anthropic Messages surface (issue 37): `POST /anthropic/v1/messages`, so that an Anthropic
- * SDK (or an agent taking a base URL) works with `baseURL = <gateway>/anthropic`. Every error
+ * The Anthropic Messages surface (issue 37): `POST /anthropic/v1/messages` and
+ * `GET /anthropic/v1/models[/{model_id}]`, so that an Anthropic SDK (or an agent taking a base
+ * URL) works with `baseURL = <gateway>/anthropic`. Every error
  * here is in Anthropic's shape, so its SDKs raise their own typed errors. Answers are whole for
  * now: `stream: true` is a 400 saying so.
  */
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { anthropicError, anthropicErrorJson } from "../../src/api/anthropicMessages.ts"
 import { MessagesRequest } from "../../src/anthropicMessages/api.ts"
 import { translateMessages } from "../../src/anthropicMessages/request.ts"
+import { listedModel, modelIds, modelPage } from "../../src/anthropicMessages/models.ts"
 import { messageBody } from "../../src/anthropicMessages/response.ts"
 import { makeLenientDecoder } from "../../src/decode.ts"
-import { type GatewayError, InvalidRequest } from "../../src/errors.ts"
+import { type GatewayError, InvalidRequest, NotFound } from "../../src/errors.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics } from "../../src/metrics/metrics.ts"
 import { Configuration } from "../../src/services.ts"
+import { quoted } from "../../src/untrusted.ts"
 import { overheadSoFar, traceCompleted } from "./inference.ts"
+import { integerParam, queryParams } from "./query.ts"
 import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
 
@@ -42,3 +47,26 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
   const answer = JSON.stringify(messageBody(result, translated))
   return jsonResponse(answer, 200, overheadSoFar(metrics, messagesRoute, config.gateway.overheadHeader, started, result.providerMs))
 }))
+
+/** the `model` values this gateway answers to, paged as Anthropic's model list */
+export const anthropicModelsHandler = Effect.gen(function*() {
+  const config = yield* Configuration
+  const query = yield* queryParams
+  const limit = yield* integerParam(query, "limit", 20, 1, 1000)
+  const page = yield* Effect.fromResult(modelPage(modelIds(config.models.keys(), config.functions.keys()), {
+    limit,
+    afterId: query.get("after_id") ?? undefined,
+    beforeId: query.get("before_id") ?? undefined
+  }))
+  return jsonResponse(JSON.stringify(page))
+})
+
+/** one of them, or Anthropic's 404 */
+export const anthropicModelHandler = Effect.gen(function*() {
+  const config = yield* Configuration
+  const params = yield* HttpRouter.params
+  const id = params.model_id ?? ""
+  const model = listedModel(modelIds(config.models.keys(), config.functions.keys()), id)
+  if (model === undefined) return yield* new NotFound({ message: `model_id: ${quoted(id)} is not a model this gateway answers to` })
+  return jsonResponse(JSON.stringify(model))
+})

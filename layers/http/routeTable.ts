@@ -37,7 +37,7 @@ import { metricsHandler } from "./metrics.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler } from "./openaiCompatible.ts"
-import { messagesHandler } from "./anthropicMessages.ts"
+import { anthropicModelHandler, anthropicModelsHandler, messagesHandler } from "./anthropicMessages.ts"
 import { cancelGepaTaskHandler, createDiclExamplesHandler, getDiclTaskHandler, getGepaTaskHandler, launchGepaHandler } from "./optimization.ts"
 import { reloadConfigHandler } from "./configReload.ts"
 import { jsonResponse } from "./respond.ts"
@@ -107,7 +107,11 @@ export const groupsOf = (
   const hot = hotRoutes(api, auth, sessions, metrics, errorJson)
   return Layer.mergeAll(
     HttpApiBuilder.group(api, "inference", (handlers) => handlers.handleRaw("inference", hot.inference.handler)),
-    HttpApiBuilder.group(api, "anthropic", (handlers) => handlers.handleRaw("messages", hot.anthropicMessages.handler)),
+    HttpApiBuilder.group(api, "anthropic", (handlers) =>
+      handlers
+        .handleRaw("messages", hot.anthropicMessages.handler)
+        .handleRaw("models", route("anthropic", () => anthropicModelsHandler)("models"))
+        .handleRaw("model", route("anthropic", () => anthropicModelHandler)("model"))),
     HttpApiBuilder.group(api, "openai", (handlers) =>
       handlers
         .handleRaw("chatCompletions", hot.chatCompletions.handler)

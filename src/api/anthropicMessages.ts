@@ -59,6 +59,24 @@ export const AnthropicErrorBody = Schema.Struct({
 
 export const AnthropicErrorResponse = errorBody(AnthropicErrorBody, anthropicErrorJson)
 
+/** a model as Anthropic's model list has it: the `model` values this gateway answers to */
+export const AnthropicModel = Schema.Struct({
+  type: Schema.Literal("model"),
+  id: Schema.String.annotate({
+    description: "a configured model's name (as it is, and as `gateway::model_name::<name>`) or `gateway::function_name::<function>`"
+  }),
+  display_name: Schema.String,
+  created_at: Schema.String.annotate({ description: "RFC 3339; the epoch: the gateway does not know when a model was released" })
+})
+export type AnthropicModel = typeof AnthropicModel.Type
+
+export const AnthropicModelList = Schema.Struct({
+  data: Schema.Array(AnthropicModel),
+  has_more: Schema.Boolean,
+  first_id: Schema.NullOr(Schema.String),
+  last_id: Schema.NullOr(Schema.String)
+})
+
 const AnthropicContentBlock = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
   Schema.Struct({ type: Schema.Literal("tool_use"), id: Schema.String, name: Schema.String, input: Schema.Unknown }),

@@ -156,6 +156,19 @@ describe("the official @anthropic-ai/sdk as a client", () => {
     expect(sent.messages[2].content[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_01", content: "sunny, 21°C" })
   })
 
+  it("lists the models and functions it answers to, page by page, and one by its id", async () => {
+    const ids: Array<string> = []
+    // the SDK follows the pages itself (after_id = the last id of each)
+    for await (const model of client.models.list({ limit: 1 })) ids.push(model.id)
+    // the configuration's own, then the built-in functions (GEPA's, `gateway::function_name::gateway::...`), as /openai/v1/models lists them
+    expect(ids.slice(0, 3)).toEqual(["claude-sonnet-4-5", "gateway::model_name::claude-sonnet-4-5", "gateway::function_name::assistant"])
+    expect(ids.slice(3).every((id) => id.startsWith("gateway::function_name::gateway::"))).toBe(true)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(await client.models.retrieve("claude-sonnet-4-5")).toMatchObject({ type: "model", id: "claude-sonnet-4-5" })
+    const missing = await client.models.retrieve("claude-unknown").catch((error: unknown) => error)
+    expect(missing).toBeInstanceOf(Anthropic.NotFoundError)
+  })
+
   it("raises the SDK's own errors: an unknown model (404), a missing max_tokens (400), a stream not served yet (400)", async () => {
     const unknown = await client.messages.create({ model: "claude-unknown", max_tokens: 10, messages: [{ role: "user", content: "x" }] })
       .catch((error: unknown) => error)
