@@ -38,7 +38,10 @@ export interface FreeSpace {
 
 export const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`
 
-const measure = (stats: fs.StatsFsBase<number>) => ({ freeBytes: stats.bavail * stats.bsize, totalBytes: stats.blocks * stats.bsize })
+/** the bytes this process may still write in the filesystem `stats` describes */
+export const freeBytesOf = (stats: fs.StatsFsBase<number>) => stats.bavail * stats.bsize
+
+const measure = (stats: fs.StatsFsBase<number>) => ({ freeBytes: freeBytesOf(stats), totalBytes: stats.blocks * stats.bsize })
 
 /** The free space of `folder`'s filesystem as last measured, while the scope is open. */
 export const watchFreeSpace = (folder: string, settings: FreeSpaceSettings): Effect.Effect<() => FreeSpace, string, Scope.Scope> =>

@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import { freeBytesOf } from "./freeSpace.ts"
 import type { FromWorker, ToWorker, WorkerSettings } from "./pgliteWorker.ts"
 
 // from the start-up bundle (dist/bin/gateway.mjs), the thread's bundle beside it (scripts/bundle.ts
@@ -133,8 +134,7 @@ const freedEnough = 1024 * 1024
  */
 const freeBytesNow = (dir: string, room: () => Room) => {
   try {
-    const stats = fs.statfsSync(dir)
-    return stats.bavail * stats.bsize
+    return freeBytesOf(fs.statfsSync(dir))
   } catch {
     return room().freeBytes
   }
@@ -153,6 +153,8 @@ export const runThread = (settings: WorkerSettings, room: () => Room): Effect.Ef
     let restarts = 0
     /** the free bytes when PGlite last met a full disk, until a start succeeds */
     let fullAt: number | undefined
+    /** what `fullAt` becomes when PGlite stops or fails to start for `why` */
+    const fullAtFor = (why: string) => (diskFull(why) ? freeBytesNow(settings.dataDir, room) : undefined)
 
     const waitForRoom = Effect.gen(function*() {
       const waiting = () => {
@@ -173,7 +175,7 @@ export const runThread = (settings: WorkerSettings, room: () => Room): Effect.Ef
       return yield* spawn(settings).pipe(
         Effect.tapError((why) =>
           Effect.andThen(
-            Effect.sync(() => (fullAt = diskFull(why) ? freeBytesNow(settings.dataDir, room) : undefined)),
+            Effect.sync(() => (fullAt = fullAtFor(why))),
             Effect.logWarning(`embedded database: PGlite could not start again (${why}); trying again`)
           ))
       )
@@ -181,7 +183,7 @@ export const runThread = (settings: WorkerSettings, room: () => Room): Effect.Ef
 
     const supervise = Effect.forever(Effect.gen(function*() {
       const why = yield* Effect.promise(() => thread.failure)
-      fullAt = diskFull(why) ? freeBytesNow(settings.dataDir, room) : undefined
+      fullAt = fullAtFor(why)
       down = `${why}; starting it again`
       yield* Effect.logError(
         `embedded database: ${why}; its thread is ended, and PGlite starts again on the same port (recovering from its WAL) as soon as ` +
