@@ -7,6 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { anthropicError, anthropicErrorJson } from "../../src/api/anthropicMessages.ts"
 import { MessagesRequest } from "../../src/anthropicMessages/api.ts"
@@ -15,6 +16,7 @@ import { listedModel, modelIds, modelPage } from "../../src/anthropicMessages/mo
 import { messageBody } from "../../src/anthropicMessages/response.ts"
 import { makeLenientDecoder } from "../../src/decode.ts"
 import { type GatewayError, InvalidRequest, NotFound } from "../../src/errors.ts"
+import { droppedBuiltinTools } from "../../src/inference/builtinTools.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics } from "../../src/metrics/metrics.ts"
 import { Configuration } from "../../src/services.ts"
@@ -41,11 +43,20 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
   if (body.stream === true) {
     return yield* new InvalidRequest({ message: `stream: streamed answers are not served on ${messagesRoute} yet; send "stream": false` })
   }
-  const translated = yield* Effect.fromResult(translateMessages(body, (name) => config.models.has(name)))
+  const { headers } = yield* HttpServerRequest.HttpServerRequest
+  const translated = yield* Effect.fromResult(translateMessages(body, {
+    configuredModel: (name) => config.models.has(name),
+    raw: json,
+    beta: headers["anthropic-beta"],
+    builtinTools: config.gateway.unsupportedBuiltinTools
+  }))
   const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
   const result = yield* inference.run(prepared, traceCompleted(trace, false))
   const answer = JSON.stringify(messageBody(result, translated))
-  return jsonResponse(answer, 200, overheadSoFar(metrics, messagesRoute, config.gateway.overheadHeader, started, result.providerMs))
+  const overhead = overheadSoFar(metrics, messagesRoute, config.gateway.overheadHeader, started, result.providerMs)
+  const warning = droppedBuiltinTools(prepared, result.origin)
+  if (warning !== undefined) yield* Effect.logWarning(`anthropic: ${warning["gateway-warning"]}`)
+  return jsonResponse(answer, 200, warning === undefined ? overhead : { ...overhead, ...warning })
 }))
 
 /** the `model` values this gateway answers to, paged as Anthropic's model list */

@@ -1,7 +1,8 @@
 /**
  * Anthropic's Messages API as the gateway reads it (`POST /anthropic/v1/messages`): the request
  * body, lenient as Anthropic's SDKs and agents send it (unknown root fields are taken and
- * ignored; a block of a type the gateway does not read is a 400 naming it).
+ * passed on to Anthropic-type providers only; a block of a type the gateway does not read is
+ * a 400 naming it).
  */
 import * as Schema from "effect/Schema"
 import { gatewayRequestFields } from "../api/gatewayFields.ts"
@@ -105,3 +106,6 @@ export const MessagesRequest = Schema.Struct({
   ...gatewayRequestFields
 })
 export type MessagesRequest = typeof MessagesRequest.Type
+
+/** the root fields the gateway reads; any other is passed on as sent to Anthropic-type providers */
+export const knownMessagesFields: ReadonlySet<string> = new Set(Object.keys(MessagesRequest.fields))

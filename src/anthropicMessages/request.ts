@@ -1,7 +1,9 @@
 /**
  * Anthropic Messages request -> the gateway's inference request (issue 37, design 2.1): the
- * same inference path as `/inference` behind Anthropic's surface. Provider-family edits,
- * server tools, cache_control and foreign thought signatures are not read yet.
+ * same inference path as `/inference` behind Anthropic's surface. Anthropic's own fields that
+ * the gateway does not model (`metadata`, `service_tier`, `thinking` beyond a budget, fields it
+ * does not know, the `anthropic-beta` header, server tools) are passed on as sent to the
+ * providers that speak Anthropic's API, and left out for the others.
  */
 import * as Result from "effect/Result"
 import { gatewayRequestPart } from "../api/gatewayFields.ts"
@@ -9,10 +11,23 @@ import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage }
 import { functionModelPrefix, type ModelTarget, modelModelPrefix, parseModelField, pinnedVariant } from "../api/modelField.ts"
 import { surfaceTag } from "../api/tags.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
+import { type ExtraBodyEdit, extraHeaderProblem, type ExtraHeaderEdit, requestBodyEdit, requestHeaderEdit, type ScopedEdit } from "../inference/extraBody.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
+import type { ProviderTool } from "../inference/types.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
-import type { ContentBlock, MessageParam, MessagesRequest, ToolParam } from "./api.ts"
+import { type ContentBlock, knownMessagesFields, type MessageParam, type MessagesRequest, type ToolParam } from "./api.ts"
+
+/** What the translation reads besides the decoded body. */
+export interface MessagesContext {
+  readonly configuredModel: (name: string) => boolean
+  /** the body as sent: the fields passed on to Anthropic-type providers are taken from it whole */
+  readonly raw: Readonly<Record<string, unknown>>
+  /** the `anthropic-beta` request header */
+  readonly beta?: string | undefined
+  /** `[gateway] unsupported_builtin_tools` */
+  readonly builtinTools: "drop" | "refuse"
+}
 
 export interface TranslatedMessages {
   readonly request: InferenceRequest
@@ -135,14 +150,30 @@ const messagesOf = (messages: ReadonlyArray<MessageParam>): Translated<Array<Inp
     return out
   })
 
+const isServerTool = (tool: ToolParam): boolean => tool.type !== undefined && tool.type !== null && tool.type !== "custom"
+
+/** server tools (web search, code execution...), as sent: for Anthropic-type providers only */
+const serverToolsOf = (tools: ReadonlyArray<ToolParam>, context: MessagesContext): Array<ProviderTool> => {
+  const sent = Array.isArray(context.raw.tools) ? context.raw.tools : []
+  const out: Array<ProviderTool> = []
+  for (const [i, tool] of tools.entries()) {
+    if (!isServerTool(tool)) continue
+    out.push({
+      family: anthropicFamily,
+      refuseElsewhere: context.builtinTools === "refuse",
+      label: `tools[${i}] (${quoted(tool.name)})`,
+      tool: sent[i]
+    })
+  }
+  return out
+}
+
 /** custom tools; schemas are checked here to name the field at fault (preparing finds them compiled) */
 const toolsOf = (tools: ReadonlyArray<ToolParam>): Translated<Array<AdditionalTool>> =>
   Result.gen(function*() {
     const out: Array<AdditionalTool> = []
     for (const [i, tool] of tools.entries()) {
-      if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
-        return yield* invalid(`tools[${i}].type: server tools (${quoted(tool.type)}) are not supported yet`)
-      }
+      if (isServerTool(tool)) continue
       if (tool.input_schema !== undefined) {
         const compiled = compileRequestJsonSchema(tool.input_schema)
         if ("error" in compiled) return yield* invalid(`tools[${i}].input_schema: ${compiled.error}`)
@@ -162,16 +193,62 @@ const toolChoices = { auto: "auto", any: "required", none: "none" } as const
 const toolChoiceOf = (choice: MessagesRequest["tool_choice"]): InferenceRequest["tool_choice"] =>
   choice === undefined ? undefined : choice.type === "tool" ? { specific: choice.name } : toolChoices[choice.type]
 
+const anthropicFamily = "anthropic"
+const anthropicOnly = { provider_family: anthropicFamily }
+
+/** `field` (a root field of the body) set to `value` in the bodies of Anthropic-type providers; a failure is a 400 naming it */
+const familyBodyEdit = (field: string, value: unknown): ScopedEdit<ExtraBodyEdit> => ({
+  scope: anthropicOnly,
+  edit: requestBodyEdit({ pointer: `/${field.replaceAll("~", "~0").replaceAll("/", "~1")}`, value }, field)
+})
+
+/** thinking the gateway reads as a budget alone: `enabled` with `budget_tokens`, or `disabled` */
+const plainThinkingKeys: ReadonlySet<string> = new Set(["type", "budget_tokens"])
+
+/**
+ * The fields passed on as sent to Anthropic-type providers: `metadata`, `service_tier`, a
+ * `thinking` that says more than a budget (`adaptive`, `display`), a `tool_choice` naming a
+ * server tool or with only server tools, and the root fields the gateway does not know
+ * (Claude Code's `context_management`...).
+ */
+const familyBodyEdits = (body: MessagesRequest, context: MessagesContext, serverToolsOnly: boolean, serverToolChosen: boolean) => {
+  const raw = context.raw
+  const edits: Array<ScopedEdit<ExtraBodyEdit>> = []
+  for (const field of Object.keys(raw)) {
+    if (!knownMessagesFields.has(field) || field === "metadata" || field === "service_tier") edits.push(familyBodyEdit(field, raw[field]))
+  }
+  const thinking = raw.thinking
+  if (body.thinking !== undefined && (body.thinking.type === "adaptive" || Object.keys(thinking as object).some((key) => !plainThinkingKeys.has(key)))) {
+    edits.push(familyBodyEdit("thinking", thinking))
+  }
+  if (body.tool_choice !== undefined && (serverToolsOnly || serverToolChosen)) edits.push(familyBodyEdit("tool_choice", raw.tool_choice))
+  return edits
+}
+
+/** the `anthropic-beta` header, for Anthropic-type providers */
+const familyHeaderEdits = (beta: string | undefined): Translated<Array<ScopedEdit<ExtraHeaderEdit>>> => {
+  if (beta === undefined) return Result.succeed([])
+  const problem = extraHeaderProblem("anthropic-beta", beta)
+  if (problem !== undefined) return invalid(`anthropic-beta: ${problem.message}`)
+  return Result.succeed([{ scope: anthropicOnly, edit: requestHeaderEdit({ name: "anthropic-beta", value: beta }, "anthropic-beta") }])
+}
+
 export const translateMessages = (
   body: MessagesRequest,
-  configuredModel: (name: string) => boolean
+  context: MessagesContext
 ): Result.Result<TranslatedMessages, InvalidRequest | NotFound> =>
   Result.gen(function*() {
-    const target = yield* targetOf(body.model, configuredModel)
+    const target = yield* targetOf(body.model, context.configuredModel)
     const variantName = yield* pinnedVariant(target, body["gateway::variant_name"], "gateway::variant_name")
     const params = yield* paramsOf(body)
     const messages = yield* messagesOf(body.messages)
     const tools = yield* toolsOf(body.tools ?? [])
+    const serverTools = serverToolsOf(body.tools ?? [], context)
+    const choice = body.tool_choice
+    // a choice of a server tool, or any choice among server tools only, is Anthropic's alone
+    const serverToolChosen = choice?.type === "tool" && serverTools.length > 0 && !tools.some((tool) => tool.name === choice.name)
+    const serverToolsOnly = serverTools.length > 0 && tools.length === 0
+    const headers = yield* familyHeaderEdits(context.beta)
     const gatewayPart = yield* gatewayRequestPart(body)
     const system = systemOf(body.system)
     const stream = body.stream === true
@@ -183,9 +260,16 @@ export const translateMessages = (
       tags: { ...gatewayPart.tags, [surfaceTag]: "anthropic_messages" },
       variant_name: variantName,
       additional_tools: tools.length > 0 ? tools : undefined,
-      tool_choice: toolChoiceOf(body.tool_choice),
-      parallel_tool_calls: body.tool_choice?.disable_parallel_tool_use === true ? false : undefined,
+      tool_choice: serverToolChosen || serverToolsOnly ? undefined : toolChoiceOf(choice),
+      parallel_tool_calls: choice?.disable_parallel_tool_use === true && tools.length > 0 ? false : undefined,
       params: Object.keys(params).length > 0 ? { chat_completion: params } : undefined
     }
-    return { request, extras: { modelField: "model", functionField: "model" }, stream, model: body.model }
+    const bodyEdits = familyBodyEdits(body, context, serverToolsOnly, serverToolChosen)
+    const extras: PrepareExtras = {
+      modelField: "model",
+      functionField: "model",
+      ...(bodyEdits.length > 0 || headers.length > 0 ? { surfaceEdits: { body: bodyEdits, headers } } : {}),
+      ...(serverTools.length > 0 ? { builtinTools: serverTools } : {})
+    }
+    return { request, extras, stream, model: body.model }
   })

@@ -152,6 +152,7 @@ export const buildGateway = (context: BuildContext, table: unknown, postgresTabl
       maxConnections: raw.max_connections ?? 4096,
       workers: raw.workers ?? 1,
       overheadHeader: raw.overhead_header ?? false,
+      unsupportedBuiltinTools: raw.unsupported_builtin_tools ?? "drop",
       metrics: { requireAuth: raw.metrics?.require_auth ?? false },
       // a working day; signing in again starts another
       ui: { enabled: raw.ui?.enabled ?? true, sessionTtlS: raw.ui?.session_ttl_s ?? 12 * 60 * 60 },

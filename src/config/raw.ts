@@ -217,6 +217,8 @@ export const RawGateway = Schema.Struct({
   workers: Schema.optional(Schema.Union([PositiveInt, Schema.Literal("auto")])),
   /** the `gateway-overhead-ms` response header on /inference and the OpenAI route */
   overhead_header: Schema.optional(Schema.Boolean),
+  /** a surface's built-in tools (Anthropic's server tools) on a provider that cannot run them: dropped with a warning, or a 400 */
+  unsupported_builtin_tools: Schema.optional(Schema.Literals(["drop", "refuse"])),
   metrics: Schema.optional(Schema.Struct({
     /** `GET /metrics` asks for an API key like the other routes (it is open by default, like /status) */
     require_auth: Schema.optional(Schema.Boolean)

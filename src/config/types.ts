@@ -103,6 +103,8 @@ export interface GatewaySettings {
   readonly workers: number | "auto"
   /** send `gateway-overhead-ms` (the request's added latency) on /inference and the OpenAI route */
   readonly overheadHeader: boolean
+  /** a surface's built-in tools on a provider of another family: dropped (with a `gateway-warning` header) or refused */
+  readonly unsupportedBuiltinTools: "drop" | "refuse"
   readonly metrics: { readonly requireAuth: boolean }
   /** the web UI at `<base_path>/ui`; how long its sessions last (seconds from sign-in) */
   readonly ui: { readonly enabled: boolean; readonly sessionTtlS: number }

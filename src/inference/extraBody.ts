@@ -63,6 +63,11 @@ export interface EditScope {
   readonly variant_name?: string | undefined
   readonly model_name?: string | undefined
   readonly provider_name?: string | undefined
+  /**
+   * the family of API the provider speaks (src/providers/families.ts): set only by a surface
+   * passing on its own fields (Anthropic's `metadata`, say), never by a request's entry
+   */
+  readonly provider_family?: string | undefined
 }
 
 /** The model call an edit is being considered for. */
@@ -70,12 +75,14 @@ export interface CallTarget {
   readonly variantName: string
   readonly modelName: string
   readonly providerName: string
+  readonly providerFamily: string
 }
 
 export const scopeMatches = (scope: EditScope, target: CallTarget): boolean => {
   if (scope.variant_name !== undefined && scope.variant_name !== target.variantName) return false
   if (scope.model_name !== undefined && scope.model_name !== target.modelName) return false
   if (scope.provider_name !== undefined && scope.provider_name !== target.providerName) return false
+  if (scope.provider_family !== undefined && scope.provider_family !== target.providerFamily) return false
   return true
 }
 

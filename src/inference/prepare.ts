@@ -114,6 +114,21 @@ const scopeOf = (
   return Result.succeed({ variant_name: entry.variant_name, model_name: entry.model_name, provider_name: entry.provider_name })
 }
 
+const noProviderTools: ReadonlyArray<ProviderTool> = []
+
+/** the request's `provider_tools`, then a surface's built-in tools */
+const providerToolsOf = (request: InferenceRequest, builtin: ReadonlyArray<ProviderTool> | undefined): ReadonlyArray<ProviderTool> => {
+  const requested = request.provider_tools
+  if (requested === undefined && builtin === undefined) return noProviderTools
+  const tools: Array<ProviderTool> = (requested ?? []).map((entry) => ({
+    modelName: entry.scope?.model_name,
+    providerName: entry.scope?.model_provider_name,
+    tool: entry.tool
+  }))
+  if (builtin !== undefined) tools.push(...builtin)
+  return tools
+}
+
 /** What the OpenAI-compatible surface adds to a request beyond `/inference`'s fields. */
 export interface PrepareExtras {
   /** `response_format: json_schema` on a chat function: passed to the provider, not checked */
@@ -130,6 +145,17 @@ export interface PrepareExtras {
   readonly modelField?: string | undefined
   /** what the caller's route calls `function_name`, for its errors (the OpenAI-compatible route: `model`) */
   readonly functionField?: string | undefined
+  /**
+   * A surface's own fields passed on to the providers that speak its API (edits scoped by
+   * `provider_family`: Anthropic's `metadata`, `anthropic-beta`...), applied before the request's
+   * `extra_body`/`extra_headers`, which can override them
+   */
+  readonly surfaceEdits?: {
+    readonly body: ReadonlyArray<ScopedEdit<ExtraBodyEdit>>
+    readonly headers: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
+  } | undefined
+  /** a surface's built-in tools (Anthropic's server tools), each for the providers of its family */
+  readonly builtinTools?: ReadonlyArray<ProviderTool> | undefined
 }
 
 /** `request` checked against `config` and `models` (the short-hand names it can reach), at `startedAt` (epoch ms) */
@@ -218,7 +244,7 @@ export const prepareInference = (
     else responseSchema = request.output_schema
   }
 
-  const bodyEdits: Array<ScopedEdit<ExtraBodyEdit>> = []
+  const bodyEdits: Array<ScopedEdit<ExtraBodyEdit>> = [...(extras.surfaceEdits?.body ?? [])]
   const extraBody = request.extra_body ?? []
   for (let i = 0; i < extraBody.length; i++) {
     const entry = extraBody[i]
@@ -243,7 +269,7 @@ export const prepareInference = (
       )
     })
   }
-  const headerEdits: Array<ScopedEdit<ExtraHeaderEdit>> = []
+  const headerEdits: Array<ScopedEdit<ExtraHeaderEdit>> = [...(extras.surfaceEdits?.headers ?? [])]
   const extraHeaders = request.extra_headers ?? []
   for (let i = 0; i < extraHeaders.length; i++) {
     const entry = extraHeaders[i]
@@ -278,11 +304,7 @@ export const prepareInference = (
     params: request.params?.chat_completion,
     bodyEdits,
     headerEdits,
-    providerTools: (request.provider_tools ?? []).map((entry) => ({
-      modelName: entry.scope?.model_name,
-      providerName: entry.scope?.model_provider_name,
-      tool: entry.tool
-    })),
+    providerTools: providerToolsOf(request, extras.builtinTools),
     credentials: request.credentials ?? {},
     tags: request.tags,
     dryrun: request.dryrun,

@@ -10,6 +10,7 @@ import type { ProviderConfig } from "../config/types.ts"
 import { InvalidRequest } from "../errors.ts"
 import type { CallerContext } from "../providers/codec.ts"
 import { ProviderFailure } from "../providers/failure.ts"
+import { providerFamily } from "../providers/families.ts"
 import { type ProviderCall, qualifiedProviderName } from "../providers/types.ts"
 import { type CallTarget, type ExtraBodyEdit, type ExtraHeaderEdit, type ScopedEdit, scopeMatches } from "./extraBody.ts"
 import type { ModelRequest } from "./types.ts"
@@ -123,7 +124,8 @@ export const providerCall = <Request = ModelRequest>(
   const credential = credentialFor(provider.credential, provider, modelName, extras.credentials)
   if (Result.isFailure(credential)) return Result.fail(credential.failure)
   const apiKey = credential.success
-  const target: CallTarget = { variantName: variant.name, modelName, providerName: provider.name }
+  const family = providerFamily(provider)
+  const target: CallTarget = { variantName: variant.name, modelName, providerName: provider.name, providerFamily: family }
   const caller: CallerContext = {
     tags: extras.tags ?? noTags,
     dryrun: extras.dryrun === true,
@@ -139,6 +141,7 @@ export const providerCall = <Request = ModelRequest>(
     extraHeaders: editsFor(provider.extraHeaders, caller.extraHeaders),
     modelName,
     providerName: provider.name,
+    family,
     qualifiedName: qualifiedProviderName(modelName, provider.name),
     caller,
     ...(provider.providerTools !== undefined && provider.providerTools.length > 0 && { providerTools: provider.providerTools })

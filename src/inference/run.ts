@@ -123,6 +123,8 @@ export type StreamItem = ProviderChunk | StreamEnd
 
 export interface InferenceStream {
   readonly variant: VariantConfig
+  /** the model call whose stream this is */
+  readonly origin: ModelCallOrigin
   /** the model calls the variant made before its stream started (candidates, an embedding) */
   readonly otherCalls: ReadonlyArray<ModelCallRecord>
   readonly items: Stream.Stream<StreamItem>
@@ -235,6 +237,6 @@ export const streamInference = (
         })))
       )
       const items = Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), release)
-      return { variant, otherCalls: streamed.otherCalls, items, providerMs: providerTime.ms() }
+      return { variant, origin: start, otherCalls: streamed.otherCalls, items, providerMs: providerTime.ms() }
     }
   ))

@@ -34,6 +34,7 @@ import { type PreparedInference, type PrepareExtras, prepareInference } from "./
 import { makePricing } from "./pricing.ts"
 import { type CompletedInference, type InferenceResult, runInference, type StreamItem, streamInference } from "./run.ts"
 import type { ProviderChunk } from "./types.ts"
+import type { ModelCallOrigin } from "./modelCall.ts"
 import type { ModelCallRecord } from "./variants/answer.ts"
 import type { EngineDeps } from "./variants/loop.ts"
 
@@ -57,6 +58,8 @@ export interface StreamEncoder {
 /** a streamed inference as its surface writes it */
 export interface InferenceEvents {
   readonly variant: VariantConfig
+  /** the model call whose stream this is */
+  readonly origin: ModelCallOrigin
   /** the Server-Sent Events body, ready to send */
   readonly events: Stream.Stream<Uint8Array>
   /** milliseconds (fractional) the inference waited on providers until its stream started: what the gateway's overhead leaves out */
@@ -202,6 +205,7 @@ export class InferenceService extends Context.Service<InferenceService, {
         stream: (prepared, onCompleted, makeEncoder) =>
           Effect.map(streamInference(prepared, engineFor(prepared), completion(prepared, onCompleted)), (streamed) => ({
             variant: streamed.variant,
+            origin: streamed.origin,
             events: sseWrites(streamed.items, eventsOf(makeEncoder(streamed.variant, streamed.otherCalls))),
             providerMs: streamed.providerMs
           }))

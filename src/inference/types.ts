@@ -67,6 +67,15 @@ export interface ToolConfig {
 export interface ProviderTool {
   readonly modelName?: string | undefined
   readonly providerName?: string | undefined
+  /**
+   * a surface's built-in tool (Anthropic's web search, say): sent only to providers of this
+   * family (src/providers/families.ts); elsewhere dropped, or with `refuseElsewhere` the call
+   * fails as one the provider cannot make (a fallback of the family may still take it)
+   */
+  readonly family?: string | undefined
+  readonly refuseElsewhere?: boolean | undefined
+  /** how the client named the tool, for the warning or the refusal */
+  readonly label?: string | undefined
   readonly tool: unknown
 }
 

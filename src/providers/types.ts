@@ -28,6 +28,8 @@ export interface ProviderCall<Request = ModelRequest> {
   readonly extraHeaders: ReadonlyArray<ExtraHeaderEdit>
   readonly modelName: string
   readonly providerName: string
+  /** the family of API the provider speaks (`families.ts`): which of a surface's built-in tools it takes; absent: "other" */
+  readonly family?: string | undefined
   /** `gateway::model_name::<model>::provider_name::<provider>`, the scope of `unknown` blocks */
   readonly qualifiedName: string
   /** what a provider that forwards calls to another gateway sends on (`CallerContext`); absent: nothing */

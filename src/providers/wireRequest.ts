@@ -22,9 +22,23 @@ export const providerToolsFor = (call: ProviderCall): ReadonlyArray<unknown> => 
   for (const providerTool of all) {
     if (providerTool.modelName !== undefined && providerTool.modelName !== call.modelName) continue
     if (providerTool.providerName !== undefined && providerTool.providerName !== call.providerName) continue
+    if (providerTool.family !== undefined && providerTool.family !== (call.family ?? "other")) continue
     tools.push(providerTool.tool)
   }
   return tools
+}
+
+/** A built-in tool of another provider family that the request would rather see refused than dropped, or undefined. */
+const refusedBuiltinTool = (call: ProviderCall): ProviderFailure | undefined => {
+  for (const providerTool of call.request.providerTools) {
+    if (providerTool.refuseElsewhere !== true || providerTool.family === (call.family ?? "other")) continue
+    return new ProviderFailure({
+      message: `provider "${call.providerName}" cannot run the built-in tool ${providerTool.label ?? "given"} (only providers of the ${providerTool.family} family can)`,
+      timedOut: false,
+      unsupported: true
+    })
+  }
+  return undefined
 }
 
 /** A request made (`editedRequest`), not the failure of making it. */
@@ -44,6 +58,8 @@ export const wireRequest = <Settings, Target, Event>(
   stream: boolean
 ): HttpCall | ProviderFailure | InvalidRequest => {
   const caller = call.caller ?? noCaller
+  const refused = call.request.providerTools.length === 0 ? undefined : refusedBuiltinTool(call)
+  if (refused !== undefined) return refused
   const body = codec.body(call.request, {
     target,
     stream,

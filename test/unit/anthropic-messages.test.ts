@@ -1,7 +1,7 @@
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { MessagesRequest } from "../../src/anthropicMessages/api.ts"
-import { translateMessages, type TranslatedMessages } from "../../src/anthropicMessages/request.ts"
+import { type MessagesContext, translateMessages, type TranslatedMessages } from "../../src/anthropicMessages/request.ts"
 import { anthropicError, anthropicErrorJson } from "../../src/api/anthropicMessages.ts"
 import { messageBody } from "../../src/anthropicMessages/response.ts"
 import { makeLenientDecoder } from "../../src/decode.ts"
@@ -23,18 +23,19 @@ import {
 import type { CompletedInference } from "../../src/inference/run.ts"
 
 const decode = makeLenientDecoder(MessagesRequest)
-const translate = (body: Record<string, unknown>) => {
-  const decoded = decode({ model: "claude", max_tokens: 100, messages: [], ...body })
+const translate = (body: Record<string, unknown>, context: Partial<MessagesContext> = {}) => {
+  const raw = { model: "claude", max_tokens: 100, messages: [], ...body }
+  const decoded = decode(raw)
   if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
-  return Result.merge(translateMessages(decoded.value, (name) => name === "claude"))
+  return Result.merge(translateMessages(decoded.value, { configuredModel: (name) => name === "claude", raw, builtinTools: "drop", ...context }))
 }
-const ok = (body: Record<string, unknown>): TranslatedMessages => {
-  const result = translate(body)
+const ok = (body: Record<string, unknown>, context: Partial<MessagesContext> = {}): TranslatedMessages => {
+  const result = translate(body, context)
   if (result instanceof InvalidRequest || result instanceof NotFound) throw result
   return result
 }
-const refused = (body: Record<string, unknown>): string => {
-  const result = translate(body)
+const refused = (body: Record<string, unknown>, context: Partial<MessagesContext> = {}): string => {
+  const result = translate(body, context)
   if (result instanceof InvalidRequest || result instanceof NotFound) return result.message
   throw new Error("translated")
 }
@@ -195,11 +196,61 @@ describe("translateMessages", () => {
     expect(ok({}).request).toMatchObject({ additional_tools: undefined, tool_choice: undefined })
   })
 
-  it("refuses server tools and invalid input schemas, naming the tool", () => {
-    expect(refused({ tools: [{ name: "a" }, { type: "web_search_20250305", name: "web_search" }] }))
-      .toBe('tools[1].type: server tools ("web_search_20250305") are not supported yet')
+  it("refuses invalid input schemas, naming the tool", () => {
     expect(refused({ tools: [{ name: "a", input_schema: { type: "object", properties: 3 } }] }))
       .toBe("tools[0].input_schema: invalid JSON Schema: schema is invalid: data/properties must be object")
+  })
+
+  const anthropicOnly = { provider_family: "anthropic" }
+  const bodyEditsOf = (translated: TranslatedMessages) =>
+    (translated.extras.surfaceEdits?.body ?? []).map(({ scope, edit }) => ({ scope, edit: { ...edit } }))
+
+  it("passes server tools, as sent, to Anthropic-type providers, and a choice among them", () => {
+    const webSearch = { type: "web_search_20250305", name: "web_search", max_uses: 3, allowed_domains: ["example.com"] }
+    const translated = ok({ tools: [{ name: "a" }, webSearch], tool_choice: { type: "tool", name: "web_search" } })
+    expect(translated.request.additional_tools?.map((tool) => tool.name)).toEqual(["a"])
+    expect(translated.extras.builtinTools).toEqual([{ family: "anthropic", refuseElsewhere: false, label: 'tools[1] ("web_search")', tool: webSearch }])
+    // choosing the server tool is Anthropic's alone: elsewhere the model chooses
+    expect(translated.request.tool_choice).toBeUndefined()
+    expect(bodyEditsOf(translated)).toEqual([{ scope: anthropicOnly, edit: { pointer: "/tool_choice", value: { type: "tool", name: "web_search" } } }])
+    expect(ok({ tools: [webSearch] }, { builtinTools: "refuse" }).extras.builtinTools?.[0].refuseElsewhere).toBe(true)
+    // a choice among server tools only is not the gateway's either
+    const only = ok({ tools: [webSearch], tool_choice: { type: "any" } })
+    expect(only.request).toMatchObject({ additional_tools: undefined, tool_choice: undefined })
+    expect(bodyEditsOf(only)).toEqual([{ scope: anthropicOnly, edit: { pointer: "/tool_choice", value: { type: "any" } } }])
+    // a custom tool chosen beside server tools stays the gateway's choice
+    expect(ok({ tools: [{ name: "a" }, webSearch], tool_choice: { type: "tool", name: "a" } }).request.tool_choice).toEqual({ specific: "a" })
+  })
+
+  it("passes Anthropic's fields the gateway does not model to Anthropic-type providers, as sent", () => {
+    const translated = ok({
+      metadata: { user_id: "u" },
+      service_tier: "standard_only",
+      context_management: { edits: [{ type: "clear_tool_uses_20250919" }] },
+      "odd/name~": 1,
+      thinking: { type: "enabled", budget_tokens: 2048, display: "summarized" }
+    })
+    expect(bodyEditsOf(translated)).toEqual([
+      { scope: anthropicOnly, edit: { pointer: "/metadata", value: { user_id: "u" } } },
+      { scope: anthropicOnly, edit: { pointer: "/service_tier", value: "standard_only" } },
+      { scope: anthropicOnly, edit: { pointer: "/context_management", value: { edits: [{ type: "clear_tool_uses_20250919" }] } } },
+      { scope: anthropicOnly, edit: { pointer: "/odd~1name~0", value: 1 } },
+      { scope: anthropicOnly, edit: { pointer: "/thinking", value: { type: "enabled", budget_tokens: 2048, display: "summarized" } } }
+    ])
+    // the budget still reaches the other families
+    expect(translated.request.params?.chat_completion?.thinking_budget_tokens).toBe(2048)
+    expect(bodyEditsOf(ok({ thinking: { type: "adaptive" } }))).toEqual([
+      { scope: anthropicOnly, edit: { pointer: "/thinking", value: { type: "adaptive" } } }
+    ])
+    expect(bodyEditsOf(ok({ thinking: { type: "enabled", budget_tokens: 2048 } }))).toEqual([])
+  })
+
+  it("passes anthropic-beta to Anthropic-type providers, and refuses one that cannot be sent", () => {
+    const translated = ok({}, { beta: "context-management-2025-06-27,interleaved-thinking-2025-05-14" })
+    expect(translated.extras.surfaceEdits?.headers.map(({ scope, edit }) => ({ scope, edit: { ...edit } }))).toEqual([
+      { scope: anthropicOnly, edit: { name: "anthropic-beta", value: "context-management-2025-06-27,interleaved-thinking-2025-05-14" } }
+    ])
+    expect(refused({}, { beta: "a\nb" })).toMatch(/^anthropic-beta: /)
   })
 
   it("reads the gateway's fields, tags the surface, and copies stream", () => {

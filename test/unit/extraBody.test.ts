@@ -142,7 +142,7 @@ describe("applyExtraHeaderEdits", () => {
 })
 
 describe("scopeMatches", () => {
-  const target = { variantName: "v1", modelName: "gpt", providerName: "azure" }
+  const target = { variantName: "v1", modelName: "gpt", providerName: "azure", providerFamily: "other" }
 
   it("matches every call when there is no scope", () => {
     expect(scopeMatches({}, target)).toBe(true)
@@ -158,6 +158,12 @@ describe("scopeMatches", () => {
     expect(scopeMatches({ model_name: "claude" }, target)).toBe(false)
     expect(scopeMatches({ model_name: "gpt", provider_name: "azure" }, target)).toBe(true)
     expect(scopeMatches({ model_name: "gpt", provider_name: "openai" }, target)).toBe(false)
+  })
+
+  it("matches by provider family (a surface's own fields)", () => {
+    expect(scopeMatches({ provider_family: "other" }, target)).toBe(true)
+    expect(scopeMatches({ provider_family: "anthropic" }, target)).toBe(false)
+    expect(scopeMatches({ provider_family: "anthropic" }, { ...target, providerFamily: "anthropic" })).toBe(true)
   })
 })
 
