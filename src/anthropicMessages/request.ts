@@ -13,7 +13,7 @@ import { surfaceTag } from "../api/tags.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
 import { type ExtraBodyEdit, extraHeaderProblem, type ExtraHeaderEdit, requestBodyEdit, requestHeaderEdit, type ScopedEdit } from "../inference/extraBody.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
-import type { ProviderTool } from "../inference/types.ts"
+import type { CacheControl, ProviderTool } from "../inference/types.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
 import { type ContentBlock, knownMessagesFields, type MessageParam, type MessagesRequest, type ToolParam } from "./api.ts"
@@ -81,6 +81,14 @@ const paramsOf = (body: MessagesRequest): Translated<ChatCompletionParams> =>
 const systemOf = (system: MessagesRequest["system"]): string | undefined =>
   system === undefined || typeof system === "string" ? system : system.length === 0 ? undefined : system.map((block) => block.text).join("\n\n")
 
+/** a mark on any system block marks the joined system prompt (the cache then holds all of it) */
+const systemCacheControlOf = (system: MessagesRequest["system"]): CacheControl | undefined => {
+  if (system === undefined || typeof system === "string") return undefined
+  let mark: CacheControl | undefined
+  for (const block of system) if (block.cache_control !== undefined && block.cache_control !== null) mark = block.cache_control
+  return mark
+}
+
 type Source = Extract<ContentBlock, { type: "image" | "document" }>["source"]
 
 /**
@@ -99,6 +107,10 @@ const fileOf = (source: Source, urlMimeType: string | undefined): InputBlock => 
   }
 }
 
+/** a block with the client's prompt-caching mark, for the providers that honour it */
+const withCacheControl = <B extends InputBlock>(block: B, cacheControl: CacheControl | null | undefined): B =>
+  cacheControl === undefined || cacheControl === null ? block : { ...block, cache_control: cacheControl }
+
 /** a tool result's content as the gateway's one text: its text blocks joined by lines */
 const toolResultText = (content: Extract<ContentBlock, { type: "tool_result" }>["content"], path: string): Translated<string> => {
   if (content === undefined || typeof content === "string") return Result.succeed(content ?? "")
@@ -114,19 +126,29 @@ const toolResultText = (content: Extract<ContentBlock, { type: "tool_result" }>[
 const blockOf = (block: ContentBlock, path: string, toolNames: Map<string, string>): Translated<InputBlock> => {
   switch (block.type) {
     case "text":
-      return Result.succeed({ type: "text", text: block.text })
+      return Result.succeed(withCacheControl({ type: "text", text: block.text }, block.cache_control))
     case "image":
-      return Result.succeed(fileOf(block.source, undefined))
+      return Result.succeed(withCacheControl(fileOf(block.source, undefined), block.cache_control))
     case "document":
-      return Result.succeed(fileOf(block.source, "application/pdf"))
+      return Result.succeed(withCacheControl(fileOf(block.source, "application/pdf"), block.cache_control))
     case "tool_use":
       toolNames.set(block.id, block.name)
       // a string `arguments` is read as the raw JSON text, so the input goes as its JSON text
-      return Result.succeed({ type: "tool_call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) })
+      return Result.succeed(withCacheControl(
+        { type: "tool_call", id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+        block.cache_control
+      ))
     case "tool_result":
       return Result.map(
         toolResultText(block.content, path),
-        (result): InputBlock => ({ type: "tool_result", id: block.tool_use_id, name: toolNames.get(block.tool_use_id) ?? "", result })
+        (result): InputBlock =>
+          withCacheControl({
+            type: "tool_result",
+            id: block.tool_use_id,
+            name: toolNames.get(block.tool_use_id) ?? "",
+            result,
+            ...(block.is_error === true ? { is_error: true } : {})
+          }, block.cache_control)
       )
     case "thinking":
       // Anthropic refuses a thinking block with an empty signature: none is none
@@ -182,7 +204,8 @@ const toolsOf = (tools: ReadonlyArray<ToolParam>): Translated<Array<AdditionalTo
         name: tool.name,
         description: tool.description ?? "",
         parameters: tool.input_schema ?? { type: "object", properties: {} },
-        strict: tool.strict
+        strict: tool.strict,
+        ...(tool.cache_control === undefined || tool.cache_control === null ? {} : { cache_control: tool.cache_control })
       })
     }
     return out
@@ -265,9 +288,11 @@ export const translateMessages = (
       params: Object.keys(params).length > 0 ? { chat_completion: params } : undefined
     }
     const bodyEdits = familyBodyEdits(body, context, serverToolsOnly, serverToolChosen)
+    const systemCacheControl = systemCacheControlOf(body.system)
     const extras: PrepareExtras = {
       modelField: "model",
       functionField: "model",
+      ...(systemCacheControl === undefined ? {} : { systemCacheControl }),
       ...(bodyEdits.length > 0 || headers.length > 0 ? { surfaceEdits: { body: bodyEdits, headers } } : {}),
       ...(serverTools.length > 0 ? { builtinTools: serverTools } : {})
     }

@@ -20,7 +20,8 @@ export const ToolCallBlock = Schema.Struct({
   name: Schema.optional(Schema.NullOr(Schema.String)),
   arguments: Schema.optional(Schema.Unknown),
   raw_name: Schema.optional(Schema.String),
-  raw_arguments: Schema.optional(Schema.String)
+  raw_arguments: Schema.optional(Schema.String),
+  cache_control: Schema.optional(JsonObject)
 })
 
 /**
@@ -59,25 +60,35 @@ export const InputBlock = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("text"),
     text: Schema.optional(Schema.String),
-    arguments: Schema.optional(JsonObject)
+    arguments: Schema.optional(JsonObject),
+    cache_control: Schema.optional(JsonObject)
   }),
   Schema.Struct({ type: Schema.Literal("template"), name: Schema.String, arguments: JsonObject }),
   Schema.Struct({ type: Schema.Literal("raw_text"), value: Schema.String }),
   ToolCallBlock,
-  Schema.Struct({ type: Schema.Literal("tool_result"), id: Schema.String, name: Schema.String, result: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("tool_result"),
+    id: Schema.String,
+    name: Schema.String,
+    result: Schema.String,
+    is_error: Schema.optional(Schema.Boolean),
+    cache_control: Schema.optional(JsonObject)
+  }),
   Schema.Struct({
     type: Schema.Literal("file"),
     file_type: Schema.Literal("url"),
     url: Schema.String,
     mime_type: Schema.optional(Schema.String),
-    detail: Schema.optional(Detail)
+    detail: Schema.optional(Detail),
+    cache_control: Schema.optional(JsonObject)
   }),
   Schema.Struct({
     type: Schema.Literal("file"),
     file_type: Schema.Literal("base64"),
     data: Schema.String,
     mime_type: Schema.String,
-    detail: Schema.optional(Detail)
+    detail: Schema.optional(Detail),
+    cache_control: Schema.optional(JsonObject)
   }),
   ObjectStorageFileBlock,
   Schema.Struct({
@@ -114,7 +125,9 @@ export const AdditionalTool = Schema.Struct({
   name: Schema.String,
   description: Schema.String,
   parameters: JsonObject,
-  strict: Schema.optional(Schema.Boolean)
+  strict: Schema.optional(Schema.Boolean),
+  /** Anthropic's prompt-caching mark, for the providers that honour it (ignored by the others) */
+  cache_control: Schema.optional(JsonObject)
 })
 
 /** An `extra_body` edit with its optional scope (spec 4.1.1). */

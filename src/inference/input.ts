@@ -105,7 +105,11 @@ const renderBlock = (
       if (fn.schemas.has(role)) {
         return problem(`${path}.text`, `the function has a ${role} schema, so this block needs arguments instead of text (${schemaFailed})`)
       }
-      return Result.map(wrapped(engine, variant, role, block.text!, `${path}.text`), textBlock)
+      const cacheControl = block.cache_control
+      return Result.map(
+        wrapped(engine, variant, role, block.text!, `${path}.text`),
+        cacheControl === undefined ? textBlock : (text): RequestBlock => ({ type: "text", text, cache_control: cacheControl })
+      )
     }
     case "template": {
       return Result.map(render(engine, fn, variant, block.name, block.arguments, `${path}.arguments`), textBlock)
@@ -115,7 +119,8 @@ const renderBlock = (
     case "tool_call": {
       const name = block.raw_name ?? block.name
       if (typeof name !== "string") return problem(`${path}.name`, "missing field")
-      return Result.succeed({ type: "tool_call", id: block.id, name, arguments: toolArguments(block) })
+      const call: RequestBlock = { type: "tool_call", id: block.id, name, arguments: toolArguments(block) }
+      return Result.succeed(block.cache_control === undefined ? call : { ...call, cache_control: block.cache_control })
     }
     case "tool_result":
       return Result.succeed(block)
@@ -127,7 +132,8 @@ const renderBlock = (
         source: block.file_type === "url"
           ? { kind: "url", url: block.url, mimeType: block.mime_type }
           : { kind: "base64", data: block.data, mimeType: block.mime_type },
-        detail: block.detail
+        detail: block.detail,
+        cache_control: block.cache_control
       })
     case "thought":
       return Result.succeed({ type: "thought", text: block.text, signature: block.signature })

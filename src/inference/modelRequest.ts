@@ -22,6 +22,7 @@ export const buildModelRequest = (
   }
   return {
     system: rendered.system,
+    systemCacheControl: prepared.systemCacheControl,
     messages: rendered.messages,
     params,
     tools: prepared.tools,

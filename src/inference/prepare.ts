@@ -30,7 +30,7 @@ import type { ModelTable } from "./models.ts"
 import { type AdaptiveWeights, seededRandom, variantOrder } from "./variantDraw.ts"
 import type { TemplateEngine } from "./templates.ts"
 import { type CustomTool, resolveTools } from "./tools.ts"
-import type { ProviderTool, ToolConfig } from "./types.ts"
+import type { CacheControl, ProviderTool, ToolConfig } from "./types.ts"
 
 export const defaultFunctionName = "gateway::default"
 
@@ -55,6 +55,7 @@ export interface PreparedInference {
   readonly bodyEdits: ReadonlyArray<ScopedEdit<ExtraBodyEdit>>
   readonly headerEdits: ReadonlyArray<ScopedEdit<ExtraHeaderEdit>>
   readonly providerTools: ReadonlyArray<ProviderTool>
+  readonly systemCacheControl?: CacheControl | undefined
   readonly credentials: Readonly<Record<string, string>>
   /** the request's tags (its API key's among them) and `dryrun`: what a provider relaying to another gateway forwards */
   readonly tags?: Readonly<Record<string, string>> | undefined
@@ -156,6 +157,8 @@ export interface PrepareExtras {
   } | undefined
   /** a surface's built-in tools (Anthropic's server tools), each for the providers of its family */
   readonly builtinTools?: ReadonlyArray<ProviderTool> | undefined
+  /** the system prompt's prompt-caching mark (Anthropic's `cache_control` on its last system block) */
+  readonly systemCacheControl?: CacheControl | undefined
 }
 
 /** `request` checked against `config` and `models` (the short-hand names it can reach), at `startedAt` (epoch ms) */
@@ -305,6 +308,7 @@ export const prepareInference = (
     bodyEdits,
     headerEdits,
     providerTools: providerToolsOf(request, extras.builtinTools),
+    systemCacheControl: extras.systemCacheControl,
     credentials: request.credentials ?? {},
     tags: request.tags,
     dryrun: request.dryrun,

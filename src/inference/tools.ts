@@ -58,7 +58,8 @@ export const resolveTools = (
       description: tool.description,
       parameters: tool.parameters,
       strict: tool.strict ?? false,
-      validator: compiled.validator
+      validator: compiled.validator,
+      cacheControl: tool.cache_control
     })
   }
   for (let i = 0; i < customTools.length; i++) {

@@ -14,18 +14,35 @@ export type FileSource =
 
 export type ImageDetail = "low" | "high" | "auto"
 
+/** Anthropic's prompt-caching mark (`{"type": "ephemeral"}`), sent by the providers that honour it */
+export type CacheControl = Readonly<Record<string, unknown>>
+
 /** A content block of a rendered message, as sent to a provider. */
 export type RequestBlock =
-  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "text"; readonly text: string; readonly cache_control?: CacheControl | undefined }
   | {
     readonly type: "tool_call"
     readonly id: string
     readonly name: string
     /** JSON text of the arguments */
     readonly arguments: string
+    readonly cache_control?: CacheControl | undefined
   }
-  | { readonly type: "tool_result"; readonly id: string; readonly name: string; readonly result: string }
-  | { readonly type: "file"; readonly source: FileSource; readonly detail?: ImageDetail | undefined }
+  | {
+    readonly type: "tool_result"
+    readonly id: string
+    readonly name: string
+    readonly result: string
+    /** the tool failed: providers that can say so (Anthropic, Bedrock) do */
+    readonly is_error?: boolean | undefined
+    readonly cache_control?: CacheControl | undefined
+  }
+  | {
+    readonly type: "file"
+    readonly source: FileSource
+    readonly detail?: ImageDetail | undefined
+    readonly cache_control?: CacheControl | undefined
+  }
   | { readonly type: "thought"; readonly text?: string | undefined; readonly signature?: string | undefined }
   | { readonly type: "unknown"; readonly data: unknown; readonly modelProviderName?: string | undefined }
 
@@ -47,6 +64,7 @@ export interface ToolDefinition {
    * instead of JSON arguments; `parameters` is then empty.
    */
   readonly custom?: { readonly format?: unknown } | undefined
+  readonly cacheControl?: CacheControl | undefined
 }
 
 export type ToolChoice =
@@ -82,6 +100,8 @@ export interface ProviderTool {
 /** One rendered model call, independent of the provider that will serve it. */
 export interface ModelRequest {
   readonly system?: string | undefined
+  /** the system prompt's prompt-caching mark */
+  readonly systemCacheControl?: CacheControl | undefined
   readonly messages: ReadonlyArray<RequestMessage>
   readonly params: InferenceParams
   readonly tools?: ToolConfig | undefined

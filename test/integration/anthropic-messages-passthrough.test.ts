@@ -45,12 +45,19 @@ const weatherTool = {
 const webSearch = { type: "web_search_20250305" as const, name: "web_search" as const, max_uses: 2, allowed_domains: ["example.com"] }
 const beta = "context-management-2025-06-27"
 
+const eph = { type: "ephemeral" as const }
+
 /** a request with every field the gateway passes on as sent */
 const request = (model: string) => ({
   model,
   max_tokens: 100,
-  messages: [{ role: "user" as const, content: "Search the weather" }],
-  tools: [weatherTool, webSearch],
+  system: [{ type: "text" as const, text: "You are terse.", cache_control: eph }],
+  messages: [
+    { role: "user" as const, content: [{ type: "text" as const, text: "Search the weather", cache_control: eph }] },
+    { role: "assistant" as const, content: [{ type: "tool_use" as const, id: "toolu_1", name: "get_weather", input: { city: "Atlantis" } }] },
+    { role: "user" as const, content: [{ type: "tool_result" as const, tool_use_id: "toolu_1", content: "no such city", is_error: true }] }
+  ],
+  tools: [{ ...weatherTool, cache_control: eph }, webSearch],
   metadata: { user_id: "user-42" },
   service_tier: "standard_only" as const,
   // a field of a newer API than the gateway knows
@@ -97,7 +104,13 @@ describe("Anthropic's own fields and server tools", () => {
       service_tier: "standard_only",
       context_management: { edits: [{ type: "clear_tool_uses_20250919" }] },
       // the custom tool as the gateway writes it, then the server tool exactly as sent
-      tools: [{ name: "get_weather", description: "The weather of a city", input_schema: weatherTool.input_schema }, webSearch]
+      tools: [{ name: "get_weather", description: "The weather of a city", input_schema: weatherTool.input_schema, cache_control: eph }, webSearch],
+      system: [{ type: "text", text: "You are terse.", cache_control: eph }],
+      messages: [
+        { role: "user", content: [{ type: "text", text: "Search the weather", cache_control: eph }] },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Atlantis" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "no such city", is_error: true }] }
+      ]
     })
   })
 
@@ -111,6 +124,9 @@ describe("Anthropic's own fields and server tools", () => {
     const sent = openai.requests[0]
     expect(sent.headers["anthropic-beta"]).toBeUndefined()
     for (const field of ["metadata", "service_tier", "context_management"]) expect(sent.body).not.toHaveProperty(field)
+    // prompt-caching marks are Anthropic's: OpenAI caches by itself
+    expect(JSON.stringify(sent.body)).not.toContain("cache_control")
+    expect(sent.body.messages[0]).toEqual({ role: "system", content: "You are terse." })
     expect(sent.body.tools.map((tool: any) => tool.function.name)).toEqual(["get_weather"])
   })
 

@@ -245,6 +245,28 @@ describe("translateMessages", () => {
     expect(bodyEditsOf(ok({ thinking: { type: "enabled", budget_tokens: 2048 } }))).toEqual([])
   })
 
+  it("keeps prompt-caching marks (blocks, tools, the system prompt) and a failed tool's is_error", () => {
+    const eph = { type: "ephemeral" }
+    const translated = ok({
+      system: [{ type: "text", text: "a" }, { type: "text", text: "b", cache_control: eph }],
+      tools: [{ name: "f", input_schema: { type: "object" }, cache_control: eph }],
+      messages: [
+        { role: "user", content: [{ type: "text", text: "doc", cache_control: eph }, { type: "image", source: { type: "url", url: "https://x/a.png" }, cache_control: eph }] },
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {}, cache_control: eph }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "failed", is_error: true, cache_control: eph }] }
+      ]
+    })
+    expect(translated.extras.systemCacheControl).toEqual(eph)
+    expect(translated.request.input.system).toBe("a\n\nb")
+    expect(translated.request.additional_tools?.[0].cache_control).toEqual(eph)
+    expect(translated.request.input.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "doc", cache_control: eph }, { type: "file", file_type: "url", url: "https://x/a.png", cache_control: eph }] },
+      { role: "assistant", content: [{ type: "tool_call", id: "t1", name: "f", arguments: "{}", cache_control: eph }] },
+      { role: "user", content: [{ type: "tool_result", id: "t1", name: "f", result: "failed", is_error: true, cache_control: eph }] }
+    ])
+    expect(ok({ system: "plain" }).extras.systemCacheControl).toBeUndefined()
+  })
+
   it("passes anthropic-beta to Anthropic-type providers, and refuses one that cannot be sent", () => {
     const translated = ok({}, { beta: "context-management-2025-06-27,interleaved-thinking-2025-05-14" })
     expect(translated.extras.surfaceEdits?.headers.map(({ scope, edit }) => ({ scope, edit: { ...edit } }))).toEqual([

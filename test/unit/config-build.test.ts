@@ -59,6 +59,7 @@ max_request_bytes_in_flight = 4096
 max_connections = 10
 workers = "auto"
 overhead_header = true
+unsupported_builtin_tools = "refuse"
 metrics.require_auth = true
 ui = { enabled = false, session_ttl_s = 600 }
 request_read_timeout_ms = 5000
@@ -128,6 +129,7 @@ level = "episode"
       maxConnections: 10,
       workers: "auto",
       overheadHeader: true,
+      unsupportedBuiltinTools: "refuse",
       errorJson: false,
       metrics: { requireAuth: true },
       ui: { enabled: false, sessionTtlS: 600 },

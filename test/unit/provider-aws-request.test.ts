@@ -53,6 +53,17 @@ describe("aws_bedrock requests", () => {
     )
   })
 
+  it("says a failed tool's result failed (status error), and says nothing of one that did not", () => {
+    const body = bedrockBody(request([
+      { type: "tool_result", id: "t1", name: "f", result: "no such city", is_error: true },
+      { type: "tool_result", id: "t2", name: "f", result: "sunny" }
+    ])) as any
+    expect(body.messages[0].content).toEqual([
+      { toolResult: { toolUseId: "t1", content: [{ text: "no such city" }], status: "error" } },
+      { toolResult: { toolUseId: "t2", content: [{ text: "sunny" }] } }
+    ])
+  })
+
   it("refuses tool call arguments that are not JSON (Converse sends them as a JSON document)", () => {
     expect(problem(bedrockBody(request([{ type: "tool_call", id: "t1", name: "f", arguments: "{not json" }], "assistant")))).toContain(
       `the arguments of tool call "t1" are not JSON`

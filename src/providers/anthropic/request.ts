@@ -4,7 +4,7 @@
  * for `gcp_vertex_anthropic` (`vertex.ts`).
  */
 import { answersWithRespondTool, respondToolName } from "../../inference/output.ts"
-import type { FileSource, ModelRequest, RequestBlock, ToolConfig, ToolDefinition } from "../../inference/types.ts"
+import type { CacheControl, FileSource, ModelRequest, RequestBlock, ToolConfig, ToolDefinition } from "../../inference/types.ts"
 import { type WireBody, type WireCall, WireProblem } from "../codec.ts"
 
 type Json = WireBody
@@ -68,6 +68,12 @@ const toolInput = (type: string, name: string, text: string): Json | WireProblem
 
 type Turn = { role: "user" | "assistant"; content: Array<Json> }
 
+/** a block with its prompt-caching mark, when it has one */
+const marked = (block: Json, cacheControl: CacheControl | undefined): Json => {
+  if (cacheControl !== undefined) block.cache_control = cacheControl
+  return block
+}
+
 /**
  * The messages: tool results go in user turns, and consecutive turns of one role are merged,
  * as Anthropic requires alternating roles. Thoughts go back with their signature (Anthropic
@@ -89,21 +95,24 @@ export const toAnthropicMessages = (
     for (const block of message.content) {
       switch (block.type) {
         case "text":
-          add(message.role, { type: "text", text: block.text })
+          add(message.role, marked({ type: "text", text: block.text }, block.cache_control))
           break
         case "tool_call": {
           const input = toolInput(type, block.name, block.arguments)
           if (input instanceof WireProblem) return input
-          add(message.role, { type: "tool_use", id: block.id, name: block.name, input })
+          add(message.role, marked({ type: "tool_use", id: block.id, name: block.name, input }, block.cache_control))
           break
         }
-        case "tool_result":
-          add("user", { type: "tool_result", tool_use_id: block.id, content: block.result })
+        case "tool_result": {
+          const result: Json = { type: "tool_result", tool_use_id: block.id, content: block.result }
+          if (block.is_error === true) result.is_error = true
+          add("user", marked(result, block.cache_control))
           break
+        }
         case "file": {
           const file = fileBlock(type, block)
           if (file instanceof WireProblem) return file
-          add(message.role, file)
+          add(message.role, marked(file, block.cache_control))
           break
         }
         case "thought":
@@ -123,12 +132,12 @@ export const toAnthropicMessages = (
 const toolOf = (type: string, tool: ToolDefinition): Json | WireProblem =>
   tool.custom !== undefined
     ? new WireProblem(`the ${type} provider does not take custom (free-text) tools: "${tool.name}"`)
-    : {
+    : marked({
       name: tool.name,
       ...(tool.description === "" ? {} : { description: tool.description }),
       input_schema: tool.parameters,
       ...(tool.strict ? { strict: true } : {})
-    }
+    }, tool.cacheControl)
 
 /** `tool_choice`: required is Anthropic's `any`, a specific tool its `tool`; parallel calls turned off where asked. */
 const toolChoiceOf = (config: ToolConfig): Json => {
@@ -198,7 +207,8 @@ export const anthropicBody = (request: ModelRequest, call: WireCall<AnthropicTar
   if (nativeSchema === undefined && (request.jsonMode === "on" || request.jsonMode === "strict")) {
     system = system === undefined ? jsonInstruction(schema) : `${system}\n\n${jsonInstruction(schema)}`
   }
-  if (system !== undefined) body.system = system
+  // a marked system prompt goes as a text block, the only form that takes the mark
+  if (system !== undefined) body.system = request.systemCacheControl === undefined ? system : [marked({ type: "text", text: system }, request.systemCacheControl)]
   body.messages = messages
   if (params.temperature !== undefined) body.temperature = params.temperature
   if (params.top_p !== undefined) body.top_p = params.top_p

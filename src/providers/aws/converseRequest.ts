@@ -73,7 +73,11 @@ const contentBlock = (block: RequestBlock, qualifiedName: string, counter: { doc
       return { toolUse: { toolUseId: block.id, name: block.name, input } }
     }
     case "tool_result":
-      return { toolResult: { toolUseId: block.id, content: [{ text: block.result }] } }
+      return {
+        toolResult: block.is_error === true
+          ? { toolUseId: block.id, content: [{ text: block.result }], status: "error" }
+          : { toolUseId: block.id, content: [{ text: block.result }] }
+      }
     case "file":
       counter.documents++
       return fileBlock(block.source, counter.documents)
