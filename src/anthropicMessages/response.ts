@@ -2,9 +2,11 @@
  * The gateway's answers in Anthropic's shapes (issue 37, design 2.2 and 2.4): a `message`
  * object, and the error type and body each gateway error takes on `/anthropic/v1/*`.
  */
-import type { AnthropicMessage } from "../api/anthropicMessages.ts"
+import { type AnthropicMessage, anthropicStopReasons } from "../api/anthropicMessages.ts"
 import { type ChatOutputBlock, hasToolCalls, type JsonOutput } from "../inference/output.ts"
 import { type CompletedInference, totalUsage } from "../inference/run.ts"
+import type { ProviderStop } from "../inference/types.ts"
+import { providerFamily } from "../providers/families.ts"
 import type { TranslatedMessages } from "./request.ts"
 
 type Message = typeof AnthropicMessage.Type
@@ -33,11 +35,22 @@ const contentOf = (block: ChatOutputBlock): ReadonlyArray<MessageContent> => {
   }
 }
 
+const anthropicReasons: ReadonlySet<string> = new Set(anthropicStopReasons)
+
+/** an Anthropic-type provider's own stop reason (`pause_turn`...) and matched sequence, when it answered */
+const anthropicStop = (completed: CompletedInference): ProviderStop | undefined => {
+  const stop = completed.providerStop
+  return stop !== undefined && anthropicReasons.has(stop.reason) && providerFamily(completed.origin.provider) === "anthropic" ? stop : undefined
+}
+
 /**
- * `stop_reason`: `tool_use` only when the answer has tool calls to read, which an answer
- * through json_mode `tool` has not (its tool's arguments are its text), as on the chat route.
+ * `stop_reason`: an Anthropic-type provider's as it said it; otherwise from the finish reason,
+ * `tool_use` only when the answer has tool calls to read, which an answer through json_mode
+ * `tool` has not (its tool's arguments are its text), as on the chat route.
  */
 const stopReasonOf = (completed: CompletedInference): Message["stop_reason"] => {
+  const own = anthropicStop(completed)
+  if (own !== undefined) return own.reason as Message["stop_reason"]
   switch (completed.finishReason) {
     case "stop_sequence":
       return "stop_sequence"
@@ -52,23 +65,31 @@ const stopReasonOf = (completed: CompletedInference): Message["stop_reason"] => 
   }
 }
 
-/** Anthropic counts input without the cache's reads; the gateway counts all of it */
+/** Anthropic counts input without the cache's reads and writes; the gateway counts all of it */
 const usageOf = (completed: CompletedInference): Message["usage"] => {
   const usage = totalUsage(completed)
   const cacheRead = usage.cached_input_tokens ?? 0
+  const cacheWrite = usage.cache_write_input_tokens ?? 0
   return {
-    input_tokens: Math.max(0, usage.input_tokens - cacheRead),
-    cache_creation_input_tokens: 0,
+    input_tokens: Math.max(0, usage.input_tokens - cacheRead - cacheWrite),
+    cache_creation_input_tokens: cacheWrite,
     cache_read_input_tokens: cacheRead,
     output_tokens: usage.output_tokens
   }
 }
 
+/** the sequence that stopped the answer: the provider's when it said, else the one asked for when only one was */
+const stopSequenceOf = (completed: CompletedInference, stopReason: Message["stop_reason"], translated: TranslatedMessages): string | null => {
+  if (stopReason !== "stop_sequence") return null
+  const said = anthropicStop(completed)?.sequence
+  if (said !== undefined) return said
+  const asked = translated.request.params?.chat_completion?.stop_sequences
+  return asked?.length === 1 ? asked[0] : null
+}
+
 export const messageBody = (completed: CompletedInference, translated: TranslatedMessages): Message => {
   const output = completed.output
   const stopReason = stopReasonOf(completed)
-  // the sequence that stopped the answer is known only when one was asked for
-  const stopSequences = translated.request.params?.chat_completion?.stop_sequences
   return {
     id: completed.prepared.inferenceId,
     type: "message",
@@ -77,7 +98,7 @@ export const messageBody = (completed: CompletedInference, translated: Translate
     // a json function's answer is its text
     content: Array.isArray(output) ? output.flatMap(contentOf) : [{ type: "text", text: (output as JsonOutput).raw }],
     stop_reason: stopReason,
-    stop_sequence: stopReason === "stop_sequence" && stopSequences?.length === 1 ? stopSequences[0] : null,
+    stop_sequence: stopSequenceOf(completed, stopReason, translated),
     usage: usageOf(completed),
     gateway_episode_id: completed.prepared.episodeId,
     gateway_variant_name: completed.variant.name

@@ -83,13 +83,16 @@ const AnthropicContentBlock = Schema.Union([
   Schema.Struct({ type: Schema.Literal("thinking"), thinking: Schema.String, signature: Schema.String })
 ])
 
+/** the stop reasons of Anthropic's API; an Anthropic-type provider's own is answered as it said it */
+export const anthropicStopReasons = ["end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal", "pause_turn", "model_context_window_exceeded"] as const
+
 export const AnthropicMessage = Schema.Struct({
   id: Schema.String.annotate({ description: "the gateway's inference id" }),
   type: Schema.Literal("message"),
   role: Schema.Literal("assistant"),
   model: Schema.String.annotate({ description: "the `model` of the request" }),
   content: Schema.Array(AnthropicContentBlock),
-  stop_reason: Schema.NullOr(Schema.Literals(["end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal", "pause_turn"])),
+  stop_reason: Schema.NullOr(Schema.Literals(anthropicStopReasons)),
   stop_sequence: Schema.NullOr(Schema.String),
   usage: Schema.Struct({
     input_tokens: Schema.Int.annotate({ description: "input tokens besides the cache's reads and writes (Anthropic's convention)" }),

@@ -4,7 +4,7 @@
  * back together into output blocks (for storage) with the stream's chunking (so that a cached
  * stream replays as it came), and the text a json function streams.
  */
-import type { ChunkDelta, FinishReason, OutputBlock, ProviderChunk, Usage } from "./types.ts"
+import type { ChunkDelta, FinishReason, OutputBlock, ProviderChunk, ProviderStop, Usage } from "./types.ts"
 
 const split = (text: string, size: number): ReadonlyArray<string> => {
   if (text.length <= size) return [text]
@@ -69,6 +69,7 @@ export class ChunkAccumulator {
   private readonly chunks: StreamChunking | undefined
   usage: Usage | undefined
   finishReason: FinishReason | undefined
+  providerStop: ProviderStop | undefined
 
   /** `recordChunking`: keep how the stream was cut (`chunking()`), for an answer the cache will replay */
   constructor(recordChunking = false) {
@@ -79,6 +80,7 @@ export class ChunkAccumulator {
   add(chunk: ProviderChunk): void {
     if (chunk.usage !== undefined) this.usage = chunk.usage
     if (chunk.finishReason !== undefined) this.finishReason = chunk.finishReason
+    if (chunk.providerStop !== undefined) this.providerStop = chunk.providerStop
     if (chunk.raw !== "") this.raw.push(chunk.raw)
     const cuts = this.chunks !== undefined && chunk.content.length > 0 ? [] as Array<Array<number>> : undefined
     if (cuts !== undefined) this.chunks!.push(cuts)

@@ -17,7 +17,7 @@ import type { ModelCallOrigin } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
 import { countingProviderTime } from "./providerTime.ts"
 import { withinStreamTotal } from "./timeouts.ts"
-import type { FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "./types.ts"
+import type { FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, ProviderStop, Usage } from "./types.ts"
 import { addCosts, addUsage, type FunctionOutput, type ModelCallRecord } from "./variants/answer.ts"
 import { type EngineDeps, tryVariants, type VariantFailure } from "./variants/loop.ts"
 import { answerStreamed, answerWhole } from "./variants/runVariant.ts"
@@ -38,6 +38,8 @@ export interface CompletedInference {
   /** that call's cost by its provider's `cost` rules; undefined when it has none or they read nothing */
   readonly cost: number | undefined
   readonly finishReason?: FinishReason | undefined
+  /** the provider's own stop reason, where its API says more (`ProviderStop`); not kept by the cache */
+  readonly providerStop?: ProviderStop | undefined
   readonly rawRequest: string
   readonly rawResponse: string
   /** how the provider's stream was cut (`ChunkAccumulator.chunking`): for the cache to replay it so; only for a streamed answer the cache will keep */
@@ -97,6 +99,7 @@ export const runInference = (
         usage: response.usage,
         cost: response.cost,
         finishReason: response.finishReason,
+        providerStop: response.providerStop,
         rawRequest: response.rawRequest,
         rawResponse: response.rawResponse,
         otherCalls: answer.otherCalls,
@@ -165,6 +168,7 @@ export const streamInference = (
           usage: whole?.call.response.usage ?? accumulated.usage ?? { input_tokens: 0, output_tokens: 0 },
           cost,
           finishReason: accumulated.finishReason,
+          providerStop: whole?.call.response.providerStop ?? accumulated.providerStop,
           rawRequest: start.rawRequest,
           rawResponse: whole?.call.response.rawResponse ?? accumulated.rawResponse(),
           streamChunking: accumulated.chunking(),

@@ -118,6 +118,8 @@ export interface Usage {
   readonly output_tokens: number
   /** of `input_tokens`, those the provider read from its prompt cache, when it says */
   readonly cached_input_tokens?: number | undefined
+  /** of `input_tokens`, those the provider wrote to its prompt cache, when it says some were (Anthropic, Bedrock) */
+  readonly cache_write_input_tokens?: number | undefined
 }
 
 /** A content block as a provider returned it, before the function validates it. */
@@ -128,10 +130,20 @@ export type OutputBlock =
   | { readonly type: "unknown"; readonly data: unknown; readonly model_provider_name: string }
 
 /** What a provider answered to a non-streaming call. */
+/**
+ * The provider's own stop reason and the stop sequence it matched, where its API says more than
+ * `FinishReason` (Anthropic's `pause_turn`, `refusal`): what a surface of that API answers with.
+ */
+export interface ProviderStop {
+  readonly reason: string
+  readonly sequence?: string | undefined
+}
+
 export interface ProviderResponse {
   readonly output: ReadonlyArray<OutputBlock>
   readonly usage: Usage
   readonly finishReason?: FinishReason | undefined
+  readonly providerStop?: ProviderStop | undefined
   readonly rawRequest: string
   readonly rawResponse: string
   /** served from the gateway's cache */
@@ -145,6 +157,7 @@ export interface ProviderChunk {
   readonly content: ReadonlyArray<ChunkDelta>
   readonly usage?: Usage | undefined
   readonly finishReason?: FinishReason | undefined
+  readonly providerStop?: ProviderStop | undefined
   /** the provider's own text of this chunk, kept for storage */
   readonly raw: string
 }

@@ -18,8 +18,10 @@ export const streamedErrorProblem = (error: unknown): WireProblem => {
  */
 export const cacheApartUsage = (input: unknown, output: unknown, cacheRead: unknown, cacheWrite: unknown, readSaid: boolean): Usage => {
   const read = tokenCount(cacheRead)
-  const total = tokenCount(input) + read + tokenCount(cacheWrite)
-  return readSaid
+  const written = tokenCount(cacheWrite)
+  const total = tokenCount(input) + read + written
+  const usage: Usage = readSaid
     ? { input_tokens: total, output_tokens: tokenCount(output), cached_input_tokens: read }
     : { input_tokens: total, output_tokens: tokenCount(output) }
+  return written > 0 ? { ...usage, cache_write_input_tokens: written } : usage
 }

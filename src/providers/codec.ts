@@ -10,7 +10,7 @@ import type * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
 import type { CredentialLocation, Environment } from "../config/credentials.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
-import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, Usage } from "../inference/types.ts"
+import type { FinishReason, ModelRequest, OutputBlock, ProviderChunk, ProviderStop, Usage } from "../inference/types.ts"
 import type { HttpCall, HttpTransport } from "../transport.ts"
 import type { InvalidRequest } from "../errors.ts"
 import type { ProviderFailure } from "./failure.ts"
@@ -70,6 +70,7 @@ export interface ParsedResponse {
   readonly output: ReadonlyArray<OutputBlock>
   readonly usage: Usage
   readonly finishReason?: FinishReason | undefined
+  readonly providerStop?: ProviderStop | undefined
 }
 
 /**

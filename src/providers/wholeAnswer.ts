@@ -21,6 +21,7 @@ export const wholeAnswer = <Settings, Target, Event>(
     output: scopeUnknownBlocks(parsed.output, qualifiedName),
     usage: parsed.usage,
     finishReason: parsed.finishReason,
+    providerStop: parsed.providerStop,
     rawRequest: request.body,
     rawResponse: reply.text
   })

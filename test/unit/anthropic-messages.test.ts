@@ -359,13 +359,29 @@ describe("messageBody", () => {
     expect(stop(undefined)).toEqual(["end_turn", null])
   })
 
-  it("counts input without the cache's reads, over every model call", () => {
+  it("answers an Anthropic-type provider's own stop reason and matched sequence, and no other provider's", () => {
+    const provider = (type: string) => ({ origin: { provider: { type, modelName: "m", settings: {} } } })
+    const stop = (fields: Record<string, unknown>) => {
+      const body = messageBody(answer(fields), translated)
+      return [body.stop_reason, body.stop_sequence]
+    }
+    expect(stop({ ...provider("anthropic"), finishReason: "unknown", providerStop: { reason: "pause_turn" } })).toEqual(["pause_turn", null])
+    expect(stop({ ...provider("gcp_vertex_anthropic"), finishReason: "stop_sequence", providerStop: { reason: "stop_sequence", sequence: "STOP" } }))
+      .toEqual(["stop_sequence", "STOP"])
+    expect(stop({ ...provider("anthropic"), finishReason: "length", providerStop: { reason: "model_context_window_exceeded" } }))
+      .toEqual(["model_context_window_exceeded", null])
+    // a reason newer than the gateway knows, or another family's, is read from the finish reason
+    expect(stop({ ...provider("anthropic"), finishReason: "unknown", providerStop: { reason: "some_new_reason" } })).toEqual(["end_turn", null])
+    expect(stop({ ...provider("openai"), finishReason: "length", providerStop: { reason: "pause_turn" } })).toEqual(["max_tokens", null])
+  })
+
+  it("counts input without the cache's reads and writes, over every model call", () => {
     const completed = answer({
-      usage: { input_tokens: 10, output_tokens: 2, cached_input_tokens: 6 },
+      usage: { input_tokens: 110, output_tokens: 2, cached_input_tokens: 6, cache_write_input_tokens: 100 },
       otherCalls: [{ usage: { input_tokens: 5, output_tokens: 1 } }]
     })
     expect(messageBody(completed, translated).usage)
-      .toEqual({ input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 6, output_tokens: 3 })
+      .toEqual({ input_tokens: 9, cache_creation_input_tokens: 100, cache_read_input_tokens: 6, output_tokens: 3 })
   })
 })
 

@@ -122,12 +122,17 @@ export const addUsage = (usages: ReadonlyArray<Usage>): Usage => {
   let input = 0
   let output = 0
   let cached: number | undefined
+  let written = 0
   for (const usage of usages) {
     input += usage.input_tokens
     output += usage.output_tokens
     if (usage.cached_input_tokens !== undefined) cached = (cached ?? 0) + usage.cached_input_tokens
+    written += usage.cache_write_input_tokens ?? 0
   }
-  return cached === undefined ? { input_tokens: input, output_tokens: output } : { input_tokens: input, output_tokens: output, cached_input_tokens: cached }
+  const total: Usage = cached === undefined
+    ? { input_tokens: input, output_tokens: output }
+    : { input_tokens: input, output_tokens: output, cached_input_tokens: cached }
+  return written > 0 ? { ...total, cache_write_input_tokens: written } : total
 }
 
 /** costs added up: unknown when any is unknown (unknown is not free) */

@@ -3,7 +3,7 @@
  * https://docs.anthropic.com/en/docs/build-with-claude/streaming) -> provider-neutral output
  * blocks, usage and finish reason; and the explanation an error body carries.
  */
-import type { ChunkDelta, FinishReason, OutputBlock, Usage } from "../../inference/types.ts"
+import type { ChunkDelta, FinishReason, OutputBlock, ProviderStop, Usage } from "../../inference/types.ts"
 import { cacheApartUsage } from "../answerReaders.ts"
 import { type ParsedResponse, type StreamEventParser, WireProblem, unscopedProvider } from "../codec.ts"
 
@@ -30,6 +30,12 @@ export const finishReasonOf = (reason: unknown): FinishReason | undefined => {
       return "unknown"
   }
 }
+
+/** Anthropic's own stop reason (`pause_turn`...) and the stop sequence it matched, for the Messages surface */
+const providerStopOf = (json: Json | undefined): ProviderStop | undefined =>
+  typeof json?.stop_reason === "string"
+    ? { reason: json.stop_reason, sequence: typeof json.stop_sequence === "string" ? json.stop_sequence : undefined }
+    : undefined
 
 /**
  * Anthropic's `input_tokens` leaves out the tokens read from and written to the prompt cache;
@@ -97,7 +103,8 @@ export const parseAnthropicResponse = (text: string): ParsedResponse | WireProbl
   return {
     output,
     usage: usageOf(json.usage) ?? { input_tokens: 0, output_tokens: 0 },
-    finishReason: finishReasonOf(json.stop_reason)
+    finishReason: finishReasonOf(json.stop_reason),
+    providerStop: providerStopOf(json)
   }
 }
 
@@ -171,7 +178,7 @@ export const makeAnthropicChunkParser = (): StreamEventParser<string> => {
       }
       case "message_delta": {
         const usage = usageOf(mergedUsage(startUsage, json.usage))
-        return { content: nothing, usage, finishReason: finishReasonOf(json.delta?.stop_reason), raw: data }
+        return { content: nothing, usage, finishReason: finishReasonOf(json.delta?.stop_reason), providerStop: providerStopOf(json.delta), raw: data }
       }
       case "error":
         return new WireProblem(`the provider streamed an error: ${explainError(json.error) ?? JSON.stringify(json.error)}`)
