@@ -1,6 +1,6 @@
 /**
- * The Anthropic Messages surface (issue 37): `POST /anthropic/v1/messages` and
- * `GET /anthropic/v1/models[/{model_id}]`, so that an Anthropic SDK (or an agent taking a base
+ * The Anthropic Messages surface (issue 37): `POST /anthropic/v1/messages`,
+ * `POST /anthropic/v1/messages/count_tokens` and `GET /anthropic/v1/models[/{model_id}]`, so that an Anthropic SDK (or an agent taking a base
  * URL) works with `baseURL = <gateway>/anthropic`. Every error
  * here is in Anthropic's shape, so its SDKs raise their own typed errors. Answers are whole for
  * now: `stream: true` is a 400 saying so.
@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { anthropicError, anthropicErrorJson } from "../../src/api/anthropicMessages.ts"
-import { MessagesRequest } from "../../src/anthropicMessages/api.ts"
+import { CountTokensRequest, MessagesRequest } from "../../src/anthropicMessages/api.ts"
 import { translateMessages } from "../../src/anthropicMessages/request.ts"
 import { listedModel, modelIds, modelPage } from "../../src/anthropicMessages/models.ts"
 import { messageBody } from "../../src/anthropicMessages/response.ts"
@@ -47,6 +47,20 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
   const answer = JSON.stringify(messageBody(result, translated))
   return jsonResponse(answer, 200, overheadSoFar(metrics, messagesRoute, config.gateway.overheadHeader, started, result.providerMs))
 }))
+
+const decodeCountTokens = makeLenientDecoder(CountTokensRequest)
+
+/** how many input tokens a Messages request would take, counted by the provider that would answer it first (`src/inference/countTokens.ts`) */
+export const countTokensHandler = (apiKey: string | undefined) =>
+  Effect.gen(function*() {
+    const config = yield* Configuration
+    const inference = yield* InferenceService
+    const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
+    const body = yield* decodeBody(decodeCountTokens, json)
+    const translated = yield* Effect.fromResult(translateMessages(body, (name) => config.models.has(name)))
+    const inputTokens = yield* inference.countTokens(translated.request, apiKey, translated.extras)
+    return jsonResponse(JSON.stringify({ input_tokens: inputTokens }))
+  })
 
 /** the `model` values this gateway answers to, paged as Anthropic's model list */
 export const anthropicModelsHandler = Effect.gen(function*() {

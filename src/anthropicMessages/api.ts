@@ -1,9 +1,11 @@
 /**
- * Anthropic's Messages API as the gateway reads it (`POST /anthropic/v1/messages`): the request
- * body, lenient as Anthropic's SDKs and agents send it (unknown root fields are taken and
- * ignored; a block of a type the gateway does not read is a 400 naming it).
+ * Anthropic's Messages API as the gateway reads it (`POST /anthropic/v1/messages`, and
+ * `/count_tokens`): the request body, lenient as Anthropic's SDKs and agents send it (unknown
+ * root fields are taken and ignored; a block of a type the gateway does not read is a 400
+ * naming it).
  */
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 import { gatewayRequestFields } from "../api/gatewayFields.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
@@ -105,3 +107,10 @@ export const MessagesRequest = Schema.Struct({
   ...gatewayRequestFields
 })
 export type MessagesRequest = typeof MessagesRequest.Type
+
+/**
+ * `POST /anthropic/v1/messages/count_tokens`: a Messages request that is not run, so without
+ * `max_tokens` and `stream` (taken and ignored when sent, as other unknown fields are).
+ */
+export const CountTokensRequest = MessagesRequest.mapFields(Struct.omit(["max_tokens", "stream"]))
+export type CountTokensRequest = typeof CountTokensRequest.Type

@@ -12,7 +12,7 @@ import { InvalidRequest, NotFound } from "../errors.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
-import type { ContentBlock, MessageParam, MessagesRequest, ToolParam } from "./api.ts"
+import type { ContentBlock, CountTokensRequest, MessageParam, MessagesRequest, ToolParam } from "./api.ts"
 
 export interface TranslatedMessages {
   readonly request: InferenceRequest
@@ -21,6 +21,9 @@ export interface TranslatedMessages {
   /** the request's `model` as sent: the answer echoes it, as Anthropic's does */
   readonly model: string
 }
+
+/** what is translated: a Messages request, or a count's (no `max_tokens`, nothing streamed) */
+type MessagesBody = CountTokensRequest & Partial<Pick<MessagesRequest, "max_tokens" | "stream">>
 
 type Translated<A> = Result.Result<A, InvalidRequest>
 type AdditionalTool = NonNullable<InferenceRequest["additional_tools"]>[number]
@@ -45,7 +48,7 @@ const targetOf = (model: string, configuredModel: (name: string) => boolean): Re
 const positiveInt = (value: number | undefined, field: string): Translated<number | undefined> =>
   value === undefined || value > 0 ? Result.succeed(value) : invalid(`${field}: expected a positive integer, got ${value}`)
 
-const paramsOf = (body: MessagesRequest): Translated<ChatCompletionParams> =>
+const paramsOf = (body: MessagesBody): Translated<ChatCompletionParams> =>
   Result.gen(function*() {
     const params: Record<string, unknown> = {
       max_tokens: yield* positiveInt(body.max_tokens, "max_tokens"),
@@ -163,7 +166,7 @@ const toolChoiceOf = (choice: MessagesRequest["tool_choice"]): InferenceRequest[
   choice === undefined ? undefined : choice.type === "tool" ? { specific: choice.name } : toolChoices[choice.type]
 
 export const translateMessages = (
-  body: MessagesRequest,
+  body: MessagesBody,
   configuredModel: (name: string) => boolean
 ): Result.Result<TranslatedMessages, InvalidRequest | NotFound> =>
   Result.gen(function*() {
