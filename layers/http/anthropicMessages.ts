@@ -1,7 +1,8 @@
 /**
  * The Anthropic Messages surface (issue 37): `POST /anthropic/v1/messages`,
- * `POST /anthropic/v1/messages/count_tokens` and `GET /anthropic/v1/models[/{model_id}]`, so that an Anthropic SDK (or an agent taking a base
- * URL) works with `baseURL = <gateway>/anthropic`. Every error
+ * `POST /anthropic/v1/messages/count_tokens` and `GET /anthropic/v1/models[/{model_id}]`, so
+ * that an Anthropic SDK (or an agent taking a base URL) works with
+ * `baseURL = <gateway>/anthropic`. Every error
  * here is in Anthropic's shape, so its SDKs raise their own typed errors. Answers are whole for
  * now: `stream: true` is a 400 saying so.
  */
