@@ -1,7 +1,8 @@
 /**
- * The Anthropic Messages surface (issue 37): `POST /anthropic/v1/messages` and
- * `GET /anthropic/v1/models[/{model_id}]`, so that an Anthropic SDK (or an agent taking a base
- * URL) works with `baseURL = <gateway>/anthropic`. Every error
+ * The Anthropic Messages surface (issue 37): `POST /anthropic/v1/messages`,
+ * `POST /anthropic/v1/messages/count_tokens` and `GET /anthropic/v1/models[/{model_id}]`, so
+ * that an Anthropic SDK (or an agent taking a base URL) works with
+ * `baseURL = <gateway>/anthropic`. Every error
  * here is in Anthropic's shape, so its SDKs raise their own typed errors. Answers are whole for
  * now: `stream: true` is a 400 saying so.
  */
@@ -10,8 +11,8 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { anthropicError, anthropicErrorJson } from "../../src/api/anthropicMessages.ts"
-import { MessagesRequest } from "../../src/anthropicMessages/api.ts"
-import { translateMessages } from "../../src/anthropicMessages/request.ts"
+import { CountTokensRequest, MessagesRequest } from "../../src/anthropicMessages/api.ts"
+import { type MessagesContext, translateMessages } from "../../src/anthropicMessages/request.ts"
 import { listedModel, modelIds, modelPage } from "../../src/anthropicMessages/models.ts"
 import { messageBody } from "../../src/anthropicMessages/response.ts"
 import { makeLenientDecoder } from "../../src/decode.ts"
@@ -19,6 +20,7 @@ import { type GatewayError, InvalidRequest, NotFound } from "../../src/errors.ts
 import { droppedBuiltinTools } from "../../src/inference/builtinTools.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics } from "../../src/metrics/metrics.ts"
+import type { GatewayConfig } from "../../src/config/types.ts"
 import { Configuration } from "../../src/services.ts"
 import { quoted } from "../../src/untrusted.ts"
 import { overheadSoFar, traceCompleted } from "./inference.ts"
@@ -33,6 +35,15 @@ export const anthropicErrorResponse = (error: GatewayError): HttpServerResponse.
 
 const messagesRoute = "/anthropic/v1/messages"
 
+/** what the translation of a Messages body reads besides it: the configuration, the body as sent, `anthropic-beta` */
+const messagesContext = (config: GatewayConfig, raw: Record<string, unknown>) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, ({ headers }): MessagesContext => ({
+    configuredModel: (name) => config.models.has(name),
+    raw,
+    beta: headers["anthropic-beta"],
+    builtinTools: config.gateway.unsupportedBuiltinTools
+  }))
+
 export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(messagesRoute, (trace) => Effect.gen(function*() {
   const started = performance.now()
   const config = yield* Configuration
@@ -43,13 +54,7 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
   if (body.stream === true) {
     return yield* new InvalidRequest({ message: `stream: streamed answers are not served on ${messagesRoute} yet; send "stream": false` })
   }
-  const { headers } = yield* HttpServerRequest.HttpServerRequest
-  const translated = yield* Effect.fromResult(translateMessages(body, {
-    configuredModel: (name) => config.models.has(name),
-    raw: json,
-    beta: headers["anthropic-beta"],
-    builtinTools: config.gateway.unsupportedBuiltinTools
-  }))
+  const translated = yield* Effect.fromResult(translateMessages(body, yield* messagesContext(config, json)))
   const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
   const result = yield* inference.run(prepared, traceCompleted(trace, false))
   const answer = JSON.stringify(messageBody(result, translated))
@@ -58,6 +63,20 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
   if (warning !== undefined) yield* Effect.logWarning(`anthropic: ${warning["gateway-warning"]}`)
   return jsonResponse(answer, 200, warning === undefined ? overhead : { ...overhead, ...warning })
 }))
+
+const decodeCountTokens = makeLenientDecoder(CountTokensRequest)
+
+/** how many input tokens a Messages request would take, counted by the provider that would answer it first (`src/inference/countTokens.ts`) */
+export const countTokensHandler = (apiKey: string | undefined) =>
+  Effect.gen(function*() {
+    const config = yield* Configuration
+    const inference = yield* InferenceService
+    const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
+    const body = yield* decodeBody(decodeCountTokens, json)
+    const translated = yield* Effect.fromResult(translateMessages(body, yield* messagesContext(config, json)))
+    const inputTokens = yield* inference.countTokens(translated.request, apiKey, translated.extras)
+    return jsonResponse(JSON.stringify({ input_tokens: inputTokens }))
+  })
 
 /** the `model` values this gateway answers to, paged as Anthropic's model list */
 export const anthropicModelsHandler = Effect.gen(function*() {

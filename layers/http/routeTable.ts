@@ -37,7 +37,7 @@ import { metricsHandler } from "./metrics.ts"
 import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler } from "./openaiCompatible.ts"
-import { anthropicModelHandler, anthropicModelsHandler, messagesHandler } from "./anthropicMessages.ts"
+import { anthropicModelHandler, anthropicModelsHandler, countTokensHandler, messagesHandler } from "./anthropicMessages.ts"
 import { cancelGepaTaskHandler, createDiclExamplesHandler, getDiclTaskHandler, getGepaTaskHandler, launchGepaHandler } from "./optimization.ts"
 import { reloadConfigHandler } from "./configReload.ts"
 import { jsonResponse } from "./respond.ts"
@@ -110,6 +110,7 @@ export const groupsOf = (
     HttpApiBuilder.group(api, "anthropic", (handlers) =>
       handlers
         .handleRaw("messages", hot.anthropicMessages.handler)
+        .handleRaw("countTokens", route("anthropic", countTokensHandler)("countTokens"))
         .handleRaw("models", route("anthropic", () => anthropicModelsHandler)("models"))
         .handleRaw("model", route("anthropic", () => anthropicModelHandler)("model"))),
     HttpApiBuilder.group(api, "openai", (handlers) =>

@@ -1,10 +1,11 @@
 /**
- * Anthropic's Messages API as the gateway reads it (`POST /anthropic/v1/messages`): the request
- * body, lenient as Anthropic's SDKs and agents send it (unknown root fields are taken and
- * passed on to Anthropic-type providers only; a block of a type the gateway does not read is
- * a 400 naming it).
+ * Anthropic's Messages API as the gateway reads it (`POST /anthropic/v1/messages`, and
+ * `/count_tokens`): the request body, lenient as Anthropic's SDKs and agents send it (unknown
+ * root fields are taken and passed on to Anthropic-type providers only; a block of a type the
+ * gateway does not read is a 400 naming it).
  */
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 import { gatewayRequestFields } from "../api/gatewayFields.ts"
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
@@ -109,3 +110,10 @@ export type MessagesRequest = typeof MessagesRequest.Type
 
 /** the root fields the gateway reads; any other is passed on as sent to Anthropic-type providers */
 export const knownMessagesFields: ReadonlySet<string> = new Set(Object.keys(MessagesRequest.fields))
+
+/**
+ * `POST /anthropic/v1/messages/count_tokens`: a Messages request that is not run, so without
+ * `max_tokens` and `stream` (taken and ignored when sent, as other unknown fields are).
+ */
+export const CountTokensRequest = MessagesRequest.mapFields(Struct.omit(["max_tokens", "stream"]))
+export type CountTokensRequest = typeof CountTokensRequest.Type

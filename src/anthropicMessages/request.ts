@@ -16,7 +16,7 @@ import type { PrepareExtras } from "../inference/prepare.ts"
 import type { CacheControl, ProviderTool } from "../inference/types.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
-import { type ContentBlock, knownMessagesFields, type MessageParam, type MessagesRequest, type ToolParam } from "./api.ts"
+import { type ContentBlock, type CountTokensRequest, knownMessagesFields, type MessageParam, type MessagesRequest, type ToolParam } from "./api.ts"
 
 /** What the translation reads besides the decoded body. */
 export interface MessagesContext {
@@ -36,6 +36,9 @@ export interface TranslatedMessages {
   /** the request's `model` as sent: the answer echoes it, as Anthropic's does */
   readonly model: string
 }
+
+/** what is translated: a Messages request, or a count's (no `max_tokens`, nothing streamed) */
+type MessagesBody = CountTokensRequest & Partial<Pick<MessagesRequest, "max_tokens" | "stream">>
 
 type Translated<A> = Result.Result<A, InvalidRequest>
 type AdditionalTool = NonNullable<InferenceRequest["additional_tools"]>[number]
@@ -60,7 +63,7 @@ const targetOf = (model: string, configuredModel: (name: string) => boolean): Re
 const positiveInt = (value: number | undefined, field: string): Translated<number | undefined> =>
   value === undefined || value > 0 ? Result.succeed(value) : invalid(`${field}: expected a positive integer, got ${value}`)
 
-const paramsOf = (body: MessagesRequest): Translated<ChatCompletionParams> =>
+const paramsOf = (body: MessagesBody): Translated<ChatCompletionParams> =>
   Result.gen(function*() {
     const params: Record<string, unknown> = {
       max_tokens: yield* positiveInt(body.max_tokens, "max_tokens"),
@@ -234,7 +237,7 @@ const plainThinkingKeys: ReadonlySet<string> = new Set(["type", "budget_tokens"]
  * server tool or with only server tools, and the root fields the gateway does not know
  * (Claude Code's `context_management`...).
  */
-const familyBodyEdits = (body: MessagesRequest, context: MessagesContext, serverToolsOnly: boolean, serverToolChosen: boolean) => {
+const familyBodyEdits = (body: MessagesBody, context: MessagesContext, serverToolsOnly: boolean, serverToolChosen: boolean) => {
   const raw = context.raw
   const edits: Array<ScopedEdit<ExtraBodyEdit>> = []
   for (const field of Object.keys(raw)) {
@@ -257,7 +260,7 @@ const familyHeaderEdits = (beta: string | undefined): Translated<Array<ScopedEdi
 }
 
 export const translateMessages = (
-  body: MessagesRequest,
+  body: MessagesBody,
   context: MessagesContext
 ): Result.Result<TranslatedMessages, InvalidRequest | NotFound> =>
   Result.gen(function*() {

@@ -59,6 +59,11 @@ export const AnthropicErrorBody = Schema.Struct({
 
 export const AnthropicErrorResponse = errorBody(AnthropicErrorBody, anthropicErrorJson)
 
+/** `count_tokens`' answer: the input tokens the request would take, as the provider that would answer it first counts them */
+export const CountTokensResponse = Schema.Struct({
+  input_tokens: Schema.Int.annotate({ description: "the tokens of the messages, system prompt and tools, counted by the model's first provider" })
+})
+
 /** a model as Anthropic's model list has it: the `model` values this gateway answers to */
 export const AnthropicModel = Schema.Struct({
   type: Schema.Literal("model"),

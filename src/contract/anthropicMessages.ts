@@ -3,9 +3,9 @@ import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { AnthropicErrorResponse, AnthropicMessage, AnthropicModel, AnthropicModelList } from "../api/anthropicMessages.ts"
+import { AnthropicErrorResponse, AnthropicMessage, AnthropicModel, AnthropicModelList, CountTokensResponse } from "../api/anthropicMessages.ts"
 import { bodyStatuses, errorsWith, keyedStatuses } from "../api/errors.ts"
-import { MessagesRequest } from "../anthropicMessages/api.ts"
+import { CountTokensRequest, MessagesRequest } from "../anthropicMessages/api.ts"
 import { ApiKeyHeader, ErrorFamily, requiresKey } from "./guard.ts"
 
 /** what every route behind a key answers on this surface: `keyedStatuses` with 529 where the others answer 503 */
@@ -22,6 +22,15 @@ export const AnthropicGroup = HttpApiGroup.make("anthropic")
       summary: "Messages (Anthropic-compatible)",
       description:
         "Anthropic's Messages API: point an Anthropic SDK's base URL at `<gateway>/anthropic`. `model` names a function (`gateway::function_name::<name>`, optionally `::variant_name::<variant>`), a model (`gateway::model_name::<name>`) or a configured model by its bare name. The key may come in `x-api-key` or `Authorization: Bearer`. Streaming is not served yet (a 400)."
+    })),
+    HttpApiEndpoint.post("countTokens", "/anthropic/v1/messages/count_tokens", {
+      payload: Schema.StructWithRest(CountTokensRequest, [Schema.Record(Schema.String, Schema.Unknown)]),
+      success: CountTokensResponse,
+      error: errorsWith(AnthropicErrorResponse, [...bodyStatuses, 404, 500, ...anthropicKeyedStatuses])
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Count tokens in a message (Anthropic-compatible)",
+      description:
+        "Anthropic's token counting: `model` as on the messages route. The count is asked of the model's first provider (of the function's pinned or first variant, a chat_completion one) when its type has a token-counting API: `anthropic`, `gcp_vertex_anthropic`, `aws_bedrock`; any other is a 400 naming the model, its provider and the provider's type. Nothing is run, rate-limited or stored."
     })),
     HttpApiEndpoint.get("models", "/anthropic/v1/models", {
       query: {

@@ -30,6 +30,7 @@ import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
 import { applyRun } from "../workflowEvaluations/pinning.ts"
 import { WorkflowEvaluationService } from "../workflowEvaluations/service.ts"
 import { makeCacheLookup } from "./cacheLookup.ts"
+import { countInputTokens } from "./countTokens.ts"
 import { type PreparedInference, type PrepareExtras, prepareInference } from "./prepare.ts"
 import { makePricing } from "./pricing.ts"
 import { type CompletedInference, type InferenceResult, runInference, type StreamItem, streamInference } from "./run.ts"
@@ -99,6 +100,15 @@ export class InferenceService extends Context.Service<InferenceService, {
     onCompleted: OnCompleted | undefined,
     makeEncoder: (variant: VariantConfig, otherCalls: ReadonlyArray<ModelCallRecord>) => StreamEncoder
   ) => Effect.Effect<InferenceEvents, GatewayError, InferenceServices>
+  /**
+   * How many input tokens `request` would send, asked of the provider that would answer it
+   * first (`countTokens.ts`): prepared as an inference, but nothing runs, is limited or stored.
+   */
+  readonly countTokens: (
+    request: InferenceRequest,
+    apiKey: string | undefined,
+    extras?: PrepareExtras
+  ) => Effect.Effect<number, GatewayError, InferenceServices>
 }>()("gateway/InferenceService") {
   static readonly layer = Layer.effect(
     InferenceService,
@@ -183,20 +193,22 @@ export class InferenceService extends Context.Service<InferenceService, {
           ))
       }
 
+      const prepare = (request: InferenceRequest, apiKey: string | undefined, extras: PrepareExtras | undefined) => {
+        const episodeId = request.episode_id
+        // Only an id carrying the mark of a run episode is looked up (at most once: the
+        // service remembers it); any other inference prepares as it would without runs.
+        if (runEpisode === undefined || episodeId === undefined || episodeId === null || !mayBeRunEpisodeId(episodeId)) {
+          return prepareNow(request, apiKey, extras)
+        }
+        return Effect.flatMap(runEpisode(episodeId), (found) => {
+          if (found === undefined) return prepareNow(request, apiKey, extras)
+          const applied = applyRun(request, found)
+          return Result.isFailure(applied) ? Effect.fail(applied.failure) : prepareNow(applied.success, apiKey, extras)
+        })
+      }
+
       return InferenceService.of({
-        prepare: (request, apiKey, extras) => {
-          const episodeId = request.episode_id
-          // Only an id carrying the mark of a run episode is looked up (at most once: the
-          // service remembers it); any other inference prepares as it would without runs.
-          if (runEpisode === undefined || episodeId === undefined || episodeId === null || !mayBeRunEpisodeId(episodeId)) {
-            return prepareNow(request, apiKey, extras)
-          }
-          return Effect.flatMap(runEpisode(episodeId), (found) => {
-            if (found === undefined) return prepareNow(request, apiKey, extras)
-            const applied = applyRun(request, found)
-            return Result.isFailure(applied) ? Effect.fail(applied.failure) : prepareNow(applied.success, apiKey, extras)
-          })
-        },
+        prepare,
         run: (prepared, onCompleted) =>
           Effect.map(runInference(prepared, engineFor(prepared)), (result) => {
             completion(prepared, onCompleted)(result)
@@ -208,7 +220,9 @@ export class InferenceService extends Context.Service<InferenceService, {
             origin: streamed.origin,
             events: sseWrites(streamed.items, eventsOf(makeEncoder(streamed.variant, streamed.otherCalls))),
             providerMs: streamed.providerMs
-          }))
+          })),
+        countTokens: (request, apiKey, extras) =>
+          Effect.flatMap(prepare(request, apiKey, extras), (prepared) => countInputTokens(prepared, engineFor(prepared).templates))
       })
     })
   )

@@ -25,3 +25,16 @@ export const cacheApartUsage = (input: unknown, output: unknown, cacheRead: unkn
     : { input_tokens: total, output_tokens: tokenCount(output) }
   return written > 0 ? { ...usage, cache_write_input_tokens: written } : usage
 }
+
+/** A token-counting answer's count (`field` of its JSON object, a non-negative integer), or why it has none. */
+export const countedTokens = (text: string, field: string): number | WireProblem => {
+  let count: unknown
+  try {
+    count = (JSON.parse(text) as Record<string, unknown> | null)?.[field]
+  } catch {
+    return new WireProblem("the provider's token count is not JSON")
+  }
+  return typeof count === "number" && Number.isSafeInteger(count) && count >= 0
+    ? count
+    : new WireProblem(`the provider's token count has no ${field} (a non-negative integer)`)
+}

@@ -107,6 +107,19 @@ export interface EmbeddingsHooks<Target> {
   readonly parse: (text: string) => EmbeddingResponse | WireProblem
 }
 
+/**
+ * Token counting (Anthropic's `count_tokens`, Bedrock's `CountTokens`): how many input tokens a
+ * call would take, asked of the provider without running it. Declared for the codecs whose API
+ * has it; the runner sends it as it sends an inference (credentials, authorizer, `extra_headers`,
+ * error mapping).
+ */
+export interface CountTokensHooks<Target> {
+  readonly url: (target: Target) => string
+  /** the inference body the codec builds for the request, without what a count does not take (`max_tokens`, `stream`, sampling) */
+  readonly body: (request: ModelRequest, call: WireCall<Target>) => WireBody | WireProblem
+  readonly parse: (text: string) => number | WireProblem
+}
+
 export interface EmbeddingRequest {
   readonly input: ReadonlyArray<string>
   readonly dimensions?: number | undefined
@@ -281,6 +294,7 @@ export interface WireCodec<Settings, Target, Event> {
   readonly errorStatus?: ((status: number, body: string) => number) | undefined
   readonly embeddings?: EmbeddingsHooks<Target> | undefined
   readonly batch?: BatchHooks<Target> | undefined
+  readonly countTokens?: CountTokensHooks<Target> | undefined
   /**
    * true for a type whose provider is another gateway (`gateway`): the variant's and the request's
    * `extra_body`/`extra_headers` edits are meant for the providers that gateway calls, so the

@@ -116,6 +116,8 @@ export interface ProviderClient {
   readonly embeddings?: EmbeddingClient | undefined
   /** present for the types that have a batch API (`ProviderDefinition.batch`) */
   readonly batch?: BatchClient | undefined
+  /** how many input tokens the call's request would take, asked of the provider; present for the types that can say (`ProviderDefinition.countTokens`) */
+  readonly countTokens?: ((call: ProviderCall) => Effect.Effect<number, ProviderFailure | InvalidRequest, HttpTransport>) | undefined
 }
 
 export interface ProviderDefinition {
@@ -129,6 +131,8 @@ export interface ProviderDefinition {
   readonly embeddings?: boolean | undefined
   /** whether its clients run batches (`/batch_inference` refuses a variant whose provider's type has none) */
   readonly batch?: boolean | undefined
+  /** whether its clients count tokens (`ProviderClient.countTokens`): Anthropic's `count_tokens` is served by such types only */
+  readonly countTokens?: boolean | undefined
   /** why a configured provider's settings can make no call, checked at start-up */
   readonly settingsProblem?: ((config: ProviderConfig) => string | undefined) | undefined
   /**

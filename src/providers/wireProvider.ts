@@ -3,15 +3,16 @@
  * driver of every codec. For one call it has the codec build the body with the call's edits and
  * `provider_tools` (`wireRequest.ts`), sends it (`exchange.ts`), reads the whole or streamed
  * answer (`wholeAnswer.ts`, `streamedAnswer.ts`), and maps every failure to a `ProviderFailure`
- * whose message carries no key (`upstreamFailures.ts`); embeddings and batches go the same way
- * (`embeddingClient.ts`, `batchClient.ts`). Written once: a codec only translates. The call
- * itself (credential, edits) is planned by `inference/providerCall.ts`; timeouts and fallback
+ * whose message carries no key (`upstreamFailures.ts`); embeddings, batches and token counts go
+ * the same way (`embeddingClient.ts`, `batchClient.ts`, `countTokensClient.ts`). Written once: a
+ * codec only translates. The call itself (credential, edits) is planned by `inference/providerCall.ts`; timeouts and fallback
  * between providers are the model call's (`inference/modelCall.ts`).
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { batchClient } from "./batchClient.ts"
 import type { WireCodec } from "./codec.ts"
+import { countTokensClient } from "./countTokensClient.ts"
 import { embeddingClient } from "./embeddingClient.ts"
 import { exchange, post } from "./exchange.ts"
 import { ProviderFailure } from "./failure.ts"
@@ -37,6 +38,7 @@ export const wireProvider = <Settings, Target, Event>(
     settingsFields: codec.settings.fields,
     embeddings: codec.embeddings !== undefined,
     batch: codec.batch !== undefined,
+    countTokens: codec.countTokens !== undefined,
     settingsProblem: codec.targetProblem === undefined ? undefined : (config) => {
       if (!isSettings(config.settings)) return undefined
       return codec.targetProblem?.(codec.target(config.settings, config.modelName, config.env ?? {}))
@@ -51,19 +53,22 @@ export const wireProvider = <Settings, Target, Event>(
         : failingClient(
           `provider "${config.name}" (type ${codec.type}) lacks the settings its type requires (${
             Object.keys(codec.settings.fields).join(", ")
-          }): configure it in a [models.<name>.providers.<name>] table`
+          }): configure it in a [models.<name>.providers.<name>] table`,
+          codec.countTokens !== undefined
         )
   }
 }
 
-const failingClient = (message: string): ProviderClient => {
+/** `counts`: the type counts tokens, so a count fails as the rest does rather than as a type that cannot count */
+const failingClient = (message: string, counts: boolean): ProviderClient => {
   const problem = new ProviderFailure({ message, timedOut: false })
   const failed = Effect.fail(problem)
   return {
     infer: () => failed,
     stream: () => failed,
     embeddings: { embed: () => failed, parse: () => problem },
-    batch: { start: () => failed, poll: () => failed }
+    batch: { start: () => failed, poll: () => failed },
+    countTokens: counts ? () => failed : undefined
   }
 }
 
@@ -81,6 +86,7 @@ export const wireClient = <Settings, Target, Event>(
       exchange(codec, authorize, call, wireRequest(codec, target, call, true), (http, request) =>
         http.postStream(request, streamType), streamedAnswer),
     embeddings: codec.embeddings === undefined ? undefined : embeddingClient(codec, codec.embeddings, target, authorize),
-    batch: codec.batch === undefined ? undefined : batchClient(codec, codec.batch, target, authorize)
+    batch: codec.batch === undefined ? undefined : batchClient(codec, codec.batch, target, authorize),
+    countTokens: codec.countTokens === undefined ? undefined : countTokensClient(codec, codec.countTokens, target, authorize)
   }
 }

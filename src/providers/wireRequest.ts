@@ -5,7 +5,8 @@
 import { InvalidRequest } from "../errors.ts"
 import { applyExtraBodyEdit, applyExtraHeaderEdits, requestFieldOf } from "../inference/extraBody.ts"
 import type { HttpCall } from "../transport.ts"
-import { type CallerContext, type WireBody, type WireCodec, WireProblem } from "./codec.ts"
+import type { ModelRequest } from "../inference/types.ts"
+import { type CallerContext, type WireBody, type WireCall, type WireCodec, WireProblem } from "./codec.ts"
 import { ProviderFailure } from "./failure.ts"
 import { redactSecrets } from "./redact.ts"
 import type { ProviderCall } from "./types.ts"
@@ -56,11 +57,21 @@ export const wireRequest = <Settings, Target, Event>(
   target: Target,
   call: ProviderCall,
   stream: boolean
+): HttpCall | ProviderFailure | InvalidRequest => builtRequest(codec, target, call, stream, codec.url(target, stream), codec.body)
+
+/** As `wireRequest`, for a body another builder makes (a hook's: token counting) and sends to `url`. */
+export const builtRequest = <Settings, Target, Event>(
+  codec: WireCodec<Settings, Target, Event>,
+  target: Target,
+  call: ProviderCall,
+  stream: boolean,
+  url: string,
+  build: (request: ModelRequest, call: WireCall<Target>) => WireBody | WireProblem
 ): HttpCall | ProviderFailure | InvalidRequest => {
   const caller = call.caller ?? noCaller
   const refused = call.request.providerTools.length === 0 ? undefined : refusedBuiltinTool(call)
   if (refused !== undefined) return refused
-  const body = codec.body(call.request, {
+  const body = build(call.request, {
     target,
     stream,
     qualifiedName: call.qualifiedName,
@@ -68,7 +79,7 @@ export const wireRequest = <Settings, Target, Event>(
     caller
   })
   if (body instanceof WireProblem) return new ProviderFailure({ message: redactSecrets(body.message, call.apiKey), timedOut: false, unsupported: true })
-  return editedRequest(codec.url(target, stream), codec.headers(target, call.apiKey), body, ownEditsOf(codec, call, caller))
+  return editedRequest(url, codec.headers(target, call.apiKey), body, ownEditsOf(codec, call, caller))
 }
 
 /** The caller context of a call that has none. */

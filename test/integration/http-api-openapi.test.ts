@@ -178,6 +178,7 @@ describe("GET /openapi.json", () => {
       "PATCH /v1/datasets/{dataset_name}/datapoints",
       "PATCH /v1/datasets/{dataset_name}/datapoints/metadata",
       "POST /anthropic/v1/messages",
+      "POST /anthropic/v1/messages/count_tokens",
       "POST /batch_inference",
       "POST /dynamic_evaluation_run",
       "POST /dynamic_evaluation_run/{run_id}/episode",

@@ -2,7 +2,8 @@
  * A codec replayed on its recorded fixtures (`src/providers/<folder>/fixtures/`), through the
  * runner with an in-memory transport: the HTTP request each `ModelRequest` makes (to the byte),
  * what each recorded answer reads as, and the chunks of each recorded stream, whole and cut in
- * small pieces (across events and multi-byte characters). Every provider codec's fixture test
+ * small pieces (across events and multi-byte characters), and, for a codec that counts tokens,
+ * each count's request and what its answer reads as. Every provider codec's fixture test
  * is one call of `fixtureSuite`; what differs between them is in `FixtureSuiteOptions`.
  */
 import * as Effect from "effect/Effect"
@@ -15,7 +16,7 @@ import { wireRequest } from "../../src/providers/wireRequest.ts"
 import { type ProviderCall, qualifiedProviderName } from "../../src/providers/types.ts"
 import { type HttpCall, HttpTransport } from "../../src/transport.ts"
 import { byteReaderOf, forEachChunk } from "./providerStreams.ts"
-import { requestFixtures, responseFixtures, type StreamFixture, streamFixtures } from "./providerFixtures.ts"
+import { countFixtures, type RequestFixture, requestFixtures, responseFixtures, type StreamFixture, streamFixtures } from "./providerFixtures.ts"
 
 /** A recorded stream as the suite replays it: the bytes the provider sends, and what they read as. */
 export interface ReplayedStream {
@@ -34,8 +35,8 @@ export interface FixtureSuiteOptions<Settings> {
   readonly label?: string
   /** only the fixtures so named (a folder shared by several codecs) */
   readonly only?: (name: string) => boolean
-  /** the kinds of fixture the folder holds (all three by default) */
-  readonly kinds?: ReadonlyArray<"requests" | "responses" | "streams">
+  /** the kinds of fixture the folder holds (all by default; a folder without `counts` has none) */
+  readonly kinds?: ReadonlyArray<"requests" | "responses" | "streams" | "counts">
   /** the model of the client that replays answers and streams ("m" by default) */
   readonly model?: string
   /** the model and provider names of the replayed call (those of the expected `unknown` blocks; "m" and "p" by default) */
@@ -114,7 +115,7 @@ export const fixtureSuite = <Settings, Target, Event>(
     settings,
     label = folder,
     only = () => true,
-    kinds = ["requests", "responses", "streams"],
+    kinds = ["requests", "responses", "streams", "counts"],
     model = "m",
     modelName = "m",
     providerName = "p",
@@ -135,25 +136,31 @@ export const fixtureSuite = <Settings, Target, Event>(
   }
   const client = wireClient(codec, codec.target(settings, model, {}))
   const kept = <T>(fixtures: ReadonlyArray<readonly [string, T]>) => fixtures.filter(([name]) => only(name))
+  /** the target of a fixture's call: the suite's settings with the fixture's own */
+  const targetOf = (fixture: { readonly settings?: unknown; readonly call: { readonly settings?: unknown; readonly model: string } }) => {
+    const own = (fixture.settings ?? fixture.call.settings ?? {}) as Partial<Settings>
+    return codec.target({ ...settings, ...own }, fixture.call.model, {})
+  }
+  /** a fixture's call as `providerCall` makes it: the provider's edits, then the caller's */
+  const callOf = (fixtureCall: Omit<RequestFixture["call"], "stream">, request: ModelRequest): ProviderCall => {
+    const caller = fixtureCall.caller
+    return {
+      request,
+      apiKey: fixtureCall.apiKey,
+      extraBody: [...fixtureCall.extraBody, ...caller?.extraBody ?? []],
+      extraHeaders: [...fixtureCall.extraHeaders, ...caller?.extraHeaders ?? []],
+      modelName: fixtureCall.modelName,
+      providerName: fixtureCall.providerName,
+      qualifiedName: qualifiedProviderName(fixtureCall.modelName, fixtureCall.providerName),
+      caller
+    }
+  }
 
   if (kinds.includes("requests")) {
     describe(`${label} fixtures: requests`, () => {
       for (const [name, fixture] of kept(requestFixtures(folder))) {
         it(`${name}: ${fixture.description}`, () => {
-          const own = ((fixture as { readonly settings?: Partial<Settings> }).settings ?? fixture.call.settings ?? {}) as Partial<Settings>
-          const target = codec.target({ ...settings, ...own }, fixture.call.model, {})
-          const caller = fixture.call.caller
-          // as `providerCall` makes them: the provider's edits, then the caller's
-          const built = wireRequest(codec, target, {
-            request: fixture.request,
-            apiKey: fixture.call.apiKey,
-            extraBody: [...fixture.call.extraBody, ...caller?.extraBody ?? []],
-            extraHeaders: [...fixture.call.extraHeaders, ...caller?.extraHeaders ?? []],
-            modelName: fixture.call.modelName,
-            providerName: fixture.call.providerName,
-            qualifiedName: qualifiedProviderName(fixture.call.modelName, fixture.call.providerName),
-            caller
-          }, fixture.call.stream)
+          const built = wireRequest(codec, targetOf(fixture), callOf(fixture.call, fixture.request), fixture.call.stream)
           if (!("body" in built)) throw new Error(built.message)
           expect(built.url).toBe(fixture.http.url)
           expect(built.headers).toEqual(fixture.http.headers)
@@ -208,6 +215,34 @@ export const fixtureSuite = <Settings, Target, Event>(
             else expect(Result.isFailure(outcome) && outcome.failure.message).toBe(fixture.failure)
           })
         }
+      }
+    })
+  }
+
+  const counts = kinds.includes("counts") ? kept(countFixtures(folder)) : []
+  if (counts.length > 0) {
+    describe(`${label} fixtures: token counts`, () => {
+      for (const [name, fixture] of counts) {
+        it(`${name}: ${fixture.description}`, async () => {
+          const count = wireClient(codec, targetOf(fixture)).countTokens
+          if (count === undefined) throw new Error(`the ${codec.type} codec counts no tokens`)
+          const answer = fixture.answer ?? { status: 500, body: "not asked" }
+          const { sent, transport } = answering({ status: answer.status, text: JSON.stringify(answer.body) }, streamType)
+          const result = await Effect.runPromise(Effect.result(Effect.provideService(count(callOf(fixture.call, fixture.request)), HttpTransport, transport)))
+          expect(sent).toHaveLength(fixture.http === undefined ? 0 : 1)
+          if (fixture.http !== undefined) {
+            expect(sent[0].url).toBe(fixture.http.url)
+            expect(sent[0].headers).toEqual(fixture.http.headers)
+            expect(sent[0].body).toBe(JSON.stringify(fixture.http.body))
+          }
+          if (fixture.failure !== undefined) {
+            expect(Result.isFailure(result) && result.failure.message).toBe(fixture.failure)
+            if (fixture.call.apiKey !== undefined) expect(JSON.stringify(result)).not.toContain(fixture.call.apiKey)
+          } else {
+            if (Result.isFailure(result)) throw new Error(result.failure.message)
+            expect(result.success).toBe(fixture.count)
+          }
+        })
       }
     })
   }

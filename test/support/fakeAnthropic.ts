@@ -7,6 +7,10 @@
  *   (`:streamRawPredict`) checks `Authorization: Bearer <token>` against the tokens its token
  *   endpoint issued and unexpired (401 in Google's format otherwise), and that the body has
  *   Vertex's `anthropic_version` and no `model`;
+ * - token counts: `POST /v1/messages/count_tokens` (with the checks of `/v1/messages`) and
+ *   Vertex's `.../publishers/anthropic/models/count-tokens:rawPredict` (its token, and the
+ *   model in the body) refuse what a count does not take (`max_tokens`, `stream`, sampling) as
+ *   Anthropic does, and answer `{"input_tokens": N}`: scripted, else `fakeTokenCount` of the body;
  * - `POST /token`: the OAuth2 JWT bearer grant of a service account; it checks the assertion's
  *   RS256 signature with the account's public key and its claims (iss, aud, scope, exp).
  * It records every request and answers from a script, else the conformance scenario named in
@@ -35,6 +39,8 @@ export type AnthropicReply =
   | { readonly kind: "events"; readonly events: ReadonlyArray<Json> }
   | { readonly kind: "error"; readonly status: number; readonly type: string; readonly message: string }
   | { readonly kind: "raw"; readonly status: number; readonly body: string; readonly contentType: string }
+  /** a token count's answer */
+  | { readonly kind: "count"; readonly inputTokens: number }
 
 export const anthropicVersionHeader = "2023-06-01"
 
@@ -90,6 +96,30 @@ export const messageEvents = (body: Json): ReadonlyArray<Json> => {
   events.push({ type: "message_stop" })
   return events
 }
+
+/**
+ * The fake's token count of a count request: a token per 4 characters (rounded up) of its texts
+ * (system, text blocks, tool results) and of its tools' JSON.
+ */
+export const fakeTokenCount = (body: Json): number => {
+  let chars = 0
+  const add = (content: unknown) => {
+    if (typeof content === "string") chars += content.length
+    else if (Array.isArray(content)) {
+      for (const block of content) {
+        if (typeof block?.text === "string") chars += block.text.length
+        if (block?.type === "tool_result") add(block.content)
+      }
+    }
+  }
+  add(body.system)
+  for (const message of body.messages ?? []) add(message.content)
+  if (body.tools !== undefined) chars += JSON.stringify(body.tools).length
+  return Math.ceil(chars / 4)
+}
+
+/** what Anthropic's count_tokens refuses ("Extra inputs are not permitted"): what only a run takes */
+const uncounted = ["max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences", "metadata", "service_tier"]
 
 const sseOf = (events: ReadonlyArray<Json>) => events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join("")
 
@@ -181,7 +211,7 @@ export interface FakeAnthropic {
 }
 
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
-const vertexPath = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/(publishers\/anthropic\/models|endpoints)\/[^/:]+:(rawPredict|streamRawPredict)$/
+const vertexPath = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/(publishers\/anthropic\/models|endpoints)\/([^/:]+):(rawPredict|streamRawPredict)$/
 
 export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Promise<FakeAnthropic> => {
   const apiKey = options.apiKey ?? "sk-ant-fake-key"
@@ -215,7 +245,17 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
       case "events":
         res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" })
         return res.end(sseOf(reply.events))
+      case "count":
+        return send(res, 200, { input_tokens: reply.inputTokens })
     }
+  }
+
+  const countAnswer = (res: http.ServerResponse, body: Json) => {
+    const extra = uncounted.find((field) => body[field] !== undefined)
+    if (extra !== undefined) return anthropicError(res, 400, "invalid_request_error", `${extra}: Extra inputs are not permitted`)
+    const reply = script.shift() ?? { kind: "count", inputTokens: fakeTokenCount(body) }
+    if (reply.kind === "message" || reply.kind === "events") return anthropicError(res, 500, "api_error", "fake: a message was scripted, a count was asked")
+    answer(res, reply, false)
   }
 
   const tokenEndpoint = async (text: string, res: http.ServerResponse) => {
@@ -254,6 +294,7 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
       }
       requests.push({ path, headers: req.headers, body })
       const vertex = vertexPath.exec(path)
+      const counting = path === "/v1/messages/count_tokens" || (vertex !== null && vertex[1] !== "endpoints" && vertex[2] === "count-tokens")
       if (vertex !== null) {
         const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1]
         const expiry = token === undefined ? undefined : tokens.get(token)
@@ -267,11 +308,14 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
           })
         }
         if (body.anthropic_version !== "vertex-2023-10-16") return anthropicError(res, 400, "invalid_request_error", "anthropic_version: vertex-2023-10-16 expected")
-        if (body.model !== undefined) return anthropicError(res, 400, "invalid_request_error", "model: Extra inputs are not permitted")
-        if ((vertex[2] === "streamRawPredict") !== (body.stream === true)) {
+        // a count names its model in the body, an inference in the URL
+        if (counting && typeof body.model !== "string") return anthropicError(res, 400, "invalid_request_error", "model: Field required")
+        if (!counting && body.model !== undefined) return anthropicError(res, 400, "invalid_request_error", "model: Extra inputs are not permitted")
+        if (counting && vertex[3] !== "rawPredict") return anthropicError(res, 404, "not_found_error", `Not found: ${path}`)
+        if ((vertex[3] === "streamRawPredict") !== (body.stream === true)) {
           return anthropicError(res, 400, "invalid_request_error", "stream must be true on streamRawPredict only")
         }
-      } else if (path === "/v1/messages") {
+      } else if (path === "/v1/messages" || counting) {
         if (req.headers["x-api-key"] !== apiKey) return anthropicError(res, 401, "authentication_error", "invalid x-api-key")
         if (req.headers["anthropic-version"] !== anthropicVersionHeader) {
           return anthropicError(res, 400, "invalid_request_error", "anthropic-version: header is required")
@@ -280,6 +324,7 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
       } else {
         return anthropicError(res, 404, "not_found_error", `Not found: ${path}`)
       }
+      if (counting) return countAnswer(res, body)
       if (typeof body.max_tokens !== "number") return anthropicError(res, 400, "invalid_request_error", "max_tokens: Field required")
       const reply = script.shift() ?? conformanceReply(body) ?? { kind: "message", body: textMessage("Hello from fake Anthropic") }
       answer(res, reply, body.stream === true)

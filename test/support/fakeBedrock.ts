@@ -7,7 +7,9 @@
  * its API key as a bearer token. Streams are framed in AWS's binary event stream
  * (`@smithy/eventstream-codec`) and written in small pieces, so messages split across network
  * chunks. It answers the conformance scenarios (test/support/conformance.ts) by their marker, a
- * scripted answer when given, and a short text otherwise.
+ * scripted answer when given, and a short text otherwise. Bedrock's CountTokens
+ * (`/model/{id}/count-tokens`, `{"input": {"converse": ...}}`) refuses what a Converse count
+ * does not take and answers `{"inputTokens": N}`: scripted, else `fakeConverseTokenCount`.
  */
 import { Hash } from "@smithy/hash-node"
 import { SignatureV4 } from "@smithy/signature-v4"
@@ -38,7 +40,7 @@ export interface AwsReceived {
   readonly path: string
   readonly headers: http.IncomingHttpHeaders
   readonly body: any
-  /** `converse`, `converse-stream`, `invocations` or `invocations-response-stream` */
+  /** `converse`, `converse-stream`, `count-tokens`, `invocations` or `invocations-response-stream` */
   readonly operation: string
   /** how it was authorized */
   readonly auth: "sigv4" | "bearer"
@@ -62,6 +64,8 @@ export type FakeReply =
   | { readonly status: number; readonly message: string; readonly errorType?: string }
   /** a stream that sends these events, then an exception message */
   | { readonly blocks: ReadonlyArray<FakeBlock>; readonly exception: { readonly type: string; readonly message: string } }
+  /** a token count's answer */
+  | { readonly inputTokens: number }
 
 export interface FakeAws {
   readonly url: string
@@ -358,9 +362,30 @@ const payloadParts = (sse: string, size: number): Array<Uint8Array> => {
   return events
 }
 
+// ---- token counts
+
+/** the fields of a `ConverseTokensRequest`: anything else (`inferenceConfig`) is refused */
+const countedFields = new Set(["messages", "system", "toolConfig", "additionalModelRequestFields"])
+
+/** the fake's count of a Converse count: a token per 4 characters (rounded up) of its texts (system, messages, tool results) and of its tools' JSON */
+export const fakeConverseTokenCount = (converse: any): number => {
+  let chars = 0
+  const add = (blocks: unknown) => {
+    if (!Array.isArray(blocks)) return
+    for (const block of blocks) {
+      if (typeof block?.text === "string") chars += block.text.length
+      add(block?.toolResult?.content)
+    }
+  }
+  add(converse.system)
+  for (const message of converse.messages ?? []) add(message.content)
+  if (converse.toolConfig !== undefined) chars += JSON.stringify(converse.toolConfig.tools ?? []).length
+  return Math.ceil(chars / 4)
+}
+
 // ---- the server
 
-const operations = /^\/(model|endpoints)\/([^/]+)\/(converse|converse-stream|invocations|invocations-response-stream)$/
+const operations = /^\/(model|endpoints)\/([^/]+)\/(converse|converse-stream|count-tokens|invocations|invocations-response-stream)$/
 
 export const startFakeBedrock = async (identity: FakeAwsIdentity = fakeAwsIdentity): Promise<FakeAws> => {
   const requests: Array<AwsReceived> = []
@@ -413,9 +438,16 @@ export const startFakeBedrock = async (identity: FakeAwsIdentity = fakeAwsIdenti
       return sendError(res, 400, "SerializationException", "the request body is not JSON")
     }
     requests.push({ method: req.method, path, headers: req.headers, body, operation, auth })
+    const counting = operation === "count-tokens"
+    const converse = counting ? body?.input?.converse : body
+    if (counting) {
+      if (typeof converse !== "object" || converse === null) return sendError(res, 400, "ValidationException", "input: a converse or invokeModel input is required")
+      const extra = Object.keys(converse).find((field) => !countedFields.has(field))
+      if (extra !== undefined) return sendError(res, 400, "ValidationException", `input.converse: unknown field ${extra}`)
+    }
     if (bedrock) {
       // what Converse itself refuses
-      const messages = body?.messages
+      const messages = converse?.messages
       if (!Array.isArray(messages) || messages.length === 0 || messages[0]?.role !== "user") {
         return sendError(res, 400, "ValidationException", "A conversation must start with a user message. Try again with a conversation that starts with a user message.")
       }
@@ -425,8 +457,15 @@ export const startFakeBedrock = async (identity: FakeAwsIdentity = fakeAwsIdenti
         }
       }
     }
-    const reply = script.shift() ?? conformanceReply(body, bedrock ? converseWire : chatWire) ?? textAnswer(bedrock ? "Hello from fake Bedrock" : "Hello from fake SageMaker")
+    const reply = script.shift() ?? (counting ? { inputTokens: fakeConverseTokenCount(converse) } : undefined) ??
+      conformanceReply(body, bedrock ? converseWire : chatWire) ?? textAnswer(bedrock ? "Hello from fake Bedrock" : "Hello from fake SageMaker")
     const streamed = operation.endsWith("stream")
+    if ("inputTokens" in reply) {
+      if (!counting) return sendError(res, 500, "InternalServerException", "fake: a count was scripted, an answer was asked")
+      res.writeHead(200, { "content-type": "application/json" })
+      return res.end(JSON.stringify({ inputTokens: reply.inputTokens }))
+    }
+    if (counting && !("status" in reply)) return sendError(res, 500, "InternalServerException", "fake: an answer was scripted, a count was asked")
     if ("status" in reply) {
       if (bedrock) return sendError(res, reply.status, reply.errorType ?? "ValidationException", reply.message)
       // SageMaker relays a container's error as a ModelError (424) holding the container's status and body

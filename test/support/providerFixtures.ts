@@ -6,7 +6,10 @@
  * - `responses/<name>.json`: an answer (status and body) and what the gateway reads from it
  *   (`parsed`), or the message of the failure it makes of it (`failure`);
  * - `streams/<name>.sse`: a streamed answer as the provider frames it, and `streams/<name>.json`
- *   the chunks read from it (without their raw text) and the failure that ends it, if any.
+ *   the chunks read from it (without their raw text) and the failure that ends it, if any;
+ * - `counts/<name>.json` (codecs that count tokens): a `ModelRequest` and its call, the HTTP
+ *   request of its token count, the provider's answer and the count read from it (or the
+ *   failure: without `http` when nothing is sent).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -45,6 +48,16 @@ export interface ResponseFixture {
   readonly failure?: string
 }
 
+export interface CountFixture {
+  readonly description: string
+  readonly call: Omit<RequestFixture["call"], "stream" | "caller">
+  readonly request: ModelRequest
+  readonly http?: RequestFixture["http"]
+  readonly answer?: { readonly status: number; readonly body: unknown }
+  readonly count?: number
+  readonly failure?: string
+}
+
 export interface StreamFixture {
   readonly description: string
   readonly transcript: string
@@ -66,6 +79,10 @@ export const responseFixture = (type: string, name: string): ResponseFixture => 
 
 export const responseFixtures = (type: string): ReadonlyArray<[string, ResponseFixture]> =>
   names(type, "responses", ".json").map((name) => [name, responseFixture(type, name)])
+
+/** none for a codec without the folder (it counts no tokens) */
+export const countFixtures = (type: string): ReadonlyArray<[string, CountFixture]> =>
+  fs.existsSync(path.join(fixturesDir(type), "counts")) ? names(type, "counts", ".json").map((name) => [name, readJson(type, `counts/${name}.json`)]) : []
 
 export const streamFixture = (type: string, name: string): StreamFixture => ({
   ...readJson(type, `streams/${name}.json`),

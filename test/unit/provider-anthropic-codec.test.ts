@@ -43,6 +43,23 @@ describe("gcp_vertex_anthropic", () => {
     )
   })
 
+  it("counts tokens at its location's count-tokens model (under api_base when set, for the short-hand's model too); an endpoint has none", () => {
+    const countOf = (settings: Parameters<typeof vertexAnthropicCodec.target>[0], model = "") =>
+      vertexAnthropicCodec.countTokens!.url(vertexAnthropicCodec.target(settings, model))
+    expect(countOf({ model_id: "claude-sonnet-4-5@20250929", location: "global", project_id: "p" })).toBe(
+      "https://aiplatform.googleapis.com/v1/projects/p/locations/global/publishers/anthropic/models/count-tokens:rawPredict"
+    )
+    expect(countOf({ model_id: "claude-haiku-4-5", location: "europe-west1", project_id: "p", api_base: "http://127.0.0.1:9/" })).toBe(
+      "http://127.0.0.1:9/v1/projects/p/locations/europe-west1/publishers/anthropic/models/count-tokens:rawPredict"
+    )
+    const shorthand = vertexAnthropicCodec.target({}, "projects/p/locations/us-east5/publishers/anthropic/models/claude-haiku-4-5")
+    expect(shorthand.count).toEqual({
+      url: "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict",
+      model: "claude-haiku-4-5"
+    })
+    expect(vertexAnthropicCodec.target({ endpoint_id: "123", location: "europe-west1", project_id: "p" }, "").count).toBeUndefined()
+  })
+
   it("the global location has no regional host", () => {
     const target = vertexAnthropicCodec.target({ model_id: "claude-sonnet-4-5@20250929", location: "global", project_id: "p" }, "")
     expect(vertexAnthropicCodec.url(target, false)).toBe(

@@ -86,7 +86,7 @@ fixtureSuite("aws", unsigned(sageMakerCodec), {
 })
 
 it("every aws fixture is replayed by one of the two codecs", () => {
-  for (const kind of ["requests", "responses", "streams"]) {
+  for (const kind of ["requests", "responses", "streams", "counts"]) {
     expect(names(kind).filter((name) => !/^(bedrock|sagemaker)-/.test(name))).toEqual([])
   }
 })

@@ -2,7 +2,8 @@
  * `anthropic`: Anthropic's Messages API (https://docs.anthropic.com/en/api/messages), with
  * `x-api-key` and `anthropic-version`; `api_base` (default `https://api.anthropic.com/v1/`)
  * points it elsewhere (a proxy, a test server): calls go to `<api_base>messages`, batches to
- * `<api_base>messages/batches` (`batch.ts`).
+ * `<api_base>messages/batches` (`batch.ts`), token counts to `<api_base>messages/count_tokens`
+ * (`countTokens.ts`).
  */
 import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
@@ -10,6 +11,7 @@ import { wireProvider } from "../wireProvider.ts"
 import { sse } from "../sse.ts"
 import { BaseUrl } from "../urls.ts"
 import { anthropicBatch } from "./batch.ts"
+import { anthropicCountTokens } from "./countTokens.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"
 import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse } from "./response.ts"
 
@@ -18,16 +20,18 @@ const defaultApiBase = "https://api.anthropic.com/v1/"
 
 const settings = Schema.Struct({ api_base: Schema.optional(BaseUrl) })
 
-export const messagesUrl = (apiBase: string): string =>
-  new URL("messages", apiBase.endsWith("/") ? apiBase : `${apiBase}/`).toString()
+/** `<api_base>messages` and, for `path` `messages/count_tokens`, the count's URL */
+export const messagesUrl = (apiBase: string, path = "messages"): string =>
+  new URL(path, apiBase.endsWith("/") ? apiBase : `${apiBase}/`).toString()
 
 export const anthropicCodec: WireCodec<typeof settings.Type, AnthropicTarget, string> = {
   type: "anthropic",
   settings,
   defaultCredential: { kind: "env", name: "ANTHROPIC_API_KEY" },
   target: (settings, model) => {
-    const url = messagesUrl(settings.api_base ?? defaultApiBase)
-    return { type: "anthropic", url, streamUrl: url, model, bodyVersion: undefined }
+    const apiBase = settings.api_base ?? defaultApiBase
+    const url = messagesUrl(apiBase)
+    return { type: "anthropic", url, streamUrl: url, model, bodyVersion: undefined, count: { url: messagesUrl(apiBase, "messages/count_tokens"), model } }
   },
   url: (target) => target.url,
   headers: (_target, apiKey) => {
@@ -40,7 +44,8 @@ export const anthropicCodec: WireCodec<typeof settings.Type, AnthropicTarget, st
   framing: sse,
   streamParser: makeAnthropicChunkParser,
   errorMessage: anthropicErrorMessage,
-  batch: anthropicBatch
+  batch: anthropicBatch,
+  countTokens: anthropicCountTokens
 }
 
 export const anthropicProvider = wireProvider(anthropicCodec)

@@ -25,6 +25,8 @@ export interface AnthropicTarget {
   readonly bodyVersion: string | undefined
   /** why this provider cannot be called (settings that name no model), said on every call */
   readonly problem?: string | undefined
+  /** where tokens are counted and the `model` the count names; undefined where there is no count (a Vertex endpoint) */
+  readonly count?: { readonly url: string; readonly model: string } | undefined
 }
 
 const mediaSource = (source: FileSource, mimeType: string): Json =>

@@ -3,7 +3,8 @@
  * (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude): POSTed to the
  * model's `:rawPredict` (`:streamRawPredict` for streams), without `model` (the URL names it)
  * and with `anthropic_version: "vertex-2023-10-16"`; authorized by an OAuth2 access token of a
- * service account (`gcp/serviceAccount.ts`).
+ * service account (`gcp/serviceAccount.ts`). Token counts go to the location's
+ * `count-tokens:rawPredict`, the model in the body (`countTokens.ts`).
  *
  * The model: `model_id` (a publisher model) or `endpoint_id` (a deployed endpoint), with
  * `project_id` and `location`; or, for the short-hand
@@ -25,6 +26,7 @@ import {
 } from "../gcp/vertex.ts"
 import { wireProvider } from "../wireProvider.ts"
 import { sse } from "../sse.ts"
+import { anthropicCountTokens } from "./countTokens.ts"
 import { anthropicBody, type AnthropicTarget } from "./request.ts"
 import { anthropicErrorMessage, makeAnthropicChunkParser, parseAnthropicResponse } from "./response.ts"
 
@@ -53,10 +55,25 @@ const vertexTarget = (settings: VertexSettings, model: string): AnthropicTarget 
   const hostUrl = settings.api_base === undefined ? vertexBaseOf(parts.location, "/") : Result.succeed(settings.api_base)
   if (Result.isFailure(hostUrl)) return failed(hostUrl.failure.message)
   const host = hostUrl.success
-  const resourceUrl = vertexResourceUrl(`${host.endsWith("/") ? host : `${host}/`}v1/`, parts, "anthropic")
+  const base = `${host.endsWith("/") ? host : `${host}/`}v1/`
+  const resourceUrl = vertexResourceUrl(base, parts, "anthropic")
   if (Result.isFailure(resourceUrl)) return failed(resourceUrl.failure.message)
   const modelUrl = resourceUrl.success
-  return { type, url: `${modelUrl}:rawPredict`, streamUrl: `${modelUrl}:streamRawPredict`, model: undefined, bodyVersion: vertexAnthropicVersion }
+  return {
+    type,
+    url: `${modelUrl}:rawPredict`,
+    streamUrl: `${modelUrl}:streamRawPredict`,
+    model: undefined,
+    bodyVersion: vertexAnthropicVersion,
+    count: countOf(base, parts)
+  }
+}
+
+/** a publisher model's tokens are counted by its location's `count-tokens` model, the model named in the body; an endpoint's are not */
+const countOf = (base: string, parts: VertexModel): AnthropicTarget["count"] => {
+  if (parts.model === undefined) return undefined
+  const url = vertexResourceUrl(base, { ...parts, model: "count-tokens" }, "anthropic")
+  return Result.isFailure(url) ? undefined : { url: `${url.success}:rawPredict`, model: parts.model }
 }
 
 export const vertexAnthropicCodec: WireCodec<VertexSettings, AnthropicTarget, string> = {
@@ -73,7 +90,8 @@ export const vertexAnthropicCodec: WireCodec<VertexSettings, AnthropicTarget, st
   parseResponse: parseAnthropicResponse,
   framing: sse,
   streamParser: makeAnthropicChunkParser,
-  errorMessage: anthropicErrorMessage
+  errorMessage: anthropicErrorMessage,
+  countTokens: anthropicCountTokens
 }
 
 export const vertexAnthropicProvider = wireProvider(vertexAnthropicCodec)

@@ -1,10 +1,12 @@
 /**
  * `aws_bedrock`: Bedrock's Converse and ConverseStream APIs, signed with SigV4 (or a Bedrock API
- * key as a bearer token), streamed in AWS's event-stream framing.
+ * key as a bearer token), streamed in AWS's event-stream framing; CountTokens for token counts
+ * (`countTokens.ts`).
  */
 import * as Schema from "effect/Schema"
 import type { WireCodec } from "../codec.ts"
 import { wireProvider } from "../wireProvider.ts"
+import { bedrockCountTokens } from "./countTokens.ts"
 import { converseBody, type ConverseTarget, converseUrl } from "./converseRequest.ts"
 import { awsErrorMessage, makeConverseStreamParser, parseConverseResponse } from "./converseResponse.ts"
 import { type AwsEvent, awsEventStream } from "./eventStream.ts"
@@ -38,7 +40,8 @@ export const bedrockCodec: WireCodec<typeof BedrockSettings.Type, ConverseTarget
   parseResponse: parseConverseResponse,
   framing: awsEventStream,
   streamParser: makeConverseStreamParser,
-  errorMessage: awsErrorMessage
+  errorMessage: awsErrorMessage,
+  countTokens: bedrockCountTokens
 }
 
 export const bedrockProvider = wireProvider(bedrockCodec)

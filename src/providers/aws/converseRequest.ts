@@ -191,6 +191,8 @@ export const converseBody = (request: ModelRequest, call: WireCall<ConverseTarge
   return body
 }
 
-/** `POST {endpoint}/model/{modelId}/converse[-stream]`; the model id is one path segment (ARNs and inference profiles hold `:` and `/`). */
-export const converseUrl = (target: ConverseTarget, stream: boolean): string =>
-  `${target.endpoint ?? "https://bedrock-runtime.invalid"}/model/${encodeURIComponent(target.modelId)}/${stream ? "converse-stream" : "converse"}`
+/** `POST {endpoint}/model/{modelId}/<operation>`; the model id is one path segment (ARNs and inference profiles hold `:` and `/`). */
+export const modelUrl = (target: ConverseTarget, operation: string): string =>
+  `${target.endpoint ?? "https://bedrock-runtime.invalid"}/model/${encodeURIComponent(target.modelId)}/${operation}`
+
+export const converseUrl = (target: ConverseTarget, stream: boolean): string => modelUrl(target, stream ? "converse-stream" : "converse")
