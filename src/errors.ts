@@ -129,7 +129,12 @@ const upstreamFailureFields = {
   message: Schema.String,
   kind: UpstreamFailureKind,
   /** 429: the largest Retry-After (seconds) an upstream sent, when any did */
-  retryAfterS: Schema.optional(Schema.Finite)
+  retryAfterS: Schema.optional(Schema.Finite),
+  /**
+   * an upstream failure where every provider that failed but for the request's fault said it
+   * was overloaded (529, or 503): the Anthropic surface answers Anthropic's 529 `overloaded_error`, the others 502
+   */
+  overloaded: Schema.optional(Schema.Boolean)
 }
 
 /**

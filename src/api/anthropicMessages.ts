@@ -35,6 +35,8 @@ export const anthropicError = (error: GatewayError): { readonly status: number; 
         ? { status: 400, type: "invalid_request_error" }
         : error.kind === "rate_limited"
         ? { status: 429, type: "rate_limit_error" }
+        : error.overloaded === true
+        ? { status: 529, type: "overloaded_error" }
         : { status: 500, type: "api_error" }
     default:
       return { status: 500, type: "api_error" }

@@ -26,6 +26,9 @@ export const largestRetryAfter = (
   return largest
 }
 
+/** what a provider answers when it is overloaded: Anthropic's 529, and 503 */
+const overloadedStatuses: ReadonlySet<number> = new Set([529, 503])
+
 /** The model's error once every provider failed: its kind (hence status) says whose fault it was, as `worstKind` weighs them. */
 export const allFailed = (
   modelName: string,
@@ -38,7 +41,10 @@ export const allFailed = (
       failures.map(({ name, failure }) => `provider "${name}": ${describeFailure(failure)}`).join("; ")
     }`,
     kind,
-    retryAfterS: kind === "rate_limited" ? largestRetryAfter(failures.map(({ failure }) => failure)) : undefined
+    retryAfterS: kind === "rate_limited" ? largestRetryAfter(failures.map(({ failure }) => failure)) : undefined,
+    ...(kind === "upstream" && failures.every(({ failure }) => failureKind(failure) === "request" || overloadedStatuses.has(failure.status ?? 0))
+      ? { overloaded: true }
+      : {})
   })
 }
 

@@ -130,6 +130,21 @@ describe("Anthropic's own fields and server tools", () => {
     expect(sent.body.tools.map((tool: any) => tool.function.name)).toEqual(["get_weather"])
   })
 
+  it("an overloaded Anthropic provider is Anthropic's 529 overloaded_error; another failure its 500 api_error", async () => {
+    const ask = { model: "claude", max_tokens: 10, messages: [{ role: "user" as const, content: "hi" }] }
+    anthropic.script.push({ kind: "error", status: 529, type: "overloaded_error", message: "Overloaded" })
+    const overloaded = await client.messages.create(ask).catch((error) => error)
+    expect(overloaded).toBeInstanceOf(Anthropic.APIError)
+    expect(overloaded.status).toBe(529)
+    expect(overloaded.error.error.type).toBe("overloaded_error")
+    expect(overloaded.error.error.message).toContain("Overloaded")
+
+    anthropic.script.push({ kind: "error", status: 500, type: "api_error", message: "Internal server error" })
+    const failed = await client.messages.create(ask).catch((error) => error)
+    expect(failed).toBeInstanceOf(Anthropic.InternalServerError)
+    expect(failed.error.error.type).toBe("api_error")
+  })
+
   it("with unsupported_builtin_tools = \"refuse\": a 400 naming the tool, unless a provider of the family answers", async () => {
     const refused = await refusingClient.messages.create(request("gpt") as any).catch((error) => error)
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError)

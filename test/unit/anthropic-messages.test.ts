@@ -399,6 +399,8 @@ describe("anthropicError", () => {
       [new AllProvidersFailed({ message: "m", kind: "rate_limited" }), 429, "rate_limit_error"],
       [new AllVariantsFailed({ message: "m", kind: "request" }), 400, "invalid_request_error"],
       [new AllProvidersFailed({ message: "m", kind: "upstream" }), 500, "api_error"],
+      [new AllProvidersFailed({ message: "m", kind: "upstream", overloaded: true }), 529, "overloaded_error"],
+      [new AllVariantsFailed({ message: "m", kind: "upstream", overloaded: true }), 529, "overloaded_error"],
       [new AllVariantsFailed({ message: "m", kind: "timeout" }), 500, "api_error"],
       [new RequestTimeout({ message: "m" }), 500, "api_error"],
       [new InternalError({ message: "m" }), 500, "api_error"],

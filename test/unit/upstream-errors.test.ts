@@ -4,7 +4,7 @@
  * how an upstream's Retry-After is read.
  */
 import { describe, expect, it } from "vitest"
-import { AllProvidersFailed, RequestTimeout } from "../../src/errors.ts"
+import { AllProvidersFailed, type AllVariantsFailed, RequestTimeout } from "../../src/errors.ts"
 import { allFailed } from "../../src/inference/routing.ts"
 import { aggregate } from "../../src/inference/variants/loop.ts"
 import { parseRetryAfter } from "../../src/providers/retryAfter.ts"
@@ -50,6 +50,14 @@ describe("the status once every provider failed", () => {
   it("a 502 carries no Retry-After, even when a 429 sent one", () => {
     expect(statusOf(upstream(429, 3), upstream(500)).retryAfterS).toBeUndefined()
   })
+
+  it("is overloaded when every provider that failed on its side said so (529 or 503)", () => {
+    expect(statusOf(upstream(529)).overloaded).toBe(true)
+    expect(statusOf(upstream(529), upstream(503), upstream(400)).overloaded).toBe(true)
+    expect(statusOf(upstream(529), upstream(500)).overloaded).toBeUndefined()
+    expect(statusOf(upstream(529), timedOut).overloaded).toBeUndefined()
+    expect(statusOf(upstream(529), upstream(429)).overloaded).toBeUndefined()
+  })
 })
 
 describe("the status once every variant failed", () => {
@@ -63,6 +71,13 @@ describe("the status once every variant failed", () => {
     expect(aggregate([variant("a", statusOf(upstream(400))), variant("b", statusOf(upstream(503)))]).status).toBe(502)
     expect(aggregate([variant("a", statusOf(timedOut)), variant("b", new RequestTimeout({ message: "variant b timed out" }))]).status)
       .toBe(504)
+  })
+
+  it("is overloaded when every variant that failed upstream was", () => {
+    const overloaded = (...failures: ReadonlyArray<AllProvidersFailed>) =>
+      (aggregate(failures.map((failure, index) => variant(`v${index}`, failure))) as AllVariantsFailed).overloaded
+    expect(overloaded(statusOf(upstream(529)), statusOf(upstream(503), upstream(400)))).toBe(true)
+    expect(overloaded(statusOf(upstream(529)), statusOf(upstream(500)))).toBeUndefined()
   })
 
   it("passes one variant's error through: a variant's own timeout stays 408", () => {

@@ -87,7 +87,10 @@ export const aggregate = (failures: ReadonlyArray<FailedAttempt<VariantFailure>>
     kind,
     retryAfterS: kind === "rate_limited"
       ? largestRetryAfter(failures.map(({ failure }) => failure instanceof RequestTimeout ? {} : failure))
-      : undefined
+      : undefined,
+    ...(kind === "upstream" && failures.every(({ failure }) => kindOf(failure) === "request" || (failure as { overloaded?: boolean }).overloaded === true)
+      ? { overloaded: true }
+      : {})
   })
 }
 
