@@ -24,6 +24,7 @@ import { type InferenceMeasures, Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../analytics/writeQueue.ts"
 import { hasInlineFiles, hasStoredFiles, keptFiles, readStoredFiles, storedInput, unitWithoutFileData } from "../objectStorage/inputFiles.ts"
 import { ObjectStorage } from "../objectStorage/storage.ts"
+import type { ProviderFailure } from "../providers/failure.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
 import { sseWrites } from "../sseWriter.ts"
 import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
@@ -51,7 +52,7 @@ export interface StreamEncoder {
   /** the events that end a stream that finished normally */
   readonly end: (completed: CompletedInference) => string
   /** the last event of a stream that failed after it started (the status line is sent already) */
-  readonly failure: (message: string) => string
+  readonly failure: (failure: ProviderFailure) => string
 }
 
 /** a streamed inference as its surface writes it */
@@ -67,7 +68,7 @@ export interface InferenceEvents {
 const eventsOf = (encode: StreamEncoder) => (items: ReadonlyArray<StreamItem>): string => {
   let text = ""
   for (const item of items) {
-    if ("_tag" in item) text += item._tag === "Completed" ? encode.end(item.completed) : encode.failure(item.failure.message)
+    if ("_tag" in item) text += item._tag === "Completed" ? encode.end(item.completed) : encode.failure(item.failure)
     else text += encode.chunk(item) ?? ""
   }
   return text
