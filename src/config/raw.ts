@@ -217,6 +217,8 @@ export const RawGateway = Schema.Struct({
   workers: Schema.optional(Schema.Union([PositiveInt, Schema.Literal("auto")])),
   /** the `gateway-overhead-ms` response header on /inference and the OpenAI route */
   overhead_header: Schema.optional(Schema.Boolean),
+  /** a streamed answer that wrote nothing for this long writes a ping (the Anthropic surface's) */
+  stream_keepalive_ms: Schema.optional(PositiveInt),
   metrics: Schema.optional(Schema.Struct({
     /** `GET /metrics` asks for an API key like the other routes (it is open by default, like /status) */
     require_auth: Schema.optional(Schema.Boolean)

@@ -103,6 +103,11 @@ export interface GatewaySettings {
   readonly workers: number | "auto"
   /** send `gateway-overhead-ms` (the request's added latency) on /inference and the OpenAI route */
   readonly overheadHeader: boolean
+  /**
+   * `stream_keepalive_ms`: an Anthropic stream that wrote nothing for this long writes a ping;
+   * one whose provider has not started after this (at most 5 s) is answered 200 and pinged
+   */
+  readonly streamKeepaliveMs: number
   readonly metrics: { readonly requireAuth: boolean }
   /** the web UI at `<base_path>/ui`; how long its sessions last (seconds from sign-in) */
   readonly ui: { readonly enabled: boolean; readonly sessionTtlS: number }
