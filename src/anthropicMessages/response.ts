@@ -52,8 +52,15 @@ const stopReasonOf = (completed: CompletedInference): Message["stop_reason"] => 
   }
 }
 
+/** `stop_reason`, and `stop_sequence`: the sequence that stopped the answer is known only when one was asked for */
+export const stopOf = (completed: CompletedInference, translated: TranslatedMessages): Pick<Message, "stop_reason" | "stop_sequence"> => {
+  const stopReason = stopReasonOf(completed)
+  const stopSequences = translated.request.params?.chat_completion?.stop_sequences
+  return { stop_reason: stopReason, stop_sequence: stopReason === "stop_sequence" && stopSequences?.length === 1 ? stopSequences[0] : null }
+}
+
 /** Anthropic counts input without the cache's reads; the gateway counts all of it */
-const usageOf = (completed: CompletedInference): Message["usage"] => {
+export const usageOf = (completed: CompletedInference): Message["usage"] => {
   const usage = totalUsage(completed)
   const cacheRead = usage.cached_input_tokens ?? 0
   return {
@@ -66,9 +73,6 @@ const usageOf = (completed: CompletedInference): Message["usage"] => {
 
 export const messageBody = (completed: CompletedInference, translated: TranslatedMessages): Message => {
   const output = completed.output
-  const stopReason = stopReasonOf(completed)
-  // the sequence that stopped the answer is known only when one was asked for
-  const stopSequences = translated.request.params?.chat_completion?.stop_sequences
   return {
     id: completed.prepared.inferenceId,
     type: "message",
@@ -76,8 +80,7 @@ export const messageBody = (completed: CompletedInference, translated: Translate
     model: translated.model,
     // a json function's answer is its text
     content: Array.isArray(output) ? output.flatMap(contentOf) : [{ type: "text", text: (output as JsonOutput).raw }],
-    stop_reason: stopReason,
-    stop_sequence: stopReason === "stop_sequence" && stopSequences?.length === 1 ? stopSequences[0] : null,
+    ...stopOf(completed, translated),
     usage: usageOf(completed),
     gateway_episode_id: completed.prepared.episodeId,
     gateway_variant_name: completed.variant.name

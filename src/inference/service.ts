@@ -43,8 +43,9 @@ export type OnCompleted = (completed: CompletedInference) => void
 
 /**
  * How one API surface writes a streamed inference as Server-Sent Events, as text
- * (`/inference`'s in src/native/stream.ts, OpenAI's in src/openaiCompatible/response.ts): the
- * events of what one read of the provider brought are sent together, encoded once.
+ * (`/inference`'s in src/native/stream.ts, OpenAI's in src/openaiCompatible/response.ts,
+ * Anthropic's in src/anthropicMessages/stream.ts): the events of what one read of the provider
+ * brought are sent together, encoded once.
  */
 export interface StreamEncoder {
   /** the event for a chunk (its content, and the provider's own text of it), or undefined when it carries nothing to send */
