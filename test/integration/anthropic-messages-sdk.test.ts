@@ -9,36 +9,12 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createKey } from "../support/access.ts"
+import { anthropicSurfaceConfig, startAnthropicSurface, toolResultTurn, weatherTool } from "../support/anthropicSurface.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { type FakeAnthropic, message, startFakeAnthropic, textMessage } from "../support/fakeAnthropic.ts"
+import { type FakeAnthropic, message, textMessage } from "../support/fakeAnthropic.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
-const config = (anthropic: FakeAnthropic) => `
-[models."claude-sonnet-4-5"]
-routing = ["anthropic"]
-[models."claude-sonnet-4-5".providers.anthropic]
-type = "anthropic"
-model_name = "claude-sonnet-4-5"
-api_base = "${anthropic.apiBase}"
-api_key_location = "env::TEST_ANTHROPIC_KEY"
-
-[functions.assistant]
-type = "chat"
-[functions.assistant.variants.main]
-type = "chat_completion"
-model = "dummy::hello"
-weight = 1
-[functions.assistant.variants.echo]
-type = "chat_completion"
-model = "dummy::echo_request_messages"
-weight = 0
-`
-
-const weatherTool = {
-  name: "get_weather",
-  description: "The weather of a city",
-  input_schema: { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"] }
-}
+const config = (anthropic: Pick<FakeAnthropic, "apiBase">) => anthropicSurfaceConfig(anthropic, { echo: "dummy::echo_request_messages" })
 
 describe("the official @anthropic-ai/sdk as a client", () => {
   let anthropic: FakeAnthropic
@@ -46,9 +22,7 @@ describe("the official @anthropic-ai/sdk as a client", () => {
   let client: Anthropic
 
   beforeAll(async () => {
-    anthropic = await startFakeAnthropic({ apiKey: "sk-ant-upstream" })
-    gateway = await startGateway({ config: config(anthropic), env: { TEST_ANTHROPIC_KEY: "sk-ant-upstream" } })
-    client = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: "unused-without-auth", maxRetries: 0 })
+    ;({ anthropic, gateway, client } = await startAnthropicSurface(config))
   })
   afterAll(async () => {
     await gateway?.stop()
@@ -141,11 +115,7 @@ describe("the official @anthropic-ai/sdk as a client", () => {
       model: "gateway::model_name::claude-sonnet-4-5",
       max_tokens: 200,
       tools: [weatherTool],
-      messages: [
-        { role: "user", content: "Weather in Paris?" },
-        { role: "assistant", content: first.content },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01", content: "sunny, 21°C" }] }
-      ]
+      messages: toolResultTurn("Weather in Paris?", first.content, "toolu_01", "sunny, 21°C")
     })
     expect(second.content).toEqual([{ type: "text", text: "Sunny in Paris." }])
     const sent = anthropic.requests[1].body
@@ -191,7 +161,7 @@ describe("the Anthropic surface with authentication on", () => {
   beforeAll(async () => {
     database = await freshDatabase("postgres")
     gateway = await startGateway({
-      config: `[gateway.auth]\nenabled = true\n${config({ apiBase: "http://127.0.0.1:9/v1", url: "http://127.0.0.1:9" } as FakeAnthropic)}`,
+      config: `[gateway.auth]\nenabled = true\n${config({ apiBase: "http://127.0.0.1:9/v1" })}`,
       env: { GATEWAY_RELATIONAL_DB_URL: database.url, TEST_ANTHROPIC_KEY: "unused" }
     })
   })

@@ -9,8 +9,9 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { dummyHelloText, dummyStreamedPieces } from "../../src/providers/dummy/fixed.ts"
-import { type FakeAnthropic, message, startFakeAnthropic, textMessage } from "../support/fakeAnthropic.ts"
-import { type RunningGateway, startGateway } from "../support/gateway.ts"
+import { anthropicSurfaceConfig, startAnthropicSurface, toolResultTurn, weatherTool } from "../support/anthropicSurface.ts"
+import { type FakeAnthropic, message, textMessage } from "../support/fakeAnthropic.ts"
+import type { RunningGateway } from "../support/gateway.ts"
 
 const keepAliveMs = 200
 
@@ -18,36 +19,7 @@ const config = (anthropic: FakeAnthropic) => `
 [gateway]
 stream_keepalive_ms = ${keepAliveMs}
 overhead_header = true
-
-[models."claude-sonnet-4-5"]
-routing = ["anthropic"]
-[models."claude-sonnet-4-5".providers.anthropic]
-type = "anthropic"
-model_name = "claude-sonnet-4-5"
-api_base = "${anthropic.apiBase}"
-api_key_location = "env::TEST_ANTHROPIC_KEY"
-
-[functions.assistant]
-type = "chat"
-[functions.assistant.variants.main]
-type = "chat_completion"
-model = "dummy::hello"
-weight = 1
-[functions.assistant.variants.pausing]
-type = "chat_completion"
-model = "dummy::slow_second_chunk"
-weight = 0
-[functions.assistant.variants.broken]
-type = "chat_completion"
-model = "dummy::stream_error"
-weight = 0
-`
-
-const weatherTool = {
-  name: "get_weather",
-  description: "The weather of a city",
-  input_schema: { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"] }
-}
+${anthropicSurfaceConfig(anthropic, { pausing: "dummy::slow_second_chunk", broken: "dummy::stream_error" })}`
 
 /** the events of an SSE body: `[name, data]`, each name checked to be its data's type */
 const eventsOf = (body: string): Array<[string, any]> =>
@@ -73,9 +45,7 @@ describe("streamed Anthropic Messages", () => {
     })
 
   beforeAll(async () => {
-    anthropic = await startFakeAnthropic({ apiKey: "sk-ant-upstream" })
-    gateway = await startGateway({ config: config(anthropic), env: { TEST_ANTHROPIC_KEY: "sk-ant-upstream" } })
-    client = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: "unused-without-auth", maxRetries: 0 })
+    ;({ anthropic, gateway, client } = await startAnthropicSurface(config))
   })
   afterAll(async () => {
     await gateway?.stop()
@@ -154,11 +124,7 @@ describe("streamed Anthropic Messages", () => {
       model: "claude-sonnet-4-5",
       max_tokens: 200,
       tools: [weatherTool],
-      messages: [
-        { role: "user", content: "Weather in Rome?" },
-        { role: "assistant", content: first.content },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_07", content: "sunny, 24°C" }] }
-      ]
+      messages: toolResultTurn("Weather in Rome?", first.content, "toolu_07", "sunny, 24°C")
     })
     const pieces: Array<string> = []
     second.on("text", (text) => pieces.push(text))

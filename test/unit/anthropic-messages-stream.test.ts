@@ -102,16 +102,19 @@ const sdkFinalMessage = (sse: string) => {
 
 const usage: Usage = { input_tokens: 30, output_tokens: 12, cached_input_tokens: 20 }
 
+/** thinking (its signature in a delta of its own), text, then two tool calls, the first in two pieces */
+const thinkingTextTools: Array<ProviderChunk> = [
+  chunk(thought("0", "Let me"), thought("0", " think")),
+  chunk(thought("0", "", "sig-abc")),
+  chunk(text("1", "Checking.")),
+  chunk(tool("call_1", "get_weather", "{\"city\":"), tool("call_1", "", "\"Paris\"}")),
+  chunk(tool("call_2", "get_time", "{}")),
+  last(usage, "tool_call")
+]
+
 describe("messagesStreamEncoder: the events", () => {
   it("thinking, then text, then two tool calls: one block each, in order, each closed before the next (Anthropic's own sequence)", () => {
-    const sse = encode([
-      chunk(thought("0", "Let me"), thought("0", " think")),
-      chunk(thought("0", "", "sig-abc")),
-      chunk(text("1", "Checking.")),
-      chunk(tool("call_1", "get_weather", "{\"city\":"), tool("call_1", "", "\"Paris\"}")),
-      chunk(tool("call_2", "get_time", "{}")),
-      last(usage, "tool_call")
-    ])
+    const sse = encode(thinkingTextTools)
     expect(summary(sse)).toEqual([
       "message_start",
       "start 0 thinking",
@@ -262,16 +265,7 @@ describe("messagesStreamEncoder: the events", () => {
 
 describe("messagesStreamEncoder: read by the official SDK (MessageStream, as messages.stream() reads it)", () => {
   const cases: Record<string, { chunks: Array<ProviderChunk>; type?: "chat" | "json"; t?: TranslatedMessages }> = {
-    "thinking with its signature, text, two tool calls": {
-      chunks: [
-        chunk(thought("0", "Let me"), thought("0", " think")),
-        chunk(thought("0", "", "EqQBCkYIARgCKkB")),
-        chunk(text("1", "Checking the weather.")),
-        chunk(tool("toolu_1", "get_weather", "{\"city\":"), tool("toolu_1", "", "\"Paris\"}")),
-        chunk(tool("toolu_2", "get_weather", "{\"city\":\"Rome\"}")),
-        last(usage, "tool_call")
-      ]
-    },
+    "thinking with its signature, text, two tool calls": { chunks: thinkingTextTools },
     "two tool calls interleaved": {
       chunks: [
         chunk(tool("a", "f", "{\"x\""), tool("b", "g", "{\"y\"")),
