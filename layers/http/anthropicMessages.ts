@@ -2,9 +2,9 @@
  * The Anthropic Messages surface (issue 37): `POST /anthropic/v1/messages`,
  * `POST /anthropic/v1/messages/count_tokens` and `GET /anthropic/v1/models[/{model_id}]`, so
  * that an Anthropic SDK (or an agent taking a base URL) works with
- * `baseURL = <gateway>/anthropic`. Every error
- * here is in Anthropic's shape, so its SDKs raise their own typed errors. Answers are whole for
- * now: `stream: true` is a 400 saying so.
+ * `baseURL = <gateway>/anthropic`. Every error here is in Anthropic's shape, so its SDKs raise
+ * their own typed errors; a streamed answer is Anthropic's events, with pings while the
+ * provider is quiet.
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -15,15 +15,19 @@ import { CountTokensRequest, MessagesRequest } from "../../src/anthropicMessages
 import { type MessagesContext, translateMessages } from "../../src/anthropicMessages/request.ts"
 import { listedModel, modelIds, modelPage } from "../../src/anthropicMessages/models.ts"
 import { messageBody } from "../../src/anthropicMessages/response.ts"
+import { errorEvent, messagesStreamEncoder, openingEvents, pingEvent, type StreamState } from "../../src/anthropicMessages/stream.ts"
 import { makeLenientDecoder } from "../../src/decode.ts"
-import { type GatewayError, InvalidRequest, NotFound } from "../../src/errors.ts"
+import { type GatewayError, NotFound } from "../../src/errors.ts"
 import { droppedBuiltinTools } from "../../src/inference/builtinTools.ts"
+import type { ModelCallOrigin } from "../../src/inference/modelCall.ts"
+import type { PreparedInference } from "../../src/inference/prepare.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics } from "../../src/metrics/metrics.ts"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { Configuration } from "../../src/services.ts"
+import { keepAliveWrites, startOrCommit } from "../../src/sseWriter.ts"
 import { quoted } from "../../src/untrusted.ts"
-import { overheadSoFar, traceCompleted } from "./inference.ts"
+import { overheadSoFar, sseResponse, traceCompleted } from "./inference.ts"
 import { integerParam, queryParams } from "./query.ts"
 import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
@@ -44,6 +48,20 @@ const messagesContext = (config: GatewayConfig, raw: Record<string, unknown>) =>
     builtinTools: config.gateway.unsupportedBuiltinTools
   }))
 
+/** the `gateway-warning` header naming the server tools the answering provider did not get, logged too */
+const builtinToolsWarning = (prepared: PreparedInference, origin: ModelCallOrigin) => {
+  const warning = droppedBuiltinTools(prepared, origin)
+  return warning === undefined ? Effect.succeed(undefined) : Effect.as(Effect.logWarning(`anthropic: ${warning["gateway-warning"]}`), warning)
+}
+
+const pingBytes = new TextEncoder().encode(pingEvent)
+/**
+ * The longest a stream waits for its provider's start before it is answered 200 and pinged: a
+ * failure sooner keeps its HTTP status (which the SDKs retry on); a longer silence is what idle
+ * timeouts drop.
+ */
+const maxCommitAfterMs = 5_000
+
 export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(messagesRoute, (trace) => Effect.gen(function*() {
   const started = performance.now()
   const config = yield* Configuration
@@ -51,16 +69,33 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
   const metrics = yield* Metrics
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
   const body = yield* decodeBody(decodeMessages, json)
-  if (body.stream === true) {
-    return yield* new InvalidRequest({ message: `stream: streamed answers are not served on ${messagesRoute} yet; send "stream": false` })
-  }
   const translated = yield* Effect.fromResult(translateMessages(body, yield* messagesContext(config, json)))
   const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
+  const header = config.gateway.overheadHeader
+  if (translated.stream) {
+    const everyMs = config.gateway.streamKeepaliveMs
+    const state: StreamState = { opened: false }
+    const waitStarted = performance.now()
+    const start = inference.stream(prepared, traceCompleted(trace, true), (variant) => messagesStreamEncoder(prepared, translated, variant, state))
+    // a provider slow to start: the answer is committed (200, message_start) and pinged rather than left silent
+    const begun = yield* startOrCommit(start, Math.min(everyMs, maxCommitAfterMs), {
+      opening: () => openingEvents(prepared, translated, state),
+      eventsOf: (streamed) => streamed.events,
+      failed: (error) => errorEvent(anthropicErrorJson(error))
+    })
+    const [events, providerMs] = begun._tag === "Started"
+      ? [begun.started.events, begun.started.providerMs]
+      // committed: the wait so far counts as the provider's
+      : [begun.body, performance.now() - waitStarted]
+    const overhead = overheadSoFar(metrics, messagesRoute, header, started, providerMs)
+    // a committed stream's headers went before its provider was known: its dropped tools are only logged
+    const warning = begun._tag === "Started" ? yield* builtinToolsWarning(prepared, begun.started.origin) : undefined
+    return sseResponse(keepAliveWrites(events, pingBytes, everyMs), warning === undefined ? overhead : { ...overhead, ...warning })
+  }
   const result = yield* inference.run(prepared, traceCompleted(trace, false))
   const answer = JSON.stringify(messageBody(result, translated))
-  const overhead = overheadSoFar(metrics, messagesRoute, config.gateway.overheadHeader, started, result.providerMs)
-  const warning = droppedBuiltinTools(prepared, result.origin)
-  if (warning !== undefined) yield* Effect.logWarning(`anthropic: ${warning["gateway-warning"]}`)
+  const overhead = overheadSoFar(metrics, messagesRoute, header, started, result.providerMs)
+  const warning = yield* builtinToolsWarning(prepared, result.origin)
   return jsonResponse(answer, 200, warning === undefined ? overhead : { ...overhead, ...warning })
 }))
 

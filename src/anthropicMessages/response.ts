@@ -66,7 +66,7 @@ const stopReasonOf = (completed: CompletedInference): Message["stop_reason"] => 
 }
 
 /** Anthropic counts input without the cache's reads and writes; the gateway counts all of it */
-const usageOf = (completed: CompletedInference): Message["usage"] => {
+export const usageOf = (completed: CompletedInference): Message["usage"] => {
   const usage = totalUsage(completed)
   const cacheRead = usage.cached_input_tokens ?? 0
   const cacheWrite = usage.cache_write_input_tokens ?? 0
@@ -87,9 +87,14 @@ const stopSequenceOf = (completed: CompletedInference, stopReason: Message["stop
   return asked?.length === 1 ? asked[0] : null
 }
 
+/** `stop_reason` and `stop_sequence` of a completed inference */
+export const stopOf = (completed: CompletedInference, translated: TranslatedMessages): Pick<Message, "stop_reason" | "stop_sequence"> => {
+  const stopReason = stopReasonOf(completed)
+  return { stop_reason: stopReason, stop_sequence: stopSequenceOf(completed, stopReason, translated) }
+}
+
 export const messageBody = (completed: CompletedInference, translated: TranslatedMessages): Message => {
   const output = completed.output
-  const stopReason = stopReasonOf(completed)
   return {
     id: completed.prepared.inferenceId,
     type: "message",
@@ -97,8 +102,7 @@ export const messageBody = (completed: CompletedInference, translated: Translate
     model: translated.model,
     // a json function's answer is its text
     content: Array.isArray(output) ? output.flatMap(contentOf) : [{ type: "text", text: (output as JsonOutput).raw }],
-    stop_reason: stopReason,
-    stop_sequence: stopSequenceOf(completed, stopReason, translated),
+    ...stopOf(completed, translated),
     usage: usageOf(completed),
     gateway_episode_id: completed.prepared.episodeId,
     gateway_variant_name: completed.variant.name

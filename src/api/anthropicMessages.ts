@@ -110,3 +110,33 @@ export const AnthropicMessage = Schema.Struct({
   gateway_episode_id: Schema.String,
   gateway_variant_name: Schema.String
 })
+
+const BlockDelta = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("text_delta"), text: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("thinking_delta"), thinking: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("signature_delta"), signature: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("input_json_delta"), partial_json: Schema.String })
+])
+
+/** the data of each event of a streamed answer; its `type` is also the event's name */
+export const AnthropicStreamEvent = Schema.Union([
+  Schema.Struct({
+    type: Schema.Literal("message_start"),
+    message: AnthropicMessage.mapFields((fields) => ({ ...fields, gateway_variant_name: Schema.optional(fields.gateway_variant_name) }))
+      .annotate({ description: "no content yet and zero usage; no `gateway_variant_name` in a stream committed before its provider started" })
+  }),
+  Schema.Struct({ type: Schema.Literal("content_block_start"), index: Schema.Int, content_block: AnthropicContentBlock }),
+  Schema.Struct({ type: Schema.Literal("content_block_delta"), index: Schema.Int, delta: BlockDelta }),
+  Schema.Struct({ type: Schema.Literal("content_block_stop"), index: Schema.Int }),
+  Schema.Struct({
+    type: Schema.Literal("message_delta"),
+    delta: AnthropicMessage.mapFields((fields) => ({ stop_reason: fields.stop_reason, stop_sequence: fields.stop_sequence })),
+    usage: AnthropicMessage.fields.usage
+  }),
+  Schema.Struct({ type: Schema.Literal("message_stop") }),
+  Schema.Struct({ type: Schema.Literal("ping") }),
+  AnthropicErrorBody.annotate({ description: "a stream that failed after its answer was committed: the last event" })
+]).annotate({
+  description:
+    "The data of each event (`event: <type>`): message_start, then each content block's content_block_start, content_block_delta and content_block_stop, then message_delta and message_stop; ping whenever the stream is quiet; error for a stream cut short."
+})

@@ -153,6 +153,8 @@ export const buildGateway = (context: BuildContext, table: unknown, postgresTabl
       workers: raw.workers ?? 1,
       overheadHeader: raw.overhead_header ?? false,
       unsupportedBuiltinTools: raw.unsupported_builtin_tools ?? "drop",
+      // under the idle timeouts of common proxies and load balancers (60 s), as Anthropic pings
+      streamKeepaliveMs: raw.stream_keepalive_ms ?? 15_000,
       metrics: { requireAuth: raw.metrics?.require_auth ?? false },
       // a working day; signing in again starts another
       ui: { enabled: raw.ui?.enabled ?? true, sessionTtlS: raw.ui?.session_ttl_s ?? 12 * 60 * 60 },

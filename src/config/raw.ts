@@ -219,6 +219,8 @@ export const RawGateway = Schema.Struct({
   overhead_header: Schema.optional(Schema.Boolean),
   /** a surface's built-in tools (Anthropic's server tools) on a provider that cannot run them: dropped with a warning, or a 400 */
   unsupported_builtin_tools: Schema.optional(Schema.Literals(["drop", "refuse"])),
+  /** a streamed answer that wrote nothing for this long writes a ping (the Anthropic surface's) */
+  stream_keepalive_ms: Schema.optional(PositiveInt),
   metrics: Schema.optional(Schema.Struct({
     /** `GET /metrics` asks for an API key like the other routes (it is open by default, like /status) */
     require_auth: Schema.optional(Schema.Boolean)

@@ -105,6 +105,11 @@ export interface GatewaySettings {
   readonly overheadHeader: boolean
   /** a surface's built-in tools on a provider of another family: dropped (with a `gateway-warning` header) or refused */
   readonly unsupportedBuiltinTools: "drop" | "refuse"
+  /**
+   * `stream_keepalive_ms`: an Anthropic stream that wrote nothing for this long writes a ping;
+   * one whose provider has not started after this (at most 5 s) is answered 200 and pinged
+   */
+  readonly streamKeepaliveMs: number
   readonly metrics: { readonly requireAuth: boolean }
   /** the web UI at `<base_path>/ui`; how long its sessions last (seconds from sign-in) */
   readonly ui: { readonly enabled: boolean; readonly sessionTtlS: number }

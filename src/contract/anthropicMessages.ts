@@ -1,9 +1,10 @@
 /** The endpoints of AnthropicGroup (the HttpApi contract): Anthropic's Messages API, over the Schemas of src/anthropicMessages/api.ts and src/api/anthropicMessages.ts. */
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { AnthropicErrorResponse, AnthropicMessage, AnthropicModel, AnthropicModelList, CountTokensResponse } from "../api/anthropicMessages.ts"
+import { AnthropicErrorResponse, AnthropicMessage, AnthropicModel, AnthropicModelList, AnthropicStreamEvent, CountTokensResponse } from "../api/anthropicMessages.ts"
 import { bodyStatuses, errorsWith, keyedStatuses } from "../api/errors.ts"
 import { CountTokensRequest, MessagesRequest } from "../anthropicMessages/api.ts"
 import { ApiKeyHeader, ErrorFamily, requiresKey } from "./guard.ts"
@@ -16,12 +17,12 @@ export const AnthropicGroup = HttpApiGroup.make("anthropic")
     HttpApiEndpoint.post("messages", "/anthropic/v1/messages", {
       // other fields are taken and ignored, as Anthropic's clients and agents send them
       payload: Schema.StructWithRest(MessagesRequest, [Schema.Record(Schema.String, Schema.Unknown)]),
-      success: AnthropicMessage,
+      success: [AnthropicMessage, HttpApiSchema.StreamSse({ data: AnthropicStreamEvent })],
       error: errorsWith(AnthropicErrorResponse, [...bodyStatuses, 404, 500, ...anthropicKeyedStatuses])
     }).annotateMerge(OpenApi.annotations({
       summary: "Messages (Anthropic-compatible)",
       description:
-        "Anthropic's Messages API: point an Anthropic SDK's base URL at `<gateway>/anthropic`. `model` names a function (`gateway::function_name::<name>`, optionally `::variant_name::<variant>`), a model (`gateway::model_name::<name>`) or a configured model by its bare name. The key may come in `x-api-key` or `Authorization: Bearer`. Streaming is not served yet (a 400)."
+        "Anthropic's Messages API: point an Anthropic SDK's base URL at `<gateway>/anthropic`. `model` names a function (`gateway::function_name::<name>`, optionally `::variant_name::<variant>`), a model (`gateway::model_name::<name>`) or a configured model by its bare name. The key may come in `x-api-key` or `Authorization: Bearer`. With `stream: true`, Anthropic's Server-Sent Events, with `ping`s while the provider is quiet (`[gateway] stream_keepalive_ms`)."
     })),
     HttpApiEndpoint.post("countTokens", "/anthropic/v1/messages/count_tokens", {
       payload: Schema.StructWithRest(CountTokensRequest, [Schema.Record(Schema.String, Schema.Unknown)]),

@@ -24,6 +24,7 @@ import { type InferenceMeasures, Metrics } from "../metrics/metrics.ts"
 import { WriteQueue } from "../analytics/writeQueue.ts"
 import { hasInlineFiles, hasStoredFiles, keptFiles, readStoredFiles, storedInput, unitWithoutFileData } from "../objectStorage/inputFiles.ts"
 import { ObjectStorage } from "../objectStorage/storage.ts"
+import type { ProviderFailure } from "../providers/failure.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
 import { sseWrites } from "../sseWriter.ts"
 import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
@@ -44,8 +45,9 @@ export type OnCompleted = (completed: CompletedInference) => void
 
 /**
  * How one API surface writes a streamed inference as Server-Sent Events, as text
- * (`/inference`'s in src/native/stream.ts, OpenAI's in src/openaiCompatible/response.ts): the
- * events of what one read of the provider brought are sent together, encoded once.
+ * (`/inference`'s in src/native/stream.ts, OpenAI's in src/openaiCompatible/response.ts,
+ * Anthropic's in src/anthropicMessages/stream.ts): the events of what one read of the provider
+ * brought are sent together, encoded once.
  */
 export interface StreamEncoder {
   /** the event for a chunk (its content, and the provider's own text of it), or undefined when it carries nothing to send */
@@ -53,7 +55,7 @@ export interface StreamEncoder {
   /** the events that end a stream that finished normally */
   readonly end: (completed: CompletedInference) => string
   /** the last event of a stream that failed after it started (the status line is sent already) */
-  readonly failure: (message: string) => string
+  readonly failure: (failure: ProviderFailure) => string
 }
 
 /** a streamed inference as its surface writes it */
@@ -71,7 +73,7 @@ export interface InferenceEvents {
 const eventsOf = (encode: StreamEncoder) => (items: ReadonlyArray<StreamItem>): string => {
   let text = ""
   for (const item of items) {
-    if ("_tag" in item) text += item._tag === "Completed" ? encode.end(item.completed) : encode.failure(item.failure.message)
+    if ("_tag" in item) text += item._tag === "Completed" ? encode.end(item.completed) : encode.failure(item.failure)
     else text += encode.chunk(item) ?? ""
   }
   return text

@@ -24,6 +24,6 @@ export const inferenceStreamEncoder = (prepared: PreparedInference, variant: Var
       const fields = JSON.stringify(final).slice(1)
       return sseEvent(isChat ? `{${head},"content":[],${fields}` : `{${head},"raw":"",${fields}`) + sseDone
     },
-    failure: (message) => sseEvent(JSON.stringify({ error: message }))
+    failure: ({ message }) => sseEvent(JSON.stringify({ error: message }))
   }
 }

@@ -288,6 +288,6 @@ export const openAiStreamEncoder = (
       // a json function's last chunk says its content is over, as TensorZero's does
       return event(isChat ? {} : { content: "" }, finishReasonOf(completed), `,"usage":${usage}${rawUsage}`) + sseDone
     },
-    failure: (message) => sseEvent(JSON.stringify(openAiErrorJson(message, 502)))
+    failure: ({ message }) => sseEvent(JSON.stringify(openAiErrorJson(message, 502)))
   }
 }

@@ -235,7 +235,8 @@ describe("count_tokens with the official @anthropic-ai/sdk", () => {
     anthropic.script.push({ kind: "error", status: 529, type: "overloaded_error", message: "Overloaded" })
     const overloaded = await failureOf({ model: "claude-sonnet-4-5", messages: question })
     expect(overloaded).toBeInstanceOf(Anthropic.InternalServerError)
-    expect((overloaded as InstanceType<typeof Anthropic.InternalServerError>).error).toMatchObject({ type: "error", error: { type: "api_error" } })
+    expect((overloaded as InstanceType<typeof Anthropic.InternalServerError>).status).toBe(529)
+    expect((overloaded as InstanceType<typeof Anthropic.InternalServerError>).error).toMatchObject({ type: "error", error: { type: "overloaded_error" } })
     expect(messageOf(overloaded)).toContain("overloaded_error: Overloaded")
     // the count is asked of the first provider only: no fallback
     expect(anthropic.requests).toHaveLength(1)

@@ -1,6 +1,6 @@
 /**
- * The Anthropic Messages surface (issue 37, first slice: whole answers) driven by the official
- * `@anthropic-ai/sdk` with `baseURL: <gateway>/anthropic`: a configured model by its bare name
+ * The Anthropic Messages surface (issue 37; its streams: anthropic-messages-stream.test.ts)
+ * driven by the official `@anthropic-ai/sdk` with `baseURL: <gateway>/anthropic`: a configured model by its bare name
  * and by `gateway::model_name::`, a function (its variant pinned in `model`), a tool-use loop
  * onto a fake Anthropic server (what it receives behind the gateway), and the errors as the
  * SDK raises them. With authentication on, the key is taken from `x-api-key` (Claude Code) or
@@ -9,36 +9,12 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createKey } from "../support/access.ts"
+import { anthropicSurfaceConfig, startAnthropicSurface, toolResultTurn, weatherTool } from "../support/anthropicSurface.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { type FakeAnthropic, message, startFakeAnthropic, textMessage } from "../support/fakeAnthropic.ts"
+import { type FakeAnthropic, message, textMessage } from "../support/fakeAnthropic.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
-const config = (anthropic: FakeAnthropic) => `
-[models."claude-sonnet-4-5"]
-routing = ["anthropic"]
-[models."claude-sonnet-4-5".providers.anthropic]
-type = "anthropic"
-model_name = "claude-sonnet-4-5"
-api_base = "${anthropic.apiBase}"
-api_key_location = "env::TEST_ANTHROPIC_KEY"
-
-[functions.assistant]
-type = "chat"
-[functions.assistant.variants.main]
-type = "chat_completion"
-model = "dummy::hello"
-weight = 1
-[functions.assistant.variants.echo]
-type = "chat_completion"
-model = "dummy::echo_request_messages"
-weight = 0
-`
-
-const weatherTool = {
-  name: "get_weather",
-  description: "The weather of a city",
-  input_schema: { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"] }
-}
+const config = (anthropic: Pick<FakeAnthropic, "apiBase">) => anthropicSurfaceConfig(anthropic, { echo: "dummy::echo_request_messages" })
 
 describe("the official @anthropic-ai/sdk as a client", () => {
   let anthropic: FakeAnthropic
@@ -46,9 +22,7 @@ describe("the official @anthropic-ai/sdk as a client", () => {
   let client: Anthropic
 
   beforeAll(async () => {
-    anthropic = await startFakeAnthropic({ apiKey: "sk-ant-upstream" })
-    gateway = await startGateway({ config: config(anthropic), env: { TEST_ANTHROPIC_KEY: "sk-ant-upstream" } })
-    client = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: "unused-without-auth", maxRetries: 0 })
+    ;({ anthropic, gateway, client } = await startAnthropicSurface(config))
   })
   afterAll(async () => {
     await gateway?.stop()
@@ -141,11 +115,7 @@ describe("the official @anthropic-ai/sdk as a client", () => {
       model: "gateway::model_name::claude-sonnet-4-5",
       max_tokens: 200,
       tools: [weatherTool],
-      messages: [
-        { role: "user", content: "Weather in Paris?" },
-        { role: "assistant", content: first.content },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01", content: "sunny, 21°C" }] }
-      ]
+      messages: toolResultTurn("Weather in Paris?", first.content, "toolu_01", "sunny, 21°C")
     })
     expect(second.content).toEqual([{ type: "text", text: "Sunny in Paris." }])
     const sent = anthropic.requests[1].body
@@ -169,7 +139,7 @@ describe("the official @anthropic-ai/sdk as a client", () => {
     expect(missing).toBeInstanceOf(Anthropic.NotFoundError)
   })
 
-  it("raises the SDK's own errors: an unknown model (404), a missing max_tokens (400), a stream not served yet (400)", async () => {
+  it("raises the SDK's own errors: an unknown model (404), a missing max_tokens (400)", async () => {
     const unknown = await client.messages.create({ model: "claude-unknown", max_tokens: 10, messages: [{ role: "user", content: "x" }] })
       .catch((error: unknown) => error)
     expect(unknown).toBeInstanceOf(Anthropic.NotFoundError)
@@ -180,11 +150,6 @@ describe("the official @anthropic-ai/sdk as a client", () => {
       .catch((error: unknown) => error)
     expect(noMax).toBeInstanceOf(Anthropic.BadRequestError)
     expect((noMax as Error).message).toContain("max_tokens")
-
-    const streamed = await client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 10, stream: true, messages: [{ role: "user", content: "x" }] })
-      .catch((error: unknown) => error)
-    expect(streamed).toBeInstanceOf(Anthropic.BadRequestError)
-    expect((streamed as Error).message).toContain("stream")
     expect(anthropic.requests).toHaveLength(0)
   })
 })
@@ -196,7 +161,7 @@ describe("the Anthropic surface with authentication on", () => {
   beforeAll(async () => {
     database = await freshDatabase("postgres")
     gateway = await startGateway({
-      config: `[gateway.auth]\nenabled = true\n${config({ apiBase: "http://127.0.0.1:9/v1", url: "http://127.0.0.1:9" } as FakeAnthropic)}`,
+      config: `[gateway.auth]\nenabled = true\n${config({ apiBase: "http://127.0.0.1:9/v1" })}`,
       env: { GATEWAY_RELATIONAL_DB_URL: database.url, TEST_ANTHROPIC_KEY: "unused" }
     })
   })

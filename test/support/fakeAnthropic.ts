@@ -13,8 +13,9 @@
  *   Anthropic does, and answer `{"input_tokens": N}`: scripted, else `fakeTokenCount` of the body;
  * - `POST /token`: the OAuth2 JWT bearer grant of a service account; it checks the assertion's
  *   RS256 signature with the account's public key and its claims (iss, aud, scope, exp).
- * It records every request and answers from a script, else the conformance scenario named in
- * the request (test/support/conformance.ts), else a short text.
+ * It records every request and answers from a script (a scripted answer may wait first), else
+ * the conformance scenario named in the request (test/support/conformance.ts), else a short
+ * text; it counts the requests whose client hung up before the answer was whole.
  */
 import type { KeyObject } from "node:crypto"
 import * as http from "node:http"
@@ -41,6 +42,12 @@ export type AnthropicReply =
   | { readonly kind: "raw"; readonly status: number; readonly body: string; readonly contentType: string }
   /** a token count's answer */
   | { readonly kind: "count"; readonly inputTokens: number }
+
+/**
+ * An answer of the script, sent `delayMs` after the request came (a provider slow to start); a
+ * streamed message stalls `stallMs` after its first content delta (a provider pausing).
+ */
+export type ScriptedReply = AnthropicReply & { readonly delayMs?: number; readonly stallMs?: number }
 
 export const anthropicVersionHeader = "2023-06-01"
 
@@ -201,7 +208,9 @@ export interface FakeAnthropic {
   readonly requests: Array<AnthropicRequest>
   /** the token endpoint's requests (decoded JWT claims) */
   readonly tokenRequests: Array<{ readonly claims: Json }>
-  readonly script: Array<AnthropicReply>
+  readonly script: Array<ScriptedReply>
+  /** requests whose client (the gateway) closed the connection before the answer was whole */
+  abandoned: number
   /** the `expires_in` of the tokens issued next */
   tokenExpiresIn: number
   /** a service account whose token_uri is this server's, its key generated for this fake */
@@ -218,11 +227,11 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
   const { privateKey, publicKey } = serviceAccountKeys()
   const requests: Array<AnthropicRequest> = []
   const tokenRequests: Array<{ claims: Json }> = []
-  const script: Array<AnthropicReply> = []
+  const script: Array<ScriptedReply> = []
   /** issued token -> expiry (epoch ms) */
   const tokens = new Map<string, number>()
   let url = ""
-  const fake = { tokenExpiresIn: 3600 }
+  const fake = { tokenExpiresIn: 3600, abandoned: 0 }
 
   const send = (res: http.ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" })
@@ -231,7 +240,7 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
   const anthropicError = (res: http.ServerResponse, status: number, type: string, message: string) =>
     send(res, status, { type: "error", error: { type, message }, request_id: "req_fake" })
 
-  const answer = (res: http.ServerResponse, reply: AnthropicReply, stream: boolean) => {
+  const answer = (res: http.ServerResponse, reply: ScriptedReply, stream: boolean) => {
     switch (reply.kind) {
       case "error":
         return anthropicError(res, reply.status, reply.type, reply.message)
@@ -241,7 +250,8 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
       case "message":
         if (!stream) return send(res, 200, reply.body)
         res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" })
-        return res.end(sseOf(messageEvents(reply.body)))
+        if (reply.stallMs === undefined) return res.end(sseOf(messageEvents(reply.body)))
+        return stalled(res, messageEvents(reply.body), reply.stallMs)
       case "events":
         res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" })
         return res.end(sseOf(reply.events))
@@ -256,6 +266,14 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
     const reply = script.shift() ?? { kind: "count", inputTokens: fakeTokenCount(body) }
     if (reply.kind === "message" || reply.kind === "events") return anthropicError(res, 500, "api_error", "fake: a message was scripted, a count was asked")
     answer(res, reply, false)
+  }
+
+  const stalled = (res: http.ServerResponse, events: ReadonlyArray<Json>, stallMs: number) => {
+    const cut = events.findIndex((event) => event.type === "content_block_delta") + 1
+    res.write(sseOf(events.slice(0, cut)))
+    setTimeout(() => {
+      if (!res.destroyed) res.end(sseOf(events.slice(cut)))
+    }, stallMs)
   }
 
   const tokenEndpoint = async (text: string, res: http.ServerResponse) => {
@@ -326,8 +344,14 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
       }
       if (counting) return countAnswer(res, body)
       if (typeof body.max_tokens !== "number") return anthropicError(res, 400, "invalid_request_error", "max_tokens: Field required")
-      const reply = script.shift() ?? conformanceReply(body) ?? { kind: "message", body: textMessage("Hello from fake Anthropic") }
-      answer(res, reply, body.stream === true)
+      const reply: ScriptedReply = script.shift() ?? conformanceReply(body) ?? { kind: "message", body: textMessage("Hello from fake Anthropic") }
+      res.on("close", () => {
+        if (!res.writableEnded) fake.abandoned++
+      })
+      if (reply.delayMs === undefined) return answer(res, reply, body.stream === true)
+      setTimeout(() => {
+        if (!res.destroyed) answer(res, reply, body.stream === true)
+      }, reply.delayMs)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -350,6 +374,7 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
       script.length = 0
       tokenRequests.length = 0
       fake.tokenExpiresIn = 3600
+      fake.abandoned = 0
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve()))
   })

@@ -60,6 +60,7 @@ max_connections = 10
 workers = "auto"
 overhead_header = true
 unsupported_builtin_tools = "refuse"
+stream_keepalive_ms = 2500
 metrics.require_auth = true
 ui = { enabled = false, session_ttl_s = 600 }
 request_read_timeout_ms = 5000
@@ -130,6 +131,7 @@ level = "episode"
       workers: "auto",
       overheadHeader: true,
       unsupportedBuiltinTools: "refuse",
+      streamKeepaliveMs: 2500,
       errorJson: false,
       metrics: { requireAuth: true },
       ui: { enabled: false, sessionTtlS: 600 },
@@ -269,6 +271,16 @@ describe("buildConfig: [gateway.observability] max_row_bytes", () => {
       const message = onlyError(buildErrors(`[gateway.observability]\nmax_row_bytes = ${bytes}\n`), "gateway.observability.max_row_bytes")
       expect(message).toBe(`expected 65536 to 10485760 bytes (a stored row must stay readable: the Postgres driver reads rows of at most 16 MiB), got ${bytes}`)
     }
+  })
+})
+
+describe("buildConfig: [gateway] stream_keepalive_ms", () => {
+  it("is 15 s by default, and refused unless a positive integer, naming the key", () => {
+    expect(buildOk("").gateway.streamKeepaliveMs).toBe(15_000)
+    const refused = (value: string) => onlyError(buildErrors(`[gateway]\nstream_keepalive_ms = ${value}\n`), "gateway.stream_keepalive_ms")
+    expect(refused("0")).toBe("Expected a value greater than 0, got 0")
+    expect(refused("-5")).toBe("Expected a value greater than 0, got -5")
+    expect(refused("1.5")).toBe("Expected an integer, got 1.5")
   })
 })
 
