@@ -76,7 +76,7 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
     const everyMs = config.gateway.streamKeepaliveMs
     const state: StreamState = { opened: false }
     const waitStarted = performance.now()
-    const start = inference.stream(prepared, traceCompleted(trace, true), (variant) => messagesStreamEncoder(prepared, translated, variant, state))
+    const start = inference.stream(prepared, traceCompleted(trace, true), (variant, _otherCalls, origin) => messagesStreamEncoder(prepared, translated, variant, state, origin.provider.type))
     // a provider slow to start: the answer is committed (200, message_start) and pinged rather than left silent
     const begun = yield* startOrCommit(start, Math.min(everyMs, maxCommitAfterMs), {
       opening: () => openingEvents(prepared, translated, state),

@@ -14,6 +14,7 @@ import { InvalidRequest, NotFound } from "../errors.ts"
 import { type ExtraBodyEdit, extraHeaderProblem, type ExtraHeaderEdit, requestBodyEdit, requestHeaderEdit, type ScopedEdit } from "../inference/extraBody.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import type { CacheControl, ProviderTool } from "../inference/types.ts"
+import { signatureFromClient } from "../providers/families.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
 import { type ContentBlock, type CountTokensRequest, knownMessagesFields, type MessageParam, type MessagesRequest, type ToolParam } from "./api.ts"
@@ -41,6 +42,9 @@ export interface TranslatedMessages {
 type MessagesBody = CountTokensRequest & Partial<Pick<MessagesRequest, "max_tokens" | "stream">>
 
 type Translated<A> = Result.Result<A, InvalidRequest>
+
+/** the provider family (src/providers/families.ts) whose API this surface speaks */
+const anthropicFamily = "anthropic"
 type AdditionalTool = NonNullable<InferenceRequest["additional_tools"]>[number]
 
 const invalid = (message: string): Translated<never> => Result.fail(new InvalidRequest({ message }))
@@ -153,12 +157,16 @@ const blockOf = (block: ContentBlock, path: string, toolNames: Map<string, strin
             ...(block.is_error === true ? { is_error: true } : {})
           }, block.cache_control)
       )
-    case "thinking":
+    case "thinking": {
       // Anthropic refuses a thinking block with an empty signature: none is none
-      return Result.succeed({ type: "thought", text: block.thinking, ...(block.signature ? { signature: block.signature } : {}) })
+      if (!block.signature) return Result.succeed({ type: "thought", text: block.thinking })
+      // a signature another family made comes back wrapped with its maker's type (`signatureForClient`)
+      const { providerType, signature } = signatureFromClient(block.signature, anthropicFamily)
+      return Result.succeed({ type: "thought", text: block.thinking, signature, provider_type: providerType })
+    }
     case "redacted_thinking":
-      // an `unknown` block without a provider name goes to every provider as is (OpenAI's and Gemini's refuse it), and the client cannot name the gateway's provider
-      return invalid(`${path}: redacted_thinking blocks are not supported yet`)
+      // Anthropic's encrypted thinking: for Anthropic-type providers only
+      return Result.succeed({ type: "unknown", data: block, provider_type: anthropicFamily })
   }
 }
 
@@ -219,7 +227,6 @@ const toolChoices = { auto: "auto", any: "required", none: "none" } as const
 const toolChoiceOf = (choice: MessagesRequest["tool_choice"]): InferenceRequest["tool_choice"] =>
   choice === undefined ? undefined : choice.type === "tool" ? { specific: choice.name } : toolChoices[choice.type]
 
-const anthropicFamily = "anthropic"
 const anthropicOnly = { provider_family: anthropicFamily }
 
 /** `field` (a root field of the body) set to `value` in the bodies of Anthropic-type providers; a failure is a 400 naming it */

@@ -6,7 +6,7 @@ import { type AnthropicMessage, anthropicStopReasons } from "../api/anthropicMes
 import { type ChatOutputBlock, hasToolCalls, type JsonOutput } from "../inference/output.ts"
 import { type CompletedInference, totalUsage } from "../inference/run.ts"
 import type { ProviderStop } from "../inference/types.ts"
-import { providerFamily } from "../providers/families.ts"
+import { providerFamily, signatureForClient } from "../providers/families.ts"
 import type { TranslatedMessages } from "./request.ts"
 
 type Message = typeof AnthropicMessage.Type
@@ -21,17 +21,30 @@ const toolInput = (rawArguments: string): unknown => {
   }
 }
 
-/** a block as Anthropic writes it; unknown blocks (another provider's) are left out for now */
-const contentOf = (block: ChatOutputBlock): ReadonlyArray<MessageContent> => {
+/** an Anthropic block as the provider wrote it: what an Anthropic-type provider's `unknown` blocks hold */
+const isAnthropicBlock = (data: unknown): data is MessageContent =>
+  typeof data === "object" && data !== null && typeof (data as { type?: unknown }).type === "string"
+
+/**
+ * A block as Anthropic writes it. A thought's signature that another family made goes wrapped
+ * with its maker's type (`signatureForClient`); an Anthropic-type provider's blocks the gateway
+ * does not model (redacted thinking, server tool use and results) go as the provider wrote
+ * them, another family's are left out.
+ */
+export const contentOf = (block: ChatOutputBlock, fromAnthropic: () => boolean): ReadonlyArray<MessageContent> => {
   switch (block.type) {
     case "text":
       return [{ type: "text", text: block.text }]
     case "tool_call":
       return [{ type: "tool_use", id: block.id, name: block.raw_name, input: toolInput(block.raw_arguments) }]
     case "thought":
-      return [{ type: "thinking", thinking: block.text ?? "", signature: block.signature ?? "" }]
+      return [{
+        type: "thinking",
+        thinking: block.text ?? "",
+        signature: block.signature === undefined ? "" : signatureForClient(block.signature, block.provider_type, "anthropic")
+      }]
     case "unknown":
-      return []
+      return isAnthropicBlock(block.data) && fromAnthropic() ? [block.data] : []
   }
 }
 
@@ -101,7 +114,9 @@ export const messageBody = (completed: CompletedInference, translated: Translate
     role: "assistant",
     model: translated.model,
     // a json function's answer is its text
-    content: Array.isArray(output) ? output.flatMap(contentOf) : [{ type: "text", text: (output as JsonOutput).raw }],
+    content: Array.isArray(output)
+      ? output.flatMap((block) => contentOf(block, () => providerFamily(completed.origin.provider) === "anthropic"))
+      : [{ type: "text", text: (output as JsonOutput).raw }],
     ...stopOf(completed, translated),
     usage: usageOf(completed),
     gateway_episode_id: completed.prepared.episodeId,

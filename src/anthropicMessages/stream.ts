@@ -15,6 +15,7 @@ import type { ProviderFailure } from "../providers/failure.ts"
 import { sseNamedEvent } from "../sseWriter.ts"
 import type { TranslatedMessages } from "./request.ts"
 import { stopOf, usageOf } from "./response.ts"
+import { signatureForClient } from "../providers/families.ts"
 
 /** Anthropic's own, spacing included */
 export const pingEvent = sseNamedEvent("ping", `{"type": "ping"}`)
@@ -83,7 +84,9 @@ export const messagesStreamEncoder = (
   prepared: PreparedInference,
   translated: TranslatedMessages,
   variant: VariantConfig,
-  state: StreamState = { opened: false }
+  state: StreamState = { opened: false },
+  /** the type of the provider streaming: a signature another family makes goes wrapped (`signatureForClient`) */
+  providerType?: string
 ): StreamEncoder => {
   const isChat = prepared.fn.type === "chat"
   /** the open blocks' indexes by key, in the order they started (so by index) */
@@ -129,7 +132,10 @@ export const messagesStreamEncoder = (
       case "thought": {
         const index = proseBlock(`thought:${delta.id}`, thinkingBlock)
         if (delta.text !== "") out += blockDelta(index, `{"type":"thinking_delta","thinking":${JSON.stringify(delta.text)}}`)
-        if (delta.signature !== undefined) out += blockDelta(index, `{"type":"signature_delta","signature":${JSON.stringify(delta.signature)}}`)
+        if (delta.signature !== undefined) {
+          const signature = signatureForClient(delta.signature, providerType, "anthropic")
+          out += blockDelta(index, `{"type":"signature_delta","signature":${JSON.stringify(signature)}}`)
+        }
         break
       }
       case "tool_call": {

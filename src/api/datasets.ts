@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { RawToolChoice } from "../inference/params.ts"
 import { InvalidRequest } from "../errors.ts"
-import { AdditionalTool, Input, ToolCallBlock } from "./inference.ts"
+import { AdditionalTool, Input, ThoughtBlock, ToolCallBlock } from "./inference.ts"
 import { DatapointFilter } from "./inferences.ts"
 
 /** `dataset_name` in every path: what `datasetNameProblem` accepts */
@@ -44,7 +44,7 @@ const Id = Schema.String.annotate({ description: "a datapoint id (UUIDv7)" })
 export const DatapointOutputBlock = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
   ToolCallBlock,
-  Schema.Struct({ type: Schema.Literal("thought"), text: Schema.String, signature: Schema.optional(Schema.String) }),
+  ThoughtBlock,
   Schema.Struct({ type: Schema.Literal("unknown"), data: Schema.Unknown, model_provider_name: Schema.optional(Schema.String) })
 ]).annotate({ identifier: "DatapointOutputBlock" })
 

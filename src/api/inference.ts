@@ -94,12 +94,16 @@ export const InputBlock = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("thought"),
     text: Schema.optional(Schema.String),
-    signature: Schema.optional(Schema.String)
+    signature: Schema.optional(Schema.String),
+    /** the type of the provider that made it: its signature goes back only to providers that can read it */
+    provider_type: Schema.optional(Schema.String)
   }),
   Schema.Struct({
     type: Schema.Literal("unknown"),
     data: Schema.Unknown,
-    model_provider_name: Schema.optional(Schema.String)
+    model_provider_name: Schema.optional(Schema.String),
+    /** the type of the provider that made it: sent only to providers of its family */
+    provider_type: Schema.optional(Schema.String)
   })
 ]).annotate({
   expected:
@@ -206,6 +210,14 @@ export const Usage = Schema.Struct({
 
 export const FinishReason = Schema.Literals(["stop", "stop_sequence", "length", "tool_call", "content_filter", "unknown"])
 
+/** A thought of an answer (and of a stored answer, a datapoint's output, a model call's) */
+export const ThoughtBlock = Schema.Struct({
+  type: Schema.Literal("thought"),
+  text: Schema.String,
+  signature: Schema.optional(Schema.String),
+  provider_type: Schema.optional(Schema.String).annotate({ description: "the type of the provider that made it, whose signature it carries" })
+})
+
 /** A block of a chat function's output. A tool call's `name` and `arguments` are null when they do not match a tool offered. */
 export const ContentBlock = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
@@ -217,7 +229,7 @@ export const ContentBlock = Schema.Union([
     raw_name: Schema.String,
     raw_arguments: Schema.String
   }),
-  Schema.Struct({ type: Schema.Literal("thought"), text: Schema.String, signature: Schema.optional(Schema.String) }),
+  ThoughtBlock,
   Schema.Struct({ type: Schema.Literal("unknown"), data: Schema.Unknown, model_provider_name: Schema.String })
 ]).annotate({ identifier: "ContentBlock" })
 

@@ -5,7 +5,7 @@
  * tags and time); the inferences answered, and the endpoints.
  */
 import * as Schema from "effect/Schema"
-import { ContentBlock, FinishReason, JsonOutput } from "./inference.ts"
+import { ContentBlock, FinishReason, JsonOutput, ThoughtBlock } from "./inference.ts"
 
 /** A tree of `Leaf` conditions combined with and/or/not, as sent. */
 export type FilterTreeJson<Leaf> =
@@ -174,7 +174,7 @@ export const StoredFeedbackResponse = Schema.Struct({
 export const ModelOutputBlock = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
   Schema.Struct({ type: Schema.Literal("tool_call"), id: Schema.String, raw_name: Schema.String, raw_arguments: Schema.String }),
-  Schema.Struct({ type: Schema.Literal("thought"), text: Schema.String, signature: Schema.optional(Schema.String) }),
+  ThoughtBlock,
   Schema.Struct({ type: Schema.Literal("unknown"), data: Schema.Unknown, model_provider_name: Schema.String })
 ]).annotate({ identifier: "ModelOutputBlock" })
 

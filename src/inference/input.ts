@@ -136,9 +136,9 @@ const renderBlock = (
         cache_control: block.cache_control
       })
     case "thought":
-      return Result.succeed({ type: "thought", text: block.text, signature: block.signature })
+      return Result.succeed({ type: "thought", text: block.text, signature: block.signature, providerType: block.provider_type })
     case "unknown":
-      return Result.succeed({ type: "unknown", data: block.data, modelProviderName: block.model_provider_name })
+      return Result.succeed({ type: "unknown", data: block.data, modelProviderName: block.model_provider_name, providerType: block.provider_type })
   }
 }
 

@@ -16,6 +16,8 @@ import { type SettleStream, withinRateLimits } from "../ratelimit/limiter.ts"
 import type { RequestScope } from "../ratelimit/rules.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { providerCall } from "./providerCall.ts"
+import { requestForProvider } from "../providers/families.ts"
+import { withThoughtMaker } from "./output.ts"
 import type { ApiType } from "../providers/codec.ts"
 import { type ChunkPull, type ProviderCall } from "../providers/types.ts"
 import { failureKind, type ProviderFailure } from "../providers/failure.ts"
@@ -114,7 +116,8 @@ const tryProviders = <A>(
     return within(
       inRoutingOrder(
         model.providers,
-        (provider) => providerCall(request, modelName, provider.config, variant, prepared),
+        // another family's thought signatures are left out of the call
+        (provider) => providerCall(requestForProvider(request, provider.config.type), modelName, provider.config, variant, prepared),
         (provider) => limitOf(provider.config.timeouts),
         attempt,
         (failures) => {
@@ -169,7 +172,7 @@ export const callModel = (
       (success) => ({
         ...originOf(success, clock.currentTimeMillisUnsafe()),
         cached: success[0].cached === true,
-        response: success[0],
+        response: withThoughtMaker(success[0], success[1].config.type),
         responseTimeMs: clock.currentTimeMillisUnsafe() - started
       })
     )

@@ -16,7 +16,7 @@ export type ChatOutputBlock =
     readonly raw_name: string
     readonly raw_arguments: string
   }
-  | { readonly type: "thought"; readonly text: string; readonly signature?: string | undefined }
+  | { readonly type: "thought"; readonly text: string; readonly signature?: string | undefined; readonly provider_type?: string | undefined }
   | { readonly type: "unknown"; readonly data: unknown; readonly model_provider_name: string }
 
 export interface JsonOutput {
@@ -108,4 +108,20 @@ export const jsonOutput = (raw: string, schema: JsonSchemaValidator | undefined)
   if (parsed === undefined) return { raw, parsed: null }
   if (schema !== undefined && schema.validate(parsed.value) !== undefined) return { raw, parsed: null }
   return { raw, parsed: parsed.value }
+}
+
+const lacksMaker = (block: OutputBlock): boolean => block.type === "thought" && block.provider_type === undefined
+
+/**
+ * The blocks with each thought marked with the type of the provider that made it (unless it
+ * says already: a relayed gateway's), so that its signature goes back only to providers that
+ * can read it (src/providers/families.ts). The blocks themselves when there is nothing to mark.
+ */
+export const thoughtsMadeBy = (output: ReadonlyArray<OutputBlock>, providerType: string): ReadonlyArray<OutputBlock> =>
+  output.some(lacksMaker) ? output.map((block) => lacksMaker(block) ? { ...block, provider_type: providerType } as OutputBlock : block) : output
+
+/** a provider's answer with its thoughts marked as `thoughtsMadeBy` marks them */
+export const withThoughtMaker = <R extends { readonly output: ReadonlyArray<OutputBlock> }>(response: R, providerType: string): R => {
+  const output = thoughtsMadeBy(response.output, providerType)
+  return output === response.output ? response : { ...response, output }
 }

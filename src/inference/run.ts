@@ -17,6 +17,7 @@ import type { ModelCallOrigin } from "./modelCall.ts"
 import type { PreparedInference } from "./prepare.ts"
 import { countingProviderTime } from "./providerTime.ts"
 import { withinStreamTotal } from "./timeouts.ts"
+import { thoughtsMadeBy } from "./output.ts"
 import type { FailedAttempt, FinishReason, ModelRequest, OutputBlock, ProviderChunk, ProviderStop, Usage } from "./types.ts"
 import { addCosts, addUsage, type FunctionOutput, type ModelCallRecord } from "./variants/answer.ts"
 import { type EngineDeps, tryVariants, type VariantFailure } from "./variants/loop.ts"
@@ -157,7 +158,7 @@ export const streamInference = (
       let streamedCost: number | undefined
       const completedWith = (cost: number | undefined): CompletedInference => {
         finished = true
-        const providerOutput = whole?.call.response.output ?? accumulated.output()
+        const providerOutput = whole?.call.response.output ?? thoughtsMadeBy(accumulated.output(), start.provider.type)
         return {
           prepared,
           variant,

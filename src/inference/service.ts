@@ -100,7 +100,7 @@ export class InferenceService extends Context.Service<InferenceService, {
   readonly stream: (
     prepared: PreparedInference,
     onCompleted: OnCompleted | undefined,
-    makeEncoder: (variant: VariantConfig, otherCalls: ReadonlyArray<ModelCallRecord>) => StreamEncoder
+    makeEncoder: (variant: VariantConfig, otherCalls: ReadonlyArray<ModelCallRecord>, origin: ModelCallOrigin) => StreamEncoder
   ) => Effect.Effect<InferenceEvents, GatewayError, InferenceServices>
   /**
    * How many input tokens `request` would send, asked of the provider that would answer it
@@ -220,7 +220,7 @@ export class InferenceService extends Context.Service<InferenceService, {
           Effect.map(streamInference(prepared, engineFor(prepared), completion(prepared, onCompleted)), (streamed) => ({
             variant: streamed.variant,
             origin: streamed.origin,
-            events: sseWrites(streamed.items, eventsOf(makeEncoder(streamed.variant, streamed.otherCalls))),
+            events: sseWrites(streamed.items, eventsOf(makeEncoder(streamed.variant, streamed.otherCalls, streamed.origin))),
             providerMs: streamed.providerMs
           })),
         countTokens: (request, apiKey, extras) =>

@@ -43,8 +43,20 @@ export type RequestBlock =
     readonly detail?: ImageDetail | undefined
     readonly cache_control?: CacheControl | undefined
   }
-  | { readonly type: "thought"; readonly text?: string | undefined; readonly signature?: string | undefined }
-  | { readonly type: "unknown"; readonly data: unknown; readonly modelProviderName?: string | undefined }
+  | {
+    readonly type: "thought"
+    readonly text?: string | undefined
+    readonly signature?: string | undefined
+    /** the type of the provider that made it: its signature goes only to providers of the same signature family */
+    readonly providerType?: string | undefined
+  }
+  | {
+    readonly type: "unknown"
+    readonly data: unknown
+    readonly modelProviderName?: string | undefined
+    /** the type of the provider that made it (a client's redacted thinking): sent only to providers of its family */
+    readonly providerType?: string | undefined
+  }
 
 export interface RequestMessage {
   readonly role: Role
@@ -126,7 +138,13 @@ export interface Usage {
 export type OutputBlock =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "tool_call"; readonly id: string; readonly raw_name: string; readonly raw_arguments: string }
-  | { readonly type: "thought"; readonly text: string; readonly signature?: string | undefined }
+  | {
+    readonly type: "thought"
+    readonly text: string
+    readonly signature?: string | undefined
+    /** the type of the provider that made it: whose signature it carries (src/providers/families.ts) */
+    readonly provider_type?: string | undefined
+  }
   | { readonly type: "unknown"; readonly data: unknown; readonly model_provider_name: string }
 
 /** What a provider answered to a non-streaming call. */

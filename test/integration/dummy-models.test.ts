@@ -206,7 +206,8 @@ describe("the dummy provider, non-streamed", () => {
       for (const body of [{ model_name: "dummy::reasoner" }, { function_name: "reasoning" }]) {
         const response = await infer(body)
         expect(response.status).toBe(200)
-        expect(response.body.content).toEqual([{ type: "thought", text: dummyThought }, { type: "text", text: dummyText }])
+        // a thought says which type of provider made it (whose signature it would carry)
+        expect(response.body.content).toEqual([{ type: "thought", text: dummyThought, provider_type: "dummy" }, { type: "text", text: dummyText }])
       }
     })
   })

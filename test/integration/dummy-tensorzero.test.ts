@@ -91,8 +91,8 @@ describe("TensorZero's dummy models over HTTP", () => {
         ["alternate", [{ type: "text", text: "Megumin chanted her spell, but instead of an explosion, a gentle rain began to fall." }], "stop"],
         ["best_of_n_1", [{ type: "text", text: "{\"thinking\": \"hmmm\", \"answer_choice\": 1}" }], "stop"],
         ["llm_judge::true", [{ type: "text", text: "{\"score\": true}" }], "stop"],
-        ["reasoner", [{ type: "thought", text: "hmmm" }, { type: "text", text: megumin }], "stop"],
-        ["reasoner_with_signature", [{ type: "thought", text: "hmmm", signature: "my_signature" }, { type: "text", text: megumin }], "stop"],
+        ["reasoner", [{ type: "thought", text: "hmmm", provider_type: "dummy" }, { type: "text", text: megumin }], "stop"],
+        ["reasoner_with_signature", [{ type: "thought", text: "hmmm", signature: "my_signature", provider_type: "dummy" }, { type: "text", text: megumin }], "stop"],
         // a tool call no tool was offered for: name and arguments null, the raw values kept
         ["tool", [{ type: "tool_call", id: "0", name: null, arguments: null, raw_name: "get_temperature", raw_arguments: "{\"location\":\"Brooklyn\",\"units\":\"celsius\"}" }], "tool_call"],
         [

@@ -272,7 +272,7 @@ describe("anthropic and gcp_vertex_anthropic through the gateway", () => {
     expect(upstream().body.thinking).toEqual({ type: "enabled", budget_tokens: 1024 })
     expect(upstream().body.max_tokens).toBe(1024 + 4096)
     expect(first.body.content).toEqual([
-      { type: "thought", text: "Hmm.", signature: "sig-abc" },
+      { type: "thought", text: "Hmm.", signature: "sig-abc", provider_type: "anthropic" },
       { type: "unknown", data: { type: "redacted_thinking", data: "redacted-xyz" }, model_provider_name: "gateway::model_name::claude::provider_name::a" },
       { type: "text", text: "42" }
     ])

@@ -258,7 +258,7 @@ describe("the aws_bedrock and aws_sagemaker providers through the gateway", () =
   it("returns a thought with its signature, and sends it back in the next turn (whole and streamed)", async () => {
     const first = await infer({ function_name: "thinking", input: user("conformance:thought_round_trip") })
     expect(first.content).toEqual([
-      { type: "thought", text: "thinking", signature: "sig-conformance" },
+      { type: "thought", text: "thinking", signature: "sig-conformance", provider_type: "aws_bedrock" },
       { type: "text", text: "first" }
     ])
     expect(fake.requests[0].body.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 1024 }, top_k: 5 })

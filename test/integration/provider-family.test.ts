@@ -115,7 +115,7 @@ describe("Chat Completions family members", () => {
       fake.script.push({ kind: "json", body: completion({ reasoning_content: "9.11 < 9.8", content: "9.8 is greater" }) })
       const first = await gateway.post("/inference", { function_name: "deepseek", input: input("9.11 or 9.8?") })
       expect(first.status, JSON.stringify(first.body)).toBe(200)
-      expect(first.body.content).toEqual([{ type: "thought", text: "9.11 < 9.8" }, { type: "text", text: "9.8 is greater" }])
+      expect(first.body.content).toEqual([{ type: "thought", text: "9.11 < 9.8", provider_type: "deepseek" }, { type: "text", text: "9.8 is greater" }])
       const request = fake.requests[0]
       expect(request.path).toBe("/chat/completions")
       expect(request.headers.authorization).toBe("Bearer sk-deepseek")

@@ -246,7 +246,7 @@ describe("gemini providers through the gateway", () => {
     const first = await gateway.post("/inference", { model_name: "studio", input: { messages: [user(marker("thought_round_trip"))] } })
     expect(first.status, JSON.stringify(first.body)).toBe(200)
     expect(first.body.content).toEqual([
-      { type: "thought", text: "thinking", signature: "sig-conformance" },
+      { type: "thought", text: "thinking", signature: "sig-conformance", provider_type: "google_ai_studio_gemini" },
       { type: "text", text: "first" }
     ])
     const second = await gateway.post("/inference", {

@@ -772,7 +772,7 @@ describe("POST /inference with the openai provider: the upstream request and the
         body: completion({ content: "Partial answ", reasoning_content: "Let me think." }, { finishReason: "length" })
       })
       const { body } = await infer({ function_name: "basic", input: user("hi") })
-      expect(body.content).toEqual([{ type: "thought", text: "Let me think." }, { type: "text", text: "Partial answ" }])
+      expect(body.content).toEqual([{ type: "thought", text: "Let me think.", provider_type: "openai" }, { type: "text", text: "Partial answ" }])
       expect(body.finish_reason).toBe("length")
     })
 

@@ -188,7 +188,7 @@ describe("routing between variants and providers", () => {
       const response = await infer({ function_name: "weighted", variant_name: "dormant" })
       expect(response.status).toBe(200)
       expect(response.body.variant_name).toBe("dormant")
-      expect(response.body.content[0]).toEqual({ type: "thought", text: dummyThought })
+      expect(response.body.content[0]).toEqual({ type: "thought", text: dummyThought, provider_type: "dummy" })
     })
 
     it("answers 404 naming an unknown variant", async () => {
@@ -318,7 +318,7 @@ describe("routing between variants and providers", () => {
       expect(response.status).toBe(200)
       expect(response.body.variant_name).toBe("only")
       // only the secondary (a reasoner) answers with a thought
-      expect(response.body.content).toEqual([{ type: "thought", text: dummyThought }, { type: "text", text: dummyText }])
+      expect(response.body.content).toEqual([{ type: "thought", text: dummyThought, provider_type: "dummy" }, { type: "text", text: dummyText }])
     })
 
     it("answers 502 listing every provider when all providers of the model fail", async () => {

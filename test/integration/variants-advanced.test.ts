@@ -312,7 +312,7 @@ describe("advanced variant types", () => {
       expect(blocks.filter((block: any) => block.type === "thought").map((block: any) => block.text).join("")).toBe("first I think")
       expect(blocks.filter((block: any) => block.type === "text").map((block: any) => block.text).join("")).toBe("The answer is 42.")
       const stored = await waitForInference(gateway, response.events[0].inference_id)
-      expect(stored.output).toEqual([{ type: "thought", text: "first I think" }, { type: "text", text: "The answer is 42." }])
+      expect(stored.output).toEqual([{ type: "thought", text: "first I think", provider_type: "openai" }, { type: "text", text: "The answer is 42." }])
     })
 
     it("json: the schema gains a thinking field, removed from parsed and kept as a thought", async () => {

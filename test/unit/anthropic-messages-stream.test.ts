@@ -164,6 +164,17 @@ describe("messagesStreamEncoder: the events", () => {
     expect(sse.endsWith("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")).toBe(true)
   })
 
+  it("a signature another family's provider streams goes wrapped with its type; an Anthropic-type provider's as it is", () => {
+    const signatures = (providerType: string) =>
+      eventsOf(
+        [chunk(thought("0", "hm")), chunk(thought("0", "", "CiQB"))].map((each) =>
+          messagesStreamEncoder(prepared(), translated(), variant, { opened: true }, providerType).chunk(each) ?? ""
+        ).join("")
+      ).filter((event) => event.delta?.type === "signature_delta").map((event) => event.delta.signature)
+    expect(signatures("gcp_vertex_gemini")).toEqual(["gateway.v1.gcp_vertex_gemini.CiQB"])
+    expect(signatures("gcp_vertex_anthropic")).toEqual(["CiQB"])
+  })
+
   it("two tool calls interleaved: each delta goes to its own block's index", () => {
     expect(summary(encode([
       chunk(tool("a", "f", "{\"x\""), tool("b", "g", "{\"y\"")),

@@ -143,7 +143,7 @@ describe("translateMessages", () => {
       {
         role: "assistant",
         content: [
-          { type: "thought", text: "hmm", signature: "sig" },
+          { type: "thought", text: "hmm", signature: "sig", provider_type: "anthropic" },
           { type: "thought", text: "more" },
           { type: "tool_call", id: "t1", name: "get_weather", arguments: '{"city":"Paris"}' }
         ]
@@ -159,7 +159,25 @@ describe("translateMessages", () => {
     ])
   })
 
-  it("refuses images and documents inside a tool result, and redacted thinking, naming the block", () => {
+  it("reads a signature another family made from its wrapping, and keeps redacted thinking for Anthropic-type providers", () => {
+    const translated = ok({
+      messages: [{
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "g", signature: "gateway.v1.gcp_vertex_gemini.CiQBc2ln" },
+          { type: "redacted_thinking", data: "EmwKAhgBEgy" },
+          { type: "text", text: "a" }
+        ]
+      }]
+    })
+    expect(translated.request.input.messages?.[0].content).toEqual([
+      { type: "thought", text: "g", signature: "CiQBc2ln", provider_type: "gcp_vertex_gemini" },
+      { type: "unknown", data: { type: "redacted_thinking", data: "EmwKAhgBEgy" }, provider_type: "anthropic" },
+      { type: "text", text: "a" }
+    ])
+  })
+
+  it("refuses images and documents inside a tool result, naming the block", () => {
     const image = { type: "image", source: { type: "url", url: "https://example.com/a.png" } }
     expect(refused({
       messages: [
@@ -168,8 +186,6 @@ describe("translateMessages", () => {
         { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "a" }, image] }] }
       ]
     })).toBe("messages[2].content[0].content[1]: images and documents inside a tool_result are not supported yet")
-    expect(refused({ messages: [{ role: "assistant", content: [{ type: "text", text: "a" }, { type: "redacted_thinking", data: "xyz" }] }] }))
-      .toBe("messages[0].content[1]: redacted_thinking blocks are not supported yet")
   })
 
   it("offers custom tools, compiled, with their choice and parallel calls turned off when asked", () => {
@@ -307,6 +323,7 @@ describe("messageBody", () => {
   it("writes the blocks in order, the ids and the request's model", () => {
     const body = messageBody(
       answer({
+        origin: { provider: { type: "openai", modelName: "gpt", settings: {} } },
         output: [
           { type: "thought", text: "hmm", signature: "sig" },
           { type: "thought", text: "no signature" },
@@ -337,6 +354,20 @@ describe("messageBody", () => {
       gateway_episode_id: "e",
       gateway_variant_name: "v"
     })
+  })
+
+  it("wraps another family's signatures with their maker's type; passes an Anthropic provider's own blocks as they are", () => {
+    const fromGemini = messageBody(answer({
+      origin: { provider: { type: "google_ai_studio_gemini", modelName: "g", settings: {} } },
+      output: [{ type: "thought", text: "t", signature: "CiQB", provider_type: "google_ai_studio_gemini" }, { type: "unknown", data: { type: "x" }, model_provider_name: "m::p" }]
+    }), translated)
+    expect(fromGemini.content).toEqual([{ type: "thinking", thinking: "t", signature: "gateway.v1.google_ai_studio_gemini.CiQB" }])
+    const redacted = { type: "redacted_thinking", data: "EmwK" }
+    const fromVertexClaude = messageBody(answer({
+      origin: { provider: { type: "gcp_vertex_anthropic", modelName: "c", settings: {} } },
+      output: [{ type: "thought", text: "t", signature: "EqQB", provider_type: "gcp_vertex_anthropic" }, { type: "unknown", data: redacted, model_provider_name: "m::p" }]
+    }), translated)
+    expect(fromVertexClaude.content).toEqual([{ type: "thinking", thinking: "t", signature: "EqQB" }, redacted])
   })
 
   it("answers a json function's output as one text block", () => {
