@@ -4,13 +4,13 @@
  * server tools, cache_control and foreign thought signatures are not read yet.
  */
 import * as Result from "effect/Result"
+import { type AdditionalTool, functionTool } from "../api/functionTools.ts"
 import { gatewayRequestPart } from "../api/gatewayFields.ts"
 import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage } from "../api/inference.ts"
-import { functionModelPrefix, type ModelTarget, modelModelPrefix, parseModelField, pinnedVariant } from "../api/modelField.ts"
+import { parseModelOrBareName, pinnedVariant } from "../api/modelField.ts"
 import { surfaceTag } from "../api/tags.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
-import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
 import type { ContentBlock, MessageParam, MessagesRequest, ToolParam } from "./api.ts"
 
@@ -23,23 +23,8 @@ export interface TranslatedMessages {
 }
 
 type Translated<A> = Result.Result<A, InvalidRequest>
-type AdditionalTool = NonNullable<InferenceRequest["additional_tools"]>[number]
 
 const invalid = (message: string): Translated<never> => Result.fail(new InvalidRequest({ message }))
-
-/**
- * What `model` names: the gateway's prefixed names as on the chat route, or (what Anthropic's
- * clients send) a configured model's bare name.
- */
-const targetOf = (model: string, configuredModel: (name: string) => boolean): Result.Result<ModelTarget, InvalidRequest | NotFound> => {
-  if (model.startsWith("gateway::")) return parseModelField(model)
-  if (configuredModel(model)) return Result.succeed({ model_name: model })
-  return Result.fail(
-    new NotFound({
-      message: `model: unknown model ${quoted(model)}: not a configured model, nor ${functionModelPrefix}<fn> or ${modelModelPrefix}<model>`
-    })
-  )
-}
 
 /** Schema.Int lets 0 and negatives through; the gateway's params take positive integers only */
 const positiveInt = (value: number | undefined, field: string): Translated<number | undefined> =>
@@ -135,7 +120,7 @@ const messagesOf = (messages: ReadonlyArray<MessageParam>): Translated<Array<Inp
     return out
   })
 
-/** custom tools; schemas are checked here to name the field at fault (preparing finds them compiled) */
+/** custom tools */
 const toolsOf = (tools: ReadonlyArray<ToolParam>): Translated<Array<AdditionalTool>> =>
   Result.gen(function*() {
     const out: Array<AdditionalTool> = []
@@ -143,16 +128,7 @@ const toolsOf = (tools: ReadonlyArray<ToolParam>): Translated<Array<AdditionalTo
       if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
         return yield* invalid(`tools[${i}].type: server tools (${quoted(tool.type)}) are not supported yet`)
       }
-      if (tool.input_schema !== undefined) {
-        const compiled = compileRequestJsonSchema(tool.input_schema)
-        if ("error" in compiled) return yield* invalid(`tools[${i}].input_schema: ${compiled.error}`)
-      }
-      out.push({
-        name: tool.name,
-        description: tool.description ?? "",
-        parameters: tool.input_schema ?? { type: "object", properties: {} },
-        strict: tool.strict
-      })
+      out.push(yield* functionTool({ ...tool, parameters: tool.input_schema }, `tools[${i}].input_schema`))
     }
     return out
   })
@@ -167,7 +143,7 @@ export const translateMessages = (
   configuredModel: (name: string) => boolean
 ): Result.Result<TranslatedMessages, InvalidRequest | NotFound> =>
   Result.gen(function*() {
-    const target = yield* targetOf(body.model, configuredModel)
+    const target = yield* parseModelOrBareName(body.model, configuredModel)
     const variantName = yield* pinnedVariant(target, body["gateway::variant_name"], "gateway::variant_name")
     const params = yield* paramsOf(body)
     const messages = yield* messagesOf(body.messages)
