@@ -1,0 +1,51 @@
+/**
+ * The OpenAI Responses surface (issue 37): `POST /openai/v1/responses`, so that an OpenAI SDK's
+ * `responses.create` and `responses.stream` work with `baseURL = <gateway>/openai/v1`. Errors
+ * are in OpenAI's shape (the group's error family), so its SDKs raise their own typed errors.
+ * Stateless for now: `store: true` is answered `store: false` with a `gateway-warning` header.
+ * Answers are whole for now: `stream: true` is a 400 saying so.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import { makeLenientDecoder } from "../../src/decode.ts"
+import { InvalidRequest } from "../../src/errors.ts"
+import { InferenceService } from "../../src/inference/service.ts"
+import { Metrics } from "../../src/metrics/metrics.ts"
+import { CreateResponseBody } from "../../src/openaiResponses/api.ts"
+import { translateCreateResponse } from "../../src/openaiResponses/request.ts"
+import { responseBody } from "../../src/openaiResponses/response.ts"
+import { Configuration } from "../../src/services.ts"
+import { overheadSoFar, traceCompleted } from "./inference.ts"
+import { decodeBody, jsonResponse, readJsonObject } from "./respond.ts"
+import { withRequestTrace } from "./tracing.ts"
+
+const decodeCreateResponse = makeLenientDecoder(CreateResponseBody)
+
+const responsesRoute = "/openai/v1/responses"
+
+/** the overhead header (when on) and the request's warning (when any) */
+const headersOf = (overhead: Readonly<Record<string, string>> | undefined, warning: string | undefined) =>
+  warning === undefined ? overhead : { ...overhead, "gateway-warning": warning }
+
+export const createResponseHandler = (apiKey: string | undefined) => withRequestTrace(responsesRoute, (trace) => Effect.gen(function*() {
+  const started = performance.now()
+  const config = yield* Configuration
+  const inference = yield* InferenceService
+  const metrics = yield* Metrics
+  const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
+  const body = yield* decodeBody(decodeCreateResponse, json)
+  const translated = yield* Effect.fromResult(translateCreateResponse(body, {
+    isModel: (name) => config.models.has(name),
+    functionType: (name) => config.functions.get(name)?.type
+  }))
+  if (translated.stream) {
+    return yield* new InvalidRequest({ message: `stream: streamed responses are not served on ${responsesRoute} yet; send "stream": false` })
+  }
+  const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
+  const completed = traceCompleted(trace, translated.stream)
+  const createdAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+  const header = config.gateway.overheadHeader
+  const result = yield* inference.run(prepared, completed)
+  const answer = JSON.stringify(responseBody(result, translated, createdAt))
+  return jsonResponse(answer, 200, headersOf(overheadSoFar(metrics, responsesRoute, header, started, result.providerMs), translated.warning))
+}))
