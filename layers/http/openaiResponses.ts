@@ -3,19 +3,18 @@
  * `responses.create` and `responses.stream` work with `baseURL = <gateway>/openai/v1`. Errors
  * are in OpenAI's shape (the group's error family), so its SDKs raise their own typed errors.
  * Stateless for now: `store: true` is answered `store: false` with a `gateway-warning` header.
- * Answers are whole for now: `stream: true` is a 400 saying so.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { makeLenientDecoder } from "../../src/decode.ts"
-import { InvalidRequest } from "../../src/errors.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics } from "../../src/metrics/metrics.ts"
 import { CreateResponseBody } from "../../src/openaiResponses/api.ts"
 import { translateCreateResponse } from "../../src/openaiResponses/request.ts"
 import { responseBody } from "../../src/openaiResponses/response.ts"
+import { responsesStreamEncoder } from "../../src/openaiResponses/stream.ts"
 import { Configuration } from "../../src/services.ts"
-import { overheadSoFar, traceCompleted } from "./inference.ts"
+import { overheadSoFar, sseResponse, traceCompleted } from "./inference.ts"
 import { decodeBody, jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
 
@@ -38,13 +37,14 @@ export const createResponseHandler = (apiKey: string | undefined) => withRequest
     isModel: (name) => config.models.has(name),
     functionType: (name) => config.functions.get(name)?.type
   }))
-  if (translated.stream) {
-    return yield* new InvalidRequest({ message: `stream: streamed responses are not served on ${responsesRoute} yet; send "stream": false` })
-  }
   const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
   const completed = traceCompleted(trace, translated.stream)
   const createdAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   const header = config.gateway.overheadHeader
+  if (translated.stream) {
+    const stream = yield* inference.stream(prepared, completed, (variant) => responsesStreamEncoder(prepared, variant, translated, createdAt))
+    return sseResponse(stream.events, headersOf(overheadSoFar(metrics, responsesRoute, header, started, stream.providerMs), translated.warning))
+  }
   const result = yield* inference.run(prepared, completed)
   const answer = JSON.stringify(responseBody(result, translated, createdAt))
   return jsonResponse(answer, 200, headersOf(overheadSoFar(metrics, responsesRoute, header, started, result.providerMs), translated.warning))

@@ -1,6 +1,7 @@
 /**
  * The answers of the OpenAI Responses surface (`POST /openai/v1/responses`, issue 37): the
- * `response` object, its output items and usage. Errors take OpenAI's body, as on the chat route
+ * `response` object, its output items and usage, and the events of a streamed one (each with
+ * its `sequence_number`). Errors take OpenAI's body, as on the chat route
  * (`OpenAiErrorResponse`, src/api/openaiCompatible.ts).
  */
 import * as Schema from "effect/Schema"
@@ -97,3 +98,39 @@ export const ResponseObject = Schema.Struct({
   gateway_variant_name: Schema.String
 }).annotate({ identifier: "OpenAiResponse" })
 export type ResponseObject = typeof ResponseObject.Type
+
+const event = <Type extends string, Fields extends Schema.Struct.Fields>(type: Type, fields: Fields) =>
+  Schema.Struct({ type: Schema.Literal(type), sequence_number: Count, ...fields })
+
+const itemEvent = { item_id: Schema.String, output_index: Count }
+const partEvent = { ...itemEvent, content_index: Count }
+const summaryEvent = { ...itemEvent, summary_index: Count }
+
+export const ResponseStreamEvent = Schema.Union([
+  event("response.created", { response: ResponseObject }),
+  event("response.in_progress", { response: ResponseObject }),
+  event("response.output_item.added", { output_index: Count, item: ResponseOutputItem }),
+  event("response.content_part.added", { ...partEvent, part: OutputTextPart }),
+  event("response.output_text.delta", { ...partEvent, delta: Schema.String, logprobs: Schema.Array(Schema.Unknown) }),
+  event("response.output_text.done", { ...partEvent, text: Schema.String, logprobs: Schema.Array(Schema.Unknown) }),
+  event("response.content_part.done", { ...partEvent, part: OutputTextPart }),
+  event("response.function_call_arguments.delta", { ...itemEvent, delta: Schema.String }),
+  event("response.function_call_arguments.done", { ...itemEvent, name: Schema.String, arguments: Schema.String }),
+  event("response.custom_tool_call_input.delta", { ...itemEvent, delta: Schema.String }),
+  event("response.custom_tool_call_input.done", { ...itemEvent, input: Schema.String }),
+  event("response.reasoning_summary_part.added", { ...summaryEvent, part: SummaryText }),
+  event("response.reasoning_summary_text.delta", { ...summaryEvent, delta: Schema.String }),
+  event("response.reasoning_summary_text.done", { ...summaryEvent, text: Schema.String }),
+  event("response.reasoning_summary_part.done", { ...summaryEvent, part: SummaryText }),
+  event("response.output_item.done", { output_index: Count, item: ResponseOutputItem }),
+  event("response.completed", { response: ResponseObject }),
+  event("response.incomplete", { response: ResponseObject }),
+  event("error", {
+    code: Schema.Literal("server_error"),
+    message: Schema.String,
+    param: Schema.Null
+  }).annotate({ description: "a failure after the stream started: its last event" })
+]).annotate({
+  description:
+    "The data of each event, its `type` also the event's name (`event: <type>`); `sequence_number` counts the events from 0. The stream ends with `response.completed` (or `response.incomplete`), or with an `error` event."
+})
