@@ -10,18 +10,11 @@ import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createKey } from "../support/access.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { type FakeAnthropic, message, startFakeAnthropic, textMessage } from "../support/fakeAnthropic.ts"
+import { anthropicModelToml, type FakeAnthropic, message, startFakeAnthropic, textMessage } from "../support/fakeAnthropic.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 
 const config = (anthropic: FakeAnthropic) => `
-[models."claude-sonnet-4-5"]
-routing = ["anthropic"]
-[models."claude-sonnet-4-5".providers.anthropic]
-type = "anthropic"
-model_name = "claude-sonnet-4-5"
-api_base = "${anthropic.apiBase}"
-api_key_location = "env::TEST_ANTHROPIC_KEY"
-
+${anthropicModelToml("claude-sonnet-4-5", "claude-sonnet-4-5", anthropic.apiBase, "env::TEST_ANTHROPIC_KEY")}
 [functions.assistant]
 type = "chat"
 [functions.assistant.variants.main]

@@ -11,29 +11,18 @@ import { zodTextFormat } from "openai/helpers/zod"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { z } from "zod"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { type FakeAnthropic, message, startFakeAnthropic } from "../support/fakeAnthropic.ts"
-import { completion, type FakeOpenAi, startFakeOpenAi, textStreamChunks, toolCallStreamChunks } from "../support/fakeOpenAi.ts"
+import { anthropicModelToml, type FakeAnthropic, message, startFakeAnthropic } from "../support/fakeAnthropic.ts"
+import { completion, type FakeOpenAi, openAiProviderToml, startFakeOpenAi, textStreamChunks, toolCallStreamChunks } from "../support/fakeOpenAi.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { observabilityToml, uuidV7Pattern, waitForInference } from "../support/observability.ts"
 
 const config = (openai: FakeOpenAi, anthropic: FakeAnthropic) => `
 ${observabilityToml()}
 
-[models."gpt-fake"]
+[models.gpt-fake]
 routing = ["openai"]
-[models."gpt-fake".providers.openai]
-type = "openai"
-model_name = "gpt-4o"
-api_base = "${openai.apiBase}"
-api_key_location = "none"
-
-[models."claude-fake"]
-routing = ["anthropic"]
-[models."claude-fake".providers.anthropic]
-type = "anthropic"
-model_name = "claude-sonnet-4-5"
-api_base = "${anthropic.apiBase}"
-api_key_location = "env::TEST_ANTHROPIC_KEY"
+${openAiProviderToml("gpt-fake", "openai", "gpt-4o", openai.apiBase, "none")}
+${anthropicModelToml("claude-fake", "claude-sonnet-4-5", anthropic.apiBase, "env::TEST_ANTHROPIC_KEY")}
 
 [functions.assistant]
 type = "chat"

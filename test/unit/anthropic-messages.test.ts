@@ -1,4 +1,3 @@
-import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { MessagesRequest } from "../../src/anthropicMessages/api.ts"
 import { translateMessages, type TranslatedMessages } from "../../src/anthropicMessages/request.ts"
@@ -21,23 +20,14 @@ import {
   Unauthorized
 } from "../../src/errors.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
+import { translationOutcomes } from "../support/translations.ts"
 
 const decode = makeLenientDecoder(MessagesRequest)
-const translate = (body: Record<string, unknown>) => {
+const { ok, outcome: translate, refused } = translationOutcomes((body) => {
   const decoded = decode({ model: "claude", max_tokens: 100, messages: [], ...body })
   if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
-  return Result.merge(translateMessages(decoded.value, (name) => name === "claude"))
-}
-const ok = (body: Record<string, unknown>): TranslatedMessages => {
-  const result = translate(body)
-  if (result instanceof InvalidRequest || result instanceof NotFound) throw result
-  return result
-}
-const refused = (body: Record<string, unknown>): string => {
-  const result = translate(body)
-  if (result instanceof InvalidRequest || result instanceof NotFound) return result.message
-  throw new Error("translated")
-}
+  return translateMessages(decoded.value, (name) => name === "claude")
+})
 /** the blocks of one user message */
 const blocks = (...content: ReadonlyArray<unknown>) => ok({ messages: [{ role: "user", content }] }).request.input.messages![0].content
 

@@ -8,25 +8,17 @@ import { describe, expect, it } from "vitest"
 import { formatFieldIssues, makeLenientDecoder } from "../../src/decode.ts"
 import { InvalidRequest, NotFound } from "../../src/errors.ts"
 import { CreateResponseBody } from "../../src/openaiResponses/api.ts"
-import { storeWarning, translateCreateResponse, type TranslatedResponse } from "../../src/openaiResponses/request.ts"
+import { storeWarning, translateCreateResponse } from "../../src/openaiResponses/request.ts"
+import { translationOutcomes } from "../support/translations.ts"
 
 const decode = makeLenientDecoder(CreateResponseBody)
 const names = { isModel: (name: string) => name === "gpt-5", functionType: (name: string) => (name === "extract" ? "json" as const : name === "chat" ? "chat" as const : undefined) }
-const translate = (body: Record<string, unknown>) => {
+const { ok, outcome: translate, refused } = translationOutcomes((body) => {
   const decoded = decode({ model: "gpt-5", ...body })
-  if (!decoded.ok) return new InvalidRequest({ message: formatFieldIssues(decoded.issues) })
-  return Result.merge(translateCreateResponse(decoded.value, names))
-}
-const ok = (body: Record<string, unknown>): TranslatedResponse => {
-  const result = translate(body)
-  if (result instanceof InvalidRequest || result instanceof NotFound) throw result
-  return result
-}
-const refused = (body: Record<string, unknown>): string => {
-  const result = translate(body)
-  if (result instanceof InvalidRequest || result instanceof NotFound) return result.message
-  throw new Error("translated")
-}
+  // the handler answers a body that does not decode with the same 400 naming the field
+  if (!decoded.ok) return Result.fail(new InvalidRequest({ message: formatFieldIssues(decoded.issues) }))
+  return translateCreateResponse(decoded.value, names)
+})
 const messages = (input: unknown) => ok({ input }).request.input.messages
 
 describe("translateCreateResponse", () => {
