@@ -6,19 +6,16 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { makeLenientDecoder } from "../../src/decode.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics } from "../../src/metrics/metrics.ts"
-import { CreateResponseBody } from "../../src/openaiResponses/api.ts"
+import { decodeCreateResponse } from "../../src/openaiResponses/decode.ts"
 import { translateCreateResponse } from "../../src/openaiResponses/request.ts"
 import { responseBody } from "../../src/openaiResponses/response.ts"
 import { responsesStreamEncoder } from "../../src/openaiResponses/stream.ts"
 import { Configuration } from "../../src/services.ts"
 import { overheadSoFar, sseResponse, traceCompleted } from "./inference.ts"
-import { decodeBody, jsonResponse, readJsonObject } from "./respond.ts"
+import { jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
-
-const decodeCreateResponse = makeLenientDecoder(CreateResponseBody)
 
 const responsesRoute = "/openai/v1/responses"
 
@@ -32,7 +29,7 @@ export const createResponseHandler = (apiKey: string | undefined) => withRequest
   const inference = yield* InferenceService
   const metrics = yield* Metrics
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
-  const body = yield* decodeBody(decodeCreateResponse, json)
+  const body = yield* Effect.fromResult(decodeCreateResponse(json))
   const translated = yield* Effect.fromResult(translateCreateResponse(body, {
     isModel: (name) => config.models.has(name),
     functionType: (name) => config.functions.get(name)?.type

@@ -72,7 +72,7 @@ export const ReasoningItem = Schema.Struct({
 /** read to refuse it with a hint: it points into stored responses, not served yet */
 export const ItemReference = Schema.Struct({ type: Schema.Literal("item_reference"), id: Schema.String })
 
-/** the items of `input`, each decoded by its type (src/openaiResponses/request.ts), so that one of a kind not served is refused by name */
+/** the items of `input` by their type, each decoded alone when the request does not decode (src/openaiResponses/decode.ts) */
 export const inputItems = {
   message: MessageItem,
   function_call: FunctionCallItem,
@@ -104,10 +104,16 @@ export const CustomTool = Schema.Struct({
   format: Schema.optional(Schema.Unknown)
 })
 
+/** a `type` other than the function and custom tools' (whose malformed ones are then no built-in tool) */
+const BuiltinType = Schema.String.check(Schema.makeFilter((type: string) =>
+  type === "function" || type === "custom" ? `a ${type} tool takes its own fields` : undefined
+))
+
 /** built-in tools (`web_search`, `file_search`, ...): refused naming them */
-const BuiltinTool = Schema.Struct({ type: Schema.String }).annotate({ description: "a built-in tool: not served yet (a 400 naming it)" })
+const BuiltinTool = Schema.Struct({ type: BuiltinType }).annotate({ description: "a built-in tool: not served yet (a 400 naming it)" })
 
 export const Tool = Schema.Union([FunctionTool, CustomTool, BuiltinTool])
+export type Tool = typeof Tool.Type
 
 const NamedTool = Schema.Struct({ type: Schema.Literals(["function", "custom"]), name: Schema.String })
 
@@ -120,7 +126,7 @@ export const ToolChoice = Schema.Union([
     tools: Schema.Array(Schema.Struct({ type: Schema.String, name: Schema.optional(Schema.String) }))
   }),
   // a built-in tool's choice (`{"type": "web_search"}`), refused naming it
-  Schema.Struct({ type: Schema.String })
+  Schema.Struct({ type: BuiltinType })
 ]).annotate({ expected: `"none", "auto", "required", {"type": "function", "name": ...} or {"type": "allowed_tools", ...}` })
 export type ToolChoice = typeof ToolChoice.Type
 
@@ -160,23 +166,21 @@ const requestFields = {
   ...gatewayRequestFields
 }
 
-/** the request as the contract documents it */
+/** the request, as the contract documents it and the handler decodes it */
 export const CreateResponseRequest = Schema.Struct({
   ...requestFields,
   input: Schema.optional(Schema.Union([Schema.String, Schema.Array(InputItem)])),
   tools: Schema.optional(Schema.NullOr(Schema.Array(Tool)))
 })
-
-const Entry = Schema.Record(Schema.String, Schema.Unknown)
+export type CreateResponseRequest = typeof CreateResponseRequest.Type
 
 /**
- * The request as the handler decodes it: the input items and the tools are objects here, each
- * decoded by its type in the translation (whose 400 then names an item or tool of a kind not
- * served, or the field at fault in one of a known kind).
+ * The request with its input items and tools left as they came: what is decoded when the request
+ * does not decode, before each item and tool is decoded alone by its type
+ * (src/openaiResponses/decode.ts).
  */
 export const CreateResponseBody = Schema.Struct({
   ...requestFields,
-  input: Schema.optional(Schema.Union([Schema.String, Schema.Array(Entry)]).annotate({ expected: "a string or a list of input items" })),
-  tools: Schema.optional(Schema.NullOr(Schema.Array(Entry)))
+  input: Schema.optional(Schema.Union([Schema.String, Schema.Array(Schema.Unknown)]).annotate({ expected: "a string or a list of input items" })),
+  tools: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown)))
 })
-export type CreateResponseBody = typeof CreateResponseBody.Type

@@ -13,10 +13,9 @@ import { checkClientTags, surfaceTag } from "../api/tags.ts"
 import { InvalidRequest, type NotFound } from "../errors.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import type { CustomTool } from "../inference/tools.ts"
-import { type Decoded, formatFieldIssues, makeLenientDecoder } from "../decode.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
-import { type ContentPart, type CreateResponseBody, CustomTool as CustomToolSchema, FunctionTool, type InputItem, inputItems, type ToolChoice, type ToolOutput } from "./api.ts"
+import type { ContentPart, CreateResponseRequest, CustomTool as CustomToolSchema, FunctionTool, InputItem, Tool, ToolChoice, ToolOutput } from "./api.ts"
 
 /** the request's settings as the response echoes them (OpenAI's defaults where absent) */
 export interface EchoedSettings {
@@ -70,11 +69,11 @@ const detailOf = (detail: string | null | undefined): Detail | undefined =>
 
 const filesApi = "file ids need the Files API, which the gateway does not serve"
 
-/** an `input_image` or `input_file` part as a file */
-const fileOf = (part: Extract<ContentPart, { type: "input_image" | "input_file" }>, path: string): Translated<InputBlock> => {
+/** an `input_image` or `input_file` part as a file; `path` names it in a 400 */
+const fileOf = (part: Extract<ContentPart, { type: "input_image" | "input_file" }>, path: () => string): Translated<InputBlock> => {
   if (part.type === "input_image") {
     if (part.image_url !== undefined && part.image_url !== null) return Result.succeed(fileOfUrl(part.image_url, detailOf(part.detail)))
-    return invalid(part.file_id ? `${path}.file_id: ${filesApi}; send image_url` : `${path}.image_url: missing`)
+    return invalid(part.file_id ? `${path()}.file_id: ${filesApi}; send image_url` : `${path()}.image_url: missing`)
   }
   if (part.file_data !== undefined && part.file_data !== null) {
     const match = dataUrlPattern.exec(part.file_data)
@@ -83,14 +82,14 @@ const fileOf = (part: Extract<ContentPart, { type: "input_image" | "input_file" 
     if (part.filename?.toLowerCase().endsWith(".pdf")) {
       return Result.succeed({ type: "file", file_type: "base64", data: part.file_data, mime_type: "application/pdf" })
     }
-    return invalid(`${path}.file_data: expected a data URL (data:<media type>;base64,...)`)
+    return invalid(`${path()}.file_data: expected a data URL (data:<media type>;base64,...)`)
   }
   if (part.file_url !== undefined && part.file_url !== null) return Result.succeed({ type: "file", file_type: "url", url: part.file_url })
-  return invalid(part.file_id ? `${path}.file_id: ${filesApi}; send file_data or file_url` : `${path}: missing file_data or file_url`)
+  return invalid(part.file_id ? `${path()}.file_id: ${filesApi}; send file_data or file_url` : `${path()}: missing file_data or file_url`)
 }
 
-/** a message part as a block; images and files only in user messages */
-const partOf = (part: ContentPart, path: string, user: boolean): Translated<InputBlock> => {
+/** part `j` of item `i` as a block; images and files only in user messages */
+const partOf = (part: ContentPart, i: number, j: number, user: boolean): Translated<InputBlock> => {
   switch (part.type) {
     case "input_text":
     case "output_text":
@@ -99,45 +98,27 @@ const partOf = (part: ContentPart, path: string, user: boolean): Translated<Inpu
       return Result.succeed({ type: "text", text: part.refusal })
     case "input_image":
     case "input_file":
-      return user ? fileOf(part, path) : invalid(`${path}: ${part.type} parts are taken in user messages only`)
+      return user ? fileOf(part, () => `input[${i}].content[${j}]`) : invalid(`input[${i}].content[${j}]: ${part.type} parts are taken in user messages only`)
   }
 }
 
-const toolOutputText = (output: ToolOutput, path: string): Translated<string> => {
+/** the output of a tool call (item `i`): its text parts joined by lines */
+const toolOutputText = (output: ToolOutput, i: number): Translated<string> => {
   if (typeof output === "string") return Result.succeed(output)
   const texts: Array<string> = []
-  for (const [k, part] of output.entries()) {
-    if (part.type !== "input_text") return invalid(`${path}[${k}]: images and files in a tool's output are not supported yet`)
+  for (let k = 0; k < output.length; k++) {
+    const part = output[k]
+    if (part.type !== "input_text") return invalid(`input[${i}].output[${k}]: images and files in a tool's output are not supported yet`)
     texts.push(part.text)
   }
   return Result.succeed(texts.join("\n"))
 }
 
-type Entry = Readonly<Record<string, unknown>>
-
-/** each kind of input item's decoder, by its `type` (a message's may be absent) */
-const itemDecoders = new Map<string, (input: unknown) => Decoded<InputItem>>(
-  Object.entries(inputItems).map(([type, schema]) => [type, makeLenientDecoder(schema)])
-)
-
-/** an entry decoded by its kind's Schema (the 400 naming the field at fault), or refused naming a kind not served */
-const decodedBy = <A>(
-  decoders: ReadonlyMap<string, (input: unknown) => Decoded<A>>,
-  entry: Entry,
-  type: unknown,
-  path: string,
-  notServed: (type: string) => string
-): Translated<A> => {
-  if (typeof type !== "string") return invalid(`${path}.type: expected a string`)
-  const decode = decoders.get(type)
-  if (decode === undefined) return invalid(`${path}: ${notServed(type)}`)
-  const decoded = decode(entry)
-  return decoded.ok ? Result.succeed(decoded.value) : invalid(formatFieldIssues(decoded.issues, [path]))
-}
+type MutableMessage = { readonly role: "user" | "assistant"; readonly content: Array<InputBlock> }
 
 interface TranslatedInput {
-  readonly system: Array<string>
-  readonly messages: Array<InputMessage>
+  readonly system: ReadonlyArray<string>
+  readonly messages: ReadonlyArray<InputMessage>
 }
 
 /**
@@ -145,113 +126,121 @@ interface TranslatedInput {
  * assistant said, called and thought, each turn's items joined into one assistant message (a
  * Responses transcript lists a turn's reasoning, message and calls as items of their own).
  * System and developer messages join the system prompt, after `instructions`.
+ *
+ * Plain loops rather than `Result.gen`: a generator per item cost this hot route more than its
+ * whole translation otherwise does (about 2 µs each).
  */
-const inputOf = (input: CreateResponseBody["input"]): Translated<TranslatedInput> =>
-  Result.gen(function*() {
-    const system: Array<string> = []
-    const messages: Array<InputMessage> = []
-    if (input === undefined) return { system, messages }
-    if (typeof input === "string") return { system, messages: [{ role: "user", content: [{ type: "text", text: input }] }] }
-    // call id -> tool name: the gateway's tool results are named, the Responses API's are not
-    const toolNames = new Map<string, string>()
-    const last = () => messages[messages.length - 1] as { role: "user" | "assistant"; content: Array<InputBlock> } | undefined
-    const assistantSays = (block: InputBlock) => {
-      const previous = last()
-      if (previous?.role === "assistant") previous.content.push(block)
-      else messages.push({ role: "assistant", content: [block] })
-    }
-    const toolReturns = (block: InputBlock) => {
-      // the outputs of one turn's calls form one user message
-      const previous = last()
-      if (previous?.role === "user" && previous.content.every((b): boolean => b.type === "tool_result")) previous.content.push(block)
-      else messages.push({ role: "user", content: [block] })
-    }
-    for (const [i, entry] of input.entries()) {
-      const path = `input[${i}]`
-      const item = yield* decodedBy(itemDecoders, entry, entry.type ?? "message", path, (type) => `items of type ${quoted(type)} are not served`)
-      switch (item.type) {
-        case undefined:
-        case "message":
-          yield* messageOf(item, path, system, messages, assistantSays)
-          break
-        case "function_call":
-        case "custom_tool_call":
-          toolNames.set(item.call_id, item.name)
-          assistantSays({ type: "tool_call", id: item.call_id, name: item.name, arguments: item.type === "function_call" ? item.arguments : item.input })
-          break
-        case "function_call_output":
-        case "custom_tool_call_output": {
-          const result = yield* toolOutputText(item.output, `${path}.output`)
-          toolReturns({ type: "tool_result", id: item.call_id, name: toolNames.get(item.call_id) ?? "", result })
-          break
-        }
-        case "reasoning": {
-          const text = (item.summary ?? []).map((part) => part.text).join("\n\n")
-          const signature = item.encrypted_content ?? undefined
-          if (text !== "" || signature !== undefined) assistantSays({ type: "thought", text, ...(signature === undefined ? {} : { signature }) })
-          break
-        }
-        case "item_reference":
-          return yield* invalid(`${path}: item references point into stored responses, which are not served yet; send the item itself`)
+const inputOf = (input: CreateResponseRequest["input"]): Translated<TranslatedInput> => {
+  const system: Array<string> = []
+  const messages: Array<MutableMessage> = []
+  if (input === undefined) return Result.succeed({ system, messages })
+  if (typeof input === "string") return Result.succeed({ system, messages: [{ role: "user", content: [{ type: "text", text: input }] }] })
+  // call id -> tool name: the gateway's tool results are named, the Responses API's are not
+  const toolNames = new Map<string, string>()
+  for (let i = 0; i < input.length; i++) {
+    const item = input[i]
+    switch (item.type) {
+      case undefined:
+      case "message": {
+        const refused = addMessage(item, i, system, messages)
+        if (refused !== undefined) return Result.fail(refused)
+        break
       }
+      case "function_call":
+      case "custom_tool_call":
+        toolNames.set(item.call_id, item.name)
+        assistantSays(messages, { type: "tool_call", id: item.call_id, name: item.name, arguments: item.type === "function_call" ? item.arguments : item.input })
+        break
+      case "function_call_output":
+      case "custom_tool_call_output": {
+        const result = toolOutputText(item.output, i)
+        if (Result.isFailure(result)) return Result.fail(result.failure)
+        const block: InputBlock = { type: "tool_result", id: item.call_id, name: toolNames.get(item.call_id) ?? "", result: result.success }
+        // the outputs of one turn's calls form one user message
+        const previous = messages[messages.length - 1]
+        if (previous?.role === "user" && previous.content.every((b): boolean => b.type === "tool_result")) previous.content.push(block)
+        else messages.push({ role: "user", content: [block] })
+        break
+      }
+      case "reasoning": {
+        const text = (item.summary ?? []).map((part) => part.text).join("\n\n")
+        const signature = item.encrypted_content ?? undefined
+        if (text !== "" || signature !== undefined) assistantSays(messages, { type: "thought", text, ...(signature === undefined ? {} : { signature }) })
+        break
+      }
+      case "item_reference":
+        return invalid(`input[${i}]: item references point into stored responses, which are not served yet; send the item itself`)
     }
-    return { system, messages }
-  })
+  }
+  return Result.succeed({ system, messages })
+}
 
-const messageOf = (
+/** a block of what the assistant said: on the turn's assistant message, begun when it is not the last */
+const assistantSays = (messages: Array<MutableMessage>, block: InputBlock): void => {
+  const previous = messages[messages.length - 1]
+  if (previous?.role === "assistant") previous.content.push(block)
+  else messages.push({ role: "assistant", content: [block] })
+}
+
+/** a message item: a user message, the assistant's turn, or text of the system prompt */
+const addMessage = (
   item: Extract<InputItem, { role: string }>,
-  path: string,
+  i: number,
   system: Array<string>,
-  messages: Array<InputMessage>,
-  assistantSays: (block: InputBlock) => void
-): Translated<void> =>
-  Result.gen(function*() {
-    const parts = typeof item.content === "string" ? [{ type: "input_text" as const, text: item.content }] : item.content
-    const blocks: Array<InputBlock> = []
-    for (const [j, part] of parts.entries()) {
-      if ((item.role === "system" || item.role === "developer") && part.type !== "input_text") {
-        return yield* invalid(`${path}.content[${j}]: a ${item.role} message takes input_text parts only`)
-      }
-      blocks.push(yield* partOf(part, `${path}.content[${j}]`, item.role === "user"))
+  messages: Array<MutableMessage>
+): InvalidRequest | undefined => {
+  if (typeof item.content === "string") {
+    if (item.role === "user" || item.role === "assistant") messages.push({ role: item.role, content: [{ type: "text", text: item.content }] })
+    else system.push(item.content)
+    return undefined
+  }
+  const blocks: Array<InputBlock> = []
+  for (let j = 0; j < item.content.length; j++) {
+    const part = item.content[j]
+    if ((item.role === "system" || item.role === "developer") && part.type !== "input_text") {
+      return new InvalidRequest({ message: `input[${i}].content[${j}]: a ${item.role} message takes input_text parts only` })
     }
-    switch (item.role) {
-      case "user":
-        messages.push({ role: "user", content: blocks })
-        break
-      case "assistant":
-        for (const block of blocks) assistantSays(block)
-        break
-      case "system":
-      case "developer":
-        for (const block of blocks) if (block.type === "text") system.push(block.text ?? "")
-    }
-  })
+    const block = partOf(part, i, j, item.role === "user")
+    if (Result.isFailure(block)) return block.failure
+    blocks.push(block.success)
+  }
+  switch (item.role) {
+    case "user":
+      messages.push({ role: "user", content: blocks })
+      break
+    case "assistant":
+      for (const block of blocks) assistantSays(messages, block)
+      break
+    case "system":
+    case "developer":
+      for (const block of blocks) if (block.type === "text") system.push(block.text ?? "")
+  }
+  return undefined
+}
 
 interface TranslatedTools {
   readonly functions: Array<AdditionalTool>
   readonly custom: Array<CustomTool>
 }
 
-type ToolEntry = typeof FunctionTool.Type | typeof CustomToolSchema.Type
-
-const toolDecoders = new Map<string, (input: unknown) => Decoded<ToolEntry>>([
-  ["function", makeLenientDecoder(FunctionTool)],
-  ["custom", makeLenientDecoder(CustomToolSchema)]
-])
+const isFunctionTool = (tool: Tool): tool is typeof FunctionTool.Type => tool.type === "function"
+const isCustomTool = (tool: Tool): tool is typeof CustomToolSchema.Type => tool.type === "custom"
 
 /** function and custom tools; built-in tools need a provider that runs them, which is not served yet */
-const toolsOf = (tools: ReadonlyArray<Entry>): Translated<TranslatedTools> =>
-  Result.gen(function*() {
-    const functions: Array<AdditionalTool> = []
-    const custom: Array<CustomTool> = []
-    for (const [i, entry] of tools.entries()) {
-      const path = `tools[${i}]`
-      const tool = yield* decodedBy(toolDecoders, entry, entry.type, path, (type) => `built-in tools (${quoted(type)}) are not served yet; offer function tools`)
-      if (tool.type === "function") functions.push(yield* functionTool(tool, `${path}.parameters`))
-      else custom.push({ name: tool.name, description: tool.description ?? undefined, format: tool.format })
-    }
-    return { functions, custom }
-  })
+const toolsOf = (tools: ReadonlyArray<Tool>): Translated<TranslatedTools> => {
+  const functions: Array<AdditionalTool> = []
+  const custom: Array<CustomTool> = []
+  for (let i = 0; i < tools.length; i++) {
+    const tool = tools[i]
+    if (isFunctionTool(tool)) {
+      const added = functionTool(tool, `tools[${i}].parameters`)
+      if (Result.isFailure(added)) return Result.fail(added.failure)
+      functions.push(added.success)
+    } else if (isCustomTool(tool)) custom.push({ name: tool.name, description: tool.description ?? undefined, format: tool.format })
+    else return invalid(`tools[${i}]: built-in tools (${quoted(tool.type)}) are not served yet; offer function tools`)
+  }
+  return Result.succeed({ functions, custom })
+}
 
 interface TranslatedChoice {
   readonly choice?: InferenceRequest["tool_choice"]
@@ -273,36 +262,35 @@ const toolChoiceOf = (choice: ToolChoice | null | undefined): Translated<Transla
   return invalid(`tool_choice: ${quoted(choice.type)} names no function or custom tool; built-in tools are not served yet`)
 }
 
-/** Schema.Int lets 0 and negatives through; the gateway's params take positive integers only */
-const positiveInt = (value: number | null | undefined, field: string): Translated<number | undefined> =>
-  value === undefined || value === null ? Result.succeed(undefined) : value > 0 ? Result.succeed(value) : invalid(`${field}: expected a positive integer, got ${value}`)
-
 interface TranslatedParams {
   readonly params: ChatCompletionParams
   /** `text.format`'s JSON schema */
   readonly schema?: Record<string, unknown>
 }
 
-const paramsOf = (body: CreateResponseBody): Translated<TranslatedParams> =>
-  Result.gen(function*() {
-    const format = body.text?.format ?? undefined
-    const params: Record<string, unknown> = {
-      max_tokens: yield* positiveInt(body.max_output_tokens, "max_output_tokens"),
-      temperature: body.temperature ?? undefined,
-      top_p: body.top_p ?? undefined,
-      reasoning_effort: body.reasoning?.effort ?? undefined,
-      service_tier: body.service_tier ?? undefined,
-      verbosity: body.text?.verbosity ?? undefined,
-      json_mode: format?.type === "json_object" ? "on" : format?.type === "json_schema" ? "strict" : undefined
-    }
-    for (const key of Object.keys(params)) if (params[key] === undefined) delete params[key]
-    if (format?.type === "json_schema" && "schema" in format) {
-      const compiled = compileRequestJsonSchema(format.schema)
-      if ("error" in compiled) return yield* invalid(`text.format.schema: ${compiled.error}`)
-      return { params: params as ChatCompletionParams, schema: format.schema }
-    }
-    return { params: params as ChatCompletionParams }
-  })
+const paramsOf = (body: CreateResponseRequest): Translated<TranslatedParams> => {
+  const limit = body.max_output_tokens ?? undefined
+  // Schema.Int lets 0 and negatives through; the gateway's params take positive integers only
+  if (limit !== undefined && limit <= 0) return invalid(`max_output_tokens: expected a positive integer, got ${limit}`)
+  const format = body.text?.format ?? undefined
+  const params: Record<string, unknown> = {}
+  const set = (name: string, value: unknown) => {
+    if (value !== undefined && value !== null) params[name] = value
+  }
+  set("max_tokens", limit)
+  set("temperature", body.temperature)
+  set("top_p", body.top_p)
+  set("reasoning_effort", body.reasoning?.effort)
+  set("service_tier", body.service_tier)
+  set("verbosity", body.text?.verbosity)
+  set("json_mode", format?.type === "json_object" ? "on" : format?.type === "json_schema" ? "strict" : undefined)
+  if (format?.type === "json_schema" && "schema" in format) {
+    const compiled = compileRequestJsonSchema(format.schema)
+    if ("error" in compiled) return invalid(`text.format.schema: ${compiled.error}`)
+    return Result.succeed({ params: params as ChatCompletionParams, schema: format.schema })
+  }
+  return Result.succeed({ params: params as ChatCompletionParams })
+}
 
 /** `metadata` as client tags: OpenAI's bounds, and none of the gateway's names */
 const metadataTags = (metadata: Readonly<Record<string, string>> | null | undefined): Translated<Readonly<Record<string, string>>> => {
@@ -320,7 +308,7 @@ const metadataTags = (metadata: Readonly<Record<string, string>> | null | undefi
 }
 
 /** fields of the Responses API that need what this gateway does not serve yet */
-const notServed = (body: CreateResponseBody): InvalidRequest | undefined => {
+const notServed = (body: CreateResponseRequest): InvalidRequest | undefined => {
   const refuse = (message: string) => new InvalidRequest({ message })
   if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
     return refuse("previous_response_id: stored responses are not served yet; send the whole conversation in input")
@@ -333,7 +321,7 @@ const notServed = (body: CreateResponseBody): InvalidRequest | undefined => {
   return undefined
 }
 
-const echoOf = (body: CreateResponseBody): EchoedSettings => ({
+const echoOf = (body: CreateResponseRequest): EchoedSettings => ({
   instructions: body.instructions ?? null,
   tools: body.tools ?? [],
   tool_choice: body.tool_choice ?? "auto",
@@ -352,44 +340,53 @@ const echoOf = (body: CreateResponseBody): EchoedSettings => ({
 })
 
 export const translateCreateResponse = (
-  body: CreateResponseBody,
+  body: CreateResponseRequest,
   names: ConfiguredNames
-): Result.Result<TranslatedResponse, InvalidRequest | NotFound> =>
-  Result.gen(function*() {
-    const refused = notServed(body)
-    if (refused !== undefined) return yield* Result.fail(refused)
-    const target = yield* parseModelOrBareName(body.model, names.isModel)
-    const variantName = yield* pinnedVariant(target, body["gateway::variant_name"], "gateway::variant_name")
-    const { params, schema } = yield* paramsOf(body)
-    const input = yield* inputOf(body.input)
-    const tools = yield* toolsOf(body.tools ?? [])
-    const { choice, allowed } = yield* toolChoiceOf(body.tool_choice)
-    const metadata = yield* metadataTags(body.metadata)
-    const gatewayPart = yield* gatewayRequestPart(body)
-    const isJson = "function_name" in target && names.functionType(target.function_name) === "json"
-    const system = [...(body.instructions ? [body.instructions] : []), ...input.system]
-    const stream = body.stream === true
-    const request: InferenceRequest = {
-      ...("model_name" in target ? { model_name: target.model_name } : { function_name: target.function_name }),
-      input: { ...(system.length > 0 ? { system: system.join("\n\n") } : {}), messages: input.messages },
-      stream,
-      ...gatewayPart,
-      tags: { ...metadata, ...gatewayPart.tags, [surfaceTag]: "openai_responses" },
-      variant_name: variantName,
-      additional_tools: tools.functions.length > 0 ? tools.functions : undefined,
-      allowed_tools: allowed,
-      tool_choice: choice,
-      parallel_tool_calls: body.parallel_tool_calls ?? undefined,
-      output_schema: isJson ? schema : undefined,
-      params: Object.keys(params).length > 0 ? { chat_completion: params } : undefined
-    }
-    return {
-      request,
-      extras: { responseSchema: isJson ? undefined : schema, customTools: tools.custom, modelField: "model", functionField: "model" },
-      stream,
-      model: body.model,
-      encryptedReasoning: body.include?.includes("reasoning.encrypted_content") === true,
-      echo: echoOf(body),
-      warning: body.store === true ? storeWarning : undefined
-    }
+): Result.Result<TranslatedResponse, InvalidRequest | NotFound> => {
+  const refused = notServed(body)
+  if (refused !== undefined) return Result.fail(refused)
+  const target = parseModelOrBareName(body.model, names.isModel)
+  if (Result.isFailure(target)) return Result.fail(target.failure)
+  const variantName = pinnedVariant(target.success, body["gateway::variant_name"], "gateway::variant_name")
+  if (Result.isFailure(variantName)) return Result.fail(variantName.failure)
+  const params = paramsOf(body)
+  if (Result.isFailure(params)) return Result.fail(params.failure)
+  const input = inputOf(body.input)
+  if (Result.isFailure(input)) return Result.fail(input.failure)
+  const tools = toolsOf(body.tools ?? [])
+  if (Result.isFailure(tools)) return Result.fail(tools.failure)
+  const choice = toolChoiceOf(body.tool_choice)
+  if (Result.isFailure(choice)) return Result.fail(choice.failure)
+  const metadata = metadataTags(body.metadata)
+  if (Result.isFailure(metadata)) return Result.fail(metadata.failure)
+  const gatewayPart = gatewayRequestPart(body)
+  if (Result.isFailure(gatewayPart)) return Result.fail(gatewayPart.failure)
+  const on = target.success
+  const isJson = "function_name" in on && names.functionType(on.function_name) === "json"
+  const { schema } = params.success
+  const system = body.instructions ? [body.instructions, ...input.success.system] : input.success.system
+  const stream = body.stream === true
+  const request: InferenceRequest = {
+    ...("model_name" in on ? { model_name: on.model_name } : { function_name: on.function_name }),
+    input: { ...(system.length > 0 ? { system: system.join("\n\n") } : {}), messages: input.success.messages },
+    stream,
+    ...gatewayPart.success,
+    tags: { ...metadata.success, ...gatewayPart.success.tags, [surfaceTag]: "openai_responses" },
+    variant_name: variantName.success,
+    additional_tools: tools.success.functions.length > 0 ? tools.success.functions : undefined,
+    allowed_tools: choice.success.allowed,
+    tool_choice: choice.success.choice,
+    parallel_tool_calls: body.parallel_tool_calls ?? undefined,
+    output_schema: isJson ? schema : undefined,
+    params: Object.keys(params.success.params).length > 0 ? { chat_completion: params.success.params } : undefined
+  }
+  return Result.succeed({
+    request,
+    extras: { responseSchema: isJson ? undefined : schema, customTools: tools.success.custom, modelField: "model", functionField: "model" },
+    stream,
+    model: body.model,
+    encryptedReasoning: body.include?.includes("reasoning.encrypted_content") === true,
+    echo: echoOf(body),
+    warning: body.store === true ? storeWarning : undefined
   })
+}

@@ -5,20 +5,16 @@
  */
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
-import { formatFieldIssues, makeLenientDecoder } from "../../src/decode.ts"
-import { InvalidRequest, NotFound } from "../../src/errors.ts"
-import { CreateResponseBody } from "../../src/openaiResponses/api.ts"
+import { NotFound } from "../../src/errors.ts"
+import { decodeCreateResponse } from "../../src/openaiResponses/decode.ts"
 import { storeWarning, translateCreateResponse } from "../../src/openaiResponses/request.ts"
 import { translationOutcomes } from "../support/translations.ts"
 
-const decode = makeLenientDecoder(CreateResponseBody)
 const names = { isModel: (name: string) => name === "gpt-5", functionType: (name: string) => (name === "extract" ? "json" as const : name === "chat" ? "chat" as const : undefined) }
-const { ok, outcome: translate, refused } = translationOutcomes((body) => {
-  const decoded = decode({ model: "gpt-5", ...body })
-  // the handler answers a body that does not decode with the same 400 naming the field
-  if (!decoded.ok) return Result.fail(new InvalidRequest({ message: formatFieldIssues(decoded.issues) }))
-  return translateCreateResponse(decoded.value, names)
-})
+// decoded as the handler decodes it, whose 400 names the field as the translation's do
+const { ok, outcome: translate, refused } = translationOutcomes((body) =>
+  Result.flatMap(decodeCreateResponse({ model: "gpt-5", ...body }), (decoded) => translateCreateResponse(decoded, names))
+)
 const messages = (input: unknown) => ok({ input }).request.input.messages
 
 describe("translateCreateResponse", () => {
@@ -131,6 +127,7 @@ describe("translateCreateResponse", () => {
       .toBe("input[0]: item references point into stored responses, which are not served yet; send the item itself")
     expect(refused({ input: [{ role: "user", content: "a" }, { type: "web_search_call", id: "ws_1" }] })).toBe('input[1]: items of type "web_search_call" are not served')
     expect(refused({ input: [{ type: "function_call", call_id: "c", name: "f" }] })).toBe("input[0].arguments: missing field")
+    expect(refused({ input: ["hi"] })).toBe("input[0]: expected an object")
     expect(refused({ input: [{ role: "user", content: [{ type: "input_audio", data: "x" }] }] })).toMatch(/^input\[0\]\.content\[0\]: Expected a content part of type/)
   })
 

@@ -4,21 +4,18 @@
  */
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
-import { makeLenientDecoder } from "../../src/decode.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
 import type { ToolConfig } from "../../src/inference/types.ts"
-import { CreateResponseBody } from "../../src/openaiResponses/api.ts"
+import { decodeCreateResponse } from "../../src/openaiResponses/decode.ts"
 import { translateCreateResponse, type TranslatedResponse } from "../../src/openaiResponses/request.ts"
 import { responseBody } from "../../src/openaiResponses/response.ts"
 
 const inferenceId = "0192d7a8-1c2b-7d3e-8f40-5a6b7c8d9e0f"
 const stem = "0192d7a81c2b7d3e8f405a6b7c8d9e0f"
 
-const decode = makeLenientDecoder(CreateResponseBody)
 const translated = (body: Record<string, unknown> = {}): TranslatedResponse => {
-  const decoded = decode({ model: "gpt-5", input: "hi", ...body })
-  if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
-  return Result.getOrThrow(translateCreateResponse(decoded.value, { isModel: () => true, functionType: () => undefined }))
+  const decoded = Result.getOrThrow(decodeCreateResponse({ model: "gpt-5", input: "hi", ...body }))
+  return Result.getOrThrow(translateCreateResponse(decoded, { isModel: () => true, functionType: () => undefined }))
 }
 
 const tools = {

@@ -10,13 +10,12 @@ import { Stream as SdkStream } from "openai/streaming"
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import type { VariantConfig } from "../../src/config/types.ts"
-import { makeLenientDecoder } from "../../src/decode.ts"
 import { ChunkAccumulator } from "../../src/inference/chunks.ts"
 import { chatOutput, jsonOutput, jsonRawText } from "../../src/inference/output.ts"
 import type { PreparedInference } from "../../src/inference/prepare.ts"
 import type { CompletedInference } from "../../src/inference/run.ts"
 import type { FinishReason, ProviderChunk, ToolConfig } from "../../src/inference/types.ts"
-import { CreateResponseBody } from "../../src/openaiResponses/api.ts"
+import { decodeCreateResponse } from "../../src/openaiResponses/decode.ts"
 import { translateCreateResponse, type TranslatedResponse } from "../../src/openaiResponses/request.ts"
 import { responseBody } from "../../src/openaiResponses/response.ts"
 import { responsesStreamEncoder } from "../../src/openaiResponses/stream.ts"
@@ -26,11 +25,9 @@ const stem = "0192d7a81c2b7d3e8f405a6b7c8d9e0f"
 const createdAt = 1_700_000_000
 const variant = { name: "v" } as VariantConfig
 
-const decode = makeLenientDecoder(CreateResponseBody)
 const translated = (body: Record<string, unknown> = {}): TranslatedResponse => {
-  const decoded = decode({ model: "gateway::function_name::f", input: "hi", stream: true, ...body })
-  if (!decoded.ok) throw new Error(JSON.stringify(decoded.issues))
-  return Result.getOrThrow(translateCreateResponse(decoded.value, { isModel: () => false, functionType: () => "chat" }))
+  const decoded = Result.getOrThrow(decodeCreateResponse({ model: "gateway::function_name::f", input: "hi", stream: true, ...body }))
+  return Result.getOrThrow(translateCreateResponse(decoded, { isModel: () => false, functionType: () => "chat" }))
 }
 
 const weatherTools = {
