@@ -26,6 +26,15 @@ const tools = {
   choice: { type: "auto" }
 } as unknown as ToolConfig
 
+/** the message item of block `block`, with its text, as the whole answer writes it */
+const assistantMessage = (block: number, text: string) => ({
+  id: `msg_${stem}_${block}`,
+  type: "message",
+  role: "assistant",
+  status: "completed",
+  content: [{ type: "output_text", text, annotations: [], logprobs: [] }]
+})
+
 const answer = (fields: Record<string, unknown>) => ({
   prepared: { inferenceId, episodeId: "episode-1", tools },
   variant: { name: "v1" },
@@ -47,13 +56,7 @@ describe("responseBody", () => {
       incomplete_details: null,
       error: null,
       model: "gpt-5",
-      output: [{
-        id: `msg_${stem}_0`,
-        type: "message",
-        role: "assistant",
-        status: "completed",
-        content: [{ type: "output_text", text: "Hello", annotations: [], logprobs: [] }]
-      }],
+      output: [assistantMessage(0, "Hello")],
       output_text: "Hello",
       instructions: "Be brief.",
       tools: [],
@@ -92,25 +95,13 @@ describe("responseBody", () => {
     }), translated(), 0)
     expect(body.output).toEqual([
       { id: `rs_${stem}_0`, type: "reasoning", summary: [{ type: "summary_text", text: "Two cities." }] },
-      {
-        id: `msg_${stem}_1`,
-        type: "message",
-        role: "assistant",
-        status: "completed",
-        content: [{ type: "output_text", text: "Checking both.", annotations: [], logprobs: [] }]
-      },
+      assistantMessage(1, "Checking both."),
       { id: `fc_${stem}_3`, type: "function_call", call_id: "call_a", name: "get_weather", arguments: '{"city":"Paris"}', status: "completed" },
       // a call the model made up is the model's call all the same: the client decides
       { id: `fc_${stem}_4`, type: "function_call", call_id: "call_b", name: "get_wether", arguments: "{not json", status: "completed" },
       { id: `ctc_${stem}_5`, type: "custom_tool_call", call_id: "call_c", name: "apply_patch", input: "*** Begin" },
       { id: `rs_${stem}_7`, type: "reasoning", summary: [] },
-      {
-        id: `msg_${stem}_8`,
-        type: "message",
-        role: "assistant",
-        status: "completed",
-        content: [{ type: "output_text", text: "Done.", annotations: [], logprobs: [] }]
-      }
+      assistantMessage(8, "Done.")
     ])
     expect(body.output_text).toBe("Checking both.Done.")
     expect(body.status).toBe("completed")
@@ -126,13 +117,7 @@ describe("responseBody", () => {
 
   it("answers a json function's output as one message of its JSON text", () => {
     const body = responseBody(answer({ output: { raw: '{"answer":"Hello"}', parsed: { answer: "Hello" } } }), translated(), 0)
-    expect(body.output).toEqual([{
-      id: `msg_${stem}_0`,
-      type: "message",
-      role: "assistant",
-      status: "completed",
-      content: [{ type: "output_text", text: '{"answer":"Hello"}', annotations: [], logprobs: [] }]
-    }])
+    expect(body.output).toEqual([assistantMessage(0, '{"answer":"Hello"}')])
     expect(body.output_text).toBe('{"answer":"Hello"}')
   })
 
