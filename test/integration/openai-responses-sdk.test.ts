@@ -4,7 +4,7 @@
  * and `responses.stream(...).finalResponse()` onto the dummy provider and onto fake providers of
  * two families (OpenAI Chat Completions, Anthropic), a function-calling loop with
  * `function_call_output`, `text.format` onto a json function, the errors as the SDK raises
- * them, and the stored inference's `gateway::surface` tag.
+ * them (a stream failing after its start too), and the stored inference's `gateway::surface` tag.
  */
 import OpenAI from "openai"
 import { zodTextFormat } from "openai/helpers/zod"
@@ -29,6 +29,12 @@ type = "chat"
 [functions.assistant.variants.main]
 type = "chat_completion"
 model = "dummy::reasoner"
+
+[functions.broken_stream]
+type = "chat"
+[functions.broken_stream.variants.main]
+type = "chat_completion"
+model = "dummy::fatal_stream_error"
 
 [functions.extract]
 type = "json"
@@ -266,6 +272,16 @@ describe("the official openai SDK's Responses API as a client", () => {
     expect(streamed).toBeInstanceOf(OpenAI.BadRequestError)
     expect((streamed as Error).message).toContain("max_output_tokens")
     expect(openai.requests).toHaveLength(0)
+  })
+
+  it("ends a stream that fails after its start with an error event, which the SDK raises", async () => {
+    const stream = client.responses.stream({ model: "gateway::function_name::broken_stream", input: "x" })
+    const deltas: Array<string> = []
+    stream.on("response.output_text.delta", (event) => deltas.push(event.delta))
+    const failed = await stream.finalResponse().catch((error: unknown) => error)
+    expect(failed).toBeInstanceOf(OpenAI.APIError)
+    expect((failed as Error).message).toContain("Dummy fatal error")
+    expect(deltas.length).toBeGreaterThan(0)
   })
 
   it("answers store: true with store: false and a gateway-warning header, whole and streamed", async () => {
