@@ -19,6 +19,7 @@ import * as Stream from "effect/Stream"
 
 export const sseEvent = (json: string): string => `data: ${json}\n\n`
 export const sseDone = "data: [DONE]\n\n"
+/** a named event (`event: <name>`), as Anthropic's Messages and OpenAI's Responses streams frame theirs */
 export const sseNamedEvent = (name: string, json: string): string => `event: ${name}\ndata: ${json}\n\n`
 
 const textEncoder = new TextEncoder()

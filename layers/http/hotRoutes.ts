@@ -1,6 +1,6 @@
 /**
  * The inference routes (`POST /inference`, `POST /openai/v1/chat/completions`,
- * `POST /anthropic/v1/messages`), handed their
+ * `POST /anthropic/v1/messages`, `POST /openai/v1/responses`), handed their
  * requests by the server directly rather than through the router: no route lookup, no search
  * parameters parsed, no per-endpoint wrapping, for the routes that carry the traffic. They are
  * the same guarded handlers the HttpApi groups register (./routeTable.ts `hotRoutes`), at the

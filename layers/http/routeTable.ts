@@ -38,6 +38,7 @@ import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler } from "./openaiCompatible.ts"
 import { anthropicModelHandler, anthropicModelsHandler, countTokensHandler, messagesHandler } from "./anthropicMessages.ts"
+import { createResponseHandler } from "./openaiResponses.ts"
 import { cancelGepaTaskHandler, createDiclExamplesHandler, getDiclTaskHandler, getGepaTaskHandler, launchGepaHandler } from "./optimization.ts"
 import { reloadConfigHandler } from "./configReload.ts"
 import { jsonResponse } from "./respond.ts"
@@ -81,15 +82,22 @@ export const hotRoutes = (
   sessions: UiSessions["Service"],
   metrics: MetricsRecorder,
   errorJson = false
-): { readonly inference: HotRoute; readonly chatCompletions: HotRoute; readonly anthropicMessages: HotRoute } => {
+): {
+  readonly inference: HotRoute
+  readonly chatCompletions: HotRoute
+  readonly anthropicMessages: HotRoute
+  readonly responses: HotRoute
+} => {
   const route = routeOf(api, auth, sessions, metrics, errorJson)
   const { inference } = api.groups.inference.endpoints
   const { chatCompletions } = api.groups.openai.endpoints
   const { messages } = api.groups.anthropic.endpoints
+  const { createResponse } = api.groups.openaiResponses.endpoints
   return {
     inference: { method: inference.method, path: inference.path, handler: route("inference", inferenceHandler)("inference") },
     chatCompletions: { method: chatCompletions.method, path: chatCompletions.path, handler: route("openai", chatCompletionsHandler)("chatCompletions") },
-    anthropicMessages: { method: messages.method, path: messages.path, handler: route("anthropic", messagesHandler)("messages") }
+    anthropicMessages: { method: messages.method, path: messages.path, handler: route("anthropic", messagesHandler)("messages") },
+    responses: { method: createResponse.method, path: createResponse.path, handler: route("openaiResponses", createResponseHandler)("createResponse") }
   }
 }
 
@@ -118,6 +126,7 @@ export const groupsOf = (
         .handleRaw("chatCompletions", hot.chatCompletions.handler)
         .handleRaw("embeddings", route("openai", embeddingsHandler)("embeddings"))
         .handleRaw("models", route("openai", () => modelsHandler)("models"))),
+    HttpApiBuilder.group(api, "openaiResponses", (handlers) => handlers.handleRaw("createResponse", hot.responses.handler)),
     HttpApiBuilder.group(api, "batch", (handlers) =>
       handlers
         .handleRaw("startBatch", route("batch", startBatchHandler)("startBatch"))

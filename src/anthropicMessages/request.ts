@@ -6,16 +6,16 @@
  * providers that speak Anthropic's API, and left out for the others.
  */
 import * as Result from "effect/Result"
+import { type AdditionalTool, functionTool } from "../api/functionTools.ts"
 import { gatewayRequestPart } from "../api/gatewayFields.ts"
 import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage } from "../api/inference.ts"
-import { functionModelPrefix, type ModelTarget, modelModelPrefix, parseModelField, pinnedVariant } from "../api/modelField.ts"
+import { parseModelOrBareName, pinnedVariant } from "../api/modelField.ts"
 import { surfaceTag } from "../api/tags.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
 import { type ExtraBodyEdit, extraHeaderProblem, type ExtraHeaderEdit, requestBodyEdit, requestHeaderEdit, type ScopedEdit } from "../inference/extraBody.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import type { CacheControl, ProviderTool } from "../inference/types.ts"
 import { signatureFromClient } from "../providers/families.ts"
-import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
 import { type ContentBlock, type CountTokensRequest, knownMessagesFields, type MessageParam, type MessagesRequest, type ToolParam } from "./api.ts"
 
@@ -45,23 +45,8 @@ type Translated<A> = Result.Result<A, InvalidRequest>
 
 /** the provider family (src/providers/families.ts) whose API this surface speaks */
 const anthropicFamily = "anthropic"
-type AdditionalTool = NonNullable<InferenceRequest["additional_tools"]>[number]
 
 const invalid = (message: string): Translated<never> => Result.fail(new InvalidRequest({ message }))
-
-/**
- * What `model` names: the gateway's prefixed names as on the chat route, or (what Anthropic's
- * clients send) a configured model's bare name.
- */
-const targetOf = (model: string, configuredModel: (name: string) => boolean): Result.Result<ModelTarget, InvalidRequest | NotFound> => {
-  if (model.startsWith("gateway::")) return parseModelField(model)
-  if (configuredModel(model)) return Result.succeed({ model_name: model })
-  return Result.fail(
-    new NotFound({
-      message: `model: unknown model ${quoted(model)}: not a configured model, nor ${functionModelPrefix}<fn> or ${modelModelPrefix}<model>`
-    })
-  )
-}
 
 /** Schema.Int lets 0 and negatives through; the gateway's params take positive integers only */
 const positiveInt = (value: number | undefined, field: string): Translated<number | undefined> =>
@@ -201,23 +186,14 @@ const serverToolsOf = (tools: ReadonlyArray<ToolParam>, context: MessagesContext
   return out
 }
 
-/** custom tools; schemas are checked here to name the field at fault (preparing finds them compiled) */
+/** custom tools */
 const toolsOf = (tools: ReadonlyArray<ToolParam>): Translated<Array<AdditionalTool>> =>
   Result.gen(function*() {
     const out: Array<AdditionalTool> = []
     for (const [i, tool] of tools.entries()) {
       if (isServerTool(tool)) continue
-      if (tool.input_schema !== undefined) {
-        const compiled = compileRequestJsonSchema(tool.input_schema)
-        if ("error" in compiled) return yield* invalid(`tools[${i}].input_schema: ${compiled.error}`)
-      }
-      out.push({
-        name: tool.name,
-        description: tool.description ?? "",
-        parameters: tool.input_schema ?? { type: "object", properties: {} },
-        strict: tool.strict,
-        ...(tool.cache_control === undefined || tool.cache_control === null ? {} : { cache_control: tool.cache_control })
-      })
+      const additional = yield* functionTool({ ...tool, parameters: tool.input_schema }, `tools[${i}].input_schema`)
+      out.push(tool.cache_control === undefined || tool.cache_control === null ? additional : { ...additional, cache_control: tool.cache_control })
     }
     return out
   })
@@ -271,7 +247,7 @@ export const translateMessages = (
   context: MessagesContext
 ): Result.Result<TranslatedMessages, InvalidRequest | NotFound> =>
   Result.gen(function*() {
-    const target = yield* targetOf(body.model, context.configuredModel)
+    const target = yield* parseModelOrBareName(body.model, context.configuredModel)
     const variantName = yield* pinnedVariant(target, body["gateway::variant_name"], "gateway::variant_name")
     const params = yield* paramsOf(body)
     const messages = yield* messagesOf(body.messages)

@@ -5,7 +5,7 @@
  * answer writes (`gateway::function_name::<fn>::variant_name::<v>`) back alike.
  */
 import * as Result from "effect/Result"
-import { InvalidRequest } from "../errors.ts"
+import { InvalidRequest, NotFound } from "../errors.ts"
 import { quoted } from "../untrusted.ts"
 
 export const functionModelPrefix = "gateway::function_name::"
@@ -44,6 +44,25 @@ export const parseModelField = (model: string, field = "model"): Result.Result<M
     return Result.succeed({ function_name: functionName, variant_name: variantName })
   }
   return invalid(`${field}: the \`model\` field must start with \`${functionModelPrefix}\` or \`${modelModelPrefix}\`, not ${quoted(model)}`)
+}
+
+/**
+ * What `model` names on the surfaces whose clients send a provider's model names (Anthropic
+ * Messages, OpenAI Responses): the gateway's prefixed names as on the chat route, or a
+ * configured model's bare name (so `claude-sonnet-4-5` reaches `[models."claude-sonnet-4-5"]`);
+ * any other name is a 404.
+ */
+export const parseModelOrBareName = (
+  model: string,
+  configuredModel: (name: string) => boolean
+): Result.Result<ModelTarget, InvalidRequest | NotFound> => {
+  if (model.startsWith("gateway::")) return parseModelField(model)
+  if (configuredModel(model)) return Result.succeed({ model_name: model })
+  return Result.fail(
+    new NotFound({
+      message: `model: unknown model ${quoted(model)}: not a configured model, nor ${functionModelPrefix}<fn> or ${modelModelPrefix}<model>`
+    })
+  )
 }
 
 /**

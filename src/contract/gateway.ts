@@ -16,6 +16,7 @@ import { InferencesGroup } from "./inferences.ts"
 import { MetricsGroup } from "./metrics.ts"
 import { OpenAiGroup } from "./openaiCompatible.ts"
 import { AnthropicGroup } from "./anthropicMessages.ts"
+import { OpenAiResponsesGroup } from "./openaiResponses.ts"
 import { OperationsGroup } from "./operations.ts"
 import { OptimizationGroup } from "./optimization.ts"
 import { ReferenceGroup } from "./reference.ts"
@@ -56,6 +57,7 @@ export const GatewayApi = HttpApi.make("gateway")
   .add(
     InferenceGroup,
     OpenAiGroup,
+    OpenAiResponsesGroup,
     AnthropicGroup,
     BatchGroup,
     FeedbackGroup,

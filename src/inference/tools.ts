@@ -30,6 +30,10 @@ export interface CustomTool {
   readonly format?: unknown
 }
 
+/** whether the tool `name` of an answer is a custom tool (its call's input is free text, not JSON arguments) */
+export const isCustomTool = (tools: ToolConfig | undefined, name: string | null): boolean =>
+  tools?.tools.some((tool) => tool.name === name && tool.custom !== undefined) === true
+
 export const resolveTools = (
   fn: FunctionConfig,
   request: InferenceRequest,

@@ -6,6 +6,8 @@ import * as Result from "effect/Result"
 import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage } from "../api/inference.ts"
 import { parseModelField, pinnedVariant } from "../api/modelField.ts"
 import { gatewayRequestPart } from "../api/gatewayFields.ts"
+import { type AdditionalTool, functionTool } from "../api/functionTools.ts"
+import { dataUrlPattern, fileOfUrl } from "../api/fileUrls.ts"
 import { InvalidRequest } from "../errors.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
@@ -43,8 +45,6 @@ const sniffAudio = (base64: string): string | undefined => {
   return undefined
 }
 
-const dataUrl = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s
-
 const partToBlock = (part: ContentPart, path: string, warnings: Array<string>): Translated<InputBlock> => {
   switch (part.type) {
     case "text":
@@ -52,14 +52,8 @@ const partToBlock = (part: ContentPart, path: string, warnings: Array<string>): 
         return invalid(`${path}: a text part takes exactly one of text or gateway::arguments`)
       }
       return Result.succeed(part.text !== undefined ? { type: "text", text: part.text } : { type: "text", arguments: part["gateway::arguments"] })
-    case "image_url": {
-      const match = dataUrl.exec(part.image_url.url)
-      return Result.succeed(
-        match !== null
-          ? { type: "file", file_type: "base64", data: match[2], mime_type: match[1], detail: part.image_url.detail }
-          : { type: "file", file_type: "url", url: part.image_url.url, detail: part.image_url.detail }
-      )
-    }
+    case "image_url":
+      return Result.succeed(fileOfUrl(part.image_url.url, part.image_url.detail))
     case "input_audio": {
       const format = part.input_audio.format.toLowerCase()
       const sniffed = sniffAudio(part.input_audio.data)
@@ -70,7 +64,7 @@ const partToBlock = (part: ContentPart, path: string, warnings: Array<string>): 
       return Result.succeed({ type: "file", file_type: "base64", data: part.input_audio.data, mime_type: audioMime[format] ?? `audio/${format}` })
     }
     case "file": {
-      const match = dataUrl.exec(part.file.file_data)
+      const match = dataUrlPattern.exec(part.file.file_data)
       if (match === null) return invalid(`${path}.file.file_data: expected a data URL (data:<media type>;base64,...)`)
       return Result.succeed({ type: "file", file_type: "base64", data: match[2], mime_type: match[1] })
     }
@@ -290,20 +284,13 @@ export const translateChatCompletion = (
     }
   }
 
-  const functionTools: Array<NonNullable<InferenceRequest["additional_tools"]>[number]> = []
+  const functionTools: Array<AdditionalTool> = []
   const customTools: Array<NonNullable<PrepareExtras["customTools"]>[number]> = []
   for (const [i, tool] of (body.tools ?? []).entries()) {
     if (tool.type === "function") {
-      if (tool.function.parameters !== undefined) {
-        const compiled = compileRequestJsonSchema(tool.function.parameters)
-        if ("error" in compiled) return invalid(`tools[${i}].function.parameters: ${compiled.error}`)
-      }
-      functionTools.push({
-        name: tool.function.name,
-        description: tool.function.description ?? "",
-        parameters: tool.function.parameters ?? { type: "object", properties: {} },
-        strict: tool.function.strict ?? undefined
-      })
+      const added = functionTool(tool.function, `tools[${i}].function.parameters`)
+      if (Result.isFailure(added)) return Result.fail(added.failure)
+      functionTools.push(added.success)
     } else customTools.push({ name: tool.custom.name, description: tool.custom.description, format: tool.custom.format })
   }
 

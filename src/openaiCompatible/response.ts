@@ -6,6 +6,7 @@ import type { VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
 import { type ChatOutputBlock, hasToolCalls, type JsonOutput } from "../inference/output.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
+import { isCustomTool } from "../inference/tools.ts"
 import { jsonDelta } from "../inference/chunks.ts"
 import { type CompletedInference, totalCost, totalUsage } from "../inference/run.ts"
 import type { StreamEncoder } from "../inference/service.ts"
@@ -40,11 +41,8 @@ const finishReasonOf = (completed: CompletedInference): string =>
     ? "stop"
     : openAiFinishReason(completed.finishReason)
 
-const isCustomTool = (prepared: PreparedInference, name: string | null) =>
-  prepared.tools?.tools.some((tool) => tool.name === name && tool.custom !== undefined) === true
-
 const toolCallOf = (prepared: PreparedInference, block: Extract<ChatOutputBlock, { type: "tool_call" }>) =>
-  isCustomTool(prepared, block.name)
+  isCustomTool(prepared.tools, block.name)
     ? { id: block.id, type: "custom", custom: { name: block.raw_name, input: block.raw_arguments } }
     : { id: block.id, type: "function", function: { name: block.raw_name, arguments: block.raw_arguments } }
 
@@ -224,7 +222,7 @@ export const openAiStreamEncoder = (
     const known = toolIndexes.get(part.id)
     if (known === undefined) {
       const index = toolIndexes.size
-      const custom = isCustomTool(prepared, part.raw_name)
+      const custom = isCustomTool(prepared.tools, part.raw_name)
       toolIndexes.set(part.id, { index, custom })
       blocks++
       return custom

@@ -101,7 +101,7 @@ const otherPaths = [
   "/v1/datasets/x/datapoints/y",
   "/workflow_evaluation_run/x/episode/y",
   "/batch_inference/x/y",
-  "/openai/v1/responses",
+  "/openai/v1/completions",
   "/v1/chat/completions",
   "/inference/x",
   "/docs/x"
@@ -187,6 +187,7 @@ describe("GET /openapi.json", () => {
       "POST /internal/config/reload",
       "POST /openai/v1/chat/completions",
       "POST /openai/v1/embeddings",
+      "POST /openai/v1/responses",
       "POST /v1/datasets/{dataset_name}/datapoints",
       "POST /v1/datasets/{dataset_name}/datapoints/import",
       "POST /v1/datasets/{dataset_name}/from_inferences",

@@ -6,18 +6,11 @@
  * on that configuration and the official SDK's client of it, started together.
  */
 import Anthropic from "@anthropic-ai/sdk"
-import { type FakeAnthropic, startFakeAnthropic } from "./fakeAnthropic.ts"
+import { anthropicModelToml, type FakeAnthropic, startFakeAnthropic } from "./fakeAnthropic.ts"
 import { type RunningGateway, startGateway } from "./gateway.ts"
 
 export const anthropicSurfaceConfig = (anthropic: Pick<FakeAnthropic, "apiBase">, variants: Readonly<Record<string, string>>) => `
-[models."claude-sonnet-4-5"]
-routing = ["anthropic"]
-[models."claude-sonnet-4-5".providers.anthropic]
-type = "anthropic"
-model_name = "claude-sonnet-4-5"
-api_base = "${anthropic.apiBase}"
-api_key_location = "env::TEST_ANTHROPIC_KEY"
-
+${anthropicModelToml("claude-sonnet-4-5", "claude-sonnet-4-5", anthropic.apiBase, "env::TEST_ANTHROPIC_KEY")}
 [functions.assistant]
 type = "chat"
 [functions.assistant.variants.main]

@@ -51,6 +51,17 @@ export type ScriptedReply = AnthropicReply & { readonly delayMs?: number; readon
 
 export const anthropicVersionHeader = "2023-06-01"
 
+/** `[models."<model>"]`, answered by one `anthropic` provider at `apiBase` as `modelName`, with the credential `keyLocation` */
+export const anthropicModelToml = (model: string, modelName: string, apiBase: string, keyLocation: string) => `
+[models."${model}"]
+routing = ["anthropic"]
+[models."${model}".providers.anthropic]
+type = "anthropic"
+model_name = "${modelName}"
+api_base = "${apiBase}"
+api_key_location = "${keyLocation}"
+`
+
 export const message = (
   content: ReadonlyArray<Json>,
   options: { stopReason?: string; usage?: Json } = {}

@@ -1,5 +1,5 @@
-import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
+import * as Result from "effect/Result"
 import { MessagesRequest } from "../../src/anthropicMessages/api.ts"
 import { type MessagesContext, translateMessages, type TranslatedMessages } from "../../src/anthropicMessages/request.ts"
 import { anthropicError, anthropicErrorJson } from "../../src/api/anthropicMessages.ts"

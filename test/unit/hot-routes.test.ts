@@ -17,7 +17,7 @@ describe("hot routes", () => {
     // never called here: the handlers are only built
     const unused = {} as Authentication["Service"] & UiSessions["Service"] & MetricsRecorder
     const routes = Object.values(hotRoutes(api, unused, unused, unused))
-    expect(routes.map(({ method, path }) => `${method} ${path}`)).toEqual(["POST /inference", "POST /openai/v1/chat/completions", "POST /anthropic/v1/messages"])
+    expect(routes.map(({ method, path }) => `${method} ${path}`)).toEqual(["POST /inference", "POST /openai/v1/chat/completions", "POST /anthropic/v1/messages", "POST /openai/v1/responses"])
     const paths = OpenApi.fromApi(api).paths as Record<string, Record<string, unknown>>
     for (const { method, path } of routes) expect(paths[path]?.[method.toLowerCase()], `${method} ${path}`).toBeDefined()
   })

@@ -1,0 +1,48 @@
+/**
+ * The OpenAI Responses surface (issue 37): `POST /openai/v1/responses`, so that an OpenAI SDK's
+ * `responses.create` and `responses.stream` work with `baseURL = <gateway>/openai/v1`. Errors
+ * are in OpenAI's shape (the group's error family), so its SDKs raise their own typed errors.
+ * Stateless for now: `store: true` is answered `store: false` with a `gateway-warning` header.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import { InferenceService } from "../../src/inference/service.ts"
+import { Metrics } from "../../src/metrics/metrics.ts"
+import { decodeCreateResponse } from "../../src/openaiResponses/decode.ts"
+import { translateCreateResponse } from "../../src/openaiResponses/request.ts"
+import { responseBody } from "../../src/openaiResponses/response.ts"
+import { responsesStreamEncoder } from "../../src/openaiResponses/stream.ts"
+import { Configuration } from "../../src/services.ts"
+import { overheadSoFar, sseResponse, traceCompleted } from "./inference.ts"
+import { jsonResponse, readJsonObject } from "./respond.ts"
+import { withRequestTrace } from "./tracing.ts"
+
+const responsesRoute = "/openai/v1/responses"
+
+/** the overhead header (when on) and the request's warning (when any) */
+const headersOf = (overhead: Readonly<Record<string, string>> | undefined, warning: string | undefined) =>
+  warning === undefined ? overhead : { ...overhead, "gateway-warning": warning }
+
+export const createResponseHandler = (apiKey: string | undefined) => withRequestTrace(responsesRoute, (trace) => Effect.gen(function*() {
+  const started = performance.now()
+  const config = yield* Configuration
+  const inference = yield* InferenceService
+  const metrics = yield* Metrics
+  const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
+  const body = yield* Effect.fromResult(decodeCreateResponse(json))
+  const translated = yield* Effect.fromResult(translateCreateResponse(body, {
+    isModel: (name) => config.models.has(name),
+    functionType: (name) => config.functions.get(name)?.type
+  }))
+  const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
+  const completed = traceCompleted(trace, translated.stream)
+  const createdAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+  const header = config.gateway.overheadHeader
+  if (translated.stream) {
+    const stream = yield* inference.stream(prepared, completed, (variant) => responsesStreamEncoder(prepared, variant, translated, createdAt))
+    return sseResponse(stream.events, headersOf(overheadSoFar(metrics, responsesRoute, header, started, stream.providerMs), translated.warning))
+  }
+  const result = yield* inference.run(prepared, completed)
+  const answer = JSON.stringify(responseBody(result, translated, createdAt))
+  return jsonResponse(answer, 200, headersOf(overheadSoFar(metrics, responsesRoute, header, started, result.providerMs), translated.warning))
+}))
