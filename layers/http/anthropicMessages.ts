@@ -19,15 +19,13 @@ import { errorEvent, messagesStreamEncoder, openingEvents, pingEvent, type Strea
 import { makeLenientDecoder } from "../../src/decode.ts"
 import { type GatewayError, NotFound } from "../../src/errors.ts"
 import { droppedBuiltinTools } from "../../src/inference/builtinTools.ts"
-import type { ModelCallOrigin } from "../../src/inference/modelCall.ts"
-import type { PreparedInference } from "../../src/inference/prepare.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics } from "../../src/metrics/metrics.ts"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { Configuration } from "../../src/services.ts"
 import { keepAliveWrites, startOrCommit } from "../../src/sseWriter.ts"
 import { quoted } from "../../src/untrusted.ts"
-import { overheadSoFar, sseResponse, traceCompleted } from "./inference.ts"
+import { overheadSoFar, sseResponse, traceCompleted, withWarnings } from "./inference.ts"
 import { integerParam, queryParams } from "./query.ts"
 import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
@@ -47,12 +45,6 @@ const messagesContext = (config: GatewayConfig, raw: Record<string, unknown>) =>
     beta: headers["anthropic-beta"],
     builtinTools: config.gateway.unsupportedBuiltinTools
   }))
-
-/** the `gateway-warning` header naming the server tools the answering provider did not get, logged too */
-const builtinToolsWarning = (prepared: PreparedInference, origin: ModelCallOrigin) => {
-  const warning = droppedBuiltinTools(prepared, origin)
-  return warning === undefined ? Effect.succeed(undefined) : Effect.as(Effect.logWarning(`anthropic: ${warning["gateway-warning"]}`), warning)
-}
 
 const pingBytes = new TextEncoder().encode(pingEvent)
 /**
@@ -88,15 +80,14 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
       // committed: the wait so far counts as the provider's
       : [begun.body, performance.now() - waitStarted]
     const overhead = overheadSoFar(metrics, messagesRoute, header, started, providerMs)
-    // a committed stream's headers went before its provider was known: its dropped tools are only logged
-    const warning = begun._tag === "Started" ? yield* builtinToolsWarning(prepared, begun.started.origin) : undefined
-    return sseResponse(keepAliveWrites(events, pingBytes, everyMs), warning === undefined ? overhead : { ...overhead, ...warning })
+    // a committed stream's headers went before its provider was known
+    const warning = begun._tag === "Started" ? droppedBuiltinTools(prepared, begun.started.origin) : undefined
+    return sseResponse(keepAliveWrites(events, pingBytes, everyMs), yield* withWarnings(overhead, [warning], "anthropic"))
   }
   const result = yield* inference.run(prepared, traceCompleted(trace, false))
   const answer = JSON.stringify(messageBody(result, translated))
   const overhead = overheadSoFar(metrics, messagesRoute, header, started, result.providerMs)
-  const warning = yield* builtinToolsWarning(prepared, result.origin)
-  return jsonResponse(answer, 200, warning === undefined ? overhead : { ...overhead, ...warning })
+  return jsonResponse(answer, 200, yield* withWarnings(overhead, [droppedBuiltinTools(prepared, result.origin)], "anthropic"))
 }))
 
 const decodeCountTokens = makeLenientDecoder(CountTokensRequest)

@@ -41,6 +41,24 @@ export const sseResponse = (events: Stream.Stream<Uint8Array>, headers?: Readonl
   HttpServerResponse.stream(events, { contentType: "text/event-stream", headers: headers === undefined ? sseHeaders : { ...sseHeaders, ...headers } })
 
 /**
+ * An answer's headers: the overhead header (when on) and, when there are warnings (what the
+ * caller should know though it did not stop the request), `gateway-warning`; each warning is
+ * logged too, under `surface`.
+ */
+export const withWarnings = (
+  headers: Readonly<Record<string, string>> | undefined,
+  warnings: ReadonlyArray<string | undefined>,
+  surface: string
+): Effect.Effect<Readonly<Record<string, string>> | undefined> => {
+  const said = warnings.filter((warning): warning is string => warning !== undefined)
+  if (said.length === 0) return Effect.succeed(headers)
+  return Effect.as(
+    Effect.forEach(said, (warning) => Effect.logWarning(`${surface}: ${warning}`), { discard: true }),
+    { ...headers, "gateway-warning": said.join("; ") }
+  )
+}
+
+/**
  * The time the gateway added to this request so far: since its handler started (`started`,
  * from `performance.now()`), less the time the inference spent waiting on providers
  * (`providerMs`, from its result or its stream: a stream's until each provider's first chunk).

@@ -6,6 +6,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { droppedBuiltinTools } from "../../src/inference/builtinTools.ts"
 import { InferenceService } from "../../src/inference/service.ts"
 import { Metrics } from "../../src/metrics/metrics.ts"
 import { decodeCreateResponse } from "../../src/openaiResponses/decode.ts"
@@ -13,15 +14,11 @@ import { translateCreateResponse } from "../../src/openaiResponses/request.ts"
 import { responseBody } from "../../src/openaiResponses/response.ts"
 import { responsesStreamEncoder } from "../../src/openaiResponses/stream.ts"
 import { Configuration } from "../../src/services.ts"
-import { overheadSoFar, sseResponse, traceCompleted } from "./inference.ts"
+import { overheadSoFar, sseResponse, traceCompleted, withWarnings } from "./inference.ts"
 import { jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
 
 const responsesRoute = "/openai/v1/responses"
-
-/** the overhead header (when on) and the request's warning (when any) */
-const headersOf = (overhead: Readonly<Record<string, string>> | undefined, warning: string | undefined) =>
-  warning === undefined ? overhead : { ...overhead, "gateway-warning": warning }
 
 export const createResponseHandler = (apiKey: string | undefined) => withRequestTrace(responsesRoute, (trace) => Effect.gen(function*() {
   const started = performance.now()
@@ -32,17 +29,21 @@ export const createResponseHandler = (apiKey: string | undefined) => withRequest
   const body = yield* Effect.fromResult(decodeCreateResponse(json))
   const translated = yield* Effect.fromResult(translateCreateResponse(body, {
     isModel: (name) => config.models.has(name),
-    functionType: (name) => config.functions.get(name)?.type
-  }))
+    functionType: (name) => config.functions.get(name)?.type,
+    builtinTools: config.gateway.unsupportedBuiltinTools
+  }, json))
   const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
   const completed = traceCompleted(trace, translated.stream)
   const createdAt = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   const header = config.gateway.overheadHeader
   if (translated.stream) {
-    const stream = yield* inference.stream(prepared, completed, (variant) => responsesStreamEncoder(prepared, variant, translated, createdAt))
-    return sseResponse(stream.events, headersOf(overheadSoFar(metrics, responsesRoute, header, started, stream.providerMs), translated.warning))
+    const stream = yield* inference.stream(prepared, completed, (variant, _otherCalls, origin) =>
+      responsesStreamEncoder(prepared, variant, translated, createdAt, origin.provider.type))
+    const overhead = overheadSoFar(metrics, responsesRoute, header, started, stream.providerMs)
+    return sseResponse(stream.events, yield* withWarnings(overhead, [translated.warning, droppedBuiltinTools(prepared, stream.origin)], "openai responses"))
   }
   const result = yield* inference.run(prepared, completed)
   const answer = JSON.stringify(responseBody(result, translated, createdAt))
-  return jsonResponse(answer, 200, headersOf(overheadSoFar(metrics, responsesRoute, header, started, result.providerMs), translated.warning))
+  const overhead = overheadSoFar(metrics, responsesRoute, header, started, result.providerMs)
+  return jsonResponse(answer, 200, yield* withWarnings(overhead, [translated.warning, droppedBuiltinTools(prepared, result.origin)], "openai responses"))
 }))

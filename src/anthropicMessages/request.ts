@@ -12,7 +12,7 @@ import type { ChatCompletionParams, InferenceRequest, InputBlock, InputMessage }
 import { parseModelOrBareName, pinnedVariant } from "../api/modelField.ts"
 import { surfaceTag } from "../api/tags.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
-import { type ExtraBodyEdit, extraHeaderProblem, type ExtraHeaderEdit, requestBodyEdit, requestHeaderEdit, type ScopedEdit } from "../inference/extraBody.ts"
+import { type ExtraBodyEdit, extraHeaderProblem, type ExtraHeaderEdit, familyBodyEdit, requestHeaderEdit, type ScopedEdit } from "../inference/extraBody.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
 import type { CacheControl, ProviderTool } from "../inference/types.ts"
 import { signatureFromClient } from "../providers/families.ts"
@@ -206,10 +206,7 @@ const toolChoiceOf = (choice: MessagesRequest["tool_choice"]): InferenceRequest[
 const anthropicOnly = { provider_family: anthropicFamily }
 
 /** `field` (a root field of the body) set to `value` in the bodies of Anthropic-type providers; a failure is a 400 naming it */
-const familyBodyEdit = (field: string, value: unknown): ScopedEdit<ExtraBodyEdit> => ({
-  scope: anthropicOnly,
-  edit: requestBodyEdit({ pointer: `/${field.replaceAll("~", "~0").replaceAll("/", "~1")}`, value }, field)
-})
+const anthropicBodyEdit = (field: string, value: unknown): ScopedEdit<ExtraBodyEdit> => familyBodyEdit(anthropicFamily, [field], value, field)
 
 /** thinking the gateway reads as a budget alone: `enabled` with `budget_tokens`, or `disabled` */
 const plainThinkingKeys: ReadonlySet<string> = new Set(["type", "budget_tokens"])
@@ -224,13 +221,13 @@ const familyBodyEdits = (body: MessagesBody, context: MessagesContext, serverToo
   const raw = context.raw
   const edits: Array<ScopedEdit<ExtraBodyEdit>> = []
   for (const field of Object.keys(raw)) {
-    if (!knownMessagesFields.has(field) || field === "metadata" || field === "service_tier") edits.push(familyBodyEdit(field, raw[field]))
+    if (!knownMessagesFields.has(field) || field === "metadata" || field === "service_tier") edits.push(anthropicBodyEdit(field, raw[field]))
   }
   const thinking = raw.thinking
   if (body.thinking !== undefined && (body.thinking.type === "adaptive" || Object.keys(thinking as object).some((key) => !plainThinkingKeys.has(key)))) {
-    edits.push(familyBodyEdit("thinking", thinking))
+    edits.push(anthropicBodyEdit("thinking", thinking))
   }
-  if (body.tool_choice !== undefined && (serverToolsOnly || serverToolChosen)) edits.push(familyBodyEdit("tool_choice", raw.tool_choice))
+  if (body.tool_choice !== undefined && (serverToolsOnly || serverToolChosen)) edits.push(anthropicBodyEdit("tool_choice", raw.tool_choice))
   return edits
 }
 

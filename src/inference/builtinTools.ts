@@ -11,8 +11,8 @@ import type { PreparedInference } from "./prepare.ts"
 /** a header value carries printable ASCII only: the tools' names are the client's */
 const headerSafe = (text: string): string => text.replace(/[^\x20-\x7e]/g, "?")
 
-/** The `gateway-warning` header naming the built-in tools the answering provider did not get, or undefined. */
-export const droppedBuiltinTools = (prepared: PreparedInference, origin: ModelCallOrigin): Record<string, string> | undefined => {
+/** The warning naming the built-in tools the answering provider did not get, or undefined. */
+export const droppedBuiltinTools = (prepared: PreparedInference, origin: ModelCallOrigin): string | undefined => {
   if (prepared.providerTools.length === 0) return undefined
   const family = providerFamily(origin.provider)
   const dropped: Array<string> = []
@@ -20,9 +20,7 @@ export const droppedBuiltinTools = (prepared: PreparedInference, origin: ModelCa
     if (tool.family !== undefined && tool.family !== family) dropped.push(tool.label ?? "(unnamed)")
   }
   if (dropped.length === 0) return undefined
-  return {
-    "gateway-warning": headerSafe(
-      `built-in tools dropped: ${dropped.join(", ")}: provider "${origin.providerName}" of model "${origin.modelName}" (type ${origin.provider.type}) cannot run them`
-    )
-  }
+  return headerSafe(
+    `built-in tools dropped: ${dropped.join(", ")}: provider "${origin.providerName}" of model "${origin.modelName}" (type ${origin.provider.type}) cannot run them`
+  )
 }

@@ -140,6 +140,16 @@ export interface ScopedEdit<E> {
 }
 
 /**
+ * A surface's own field, at `path` from the body's root, set to `value` in the bodies of the
+ * calls to one provider family (src/providers/families.ts) only; a body it cannot be applied to
+ * is a 400 naming `field`.
+ */
+export const familyBodyEdit = (family: string, path: ReadonlyArray<string>, value: unknown, field: string): ScopedEdit<ExtraBodyEdit> => ({
+  scope: { provider_family: family },
+  edit: requestBodyEdit({ pointer: path.map((token) => `/${token.replaceAll("~", "~0").replaceAll("/", "~1")}`).join(""), value }, field)
+})
+
+/**
  * Applies one edit to `body` in place. Missing intermediate objects are created; a final `-`
  * appends to an array. Returns an explanation when the pointer cannot be followed.
  * The objects and arrays along the pointer are copied before they change: below its top

@@ -7,6 +7,8 @@ import { dataUrlPattern, type Detail, fileOfUrl } from "../api/fileUrls.ts"
 import type { InputBlock, InputMessage } from "../api/inference.ts"
 import { InvalidRequest } from "../errors.ts"
 import type { ContentPart, CreateResponseRequest, InputItem, ToolOutput } from "./api.ts"
+import { signatureFromClient } from "../providers/families.ts"
+import { responsesSignatures } from "./items.ts"
 
 type Translated<A> = Result.Result<A, InvalidRequest>
 
@@ -112,8 +114,12 @@ export const inputOf = (input: CreateResponseRequest["input"]): Translated<Trans
       }
       case "reasoning": {
         const text = (item.summary ?? []).map((part) => part.text).join("\n\n")
-        const signature = item.encrypted_content ?? undefined
-        if (text !== "" || signature !== undefined) assistantSays(messages, { type: "thought", text, ...(signature === undefined ? {} : { signature }) })
+        const encrypted = item.encrypted_content ?? undefined
+        // a signature another family made comes back wrapped with its maker's type (`signatureForClient`)
+        const signed = encrypted === undefined ? undefined : signatureFromClient(encrypted, responsesSignatures)
+        if (text !== "" || signed !== undefined) {
+          assistantSays(messages, { type: "thought", text, ...(signed === undefined ? {} : { signature: signed.signature, provider_type: signed.providerType }) })
+        }
         break
       }
       case "item_reference":

@@ -10,6 +10,7 @@ import type { ChatOutputBlock, JsonOutput } from "../inference/output.ts"
 import { isCustomTool } from "../inference/tools.ts"
 import type { ToolConfig } from "../inference/types.ts"
 import type { FunctionOutput } from "../inference/variants/answer.ts"
+import { signatureForClient } from "../providers/families.ts"
 
 export type ItemKind = "message" | "function_call" | "custom_tool_call" | "reasoning"
 
@@ -29,6 +30,9 @@ export const messageItem = (id: string, texts: ReadonlyArray<string>, status: "i
   status,
   content: texts.map(outputTextPart)
 })
+
+/** the signature family (src/providers/families.ts) of the Responses API's own reasoning: OpenAI's */
+export const responsesSignatures = "openai"
 
 /** a thought; its signature is its `encrypted_content`, given only when `include` asks for it */
 export const reasoningItem = (id: string, text: string, signature: string | undefined, encrypted: boolean): ReasoningOutputItem => ({
@@ -80,7 +84,8 @@ export const outputItems = (
       const custom = isCustomTool(tools, block.raw_name)
       items.push(callItem(itemId(custom ? "custom_tool_call" : "function_call", stem, index), block.id, block.raw_name, block.raw_arguments, custom, "completed"))
     } else if (block.type === "thought") {
-      items.push(reasoningItem(itemId("reasoning", stem, index), block.text ?? "", block.signature, encryptedReasoning))
+      const signature = block.signature === undefined ? undefined : signatureForClient(block.signature, block.provider_type, responsesSignatures)
+      items.push(reasoningItem(itemId("reasoning", stem, index), block.text ?? "", signature, encryptedReasoning))
     }
   })
   endRun()

@@ -1,7 +1,10 @@
 /**
  * OpenAI Responses request -> the gateway's inference request (issue 37, design 3.1): the same
  * inference path as `/inference` behind OpenAI's Responses surface. Stateless for now: nothing
- * is stored for `previous_response_id`, which is refused, as are built-in tools.
+ * is stored for `previous_response_id`, which is refused. Built-in tools (web search, file
+ * search, Codex's shell...) and the Responses API's own fields the gateway does not model
+ * (`user`, `include`, `reasoning.summary`, `prompt_cache_key`...) go, as sent, to providers that
+ * speak the Responses API only.
  */
 import * as Result from "effect/Result"
 import { type AdditionalTool, functionTool } from "../api/functionTools.ts"
@@ -10,7 +13,9 @@ import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts
 import { parseModelOrBareName, pinnedVariant } from "../api/modelField.ts"
 import { checkClientTags, surfaceTag } from "../api/tags.ts"
 import { InvalidRequest, type NotFound } from "../errors.ts"
+import { type ExtraBodyEdit, familyBodyEdit, type ScopedEdit } from "../inference/extraBody.ts"
 import type { PrepareExtras } from "../inference/prepare.ts"
+import type { ProviderTool } from "../inference/types.ts"
 import type { CustomTool } from "../inference/tools.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
@@ -53,7 +58,12 @@ export interface TranslatedResponse {
 export interface ConfiguredNames {
   readonly isModel: (name: string) => boolean
   readonly functionType: (name: string) => "chat" | "json" | undefined
+  /** `[gateway] unsupported_builtin_tools` */
+  readonly builtinTools: "drop" | "refuse"
 }
+
+/** the provider family (src/providers/families.ts) whose API this surface speaks */
+const responsesFamily = "openai_responses"
 
 type Translated<A> = Result.Result<A, InvalidRequest>
 
@@ -67,15 +77,19 @@ export const storeWarning = "stored responses are not served yet: this response 
 interface TranslatedTools {
   readonly functions: Array<AdditionalTool>
   readonly custom: Array<CustomTool>
+  /** built-in tools, as sent, for the providers of the Responses API */
+  readonly builtin: Array<ProviderTool>
 }
 
 const isFunctionTool = (tool: Tool): tool is typeof FunctionTool.Type => tool.type === "function"
 const isCustomTool = (tool: Tool): tool is typeof CustomToolSchema.Type => tool.type === "custom"
 
-/** function and custom tools; built-in tools need a provider that runs them, which is not served yet */
-const toolsOf = (tools: ReadonlyArray<Tool>): Translated<TranslatedTools> => {
+/** function and custom tools; built-in tools as sent (`raw`), for the providers that run them */
+const toolsOf = (tools: ReadonlyArray<Tool>, raw: unknown, names: ConfiguredNames): Translated<TranslatedTools> => {
   const functions: Array<AdditionalTool> = []
   const custom: Array<CustomTool> = []
+  const builtin: Array<ProviderTool> = []
+  const sent = Array.isArray(raw) ? raw : []
   for (let i = 0; i < tools.length; i++) {
     const tool = tools[i]
     if (isFunctionTool(tool)) {
@@ -83,29 +97,44 @@ const toolsOf = (tools: ReadonlyArray<Tool>): Translated<TranslatedTools> => {
       if (Result.isFailure(added)) return Result.fail(added.failure)
       functions.push(added.success)
     } else if (isCustomTool(tool)) custom.push({ name: tool.name, description: tool.description ?? undefined, format: tool.format })
-    else return invalid(`tools[${i}]: built-in tools (${quoted(tool.type)}) are not served yet; offer function tools`)
+    else {
+      builtin.push({ family: responsesFamily, refuseElsewhere: names.builtinTools === "refuse", label: `tools[${i}] (${quoted(tool.type)})`, tool: sent[i] })
+    }
   }
-  return Result.succeed({ functions, custom })
+  return Result.succeed({ functions, custom, builtin })
 }
 
 interface TranslatedChoice {
   readonly choice?: InferenceRequest["tool_choice"]
   readonly allowed?: ReadonlyArray<string>
+  /** the choice names a built-in tool: it goes as sent to the Responses API's providers, the others choose themselves */
+  readonly builtin?: boolean
 }
 
-const toolChoiceOf = (choice: ToolChoice | null | undefined): Translated<TranslatedChoice> => {
-  if (choice === undefined || choice === null) return Result.succeed({})
-  if (typeof choice === "string") return Result.succeed({ choice })
+const toolChoiceOf = (choice: ToolChoice | null | undefined, onlyBuiltin: boolean): TranslatedChoice => {
+  if (choice === undefined || choice === null) return {}
+  if (typeof choice === "string") return onlyBuiltin && choice !== "auto" ? { builtin: true } : { choice }
   if (choice.type === "allowed_tools" && "mode" in choice) {
     const names: Array<string> = []
-    for (const [k, tool] of choice.tools.entries()) {
-      if (tool.name === undefined) return invalid(`tool_choice.tools[${k}]: built-in tools (${quoted(tool.type)}) are not served yet`)
-      names.push(tool.name)
-    }
-    return Result.succeed({ choice: choice.mode, allowed: names })
+    for (const tool of choice.tools) if (tool.name !== undefined) names.push(tool.name)
+    return names.length === choice.tools.length ? { choice: choice.mode, allowed: names } : { builtin: true }
   }
-  if ((choice.type === "function" || choice.type === "custom") && "name" in choice) return Result.succeed({ choice: { specific: choice.name } })
-  return invalid(`tool_choice: ${quoted(choice.type)} names no function or custom tool; built-in tools are not served yet`)
+  if ((choice.type === "function" || choice.type === "custom") && "name" in choice) return { choice: { specific: choice.name } }
+  return { builtin: true }
+}
+
+/** the Responses API's own fields the gateway does not model, passed as sent to the providers of that API */
+const passedOnFields = ["user", "include", "safety_identifier", "prompt_cache_key", "max_tool_calls", "top_logprobs", "truncation"] as const
+
+const familyEditsOf = (raw: Readonly<Record<string, unknown>>, choice: TranslatedChoice): Array<ScopedEdit<ExtraBodyEdit>> => {
+  const edits: Array<ScopedEdit<ExtraBodyEdit>> = []
+  for (const field of passedOnFields) {
+    if (raw[field] !== undefined && raw[field] !== null) edits.push(familyBodyEdit(responsesFamily, [field], raw[field], field))
+  }
+  const summary = (raw.reasoning as { summary?: unknown } | null | undefined)?.summary
+  if (summary !== undefined && summary !== null) edits.push(familyBodyEdit(responsesFamily, ["reasoning", "summary"], summary, "reasoning.summary"))
+  if (choice.builtin === true) edits.push(familyBodyEdit(responsesFamily, ["tool_choice"], raw.tool_choice, "tool_choice"))
+  return edits
 }
 
 interface TranslatedParams {
@@ -187,7 +216,9 @@ const echoOf = (body: CreateResponseRequest): EchoedSettings => ({
 
 export const translateCreateResponse = (
   body: CreateResponseRequest,
-  names: ConfiguredNames
+  names: ConfiguredNames,
+  /** the body as sent: built-in tools and the fields passed on are taken from it whole */
+  raw: Readonly<Record<string, unknown>>
 ): Result.Result<TranslatedResponse, InvalidRequest | NotFound> => {
   const refused = notServed(body)
   if (refused !== undefined) return Result.fail(refused)
@@ -199,10 +230,11 @@ export const translateCreateResponse = (
   if (Result.isFailure(params)) return Result.fail(params.failure)
   const input = inputOf(body.input)
   if (Result.isFailure(input)) return Result.fail(input.failure)
-  const tools = toolsOf(body.tools ?? [])
+  const tools = toolsOf(body.tools ?? [], raw.tools, names)
   if (Result.isFailure(tools)) return Result.fail(tools.failure)
-  const choice = toolChoiceOf(body.tool_choice)
-  if (Result.isFailure(choice)) return Result.fail(choice.failure)
+  const { functions, custom, builtin } = tools.success
+  const choice = toolChoiceOf(body.tool_choice, builtin.length > 0 && functions.length === 0 && custom.length === 0)
+  const bodyEdits = familyEditsOf(raw, choice)
   const metadata = metadataTags(body.metadata)
   if (Result.isFailure(metadata)) return Result.fail(metadata.failure)
   const gatewayPart = gatewayRequestPart(body)
@@ -219,16 +251,23 @@ export const translateCreateResponse = (
     ...gatewayPart.success,
     tags: { ...metadata.success, ...gatewayPart.success.tags, [surfaceTag]: "openai_responses" },
     variant_name: variantName.success,
-    additional_tools: tools.success.functions.length > 0 ? tools.success.functions : undefined,
-    allowed_tools: choice.success.allowed,
-    tool_choice: choice.success.choice,
+    additional_tools: functions.length > 0 ? functions : undefined,
+    allowed_tools: choice.allowed,
+    tool_choice: choice.choice,
     parallel_tool_calls: body.parallel_tool_calls ?? undefined,
     output_schema: isJson ? schema : undefined,
     params: Object.keys(params.success.params).length > 0 ? { chat_completion: params.success.params } : undefined
   }
   return Result.succeed({
     request,
-    extras: { responseSchema: isJson ? undefined : schema, customTools: tools.success.custom, modelField: "model", functionField: "model" },
+    extras: {
+      responseSchema: isJson ? undefined : schema,
+      customTools: custom,
+      modelField: "model",
+      functionField: "model",
+      ...(bodyEdits.length > 0 ? { surfaceEdits: { body: bodyEdits, headers: [] } } : {}),
+      ...(builtin.length > 0 ? { builtinTools: builtin } : {})
+    },
     stream,
     model: body.model,
     encryptedReasoning: body.include?.includes("reasoning.encrypted_content") === true,

@@ -23,6 +23,8 @@ import { sseNamedEvent } from "../sseWriter.ts"
 import { callItem, idStem, itemId, type ItemKind, messageItem, reasoningItem } from "./items.ts"
 import type { TranslatedResponse } from "./request.ts"
 import { responseBody, responseObject } from "./response.ts"
+import { responsesSignatures } from "./items.ts"
+import { signatureForClient } from "../providers/families.ts"
 
 interface MessageState {
   readonly kind: "message"
@@ -62,7 +64,9 @@ export const responsesStreamEncoder = (
   prepared: PreparedInference,
   variant: VariantConfig,
   translated: TranslatedResponse,
-  createdAt: number
+  createdAt: number,
+  /** the type of the provider streaming: a signature another family makes goes wrapped (`signatureForClient`) */
+  providerType?: string
 ): StreamEncoder => {
   const stem = idStem(prepared.inferenceId)
   const isChat = prepared.fn.type === "chat"
@@ -184,7 +188,7 @@ export const responsesStreamEncoder = (
       out += added(state.index, reasoningItem(state.id, "", undefined, false))
     }
     const reasoning = current
-    if (part.signature !== undefined) reasoning.signature = part.signature
+    if (part.signature !== undefined) reasoning.signature = signatureForClient(part.signature, providerType, responsesSignatures)
     if (part.text === "") return out
     const at = `,"item_id":"${reasoning.id}","output_index":${reasoning.index},"summary_index":0`
     if (reasoning.text === "") out += event("response.reasoning_summary_part.added", `${at},"part":{"type":"summary_text","text":""}`)

@@ -10,10 +10,14 @@ import { decodeCreateResponse } from "../../src/openaiResponses/decode.ts"
 import { storeWarning, translateCreateResponse } from "../../src/openaiResponses/request.ts"
 import { translationOutcomes } from "../support/translations.ts"
 
-const names = { isModel: (name: string) => name === "gpt-5", functionType: (name: string) => (name === "extract" ? "json" as const : name === "chat" ? "chat" as const : undefined) }
+const names = {
+  isModel: (name: string) => name === "gpt-5",
+  functionType: (name: string) => (name === "extract" ? "json" as const : name === "chat" ? "chat" as const : undefined),
+  builtinTools: "drop" as const
+}
 // decoded as the handler decodes it, whose 400 names the field as the translation's do
 const { ok, outcome: translate, refused } = translationOutcomes((body) =>
-  Result.flatMap(decodeCreateResponse({ model: "gpt-5", ...body }), (decoded) => translateCreateResponse(decoded, names))
+  Result.flatMap(decodeCreateResponse({ model: "gpt-5", ...body }), (decoded) => translateCreateResponse(decoded, names, { model: "gpt-5", ...body }))
 )
 const messages = (input: unknown) => ok({ input }).request.input.messages
 
@@ -88,7 +92,7 @@ describe("translateCreateResponse", () => {
       {
         role: "assistant",
         content: [
-          { type: "thought", text: "Two cities.\n\nTwo calls.", signature: "gAAAA-sig" },
+          { type: "thought", text: "Two cities.\n\nTwo calls.", signature: "gAAAA-sig", provider_type: "openai" },
           { type: "text", text: "Checking." },
           { type: "tool_call", id: "call_a", name: "get_weather", arguments: '{"city":"Paris"}' },
           { type: "tool_call", id: "call_b", name: "get_weather", arguments: '{"city":"London"}' }
@@ -131,7 +135,7 @@ describe("translateCreateResponse", () => {
     expect(refused({ input: [{ role: "user", content: [{ type: "input_audio", data: "x" }] }] })).toMatch(/^input\[0\]\.content\[0\]: Expected a content part of type/)
   })
 
-  it("offers function and custom tools, compiling schemas to name the field at fault; built-in tools are a 400 naming them", () => {
+  it("offers function and custom tools, compiling schemas to name the field at fault", () => {
     const parameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
     const { request, extras } = ok({
       tools: [
@@ -146,8 +150,6 @@ describe("translateCreateResponse", () => {
     ])
     expect(extras.customTools).toEqual([{ name: "apply_patch", description: "Patch files", format: { type: "text" } }])
     expect(refused({ tools: [{ type: "function", name: "f", parameters: { type: "nonsense" } }] })).toMatch(/^tools\[0\]\.parameters: /)
-    expect(refused({ tools: [{ type: "function", name: "f" }, { type: "web_search" }] }))
-      .toBe('tools[1]: built-in tools ("web_search") are not served yet; offer function tools')
     expect(refused({ tools: [{ type: "function", description: "no name" }] })).toBe("tools[0].name: missing field")
   })
 
@@ -157,8 +159,48 @@ describe("translateCreateResponse", () => {
     const allowed = ok({ tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "a" }, { type: "function", name: "b" }] } })
     expect(allowed.request).toMatchObject({ tool_choice: "auto", allowed_tools: ["a", "b"] })
     expect(ok({ parallel_tool_calls: false }).request.parallel_tool_calls).toBe(false)
-    expect(refused({ tool_choice: { type: "web_search_preview" } }))
-      .toBe('tool_choice: "web_search_preview" names no function or custom tool; built-in tools are not served yet')
+  })
+
+  const family = { provider_family: "openai_responses" }
+  const familyEdits = (translated: { extras: { surfaceEdits?: { body: ReadonlyArray<{ scope: unknown; edit: object }> } } }) =>
+    (translated.extras.surfaceEdits?.body ?? []).map(({ scope, edit }) => ({ scope, edit: { ...edit } }))
+
+  it("passes built-in tools, as sent, to the Responses API's providers, and a choice naming one", () => {
+    const webSearch = { type: "web_search", search_context_size: "low", user_location: { type: "approximate", country: "FR" } }
+    const translated = ok({ tools: [{ type: "function", name: "f" }, webSearch], tool_choice: { type: "web_search_preview" } })
+    expect(translated.request.additional_tools?.map((tool) => tool.name)).toEqual(["f"])
+    expect(translated.extras.builtinTools).toEqual([{ family: "openai_responses", refuseElsewhere: false, label: 'tools[1] ("web_search")', tool: webSearch }])
+    expect(translated.request.tool_choice).toBeUndefined()
+    expect(familyEdits(translated)).toEqual([{ scope: family, edit: { pointer: "/tool_choice", value: { type: "web_search_preview" } } }])
+    // "required" among built-in tools only is theirs too; "auto" is everyone's
+    expect(ok({ tools: [webSearch], tool_choice: "required" }).request.tool_choice).toBeUndefined()
+    expect(ok({ tools: [webSearch], tool_choice: "auto" }).request.tool_choice).toBe("auto")
+  })
+
+  it("reads another family's signature from its wrapping", () => {
+    const input = [
+      { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gateway.v1.anthropic.EqQBCkYI" },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "a" }] }
+    ]
+    expect(messages(input)?.[0].content[0]).toEqual({ type: "thought", text: "", signature: "EqQBCkYI", provider_type: "anthropic" })
+  })
+
+  it("passes the Responses API's own fields to its providers as sent", () => {
+    const translated = ok({
+      user: "u-1",
+      include: ["reasoning.encrypted_content"],
+      prompt_cache_key: "k",
+      safety_identifier: "s",
+      reasoning: { effort: "low", summary: "auto" }
+    })
+    expect(familyEdits(translated)).toEqual([
+      { scope: family, edit: { pointer: "/user", value: "u-1" } },
+      { scope: family, edit: { pointer: "/include", value: ["reasoning.encrypted_content"] } },
+      { scope: family, edit: { pointer: "/safety_identifier", value: "s" } },
+      { scope: family, edit: { pointer: "/prompt_cache_key", value: "k" } },
+      { scope: family, edit: { pointer: "/reasoning/summary", value: "auto" } }
+    ])
+    expect(ok({}).extras.surfaceEdits).toBeUndefined()
   })
 
   it("sets the sampling parameters, the output limit and the reasoning effort", () => {

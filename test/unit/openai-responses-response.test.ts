@@ -14,8 +14,8 @@ const inferenceId = "0192d7a8-1c2b-7d3e-8f40-5a6b7c8d9e0f"
 const stem = "0192d7a81c2b7d3e8f405a6b7c8d9e0f"
 
 const translated = (body: Record<string, unknown> = {}): TranslatedResponse => {
-  const decoded = Result.getOrThrow(decodeCreateResponse({ model: "gpt-5", input: "hi", ...body }))
-  return Result.getOrThrow(translateCreateResponse(decoded, { isModel: () => true, functionType: () => undefined }))
+  const raw = { model: "gpt-5", input: "hi", ...body }
+  return Result.getOrThrow(translateCreateResponse(Result.getOrThrow(decodeCreateResponse(raw)), { isModel: () => true, functionType: () => undefined, builtinTools: "drop" }, raw))
 }
 
 const tools = {

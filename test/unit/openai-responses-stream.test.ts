@@ -27,8 +27,8 @@ const createdAt = 1_700_000_000
 const variant = { name: "v" } as VariantConfig
 
 const translated = (body: Record<string, unknown> = {}): TranslatedResponse => {
-  const decoded = Result.getOrThrow(decodeCreateResponse({ model: "gateway::function_name::f", input: "hi", stream: true, ...body }))
-  return Result.getOrThrow(translateCreateResponse(decoded, { isModel: () => false, functionType: () => "chat" }))
+  const raw = { model: "gateway::function_name::f", input: "hi", stream: true, ...body }
+  return Result.getOrThrow(translateCreateResponse(Result.getOrThrow(decodeCreateResponse(raw)), { isModel: () => false, functionType: () => "chat", builtinTools: "drop" }, raw))
 }
 
 const weatherTools = {
