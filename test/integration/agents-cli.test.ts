@@ -21,27 +21,19 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { claudeCode, ensureAgent } from "../../scripts/installAgents.ts"
-import { type FakeAnthropic, message, startFakeAnthropic, textMessage } from "../support/fakeAnthropic.ts"
+import { anthropicSurfaceConfig, startAnthropicSurface } from "../support/anthropicSurface.ts"
+import { type FakeAnthropic, message, textMessage } from "../support/fakeAnthropic.ts"
 import { type FakeOpenAi, openAiProviderToml, startFakeOpenAi, textStreamChunks, toolCallStreamChunks } from "../support/fakeOpenAi.ts"
-import { type RunningGateway, startGateway } from "../support/gateway.ts"
+import type { RunningGateway } from "../support/gateway.ts"
 
-/** the gateway's models Claude Code is pointed at, by the bare names it sends */
+/** the gateway's models Claude Code is pointed at, by the bare names it sends: onto the fake Anthropic (anthropicSurface.ts), onto the fake OpenAI */
 const anthropicModel = "claude-sonnet-4-5"
 const openAiModel = "gpt-answers-claude"
 
-const config = (anthropic: FakeAnthropic, openai: FakeOpenAi) => `
-[models."${anthropicModel}"]
-routing = ["anthropic"]
-[models."${anthropicModel}".providers.anthropic]
-type = "anthropic"
-model_name = "claude-sonnet-4-5"
-api_base = "${anthropic.apiBase}"
-api_key_location = "env::TEST_ANTHROPIC_KEY"
-
+const config = (anthropic: FakeAnthropic, openai: FakeOpenAi) => `${anthropicSurfaceConfig(anthropic, {})}
 [models."${openAiModel}"]
 routing = ["openai"]
-${openAiProviderToml(`"${openAiModel}"`, "openai", "gpt-fake", openai.apiBase, "env::TEST_OPENAI_KEY")}
-`
+${openAiProviderToml(`"${openAiModel}"`, "openai", "gpt-fake", openai.apiBase, "none")}`
 
 const fileName = "greeting.txt"
 const fileContent = "Hello from Claude Code through the gateway\n"
@@ -95,11 +87,8 @@ describe("Claude Code through the Anthropic Messages surface", () => {
 
   beforeAll(async () => {
     claude = ensureAgent(claudeCode)
-    ;[anthropic, openai, proxy] = await Promise.all([startFakeAnthropic({ apiKey: "sk-ant-upstream" }), startFakeOpenAi(), startRefusingProxy()])
-    gateway = await startGateway({
-      config: config(anthropic, openai),
-      env: { TEST_ANTHROPIC_KEY: "sk-ant-upstream", TEST_OPENAI_KEY: "sk-openai-upstream" }
-    })
+    ;[openai, proxy] = await Promise.all([startFakeOpenAi(), startRefusingProxy()])
+    ;({ anthropic, gateway } = await startAnthropicSurface((anthropic) => config(anthropic, openai)))
   }, 300_000)
   afterAll(async () => {
     await gateway?.stop()
