@@ -22,6 +22,8 @@ export const TextBlock = Schema.Struct({
   citations: Schema.optional(Schema.Unknown)
 })
 
+export type TextBlock = typeof TextBlock.Type
+
 export const ImageBlock = Schema.Struct({
   type: Schema.Literal("image"),
   source: Schema.Union([Base64Source, UrlSource]).annotate({ expected: `an image source of type "base64" or "url"` }),
@@ -62,8 +64,13 @@ export const ContentBlock = Schema.Union([TextBlock, ImageBlock, DocumentBlock, 
   })
 export type ContentBlock = typeof ContentBlock.Type
 
+/**
+ * A message of the conversation; `system` is a system message among them (Anthropic's newer API
+ * takes them anywhere; Claude Code sends its context so to a model it does not know by name),
+ * text blocks only.
+ */
 export const MessageParam = Schema.Struct({
-  role: Schema.Literals(["user", "assistant"]),
+  role: Schema.Literals(["user", "assistant", "system"]),
   content: Schema.Union([Schema.String, Schema.Array(ContentBlock)])
 })
 export type MessageParam = typeof MessageParam.Type

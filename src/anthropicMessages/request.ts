@@ -17,7 +17,15 @@ import type { PrepareExtras } from "../inference/prepare.ts"
 import type { CacheControl, ProviderTool } from "../inference/types.ts"
 import { signatureFromClient } from "../providers/families.ts"
 import { quoted } from "../untrusted.ts"
-import { type ContentBlock, type CountTokensRequest, knownMessagesFields, type MessageParam, type MessagesRequest, type ToolParam } from "./api.ts"
+import {
+  type ContentBlock,
+  type CountTokensRequest,
+  knownMessagesFields,
+  type MessageParam,
+  type MessagesRequest,
+  type TextBlock,
+  type ToolParam
+} from "./api.ts"
 
 /** What the translation reads besides the decoded body. */
 export interface MessagesContext {
@@ -69,16 +77,30 @@ const paramsOf = (body: MessagesBody): Translated<ChatCompletionParams> =>
     return params as ChatCompletionParams
   })
 
+/** a system prompt's pieces: `system`, then the system messages' */
+type SystemTexts = ReadonlyArray<TextBlock>
+
 /** text blocks' texts joined by "\n\n", as Anthropic reads a list of system blocks */
-const systemOf = (system: MessagesRequest["system"]): string | undefined =>
-  system === undefined || typeof system === "string" ? system : system.length === 0 ? undefined : system.map((block) => block.text).join("\n\n")
+const systemOf = (texts: SystemTexts): string | undefined => texts.length === 0 ? undefined : texts.map((block) => block.text).join("\n\n")
 
 /** a mark on any system block marks the joined system prompt (the cache then holds all of it) */
-const systemCacheControlOf = (system: MessagesRequest["system"]): CacheControl | undefined => {
-  if (system === undefined || typeof system === "string") return undefined
+const systemCacheControlOf = (texts: SystemTexts): CacheControl | undefined => {
   let mark: CacheControl | undefined
-  for (const block of system) if (block.cache_control !== undefined && block.cache_control !== null) mark = block.cache_control
+  for (const block of texts) if (block.cache_control !== undefined && block.cache_control !== null) mark = block.cache_control
   return mark
+}
+
+const textBlocksOf = (content: string | ReadonlyArray<TextBlock>): SystemTexts => typeof content === "string" ? [{ type: "text", text: content }] : content
+
+/** a system message's content: text blocks only */
+const systemMessageTexts = (content: MessageParam["content"], path: string): Translated<SystemTexts> => {
+  if (typeof content === "string") return Result.succeed(textBlocksOf(content))
+  const texts: Array<TextBlock> = []
+  for (const [j, block] of content.entries()) {
+    if (block.type !== "text") return invalid(`${path}[${j}]: a system message holds text blocks only, not ${quoted(block.type)}`)
+    texts.push(block)
+  }
+  return Result.succeed(texts)
 }
 
 type Source = Extract<ContentBlock, { type: "image" | "document" }>["source"]
@@ -155,17 +177,27 @@ const blockOf = (block: ContentBlock, path: string, toolNames: Map<string, strin
   }
 }
 
-const messagesOf = (messages: ReadonlyArray<MessageParam>): Translated<Array<InputMessage>> =>
+/**
+ * The conversation, and the texts of its system messages: the gateway's input has one system
+ * prompt, so they join it after `system` (as the chat route's system messages do), wherever
+ * they were.
+ */
+const messagesOf = (messages: ReadonlyArray<MessageParam>): Translated<{ messages: Array<InputMessage>; system: SystemTexts }> =>
   Result.gen(function*() {
     const toolNames = new Map<string, string>()
     const out: Array<InputMessage> = []
+    const system: Array<TextBlock> = []
     for (const [i, message] of messages.entries()) {
+      if (message.role === "system") {
+        system.push(...yield* systemMessageTexts(message.content, `messages[${i}].content`))
+        continue
+      }
       const content: Array<InputBlock> = []
       if (typeof message.content === "string") content.push({ type: "text", text: message.content })
       else for (const [j, block] of message.content.entries()) content.push(yield* blockOf(block, `messages[${i}].content[${j}]`, toolNames))
       out.push({ role: message.role, content })
     }
-    return out
+    return { messages: out, system }
   })
 
 const isServerTool = (tool: ToolParam): boolean => tool.type !== undefined && tool.type !== null && tool.type !== "custom"
@@ -247,7 +279,8 @@ export const translateMessages = (
     const target = yield* parseModelOrBareName(body.model, context.configuredModel)
     const variantName = yield* pinnedVariant(target, body["gateway::variant_name"], "gateway::variant_name")
     const params = yield* paramsOf(body)
-    const messages = yield* messagesOf(body.messages)
+    const conversation = yield* messagesOf(body.messages)
+    const systemTexts = [...(body.system === undefined ? [] : textBlocksOf(body.system)), ...conversation.system]
     const tools = yield* toolsOf(body.tools ?? [])
     const serverTools = serverToolsOf(body.tools ?? [], context)
     const choice = body.tool_choice
@@ -256,11 +289,11 @@ export const translateMessages = (
     const serverToolsOnly = serverTools.length > 0 && tools.length === 0
     const headers = yield* familyHeaderEdits(context.beta)
     const gatewayPart = yield* gatewayRequestPart(body)
-    const system = systemOf(body.system)
+    const system = systemOf(systemTexts)
     const stream = body.stream === true
     const request: InferenceRequest = {
       ...("model_name" in target ? { model_name: target.model_name } : { function_name: target.function_name }),
-      input: { ...(system === undefined ? {} : { system }), messages },
+      input: { ...(system === undefined ? {} : { system }), messages: conversation.messages },
       stream,
       ...gatewayPart,
       tags: { ...gatewayPart.tags, [surfaceTag]: "anthropic_messages" },
@@ -271,7 +304,7 @@ export const translateMessages = (
       params: Object.keys(params).length > 0 ? { chat_completion: params } : undefined
     }
     const bodyEdits = familyBodyEdits(body, context, serverToolsOnly, serverToolChosen)
-    const systemCacheControl = systemCacheControlOf(body.system)
+    const systemCacheControl = systemCacheControlOf(systemTexts)
     const extras: PrepareExtras = {
       modelField: "model",
       functionField: "model",

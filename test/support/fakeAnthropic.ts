@@ -14,8 +14,9 @@
  * - `POST /token`: the OAuth2 JWT bearer grant of a service account; it checks the assertion's
  *   RS256 signature with the account's public key and its claims (iss, aud, scope, exp).
  * It records every request and answers from a script (a scripted answer may wait first), else
- * the conformance scenario named in the request (test/support/conformance.ts), else a short
- * text; it counts the requests whose client hung up before the answer was whole.
+ * its `fallback` (an answer made from the request, for a client whose requests are not known
+ * in advance), else the conformance scenario named in the request (test/support/conformance.ts),
+ * else a short text; it counts the requests whose client hung up before the answer was whole.
  */
 import type { KeyObject } from "node:crypto"
 import * as http from "node:http"
@@ -220,6 +221,8 @@ export interface FakeAnthropic {
   /** the token endpoint's requests (decoded JWT claims) */
   readonly tokenRequests: Array<{ readonly claims: Json }>
   readonly script: Array<ScriptedReply>
+  /** answers a message request when the script is empty (undefined: the conformance scenario or the short text); `reset` removes it */
+  fallback: ((request: AnthropicRequest) => ScriptedReply | undefined) | undefined
   /** requests whose client (the gateway) closed the connection before the answer was whole */
   abandoned: number
   /** the `expires_in` of the tokens issued next */
@@ -242,7 +245,7 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
   /** issued token -> expiry (epoch ms) */
   const tokens = new Map<string, number>()
   let url = ""
-  const fake = { tokenExpiresIn: 3600, abandoned: 0 }
+  const fake: Pick<FakeAnthropic, "tokenExpiresIn" | "abandoned" | "fallback"> = { tokenExpiresIn: 3600, abandoned: 0, fallback: undefined }
 
   const send = (res: http.ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" })
@@ -321,7 +324,8 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
       } catch {
         return anthropicError(res, 400, "invalid_request_error", "the body is not JSON")
       }
-      requests.push({ path, headers: req.headers, body })
+      const received: AnthropicRequest = { path, headers: req.headers, body }
+      requests.push(received)
       const vertex = vertexPath.exec(path)
       const counting = path === "/v1/messages/count_tokens" || (vertex !== null && vertex[1] !== "endpoints" && vertex[2] === "count-tokens")
       if (vertex !== null) {
@@ -355,7 +359,8 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
       }
       if (counting) return countAnswer(res, body)
       if (typeof body.max_tokens !== "number") return anthropicError(res, 400, "invalid_request_error", "max_tokens: Field required")
-      const reply: ScriptedReply = script.shift() ?? conformanceReply(body) ?? { kind: "message", body: textMessage("Hello from fake Anthropic") }
+      const reply: ScriptedReply = script.shift() ?? fake.fallback?.(received) ?? conformanceReply(body) ??
+        { kind: "message", body: textMessage("Hello from fake Anthropic") }
       res.on("close", () => {
         if (!res.writableEnded) fake.abandoned++
       })
@@ -386,6 +391,7 @@ export const startFakeAnthropic = async (options: { apiKey?: string } = {}): Pro
       tokenRequests.length = 0
       fake.tokenExpiresIn = 3600
       fake.abandoned = 0
+      fake.fallback = undefined
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve()))
   })

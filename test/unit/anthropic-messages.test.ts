@@ -98,6 +98,27 @@ describe("translateMessages", () => {
     expect(ok({}).request.input).toEqual({ messages: [] })
   })
 
+  it("joins system messages, wherever they are (Claude Code's context), to the system prompt; their text blocks only", () => {
+    const eph = { type: "ephemeral" }
+    const translated = ok({
+      system: [{ type: "text", text: "base" }],
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "system", content: [{ type: "text", text: "# Environment" }, { type: "text", text: "tools", cache_control: eph }] },
+        { role: "assistant", content: "hello" },
+        { role: "system", content: "later" }
+      ]
+    })
+    expect(translated.request.input).toEqual({
+      system: "base\n\n# Environment\n\ntools\n\nlater",
+      messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }, { role: "assistant", content: [{ type: "text", text: "hello" }] }]
+    })
+    expect(translated.extras.systemCacheControl).toEqual(eph)
+    expect(ok({ messages: [{ role: "system", content: "only" }, { role: "user", content: "hi" }] }).request.input.system).toBe("only")
+    expect(refused({ messages: [{ role: "system", content: [{ type: "image", source: { type: "url", url: "https://x/a.png" } }] }] }))
+      .toBe('messages[0].content[0]: a system message holds text blocks only, not "image"')
+  })
+
   it("turns a string content into a text block, and images and documents into files", () => {
     expect(ok({ messages: [{ role: "user", content: "hi" }] }).request.input.messages).toEqual([{ role: "user", content: [{ type: "text", text: "hi" }] }])
     expect(blocks(
