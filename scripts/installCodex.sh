@@ -6,9 +6,10 @@
 # What the package is (checked on 0.171.0): `@openai/codex` holds only bin/codex.js, a Node launcher
 # with no install script; the native binary (Rust, statically linked against musl) comes from an
 # optional dependency on the npm registry itself, an alias per platform
-# (`@openai/codex-linux-x64` = `npm:@openai/codex@0.171.0-linux-x64`, ~200 MB unpacked) holding
-# vendor/<target triple>/bin/codex. Nothing is downloaded from elsewhere, so `npm install` against
-# the registry is enough; the launcher execs the binary with the same arguments.
+# (`@openai/codex-linux-x64` = `npm:@openai/codex@0.171.0-linux-x64`, ~420 MB unpacked) holding
+# vendor/<target triple>/: bin/codex, bin/codex-code-mode-host, and its own `rg` and `bwrap` (the
+# sandbox). No package has an install script and nothing is downloaded from elsewhere, so
+# `npm install` against the registry is enough; the launcher execs the binary with its arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
