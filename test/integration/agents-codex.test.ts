@@ -58,11 +58,12 @@ const codexKeyVariable = "GATEWAY_TEST_CODEX_KEY"
 
 /**
  * `$CODEX_HOME/config.toml`: the gateway as a Responses provider, no retries (a refusal shows at
- * once), no update check, no analytics or feedback. `web_search = "disabled"` and
- * `[agents] enabled = false` keep Codex from offering the built-in tools `web_search` and
- * `namespace` (multi_agent_v1), which the Responses surface refuses today
+ * once), no update check, no analytics or feedback. `web_search = "disabled"`,
+ * `[agents] enabled = false` and `[features] apps = false` keep Codex from offering the built-in
+ * tools `web_search`, `namespace` (its multi_agent_v1 tools) and `tool_search` (sent for models
+ * Codex knows by name), which the Responses surface refuses today with a 400
  * (src/openaiResponses/request.ts, toolsOf): remove them once built-in tools are dropped for
- * providers that cannot run them.
+ * providers that cannot run them. The same settings as docs/openai-responses.md#codex-cli.
  */
 const codexConfig = (gatewayUrl: string, model: string) => `
 model = "${model}"
@@ -73,6 +74,9 @@ web_search = "disabled"
 
 [agents]
 enabled = false
+
+[features]
+apps = false
 
 [analytics]
 enabled = false
@@ -219,6 +223,8 @@ ${openAiProviderToml("codex-chat", "chat", "gpt-4o", chat.apiBase, "none")}
     expectTaskDone(run)
     const turns = responses.requests.filter((request) => offersShell(request.body?.tools))
     expect(turns.length, transcript(run)).toBeGreaterThanOrEqual(2)
+    // Codex streams: the gateway's streamed Responses events are what it read
+    expect(turns.every((request) => request.body.stream === true)).toBe(true)
     // the tool's output came back for the call the fake made, through the gateway
     const outputs = turns.flatMap((request) => request.body.input).filter((item: Json) => item?.type === "function_call_output")
     expect(outputs.map((item: Json) => item.call_id)).toContain(callId)
