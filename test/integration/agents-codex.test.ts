@@ -7,14 +7,14 @@
  * API and once by a fake Chat Completions API. The fakes answer by what the request carries (a
  * tool's output last: the final text; otherwise the tool call), whatever order Codex sends them in.
  */
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { completion, type FakeOpenAi, openAiProviderToml, startFakeOpenAi, type ReceivedRequest, textStreamChunks, toolCallStreamChunks } from "../support/fakeOpenAi.ts"
 import { answer, functionCallItem, messageItem, responseObject, responsesFakeKey, startFakeOpenAiResponses } from "../support/fakeOpenAiResponses.ts"
 import type { WireRequest, WireServer } from "../support/fakeWireServer.ts"
-import { repoRoot, type RunningGateway, startGateway, writeFiles } from "../support/gateway.ts"
+import { repoRoot, runCommand, type RunningGateway, type RunResult, startGateway, writeFiles } from "../support/gateway.ts"
 
 type Json = Record<string, any>
 
@@ -93,11 +93,10 @@ request_max_retries = 0
 stream_max_retries = 0
 `
 
-interface CodexRun {
-  readonly code: number | null
+interface CodexRun extends RunResult {
+  /** the `--json` events of stdout */
   readonly events: Array<Json>
-  readonly stdout: string
-  readonly stderr: string
+  /** the `--output-last-message` file */
   readonly lastMessage: string | undefined
   readonly workdir: string
 }
@@ -105,64 +104,53 @@ interface CodexRun {
 /** a port nothing listens on: the proxy every request leaving 127.0.0.1 would have to go through */
 const closedPort = "http://127.0.0.1:9"
 
-const runCodex = (codex: string, gatewayUrl: string, model: string, timeoutMs = 90_000) =>
-  new Promise<CodexRun>((resolve, reject) => {
-    const home = writeFiles({ "config.toml": codexConfig(gatewayUrl, model) })
-    const workdir = writeFiles({ "README.md": "A scratch folder for the Codex CLI test.\n" })
-    const lastFile = path.join(home, "last-message.txt")
-    // `--sandbox workspace-write` with `approval_policy = "never"` (what `--full-auto` was): the
-    // command runs in Codex's own sandbox without a prompt (it works as root in the CI container);
-    // `--ephemeral` keeps no session files; `--strict-config` fails on a key this version ignores
-    const args = [
-      "exec",
-      "--json",
-      "--strict-config",
-      "--skip-git-repo-check",
-      "--ephemeral",
-      "--sandbox",
-      "workspace-write",
-      "--color",
-      "never",
-      "-C",
-      workdir,
-      "-o",
-      lastFile,
-      `Write the text ${proofText} to proof.txt in the current folder with a shell command.`
-    ]
-    const child = spawn(codex, args, {
-      cwd: workdir,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        CODEX_HOME: home,
-        [codexKeyVariable]: "sk-codex-test",
-        HTTPS_PROXY: closedPort,
-        HTTP_PROXY: closedPort,
-        ALL_PROXY: closedPort,
-        https_proxy: closedPort,
-        http_proxy: closedPort,
-        NO_PROXY: "127.0.0.1,localhost",
-        no_proxy: "127.0.0.1,localhost",
-        RUST_LOG: "error"
-      }
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (data) => (stdout += data))
-    child.stderr.on("data", (data) => (stderr += data))
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`codex exec did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`))
-    }, timeoutMs)
-    child.on("error", reject)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      const events = stdout.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
-      const lastMessage = fs.existsSync(lastFile) ? fs.readFileSync(lastFile, "utf8") : undefined
-      resolve({ code, events, stdout, stderr, lastMessage, workdir })
-    })
+const runCodex = async (codex: string, gatewayUrl: string, model: string): Promise<CodexRun> => {
+  const home = writeFiles({ "config.toml": codexConfig(gatewayUrl, model) })
+  const workdir = writeFiles({ "README.md": "A scratch folder for the Codex CLI test.\n" })
+  const lastFile = path.join(home, "last-message.txt")
+  // `--sandbox workspace-write` with `approval_policy = "never"` (what `--full-auto` was): the
+  // command runs in Codex's own sandbox without a prompt (it works as root in the CI container);
+  // `--ephemeral` keeps no session files; `--strict-config` fails on a key this version ignores
+  const args = [
+    "exec",
+    "--json",
+    "--strict-config",
+    "--skip-git-repo-check",
+    "--ephemeral",
+    "--sandbox",
+    "workspace-write",
+    "--color",
+    "never",
+    "-C",
+    workdir,
+    "-o",
+    lastFile,
+    `Write the text ${proofText} to proof.txt in the current folder with a shell command.`
+  ]
+  const run = await runCommand(codex, args, {
+    what: "codex exec",
+    cwd: workdir,
+    stdin: "ignore",
+    timeoutMs: 90_000,
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      CODEX_HOME: home,
+      [codexKeyVariable]: "sk-codex-test",
+      HTTPS_PROXY: closedPort,
+      HTTP_PROXY: closedPort,
+      ALL_PROXY: closedPort,
+      https_proxy: closedPort,
+      http_proxy: closedPort,
+      NO_PROXY: "127.0.0.1,localhost",
+      no_proxy: "127.0.0.1,localhost",
+      RUST_LOG: "error"
+    }
   })
+  const events = run.stdout.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
+  const lastMessage = fs.existsSync(lastFile) ? fs.readFileSync(lastFile, "utf8") : undefined
+  return { ...run, events, lastMessage, workdir }
+}
 
 /** the events of a run as a failing assertion shows them */
 const transcript = (run: CodexRun) => `exit ${run.code}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`
