@@ -38,7 +38,16 @@ import { Pool } from "undici"
 import { startClickHouse } from "../scripts/clickhouse.ts"
 import { memoryOf, startProcess, ticksOf } from "./processes.ts"
 import { measureFirstText, measureOpenStreams, measureStreamedThroughput, type StreamTarget } from "./streaming.ts"
-import { gatewayBody, openAiRouteBody, streamedGatewayBody, streamedOpenAiRouteBody, streamedUpstreamBody, upstreamBody, writeGatewayFiles } from "./scenario.ts"
+import {
+  gatewayBody,
+  openAiRouteBody,
+  plainRoutes,
+  streamedGatewayBody,
+  streamedOpenAiRouteBody,
+  streamedUpstreamBody,
+  upstreamBody,
+  writeGatewayFiles
+} from "./scenario.ts"
 import { ensurePostgres } from "../scripts/postgres.ts"
 import { measureWorkers } from "./workers.ts"
 import { freshDatabase, type TestDatabase } from "../test/support/databases.ts"
@@ -68,6 +77,8 @@ interface Target {
   readonly pid?: number
   /** the database it writes to, whose CPU time is measured too */
   readonly database?: "clickhouse" | "postgres"
+  /** its streamed requests, when they are not /inference's or the OpenAI route's on `bench` */
+  readonly streamed?: { readonly fastBody: string; readonly pacedBody: string }
 }
 
 
@@ -182,6 +193,7 @@ const megabytes = (bytes: number) => (bytes === 0 ? "" : `${Math.round(bytes / 1
 const measureStreaming = async (upstream: string, upstreamPid: number, targets: ReadonlyArray<Target>, idleRss: ReadonlyMap<number | undefined, number>) => {
   const streamTargets: Array<StreamTarget> = targets.map((target) => {
     const fields = { name: target.name, url: target.url, path: target.path, pid: target.pid }
+    if (target.streamed !== undefined) return { ...fields, ...target.streamed }
     if (target.path === "/inference") return { ...fields, fastBody: streamedGatewayBody("bench"), pacedBody: streamedGatewayBody("bench_paced") }
     if (target.path.startsWith("/openai/")) return { ...fields, fastBody: streamedOpenAiRouteBody("bench"), pacedBody: streamedOpenAiRouteBody("bench_paced") }
     return { ...fields, fastBody: streamedUpstreamBody("bench-model"), pacedBody: streamedUpstreamBody("bench-model-paced") }
@@ -305,13 +317,25 @@ const main = async () => {
     targets.push({ name: gateway.name, url: started.match, path: "/inference", body: gatewayBody, pid: started.pid, database: gateway.database })
     if (gateway.name === "gateway") {
       targets.push({ name: "gateway, OpenAI route", url: started.match, path: "/openai/v1/chat/completions", body: openAiRouteBody, pid: started.pid })
+      for (const route of plainRoutes) {
+        targets.push({
+          name: route.name,
+          url: started.match,
+          path: route.path,
+          body: route.body("bench_model", false),
+          pid: started.pid,
+          streamed: { fastBody: route.body("bench_model", true), pacedBody: route.body("bench_paced_model", true) }
+        })
+      }
     }
   }
+  // the streamed scenarios: the proxy, /inference, the OpenAI route and the plain calls of the three chat-style routes
+  const streamedTargets = 3 + plainRoutes.length
   // resident memory of each server after start-up, before any load
   await new Promise((resolve) => setTimeout(resolve, 500))
   const idleRss = new Map(targets.map((target) => [target.pid, target.pid === undefined ? 0 : memoryOf(target.pid, "VmRSS")]))
   if (args.includes("--streaming-only")) {
-    const streamed = await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, 3), idleRss)
+    const streamed = await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, streamedTargets), idleRss)
     if (args.includes("--json")) console.log(JSON.stringify({ streamed }))
     process.exit(0)
   }
@@ -354,7 +378,13 @@ const main = async () => {
         (row.databaseCpuUs === 0 ? "" : `, CPU per request with the database's ${change(row.serverCpuUs + row.databaseCpuUs, off.serverCpuUs)}`)
     )
   }
-  const streamed = args.includes("--no-streaming") ? undefined : await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, 3), idleRss)
+  // the issue-37 surfaces against the chat route on the same plain call
+  const plainChat = rows.find((row) => row.name === plainRoutes[0].name)
+  for (const row of rows.filter((each) => plainRoutes.slice(1).some((route) => route.name === each.name))) {
+    if (plainChat === undefined) break
+    console.log(`${row.name} vs ${plainChat.name}: req/s ${change(row.rps, plainChat.rps)}, server CPU per request ${change(row.serverCpuUs, plainChat.serverCpuUs)}`)
+  }
+  const streamed = args.includes("--no-streaming") ? undefined : await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, streamedTargets), idleRss)
   if (args.includes("--json")) console.log(JSON.stringify({ base, rows, ...(streamed === undefined ? {} : { streamed }) }))
   for (const cleanup of cleanups) await cleanup()
   for (const dir of [gatewayDir, tracedDir]) fs.rmSync(dir, { recursive: true, force: true })

@@ -100,3 +100,28 @@ export const streamedOpenAiRouteBody = (functionName: string) =>
   JSON.stringify({ ...JSON.parse(openAiRouteBody), model: `gateway::function_name::${functionName}`, stream: true })
 export const streamedUpstreamBody = (model: string) =>
   JSON.stringify({ ...JSON.parse(upstreamBody), model, stream: true, stream_options: { include_usage: true } })
+
+// The same plain call (a configured model, no templates: Anthropic's and the Responses API's
+// bodies carry no template arguments) on the three chat-style routes, to set their costs side
+// by side: the chat route, Anthropic's Messages, OpenAI's Responses
+const plainQuestion = "Tell me one fact about latency."
+export const plainRoutes = [
+  {
+    name: "OpenAI route, plain",
+    path: "/openai/v1/chat/completions",
+    body: (model: string, stream: boolean) =>
+      JSON.stringify({ model: `gateway::model_name::${model}`, max_tokens: 100, messages: [{ role: "user", content: plainQuestion }], ...(stream ? { stream } : {}) })
+  },
+  {
+    name: "Anthropic route",
+    path: "/anthropic/v1/messages",
+    body: (model: string, stream: boolean) =>
+      JSON.stringify({ model: `gateway::model_name::${model}`, max_tokens: 100, messages: [{ role: "user", content: plainQuestion }], ...(stream ? { stream } : {}) })
+  },
+  {
+    name: "Responses route",
+    path: "/openai/v1/responses",
+    body: (model: string, stream: boolean) =>
+      JSON.stringify({ model: `gateway::model_name::${model}`, max_output_tokens: 100, input: plainQuestion, ...(stream ? { stream } : {}) })
+  }
+] as const

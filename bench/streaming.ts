@@ -24,19 +24,30 @@ const carriesText = (event: string): boolean => {
   const data = event.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trimStart()).join("\n")
   if (data === "" || data === "[DONE]") return false
   const chunk = JSON.parse(data) as {
+    type?: string
     choices?: ReadonlyArray<{ delta?: { content?: unknown } }>
     content?: ReadonlyArray<{ text?: unknown }>
+    delta?: unknown
   }
   const nonEmpty = (text: unknown) => typeof text === "string" && text !== ""
+  // Anthropic's text_delta, the Responses API's output_text delta
+  if (chunk.type === "content_block_delta") return nonEmpty((chunk.delta as { text?: unknown } | undefined)?.text)
+  if (chunk.type === "response.output_text.delta") return nonEmpty(chunk.delta)
   return (chunk.choices ?? []).some((choice) => nonEmpty(choice.delta?.content)) || (chunk.content ?? []).some((block) => nonEmpty(block.text))
 }
 
-const endMarker = "data: [DONE]"
+/** how each surface's stream ends: OpenAI's `[DONE]`, Anthropic's `message_stop`, the Responses API's `response.completed` */
+const endMarkers = ["data: [DONE]", `"type":"message_stop"}`, "event: response.completed"]
+const endsWell = (tail: string): boolean => {
+  const last = tail.trimEnd()
+  const lastEvent = last.slice(last.lastIndexOf("\n\n") + 2)
+  return endMarkers.some((marker) => lastEvent.includes(marker))
+}
 
 /**
  * One streamed request read to its end: ms from sending it to the arrival of the first
  * `data:` event carrying text, and to the end. Fails unless the answer is a 200 stream with
- * text that ends at `data: [DONE]`.
+ * text that ends as its surface ends a stream (`endMarkers`).
  */
 export const streamOnce = async (pool: Pool, target: StreamTarget, body: string): Promise<{ firstText: number; total: number }> => {
   const started = process.hrtime.bigint()
@@ -45,11 +56,11 @@ export const streamOnce = async (pool: Pool, target: StreamTarget, body: string)
   if (response.statusCode !== 200) throw new Error(`${target.name} answered ${response.statusCode}: ${await response.body.text()}`)
   let firstText = -1
   let pending = "" // the events not yet looked at, until the first text
-  let tail = "" // the last bytes, for the end marker
+  let tail = "" // the last bytes, for the end marker (the Responses API's last event holds the whole response)
   for await (const part of response.body) {
     const arrived = since()
     const text = (part as Buffer).toString()
-    tail = (tail + text).slice(-64)
+    tail = (tail + text).slice(-8192)
     if (firstText >= 0) continue
     pending += text.replaceAll("\r\n", "\n")
     for (let end = pending.indexOf("\n\n"); end >= 0 && firstText < 0; end = pending.indexOf("\n\n")) {
@@ -58,7 +69,7 @@ export const streamOnce = async (pool: Pool, target: StreamTarget, body: string)
     }
   }
   if (firstText < 0) throw new Error(`${target.name}: no text in the stream`)
-  if (!tail.trimEnd().endsWith(endMarker)) throw new Error(`${target.name}: the stream does not end with ${endMarker}: ${JSON.stringify(tail)}`)
+  if (!endsWell(tail)) throw new Error(`${target.name}: the stream does not end as its surface ends one: ${JSON.stringify(tail)}`)
   return { firstText, total: since() }
 }
 

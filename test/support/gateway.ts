@@ -80,28 +80,45 @@ export interface RunResult {
   readonly stderr: string
 }
 
+/**
+ * Runs a command to completion in `env` (as it is), killed after `timeoutMs`; `what` names it in
+ * that error. `stdin: "ignore"` gives it an empty standard input (a pipe left open otherwise).
+ */
+export const runCommand = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { readonly what: string; readonly env: NodeJS.ProcessEnv; readonly cwd: string; readonly timeoutMs: number; readonly stdin?: "ignore" }
+) =>
+  new Promise<RunResult>((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: [options.stdin ?? "pipe", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout!.on("data", (data) => (stdout += data))
+    child.stderr!.on("data", (data) => (stderr += data))
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`${options.what} did not exit within ${options.timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`))
+    }, options.timeoutMs)
+    child.on("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+
 /** Runs the CLI to completion (for start-up failures and one-shot commands). */
 export const runGateway = (
   args: ReadonlyArray<string>,
   options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}
 ) =>
-  new Promise<RunResult>((resolve, reject) => {
-    const child = spawn(process.execPath, [gatewayBin, ...args], {
-      cwd: options.cwd ?? repoRoot,
-      env: childEnv(options.env)
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (data) => (stdout += data))
-    child.stderr.on("data", (data) => (stderr += data))
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`gateway did not exit within ${options.timeoutMs ?? 15_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`))
-    }, options.timeoutMs ?? 15_000)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
+  runCommand(process.execPath, [gatewayBin, ...args], {
+    what: "gateway",
+    env: childEnv(options.env),
+    cwd: options.cwd ?? repoRoot,
+    timeoutMs: options.timeoutMs ?? 15_000
   })
 
 export interface RunningGateway {
