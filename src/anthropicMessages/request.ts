@@ -56,26 +56,27 @@ const anthropicFamily = "anthropic"
 
 const invalid = (message: string): Translated<never> => Result.fail(new InvalidRequest({ message }))
 
-/** Schema.Int lets 0 and negatives through; the gateway's params take positive integers only */
-const positiveInt = (value: number | undefined, field: string): Translated<number | undefined> =>
-  value === undefined || value > 0 ? Result.succeed(value) : invalid(`${field}: expected a positive integer, got ${value}`)
+// The translation is on the route's path: plain code with early returns, not Result.gen (a
+// generator per call costs microseconds here)
 
-const paramsOf = (body: MessagesBody): Translated<ChatCompletionParams> =>
-  Result.gen(function*() {
-    const params: Record<string, unknown> = {
-      max_tokens: yield* positiveInt(body.max_tokens, "max_tokens"),
-      temperature: body.temperature,
-      top_p: body.top_p,
-      top_k: yield* positiveInt(body.top_k, "top_k"),
-      stop_sequences: body.stop_sequences,
-      // adaptive and disabled thinking set nothing (family edits, later)
-      thinking_budget_tokens: body.thinking?.type === "enabled"
-        ? yield* positiveInt(body.thinking.budget_tokens, "thinking.budget_tokens")
-        : undefined
-    }
-    for (const key of Object.keys(params)) if (params[key] === undefined) delete params[key]
-    return params as ChatCompletionParams
-  })
+const paramsOf = (body: MessagesBody): Translated<ChatCompletionParams> => {
+  const params: Record<string, unknown> = {}
+  const counts: ReadonlyArray<readonly [string, string, number | undefined]> = [
+    ["max_tokens", "max_tokens", body.max_tokens],
+    ["top_k", "top_k", body.top_k],
+    // adaptive and disabled thinking set no budget (the Anthropic family gets them as sent)
+    ["thinking_budget_tokens", "thinking.budget_tokens", body.thinking?.type === "enabled" ? body.thinking.budget_tokens : undefined]
+  ]
+  for (const [name, field, value] of counts) {
+    if (value === undefined) continue
+    if (value <= 0) return invalid(`${field}: expected a positive integer, got ${value}`)
+    params[name] = value
+  }
+  if (body.temperature !== undefined) params.temperature = body.temperature
+  if (body.top_p !== undefined) params.top_p = body.top_p
+  if (body.stop_sequences !== undefined) params.stop_sequences = body.stop_sequences
+  return Result.succeed(params as ChatCompletionParams)
+}
 
 /** a system prompt's pieces: `system`, then the system messages' */
 type SystemTexts = ReadonlyArray<TextBlock>
@@ -182,23 +183,31 @@ const blockOf = (block: ContentBlock, path: string, toolNames: Map<string, strin
  * prompt, so they join it after `system` (as the chat route's system messages do), wherever
  * they were.
  */
-const messagesOf = (messages: ReadonlyArray<MessageParam>): Translated<{ messages: Array<InputMessage>; system: SystemTexts }> =>
-  Result.gen(function*() {
-    const toolNames = new Map<string, string>()
-    const out: Array<InputMessage> = []
-    const system: Array<TextBlock> = []
-    for (const [i, message] of messages.entries()) {
-      if (message.role === "system") {
-        system.push(...yield* systemMessageTexts(message.content, `messages[${i}].content`))
-        continue
-      }
-      const content: Array<InputBlock> = []
-      if (typeof message.content === "string") content.push({ type: "text", text: message.content })
-      else for (const [j, block] of message.content.entries()) content.push(yield* blockOf(block, `messages[${i}].content[${j}]`, toolNames))
-      out.push({ role: message.role, content })
+const messagesOf = (messages: ReadonlyArray<MessageParam>): Translated<{ messages: Array<InputMessage>; system: SystemTexts }> => {
+  const toolNames = new Map<string, string>()
+  const out: Array<InputMessage> = []
+  const system: Array<TextBlock> = []
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]
+    if (message.role === "system") {
+      const texts = systemMessageTexts(message.content, `messages[${i}].content`)
+      if (Result.isFailure(texts)) return Result.fail(texts.failure)
+      system.push(...texts.success)
+      continue
     }
-    return { messages: out, system }
-  })
+    const content: Array<InputBlock> = []
+    if (typeof message.content === "string") content.push({ type: "text", text: message.content })
+    else {
+      for (let j = 0; j < message.content.length; j++) {
+        const block = blockOf(message.content[j], `messages[${i}].content[${j}]`, toolNames)
+        if (Result.isFailure(block)) return Result.fail(block.failure)
+        content.push(block.success)
+      }
+    }
+    out.push({ role: message.role, content })
+  }
+  return Result.succeed({ messages: out, system })
+}
 
 const isServerTool = (tool: ToolParam): boolean => tool.type !== undefined && tool.type !== null && tool.type !== "custom"
 
@@ -219,16 +228,17 @@ const serverToolsOf = (tools: ReadonlyArray<ToolParam>, context: MessagesContext
 }
 
 /** custom tools */
-const toolsOf = (tools: ReadonlyArray<ToolParam>): Translated<Array<AdditionalTool>> =>
-  Result.gen(function*() {
-    const out: Array<AdditionalTool> = []
-    for (const [i, tool] of tools.entries()) {
-      if (isServerTool(tool)) continue
-      const additional = yield* functionTool({ ...tool, parameters: tool.input_schema }, `tools[${i}].input_schema`)
-      out.push(tool.cache_control === undefined || tool.cache_control === null ? additional : { ...additional, cache_control: tool.cache_control })
-    }
-    return out
-  })
+const toolsOf = (tools: ReadonlyArray<ToolParam>): Translated<Array<AdditionalTool>> => {
+  const out: Array<AdditionalTool> = []
+  for (let i = 0; i < tools.length; i++) {
+    const tool = tools[i]
+    if (isServerTool(tool)) continue
+    const additional = functionTool({ ...tool, parameters: tool.input_schema }, `tools[${i}].input_schema`)
+    if (Result.isFailure(additional)) return Result.fail(additional.failure)
+    out.push(tool.cache_control === undefined || tool.cache_control === null ? additional.success : { ...additional.success, cache_control: tool.cache_control })
+  }
+  return Result.succeed(out)
+}
 
 const toolChoices = { auto: "auto", any: "required", none: "none" } as const
 
@@ -274,21 +284,36 @@ const familyHeaderEdits = (beta: string | undefined): Translated<Array<ScopedEdi
 export const translateMessages = (
   body: MessagesBody,
   context: MessagesContext
-): Result.Result<TranslatedMessages, InvalidRequest | NotFound> =>
-  Result.gen(function*() {
-    const target = yield* parseModelOrBareName(body.model, context.configuredModel)
-    const variantName = yield* pinnedVariant(target, body["gateway::variant_name"], "gateway::variant_name")
-    const params = yield* paramsOf(body)
-    const conversation = yield* messagesOf(body.messages)
-    const systemTexts = [...(body.system === undefined ? [] : textBlocksOf(body.system)), ...conversation.system]
-    const tools = yield* toolsOf(body.tools ?? [])
+): Result.Result<TranslatedMessages, InvalidRequest | NotFound> => {
+    const targetOf = parseModelOrBareName(body.model, context.configuredModel)
+    if (Result.isFailure(targetOf)) return Result.fail(targetOf.failure)
+    const target = targetOf.success
+    const pinned = pinnedVariant(target, body["gateway::variant_name"], "gateway::variant_name")
+    if (Result.isFailure(pinned)) return Result.fail(pinned.failure)
+    const variantName = pinned.success
+    const paramsResult = paramsOf(body)
+    if (Result.isFailure(paramsResult)) return Result.fail(paramsResult.failure)
+    const params = paramsResult.success
+    const conversationResult = messagesOf(body.messages)
+    if (Result.isFailure(conversationResult)) return Result.fail(conversationResult.failure)
+    const conversation = conversationResult.success
+    const systemTexts = body.system === undefined
+      ? conversation.system
+      : conversation.system.length === 0 ? textBlocksOf(body.system) : [...textBlocksOf(body.system), ...conversation.system]
+    const toolsResult = toolsOf(body.tools ?? [])
+    if (Result.isFailure(toolsResult)) return Result.fail(toolsResult.failure)
+    const tools = toolsResult.success
     const serverTools = serverToolsOf(body.tools ?? [], context)
     const choice = body.tool_choice
     // a choice of a server tool, or any choice among server tools only, is Anthropic's alone
     const serverToolChosen = choice?.type === "tool" && serverTools.length > 0 && !tools.some((tool) => tool.name === choice.name)
     const serverToolsOnly = serverTools.length > 0 && tools.length === 0
-    const headers = yield* familyHeaderEdits(context.beta)
-    const gatewayPart = yield* gatewayRequestPart(body)
+    const headersResult = familyHeaderEdits(context.beta)
+    if (Result.isFailure(headersResult)) return Result.fail(headersResult.failure)
+    const headers = headersResult.success
+    const gatewayResult = gatewayRequestPart(body)
+    if (Result.isFailure(gatewayResult)) return Result.fail(gatewayResult.failure)
+    const gatewayPart = gatewayResult.success
     const system = systemOf(systemTexts)
     const stream = body.stream === true
     const request: InferenceRequest = {
@@ -312,5 +337,5 @@ export const translateMessages = (
       ...(bodyEdits.length > 0 || headers.length > 0 ? { surfaceEdits: { body: bodyEdits, headers } } : {}),
       ...(serverTools.length > 0 ? { builtinTools: serverTools } : {})
     }
-    return { request, extras, stream, model: body.model }
-  })
+    return Result.succeed({ request, extras, stream, model: body.model })
+  }
