@@ -15,7 +15,7 @@ const stem = "0192d7a81c2b7d3e8f405a6b7c8d9e0f"
 
 const translated = (body: Record<string, unknown> = {}): TranslatedResponse => {
   const decoded = Result.getOrThrow(decodeCreateResponse({ model: "gpt-5", input: "hi", ...body }))
-  return Result.getOrThrow(translateCreateResponse(decoded, { isModel: () => true, functionType: () => undefined }))
+  return Result.getOrThrow(translateCreateResponse(decoded, { isModel: () => true, functionType: () => undefined }, { available: false }))
 }
 
 const tools = {

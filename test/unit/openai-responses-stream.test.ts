@@ -28,7 +28,7 @@ const variant = { name: "v" } as VariantConfig
 
 const translated = (body: Record<string, unknown> = {}): TranslatedResponse => {
   const decoded = Result.getOrThrow(decodeCreateResponse({ model: "gateway::function_name::f", input: "hi", stream: true, ...body }))
-  return Result.getOrThrow(translateCreateResponse(decoded, { isModel: () => false, functionType: () => "chat" }))
+  return Result.getOrThrow(translateCreateResponse(decoded, { isModel: () => false, functionType: () => "chat" }, { available: false }))
 }
 
 const weatherTools = {
