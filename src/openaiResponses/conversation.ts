@@ -39,16 +39,6 @@ export const previousMessages = (record: ResponseRecord): ReadonlyArray<InputMes
   return said.length === 0 ? earlier : [...earlier, { role: "assistant", content: said }]
 }
 
-/** the names of the tools a conversation called, by call id: a tool result that answers one is named by it */
-export const calledTools = (messages: ReadonlyArray<InputMessage>): Map<string, string> => {
-  const names = new Map<string, string>()
-  for (const message of messages) {
-    if (typeof message.content === "string") continue
-    for (const block of message.content) if (block.type === "tool_call" && typeof block.name === "string") names.set(block.id, block.name)
-  }
-  return names
-}
-
 export type InputListItem = Readonly<Record<string, unknown>> & { readonly id: string }
 
 /** a file block as the content part that sent it */

@@ -167,3 +167,13 @@ const addMessage = (
   }
   return undefined
 }
+
+/** the names of the tools a conversation called, by call id: a tool result that answers one is named by it */
+export const calledTools = (messages: ReadonlyArray<InputMessage>): Map<string, string> => {
+  const names = new Map<string, string>()
+  for (const message of messages) {
+    if (typeof message.content === "string") continue
+    for (const block of message.content) if (block.type === "tool_call" && typeof block.name === "string") names.set(block.id, block.name)
+  }
+  return names
+}

@@ -16,9 +16,8 @@ import type { CustomTool } from "../inference/tools.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
 import type { CreateResponseRequest, CustomTool as CustomToolSchema, FunctionTool, Tool, ToolChoice } from "./api.ts"
-import { calledTools } from "./conversation.ts"
-import { inputOf } from "./input.ts"
-import { previousResponseTag, responseModelTag, responsesSurface, responseStoreTag } from "./stored.ts"
+import { calledTools, inputOf } from "./input.ts"
+import { previousResponseTag, responseModelTag, responsesSurface, responseStoreTag } from "./tags.ts"
 
 /** the request's settings as the response echoes them (OpenAI's defaults where absent) */
 export interface EchoedSettings {

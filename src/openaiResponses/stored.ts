@@ -15,15 +15,7 @@ import { addUsage, type FunctionOutput } from "../inference/variants/answer.ts"
 import { outputItems } from "./items.ts"
 import type { EchoedSettings } from "./request.ts"
 import { responseEnding, responseObject, responsesUsage } from "./response.ts"
-
-/** set on a stored response: the Responses routes see only inferences with it */
-export const responseStoreTag = "gateway::response_store"
-/** the request's `model` as sent, which a stored response echoes */
-export const responseModelTag = "gateway::response_model"
-/** the response a stored one continued */
-export const previousResponseTag = "gateway::previous_response_id"
-
-export const responsesSurface = "openai_responses"
+import { previousResponseTag, responseModelTag, responsesSurface, responseStoreTag } from "./tags.ts"
 
 export interface ResponseRecord {
   readonly id: string
