@@ -183,7 +183,8 @@ const notServed = (body: CreateResponseRequest): InvalidRequest | undefined => {
   return undefined
 }
 
-const echoOf = (body: CreateResponseRequest, store: boolean): EchoedSettings => ({
+/** the settings a response echoes; OpenAI's defaults for those `body` lacks */
+export const echoOf = (body: Omit<CreateResponseRequest, "model">, store: boolean): EchoedSettings => ({
   instructions: body.instructions ?? null,
   tools: body.tools ?? [],
   tool_choice: body.tool_choice ?? "auto",

@@ -13,7 +13,7 @@ import { type CompletedInference, totalUsage } from "../inference/run.ts"
 import type { FinishReason, Usage } from "../inference/types.ts"
 import { addUsage, type FunctionOutput } from "../inference/variants/answer.ts"
 import { outputItems } from "./items.ts"
-import type { EchoedSettings } from "./request.ts"
+import { echoOf, type EchoedSettings } from "./request.ts"
 import { responseEnding, responseObject, responsesUsage } from "./response.ts"
 import { previousResponseTag, responseModelTag, responsesSurface, responseStoreTag } from "./tags.ts"
 
@@ -33,21 +33,11 @@ export const isVisible = (tags: Readonly<Record<string, string>>, apiKey: string
   tags[surfaceTag] === responsesSurface && tags[responseStoreTag] === "true" && (apiKey === undefined || tags[apiKeyTag] === apiKey)
 
 /** what a stored response echoes of its request: the model, metadata and the response it continued; other settings are not kept */
-const storedEcho = (tags: Readonly<Record<string, string>>): EchoedSettings => ({
-  instructions: null,
-  tools: [],
-  tool_choice: "auto",
-  parallel_tool_calls: true,
-  temperature: null,
-  top_p: null,
-  max_output_tokens: null,
-  text: { format: { type: "text" } },
-  reasoning: { effort: null, summary: null },
-  metadata: Object.fromEntries(Object.entries(tags).filter(([key]) => !key.startsWith(reservedTagPrefix))),
-  store: true,
-  previous_response_id: tags[previousResponseTag] ?? null,
-  truncation: "disabled"
-})
+const storedEcho = (tags: Readonly<Record<string, string>>): EchoedSettings =>
+  echoOf({
+    metadata: Object.fromEntries(Object.entries(tags).filter(([key]) => !key.startsWith(reservedTagPrefix))),
+    previous_response_id: tags[previousResponseTag]
+  }, true)
 
 interface StoredParts {
   readonly id: string
