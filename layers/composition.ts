@@ -18,6 +18,7 @@ import { Experimentation } from "../src/experimentation/service.ts"
 import { FeedbackService } from "../src/feedback/service.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { InferenceService } from "../src/inference/service.ts"
+import { StoredResponses } from "../src/openaiResponses/service.ts"
 import { StoredInferences } from "../src/storedInferences/service.ts"
 import { GepaService } from "../src/optimization/gepa/service.ts"
 import { Configuration, Models } from "../src/services.ts"
@@ -47,6 +48,8 @@ export const ProcessServicesLive = (config: GatewayConfig, env: Env) =>
     Layer.provideMerge(AccessLive(config, env)),
     // after the write queue, whose figures it reads at scrape time
     Layer.provideMerge(MetricsLive(config)),
+    // stored responses keep the recent ones in memory across reloads
+    Layer.provideMerge(StoredResponses.layer),
     Layer.provideMerge(ObservabilityLive(config, env)),
     Layer.provideMerge(TracingLive(config, env)),
     // the one outbound client: providers and the trace exporter send through it

@@ -18,6 +18,7 @@ import { makeClickHouseExperimentationStore } from "./experimentation.ts"
 import { makeClickHouseFeedbackStore } from "./feedback.ts"
 import { makeClickHouseInferenceStore } from "./inferences.ts"
 import { makeClickHouseOverviewStore } from "./overview.ts"
+import { makeClickHouseResponseDeletionStore } from "./responses.ts"
 import { makeClickHouseWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
 /** `maxRowBytes`: `[gateway.observability] max_row_bytes`, the largest row written */
@@ -33,5 +34,6 @@ export const makeClickHouseStores = (url: string, maxRowBytes = defaultMaxRowByt
     batches: makeClickHouseBatchStore(clickhouse),
     experimentation: makeClickHouseExperimentationStore(clickhouse),
     dicl: makeClickHouseDiclStore(clickhouse),
-    overview: makeClickHouseOverviewStore(clickhouse)
+    overview: makeClickHouseOverviewStore(clickhouse),
+    responseDeletions: makeClickHouseResponseDeletionStore(clickhouse)
   }))

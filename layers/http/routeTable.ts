@@ -38,7 +38,7 @@ import { getInferencesHandler, listInferencesHandler } from "./inferences.ts"
 import { embeddingsHandler } from "./embeddings.ts"
 import { chatCompletionsHandler, modelsHandler } from "./openaiCompatible.ts"
 import { anthropicModelHandler, anthropicModelsHandler, countTokensHandler, messagesHandler } from "./anthropicMessages.ts"
-import { createResponseHandler } from "./openaiResponses.ts"
+import { createResponseHandler, deleteResponseHandler, getResponseHandler, inputItemsHandler } from "./openaiResponses.ts"
 import { cancelGepaTaskHandler, createDiclExamplesHandler, getDiclTaskHandler, getGepaTaskHandler, launchGepaHandler } from "./optimization.ts"
 import { reloadConfigHandler } from "./configReload.ts"
 import { jsonResponse } from "./respond.ts"
@@ -126,7 +126,12 @@ export const groupsOf = (
         .handleRaw("chatCompletions", hot.chatCompletions.handler)
         .handleRaw("embeddings", route("openai", embeddingsHandler)("embeddings"))
         .handleRaw("models", route("openai", () => modelsHandler)("models"))),
-    HttpApiBuilder.group(api, "openaiResponses", (handlers) => handlers.handleRaw("createResponse", hot.responses.handler)),
+    HttpApiBuilder.group(api, "openaiResponses", (handlers) =>
+      handlers
+        .handleRaw("createResponse", hot.responses.handler)
+        .handleRaw("getResponse", route("openaiResponses", getResponseHandler)("getResponse"))
+        .handleRaw("deleteResponse", route("openaiResponses", deleteResponseHandler)("deleteResponse"))
+        .handleRaw("listInputItems", route("openaiResponses", inputItemsHandler)("listInputItems"))),
     HttpApiBuilder.group(api, "batch", (handlers) =>
       handlers
         .handleRaw("startBatch", route("batch", startBatchHandler)("startBatch"))

@@ -12,6 +12,7 @@ import { type DiclExampleStore, DiclExampleStoreService } from "../../src/dicl/s
 import { type EvaluationStore, EvaluationStoreService } from "../../src/evaluations/store.ts"
 import { type ExperimentationStore, ExperimentationStoreService } from "../../src/experimentation/store.ts"
 import { type FeedbackStore, FeedbackStoreService } from "../../src/feedback/store.ts"
+import { type ResponseDeletionStore, ResponseDeletionStoreService } from "../../src/openaiResponses/store.ts"
 import { type OverviewStore, OverviewStoreService } from "../../src/overview/store.ts"
 import { type InferenceStore, InferenceStoreService } from "../../src/storedInferences/store.ts"
 import { type WorkflowEvaluationStore, WorkflowEvaluationStoreService } from "../../src/workflowEvaluations/store.ts"
@@ -32,6 +33,8 @@ export interface AnalyticsStores {
   readonly dicl: DiclExampleStore
   /** the aggregates of the UI's Overview */
   readonly overview: OverviewStore
+  /** which stored responses of the Responses surface are deleted */
+  readonly responseDeletions: ResponseDeletionStore
 }
 
 /** The service of every store. */
@@ -47,6 +50,7 @@ export type StoreServices =
   | ExperimentationStoreService
   | DiclExampleStoreService
   | OverviewStoreService
+  | ResponseDeletionStoreService
 
 /**
  * Each store as its capability's service; all of them absent when `stores` is (observability
@@ -63,5 +67,6 @@ export const storeServices = (stores: AnalyticsStores | undefined, cache: CacheS
     Context.add(BatchStoreService, { store: stores?.batches }),
     Context.add(ExperimentationStoreService, { store: stores?.experimentation }),
     Context.add(DiclExampleStoreService, { store: stores?.dicl }),
-    Context.add(OverviewStoreService, { store: stores?.overview })
+    Context.add(OverviewStoreService, { store: stores?.overview }),
+    Context.add(ResponseDeletionStoreService, { store: stores?.responseDeletions })
   )

@@ -19,6 +19,7 @@ import { makePostgresExperimentationStore } from "./experimentation.ts"
 import { makePostgresFeedbackStore } from "./feedback.ts"
 import { makePostgresInferenceStore } from "./inferences.ts"
 import { makePostgresOverviewStore } from "./overview.ts"
+import { makePostgresResponseDeletionStore } from "./responses.ts"
 import { makePostgresWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
 /**
@@ -39,5 +40,6 @@ export const makePostgresStores = (url: string, maxRowBytes = defaultMaxRowBytes
     batches: makePostgresBatchStore(sql),
     experimentation: makePostgresExperimentationStore(sql),
     dicl: makePostgresDiclStore(sql),
-    overview: makePostgresOverviewStore(sql)
+    overview: makePostgresOverviewStore(sql),
+    responseDeletions: makePostgresResponseDeletionStore(sql)
   }))

@@ -88,8 +88,10 @@ export const ResponseObject = Schema.Struct({
   text: Schema.Struct({ format: Schema.Unknown, verbosity: Schema.optional(Schema.String) }),
   reasoning: Schema.Struct({ effort: Schema.NullOr(Schema.String), summary: Schema.NullOr(Schema.String) }),
   metadata: Schema.Record(Schema.String, Schema.String),
-  store: Schema.Literal(false).annotate({ description: "responses are not stored for `previous_response_id` yet" }),
-  previous_response_id: Schema.Null,
+  store: Schema.Boolean.annotate({
+    description: "whether the response is stored (readable by `GET /openai/v1/responses/{id}` and `previous_response_id`): only with an analytics database"
+  }),
+  previous_response_id: Schema.NullOr(Schema.String),
   truncation: Schema.Literal("disabled"),
   user: Schema.optional(Schema.String),
   service_tier: Schema.optional(Schema.String),
@@ -98,6 +100,18 @@ export const ResponseObject = Schema.Struct({
   gateway_variant_name: Schema.String
 }).annotate({ identifier: "OpenAiResponse" })
 export type ResponseObject = typeof ResponseObject.Type
+
+export const DeletedResponse = Schema.Struct({ id: Schema.String, object: Schema.Literal("response"), deleted: Schema.Literal(true) })
+
+export const InputItemList = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(Schema.Record(Schema.String, Schema.Unknown)).annotate({
+    description: "input items (`message`, `function_call`, `function_call_output`, `reasoning`), each with its `id`"
+  }),
+  first_id: Schema.NullOr(Schema.String),
+  last_id: Schema.NullOr(Schema.String),
+  has_more: Schema.Boolean
+})
 
 const event = <Type extends string, Fields extends Schema.Struct.Fields>(type: Type, fields: Fields) =>
   Schema.Struct({ type: Schema.Literal(type), sequence_number: Count, ...fields })

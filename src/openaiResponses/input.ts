@@ -75,18 +75,20 @@ export interface TranslatedInput {
  * The conversation: user messages and tool outputs on one side, and on the other what the
  * assistant said, called and thought, each turn's items joined into one assistant message (a
  * Responses transcript lists a turn's reasoning, message and calls as items of their own).
- * System and developer messages join the system prompt, after `instructions`.
+ * System and developer messages join the system prompt, after `instructions`. A tool result
+ * is named by its call, among the input's or `called`'s.
  *
  * Plain loops rather than `Result.gen`: a generator per item cost this hot route more than its
  * whole translation otherwise does (about 2 µs each).
  */
-export const inputOf = (input: CreateResponseRequest["input"]): Translated<TranslatedInput> => {
+export const inputOf = (input: CreateResponseRequest["input"], called?: ReadonlyMap<string, string>): Translated<TranslatedInput> => {
   const system: Array<string> = []
   const messages: Array<MutableMessage> = []
   if (input === undefined) return Result.succeed({ system, messages })
   if (typeof input === "string") return Result.succeed({ system, messages: [{ role: "user", content: [{ type: "text", text: input }] }] })
   // call id -> tool name: the gateway's tool results are named, the Responses API's are not
-  const toolNames = new Map<string, string>()
+  // (`called`: the calls of the conversation a stored response continues)
+  const toolNames = new Map<string, string>(called)
   for (let i = 0; i < input.length; i++) {
     const item = input[i]
     switch (item.type) {
@@ -170,4 +172,14 @@ const addMessage = (
       for (const block of blocks) if (block.type === "text") system.push(block.text ?? "")
   }
   return undefined
+}
+
+/** the names of the tools a conversation called, by call id: a tool result that answers one is named by it */
+export const calledTools = (messages: ReadonlyArray<InputMessage>): Map<string, string> => {
+  const names = new Map<string, string>()
+  for (const message of messages) {
+    if (typeof message.content === "string") continue
+    for (const block of message.content) if (block.type === "tool_call" && typeof block.name === "string") names.set(block.id, block.name)
+  }
+  return names
 }

@@ -1,15 +1,16 @@
 /**
  * OpenAI Responses request -> the gateway's inference request (issue 37, design 3.1): the same
- * inference path as `/inference` behind OpenAI's Responses surface. Stateless for now: nothing
- * is stored for `previous_response_id`, which is refused. Built-in tools (web search, file
- * search, Codex's shell...) and the Responses API's own fields the gateway does not model
- * (`user`, `include`, `reasoning.summary`, `prompt_cache_key`...) go, as sent, to providers that
- * speak the Responses API only.
+ * inference path as `/inference` behind OpenAI's Responses surface. With `store` the inference
+ * is tagged a stored response (src/openaiResponses/stored.ts); with `previous_response_id` the
+ * earlier conversation, read by the handler, comes before the input. Built-in tools (web
+ * search, file search, Codex's namespaces...) and the Responses API's own fields the gateway
+ * does not model (`user`, `include`, `reasoning.summary`, `prompt_cache_key`...) go, as sent,
+ * to providers that speak the Responses API only.
  */
 import * as Result from "effect/Result"
 import { type AdditionalTool, functionTool } from "../api/functionTools.ts"
 import { gatewayRequestPart } from "../api/gatewayFields.ts"
-import type { ChatCompletionParams, InferenceRequest } from "../api/inference.ts"
+import type { ChatCompletionParams, InferenceRequest, InputMessage } from "../api/inference.ts"
 import { parseModelOrBareName, pinnedVariant } from "../api/modelField.ts"
 import { checkClientTags, surfaceTag } from "../api/tags.ts"
 import { InvalidRequest, type NotFound } from "../errors.ts"
@@ -20,7 +21,8 @@ import type { CustomTool } from "../inference/tools.ts"
 import { compileRequestJsonSchema } from "../jsonSchema.ts"
 import { quoted } from "../untrusted.ts"
 import type { CreateResponseRequest, CustomTool as CustomToolSchema, FunctionTool, Tool, ToolChoice } from "./api.ts"
-import { inputOf } from "./input.ts"
+import { calledTools, inputOf } from "./input.ts"
+import { previousResponseTag, responseModelTag, responsesSurface, responseStoreTag } from "./tags.ts"
 
 /** the request's settings as the response echoes them (OpenAI's defaults where absent) */
 export interface EchoedSettings {
@@ -34,8 +36,8 @@ export interface EchoedSettings {
   readonly text: { readonly format: unknown; readonly verbosity?: string }
   readonly reasoning: { readonly effort: string | null; readonly summary: string | null }
   readonly metadata: Readonly<Record<string, string>>
-  readonly store: false
-  readonly previous_response_id: null
+  readonly store: boolean
+  readonly previous_response_id: string | null
   readonly truncation: "disabled"
   readonly user?: string
   readonly service_tier?: string
@@ -50,8 +52,25 @@ export interface TranslatedResponse {
   /** `include` asks for `reasoning.encrypted_content`: reasoning items carry their signature */
   readonly encryptedReasoning: boolean
   readonly echo: EchoedSettings
+  /** the response is stored: the Responses routes read it back */
+  readonly store: boolean
   /** what the caller should know though it does not stop the request (the `gateway-warning` header) */
   readonly warning?: string | undefined
+}
+
+/** the response `previous_response_id` names, as the handler found it */
+export interface PreviousResponse {
+  readonly id: string
+  readonly episodeId: string
+  /** its conversation: what comes before this request's input */
+  readonly messages: ReadonlyArray<InputMessage>
+}
+
+/** what the translation needs to know of stored responses */
+export interface StoreOptions {
+  /** an analytics database is configured and observability on */
+  readonly available: boolean
+  readonly previous?: PreviousResponse | undefined
 }
 
 /** what the translation needs of the configuration */
@@ -72,7 +91,7 @@ const invalid = (message: string): Translated<never> => Result.fail(new InvalidR
 /** OpenAI's bounds on `metadata` */
 const metadataLimits = { keys: 16, keyLength: 64, valueLength: 512 }
 
-export const storeWarning = "stored responses are not served yet: this response is not stored (store: false)"
+export const storeWarning = "responses are stored only with an analytics database (GATEWAY_ANALYTICS_DB_URL): this response is not stored (store: false)"
 
 interface TranslatedTools {
   readonly functions: Array<AdditionalTool>
@@ -185,9 +204,6 @@ const metadataTags = (metadata: Readonly<Record<string, string>> | null | undefi
 /** fields of the Responses API that need what this gateway does not serve yet */
 const notServed = (body: CreateResponseRequest): InvalidRequest | undefined => {
   const refuse = (message: string) => new InvalidRequest({ message })
-  if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
-    return refuse("previous_response_id: stored responses are not served yet; send the whole conversation in input")
-  }
   if (body.background === true) return refuse("background: background responses are not served; send \"background\": false")
   if (body.conversation !== undefined && body.conversation !== null) {
     return refuse("conversation: conversations are not served; send the whole conversation in input")
@@ -196,7 +212,8 @@ const notServed = (body: CreateResponseRequest): InvalidRequest | undefined => {
   return undefined
 }
 
-const echoOf = (body: CreateResponseRequest): EchoedSettings => ({
+/** the settings a response echoes; OpenAI's defaults for those `body` lacks */
+export const echoOf = (body: Omit<CreateResponseRequest, "model">, store: boolean): EchoedSettings => ({
   instructions: body.instructions ?? null,
   tools: body.tools ?? [],
   tool_choice: body.tool_choice ?? "auto",
@@ -207,8 +224,8 @@ const echoOf = (body: CreateResponseRequest): EchoedSettings => ({
   text: { format: body.text?.format ?? { type: "text" }, ...(body.text?.verbosity ? { verbosity: body.text.verbosity } : {}) },
   reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
   metadata: body.metadata ?? {},
-  store: false,
-  previous_response_id: null,
+  store,
+  previous_response_id: body.previous_response_id ?? null,
   truncation: "disabled",
   ...(body.user ? { user: body.user } : {}),
   ...(body.service_tier ? { service_tier: body.service_tier } : {})
@@ -217,6 +234,7 @@ const echoOf = (body: CreateResponseRequest): EchoedSettings => ({
 export const translateCreateResponse = (
   body: CreateResponseRequest,
   names: ConfiguredNames,
+  stored: StoreOptions,
   /** the body as sent: built-in tools and the fields passed on are taken from it whole */
   raw: Readonly<Record<string, unknown>>
 ): Result.Result<TranslatedResponse, InvalidRequest | NotFound> => {
@@ -228,7 +246,8 @@ export const translateCreateResponse = (
   if (Result.isFailure(variantName)) return Result.fail(variantName.failure)
   const params = paramsOf(body)
   if (Result.isFailure(params)) return Result.fail(params.failure)
-  const input = inputOf(body.input)
+  const { previous } = stored
+  const input = inputOf(body.input, previous === undefined ? undefined : calledTools(previous.messages))
   if (Result.isFailure(input)) return Result.fail(input.failure)
   const tools = toolsOf(body.tools ?? [], raw.tools, names)
   if (Result.isFailure(tools)) return Result.fail(tools.failure)
@@ -244,12 +263,26 @@ export const translateCreateResponse = (
   const { schema } = params.success
   const system = body.instructions ? [body.instructions, ...input.success.system] : input.success.system
   const stream = body.stream === true
+  // a dryrun stores nothing, so nothing could read it back
+  const store = stored.available && (body.store ?? true) && gatewayPart.success.dryrun !== true
+  const storeTags = store ? { [responseStoreTag]: "true", [responseModelTag]: body.model } : undefined
   const request: InferenceRequest = {
     ...("model_name" in on ? { model_name: on.model_name } : { function_name: on.function_name }),
-    input: { ...(system.length > 0 ? { system: system.join("\n\n") } : {}), messages: input.success.messages },
+    input: {
+      ...(system.length > 0 ? { system: system.join("\n\n") } : {}),
+      messages: previous === undefined ? input.success.messages : [...previous.messages, ...input.success.messages]
+    },
     stream,
     ...gatewayPart.success,
-    tags: { ...metadata.success, ...gatewayPart.success.tags, [surfaceTag]: "openai_responses" },
+    // a continued conversation stays in its episode unless the request names another
+    episode_id: gatewayPart.success.episode_id ?? previous?.episodeId,
+    tags: {
+      ...metadata.success,
+      ...gatewayPart.success.tags,
+      [surfaceTag]: responsesSurface,
+      ...storeTags,
+      ...(previous === undefined ? {} : { [previousResponseTag]: previous.id })
+    },
     variant_name: variantName.success,
     additional_tools: functions.length > 0 ? functions : undefined,
     allowed_tools: choice.allowed,
@@ -271,7 +304,8 @@ export const translateCreateResponse = (
     stream,
     model: body.model,
     encryptedReasoning: body.include?.includes("reasoning.encrypted_content") === true,
-    echo: echoOf(body),
-    warning: body.store === true ? storeWarning : undefined
+    echo: echoOf(body, store),
+    store,
+    warning: body.store === true && !stored.available ? storeWarning : undefined
   })
 }

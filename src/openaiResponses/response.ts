@@ -38,7 +38,7 @@ export interface ResponseHead {
 }
 
 export const responseObject = (
-  translated: TranslatedResponse,
+  translated: Pick<TranslatedResponse, "model" | "echo">,
   head: ResponseHead,
   ending: Ending | { readonly status: "in_progress"; readonly incomplete_details: null },
   output: ReadonlyArray<ResponseOutputItem>,

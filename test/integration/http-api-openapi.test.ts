@@ -142,6 +142,7 @@ describe("GET /openapi.json", () => {
   it("lists every route the gateway answers, with its method, and no other", async () => {
     const documented = routesOf(spec)
     expect(documented).toEqual([
+      "DELETE /openai/v1/responses/{id}",
       "DELETE /v1/datasets/{dataset_name}",
       "DELETE /v1/datasets/{dataset_name}/datapoints",
       "DELETE /v1/optimization/gepa/{task_id}",
@@ -156,6 +157,8 @@ describe("GET /openapi.json", () => {
       "GET /health",
       "GET /metrics",
       "GET /openai/v1/models",
+      "GET /openai/v1/responses/{id}",
+      "GET /openai/v1/responses/{id}/input_items",
       "GET /openapi.json",
       "GET /status",
       "GET /v1/datasets",

@@ -93,7 +93,7 @@ describe("the official openai SDK's Responses API as a client", () => {
       status: "completed",
       model: "gateway::function_name::assistant",
       output_text: dummyText,
-      store: false,
+      store: true,
       metadata: { team: "stories" },
       usage: { input_tokens: 10, output_tokens: 2, total_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } }
     })
@@ -280,17 +280,16 @@ describe("the official openai SDK's Responses API as a client", () => {
     expect(deltas.length).toBeGreaterThan(0)
   })
 
-  it("answers store: true with store: false and a gateway-warning header, whole and streamed", async () => {
+  it("stores by default with an analytics database, whole and streamed, without a warning (test/integration/openai-responses-store.test.ts reads them back)", async () => {
     const { data, response } = await client.responses.create({ model: "gateway::function_name::assistant", input: "x", store: true }).withResponse()
-    expect((data as any).store).toBe(false)
-    expect(response.headers.get("gateway-warning")).toContain("stored responses are not served yet")
-    const streamed = await client.responses.create({ model: "gateway::function_name::assistant", input: "x", store: true, stream: true }).withResponse()
-    expect(streamed.response.headers.get("gateway-warning")).toContain("stored responses are not served yet")
+    expect((data as any).store).toBe(true)
+    expect(response.headers.get("gateway-warning")).toBeNull()
+    const streamed = await client.responses.create({ model: "gateway::function_name::assistant", input: "x", stream: true }).withResponse()
+    expect(streamed.response.headers.get("gateway-warning")).toBeNull()
     for await (const _ of streamed.data) {
       // read to the end
     }
-    const plain = await client.responses.create({ model: "gateway::function_name::assistant", input: "x" }).withResponse()
-    expect(plain.response.headers.get("gateway-warning")).toBeNull()
+    expect((await client.responses.create({ model: "gateway::function_name::assistant", input: "x", store: false }) as any).store).toBe(false)
   })
 
   it("is in the API's document", async () => {

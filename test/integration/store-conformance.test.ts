@@ -43,6 +43,7 @@ const expectedTables = {
     "ModelInference",
     "ModelInferenceCacheKey",
     "ModelInferenceCacheKeyFill",
+    "ResponseDeletion",
     "VariantSampling",
     "WorkflowEvaluationRun",
     "WorkflowEvaluationRunEpisode",
@@ -72,6 +73,7 @@ const expectedTables = {
     "json_inference",
     "model_inference",
     "rate_limit_buckets",
+    "response_deletion",
     "ui_sessions",
     "variant_sampling",
     "workflow_evaluation_run",
@@ -80,8 +82,8 @@ const expectedTables = {
 }
 
 const migrationNames = {
-  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking"],
-  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs"]
+  clickhouse: ["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking", "0013_response_deletions"],
+  postgres: ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions"]
 }
 
 const migrationsTable = { clickhouse: "GatewayMigration", postgres: "gateway_migrations" }
@@ -278,6 +280,17 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       expect(await run(store.feedback.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
       expect(await run(store.cache.lookup(once.cached.key, undefined))).toStrictEqual(once.cached)
       expect(await run(store.inferences.findInference(json.id))).toMatchObject({ functionType: "json", episodeId: chat.episodeId })
+    })
+
+    it("marks stored responses deleted, twice without error, and says which of some ids are", async () => {
+      const deletions = suite.store.responseDeletions
+      const [deleted, kept] = [uuidv7(Date.now()), uuidv7(Date.now())]
+      expect(await run(deletions.deleted([deleted, kept]))).toEqual(new Set())
+      await run(deletions.markDeleted(deleted, Date.now()))
+      await run(deletions.markDeleted(deleted.toUpperCase(), Date.now()))
+      expect(await run(deletions.deleted([deleted, kept, "nope"]))).toEqual(new Set([deleted]))
+      expect(await run(deletions.deleted([]))).toEqual(new Set())
+      expect(await failure(deletions.markDeleted("nope", Date.now()))).toBeInstanceOf(StoreError)
     })
 
     it("answers ping, and takes an empty batch as a no-op", async () => {

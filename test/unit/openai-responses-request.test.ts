@@ -17,7 +17,7 @@ const names = {
 }
 // decoded as the handler decodes it, whose 400 names the field as the translation's do
 const { ok, outcome: translate, refused } = translationOutcomes((body) =>
-  Result.flatMap(decodeCreateResponse({ model: "gpt-5", ...body }), (decoded) => translateCreateResponse(decoded, names, { model: "gpt-5", ...body }))
+  Result.flatMap(decodeCreateResponse({ model: "gpt-5", ...body }), (decoded) => translateCreateResponse(decoded, names, { available: false }, { model: "gpt-5", ...body }))
 )
 const messages = (input: unknown) => ok({ input }).request.input.messages
 
@@ -254,8 +254,45 @@ describe("translateCreateResponse", () => {
     expect(ok({ include: ["reasoning.encrypted_content"] }).encryptedReasoning).toBe(true)
   })
 
+  it("with an analytics database, stores by default (tagged), not with store: false nor a dryrun", () => {
+    const translate = (body: Record<string, unknown>) =>
+      Result.getOrThrow(Result.flatMap(decodeCreateResponse({ model: "gpt-5", input: "hi", ...body }), (decoded) => translateCreateResponse(decoded, names, { available: true }, body)))
+    const stored = translate({})
+    expect(stored).toMatchObject({ store: true, echo: { store: true }, warning: undefined })
+    expect(stored.request.tags).toMatchObject({ "gateway::surface": "openai_responses", "gateway::response_store": "true", "gateway::response_model": "gpt-5" })
+    for (const body of [{ store: false }, { "gateway::dryrun": true }]) {
+      const unstored = translate(body)
+      expect(unstored).toMatchObject({ store: false, echo: { store: false } })
+      expect(unstored.request.tags?.["gateway::response_store"]).toBeUndefined()
+    }
+  })
+
+  it("puts the previous response's conversation first, in its episode, naming its tool calls' results", () => {
+    const previous = {
+      id: "0192d7a8-0000-7000-8000-00000000000a",
+      episodeId: "0192d7a8-0000-7000-8000-00000000000e",
+      messages: [
+        { role: "user" as const, content: [{ type: "text" as const, text: "weather?" }] },
+        { role: "assistant" as const, content: [{ type: "tool_call" as const, id: "call_1", name: "get_weather", arguments: "{}" }] }
+      ]
+    }
+    const raw = {
+      model: "gpt-5",
+      previous_response_id: previous.id,
+      instructions: "be brief",
+      input: [{ type: "function_call_output", call_id: "call_1", output: "sunny" }]
+    }
+    const { request, echo } = Result.getOrThrow(translateCreateResponse(Result.getOrThrow(decodeCreateResponse(raw)), names, { available: true, previous }, raw))
+    expect(request.input).toEqual({
+      system: "be brief",
+      messages: [...previous.messages, { role: "user", content: [{ type: "tool_result", id: "call_1", name: "get_weather", result: "sunny" }] }]
+    })
+    expect(request.episode_id).toBe(previous.episodeId)
+    expect(request.tags?.["gateway::previous_response_id"]).toBe(previous.id)
+    expect(echo.previous_response_id).toBe(previous.id)
+  })
+
   it("refuses what needs state or features not served, naming the field", () => {
-    expect(refused({ previous_response_id: "resp_1" })).toBe("previous_response_id: stored responses are not served yet; send the whole conversation in input")
     expect(refused({ background: true })).toBe('background: background responses are not served; send "background": false')
     expect(refused({ conversation: "conv_1" })).toBe("conversation: conversations are not served; send the whole conversation in input")
     expect(refused({ prompt: { id: "pmpt_1" } })).toBe("prompt: stored prompts are not served; send instructions and input")

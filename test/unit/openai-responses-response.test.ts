@@ -15,7 +15,7 @@ const stem = "0192d7a81c2b7d3e8f405a6b7c8d9e0f"
 
 const translated = (body: Record<string, unknown> = {}): TranslatedResponse => {
   const raw = { model: "gpt-5", input: "hi", ...body }
-  return Result.getOrThrow(translateCreateResponse(Result.getOrThrow(decodeCreateResponse(raw)), { isModel: () => true, functionType: () => undefined, builtinTools: "drop" }, raw))
+  return Result.getOrThrow(translateCreateResponse(Result.getOrThrow(decodeCreateResponse(raw)), { isModel: () => true, functionType: () => undefined, builtinTools: "drop" }, { available: false }, raw))
 }
 
 const tools = {

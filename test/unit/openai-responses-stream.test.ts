@@ -28,7 +28,7 @@ const variant = { name: "v" } as VariantConfig
 
 const translated = (body: Record<string, unknown> = {}): TranslatedResponse => {
   const raw = { model: "gateway::function_name::f", input: "hi", stream: true, ...body }
-  return Result.getOrThrow(translateCreateResponse(Result.getOrThrow(decodeCreateResponse(raw)), { isModel: () => false, functionType: () => "chat", builtinTools: "drop" }, raw))
+  return Result.getOrThrow(translateCreateResponse(Result.getOrThrow(decodeCreateResponse(raw)), { isModel: () => false, functionType: () => "chat", builtinTools: "drop" }, { available: false }, raw))
 }
 
 const weatherTools = {
