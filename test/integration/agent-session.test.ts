@@ -14,6 +14,7 @@
  *   the new `function_call_output` with `previous_response_id`.
  */
 import Anthropic from "@anthropic-ai/sdk"
+import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { anthropicModelToml, type AnthropicRequest, type FakeAnthropic, message, startFakeAnthropic } from "../support/fakeAnthropic.ts"
@@ -148,6 +149,22 @@ const chatConversation = (ids: ReadonlyArray<string>, turn: number, anthropicIss
   ]).flat()
 ]
 
+/** an input or output item of the Responses API as what it says: a message's role and text, a thought's text, a call, a call's output */
+const itemSummary = (item: any): Array<unknown> => {
+  switch (item.type ?? "message") {
+    case "message":
+      return ["message", item.role, typeof item.content === "string" ? item.content : item.content.map((part: any) => part.text).join("")]
+    case "reasoning":
+      return ["reasoning", item.summary.map((part: any) => part.text).join("\n\n")]
+    case "function_call":
+      return ["function_call", item.call_id, item.name, item.arguments]
+    case "function_call_output":
+      return ["function_call_output", item.call_id, item.output]
+    default:
+      return [item.type]
+  }
+}
+
 describe("a coding agent's session", () => {
   let anthropic: FakeAnthropic
   let openai: FakeOpenAi
@@ -257,6 +274,105 @@ describe("a coding agent's session", () => {
         // Claude's thoughts are not sent to another family; its text, calls and their results are
         expect(request.body.messages).toEqual(chatConversation(ids, half + i, claudeIssued))
       })
+    })
+  })
+  describe.each([
+    { provider: "an OpenAI Chat Completions provider", model: "gpt-agent" },
+    { provider: "an Anthropic provider", model: "claude-sonnet-4-5" }
+  ])("through /openai/v1/responses onto $provider", ({ model }) => {
+    const steps = 9
+    const functionTools: Array<OpenAI.Responses.FunctionTool> = agentTools.map((tool) => ({
+      type: "function",
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.input_schema,
+      strict: false
+    }))
+
+    /**
+     * The session: each turn streamed; `stateless`, the client sends the whole conversation (its
+     * answers' items as the SDK returned them) each turn, else only the new function_call_output
+     * with previous_response_id.
+     */
+    const session = async (mode: "stateless" | "stored") => {
+      const client = new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey: "unused-without-auth", maxRetries: 0 })
+      const conversation: Array<OpenAI.Responses.ResponseInputItem> = [{ role: "user", content: task }]
+      const responses: Array<OpenAI.Responses.Response> = []
+      let next = conversation.slice()
+      for (let turn = 0; turn <= steps; turn++) {
+        const previous = responses.at(-1)
+        const response = await client.responses.stream({
+          model,
+          tools: functionTools,
+          include: ["reasoning.encrypted_content"],
+          max_output_tokens: 8000,
+          ...(mode === "stateless"
+            ? { input: conversation.slice(), store: false }
+            : { input: next, ...(previous === undefined ? {} : { previous_response_id: previous.id }) })
+        }).finalResponse()
+        responses.push(response)
+        conversation.push(...response.output as Array<OpenAI.Responses.ResponseInputItem>)
+        const call = response.output.find((item) => item.type === "function_call")
+        if (call === undefined) break
+        const output: OpenAI.Responses.ResponseInputItem = { type: "function_call_output", call_id: call.call_id, output: stepResult(turn).content }
+        conversation.push(output)
+        next = [output]
+      }
+      return { client, conversation, responses }
+    }
+
+    it.each(["stateless", "stored"] as const)("runs a 10-turn function-calling loop, %s", async (mode) => {
+      const issuedCalls: Array<string> = []
+      const issuedContent: Array<ReadonlyArray<any>> = []
+      openai.fallback = chatAgent(steps, issuedCalls)
+      anthropic.fallback = anthropicAgent(steps, issuedContent)
+      const { client, conversation, responses } = await session(mode)
+      const viaChat = model === "gpt-agent"
+      /** the items of step `turn`'s answer, as the fake wrote it */
+      const issuedItems = (turn: number) =>
+        viaChat
+          ? turn === steps
+            ? [["message", "assistant", finalText]]
+            : [
+              ...(turn % 2 === 0 ? [["reasoning", `Step ${turn}: what next?`]] : []),
+              ["function_call", issuedCalls[turn], stepCall(turn).name, JSON.stringify(stepCall(turn).input)]
+            ]
+          : issuedContent[turn].map((block) =>
+            block.type === "thinking"
+              ? ["reasoning", block.thinking]
+              : block.type === "text"
+              ? ["message", "assistant", block.text]
+              : ["function_call", block.id, block.name, JSON.stringify(block.input)]
+          )
+
+      expect(responses).toHaveLength(steps + 1)
+      const requests = viaChat ? openai.requests : anthropic.requests
+      expect(requests).toHaveLength(steps + 1)
+      responses.forEach((response, turn) => {
+        expect(response.status).toBe("completed")
+        expect((response as any).store).toBe(mode === "stored")
+        expect(response.previous_response_id).toBe(mode === "stored" && turn > 0 ? responses[turn - 1].id : null)
+        // the fake's call ids, its thoughts (Claude's signed: the signature wrapped with its maker's type)
+        expect(response.output.map(itemSummary), `turn ${turn}`).toEqual(issuedItems(turn))
+        for (const item of response.output) {
+          if (item.type === "reasoning") expect(item.encrypted_content).toBe(viaChat ? null : `gateway.v1.anthropic.${stepSignature(turn)}`)
+        }
+        // the whole conversation, in order, each turn: thoughts (Claude's signed), calls, their outputs
+        expect(requests[turn].body.stream).toBe(true)
+        expect(requests[turn].body.messages, `turn ${turn}`).toEqual(
+          viaChat ? chatConversation(issuedCalls, turn) : anthropicConversation(issuedContent, turn, { errors: false })
+        )
+      })
+      expect(responses[steps].output_text).toBe(finalText)
+      if (mode === "stateless") return
+
+      // the stored conversation: what the last turn continued
+      const last = responses[steps]
+      const items = await client.responses.inputItems.list(last.id, { order: "asc", limit: 100 })
+      const before = conversation.slice(0, conversation.length - last.output.length)
+      expect(items.has_more).toBe(false)
+      expect(items.data.map(itemSummary)).toEqual(before.map(itemSummary))
+      expect(items.data.filter((item) => item.type === "function_call_output")).toHaveLength(steps)
     })
   })
 })
