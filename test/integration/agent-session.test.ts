@@ -17,7 +17,8 @@ import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { anthropicModelToml, type AnthropicRequest, type FakeAnthropic, message, startFakeAnthropic } from "../support/fakeAnthropic.ts"
+import { type AnthropicSurface, anthropicSurfaceConfig, startAnthropicSurface } from "../support/anthropicSurface.ts"
+import { type AnthropicRequest, type FakeAnthropic, message } from "../support/fakeAnthropic.ts"
 import {
   type FakeOpenAi,
   openAiProviderToml,
@@ -26,12 +27,13 @@ import {
   textStreamChunks,
   toolCallStreamChunks
 } from "../support/fakeOpenAi.ts"
-import { type RunningGateway, startGateway } from "../support/gateway.ts"
+import type { RunningGateway } from "../support/gateway.ts"
 import { observabilityToml } from "../support/observability.ts"
 
+/** the surfaces' configuration (`claude-sonnet-4-5` onto the fake Anthropic), an analytics database, and `gpt-agent` onto the fake OpenAI */
 const config = (anthropic: FakeAnthropic, openai: FakeOpenAi) => `
 ${observabilityToml()}
-${anthropicModelToml("claude-sonnet-4-5", "claude-sonnet-4-5", anthropic.apiBase, "env::TEST_ANTHROPIC_KEY")}
+${anthropicSurfaceConfig(anthropic, {})}
 [models.gpt-agent]
 routing = ["openai"]
 ${openAiProviderToml("gpt-agent", "openai", "gpt-4o", openai.apiBase, "none")}
@@ -169,20 +171,18 @@ describe("a coding agent's session", () => {
   let anthropic: FakeAnthropic
   let openai: FakeOpenAi
   let database: TestDatabase
+  let surface: AnthropicSurface
   let gateway: RunningGateway
 
   beforeAll(async () => {
-    ;[anthropic, openai, database] = await Promise.all([startFakeAnthropic({ apiKey: "sk-ant-upstream" }), startFakeOpenAi(), freshDatabase("postgres")])
-    gateway = await startGateway({
-      config: config(anthropic, openai),
-      env: { TEST_ANTHROPIC_KEY: "sk-ant-upstream", GATEWAY_ANALYTICS_DB_URL: database.url }
-    })
+    ;[openai, database] = await Promise.all([startFakeOpenAi(), freshDatabase("postgres")])
+    surface = await startAnthropicSurface((fake) => config(fake, openai), { GATEWAY_ANALYTICS_DB_URL: database.url })
+    ;({ anthropic, gateway } = surface)
   })
   afterAll(async () => {
-    await gateway?.stop()
+    await surface?.stop()
     await database?.drop()
     await openai?.close()
-    await anthropic?.close()
   })
   beforeEach(() => {
     anthropic.reset()
@@ -191,11 +191,10 @@ describe("a coding agent's session", () => {
 
   describe("through /anthropic/v1/messages", () => {
     const steps = 11
-    const anthropicClient = () => new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: "unused-without-auth", maxRetries: 0 })
 
     /** the session: each turn streamed, its answer sent back as the SDK returned it with the tool's result, until a text */
     const session = async (modelOf: (turn: number) => string) => {
-      const client = anthropicClient()
+      const { client } = surface
       const messages: Array<Anthropic.MessageParam> = [{ role: "user", content: task }]
       const answers: Array<Anthropic.Message> = []
       for (let turn = 0; turn <= steps; turn++) {
