@@ -8,10 +8,13 @@
  *   thinking on): onto an Anthropic-type provider, every earlier thinking block reaches it with
  *   its signature byte for byte and every tool_use and tool_result in place; onto an OpenAI Chat
  *   Completions provider (its reasoning as `reasoning_content`), no signature ever reaches it and
- *   the tool call ids hold across the turns.
- * - `/openai/v1/responses` with the official `openai` SDK (`responses.stream()`): the client
- *   resending the whole conversation each turn, and, with an analytics database, sending only
- *   the new `function_call_output` with `previous_response_id`.
+ *   the tool call ids hold across the turns; changing model halfway, Claude's signatures stay
+ *   behind and its calls and results go on.
+ * - `/openai/v1/responses` with the official `openai` SDK (`responses.stream()`), onto both
+ *   providers: the client resending the whole conversation each turn, and, with an analytics
+ *   database, sending only the new `function_call_output` with `previous_response_id`; the
+ *   provider gets the whole conversation in order each turn (Claude's thoughts signed as it
+ *   signed them), and `input_items` lists it.
  */
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
@@ -275,6 +278,7 @@ describe("a coding agent's session", () => {
       })
     })
   })
+
   describe.each([
     { provider: "an OpenAI Chat Completions provider", model: "gpt-agent" },
     { provider: "an Anthropic provider", model: "claude-sonnet-4-5" }
@@ -364,6 +368,9 @@ describe("a coding agent's session", () => {
       })
       expect(responses[steps].output_text).toBe(finalText)
       if (mode === "stateless") return
+
+      // one episode, which each continued response joins
+      expect(new Set(responses.map((response) => (response as any).gateway_episode_id)).size).toBe(1)
 
       // the stored conversation: what the last turn continued
       const last = responses[steps]
