@@ -48,14 +48,24 @@ export interface AnthropicSurface {
   readonly gateway: RunningGateway
   /** without retries, so that each error is seen as the gateway answered it */
   readonly client: Anthropic
+  /** stops the gateway, then the fake */
+  readonly stop: () => Promise<void>
 }
 
-export const startAnthropicSurface = async (config: (anthropic: FakeAnthropic) => string): Promise<AnthropicSurface> => {
+/** `env`: more of the gateway's environment (an analytics database, say) */
+export const startAnthropicSurface = async (
+  config: (anthropic: FakeAnthropic) => string,
+  env: Readonly<Record<string, string>> = {}
+): Promise<AnthropicSurface> => {
   const anthropic = await startFakeAnthropic({ apiKey: "sk-ant-upstream" })
   try {
-    const gateway = await startGateway({ config: config(anthropic), env: { TEST_ANTHROPIC_KEY: "sk-ant-upstream" } })
+    const gateway = await startGateway({ config: config(anthropic), env: { TEST_ANTHROPIC_KEY: "sk-ant-upstream", ...env } })
     const client = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: "unused-without-auth", maxRetries: 0 })
-    return { anthropic, gateway, client }
+    const stop = async () => {
+      await gateway.stop()
+      await anthropic.close()
+    }
+    return { anthropic, gateway, client, stop }
   } catch (error) {
     await anthropic.close()
     throw error
