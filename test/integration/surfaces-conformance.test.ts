@@ -7,7 +7,8 @@
  * The fakes are the conformance subjects' (test/conformance/*.ts), answering by the scenario
  * marker in the request (test/support/conformance.ts) and refusing, in their own error format,
  * a request that lacks what the scenario needs; one gateway serves a model per family
- * (`conformance_<family>`). Each test asserts what a user observes: the SDK's parsed objects, and
+ * (`conformance_<family>`), with an analytics database for the Responses surface's
+ * `previous_response_id`. Each test asserts what a user observes: the SDK's parsed objects, and
  * the bodies that reached the fake (found by a cell id written in the first user message).
  */
 import Anthropic from "@anthropic-ai/sdk"
@@ -28,7 +29,9 @@ import {
   toolResultAnswer
 } from "../support/conformance.ts"
 import { conformanceModelToml } from "../support/conformanceConfig.ts"
+import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
+import { observabilityToml } from "../support/observability.ts"
 
 interface Family {
   readonly name: string
@@ -61,22 +64,26 @@ const modes = ["whole", "streamed"] as const
 type Mode = typeof modes[number]
 
 const running = new Map<string, RunningFake>()
+/** the analytics database: the Responses surface's stored responses, for `previous_response_id` */
+let database: TestDatabase
 let gateway: RunningGateway
 
 beforeAll(async () => {
   // the fakes side by side, then one gateway with a model per family
   await Promise.all(families.map(async (family) => running.set(family.name, await family.subject.start())))
   const fakes = families.map((family) => ({ family, fake: running.get(family.name)! }))
+  database = await freshDatabase("postgres")
   gateway = await startGateway({
-    config: fakes.map(({ family, fake }) => conformanceModelToml(`conformance_${family.name}`, fake)).join("\n"),
+    config: [observabilityToml(), ...fakes.map(({ family, fake }) => conformanceModelToml(`conformance_${family.name}`, fake))].join("\n"),
     files: Object.assign({}, ...fakes.map(({ fake }) => fake.files ?? {})),
-    env: Object.assign({}, ...fakes.map(({ fake }) => fake.env)),
+    env: Object.assign({ GATEWAY_ANALYTICS_DB_URL: database.url }, ...fakes.map(({ fake }) => fake.env)),
     startTimeoutMs: 60_000
   })
 }, 120_000)
 
 afterAll(async () => {
   await gateway?.stop()
+  await database?.drop()
   await Promise.all([...running.values()].map((fake) => fake.close()))
 })
 
@@ -304,6 +311,27 @@ describe("OpenAI Responses surface (openai SDK)", () => {
       })
       // the fake answers this text only when the call and its output reached it in its format
       expect(answer.output_text).toBe(toolResultAnswer)
+      expect(receivedIn(family, cell)).toHaveLength(2)
+    })
+
+    it.each(modes)("function call continued by previous_response_id with its function_call_output (%s)", async (mode) => {
+      const cell = newCell()
+      const first = ask(family, `${marker("tool_call")} What is the weather in Paris? ${cell}`, {
+        tools: [weatherFunction],
+        tool_choice: "auto",
+        store: true
+      })
+      const { response: call } = await send(mode, first)
+      expect(call.output).toEqual([functionCall("call_1", "Paris")])
+      // the stored conversation (the question and the call) comes before the new input
+      const { response: answer } = await send(mode, {
+        ...first,
+        store: false,
+        previous_response_id: call.id,
+        input: [{ type: "function_call_output", call_id: "call_1", output: conformanceToolResult }]
+      })
+      expect(answer.output_text).toBe(toolResultAnswer)
+      expect(answer.previous_response_id).toBe(call.id)
       expect(receivedIn(family, cell)).toHaveLength(2)
     })
 
