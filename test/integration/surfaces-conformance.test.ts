@@ -28,7 +28,7 @@ import {
   type Scenario,
   toolResultAnswer
 } from "../support/conformance.ts"
-import { conformanceModelToml } from "../support/conformanceConfig.ts"
+import { conformanceModelToml, weatherParameters } from "../support/conformanceConfig.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { observabilityToml } from "../support/observability.ts"
@@ -107,6 +107,21 @@ const familyByName = (name: string) => families.find((family) => family.name ===
 const signatureOnSurface = (family: Family, surfaceFamily: string): string =>
   signatureFamilyOf(family.providerType) === surfaceFamily ? family.signature! : `gateway.v1.${family.providerType}.${family.signature}`
 
+/** the second request of the cell reached the family with its own signature intact, unwrapped */
+const expectOwnSignatureSentBack = (family: Family, cell: string) => {
+  const [, sentBack] = receivedIn(family, cell)
+  if (family.signature !== undefined) expect(JSON.stringify(sentBack)).toContain(JSON.stringify(family.signature))
+  expect(JSON.stringify(sentBack)).not.toContain("gateway.v1.")
+}
+
+/** the scenario `error`: the fake's 400 raised by the SDK as its typed error, the provider's message in it */
+const expectProviderError = async (answer: Promise<unknown>, errorClass: new(...args: Array<any>) => Error & { readonly status?: number }) => {
+  const failed = await answer.then(() => undefined, (error: unknown) => error)
+  expect(failed).toBeInstanceOf(errorClass)
+  expect((failed as InstanceType<typeof errorClass>).status).toBe(400)
+  expect((failed as Error).message).toContain("conformance: prompt is too long")
+}
+
 /** what reached a foreign family's fake: no signature of another's, wrapped or not */
 const expectNoForeignSignature = (received: ReadonlyArray<any>, foreign: Family) => {
   expect(received.length).toBeGreaterThan(0)
@@ -119,11 +134,7 @@ const expectNoForeignSignature = (received: ReadonlyArray<any>, foreign: Family)
 
 // ---------------------------------------------------------------- Anthropic Messages
 
-const weatherTool: Anthropic.Tool = {
-  name: "get_weather",
-  description: "Get the weather for a city",
-  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
-}
+const weatherTool: Anthropic.Tool = { name: "get_weather", description: "Get the weather for a city", input_schema: weatherParameters }
 
 describe("Anthropic Messages surface (@anthropic-ai/sdk)", () => {
   let client: Anthropic
@@ -200,10 +211,7 @@ describe("Anthropic Messages surface (@anthropic-ai/sdk)", () => {
     })
 
     it.each(modes)("a provider's error as the SDK's BadRequestError (%s)", async (mode) => {
-      const failed = await send(mode, ask(family, `${marker("error")} ${newCell()}`)).then(() => undefined, (error: unknown) => error)
-      expect(failed).toBeInstanceOf(Anthropic.BadRequestError)
-      expect((failed as InstanceType<typeof Anthropic.BadRequestError>).status).toBe(400)
-      expect((failed as Error).message).toContain("conformance: prompt is too long")
+      await expectProviderError(send(mode, ask(family, `${marker("error")} ${newCell()}`)), Anthropic.BadRequestError)
     })
 
     it.each(modes)("thinking sent back as the SDK returned it (%s)", async (mode) => {
@@ -220,10 +228,7 @@ describe("Anthropic Messages surface (@anthropic-ai/sdk)", () => {
         messages: [...first.messages, { role: "assistant", content: thought.content }, { role: "user", content: marker("thought_round_trip_2") }]
       })
       expect(second.content).toEqual([expect.objectContaining({ type: "text", text: "second" })])
-      // the family's own signature reached it intact, unwrapped
-      const [, sentBack] = receivedIn(family, cell)
-      if (family.signature !== undefined) expect(JSON.stringify(sentBack)).toContain(JSON.stringify(family.signature))
-      expect(JSON.stringify(sentBack)).not.toContain("gateway.v1.")
+      expectOwnSignatureSentBack(family, cell)
     })
   })
 
@@ -249,9 +254,9 @@ describe("Anthropic Messages surface (@anthropic-ai/sdk)", () => {
 
 const weatherFunction: OpenAI.Responses.FunctionTool = {
   type: "function",
-  name: "get_weather",
-  description: "Get the weather for a city",
-  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
+  name: weatherTool.name,
+  description: weatherTool.description,
+  parameters: weatherParameters,
   strict: true
 }
 
@@ -351,10 +356,7 @@ describe("OpenAI Responses surface (openai SDK)", () => {
     })
 
     it.each(modes)("a provider's error as the SDK's BadRequestError (%s)", async (mode) => {
-      const failed = await send(mode, ask(family, `${marker("error")} ${newCell()}`)).then(() => undefined, (error: unknown) => error)
-      expect(failed).toBeInstanceOf(OpenAI.BadRequestError)
-      expect((failed as InstanceType<typeof OpenAI.BadRequestError>).status).toBe(400)
-      expect((failed as Error).message).toContain("conformance: prompt is too long")
+      await expectProviderError(send(mode, ask(family, `${marker("error")} ${newCell()}`)), OpenAI.BadRequestError)
     })
 
     it.each(modes)("reasoning sent back as the SDK returned it (%s)", async (mode) => {
@@ -370,10 +372,7 @@ describe("OpenAI Responses surface (openai SDK)", () => {
         input: [...first.input, ...response.output as Array<OpenAI.Responses.ResponseInputItem>, { role: "user", content: marker("thought_round_trip_2") }]
       })
       expect(second.output_text).toBe("second")
-      // the family's own signature reached it intact, unwrapped
-      const [, sentBack] = receivedIn(family, cell)
-      if (family.signature !== undefined) expect(JSON.stringify(sentBack)).toContain(JSON.stringify(family.signature))
-      expect(JSON.stringify(sentBack)).not.toContain("gateway.v1.")
+      expectOwnSignatureSentBack(family, cell)
     })
   })
 

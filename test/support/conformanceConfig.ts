@@ -15,8 +15,9 @@ const outputSchema = {
   additionalProperties: false
 }
 
-const weatherParameters = {
-  type: "object",
+/** the parameters of the conformance tool get_weather: `{city: string}` */
+export const weatherParameters = {
+  type: "object" as const,
   properties: { city: { type: "string" } },
   required: ["city"],
   additionalProperties: false
