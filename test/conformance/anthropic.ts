@@ -15,6 +15,7 @@ export const subjects: ReadonlyArray<ConformanceSubject> = [
           api_key_location: "env::CONFORMANCE_ANTHROPIC_API_KEY"
         },
         env: { CONFORMANCE_ANTHROPIC_API_KEY: fake.apiKey },
+        received: () => fake.requests.map((request) => request.body),
         close: fake.close
       }
     }
@@ -34,6 +35,7 @@ export const subjects: ReadonlyArray<ConformanceSubject> = [
         },
         env: {},
         files: { "vertex-anthropic-service-account.json": fake.serviceAccount.json },
+        received: () => fake.requests.map((request) => request.body),
         close: fake.close
       }
     }

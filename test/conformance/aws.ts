@@ -28,6 +28,7 @@ export const subjects: ReadonlyArray<ConformanceSubject> = [
           api_key_location: "sdk"
         },
         env: awsEnv,
+        received: () => fake.requests.map((request) => request.body),
         close: () => fake.close()
       }
     }
@@ -47,6 +48,7 @@ export const subjects: ReadonlyArray<ConformanceSubject> = [
           api_key_location: "sdk"
         },
         env: awsEnv,
+        received: () => fake.requests.map((request) => request.body),
         close: () => fake.close()
       }
     }

@@ -14,6 +14,7 @@ export const subjects: ReadonlyArray<ConformanceSubject> = [
       return {
         providerTable: { type: "google_ai_studio_gemini", model_name: "gemini-2.5-flash", api_base: fake.aiStudioBase },
         env: { GOOGLE_AI_STUDIO_API_KEY: fake.apiKey },
+        received: () => fake.requests.map((request) => request.body),
         close: fake.close
       }
     }
@@ -32,6 +33,7 @@ export const subjects: ReadonlyArray<ConformanceSubject> = [
         },
         env: { GCP_VERTEX_CREDENTIALS_PATH: "service-account.json" },
         files: { "service-account.json": fake.serviceAccount },
+        received: () => fake.requests.map((request) => request.body),
         close: fake.close
       }
     }

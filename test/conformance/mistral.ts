@@ -3,7 +3,9 @@ import type { ConformanceSubject, RunningFake } from "../support/conformance.ts"
 import { mistralFakeKey, startFakeMistral } from "../support/fakeMistral.ts"
 
 /** the provider table and environment that point the gateway at a running Mistral fake */
-export const mistralRunningFake = (fake: { readonly apiBase: string; close(): Promise<void> }): RunningFake => ({
+export const mistralRunningFake = (
+  fake: { readonly apiBase: string; readonly requests: ReadonlyArray<{ readonly body: unknown }>; close(): Promise<void> }
+): RunningFake => ({
   providerTable: {
     type: "mistral",
     model_name: "magistral-medium-latest",
@@ -11,6 +13,7 @@ export const mistralRunningFake = (fake: { readonly apiBase: string; close(): Pr
     api_key_location: "env::CONFORMANCE_MISTRAL_KEY"
   },
   env: { CONFORMANCE_MISTRAL_KEY: mistralFakeKey },
+  received: () => fake.requests.map((request) => request.body),
   close: () => fake.close()
 })
 

@@ -3,7 +3,9 @@ import type { ConformanceSubject, RunningFake } from "../support/conformance.ts"
 import { responsesFakeKey, startFakeOpenAiResponses } from "../support/fakeOpenAiResponses.ts"
 
 /** the provider table and environment that point the gateway at a running Responses API fake */
-export const responsesRunningFake = (fake: { readonly apiBase: string; close(): Promise<void> }): RunningFake => ({
+export const responsesRunningFake = (
+  fake: { readonly apiBase: string; readonly requests: ReadonlyArray<{ readonly body: unknown }>; close(): Promise<void> }
+): RunningFake => ({
   providerTable: {
     type: "openai",
     api_type: "responses",
@@ -13,6 +15,7 @@ export const responsesRunningFake = (fake: { readonly apiBase: string; close(): 
     include_encrypted_reasoning: true
   },
   env: { CONFORMANCE_OPENAI_RESPONSES_KEY: responsesFakeKey },
+  received: () => fake.requests.map((request) => request.body),
   close: () => fake.close()
 })
 

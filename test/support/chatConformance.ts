@@ -5,7 +5,7 @@
  * dialects (how a thought is answered and checked, the error body, cached tokens) is the
  * `ChatDialect` each fake gives.
  */
-import { conformanceImage, scenarioOf } from "./conformance.ts"
+import { conformanceImage, conformanceToolResult, scenarioOf, toolResultAnswer } from "./conformance.ts"
 import { jsonReply, sseReply, type WireReply, type WireRequest } from "./fakeWireServer.ts"
 
 type Json = Record<string, any>
@@ -74,6 +74,16 @@ const toolCall = (id: string, name: string, args: Json) => ({ id, type: "functio
 const offered = (body: Json, name: string): Json | undefined =>
   Array.isArray(body.tools) ? body.tools.find((tool: Json) => tool?.type === "function" && tool?.function?.name === name) : undefined
 
+/** the `tool_result` turn in Chat Completions' form: the call call_1 on an assistant message and a `tool` message for it; what is missing, if anything */
+export const chatToolResultLacking = (body: Json): string | undefined => {
+  const messages: Array<Json> = Array.isArray(body?.messages) ? body.messages : []
+  if (!messages.some((message) => message?.role === "assistant" && (message.tool_calls ?? []).some((call: Json) => call?.id === "call_1"))) {
+    return "the tool call call_1 was not sent back"
+  }
+  const result = messages.find((message) => message?.role === "tool" && message.tool_call_id === "call_1")
+  return result !== undefined && JSON.stringify(result.content).includes(conformanceToolResult) ? undefined : "the tool message of call_1 is missing"
+}
+
 /** The answer to a conformance request in `dialect`. */
 export const chatConformance = (dialect: ChatDialect, request: WireRequest): WireReply => {
   const body: Json = request.body ?? {}
@@ -130,6 +140,10 @@ export const chatConformance = (dialect: ChatDialect, request: WireRequest): Wir
     case "thought_round_trip_2": {
       const lacking = dialect.checkThoughtSentBack?.(body)
       return lacking === undefined ? text("second") : missing(lacking)
+    }
+    case "tool_result": {
+      const lacking = chatToolResultLacking(body)
+      return lacking === undefined ? text(toolResultAnswer) : missing(lacking)
     }
     case "error":
       return dialect.error(400, "conformance: prompt is too long")

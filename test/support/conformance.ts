@@ -37,6 +37,12 @@
  *   Second request (the test sends the assistant's thought and text back, then a user turn with
  *   the marker `conformance:thought_round_trip_2`): a provider that takes thoughts back checks
  *   the signature arrived; the answer is the text "second".
+ * - `tool_result` (a second turn, not a scenario of its own): the request sends back the call
+ *   "call_1" (get_weather) the fake answered to `tool_call` (or `streamed_tool_calls`) and the
+ *   tool's result for it, whose text holds the marker `conformance:tool_result`
+ *   (`conformanceToolResult`); the fake checks both arrived in its format (the call on the
+ *   assistant's turn, the result tied to it) and answers the text "sunny in Paris", whole or
+ *   streamed as asked.
  * - `error`: the fake answers its format's error for a request that is the caller's fault
  *   (HTTP 400, message "conformance: prompt is too long"); the gateway answers 400 and its
  *   message includes "conformance: prompt is too long".
@@ -58,19 +64,29 @@ export const scenarios = [
 ] as const
 export type Scenario = typeof scenarios[number]
 
-/** the marker a fake looks for: `conformance:<scenario>` (and `conformance:thought_round_trip_2`) */
-export const marker = (scenario: Scenario | "thought_round_trip_2") => `conformance:${scenario}`
+/** the second turns of scenarios: a request holding one is for it, whatever marker comes before */
+export type SecondTurn = "thought_round_trip_2" | "tool_result"
+
+/** the marker a fake looks for: `conformance:<scenario>` (and the second turns', `conformance:thought_round_trip_2`, `conformance:tool_result`) */
+export const marker = (scenario: Scenario | SecondTurn) => `conformance:${scenario}`
+
+/** the text of the tool's result sent back in the `tool_result` turn */
+export const conformanceToolResult = `${marker("tool_result")} 18 degrees and sunny`
+
+/** the answer to the `tool_result` turn */
+export const toolResultAnswer = "sunny in Paris"
 
 const markerPattern = /conformance:([a-z0-9_]+)/
 
 /**
- * The scenario a request body is for (the second turn of the thought round trip first), or
+ * The scenario a request body is for (a second turn first), or
  * undefined: the first marker's whole name, so that no scenario is taken for another whose
  * name begins the same (`stream`, `streamed_tool_calls`).
  */
-export const scenarioOf = (body: unknown): Scenario | "thought_round_trip_2" | undefined => {
+export const scenarioOf = (body: unknown): Scenario | SecondTurn | undefined => {
   const text = typeof body === "string" ? body : JSON.stringify(body)
-  if (text.includes("conformance:thought_round_trip_2")) return "thought_round_trip_2"
+  if (text.includes(marker("thought_round_trip_2"))) return "thought_round_trip_2"
+  if (text.includes(marker("tool_result"))) return "tool_result"
   const name = markerPattern.exec(text)?.[1]
   return scenarios.find((scenario) => scenario === name)
 }
@@ -112,6 +128,8 @@ export interface RunningFake {
   readonly providerTable: Readonly<Record<string, string | number | boolean>>
   /** environment the gateway needs (the credential the fake expects) */
   readonly env: Readonly<Record<string, string>>
+  /** the bodies of the requests the fake received so far, in order (what reached the provider) */
+  readonly received: () => ReadonlyArray<unknown>
   /** other files the gateway needs (a service account's JSON), relative to the config folder */
   readonly files?: Readonly<Record<string, string>>
   readonly close: () => Promise<void>

@@ -15,21 +15,25 @@ const outputSchema = {
   additionalProperties: false
 }
 
-const weatherParameters = {
-  type: "object",
+/** the parameters of the conformance tool get_weather: `{city: string}` */
+export const weatherParameters = {
+  type: "object" as const,
   properties: { city: { type: "string" } },
   required: ["city"],
   additionalProperties: false
 }
 
+/** `[models.<model>]`, served by the running fake's provider table (its provider named `p`) */
+export const conformanceModelToml = (model: string, fake: RunningFake): string => `
+[models.${model}]
+routing = ["p"]
+[models.${model}.providers.p]
+${Object.entries(fake.providerTable).map(([key, value]) => `${key} = ${tomlValue(value)}`).join("\n")}
+`
+
 /** config.toml and the files it names, for one subject's running fake */
 export const conformanceConfig = (fake: RunningFake): { readonly config: string; readonly files: Record<string, string> } => {
-  const providerLines = Object.entries(fake.providerTable).map(([key, value]) => `${key} = ${tomlValue(value)}`)
-  const config = `
-[models.conformance]
-routing = ["p"]
-[models.conformance.providers.p]
-${providerLines.join("\n")}
+  const config = `${conformanceModelToml("conformance", fake)}
 
 [tools.get_weather]
 description = "Get the weather for a city"

@@ -22,7 +22,7 @@ import type { KeyObject } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { jwtVerify } from "jose"
-import { conformanceImage, scenarioOf } from "./conformance.ts"
+import { conformanceImage, conformanceToolResult, scenarioOf, toolResultAnswer } from "./conformance.ts"
 import { serviceAccountJson, serviceAccountKeys } from "./serviceAccount.ts"
 
 export interface AnthropicRequest {
@@ -194,6 +194,14 @@ export const conformanceReply = (body: Json): AnthropicReply | undefined => {
         return refuse("the thinking block with its signature was not sent back")
       }
       return { kind: "message", body: textMessage("second") }
+    }
+    case "tool_result": {
+      const called = (body.messages ?? []).filter((m: Json) => m.role === "assistant").flatMap((m: Json) => Array.isArray(m.content) ? m.content : [])
+        .some((block: Json) => block.type === "tool_use" && block.id === "call_1" && block.name === "get_weather")
+      if (!called) return refuse("the tool_use block call_1 was not sent back")
+      const result = userBlocks(body).find((block) => block.type === "tool_result" && block.tool_use_id === "call_1")
+      if (result === undefined || !JSON.stringify(result.content).includes(conformanceToolResult)) return refuse("the tool_result of call_1 is missing")
+      return { kind: "message", body: textMessage(toolResultAnswer) }
     }
     case "error":
       return refuse("prompt is too long")

@@ -16,7 +16,8 @@ import { SignatureV4 } from "@smithy/signature-v4"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { encodeEvent } from "../../src/providers/aws/eventStream.ts"
-import { conformanceImage, scenarioOf } from "./conformance.ts"
+import { chatToolResultLacking } from "./chatConformance.ts"
+import { conformanceImage, conformanceToolResult, scenarioOf, toolResultAnswer } from "./conformance.ts"
 
 export interface FakeAwsIdentity {
   readonly accessKeyId: string
@@ -171,6 +172,8 @@ interface Wire {
   /** where the schema of json_mode strict is found (the text that must mention it) */
   readonly strictSchema: (body: any) => unknown
   readonly imageData: (body: any) => ReadonlyArray<string>
+  /** the call call_1 sent back and the tool's result tied to it: what is missing, if anything */
+  readonly toolResult: (body: any) => string | undefined
   /** the signatures of thoughts sent back; undefined when the format cannot send them */
   readonly signatures: ((body: any) => ReadonlyArray<string>) | undefined
 }
@@ -212,6 +215,10 @@ const conformanceReply = (body: any, wire: Wire): FakeReply | undefined => {
     case "thought_round_trip_2":
       if (wire.signatures !== undefined && !wire.signatures(body).includes("sig-conformance")) return refuse("the thought's signature was not sent back")
       return textAnswer("second")
+    case "tool_result": {
+      const lacking = wire.toolResult(body)
+      return lacking === undefined ? textAnswer(toolResultAnswer) : refuse(lacking)
+    }
     case "error":
       return refuse("prompt is too long")
     case "usage":
@@ -230,6 +237,12 @@ const converseWire: Wire = {
   strictSchema: (body) => body?.system,
   imageData: (body) =>
     (body?.messages ?? []).flatMap((m: any) => m.content ?? []).filter((b: any) => b?.image !== undefined).map((b: any) => b.image.source?.bytes),
+  toolResult: (body) => {
+    const blocks = (role: string): Array<any> => (body?.messages ?? []).filter((m: any) => m.role === role).flatMap((m: any) => m.content ?? [])
+    if (!blocks("assistant").some((b) => b?.toolUse?.toolUseId === "call_1")) return "the toolUse call_1 was not sent back"
+    const result = blocks("user").find((b) => b?.toolResult?.toolUseId === "call_1")
+    return result !== undefined && JSON.stringify(result.toolResult.content).includes(conformanceToolResult) ? undefined : "the toolResult of call_1 is missing"
+  },
   signatures: (body) =>
     (body?.messages ?? []).filter((m: any) => m.role === "assistant").flatMap((m: any) => m.content ?? [])
       .map((b: any) => b?.reasoningContent?.reasoningText?.signature).filter((s: unknown) => typeof s === "string")
@@ -242,6 +255,7 @@ const chatWire: Wire = {
   imageData: (body) =>
     (body?.messages ?? []).flatMap((m: any) => Array.isArray(m.content) ? m.content : [])
       .filter((p: any) => p?.type === "image_url").map((p: any) => String(p.image_url?.url ?? "").replace(/^data:[^,]*,/, "")),
+  toolResult: (body) => chatToolResultLacking(body),
   // Chat Completions cannot send thoughts back
   signatures: undefined
 }

@@ -7,7 +7,8 @@
  * answered with OpenAI's error format, status 400, message "conformance: <what is missing>".
  */
 import type { StructuredOutput } from "../../src/providers/openai/request.ts"
-import { type ConformanceSubject, conformanceImage, scenarioOf } from "./conformance.ts"
+import { chatChunks, chatToolResultLacking } from "./chatConformance.ts"
+import { type ConformanceSubject, conformanceImage, scenarioOf, toolResultAnswer } from "./conformance.ts"
 import {
   completion,
   type FakeOpenAi,
@@ -73,8 +74,22 @@ const imageArrived = (body: any): boolean => {
 
 const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18, prompt_tokens_details: { cached_tokens: 3 } }
 
-/** The answer of one conformance request. */
-export const conformanceReply = (request: ReceivedRequest, expected: ChatCompletionsExpectations): Reply => {
+/**
+ * A whole answer to a request that asked for a stream, as its chunks (a scenario whose answer
+ * does not depend on streaming is answered either way); errors and streams as they are.
+ */
+const asAsked = (request: ReceivedRequest, reply: Reply): Reply => {
+  if (request.body?.stream !== true || reply.kind !== "json" || (reply.status ?? 200) !== 200) return reply
+  const whole = reply.body as ReturnType<typeof completion>
+  const [choice] = whole.choices
+  return { kind: "stream", chunks: chatChunks({ message: choice.message, finishReason: choice.finish_reason, usage: whole.usage }) }
+}
+
+/** The answer of one conformance request, whole or streamed as the request asks. */
+export const conformanceReply = (request: ReceivedRequest, expected: ChatCompletionsExpectations): Reply =>
+  asAsked(request, scenarioReply(request, expected))
+
+const scenarioReply = (request: ReceivedRequest, expected: ChatCompletionsExpectations): Reply => {
   const body = request.body
   if (request.method !== "POST" || request.path !== `${expected.basePath}chat/completions`) {
     return openAiError(404, `conformance: ${request.method} ${request.path} is not ${expected.basePath}chat/completions`, "not_found")
@@ -142,6 +157,10 @@ export const conformanceReply = (request: ReceivedRequest, expected: ChatComplet
         return missing("no reasoning_content sent back")
       }
       return { kind: "json", body: completion({ content: "second" }) }
+    case "tool_result": {
+      const lacking = chatToolResultLacking(body)
+      return lacking === undefined ? { kind: "json", body: completion({ content: toolResultAnswer }) } : missing(lacking)
+    }
     case "error":
       return openAiError(400, "conformance: prompt is too long")
     case "usage":
@@ -173,6 +192,7 @@ export const chatCompletionsSubject = (
         ...extraTable
       },
       env: expected.keyVariable === undefined ? {} : { [expected.keyVariable]: `key-for-${expected.type}` },
+      received: () => fake.requests.map((request) => request.body),
       close: () => fake.close()
     }
   }

@@ -17,7 +17,7 @@
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { jwtVerify } from "jose"
-import { conformanceImage, scenarioOf } from "./conformance.ts"
+import { conformanceImage, conformanceToolResult, scenarioOf, toolResultAnswer } from "./conformance.ts"
 import { serviceAccountJson, serviceAccountKeys } from "./serviceAccount.ts"
 
 export interface GeminiRequest {
@@ -175,6 +175,14 @@ const conformanceReply = (scenario: ReturnType<typeof scenarioOf>, body: any, st
       if (sent?.thoughtSignature !== "sig-conformance") return conformanceProblem("the thought's signature was not sent back on its part")
       return text("second")
     }
+    case "tool_result": {
+      if (!parts(body, "model").some((part) => part?.functionCall?.name === "get_weather")) return conformanceProblem("the functionCall was not sent back")
+      const result = parts(body, "user").find((part) => part?.functionResponse?.name === "get_weather")
+      if (result === undefined || !JSON.stringify(result.functionResponse.response).includes(conformanceToolResult)) {
+        return conformanceProblem("the functionResponse of get_weather is missing")
+      }
+      return text(toolResultAnswer)
+    }
     case "error":
       return conformanceProblem("prompt is too long")
     case "usage":
@@ -260,8 +268,10 @@ export const startFakeGemini = async (): Promise<FakeGemini> => {
     if (problem !== undefined) return googleError(400, "INVALID_ARGUMENT", problem)
     const scripted = script.shift()
     if (scripted !== undefined) return scripted
-    return conformanceReply(scenarioOf(body), body, stream) ??
-      (stream ? streamedText(["Hello", " from", " fake Gemini"]) : text("Hello from fake Gemini"))
+    const reply = conformanceReply(scenarioOf(body), body, stream)
+    if (reply === undefined) return stream ? streamedText(["Hello", " from", " fake Gemini"]) : text("Hello from fake Gemini")
+    // a whole answer to a streamed request: one event holding it (as Gemini streams a short answer)
+    return stream && reply.kind === "json" && reply.status === undefined ? { kind: "sse", events: [reply.body] } : reply
   }
 
   const server = http.createServer((req, res) => {

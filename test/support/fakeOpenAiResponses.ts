@@ -4,7 +4,7 @@
  * with `stream: true`, as the API's Server-Sent Events (`event: <type>` and `data: <json>` whose
  * `type` is the event's name), checking that each request carries what its scenario needs.
  */
-import { conformanceImage, scenarioOf } from "./conformance.ts"
+import { conformanceImage, conformanceToolResult, scenarioOf, toolResultAnswer } from "./conformance.ts"
 import { jsonReply, sseReply, startWireServer, type WireReply, type WireRequest, type WireServer } from "./fakeWireServer.ts"
 
 export const responsesFakeKey = "sk-responses-fake"
@@ -192,6 +192,15 @@ export const conformanceResponse = (request: WireRequest): WireReply => {
         return missing(`the reasoning item sent back with its encrypted_content and no id (store is false), got ${textOf(reasoning)}`)
       }
       return answer(request, responseObject([messageItem("second")]))
+    }
+    case "tool_result": {
+      const input: Array<Json> = Array.isArray(body.input) ? body.input : []
+      if (!input.some((item) => item?.type === "function_call" && item.call_id === "call_1" && item.name === "get_weather")) {
+        return missing("the function_call call_1 sent back")
+      }
+      const output = input.find((item) => item?.type === "function_call_output" && item.call_id === "call_1")
+      if (output === undefined || !JSON.stringify(output.output).includes(conformanceToolResult)) return missing("the function_call_output of call_1")
+      return answer(request, responseObject([messageItem(toolResultAnswer)]))
     }
     case "error":
       return responsesError(400, "conformance: prompt is too long", "context_length_exceeded")
