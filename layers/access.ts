@@ -14,12 +14,11 @@ import type * as Scope from "effect/Scope"
 import { ApiKeys, Authentication, authenticateGuarded } from "../src/auth/authenticate.ts"
 import { FailedAttempts } from "../src/auth/failedAttempts.ts"
 import { cachedKeyLookup } from "../src/auth/keyCache.ts"
-import { relationalUrlVariable } from "../src/relational.ts"
+import { RelationalDatabase, type RelationalStore, relationalUrlVariable } from "../src/relational.ts"
 import { makeUiSessions, UiSessions } from "../src/auth/uiSessions.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
 import { RateLimiter, type RateLimits } from "../src/ratelimit/limiter.ts"
 import type { RateLimitBuckets } from "../src/ratelimit/store.ts"
-import type { RelationalStore } from "../src/relational.ts"
 import type { StoreError } from "../src/storeError.ts"
 import { redisUrlOf } from "./redis/url.ts"
 import { StartupError } from "./startup.ts"
@@ -132,6 +131,7 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
     return Context.make(RateLimiter, { limits }).pipe(
       Context.add(Authentication, authentication),
       Context.add(UiSessions, sessions),
-      Context.add(ApiKeys, { store: relational?.keys })
+      Context.add(ApiKeys, { store: relational?.keys }),
+      Context.add(RelationalDatabase, { ping: relational?.ping })
     )
   }))

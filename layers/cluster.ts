@@ -39,8 +39,9 @@ export const parseWorkers = (text: string): number | "auto" | undefined => {
 }
 
 /**
- * How long a worker may take to stop after SIGTERM: the server's drain (20 s, layers/server.ts),
- * then the write queue's final flush (10 s, layers/observability/index.ts), and a margin.
+ * How long a worker may take to stop after SIGTERM, besides `[gateway] drain_delay_ms`: the
+ * server's wait for requests in flight (20 s, layers/server.ts), then the write queue's final
+ * flush (10 s, layers/observability/index.ts), and a margin.
  */
 export const workerStopTimeoutMs = 35_000
 
@@ -254,7 +255,7 @@ export const superviseWorkers = (options: SupervisorOptions): Promise<number> =>
  * and succeeds with the exit code. It installs its own SIGTERM/SIGINT handling: run it
  * uninterruptibly, so that a signal drains the workers rather than ending the primary.
  */
-export const runPrimary = (workers: number, port: number): Effect.Effect<number> =>
+export const runPrimary = (workers: number, port: number, drainDelayMs = 0): Effect.Effect<number> =>
   Effect.flatMap(Effect.context<never>(), (context) => {
     const run = Effect.runSyncWith(context)
     const log = (level: LogLevel, message: string) =>
@@ -262,7 +263,7 @@ export const runPrimary = (workers: number, port: number): Effect.Effect<number>
     // a worker's GET /metrics asks the primary for the metrics of every worker
     return Effect.acquireUseRelease(
       Effect.sync(installMetricsAggregator),
-      () => Effect.promise(() => superviseWorkers({ workers, port, balancing: balancingOf(process.env), stopTimeoutMs: workerStopTimeoutMs, log })),
+      () => Effect.promise(() => superviseWorkers({ workers, port, balancing: balancingOf(process.env), stopTimeoutMs: workerStopTimeoutMs + drainDelayMs, log })),
       (uninstall) => Effect.sync(uninstall)
     )
   })

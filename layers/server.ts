@@ -1,8 +1,8 @@
 /**
  * The running gateway: the HTTP server with its routes (served under `[gateway] base_path`), on
  * top of the configured gateway and the one outbound HTTP client (providers and trace export).
- * SIGTERM/SIGINT close it gracefully: it stops accepting, lets requests in flight finish
- * (bounded by `shutdownTimeoutMs`), then exits. SIGHUP (and `--watch-config`, and `POST
+ * SIGTERM/SIGINT close it gracefully: it drains (`[gateway] drain_delay_ms`), stops accepting,
+ * lets requests in flight finish (bounded by `shutdownTimeoutMs`), then exits. SIGHUP (and `--watch-config`, and `POST
  * /internal/config/reload`) loads the configuration again (layers/reload.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
@@ -14,6 +14,7 @@ import * as Scope from "effect/Scope"
 import * as HttpServer from "effect/http/HttpServer"
 import type { ReloadOptions } from "../src/config/reload.ts"
 import type { LoadedConfig, ValidConfig } from "./configLoader.ts"
+import { isDraining, startDraining } from "./draining.ts"
 import { makeGenerations } from "./reload.ts"
 import { reloadTriggers } from "./reloadTriggers.ts"
 import { ProcessServicesLive } from "./composition.ts"
@@ -65,7 +66,7 @@ const makeNodeServer = (limits: ConnectionLimits, handle: (request: IncomingMess
   const inFlight = new Set<ServerResponse>()
   let closing = false
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
-    if (closing) response.shouldKeepAlive = false
+    if (closing || isDraining()) response.shouldKeepAlive = false
     inFlight.add(response)
     const handled = handle(request, response)
     response.once("close", () => {
@@ -86,8 +87,24 @@ const makeNodeServer = (limits: ConnectionLimits, handle: (request: IncomingMess
 /** how long the server waits for requests in flight once it stops (then it closes regardless) */
 const defaultShutdownTimeoutMs = 20_000
 
+/**
+ * Stopping: first `delayMs` of draining (layers/draining.ts: /health answers 503 while requests
+ * are still served, for a load balancer to stop sending any), then the listener closes and the
+ * requests in flight are waited for, at most `timeoutMs`.
+ */
+const drain = (server: Server, delayMs: number, timeoutMs: number) =>
+  Effect.andThen(
+    Effect.suspend(() => {
+      startDraining()
+      return delayMs > 0 && server.listening
+        ? Effect.andThen(Effect.logInfo(`draining: /health answers 503 for ${delayMs} ms before the listener closes`), Effect.sleep(Duration.millis(delayMs)))
+        : Effect.void
+    }),
+    closeAndWait(server, timeoutMs)
+  )
+
 /** stops accepting and waits for the requests in flight, at most `timeoutMs` */
-const drain = (server: Server, timeoutMs: number) =>
+const closeAndWait = (server: Server, timeoutMs: number) =>
   Effect.timeoutOrElse(
     Effect.callback<void>((resume) => {
       if (!server.listening) return resume(Effect.void)
@@ -121,7 +138,7 @@ export const ServerLive = (
       disablePreemptiveShutdown: true,
       ...(options.reusePort === true ? { reusePort: true } : {})
     })
-    yield* Effect.addFinalizer(() => drain(server, options.shutdownTimeoutMs ?? defaultShutdownTimeoutMs))
+    yield* Effect.addFinalizer(() => drain(server, config.gateway.drainDelayMs, options.shutdownTimeoutMs ?? defaultShutdownTimeoutMs))
     generations = makeGenerations({
       processContext,
       address: listening.address,

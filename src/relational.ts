@@ -3,6 +3,7 @@
  * sessions and rate limit buckets, shared by every gateway process. It applies the same
  * migration sequence as the Postgres analytics database, so both may live in one database.
  */
+import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { ApiKeyStore } from "./auth/store.ts"
 import type { UiSessionStore } from "./auth/sessionStore.ts"
@@ -21,3 +22,8 @@ export interface RelationalStore {
   readonly buckets: RateLimitBuckets
   readonly sessions: UiSessionStore
 }
+
+/** the relational database's probe for `GET /health`: undefined when GATEWAY_RELATIONAL_DB_URL is unset */
+export class RelationalDatabase extends Context.Service<RelationalDatabase, {
+  readonly ping: Effect.Effect<void, StoreError> | undefined
+}>()("gateway/RelationalDatabase") {}

@@ -28,7 +28,7 @@ export const serve = (flags: SharedFlags, workersFlag: number | "auto" | undefin
     }
     if (worker === undefined && workers > 1) {
       // uninterruptible: the primary forwards SIGTERM/SIGINT to the workers and waits for them
-      return yield* runPrimary(workers, config.gateway.bindAddress.port).pipe(
+      return yield* runPrimary(workers, config.gateway.bindAddress.port, config.gateway.drainDelayMs).pipe(
         Effect.flatMap((code) => (code === 0 ? Effect.void : Effect.die(new ExitWith(code)))),
         Effect.uninterruptible,
         Effect.provide(LoggingLive(flags.logFormat, level))

@@ -11,9 +11,11 @@ import { AnalyticsDatabaseService } from "../../src/analytics/database.ts"
 import { type DiclExampleStore, DiclExampleStoreService, type VectorSearch } from "../../src/dicl/store.ts"
 import { WriteQueue } from "../../src/analytics/writeQueue.ts"
 import { ConfigReload, type ConfigVersion } from "../../src/config/reload.ts"
+import { RelationalDatabase } from "../../src/relational.ts"
 import { Configuration } from "../../src/services.ts"
 import { Tasks } from "../../src/tasks/service.ts"
 import { Tracing } from "../../src/tracing/trace.ts"
+import { isDraining } from "../draining.ts"
 import { embeddedDatabases, type EmbeddedStatus } from "../embedded/pglite.ts"
 import { jsonResponse } from "./respond.ts"
 
@@ -60,17 +62,28 @@ export const statusHandler = Effect.flatMap(
 
 const healthTimeout = Duration.seconds(2)
 
-/** whether the last probe found the database down: the log says so once per change, not per probe */
-let databaseDown = false
+/** the databases whose last probe failed: the log says so once per change, not per probe */
+const databasesDown = new Set<string>()
 
-const probed = (backend: string, error: string | undefined): Effect.Effect<void> => {
+const probed = (name: string, error: string | undefined): Effect.Effect<void> => {
   const down = error !== undefined
-  if (down === databaseDown) return Effect.void
-  databaseDown = down
+  if (down === databasesDown.has(name)) return Effect.void
+  if (down) databasesDown.add(name)
+  else databasesDown.delete(name)
   return down
-    ? Effect.logWarning(`/health: the ${backend} database does not answer: ${error}`)
-    : Effect.logInfo(`/health: the ${backend} database answers again`)
+    ? Effect.logWarning(`/health: the ${name} database does not answer: ${error}`)
+    : Effect.logInfo(`/health: the ${name} database answers again`)
 }
+
+/** one database's state under its name, with the problem when it does not answer within `healthTimeout` */
+const probe = (name: string, ping: Effect.Effect<void, { readonly message: string }>) =>
+  ping.pipe(
+    Effect.timeoutOrElse({ duration: healthTimeout, orElse: () => Effect.fail({ message: "no answer within 2 s" }) }),
+    Effect.matchEffect({
+      onSuccess: () => Effect.as(probed(name, undefined), { name, state: "ok", problem: undefined }),
+      onFailure: (error) => Effect.as(probed(name, error.message), { name, state: "error", problem: `${name}: ${error.message}` })
+    })
+  )
 
 /** `/status`'s `embedded_databases`: the embedded databases this process runs, if any */
 const embeddedStatus = () => {
@@ -92,31 +105,35 @@ const embeddedHealth = (): { readonly state: EmbeddedStatus["state"]; readonly r
 }
 
 /**
- * `{"gateway": "ok"}`, plus the database's state under its name and, with an embedded database
- * (`pglite://`), its state under `embedded_database`; 503 when the database does not answer or
+ * `{"gateway": "ok"}`, plus the analytics database's state under its backend's name, the
+ * relational database's under `relational_database` and, with an embedded database
+ * (`pglite://`), its state under `embedded_database`; 503 when a database does not answer or
  * the embedded database pauses writes (its disk is nearly full) or is starting again, with the
- * reason in the body only when authentication is off.
+ * reasons in the body only when authentication is off. While the process drains after SIGTERM
+ * (`[gateway] drain_delay_ms`), 503 `{"gateway": "draining"}` without probing anything.
  */
-export const healthHandler = Effect.flatMap(Effect.all([Configuration, AnalyticsDatabaseService]), ([config, { store }]) => {
+export const healthHandler = Effect.flatMap(Effect.all([Configuration, AnalyticsDatabaseService, RelationalDatabase]), ([config, { store }, relational]) => {
+  if (isDraining()) return Effect.succeed(jsonResponse(JSON.stringify({ gateway: "draining" }), 503))
   const detailed = !config.gateway.auth.enabled
   const embedded = embeddedHealth()
-  const embeddedFields = embedded === undefined ? {} : { embedded_database: embedded.state }
-  const embeddedProblem = embedded?.reason === undefined ? [] : [`embedded database: ${embedded.reason}`]
-  const answer = (fields: Record<string, string>, problems: ReadonlyArray<string>) =>
-    jsonResponse(
-      JSON.stringify({ gateway: "ok", ...fields, ...embeddedFields, ...(detailed && problems.length > 0 ? { error: problems.join("; ") } : {}) }),
+  const probes = [
+    ...(store === undefined ? [] : [probe(store.backend, store.ping)]),
+    ...(relational.ping === undefined ? [] : [probe("relational_database", relational.ping)])
+  ]
+  return Effect.map(Effect.all(probes, { concurrency: "unbounded" }), (states) => {
+    const problems = [
+      ...states.flatMap(({ problem }) => problem === undefined ? [] : [problem]),
+      ...(embedded?.reason === undefined ? [] : [`embedded database: ${embedded.reason}`])
+    ]
+    const fields = Object.fromEntries(states.map(({ name, state }) => [name, state]))
+    return jsonResponse(
+      JSON.stringify({
+        gateway: "ok",
+        ...fields,
+        ...(embedded === undefined ? {} : { embedded_database: embedded.state }),
+        ...(detailed && problems.length > 0 ? { error: problems.join("; ") } : {})
+      }),
       problems.length > 0 ? 503 : 200
     )
-  if (store === undefined) return Effect.succeed(answer({}, embeddedProblem))
-  return store.ping.pipe(
-    Effect.timeoutOrElse({ duration: healthTimeout, orElse: () => Effect.fail({ message: "no answer within 2 s" }) }),
-    Effect.matchEffect({
-      onSuccess: () => Effect.as(probed(store.backend, undefined), answer({ [store.backend]: "ok" }, embeddedProblem)),
-      onFailure: (error) =>
-        Effect.as(
-          probed(store.backend, error.message),
-          answer({ [store.backend]: "error" }, [`${store.backend}: ${error.message}`, ...embeddedProblem])
-        )
-    })
-  )
+  })
 })

@@ -159,6 +159,8 @@ export const buildGateway = (context: BuildContext, table: unknown, postgresTabl
       // a working day; signing in again starts another
       ui: { enabled: raw.ui?.enabled ?? true, sessionTtlS: raw.ui?.session_ttl_s ?? 12 * 60 * 60 },
       requestReadTimeoutMs: raw.request_read_timeout_ms ?? 60_000,
+      // off: a process behind no load balancer stops at once; a load balancer's deregistration delay is the operator's to match
+      drainDelayMs: raw.drain_delay_ms ?? 0,
       globalOutboundHttpTimeoutMs: raw.global_outbound_http_timeout_ms ?? 900_000,
       maxProviderResponseBytes: raw.max_provider_response_bytes ?? 32 * 1024 * 1024,
       maxProviderStreamEventBytes: raw.max_provider_stream_event_bytes ?? 4 * 1024 * 1024,

@@ -232,6 +232,8 @@ export const RawGateway = Schema.Struct({
     session_ttl_s: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxUiSessionTtlS })))
   })),
   request_read_timeout_ms: Schema.optional(PositiveInt),
+  /** on SIGTERM, how long /health answers 503 `draining` while requests are still served, before the listener closes */
+  drain_delay_ms: Schema.optional(NonNegativeInt),
   global_outbound_http_timeout_ms: Schema.optional(PositiveInt),
   max_provider_response_bytes: Schema.optional(PositiveInt),
   max_provider_stream_event_bytes: Schema.optional(PositiveInt),

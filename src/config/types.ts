@@ -115,6 +115,8 @@ export interface GatewaySettings {
   readonly ui: { readonly enabled: boolean; readonly sessionTtlS: number }
   /** a client must send its whole request (headers and body) within this */
   readonly requestReadTimeoutMs: number
+  /** `drain_delay_ms`: on SIGTERM, /health answers 503 `draining` this long (requests still served) before the listener closes */
+  readonly drainDelayMs: number
   /** the upper bound of every model call (plain or streamed), whatever else is configured */
   readonly globalOutboundHttpTimeoutMs: number
   /** a provider's answer (a plain body, or a whole stream) may not exceed this */

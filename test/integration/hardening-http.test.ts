@@ -246,13 +246,13 @@ describe("with authentication on, /status and /health answer anyone but say litt
   })
 
   it("/health says postgres is down without the error's text, logs it once, and says ok again once it is back", async () => {
-    expect(await get("/health")).toMatchObject({ status: 200, body: { gateway: "ok", postgres: "ok" } })
+    expect(await get("/health")).toMatchObject({ status: 200, body: { gateway: "ok", postgres: "ok", relational_database: "ok" } })
     proxy.cut()
     try {
       for (let probe = 0; probe < 3; probe++) {
         const health = await get("/health")
         expect(health.status).toBe(503)
-        expect(health.body).toEqual({ gateway: "ok", postgres: "error" })
+        expect(health.body).toEqual({ gateway: "ok", postgres: "error", relational_database: "ok" })
         expect(health.text).not.toMatch(/ECONNREFUSED|ECONNRESET|127\.0\.0\.1|closed|failed/)
       }
       const downLines = gateway.log().split("\n").filter((line) => line.includes("database does not answer"))
@@ -262,7 +262,7 @@ describe("with authentication on, /status and /health answer anyone but say litt
       proxy.restore()
     }
     await poll("/health to be ok again", async () => ((await get("/health")).status === 200 ? true : undefined))
-    expect((await get("/health")).body).toEqual({ gateway: "ok", postgres: "ok" })
+    expect((await get("/health")).body).toEqual({ gateway: "ok", postgres: "ok", relational_database: "ok" })
     expect(gateway.log().split("\n").filter((line) => line.includes("database answers again"))).toHaveLength(1)
   })
 })

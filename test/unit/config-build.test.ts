@@ -64,6 +64,7 @@ stream_keepalive_ms = 2500
 metrics.require_auth = true
 ui = { enabled = false, session_ttl_s = 600 }
 request_read_timeout_ms = 5000
+drain_delay_ms = 15000
 global_outbound_http_timeout_ms = 60000
 max_provider_response_bytes = 2048
 max_provider_stream_event_bytes = 512
@@ -136,6 +137,7 @@ level = "episode"
       metrics: { requireAuth: true },
       ui: { enabled: false, sessionTtlS: 600 },
       requestReadTimeoutMs: 5000,
+      drainDelayMs: 15000,
       globalOutboundHttpTimeoutMs: 60000,
       maxProviderResponseBytes: 2048,
       maxProviderStreamEventBytes: 512,
