@@ -14,6 +14,8 @@ export interface FakeEmbeddings {
   readonly requests: Array<{ readonly path: string; readonly authorization: string | undefined; readonly body: any }>
   /** answer every request with this status and OpenAI's error body */
   failWith: number | undefined
+  /** each answer waits this long (a slow provider, so that a task is still running when its gateway stops) */
+  delayMs: number
   close(): Promise<void>
 }
 
@@ -23,7 +25,7 @@ export const fakeVector = (text: string, dimensions = 3): Array<number> =>
 
 export const startFakeEmbeddings = async (key: string): Promise<FakeEmbeddings> => {
   const requests: FakeEmbeddings["requests"] = []
-  const fake = { requests, failWith: undefined as number | undefined }
+  const fake = { requests, failWith: undefined as number | undefined, delayMs: 0 }
   const server = http.createServer((req, res) => {
     const parts: Array<Buffer> = []
     req.on("data", (part) => parts.push(part))
@@ -31,8 +33,10 @@ export const startFakeEmbeddings = async (key: string): Promise<FakeEmbeddings> 
       const body = JSON.parse(Buffer.concat(parts).toString("utf8") || "null")
       requests.push({ path: req.url ?? "", authorization: req.headers.authorization, body })
       const answer = (status: number, value: unknown) => {
-        res.writeHead(status, { "content-type": "application/json" })
-        res.end(JSON.stringify(value))
+        setTimeout(() => {
+          res.writeHead(status, { "content-type": "application/json" })
+          res.end(JSON.stringify(value))
+        }, fake.delayMs)
       }
       const error = (status: number, message: string, type: string) => answer(status, { error: { message, type, param: null, code: null } })
       if (req.method !== "POST" || req.url !== "/v1/embeddings") return error(404, `no route ${req.method} ${req.url}`, "invalid_request_error")
