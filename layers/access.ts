@@ -20,12 +20,13 @@ import type { GatewayConfig } from "../src/config/types.ts"
 import { RateLimiter, type RateLimits } from "../src/ratelimit/limiter.ts"
 import type { RateLimitBuckets } from "../src/ratelimit/store.ts"
 import type { StoreError } from "../src/storeError.ts"
+import { postgresConnectionsOf } from "./postgres/connectionBudget.ts"
 import { redisUrlOf } from "./redis/url.ts"
 import { StartupError } from "./startup.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
-/** The relational store GATEWAY_RELATIONAL_DB_URL names, answering, its pool `poolSize` connections at most (the driver's default when undefined); undefined when unset. */
+/** The relational store GATEWAY_RELATIONAL_DB_URL names, answering, its pool `poolSize` connections at most (the driver's default when undefined: a one-shot command); undefined when unset. */
 export const configuredRelationalStore = (env: Env, poolSize?: number): Effect.Effect<RelationalStore | undefined, StartupError, Scope.Scope> => {
   const url = env[relationalUrlVariable]
   if (url === undefined || url === "") return Effect.succeed(undefined)
@@ -83,7 +84,7 @@ const bucketStoreFor = (
 /** The RateLimiter, Authentication and UiSessions services, as configured. */
 export const AccessLive = (config: GatewayConfig, env: Env) =>
   Layer.effectContext(Effect.gen(function*() {
-    const relational = yield* configuredRelationalStore(env, config.gateway.postgresPoolSize)
+    const relational = yield* configuredRelationalStore(env, postgresConnectionsOf(config, env).relational)
     if (relational !== undefined && !config.gateway.observability.disableAutomaticMigrations) {
       yield* migrateRelationalStore(relational)
     }

@@ -29,6 +29,7 @@ import { HttpTransportLive } from "./HttpTransport.ts"
 import { MetricsLive } from "./metrics/prometheus.ts"
 import { ObjectStorageLive } from "./objectStorage/index.ts"
 import { ObservabilityLive } from "./observability/index.ts"
+import { postgresConnectionsOf } from "./postgres/connectionBudget.ts"
 import { TasksLive } from "./tasks/index.ts"
 import { TracingLive } from "./tracing/otlp.ts"
 
@@ -44,7 +45,12 @@ type Env = Readonly<Record<string, string | undefined>>
 export const ProcessServicesLive = (config: GatewayConfig, env: Env) =>
   Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight)).pipe(
     // built after access, whose migrations of the relational database come first
-    Layer.provideMerge(TasksLive(env, { unrunnableTimeoutS: config.gateway.tasks.unrunnableTimeoutS })),
+    Layer.provideMerge(TasksLive(env, {
+      unrunnableTimeoutS: config.gateway.tasks.unrunnableTimeoutS,
+      // this process's shares of `[postgres] connection_pool_size`
+      maxConnections: postgresConnectionsOf(config, env).tasks,
+      lockConnections: postgresConnectionsOf(config, env).locks
+    })),
     Layer.provideMerge(AccessLive(config, env)),
     // after the write queue, whose figures it reads at scrape time
     Layer.provideMerge(MetricsLive(config)),

@@ -12,6 +12,7 @@ import { configuredRelationalStore, migrateRelationalStore } from "../access.ts"
 import { logConfigWarnings } from "../configLoader.ts"
 import { LoggingLive } from "../logging.ts"
 import { configuredStores, migrateDatabase } from "../observability/index.ts"
+import { postgresConnectionsOf } from "../postgres/connectionBudget.ts"
 import { commandEnv, configFromFlags, defaultConfig, type SharedFlags } from "./configuration.ts"
 import { failWith } from "./exit.ts"
 
@@ -40,7 +41,7 @@ export const migrate = (flags: SharedFlags, only?: ReadonlyArray<Database>) =>
     const env = yield* commandEnv
     const wanted = (database: Database) => only === undefined || only.includes(database)
     const stores = wanted("analytical") ? yield* configuredStores(config, env) : undefined
-    const relational = wanted("relational") ? yield* configuredRelationalStore(env, config.gateway.postgresPoolSize) : undefined
+    const relational = wanted("relational") ? yield* configuredRelationalStore(env, postgresConnectionsOf(config, env).relational) : undefined
     if (only !== undefined) {
       const missing = only.filter((database) => (database === "analytical" ? stores : relational) === undefined)
       if (missing.length > 0) return yield* failWith(1, missing.map((database) => notConfigured(database, config)))

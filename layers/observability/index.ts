@@ -15,6 +15,7 @@ import { analyticsUrlVariable } from "../../src/analytics/stores.ts"
 import { WriteQueue } from "../../src/analytics/writeQueue.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { embeddedDatabaseAt, pausingWrites } from "../embedded/pglite.ts"
+import { postgresConnectionsOf } from "../postgres/connectionBudget.ts"
 import { StartupError } from "../startup.ts"
 import { makeWriteQueue } from "../writeQueue.ts"
 import { configuredCache } from "./cache.ts"
@@ -25,11 +26,11 @@ export { StartupError } from "../startup.ts"
 type Env = Readonly<Record<string, string | undefined>>
 
 /** The stores of the analytics database `analyticsDatabase` chose (its URL already checked). */
-const makeStores = ({ backend, url }: AnalyticsDatabase, config: GatewayConfig): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> => {
+const makeStores = ({ backend, url }: AnalyticsDatabase, config: GatewayConfig, env: Env): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> => {
   const { maxRowBytes } = config.gateway.observability
   return backend === "clickhouse"
     ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url, maxRowBytes))
-    : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url, maxRowBytes, config.gateway.postgresPoolSize))
+    : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url, maxRowBytes, postgresConnectionsOf(config, env).analytics))
 }
 
 /** The configured stores, not migrated yet, or undefined when observability is off. */
@@ -40,7 +41,7 @@ export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect
     if (Result.isFailure(database)) return yield* new StartupError({ message: database.failure })
     if (database.success === undefined) return undefined
     const chosen = database.success
-    const stores = yield* Effect.mapError(makeStores(chosen, config), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
+    const stores = yield* Effect.mapError(makeStores(chosen, config, env), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
     const embedded = embeddedDatabaseAt(chosen.url)
     return embedded === undefined ? stores : { ...stores, database: pausingWrites(stores.database, embedded) }
   })

@@ -69,20 +69,52 @@ const isOutage = (error: SqlError): boolean => {
 }
 
 export interface PoolOptions {
-  /** session settings sent when each connection opens (`statement_timeout`, ...) */
-  readonly startupParameters?: Readonly<Record<string, string>> | undefined
+  /** the most connections the pool opens (its share of `[postgres] connection_pool_size`) */
   readonly maxConnections?: number | undefined
+  /** `application_name` of its connections (`llm-gateway` by default), seen in `pg_stat_activity` */
+  readonly applicationName?: string | undefined
 }
 
-/** The pool connects lazily; a connection attempt gives up after 3 seconds. */
+/**
+ * The pool connects lazily; a connection attempt gives up after 3 seconds.
+ *
+ * Nothing of a session is relied on, so the pool works the same straight to Postgres and
+ * through a pooler in transaction mode (PgBouncer's `pool_mode = transaction`), where each
+ * transaction may land on another server connection: statements are not prepared by name
+ * (`prepare: false`: each is parsed again, a few microseconds, and the unnamed statement lives
+ * only until its Sync), and no setting travels in the startup packet (PgBouncer refuses unknown
+ * startup parameters): the statement timeout is the client's (`withStatementTimeout`), and
+ * settings a transaction needs are `SET LOCAL` inside it.
+ */
 export const makePgClient = (url: string, options: PoolOptions = {}): Effect.Effect<PgClient.PgClient, StoreError, Scope.Scope> =>
   PgClient.make({
     url: Redacted.make(url),
     connectTimeout: Duration.seconds(3),
-    applicationName: "llm-gateway",
-    ...(options.startupParameters !== undefined && { startupParameters: options.startupParameters }),
+    applicationName: options.applicationName ?? "llm-gateway",
+    prepare: false,
     ...(options.maxConnections !== undefined && { maxConnections: options.maxConnections })
   }).pipe(
     Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make),
     Effect.mapError(storeError("connect"))
   )
+
+/**
+ * `effect` (one call of a store) given up after `timeout`: the driver cancels the statement it
+ * was running (a CancelRequest, which PgBouncer forwards to the right server connection) and
+ * the call fails as an outage (a 503). The timeout counts the wait for a pool connection too,
+ * so a request never waits on a stuck or exhausted database for longer than that. Client-side
+ * rather than the `statement_timeout` setting, which a pooler in transaction mode cannot carry
+ * per client.
+ */
+export const withStatementTimeout = (operation: string, timeout: Duration.Duration) =>
+<A, R>(effect: Effect.Effect<A, StoreError, R>): Effect.Effect<A, StoreError, R> =>
+  Effect.timeoutOrElse(effect, {
+    duration: timeout,
+    orElse: () =>
+      Effect.fail(
+        new StoreError({
+          message: `postgres ${operation} failed: canceling statement due to statement timeout (no answer within ${Duration.toMillis(timeout)} ms)`,
+          outage: true
+        })
+      )
+  })

@@ -107,7 +107,8 @@ export const migrate = (sql: SqlClient.SqlClient): Effect.Effect<ReadonlyArray<s
   /** applies one migration unless it is recorded; the advisory lock serialises concurrent gateways */
   const apply = (migration: Migration) =>
     sql.withTransaction(Effect.gen(function*() {
-      // a migration may take long (and wait for another gateway's): no session timeout applies
+      // a migration may take long (and wait for another gateway's): no timeout a role or database sets applies.
+      // SET LOCAL and the transaction's advisory lock end with the transaction: both hold through a pooler in transaction mode
       yield* sql`SET LOCAL statement_timeout = 0`.unprepared
       yield* sql`SELECT pg_advisory_xact_lock(hashtext('gateway_migrations'))`
       yield* sql`CREATE TABLE IF NOT EXISTS gateway_migrations (

@@ -30,13 +30,18 @@
  *   and takes it later. Each process notes the kinds it runs in `gateway_task_workers`, refreshed
  *   every `presenceIntervalS` and deleted when it stops (a process that died counts as live for
  *   `presenceTtlS` more).
- * - `exclusive` holds a session advisory lock on a connection of its own, closed when the
- *   effect ends, so the lock is released whatever happens to the effect or the process;
- *   `tryExclusive` takes the same lock only if it is free (`pg_try_advisory_lock`).
+ * - `exclusive` holds a transaction-scoped advisory lock (`pg_advisory_xact_lock`) in a
+ *   transaction kept open while the effect runs, on a connection of a small pool of its own
+ *   (`lockConnections`), so the lock is released when the effect ends, and when the process dies
+ *   (its connection closes, and the transaction with it); `tryExclusive` takes the same lock
+ *   only if it is free (`pg_try_advisory_xact_lock`). Transaction-scoped rather than a session
+ *   lock: a pooler in transaction mode (PgBouncer) pins a server connection to a client only for
+ *   a transaction, so a session lock would stay on a server connection other clients then use.
+ * - Nothing else of a session is used either (pg-boss's queries are unnamed, its locks
+ *   transaction-scoped, LISTEN/NOTIFY off): the queue works through such a pooler.
  * - `claim` notes the time of a key's last claim in `gateway_task_claims`
  *   (migrations/postgres/0018_task_claims.sql), one upsert that only wins over an old enough row.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
@@ -45,8 +50,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
-import * as Reactivity from "effect/reactivity/Reactivity"
-import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import { type Job, type JobWithMetadata, PgBoss, type Queue } from "pg-boss"
@@ -54,6 +57,7 @@ import { relationalUrlVariable } from "../../src/relational.ts"
 import { ServiceUnavailable } from "../../src/errors.ts"
 import { isUuid, uuidv7 } from "../../src/ids.ts"
 import type { RunningTask, TaskFailure, TaskInfo, TaskKindOptions, Tasks, TaskState } from "../../src/tasks/service.ts"
+import { makePgClient } from "../postgres/client.ts"
 import { StartupError } from "../startup.ts"
 
 export interface PgBossTasksOptions {
@@ -76,6 +80,10 @@ export interface PgBossTasksOptions {
    * (`[gateway.tasks] unrunnable_timeout_s`; default 300 s)
    */
   readonly unrunnableTimeoutS?: number | undefined
+  /** the most connections of pg-boss's pool (the task queue's share of `[postgres] connection_pool_size`; default 4) */
+  readonly maxConnections?: number | undefined
+  /** the most locks of `exclusive`/`tryExclusive` held (or waited for) at once, one connection each (default 2) */
+  readonly lockConnections?: number | undefined
 }
 
 export const taskDefaults = { concurrency: 4, retryLimit: 3, heartbeatS: 30, minimumHeartbeatS: 10, unrunnableTimeoutS: 300 } as const
@@ -211,6 +219,7 @@ export const makePgBossTasks = (
       connectionString: url,
       schema: options.schema ?? "gateway_tasks",
       application_name: "llm-gateway-tasks",
+      max: Math.max(1, options.maxConnections ?? 4),
       connectionTimeoutMillis: 3000,
       // the supervisor's pass, and its per-queue monitor inside it, fail tasks whose heartbeat stopped
       superviseIntervalSeconds: superviseS,
@@ -471,25 +480,32 @@ export const makePgBossTasks = (
 
     yield* Effect.logInfo(`background tasks: on pg-boss in schema ${options.schema ?? "gateway_tasks"} of the relational database`)
 
+    // connects lazily: a process that never takes a lock opens none
+    const locks = yield* makePgClient(url, { maxConnections: Math.max(1, options.lockConnections ?? 2), applicationName: "llm-gateway-tasks-lock" }).pipe(
+      Effect.mapError((error) => new StartupError({ message: `${relationalUrlVariable}: background tasks: ${error.message}` }))
+    )
+    const lockFailed = (key: string) => (error: unknown) =>
+      new ServiceUnavailable({ message: `background tasks: lock ${JSON.stringify(key)} failed: ${describe(error)}` })
+
     /**
-     * A dedicated connection holding the advisory lock of `key` until `scope` closes (which closes
-     * the connection): waiting for it, or, with `wait` false, true when it was free at once.
+     * `effect` run while a transaction of the lock pool holds the advisory lock of `key`, waiting
+     * for it, or, with `wait` false, only if it was free at once (none otherwise). The transaction
+     * ends with the effect, which releases the lock; interrupting the wait cancels the statement.
+     * The effect's own outcome travels through the transaction as a value: only the lock's
+     * statements fail it as unavailable.
      */
-    const lock = (key: string, wait: boolean) =>
-      Effect.gen(function*() {
-        const sql = yield* PgClient.makeClient({
-          url: Redacted.make(url),
-          connectTimeout: Duration.seconds(3),
-          applicationName: "llm-gateway-tasks-lock"
-        }).pipe(Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make))
-        const name = `gateway/exclusive:${key}`
-        // waits for the lock; interrupting the wait cancels the statement
-        if (wait) return yield* Effect.as(sql`SELECT pg_advisory_lock(hashtextextended(${name}, 0))`, true)
-        const [row] = yield* sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(hashtextextended(${name}, 0)) AS locked`
-        return row?.locked === true
-      }).pipe(
-        Effect.mapError((error) => new ServiceUnavailable({ message: `background tasks: lock ${JSON.stringify(key)} failed: ${describe(error)}` }))
+    const holding = <A, E, R>(key: string, wait: boolean, effect: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E | ServiceUnavailable, R> => {
+      const name = `gateway/exclusive:${key}`
+      const taken = wait
+        ? Effect.as(locks`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))`, true)
+        : Effect.map(locks<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS locked`, ([row]) => row?.locked === true)
+      return locks.withTransaction(
+        Effect.flatMap(taken, (locked) => locked ? Effect.map(Effect.exit(effect), Option.some) : Effect.succeedNone)
+      ).pipe(
+        Effect.mapError(lockFailed(key)),
+        Effect.flatMap((outcome) => Option.isNone(outcome) ? Effect.succeedNone : Effect.asSome(outcome.value))
       )
+    }
 
     /** the keys this process is trying (`tryExclusive`) or holding that way */
     const trying = new Set<string>()
@@ -584,11 +600,8 @@ export const makePgBossTasks = (
       exclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) =>
         options.localLocks === true
           ? Effect.flatMap(localLock(key), (semaphore) => semaphore.withPermits(1)(effect))
-          : Effect.acquireUseRelease(
-            Scope.make(),
-            (scope) => Effect.andThen(Scope.provide(scope)(lock(key, true)), effect),
-            (scope, exit) => Scope.close(scope, exit)
-          ),
+          // with `wait`, the lock is always taken: the effect's outcome is there
+          : Effect.map(holding(key, true, effect), Option.getOrThrow),
 
       tryExclusive: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) =>
         options.localLocks === true
@@ -598,15 +611,7 @@ export const makePgBossTasks = (
               // one try per key at a time in this process: a storm of tries costs one connection, not one each
               if (trying.has(key)) return Effect.succeedNone
               trying.add(key)
-              return restore(Effect.acquireUseRelease(
-                Scope.make(),
-                (scope) =>
-                  Effect.flatMap(
-                    Scope.provide(scope)(lock(key, false)),
-                    (locked): Effect.Effect<Option.Option<A>, E, R> => locked ? Effect.asSome(effect) : Effect.succeedNone
-                  ),
-                (scope, exit) => Scope.close(scope, exit)
-              )).pipe(Effect.ensuring(Effect.sync(() => trying.delete(key))))
+              return restore(holding(key, false, effect)).pipe(Effect.ensuring(Effect.sync(() => trying.delete(key))))
             })
           ),
 

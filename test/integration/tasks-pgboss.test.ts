@@ -7,8 +7,9 @@
  * holding the same key (also between two instances), `tryExclusive` skips them while the key is
  * held; `claim` is true once per interval per key; without a relational database every
  * operation is a 503 naming the variable. Several processes: test/integration/tasks-processes.test.ts.
- * All of it on Postgres and on the embedded database (PGlite), but for `exclusive` between two
- * instances: one process owns an embedded database, and excludes with in-process locks.
+ * All of it on Postgres, on Postgres through PgBouncer in transaction pooling mode (no session
+ * survives a transaction there), and on the embedded database (PGlite), but for `exclusive`
+ * between two instances: one process owns an embedded database, and excludes with in-process locks.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -21,6 +22,7 @@ import { cronEvery } from "../../layers/tasks/pgBoss.ts"
 import { ServiceUnavailable } from "../../src/errors.ts"
 import { declineTask, Tasks } from "../../src/tasks/service.ts"
 import { freshDatabase, queryDatabase, type TestDatabase } from "../support/databases.ts"
+import { freshDatabaseBehindPgBouncer } from "../support/pgbouncer.ts"
 import { migrateDatabase, type OpenTasks, openTasks, quickTasks, run, sleep, type TasksService, untilState, waitFor } from "../support/tasks.ts"
 
 type Service = TasksService
@@ -33,14 +35,15 @@ const gate = () => {
   return { opened, open }
 }
 
-// on the Postgres server, and on the embedded database (PGlite behind pglite-socket), reached as Postgres
-describe.each(["postgres", "pglite"] as const)("tasks on pg-boss on %s", (backend) => {
+// on the Postgres server, on it through PgBouncer in transaction pooling mode, and on the
+// embedded database (PGlite behind pglite-socket), reached as Postgres
+describe.each(["postgres", "pgbouncer", "pglite"] as const)("tasks on pg-boss on %s", (backend) => {
   let database: TestDatabase
   let first: OpenTasks
   let second: OpenTasks
 
   beforeAll(async () => {
-    database = await freshDatabase(backend)
+    database = backend === "pgbouncer" ? await freshDatabaseBehindPgBouncer() : await freshDatabase(backend)
     await migrateDatabase(database.url)
     first = await openTasks(database.url)
     second = await openTasks(database.url)
@@ -310,7 +313,7 @@ describe.each(["postgres", "pglite"] as const)("tasks on pg-boss on %s", (backen
      * session, in which advisory locks exclude nothing): two instances in one process, each with
      * locks of its own, are no case of it. There the instance holding a lock waits itself.
      */
-    const acrossInstances = backend === "postgres"
+    const acrossInstances = backend !== "pglite"
     const holding = () => acrossInstances ? second.tasks : first.tasks
 
     it("runs sections on the same key one after the other in one instance", async () => {
