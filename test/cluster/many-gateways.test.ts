@@ -22,6 +22,10 @@ const limit = 30
 
 const config = (embeddings: FakeEmbeddings, version: number) => `
 ${observabilityToml()}
+# the connection budget: 3 instances x 2 workers x 6 = 36 of the shared Postgres's 100
+[postgres]
+connection_pool_size = 6
+
 [[rate_limiting.rules]]
 always = true
 model_inferences_per_hour = ${limit}
