@@ -80,8 +80,10 @@ export const makeRedisConnection = (url: string): Effect.Effect<RedisConnection,
   Effect.gen(function*() {
     const runLog = Effect.runSyncWith(yield* Effect.context<never>())
     let current!: Link
-    /** the cluster's nodes as last seen, where a replacement starts from; undefined: a standalone server */
+    /** the current cluster client's masters; undefined: a standalone server */
     let clusterNodes: (() => ReadonlyArray<ClusterNode>) | undefined
+    /** the masters last known, where a replacement starts from (a replacement may not have found any) */
+    let knownNodes: ReadonlyArray<ClusterNode> = []
     /** the connection is healthy, and (on a cluster) which nodes are not */
     let healthy = false
     const lostNodes = new Set<string>()
@@ -165,7 +167,13 @@ export const makeRedisConnection = (url: string): Effect.Effect<RedisConnection,
       if (healthy) runLog(Effect.logWarning(`redis has not answered for ${staleAfterMs / 1000}s, opening a new connection`))
       healthy = false
       const silent = current
-      current = clusterNodes === undefined ? openStandalone(true) : openClusterLink(clusterNodes())
+      if (clusterNodes === undefined) {
+        current = openStandalone(true)
+      } else {
+        const seen = clusterNodes()
+        if (seen.length > 0) knownNodes = seen
+        current = openClusterLink(knownNodes)
+      }
       lostNodes.clear()
       current.connect().catch(() => {})
       silent.destroy()
