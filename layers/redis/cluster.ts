@@ -9,7 +9,7 @@
  * The URL's user, password and TLS hold for every node; the nodes are reached at the addresses
  * the cluster announces. A cluster has only database 0.
  */
-import { createCluster } from "redis"
+import { createCluster, ErrorReply } from "redis"
 import { type CommandOptions, failFast, type Link, type LinkEvents, reconnectForever, type RedisReply } from "./link.ts"
 
 /** a node still unreachable this long after it went away makes the client read the slot map again */
@@ -20,9 +20,16 @@ export interface ClusterNode {
   readonly port: number
 }
 
-/** whether the server answering `send` is a cluster node (`INFO cluster` says `cluster_enabled:1`) */
+/**
+ * Whether the server answering `send` is a cluster node (`INFO cluster` says `cluster_enabled:1`).
+ * A server that refuses INFO (renamed away, or not allowed to the gateway's user) is taken for a
+ * standalone one, as it was before clusters were recognised.
+ */
 export const clusterEnabled = async (send: (args: Array<string>) => Promise<RedisReply>): Promise<boolean> => {
-  const info = await send(["INFO", "cluster"])
+  const info = await send(["INFO", "cluster"]).catch((error: unknown) => {
+    if (error instanceof ErrorReply) return undefined
+    throw error
+  })
   return typeof info === "string" && /^cluster_enabled:1\s*$/m.test(info)
 }
 

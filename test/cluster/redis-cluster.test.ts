@@ -83,7 +83,7 @@ describe("rate limits and the cache on a redis cluster", () => {
       GATEWAY_RELATIONAL_DB_URL: undefined,
       FAKE_OPENAI_KEY: "sk-fake"
     })
-    gateways = await Promise.all([master!, replica].map((url) => startGateway({ config: config(fake.apiBase), env: env(url) })))
+    gateways = await Promise.all([master!, replica].map((url) => startGateway({ config: config(fake.apiBase), env: env(url), startTimeoutMs: 30_000 })))
   })
   afterAll(async () => {
     await Promise.all(gateways.map((gateway) => gateway.stop()))
