@@ -2,7 +2,8 @@
  * A throwaway Redis Cluster for tests: six `redis-server` processes on free ports of 127.0.0.1
  * (three masters, each with one replica, made with `redis-cli --cluster create`), keeping
  * nothing on disk but their cluster state, in a fresh temporary folder. A node that stops
- * answering is failed over within a few seconds (`cluster-node-timeout` of one second).
+ * answering is failed over within a few seconds (`cluster-node-timeout` of one second). Also
+ * one standalone server configured unlike the machine's (`startRedisServer`).
  *
  * The servers run under a small shell watchdog that holds a pipe from this process: when this
  * process goes away for any reason (even SIGKILL), the pipe closes and the watchdog stops the
@@ -52,15 +53,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const cliBin = "redis-cli"
 
-/** $1 server binary, $2 folder, then the ports. End of input or a termination signal: stop the servers, delete the folder. */
+/**
+ * $1 server binary, $2 folder, $3 the ports (separated by spaces), then arguments for every
+ * server. End of input or a termination signal: stop the servers, delete the folder.
+ */
 const watchdogScript = `
-bin="$1"; dir="$2"; shift 2
+bin="$1"; dir="$2"; ports="$3"; shift 3
 pids=""
-for port in "$@"; do
+for port in $ports; do
   mkdir -p "$dir/$port"
   "$bin" --port "$port" --bind 127.0.0.1 --dir "$dir/$port" --pidfile "$dir/$port/redis.pid" --logfile "$dir/$port/redis.log" \\
-    --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 1000 --cluster-replica-validity-factor 0 \\
-    --save '' --appendonly no >/dev/null 2>&1 &
+    --save '' --appendonly no "$@" >/dev/null 2>&1 &
   pids="$pids $!"
 done
 stop_servers() { kill -TERM $pids 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"; }
@@ -68,6 +71,12 @@ trap 'stop_servers; exit 0' TERM INT HUP
 while read -r _; do :; done
 stop_servers
 `
+
+/** the arguments that make a server a node of the test cluster */
+const clusterArgs = [
+  "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+  "--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0"
+]
 
 const exited = (child: ChildProcess): Promise<void> =>
   child.exitCode !== null || child.signalCode !== null
@@ -92,24 +101,18 @@ const waitFor = async <A>(what: string, check: () => Promise<A | undefined>, tim
   throw new Error(`redis cluster: ${what} within ${timeoutMs} ms${lastError === undefined ? "" : ` (${String(lastError)})`}`)
 }
 
-export const startRedisCluster = async (): Promise<RedisCluster> => {
+/** servers on `ports` with `args`, under a watchdog, in a new folder of their own */
+const startServers = async (ports: ReadonlyArray<number>, args: ReadonlyArray<string>) => {
   // installs Debian's package when Redis is missing (it brings redis-cli too)
   if (serverBin() === undefined) await ensureRedis()
-  const bin = serverBin()!
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-redis-cluster-"))
-  const ports = await freePorts(6)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-redis-"))
   // (the shell's own stderr only reports the servers killed on purpose; theirs are logs in the folder)
-  const watchdog = spawn("bash", ["-c", watchdogScript, "redis-cluster-watchdog", bin, dir, ...ports.map(String)], {
+  const watchdog = spawn("bash", ["-c", watchdogScript, "redis-watchdog", serverBin()!, dir, ports.join(" "), ...args], {
     stdio: ["pipe", "ignore", "ignore"]
   })
-  // a test that forgets to stop the cluster must not hang its process: the watchdog cleans up
+  // a test that forgets to stop the servers must not hang its process: the watchdog cleans up
   watchdog.unref()
   ;(watchdog.stdin as net.Socket).unref()
-  const dead = new Set<number>()
-
-  const cli = async (port: number, ...args: ReadonlyArray<string>) =>
-    (await run(cliBin, ["-h", "127.0.0.1", "-p", String(port), ...args], { timeout: 30_000 })).stdout
-
   const stop = async () => {
     if (watchdog.exitCode === null && watchdog.signalCode === null) {
       watchdog.ref() // keep this process alive until the servers are down
@@ -118,6 +121,38 @@ export const startRedisCluster = async (): Promise<RedisCluster> => {
     }
     fs.rmSync(dir, { recursive: true, force: true })
   }
+  const pidOf = (port: number) => Number(fs.readFileSync(path.join(dir, String(port), "redis.pid"), "utf8").trim())
+  try {
+    await waitFor("the servers did not answer", async () => {
+      for (const port of ports) if ((await cli(port, "PING")).trim() !== "PONG") return undefined
+      return true
+    }, 15_000)
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return { stop, pidOf }
+}
+
+const cli = async (port: number, ...args: ReadonlyArray<string>) =>
+  (await run(cliBin, ["-h", "127.0.0.1", "-p", String(port), ...args], { timeout: 30_000 })).stdout
+
+export interface RedisServer {
+  readonly url: string
+  readonly stop: () => Promise<void>
+}
+
+/** one standalone server of its own, started with `args` besides the usual ones (for a server configured unlike the machine's) */
+export const startRedisServer = async (args: ReadonlyArray<string>): Promise<RedisServer> => {
+  const [port] = await freePorts(1)
+  const { stop } = await startServers([port!], args)
+  return { url: `redis://127.0.0.1:${port}`, stop }
+}
+
+export const startRedisCluster = async (): Promise<RedisCluster> => {
+  const ports = await freePorts(6)
+  const { stop, pidOf } = await startServers(ports, clusterArgs)
+  const dead = new Set<number>()
 
   const alive = () => ports.filter((port) => !dead.has(port))
 
@@ -156,16 +191,11 @@ export const startRedisCluster = async (): Promise<RedisCluster> => {
     }, timeoutMs)
 
   const kill = (port: number) => {
-    const pid = Number(fs.readFileSync(path.join(dir, String(port), "redis.pid"), "utf8").trim())
-    process.kill(pid, "SIGKILL")
+    process.kill(pidOf(port), "SIGKILL")
     dead.add(port)
   }
 
   try {
-    await waitFor("the servers did not answer", async () => {
-      for (const port of ports) if ((await cli(port, "PING")).trim() !== "PONG") return undefined
-      return true
-    }, 15_000)
     await cli(ports[0]!, "--cluster", "create", ...ports.map((port) => `127.0.0.1:${port}`), "--cluster-replicas", "1", "--cluster-yes")
     await waitFor("the cluster did not come up", async () => {
       for (const port of ports) if (!(await cli(port, "CLUSTER", "INFO")).includes("cluster_state:ok")) return undefined

@@ -5,10 +5,11 @@
  * cluster. A request's buckets share one hash slot, so the all-or-nothing script runs on the
  * cluster and the limits are exact across both processes; the cache's entries, spread over the
  * masters, are found from either gateway; and when the master holding the buckets dies, its
- * replica takes over and both gateways count again, without being restarted.
+ * replica takes over and both gateways count again, without being restarted. A standalone
+ * server is used as one, even when it refuses the INFO command that tells a cluster node.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startRedisCluster, type RedisCluster } from "../../scripts/redisCluster.ts"
+import { type RedisCluster, type RedisServer, startRedisCluster, startRedisServer } from "../../scripts/redisCluster.ts"
 import { type Answer, call, dummyInference, pollUntil } from "../support/access.ts"
 import { type FakeOpenAi, startFakeOpenAi } from "../support/fakeOpenAi.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
@@ -151,5 +152,31 @@ describe("rate limits and the cache on a redis cluster", () => {
     for (const gateway of gateways) expect((await infer(gateway, { user })).status).toBe(429)
     expect(gateways.map((gateway) => gateway.process.pid)).toEqual(pids)
     for (const gateway of gateways) expect(gateway.process.exitCode).toBeNull()
+  })
+})
+
+describe("a standalone server that refuses INFO", () => {
+  let server: RedisServer
+  let gateway: RunningGateway
+
+  beforeAll(async () => {
+    server = await startRedisServer(["--rename-command", "INFO", ""])
+    gateway = await startGateway({
+      config: config("http://127.0.0.1:9/v1"),
+      env: { GATEWAY_REDIS_URL: server.url, GATEWAY_ANALYTICS_DB_URL: undefined, GATEWAY_RELATIONAL_DB_URL: undefined, FAKE_OPENAI_KEY: "sk-fake" },
+      startTimeoutMs: 30_000
+    })
+  })
+  afterAll(async () => {
+    await gateway?.stop()
+    await server?.stop()
+  })
+
+  it("is used as a standalone server, as before: limits exact, no cluster", async () => {
+    expect(gateway.log()).toContain("buckets in redis")
+    expect(gateway.log()).not.toContain("a cluster")
+    const tags = { user: fresh("u"), team: `{${fresh("t")}}` }
+    const answers = await Promise.all(Array.from({ length: 12 }, () => call(gateway, "POST", "/inference", { body: dummyInference({ tags }) })))
+    expect(tally(answers, 1)).toEqual({ passed: 5, refused: 7 })
   })
 })
