@@ -48,7 +48,7 @@ export const makeRedisCacheStore = (url: string, ttlS: number): Effect.Effect<Ca
     const get = <E extends Stamped>(prefix: string, key: string, maxAgeS: number | undefined) =>
       withTimeout(
         Effect.tryPromise({
-          try: (signal) => connection.send(["GET", prefix + key], signal),
+          try: (signal) => connection.send(prefix + key, ["GET", prefix + key], signal),
           catch: (cause) => new StoreError({ message: `valkey cache lookup failed: ${describe(cause)}`, outage: true })
         }),
         "valkey cache lookup"
@@ -59,7 +59,7 @@ export const makeRedisCacheStore = (url: string, ttlS: number): Effect.Effect<Ca
       )
 
     const set = (prefix: string, entry: CacheEntry | EmbeddingCacheEntry) => {
-      connection.send(["SET", prefix + entry.key, JSON.stringify(entry), "EX", String(ttlS)]).catch((cause: unknown) => {
+      connection.send(prefix + entry.key, ["SET", prefix + entry.key, JSON.stringify(entry), "EX", String(ttlS)]).catch((cause: unknown) => {
         connection.failed()
         failedWrite.warn((heldBack) =>
           `valkey cache: could not keep an answer (${describe(cause)})${heldBack === 0 ? "" : ` (and ${heldBack} more since the last warning)`}`

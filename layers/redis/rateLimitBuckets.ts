@@ -1,12 +1,17 @@
 /**
  * Rate limit buckets on Redis/Valkey (`RateLimitBuckets` of src/ratelimit/store.ts), for
- * GATEWAY_REDIS_URL (`redis://`, `rediss://` for TLS; Redis >= 5 or Valkey, one instance, not
- * a cluster). One Lua script per call refills every bucket of the request and takes from all of
- * them or from none; Redis runs a script alone, so that is atomic against every gateway process,
- * and the clock is Redis's own (`TIME`), so processes with skewed clocks agree.
+ * GATEWAY_REDIS_URL (`redis://`, `rediss://` for TLS; Redis >= 5 or Valkey, a standalone server
+ * or a Redis Cluster). One Lua script per call refills every bucket of the request and takes
+ * from all of them or from none; Redis runs a script alone, so that is atomic against every
+ * gateway process, and the clock is Redis's own (`TIME`), so processes with skewed clocks agree.
  *
- * A bucket is a hash `gateway:rl:<key>` of `tokens` and `updated` (microseconds). It expires
- * once it would have refilled to capacity, when it is indistinguishable from a missing bucket
+ * A bucket is a hash `gateway:{rl}:<key>` of `tokens` and `updated` (microseconds). The hash tag
+ * `{rl}` puts every bucket in one slot of a cluster (the slot of `rl`, on one master), so that
+ * one script can read and write all the buckets of a request: a cluster refuses a script whose
+ * keys lie in several slots. The tag comes before the bucket's own key, which may hold braces
+ * itself: only the first `{...}` of a key name counts.
+ *
+ * A bucket expires once it would have refilled to capacity, when it is indistinguishable from a missing bucket
  * (which starts full), so idle buckets cost nothing. A bucket that never refills never expires.
  *
  * The connection fails fast (layers/redis/connection.ts): a command Redis does not answer in
@@ -22,7 +27,7 @@ import type { BucketRequest } from "../../src/ratelimit/rules.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { describe, makeRedisConnection, withTimeout } from "./connection.ts"
 
-export const keyPrefix = "gateway:rl:"
+export const keyPrefix = "gateway:{rl}:"
 
 /** a bucket lives this much longer than it takes to refill, so it never expires a moment early */
 const expiryMarginMs = 1_000
@@ -108,11 +113,13 @@ export const makeRedisRateLimitBuckets = (url: string): Effect.Effect<RateLimitB
   Effect.gen(function*() {
     const connection = yield* makeRedisConnection(url)
 
+    /** `keys` is never empty; on a cluster the script goes to the master of their one slot */
     const evaluate = (keys: ReadonlyArray<string>, args: ReadonlyArray<string>, signal: AbortSignal) => {
       const tail = [String(keys.length), ...keys, ...args]
-      return connection.send(["EVALSHA", scriptSha, ...tail], signal).catch((error: unknown) => {
-        // first use, or Redis restarted and forgot the script
-        if (error instanceof ErrorReply && error.message.startsWith("NOSCRIPT")) return connection.send(["EVAL", script, ...tail], signal)
+      const slotKey = keys[0]!
+      return connection.send(slotKey, ["EVALSHA", scriptSha, ...tail], signal).catch((error: unknown) => {
+        // first use, or Redis restarted (or a replica took over) and does not know the script
+        if (error instanceof ErrorReply && error.message.startsWith("NOSCRIPT")) return connection.send(slotKey, ["EVAL", script, ...tail], signal)
         throw error
       })
     }
