@@ -11,7 +11,7 @@ import * as Scope from "effect/Scope"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { type AnalyticsDatabase, analyticsDatabase } from "../../src/analytics/analyticsDatabase.ts"
 import type { ObservabilityDatabase } from "../../src/analytics/database.ts"
-import { analyticsUrlVariable } from "../../src/analytics/stores.ts"
+import { analyticsUrlVariable, clickHouseClusterVariable } from "../../src/analytics/stores.ts"
 import { WriteQueue } from "../../src/analytics/writeQueue.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { embeddedDatabaseAt, pausingWrites } from "../embedded/pglite.ts"
@@ -25,10 +25,11 @@ export { StartupError } from "../startup.ts"
 type Env = Readonly<Record<string, string | undefined>>
 
 /** The stores of the analytics database `analyticsDatabase` chose (its URL already checked). */
-const makeStores = ({ backend, url }: AnalyticsDatabase, config: GatewayConfig): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> => {
+const makeStores = ({ backend, url }: AnalyticsDatabase, config: GatewayConfig, env: Env): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> => {
   const { maxRowBytes } = config.gateway.observability
+  const clusterName = env[clickHouseClusterVariable] || undefined
   return backend === "clickhouse"
-    ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url, maxRowBytes))
+    ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url, maxRowBytes, clusterName))
     : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url, maxRowBytes, config.gateway.postgresPoolSize))
 }
 
@@ -40,7 +41,7 @@ export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect
     if (Result.isFailure(database)) return yield* new StartupError({ message: database.failure })
     if (database.success === undefined) return undefined
     const chosen = database.success
-    const stores = yield* Effect.mapError(makeStores(chosen, config), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
+    const stores = yield* Effect.mapError(makeStores(chosen, config, env), (error) => new StartupError({ message: `${chosen.variable}: ${error.message}` }))
     const embedded = embeddedDatabaseAt(chosen.url)
     return embedded === undefined ? stores : { ...stores, database: pausingWrites(stores.database, embedded) }
   })
