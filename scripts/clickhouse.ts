@@ -107,8 +107,9 @@ const usersXml = `<?xml version="1.0"?>
 /**
  * Runs a server (the command after $1) under a shell watchdog that holds a pipe from this
  * process; $1 is the server's folder. SIGUSR1 (`stopProcess`): stop the server, keep the folder.
- * End of input (this process closed the pipe, or died) or a termination signal: stop the
- * server, delete the folder.
+ * SIGUSR2 (`stopWatched(child, { discard: true })`): kill it at once and delete the folder (its
+ * data is not kept: no need to wait for a clean shutdown). End of input (this process closed the
+ * pipe, or died) or a termination signal: stop the server, delete the folder.
  */
 const watchdogScript = `
 dir=$1; shift
@@ -116,6 +117,7 @@ dir=$1; shift
 server=$!
 stop_server() { kill -TERM $server 2>/dev/null; wait $server; }
 trap 'stop_server; exit 0' USR1
+trap 'kill -KILL $server 2>/dev/null; wait $server; rm -rf "$dir"; exit 0' USR2
 trap 'stop_server; rm -rf "$dir"; exit 0' TERM INT HUP
 while read -r _; do :; done
 stop_server
@@ -130,10 +132,10 @@ export const spawnWatched = (dir: string, command: ReadonlyArray<string>): Child
   return child
 }
 
-/** stops a watched server, keeping its folder; resolves once it is down */
-export const stopWatched = async (child: ChildProcess): Promise<void> => {
+/** stops a watched server, keeping its folder (or, `discard`, killing it and deleting its folder); resolves once it is down */
+export const stopWatched = async (child: ChildProcess, options: { readonly discard?: boolean } = {}): Promise<void> => {
   child.ref() // keep this process alive until the server is down
-  child.kill("SIGUSR1")
+  child.kill(options.discard === true ? "SIGUSR2" : "SIGUSR1")
   await exited(child)
 }
 
@@ -201,8 +203,11 @@ export const startClickHouse = async (options: ClickHouseOptions = {}): Promise<
     await stopWatched(child)
   }
 
+  // its data goes: killed rather than shut down cleanly (which takes seconds with replicated tables)
   const stop = async () => {
-    await stopProcess()
+    const child = watchdog
+    watchdog = undefined
+    if (child !== undefined) await stopWatched(child, { discard: true })
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
 

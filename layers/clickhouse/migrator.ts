@@ -9,7 +9,7 @@ import { readdir, readFile } from "node:fs/promises"
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../../src/storeError.ts"
 import { type ClickHouse, clientFor } from "./client.ts"
-import { type Cluster, clusterStatement, createDatabaseStatement } from "./replicated.ts"
+import { type Cluster, clusterStatement, createDatabaseStatement, doneOnClusterCheck } from "./replicated.ts"
 import { sqlInteger, sqlString } from "./sql.ts"
 
 const migrationsDirectory = new URL("../../migrations/clickhouse/", import.meta.url)
@@ -48,7 +48,9 @@ const addedByAnother = (statement: string, error: unknown) =>
  * gateway added (18.16 has no IF NOT EXISTS there), so that is harmless, and a version
  * recorded twice is read once. On a cluster the same holds: a replica runs the distributed
  * statements one after the other, and an `ON CLUSTER` statement answers once every replica
- * ran it (or failed, or `distributed_ddl_task_timeout` passed).
+ * ran it (or failed, or `distributed_ddl_task_timeout` passed); a statement another gateway
+ * queued already is not queued again (`doneOnClusterCheck`). A database up to date gets no
+ * DDL at all: a gateway starts while a replica is down.
  */
 export const migrate = (
   { connections, command, run, select }: ClickHouse,
@@ -79,17 +81,31 @@ export const migrate = (
     throw failure
   }
 
+  /** on a cluster, whether another gateway queued `statement` on every replica already */
+  const doneByAnother = async (statement: string, signal: AbortSignal): Promise<boolean> => {
+    const check = cluster === undefined ? undefined : doneOnClusterCheck(cluster, statement)
+    if (check === undefined) return false
+    const [row] = await select<{ count: string }>(check.query, signal)
+    return check.doneWhen(Number(row.count))
+  }
+
+  const recordedVersions = async (signal: AbortSignal) =>
+    new Set((await select<{ version: number }>("SELECT DISTINCT version FROM GatewayMigration", signal)).map((row) => row.version))
+
   return run("migrate", async (signal) => {
     const migrations = await loadMigrations()
+    // Up to date: no DDL at all. On a cluster a distributed statement waits for every replica,
+    // so a gateway (re)started while one is down would wait for it.
+    const already = await recordedVersions(signal).catch(() => new Set<number>())
+    if (migrations.every((migration) => already.has(migration.version))) return []
     await createDatabase(signal)
     await command(forCluster(migrationTable), signal)
-    const recorded = new Set(
-      (await select<{ version: number }>("SELECT DISTINCT version FROM GatewayMigration", signal)).map((row) => row.version)
-    )
+    const recorded = await recordedVersions(signal)
     const applied: Array<string> = []
     for (const migration of migrations) {
       if (recorded.has(migration.version)) continue
       for (const statement of migration.statements) {
+        if (await doneByAnother(statement, signal)) continue
         const query = forCluster(statement)
         await command(query, signal).catch((error: unknown) => {
           if (!addedByAnother(query, error)) throw error

@@ -59,6 +59,34 @@ export const clusterStatement = (cluster: Cluster, statement: string): string =>
   throw new Error(`this migration statement has no form for a replicated cluster: ${statement.slice(0, 80)}...`)
 }
 
+/**
+ * Whether another gateway migrating the cluster at the same time ran `statement` already: a
+ * query counting what it creates (or drops) on one replica, and the count that means so. A
+ * table, view or column on one replica came from a distributed statement queued for every
+ * replica, which each runs in order, so the statement need not be queued again: of two
+ * gateways started together, the second mostly follows the first rather than doubling the
+ * queue. Undefined: run it.
+ */
+export const doneOnClusterCheck = (
+  { database }: Cluster,
+  statement: string
+): { readonly query: string; readonly doneWhen: (count: number) => boolean } | undefined => {
+  const quoted = (name: string) => `'${name}'`
+  const tableCount = (table: string) => `SELECT count() AS count FROM system.tables WHERE database = ${quoted(database)} AND name = ${quoted(table)}`
+  let match = /^CREATE (?:TABLE|MATERIALIZED VIEW) IF NOT EXISTS (\w+)/.exec(statement)
+  if (match !== null) return { query: tableCount(match[1]), doneWhen: (count) => count > 0 }
+  match = /^DROP TABLE IF EXISTS (\w+)$/.exec(statement)
+  if (match !== null) return { query: tableCount(match[1]), doneWhen: (count) => count === 0 }
+  match = /^ALTER TABLE (\w+) ADD COLUMN (\w+) /.exec(statement)
+  if (match !== null) {
+    return {
+      query: `SELECT count() AS count FROM system.columns WHERE database = ${quoted(database)} AND table = ${quoted(match[1])} AND name = ${quoted(match[2])}`,
+      doneWhen: (count) => count > 0
+    }
+  }
+  return undefined
+}
+
 /** `CREATE DATABASE` on every replica */
 export const createDatabaseStatement = (database: string, cluster: Cluster | undefined) =>
   `CREATE DATABASE IF NOT EXISTS \`${database}\`${cluster === undefined ? "" : ` ${onCluster(cluster)}`}`
