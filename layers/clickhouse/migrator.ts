@@ -7,7 +7,7 @@
  */
 import { readdir, readFile } from "node:fs/promises"
 import type * as Effect from "effect/Effect"
-import type { StoreError } from "../../src/storeError.ts"
+import { StoreError } from "../../src/storeError.ts"
 import { type ClickHouse, clientFor } from "./client.ts"
 import { type Cluster, clusterStatement, createDatabaseStatement, doneOnClusterCheck } from "./replicated.ts"
 import { sqlInteger, sqlString } from "./sql.ts"
@@ -61,16 +61,15 @@ export const migrate = (
   const forCluster = (statement: string) => (cluster === undefined ? statement : clusterStatement(cluster, statement))
 
   /**
-   * CREATE DATABASE goes through the `default` database: the gateway's may not exist yet. The
-   * replicas are tried in turn: one of them may be down.
+   * `work` through the `default` database (the gateway's may not exist yet), on each replica in
+   * turn until one answers: one of them may be down.
    */
-  const createDatabase = async (signal: AbortSignal) => {
+  const throughDefault = async <A>(work: (admin: ReturnType<typeof clientFor>) => Promise<A>, signal: AbortSignal): Promise<A> => {
     let failure: unknown
     for (const connection of connections) {
       const admin = clientFor(connection, "default")
       try {
-        await admin.command({ query: createDatabaseStatement(database, cluster), abort_signal: signal })
-        return
+        return await work(admin)
       } catch (error) {
         failure = error
         if (signal.aborted) break
@@ -79,6 +78,25 @@ export const migrate = (
       }
     }
     throw failure
+  }
+
+  const createDatabase = (signal: AbortSignal) =>
+    throughDefault((admin) => admin.command({ query: createDatabaseStatement(database, cluster), abort_signal: signal }), signal)
+
+  /** a cluster name the servers do not know would otherwise pass unnoticed while no DDL runs */
+  const checkCluster = async (signal: AbortSignal) => {
+    if (cluster === undefined) return
+    const [row] = await throughDefault(async (admin) => {
+      const result = await admin.query({
+        query: `SELECT count() AS count FROM system.clusters WHERE cluster = ${sqlString(cluster.name)}`,
+        format: "JSONEachRow",
+        abort_signal: signal
+      })
+      return result.json<{ count: string }>()
+    }, signal)
+    if (Number(row.count) === 0) {
+      throw new StoreError({ message: `the ClickHouse servers have no cluster \`${cluster.name}\` in their <remote_servers> (GATEWAY_CLICKHOUSE_CLUSTER_NAME)` })
+    }
   }
 
   /** on a cluster, whether another gateway queued `statement` on every replica already */
@@ -93,6 +111,7 @@ export const migrate = (
     new Set((await select<{ version: number }>("SELECT DISTINCT version FROM GatewayMigration", signal)).map((row) => row.version))
 
   return run("migrate", async (signal) => {
+    await checkCluster(signal)
     const migrations = await loadMigrations()
     // Up to date: no DDL at all. On a cluster a distributed statement waits for every replica,
     // so a gateway (re)started while one is down would wait for it.

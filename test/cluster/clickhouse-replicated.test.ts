@@ -89,6 +89,13 @@ describe("a replicated ClickHouse cluster: two replicas, gateways on either", ()
     }
   })
 
+  it("a cluster name the servers do not know stops the gateway at start-up, naming it", async () => {
+    await expect(startGateway({
+      config,
+      env: { GATEWAY_ANALYTICS_DB_URL: urlOf(0), GATEWAY_CLICKHOUSE_CLUSTER_NAME: "no_such_cluster" }
+    })).rejects.toThrow(/no cluster `no_such_cluster`/)
+  })
+
   it("inferences and their feedback written through one replica are read through the other", async () => {
     const ids: Array<string> = []
     for (let i = 0; i < 10; i++) {
