@@ -74,7 +74,7 @@ describe("a replicated ClickHouse cluster: two replicas, gateways on either", ()
     await cluster?.stop()
   }, 60_000)
 
-  it("every table is Replicated on both replicas, and each migration is recorded once", async () => {
+  it("every table is Replicated on both replicas, and each migration is recorded once (FINAL merges a version recorded twice)", async () => {
     const tablesOf = (replica: number) =>
       onReplica(cluster.replicas[replica].url, `SELECT name, engine FROM system.tables WHERE database = '${database}' ORDER BY name`)
     const [first, second] = await Promise.all([tablesOf(0), tablesOf(1)])
@@ -84,7 +84,7 @@ describe("a replicated ClickHouse cluster: two replicas, gateways on either", ()
     expect(tables.filter((table) => !table.engine.startsWith("Replicated"))).toEqual([])
     expect(first.filter((table) => table.engine === "MaterializedView").length).toBeGreaterThan(0)
     for (const replica of [0, 1]) {
-      const [recorded] = await onReplica(cluster.replicas[replica].url, "SELECT uniqExact(version) AS versions FROM GatewayMigration FINAL")
+      const [recorded] = await onReplica(cluster.replicas[replica].url, "SELECT count() AS versions FROM GatewayMigration FINAL")
       expect(Number(recorded.versions)).toBe(migrationCount)
     }
   })
