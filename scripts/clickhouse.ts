@@ -43,7 +43,7 @@ export const ensureClickHouseInstalled = (): void => {
   if (!fs.existsSync(clickHouseServerBin)) throw new Error(`apt-get installed clickhouse-server but ${clickHouseServerBin} is missing`)
 }
 
-const configXml = (dir: string, httpPort: number, tcpPort: number) => `<?xml version="1.0"?>
+const configXml = (dir: string, httpPort: number, tcpPort: number, extraConfig: string) => `<?xml version="1.0"?>
 <yandex>
   <logger>
     <level>warning</level>
@@ -68,7 +68,7 @@ const configXml = (dir: string, httpPort: number, tcpPort: number) => `<?xml ver
   <mark_cache_size>268435456</mark_cache_size>
   <uncompressed_cache_size>268435456</uncompressed_cache_size>
   <mlock_executable>false</mlock_executable>
-</yandex>
+${extraConfig}</yandex>
 `
 
 const usersXml = `<?xml version="1.0"?>
@@ -105,20 +105,39 @@ const usersXml = `<?xml version="1.0"?>
 `
 
 /**
- * $1 server binary, $2 config file, $3 folder. SIGUSR1 (`stopProcess`): stop the server, keep
- * the folder. End of input (this process closed the pipe, or died) or a termination signal:
- * stop the server, delete the folder.
+ * Runs a server (the command after $1) under a shell watchdog that holds a pipe from this
+ * process; $1 is the server's folder. SIGUSR1 (`stopProcess`): stop the server, keep the folder.
+ * SIGUSR2 (`stopWatched(child, { discard: true })`): kill it at once and delete the folder (its
+ * data is not kept: no need to wait for a clean shutdown). End of input (this process closed the
+ * pipe, or died) or a termination signal: stop the server, delete the folder.
  */
 const watchdogScript = `
-"$1" --config-file="$2" >/dev/null 2>&1 &
+dir=$1; shift
+"$@" >/dev/null 2>&1 &
 server=$!
 stop_server() { kill -TERM $server 2>/dev/null; wait $server; }
 trap 'stop_server; exit 0' USR1
-trap 'stop_server; rm -rf "$3"; exit 0' TERM INT HUP
+trap 'kill -KILL $server 2>/dev/null; wait $server; rm -rf "$dir"; exit 0' USR2
+trap 'stop_server; rm -rf "$dir"; exit 0' TERM INT HUP
 while read -r _; do :; done
 stop_server
-rm -rf "$3"
+rm -rf "$dir"
 `
+
+/** `command` running under the watchdog, which this process does not wait for (a test that forgets to stop it does not hang) */
+export const spawnWatched = (dir: string, command: ReadonlyArray<string>): ChildProcess => {
+  const child = spawn("bash", ["-c", watchdogScript, "server-watchdog", dir, ...command], { stdio: ["pipe", "ignore", "inherit"] })
+  child.unref()
+  ;(child.stdin as net.Socket).unref()
+  return child
+}
+
+/** stops a watched server, keeping its folder (or, `discard`, killing it and deleting its folder); resolves once it is down */
+export const stopWatched = async (child: ChildProcess, options: { readonly discard?: boolean } = {}): Promise<void> => {
+  child.ref() // keep this process alive until the server is down
+  child.kill(options.discard === true ? "SIGUSR2" : "SIGUSR1")
+  await exited(child)
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -144,13 +163,20 @@ const exited = (child: ChildProcess): Promise<void> =>
     ? Promise.resolve()
     : new Promise((resolve) => child.once("exit", () => resolve()))
 
-export const startClickHouse = async (): Promise<ClickHouseServer> => {
+export interface ClickHouseOptions {
+  /** the HTTP and native ports (free ones when not given) */
+  readonly ports?: { readonly http: number; readonly tcp: number }
+  /** more of the server's configuration, inside `<yandex>` (scripts/clickhouseCluster.ts: a replica's) */
+  readonly extraConfig?: string
+}
+
+export const startClickHouse = async (options: ClickHouseOptions = {}): Promise<ClickHouseServer> => {
   ensureClickHouseInstalled()
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-clickhouse-"))
   for (const folder of ["data", "tmp", "log", "user_files", "format_schemas"]) fs.mkdirSync(path.join(dataDir, folder))
-  const [httpPort, tcpPort] = await freePorts(2)
+  const [httpPort, tcpPort] = options.ports === undefined ? await freePorts(2) : [options.ports.http, options.ports.tcp]
   const configFile = path.join(dataDir, "config.xml")
-  fs.writeFileSync(configFile, configXml(dataDir, httpPort, tcpPort))
+  fs.writeFileSync(configFile, configXml(dataDir, httpPort, tcpPort, options.extraConfig ?? ""))
   fs.writeFileSync(path.join(dataDir, "users.xml"), usersXml)
   const url = `http://127.0.0.1:${httpPort}`
 
@@ -158,12 +184,7 @@ export const startClickHouse = async (): Promise<ClickHouseServer> => {
 
   const startProcess = async () => {
     if (watchdog !== undefined) return
-    const child = spawn("bash", ["-c", watchdogScript, "clickhouse-watchdog", clickHouseServerBin, configFile, dataDir], {
-      stdio: ["pipe", "ignore", "inherit"]
-    })
-    // a test that forgets to stop the server must not hang its process: the watchdog cleans up
-    child.unref()
-    ;(child.stdin as net.Socket).unref()
+    const child = spawnWatched(dataDir, [clickHouseServerBin, `--config-file=${configFile}`])
     watchdog = child
     const deadline = Date.now() + 60_000
     while (!(await pings(url))) {
@@ -179,13 +200,14 @@ export const startClickHouse = async (): Promise<ClickHouseServer> => {
     const child = watchdog
     if (child === undefined) return
     watchdog = undefined
-    child.ref() // keep this process alive until the server is down
-    child.kill("SIGUSR1")
-    await exited(child)
+    await stopWatched(child)
   }
 
+  // its data goes: killed rather than shut down cleanly (which takes seconds with replicated tables)
   const stop = async () => {
-    await stopProcess()
+    const child = watchdog
+    watchdog = undefined
+    if (child !== undefined) await stopWatched(child, { discard: true })
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
 

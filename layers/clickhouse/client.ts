@@ -4,6 +4,14 @@
  * `@clickhouse/client` for the scope, queries that are aborted when their effect is
  * interrupted, and the one mapping of its failures to `StoreError`s (with the error code and
  * whether the rows are at fault, src/analytics/writeFaults.ts).
+ *
+ * Several comma-separated URLs name replicas of one replicated cluster
+ * (GATEWAY_CLICKHOUSE_CLUSTER_NAME, docs/deploying-clickhouse.md): every request goes to the
+ * replica that answered last, and one that cannot be reached (a connection error, or a
+ * replica that lost ZooKeeper) is retried at once on the next, so that writes and reads go on
+ * while a replica is down. A batch sent again to another replica is the same block, which a
+ * Replicated table stores once (insert deduplication); the ReplacingMergeTree tables merge
+ * any double of an id besides.
  */
 import { ClickHouseLogLevel, createClient } from "@clickhouse/client"
 import { Buffer } from "node:buffer"
@@ -23,7 +31,7 @@ export interface Connection {
 }
 
 /** `http://user:password@host:port/database`: credentials and database are taken out of the URL. */
-const parseUrl = (url: string): Connection => {
+const parseOneUrl = (url: string): Connection => {
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -41,6 +49,19 @@ const parseUrl = (url: string): Connection => {
     password: decodeURIComponent(parsed.password),
     database
   }
+}
+
+/**
+ * One URL, or several separated by commas (the replicas of one cluster), all naming the same
+ * database.
+ */
+export const parseUrls = (urls: string): ReadonlyArray<Connection> => {
+  const connections = urls.split(",").map((url) => url.trim()).filter((url) => url !== "").map(parseOneUrl)
+  if (connections.length === 0) throw new StoreError({ message: "clickhouse URL is not a valid URL" })
+  if (new Set(connections.map((connection) => connection.database)).size > 1) {
+    throw new StoreError({ message: "clickhouse URLs must all name the same database (they are replicas of one cluster)" })
+  }
+  return connections
 }
 
 export const clientFor = (connection: Connection, database: string) =>
@@ -95,6 +116,20 @@ const isOutage = (error: unknown): boolean => {
   return code === undefined ? !/maximum allowed size of a string/.test(reasonOf(error)) : outageCodes.has(code)
 }
 
+/**
+ * Whether another replica may take a request that failed on this one: the server could not be
+ * reached (refused, reset, timed out: no ClickHouse code), or it is up but cannot write or
+ * reach its peers (its session with ZooKeeper lost, its table read-only).
+ */
+const isReplicaOut = (error: unknown): boolean => {
+  if (error instanceof RangeError || error instanceof SyntaxError) return false
+  const code = clickHouseErrorCode(error)
+  return code === undefined ? !/maximum allowed size of a string/.test(reasonOf(error)) : replicaOutCodes.has(code)
+}
+
+/** 164 READONLY, 209 SOCKET_TIMEOUT, 210 NETWORK_ERROR, 242 TABLE_IS_READ_ONLY, 999 KEEPER_EXCEPTION */
+const replicaOutCodes: ReadonlySet<number> = new Set([164, 209, 210, 242, 999])
+
 /** A failed write, with its error code and whether the rows are at fault (src/analytics/writeFaults.ts). */
 export const writeError = (error: unknown): StoreError => {
   if (error instanceof StoreError) return error
@@ -120,12 +155,16 @@ const bodyOf = (...parts: ReadonlyArray<Buffer>): Readable => {
 }
 
 export interface ClickHouse {
+  /** the first replica's (or the only server's) connection; all name the same database */
   readonly connection: Connection
-  readonly client: Client
+  /** every URL's connection, in the order given */
+  readonly connections: ReadonlyArray<Connection>
   /** runs `work`, aborted if the effect is interrupted; any failure is a StoreError */
   readonly run: <A>(operation: string, work: (signal: AbortSignal) => Promise<A>) => Effect.Effect<A, StoreError>
   /** the rows of a query, 64-bit integers as strings */
   readonly select: <Row>(query: string, signal: AbortSignal) => Promise<Array<Row>>
+  /** a statement without rows (DDL, INSERT ... SELECT, a mutation) */
+  readonly command: (query: string, signal: AbortSignal) => Promise<unknown>
   /** one INSERT of JSONEachRow lines (UTF-8); table names are the code's own, never input */
   readonly insert: (table: string, lines: ReadonlyArray<Buffer>, signal: AbortSignal) => Promise<unknown>
   /**
@@ -136,49 +175,71 @@ export interface ClickHouse {
   readonly insertParts: (table: string, parts: ReadonlyArray<Buffer>, signal: AbortSignal) => Promise<unknown>
 }
 
-/** The client of the database `url` names, closed with the scope. */
-export const makeClickHouse = (url: string): Effect.Effect<ClickHouse, StoreError, Scope.Scope> =>
+/** The client of the database `urls` names (one URL, or a cluster's replicas), closed with the scope. */
+export const makeClickHouse = (urls: string): Effect.Effect<ClickHouse, StoreError, Scope.Scope> =>
   Effect.gen(function*() {
-    const connection = yield* Effect.try({ try: () => parseUrl(url), catch: storeError("connect") })
-    const client = yield* Effect.acquireRelease(
-      Effect.try({ try: () => clientFor(connection, connection.database), catch: storeError("connect") }),
-      (client) => Effect.promise(() => client.close().catch(() => undefined))
+    const connections = yield* Effect.try({ try: () => parseUrls(urls), catch: storeError("connect") })
+    const clients = yield* Effect.acquireRelease(
+      Effect.try({ try: () => connections.map((connection) => clientFor(connection, connection.database)), catch: storeError("connect") }),
+      (clients) => Effect.promise(() => Promise.all(clients.map((client) => client.close().catch(() => undefined))))
     )
-    return {
-      connection,
-      client,
-      run: (operation, work) => Effect.tryPromise({ try: work, catch: storeError(operation) }),
-      select: async <Row>(query: string, signal: AbortSignal): Promise<Array<Row>> => {
-        const result = await client.query({
-          query,
-          format: "JSONEachRow",
-          abort_signal: signal,
-          // UInt64 (times, float bits) as strings, whatever the server's default: exact past 2^53
-          clickhouse_settings: { output_format_json_quote_64bit_integers: 1 }
-        })
-        return result.json<Row>()
-      },
-      // The lines go as the request's body, joined once into a buffer: in the query text they
-      // would be copied into a string, flattened, and encoded to UTF-8 again.
-      // (`exec`: the client's `insert` would take a stream of bytes for rows to serialize again)
-      insert: async (table, lines, signal) => {
+
+    /** the replica that answered last: requests go there first */
+    let current = 0
+    /**
+     * `work` on the current replica, then on each other one while the replica tried is out; the
+     * last failure when none answers. A single server's failure is simply its failure.
+     */
+    const onSomeReplica = async <A>(work: (client: Client) => Promise<A>, signal: AbortSignal): Promise<A> => {
+      const first = current
+      for (let attempt = 0; ; attempt++) {
+        const index = (first + attempt) % clients.length
+        try {
+          const result = await work(clients[index])
+          current = index
+          return result
+        } catch (error) {
+          if (attempt + 1 >= clients.length || signal.aborted || !isReplicaOut(error)) throw error
+        }
+      }
+    }
+
+    const insertBody = (table: string, parts: ReadonlyArray<Buffer>, signal: AbortSignal) =>
+      onSomeReplica(async (client) => {
         const { stream } = await client.exec({
           query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-          values: bodyOf(joinTexts(lines, "\n")),
+          // a fresh body for each replica tried: a stream is read once
+          values: bodyOf(...parts),
           abort_signal: signal
         })
         // the answer of an INSERT is empty: read to its end, which frees the connection
         stream.resume()
         await finished(stream)
-      },
-      insertParts: async (table, parts, signal) => {
-        const { stream } = await client.exec({
-          query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-          values: bodyOf(...parts),
-          abort_signal: signal
-        })
-        stream.resume()
-        await finished(stream)
-      }
+      }, signal)
+
+    return {
+      connection: connections[0],
+      connections,
+      run: (operation, work) => Effect.tryPromise({ try: work, catch: storeError(operation) }),
+      select: <Row>(query: string, signal: AbortSignal): Promise<Array<Row>> =>
+        onSomeReplica(async (client) => {
+          const result = await client.query({
+            query,
+            format: "JSONEachRow",
+            abort_signal: signal,
+            // UInt64 (times, float bits) as strings, whatever the server's default: exact past 2^53
+            clickhouse_settings: { output_format_json_quote_64bit_integers: 1 }
+          })
+          return result.json<Row>()
+        }, signal),
+      // the answer whole before its status: an `ON CLUSTER` statement's failure on a replica may
+      // otherwise come after the replicas that succeeded, in an answer already a 200
+      command: (query, signal) =>
+        onSomeReplica((client) => client.command({ query, abort_signal: signal, clickhouse_settings: { wait_end_of_query: 1 } }), signal),
+      // The lines go as the request's body, joined once into a buffer: in the query text they
+      // would be copied into a string, flattened, and encoded to UTF-8 again.
+      // (`exec`: the client's `insert` would take a stream of bytes for rows to serialize again)
+      insert: (table, lines, signal) => insertBody(table, [joinTexts(lines, "\n")], signal),
+      insertParts: insertBody
     }
   })

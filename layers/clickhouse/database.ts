@@ -8,7 +8,8 @@ import { type ClickHouse, writeError } from "./client.ts"
 import { migrate } from "./migrator.ts"
 import { encode, inferenceTables } from "./rows.ts"
 
-export const makeClickHouseDatabase = (clickhouse: ClickHouse, maxRowBytes: number): ObservabilityDatabase => {
+/** `clusterName`: the replicated cluster the migrations run on (GATEWAY_CLICKHOUSE_CLUSTER_NAME), if any */
+export const makeClickHouseDatabase = (clickhouse: ClickHouse, maxRowBytes: number, clusterName?: string): ObservabilityDatabase => {
   const { run, select, insert } = clickhouse
 
   // The lines are joined inside the promise: a batch too large for a string fails the write.
@@ -27,7 +28,7 @@ export const makeClickHouseDatabase = (clickhouse: ClickHouse, maxRowBytes: numb
 
   return {
     backend: "clickhouse",
-    migrate: migrate(clickhouse),
+    migrate: migrate(clickhouse, clusterName),
     // a query rather than /ping, so that the credentials and the database are checked too
     ping: run("ping", (signal) => select("SELECT 1 AS ok", signal)).pipe(Effect.asVoid),
     encode: (batch) => encode(batch, maxRowBytes),

@@ -67,7 +67,7 @@ const named = (record: StoredDatapoint, name: string | undefined): StoredDatapoi
   return name === undefined ? rest : { ...rest, name }
 }
 
-export const makeClickHouseDatasetStore = ({ client, run, select, insert, insertParts }: ClickHouse): DatasetStore => {
+export const makeClickHouseDatasetStore = ({ command, run, select, insert, insertParts }: ClickHouse): DatasetStore => {
   const locks = Array.from({ length: lockStripes }, () => Semaphore.makeUnsafe(1))
   /** runs `effect` while no other change of the dataset runs in this process */
   const exclusively = (datasetName: string) => {
@@ -209,12 +209,12 @@ export const makeClickHouseDatasetStore = ({ client, run, select, insert, insert
           const live = `SELECT * FROM (${newestVersions("*", where)}) WHERE isNull(staled_at_ms)`
           const [{ count }] = await select<{ count: string }>(`SELECT count() AS count FROM (${live})`, signal)
           if (Number(count) === 0) continue
-          await client.command({
-            query: `INSERT INTO Datapoint (${tableColumns}) SELECT dataset_name, id, function_name, function_type, input, output, ` +
+          await command(
+            `INSERT INTO Datapoint (${tableColumns}) SELECT dataset_name, id, function_name, function_type, input, output, ` +
               "episode_id, tags.key, tags.value, name, tool_params, output_schema, source_inference_id, first_version_id, is_custom, " +
               `toNullable(toUInt64(${at})), toUInt64(${at}), search_text, timestamp_ms, greatest(toUInt64(${at}), version + 1) FROM (${live})`,
-            abort_signal: signal
-          })
+            signal
+          )
           staled += Number(count)
         }
         return staled

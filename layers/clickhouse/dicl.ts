@@ -65,7 +65,7 @@ const variantRows = (functionName: string, variantName: string) =>
   `function_name = ${sqlString(text(functionName))} AND variant_name = ${sqlString(text(variantName))} ` +
   `AND write_id IN (${readWrites(functionName, variantName)})`
 
-export const makeClickHouseDiclStore = ({ run, select, insert, client }: ClickHouse): DiclExampleStore => {
+export const makeClickHouseDiclStore = ({ run, select, insert, command }: ClickHouse): DiclExampleStore => {
   /**
    * After a replace, the rows it hides (of earlier writes, committed or not) are deleted by a
    * mutation, which ClickHouse runs in the background. Nothing reads them any more: a failure is
@@ -76,7 +76,7 @@ export const makeClickHouseDiclStore = ({ run, select, insert, client }: ClickHo
       `AND write_id < ${sqlInteger(write.id)}`
     return run("deleteReplacedDiclExamples", async (signal) => {
       for (const table of ["DiclExample", "DiclWrite"]) {
-        await client.command({ query: `ALTER TABLE ${table} DELETE WHERE ${condition}`, abort_signal: signal })
+        await command(`ALTER TABLE ${table} DELETE WHERE ${condition}`, signal)
       }
     }).pipe(Effect.catch((error) => Effect.logWarning(`dicl: examples replaced by write ${write.id} were not deleted: ${error.message}`)))
   }

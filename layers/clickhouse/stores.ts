@@ -6,7 +6,8 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { defaultMaxRowBytes } from "../../src/config/gateway.ts"
 import type { AnalyticsStores } from "../observability/stores.ts"
-import type { StoreError } from "../../src/storeError.ts"
+import { clickHouseClusterVariable } from "../../src/analytics/stores.ts"
+import { StoreError } from "../../src/storeError.ts"
 import { makeClickHouseBatchStore } from "./batches.ts"
 import { makeClickHouseCacheStore } from "./cache.ts"
 import { makeClickHouse } from "./client.ts"
@@ -19,12 +20,26 @@ import { makeClickHouseFeedbackStore } from "./feedback.ts"
 import { makeClickHouseInferenceStore } from "./inferences.ts"
 import { makeClickHouseOverviewStore } from "./overview.ts"
 import { makeClickHouseResponseDeletionStore } from "./responses.ts"
+import { isClusterName } from "./replicated.ts"
 import { makeClickHouseWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
-/** `maxRowBytes`: `[gateway.observability] max_row_bytes`, the largest row written */
-export const makeClickHouseStores = (url: string, maxRowBytes = defaultMaxRowBytes): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> =>
-  Effect.map(makeClickHouse(url), (clickhouse) => ({
-    database: makeClickHouseDatabase(clickhouse, maxRowBytes),
+/**
+ * `url`: one URL, or a cluster's replicas separated by commas; `maxRowBytes`: `[gateway.observability]
+ * max_row_bytes`, the largest row written; `clusterName`: GATEWAY_CLICKHOUSE_CLUSTER_NAME, the
+ * replicated cluster the migrations run on (layers/clickhouse/replicated.ts)
+ */
+export const makeClickHouseStores = (
+  url: string,
+  maxRowBytes = defaultMaxRowBytes,
+  clusterName?: string
+): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (clusterName !== undefined && !isClusterName(clusterName)) {
+      return yield* new StoreError({ message: `${clickHouseClusterVariable} must be a cluster name of <remote_servers>: ${JSON.stringify(clusterName)}` })
+    }
+    return yield* makeClickHouse(url)
+  }).pipe(Effect.map((clickhouse) => ({
+    database: makeClickHouseDatabase(clickhouse, maxRowBytes, clusterName),
     inferences: makeClickHouseInferenceStore(clickhouse),
     feedback: makeClickHouseFeedbackStore(clickhouse),
     cache: makeClickHouseCacheStore(clickhouse),
@@ -36,4 +51,4 @@ export const makeClickHouseStores = (url: string, maxRowBytes = defaultMaxRowByt
     dicl: makeClickHouseDiclStore(clickhouse),
     overview: makeClickHouseOverviewStore(clickhouse),
     responseDeletions: makeClickHouseResponseDeletionStore(clickhouse)
-  }))
+  })))

@@ -11,7 +11,7 @@ import * as Scope from "effect/Scope"
 import type { GatewayConfig } from "../../src/config/types.ts"
 import { type AnalyticsDatabase, analyticsDatabase } from "../../src/analytics/analyticsDatabase.ts"
 import type { ObservabilityDatabase } from "../../src/analytics/database.ts"
-import { analyticsUrlVariable } from "../../src/analytics/stores.ts"
+import { analyticsUrlVariable, clickHouseClusterVariable } from "../../src/analytics/stores.ts"
 import { WriteQueue } from "../../src/analytics/writeQueue.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { embeddedDatabaseAt, pausingWrites } from "../embedded/pglite.ts"
@@ -28,8 +28,9 @@ type Env = Readonly<Record<string, string | undefined>>
 /** The stores of the analytics database `analyticsDatabase` chose (its URL already checked). */
 const makeStores = ({ backend, url }: AnalyticsDatabase, config: GatewayConfig, env: Env): Effect.Effect<AnalyticsStores, StoreError, Scope.Scope> => {
   const { maxRowBytes } = config.gateway.observability
+  const clusterName = env[clickHouseClusterVariable] || undefined
   return backend === "clickhouse"
-    ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url, maxRowBytes))
+    ? Effect.flatMap(Effect.promise(() => import("../clickhouse/stores.ts")), (module) => module.makeClickHouseStores(url, maxRowBytes, clusterName))
     : Effect.flatMap(Effect.promise(() => import("../postgres/stores.ts")), (module) => module.makePostgresStores(url, maxRowBytes, postgresConnectionsOf(config, env).analytics))
 }
 
