@@ -4,7 +4,10 @@
  *   than the gateway's, so server connections pass from client to client): the migrations, `--create-api-key` and a
  *   gateway whose relational and analytics databases both go through it; keys are checked,
  *   rate limits let exactly their count through, inferences and feedback are stored and read
- *   back. (The durable task queue through PgBouncer: test/integration/tasks-pgboss.test.ts.)
+ *   back. Two task services' `exclusive` sections behind a PgBouncer with a single server
+ *   connection (every transaction on the same session, where a session lock would be
+ *   re-entered) never overlap. (The whole durable task suite through PgBouncer:
+ *   test/integration/tasks-pgboss.test.ts.)
  * - a Postgres restart under load, on a private cluster (scripts/postgresCluster.ts: the shared
  *   server serves the other tests): requests keep being answered while the server is down (keys
  *   from the cache, observability queued), every inference answered is stored once the server
@@ -23,6 +26,7 @@ import { type Answer, type ApiKey, call, createKey, dummyInference, insertKeys, 
 import { type RunningGateway, runGateway, startGateway } from "../support/gateway.ts"
 import { waitForFeedback, waitForInferences } from "../support/observability.ts"
 import { freshDatabaseBehindPgBouncer, type PooledDatabase } from "../support/pgbouncer.ts"
+import { migrateDatabase, type OpenTasks, openTasks, type TasksService } from "../support/tasks.ts"
 
 const psql = async (url: string, query: string): Promise<string> =>
   (await promisify(execFile)("psql", [url, "-v", "ON_ERROR_STOP=1", "-At", "-c", query])).stdout.trim()
@@ -100,6 +104,46 @@ scope = [{ api_key_public_id = "${limited.publicId}" }]
     expect(await psql(database.direct.url, `SELECT count(*) FROM chat_inference WHERE id IN (${ids.map((id) => `'${id}'`).join(", ")})`)).toBe("40")
     // every batch went in at its first attempt (the log tells each failed one): none failed on a session it assumed
     expect(gateway.log()).not.toContain("observability write failed")
+  })
+})
+
+describe("durable tasks' exclusive sections through a PgBouncer with one server connection", () => {
+  let database: PooledDatabase
+  let first: OpenTasks
+  let second: OpenTasks
+
+  beforeAll(async () => {
+    // every client's transactions run on the same server session: a session lock would be re-entered by the other process
+    database = await freshDatabaseBehindPgBouncer({ poolSize: 1 })
+    await migrateDatabase(database.url)
+    first = await openTasks(database.url)
+    second = await openTasks(database.url)
+  }, 60_000)
+
+  afterAll(async () => {
+    await first?.close()
+    await second?.close()
+    await database?.drop()
+  })
+
+  it("never overlap between two instances, tryExclusive included", async () => {
+    const section = (tasks: TasksService) =>
+      Effect.runPromise(tasks.exclusive("pooled", Effect.gen(function*() {
+        const start = Date.now()
+        yield* Effect.sleep(300)
+        return { start, end: Date.now() }
+      })))
+    const [a, b] = await Promise.all([section(first.tasks), section(second.tasks)])
+    expect(a.start < b.end && b.start < a.end).toBe(false)
+    let released = 0
+    const held = Effect.runPromise(first.tasks.exclusive("tried", Effect.sleep(800).pipe(Effect.andThen(Effect.sync(() => (released = Date.now()))))))
+    await sleep(300)
+    // PgBouncer's one server connection is the holder's until its section ends: the try waits for it, then
+    // finds the key free (with more server connections it answers none at once: test/integration/tasks-pgboss.test.ts)
+    const tried = await Effect.runPromise(second.tasks.tryExclusive("tried", Effect.sync(() => Date.now())))
+    await held
+    if (tried._tag === "Some") expect(tried.value).toBeGreaterThanOrEqual(released)
+    expect((await Effect.runPromise(second.tasks.tryExclusive("tried", Effect.succeed(1))))._tag).toBe("Some")
   })
 })
 
