@@ -28,8 +28,12 @@ import { waitForFeedback, waitForInferences } from "../support/observability.ts"
 import { freshDatabaseBehindPgBouncer, type PooledDatabase } from "../support/pgbouncer.ts"
 import { migrateDatabase, type OpenTasks, openTasks, type TasksService } from "../support/tasks.ts"
 
-const psql = async (url: string, query: string): Promise<string> =>
-  (await promisify(execFile)("psql", [url, "-v", "ON_ERROR_STOP=1", "-At", "-c", query])).stdout.trim()
+/** one query's rows as psql prints them; the query on standard input, as long as it likes */
+const psql = async (url: string, query: string): Promise<string> => {
+  const running = promisify(execFile)("psql", [url, "-v", "ON_ERROR_STOP=1", "-At"])
+  running.child.stdin!.end(query)
+  return (await running).stdout.trim()
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -235,6 +239,7 @@ connection_pool_size = ${poolSize}
     const deadline = Date.now() + 30_000
     while (Number(await count()) < ids.length && Date.now() < deadline) await sleep(200)
     expect(Number(await count())).toBe(ids.length)
+    console.log(`across the restart: ${answers.length} inferences answered 200, ${ids.length} stored`)
     // the same process throughout
     expect(gateway.process.exitCode).toBeNull()
     expect((await call(gateway, "POST", "/inference", { key, body: dummyInference() })).status).toBe(200)
