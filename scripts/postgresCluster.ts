@@ -38,8 +38,8 @@ const binFolder = async (): Promise<string> => {
 
 /** $1 pg_ctl, $2 data folder, $3 folder to delete; then the pg_ctl prefix (runuser ...) */
 const watchdogScript = `
-pgctl="$1"; data="$2"; dir="$3"; shift 3
-stop_all() { "$@" "$pgctl" stop -D "$data" -m immediate >/dev/null 2>&1; rm -rf "$dir"; exit 0; }
+pgctl="$1"; data="$2"; dir="$3"; shift 3; prefix=("$@")
+stop_all() { "\${prefix[@]}" "$pgctl" stop -D "$data" -m immediate >/dev/null 2>&1; rm -rf "$dir"; exit 0; }
 trap stop_all TERM INT HUP
 while read -r _; do :; done
 stop_all
