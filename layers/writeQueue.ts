@@ -347,7 +347,7 @@ export const makeWriteQueue = (
             if (orphan === undefined) return false
             const units: Array<QueuedUnit> = orphan.units.map((unit) => ({ inference: undefined, rows: unit.rows, bytes: rowBytes(unit.rows) }))
             let stored = 0
-            let dropped = 0
+            let refused = 0
             for (let start = 0; start < units.length;) {
               let end = start
               let bytes = 0
@@ -357,15 +357,15 @@ export const makeWriteQueue = (
               }
               const flushed = yield* writeUnits(units.slice(start, end))
               stored += flushed.stored
-              dropped += flushed.rejected
+              refused += flushed.rejected
               start = end
             }
             written += stored
-            rejected += dropped
+            rejected += refused
             orphan.remove()
             yield* Effect.logInfo(
               `observability: wrote ${stored} units left in the durable queue of a stopped process (${orphan.owner})` +
-                (dropped > 0 ? `, ${dropped} refused by the database` : "") +
+                (refused > 0 ? `, ${refused} refused by the database` : "") +
                 (orphan.ignoredBytes > 0 ? `; ${orphan.ignoredBytes} bytes of it were cut short or damaged, and ignored` : "")
             )
             return true

@@ -49,6 +49,7 @@ const tryLock = (fd: number): boolean => {
 }
 
 const lockSuffix = ".lock"
+const takingSuffix = ".taking"
 const segmentPattern = /^(.+)\.(\d+)\.log$/
 
 const segmentName = (owner: string, index: number) => `${owner}.${String(index).padStart(6, "0")}.log`
@@ -89,7 +90,7 @@ export const openQueueLog = (options: DurableQueueOptions): QueueLog => {
   fs.mkdirSync(options.folder, { recursive: true })
   const owner = `queue-${Date.now().toString(36)}-${process.pid}-${randomBytes(3).toString("hex")}`
   // the lock is taken under a name no one looks for, then renamed: a file named `.lock` is always held or free for good
-  const taking = path.join(options.folder, `${owner}.taking`)
+  const taking = path.join(options.folder, `${owner}${takingSuffix}`)
   const lockFile = path.join(options.folder, `${owner}${lockSuffix}`)
   const lockFd = fs.openSync(taking, "wx", 0o644)
   if (!tryLock(lockFd)) {
@@ -223,11 +224,31 @@ export interface OrphanLog {
 }
 
 /**
+ * a lock a process died taking (before it had a log): removed once free, and a minute old (a
+ * younger one may be a starting process's, about to take it)
+ */
+const removeAbandoned = (file: string) => {
+  let fd: number
+  try {
+    if (fs.statSync(file).mtimeMs > Date.now() - 60_000) return
+    fd = fs.openSync(file, "r+")
+  } catch {
+    return
+  }
+  if (tryLock(fd)) fs.rmSync(file, { force: true })
+  fs.closeSync(fd)
+}
+
+/**
  * Takes the log of a dead process in `folder` (not `ownOwner`'s, nor one in `skip`), or
  * undefined when every log there is held by a live process.
  */
 export const takeOrphanLog = (folder: string, ownOwner: string, skip: ReadonlySet<string> = new Set()): OrphanLog | undefined => {
   for (const name of fs.readdirSync(folder)) {
+    if (name.endsWith(takingSuffix)) {
+      removeAbandoned(path.join(folder, name))
+      continue
+    }
     if (!name.endsWith(lockSuffix)) continue
     const owner = name.slice(0, -lockSuffix.length)
     if (owner === ownOwner || skip.has(owner)) continue
