@@ -8,7 +8,8 @@
 // With observability on, the same gateway is measured again storing into ClickHouse and into
 // Postgres (started here as for the tests), to compare with the figures with it off, and
 // storing into Postgres with the durable write queue (`[gateway.observability.durable_queue]`,
-// fsync "batch", in a temporary folder), to compare with Postgres without it.
+// fsync "batch", in a temporary folder), to compare with Postgres without it
+// (--durable-queue-only: those three gateways alone, without streams).
 //
 // Options: --requests N (latency samples, default 5000), --duration S (throughput seconds,
 // default 10), --rounds R (rounds, default 3: the targets take turns, for latency and for
@@ -67,6 +68,8 @@ const streamSamples = option("stream-requests", 100)
 const openStreams = option("streams", 256)
 
 const durableQueueTarget = "gateway + pg + durable"
+/** `--durable-queue-only`: the gateway alone, storing in Postgres, and storing in Postgres with the durable queue (no streams) */
+const durableQueueOnly = args.includes("--durable-queue-only")
 
 /** starts a process and resolves with the first match of `pattern` in its output */
 const start = (command: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
@@ -297,11 +300,13 @@ const main = async () => {
   }
   const cleanups: Array<() => Promise<void>> = []
   if (!args.includes("--no-observability")) {
-    const clickhouse = await startClickHouse()
-    cleanups.push(clickhouse.stop)
-    process.env.GATEWAY_TEST_CLICKHOUSE_URL = clickhouse.url
+    if (!durableQueueOnly) {
+      const clickhouse = await startClickHouse()
+      cleanups.push(clickhouse.stop)
+      process.env.GATEWAY_TEST_CLICKHOUSE_URL = clickhouse.url
+    }
     process.env.GATEWAY_TEST_POSTGRES_URL = await ensurePostgres()
-    for (const backend of ["clickhouse", "postgres"] as const) {
+    for (const backend of durableQueueOnly ? ["postgres" as const] : ["clickhouse", "postgres"] as const) {
       const database: TestDatabase = await freshDatabase(backend)
       cleanups.unshift(database.drop)
       gateways.push({ name: `gateway + ${backend}`, env: { GATEWAY_ANALYTICS_DB_URL: database.url }, database: backend })
@@ -314,9 +319,11 @@ const main = async () => {
     cleanups.unshift(durableDatabase.drop)
     gateways.push({ name: durableQueueTarget, env: { GATEWAY_ANALYTICS_DB_URL: durableDatabase.url }, database: "postgres", dir: durableDir })
     // the embedded database runs in the gateway's process: its CPU is the gateway's
-    const embedded = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pglite-"))
-    cleanups.unshift(() => Promise.resolve(fs.rmSync(embedded, { recursive: true, force: true })))
-    gateways.push({ name: "gateway + embedded (pglite)", env: { GATEWAY_ANALYTICS_DB_URL: `pglite://${embedded}` } })
+    if (!durableQueueOnly) {
+      const embedded = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pglite-"))
+      cleanups.unshift(() => Promise.resolve(fs.rmSync(embedded, { recursive: true, force: true })))
+      gateways.push({ name: "gateway + embedded (pglite)", env: { GATEWAY_ANALYTICS_DB_URL: `pglite://${embedded}` } })
+    }
   }
 
   console.log(
@@ -326,7 +333,7 @@ const main = async () => {
   for (const gateway of gateways) {
     const started = await startGateway(gateway.dir ?? (gateway.traces === true ? tracedDir : gatewayDir), gateway.env)
     targets.push({ name: gateway.name, url: started.match, path: "/inference", body: gatewayBody, pid: started.pid, database: gateway.database })
-    if (gateway.name === "gateway") {
+    if (gateway.name === "gateway" && !durableQueueOnly) {
       targets.push({ name: "gateway, OpenAI route", url: started.match, path: "/openai/v1/chat/completions", body: openAiRouteBody, pid: started.pid })
       for (const route of plainRoutes) {
         targets.push({
@@ -405,7 +412,7 @@ const main = async () => {
     if (plainChat === undefined) break
     console.log(`${row.name} vs ${plainChat.name}: req/s ${change(row.rps, plainChat.rps)}, server CPU per request ${change(row.serverCpuUs, plainChat.serverCpuUs)}`)
   }
-  const streamed = args.includes("--no-streaming") ? undefined : await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, streamedTargets), idleRss)
+  const streamed = args.includes("--no-streaming") || durableQueueOnly ? undefined : await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, streamedTargets), idleRss)
   if (args.includes("--json")) console.log(JSON.stringify({ base, rows, ...(streamed === undefined ? {} : { streamed }) }))
   for (const cleanup of cleanups) await cleanup()
   for (const dir of [gatewayDir, tracedDir]) fs.rmSync(dir, { recursive: true, force: true })

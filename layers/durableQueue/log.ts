@@ -10,8 +10,8 @@
  *   takes another's name.
  * - A unit is appended (one write(2)) before the answer it belongs to leaves: the page cache
  *   keeps it through the death of the process. The `fsync` policy says what survives the
- *   machine: `batch` syncs the appends of a turn of the event loop together, on the thread pool
- *   and after their answers (one sync in flight at a time); `always` syncs each append before
+ *   machine: `batch` syncs the appends made since the last sync together, on the thread pool
+ *   and after their answers, at most every `syncIntervalMs`; `always` syncs each append before
  *   its answer; `never` leaves it to the operating system.
  * - Once the queue has written a batch, a `written` record says so; a segment all of whose units
  *   are written is deleted (a segment is closed for appends past `segmentBytes`).
@@ -39,6 +39,8 @@ export interface DurableQueueOptions {
   readonly maxBytes: number
   /** a segment past this many bytes takes no more appends */
   readonly segmentBytes: number
+  /** `batch`: the least time between two syncs */
+  readonly syncIntervalMs: number
 }
 
 /** fs-native-extensions' lock (an open file description lock on Linux), loaded once */
@@ -116,9 +118,12 @@ export const openQueueLog = (options: DurableQueueOptions): QueueLog => {
   }
   let current: Segment | undefined
 
-  // `batch`: one sync for the appends of a turn, started once their answers are written; one at a time
+  // `batch`: one sync for the appends since the last, on the thread pool, at most every
+  // `syncIntervalMs` and one at a time. A sync costs this process ~250 us of CPU (measured on a
+  // virtual disk): one per turn of the event loop cost 444 us per request at saturation (bench).
   let syncing = false
   let syncWanted = false
+  let lastSyncAt = 0
   /** descriptors of deleted segments, closed once the sync that may be using them ends */
   let closeAfterSync: Array<number> = []
   const sync = () => {
@@ -126,17 +131,23 @@ export const openQueueLog = (options: DurableQueueOptions): QueueLog => {
     if (closed || segment === undefined) return
     syncing = true
     syncWanted = false
+    lastSyncAt = Date.now()
     fs.fdatasync(segment.fd, () => {
       syncing = false
       for (const fd of closeAfterSync) fs.closeSync(fd)
       closeAfterSync = []
-      if (syncWanted) setImmediate(sync)
+      if (syncWanted) scheduleSync()
     })
+  }
+  const scheduleSync = () => {
+    const wait = lastSyncAt + options.syncIntervalMs - Date.now()
+    if (wait <= 0) setImmediate(sync)
+    else setTimeout(sync, wait).unref()
   }
   const wantSync = () => {
     if (syncWanted) return
     syncWanted = true
-    if (!syncing) setImmediate(sync)
+    if (!syncing) scheduleSync()
   }
   const closeFd = (fd: number) => {
     if (syncing) closeAfterSync.push(fd)

@@ -59,7 +59,8 @@ const durableLog = (settings: DurableQueueSettings): Effect.Effect<QueueLog, Sta
           folder: path.resolve(settings.path),
           fsync: settings.fsync,
           maxBytes: settings.maxBytes,
-          segmentBytes: settings.segmentBytes
+          segmentBytes: settings.segmentBytes,
+          syncIntervalMs: settings.fsyncIntervalMs
         }),
       catch: (error) =>
         new StartupError({ message: `[gateway.observability.durable_queue] path: cannot keep the durable queue in ${settings.path}: ${error instanceof Error ? error.message : String(error)}` })

@@ -44,6 +44,7 @@ const durableQueueOf = (
   return {
     path: raw.path,
     fsync: raw.fsync ?? "batch",
+    fsyncIntervalMs: raw.fsync_interval_ms ?? 100,
     segmentBytes,
     maxBytes: raw.max_bytes ?? maxQueuedBytes + 2 * segmentBytes,
     replayIntervalMs: raw.replay_interval_ms ?? 30_000

@@ -286,6 +286,7 @@ export const RawGateway = Schema.Struct({
     durable_queue: Schema.optional(Schema.Struct({
       path: Schema.optional(Schema.String),
       fsync: Schema.optional(Schema.Literals(["batch", "always", "never"])),
+      fsync_interval_ms: Schema.optional(PositiveInt),
       max_bytes: Schema.optional(PositiveInt),
       segment_bytes: Schema.optional(PositiveInt),
       replay_interval_ms: Schema.optional(PositiveInt)

@@ -46,6 +46,8 @@ export interface DurableQueueSettings {
   readonly path: string
   /** `batch`: the appends of a turn synced together after their answers; `always`: each before its answer; `never`: the OS's */
   readonly fsync: "batch" | "always" | "never"
+  /** `batch`: the least time between two syncs (the appends since the last are synced together) */
+  readonly fsyncIntervalMs: number
   /** a process's log holds at most this many bytes: past it, writes are dropped as if the queue were full */
   readonly maxBytes: number
   /** a segment file takes no more appends past this size; deleted once all its units are written */

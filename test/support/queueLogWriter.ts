@@ -5,7 +5,7 @@ import { Buffer } from "node:buffer"
 import { openQueueLog } from "../../layers/durableQueue/log.ts"
 
 const [folder, count, written, segmentBytes] = process.argv.slice(2)
-const log = openQueueLog({ folder, fsync: "batch", maxBytes: 1024 * 1024 * 1024, segmentBytes: Number(segmentBytes ?? 1024 * 1024) })
+const log = openQueueLog({ folder, fsync: "batch", maxBytes: 1024 * 1024 * 1024, segmentBytes: Number(segmentBytes ?? 1024 * 1024), syncIntervalMs: 100 })
 for (let unit = 1; unit <= Number(count); unit++) {
   log.append([{ table: "ChatInference", text: Buffer.from(JSON.stringify({ id: `unit-${unit}` })) }])
 }

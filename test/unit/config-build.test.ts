@@ -280,12 +280,13 @@ describe("buildConfig: [gateway.observability.durable_queue]", () => {
     expect(buildOk(`[gateway.observability]\nmax_queued_bytes = 1000000\ndurable_queue = { path = "queue" }\n`).gateway.observability.durableQueue).toEqual({
       path: "queue",
       fsync: "batch",
+      fsyncIntervalMs: 100,
       maxBytes: 1_000_000 + 32 * 1024 * 1024,
       segmentBytes: 16 * 1024 * 1024,
       replayIntervalMs: 30_000
     })
-    const set = `[gateway.observability.durable_queue]\npath = "/q"\nfsync = "always"\nmax_bytes = 5000\nsegment_bytes = 1000\nreplay_interval_ms = 10\n`
-    expect(buildOk(set).gateway.observability.durableQueue).toEqual({ path: "/q", fsync: "always", maxBytes: 5000, segmentBytes: 1000, replayIntervalMs: 10 })
+    const set = `[gateway.observability.durable_queue]\npath = "/q"\nfsync = "always"\nfsync_interval_ms = 5\nmax_bytes = 5000\nsegment_bytes = 1000\nreplay_interval_ms = 10\n`
+    expect(buildOk(set).gateway.observability.durableQueue).toEqual({ path: "/q", fsync: "always", fsyncIntervalMs: 5, maxBytes: 5000, segmentBytes: 1000, replayIntervalMs: 10 })
     expect(onlyError(buildErrors(`[gateway.observability.durable_queue]\npath = "/q"\nfsync = "sometimes"\n`), "gateway.observability.durable_queue.fsync")).toMatch(/batch/)
   })
 })

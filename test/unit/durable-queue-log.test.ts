@@ -57,13 +57,13 @@ describe("durable queue records", () => {
 
 describe("durable queue log", () => {
   it("deletes its files when every unit appended was written, and keeps them for a replay when not", () => {
-    const done = openQueueLog({ folder, fsync: "batch", maxBytes: 1 << 20, segmentBytes: 1 << 16 })
+    const done = openQueueLog({ folder, fsync: "batch", maxBytes: 1 << 20, segmentBytes: 1 << 16, syncIntervalMs: 100 })
     expect(done.append([row("a")])).toBe(1)
     done.written(1)
     done.close()
     expect(fs.readdirSync(folder)).toEqual([])
 
-    const left = openQueueLog({ folder, fsync: "always", maxBytes: 1 << 20, segmentBytes: 1 << 16 })
+    const left = openQueueLog({ folder, fsync: "always", maxBytes: 1 << 20, segmentBytes: 1 << 16, syncIntervalMs: 100 })
     left.append([row("a")])
     left.append([row("b")])
     left.written(1)
@@ -77,7 +77,7 @@ describe("durable queue log", () => {
 
   it("refuses an append past its bound in bytes, and takes appends again once units are written", () => {
     const record = unitRecord(1, [row("a")]).length
-    const log = openQueueLog({ folder, fsync: "never", maxBytes: record * 3 + 20, segmentBytes: record })
+    const log = openQueueLog({ folder, fsync: "never", maxBytes: record * 3 + 20, segmentBytes: record, syncIntervalMs: 100 })
     expect([log.append([row("a")]), log.append([row("b")]), log.append([row("c")]), log.append([row("d")])]).toEqual([1, 2, 3, "full"])
     // a segment holds one record here: the two oldest go once written
     log.written(2)
@@ -87,7 +87,7 @@ describe("durable queue log", () => {
   })
 
   it("rotates segments by size and deletes those all of whose units are written", () => {
-    const log = openQueueLog({ folder, fsync: "batch", maxBytes: 1 << 20, segmentBytes: 200 })
+    const log = openQueueLog({ folder, fsync: "batch", maxBytes: 1 << 20, segmentBytes: 200, syncIntervalMs: 100 })
     for (let unit = 1; unit <= 20; unit++) log.append([row(`u${unit}`)])
     const segments = () => fs.readdirSync(folder).filter((name) => name.endsWith(".log"))
     const before = segments().length
