@@ -124,18 +124,29 @@ export const openQueueLog = (options: DurableQueueOptions): QueueLog => {
   let syncing = false
   let syncWanted = false
   let lastSyncAt = 0
-  /** descriptors of deleted segments, closed once the sync that may be using them ends */
+  /** syncs running on the thread pool (the periodic one, and those of segments closed for appends) */
+  let inFlight = 0
+  /** descriptors of deleted segments, closed once no sync may be using them */
   let closeAfterSync: Array<number> = []
+  const syncInBackground = (fd: number, done: () => void) => {
+    inFlight++
+    fs.fdatasync(fd, () => {
+      inFlight--
+      if (inFlight === 0) {
+        for (const closing of closeAfterSync) fs.closeSync(closing)
+        closeAfterSync = []
+      }
+      done()
+    })
+  }
   const sync = () => {
     const segment = current
     if (closed || segment === undefined) return
     syncing = true
     syncWanted = false
     lastSyncAt = Date.now()
-    fs.fdatasync(segment.fd, () => {
+    syncInBackground(segment.fd, () => {
       syncing = false
-      for (const fd of closeAfterSync) fs.closeSync(fd)
-      closeAfterSync = []
       if (syncWanted) scheduleSync()
     })
   }
@@ -150,7 +161,7 @@ export const openQueueLog = (options: DurableQueueOptions): QueueLog => {
     if (!syncing) scheduleSync()
   }
   const closeFd = (fd: number) => {
-    if (syncing) closeAfterSync.push(fd)
+    if (inFlight > 0) closeAfterSync.push(fd)
     else fs.closeSync(fd)
   }
 
@@ -167,8 +178,9 @@ export const openQueueLog = (options: DurableQueueOptions): QueueLog => {
     if (keptBytes + record.length > options.maxBytes) return "full"
     try {
       if (current === undefined || current.bytes >= options.segmentBytes) {
-        // the closed segment's appends are synced before later ones are answered
-        if (current !== undefined && options.fsync !== "never") fs.fdatasyncSync(current.fd)
+        // `batch`: the closed segment's last appends are synced off the event loop (up to a
+        // segment of dirty pages: tens of milliseconds that would stall every answer)
+        if (current !== undefined && options.fsync === "batch") syncInBackground(current.fd, () => {})
         current = openSegment()
       }
       writeRecord(current, record)
@@ -184,8 +196,9 @@ export const openQueueLog = (options: DurableQueueOptions): QueueLog => {
     return sequence
   }
 
+  // unlinked off the event loop: freeing a segment's blocks takes milliseconds
   const deleteSegment = (segment: Segment) => {
-    fs.rmSync(segment.file, { force: true })
+    fs.rm(segment.file, { force: true }, () => {})
     closeFd(segment.fd)
     keptBytes -= segment.bytes
   }

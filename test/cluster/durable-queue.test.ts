@@ -110,7 +110,11 @@ describe.each(["postgres", "clickhouse"] as const)("the durable write queue, on 
   }
 
   it("stores every inference and feedback answered 200 exactly once after a SIGKILL under load", async () => {
+    const began = Date.now()
+    const phases: Array<string> = []
+    const phase = (name: string) => phases.push(`${name} ${((Date.now() - began) / 1000).toFixed(1)} s`)
     const killed = await start()
+    phase("started")
     const answered: Answered = { inferences: [], feedback: [] }
     let running = true
     const load = Array.from({ length: clients }, (_, index) => client(killed, index % 2 === 1, answered, () => running))
@@ -118,9 +122,11 @@ describe.each(["postgres", "clickhouse"] as const)("the durable write queue, on 
     // some written while the database answers, then more piled up in the queue while it does not
     await poll("answers while the database is up", async () => (answered.feedback.length >= 200 ? true : undefined), { timeoutMs: 20_000 })
     proxy.cut()
+    phase("cut")
     const beforeCut = answered.feedback.length
     await poll("answers while the database is down", async () => (answered.feedback.length >= beforeCut + 200 ? true : undefined), { timeoutMs: 20_000 })
     killed.process.kill("SIGKILL")
+    phase("killed")
     await new Promise((resolve) => killed.process.once("exit", resolve))
     running = false
     await Promise.all(load)
@@ -129,6 +135,7 @@ describe.each(["postgres", "clickhouse"] as const)("the durable write queue, on 
     // the database back, another process on the same folder writes what the dead one answered for
     proxy.restore()
     const next = await start()
+    phase("restarted")
     const inferences = [...new Set(answered.inferences)]
     const feedback = [...new Set(answered.feedback)]
     expect(inferences).toHaveLength(answered.inferences.length)
@@ -151,7 +158,7 @@ describe.each(["postgres", "clickhouse"] as const)("the durable write queue, on 
     expect([...stored.inferences.values()].every((count) => count === 1)).toBe(true)
     expect([...stored.calls.values()].every((count) => count === 1)).toBe(true)
     expect([...stored.feedback.values()].every((count) => count === 1)).toBe(true)
-    console.info(`durable queue on ${backend}: ${inferences.length} inferences and ${feedback.length} feedback answered 200, ${beforeCut} feedback before the cut; all stored once`)
+    console.info(`durable queue on ${backend}: ${inferences.length} inferences and ${feedback.length} feedback answered 200, ${beforeCut} feedback before the cut; all stored once (${phases.join(", ")}, stored ${((Date.now() - began) / 1000).toFixed(1)} s)`)
 
     // the replayed log is gone; the second gateway's own goes as it stops with everything written
     expect(next.log()).toMatch(/wrote \d+ units left in the durable queue of a stopped process/)
