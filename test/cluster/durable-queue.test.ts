@@ -120,11 +120,11 @@ describe.each(["postgres", "clickhouse"] as const)("the durable write queue, on 
     const load = Array.from({ length: clients }, (_, index) => client(killed, index % 2 === 1, answered, () => running))
 
     // some written while the database answers, then more piled up in the queue while it does not
-    await poll("answers while the database is up", async () => (answered.feedback.length >= 200 ? true : undefined), { timeoutMs: 20_000 })
+    await poll("answers while the database is up", async () => (answered.feedback.length >= 100 ? true : undefined), { timeoutMs: 20_000 })
     proxy.cut()
     phase("cut")
     const beforeCut = answered.feedback.length
-    await poll("answers while the database is down", async () => (answered.feedback.length >= beforeCut + 200 ? true : undefined), { timeoutMs: 20_000 })
+    await poll("answers while the database is down", async () => (answered.feedback.length >= beforeCut + 100 ? true : undefined), { timeoutMs: 20_000 })
     killed.process.kill("SIGKILL")
     phase("killed")
     await new Promise((resolve) => killed.process.once("exit", resolve))
