@@ -196,9 +196,12 @@ export const openQueueLog = (options: DurableQueueOptions): QueueLog => {
     return sequence
   }
 
+  /** segments being unlinked: removed at once on close, so that none outlives its lock */
+  const deleting = new Set<string>()
   // unlinked off the event loop: freeing a segment's blocks takes milliseconds
   const deleteSegment = (segment: Segment) => {
-    fs.rm(segment.file, { force: true }, () => {})
+    deleting.add(segment.file)
+    fs.rm(segment.file, { force: true }, () => deleting.delete(segment.file))
     closeFd(segment.fd)
     keptBytes -= segment.bytes
   }
@@ -223,6 +226,7 @@ export const openQueueLog = (options: DurableQueueOptions): QueueLog => {
     if (closed) return
     closed = true
     const done = writtenUpTo >= sequence
+    for (const file of deleting) fs.rmSync(file, { force: true })
     for (const segment of segments) {
       if (done) fs.rmSync(segment.file, { force: true })
       closeFd(segment.fd)
