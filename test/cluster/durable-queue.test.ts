@@ -6,7 +6,9 @@
  * Another gateway process started on the same folder writes what the dead one had answered for:
  * every inference answered 200 (a stream: answered to its `[DONE]`) and every feedback answered
  * 200 is then in the database exactly once (counted by id), with its model call, and the folder
- * is empty once the second gateway stops.
+ * is empty once the second gateway stops. Then the bound: with the database cut, a log past its
+ * `max_bytes` drops writes (counted in /status) and feedback answers 503, until the database is
+ * back and the log written.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -19,10 +21,10 @@ import { startTcpProxy, type TcpProxy } from "../support/tcpProxy.ts"
 
 const clients = 16
 
-const configIn = (folder: string) => `
+const configIn = (folder: string, durableSettings = "") => `
 [gateway.observability]
 batch_writes = { flush_interval_ms = 50 }
-durable_queue = { path = ${JSON.stringify(folder)} }
+durable_queue = { path = ${JSON.stringify(folder)}${durableSettings} }
 
 [functions.notes]
 type = "chat"
@@ -103,8 +105,8 @@ describe.each(["postgres", "clickhouse"] as const)("the durable write queue, on 
     if (folder !== undefined) fs.rmSync(folder, { recursive: true, force: true })
   })
 
-  const start = async () => {
-    const gateway = await startGateway({ config: configIn(folder), env: { GATEWAY_ANALYTICS_DB_URL: proxy.urlFor(database.url) } })
+  const start = async (durableSettings = "") => {
+    const gateway = await startGateway({ config: configIn(folder, durableSettings), env: { GATEWAY_ANALYTICS_DB_URL: proxy.urlFor(database.url) } })
     gateways.push(gateway)
     return gateway
   }
@@ -161,8 +163,39 @@ describe.each(["postgres", "clickhouse"] as const)("the durable write queue, on 
     console.info(`durable queue on ${backend}: ${inferences.length} inferences and ${feedback.length} feedback answered 200, ${beforeCut} feedback before the cut; all stored once (${phases.join(", ")}, stored ${((Date.now() - began) / 1000).toFixed(1)} s)`)
 
     // the replayed log is gone; the second gateway's own goes as it stops with everything written
-    expect(next.log()).toMatch(/wrote \d+ units left in the durable queue of a stopped process/)
+    // the rows are visible a moment before the replay says it is done
+    await poll("the replay's report", async () => (/wrote \d+ units left in the durable queue of a stopped process/.test(next.log()) ? true : undefined))
     expect(await next.stop()).toBe(0)
     expect(fs.readdirSync(folder)).toEqual([])
   }, 120_000)
+
+  it("is bounded in bytes like the queue: past max_bytes, writes are dropped and counted and feedback answers 503, until the log is written", async () => {
+    const gateway = await start(", max_bytes = 16384, segment_bytes = 4096")
+    proxy.cut()
+    const input = { messages: [{ role: "user", content: "fill the log" }] }
+    // an inference kept (queued, in the log), then others until the log is full: they are dropped and counted
+    const kept = await gateway.post("/inference", { function_name: "notes", input })
+    expect(kept.status).toBe(200)
+    for (let attempt = 0; attempt < 200; attempt++) {
+      expect((await gateway.post("/inference", { function_name: "notes", input })).status).toBe(200)
+      if ((await gateway.get("/status")).body.observability.dropped > 0) break
+    }
+    expect((await gateway.get("/status")).body.observability.dropped).toBeGreaterThan(0)
+    // feedback, smaller, may still fit in what is left: until it does not
+    let refused = await gateway.post("/feedback", { metric_name: "liked", inference_id: kept.body.inference_id, value: true })
+    for (let attempt = 0; attempt < 100 && refused.status === 200; attempt++) {
+      refused = await gateway.post("/feedback", { metric_name: "liked", inference_id: kept.body.inference_id, value: true })
+    }
+    expect(refused.status).toBe(503)
+    expect(refused.body.error).toMatch(/the write queue is full/)
+
+    // the database back, the log is written and takes feedback again
+    proxy.restore()
+    await poll("feedback taken again", async () => {
+      const feedback = await gateway.post("/feedback", { metric_name: "liked", inference_id: kept.body.inference_id, value: true })
+      return feedback.status === 200 ? true : undefined
+    }, { timeoutMs: 20_000, intervalMs: 200 })
+    expect(await gateway.stop()).toBe(0)
+    expect(fs.readdirSync(folder)).toEqual([])
+  }, 60_000)
 })
