@@ -1,6 +1,7 @@
-// `node bench/profile.ts [--route inference|openai] [--stream] [--duration S] [--analytics-db URL]`:
+// `node bench/profile.ts [--route inference|openai] [--stream] [--duration S] [--analytics-db URL] [--durable-queue FOLDER]`:
 // a CPU profile of the gateway under the benchmark's load (64 connections, the scenario of
-// bench/scenario.ts; storing what it serves in the analytics database at URL when given),
+// bench/scenario.ts; storing what it serves in the analytics database at URL when given, with
+// the durable write queue in FOLDER when given),
 // summed by function and by file, the top 40 of each by self time. Writes the .cpuprofile in
 // the system's temporary folder and says where. For finding what a request spends its time on.
 import * as fs from "node:fs"
@@ -33,7 +34,11 @@ interface Profile {
 
 const main = async () => {
   const upstream = await startProcess(["bench/upstream.ts"], /^(\d+)$/m)
-  const dir = writeGatewayFiles(`http://127.0.0.1:${upstream.match}`)
+  const durableQueue = option("durable-queue")
+  const dir = writeGatewayFiles(
+    `http://127.0.0.1:${upstream.match}`,
+    durableQueue === undefined ? "" : `[gateway.observability.durable_queue]\npath = ${JSON.stringify(durableQueue)}\n`
+  )
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-profile-"))
   const gateway = await startProcess(["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
     env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0", ...(analyticsDb === undefined ? {} : { GATEWAY_ANALYTICS_DB_URL: analyticsDb }) },

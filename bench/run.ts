@@ -6,7 +6,10 @@
 // request cost the server process and, with observability on, the database (Linux /proc).
 //
 // With observability on, the same gateway is measured again storing into ClickHouse and into
-// Postgres (started here as for the tests), to compare with the figures with it off.
+// Postgres (started here as for the tests), to compare with the figures with it off, and
+// storing into Postgres with the durable write queue (`[gateway.observability.durable_queue]`,
+// fsync "batch", in a temporary folder), to compare with Postgres without it
+// (--durable-queue-only: those three gateways alone, without streams).
 //
 // Options: --requests N (latency samples, default 5000), --duration S (throughput seconds,
 // default 10), --rounds R (rounds, default 3: the targets take turns, for latency and for
@@ -63,6 +66,10 @@ const rounds = option("rounds", 3)
 const connections = option("connections", 64)
 const streamSamples = option("stream-requests", 100)
 const openStreams = option("streams", 256)
+
+const durableQueueTarget = "gateway + pg + durable"
+/** `--durable-queue-only`: the gateway alone, storing in Postgres, and storing in Postgres with the durable queue (no streams) */
+const durableQueueOnly = args.includes("--durable-queue-only")
 
 /** starts a process and resolves with the first match of `pattern` in its output */
 const start = (command: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
@@ -284,7 +291,7 @@ const main = async () => {
   }
 
   const direct: Target = { name: "upstream (direct)", url: upstream, path: "/v1/chat/completions", body: upstreamBody }
-  const gateways: Array<{ name: string; env: Record<string, string>; database?: "clickhouse" | "postgres"; traces?: boolean }> = [
+  const gateways: Array<{ name: string; env: Record<string, string>; database?: "clickhouse" | "postgres"; traces?: boolean; dir?: string }> = [
     { name: "gateway", env: {} }
   ]
   if (args.includes("--traces")) {
@@ -293,19 +300,30 @@ const main = async () => {
   }
   const cleanups: Array<() => Promise<void>> = []
   if (!args.includes("--no-observability")) {
-    const clickhouse = await startClickHouse()
-    cleanups.push(clickhouse.stop)
-    process.env.GATEWAY_TEST_CLICKHOUSE_URL = clickhouse.url
+    if (!durableQueueOnly) {
+      const clickhouse = await startClickHouse()
+      cleanups.push(clickhouse.stop)
+      process.env.GATEWAY_TEST_CLICKHOUSE_URL = clickhouse.url
+    }
     process.env.GATEWAY_TEST_POSTGRES_URL = await ensurePostgres()
-    for (const backend of ["clickhouse", "postgres"] as const) {
+    for (const backend of durableQueueOnly ? ["postgres" as const] : ["clickhouse", "postgres"] as const) {
       const database: TestDatabase = await freshDatabase(backend)
       cleanups.unshift(database.drop)
       gateways.push({ name: `gateway + ${backend}`, env: { GATEWAY_ANALYTICS_DB_URL: database.url }, database: backend })
     }
+    // the durable write queue: its log in a temporary folder (of this machine's disk, as a deployment's would be)
+    const durableFolder = fs.mkdtempSync(path.join(os.tmpdir(), "bench-durable-queue-"))
+    const durableDir = writeGatewayFiles(upstream, `[gateway.observability.durable_queue]\npath = ${JSON.stringify(durableFolder)}\n`)
+    cleanups.unshift(() => Promise.resolve([durableFolder, durableDir].forEach((dir) => fs.rmSync(dir, { recursive: true, force: true }))))
+    const durableDatabase = await freshDatabase("postgres")
+    cleanups.unshift(durableDatabase.drop)
+    gateways.push({ name: durableQueueTarget, env: { GATEWAY_ANALYTICS_DB_URL: durableDatabase.url }, database: "postgres", dir: durableDir })
     // the embedded database runs in the gateway's process: its CPU is the gateway's
-    const embedded = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pglite-"))
-    cleanups.unshift(() => Promise.resolve(fs.rmSync(embedded, { recursive: true, force: true })))
-    gateways.push({ name: "gateway + embedded (pglite)", env: { GATEWAY_ANALYTICS_DB_URL: `pglite://${embedded}` } })
+    if (!durableQueueOnly) {
+      const embedded = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pglite-"))
+      cleanups.unshift(() => Promise.resolve(fs.rmSync(embedded, { recursive: true, force: true })))
+      gateways.push({ name: "gateway + embedded (pglite)", env: { GATEWAY_ANALYTICS_DB_URL: `pglite://${embedded}` } })
+    }
   }
 
   console.log(
@@ -313,9 +331,9 @@ const main = async () => {
   )
   const targets: Array<Target> = [{ name: "reference proxy", url: `http://127.0.0.1:${proxy.match}`, path: "/", body: upstreamBody, pid: proxy.pid }]
   for (const gateway of gateways) {
-    const started = await startGateway(gateway.traces === true ? tracedDir : gatewayDir, gateway.env)
+    const started = await startGateway(gateway.dir ?? (gateway.traces === true ? tracedDir : gatewayDir), gateway.env)
     targets.push({ name: gateway.name, url: started.match, path: "/inference", body: gatewayBody, pid: started.pid, database: gateway.database })
-    if (gateway.name === "gateway") {
+    if (gateway.name === "gateway" && !durableQueueOnly) {
       targets.push({ name: "gateway, OpenAI route", url: started.match, path: "/openai/v1/chat/completions", body: openAiRouteBody, pid: started.pid })
       for (const route of plainRoutes) {
         targets.push({
@@ -378,13 +396,23 @@ const main = async () => {
         (row.databaseCpuUs === 0 ? "" : `, CPU per request with the database's ${change(row.serverCpuUs + row.databaseCpuUs, off.serverCpuUs)}`)
     )
   }
+  // the durable write queue's cost: against the same gateway storing in Postgres without it
+  const durable = rows.find((row) => row.name === durableQueueTarget)
+  const postgres = rows.find((row) => row.name === "gateway + postgres")
+  if (durable !== undefined && postgres !== undefined) {
+    console.log(
+      `durable queue vs gateway + postgres: added p50 ${(durable.p50 - postgres.p50).toFixed(3)} ms, ` +
+        `server CPU per request ${change(durable.serverCpuUs, postgres.serverCpuUs)} (${Math.round(durable.serverCpuUs - postgres.serverCpuUs)} us), ` +
+        `req/s ${change(durable.rps, postgres.rps)}`
+    )
+  }
   // the issue-37 surfaces against the chat route on the same plain call
   const plainChat = rows.find((row) => row.name === plainRoutes[0].name)
   for (const row of rows.filter((each) => plainRoutes.slice(1).some((route) => route.name === each.name))) {
     if (plainChat === undefined) break
     console.log(`${row.name} vs ${plainChat.name}: req/s ${change(row.rps, plainChat.rps)}, server CPU per request ${change(row.serverCpuUs, plainChat.serverCpuUs)}`)
   }
-  const streamed = args.includes("--no-streaming") ? undefined : await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, streamedTargets), idleRss)
+  const streamed = args.includes("--no-streaming") || durableQueueOnly ? undefined : await measureStreaming(upstream, upstreamProcess.pid, targets.slice(0, streamedTargets), idleRss)
   if (args.includes("--json")) console.log(JSON.stringify({ base, rows, ...(streamed === undefined ? {} : { streamed }) }))
   for (const cleanup of cleanups) await cleanup()
   for (const dir of [gatewayDir, tracedDir]) fs.rmSync(dir, { recursive: true, force: true })

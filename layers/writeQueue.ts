@@ -20,6 +20,11 @@
  * - The flusher never stops: whatever escapes a flush is logged and the loop goes on.
  * - When the scope closes (SIGTERM), what is queued is flushed before the process exits (not
  *   waited for while the database pauses writes: the units left are counted in the log).
+ * - Durable (`log`, layers/durableQueue/log.ts): a unit enters the log when it is queued, before
+ *   its answer leaves (`submitSoon` then submits at once), and leaves it once written; a unit
+ *   the log cannot take (past its bound) is dropped as if the queue were full. A background
+ *   fiber writes the units left in the logs of dead processes (at start, then every
+ *   `replayIntervalMs`).
  */
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -32,6 +37,7 @@ import type { InferenceTarget } from "../src/analytics/records.ts"
 import type { EncodedRow, ObservabilityDatabase } from "../src/analytics/database.ts"
 import type { Submitted, WriteQueue, WriteUnit } from "../src/analytics/writeQueue.ts"
 import { StoreError } from "../src/storeError.ts"
+import { type QueueLog, rowBytes, takeOrphanLog } from "./durableQueue/log.ts"
 import { makeNap } from "./nap.ts"
 
 export interface WriterOptions {
@@ -48,6 +54,8 @@ export interface WriterOptions {
   readonly shutdownTimeoutMs: number
   /** a write not answered by then is abandoned and tried again (a connection that hangs) */
   readonly writeTimeoutMs: number
+  /** the queue's durable log, opened (and closed) by the caller; undefined: the queue lives in memory only */
+  readonly log?: { readonly log: QueueLog; readonly folder: string; readonly replayIntervalMs: number } | undefined
 }
 
 /** A unit as queued: its rows encoded and their size, and the inference feedback may look for. */
@@ -56,6 +64,8 @@ interface QueuedUnit {
   readonly rows: ReadonlyArray<EncodedRow>
   /** bytes of the rows' texts (UTF-8) */
   readonly bytes: number
+  /** its number in the durable log, when it is there */
+  readonly sequence?: number | undefined
 }
 
 /** What a batch's write came to: how many units were stored, and how many dropped for their own rows. */
@@ -101,6 +111,9 @@ export const makeWriteQueue = (
     const refusals: Array<string> = []
     /** what was cut of rows over max_row_bytes, logged by the flusher (the first ten between two flushes) */
     const cuts: Array<string> = []
+    /** why units could not enter the durable log (queued in memory only), logged by the flusher */
+    const logFailures: Array<string> = []
+    const log = options.log?.log
     // the flusher's sleep, cut short when the queue holds a full batch
     const { nap, wake } = makeNap()
     const batchWaiting = () => queue.length >= options.maxRows || queuedBytes >= options.maxBatchBytes
@@ -130,12 +143,26 @@ export const makeWriteQueue = (
         dropped++
         return "full"
       }
+      let sequence: number | undefined
+      if (log !== undefined) {
+        const appended = log.append(rows.success)
+        if (appended === "full") {
+          dropped++
+          return "full"
+        }
+        // a disk that fails: the unit is kept in memory, as without the log, and the failure logged
+        if (typeof appended === "object") {
+          if (logFailures.length < 10) logFailures.push(appended.failed)
+        } else {
+          sequence = appended
+        }
+      }
       for (const row of rows.success) {
         if (row.cut === undefined) continue
         truncatedRows++
         if (cuts.length < 10) cuts.push(row.cut)
       }
-      queue.push({ inference: unit.inference, rows: rows.success, bytes })
+      queue.push({ inference: unit.inference, rows: rows.success, bytes, sequence })
       queuedBytes += bytes
       if (batchWaiting()) wake()
       return "queued"
@@ -173,6 +200,7 @@ export const makeWriteQueue = (
     const reportDrops = Effect.suspend(() => {
       const refused = [
         ...refusals.splice(0).map((reason) => Effect.logError(`observability: a write was refused before it was queued, and is dropped: ${reason}`)),
+        ...logFailures.splice(0).map((reason) => Effect.logError(`observability: a write could not enter the durable queue (kept in memory only): ${reason}`)),
         ...cuts.splice(0).map((note) => Effect.logWarning(`observability: ${note}`))
       ]
       if (dropped === droppedReported) return Effect.all(refused, { discard: true })
@@ -271,7 +299,12 @@ export const makeWriteQueue = (
       const count = nextBatch()
       if (count === 0) return
       const flushed = yield* writeUnits(queue.slice(0, count))
-      for (const unit of queue.splice(0, count)) queuedBytes -= unit.bytes
+      let lastLogged = 0
+      for (const unit of queue.splice(0, count)) {
+        queuedBytes -= unit.bytes
+        if (unit.sequence !== undefined) lastLogged = unit.sequence
+      }
+      if (lastLogged > 0) log?.written(lastLogged)
       written += flushed.stored
       rejected += flushed.rejected
     })
@@ -299,16 +332,64 @@ export const makeWriteQueue = (
       soon = []
       for (const make of pending) submit(make())
     }
+    // with the durable log, a unit must be in it before its answer leaves: submitted at once
     const submitSoon = (make: () => WriteUnit): void => {
-      if (soon.push(make) === 1) setImmediate(submitPending)
+      if (log !== undefined) submit(make())
+      else if (soon.push(make) === 1) setImmediate(submitPending)
     }
 
+    /** writes what a dead process's log held that it had not written, then deletes the log */
+    const replayOrphan = (folder: string, own: string) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => takeOrphanLog(folder, own)),
+        (orphan) =>
+          Effect.gen(function*() {
+            if (orphan === undefined) return false
+            const units: Array<QueuedUnit> = orphan.units.map((unit) => ({ inference: undefined, rows: unit.rows, bytes: rowBytes(unit.rows) }))
+            let stored = 0
+            let refused = 0
+            for (let start = 0; start < units.length;) {
+              let end = start
+              let bytes = 0
+              while (end < units.length && end - start < options.maxRows && (end === start || bytes + units[end].bytes <= options.maxBatchBytes)) {
+                bytes += units[end].bytes
+                end++
+              }
+              const flushed = yield* writeUnits(units.slice(start, end))
+              stored += flushed.stored
+              refused += flushed.rejected
+              start = end
+            }
+            written += stored
+            rejected += refused
+            orphan.remove()
+            yield* Effect.logInfo(
+              `observability: wrote ${stored} units left in the durable queue of a stopped process (${orphan.owner})` +
+                (refused > 0 ? `, ${refused} refused by the database` : "") +
+                (orphan.ignoredBytes > 0 ? `; ${orphan.ignoredBytes} bytes of it were cut short or damaged, and ignored` : "")
+            )
+            return true
+          }),
+        // interrupted (shutdown) or failed: kept for a later replay
+        (orphan, exit) => Effect.sync(() => {
+          if (orphan !== undefined && exit._tag === "Failure") orphan.release()
+        })
+      )
+
     const flusher = yield* Effect.forkScoped(loop)
+    const durable = options.log
+    const replayer = durable === undefined ? undefined : yield* Effect.forkScoped(Effect.forever(
+      guarded(Effect.gen(function*() {
+        while (yield* replayOrphan(durable.folder, durable.log.owner)) yield* Effect.void
+        yield* Effect.sleep(Duration.millis(durable.replayIntervalMs))
+      }))
+    ))
 
     // on shutdown: stop the loop (a batch it was writing stays queued), then flush what is left
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         stopping = true
+        if (replayer !== undefined) yield* Fiber.interrupt(replayer)
         yield* Fiber.interrupt(flusher)
         // inferences whose input files are being written submit their rows when done: waited for, within the time to flush
         const awaitedBy = Date.now() + options.shutdownTimeoutMs / 2

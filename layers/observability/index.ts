@@ -8,7 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
-import type { GatewayConfig } from "../../src/config/types.ts"
+import * as path from "node:path"
+import type { DurableQueueSettings, GatewayConfig } from "../../src/config/types.ts"
 import { type AnalyticsDatabase, analyticsDatabase } from "../../src/analytics/analyticsDatabase.ts"
 import type { ObservabilityDatabase } from "../../src/analytics/database.ts"
 import { analyticsUrlVariable, clickHouseClusterVariable } from "../../src/analytics/stores.ts"
@@ -18,6 +19,7 @@ import { embeddedDatabaseAt, pausingWrites } from "../embedded/pglite.ts"
 import { postgresConnectionsOf } from "../postgres/connectionBudget.ts"
 import { StartupError } from "../startup.ts"
 import { makeWriteQueue } from "../writeQueue.ts"
+import { openQueueLog, type QueueLog } from "../durableQueue/log.ts"
 import { configuredCache } from "./cache.ts"
 import { type AnalyticsStores, storeServices } from "./stores.ts"
 
@@ -46,6 +48,27 @@ export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect
     const embedded = embeddedDatabaseAt(chosen.url)
     return embedded === undefined ? stores : { ...stores, database: pausingWrites(stores.database, embedded) }
   })
+
+/**
+ * This process's durable log in the configured folder, closed after the write queue's final
+ * flush (its finalizer is added first, so it runs last).
+ */
+const durableLog = (settings: DurableQueueSettings): Effect.Effect<QueueLog, StartupError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () =>
+        openQueueLog({
+          folder: path.resolve(settings.path),
+          fsync: settings.fsync,
+          maxBytes: settings.maxBytes,
+          segmentBytes: settings.segmentBytes,
+          syncIntervalMs: settings.fsyncIntervalMs
+        }),
+      catch: (error) =>
+        new StartupError({ message: `[gateway.observability.durable_queue] path: cannot keep the durable queue in ${settings.path}: ${error instanceof Error ? error.message : String(error)}` })
+    }),
+    (log) => Effect.sync(() => log.close())
+  )
 
 /** Applies pending migrations, naming each in the log. */
 export const migrateDatabase = (database: ObservabilityDatabase): Effect.Effect<void, StartupError> =>
@@ -78,6 +101,8 @@ export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
       const { database } = stores
       const settings = config.gateway.observability
       if (!settings.disableAutomaticMigrations) yield* migrateDatabase(database)
+      const durable = settings.durableQueue
+      const log = durable === undefined ? undefined : yield* durableLog(durable)
       const writeQueue = yield* makeWriteQueue(database, {
         maxRows: settings.maxRows,
         maxBatchBytes: settings.maxBatchBytes,
@@ -86,9 +111,12 @@ export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
         maxQueuedBytes: settings.maxQueuedBytes,
         shutdownTimeoutMs: 10_000,
         // far longer than a batch of max_bytes takes to write; a connection that hangs is left for a new one
-        writeTimeoutMs: 60_000
+        writeTimeoutMs: 60_000,
+        log: durable === undefined || log === undefined
+          ? undefined
+          : { log, folder: path.resolve(durable.path), replayIntervalMs: durable.replayIntervalMs }
       })
-      yield* Effect.logInfo(`observability: storing in ${database.backend}`)
+      yield* Effect.logInfo(`observability: storing in ${database.backend}` + (durable === undefined ? "" : `, the write queue kept on disk in ${durable.path} (fsync: ${durable.fsync})`))
       return storeServices(stores, cache).pipe(Context.add(WriteQueue, writeQueue))
     })
   )

@@ -6,7 +6,7 @@ import { headerProblem } from "../httpHeaders.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { RawGateway, RawPostgres } from "./raw.ts"
 import { buildRelay } from "./relay.ts"
-import type { GatewaySettings } from "./types.ts"
+import type { DurableQueueSettings, GatewaySettings } from "./types.ts"
 
 export const defaultBindAddress = "0.0.0.0:3000"
 /** overrides `[gateway] bind_address` (and is what `--bind-address` sets) */
@@ -28,6 +28,28 @@ export const defaultMaxRowBytes = 8 * MiB
 export const maxMaxRowBytes = 10 * MiB
 /** the smallest `max_row_bytes`: room for a row's fixed fields and the markers of what was cut */
 export const minMaxRowBytes = 64 * 1024
+
+/**
+ * `[gateway.observability.durable_queue]`, undefined unless `path` is set. Its bound is the
+ * queue's plus two segments by default: a segment is deleted only once all its units are
+ * written, so the log holds the queued rows plus at most the written part of its oldest and
+ * newest segments.
+ */
+const durableQueueOf = (
+  raw: NonNullable<NonNullable<RawGateway["observability"]>["durable_queue"]> | undefined,
+  maxQueuedBytes: number
+): DurableQueueSettings | undefined => {
+  if (raw?.path === undefined || raw.path === "") return undefined
+  const segmentBytes = raw.segment_bytes ?? 16 * MiB
+  return {
+    path: raw.path,
+    fsync: raw.fsync ?? "batch",
+    fsyncIntervalMs: raw.fsync_interval_ms ?? 100,
+    segmentBytes,
+    maxBytes: raw.max_bytes ?? maxQueuedBytes + 2 * segmentBytes,
+    replayIntervalMs: raw.replay_interval_ms ?? 30_000
+  }
+}
 
 const decodeGateway = tableDecoder(RawGateway)
 const decodePostgres = tableDecoder(RawPostgres)
@@ -183,7 +205,8 @@ export const buildGateway = (context: BuildContext, table: unknown, postgresTabl
         flushIntervalMs: observability?.batch_writes?.flush_interval_ms ?? 1000,
         maxQueued: observability?.max_queued_writes ?? 100_000,
         maxQueuedBytes: observability?.max_queued_bytes ?? 256 * 1024 * 1024,
-        maxRowBytes
+        maxRowBytes,
+        durableQueue: durableQueueOf(observability?.durable_queue, observability?.max_queued_bytes ?? 256 * 1024 * 1024)
       },
       embeddedDatabase: {
         minFreeBytes: raw.embedded_database?.min_free_bytes,

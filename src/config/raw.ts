@@ -283,7 +283,16 @@ export const RawGateway = Schema.Struct({
     max_queued_writes: Schema.optional(PositiveInt),
     max_queued_bytes: Schema.optional(PositiveInt),
     /** the largest row stored (its JSON text): larger ones are cut down, raw payloads first */
-    max_row_bytes: Schema.optional(PositiveInt)
+    max_row_bytes: Schema.optional(PositiveInt),
+    /** the write queue's durable log (layers/durableQueue/log.ts): off unless `path` is set */
+    durable_queue: Schema.optional(Schema.Struct({
+      path: Schema.optional(Schema.String),
+      fsync: Schema.optional(Schema.Literals(["batch", "always", "never"])),
+      fsync_interval_ms: Schema.optional(PositiveInt),
+      max_bytes: Schema.optional(PositiveInt),
+      segment_bytes: Schema.optional(PositiveInt),
+      replay_interval_ms: Schema.optional(PositiveInt)
+    }))
   })),
   /** the embedded database (`pglite://`): its free-space watch (layers/embedded/freeSpace.ts) */
   embedded_database: Schema.optional(Schema.Struct({

@@ -36,6 +36,24 @@ export interface ObservabilitySettings {
    * payloads first, then the longest texts), marked, logged and counted
    */
   readonly maxRowBytes: number
+  /** `[gateway.observability.durable_queue]`: the write queue's log on disk; undefined: in memory only */
+  readonly durableQueue: DurableQueueSettings | undefined
+}
+
+/** `[gateway.observability.durable_queue]`: where and how the write queue keeps its units on disk */
+export interface DurableQueueSettings {
+  /** the folder of the logs, one per process (relative: to the working directory) */
+  readonly path: string
+  /** `batch`: the appends of a turn synced together after their answers; `always`: each before its answer; `never`: the OS's */
+  readonly fsync: "batch" | "always" | "never"
+  /** `batch`: the least time between two syncs (the appends since the last are synced together) */
+  readonly fsyncIntervalMs: number
+  /** a process's log holds at most this many bytes: past it, writes are dropped as if the queue were full */
+  readonly maxBytes: number
+  /** a segment file takes no more appends past this size; deleted once all its units are written */
+  readonly segmentBytes: number
+  /** how often the folder is searched for the logs of dead processes (besides at start) */
+  readonly replayIntervalMs: number
 }
 
 /** `[gateway.embedded_database]`: the free-space watch of a `pglite://` database's folder */

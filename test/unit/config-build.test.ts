@@ -276,6 +276,23 @@ describe("buildConfig: [gateway.observability] max_row_bytes", () => {
   })
 })
 
+describe("buildConfig: [gateway.observability.durable_queue]", () => {
+  it("is off unless a path is set; then fsync batch, the queue's bound plus two segments, 16 MiB segments", () => {
+    expect(buildOk("").gateway.observability.durableQueue).toBeUndefined()
+    expect(buildOk(`[gateway.observability]\nmax_queued_bytes = 1000000\ndurable_queue = { path = "queue" }\n`).gateway.observability.durableQueue).toEqual({
+      path: "queue",
+      fsync: "batch",
+      fsyncIntervalMs: 100,
+      maxBytes: 1_000_000 + 32 * 1024 * 1024,
+      segmentBytes: 16 * 1024 * 1024,
+      replayIntervalMs: 30_000
+    })
+    const set = `[gateway.observability.durable_queue]\npath = "/q"\nfsync = "always"\nfsync_interval_ms = 5\nmax_bytes = 5000\nsegment_bytes = 1000\nreplay_interval_ms = 10\n`
+    expect(buildOk(set).gateway.observability.durableQueue).toEqual({ path: "/q", fsync: "always", fsyncIntervalMs: 5, maxBytes: 5000, segmentBytes: 1000, replayIntervalMs: 10 })
+    expect(onlyError(buildErrors(`[gateway.observability.durable_queue]\npath = "/q"\nfsync = "sometimes"\n`), "gateway.observability.durable_queue.fsync")).toMatch(/batch/)
+  })
+})
+
 describe("buildConfig: [gateway] stream_keepalive_ms", () => {
   it("is 15 s by default, and refused unless a positive integer, naming the key", () => {
     expect(buildOk("").gateway.streamKeepaliveMs).toBe(15_000)
