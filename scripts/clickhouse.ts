@@ -15,6 +15,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { freePorts } from "./ports.ts"
+import { runUntilStopped } from "./runUntilStopped.ts"
 
 export const clickHouseServerBin = "/usr/sbin/clickhouse-server"
 
@@ -235,11 +236,5 @@ export const startClickHouse = async (options: ClickHouseOptions = {}): Promise<
 if (import.meta.main) {
   const server = await startClickHouse()
   console.log(server.url)
-  const keepAlive = setInterval(() => {}, 1 << 30)
-  const shutdown = () => {
-    clearInterval(keepAlive)
-    void server.stop()
-  }
-  process.once("SIGINT", shutdown)
-  process.once("SIGTERM", shutdown)
+  runUntilStopped(server.stop)
 }

@@ -14,6 +14,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { type ClickHouseServer, spawnWatched, startClickHouse, stopWatched } from "./clickhouse.ts"
 import { freePorts } from "./ports.ts"
+import { runUntilStopped } from "./runUntilStopped.ts"
 
 export const zooKeeperJar = "/usr/share/java/zookeeper.jar"
 
@@ -150,11 +151,5 @@ export const startClickHouseCluster = async (replicaCount = 2, clusterName = "ga
 if (import.meta.main) {
   const cluster = await startClickHouseCluster()
   console.log(`cluster ${cluster.clusterName}: ${cluster.replicas.map((replica) => replica.url).join(" ")}`)
-  const keepAlive = setInterval(() => {}, 1 << 30)
-  const shutdown = () => {
-    clearInterval(keepAlive)
-    void cluster.stop()
-  }
-  process.once("SIGINT", shutdown)
-  process.once("SIGTERM", shutdown)
+  runUntilStopped(cluster.stop)
 }

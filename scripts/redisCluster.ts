@@ -19,6 +19,7 @@ import * as path from "node:path"
 import { promisify } from "node:util"
 import { freePorts } from "./ports.ts"
 import { ensureRedis } from "./redis.ts"
+import { runUntilStopped } from "./runUntilStopped.ts"
 
 const run = promisify(execFile)
 
@@ -214,11 +215,5 @@ export const startRedisCluster = async (): Promise<RedisCluster> => {
 if (import.meta.main) {
   const cluster = await startRedisCluster()
   console.log(cluster.urls.join("\n"))
-  const keepAlive = setInterval(() => {}, 1 << 30)
-  const shutdown = () => {
-    clearInterval(keepAlive)
-    void cluster.stop()
-  }
-  process.once("SIGINT", shutdown)
-  process.once("SIGTERM", shutdown)
+  runUntilStopped(cluster.stop)
 }
