@@ -42,14 +42,15 @@ type Env = Readonly<Record<string, string | undefined>>
  * connection pools. They read the configuration they start with: `[gateway]`'s settings and
  * the databases do not change by reload.
  */
-export const ProcessServicesLive = (config: GatewayConfig, env: Env) =>
-  Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight)).pipe(
+export const ProcessServicesLive = (config: GatewayConfig, env: Env) => {
+  // this process's shares of `[postgres] connection_pool_size`
+  const connections = postgresConnectionsOf(config, env)
+  return Layer.succeed(RequestBodyBudget, makeBodyBudget(config.gateway.maxRequestBytesInFlight)).pipe(
     // built after access, whose migrations of the relational database come first
     Layer.provideMerge(TasksLive(env, {
       unrunnableTimeoutS: config.gateway.tasks.unrunnableTimeoutS,
-      // this process's shares of `[postgres] connection_pool_size`
-      maxConnections: postgresConnectionsOf(config, env).tasks,
-      lockConnections: postgresConnectionsOf(config, env).locks
+      maxConnections: connections.tasks,
+      lockConnections: connections.locks
     })),
     Layer.provideMerge(AccessLive(config, env)),
     // after the write queue, whose figures it reads at scrape time
@@ -65,6 +66,7 @@ export const ProcessServicesLive = (config: GatewayConfig, env: Env) =>
       maxStreamLineBytes: config.gateway.maxProviderStreamEventBytes
     }))
   )
+}
 
 /**
  * The use cases as one configuration has them, on top of the process's services: what a reload

@@ -6,7 +6,7 @@
  * whether the rows are at fault, src/analytics/writeFaults.ts).
  *
  * Several comma-separated URLs name replicas of one replicated cluster
- * (GATEWAY_CLICKHOUSE_CLUSTER_NAME, docs/deploying-clickhouse.md): every request goes to the
+ * (GATEWAY_CLICKHOUSE_CLUSTER_NAME, docs/deploying.md): every request goes to the
  * replica that answered last, and one that cannot be reached (a connection error, or a
  * replica that lost ZooKeeper) is retried at once on the next, so that writes and reads go on
  * while a replica is down. A batch sent again to another replica is the same block, which a
@@ -105,30 +105,29 @@ export const storeError = (operation: string) => (error: unknown) =>
 const outageCodes: ReadonlySet<number> = new Set([159, 164, 192, 193, 194, 202, 209, 210, 241, 242, 243, 252, 279, 497, 516])
 
 /**
- * Whether a failed request means the server is out (a 503) rather than this query failing on a
- * working server (a 500): an error without a ClickHouse code is the connection's (refused,
- * reset, timed out), unless it is the gateway's own (a RangeError: an answer too large for a
- * string; a SyntaxError: an answer that is not JSON).
+ * Whether a failed request is the server's rather than the query's: an error without a
+ * ClickHouse code is the connection's (refused, reset, timed out), unless it is the gateway's
+ * own (a RangeError: an answer too large for a string; a SyntaxError: an answer that is not
+ * JSON); an error with one is when `codes` holds it.
  */
-const isOutage = (error: unknown): boolean => {
+const serverFault = (codes: ReadonlySet<number>) => (error: unknown): boolean => {
   if (error instanceof RangeError || error instanceof SyntaxError) return false
   const code = clickHouseErrorCode(error)
-  return code === undefined ? !/maximum allowed size of a string/.test(reasonOf(error)) : outageCodes.has(code)
+  return code === undefined ? !/maximum allowed size of a string/.test(reasonOf(error)) : codes.has(code)
 }
 
-/**
- * Whether another replica may take a request that failed on this one: the server could not be
- * reached (refused, reset, timed out: no ClickHouse code), or it is up but cannot write or
- * reach its peers (its session with ZooKeeper lost, its table read-only).
- */
-const isReplicaOut = (error: unknown): boolean => {
-  if (error instanceof RangeError || error instanceof SyntaxError) return false
-  const code = clickHouseErrorCode(error)
-  return code === undefined ? !/maximum allowed size of a string/.test(reasonOf(error)) : replicaOutCodes.has(code)
-}
+/** Whether a failed request means the server is out (a 503) rather than this query failing on a working server (a 500). */
+const isOutage = serverFault(outageCodes)
 
 /** 164 READONLY, 209 SOCKET_TIMEOUT, 210 NETWORK_ERROR, 242 TABLE_IS_READ_ONLY, 999 KEEPER_EXCEPTION */
 const replicaOutCodes: ReadonlySet<number> = new Set([164, 209, 210, 242, 999])
+
+/**
+ * Whether another replica may take a request that failed on this one: the server could not be
+ * reached, or it is up but cannot write or reach its peers (its session with ZooKeeper lost,
+ * its table read-only).
+ */
+const isReplicaOut = serverFault(replicaOutCodes)
 
 /** A failed write, with its error code and whether the rows are at fault (src/analytics/writeFaults.ts). */
 export const writeError = (error: unknown): StoreError => {

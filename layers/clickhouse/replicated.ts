@@ -1,6 +1,6 @@
 /**
  * The migrations' statements for a replicated ClickHouse cluster
- * (GATEWAY_CLICKHOUSE_CLUSTER_NAME, docs/deploying-clickhouse.md): each runs `ON CLUSTER`, so
+ * (GATEWAY_CLICKHOUSE_CLUSTER_NAME, docs/deploying.md): each runs `ON CLUSTER`, so
  * that every replica gets every table, and each table's engine is the Replicated variant of its
  * own, so that every replica holds every row. Materialized views exist on every replica and
  * fire where a row is inserted; their target tables are replicated like any other.

@@ -18,7 +18,7 @@ import type { StoreError } from "../../src/storeError.ts"
 import { embeddedDatabaseAt, pausingWrites } from "../embedded/pglite.ts"
 import { postgresConnectionsOf } from "../postgres/connectionBudget.ts"
 import { StartupError } from "../startup.ts"
-import { makeWriteQueue } from "../writeQueue.ts"
+import { makeWriteQueue, type WriterOptions } from "../writeQueue.ts"
 import { openQueueLog, type QueueLog } from "../durableQueue/log.ts"
 import { configuredCache } from "./cache.ts"
 import { type AnalyticsStores, storeServices } from "./stores.ts"
@@ -50,15 +50,15 @@ export const configuredStores = (config: GatewayConfig, env: Env): Effect.Effect
   })
 
 /**
- * This process's durable log in the configured folder, closed after the write queue's final
- * flush (its finalizer is added first, so it runs last).
+ * This process's durable log in `folder` (the configured path, resolved), closed after the write
+ * queue's final flush (its finalizer is added first, so it runs last).
  */
-const durableLog = (settings: DurableQueueSettings): Effect.Effect<QueueLog, StartupError, Scope.Scope> =>
+const durableLog = (settings: DurableQueueSettings, folder: string): Effect.Effect<QueueLog, StartupError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.try({
       try: () =>
         openQueueLog({
-          folder: path.resolve(settings.path),
+          folder,
           fsync: settings.fsync,
           maxBytes: settings.maxBytes,
           segmentBytes: settings.segmentBytes,
@@ -102,7 +102,11 @@ export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
       const settings = config.gateway.observability
       if (!settings.disableAutomaticMigrations) yield* migrateDatabase(database)
       const durable = settings.durableQueue
-      const log = durable === undefined ? undefined : yield* durableLog(durable)
+      let log: WriterOptions["log"]
+      if (durable !== undefined) {
+        const folder = path.resolve(durable.path)
+        log = { log: yield* durableLog(durable, folder), folder, replayIntervalMs: durable.replayIntervalMs }
+      }
       const writeQueue = yield* makeWriteQueue(database, {
         maxRows: settings.maxRows,
         maxBatchBytes: settings.maxBatchBytes,
@@ -112,9 +116,7 @@ export const ObservabilityLive = (config: GatewayConfig, env: Env) =>
         shutdownTimeoutMs: 10_000,
         // far longer than a batch of max_bytes takes to write; a connection that hangs is left for a new one
         writeTimeoutMs: 60_000,
-        log: durable === undefined || log === undefined
-          ? undefined
-          : { log, folder: path.resolve(durable.path), replayIntervalMs: durable.replayIntervalMs }
+        log
       })
       yield* Effect.logInfo(`observability: storing in ${database.backend}` + (durable === undefined ? "" : `, the write queue kept on disk in ${durable.path} (fsync: ${durable.fsync})`))
       return storeServices(stores, cache).pipe(Context.add(WriteQueue, writeQueue))

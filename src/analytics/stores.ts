@@ -26,7 +26,7 @@ export interface AnalyticsPort<S extends AnalyticsStore> {
 
 export const analyticsUrlVariable = "GATEWAY_ANALYTICS_DB_URL"
 
-/** a replicated ClickHouse cluster's name (docs/deploying-clickhouse.md): the migrations run `ON CLUSTER` it, tables Replicated */
+/** a replicated ClickHouse cluster's name (docs/deploying.md): the migrations run `ON CLUSTER` it, tables Replicated */
 export const clickHouseClusterVariable = "GATEWAY_CLICKHOUSE_CLUSTER_NAME"
 
 export const backendOf = (url: string): Backend | undefined =>

@@ -157,6 +157,7 @@ export const buildGateway = (context: BuildContext, table: unknown, postgresTabl
   }
   const observability = raw.observability
   const maxRowBytes = observability?.max_row_bytes ?? defaultMaxRowBytes
+  const maxQueuedBytes = observability?.max_queued_bytes ?? 256 * 1024 * 1024
   if (maxRowBytes < minMaxRowBytes || maxRowBytes > maxMaxRowBytes) {
     context.report(
       ["gateway", "observability", "max_row_bytes"],
@@ -204,9 +205,9 @@ export const buildGateway = (context: BuildContext, table: unknown, postgresTabl
         maxBatchBytes: observability?.batch_writes?.max_bytes ?? 16 * 1024 * 1024,
         flushIntervalMs: observability?.batch_writes?.flush_interval_ms ?? 1000,
         maxQueued: observability?.max_queued_writes ?? 100_000,
-        maxQueuedBytes: observability?.max_queued_bytes ?? 256 * 1024 * 1024,
+        maxQueuedBytes,
         maxRowBytes,
-        durableQueue: durableQueueOf(observability?.durable_queue, observability?.max_queued_bytes ?? 256 * 1024 * 1024)
+        durableQueue: durableQueueOf(observability?.durable_queue, maxQueuedBytes)
       },
       embeddedDatabase: {
         minFreeBytes: raw.embedded_database?.min_free_bytes,

@@ -3,7 +3,7 @@
  * is the most connections the process opens to Postgres in all, split between its pools. The
  * deployment's sum is then
  *   instances x `--workers` x connection_pool_size <= max_connections - superuser_reserved_connections
- * (or PgBouncer's `max_client_conn`, when a pooler is in between). docs/deploying-postgres.md
+ * (or PgBouncer's `max_client_conn`, when a pooler is in between). docs/deploying.md (Postgres: connections, PgBouncer, restarts)
  * explains the split.
  */
 

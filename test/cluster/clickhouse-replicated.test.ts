@@ -1,5 +1,5 @@
 /**
- * A replicated ClickHouse (GATEWAY_CLICKHOUSE_CLUSTER_NAME, docs/deploying-clickhouse.md): a
+ * A replicated ClickHouse (GATEWAY_CLICKHOUSE_CLUSTER_NAME, docs/deploying.md): a
  * real cluster on this machine (scripts/clickhouseCluster.ts: ZooKeeper and two ClickHouse
  * replicas of one shard). Two gateways started at once, one per replica, migrate the cluster
  * together: every table is Replicated on both replicas, each migration recorded once. What is
