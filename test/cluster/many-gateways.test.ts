@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { dummyInference, pollUntil } from "../support/access.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { type FakeEmbeddings, startFakeEmbeddings } from "../support/fakeEmbeddings.ts"
+import { embeddingModelToml, type FakeEmbeddings, startFakeEmbeddings } from "../support/fakeEmbeddings.ts"
 import { rawRequest, type RunningGateway, startGateway } from "../support/gateway.ts"
 import { observabilityToml, poll } from "../support/observability.ts"
 
@@ -31,13 +31,7 @@ always = true
 model_inferences_per_hour = ${limit}
 scope = [{ tag_key = "burst", tag_value = "gateway::each" }]
 
-[embedding_models.small]
-routing = ["fake"]
-[embedding_models.small.providers.fake]
-type = "openai"
-model_name = "text-embedding-3-small"
-api_base = "${embeddings.apiBase}"
-api_key_location = "env::EMBED_KEY"
+${embeddingModelToml(embeddings.apiBase)}
 
 [functions.answer]
 type = "chat"

@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { diclInputText } from "../../src/dicl/examples.ts"
 import { freshDatabase, queryDatabase, type TestDatabase } from "../support/databases.ts"
-import { type FakeEmbeddings, fakeVector, startFakeEmbeddings } from "../support/fakeEmbeddings.ts"
+import { embeddingModelToml, type FakeEmbeddings, fakeVector, startFakeEmbeddings } from "../support/fakeEmbeddings.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { backends, listInferences, observabilityToml, poll } from "../support/observability.ts"
 import { type OpenStore, openStore, run } from "../support/storeFixtures.ts"
@@ -22,13 +22,7 @@ const key = "sk-dicl-test"
 
 const config = (good: string, broken: string) => `
 ${observabilityToml()}
-[embedding_models.small]
-routing = ["fake"]
-[embedding_models.small.providers.fake]
-type = "openai"
-model_name = "text-embedding-3-small"
-api_base = "${good}"
-api_key_location = "env::EMBED_KEY"
+${embeddingModelToml(good)}
 
 [embedding_models.broken]
 routing = ["fake"]

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
 import { defaultAnswer } from "../support/fakeBatch.ts"
 import { type FakeOpenAiBatch, openAiBatchGatewayConfig, startOpenAiBatchFake } from "../support/fakeBatchOpenAi.ts"
-import { type FakeEmbeddings, startFakeEmbeddings } from "../support/fakeEmbeddings.ts"
+import { embeddingModelToml, type FakeEmbeddings, startFakeEmbeddings } from "../support/fakeEmbeddings.ts"
 import { type RunningGateway, startGateway } from "../support/gateway.ts"
 import { gepaConfig, gepaFiles, type GepaFakeModels, startGepaFakeModels, wordDatapoints } from "../support/gepaFakes.ts"
 import { listInferences, observabilityToml, poll } from "../support/observability.ts"
@@ -33,13 +33,7 @@ ${unrunnableTimeoutS === undefined ? "" : `[gateway.tasks]\nunrunnable_timeout_s
 const fullConfig = (gepa: GepaFakeModels, embeddings: FakeEmbeddings, batch: FakeOpenAiBatch) => `
 ${gepaConfig(gepa.apiBase)}
 ${common()}
-[embedding_models.small]
-routing = ["fake"]
-[embedding_models.small.providers.fake]
-type = "openai"
-model_name = "text-embedding-3-small"
-api_base = "${embeddings.apiBase}"
-api_key_location = "env::EMBED_KEY"
+${embeddingModelToml(embeddings.apiBase)}
 
 [functions.answer]
 type = "chat"

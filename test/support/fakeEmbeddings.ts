@@ -55,3 +55,14 @@ export const startFakeEmbeddings = async (key: string): Promise<FakeEmbeddings> 
     close: () => new Promise<void>((resolve) => server.close(() => resolve()))
   })
 }
+
+/** `[embedding_models.small]`: `text-embedding-3-small` on the fake at `apiBase` (its one provider `fake`), the key in `EMBED_KEY` */
+export const embeddingModelToml = (apiBase: string) => `
+[embedding_models.small]
+routing = ["fake"]
+[embedding_models.small.providers.fake]
+type = "openai"
+model_name = "text-embedding-3-small"
+api_base = "${apiBase}"
+api_key_location = "env::EMBED_KEY"
+`
