@@ -37,7 +37,7 @@ import { validate } from "../layers/commands/validate.ts"
 const usage = "usage: gateway (--config-file <path or glob> | --default-config) [--bind-address <host:port>] [--workers <n>|auto] [--watch-config] [--log-format pretty|json]\n" +
   "       gateway (--config-file <path or glob> | --default-config) --validate-and-exit\n" +
   "       gateway (--run-migrations-only | --run-migrations | --run-clickhouse-migrations | --run-postgres-migrations) [--config-file <path or glob>]\n" +
-  "       gateway --create-api-key [--expiration <UTC timestamp>] [--admin] | --disable-api-key <public_id>\n" +
+  "       gateway --create-api-key [--expiration <UTC timestamp>] [--admin] [--workspace <name> | --global] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
   "       gateway optimize export <task_id> --dir <folder> | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
@@ -164,6 +164,16 @@ const adminFlag = Flag.Boolean("admin").pipe(
   Flag.withDefault(false)
 )
 
+const workspaceFlag = Flag.String("workspace").pipe(
+  Flag.withDescription("with --create-api-key: the workspace the key belongs to (default: default)"),
+  Flag.optional
+)
+
+const globalFlag = Flag.Boolean("global").pipe(
+  Flag.withDescription("with --create-api-key --admin: a global admin, who acts on any workspace (named by the gateway-workspace header)"),
+  Flag.withDefault(false)
+)
+
 const gateway = Command.make(
   "gateway",
   {
@@ -178,6 +188,8 @@ const gateway = Command.make(
     ),
     expiration: expirationFlag,
     admin: adminFlag,
+    workspace: workspaceFlag,
+    global: globalFlag,
     disableApiKey: Flag.String("disable-api-key").pipe(
       Flag.withDescription("disable the API key with this public id and exit"),
       Flag.optional
@@ -187,9 +199,11 @@ const gateway = Command.make(
     // two operations given together (or --expiration with --disable-api-key) must not run half of what was asked
     const conflict = flagConflict(flags)
     if (conflict !== undefined) return failWith(2, [conflict, usage])
-    if (flags.createApiKey) return apiKeyCreate(flags.expiration, flags.admin, flags.logFormat)
+    if (flags.createApiKey) return apiKeyCreate(flags, flags.logFormat)
     if (Option.isSome(flags.expiration)) return failWith(2, ["--expiration goes with --create-api-key", usage])
     if (flags.admin) return failWith(2, ["--admin goes with --create-api-key", usage])
+    if (Option.isSome(flags.workspace)) return failWith(2, ["--workspace goes with --create-api-key", usage])
+    if (flags.global) return failWith(2, ["--global goes with --create-api-key", usage])
     if (Option.isSome(flags.disableApiKey)) return apiKeyDisable(flags.disableApiKey.value, flags.logFormat)
     if (migrationFlagsOf(flags).length > 0) return migrate(flags, migrationTargets(flags))
     if (Option.isNone(flags.configFile) && Option.isNone(flags.configPath) && !flags.defaultConfig) {
@@ -300,8 +314,11 @@ const optimizeCommand = Command.make("optimize").pipe(
   Command.withSubcommands([optimizeExportCommand])
 )
 
-const apiKeyCreateCommand = Command.make("create", { expiration: expirationFlag, admin: adminFlag, logFormat: logFormatFlag }, (flags) =>
-  apiKeyCreate(flags.expiration, flags.admin, flags.logFormat)).pipe(Command.withDescription("create an API key and print it (same as --create-api-key)"))
+const apiKeyCreateCommand = Command.make(
+  "create",
+  { expiration: expirationFlag, admin: adminFlag, workspace: workspaceFlag, global: globalFlag, logFormat: logFormatFlag },
+  (flags) => apiKeyCreate(flags, flags.logFormat)
+).pipe(Command.withDescription("create an API key and print it (same as --create-api-key)"))
 
 const apiKeyDisableCommand = Command.make(
   "disable",

@@ -100,8 +100,7 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
     const auth = config.gateway.auth
     let authentication = Authentication.of({
       enabled: false,
-      authenticate: () => Effect.die("authentication is off"),
-      isAdmin: () => true
+      authenticate: () => Effect.die("authentication is off")
     })
     // without authentication the UI is open: there are no sessions
     let sessions = UiSessions.of({
@@ -117,8 +116,7 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
       const attempts = auth.maxFailedAttemptsPerMinute > 0 ? new FailedAttempts(auth.maxFailedAttemptsPerMinute) : undefined
       authentication = Authentication.of({
         enabled: true,
-        authenticate: (header, address) => Effect.suspend(() => authenticateGuarded(header, address, lookup, attempts, now())),
-        isAdmin: (publicId) => lookup.known(publicId)?.admin === true
+        authenticate: (header, address) => Effect.suspend(() => authenticateGuarded(header, address, lookup, attempts, now()))
       })
       // never cached: signing out and disabling a key end a session at once in every process
       sessions = UiSessions.of(makeUiSessions(store.sessions, attempts, now))

@@ -1,5 +1,6 @@
 /**
- * The one-shot API key commands: `--create-api-key [--expiration <UTC timestamp>] [--admin]` and
+ * The one-shot API key commands: `--create-api-key [--expiration <UTC timestamp>] [--admin]
+ * [--workspace <name> | --global]` and
  * `--disable-api-key <public_id>` (also `gateway api-key create|disable`), on the use case of
  * src/auth/keyAdministration.ts. What can be checked without the database is, before connecting.
  */
@@ -9,13 +10,14 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
-import { checkPublicId, createKey, disableKey, keyStoreMissing, parseExpiration } from "../../src/auth/keyAdministration.ts"
+import { checkPublicId, checkWorkspace, createKey, disableKey, keyStoreMissing, parseExpiration } from "../../src/auth/keyAdministration.ts"
 import type { ApiKeyStore } from "../../src/auth/store.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "../access.ts"
 import { type LogFormat, LoggingLive } from "../logging.ts"
 import { StartupError } from "../startup.ts"
 import { commandEnv } from "./configuration.ts"
 import { failWith } from "./exit.ts"
+import { defaultWorkspace } from "../../src/workspace.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -26,18 +28,37 @@ const keyStore = (env: Env): Effect.Effect<ApiKeyStore, StartupError, Scope.Scop
       ? Effect.fail(new StartupError({ message: keyStoreMissing }))
       : Effect.as(migrateRelationalStore(store), store.keys))
 
+/** What `--create-api-key` was given besides itself. */
+export interface KeyOptions {
+  readonly expiration?: string | undefined
+  readonly admin?: boolean | undefined
+  /** the key's workspace (`default` when undefined) */
+  readonly workspace?: string | undefined
+  /** a global admin (with `admin`; its home workspace is `default`) */
+  readonly global?: boolean | undefined
+}
+
+/** why `options` do not go together (a usage error), or undefined */
+export const keyOptionsConflict = (options: KeyOptions): string | undefined => {
+  if (options.global === true && options.admin !== true) return "--global goes with --admin: a global admin is an admin of every workspace"
+  if (options.global === true && options.workspace !== undefined) return "--global and --workspace exclude each other: a global admin acts on any workspace"
+  return undefined
+}
+
 /** Creates a key and returns it (the only time the whole key is ever seen). */
-export const createApiKey = (env: Env, expiration: string | undefined, admin = false): Effect.Effect<string, StartupError, Scope.Scope> =>
+export const createApiKey = (env: Env, options: KeyOptions = {}): Effect.Effect<string, StartupError, Scope.Scope> =>
   Effect.gen(function*() {
     let expiresAt: number | undefined
-    if (expiration !== undefined) {
-      const parsed = parseExpiration("--expiration", expiration, yield* Clock.currentTimeMillis)
+    if (options.expiration !== undefined) {
+      const parsed = parseExpiration("--expiration", options.expiration, yield* Clock.currentTimeMillis)
       if (Result.isFailure(parsed)) return yield* new StartupError({ message: parsed.failure.message })
       expiresAt = parsed.success
     }
+    const workspace = checkWorkspace("--workspace", options.workspace ?? defaultWorkspace)
+    if (Result.isFailure(workspace)) return yield* new StartupError({ message: workspace.failure.message })
     const store = yield* keyStore(env)
     const created = yield* Effect.mapError(
-      createKey(store, { expiresAt, admin }),
+      createKey(store, { expiresAt, admin: options.admin, global: options.global, workspace: workspace.success }),
       (error) => new StartupError({ message: `could not store the API key: ${error.message}` })
     )
     return created.apiKey
@@ -57,13 +78,25 @@ export const disableApiKey = (env: Env, publicId: string): Effect.Effect<void, S
   })
 
 /** `--create-api-key`: the new key on stdout, alone, so that scripts can capture it */
-export const apiKeyCreate = (expiration: Option.Option<string>, admin: boolean, logFormat: LogFormat) =>
-  Effect.flatMap(commandEnv, (env) => createApiKey(env, Option.getOrUndefined(expiration), admin)).pipe(
+export const apiKeyCreate = (
+  flags: {
+    readonly expiration: Option.Option<string>
+    readonly admin: boolean
+    readonly workspace: Option.Option<string>
+    readonly global: boolean
+  },
+  logFormat: LogFormat
+) => {
+  const options = { expiration: Option.getOrUndefined(flags.expiration), admin: flags.admin, workspace: Option.getOrUndefined(flags.workspace), global: flags.global }
+  const conflict = keyOptionsConflict(options)
+  if (conflict !== undefined) return failWith(2, [conflict])
+  return Effect.flatMap(commandEnv, (env) => createApiKey(env, options)).pipe(
     Effect.flatMap((key) => Console.log(key)),
     Effect.scoped,
     Effect.catchTag("StartupError", (error) => failWith(1, [error.message])),
     Effect.provide(LoggingLive(logFormat))
   )
+}
 
 /** `--disable-api-key <public_id>` */
 export const apiKeyDisable = (publicId: string, logFormat: LogFormat) =>

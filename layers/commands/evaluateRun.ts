@@ -14,6 +14,7 @@ import { EvaluationService } from "../../src/evaluations/service.ts"
 import { GatewayServicesLive } from "../composition.ts"
 import { evaluateFlagOf } from "./evaluateFlags.ts"
 import { namingFlags } from "./flagNames.ts"
+import { operatorCaller } from "../../src/workspace.ts"
 
 export type EvaluateFormat = "pretty" | "jsonl"
 
@@ -37,7 +38,7 @@ export const runEvaluate = (
   }
   return Effect.gen(function*() {
     const service = yield* EvaluationService
-    const run = yield* service.run(request, undefined, {
+    const run = yield* service.run(request, operatorCaller(), {
       onStart: (run) => {
         total = run.datapointCount
         process.stderr.write(`evaluation run ${run.id}: ${run.datapointCount} datapoints, variant ${run.variantName}\n`)

@@ -29,6 +29,7 @@ import { overheadSoFar, sseResponse, traceCompleted, withWarnings } from "./infe
 import { integerParam, queryParams } from "./query.ts"
 import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
+import type { Caller } from "../../src/workspace.ts"
 
 const decodeMessages = makeLenientDecoder(MessagesRequest)
 
@@ -54,7 +55,7 @@ const pingBytes = new TextEncoder().encode(pingEvent)
  */
 const maxCommitAfterMs = 5_000
 
-export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(messagesRoute, (trace) => Effect.gen(function*() {
+export const messagesHandler = (caller: Caller) => withRequestTrace(messagesRoute, (trace) => Effect.gen(function*() {
   const started = performance.now()
   const config = yield* Configuration
   const inference = yield* InferenceService
@@ -62,7 +63,7 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
   const body = yield* decodeBody(decodeMessages, json)
   const translated = yield* Effect.fromResult(translateMessages(body, yield* messagesContext(config, json)))
-  const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
+  const prepared = yield* inference.prepare(translated.request, caller, translated.extras)
   const header = config.gateway.overheadHeader
   if (translated.stream) {
     const everyMs = config.gateway.streamKeepaliveMs
@@ -93,14 +94,14 @@ export const messagesHandler = (apiKey: string | undefined) => withRequestTrace(
 const decodeCountTokens = makeLenientDecoder(CountTokensRequest)
 
 /** how many input tokens a Messages request would take, counted by the provider that would answer it first (`src/inference/countTokens.ts`) */
-export const countTokensHandler = (apiKey: string | undefined) =>
+export const countTokensHandler = (caller: Caller) =>
   Effect.gen(function*() {
     const config = yield* Configuration
     const inference = yield* InferenceService
     const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
     const body = yield* decodeBody(decodeCountTokens, json)
     const translated = yield* Effect.fromResult(translateMessages(body, yield* messagesContext(config, json)))
-    const inputTokens = yield* inference.countTokens(translated.request, apiKey, translated.extras)
+    const inputTokens = yield* inference.countTokens(translated.request, caller, translated.extras)
     return jsonResponse(JSON.stringify({ input_tokens: inputTokens }))
   })
 

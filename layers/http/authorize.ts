@@ -5,15 +5,20 @@
  * once), must be an admin's (the session is only given to admin keys, and a key can lose the
  * role since) and, unless it only reads, carry the session's CSRF token in `x-gateway-csrf` (a
  * page of another site can make the browser send the cookie nowhere, SameSite=Strict, and
- * cannot read the token). Groups marked `AdminOnly` require the role of a header's key too.
+ * cannot read the token). Groups marked `AdminOnly` require the role of a header's key too, and
+ * those marked `GlobalAdminOnly` a global admin's. The answer is the request's `Caller`: its key,
+ * role and the workspace it acts on (src/auth/caller.ts decides which).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { csrfHeader, sessionCookie } from "../../src/api/uiSession.ts"
 import type { Authentication } from "../../src/auth/authenticate.ts"
+import { callerOf } from "../../src/auth/caller.ts"
+import type { ApiKeyInfo } from "../../src/auth/store.ts"
 import { csrfMatches, type UiSessions } from "../../src/auth/uiSessions.ts"
-import { Forbidden } from "../../src/errors.ts"
+import { Forbidden, type InvalidRequest } from "../../src/errors.ts"
+import { type Caller, isAdmin, workspaceHeader } from "../../src/workspace.ts"
 
 const readOnlyMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"])
 
@@ -21,8 +26,33 @@ const readOnlyMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"])
 export const notAdmin = (publicId: string, purpose = "the UI") =>
   new Forbidden({ message: `API key ${publicId} does not have the admin role, which ${purpose} requires: create one with \`gateway --create-api-key --admin\`` })
 
-const requireAdmin = (auth: Authentication["Service"], purpose?: string) => (publicId: string): Effect.Effect<string, Forbidden> =>
-  auth.isAdmin(publicId) ? Effect.succeed(publicId) : Effect.fail(notAdmin(publicId, purpose))
+/** The refusal of a key that is not a global admin's on a route only global admins may call. */
+export const notGlobalAdmin = (publicId: string | undefined, purpose: string) =>
+  new Forbidden({
+    message: `API key ${publicId} is not a global admin's, which ${purpose} requires: create one with \`gateway --create-api-key --admin --global\``
+  })
+
+/** What a route requires of its caller beyond a valid key: the admin role (and what for, as the 403 says it), or a global admin. */
+export interface RouteAccess {
+  readonly adminOnly: string | undefined
+  readonly globalOnly: boolean
+}
+
+export const anyCaller: RouteAccess = { adminOnly: undefined, globalOnly: false }
+
+/** the caller of a request with `key`, if it may call a route requiring `access` */
+const callerFor = (
+  key: ApiKeyInfo,
+  request: HttpServerRequest.HttpServerRequest,
+  access: RouteAccess
+): Effect.Effect<Caller, Forbidden | InvalidRequest> => {
+  const caller = callerOf(key, request.headers[workspaceHeader])
+  if (caller._tag === "Failure") return Effect.fail(caller.failure)
+  const { success } = caller
+  if (access.globalOnly && success.role !== "global") return Effect.fail(notGlobalAdmin(key.publicId, access.adminOnly ?? "this route"))
+  if (access.adminOnly !== undefined && !isAdmin(success)) return Effect.fail(notAdmin(key.publicId, access.adminOnly))
+  return Effect.succeed(success)
+}
 
 /** the session id the request's cookie holds; undefined when it has none */
 export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
@@ -30,13 +60,13 @@ export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): strin
   return session === undefined || session === "" ? undefined : session
 }
 
-/** The public id of the admin key of the live session `sessionId`, or why not (401, 403, 429, 503). */
+/** The admin key of the live session `sessionId`, or why not (401, 403, 429, 503). */
 export const sessionAuthentication = (sessions: UiSessions["Service"], sessionId: string, address: string | undefined) =>
-  Effect.flatMap(sessions.check(sessionId, address), (key) => key.admin ? Effect.succeed(key.publicId) : Effect.fail(notAdmin(key.publicId)))
+  Effect.flatMap(sessions.check(sessionId, address), (key) => key.admin ? Effect.succeed(key) : Effect.fail(notAdmin(key.publicId)))
 
 /**
- * The public id of the request's key, or why it has none (401), or why it may not call the route
- * (403); `adminOnly` is what the route is for when it needs the admin role (the 403 names it).
+ * The request's caller, or why it has none (401, or 400 for a malformed workspace header), or why
+ * it may not call the route (403): what `access` requires, or another workspace than its own.
  * With `apiKeyHeader`, a key in `x-api-key` counts when there is no `Authorization` header
  * (Anthropic's clients send it there).
  */
@@ -44,23 +74,20 @@ export const authorize = (
   auth: Authentication["Service"],
   sessions: UiSessions["Service"],
   request: HttpServerRequest.HttpServerRequest,
-  adminOnly: string | undefined,
+  access: RouteAccess,
   apiKeyHeader = false
 ) => {
   // the socket's peer: a client can write X-Forwarded-For, not its address
   const address = Option.getOrUndefined(request.peerAddress)
   const apiKey = apiKeyHeader ? request.headers["x-api-key"] : undefined
   const header = request.headers.authorization ?? (apiKey === undefined ? undefined : `Bearer ${apiKey}`)
-  if (header !== undefined) {
-    const authenticated = auth.authenticate(header, address)
-    return adminOnly !== undefined ? Effect.flatMap(authenticated, requireAdmin(auth, adminOnly)) : authenticated
-  }
+  if (header !== undefined) return Effect.flatMap(auth.authenticate(header, address), (key) => callerFor(key, request, access))
   // parsed only when there is no header: the API's clients never pay for it
   const sessionId = sessionIdOf(request)
-  if (sessionId === undefined) return auth.authenticate(header, address)
+  if (sessionId === undefined) return Effect.flatMap(auth.authenticate(header, address), (key) => callerFor(key, request, access))
   // checked before the database is asked: a forged request costs no query
   if (!readOnlyMethods.has(request.method) && !csrfMatches(request.headers[csrfHeader], sessionId)) {
     return Effect.fail(new Forbidden({ message: `the UI's session needs its CSRF token in the ${csrfHeader} header on a request that changes something` }))
   }
-  return sessionAuthentication(sessions, sessionId, address)
+  return Effect.flatMap(sessionAuthentication(sessions, sessionId, address), (key) => callerFor(key, request, access))
 }

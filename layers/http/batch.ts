@@ -16,6 +16,7 @@ import { itemsPerTurn, letIoRun } from "../../src/eventLoop.ts"
 import { Configuration } from "../../src/services.ts"
 import { integerParam, queryParams } from "./query.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
+import type { Caller } from "../../src/workspace.ts"
 
 const decodeEnvelope = makeDecoder(BatchInferenceEnvelope)
 const decodeInput = makeDecoder(Input)
@@ -38,12 +39,12 @@ const readBatchRequest = (maxBytes: number) =>
     return { ...envelope, inputs } as BatchInferenceRequest
   })
 
-export const startBatchHandler = (apiKey: string | undefined) =>
+export const startBatchHandler = (caller: Caller) =>
   Effect.gen(function*() {
     const config = yield* Configuration
     const request = yield* readBatchRequest(config.gateway.maxRequestBodyBytes)
     const service = yield* BatchService
-    return jsonResponse(JSON.stringify(yield* service.start(request, apiKey)))
+    return jsonResponse(JSON.stringify(yield* service.start(request, caller)))
   })
 
 const textEncoder = new TextEncoder()

@@ -6,18 +6,18 @@
  */
 import * as Effect from "effect/Effect"
 import type { ConfigInvalid, ConfigReloaded } from "../../src/api/operations.ts"
-import { parseApiKey } from "../../src/auth/apiKey.ts"
 import { ConfigReload } from "../../src/config/reload.ts"
 import { problemCount } from "../configLoader.ts"
 import { booleanParam, queryParams } from "./query.ts"
 import { jsonResponse } from "./respond.ts"
 import { configVersionBody } from "./status.ts"
+import type { Caller } from "../../src/workspace.ts"
 
-export const reloadConfigHandler = (apiKey: string | undefined) =>
+export const reloadConfigHandler = (caller: Caller) =>
   Effect.gen(function*() {
     const force = yield* booleanParam(yield* queryParams, "force")
     const { reload } = yield* ConfigReload
-    const outcome = yield* reload(`POST /internal/config/reload${apiKey === undefined ? "" : ` (key ${parseApiKey(apiKey)?.publicId})`}`, { force })
+    const outcome = yield* reload(`POST /internal/config/reload${caller.publicId === undefined ? "" : ` (key ${caller.publicId})`}`, { force })
     if (outcome.status === "invalid" || outcome.status === "refused") {
       const body: ConfigInvalid = outcome.status === "invalid"
         ? {

@@ -10,6 +10,7 @@ import { EmbeddingService } from "../../src/embeddings/service.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { Configuration } from "../../src/services.ts"
 import { decodeBody, jsonResponse, readJsonObject } from "./respond.ts"
+import type { Caller } from "../../src/workspace.ts"
 
 const decodeEmbeddings = makeLenientDecoder(EmbeddingsRequest)
 
@@ -17,7 +18,7 @@ const decodeEmbeddings = makeLenientDecoder(EmbeddingsRequest)
 const isTokenInput = (input: unknown): boolean =>
   Array.isArray(input) && input.some((item) => typeof item === "number" || Array.isArray(item))
 
-export const embeddingsHandler = (apiKey: string | undefined) =>
+export const embeddingsHandler = (caller: Caller) =>
   Effect.gen(function*() {
     const config = yield* Configuration
     const service = yield* EmbeddingService
@@ -26,6 +27,6 @@ export const embeddingsHandler = (apiKey: string | undefined) =>
       return yield* new InvalidRequest({ message: "input: token arrays are not supported; send a string or a list of strings" })
     }
     const request = yield* decodeBody(decodeEmbeddings, json)
-    const result = yield* service.embed(request, apiKey)
+    const result = yield* service.embed(request, caller)
     return jsonResponse(JSON.stringify(embeddingsBody(request, result)))
   })

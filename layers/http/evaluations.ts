@@ -20,6 +20,7 @@ import { Configuration } from "../../src/services.ts"
 import { sseResponse } from "./inference.ts"
 import { integerParam, queryParams } from "./query.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
+import type { Caller } from "../../src/workspace.ts"
 
 const decodeRun = makeDecoder(EvaluationRunRequest)
 const textEncoder = new TextEncoder()
@@ -27,7 +28,7 @@ const textEncoder = new TextEncoder()
 const event = (type: string, data: Record<string, unknown>): Uint8Array =>
   textEncoder.encode(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
 
-export const runEvaluationHandler = (apiKey: string | undefined) =>
+export const runEvaluationHandler = (caller: Caller) =>
   Effect.gen(function*() {
     const config = yield* Configuration
     const request = yield* readJsonBody(decodeRun, config.gateway.maxRequestBodyBytes)
@@ -46,7 +47,7 @@ export const runEvaluationHandler = (apiKey: string | undefined) =>
       },
       onResult: (result) => send(event("result", resultJson(result)))
     }
-    yield* service.run(request, apiKey, listener).pipe(
+    yield* service.run(request, caller, listener).pipe(
       Effect.matchCauseEffect({
         onSuccess: (run) => Effect.sync(() => send(event("summary", runJson(run)))),
         onFailure: (cause) =>

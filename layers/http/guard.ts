@@ -12,11 +12,13 @@ import type * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { GatewayApi } from "../../src/contract/gateway.ts"
-import { AdminOnly, AdminPurpose, ApiKeyHeader, ErrorFamily, Open } from "../../src/contract/guard.ts"
+import { AdminOnly, AdminPurpose, ApiKeyHeader, ErrorFamily, GlobalAdminOnly, Open } from "../../src/contract/guard.ts"
+import { openCaller } from "../../src/auth/caller.ts"
 import type { Authentication } from "../../src/auth/authenticate.ts"
 import type { UiSessions } from "../../src/auth/uiSessions.ts"
 import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
 import type { GatewayServices } from "../composition.ts"
+import { anonymousCaller, type Caller, workspaceHeader } from "../../src/workspace.ts"
 import { authorize } from "./authorize.ts"
 import { anthropicErrorResponse } from "./anthropicMessages.ts"
 import { openAiErrorResponse } from "./openaiCompatible.ts"
@@ -30,23 +32,35 @@ export type RouteHandler = Effect.Effect<
 
 /**
  * A route of `group`, guarded: authentication (when on and the group is not open, or `open`
- * says otherwise) gives the handler the caller's key, and typed errors are answered in the
+ * says otherwise) gives the handler the caller (its key, role and workspace; with authentication
+ * off, a global admin on the `gateway-workspace` header's workspace), and typed errors are answered in the
  * group's family shape. Each answer is counted for `/metrics` by `path` and status, with its
  * duration (a stream's until its headers are ready), and so is a refusal by the rate limits.
  * Built once per route, so a request runs one prepared effect.
  */
+/** with authentication off: the caller without a header, made once (the common case costs no allocation) */
+const openDefault = Effect.fromResult(openCaller(undefined))
+
+const openCallerOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const header = request.headers[workspaceHeader]
+  return header === undefined ? openDefault : Effect.fromResult(openCaller(header))
+}
+
 export const guardedRoute = (
   auth: Authentication["Service"],
   sessions: UiSessions["Service"],
   metrics: MetricsRecorder,
   group: GatewayApi["groups"][keyof GatewayApi["groups"]],
   path: string,
-  handler: (apiKey: string | undefined) => RouteHandler,
+  handler: (caller: Caller) => RouteHandler,
   open: boolean = Context.get(group.annotations, Open),
   /** TensorZero's `unstable_error_json`: the native error body also carries `error_json` */
   errorJson = false
 ) => {
-  const adminOnly = Context.get(group.annotations, AdminOnly) ? Context.get(group.annotations, AdminPurpose) : undefined
+  const access = {
+    adminOnly: Context.get(group.annotations, AdminOnly) ? Context.get(group.annotations, AdminPurpose) : undefined,
+    globalOnly: Context.get(group.annotations, GlobalAdminOnly)
+  }
   const family = Context.get(group.annotations, ErrorFamily)
   const toResponse = family === "openai"
     ? openAiErrorResponse
@@ -56,16 +70,18 @@ export const guardedRoute = (
     ? errorResponseWithJson
     : errorResponse
   const apiKeyHeader = Context.get(group.annotations, ApiKeyHeader)
-  const counted = (apiKey: string | undefined) =>
-    Effect.tapError(handler(apiKey), (error) => {
+  const counted = (caller: Caller) =>
+    Effect.tapError(handler(caller), (error) => {
       if (Predicate.isTagged(error, "RateLimited")) metrics.rateLimited(path)
       return Effect.void
     })
-  const route = !auth.enabled || open
-    ? guarded(counted(undefined), toResponse)
+  const route = open
+    ? guarded(counted(anonymousCaller), toResponse)
+    : !auth.enabled
+    ? guarded(Effect.flatMap(Effect.flatMap(HttpServerRequest.HttpServerRequest, openCallerOf), counted), toResponse)
     : guarded(
       Effect.flatMap(
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authorize(auth, sessions, request, adminOnly, apiKeyHeader)),
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authorize(auth, sessions, request, access, apiKeyHeader)),
         counted
       ),
       toResponse

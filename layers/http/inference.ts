@@ -15,6 +15,7 @@ import { Configuration } from "../../src/services.ts"
 import { headerProblem } from "../../src/httpHeaders.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 import { type RequestTrace, withRequestTrace } from "./tracing.ts"
+import type { Caller } from "../../src/workspace.ts"
 
 const decodeInferenceRequest = makeDecoder(InferenceRequest)
 
@@ -77,7 +78,7 @@ export const overheadSoFar = (
   return header ? { "gateway-overhead-ms": ms.toFixed(3) } : undefined
 }
 
-export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace("/inference", (trace) => Effect.gen(function*() {
+export const inferenceHandler = (caller: Caller) => withRequestTrace("/inference", (trace) => Effect.gen(function*() {
   const started = performance.now()
   const config = yield* Configuration
   const inference = yield* InferenceService
@@ -87,7 +88,7 @@ export const inferenceHandler = (apiKey: string | undefined) => withRequestTrace
   if (reserved !== undefined) return yield* reserved
   const badHeader = checkTraceHeaders(body.otlp_traces_extra_headers)
   if (badHeader !== undefined) return yield* badHeader
-  const prepared = yield* inference.prepare(body, apiKey)
+  const prepared = yield* inference.prepare(body, caller)
   const stream = body.stream === true
   const completed = traceCompleted(trace, stream, body.otlp_traces_extra_headers)
   const header = config.gateway.overheadHeader

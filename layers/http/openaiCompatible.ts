@@ -19,6 +19,7 @@ import { quotedList } from "../../src/untrusted.ts"
 import { overheadSoFar, sseResponse, traceCompleted } from "./inference.ts"
 import { decodeBody, errorHeaders, jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
+import type { Caller } from "../../src/workspace.ts"
 
 const decodeChatCompletion = makeLenientDecoder(ChatCompletionRequest)
 
@@ -27,7 +28,7 @@ export const openAiErrorResponse = (error: GatewayError): HttpServerResponse.Htt
 
 const chatCompletionsRoute = "/openai/v1/chat/completions"
 
-export const chatCompletionsHandler = (apiKey: string | undefined) => withRequestTrace(chatCompletionsRoute, (trace) => Effect.gen(function*() {
+export const chatCompletionsHandler = (caller: Caller) => withRequestTrace(chatCompletionsRoute, (trace) => Effect.gen(function*() {
   const started = performance.now()
   const config = yield* Configuration
   const inference = yield* InferenceService
@@ -46,7 +47,7 @@ export const chatCompletionsHandler = (apiKey: string | undefined) => withReques
   }
   const translated = yield* Effect.fromResult(translateChatCompletion(body, (name) => config.functions.get(name)?.type))
   for (const warning of translated.warnings) yield* Effect.logWarning(`openai: ${warning}`)
-  const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
+  const prepared = yield* inference.prepare(translated.request, caller, translated.extras)
   const completed = traceCompleted(trace, translated.request.stream === true)
   const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   if (translated.stream) {

@@ -28,6 +28,7 @@ import { overheadSoFar, sseResponse, traceCompleted, withWarnings } from "./infe
 import { integerParam, queryParams } from "./query.ts"
 import { jsonResponse, readJsonObject } from "./respond.ts"
 import { withRequestTrace } from "./tracing.ts"
+import type { Caller } from "../../src/workspace.ts"
 
 const responsesRoute = "/openai/v1/responses"
 
@@ -36,17 +37,17 @@ const noStore = (field: string) =>
   new InvalidRequest({ message: `${field}: stored responses need an analytics database: set ${analyticsUrlVariable} (and leave observability on)` })
 
 /** the response `previous_response_id` names, when the caller may see it (OpenAI's words otherwise) */
-const previousResponse = (id: string | null | undefined, apiKey: string | undefined) =>
+const previousResponse = (id: string | null | undefined, caller: Caller) =>
   Effect.gen(function*() {
     if (id === undefined || id === null) return undefined
     const stored = yield* StoredResponses
     if (!stored.available) return yield* noStore("previous_response_id")
-    const record = yield* stored.find(id, apiKey)
+    const record = yield* stored.find(id, caller)
     if (record === undefined) return yield* new InvalidRequest({ message: `previous_response_id: Previous response with id '${id}' not found.` })
     return { id: record.id, episodeId: record.episodeId, messages: previousMessages(record) } satisfies PreviousResponse
   })
 
-export const createResponseHandler = (apiKey: string | undefined) => withRequestTrace(responsesRoute, (trace) => Effect.gen(function*() {
+export const createResponseHandler = (caller: Caller) => withRequestTrace(responsesRoute, (trace) => Effect.gen(function*() {
   const started = performance.now()
   const config = yield* Configuration
   const inference = yield* InferenceService
@@ -54,13 +55,13 @@ export const createResponseHandler = (apiKey: string | undefined) => withRequest
   const stored = yield* StoredResponses
   const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
   const body = yield* Effect.fromResult(decodeCreateResponse(json))
-  const previous = yield* previousResponse(body.previous_response_id, apiKey)
+  const previous = yield* previousResponse(body.previous_response_id, caller)
   const translated = yield* Effect.fromResult(translateCreateResponse(body, {
     isModel: (name) => config.models.has(name),
     functionType: (name) => config.functions.get(name)?.type,
     builtinTools: config.gateway.unsupportedBuiltinTools
   }, { available: stored.available, previous }, json))
-  const prepared = yield* inference.prepare(translated.request, apiKey, translated.extras)
+  const prepared = yield* inference.prepare(translated.request, caller, translated.extras)
   const traced = traceCompleted(trace, translated.stream)
   // a stored response is readable from its answer on, before the write queue writes it
   const completed = !translated.store ? traced : (done: CompletedInference) => {
@@ -83,34 +84,34 @@ export const createResponseHandler = (apiKey: string | undefined) => withRequest
 }))
 
 /** the stored response of the route's `id` the caller may see, or OpenAI's 404 */
-const visibleResponse = (apiKey: string | undefined) =>
+const visibleResponse = (caller: Caller) =>
   Effect.gen(function*() {
     const stored = yield* StoredResponses
     const { id = "" } = yield* HttpRouter.params
     if (!stored.available) return yield* noStore("id")
-    const record = yield* stored.find(id, apiKey)
+    const record = yield* stored.find(id, caller)
     if (record === undefined) return yield* new NotFound({ message: `Response with id '${id}' not found.` })
     return record
   })
 
 /** `GET /openai/v1/responses/{id}` */
-export const getResponseHandler = (apiKey: string | undefined) =>
-  Effect.map(visibleResponse(apiKey), (record) => jsonResponse(JSON.stringify(record.response)))
+export const getResponseHandler = (caller: Caller) =>
+  Effect.map(visibleResponse(caller), (record) => jsonResponse(JSON.stringify(record.response)))
 
 /** `DELETE /openai/v1/responses/{id}`: the response is hidden from these routes, its inference kept */
-export const deleteResponseHandler = (apiKey: string | undefined) =>
+export const deleteResponseHandler = (caller: Caller) =>
   Effect.gen(function*() {
     const stored = yield* StoredResponses
     const { id = "" } = yield* HttpRouter.params
     if (!stored.available) return yield* noStore("id")
-    if (!(yield* stored.remove(id, apiKey))) return yield* new NotFound({ message: `Response with id '${id}' not found.` })
+    if (!(yield* stored.remove(id, caller))) return yield* new NotFound({ message: `Response with id '${id}' not found.` })
     return jsonResponse(JSON.stringify({ id, object: "response", deleted: true }))
   })
 
 /** `GET /openai/v1/responses/{id}/input_items`: the whole conversation as stored, paged */
-export const inputItemsHandler = (apiKey: string | undefined) =>
+export const inputItemsHandler = (caller: Caller) =>
   Effect.gen(function*() {
-    const record = yield* visibleResponse(apiKey)
+    const record = yield* visibleResponse(caller)
     const query = yield* queryParams
     const limit = yield* integerParam(query, "limit", 20, 1, 100)
     const order = query.get("order") ?? "desc"

@@ -13,15 +13,16 @@ import { DiclService } from "../../src/dicl/service.ts"
 import { GepaService } from "../../src/optimization/gepa/service.ts"
 import { Configuration } from "../../src/services.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
+import type { Caller } from "../../src/workspace.ts"
 
 const decodeCreate = makeDecoder(CreateDiclExamplesRequest)
 
-export const createDiclExamplesHandler = (apiKey: string | undefined) =>
+export const createDiclExamplesHandler = (caller: Caller) =>
   Effect.gen(function*() {
     const config = yield* Configuration
     const request = yield* readJsonBody(decodeCreate, config.gateway.maxRequestBodyBytes)
     const service = yield* DiclService
-    return jsonResponse(JSON.stringify(yield* service.create(request, apiKey)))
+    return jsonResponse(JSON.stringify(yield* service.create(request, caller)))
   })
 
 export const getDiclTaskHandler = Effect.gen(function*() {
@@ -32,12 +33,12 @@ export const getDiclTaskHandler = Effect.gen(function*() {
 
 const decodeLaunch = makeDecoder(LaunchGepaRequest)
 
-export const launchGepaHandler = (apiKey: string | undefined) =>
+export const launchGepaHandler = (caller: Caller) =>
   Effect.gen(function*() {
     const config = yield* Configuration
     const request = yield* readJsonBody(decodeLaunch, config.gateway.maxRequestBodyBytes)
     const service = yield* GepaService
-    return jsonResponse(JSON.stringify(yield* service.launch(request, apiKey)))
+    return jsonResponse(JSON.stringify(yield* service.launch(request, caller)))
   })
 
 export const getGepaTaskHandler = Effect.gen(function*() {

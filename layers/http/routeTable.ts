@@ -15,6 +15,7 @@ import type { GatewayApi } from "../../src/contract/gateway.ts"
 import type { Authentication } from "../../src/auth/authenticate.ts"
 import type { UiSessions } from "../../src/auth/uiSessions.ts"
 import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
+import type { Caller } from "../../src/workspace.ts"
 import { getBatchHandler, startBatchHandler } from "./batch.ts"
 import { makeDocsPage } from "./docs.ts"
 import {
@@ -42,7 +43,7 @@ import { createResponseHandler, deleteResponseHandler, getResponseHandler, input
 import { cancelGepaTaskHandler, createDiclExamplesHandler, getDiclTaskHandler, getGepaTaskHandler, launchGepaHandler } from "./optimization.ts"
 import { reloadConfigHandler } from "./configReload.ts"
 import { jsonResponse } from "./respond.ts"
-import { createUiApiKeyHandler, disableUiApiKeyHandler, listUiApiKeysHandler } from "./uiApiKeys.ts"
+import { createUiApiKeyHandler, disableUiApiKeyHandler, listUiApiKeysHandler, listUiWorkspacesHandler } from "./uiApiKeys.ts"
 import { getUiConfigHandler } from "./uiConfig.ts"
 import { getUiEpisodeHandler, getUiInferenceHandler } from "./uiInferences.ts"
 import { getDatapointHistoryHandler } from "./uiDatasets.ts"
@@ -60,7 +61,7 @@ const routeOf = (
   metrics: MetricsRecorder,
   errorJson: boolean
 ) =>
-(group: keyof GatewayApi["groups"], handler: (apiKey: string | undefined) => RouteHandler, open?: boolean) => {
+(group: keyof GatewayApi["groups"], handler: (caller: Caller) => RouteHandler, open?: boolean) => {
   const endpoints = api.groups[group].endpoints as Record<string, { readonly path: string }>
   return (endpoint: string) => guardedRoute(auth, sessions, metrics, api.groups[group], endpoints[endpoint].path, handler, open, errorJson)
 }
@@ -218,9 +219,11 @@ export const groupsOf = (
       handlers.handleRaw("getDatapointHistory", route("uiDatasets", () => getDatapointHistoryHandler)("getDatapointHistory"))),
     HttpApiBuilder.group(api, "uiApiKeys", (handlers) =>
       handlers
-        .handleRaw("listUiApiKeys", route("uiApiKeys", () => listUiApiKeysHandler)("listUiApiKeys"))
-        .handleRaw("createUiApiKey", route("uiApiKeys", () => createUiApiKeyHandler)("createUiApiKey"))
-        .handleRaw("disableUiApiKey", route("uiApiKeys", () => disableUiApiKeyHandler)("disableUiApiKey"))),
+        .handleRaw("listUiApiKeys", route("uiApiKeys", listUiApiKeysHandler)("listUiApiKeys"))
+        .handleRaw("createUiApiKey", route("uiApiKeys", createUiApiKeyHandler)("createUiApiKey"))
+        .handleRaw("disableUiApiKey", route("uiApiKeys", disableUiApiKeyHandler)("disableUiApiKey"))),
+    HttpApiBuilder.group(api, "uiWorkspaces", (handlers) =>
+      handlers.handleRaw("listUiWorkspaces", route("uiWorkspaces", () => listUiWorkspacesHandler)("listUiWorkspaces"))),
     HttpApiBuilder.group(api, "operations", (handlers) =>
       handlers.handleRaw("reloadConfig", route("operations", reloadConfigHandler)("reloadConfig")))
   )

@@ -12,6 +12,7 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { csrfCookie, sessionCookie, SignInRequest, type UiSession } from "../../src/api/uiSession.ts"
 import { Authentication } from "../../src/auth/authenticate.ts"
+import type { ApiKeyInfo } from "../../src/auth/store.ts"
 import { csrfTokenOf, UiSessions } from "../../src/auth/uiSessions.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
@@ -35,16 +36,28 @@ const cookiePath = Effect.map(Configuration, (config) => `${config.gateway.baseP
 
 const answer = (session: UiSession) => jsonResponse(JSON.stringify(session))
 
+/** the answer of a browser signed in with `key` */
+const signedIn = (key: ApiKeyInfo): UiSession => ({
+  authentication: true,
+  signed_in: true,
+  public_id: key.publicId,
+  workspace: key.workspace,
+  role: key.global ? "global" : "admin"
+})
+
+/** without authentication the UI is open, as a global admin's */
+const open: UiSession = { authentication: false, signed_in: true, role: "global" }
+
 export const getUiSessionHandler = Effect.gen(function*() {
   const auth = yield* Authentication
-  if (!auth.enabled) return answer({ authentication: false, signed_in: true })
+  if (!auth.enabled) return answer(open)
   const request = yield* HttpServerRequest.HttpServerRequest
   // signed in while the session lasts and its key is still valid and an admin's
   const sessionId = sessionIdOf(request)
   if (sessionId === undefined) return answer({ authentication: true, signed_in: false })
   const check = sessionAuthentication(yield* UiSessions, sessionId, Option.getOrUndefined(request.peerAddress))
-  const publicId = yield* Effect.orElseSucceed(check, () => undefined)
-  return answer(publicId === undefined ? { authentication: true, signed_in: false } : { authentication: true, signed_in: true, public_id: publicId })
+  const key = yield* Effect.orElseSucceed(check, () => undefined)
+  return answer(key === undefined ? { authentication: true, signed_in: false } : signedIn(key))
 })
 
 export const signInHandler = Effect.gen(function*() {
@@ -58,17 +71,17 @@ export const signInHandler = Effect.gen(function*() {
     return yield* new InvalidRequest({ message: `content-type: signing in takes application/json, not "${contentType}"` })
   }
   const { api_key } = yield* readJsonBody(decodeSignIn, Math.min(signInBodyBytes, config.gateway.maxRequestBodyBytes))
-  if (!auth.enabled) return answer({ authentication: false, signed_in: true })
-  const publicId = yield* auth.authenticate(`Bearer ${api_key.trim()}`, Option.getOrUndefined(request.peerAddress))
-  if (!auth.isAdmin(publicId)) return yield* notAdmin(publicId)
+  if (!auth.enabled) return answer(open)
+  const key = yield* auth.authenticate(`Bearer ${api_key.trim()}`, Option.getOrUndefined(request.peerAddress))
+  if (!key.admin) return yield* notAdmin(key.publicId)
   const sessions = yield* UiSessions
   // the session this browser held before is replaced: ended, so that no copy of its cookie outlives it
   const previous = sessionIdOf(request)
   if (previous !== undefined) yield* sessions.end(previous)
   const lifetimeS = config.gateway.ui.sessionTtlS
-  const sessionId = yield* sessions.start(publicId, lifetimeS)
+  const sessionId = yield* sessions.start(key.publicId, lifetimeS)
   const options = { path: yield* cookiePath, sameSite: "strict" as const, secure: overHttps(request), maxAge: `${lifetimeS} seconds` as const }
-  return answer({ authentication: true, signed_in: true, public_id: publicId }).pipe(
+  return answer(signedIn(key)).pipe(
     HttpServerResponse.setCookieUnsafe(sessionCookie, sessionId, { ...options, httpOnly: true }),
     HttpServerResponse.setCookieUnsafe(csrfCookie, csrfTokenOf(sessionId), options)
   )

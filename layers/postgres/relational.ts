@@ -48,9 +48,10 @@ export const makeRelationalStore = (
       ping: sql`SELECT 1`.pipe(Effect.asVoid, Effect.mapError(storeError("ping")), bounded("ping")),
       keys: {
         create: (key) => bounded("create api key")(keys.create(key)),
-        list: () => bounded("list api keys")(keys.list()),
-        disable: (publicId) => bounded("disable api key")(keys.disable(publicId)),
-        find: (publicId) => bounded("find api key")(keys.find(publicId))
+        list: (workspace) => bounded("list api keys")(keys.list(workspace)),
+        disable: (publicId, workspace) => bounded("disable api key")(keys.disable(publicId, workspace)),
+        find: (publicId) => bounded("find api key")(keys.find(publicId)),
+        workspaces: () => bounded("list workspaces")(keys.workspaces())
       },
       buckets: {
         backend: buckets.backend,

@@ -6,26 +6,11 @@
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
-import type { ApiKeyInfo } from "../../src/auth/store.ts"
 import type { UiSessionStore } from "../../src/auth/sessionStore.ts"
 import { StoreError } from "../../src/storeError.ts"
+import { keyInfo, keyInfoColumns } from "./apiKeys.ts"
 import { storeError } from "./client.ts"
 
-interface SessionKeyRow {
-  readonly public_id: string
-  readonly created_at: Date
-  readonly expires_at: Date | null
-  readonly disabled_at: Date | null
-  readonly admin: boolean
-}
-
-const keyInfo = (row: SessionKeyRow): ApiKeyInfo => ({
-  publicId: row.public_id,
-  createdAt: row.created_at.getTime(),
-  expiresAt: row.expires_at === null ? undefined : row.expires_at.getTime(),
-  disabledAt: row.disabled_at === null ? undefined : row.disabled_at.getTime(),
-  admin: row.admin
-})
 
 export const makePostgresUiSessionStore = (sql: PgClient.PgClient): UiSessionStore => {
   const create: UiSessionStore["create"] = ({ idHash, publicId, lifetimeS }) => {
@@ -46,8 +31,8 @@ export const makePostgresUiSessionStore = (sql: PgClient.PgClient): UiSessionSto
   }
 
   const find: UiSessionStore["find"] = (idHash) =>
-    sql<SessionKeyRow>`
-      SELECT k.public_id, k.created_at, k.expires_at, k.disabled_at, k.admin
+    sql<Parameters<typeof keyInfo>[0]>`
+      SELECT ${sql.literal(keyInfoColumns.split(", ").map((column) => `k.${column}`).join(", "))}
       FROM ui_sessions s JOIN api_keys k ON k.public_id = s.public_id
       WHERE s.id_hash = ${idHash} AND s.expires_at > now()`.pipe(
       Effect.map(([row]) => row === undefined ? undefined : keyInfo(row)),

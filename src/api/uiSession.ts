@@ -19,7 +19,11 @@ export const UiSession = Schema.Struct({
   /** whether this browser holds a session of a valid admin key (always true without authentication) */
   signed_in: Schema.Boolean,
   /** the public id of the session's key */
-  public_id: Schema.optional(Schema.String)
+  public_id: Schema.optional(Schema.String),
+  /** the workspace of the session's key (a global admin's is `default`; it picks another per request with the `gateway-workspace` header) */
+  workspace: Schema.optional(Schema.String),
+  /** `admin` of its workspace, or `global` (an admin of every workspace); without authentication, `global` */
+  role: Schema.optional(Schema.Literals(["admin", "global"]))
 }).annotate({ identifier: "UiSession" })
 export type UiSession = typeof UiSession.Type
 

@@ -16,13 +16,11 @@ import type { ApiKeyInfo, ApiKeyStore, StoredApiKey } from "./store.ts"
 
 export class Authentication extends Context.Service<Authentication, {
   readonly enabled: boolean
-  /** the public id of the request's valid key; `address` is the client's (the socket's peer) */
+  /** the request's valid key (its role and workspace with it); `address` is the client's (the socket's peer) */
   readonly authenticate: (
     authorization: string | undefined,
     address: string | undefined
-  ) => Effect.Effect<string, Unauthorized | RateLimited | ServiceUnavailable>
-  /** whether the key `authenticate` just let in has the `admin` role (it is cached by then) */
-  readonly isAdmin: (publicId: string) => boolean
+  ) => Effect.Effect<ApiKeyInfo, Unauthorized | RateLimited | ServiceUnavailable>
 }>()("gateway/Authentication") {}
 
 /** The API keys of the relational database, for the UI's key management: undefined without one. */
@@ -41,17 +39,17 @@ export const parseAuthorization = (authorization: string | undefined): Result.Re
   return parsed === undefined ? unauthorized("malformed API key: expected sk-gw-<12-character public id>-<secret>") : Result.succeed(parsed)
 }
 
-/** The public id of a key found in the store if it is usable at `now` (neither disabled nor expired), or why not. */
-export const usableKey = (key: ApiKeyInfo, now: number): Result.Result<string, Unauthorized> => {
+/** A key found in the store if it is usable at `now` (neither disabled nor expired), or why not. */
+export const usableKey = <Key extends ApiKeyInfo>(key: Key, now: number): Result.Result<Key, Unauthorized> => {
   if (key.disabledAt !== undefined) return unauthorized(`API key ${key.publicId} is disabled`)
   if (key.expiresAt !== undefined && key.expiresAt <= now) {
     return unauthorized(`API key ${key.publicId} expired at ${new Date(key.expiresAt).toISOString()}`)
   }
-  return Result.succeed(key.publicId)
+  return Result.succeed(key)
 }
 
-/** The public id of `parsed` if `key` (as stored; undefined when there is none) lets it in, or why not. */
-export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, now: number): Result.Result<string, Unauthorized> => {
+/** The stored key of `parsed` if it (undefined when there is none) lets `parsed` in, or why not. */
+export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, now: number): Result.Result<ApiKeyInfo, Unauthorized> => {
   // an unknown id and a wrong secret look the same from outside
   if (key === undefined || !secretMatches(parsed.secret, key.secretHash)) return unauthorized("unknown API key")
   return usableKey(key, now)
@@ -69,7 +67,7 @@ export const checkAuthorization = (
   authorization: string | undefined,
   find: (publicId: string) => Effect.Effect<StoredApiKey | undefined, StoreError>,
   now: number
-): Effect.Effect<string, Unauthorized | ServiceUnavailable> => {
+): Effect.Effect<ApiKeyInfo, Unauthorized | ServiceUnavailable> => {
   const header = parseAuthorization(authorization)
   if (Result.isFailure(header)) return Effect.fail(header.failure)
   const parsed = header.success
@@ -120,7 +118,7 @@ export const authenticateGuarded = (
   lookup: KeyLookup,
   attempts: FailedAttempts | undefined,
   now: number
-): Effect.Effect<string, Unauthorized | RateLimited | ServiceUnavailable> => {
+): Effect.Effect<ApiKeyInfo, Unauthorized | RateLimited | ServiceUnavailable> => {
   if (attempts === undefined || address === undefined) return checkAuthorization(authorization, cachedFind(lookup), now)
   const header = parseAuthorization(authorization)
   if (Result.isFailure(header)) return Effect.fail(header.failure)
@@ -128,7 +126,7 @@ export const authenticateGuarded = (
   const { publicId } = parsed
   const hit = lookup.cached(publicId)
   /** a failure counted against the address: a 401, or a 429 once it has no attempts left */
-  const counted = (outcome: Result.Result<string, Unauthorized>): Effect.Effect<string, Unauthorized | RateLimited> =>
+  const counted = (outcome: Result.Result<ApiKeyInfo, Unauthorized>): Effect.Effect<ApiKeyInfo, Unauthorized | RateLimited> =>
     Result.isSuccess(outcome) || attempts.take(address, now) ? Effect.fromResult(outcome) : Effect.fail(tooMany(attempts, address, now))
   if (hit !== undefined) return counted(verifyKey(parsed, hit.key, now))
   const known = lookup.known(publicId)

@@ -12,6 +12,7 @@ import { parseRfc3339 } from "../time.ts"
 import { generateApiKey, publicIdPattern } from "./apiKey.ts"
 import { type ApiKeyInfo, type ApiKeyStore } from "./store.ts"
 import { relationalUrlVariable } from "../relational.ts"
+import { workspaceNameProblem } from "../workspace.ts"
 
 /** why keys cannot be managed at all: there is no relational database to hold them */
 export const keyStoreMissing = `${relationalUrlVariable} is not set: API keys live in Postgres; set it to a postgres:// URL`
@@ -52,9 +53,19 @@ const stored = (store: ApiKeyStore, publicId: string): Effect.Effect<ApiKeyInfo,
     })
   )
 
-/** Every key, newest first, without the hashes of their secrets. */
-export const listKeys = (store: ApiKeyStore): Effect.Effect<ReadonlyArray<ApiKeyInfo>, ServiceUnavailable> =>
-  Effect.mapError(store.list(), unavailable)
+/** The keys of `workspace` (every key when undefined), newest first, without the hashes of their secrets. */
+export const listKeys = (store: ApiKeyStore, workspace: string | undefined): Effect.Effect<ReadonlyArray<ApiKeyInfo>, ServiceUnavailable> =>
+  Effect.mapError(store.list(workspace), unavailable)
+
+/** The workspaces that have keys, and `default`, sorted. */
+export const listWorkspaces = (store: ApiKeyStore): Effect.Effect<ReadonlyArray<string>, ServiceUnavailable> =>
+  Effect.mapError(store.workspaces(), unavailable)
+
+/** `workspace` when it is a workspace name (checked before the store is asked), or why not. */
+export const checkWorkspace = (field: string, workspace: string): Result.Result<string, InvalidRequest> => {
+  const problem = workspaceNameProblem(workspace, field)
+  return problem === undefined ? Result.succeed(workspace) : Result.fail(new InvalidRequest({ message: problem }))
+}
 
 export interface CreatedApiKey {
   /** the whole key: shown to its owner now, never again (only the hash of its secret is kept) */
@@ -62,13 +73,29 @@ export interface CreatedApiKey {
   readonly info: ApiKeyInfo
 }
 
-/** Makes a key (with the `admin` role when asked); `expiresAt` is a time `parseExpiration` accepted. */
+/**
+ * Makes a key of `workspace` (a name `checkWorkspace` accepted), with the `admin` role when asked
+ * (`global`: a global admin); `expiresAt` is a time `parseExpiration` accepted.
+ */
 export const createKey = (
   store: ApiKeyStore,
-  options: { readonly expiresAt?: number | undefined; readonly admin?: boolean | undefined }
+  options: {
+    readonly workspace: string
+    readonly expiresAt?: number | undefined
+    readonly admin?: boolean | undefined
+    readonly global?: boolean | undefined
+  }
 ): Effect.Effect<CreatedApiKey, ServiceUnavailable> => {
   const key = generateApiKey()
-  return store.create({ publicId: key.publicId, secretHash: key.secretHash, expiresAt: options.expiresAt, admin: options.admin === true }).pipe(
+  const global = options.global === true
+  return store.create({
+    publicId: key.publicId,
+    secretHash: key.secretHash,
+    expiresAt: options.expiresAt,
+    admin: options.admin === true || global,
+    workspace: options.workspace,
+    global
+  }).pipe(
     Effect.mapError(unavailable),
     // read back: the database's clock gave it its creation time
     Effect.andThen(stored(store, key.publicId)),
@@ -81,10 +108,15 @@ export const createKey = (
  * Disables a key for good: requests with it are refused once the gateways' key caches let go
  * of it (`[gateway.auth] cache_ttl_ms`). Disabling a disabled key keeps its first time.
  */
-export const disableKey = (store: ApiKeyStore, publicId: string): Effect.Effect<ApiKeyInfo, InvalidRequest | NotFound | ServiceUnavailable> => {
+export const disableKey = (
+  store: ApiKeyStore,
+  publicId: string,
+  /** the workspace the key must be in (another workspace's key answers as no key); undefined: any */
+  workspace?: string | undefined
+): Effect.Effect<ApiKeyInfo, InvalidRequest | NotFound | ServiceUnavailable> => {
   const checked = checkPublicId(publicId)
   if (Result.isFailure(checked)) return Effect.fail(checked.failure)
-  return store.disable(publicId).pipe(
+  return store.disable(publicId, workspace).pipe(
     Effect.mapError(unavailable),
     Effect.flatMap((found) => found ? stored(store, publicId) : Effect.fail(new NotFound({ message: `no API key has the public id ${publicId}` })))
   )

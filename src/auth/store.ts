@@ -13,8 +13,12 @@ export interface StoredApiKey {
   readonly createdAt: number
   readonly expiresAt?: number | undefined
   readonly disabledAt?: number | undefined
-  /** the `admin` role: the web UI and its routes */
+  /** the `admin` role: the web UI and its routes, in the key's workspace */
   readonly admin: boolean
+  /** the workspace the key belongs to (src/workspace.ts) */
+  readonly workspace: string
+  /** a global admin (always an admin too): acts on any workspace, named by the request's `gateway-workspace` header */
+  readonly global: boolean
 }
 
 /** A key as the UI lists it: everything but the hash of its secret. */
@@ -26,10 +30,14 @@ export interface ApiKeyStore {
     readonly secretHash: Uint8Array
     readonly expiresAt?: number | undefined
     readonly admin?: boolean | undefined
+    readonly workspace: string
+    readonly global?: boolean | undefined
   }) => Effect.Effect<void, StoreError>
-  /** every key, newest first */
-  readonly list: () => Effect.Effect<ReadonlyArray<ApiKeyInfo>, StoreError>
-  /** false when no key has this public id */
-  readonly disable: (publicId: string) => Effect.Effect<boolean, StoreError>
+  /** the keys of `workspace` (every key when undefined), newest first */
+  readonly list: (workspace: string | undefined) => Effect.Effect<ReadonlyArray<ApiKeyInfo>, StoreError>
+  /** false when no key has this public id (in `workspace`, when given) */
+  readonly disable: (publicId: string, workspace?: string | undefined) => Effect.Effect<boolean, StoreError>
+  /** the workspaces that have keys, and `default`, sorted */
+  readonly workspaces: () => Effect.Effect<ReadonlyArray<string>, StoreError>
   readonly find: (publicId: string) => Effect.Effect<StoredApiKey | undefined, StoreError>
 }

@@ -40,6 +40,7 @@ import { readBatchFiles, storeBatchFiles } from "./inputFiles.ts"
 import { planBatch, type PreparedBatch, type PreparedBatchInference, prepareBatchInput } from "./prepare.ts"
 import { batchInferenceBody, completedRows, schemaCache, submittedRows } from "./results.ts"
 import { type BatchStore, BatchStoreService, type StoredBatch, type StoredBatchInference } from "./store.ts"
+import type { Caller } from "../workspace.ts"
 
 /** the task kind of a batch's background poll */
 export const batchPollTask = "batch.poll"
@@ -93,7 +94,7 @@ interface BatchStores {
 }
 
 export class BatchService extends Context.Service<BatchService, {
-  readonly start: (request: BatchInferenceRequest, apiKey: string | undefined) => Effect.Effect<BatchSubmitted, GatewayError>
+  readonly start: (request: BatchInferenceRequest, caller: Caller) => Effect.Effect<BatchSubmitted, GatewayError>
   /** the batch, only an inference of it, or a page of its inferences; polls the provider while it is pending, when due */
   readonly get: (batchId: string, options?: BatchReadOptions) => Effect.Effect<BatchReading, GatewayError>
 }>()("gateway/BatchService") {
@@ -351,7 +352,7 @@ export class BatchService extends Context.Service<BatchService, {
       }
 
       return BatchService.of({
-        start: (request, apiKey) =>
+        start: (request, caller) =>
           Effect.gen(function*() {
             const ready = yield* needed
             const startedAt = now()
@@ -362,7 +363,7 @@ export class BatchService extends Context.Service<BatchService, {
             const inputs: Array<PreparedBatchInference> = []
             for (let index = 0; index < request.inputs.length; index++) {
               if (index > 0 && index % itemsPerTurn === 0) yield* letIoRun
-              inputs.push(yield* Effect.fromResult(prepareBatchInput(plan, sent, index, config, models, config.templates, startedAt, apiKey)))
+              inputs.push(yield* Effect.fromResult(prepareBatchInput(plan, sent, index, config, models, config.templates, startedAt, caller.publicId)))
             }
             const prepared: PreparedBatch = { ...plan, inferences: inputs }
             const { provider, modelName } = prepared

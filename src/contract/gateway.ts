@@ -21,7 +21,7 @@ import { OperationsGroup } from "./operations.ts"
 import { OptimizationGroup } from "./optimization.ts"
 import { ReferenceGroup } from "./reference.ts"
 import { StatusGroup } from "./status.ts"
-import { UiApiKeysGroup } from "./uiApiKeys.ts"
+import { UiApiKeysGroup, UiWorkspacesGroup } from "./uiApiKeys.ts"
 import { UiConfigGroup } from "./uiConfig.ts"
 import { UiDatasetsGroup } from "./uiDatasets.ts"
 import { UiInferencesGroup } from "./uiInferences.ts"
@@ -77,6 +77,7 @@ export const GatewayApi = HttpApi.make("gateway")
     UiOverviewGroup,
     UiDatasetsGroup,
     UiApiKeysGroup,
+    UiWorkspacesGroup,
     OperationsGroup
   )
   .annotateMerge(OpenApi.annotations({

@@ -16,10 +16,13 @@ import * as OpenApi from "effect/http-api/OpenApi"
 export const Open = Context.Reference<boolean>("gateway/api/Open", { defaultValue: () => false })
 
 /**
- * a group whose routes read every tenant's data or manage keys (the UI's `/v1/ui/...`): with
- * authentication on, only a key with the `admin` role may call them (another gets a 403)
+ * a group whose routes manage a workspace (the UI's `/v1/ui/...`): with authentication on, only a
+ * key with the `admin` role (of the workspace, or a global admin) may call them (another gets a 403)
  */
 export const AdminOnly = Context.Reference<boolean>("gateway/api/AdminOnly", { defaultValue: () => false })
+
+/** a group only a global admin's key may call (listing the workspaces), when authentication is on; mark it `AdminOnly` too */
+export const GlobalAdminOnly = Context.Reference<boolean>("gateway/api/GlobalAdminOnly", { defaultValue: () => false })
 
 /** what an `AdminOnly` group's routes are for, as its 403 names it ("…the admin role, which <purpose> requires") */
 export const AdminPurpose = Context.Reference<string>("gateway/api/AdminPurpose", { defaultValue: () => "the UI" })

@@ -41,6 +41,7 @@ import { diclEmbeddingModelOf, embeddingModelRequestName } from "./embeddingMode
 import { diclInputText, embeddingProblem } from "./examples.ts"
 import { type DiclExample, type DiclExampleStore, DiclExampleStoreService } from "./store.ts"
 import { checkSource, type DiclSource, readSource, type SourceItem } from "./sources.ts"
+import { type Caller, taskCaller } from "../workspace.ts"
 
 /** the task kind of an example creation */
 export const diclExamplesTask = "dicl.examples"
@@ -58,6 +59,8 @@ export interface DiclTaskPayload {
   readonly maxExamples: number
   /** the caller's public key id, for the embedding calls' rate limits and tags */
   readonly apiKey?: string | undefined
+  /** the caller's workspace (undefined in a task queued before workspaces: `default`) */
+  readonly workspace?: string | undefined
 }
 
 export interface DiclTaskResult {
@@ -92,7 +95,7 @@ interface DiclStores extends DatasetStores {
 
 export class DiclService extends Context.Service<DiclService, {
   /** checks the request and queues its task; the task's id */
-  readonly create: (request: CreateDiclExamplesRequest, apiKey: string | undefined) => Effect.Effect<{ readonly task_id: string }, GatewayError>
+  readonly create: (request: CreateDiclExamplesRequest, caller: Caller) => Effect.Effect<{ readonly task_id: string }, GatewayError>
   readonly get: (taskId: string) => Effect.Effect<DiclTaskBody, GatewayError>
 }>()("gateway/DiclService") {
   static readonly layer = Layer.effect(
@@ -124,7 +127,7 @@ export class DiclService extends Context.Service<DiclService, {
         Effect.gen(function*() {
           const answer = yield* embeddings.embed(
             { model: embeddingModelRequestName(config, payload.embeddingModel), input: items.map((item) => diclInputText(item.input)) },
-            payload.apiKey
+            taskCaller(payload)
           ).pipe(Effect.provideContext(services))
           if (answer.embeddings.length !== items.length) {
             return yield* Effect.fail({
@@ -212,7 +215,7 @@ export class DiclService extends Context.Service<DiclService, {
       }
 
       return DiclService.of({
-        create: (request, apiKey) =>
+        create: (request, caller) =>
           Effect.gen(function*() {
             const ready = yield* needed
             const fn = yield* functionOf(request.function_name)
@@ -255,7 +258,8 @@ export class DiclService extends Context.Service<DiclService, {
               batchSize: request.batch_size ?? defaultDiclBatchSize,
               maxConcurrency: request.max_concurrency ?? defaultDiclConcurrency,
               maxExamples: request.max_examples ?? defaultDiclExamples,
-              apiKey
+              apiKey: caller.publicId,
+              workspace: caller.workspace
             }
             const id = yield* tasks.enqueue(diclExamplesTask, payload)
             // without a key, enqueue always queues

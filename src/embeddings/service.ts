@@ -29,6 +29,7 @@ import { Configuration, type InferenceServices } from "../services.ts"
 import type { EmbeddingResult } from "./result.ts"
 import { embeddingCacheEntryOf, embeddingCacheKey, embeddingWriteUnit } from "./rows.ts"
 import { type EmbeddingProvider, EmbeddingModelTable, type ResolvedEmbeddingModel } from "./models.ts"
+import type { Caller } from "../workspace.ts"
 
 const noVariant = { name: "", extraBody: [], extraHeaders: [] }
 
@@ -46,8 +47,8 @@ const asModelRequest = (input: ReadonlyArray<string>): ModelRequest => ({
 })
 
 export class EmbeddingService extends Context.Service<EmbeddingService, {
-  /** `apiKey`: the caller's public id, when authentication is on */
-  readonly embed: (request: EmbeddingsRequest, apiKey: string | undefined) => Effect.Effect<EmbeddingResult, GatewayError, InferenceServices>
+  /** the embeddings `caller` asks for */
+  readonly embed: (request: EmbeddingsRequest, caller: Caller) => Effect.Effect<EmbeddingResult, GatewayError, InferenceServices>
 }>()("gateway/EmbeddingService") {
   static readonly layer = Layer.effect(
     EmbeddingService,
@@ -59,11 +60,11 @@ export class EmbeddingService extends Context.Service<EmbeddingService, {
       const share = !config.gateway.auth.enabled || config.gateway.cache.shareAcrossApiKeys
 
       return EmbeddingService.of({
-        embed: (request, apiKey) => {
+        embed: (request, caller) => {
           const found = models.get(request.model)
           if ("unknown" in found) return Effect.fail(new NotFound({ message: found.unknown }))
           if ("refused" in found) return Effect.fail(new InvalidRequest({ message: found.refused }))
-          const tags = tagsWithApiKey(undefined, apiKey) ?? {}
+          const tags = tagsWithApiKey(undefined, caller.publicId) ?? {}
           const dryrun = request["gateway::dryrun"] === true
           const cache = cachePolicy(request["gateway::cache_options"], dryrun, {
             scope: share ? undefined : tags[apiKeyTag],

@@ -20,6 +20,7 @@ import { type Evaluated, judgeInput, type JudgeEvaluator, judgeScore, type Score
 import { datapointIdTag, evaluatorInferenceIdTag, evaluatorNameTag, judgedInferenceIdTag } from "./names.ts"
 import type { RunPlan } from "./plan.ts"
 import type { EvaluationResultRecord } from "./store.ts"
+import type { Caller } from "../workspace.ts"
 
 /** what scoring a datapoint needs besides the plan */
 export interface ScoringContext {
@@ -29,7 +30,8 @@ export interface ScoringContext {
   readonly tags: Readonly<Record<string, string>>
   readonly inference: InferenceService["Service"]
   /** the caller's API key (public id), tagged on every inference */
-  readonly apiKey: string | undefined
+  /** who the run's inferences are made for */
+  readonly caller: Caller
   readonly now: () => number
   /** how the evaluated inference is prepared (GEPA: its candidate as a dynamic variant); judges are prepared plainly */
   readonly extras?: PrepareExtras | undefined
@@ -53,7 +55,7 @@ const infer = (
   request: InferenceRequest,
   extras?: PrepareExtras
 ): Effect.Effect<InferenceResult | { readonly error: string }, never, InferenceServices> =>
-  context.inference.prepare(request, context.apiKey, extras).pipe(
+  context.inference.prepare(request, context.caller, extras).pipe(
     Effect.flatMap((prepared) => context.inference.run(prepared)),
     Effect.catch((error: GatewayError) => Effect.succeed({ error: error.message }))
   )

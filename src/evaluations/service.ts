@@ -33,6 +33,7 @@ import {
   EvaluationStoreService,
   type EvaluatorSummary
 } from "./store.ts"
+import type { Caller } from "../workspace.ts"
 
 /** told of a run's progress: its record once it started, then each datapoint's result */
 export interface RunListener {
@@ -62,7 +63,7 @@ export class EvaluationService extends Context.Service<EvaluationService, {
    */
   readonly run: (
     request: EvaluationRunRequest,
-    apiKey: string | undefined,
+    caller: Caller,
     listener: RunListener
   ) => Effect.Effect<EvaluationRunRecord, GatewayError, InferenceServices>
   readonly listRuns: (query: EvaluationRunQuery) => Effect.Effect<ReadonlyArray<EvaluationRunRecord>, StoreFailure>
@@ -86,7 +87,7 @@ export class EvaluationService extends Context.Service<EvaluationService, {
       const withStores = <A, E, R>(use: (stores: RunStores) => Effect.Effect<A, E, R>) =>
         stores === undefined ? Effect.fail(observabilityDisabled()) : use(stores)
 
-      const execute = (stores: RunStores, plan: RunPlan, apiKey: string | undefined, listener: RunListener) =>
+      const execute = (stores: RunStores, plan: RunPlan, caller: Caller, listener: RunListener) =>
         Effect.gen(function*() {
           const datapoints = yield* loadDatapoints(stores.datasets, plan)
           const fail = storeFailure(stores.evaluations)
@@ -121,7 +122,7 @@ export class EvaluationService extends Context.Service<EvaluationService, {
               ...(plan.evaluationName === undefined ? {} : { [evaluationNameTag]: plan.evaluationName })
             },
             inference,
-            apiKey,
+            caller,
             now
           }
           // results wait here until written, with the run's progress, by one writer at a time
@@ -183,12 +184,12 @@ export class EvaluationService extends Context.Service<EvaluationService, {
         })
 
       return EvaluationService.of({
-        run: (request, apiKey, listener) =>
+        run: (request, caller, listener) =>
           withStores((stores) =>
             Effect.flatMap(Random.next, (draw) => {
               // without variant_name, one variant is drawn for the whole run
               const plan = planRun(request, config, () => draw)
-              return Result.isFailure(plan) ? Effect.fail(plan.failure) : execute(stores, plan.success, apiKey, listener)
+              return Result.isFailure(plan) ? Effect.fail(plan.failure) : execute(stores, plan.success, caller, listener)
             })
           ),
         listRuns: (query) => withStores((stores) => Effect.mapError(stores.evaluations.listRuns(query), storeFailure(stores.evaluations))),

@@ -22,6 +22,7 @@ import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
 import { WorkflowEvaluationService } from "../workflowEvaluations/service.ts"
 import { checkEpisodeExists, findInferenceTarget } from "./target.ts"
 import { checkDemonstration, planFeedback } from "./validate.ts"
+import type { Caller } from "../workspace.ts"
 
 /**
  * The 413 of a comment or demonstration larger than a stored row may be (`[gateway.observability]
@@ -38,8 +39,8 @@ const sizeProblem = (feedback: StoredFeedback, maxRowBytes: number): PayloadTooL
 }
 
 export class FeedbackService extends Context.Service<FeedbackService, {
-  /** the id of the feedback, queued for storage (a dryrun is checked, not stored); `apiKey` is the caller's public id */
-  readonly submit: (request: FeedbackRequest, apiKey: string | undefined) => Effect.Effect<string, GatewayError>
+  /** the id of the feedback of `caller`, queued for storage (a dryrun is checked, not stored) */
+  readonly submit: (request: FeedbackRequest, caller: Caller) => Effect.Effect<string, GatewayError>
 }>()("gateway/FeedbackService") {
   static readonly layer = Layer.effect(
     FeedbackService,
@@ -52,7 +53,7 @@ export class FeedbackService extends Context.Service<FeedbackService, {
       const isRunEpisode = (id: string) =>
         runEpisode === undefined || !mayBeRunEpisodeId(id) ? Effect.succeed(false) : Effect.map(runEpisode(id), (found) => found !== undefined)
 
-      const submit = (request: FeedbackRequest, apiKey: string | undefined) =>
+      const submit = (request: FeedbackRequest, caller: Caller) =>
         Effect.gen(function*() {
           const plan = yield* Effect.fromResult(planFeedback(request, config))
           if (inferences === undefined) return yield* observabilityDisabled()
@@ -76,7 +77,7 @@ export class FeedbackService extends Context.Service<FeedbackService, {
             targetType: plan.targetType,
             targetId: plan.targetId,
             value,
-            tags: tagsWithApiKey(request.tags, apiKey) ?? {},
+            tags: tagsWithApiKey(request.tags, caller.publicId) ?? {},
             timestamp: uuidv7Timestamp(id)
           }
           const tooLarge = sizeProblem(feedback, config.gateway.observability.maxRowBytes)

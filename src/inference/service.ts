@@ -39,6 +39,7 @@ import type { ProviderChunk } from "./types.ts"
 import type { ModelCallOrigin } from "./modelCall.ts"
 import type { ModelCallRecord } from "./variants/answer.ts"
 import type { EngineDeps } from "./variants/loop.ts"
+import type { Caller } from "../workspace.ts"
 
 /** told once an inference's answer is whole (a stream: when its last chunk is sent) */
 export type OnCompleted = (completed: CompletedInference) => void
@@ -81,13 +82,13 @@ const eventsOf = (encode: StreamEncoder) => (items: ReadonlyArray<StreamItem>): 
 
 export class InferenceService extends Context.Service<InferenceService, {
   /**
-   * `request` checked and prepared, tagged with the caller's API key (its public id, when
+   * `request` checked and prepared for `caller`, tagged with its API key (its public id, when
    * authentication is on), and as its workflow evaluation run has it when its episode is one of
    * a run's (src/workflowEvaluations/pinning.ts); the error to answer with when it cannot run.
    */
   readonly prepare: (
     request: InferenceRequest,
-    apiKey: string | undefined,
+    caller: Caller,
     extras?: PrepareExtras
   ) => Effect.Effect<PreparedInference, GatewayError>
   /** runs `prepared` to its whole answer */
@@ -108,7 +109,7 @@ export class InferenceService extends Context.Service<InferenceService, {
    */
   readonly countTokens: (
     request: InferenceRequest,
-    apiKey: string | undefined,
+    caller: Caller,
     extras?: PrepareExtras
   ) => Effect.Effect<number, GatewayError, InferenceServices>
 }>()("gateway/InferenceService") {
@@ -185,8 +186,8 @@ export class InferenceService extends Context.Service<InferenceService, {
       }
 
       /** the request prepared, its files kept in object storage read into its input first */
-      const prepareNow = (request: InferenceRequest, apiKey: string | undefined, extras: PrepareExtras | undefined) => {
-        const tagged = apiKey === undefined ? request : { ...request, tags: tagsWithApiKey(request.tags, apiKey) }
+      const prepareNow = (request: InferenceRequest, caller: Caller, extras: PrepareExtras | undefined) => {
+        const tagged = caller.publicId === undefined ? request : { ...request, tags: tagsWithApiKey(request.tags, caller.publicId) }
         if (!hasStoredFiles(tagged.input)) return Effect.fromResult(prepareInference(tagged, config, models, engine.now(), extras, weights))
         return Effect.flatMap(readStoredFiles(tagged.input, objectStore), (input) =>
           Effect.map(
@@ -195,17 +196,17 @@ export class InferenceService extends Context.Service<InferenceService, {
           ))
       }
 
-      const prepare = (request: InferenceRequest, apiKey: string | undefined, extras: PrepareExtras | undefined) => {
+      const prepare = (request: InferenceRequest, caller: Caller, extras: PrepareExtras | undefined) => {
         const episodeId = request.episode_id
         // Only an id carrying the mark of a run episode is looked up (at most once: the
         // service remembers it); any other inference prepares as it would without runs.
         if (runEpisode === undefined || episodeId === undefined || episodeId === null || !mayBeRunEpisodeId(episodeId)) {
-          return prepareNow(request, apiKey, extras)
+          return prepareNow(request, caller, extras)
         }
         return Effect.flatMap(runEpisode(episodeId), (found) => {
-          if (found === undefined) return prepareNow(request, apiKey, extras)
+          if (found === undefined) return prepareNow(request, caller, extras)
           const applied = applyRun(request, found)
-          return Result.isFailure(applied) ? Effect.fail(applied.failure) : prepareNow(applied.success, apiKey, extras)
+          return Result.isFailure(applied) ? Effect.fail(applied.failure) : prepareNow(applied.success, caller, extras)
         })
       }
 
@@ -223,8 +224,8 @@ export class InferenceService extends Context.Service<InferenceService, {
             events: sseWrites(streamed.items, eventsOf(makeEncoder(streamed.variant, streamed.otherCalls, streamed.origin))),
             providerMs: streamed.providerMs
           })),
-        countTokens: (request, apiKey, extras) =>
-          Effect.flatMap(prepare(request, apiKey, extras), (prepared) => countInputTokens(prepared, engineFor(prepared).templates))
+        countTokens: (request, caller, extras) =>
+          Effect.flatMap(prepare(request, caller, extras), (prepared) => countInputTokens(prepared, engineFor(prepared).templates))
       })
     })
   )

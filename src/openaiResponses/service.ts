@@ -15,16 +15,17 @@ import { InferenceStoreService } from "../storedInferences/store.ts"
 import { makeRecentResponses } from "./recent.ts"
 import { ResponseDeletionStoreService } from "./store.ts"
 import { isVisible, recordOfStored, type ResponseRecord } from "./stored.ts"
+import type { Caller } from "../workspace.ts"
 
 export class StoredResponses extends Context.Service<StoredResponses, {
   /** an analytics database is configured and observability on: responses can be stored */
   readonly available: boolean
   /** a response stored a moment ago, for the reads that come before its rows are written */
   readonly remember: (record: ResponseRecord) => void
-  /** the response, when the caller (`apiKey`: its public id) may see it */
-  readonly find: (id: string, apiKey: string | undefined) => Effect.Effect<ResponseRecord | undefined, StoreFailure>
-  /** marks a response the caller may see deleted; false when it may not */
-  readonly remove: (id: string, apiKey: string | undefined) => Effect.Effect<boolean, StoreFailure>
+  /** the response, when `caller` may see it */
+  readonly find: (id: string, caller: Caller) => Effect.Effect<ResponseRecord | undefined, StoreFailure>
+  /** marks a response `caller` may see deleted; false when it may not */
+  readonly remove: (id: string, caller: Caller) => Effect.Effect<boolean, StoreFailure>
 }>()("gateway/StoredResponses") {
   static readonly layer = Layer.effect(
     StoredResponses,
@@ -46,12 +47,12 @@ export class StoredResponses extends Context.Service<StoredResponses, {
           ? Effect.succeed(false)
           : Effect.map(Effect.mapError(deletions.deleted([id]), storeFailure(deletions)), (deleted) => deleted.has(id))
 
-      const find = (id: string, apiKey: string | undefined) =>
+      const find = (id: string, caller: Caller) =>
         Effect.gen(function*() {
           if (inferences === undefined || !isUuidV7(id)) return undefined
           const key = id.toLowerCase()
           const record = yield* lookUp(inferences, () => recent.get(key, clock.currentTimeMillisUnsafe()), fromStore(key))
-          if (record === undefined || !isVisible(record.tags, apiKey)) return undefined
+          if (record === undefined || !isVisible(record.tags, caller.publicId)) return undefined
           return (yield* isDeleted(key)) ? undefined : record
         })
 
@@ -59,9 +60,9 @@ export class StoredResponses extends Context.Service<StoredResponses, {
         available: inferences !== undefined && deletions !== undefined,
         remember: (record) => recent.remember(record, clock.currentTimeMillisUnsafe()),
         find,
-        remove: (id, apiKey) =>
+        remove: (id, caller) =>
           Effect.gen(function*() {
-            const record = yield* find(id, apiKey)
+            const record = yield* find(id, caller)
             if (record === undefined || deletions === undefined) return false
             yield* Effect.mapError(deletions.markDeleted(record.id, yield* Clock.currentTimeMillis), storeFailure(deletions))
             recent.forget(record.id)

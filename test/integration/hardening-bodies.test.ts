@@ -155,7 +155,7 @@ describe("bodies refused on the shape of their bytes, before parsing", () => {
     // a real sign-in still works
     const signIn = await call(gateway, "POST", "/v1/ui/session", { body: { api_key: admin.key } })
     expect(signIn.status, signIn.text).toBe(200)
-    expect(signIn.body).toEqual({ authentication: true, signed_in: true, public_id: admin.publicId })
+    expect(signIn.body).toEqual({ authentication: true, signed_in: true, public_id: admin.publicId, workspace: "default", role: "admin" })
   })
 
   it("other routes authenticate before they read a body: a 10 MB body without a key is a 401", async () => {

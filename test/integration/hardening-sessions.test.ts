@@ -52,7 +52,7 @@ const sessionFrom = (answer: Answer): Session => {
 const signIn = async (gateway: RunningGateway, key: ApiKey, cookie?: string): Promise<Session> => {
   const answer = await call(gateway, "POST", "/v1/ui/session", { body: { api_key: key.key }, headers: cookie === undefined ? {} : { cookie } })
   expect(answer.status, JSON.stringify(answer.body)).toBe(200)
-  expect(answer.body).toEqual({ authentication: true, signed_in: true, public_id: key.publicId })
+  expect(answer.body).toEqual({ authentication: true, signed_in: true, public_id: key.publicId, workspace: "default", role: "admin" })
   return sessionFrom(answer)
 }
 
@@ -135,7 +135,7 @@ describe("the UI's session", () => {
 
   it("made on one gateway, works on the other, for reads and (with its CSRF token) changes", async () => {
     const session = await signIn(first, admin)
-    expect(await sessionState(second, session.cookie)).toEqual({ authentication: true, signed_in: true, public_id: admin.publicId })
+    expect(await sessionState(second, session.cookie)).toEqual({ authentication: true, signed_in: true, public_id: admin.publicId, workspace: "default", role: "admin" })
     expect((await read(second, session)).status).toBe(200)
     const created = await change(second, session)
     expect(created.status, JSON.stringify(created.body)).toBe(200)

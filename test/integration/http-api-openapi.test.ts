@@ -176,6 +176,7 @@ describe("GET /openapi.json", () => {
       "GET /v1/ui/optimization/gepa/{task_id}/export",
       "GET /v1/ui/overview",
       "GET /v1/ui/session",
+      "GET /v1/ui/workspaces",
       "GET /workflow_evaluation_run/{run_id}",
       "GET /workflow_evaluation_runs",
       "PATCH /v1/datasets/{dataset_name}/datapoints",

@@ -22,7 +22,7 @@ import { freshDatabase, queryDatabase, type TestBackend, type TestDatabase } fro
 import { failure, openStore, run, serverOf } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
-const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions"]
+const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions", "0022_key_workspaces"]
 
 type PostgresBackend = Exclude<TestBackend, "clickhouse">
 
@@ -109,7 +109,7 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
         expect(tables).toEqual(expect.arrayContaining(["api_keys", "rate_limit_buckets", "chat_inference", "gateway_migrations"]))
         await expect(run(relational.store.ping)).resolves.toBeUndefined()
         // both stores work on the one database
-        await run(relational.store.keys.create({ publicId: "abcdefghijkl", secretHash: new Uint8Array([1]) }))
+        await run(relational.store.keys.create({ publicId: "abcdefghijkl", secretHash: new Uint8Array([1]), workspace: "default" }))
         expect(await run(observability.store.inferences.listInferences({ limit: 10, offset: 0 }))).toEqual([])
       } finally {
         await relational.close()
@@ -157,27 +157,62 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
       const { keys } = suite.store
       const secretHash = new Uint8Array(randomBytes(32))
       const before = Date.now()
-      await run(keys.create({ publicId: "key000000001", secretHash }))
+      await run(keys.create({ publicId: "key000000001", secretHash, workspace: "default" }))
       const found = await run(keys.find("key000000001"))
-      expect(found).toStrictEqual({ publicId: "key000000001", secretHash, createdAt: expect.any(Number), expiresAt: undefined, disabledAt: undefined, admin: false })
+      expect(found).toStrictEqual({
+        publicId: "key000000001",
+        secretHash,
+        createdAt: expect.any(Number),
+        expiresAt: undefined,
+        disabledAt: undefined,
+        admin: false,
+        workspace: "default",
+        global: false
+      })
       // the database's clock, close to ours
       expect(Math.abs(found!.createdAt - before)).toBeLessThan(5_000)
     })
 
     it("keeps the admin role, and lists every key newest first without its hash", async () => {
       const { keys } = suite.store
-      await run(keys.create({ publicId: "keyadmin0001", secretHash: new Uint8Array([9]), admin: true }))
+      await run(keys.create({ publicId: "keyadmin0001", secretHash: new Uint8Array([9]), admin: true, workspace: "default" }))
       expect((await run(keys.find("keyadmin0001")))?.admin).toBe(true)
-      const listed = await run(keys.list())
-      expect(listed[0]).toStrictEqual({ publicId: "keyadmin0001", createdAt: expect.any(Number), expiresAt: undefined, disabledAt: undefined, admin: true })
+      const listed = await run(keys.list(undefined))
+      expect(listed[0]).toStrictEqual({
+        publicId: "keyadmin0001",
+        createdAt: expect.any(Number),
+        expiresAt: undefined,
+        disabledAt: undefined,
+        admin: true,
+        workspace: "default",
+        global: false
+      })
       expect(listed.find((key) => key.publicId === "key000000001")).toMatchObject({ admin: false })
       expect(listed.every((key) => !("secretHash" in key))).toBe(true)
+    })
+
+    it("keeps each key in its workspace: listed and disabled only there; a global admin is an admin", async () => {
+      const { keys } = suite.store
+      await run(keys.create({ publicId: "keyteama0001", secretHash: new Uint8Array([1]), workspace: "team-a" }))
+      await run(keys.create({ publicId: "keyteamb0001", secretHash: new Uint8Array([2]), workspace: "team-b", admin: true }))
+      await run(keys.create({ publicId: "keyglobal001", secretHash: new Uint8Array([3]), workspace: "default", global: true }))
+      expect((await run(keys.list("team-a"))).map((key) => key.publicId)).toEqual(["keyteama0001"])
+      expect((await run(keys.list("team-b")))[0]).toMatchObject({ publicId: "keyteamb0001", workspace: "team-b", admin: true, global: false })
+      expect(await run(keys.find("keyglobal001"))).toMatchObject({ workspace: "default", admin: true, global: true })
+      // another workspace's key is no key there
+      expect(await run(keys.disable("keyteama0001", "team-b"))).toBe(false)
+      expect((await run(keys.find("keyteama0001")))?.disabledAt).toBeUndefined()
+      expect(await run(keys.disable("keyteama0001", "team-a"))).toBe(true)
+      expect((await run(keys.find("keyteama0001")))?.disabledAt).toEqual(expect.any(Number))
+      const workspaces = await run(keys.workspaces())
+      expect(workspaces).toEqual([...workspaces].sort())
+      expect(workspaces).toEqual(expect.arrayContaining(["default", "team-a", "team-b"]))
     })
 
     it("keeps the expiration to the millisecond", async () => {
       const { keys } = suite.store
       const expiresAt = Date.UTC(2031, 0, 2, 3, 4, 5, 678)
-      await run(keys.create({ publicId: "key000000002", secretHash: new Uint8Array([0, 255, 7]), expiresAt }))
+      await run(keys.create({ publicId: "key000000002", secretHash: new Uint8Array([0, 255, 7]), expiresAt, workspace: "default" }))
       expect(await run(keys.find("key000000002"))).toMatchObject({ expiresAt, disabledAt: undefined, secretHash: new Uint8Array([0, 255, 7]) })
     })
 
@@ -191,7 +226,7 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
 
     it("disables a key once: true for a known key (also the second time, keeping the first time), false for an unknown one", async () => {
       const { keys } = suite.store
-      await run(keys.create({ publicId: "key000000003", secretHash: new Uint8Array([3]) }))
+      await run(keys.create({ publicId: "key000000003", secretHash: new Uint8Array([3]), workspace: "default" }))
       const before = Date.now()
       expect(await run(keys.disable("key000000003"))).toBe(true)
       const disabled = await run(keys.find("key000000003"))
@@ -208,13 +243,20 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
 
     it("refuses a taken public id and invalid fields with a one-line StoreError", async () => {
       const { keys } = suite.store
-      await run(keys.create({ publicId: "key000000004", secretHash: new Uint8Array([4]) }))
-      const taken = await failure(keys.create({ publicId: "key000000004", secretHash: new Uint8Array([5]) }))
+      await run(keys.create({ publicId: "key000000004", secretHash: new Uint8Array([4]), workspace: "default" }))
+      const taken = await failure(keys.create({ publicId: "key000000004", secretHash: new Uint8Array([5]), workspace: "default" }))
       expectOneLine(taken)
       expect(taken.message).toContain("key000000004 is taken")
       // the first key is kept
       expect((await run(keys.find("key000000004")))?.secretHash).toEqual(new Uint8Array([4]))
-      for (const bad of [{ publicId: "", secretHash: new Uint8Array() }, { publicId: "x\u0000", secretHash: new Uint8Array() }, { publicId: "key000000005", secretHash: new Uint8Array(), expiresAt: Number.NaN }]) {
+      for (
+        const bad of [
+          { publicId: "", secretHash: new Uint8Array(), workspace: "default" },
+          { publicId: "x\u0000", secretHash: new Uint8Array(), workspace: "default" },
+          { publicId: "key000000005", secretHash: new Uint8Array(), expiresAt: Number.NaN, workspace: "default" },
+          { publicId: "key000000006", secretHash: new Uint8Array(), workspace: "" }
+        ]
+      ) {
         expectOneLine(await failure(keys.create(bad)))
       }
       expect(await run(keys.find("key000000005"))).toBeUndefined()
@@ -227,7 +269,7 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
 
     it("finds a session's key as stored now until the session is deleted; an unknown hash finds nothing", async () => {
       const { keys, sessions } = suite.store
-      await run(keys.create({ publicId: "sesadmin0001", secretHash: new Uint8Array([1]), admin: true }))
+      await run(keys.create({ publicId: "sesadmin0001", secretHash: new Uint8Array([1]), admin: true, workspace: "default" }))
       const idHash = hash()
       await run(sessions.create({ idHash, publicId: "sesadmin0001", lifetimeS: 3600 }))
       expect(await run(sessions.find(idHash))).toStrictEqual({
@@ -235,7 +277,9 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
         createdAt: expect.any(Number),
         expiresAt: undefined,
         disabledAt: undefined,
-        admin: true
+        admin: true,
+        workspace: "default",
+        global: false
       })
       expect(await run(sessions.find(hash()))).toBeUndefined()
       await run(sessions.delete(idHash))
@@ -246,7 +290,7 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
 
     it("answers the key's state of now (disabled), and ends a session at its lifetime on the database's clock", async () => {
       const { keys, sessions } = suite.store
-      await run(keys.create({ publicId: "sesadmin0002", secretHash: new Uint8Array([2]), admin: true }))
+      await run(keys.create({ publicId: "sesadmin0002", secretHash: new Uint8Array([2]), admin: true, workspace: "default" }))
       const [lasting, brief] = [hash(), hash()]
       await run(sessions.create({ idHash: lasting, publicId: "sesadmin0002", lifetimeS: 3600 }))
       await run(sessions.create({ idHash: brief, publicId: "sesadmin0002", lifetimeS: 1 }))
@@ -259,8 +303,8 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
 
     it("purges ended sessions and those of disabled keys when one is created", async () => {
       const { keys, sessions } = suite.store
-      await run(keys.create({ publicId: "sesadmin0003", secretHash: new Uint8Array([3]), admin: true }))
-      await run(keys.create({ publicId: "sesadmin0004", secretHash: new Uint8Array([4]), admin: true }))
+      await run(keys.create({ publicId: "sesadmin0003", secretHash: new Uint8Array([3]), admin: true, workspace: "default" }))
+      await run(keys.create({ publicId: "sesadmin0004", secretHash: new Uint8Array([4]), admin: true, workspace: "default" }))
       const [ending, ofDisabled, live] = [hash(), hash(), hash()]
       await run(sessions.create({ idHash: ending, publicId: "sesadmin0003", lifetimeS: 1 }))
       await run(sessions.create({ idHash: ofDisabled, publicId: "sesadmin0004", lifetimeS: 3600 }))
@@ -486,7 +530,7 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
         const errors = await Promise.all([
           failure(store.migrate),
           failure(store.ping),
-          failure(store.keys.create({ publicId: "key000000009", secretHash: new Uint8Array([9]) })),
+          failure(store.keys.create({ publicId: "key000000009", secretHash: new Uint8Array([9]), workspace: "default" })),
           failure(store.keys.disable("key000000009")),
           failure(store.keys.find("key000000009")),
           failure(store.buckets.consume([bucket("k", 1, 1, 1)])),

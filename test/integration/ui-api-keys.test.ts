@@ -69,7 +69,9 @@ describe("with authentication on", () => {
       created_at: expect.stringMatching(isoTime),
       expires_at: null,
       disabled_at: null,
-      admin: true
+      admin: true,
+      workspace: "default",
+      global: false
     })
     expect(JSON.stringify(before.body)).not.toContain(admin.secret)
 
@@ -84,7 +86,9 @@ describe("with authentication on", () => {
       created_at: expect.stringMatching(isoTime),
       expires_at: expiresAt,
       disabled_at: null,
-      admin: false
+      admin: false,
+      workspace: "default",
+      global: false
     })
     const after = await call(secured, "GET", "/v1/ui/api_keys", { headers: bearer(admin) })
     expect(after.body.api_keys[0]).toEqual({ ...created.body, api_key: undefined })
@@ -116,7 +120,7 @@ describe("with authentication on", () => {
     expect(created.body).toMatchObject({ admin: true, expires_at: null })
     const signIn = await call(secured, "POST", "/v1/ui/session", { body: { api_key: created.body.api_key } })
     expect(signIn.status).toBe(200)
-    expect(signIn.body).toEqual({ authentication: true, signed_in: true, public_id: created.body.public_id })
+    expect(signIn.body).toEqual({ authentication: true, signed_in: true, public_id: created.body.public_id, workspace: "default", role: "admin" })
   })
 
   it("refuses a bad expiration, an unknown field, an unknown or malformed public id", async () => {
@@ -190,7 +194,9 @@ describe("with authentication on", () => {
     expect((await call(secured, "GET", "/v1/ui/session", { headers: { cookie } })).body).toEqual({
       authentication: true,
       signed_in: true,
-      public_id: admin.publicId
+      public_id: admin.publicId,
+      workspace: "default",
+      role: "admin"
     })
     expect((await call(secured, "GET", "/v1/ui/api_keys", { headers: { cookie } })).status).toBe(200)
     const withoutToken = await call(secured, "POST", "/v1/ui/api_keys", { headers: { cookie }, body: {} })
@@ -222,9 +228,9 @@ describe("with authentication off", () => {
     const sessionsBefore = await psql(database.url, "SELECT count(*) FROM ui_sessions")
     const signIn = await call(open, "POST", "/v1/ui/session", { body: { api_key: admin.key } })
     expect(signIn.status).toBe(200)
-    expect(signIn.body).toEqual({ authentication: false, signed_in: true })
+    expect(signIn.body).toEqual({ authentication: false, signed_in: true, role: "global" })
     expect(signIn.headers.getSetCookie()).toEqual([])
-    expect((await call(open, "GET", "/v1/ui/session")).body).toEqual({ authentication: false, signed_in: true })
+    expect((await call(open, "GET", "/v1/ui/session")).body).toEqual({ authentication: false, signed_in: true, role: "global" })
     expect((await call(open, "GET", "/v1/ui/api_keys")).status).toBe(200)
     expect(await psql(database.url, "SELECT count(*) FROM ui_sessions")).toBe(sessionsBefore)
   })

@@ -32,7 +32,7 @@ describe("API keys", () => {
 describe("checkAuthorization", () => {
   const key = generateApiKey()
   const now = Date.now()
-  const stored = (extra: Partial<StoredApiKey> = {}): StoredApiKey => ({ publicId: key.publicId, secretHash: key.secretHash, createdAt: now, admin: false, ...extra })
+  const stored = (extra: Partial<StoredApiKey> = {}): StoredApiKey => ({ publicId: key.publicId, secretHash: key.secretHash, createdAt: now, admin: false, workspace: "default", global: false, ...extra })
   /** `found` null: no such key */
   const check = (header: string | undefined, found: StoredApiKey | null | StoreError = stored()) =>
     Effect.runPromise(Effect.result(checkAuthorization(
@@ -46,9 +46,9 @@ describe("checkAuthorization", () => {
     return (result as any).failure as Unauthorized | ServiceUnavailable
   }
 
-  it("accepts a valid key, answering its public id", async () => {
-    const result = await check(`Bearer ${key.key}`)
-    expect((result as any).success).toBe(key.publicId)
+  it("accepts a valid key, answering the key with its workspace and role", async () => {
+    const result = await check(`Bearer ${key.key}`, stored({ workspace: "team-a", admin: true }))
+    expect((result as any).success).toMatchObject({ publicId: key.publicId, workspace: "team-a", admin: true, global: false })
   })
 
   it("has its own message for each way to fail, never repeating the secret", async () => {
@@ -109,7 +109,7 @@ describe("FailedAttempts", () => {
 
 describe("the UI's sessions", () => {
   const now = Date.now()
-  const adminKey: ApiKeyInfo = { publicId: "admin0000001", createdAt: now, admin: true }
+  const adminKey: ApiKeyInfo = { publicId: "admin0000001", createdAt: now, admin: true, workspace: "default", global: false }
   /** a store holding `sessions` (by the hex of their id's hash), counting its lookups */
   const storeOf = (sessions: Record<string, ApiKeyInfo> | StoreError) => {
     const store = {

@@ -41,6 +41,8 @@ export interface GepaPayload {
   readonly variantPrefix: string
   /** the caller's public key id, tagged on every inference and charged its rate limits */
   readonly apiKey?: string | undefined
+  /** the caller's workspace (undefined in a task queued before workspaces: `default`) */
+  readonly workspace?: string | undefined
 }
 
 const invalid = (message: string): Result.Result<never, InvalidRequest> => Result.fail(new InvalidRequest({ message }))

@@ -40,6 +40,7 @@ import { exportFiles, gepaVariantJson } from "./export.ts"
 import type { DatapointScores, Objective } from "./frontier.ts"
 import { type Candidate, type Evaluation, type GepaPorts, type GepaResult, initialState, resumableState, runGepa } from "./loop.ts"
 import { type GepaPayload, gepaUnrunnable, payloadEvaluators, planGepa } from "./plan.ts"
+import { type Caller, taskCaller } from "../../workspace.ts"
 
 /** the task kind */
 export const gepaTask = "optimization.gepa"
@@ -130,7 +131,7 @@ const asRequestError = (payload: GepaPayload) => (error: GatewayError): GatewayE
 }
 
 export class GepaService extends Context.Service<GepaService, {
-  readonly launch: (request: LaunchGepaRequest, apiKey: string | undefined) => Effect.Effect<{ readonly task_id: string }, GatewayError>
+  readonly launch: (request: LaunchGepaRequest, caller: Caller) => Effect.Effect<{ readonly task_id: string }, GatewayError>
   readonly get: (taskId: string) => Effect.Effect<GepaTaskResponse, GatewayError>
   /**
    * cancels a pending task; its status becomes `error` ("cancelled"), and a running one starts no
@@ -204,7 +205,7 @@ export class GepaService extends Context.Service<GepaService, {
           info === undefined || info.kind !== gepaTask ? Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` })) : Effect.succeed(info))
 
       return GepaService.of({
-        launch: (request, apiKey) =>
+        launch: (request, caller) =>
           Effect.gen(function*() {
             const ready = yield* needed
             const seed = yield* Random.nextIntBetween(0, 2 ** 31 - 1)
@@ -215,7 +216,7 @@ export class GepaService extends Context.Service<GepaService, {
             if ("split" in datasets && datasets.split.length < 2) {
               return yield* new InvalidRequest({ message: `dataset_name: dataset "${request.dataset_name}" holds one datapoint of the function: it takes two to split into training and validation` })
             }
-            const taskId = yield* tasks.enqueue(gepaTask, { ...payload, apiKey })
+            const taskId = yield* tasks.enqueue(gepaTask, { ...payload, apiKey: caller.publicId, workspace: caller.workspace })
             return { task_id: taskId! }
           }),
         get: (taskId) => Effect.andThen(needed, Effect.map(taskOf(taskId), gepaTaskBody)),
@@ -284,7 +285,7 @@ const makePorts = (
     ): Effect.Effect<{ readonly parsed: unknown } | { readonly error: string }> =>
       limited.prepare(
         { function_name: functionName, input, tags: tags(iteration) } as InferenceRequest,
-        payload.apiKey,
+        taskCaller(payload),
         { dynamicVariant: { variant: gepaModelVariant(functionName, model, `gepa_${model}`), templates: config.templates } }
       ).pipe(
         Effect.flatMap((prepared) => limited.run(prepared)),
@@ -319,7 +320,7 @@ const makePorts = (
         runId: task.id,
         tags: tags(iteration),
         inference: limited,
-        apiKey: payload.apiKey,
+        caller: taskCaller(payload),
         now,
         extras: made === undefined ? undefined : { dynamicVariant: { variant: made.variant, templates: made.engine } }
       }

@@ -1,0 +1,39 @@
+/**
+ * Who a request is (src/workspace.ts `Caller`), from its key and its `gateway-workspace` header:
+ * the one place the workspace rule is decided. A key acts on its own workspace; naming another in
+ * the header is a 403 (silently ignoring it would hide a client's mistake). A global admin acts
+ * on the workspace the header names, `default` without it. With authentication off, everyone is
+ * a global admin, as everything was open before workspaces.
+ */
+import * as Result from "effect/Result"
+import { Forbidden, InvalidRequest } from "../errors.ts"
+import { type Caller, defaultWorkspace, workspaceHeader, workspaceNameProblem } from "../workspace.ts"
+import type { ApiKeyInfo } from "./store.ts"
+
+/** the workspace a header names (undefined when absent), or the 400 saying why it names none */
+const requestedWorkspace = (header: string | undefined): Result.Result<string | undefined, InvalidRequest> => {
+  if (header === undefined) return Result.succeed(undefined)
+  const problem = workspaceNameProblem(header, `the ${workspaceHeader} header`)
+  return problem === undefined ? Result.succeed(header) : Result.fail(new InvalidRequest({ message: problem }))
+}
+
+/** the caller of a request made with `key`, whose `gateway-workspace` header is `header`, or why it may not act there */
+export const callerOf = (
+  key: Pick<ApiKeyInfo, "publicId" | "workspace" | "admin" | "global">,
+  header: string | undefined
+): Result.Result<Caller, InvalidRequest | Forbidden> => {
+  const requested = requestedWorkspace(header)
+  if (Result.isFailure(requested)) return Result.fail(requested.failure)
+  const workspace = requested.success
+  if (key.global) return Result.succeed({ publicId: key.publicId, workspace: workspace ?? defaultWorkspace, role: "global" })
+  if (workspace !== undefined && workspace !== key.workspace) {
+    return Result.fail(
+      new Forbidden({ message: `API key ${key.publicId} belongs to workspace "${key.workspace}": only a global admin's key may act on workspace "${workspace}"` })
+    )
+  }
+  return Result.succeed({ publicId: key.publicId, workspace: key.workspace, role: key.admin ? "admin" : "member" })
+}
+
+/** the caller of a request when authentication is off: a global admin, on the header's workspace */
+export const openCaller = (header: string | undefined): Result.Result<Caller, InvalidRequest> =>
+  Result.map(requestedWorkspace(header), (workspace) => ({ publicId: undefined, workspace: workspace ?? defaultWorkspace, role: "global" }))
