@@ -60,6 +60,7 @@ model = "dummy::hello"
 /** a stored chat inference of `bench`, of a plausible size (a short conversation, a one-line answer) */
 const inferenceAt = (id: string, index: number): StoredInference => ({
   id,
+  workspace: "default",
   timestamp: uuidv7Timestamp(id),
   functionName: "bench",
   functionType: "chat",

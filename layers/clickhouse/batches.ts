@@ -21,6 +21,7 @@ import { refused, sqlInteger, sqlUuid } from "./sql.ts"
 
 interface BatchRow {
   readonly id: string
+  readonly workspace: string
   readonly function_name: string
   readonly function_type: StoredBatch["functionType"]
   readonly variant_name: string
@@ -39,6 +40,7 @@ interface BatchRow {
 
 interface InferenceRow {
   readonly batch_id: string
+  readonly workspace: string
   readonly input_index: number
   readonly inference_id: string
   readonly episode_id: string
@@ -58,10 +60,10 @@ interface InferenceRow {
   readonly timestamp_ms: string
 }
 
-const batchColumns = "id, function_name, function_type, variant_name, model_name, model_provider_name, provider_batch_id, " +
+const batchColumns = "id, workspace, function_name, function_type, variant_name, model_name, model_provider_name, provider_batch_id, " +
   "provider_batch_data, batch_params, status, error_message, failures, timestamp_ms, updated_at_ms"
 
-const inferenceColumns = "batch_id, input_index, inference_id, episode_id, function_name, variant_name, input, system, input_messages, " +
+const inferenceColumns = "batch_id, workspace, input_index, inference_id, episode_id, function_name, variant_name, input, system, input_messages, " +
   "tool_params, output_schema, inference_params, raw_request, model_name, model_provider_name, tags.key, tags.value, timestamp_ms"
 
 /** JSON text of any value; an undefined one is JSON null */
@@ -77,6 +79,7 @@ const batchLine = (batch: StoredBatch, version: number): Buffer => {
   sqlUuid(batch.id)
   return Buffer.from(JSON.stringify({
     id: batch.id,
+    workspace: batch.workspace,
     function_name: text(batch.functionName),
     function_type: batch.functionType,
     variant_name: text(batch.variantName),
@@ -110,6 +113,7 @@ const inferenceLine = (inference: StoredBatchInference): Buffer => {
   }
   return Buffer.from(JSON.stringify({
     batch_id: inference.batchId,
+    workspace: inference.workspace,
     input_index: inference.index,
     inference_id: inference.inferenceId,
     episode_id: inference.episodeId,
@@ -133,6 +137,7 @@ const inferenceLine = (inference: StoredBatchInference): Buffer => {
 // Optional fields are NULL when absent, and absent again when read.
 const toBatch = (row: BatchRow): StoredBatch => ({
   id: row.id,
+  workspace: row.workspace,
   functionName: row.function_name,
   functionType: row.function_type,
   variantName: row.variant_name,
@@ -150,6 +155,7 @@ const toBatch = (row: BatchRow): StoredBatch => ({
 
 const toInference = (row: InferenceRow): StoredBatchInference => ({
   batchId: row.batch_id,
+  workspace: row.workspace,
   inferenceId: row.inference_id,
   episodeId: row.episode_id,
   index: row.input_index,

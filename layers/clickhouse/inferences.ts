@@ -15,7 +15,7 @@ import { refused, sqlInteger, sqlString, sqlUuid, sqlUuids } from "./sql.ts"
 import { wholePage } from "../storePage.ts"
 
 const inferenceColumns = (type: "chat" | "json") =>
-  `id, '${type}' AS function_type, function_name, variant_name, episode_id, input, output, ` +
+  `id, workspace, '${type}' AS function_type, function_name, variant_name, episode_id, input, output, ` +
   (type === "chat" ? "tool_params, CAST(NULL AS Nullable(String)) AS output_schema" : "CAST(NULL AS Nullable(String)) AS tool_params, output_schema") +
   ", inference_params, processing_time_ms, ttft_ms, tags.key, tags.value, timestamp_ms"
 
@@ -143,11 +143,20 @@ export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): Infer
   findInference: (id) =>
     run("findInference", async (signal): Promise<InferenceTarget | undefined> => {
       if (!isUuid(id)) return undefined
-      const [row] = await select<{ function_name: string; function_type: "chat" | "json"; episode_id: string; output_schema: Json | null }>(
-        `SELECT function_name, function_type, episode_id, output_schema FROM InferenceById WHERE id = ${sqlUuid(id)} LIMIT 1`,
+      const [row] = await select<{ function_name: string; variant_name: string; function_type: "chat" | "json"; episode_id: string; output_schema: Json | null }>(
+        `SELECT function_name, variant_name, function_type, episode_id, output_schema FROM InferenceById WHERE id = ${sqlUuid(id)} LIMIT 1`,
         signal
       )
-      return row === undefined ? undefined : {
+      if (row === undefined) return undefined
+      // the by-id table has no workspace: the main table's row, found by its whole sort key, has
+      const table = row.function_type === "chat" ? "ChatInference" : "JsonInference"
+      const [owner] = await select<{ workspace: string }>(
+        `SELECT workspace FROM ${table} WHERE function_name = ${sqlString(row.function_name)} AND variant_name = ${sqlString(row.variant_name)} ` +
+          `AND episode_id = ${sqlUuid(row.episode_id)} AND id = ${sqlUuid(id)} LIMIT 1`,
+        signal
+      )
+      return owner === undefined ? undefined : {
+        workspace: owner.workspace,
         functionName: row.function_name,
         functionType: row.function_type,
         episodeId: row.episode_id,

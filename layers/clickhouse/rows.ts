@@ -85,6 +85,7 @@ const tagsOf = (row: Tagged): Record<string, string> =>
 
 export interface InferenceRow extends Tagged {
   readonly id: string
+  readonly workspace: string
   readonly function_type: "chat" | "json"
   readonly function_name: string
   readonly variant_name: string
@@ -104,6 +105,7 @@ const inferenceRow = (inference: StoredInference) => {
   assertUuids(inference.id, inference.episodeId)
   const row: Record<string, unknown> = {
     id: inference.id,
+    workspace: inference.workspace,
     function_name: text(inference.functionName),
     variant_name: text(inference.variantName),
     episode_id: inference.episodeId,
@@ -123,6 +125,7 @@ const inferenceRow = (inference: StoredInference) => {
 // Optional fields are NULL when absent, and absent again when read.
 export const toInference = (row: InferenceRow): StoredInference => ({
   id: row.id,
+  workspace: row.workspace,
   functionName: row.function_name,
   functionType: row.function_type,
   variantName: row.variant_name,
@@ -142,6 +145,7 @@ export const toInference = (row: InferenceRow): StoredInference => ({
 
 export interface ModelInferenceRow {
   readonly id: string
+  readonly workspace: string
   readonly inference_id: string
   readonly model_name: string
   readonly model_provider_name: string
@@ -167,6 +171,7 @@ const modelInferenceRow = (call: StoredModelInference) => {
   assertUuids(call.id, call.inferenceId)
   return {
     id: call.id,
+    workspace: call.workspace,
     inference_id: call.inferenceId,
     model_name: text(call.modelName),
     model_provider_name: text(call.modelProviderName),
@@ -191,6 +196,7 @@ const modelInferenceRow = (call: StoredModelInference) => {
 
 export const toModelInference = (row: ModelInferenceRow): StoredModelInference => ({
   id: row.id,
+  workspace: row.workspace,
   inferenceId: row.inference_id,
   modelName: row.model_name,
   modelProviderName: row.model_provider_name,
@@ -243,6 +249,7 @@ export const feedbackKinds: Record<FeedbackKind, {
 
 export interface FeedbackRow extends Tagged {
   readonly id: string
+  readonly workspace: string
   readonly target_id: string
   readonly target_type: "inference" | "episode"
   readonly metric_name: string
@@ -253,6 +260,7 @@ const feedbackRow = (feedback: StoredFeedback) => {
   assertUuids(feedback.id, feedback.targetId)
   return {
     id: feedback.id,
+    workspace: feedback.workspace,
     target_id: feedback.targetId,
     target_type: feedback.targetType,
     metric_name: text(feedback.metricName),
@@ -264,6 +272,7 @@ const feedbackRow = (feedback: StoredFeedback) => {
 
 export const toFeedback = (kind: FeedbackKind) => (row: FeedbackRow): StoredFeedback => ({
   id: row.id,
+  workspace: row.workspace,
   kind,
   metricName: row.metric_name,
   targetType: row.target_type,
@@ -317,6 +326,7 @@ const embeddingInferenceRow = (call: StoredEmbeddingInference) => {
   assertUuids(call.id)
   return {
     id: call.id,
+    workspace: call.workspace,
     model_name: text(call.modelName),
     model_provider_name: text(call.modelProviderName),
     input: json(call.input.map(text)),

@@ -26,6 +26,7 @@ const maxChunkBytes = 8 * 1024 * 1024
 
 interface BatchRow {
   readonly id: string
+  readonly workspace: string
   readonly function_name: string
   readonly function_type: StoredBatch["functionType"]
   readonly variant_name: string
@@ -43,6 +44,7 @@ interface BatchRow {
 
 interface InferenceRow {
   readonly batch_id: string
+  readonly workspace: string
   readonly input_index: number
   readonly inference_id: string
   readonly episode_id: string
@@ -64,10 +66,10 @@ interface InferenceRow {
   readonly timestamp: Date
 }
 
-const batchColumns = "id, function_name, function_type, variant_name, model_name, model_provider_name, provider_batch_id, " +
+const batchColumns = "id, workspace, function_name, function_type, variant_name, model_name, model_provider_name, provider_batch_id, " +
   "provider_batch_data, batch_params, status, error_message, failures, timestamp, updated_at"
 
-const inferenceColumns = "batch_id, input_index, inference_id, episode_id, function_name, variant_name, input, system, input_messages, " +
+const inferenceColumns = "batch_id, workspace, input_index, inference_id, episode_id, function_name, variant_name, input, system, input_messages, " +
   "tool_params, tool_params IS NOT NULL AS has_tool_params, output_schema, output_schema IS NOT NULL AS has_output_schema, " +
   "inference_params, raw_request, model_name, model_provider_name, tags, timestamp"
 
@@ -86,6 +88,7 @@ const batchJson = (batch: StoredBatch, version: number): Buffer => {
   checkUuid(batch.id)
   return Buffer.from(JSON.stringify({
     id: batch.id,
+    workspace: batch.workspace,
     function_name: batch.functionName,
     function_type: batch.functionType,
     variant_name: batch.variantName,
@@ -112,6 +115,7 @@ const inferenceJson = (inference: StoredBatchInference): Buffer => {
   }
   return Buffer.from(JSON.stringify({
     batch_id: inference.batchId,
+    workspace: inference.workspace,
     input_index: inference.index,
     inference_id: inference.inferenceId,
     episode_id: inference.episodeId,
@@ -134,6 +138,7 @@ const inferenceJson = (inference: StoredBatchInference): Buffer => {
 // Optional fields are NULL when absent, and absent again when read.
 const toBatch = (row: BatchRow): StoredBatch => ({
   id: row.id,
+  workspace: row.workspace,
   functionName: row.function_name,
   functionType: row.function_type,
   variantName: row.variant_name,
@@ -151,6 +156,7 @@ const toBatch = (row: BatchRow): StoredBatch => ({
 
 const toInference = (row: InferenceRow): StoredBatchInference => ({
   batchId: row.batch_id,
+  workspace: row.workspace,
   inferenceId: row.inference_id,
   episodeId: row.episode_id,
   index: row.input_index,

@@ -8,7 +8,7 @@ import { storeError } from "./client.ts"
 import { type FeedbackRow, feedbackTables, toFeedback } from "./rows.ts"
 
 export const makePostgresFeedbackStore = (sql: PgClient.PgClient): FeedbackStore => {
-  const feedbackColumns = sql.literal("id, target_id, target_type, metric_name, value, tags, timestamp")
+  const feedbackColumns = sql.literal("id, workspace, target_id, target_type, metric_name, value, tags, timestamp")
   return {
     backend: "postgres",
     getFeedback: (targetIds) => {

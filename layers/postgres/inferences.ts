@@ -57,7 +57,7 @@ const readModelInference = (row: ModelInferenceRow & UnreadColumns) => toModelIn
 
 export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceStore => {
   const modelInferenceColumns = sql.literal(
-    "id, inference_id, model_name, model_provider_name, " +
+    "id, workspace, inference_id, model_name, model_provider_name, " +
       ["raw_request", "raw_response", "system", "input_messages", "output"].map(modelInferenceBounds.read).join(", ") +
       ", input_tokens, output_tokens, cached_input_tokens, cost, response_time_ms, ttft_ms, finish_reason, cached, cache_key, timestamp, " +
       modelInferenceBounds.unread
@@ -80,14 +80,14 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
   const inferenceSelect = (type: "chat" | "json", where: Fragment, limit?: number) => {
     const picked = limit === undefined ? sql`` : sql`ORDER BY id DESC LIMIT ${limit}`
     return type === "chat"
-      ? sql`SELECT 'chat' AS function_type, id, function_name, variant_name, episode_id, ${chatColumns},
+      ? sql`SELECT 'chat' AS function_type, id, workspace, function_name, variant_name, episode_id, ${chatColumns},
           processing_time_ms, ttft_ms, timestamp
-          FROM (SELECT id, function_name, variant_name, episode_id, input, output, tool_params, inference_params,
+          FROM (SELECT id, workspace, function_name, variant_name, episode_id, input, output, tool_params, inference_params,
             processing_time_ms, ttft_ms, tags, timestamp FROM chat_inference WHERE ${where} ${picked}) AS chat_inference
           ${sql.literal(chatBounds.lateral)}`
-      : sql`SELECT 'json' AS function_type, id, function_name, variant_name, episode_id, ${jsonColumns},
+      : sql`SELECT 'json' AS function_type, id, workspace, function_name, variant_name, episode_id, ${jsonColumns},
           processing_time_ms, ttft_ms, timestamp
-          FROM (SELECT id, function_name, variant_name, episode_id, input, output, output_schema, inference_params,
+          FROM (SELECT id, workspace, function_name, variant_name, episode_id, input, output, output_schema, inference_params,
             processing_time_ms, ttft_ms, tags, timestamp FROM json_inference WHERE ${where} ${picked}) AS json_inference
           ${sql.literal(jsonBounds.lateral)}`
   }
@@ -166,12 +166,13 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
 
   const findInference = (id: string) => {
     if (!isUuid(id)) return Effect.succeed(undefined)
-    return sql<{ function_type: "chat" | "json"; function_name: string; episode_id: string; output_schema: unknown }>`
-      SELECT 'chat' AS function_type, function_name, episode_id, NULL::jsonb AS output_schema FROM chat_inference WHERE id = ${id}
+    return sql<{ function_type: "chat" | "json"; workspace: string; function_name: string; episode_id: string; output_schema: unknown }>`
+      SELECT 'chat' AS function_type, workspace, function_name, episode_id, NULL::jsonb AS output_schema FROM chat_inference WHERE id = ${id}
       UNION ALL
-      SELECT 'json', function_name, episode_id, output_schema FROM json_inference WHERE id = ${id}`.pipe(
+      SELECT 'json', workspace, function_name, episode_id, output_schema FROM json_inference WHERE id = ${id}`.pipe(
       Effect.map(([row]): InferenceTarget | undefined =>
         row === undefined ? undefined : {
+          workspace: row.workspace,
           functionName: row.function_name,
           functionType: row.function_type,
           episodeId: row.episode_id,

@@ -33,6 +33,7 @@ export const feedbackTables: Record<FeedbackKind, string> = {
 export interface InferenceRow {
   readonly function_type: "chat" | "json"
   readonly id: string
+  readonly workspace: string
   readonly function_name: string
   readonly variant_name: string
   readonly episode_id: string
@@ -49,6 +50,7 @@ export interface InferenceRow {
 
 export interface ModelInferenceRow {
   readonly id: string
+  readonly workspace: string
   readonly inference_id: string
   readonly model_name: string
   readonly model_provider_name: string
@@ -71,6 +73,7 @@ export interface ModelInferenceRow {
 
 export interface FeedbackRow {
   readonly id: string
+  readonly workspace: string
   readonly target_id: string
   readonly target_type: "inference" | "episode"
   readonly metric_name: string
@@ -92,6 +95,7 @@ export interface CacheRow {
 
 export const toInference = (row: InferenceRow): StoredInference => ({
   id: row.id,
+  workspace: row.workspace,
   functionName: row.function_name,
   functionType: row.function_type,
   variantName: row.variant_name,
@@ -109,6 +113,7 @@ export const toInference = (row: InferenceRow): StoredInference => ({
 
 export const toModelInference = (row: ModelInferenceRow): StoredModelInference => ({
   id: row.id,
+  workspace: row.workspace,
   inferenceId: row.inference_id,
   modelName: row.model_name,
   modelProviderName: row.model_provider_name,
@@ -131,6 +136,7 @@ export const toModelInference = (row: ModelInferenceRow): StoredModelInference =
 
 export const toFeedback = (kind: FeedbackKind) => (row: FeedbackRow): StoredFeedback => ({
   id: row.id,
+  workspace: row.workspace,
   kind,
   metricName: row.metric_name,
   targetType: row.target_type,
@@ -169,6 +175,7 @@ export const toEmbeddingCacheEntry = (key: string, row: EmbeddingCacheRow): Embe
 const inferenceRow = (row: StoredInference) => {
   const encoded: Record<string, unknown> = {
     id: row.id,
+    workspace: row.workspace,
     function_name: row.functionName,
     variant_name: row.variantName,
     episode_id: row.episodeId,
@@ -187,6 +194,7 @@ const inferenceRow = (row: StoredInference) => {
 
 const modelInferenceRow = (row: StoredModelInference) => ({
   id: row.id,
+  workspace: row.workspace,
   inference_id: row.inferenceId,
   model_name: row.modelName,
   model_provider_name: row.modelProviderName,
@@ -210,6 +218,7 @@ const modelInferenceRow = (row: StoredModelInference) => ({
 
 const feedbackRow = (row: StoredFeedback) => ({
   id: row.id,
+  workspace: row.workspace,
   target_id: row.targetId,
   target_type: row.targetType,
   metric_name: row.metricName,
@@ -220,6 +229,7 @@ const feedbackRow = (row: StoredFeedback) => ({
 
 const embeddingInferenceRow = (row: StoredEmbeddingInference) => ({
   id: row.id,
+  workspace: row.workspace,
   model_name: row.modelName,
   model_provider_name: row.modelProviderName,
   input: row.input,
@@ -260,7 +270,7 @@ export const encode = (batch: WriteBatch, maxRowBytes: number): Result.Result<Re
  * demonstration whose value is JSON null is put back as the JSONB value `null`.
  */
 export const insertedColumns: Readonly<Record<string, string>> = {
-  demonstration_feedback: "id, target_id, target_type, metric_name, COALESCE(value, 'null'::jsonb), tags, timestamp"
+  demonstration_feedback: "id, target_id, target_type, metric_name, COALESCE(value, 'null'::jsonb), tags, timestamp, workspace"
 }
 
 // ---- datapoints

@@ -8,6 +8,8 @@ import type { FinishReason, OutputBlock } from "../inference/types.ts"
 
 export interface StoredInference {
   readonly id: string
+  /** the workspace of the key that made it (src/workspace.ts) */
+  readonly workspace: string
   readonly functionName: string
   readonly functionType: "chat" | "json"
   readonly variantName: string
@@ -31,6 +33,8 @@ export interface StoredInference {
 
 export interface StoredModelInference {
   readonly id: string
+  /** the workspace of the key that made it (src/workspace.ts) */
+  readonly workspace: string
   readonly inferenceId: string
   readonly modelName: string
   readonly modelProviderName: string
@@ -69,6 +73,8 @@ export type FeedbackKind = "boolean" | "float" | "comment" | "demonstration"
 
 export interface StoredFeedback {
   readonly id: string
+  /** the workspace of the key that made it (src/workspace.ts) */
+  readonly workspace: string
   readonly kind: FeedbackKind
   readonly metricName: string
   readonly targetType: "inference" | "episode"
@@ -83,6 +89,8 @@ export interface StoredFeedback {
 /** One embeddings call (`POST /openai/v1/embeddings`): a model-inference-like record of its own. */
 export interface StoredEmbeddingInference {
   readonly id: string
+  /** the workspace of the key that made it (src/workspace.ts) */
+  readonly workspace: string
   readonly modelName: string
   readonly modelProviderName: string
   /** the texts embedded, in order */
@@ -135,6 +143,7 @@ export const emptyBatch: WriteBatch = { inferences: [], modelInferences: [], fee
 
 /** What feedback needs to know about the inference it targets. */
 export interface InferenceTarget {
+  readonly workspace: string
   readonly functionName: string
   readonly functionType: "chat" | "json"
   readonly episodeId: string

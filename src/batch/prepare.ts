@@ -24,6 +24,7 @@ import type { TemplateEngine } from "../inference/templates.ts"
 import type { ModelRequest } from "../inference/types.ts"
 import { providerCall } from "../inference/providerCall.ts"
 import { type ProviderCall } from "../providers/types.ts"
+import type { Caller } from "../workspace.ts"
 
 /** the tag every inference of a batch carries: its batch's id */
 export const batchIdTag = "gateway::batch_id"
@@ -200,7 +201,7 @@ export const prepareBatchInput = (
   models: ModelTable,
   templates: TemplateEngine,
   now: number,
-  apiKey: string | undefined
+  caller: Caller
 ): Result.Result<PreparedBatchInference, GatewayError> => {
   const { fn, variant, provider, modelName, batchId } = plan
   const clientTags = request.tags?.[index] ?? undefined
@@ -220,10 +221,10 @@ export const prepareBatchInput = (
     parallel_tool_calls: request.parallel_tool_calls?.[index] ?? undefined,
     output_schema: request.output_schemas?.[index] ?? undefined,
     params: params === undefined ? undefined : { chat_completion: params },
-    tags: tagsWithApiKey({ ...clientTags, [batchIdTag]: batchId }, apiKey),
+    tags: tagsWithApiKey({ ...clientTags, [batchIdTag]: batchId }, caller.publicId),
     credentials: request.credentials
   }
-  const preparedResult = prepareInference(single, config, models, now)
+  const preparedResult = prepareInference(single, config, models, now, { workspace: caller.workspace })
   if (Result.isFailure(preparedResult)) {
     const failure = preparedResult.failure
     return Result.fail(failure instanceof InvalidRequest ? invalid(atIndex(failure.message, index)) : failure)
@@ -251,12 +252,12 @@ export const prepareBatch = (
   models: ModelTable,
   templates: TemplateEngine,
   now: number,
-  apiKey: string | undefined
+  caller: Caller
 ): Result.Result<PreparedBatch, GatewayError> =>
   Result.flatMap(planBatch(request, config, models, now), (plan) => {
     const inferences: Array<PreparedBatchInference> = []
     for (let index = 0; index < request.inputs.length; index++) {
-      const prepared = prepareBatchInput(plan, request, index, config, models, templates, now, apiKey)
+      const prepared = prepareBatchInput(plan, request, index, config, models, templates, now, caller)
       if (Result.isFailure(prepared)) return Result.fail(prepared.failure)
       inferences.push(prepared.success)
     }

@@ -22,10 +22,12 @@ export const submittedRows = (
   request: BatchInferenceRequest,
   handle: BatchHandle,
   rawRequests: ReadonlyArray<string>,
-  now: number
+  now: number,
+  workspace: string
 ): { readonly batch: StoredBatch; readonly inferences: ReadonlyArray<StoredBatchInference> } => ({
   batch: {
     id: batch.batchId,
+    workspace,
     functionName: batch.functionName,
     functionType: batch.fn.type,
     variantName: batch.variant.name,
@@ -42,6 +44,7 @@ export const submittedRows = (
     const { json_mode: _, ...requestParams } = prepared.params ?? {}
     return {
       batchId: batch.batchId,
+      workspace,
       inferenceId: prepared.inferenceId,
       episodeId: prepared.episodeId,
       index,
@@ -137,6 +140,7 @@ export const completedRows = (
     const elapsed = Math.max(0, now - row.timestamp)
     stored.push({
       id: row.inferenceId,
+      workspace: row.workspace,
       functionName: row.functionName,
       functionType: batch.functionType,
       variantName: row.variantName,
@@ -152,6 +156,7 @@ export const completedRows = (
     })
     calls.push({
       id: modelInferenceIdOf(row.inferenceId),
+      workspace: row.workspace,
       inferenceId: row.inferenceId,
       modelName: row.modelName,
       modelProviderName: row.modelProviderName,

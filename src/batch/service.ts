@@ -363,7 +363,7 @@ export class BatchService extends Context.Service<BatchService, {
             const inputs: Array<PreparedBatchInference> = []
             for (let index = 0; index < request.inputs.length; index++) {
               if (index > 0 && index % itemsPerTurn === 0) yield* letIoRun
-              inputs.push(yield* Effect.fromResult(prepareBatchInput(plan, sent, index, config, models, config.templates, startedAt, caller.publicId)))
+              inputs.push(yield* Effect.fromResult(prepareBatchInput(plan, sent, index, config, models, config.templates, startedAt, caller)))
             }
             const prepared: PreparedBatch = { ...plan, inferences: inputs }
             const { provider, modelName } = prepared
@@ -372,7 +372,7 @@ export class BatchService extends Context.Service<BatchService, {
                 failure._tag === "InvalidRequest" ? failure : providerError(provider.config.name, modelName, "refused the batch")(failure)
               )
             )
-            const rows = submittedRows(prepared, request, started.handle, started.rawRequests, now())
+            const rows = submittedRows(prepared, request, started.handle, started.rawRequests, now(), caller.workspace)
             const storedRows = yield* storeBatchFiles(rows.inferences, request.inputs, sent.inputs, objectStore)
             yield* ready.batches.insertBatch(rows.batch, storedRows).pipe(
               // the provider runs (and bills) a batch the gateway could not record: say which, so that it can be cancelled there

@@ -19,6 +19,8 @@ export type BatchStatus = "pending" | "completed" | "failed"
 export interface StoredBatch {
   /** the gateway's batch id (UUIDv7) */
   readonly id: string
+  /** the workspace of the key that submitted it (src/workspace.ts) */
+  readonly workspace: string
   readonly functionName: string
   readonly functionType: "chat" | "json"
   readonly variantName: string
@@ -44,6 +46,8 @@ export interface StoredBatch {
 /** One inference of a batch, as submitted: everything its stored inference and model inference need but the answer. */
 export interface StoredBatchInference {
   readonly batchId: string
+  /** the workspace of the key that submitted it (src/workspace.ts) */
+  readonly workspace: string
   /** the inference id issued at submission (UUIDv7) */
   readonly inferenceId: string
   readonly episodeId: string

@@ -44,13 +44,15 @@ export const embeddingCacheEntryOf = (result: EmbeddingResult): EmbeddingCacheEn
     : { key, rawRequest: result.rawRequest, rawResponse: result.rawResponse, timestamp: uuidv7Timestamp(result.id) }
 }
 
-export const embeddingWriteUnit = (result: EmbeddingResult): WriteUnit => ({
+/** the write of `result`, made for a caller of `workspace` */
+export const embeddingWriteUnit = (result: EmbeddingResult, workspace: string): WriteUnit => ({
   batch: {
     inferences: [],
     modelInferences: [],
     feedback: [],
     embeddingInferences: [{
       id: result.id,
+      workspace,
       modelName: result.modelName,
       modelProviderName: result.provider.config.name,
       input: result.call.request.input,

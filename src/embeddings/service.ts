@@ -74,7 +74,7 @@ export class EmbeddingService extends Context.Service<EmbeddingService, {
           const embedding: EmbeddingRequest = { input, dimensions: request.dimensions }
           const options = { requestModel: request.model, credentials: request["gateway::credentials"] ?? {}, cache, tags }
           return Effect.map(embedWith(found.model, embedding, options), (result) => {
-            if (!dryrun && writeQueue.enabled) writeQueue.submitSoon(() => embeddingWriteUnit(result))
+            if (!dryrun && writeQueue.enabled) writeQueue.submitSoon(() => embeddingWriteUnit(result, caller.workspace))
             if (cacheStore?.rememberEmbedding !== undefined) {
               const entry = embeddingCacheEntryOf(result)
               if (entry !== undefined) cacheStore.rememberEmbedding(entry)

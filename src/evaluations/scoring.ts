@@ -110,6 +110,7 @@ const feedbackOf = (
   const id = uuidv7(context.now())
   return {
     id,
+    workspace: context.caller.workspace,
     kind: evaluator.outputType === "boolean" ? "boolean" : "float",
     metricName: evaluator.metricName,
     targetType: "inference",

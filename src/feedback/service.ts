@@ -72,6 +72,7 @@ export class FeedbackService extends Context.Service<FeedbackService, {
           if (request.dryrun === true) return id
           const feedback: StoredFeedback = {
             id,
+            workspace: caller.workspace,
             kind: plan.kind,
             metricName: plan.metricName,
             targetType: plan.targetType,

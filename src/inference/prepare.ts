@@ -31,11 +31,14 @@ import { type AdaptiveWeights, seededRandom, variantOrder } from "./variantDraw.
 import type { TemplateEngine } from "./templates.ts"
 import { type CustomTool, resolveTools } from "./tools.ts"
 import type { CacheControl, ProviderTool, ToolConfig } from "./types.ts"
+import { defaultWorkspace } from "../workspace.ts"
 
 export const defaultFunctionName = "gateway::default"
 
 export interface PreparedInference {
   readonly inferenceId: string
+  /** the workspace of the caller (src/workspace.ts): what the inference stores carries it */
+  readonly workspace: string
   /**
    * the input to store when it is not `request.input`: the request's, whose files kept in
    * object storage were read into `request.input` for the providers (src/objectStorage/)
@@ -132,6 +135,8 @@ const providerToolsOf = (request: InferenceRequest, builtin: ReadonlyArray<Provi
 
 /** What the OpenAI-compatible surface adds to a request beyond `/inference`'s fields. */
 export interface PrepareExtras {
+  /** the caller's workspace (`default` when not given) */
+  readonly workspace?: string | undefined
   /** `response_format: json_schema` on a chat function: passed to the provider, not checked */
   readonly responseSchema?: Record<string, unknown> | undefined
   /** OpenAI custom tools (free-text input, optionally a grammar) */
@@ -297,6 +302,7 @@ export const prepareInference = (
 
   return Result.succeed({
     inferenceId: uuidv7(startedAt),
+    workspace: extras.workspace ?? defaultWorkspace,
     episodeId,
     functionName,
     fn,

@@ -186,8 +186,9 @@ export class InferenceService extends Context.Service<InferenceService, {
       }
 
       /** the request prepared, its files kept in object storage read into its input first */
-      const prepareNow = (request: InferenceRequest, caller: Caller, extras: PrepareExtras | undefined) => {
+      const prepareNow = (request: InferenceRequest, caller: Caller, given: PrepareExtras | undefined) => {
         const tagged = caller.publicId === undefined ? request : { ...request, tags: tagsWithApiKey(request.tags, caller.publicId) }
+        const extras: PrepareExtras = given === undefined ? { workspace: caller.workspace } : { ...given, workspace: caller.workspace }
         if (!hasStoredFiles(tagged.input)) return Effect.fromResult(prepareInference(tagged, config, models, engine.now(), extras, weights))
         return Effect.flatMap(readStoredFiles(tagged.input, objectStore), (input) =>
           Effect.map(

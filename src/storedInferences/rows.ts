@@ -34,6 +34,7 @@ export const toolParamsOf = (tools: ToolConfig | undefined) =>
   }
 
 export const inferenceTarget = (prepared: PreparedInference): InferenceTarget => ({
+  workspace: prepared.workspace,
   functionName: prepared.functionName,
   functionType: prepared.fn.type,
   episodeId: prepared.episodeId,
@@ -77,6 +78,7 @@ export const inferenceRows = (done: CompletedInference, input?: Input): WriteBat
   return {
     inferences: [{
       id: prepared.inferenceId,
+      workspace: prepared.workspace,
       functionName: prepared.functionName,
       functionType: prepared.fn.type,
       variantName: done.variant.name,
@@ -91,8 +93,9 @@ export const inferenceRows = (done: CompletedInference, input?: Input): WriteBat
       tags: prepared.request.tags ?? {},
       timestamp
     }],
-    modelInferences: [...done.otherCalls.map((call) => otherCallRow(prepared.inferenceId, call)), {
+    modelInferences: [...done.otherCalls.map((call) => otherCallRow(prepared.workspace, prepared.inferenceId, call)), {
       id: origin.modelInferenceId,
+      workspace: prepared.workspace,
       inferenceId: prepared.inferenceId,
       modelName: origin.modelName,
       modelProviderName: origin.providerName,
@@ -118,8 +121,9 @@ export const inferenceRows = (done: CompletedInference, input?: Input): WriteBat
 }
 
 /** a model call of the inference besides the one that answered (a candidate, an evaluator, an embedding) */
-const otherCallRow = (inferenceId: string, call: ModelCallRecord): StoredModelInference => ({
+const otherCallRow = (workspace: string, inferenceId: string, call: ModelCallRecord): StoredModelInference => ({
   id: call.modelInferenceId,
+  workspace,
   inferenceId,
   modelName: call.modelName,
   modelProviderName: call.providerName,

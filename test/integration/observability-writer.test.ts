@@ -42,7 +42,7 @@ const withWriter = async <A>(database: ObservabilityDatabase, use: (writer: Writ
 }
 
 const unitOf = (inference: StoredInference) => ({
-  inference: { id: inference.id, target: { functionName: inference.functionName, functionType: inference.functionType, episodeId: inference.episodeId } },
+  inference: { id: inference.id, target: { workspace: inference.workspace, functionName: inference.functionName, functionType: inference.functionType, episodeId: inference.episodeId } },
   batch: { ...emptyBatch, inferences: [inference] }
 })
 
@@ -82,7 +82,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
     await withCutOffStore(backend, suite.database, (cutOff) =>
       withWriter(cutOff.database, async (writer) => {
         writer.submit(unitOf(inference))
-        expect(writer.queuedInference(inference.id)).toEqual({ functionName: inference.functionName, functionType: "chat", episodeId: inference.episodeId })
+        expect(writer.queuedInference(inference.id)).toEqual({ workspace: "default", functionName: inference.functionName, functionType: "chat", episodeId: inference.episodeId })
         expect(writer.queuedEpisode(inference.episodeId)).toBe(true)
         expect(writer.queuedInference(uuidv7(Date.now()))).toBeUndefined()
         expect(writer.queuedEpisode(uuidv7(Date.now()))).toBe(false)

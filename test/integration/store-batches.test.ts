@@ -27,6 +27,7 @@ const batchRecord = (fields: Partial<StoredBatch> = {}): StoredBatch => {
   const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
+    workspace: "default",
     functionName: "write_haiku",
     functionType: "chat" as const,
     variantName: "gpt",
@@ -49,6 +50,7 @@ const inferenceRecord = (batch: StoredBatch, index: number, fields: Partial<Stor
   const inferenceId = fields.inferenceId ?? uuidv7(Date.now())
   return withoutUndefined({
     batchId: batch.id,
+    workspace: batch.workspace,
     inferenceId,
     episodeId: uuidv7(Date.now()),
     index,

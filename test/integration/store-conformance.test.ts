@@ -149,14 +149,15 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       const schemaless = jsonInference({ outputSchema: undefined })
       await run(write(store, batch({ inferences: [chat, json, schemaless] })))
 
-      expect(await run(store.inferences.findInference(chat.id))).toStrictEqual({ functionName: "write_haiku", functionType: "chat", episodeId: chat.episodeId })
+      expect(await run(store.inferences.findInference(chat.id))).toStrictEqual({ workspace: "default", functionName: "write_haiku", functionType: "chat", episodeId: chat.episodeId })
       expect(await run(store.inferences.findInference(json.id))).toStrictEqual({
+        workspace: "default",
         functionName: "extract",
         functionType: "json",
         episodeId: json.episodeId,
         outputSchema: json.outputSchema
       })
-      expect(await run(store.inferences.findInference(schemaless.id))).toStrictEqual({ functionName: "extract", functionType: "json", episodeId: schemaless.episodeId })
+      expect(await run(store.inferences.findInference(schemaless.id))).toStrictEqual({ workspace: "default", functionName: "extract", functionType: "json", episodeId: schemaless.episodeId })
       expect(await run(store.inferences.findInference(uuidv7(Date.now())))).toBeUndefined()
       expect(await run(store.inferences.findInference(chat.episodeId))).toBeUndefined()
       expect(await run(store.inferences.episodeExists(chat.episodeId))).toBe(true)

@@ -142,6 +142,7 @@ export const chatInference = (fields: Partial<StoredInference> = {}): StoredInfe
   const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
+    workspace: "default",
     functionName: "write_haiku",
     functionType: "chat",
     variantName: "gpt",
@@ -166,6 +167,7 @@ export const jsonInference = (fields: Partial<StoredInference> = {}): StoredInfe
   const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
+    workspace: "default",
     functionName: "extract",
     functionType: "json",
     variantName: "strict",
@@ -185,6 +187,7 @@ export const modelInference = (inferenceId: string, fields: Partial<StoredModelI
   const id = fields.id ?? uuidv7(Date.now())
   return withoutUndefined({
     id,
+    workspace: "default",
     inferenceId,
     modelName: "gpt-4o-mini",
     modelProviderName: "openai",
@@ -209,6 +212,7 @@ export const feedback = (kind: StoredFeedback["kind"], targetId: string, value: 
   const id = fields.id ?? uuidv7(Date.now())
   return {
     id,
+    workspace: "default",
     kind,
     metricName: kind === "comment" || kind === "demonstration" ? kind : `${kind}_metric`,
     targetType: "inference",

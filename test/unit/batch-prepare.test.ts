@@ -9,6 +9,7 @@ import { ModelTable } from "../../src/inference/models.ts"
 import { uuidv7, uuidv7Timestamp } from "../../src/ids.ts"
 import type { BatchResult } from "../../src/providers/types.ts"
 import { buildOk, json } from "./fixtures.ts"
+import { operatorCaller } from "../../src/workspace.ts"
 
 const config = buildOk(`
 [tools.get_weather]
@@ -75,7 +76,7 @@ const now = Date.UTC(2026, 10, 24, 12)
 const cityInput = (city: string) => ({ messages: [{ role: "user" as const, content: [{ type: "text" as const, arguments: { city } }] }] })
 
 const prepare = (request: Partial<BatchInferenceRequest>, apiKey?: string) =>
-  Result.merge(prepareBatch({ function_name: "chat", inputs: [cityInput("Paris"), cityInput("Oslo")], ...request } as BatchInferenceRequest, config, models, config.templates, now, apiKey))
+  Result.merge(prepareBatch({ function_name: "chat", inputs: [cityInput("Paris"), cityInput("Oslo")], ...request } as BatchInferenceRequest, config, models, config.templates, now, { publicId: apiKey, workspace: "default", role: "member" }))
 
 const prepared = (request: Partial<BatchInferenceRequest>, apiKey?: string): PreparedBatch => {
   const result = prepare(request, apiKey)
@@ -135,7 +136,7 @@ describe("prepareBatch", () => {
       function_name: "extract",
       inputs: [{ messages: [{ role: "user", content: "one" }] }, { messages: [{ role: "user", content: "two" }] }],
       output_schemas: [schema, null]
-    } as BatchInferenceRequest, config, models, config.templates, now, undefined))
+    } as BatchInferenceRequest, config, models, config.templates, now, operatorCaller()))
     if (isGatewayError(result)) throw new Error(result.message)
     expect(result.inferences[0].prepared.outputSchema?.schema).toEqual(schema)
     expect(result.inferences[1].prepared.outputSchema?.schema).toEqual(config.functions.get("extract")!.outputSchema!.schema)
@@ -175,7 +176,7 @@ describe("prepareBatch", () => {
 
 describe("a batch's rows", () => {
   const batch = prepared({ tags: [{ team: "a" }, null] })
-  const submitted = submittedRows(batch, { function_name: "chat", inputs: [] } as never, { providerBatchId: "pb_1", data: { file: "f" } }, ["raw0", "raw1"], now + 5)
+  const submitted = submittedRows(batch, { function_name: "chat", inputs: [] } as never, { providerBatchId: "pb_1", data: { file: "f" } }, ["raw0", "raw1"], now + 5, "team-a")
 
   it("records the batch as pending and each inference as sent", () => {
     expect(submitted.batch).toMatchObject({ id: batch.batchId, status: "pending", providerBatchId: "pb_1", providerBatchData: { file: "f" }, variantName: "a", modelName: "local", modelProviderName: "d", updatedAt: now + 5 })

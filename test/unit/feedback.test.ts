@@ -104,8 +104,8 @@ describe("planFeedback", () => {
 })
 
 describe("checkDemonstration", () => {
-  const chatTarget = { functionName: "chat", functionType: "chat" as const, episodeId: id }
-  const jsonTarget = { functionName: "extract", functionType: "json" as const, episodeId: id }
+  const chatTarget = { workspace: "default", functionName: "chat", functionType: "chat" as const, episodeId: id }
+  const jsonTarget = { workspace: "default", functionName: "extract", functionType: "json" as const, episodeId: id }
 
   it("turns a string into a text block for chat functions", () => {
     expect(checkDemonstration("hello", chatTarget, config.functions.get("chat"), config)).toEqual({

@@ -19,6 +19,7 @@ const inference = (input: unknown, output: StoredInference["output"]): StoredInf
   const id = uuidv7(now)
   return {
     id,
+    workspace: "default",
     functionName: "chat",
     functionType: "chat",
     variantName: "v",
@@ -34,6 +35,7 @@ const inference = (input: unknown, output: StoredInference["output"]): StoredInf
 
 const modelCall = (fields: Partial<StoredModelInference>): StoredModelInference => ({
   id: uuidv7(now),
+  workspace: "default",
   inferenceId: uuidv7(now),
   modelName: "m",
   modelProviderName: "p",

@@ -106,7 +106,7 @@ describe("inferenceRows", () => {
     const unit = inferenceWriteUnit(result)
     expect(unit.inference).toEqual({
       id: result.prepared.inferenceId,
-      target: { functionName: "extract", functionType: "json", episodeId: result.prepared.episodeId, outputSchema: { type: "object", required: ["answer"] } }
+      target: { workspace: "default", functionName: "extract", functionType: "json", episodeId: result.prepared.episodeId, outputSchema: { type: "object", required: ["answer"] } }
     })
     expect(unit.batch.inferences[0].id).toBe(result.prepared.inferenceId)
   })
