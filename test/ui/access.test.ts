@@ -3,7 +3,8 @@
  * key without the admin role (403) and a wrong key (401) with the gateway's message; an admin key
  * signs in, its key kept where scripts cannot read it (HttpOnly); on the API keys page a key is
  * created, shown once and copied, then disabled (and the public API refuses it); signing out
- * returns to the sign-in page. No console errors but the refused sign-ins, no axe-core violation,
+ * returns to the sign-in page; a global admin picks the workspace the pages act on, a workspace
+ * admin sees its own. No console errors but the refused sign-ins, no axe-core violation,
  * screenshots.
  */
 import type { Browser, Page } from "playwright-core"
@@ -136,6 +137,48 @@ describe("access to the UI with authentication on", () => {
       expect(await page.evaluate("document.cookie")).toBe("")
       await page.goto(`${gateway.ui}/api-keys`)
       await page.getByRole("heading", { level: 1, name: "Sign in to the gateway" }).waitFor()
+      expect(problems).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 90_000)
+
+  it("lets a global admin pick the workspace the UI acts on, and shows a workspace admin its own", async () => {
+    const memberB = keyPattern.exec(await gateway.keyCommand(["--create-api-key", "--workspace", "team-b"]))![1]
+    const adminB = await gateway.keyCommand(["--create-api-key", "--admin", "--workspace", "team-b"])
+    const globalKey = await gateway.keyCommand(["--create-api-key", "--admin", "--global"])
+    const adminId = keyPattern.exec(gateway.adminKey!)![1]
+    const { page, context, problems } = await watchedPage(browser)
+    try {
+      await page.goto(`${gateway.ui}/api-keys`)
+      await signIn(page, globalKey)
+      await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor()
+      const rowOf = (publicId: string) => page.getByRole("row").filter({ hasText: publicId })
+      // in default at first: the keys of default, not team-b's
+      await rowOf(adminId).waitFor()
+      expect(await rowOf(memberB).count()).toBe(0)
+      const picker = page.getByLabel("Workspace")
+      expect(await picker.inputValue()).toBe("default")
+      await picker.fill("team-b")
+      await page.getByRole("button", { name: "Switch" }).click()
+      await rowOf(memberB).waitFor()
+      expect(await rowOf(adminId).count()).toBe(0)
+      expect(await page.getByLabel("Workspace").inputValue()).toBe("team-b")
+      expect(await accessibilityViolations(page)).toEqual([])
+      await screenshot(page, "workspace-picked-desktop")
+      // a key made there is team-b's
+      await page.getByRole("button", { name: "Create key" }).click()
+      const newId = keyPattern.exec(await page.getByLabel("New API key").inputValue())![1]
+      const listed = await fetch(`${gateway.url}/v1/ui/api_keys`, { headers: { authorization: `Bearer ${adminB}` } }).then((response) => response.json()) as any
+      expect(listed.api_keys.map((key: any) => key.public_id)).toContain(newId)
+      await page.getByRole("button", { name: "Sign out" }).click()
+
+      // team-b's admin: its workspace shown, no picker
+      await signIn(page, adminB)
+      await page.getByRole("heading", { level: 1 }).first().waitFor()
+      await page.getByTestId("workspace").waitFor()
+      expect(await page.getByTestId("workspace").textContent()).toBe("workspace team-b")
+      expect(await page.getByLabel("Workspace").count()).toBe(0)
       expect(problems).toEqual([])
     } finally {
       await context.close()

@@ -7,6 +7,7 @@ import { lazy, type ReactNode, Suspense, useEffect } from "react"
 import { createBrowserRouter, NavLink, Outlet, RouterProvider, useRouteError } from "react-router"
 import { onSignedOut, uiBase } from "./api.ts"
 import { ErrorNotice, Loading } from "./components/ui.tsx"
+import { WorkspacePicker } from "./components/WorkspacePicker.tsx"
 import { SignIn } from "./pages/SignIn.tsx"
 import { sessionKey, useSession, useSignOut } from "./session.ts"
 
@@ -46,6 +47,7 @@ const Layout = () => {
           ))}
         </nav>
         <div className="session">
+          {session.data !== undefined && <WorkspacePicker session={session.data} />}
           {session.data?.authentication === false && <span className="badge warn" title="[gateway.auth] is off: anyone who reaches this page can use it">open: no authentication</span>}
           {session.data?.authentication === true && (
             <>

@@ -1,9 +1,12 @@
 /**
  * The UI's one way to the gateway: its HttpApi routes, relative to where the page is served
  * (`<base_path>/ui/`, written into the page's <base> element by the gateway). Requests that change
- * something carry the session's CSRF token; a 401 or 403 sends the user to the sign-in page.
+ * something carry the session's CSRF token, and every request the workspace a global admin picked; a
+ * 401 or 403 sends the user to the sign-in page.
  * Types come from the server's contract (src/api), so the UI cannot drift from it.
  */
+
+import { pickedWorkspace, workspaceHeader } from "./workspace.ts"
 
 /** `<base_path>` as the page was served under it: "" or "/prefix" */
 export const basePath = new URL("..", document.baseURI).pathname.replace(/\/$/, "")
@@ -45,6 +48,9 @@ export const request = async (path: string, options: RequestOptions = {}): Promi
   if (method !== "GET") headers[csrfHeader] = cookie(csrfCookie) ?? ""
   if (options.body !== undefined) headers["content-type"] = "application/json"
   if (options.text !== undefined) headers["content-type"] = "application/x-ndjson"
+  // a global admin's pick (./workspace.ts); a workspace admin never has one
+  const workspace = pickedWorkspace()
+  if (workspace !== undefined) headers[workspaceHeader] = workspace
   const response = await fetch(`${basePath}${path}`, {
     method,
     headers,

@@ -54,7 +54,7 @@ export const KeysTable = (props: { keys: ReadonlyArray<UiApiKey>; sessionKey: st
               </>
             )
           },
-          { header: "Role", cell: (key) => key.admin ? <Badge tone="warn">admin</Badge> : "API" },
+          { header: "Role", cell: (key) => key.global ? <Badge tone="warn">global admin</Badge> : key.admin ? <Badge tone="warn">admin</Badge> : "API" },
           { header: "Created", cell: (key) => formatTime(key.created_at) },
           { header: "Expires", cell: (key) => key.expires_at === null ? "never" : formatTime(key.expires_at) },
           {
