@@ -30,6 +30,7 @@ import { evaluate } from "../layers/commands/evaluate.ts"
 import { evaluateFlagOf } from "../layers/commands/evaluateFlags.ts"
 import { type Database, migrate, migrationFlagOf } from "../layers/commands/migrate.ts"
 import { migrateData } from "../layers/commands/migrateData.ts"
+import { auditList } from "../layers/commands/audit.ts"
 import { optimizeExport } from "../layers/commands/optimizeExport.ts"
 import { serve } from "../layers/commands/serve.ts"
 import { validate } from "../layers/commands/validate.ts"
@@ -41,6 +42,7 @@ const usage = "usage: gateway (--config-file <path or glob> | --default-config) 
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
   "       gateway optimize export <task_id> --dir <folder> | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
+  "       gateway audit list [--workspace <name>] [--actor <id>] [--action <name>] [--since <time>] [--until <time>] [--limit <n>]\n" +
   "run `gateway --help` for every option"
 
 const configFileFlag = Flag.String("config-file").pipe(
@@ -326,6 +328,25 @@ const apiKeyDisableCommand = Command.make(
   (flags) => apiKeyDisable(flags.publicId, flags.logFormat)
 ).pipe(Command.withDescription("disable an API key (same as --disable-api-key)"))
 
+const auditListCommand = Command.make(
+  "list",
+  {
+    workspace: Flag.String("workspace").pipe(Flag.withDescription("one workspace's entries (default: every workspace's)"), Flag.optional),
+    actor: Flag.String("actor").pipe(Flag.withDescription("one actor's entries: a key's public id, or an OS user"), Flag.optional),
+    action: Flag.String("action").pipe(Flag.withDescription("one action's entries, e.g. api_key.create"), Flag.optional),
+    since: Flag.String("since").pipe(Flag.withDescription("entries at or after this RFC 3339 time"), Flag.optional),
+    until: Flag.String("until").pipe(Flag.withDescription("entries before this RFC 3339 time"), Flag.optional),
+    limit: Flag.Int("limit").pipe(Flag.withDescription("at most this many entries, newest first"), Flag.withDefault(100)),
+    logFormat: logFormatFlag
+  },
+  (flags) => auditList(flags, flags.logFormat)
+).pipe(Command.withDescription("print the audit log's entries as JSON Lines, newest first"))
+
+const auditCommand = Command.make("audit").pipe(
+  Command.withDescription("the audit log of administrative acts"),
+  Command.withSubcommands([auditListCommand])
+)
+
 const apiKeyCommand = Command.make("api-key").pipe(
   Command.withDescription("create or disable API keys"),
   Command.withSubcommands([apiKeyCreateCommand, apiKeyDisableCommand])
@@ -349,7 +370,7 @@ const teardown: Runtime.Teardown = (exit, onExit) => {
 }
 
 gateway.pipe(
-  Command.withSubcommands([migrateCommand, apiKeyCommand, evaluateCommand, optimizeCommand, migrateDataCommand]),
+  Command.withSubcommands([migrateCommand, apiKeyCommand, auditCommand, evaluateCommand, optimizeCommand, migrateDataCommand]),
   Command.run({ version: gatewayVersion }),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown })

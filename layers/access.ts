@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { ApiKeys, Authentication, authenticateGuarded } from "../src/auth/authenticate.ts"
+import { AuditLog, makeAuditLog } from "../src/audit/service.ts"
 import { FailedAttempts } from "../src/auth/failedAttempts.ts"
 import { cachedKeyLookup } from "../src/auth/keyCache.ts"
 import { RelationalDatabase, type RelationalStore, relationalUrlVariable } from "../src/relational.ts"
@@ -81,7 +82,7 @@ const bucketStoreFor = (
   )
 }
 
-/** The RateLimiter, Authentication and UiSessions services, as configured. */
+/** The RateLimiter, Authentication, UiSessions and AuditLog services, as configured. */
 export const AccessLive = (config: GatewayConfig, env: Env) =>
   Layer.effectContext(Effect.gen(function*() {
     const relational = yield* configuredRelationalStore(env, postgresConnectionsOf(config, env).relational)
@@ -131,6 +132,7 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
       Context.add(Authentication, authentication),
       Context.add(UiSessions, sessions),
       Context.add(ApiKeys, { store: relational?.keys }),
-      Context.add(RelationalDatabase, { ping: relational?.ping })
+      Context.add(RelationalDatabase, { ping: relational?.ping }),
+      Context.add(AuditLog, makeAuditLog(relational?.audit, Date.now))
     )
   }))

@@ -1,10 +1,11 @@
 /**
  * The relational database (Postgres, GATEWAY_RELATIONAL_DB_URL): API keys, the web UI's
- * sessions and rate limit buckets, shared by every gateway process. It applies the same
+ * sessions, rate limit buckets and the audit log, shared by every gateway process. It applies the same
  * migration sequence as the Postgres analytics database, so both may live in one database.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type { AuditStore } from "./audit/store.ts"
 import type { ApiKeyStore } from "./auth/store.ts"
 import type { UiSessionStore } from "./auth/sessionStore.ts"
 import type { RateLimitBuckets } from "./ratelimit/store.ts"
@@ -21,6 +22,7 @@ export interface RelationalStore {
   readonly keys: ApiKeyStore
   readonly buckets: RateLimitBuckets
   readonly sessions: UiSessionStore
+  readonly audit: AuditStore
 }
 
 /** the relational database's probe for `GET /health`: undefined when GATEWAY_RELATIONAL_DB_URL is unset */

@@ -38,6 +38,8 @@ export interface Caller {
   /** the workspace the request acts on: what it stores carries it, what it reads is limited to it */
   readonly workspace: string
   readonly role: Role
+  /** how the key came: the UI's session of it (undefined: the request's own header) */
+  readonly via?: "session" | undefined
 }
 
 /** the caller of an open route (`/status`, `/health`, the API reference), which reads and stores nothing of a workspace */

@@ -11,7 +11,9 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import { checkPublicId, checkWorkspace, createKey, disableKey, keyStoreMissing, parseExpiration } from "../../src/auth/keyAdministration.ts"
-import type { ApiKeyStore } from "../../src/auth/store.ts"
+import { userInfo } from "node:os"
+import { makeAuditLog } from "../../src/audit/service.ts"
+import type { RelationalStore } from "../../src/relational.ts"
 import { configuredRelationalStore, migrateRelationalStore } from "../access.ts"
 import { type LogFormat, LoggingLive } from "../logging.ts"
 import { StartupError } from "../startup.ts"
@@ -21,12 +23,25 @@ import { defaultWorkspace } from "../../src/workspace.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
-/** the key store of the relational database, migrated, or an error saying the variable is missing */
-const keyStore = (env: Env): Effect.Effect<ApiKeyStore, StartupError, Scope.Scope> =>
+/** the relational database, migrated, or an error saying the variable is missing */
+const relationalStore = (env: Env): Effect.Effect<RelationalStore, StartupError, Scope.Scope> =>
   Effect.flatMap(configuredRelationalStore(env), (store) =>
     store === undefined
       ? Effect.fail(new StartupError({ message: keyStoreMissing }))
-      : Effect.as(migrateRelationalStore(store), store.keys))
+      : Effect.as(migrateRelationalStore(store), store))
+
+/** who runs the command, as the audit log names the command line's acts */
+const operator = () => {
+  try {
+    return userInfo().username
+  } catch {
+    return process.env.USER
+  }
+}
+
+/** records a key command's act in the audit log of `store` */
+const audited = (store: RelationalStore, act: { readonly action: string; readonly target: string; readonly workspace: string }) =>
+  makeAuditLog(store.audit, Date.now).record({ ...act, actorKind: "cli", actor: operator(), outcome: "success" })
 
 /** What `--create-api-key` was given besides itself. */
 export interface KeyOptions {
@@ -56,11 +71,12 @@ export const createApiKey = (env: Env, options: KeyOptions = {}): Effect.Effect<
     }
     const workspace = checkWorkspace("--workspace", options.workspace ?? defaultWorkspace)
     if (Result.isFailure(workspace)) return yield* new StartupError({ message: workspace.failure.message })
-    const store = yield* keyStore(env)
+    const relational = yield* relationalStore(env)
     const created = yield* Effect.mapError(
-      createKey(store, { expiresAt, admin: options.admin, global: options.global, workspace: workspace.success }),
+      createKey(relational.keys, { expiresAt, admin: options.admin, global: options.global, workspace: workspace.success }),
       (error) => new StartupError({ message: `could not store the API key: ${error.message}` })
     )
+    yield* audited(relational, { action: "api_key.create", target: created.info.publicId, workspace: created.info.workspace })
     return created.apiKey
   })
 
@@ -68,12 +84,13 @@ export const disableApiKey = (env: Env, publicId: string): Effect.Effect<void, S
   Effect.gen(function*() {
     const checked = checkPublicId(publicId)
     if (Result.isFailure(checked)) return yield* new StartupError({ message: checked.failure.message })
-    const store = yield* keyStore(env)
-    yield* Effect.mapError(
-      disableKey(store, publicId),
+    const relational = yield* relationalStore(env)
+    const disabled = yield* Effect.mapError(
+      disableKey(relational.keys, publicId),
       // an unknown key is the user's mistake, said as it is; the database's failure is said with what failed
       (error) => new StartupError({ message: error._tag === "ServiceUnavailable" ? `could not disable the API key: ${error.message}` : error.message })
     )
+    yield* audited(relational, { action: "api_key.disable", target: publicId, workspace: disabled.workspace })
     yield* Effect.logInfo(`API key ${publicId} is disabled`)
   })
 

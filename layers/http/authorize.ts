@@ -44,11 +44,12 @@ export const anyCaller: RouteAccess = { adminOnly: undefined, globalOnly: false 
 const callerFor = (
   key: ApiKeyInfo,
   request: HttpServerRequest.HttpServerRequest,
-  access: RouteAccess
+  access: RouteAccess,
+  viaSession = false
 ): Effect.Effect<Caller, Forbidden | InvalidRequest> => {
   const caller = callerOf(key, request.headers[workspaceHeader])
   if (caller._tag === "Failure") return Effect.fail(caller.failure)
-  const { success } = caller
+  const success: Caller = viaSession ? { ...caller.success, via: "session" } : caller.success
   if (access.globalOnly && success.role !== "global") return Effect.fail(notGlobalAdmin(key.publicId, access.adminOnly ?? "this route"))
   if (access.adminOnly !== undefined && !isAdmin(success)) return Effect.fail(notAdmin(key.publicId, access.adminOnly))
   return Effect.succeed(success)
@@ -89,5 +90,5 @@ export const authorize = (
   if (!readOnlyMethods.has(request.method) && !csrfMatches(request.headers[csrfHeader], sessionId)) {
     return Effect.fail(new Forbidden({ message: `the UI's session needs its CSRF token in the ${csrfHeader} header on a request that changes something` }))
   }
-  return Effect.flatMap(sessionAuthentication(sessions, sessionId, address), (key) => callerFor(key, request, access))
+  return Effect.flatMap(sessionAuthentication(sessions, sessionId, address), (key) => callerFor(key, request, access, true))
 }

@@ -6,16 +6,19 @@
  * the field) and writes its own JSON or event stream, so the definition's schemas describe the
  * wire for the document without costing the hot path a decode or an encode.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as OpenApi from "effect/http-api/OpenApi"
 import type { GatewayApi } from "../../src/contract/gateway.ts"
+import { Audited } from "../../src/contract/guard.ts"
 import type { Authentication } from "../../src/auth/authenticate.ts"
 import type { UiSessions } from "../../src/auth/uiSessions.ts"
 import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
 import type { Caller } from "../../src/workspace.ts"
+import { listAuditHandler } from "./audit.ts"
 import { getBatchHandler, startBatchHandler } from "./batch.ts"
 import { makeDocsPage } from "./docs.ts"
 import {
@@ -62,8 +65,19 @@ const routeOf = (
   errorJson: boolean
 ) =>
 (group: keyof GatewayApi["groups"], handler: (caller: Caller) => RouteHandler, open?: boolean) => {
-  const endpoints = api.groups[group].endpoints as Record<string, { readonly path: string }>
-  return (endpoint: string) => guardedRoute(auth, sessions, metrics, api.groups[group], endpoints[endpoint].path, handler, open, errorJson)
+  const endpoints = api.groups[group].endpoints as Record<string, { readonly path: string; readonly annotations: Context.Context<never> }>
+  return (endpoint: string) =>
+    guardedRoute(
+      auth,
+      sessions,
+      metrics,
+      api.groups[group],
+      endpoints[endpoint].path,
+      handler,
+      open,
+      errorJson,
+      Context.get(endpoints[endpoint].annotations, Audited)
+    )
 }
 
 /** A route the server hands its requests to directly (./hotRoutes.ts): its method and path as the contract has them, and its guarded handler. */
@@ -222,6 +236,7 @@ export const groupsOf = (
         .handleRaw("listUiApiKeys", route("uiApiKeys", listUiApiKeysHandler)("listUiApiKeys"))
         .handleRaw("createUiApiKey", route("uiApiKeys", createUiApiKeyHandler)("createUiApiKey"))
         .handleRaw("disableUiApiKey", route("uiApiKeys", disableUiApiKeyHandler)("disableUiApiKey"))),
+    HttpApiBuilder.group(api, "audit", (handlers) => handlers.handleRaw("listAudit", route("audit", listAuditHandler)("listAudit"))),
     HttpApiBuilder.group(api, "uiWorkspaces", (handlers) =>
       handlers.handleRaw("listUiWorkspaces", route("uiWorkspaces", () => listUiWorkspacesHandler)("listUiWorkspaces"))),
     HttpApiBuilder.group(api, "operations", (handlers) =>

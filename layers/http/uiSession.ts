@@ -11,7 +11,10 @@ import * as Option from "effect/Option"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { csrfCookie, sessionCookie, SignInRequest, type UiSession } from "../../src/api/uiSession.ts"
+import { parseApiKey } from "../../src/auth/apiKey.ts"
 import { Authentication } from "../../src/auth/authenticate.ts"
+import { AuditLog } from "../../src/audit/service.ts"
+import { defaultWorkspace } from "../../src/workspace.ts"
 import type { ApiKeyInfo } from "../../src/auth/store.ts"
 import { csrfTokenOf, UiSessions } from "../../src/auth/uiSessions.ts"
 import { makeDecoder } from "../../src/decode.ts"
@@ -72,14 +75,32 @@ export const signInHandler = Effect.gen(function*() {
   }
   const { api_key } = yield* readJsonBody(decodeSignIn, Math.min(signInBodyBytes, config.gateway.maxRequestBodyBytes))
   if (!auth.enabled) return answer(open)
-  const key = yield* auth.authenticate(`Bearer ${api_key.trim()}`, Option.getOrUndefined(request.peerAddress))
-  if (!key.admin) return yield* notAdmin(key.publicId)
+  const address = Option.getOrUndefined(request.peerAddress)
+  const audit = yield* AuditLog
+  // a failed sign-in is recorded with the public id it named (never the secret), when it named one
+  const refused = (error: { readonly status: number }, workspace = defaultWorkspace) =>
+    audit.record({
+      workspace,
+      actorKind: "ui_session",
+      actor: parseApiKey(api_key.trim())?.publicId,
+      action: "ui.sign_in",
+      outcome: "failure",
+      status: error.status,
+      address
+    })
+  const key = yield* Effect.tapError(auth.authenticate(`Bearer ${api_key.trim()}`, address), (error) => refused(error))
+  if (!key.admin) {
+    const error = notAdmin(key.publicId)
+    yield* refused(error, key.workspace)
+    return yield* error
+  }
   const sessions = yield* UiSessions
   // the session this browser held before is replaced: ended, so that no copy of its cookie outlives it
   const previous = sessionIdOf(request)
   if (previous !== undefined) yield* sessions.end(previous)
   const lifetimeS = config.gateway.ui.sessionTtlS
   const sessionId = yield* sessions.start(key.publicId, lifetimeS)
+  yield* audit.record({ workspace: key.workspace, actorKind: "ui_session", actor: key.publicId, action: "ui.sign_in", outcome: "success", status: 200, address })
   const options = { path: yield* cookiePath, sameSite: "strict" as const, secure: overHttps(request), maxAge: `${lifetimeS} seconds` as const }
   return answer(signedIn(key)).pipe(
     HttpServerResponse.setCookieUnsafe(sessionCookie, sessionId, { ...options, httpOnly: true }),
@@ -92,8 +113,26 @@ export const signOutHandler = Effect.gen(function*() {
   const path = yield* cookiePath
   if (auth.enabled) {
     // ended in the database first: if that fails (503) the cookies stay, and so does a way to retry
-    const sessionId = sessionIdOf(yield* HttpServerRequest.HttpServerRequest)
-    if (sessionId !== undefined) yield* (yield* UiSessions).end(sessionId)
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const sessionId = sessionIdOf(request)
+    if (sessionId !== undefined) {
+      const sessions = yield* UiSessions
+      const address = Option.getOrUndefined(request.peerAddress)
+      // whose session it was, for the audit log (a session already ended names no one)
+      const key = yield* Effect.orElseSucceed(sessions.check(sessionId, address), () => undefined)
+      yield* sessions.end(sessionId)
+      if (key !== undefined) {
+        yield* (yield* AuditLog).record({
+          workspace: key.workspace,
+          actorKind: "ui_session",
+          actor: key.publicId,
+          action: "ui.sign_out",
+          outcome: "success",
+          status: 200,
+          address
+        })
+      }
+    }
   }
   return answer({ authentication: auth.enabled, signed_in: !auth.enabled }).pipe(
     HttpServerResponse.expireCookieUnsafe(sessionCookie, { path }),

@@ -17,6 +17,7 @@ import { makePgClient, storeError, withStatementTimeout } from "./client.ts"
 import { migrate } from "./migrator.ts"
 import { makePostgresRateLimitBuckets } from "./rateLimitBuckets.ts"
 import { makePostgresUiSessionStore } from "./uiSessions.ts"
+import { makePostgresAuditStore } from "./audit.ts"
 
 export interface RelationalStoreOptions {
   /** the longest one call may take (waits for a connection and for row locks included); 5 seconds by default */
@@ -34,6 +35,7 @@ export const makeRelationalStore = (
     const keys = makePostgresApiKeyStore(sql)
     const buckets = makePostgresRateLimitBuckets(sql)
     const sessions = makePostgresUiSessionStore(sql)
+    const audit = makePostgresAuditStore(sql)
     // The embedded database has one session, which another client's transaction holds whole: a
     // call waits in its queue (not on a row lock), cannot be cancelled there, and runs once the
     // transaction ends; it has no timer to enforce a timeout with either.
@@ -64,6 +66,10 @@ export const makeRelationalStore = (
         create: (session) => bounded("create ui session")(sessions.create(session)),
         find: (idHash) => bounded("find ui session")(sessions.find(idHash)),
         delete: (idHash) => bounded("delete ui session")(sessions.delete(idHash))
+      },
+      audit: {
+        append: (entry) => bounded("append audit entry")(audit.append(entry)),
+        list: (query) => bounded("list audit entries")(audit.list(query))
       }
     }
   })

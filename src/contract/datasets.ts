@@ -5,7 +5,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "../api/errors.ts"
-import { requiresKey } from "./guard.ts"
+import { requiresKey, Audited } from "./guard.ts"
 import { CreateDatapointsRequest, DatapointIds, DatapointsResponse, DatasetsResponse, DeleteDatapointsRequest, DeletedDatapoints, FromInferencesRequest, GetDatapointsRequest, ListDatapointsRequest, UpdateDatapointsRequest, UpdateMetadataRequest, datasetNameRule, jsonLinesContentType, maxDatapointsListed, maxFromInferences } from "../api/datasets.ts"
 
 const JsonLines = Schema.String.pipe(HttpApiSchema.asText({ contentType: jsonLinesContentType }))
@@ -80,12 +80,12 @@ export const DatasetsGroup = HttpApiGroup.make("datasets")
       payload: DeleteDatapointsRequest,
       success: DeletedDatapoints,
       error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete datapoints", description: "Marks them stale; their data stays." })),
+    }).annotate(Audited, "datapoints.delete").annotateMerge(OpenApi.annotations({ summary: "Delete datapoints", description: "Marks them stale; their data stays." })),
     HttpApiEndpoint.delete("deleteDataset", "/v1/datasets/:dataset_name", {
       params: DatasetPath,
       success: DeletedDatapoints,
       error: gatewayErrors([400, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({ summary: "Delete a dataset", description: "Marks every live datapoint stale; their data stays." })),
+    }).annotate(Audited, "dataset.delete").annotateMerge(OpenApi.annotations({ summary: "Delete a dataset", description: "Marks every live datapoint stale; their data stays." })),
     HttpApiEndpoint.get("exportDatapoints", "/v1/datasets/:dataset_name/datapoints/export", {
       params: DatasetPath,
       success: JsonLines.annotate({ description: "one datapoint (as get_datapoints answers it) per line, oldest first" }),
@@ -96,7 +96,7 @@ export const DatasetsGroup = HttpApiGroup.make("datasets")
       payload: JsonLines,
       success: DatapointIds,
       error: gatewayErrors([...bodyStatuses, 404, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(Audited, "dataset.import").annotateMerge(OpenApi.annotations({
       summary: "Import datapoints from JSON Lines",
       description: "One datapoint per line, as create takes them or as export writes them; validated like create, all or nothing. The new ids, in line order."
     }))

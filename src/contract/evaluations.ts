@@ -5,7 +5,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "../api/errors.ts"
-import { requiresKey } from "./guard.ts"
+import { requiresKey, Audited } from "./guard.ts"
 import { maxResultsListed } from "../api/evaluationLimits.ts"
 import { EvaluationEvent, EvaluationRunRequest, EvaluationRunResponse, EvaluationRunsResponse } from "../api/evaluations.ts"
 
@@ -20,7 +20,7 @@ export const EvaluationsGroup = HttpApiGroup.make("evaluations")
       payload: EvaluationRunRequest,
       success: HttpApiSchema.StreamSse({ data: EvaluationEvent }),
       error: gatewayErrors([...bodyStatuses, 404, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(Audited, "evaluation.launch").annotateMerge(OpenApi.annotations({
       summary: "Run an inference evaluation",
       description:
         "Runs the function on each datapoint and scores the output with each evaluator. Every inference is stored tagged with the run, " +

@@ -22,6 +22,7 @@ import { OptimizationGroup } from "./optimization.ts"
 import { ReferenceGroup } from "./reference.ts"
 import { StatusGroup } from "./status.ts"
 import { UiApiKeysGroup, UiWorkspacesGroup } from "./uiApiKeys.ts"
+import { AuditGroup } from "./audit.ts"
 import { UiConfigGroup } from "./uiConfig.ts"
 import { UiDatasetsGroup } from "./uiDatasets.ts"
 import { UiInferencesGroup } from "./uiInferences.ts"
@@ -78,6 +79,7 @@ export const GatewayApi = HttpApi.make("gateway")
     UiDatasetsGroup,
     UiApiKeysGroup,
     UiWorkspacesGroup,
+    AuditGroup,
     OperationsGroup
   )
   .annotateMerge(OpenApi.annotations({

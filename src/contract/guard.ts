@@ -24,6 +24,13 @@ export const AdminOnly = Context.Reference<boolean>("gateway/api/AdminOnly", { d
 /** a group only a global admin's key may call (listing the workspaces), when authentication is on; mark it `AdminOnly` too */
 export const GlobalAdminOnly = Context.Reference<boolean>("gateway/api/GlobalAdminOnly", { defaultValue: () => false })
 
+/**
+ * an endpoint whose calls are administrative acts, recorded in the audit log under this action
+ * name (src/audit/service.ts) with the caller, the path's parameters as the target, the status
+ * and the client's address
+ */
+export const Audited = Context.Reference<string | undefined>("gateway/api/Audited", { defaultValue: () => undefined })
+
 /** what an `AdminOnly` group's routes are for, as its 403 names it ("…the admin role, which <purpose> requires") */
 export const AdminPurpose = Context.Reference<string>("gateway/api/AdminPurpose", { defaultValue: () => "the UI" })
 

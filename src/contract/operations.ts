@@ -4,7 +4,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { adminStatuses, gatewayErrors } from "../api/errors.ts"
-import { AdminOnly, AdminPurpose, requiresKey } from "./guard.ts"
+import { AdminOnly, AdminPurpose, requiresKey, Audited } from "./guard.ts"
 import { ConfigInvalid, ConfigReloaded } from "../api/operations.ts"
 
 export const OperationsGroup = HttpApiGroup.make("operations")
@@ -19,7 +19,7 @@ export const OperationsGroup = HttpApiGroup.make("operations")
       },
       success: ConfigReloaded,
       error: [ConfigInvalid, ...gatewayErrors([400, ...adminStatuses])]
-    })
+    }).annotate(Audited, "config.reload")
       .annotateMerge(OpenApi.annotations({
         summary: "Load the configuration files again, as SIGHUP does: in every worker; requests in flight finish on the old configuration"
       }))

@@ -5,7 +5,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "../api/errors.ts"
 import { GepaTaskResponse, LaunchGepaRequest, LaunchGepaResponse } from "../api/gepa.ts"
-import { requiresKey } from "./guard.ts"
+import { requiresKey, Audited } from "./guard.ts"
 import { CreateDiclExamplesRequest, CreateDiclExamplesResponse, DiclTaskResponse } from "../api/optimization.ts"
 
 export const OptimizationGroup = HttpApiGroup.make("optimization")
@@ -14,7 +14,7 @@ export const OptimizationGroup = HttpApiGroup.make("optimization")
       payload: CreateDiclExamplesRequest,
       success: CreateDiclExamplesResponse,
       error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(Audited, "dicl.launch").annotateMerge(OpenApi.annotations({
       summary: "Create the examples of a DICL variant",
       description:
         "Queues a durable task that embeds the inputs of a dataset's datapoints or of stored inferences, in batches, and stores them with their outputs " +
@@ -31,7 +31,7 @@ export const OptimizationGroup = HttpApiGroup.make("optimization")
       payload: LaunchGepaRequest,
       success: LaunchGepaResponse,
       error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(Audited, "gepa.launch").annotateMerge(OpenApi.annotations({
       summary: "Launch a GEPA prompt optimization",
       description:
         "Queues a durable task that evolves the templates of a function's variants: it scores them on a validation set, asks an analysis model about " +
@@ -46,7 +46,7 @@ export const OptimizationGroup = HttpApiGroup.make("optimization")
       params: { task_id: Schema.String },
       success: GepaTaskResponse,
       error: gatewayErrors([404, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({ summary: "Cancel a GEPA task (beyond the spec): its status becomes error, \"cancelled\"" }))
+    }).annotate(Audited, "gepa.cancel").annotateMerge(OpenApi.annotations({ summary: "Cancel a GEPA task (beyond the spec): its status becomes error, \"cancelled\"" }))
   )
   .annotateEndpointsMerge(requiresKey)
   .annotateMerge(OpenApi.annotations({ title: "Optimization" }))

@@ -4,7 +4,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { adminStatuses, bodyStatuses, gatewayErrors } from "../api/errors.ts"
-import { AdminOnly, AdminPurpose, GlobalAdminOnly, requiresKey } from "./guard.ts"
+import { AdminOnly, AdminPurpose, GlobalAdminOnly, requiresKey, Audited } from "./guard.ts"
 import { CreateUiApiKeyRequest, CreatedUiApiKey, UiApiKey, UiApiKeyList, UiWorkspaceList } from "../api/uiApiKeys.ts"
 
 export const UiApiKeysGroup = HttpApiGroup.make("uiApiKeys")
@@ -15,13 +15,13 @@ export const UiApiKeysGroup = HttpApiGroup.make("uiApiKeys")
       payload: CreateUiApiKeyRequest,
       success: CreatedUiApiKey,
       error: gatewayErrors([...bodyStatuses, ...adminStatuses])
-    })
+    }).annotate(Audited, "api_key.create")
       .annotateMerge(OpenApi.annotations({ summary: "Create an API key in the caller's workspace: the answer holds the whole key, the only time it is shown" })),
     HttpApiEndpoint.post("disableUiApiKey", "/v1/ui/api_keys/:public_id/disable", {
       params: { public_id: Schema.String },
       success: UiApiKey,
       error: gatewayErrors([400, 404, ...adminStatuses])
-    })
+    }).annotate(Audited, "api_key.disable")
       .annotateMerge(OpenApi.annotations({
         summary: "Disable an API key for good: refused once the gateways' key caches let it go (`cache_ttl_ms`); 404 when no key of the caller's workspace has the public id"
       }))

@@ -161,6 +161,7 @@ describe("GET /openapi.json", () => {
       "GET /openai/v1/responses/{id}/input_items",
       "GET /openapi.json",
       "GET /status",
+      "GET /v1/audit",
       "GET /v1/datasets",
       "GET /v1/datasets/{dataset_name}/datapoints/export",
       "GET /v1/evaluations/runs",

@@ -124,7 +124,13 @@ export const startUiGateway = async (options: { auth?: boolean; inferences?: num
   const folder = fs.mkdtempSync(path.join(process.env.GATEWAY_TEST_SCRATCH ?? "/tmp", "ui-db-"))
   const databaseUrl = `pglite://${folder}`
   const env = { GATEWAY_ANALYTICS_DB_URL: databaseUrl, GATEWAY_RELATIONAL_DB_URL: databaseUrl }
-  const gateway = await startGateway({ config: uiConfig(auth), files: { ...quickstartFunctions(), "functions/get_weather.json": weatherTool }, env })
+  // a new embedded database builds its tables at start-up: seconds on a machine busy with the rest of the suite
+  const gateway = await startGateway({
+    config: uiConfig(auth),
+    files: { ...quickstartFunctions(), "functions/get_weather.json": weatherTool },
+    env,
+    startTimeoutMs: 60_000
+  })
   const keyCommand = async (args: ReadonlyArray<string>) => {
     const result = await runGateway(args, { env, timeoutMs: 60_000 })
     if (result.code !== 0) throw new Error(`gateway ${args.join(" ")} exited ${result.code}: ${result.stderr}`)
