@@ -43,7 +43,8 @@ describe("every page of the UI", () => {
       { name: "optimization", path: "/optimization", heading: "Optimization" },
       { name: "playground", path: "/playground", heading: "Playground" },
       { name: "configuration", path: "/configuration", heading: "Configuration" },
-      { name: "api-keys", path: "/api-keys", heading: "API keys" }
+      { name: "api-keys", path: "/api-keys", heading: "API keys" },
+      { name: "audit", path: "/audit", heading: "Audit log" }
     ]
   }
 

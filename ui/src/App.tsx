@@ -28,7 +28,8 @@ const sections: ReadonlyArray<{ path: string; label: string }> = [
   { path: "/optimization", label: "Optimization" },
   { path: "/playground", label: "Playground" },
   { path: "/configuration", label: "Configuration" },
-  { path: "/api-keys", label: "API keys" }
+  { path: "/api-keys", label: "API keys" },
+  { path: "/audit", label: "Audit log" }
 ]
 
 const Layout = () => {
@@ -90,6 +91,7 @@ const router = createBrowserRouter([
       { path: "playground", element: page(() => import("./pages/Playground.tsx")) },
       { path: "configuration", element: page(() => import("./pages/Configuration.tsx")) },
       { path: "api-keys", element: page(() => import("./pages/ApiKeys.tsx")) },
+      { path: "audit", element: page(() => import("./pages/Audit.tsx")) },
       { path: "*", element: <p role="alert" className="notice error">No such page.</p> }
     ]
   }
