@@ -206,7 +206,9 @@ describe.each(backends)("workspaces: batches, DICL, GEPA and the Overview on %s"
       const badName = await exportAs(taskId, "--workspace", "team a")
       const fromA = await exportAs(taskId, "--workspace", "team-a")
       expect(fromB.code).toBe(1)
-      expect(fromB.stderr.replaceAll(taskId, "<id>")).toBe(unknown.stderr.replaceAll(unknownId, "<id>"))
+      // the message, after the start-up's log lines
+      const lastLine = (text: string) => text.trim().split("\n").at(-1)
+      expect(lastLine(fromB.stderr)?.replaceAll(taskId, "<id>")).toBe(lastLine(unknown.stderr)?.replaceAll(unknownId, "<id>"))
       expect(fromB.stderr).toMatch(/unknown GEPA task/)
       expect(byDefault.code).toBe(1)
       expect(byDefault.stderr).toMatch(/unknown GEPA task/)
