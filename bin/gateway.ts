@@ -23,6 +23,7 @@ import { relationalUrlVariable } from "../src/relational.ts"
 import { analyticsUrlVariable } from "../src/analytics/stores.ts"
 import type { EvaluationRunRequest } from "../src/api/evaluations.ts"
 import { parseEvaluatorNumbers } from "../src/evaluations/statistics.ts"
+import { defaultWorkspace } from "../src/workspace.ts"
 import { currentWorker, parseWorkers } from "../layers/cluster.ts"
 import { apiKeyCreate, apiKeyDisable } from "../layers/commands/apiKeys.ts"
 import { ExitWith, failWith } from "../layers/commands/exit.ts"
@@ -41,7 +42,7 @@ const usage = "usage: gateway (--config-file <path or glob> | --default-config) 
   "       gateway --create-api-key [--expiration <UTC timestamp>] [--admin] [--workspace <name> | --global] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
-  "       gateway optimize export <task_id> --dir <folder> | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
+  "       gateway optimize export <task_id> --dir <folder> [--workspace <name>] | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
   "       gateway audit list [--workspace <name>] [--actor <id>] [--action <name>] [--since <time>] [--until <time>] [--limit <n>]\n" +
   "run `gateway --help` for every option"
 
@@ -296,9 +297,13 @@ const optimizeExportCommand = Command.make(
   {
     taskId: Argument.String("task_id").pipe(Argument.withDescription("a completed GEPA task")),
     dir: Flag.String("dir").pipe(Flag.withDescription("the folder to write gateway.toml and the template files into")),
+    workspace: Flag.String("workspace").pipe(
+      Flag.withDescription("the workspace the task was launched in (default: default); another workspace's task is not found"),
+      Flag.withDefault(defaultWorkspace)
+    ),
     logFormat: logFormatFlag
   },
-  (flags) => optimizeExport(flags.taskId, flags.dir, flags.logFormat)
+  (flags) => optimizeExport(flags.taskId, flags.dir, flags.workspace, flags.logFormat)
 ).pipe(Command.withDescription("write the variants a completed GEPA task found as configuration files"))
 
 const migrateDataCommand = Command.make(

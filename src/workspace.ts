@@ -58,5 +58,14 @@ export const taskCaller = (task: { readonly apiKey?: string | undefined; readonl
   role: "member"
 })
 
+/**
+ * Whether a background task's payload belongs to `workspace` (a payload without one, queued
+ * before workspaces existed, to `default`): a task of another workspace reads as no such task.
+ */
+export const isTaskOf = (workspace: string, payload: unknown): boolean => {
+  const own = typeof payload === "object" && payload !== null && "workspace" in payload ? payload.workspace : undefined
+  return (typeof own === "string" ? own : defaultWorkspace) === workspace
+}
+
 /** the command line's caller (`gateway evaluate`, ...): the operator, without a key, acting on `workspace` */
 export const operatorCaller = (workspace: string = defaultWorkspace): Caller => ({ publicId: undefined, workspace, role: "global" })

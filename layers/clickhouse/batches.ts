@@ -17,7 +17,7 @@ import { isUuid } from "../../src/ids.ts"
 import { writeVersions } from "../writeVersions.ts"
 import type { ClickHouse } from "./client.ts"
 import { text } from "./rows.ts"
-import { refused, sqlInteger, sqlUuid } from "./sql.ts"
+import { refused, sqlInteger, sqlString, sqlUuid } from "./sql.ts"
 
 interface BatchRow {
   readonly id: string
@@ -194,23 +194,23 @@ export const makeClickHouseBatchStore = ({ run, select, insert }: ClickHouse): B
           await insert("BatchRequest", [batchRow], signal)
         })),
 
-    getBatch: (id) =>
+    getBatch: (workspace, id) =>
       isUuid(id)
         ? run("getBatch", async (signal) => {
           const rows = await select<BatchRow>(
-            `SELECT ${batchColumns} FROM BatchRequest WHERE id = ${sqlUuid(id)} ORDER BY updated_at_ms DESC, version DESC LIMIT 1`,
+            `SELECT ${batchColumns} FROM BatchRequest WHERE id = ${sqlUuid(id)} AND workspace = ${sqlString(workspace)} ORDER BY updated_at_ms DESC, version DESC LIMIT 1`,
             signal
           )
           return rows.length === 0 ? undefined : toBatch(rows[0])
         })
         : Effect.succeed(undefined),
 
-    getBatchInferences: (batchId, inferenceId) =>
+    getBatchInferences: (workspace, batchId, inferenceId) =>
       isUuid(batchId) && (inferenceId === undefined || isUuid(inferenceId))
         ? run("getBatchInferences", async (signal) => {
           const one = inferenceId === undefined ? "" : ` AND inference_id = ${sqlUuid(inferenceId)}`
           const rows = await select<InferenceRow>(
-            `SELECT ${inferenceColumns} FROM BatchModelInference WHERE batch_id = ${sqlUuid(batchId)}${one} ` +
+            `SELECT ${inferenceColumns} FROM BatchModelInference WHERE batch_id = ${sqlUuid(batchId)} AND workspace = ${sqlString(workspace)}${one} ` +
               `ORDER BY input_index ASC LIMIT 1 BY input_index${inferenceId === undefined ? "" : " LIMIT 1"}`,
             signal
           )
@@ -218,11 +218,11 @@ export const makeClickHouseBatchStore = ({ run, select, insert }: ClickHouse): B
         })
         : Effect.succeed([]),
 
-    getBatchInferencePage: (batchId, afterIndex, limit) => {
+    getBatchInferencePage: (workspace, batchId, afterIndex, limit) => {
       if (!isUuid(batchId) || !(limit >= 1)) return Effect.succeed([])
       return run("getBatchInferencePage", async (signal) => {
         const rows = await select<InferenceRow>(
-          `SELECT ${inferenceColumns} FROM BatchModelInference WHERE batch_id = ${sqlUuid(batchId)} ` +
+          `SELECT ${inferenceColumns} FROM BatchModelInference WHERE batch_id = ${sqlUuid(batchId)} AND workspace = ${sqlString(workspace)} ` +
             (afterIndex >= 0 ? `AND input_index > ${sqlInteger(afterIndex)} ` : "") +
             `ORDER BY input_index ASC LIMIT 1 BY input_index LIMIT ${sqlInteger(limit)}`,
           signal

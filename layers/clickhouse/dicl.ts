@@ -41,6 +41,7 @@ const exampleLine = (write: DiclWrite, example: DiclExample): Buffer => {
   const stored = example.embedding.map(Math.fround)
   if (embeddingProblem(stored) !== undefined) throw refused(`example ${example.id}: the embedding does not fit float32`)
   return Buffer.from(JSON.stringify({
+    workspace: write.workspace,
     function_name: text(write.functionName),
     variant_name: text(write.variantName),
     write_id: write.id,
@@ -54,25 +55,26 @@ const exampleLine = (write: DiclWrite, example: DiclExample): Buffer => {
   }))
 }
 
-/** the ids of the variant's writes that are read: committed, from its latest committed replace on */
-const readWrites = (functionName: string, variantName: string) => {
-  const variant = `function_name = ${sqlString(text(functionName))} AND variant_name = ${sqlString(text(variantName))}`
+/** the ids of the workspace's writes of the variant that are read: committed, from its latest committed replace on */
+const readWrites = (workspace: string, functionName: string, variantName: string) => {
+  const variant = `workspace = ${sqlString(workspace)} AND function_name = ${sqlString(text(functionName))} AND variant_name = ${sqlString(text(variantName))}`
   return `SELECT write_id FROM DiclWrite WHERE ${variant} AND write_id >= ` +
     `(SELECT max(write_id) FROM DiclWrite WHERE ${variant} AND mode = 'replace')`
 }
 
-const variantRows = (functionName: string, variantName: string) =>
-  `function_name = ${sqlString(text(functionName))} AND variant_name = ${sqlString(text(variantName))} ` +
-  `AND write_id IN (${readWrites(functionName, variantName)})`
+const variantRows = (workspace: string, functionName: string, variantName: string) =>
+  `workspace = ${sqlString(workspace)} AND function_name = ${sqlString(text(functionName))} AND variant_name = ${sqlString(text(variantName))} ` +
+  `AND write_id IN (${readWrites(workspace, functionName, variantName)})`
 
 export const makeClickHouseDiclStore = ({ run, select, insert, command }: ClickHouse): DiclExampleStore => {
   /**
    * After a replace, the rows it hides (of earlier writes, committed or not) are deleted by a
    * mutation, which ClickHouse runs in the background. Nothing reads them any more: a failure is
-   * logged, not the write's.
+   * logged, not the write's. Only the write's workspace's rows: a replace in one workspace never
+   * deletes another's examples.
    */
   const deleteBefore = (write: DiclWrite) => {
-    const condition = `function_name = ${sqlString(text(write.functionName))} AND variant_name = ${sqlString(text(write.variantName))} ` +
+    const condition = `workspace = ${sqlString(write.workspace)} AND function_name = ${sqlString(text(write.functionName))} AND variant_name = ${sqlString(text(write.variantName))} ` +
       `AND write_id < ${sqlInteger(write.id)}`
     return run("deleteReplacedDiclExamples", async (signal) => {
       for (const table of ["DiclExample", "DiclWrite"]) {
@@ -85,7 +87,7 @@ export const makeClickHouseDiclStore = ({ run, select, insert, command }: ClickH
     backend: "clickhouse",
     vectorSearch: Effect.succeed("clickhouse"),
 
-    begin: (functionName, variantName, mode) => Effect.map(writeVersions(1), ([id]) => ({ id, functionName, variantName, mode })),
+    begin: (workspace, functionName, variantName, mode) => Effect.map(writeVersions(1), ([id]) => ({ id, workspace, functionName, variantName, mode })),
 
     // Every row is built (and checked) before anything is sent: a value refused stores nothing.
     stage: (write, examples) =>
@@ -98,6 +100,7 @@ export const makeClickHouseDiclStore = ({ run, select, insert, command }: ClickH
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         run("commitDiclWrite", async (signal) => {
           const line = Buffer.from(JSON.stringify({
+            workspace: write.workspace,
             function_name: text(write.functionName),
             variant_name: text(write.variantName),
             write_id: write.id,
@@ -109,7 +112,7 @@ export const makeClickHouseDiclStore = ({ run, select, insert, command }: ClickH
           Effect.andThen(write.mode === "replace" ? deleteBefore(write) : Effect.void)
         ),
 
-    nearest: ({ functionName, variantName, embedding, k, maxDistance }) => {
+    nearest: (workspace, { functionName, variantName, embedding, k, maxDistance }) => {
       const limit = wholeK(k)
       if (limit === 0 || embeddingProblem(embedding) !== undefined) return Effect.succeed([])
       return run("nearestDiclExamples", async (signal) => {
@@ -118,7 +121,7 @@ export const makeClickHouseDiclStore = ({ run, select, insert, command }: ClickH
           `SELECT input, output, ` +
             `1 - arraySum(arrayMap((x, y) -> x * y, embedding, ${query})) / (embedding_norm * ${sqlFloat(vectorNorm(embedding))}) AS distance ` +
             `FROM (SELECT input, output, embedding, embedding_norm, toString(id) AS id_text FROM DiclExample ` +
-            `WHERE ${variantRows(functionName, variantName)} AND length(embedding) = ${sqlInteger(embedding.length)} LIMIT 1 BY id_text) ` +
+            `WHERE ${variantRows(workspace, functionName, variantName)} AND length(embedding) = ${sqlInteger(embedding.length)} LIMIT 1 BY id_text) ` +
             `ORDER BY distance ASC, id_text ASC LIMIT ${sqlInteger(limit)}`,
           signal
         )
@@ -130,10 +133,10 @@ export const makeClickHouseDiclStore = ({ run, select, insert, command }: ClickH
       })
     },
 
-    count: (functionName, variantName) =>
+    count: (workspace, functionName, variantName) =>
       run("countDiclExamples", async (signal) => {
         const rows = await select<{ count: string }>(
-          `SELECT uniqExact(id) AS count FROM DiclExample WHERE ${variantRows(functionName, variantName)}`,
+          `SELECT uniqExact(id) AS count FROM DiclExample WHERE ${variantRows(workspace, functionName, variantName)}`,
           signal
         )
         return Number(rows[0]?.count ?? 0)

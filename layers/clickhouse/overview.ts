@@ -20,17 +20,18 @@ import type {
 import type { ClickHouse } from "./client.ts"
 import { sqlInteger, sqlString } from "./sql.ts"
 
-/** the conditions on an inference table's rows of `scope` */
-const scopeWhere = (scope: OverviewScope) =>
+/** the conditions on an inference table's rows of `scope` in `workspace` */
+const scopeWhere = (workspace: string, scope: OverviewScope) =>
   [
+    `workspace = ${sqlString(workspace)}`,
     ...(scope.functionName !== undefined ? [`function_name = ${sqlString(scope.functionName)}`] : []),
     `timestamp_ms >= ${sqlInteger(scope.from)}`,
     `timestamp_ms < ${sqlInteger(scope.to)}`
   ].join(" AND ")
 
-/** the ids and `columns` of the chat and json inferences of `scope`, one row per id */
-const inferencesOf = (scope: OverviewScope, columns: string) => {
-  const where = scopeWhere(scope)
+/** the ids and `columns` of the chat and json inferences of `scope` in `workspace`, one row per id */
+const inferencesOf = (workspace: string, scope: OverviewScope, columns: string) => {
+  const where = scopeWhere(workspace, scope)
   return `SELECT id, ${columns} FROM (SELECT id, ${columns} FROM ChatInference WHERE ${where} ` +
     `UNION ALL SELECT id, ${columns} FROM JsonInference WHERE ${where}) LIMIT 1 BY id`
 }
@@ -65,30 +66,30 @@ interface MetricRow {
 
 export const makeClickHouseOverviewStore = ({ run, select }: ClickHouse): OverviewStore => ({
   backend: "clickhouse",
-  inferenceCounts: (query: InferenceCountsQuery) =>
+  inferenceCounts: (workspace, query: InferenceCountsQuery) =>
     run("inferenceCounts", async (signal) => {
       const width = sqlInteger(query.bucketMs)
       const name = query.functionName === undefined ? "function_name" : "variant_name"
       const rows = await select<{ bucket_start: string; name: string; count: string }>(
         `SELECT intDiv(timestamp_ms, ${width}) * ${width} AS bucket_start, ${name} AS name, count() AS count ` +
-          `FROM (${inferencesOf(query, `${name}, timestamp_ms`)}) GROUP BY bucket_start, name ORDER BY bucket_start, name`,
+          `FROM (${inferencesOf(workspace, query, `${name}, timestamp_ms`)}) GROUP BY bucket_start, name ORDER BY bucket_start, name`,
         signal
       )
       return rows.map((row): BucketCount => ({ bucketStart: Number(row.bucket_start), name: row.name, count: Number(row.count) }))
     }),
 
-  functionCounts: (range: OverviewRange) =>
+  functionCounts: (workspace, range: OverviewRange) =>
     run("functionCounts", async (signal) => {
       const rows = await select<{ function_name: string; count: string }>(
-        `SELECT function_name, count() AS count FROM (${inferencesOf(range, "function_name")}) GROUP BY function_name ORDER BY function_name`,
+        `SELECT function_name, count() AS count FROM (${inferencesOf(workspace, range, "function_name")}) GROUP BY function_name ORDER BY function_name`,
         signal
       )
       return rows.map((row) => ({ functionName: row.function_name, count: Number(row.count) }))
     }),
 
-  metricStatistics: (scope) =>
+  metricStatistics: (workspace, scope) =>
     run("metricStatistics", async (signal) => {
-      const inferences = inferencesOf(scope, "episode_id, variant_name")
+      const inferences = inferencesOf(workspace, scope, "episode_id, variant_name")
       // the variant each target counts for: an inference's own, an episode's first inference's (UUIDv7 text order is time order)
       const targets = `SELECT toString(id) AS target, 'inference' AS level, variant_name FROM (${inferences}) ` +
         `UNION ALL SELECT toString(episode_id) AS target, 'episode' AS level, argMin(variant_name, toString(id)) AS variant_name ` +
@@ -96,7 +97,7 @@ export const makeClickHouseOverviewStore = ({ run, select }: ClickHouse): Overvi
       const targeted = `target_id IN (SELECT id FROM (${inferences})) OR target_id IN (SELECT episode_id FROM (${inferences}))`
       const feedback = (kind: "boolean" | "float", table: string) =>
         `SELECT '${kind}' AS kind, metric_name, toString(target_id) AS target, toString(target_type) AS level, toFloat64(value) AS value, ` +
-        `toString(id) AS feedback_id FROM ${table} WHERE ${targeted}`
+        `toString(id) AS feedback_id FROM ${table} WHERE workspace = ${sqlString(workspace)} AND (${targeted})`
       const latest = `SELECT kind, metric_name, target, level, value FROM (${feedback("boolean", "BooleanMetricFeedback")} ` +
         `UNION ALL ${feedback("float", "FloatMetricFeedback")}) ORDER BY kind, metric_name, target, feedback_id DESC LIMIT 1 BY kind, metric_name, target`
       const rows = await select<MetricRow>(
@@ -117,9 +118,9 @@ export const makeClickHouseOverviewStore = ({ run, select }: ClickHouse): Overvi
       }))
     }),
 
-  modelStatistics: (scope) =>
+  modelStatistics: (workspace, scope) =>
     run("modelStatistics", async (signal) => {
-      const where = scopeWhere(scope)
+      const where = scopeWhere(workspace, scope)
       const ids = `SELECT id FROM ChatInference WHERE ${where} UNION ALL SELECT id FROM JsonInference WHERE ${where}`
       const calls = "SELECT id, model_name, model_provider_name, cached, input_tokens, output_tokens, cost, response_time_ms, ttft_ms " +
         `FROM ModelInference WHERE inference_id IN (${ids}) LIMIT 1 BY id`
@@ -147,9 +148,9 @@ export const makeClickHouseOverviewStore = ({ run, select }: ClickHouse): Overvi
       }))
     }),
 
-  hasInferences: (functionName) =>
+  hasInferences: (workspace, functionName) =>
     run("hasInferences", async (signal) => {
-      const where = `function_name = ${sqlString(functionName)}`
+      const where = `workspace = ${sqlString(workspace)} AND function_name = ${sqlString(functionName)}`
       const rows = await select(
         `SELECT 1 AS found FROM ChatInference WHERE ${where} LIMIT 1 UNION ALL SELECT 1 AS found FROM JsonInference WHERE ${where} LIMIT 1`,
         signal

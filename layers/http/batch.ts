@@ -70,15 +70,15 @@ const completedJson = (batchId: string, pages: Stream.Stream<ReadonlyArray<unkno
   )
 }
 
-/** `GET /batch_inference/{batch_id}` (with `limit` and `after` in its query) and `.../inference/{inference_id}` */
-export const getBatchHandler = Effect.gen(function*() {
+/** `GET /batch_inference/{batch_id}` (with `limit` and `after` in its query) and `.../inference/{inference_id}`: the caller's workspace's batches only */
+export const getBatchHandler = (caller: Caller) => Effect.gen(function*() {
   const params = yield* HttpRouter.params
   const service = yield* BatchService
   const inferenceId = params.inference_id
   // paging is the whole batch's: the route of one inference has none
   const query = inferenceId === undefined ? yield* queryParams : new URLSearchParams()
   const limit = query.has("limit") ? yield* integerParam(query, "limit", maxBatchPage, 1, maxBatchPage) : undefined
-  const reading = yield* service.get(params.batch_id ?? "", { inferenceId, limit, after: query.get("after") ?? undefined })
+  const reading = yield* service.get(caller, params.batch_id ?? "", { inferenceId, limit, after: query.get("after") ?? undefined })
   if (reading._tag === "body") return jsonResponse(JSON.stringify(reading.body))
   return HttpServerResponse.stream(completedJson(reading.batchId, reading.pages), { contentType: "application/json" })
 })

@@ -2,7 +2,7 @@
  * The optimization routes: `POST /v1/optimization/dicl` decodes the body and queues the DICL
  * example task, `GET /v1/optimization/dicl/{task_id}` reads it; `POST /v1/optimization/gepa`
  * launches a GEPA task, `GET` and `DELETE /v1/optimization/gepa/{task_id}` read and cancel it.
- * All answer JSON.
+ * All answer JSON. A task of another workspace than the caller's is an unknown task.
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -25,11 +25,12 @@ export const createDiclExamplesHandler = (caller: Caller) =>
     return jsonResponse(JSON.stringify(yield* service.create(request, caller)))
   })
 
-export const getDiclTaskHandler = Effect.gen(function*() {
-  const params = yield* HttpRouter.params
-  const service = yield* DiclService
-  return jsonResponse(JSON.stringify(yield* service.get(params.task_id ?? "")))
-})
+export const getDiclTaskHandler = (caller: Caller) =>
+  Effect.gen(function*() {
+    const params = yield* HttpRouter.params
+    const service = yield* DiclService
+    return jsonResponse(JSON.stringify(yield* service.get(caller, params.task_id ?? "")))
+  })
 
 const decodeLaunch = makeDecoder(LaunchGepaRequest)
 
@@ -41,14 +42,16 @@ export const launchGepaHandler = (caller: Caller) =>
     return jsonResponse(JSON.stringify(yield* service.launch(request, caller)))
   })
 
-export const getGepaTaskHandler = Effect.gen(function*() {
-  const params = yield* HttpRouter.params
-  const service = yield* GepaService
-  return jsonResponse(JSON.stringify(yield* service.get(params.task_id ?? "")))
-})
+export const getGepaTaskHandler = (caller: Caller) =>
+  Effect.gen(function*() {
+    const params = yield* HttpRouter.params
+    const service = yield* GepaService
+    return jsonResponse(JSON.stringify(yield* service.get(caller, params.task_id ?? "")))
+  })
 
-export const cancelGepaTaskHandler = Effect.gen(function*() {
-  const params = yield* HttpRouter.params
-  const service = yield* GepaService
-  return jsonResponse(JSON.stringify(yield* service.cancel(params.task_id ?? "")))
-})
+export const cancelGepaTaskHandler = (caller: Caller) =>
+  Effect.gen(function*() {
+    const params = yield* HttpRouter.params
+    const service = yield* GepaService
+    return jsonResponse(JSON.stringify(yield* service.cancel(caller, params.task_id ?? "")))
+  })

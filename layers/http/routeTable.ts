@@ -150,8 +150,8 @@ export const groupsOf = (
     HttpApiBuilder.group(api, "batch", (handlers) =>
       handlers
         .handleRaw("startBatch", route("batch", startBatchHandler)("startBatch"))
-        .handleRaw("getBatch", route("batch", () => getBatchHandler)("getBatch"))
-        .handleRaw("getBatchInference", route("batch", () => getBatchHandler)("getBatchInference"))),
+        .handleRaw("getBatch", route("batch", getBatchHandler)("getBatch"))
+        .handleRaw("getBatchInference", route("batch", getBatchHandler)("getBatchInference"))),
     HttpApiBuilder.group(api, "feedback", (handlers) => handlers.handleRaw("feedback", route("feedback", feedbackHandler)("feedback"))),
     HttpApiBuilder.group(api, "inferences", (handlers) =>
       handlers
@@ -180,10 +180,10 @@ export const groupsOf = (
     HttpApiBuilder.group(api, "optimization", (handlers) =>
       handlers
         .handleRaw("createDiclExamples", route("optimization", createDiclExamplesHandler)("createDiclExamples"))
-        .handleRaw("getDiclTask", route("optimization", () => getDiclTaskHandler)("getDiclTask"))
+        .handleRaw("getDiclTask", route("optimization", getDiclTaskHandler)("getDiclTask"))
         .handleRaw("launchGepa", route("optimization", launchGepaHandler)("launchGepa"))
-        .handleRaw("getGepaTask", route("optimization", () => getGepaTaskHandler)("getGepaTask"))
-        .handleRaw("cancelGepaTask", route("optimization", () => cancelGepaTaskHandler)("cancelGepaTask"))),
+        .handleRaw("getGepaTask", route("optimization", getGepaTaskHandler)("getGepaTask"))
+        .handleRaw("cancelGepaTask", route("optimization", cancelGepaTaskHandler)("cancelGepaTask"))),
     // the same handlers under both names of the routes
     HttpApiBuilder.group(api, "workflowEvaluations", (handlers) => {
       const runs = (endpoint: string, handler: RouteHandler) => route("workflowEvaluations", () => handler)(endpoint)
@@ -226,9 +226,9 @@ export const groupsOf = (
         .handleRaw("getUiInference", route("uiInferences", () => getUiInferenceHandler)("getUiInference"))
         .handleRaw("getUiEpisode", route("uiInferences", () => getUiEpisodeHandler)("getUiEpisode"))),
     HttpApiBuilder.group(api, "uiOptimization", (handlers) =>
-      handlers.handleRaw("exportGepaTask", route("uiOptimization", () => exportGepaTaskHandler)("exportGepaTask"))),
+      handlers.handleRaw("exportGepaTask", route("uiOptimization", exportGepaTaskHandler)("exportGepaTask"))),
     HttpApiBuilder.group(api, "uiOverview", (handlers) =>
-      handlers.handleRaw("getUiOverview", route("uiOverview", () => getUiOverviewHandler)("getUiOverview"))),
+      handlers.handleRaw("getUiOverview", route("uiOverview", getUiOverviewHandler)("getUiOverview"))),
     HttpApiBuilder.group(api, "uiDatasets", (handlers) =>
       handlers.handleRaw("getDatapointHistory", route("uiDatasets", () => getDatapointHistoryHandler)("getDatapointHistory"))),
     HttpApiBuilder.group(api, "uiApiKeys", (handlers) =>

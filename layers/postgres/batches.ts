@@ -191,9 +191,9 @@ export const makePostgresBatchStore = (sql: PgClient.PgClient): BatchStore => {
 
   /** the batch's row, over an older one only */
   const upsertBatch = (row: Buffer) =>
-    sql`INSERT INTO batch_requests (id, function_name, function_type, variant_name, model_name, model_provider_name, provider_batch_id,
+    sql`INSERT INTO batch_requests (id, workspace, function_name, function_type, variant_name, model_name, model_provider_name, provider_batch_id,
         provider_batch_data, batch_params, status, error_message, failures, timestamp, updated_at, version)
-      SELECT (e->>'id')::uuid, e->>'function_name', e->>'function_type', e->>'variant_name', e->>'model_name', e->>'model_provider_name',
+      SELECT (e->>'id')::uuid, e->>'workspace', e->>'function_name', e->>'function_type', e->>'variant_name', e->>'model_name', e->>'model_provider_name',
         e->>'provider_batch_id', e->'provider_batch_data', e->'batch_params', e->>'status', e->>'error_message', e->'failures',
         (e->>'timestamp')::timestamptz, (e->>'updated_at')::timestamptz, (e->>'version')::bigint
       FROM (SELECT convert_from(${row}, 'UTF8')::jsonb AS e) AS given
@@ -207,9 +207,9 @@ export const makePostgresBatchStore = (sql: PgClient.PgClient): BatchStore => {
 
   // unprepared: the parameter changes every time
   const insertInferences = (rows: Buffer) =>
-    sql`INSERT INTO batch_model_inferences (batch_id, input_index, inference_id, episode_id, function_name, variant_name, input, system,
+    sql`INSERT INTO batch_model_inferences (batch_id, workspace, input_index, inference_id, episode_id, function_name, variant_name, input, system,
         input_messages, tool_params, output_schema, inference_params, raw_request, model_name, model_provider_name, tags, timestamp)
-      SELECT (e->>'batch_id')::uuid, (e->>'input_index')::integer, (e->>'inference_id')::uuid, (e->>'episode_id')::uuid,
+      SELECT (e->>'batch_id')::uuid, e->>'workspace', (e->>'input_index')::integer, (e->>'inference_id')::uuid, (e->>'episode_id')::uuid,
         e->>'function_name', e->>'variant_name', e->'input', e->>'system', e->'input_messages', e->'tool_params', e->'output_schema',
         e->'inference_params', e->>'raw_request', e->>'model_name', e->>'model_provider_name', e->'tags', (e->>'timestamp')::timestamptz
       FROM jsonb_array_elements(convert_from(${rows}, 'UTF8')::jsonb) AS e
@@ -251,33 +251,33 @@ export const makePostgresBatchStore = (sql: PgClient.PgClient): BatchStore => {
             Effect.forEach(arrays, insertInferences, { discard: true }).pipe(Effect.andThen(upsertBatch(row)))))
       ),
 
-    getBatch: (id) =>
+    getBatch: (workspace, id) =>
       isUuid(id)
-        ? sql<BatchRow>`SELECT ${columns.batch} FROM batch_requests WHERE id = ${id}::uuid`.pipe(
+        ? sql<BatchRow>`SELECT ${columns.batch} FROM batch_requests WHERE id = ${id}::uuid AND workspace = ${workspace}`.pipe(
           Effect.map((rows) => rows.length === 0 ? undefined : toBatch(rows[0])),
           Effect.mapError(storeError("getBatch"))
         )
         : Effect.succeed(undefined),
 
-    getBatchInferences: (batchId, inferenceId) => {
+    getBatchInferences: (workspace, batchId, inferenceId) => {
       if (!isUuid(batchId) || (inferenceId !== undefined && !isUuid(inferenceId))) return Effect.succeed([])
       const statement = inferenceId === undefined
-        ? sql<InferenceRow>`SELECT ${columns.inference} FROM batch_model_inferences WHERE batch_id = ${batchId}::uuid ORDER BY input_index`
+        ? sql<InferenceRow>`SELECT ${columns.inference} FROM batch_model_inferences WHERE batch_id = ${batchId}::uuid AND workspace = ${workspace} ORDER BY input_index`
         : sql<InferenceRow>`SELECT ${columns.inference} FROM batch_model_inferences
-            WHERE batch_id = ${batchId}::uuid AND inference_id = ${inferenceId}::uuid ORDER BY input_index LIMIT 1`
+            WHERE batch_id = ${batchId}::uuid AND inference_id = ${inferenceId}::uuid AND workspace = ${workspace} ORDER BY input_index LIMIT 1`
       return statement.pipe(
         Effect.map((rows) => rows.map(toInference)),
         Effect.mapError(storeError("getBatchInferences"))
       )
     },
 
-    getBatchInferencePage: (batchId, afterIndex, limit) => {
+    getBatchInferencePage: (workspace, batchId, afterIndex, limit) => {
       if (!isUuid(batchId) || !(limit >= 1)) return Effect.succeed([])
       if (!Number.isSafeInteger(afterIndex) || !Number.isSafeInteger(limit)) return Effect.fail(refused(`not integers: ${afterIndex}, ${limit}`))
       // past the largest index there is nothing (the column is an integer)
       if (afterIndex >= 0x7fffffff) return Effect.succeed([])
       return sql<InferenceRow>`SELECT ${columns.inference} FROM batch_model_inferences
-          WHERE batch_id = ${batchId}::uuid AND input_index > ${Math.max(-1, afterIndex)} ORDER BY input_index LIMIT ${limit}`.pipe(
+          WHERE batch_id = ${batchId}::uuid AND workspace = ${workspace} AND input_index > ${Math.max(-1, afterIndex)} ORDER BY input_index LIMIT ${limit}`.pipe(
         Effect.map((rows) => rows.map(toInference)),
         Effect.mapError(storeError("getBatchInferencePage"))
       )

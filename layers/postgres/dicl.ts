@@ -75,18 +75,18 @@ export const makePostgresDiclStore = (sql: PgClient.PgClient): DiclExampleStore 
       })
     ))
 
-  /** the ids of the variant's writes that are read: committed, from its latest committed replace on */
-  const readWrites = (functionName: string, variantName: string) =>
-    sql`SELECT w.write_id FROM dicl_write w WHERE w.function_name = ${functionName} AND w.variant_name = ${variantName}
+  /** the ids of the workspace's writes of the variant that are read: committed, from its latest committed replace on */
+  const readWrites = (workspace: string, functionName: string, variantName: string) =>
+    sql`SELECT w.write_id FROM dicl_write w WHERE w.workspace = ${workspace} AND w.function_name = ${functionName} AND w.variant_name = ${variantName}
       AND w.write_id >= COALESCE((SELECT max(r.write_id) FROM dicl_write r
-        WHERE r.function_name = ${functionName} AND r.variant_name = ${variantName} AND r.mode = 'replace'), 0)`
+        WHERE r.workspace = ${workspace} AND r.function_name = ${functionName} AND r.variant_name = ${variantName} AND r.mode = 'replace'), 0)`
 
   // unprepared: the parameter changes every time
   const insertExamples = (mode: VectorSearch, write: DiclWrite, rows: Buffer) => {
     const values = sql`ARRAY(SELECT x::float8 FROM jsonb_array_elements_text(e->'embedding') WITH ORDINALITY AS t(x, i) ORDER BY i)`
     const embedding = mode === "pgvector" ? sql`(${values})::vector` : values
-    return sql`INSERT INTO dicl_example (function_name, variant_name, write_id, id, input, output, embedding, embedding_norm, embedding_model, created_at)
-      SELECT ${write.functionName}, ${write.variantName}, ${write.id}::bigint, (e->>'id')::uuid, e->'input', e->'output', ${embedding},
+    return sql`INSERT INTO dicl_example (workspace, function_name, variant_name, write_id, id, input, output, embedding, embedding_norm, embedding_model, created_at)
+      SELECT ${write.workspace}, ${write.functionName}, ${write.variantName}, ${write.id}::bigint, (e->>'id')::uuid, e->'input', e->'output', ${embedding},
         (e->>'embedding_norm')::float8, e->>'embedding_model', (e->>'created_at')::timestamptz
       FROM jsonb_array_elements(convert_from(${rows}, 'UTF8')::jsonb) AS e
       ON CONFLICT DO NOTHING`.unprepared
@@ -110,7 +110,7 @@ export const makePostgresDiclStore = (sql: PgClient.PgClient): DiclExampleStore 
     backend: "postgres",
     vectorSearch,
 
-    begin: (functionName, variantName, mode) => Effect.map(writeVersions(1), ([id]) => ({ id, functionName, variantName, mode })),
+    begin: (workspace, functionName, variantName, mode) => Effect.map(writeVersions(1), ([id]) => ({ id, workspace, functionName, variantName, mode })),
 
     // Every row is built (and checked) before anything is sent: a value refused stores nothing.
     stage: (write, examples) =>
@@ -123,21 +123,21 @@ export const makePostgresDiclStore = (sql: PgClient.PgClient): DiclExampleStore 
         yield* insertAll(mode, write, arrays)
       }),
 
-    // a replace deletes what it hides in the transaction that commits it: readers see the old examples or the new ones
+    // a replace deletes what it hides (of its workspace only) in the transaction that commits it: readers see the old examples or the new ones
     commit: (write) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO dicl_write (function_name, variant_name, write_id, mode, committed_at)
-            VALUES (${write.functionName}, ${write.variantName}, ${write.id}::bigint, ${write.mode}, ${new Date(now).toISOString()}::timestamptz)
+          yield* sql`INSERT INTO dicl_write (workspace, function_name, variant_name, write_id, mode, committed_at)
+            VALUES (${write.workspace}, ${write.functionName}, ${write.variantName}, ${write.id}::bigint, ${write.mode}, ${new Date(now).toISOString()}::timestamptz)
             ON CONFLICT DO NOTHING`
           if (write.mode !== "replace") return
-          yield* sql`DELETE FROM dicl_example WHERE function_name = ${write.functionName} AND variant_name = ${write.variantName}
+          yield* sql`DELETE FROM dicl_example WHERE workspace = ${write.workspace} AND function_name = ${write.functionName} AND variant_name = ${write.variantName}
             AND write_id < ${write.id}::bigint`
-          yield* sql`DELETE FROM dicl_write WHERE function_name = ${write.functionName} AND variant_name = ${write.variantName}
+          yield* sql`DELETE FROM dicl_write WHERE workspace = ${write.workspace} AND function_name = ${write.functionName} AND variant_name = ${write.variantName}
             AND write_id < ${write.id}::bigint`
         })).pipe(Effect.mapError(storeError("commitDiclWrite")))),
 
-    nearest: ({ functionName, variantName, embedding, k, maxDistance }) => {
+    nearest: (workspace, { functionName, variantName, embedding, k, maxDistance }) => {
       const limit = wholeK(k)
       if (limit === 0 || embeddingProblem(embedding) !== undefined) return Effect.succeed([])
       return Effect.gen(function*() {
@@ -145,13 +145,13 @@ export const makePostgresDiclStore = (sql: PgClient.PgClient): DiclExampleStore 
         const query = arrayLiteral(embedding)
         const ranked = mode === "pgvector"
           ? sql`SELECT input, output, id, embedding <=> (${query}::float8[])::vector AS distance FROM dicl_example
-              WHERE function_name = ${functionName} AND variant_name = ${variantName} AND vector_dims(embedding) = ${embedding.length}::int
-                AND write_id IN (${readWrites(functionName, variantName)})`
+              WHERE workspace = ${workspace} AND function_name = ${functionName} AND variant_name = ${variantName} AND vector_dims(embedding) = ${embedding.length}::int
+                AND write_id IN (${readWrites(workspace, functionName, variantName)})`
           : sql`SELECT input, output, id,
                 1 - (SELECT sum(a * b) FROM unnest(embedding, ${query}::float8[]) AS t(a, b)) / (embedding_norm * ${vectorNorm(embedding)}::float8) AS distance
               FROM dicl_example
-              WHERE function_name = ${functionName} AND variant_name = ${variantName} AND cardinality(embedding) = ${embedding.length}::int
-                AND write_id IN (${readWrites(functionName, variantName)})`
+              WHERE workspace = ${workspace} AND function_name = ${functionName} AND variant_name = ${variantName} AND cardinality(embedding) = ${embedding.length}::int
+                AND write_id IN (${readWrites(workspace, functionName, variantName)})`
         const rows = yield* sql<NeighborRow>`SELECT input, output, distance FROM (${ranked}) AS ranked
           ORDER BY distance, id LIMIT ${limit}::bigint`.unprepared.pipe(Effect.mapError(storeError("nearestDiclExamples")))
         return neighborsWithin(rows.map((row) => ({
@@ -162,9 +162,10 @@ export const makePostgresDiclStore = (sql: PgClient.PgClient): DiclExampleStore 
       })
     },
 
-    count: (functionName, variantName) =>
+    count: (workspace, functionName, variantName) =>
       sql<{ count: string | number }>`SELECT count(*) AS count FROM dicl_example
-        WHERE function_name = ${functionName} AND variant_name = ${variantName} AND write_id IN (${readWrites(functionName, variantName)})`.pipe(
+        WHERE workspace = ${workspace} AND function_name = ${functionName} AND variant_name = ${variantName}
+          AND write_id IN (${readWrites(workspace, functionName, variantName)})`.pipe(
         Effect.map((rows) => Number(rows[0]?.count ?? 0)),
         Effect.mapError(storeError("countDiclExamples"))
       )

@@ -46,12 +46,12 @@ interface ModelRow {
 }
 
 export const makePostgresOverviewStore = (sql: PgClient.PgClient): OverviewStore => {
-  /** `columns` of the chat and json inferences of `scope` */
-  const inferencesOf = (scope: OverviewScope, columns: string) => {
+  /** `columns` of the chat and json inferences of `scope` in `workspace` */
+  const inferencesOf = (workspace: string, scope: OverviewScope, columns: string) => {
     const [from, to] = [lowestUuidAt(scope.from), lowestUuidAt(scope.to)]
     const where = scope.functionName === undefined
-      ? sql`id >= ${from}::uuid AND id < ${to}::uuid`
-      : sql`function_name = ${scope.functionName} AND id >= ${from}::uuid AND id < ${to}::uuid`
+      ? sql`workspace = ${workspace} AND id >= ${from}::uuid AND id < ${to}::uuid`
+      : sql`workspace = ${workspace} AND function_name = ${scope.functionName} AND id >= ${from}::uuid AND id < ${to}::uuid`
     return sql`SELECT ${sql.literal(columns)} FROM chat_inference WHERE ${where}
       UNION ALL SELECT ${sql.literal(columns)} FROM json_inference WHERE ${where}`
   }
@@ -68,31 +68,31 @@ export const makePostgresOverviewStore = (sql: PgClient.PgClient): OverviewStore
 
   return {
     backend: "postgres",
-    inferenceCounts: (query: InferenceCountsQuery) =>
+    inferenceCounts: (workspace, query: InferenceCountsQuery) =>
       attempt("inferenceCounts", () => {
         const width = query.bucketMs
         // whole milliseconds below 2^53: exact as float8, which comes back as a number (bigint as a string)
         return sql<{ bucket_start: number; name: string; count: number }>`
           SELECT (div((extract(epoch FROM timestamp) * 1000)::bigint, ${width}::bigint) * ${width}::bigint)::float8 AS bucket_start,
             name, count(*)::int AS count
-          FROM (${inferencesOf(query, `${query.functionName === undefined ? "function_name" : "variant_name"} AS name, timestamp`)}) AS inference
+          FROM (${inferencesOf(workspace, query, `${query.functionName === undefined ? "function_name" : "variant_name"} AS name, timestamp`)}) AS inference
           GROUP BY bucket_start, name ORDER BY bucket_start, name COLLATE "C"`.pipe(
           Effect.map((rows) => rows.map((row): BucketCount => ({ bucketStart: row.bucket_start, name: row.name, count: row.count })))
         )
       }),
 
-    functionCounts: (range: OverviewRange) =>
+    functionCounts: (workspace, range: OverviewRange) =>
       attempt("functionCounts", () =>
         sql<{ function_name: string; count: number }>`
-          SELECT function_name, count(*)::int AS count FROM (${inferencesOf(range, "function_name")}) AS inference
+          SELECT function_name, count(*)::int AS count FROM (${inferencesOf(workspace, range, "function_name")}) AS inference
           GROUP BY function_name ORDER BY function_name COLLATE "C"`.pipe(
           Effect.map((rows) => rows.map((row) => ({ functionName: row.function_name, count: row.count })))
         )),
 
-    metricStatistics: (scope) =>
+    metricStatistics: (workspace, scope) =>
       attempt("metricStatistics", () =>
         sql<{ kind: "boolean" | "float"; metric_name: string; level: "inference" | "episode"; variant_name: string; count: number; mean: number; variance: number }>`
-          WITH inference AS (${inferencesOf(scope, "id, episode_id, variant_name")}),
+          WITH inference AS (${inferencesOf(workspace, scope, "id, episode_id, variant_name")}),
           -- the variant each target counts for: an inference's own, an episode's first inference's
           target AS (
             SELECT id AS target_id, 'inference' AS level, variant_name FROM inference
@@ -100,10 +100,10 @@ export const makePostgresOverviewStore = (sql: PgClient.PgClient): OverviewStore
           ),
           feedback AS (
             SELECT 'boolean' AS kind, id, metric_name, target_id, target_type, value::int::float8 AS value FROM boolean_metric_feedback
-            WHERE target_id IN (SELECT target_id FROM target)
+            WHERE workspace = ${workspace} AND target_id IN (SELECT target_id FROM target)
             UNION ALL
             SELECT 'float', id, metric_name, target_id, target_type, value FROM float_metric_feedback
-            WHERE target_id IN (SELECT target_id FROM target)
+            WHERE workspace = ${workspace} AND target_id IN (SELECT target_id FROM target)
           ),
           latest AS (
             SELECT DISTINCT ON (kind, metric_name, target_id) kind, metric_name, target_id, target_type, value FROM feedback
@@ -127,7 +127,7 @@ export const makePostgresOverviewStore = (sql: PgClient.PgClient): OverviewStore
           )
         )),
 
-    modelStatistics: (scope) =>
+    modelStatistics: (workspace, scope) =>
       attempt("modelStatistics", () =>
         sql<ModelRow>`
           SELECT model_name, model_provider_name, count(*)::int AS calls, (count(*) FILTER (WHERE cached))::int AS cached_calls,
@@ -135,7 +135,7 @@ export const makePostgresOverviewStore = (sql: PgClient.PgClient): OverviewStore
             percentile_cont(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY response_time_ms) AS response_time_ms,
             count(ttft_ms)::int AS ttft_calls,
             percentile_cont(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY ttft_ms) AS ttft_ms
-          FROM model_inference WHERE inference_id IN (SELECT id FROM (${inferencesOf(scope, "id")}) AS inference)
+          FROM model_inference WHERE inference_id IN (SELECT id FROM (${inferencesOf(workspace, scope, "id")}) AS inference)
           GROUP BY model_name, model_provider_name
           ORDER BY calls DESC, model_name COLLATE "C", model_provider_name COLLATE "C"`.pipe(
           Effect.map((rows) =>
@@ -154,10 +154,10 @@ export const makePostgresOverviewStore = (sql: PgClient.PgClient): OverviewStore
           )
         )),
 
-    hasInferences: (functionName) =>
+    hasInferences: (workspace, functionName) =>
       sql<{ found: number }>`
-        SELECT 1 AS found WHERE EXISTS (SELECT 1 FROM chat_inference WHERE function_name = ${functionName})
-          OR EXISTS (SELECT 1 FROM json_inference WHERE function_name = ${functionName})`.pipe(
+        SELECT 1 AS found WHERE EXISTS (SELECT 1 FROM chat_inference WHERE workspace = ${workspace} AND function_name = ${functionName})
+          OR EXISTS (SELECT 1 FROM json_inference WHERE workspace = ${workspace} AND function_name = ${functionName})`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.mapError(storeError("hasInferences"))
       )

@@ -40,10 +40,16 @@ import { readBatchFiles, storeBatchFiles } from "./inputFiles.ts"
 import { planBatch, type PreparedBatch, type PreparedBatchInference, prepareBatchInput } from "./prepare.ts"
 import { batchInferenceBody, completedRows, schemaCache, submittedRows } from "./results.ts"
 import { type BatchStore, BatchStoreService, type StoredBatch, type StoredBatchInference } from "./store.ts"
-import type { Caller } from "../workspace.ts"
+import { type Caller, defaultWorkspace } from "../workspace.ts"
 
 /** the task kind of a batch's background poll */
 export const batchPollTask = "batch.poll"
+
+/** the payload of a background poll: the batch, and its workspace (absent from a poll queued before workspaces: `default`) */
+interface BatchPoll {
+  readonly batchId: string
+  readonly workspace?: string | undefined
+}
 
 /** One inference of a completed batch as answered: `/inference`'s body, or the provider's error for it. */
 export type BatchInferenceBody = Record<string, unknown>
@@ -96,7 +102,7 @@ interface BatchStores {
 export class BatchService extends Context.Service<BatchService, {
   readonly start: (request: BatchInferenceRequest, caller: Caller) => Effect.Effect<BatchSubmitted, GatewayError>
   /** the batch, only an inference of it, or a page of its inferences; polls the provider while it is pending, when due */
-  readonly get: (batchId: string, options?: BatchReadOptions) => Effect.Effect<BatchReading, GatewayError>
+  readonly get: (caller: Caller, batchId: string, options?: BatchReadOptions) => Effect.Effect<BatchReading, GatewayError>
 }>()("gateway/BatchService") {
   static readonly layer = Layer.effect(
     BatchService,
@@ -128,9 +134,9 @@ export class BatchService extends Context.Service<BatchService, {
           retryAfterS: failure.retryAfterS
         })
 
-      /** queues the next background poll of a batch (at most one waits per batch) */
-      const schedulePoll = (batchId: string) =>
-        pollIntervalS <= 0 ? Effect.void : tasks.enqueue(batchPollTask, { batchId }, { key: batchId, afterS: pollIntervalS }).pipe(
+      /** queues the next background poll of a batch (at most one waits per batch), with the workspace it reads the batch in */
+      const schedulePoll = (batchId: string, workspace: string) =>
+        pollIntervalS <= 0 ? Effect.void : tasks.enqueue(batchPollTask, { batchId, workspace } satisfies BatchPoll, { key: batchId, afterS: pollIntervalS }).pipe(
           Effect.catch((error) => Effect.logWarning(`batch ${batchId}: could not queue its background poll: ${error.message}`)),
           Effect.asVoid
         )
@@ -213,7 +219,7 @@ export class BatchService extends Context.Service<BatchService, {
           let stored = 0
           // a page of rows at a time, written, with a turn of the event loop between pages
           for (let afterIndex = -1;;) {
-            const page = yield* stores.batches.getBatchInferencePage(current.id, afterIndex, writeChunk)
+            const page = yield* stores.batches.getBatchInferencePage(current.workspace, current.id, afterIndex, writeChunk)
             if (page.length === 0) break
             const rows = completedRows(current, page, resultsById, completedAt, compile)
             Object.assign(failures, rows.failures)
@@ -243,7 +249,7 @@ export class BatchService extends Context.Service<BatchService, {
           const polled = yield* tasks.tryExclusive(
             `batch:${batch.id}`,
             Effect.gen(function*() {
-              const current = (yield* Effect.mapError(stores.batches.getBatch(batch.id), storeFailure(stores.batches))) ?? batch
+              const current = (yield* Effect.mapError(stores.batches.getBatch(batch.workspace, batch.id), storeFailure(stores.batches))) ?? batch
               if (current.status !== "pending") return current
               const outcome = yield* pollProvider(current)
               return outcome.status === "pending" ? current : yield* record(stores, current, outcome)
@@ -271,7 +277,7 @@ export class BatchService extends Context.Service<BatchService, {
       const answerPage = (stores: BatchStores, batch: StoredBatch, afterIndex: number, limit: number) =>
         Effect.gen(function*() {
           // one more row than asked says whether another page follows
-          const rows = yield* Effect.mapError(stores.batches.getBatchInferencePage(batch.id, afterIndex, limit + 1), storeFailure(stores.batches))
+          const rows = yield* Effect.mapError(stores.batches.getBatchInferencePage(batch.workspace, batch.id, afterIndex, limit + 1), storeFailure(stores.batches))
           const page = rows.length > limit ? rows.slice(0, limit) : rows
           const answers = yield* answersOf(stores, batch, page)
           return { answers, last: page.length > 0 && rows.length > limit ? page[page.length - 1] : undefined }
@@ -291,7 +297,7 @@ export class BatchService extends Context.Service<BatchService, {
           let afterIndex = -1
           if (options.after !== undefined) {
             const [after] = isUuid(options.after)
-              ? yield* Effect.mapError(stores.batches.getBatchInferences(batch.id, options.after), storeFailure(stores.batches))
+              ? yield* Effect.mapError(stores.batches.getBatchInferences(batch.workspace, batch.id, options.after), storeFailure(stores.batches))
               : []
             if (after === undefined) {
               return yield* Effect.fail(new InvalidRequest({ message: `after: "${options.after.slice(0, 100)}" is not an inference of batch ${batch.id}` }))
@@ -321,31 +327,31 @@ export class BatchService extends Context.Service<BatchService, {
        * configuration without the batch's provider hands the poll to another gateway (before it
        * claims the poll, which would hold back that gateway's).
        */
-      const backgroundPoll = (batchId: string): Effect.Effect<void, TaskFailure> =>
+      const backgroundPoll = ({ batchId, workspace = defaultWorkspace }: BatchPoll): Effect.Effect<void, TaskFailure> =>
         Effect.gen(function*() {
           const ready = yield* needed
-          const batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready.batches))
+          const batch = yield* Effect.mapError(ready.batches.getBatch(workspace, batchId), storeFailure(ready.batches))
           if (batch === undefined || batch.status !== "pending") return
           const provider = batchProvider(batch)
           if (Result.isFailure(provider)) return yield* Effect.fail(declineTask(provider.failure))
           const after = yield* pollIfDue(ready, batch)
-          if (after.status === "pending") yield* schedulePoll(batchId)
+          if (after.status === "pending") yield* schedulePoll(batchId, workspace)
         }).pipe(
           Effect.catch((error) =>
             "declined" in error
               ? Effect.fail(error)
-              : Effect.andThen(Effect.logWarning(`batch ${batchId}: background poll failed, tried again in ${pollIntervalS} s: ${error.message}`), schedulePoll(batchId))
+              : Effect.andThen(Effect.logWarning(`batch ${batchId}: background poll failed, tried again in ${pollIntervalS} s: ${error.message}`), schedulePoll(batchId, workspace))
           )
         )
 
       if (stores !== undefined && tasks.available && pollIntervalS > 0) {
-        yield* tasks.register<{ batchId: string }>(batchPollTask, (task) => backgroundPoll(task.payload.batchId), {
+        yield* tasks.register<BatchPoll>(batchPollTask, (task) => backgroundPoll(task.payload), {
           concurrency: 4,
           heartbeatS: 10
         })
         // batches left pending by a gateway that stopped before it queued their polls
         yield* stores.batches.listPendingBatches(10_000).pipe(
-          Effect.flatMap((pending) => Effect.forEach(pending, (batch) => schedulePoll(batch.id), { discard: true })),
+          Effect.flatMap((pending) => Effect.forEach(pending, (batch) => schedulePoll(batch.id, batch.workspace), { discard: true })),
           Effect.catch((error) => Effect.logWarning(`batch: could not list pending batches to poll: ${error.message}`)),
           Effect.forkDetach
         )
@@ -384,25 +390,25 @@ export class BatchService extends Context.Service<BatchService, {
               ),
               Effect.mapError(storeFailure(ready.batches))
             )
-            yield* schedulePoll(prepared.batchId)
+            yield* schedulePoll(prepared.batchId, caller.workspace)
             return {
               batch_id: prepared.batchId,
               inference_ids: rows.inferences.map((row) => row.inferenceId),
               episode_ids: rows.inferences.map((row) => row.episodeId)
             }
           }),
-        get: (batchId, options = {}) =>
+        get: (caller, batchId, options = {}) =>
           Effect.gen(function*() {
             const ready = yield* needed
             const unknownBatch = new NotFound({ message: `unknown batch "${batchId}"` })
             if (!isUuid(batchId)) return yield* Effect.fail(unknownBatch)
-            let batch = yield* Effect.mapError(ready.batches.getBatch(batchId), storeFailure(ready.batches))
+            let batch = yield* Effect.mapError(ready.batches.getBatch(caller.workspace, batchId), storeFailure(ready.batches))
             if (batch === undefined) return yield* Effect.fail(unknownBatch)
             const { inferenceId } = options
             // the route of one inference: 404 when the batch has none of that id, whatever its status
             const one = inferenceId === undefined || !isUuid(inferenceId)
               ? undefined
-              : (yield* Effect.mapError(ready.batches.getBatchInferences(batchId, inferenceId), storeFailure(ready.batches)))[0]
+              : (yield* Effect.mapError(ready.batches.getBatchInferences(caller.workspace, batchId, inferenceId), storeFailure(ready.batches)))[0]
             if (inferenceId !== undefined && one === undefined) {
               return yield* Effect.fail(new NotFound({ message: `batch "${batchId}" has no inference "${inferenceId}"` }))
             }

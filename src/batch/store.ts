@@ -78,18 +78,19 @@ export interface StoredBatchInference {
 export interface BatchStore extends AnalyticsStore {
   /** stores a new batch (status `pending`) and its inferences, all or nothing as far as the database allows */
   readonly insertBatch: (batch: StoredBatch, inferences: ReadonlyArray<StoredBatchInference>) => Effect.Effect<void, StoreError>
-  /** the newest version of a batch's row */
-  readonly getBatch: (id: string) => Effect.Effect<StoredBatch | undefined, StoreError>
-  /** a batch's inferences in input order; only the one with `inferenceId` when given (none when it is not in the batch) */
-  readonly getBatchInferences: (batchId: string, inferenceId?: string) => Effect.Effect<ReadonlyArray<StoredBatchInference>, StoreError>
+  /** the newest version of a batch's row, when the batch belongs to `workspace` (another workspace's batch reads as unknown) */
+  readonly getBatch: (workspace: string, id: string) => Effect.Effect<StoredBatch | undefined, StoreError>
+  /** a batch's inferences in input order, in `workspace` only; only the one with `inferenceId` when given (none when it is not in the batch) */
+  readonly getBatchInferences: (workspace: string, batchId: string, inferenceId?: string) => Effect.Effect<ReadonlyArray<StoredBatchInference>, StoreError>
   /**
    * A page of a batch's inferences in input order: those whose `index` is above `afterIndex`
-   * (-1 for the first page), at most `limit` (a large batch is read and answered a page at a time).
+   * (-1 for the first page), at most `limit` (a large batch is read and answered a page at a time);
+   * in `workspace` only.
    */
-  readonly getBatchInferencePage: (batchId: string, afterIndex: number, limit: number) => Effect.Effect<ReadonlyArray<StoredBatchInference>, StoreError>
+  readonly getBatchInferencePage: (workspace: string, batchId: string, afterIndex: number, limit: number) => Effect.Effect<ReadonlyArray<StoredBatchInference>, StoreError>
   /** writes a new version of the batch's row (status, error, failures, `updatedAt`) */
   readonly updateBatch: (batch: StoredBatch) => Effect.Effect<void, StoreError>
-  /** pending batches, oldest first, at most `limit` */
+  /** pending batches of every workspace (the poller serves them all), oldest first, at most `limit` */
   readonly listPendingBatches: (limit: number) => Effect.Effect<ReadonlyArray<StoredBatch>, StoreError>
 }
 

@@ -77,7 +77,8 @@ export const diclRetrieval = (config: GatewayConfig, pricing: Pricing, examples:
         ? `embedding model "${variant.embeddingModel}" answered ${result.embeddings.length} embeddings for 1 input`
         : embeddingProblem(embedding)
       if (embedding === undefined || problem !== undefined) return yield* Effect.fail(variantFailed(variant, problem ?? ""))
-      const neighbors = yield* examples.nearest({
+      // the examples of the inference's workspace only
+      const neighbors = yield* examples.nearest(prepared.workspace, {
         functionName: prepared.functionName,
         variantName: variant.name,
         embedding,

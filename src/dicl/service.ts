@@ -41,7 +41,7 @@ import { diclEmbeddingModelOf, embeddingModelRequestName } from "./embeddingMode
 import { diclInputText, embeddingProblem } from "./examples.ts"
 import { type DiclExample, type DiclExampleStore, DiclExampleStoreService } from "./store.ts"
 import { checkSource, type DiclSource, readSource, type SourceItem } from "./sources.ts"
-import { type Caller, taskCaller } from "../workspace.ts"
+import { type Caller, isTaskOf, taskCaller } from "../workspace.ts"
 
 /** the task kind of an example creation */
 export const diclExamplesTask = "dicl.examples"
@@ -96,7 +96,8 @@ interface DiclStores extends DatasetStores {
 export class DiclService extends Context.Service<DiclService, {
   /** checks the request and queues its task; the task's id */
   readonly create: (request: CreateDiclExamplesRequest, caller: Caller) => Effect.Effect<{ readonly task_id: string }, GatewayError>
-  readonly get: (taskId: string) => Effect.Effect<DiclTaskBody, GatewayError>
+  /** the caller's workspace's task (another workspace's is unknown) */
+  readonly get: (caller: Caller, taskId: string) => Effect.Effect<DiclTaskBody, GatewayError>
 }>()("gateway/DiclService") {
   static readonly layer = Layer.effect(
     DiclService,
@@ -182,7 +183,7 @@ export class DiclService extends Context.Service<DiclService, {
           if (items.length === 0) return yield* Effect.fail({ message: "the source holds no examples (any more)" })
           let embedded = 0
           yield* task.progress({ embedded, total: items.length })
-          const write = yield* ready.exampleStore.begin(payload.functionName, payload.variantName, payload.append ? "append" : "replace")
+          const write = yield* ready.exampleStore.begin(taskCaller(payload).workspace, payload.functionName, payload.variantName, payload.append ? "append" : "replace")
           yield* Effect.forEach(
             Arr.chunksOf(items, payload.batchSize),
             (batch) =>
@@ -266,11 +267,11 @@ export class DiclService extends Context.Service<DiclService, {
             return { task_id: id! }
           }),
 
-        get: (taskId) =>
+        get: (caller, taskId) =>
           Effect.gen(function*() {
             yield* needed
             const info = yield* tasks.get(taskId)
-            if (info === undefined || info.kind !== diclExamplesTask) {
+            if (info === undefined || info.kind !== diclExamplesTask || !isTaskOf(caller.workspace, info.payload)) {
               return yield* new NotFound({ message: `unknown DICL task "${taskId.slice(0, 100)}"` })
             }
             return diclTaskBody(info)

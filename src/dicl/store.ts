@@ -10,6 +10,9 @@
  * on: a replace never leaves the variant without examples mid-way, and one that fails (or whose
  * task is cancelled) leaves the previous examples as they were. A replace also hides the writes
  * that began before it, committed later or not: their rows are deleted once it commits.
+ *
+ * Examples belong to a workspace (src/workspace.ts): each workspace has its own generations of
+ * a variant's examples, read, counted and replaced apart from the others'.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -58,6 +61,8 @@ export type DiclWriteMode = "append" | "replace"
 export interface DiclWrite {
   /** a write version (layers/writeVersions.ts): later writes get higher ids */
   readonly id: number
+  /** the workspace whose examples it writes (and, a replace, the only one whose examples it deletes) */
+  readonly workspace: string
   readonly functionName: string
   readonly variantName: string
   readonly mode: DiclWriteMode
@@ -75,7 +80,8 @@ export interface NearestQuery {
 export interface DiclExampleStore extends AnalyticsStore {
   /** how `nearest` ranks here (Postgres reads it from its table once) */
   readonly vectorSearch: Effect.Effect<VectorSearch, StoreError>
-  readonly begin: (functionName: string, variantName: string, mode: DiclWriteMode) => Effect.Effect<DiclWrite>
+  /** begins a write of `workspace`'s examples of the variant: each workspace has its own examples of a shared variant */
+  readonly begin: (workspace: string, functionName: string, variantName: string, mode: DiclWriteMode) => Effect.Effect<DiclWrite>
   /**
    * Stores examples under `write`, unread until it is committed. Each must be of the write's
    * function and variant, with an embedding that has a direction (`embeddingProblem`); a
@@ -85,15 +91,15 @@ export interface DiclExampleStore extends AnalyticsStore {
   /** makes the write's examples read (a replace: only from it on) */
   readonly commit: (write: DiclWrite) => Effect.Effect<void, StoreError>
   /** begins, stages and commits `examples` */
-  readonly write: (functionName: string, variantName: string, examples: ReadonlyArray<DiclExample>, mode: DiclWriteMode) => Effect.Effect<void, StoreError>
+  readonly write: (workspace: string, functionName: string, variantName: string, examples: ReadonlyArray<DiclExample>, mode: DiclWriteMode) => Effect.Effect<void, StoreError>
   /**
-   * The `k` examples read for the variant nearest to `embedding` by cosine distance, nearest
+   * The `k` examples of `workspace` read for the variant nearest to `embedding` by cosine distance, nearest
    * first (ties by example id); only those whose embedding has as many dimensions (another
    * embedding model's are not comparable). None when `embedding` has no direction.
    */
-  readonly nearest: (query: NearestQuery) => Effect.Effect<ReadonlyArray<DiclNeighbor>, StoreError>
-  /** how many examples are read for the variant */
-  readonly count: (functionName: string, variantName: string) => Effect.Effect<number, StoreError>
+  readonly nearest: (workspace: string, query: NearestQuery) => Effect.Effect<ReadonlyArray<DiclNeighbor>, StoreError>
+  /** how many examples of `workspace` are read for the variant */
+  readonly count: (workspace: string, functionName: string, variantName: string) => Effect.Effect<number, StoreError>
 }
 
 /** The DiclExampleStore of the analytics database, absent while observability is off (provided by layers/observability/). */
@@ -102,8 +108,8 @@ export class DiclExampleStoreService extends Context.Service<DiclExampleStoreSer
 /** `write` made of `begin`, `stage` and `commit` */
 export const withWrite = (store: Omit<DiclExampleStore, "write">): DiclExampleStore => ({
   ...store,
-  write: (functionName, variantName, examples, mode) =>
-    Effect.flatMap(store.begin(functionName, variantName, mode), (write) =>
+  write: (workspace, functionName, variantName, examples, mode) =>
+    Effect.flatMap(store.begin(workspace, functionName, variantName, mode), (write) =>
       Effect.andThen(store.stage(write, examples), store.commit(write)))
 })
 

@@ -135,8 +135,8 @@ export const functionsOf = (counts: ReadonlyArray<FunctionCount>, config: Gatewa
   })
 }
 
-/** The Overview `params` ask for. */
-export const readOverview = (params: OverviewParams): Effect.Effect<Omit<UiOverview, "provider_outcomes">, InvalidRequest | NotFound | StoreFailure, Configuration | OverviewStoreService> =>
+/** The Overview `params` ask for, of `workspace`'s inferences only. */
+export const readOverview = (workspace: string, params: OverviewParams): Effect.Effect<Omit<UiOverview, "provider_outcomes">, InvalidRequest | NotFound | StoreFailure, Configuration | OverviewStoreService> =>
   Effect.gen(function*() {
     const request = yield* Effect.fromResult(parseOverviewParams(params, yield* Clock.currentTimeMillis))
     const config = yield* Configuration
@@ -144,11 +144,11 @@ export const readOverview = (params: OverviewParams): Effect.Effect<Omit<UiOverv
     const { bucket, from, functionName, to } = request
     const scope = { functionName, from, to }
     const read = Effect.all([
-      store.inferenceCounts({ ...scope, bucketMs: bucketWidths[bucket] }),
-      store.functionCounts({ from, to }),
-      functionName === undefined ? Effect.succeed([]) : store.metricStatistics({ ...scope, functionName }),
-      store.modelStatistics(scope),
-      functionName === undefined || config.functions.has(functionName) ? Effect.succeed(true) : store.hasInferences(functionName)
+      store.inferenceCounts(workspace, { ...scope, bucketMs: bucketWidths[bucket] }),
+      store.functionCounts(workspace, { from, to }),
+      functionName === undefined ? Effect.succeed([]) : store.metricStatistics(workspace, { ...scope, functionName }),
+      store.modelStatistics(workspace, scope),
+      functionName === undefined || config.functions.has(functionName) ? Effect.succeed(true) : store.hasInferences(workspace, functionName)
     ], { concurrency: "unbounded" })
     const [counts, functionCounts, metrics, models, known] = yield* Effect.mapError(read, storeFailure(store))
     if (!known) return yield* new NotFound({ message: `function "${functionName}" is not configured and has no stored inference` })

@@ -7,6 +7,7 @@
  *
  * A range is `[from, to)` in epoch milliseconds, on the time of the inference (its UUIDv7 id);
  * model calls and feedback count when their inference is in the range, whenever they came.
+ * Every aggregate is of one workspace's inferences, model calls and feedback (src/workspace.ts).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -85,15 +86,15 @@ export interface ModelCallStatistics {
 
 export interface OverviewStore extends AnalyticsStore {
   /** per bucket and variant (a function) or function (every function); no row for an empty bucket */
-  readonly inferenceCounts: (query: InferenceCountsQuery) => Effect.Effect<ReadonlyArray<BucketCount>, StoreError>
+  readonly inferenceCounts: (workspace: string, query: InferenceCountsQuery) => Effect.Effect<ReadonlyArray<BucketCount>, StoreError>
   /** the functions with inferences in the range, by name */
-  readonly functionCounts: (range: OverviewRange) => Effect.Effect<ReadonlyArray<FunctionCount>, StoreError>
+  readonly functionCounts: (workspace: string, range: OverviewRange) => Effect.Effect<ReadonlyArray<FunctionCount>, StoreError>
   /** by metric name, kind, level and variant name */
-  readonly metricStatistics: (scope: OverviewScope & { readonly functionName: string }) => Effect.Effect<ReadonlyArray<MetricVariantStatistics>, StoreError>
+  readonly metricStatistics: (workspace: string, scope: OverviewScope & { readonly functionName: string }) => Effect.Effect<ReadonlyArray<MetricVariantStatistics>, StoreError>
   /** most calls first */
-  readonly modelStatistics: (scope: OverviewScope) => Effect.Effect<ReadonlyArray<ModelCallStatistics>, StoreError>
+  readonly modelStatistics: (workspace: string, scope: OverviewScope) => Effect.Effect<ReadonlyArray<ModelCallStatistics>, StoreError>
   /** whether any inference of the function is stored, at any time */
-  readonly hasInferences: (functionName: string) => Effect.Effect<boolean, StoreError>
+  readonly hasInferences: (workspace: string, functionName: string) => Effect.Effect<boolean, StoreError>
 }
 
 /** The OverviewStore of the analytics database, absent while observability is off (provided by layers/observability/). */

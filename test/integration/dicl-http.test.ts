@@ -107,9 +107,9 @@ describe.each(backends)("DICL examples over HTTP on %s", (backend) => {
     }, { timeoutMs: 25_000, intervalMs: 200 })
 
   const nearest = (functionName: string, text: string, k = 10) =>
-    run(opened.store.dicl.nearest({ functionName, variantName: "dicl", embedding: fakeVector(diclInputText(userInput(text))), k }))
+    run(opened.store.dicl.nearest("default", { functionName, variantName: "dicl", embedding: fakeVector(diclInputText(userInput(text))), k }))
 
-  const count = (functionName: string) => run(opened.store.dicl.count(functionName, "dicl"))
+  const count = (functionName: string) => run(opened.store.dicl.count("default", functionName, "dicl"))
 
   const expectRefused = async (body: Record<string, unknown>, field: RegExp) => {
     const answer = await gateway.post("/v1/optimization/dicl", body)

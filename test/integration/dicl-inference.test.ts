@@ -176,13 +176,14 @@ describe.each(backends)("DICL at inference on %s", (backend) => {
     opened = await openStore(backend, analytics.url)
     for (const variant of ["dicl", "dicl_wide"]) {
       await run(opened.store.dicl.write(
+        "default",
         "answer",
         variant,
         examples.map((entry) => example("answer", variant, entry.question, [{ type: "text", text: entry.answer }], entry.distance)),
         "replace"
       ))
     }
-    await run(opened.store.dicl.write("extract", "dicl", [
+    await run(opened.store.dicl.write("default", "extract", "dicl", [
       example("extract", "dicl", "What is two plus two?", { raw: "{\"answer\":\"four\"}", parsed: { answer: "four" } }, 0)
     ], "replace"))
   }, 60_000)

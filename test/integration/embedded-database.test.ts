@@ -110,7 +110,7 @@ describe("the embedded database", () => {
     }
     try {
       expect(await run(embedded.store.dicl.vectorSearch)).toBe("pgvector")
-      await run(embedded.store.dicl.write("f", "dicl", [example], "replace"))
+      await run(embedded.store.dicl.write("default", "f", "dicl", [example], "replace"))
     } finally {
       await embedded.close()
     }
@@ -123,7 +123,7 @@ describe("the embedded database", () => {
       // the example, on whichever column type the server has (float arrays without pgvector)
       const onTarget = await openStore("postgres", target.url)
       try {
-        const nearest = await run(onTarget.store.dicl.nearest({ functionName: "f", variantName: "dicl", embedding: [0.6, 0.8, 0], k: 1 }))
+        const nearest = await run(onTarget.store.dicl.nearest("default", { functionName: "f", variantName: "dicl", embedding: [0.6, 0.8, 0], k: 1 }))
         expect(nearest.map((neighbor) => neighbor.output)).toEqual([[{ type: "text", text: "four" }]])
         expect(nearest[0].distance).toBeCloseTo(0, 5)
       } finally {

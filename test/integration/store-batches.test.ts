@@ -95,16 +95,16 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
         inferenceRecord(batch, 2, { toolParams: undefined, tags: { "": "", "a.b": "c=d" } })
       ]
       await run(store().insertBatch(batch, inferences))
-      expect(await run(store().getBatch(batch.id))).toStrictEqual(batch)
-      const read = await run(store().getBatchInferences(batch.id))
+      expect(await run(store().getBatch("default", batch.id))).toStrictEqual(batch)
+      const read = await run(store().getBatchInferences("default", batch.id))
       expect(read).toStrictEqual(inferences)
       for (const field of ["system", "toolParams", "outputSchema"]) expect(field in read[1]).toBe(false)
       expect("toolParams" in read[2]).toBe(false)
-      const stored = (await run(store().getBatch(batch.id)))!
+      const stored = (await run(store().getBatch("default", batch.id)))!
       for (const field of ["errorMessage", "failures"]) expect(field in stored).toBe(false)
       // ids in capitals name the same batch
-      expect(await run(store().getBatch(batch.id.toUpperCase()))).toStrictEqual(batch)
-      expect(await run(store().getBatchInferences(batch.id.toUpperCase(), inferences[2].inferenceId.toUpperCase()))).toStrictEqual([inferences[2]])
+      expect(await run(store().getBatch("default", batch.id.toUpperCase()))).toStrictEqual(batch)
+      expect(await run(store().getBatchInferences("default", batch.id.toUpperCase(), inferences[2].inferenceId.toUpperCase()))).toStrictEqual([inferences[2]])
     })
 
     it("JSON values of every shape round-trip exactly: null, strings, numbers, arrays, objects; a JSON null tool parameter stays present", async () => {
@@ -113,16 +113,16 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
         const batch = batchRecord({ functionType: "json", providerBatchData: shape, batchParams: shape })
         const inference = inferenceRecord(batch, 0, { input: shape, inputMessages: shape, toolParams: null, outputSchema: shape, inferenceParams: shape })
         await run(store().insertBatch(batch, [inference]))
-        expect(await run(store().getBatch(batch.id))).toStrictEqual(batch)
-        const [read] = await run(store().getBatchInferences(batch.id))
+        expect(await run(store().getBatch("default", batch.id))).toStrictEqual(batch)
+        const [read] = await run(store().getBatchInferences("default", batch.id))
         expect(read).toStrictEqual(inference)
         expect("toolParams" in read && read.toolParams === null).toBe(true)
       }
       // a batch without inferences is still a batch
       const empty = batchRecord()
       await run(store().insertBatch(empty, []))
-      expect(await run(store().getBatch(empty.id))).toStrictEqual(empty)
-      expect(await run(store().getBatchInferences(empty.id))).toEqual([])
+      expect(await run(store().getBatch("default", empty.id))).toStrictEqual(empty)
+      expect(await run(store().getBatchInferences("default", empty.id))).toEqual([])
     })
 
     it("keeps the input order of ten thousand inferences, whatever the order of their ids, and finds any one of them", async () => {
@@ -133,26 +133,26 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
         inferenceRecord(batch, index, { inferenceId: idAt(base + 10_000 - index), rawRequest: `{"custom_id":"${index}","body":"${"x".repeat(300)}"}` })
       )
       await run(store().insertBatch(batch, inferences))
-      const read = await run(store().getBatchInferences(batch.id))
+      const read = await run(store().getBatchInferences("default", batch.id))
       expect(read.length).toBe(10_000)
       expect(read.map((inference) => inference.index)).toEqual(inferences.map((inference) => inference.index))
       expect(read).toStrictEqual(inferences)
       for (const index of [0, 4321, 9999]) {
-        expect(await run(store().getBatchInferences(batch.id, inferences[index].inferenceId))).toStrictEqual([inferences[index]])
+        expect(await run(store().getBatchInferences("default", batch.id, inferences[index].inferenceId))).toStrictEqual([inferences[index]])
       }
       // pages after a position, in input order, cover every inference once
       const paged: Array<StoredBatchInference> = []
       for (let after = -1;;) {
-        const page = await run(store().getBatchInferencePage(batch.id, after, 3333))
+        const page = await run(store().getBatchInferencePage("default", batch.id, after, 3333))
         if (page.length === 0) break
         expect(page.length).toBeLessThanOrEqual(3333)
         paged.push(...page)
         after = page[page.length - 1].index
       }
       expect(paged).toStrictEqual(inferences)
-      expect(await run(store().getBatchInferencePage(batch.id, 9998, 10))).toStrictEqual([inferences[9999]])
-      expect(await run(store().getBatchInferencePage(batch.id, 9999, 10))).toEqual([])
-      expect(await run(store().getBatchInferencePage(batch.id, -1, 2))).toStrictEqual(inferences.slice(0, 2))
+      expect(await run(store().getBatchInferencePage("default", batch.id, 9998, 10))).toStrictEqual([inferences[9999]])
+      expect(await run(store().getBatchInferencePage("default", batch.id, 9999, 10))).toEqual([])
+      expect(await run(store().getBatchInferencePage("default", batch.id, -1, 2))).toStrictEqual(inferences.slice(0, 2))
     })
 
     it("an inference id gives that inference only, and nothing when it is not in the batch", async () => {
@@ -162,10 +162,10 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
       const elsewhere = inferenceRecord(other, 0)
       await run(store().insertBatch(batch, inferences))
       await run(store().insertBatch(other, [elsewhere]))
-      expect(await run(store().getBatchInferences(batch.id, inferences[1].inferenceId))).toStrictEqual([inferences[1]])
-      expect(await run(store().getBatchInferences(batch.id, elsewhere.inferenceId))).toEqual([])
-      expect(await run(store().getBatchInferences(batch.id, uuidv7(Date.now())))).toEqual([])
-      expect(await run(store().getBatchInferences(other.id))).toStrictEqual([elsewhere])
+      expect(await run(store().getBatchInferences("default", batch.id, inferences[1].inferenceId))).toStrictEqual([inferences[1]])
+      expect(await run(store().getBatchInferences("default", batch.id, elsewhere.inferenceId))).toEqual([])
+      expect(await run(store().getBatchInferences("default", batch.id, uuidv7(Date.now())))).toEqual([])
+      expect(await run(store().getBatchInferences("default", other.id))).toStrictEqual([elsewhere])
     })
 
     it("an insert made again (a retry) stores each row once", async () => {
@@ -173,8 +173,8 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
       const inferences = [0, 1, 2].map((index) => inferenceRecord(batch, index))
       await run(store().insertBatch(batch, inferences))
       await run(store().insertBatch(batch, inferences))
-      expect(await run(store().getBatch(batch.id))).toStrictEqual(batch)
-      expect(await run(store().getBatchInferences(batch.id))).toStrictEqual(inferences)
+      expect(await run(store().getBatch("default", batch.id))).toStrictEqual(batch)
+      expect(await run(store().getBatchInferences("default", batch.id))).toStrictEqual(inferences)
     })
 
     it("updates to completed with failures, or to failed with an error: the newest updatedAt wins, whatever the order of the writes", async () => {
@@ -185,24 +185,24 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
 
       const completed = later(completedBatch, 5_000, { status: "completed", failures: { [uuidv7(Date.now())]: "no answer in the output file", "odd \"key\"": "日本語 🎉" } })
       await run(store().updateBatch(completed))
-      expect(await run(store().getBatch(completedBatch.id))).toStrictEqual(completed)
+      expect(await run(store().getBatch("default", completedBatch.id))).toStrictEqual(completed)
       const failed = later(failedBatch, 5_000, { status: "failed", errorMessage: "the provider says: batch expired" })
       await run(store().updateBatch(failed))
-      const read = (await run(store().getBatch(failedBatch.id)))!
+      const read = (await run(store().getBatch("default", failedBatch.id)))!
       expect(read).toStrictEqual(failed)
       expect("failures" in read).toBe(false)
 
       // an older version written afterwards (a stale poller) changes nothing
       await run(store().updateBatch(later(completedBatch, 1_000, { providerBatchData: { stale: true } })))
       await run(store().updateBatch(completedBatch))
-      expect(await run(store().getBatch(completedBatch.id))).toStrictEqual(completed)
+      expect(await run(store().getBatch("default", completedBatch.id))).toStrictEqual(completed)
 
       // a completion without failures has none
       const clean = batchRecord()
       await run(store().insertBatch(clean, []))
       const done = later(clean, 1, { status: "completed", failures: {} })
       await run(store().updateBatch(done))
-      expect(await run(store().getBatch(clean.id))).toStrictEqual(done)
+      expect(await run(store().getBatch("default", clean.id))).toStrictEqual(done)
     })
 
     it("of two writes with the same updatedAt, the later one wins (within one process)", async () => {
@@ -215,13 +215,13 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
         expect(one.updatedAt).toBe(at)
         await run(store().updateBatch(one))
         await run(store().updateBatch(two))
-        expect(await run(store().getBatch(batch.id))).toStrictEqual(two)
+        expect(await run(store().getBatch("default", batch.id))).toStrictEqual(two)
       }
       // many in one millisecond, the last given is read
       const busy = batchRecord()
       await run(store().insertBatch(busy, []))
       for (let round = 0; round < 20; round++) await run(store().updateBatch(later(busy, 1, { providerBatchData: { round } })))
-      expect((await run(store().getBatch(busy.id)))!.providerBatchData).toEqual({ round: 19 })
+      expect((await run(store().getBatch("default", busy.id)))!.providerBatchData).toEqual({ round: 19 })
     })
 
     it("names, tags, messages, failures and raw requests keep quotes, control characters and unicode; large raw requests are whole", async () => {
@@ -236,14 +236,14 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
         })
         const inference = inferenceRecord(batch, 0, { system: value, rawRequest: value, tags: { [value]: value }, input: { text: value } })
         await run(store().insertBatch(batch, [inference]))
-        expect(await run(store().getBatch(batch.id))).toStrictEqual(batch)
-        expect(await run(store().getBatchInferences(batch.id))).toStrictEqual([inference])
+        expect(await run(store().getBatch("default", batch.id))).toStrictEqual(batch)
+        expect(await run(store().getBatchInferences("default", batch.id))).toStrictEqual([inference])
         const failed = later(batch, 1, { status: "failed", errorMessage: value })
         await run(store().updateBatch(failed))
-        expect(await run(store().getBatch(batch.id))).toStrictEqual(failed)
+        expect(await run(store().getBatch("default", batch.id))).toStrictEqual(failed)
         const completed = later(batch, 2, { status: "completed", failures: { [value]: value } })
         await run(store().updateBatch(completed))
-        expect(await run(store().getBatch(batch.id))).toStrictEqual(completed)
+        expect(await run(store().getBatch("default", batch.id))).toStrictEqual(completed)
       }
 
       // three raw requests of ~3.5 MB each (multi-byte characters and astral ones): more than Postgres takes in one statement
@@ -251,7 +251,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
       const large = (index: number) => `{"custom_id":"${index}","text":"${"日本語 é 🎉 ".repeat(250_000)}${index}"}`
       const inferences = [0, 1, 2].map((index) => inferenceRecord(batch, index, { rawRequest: large(index) }))
       await run(store().insertBatch(batch, inferences))
-      const read = await run(store().getBatchInferences(batch.id))
+      const read = await run(store().getBatchInferences("default", batch.id))
       expect(read.map((inference) => inference.rawRequest.length)).toEqual(inferences.map((inference) => inference.rawRequest.length))
       expect(read).toStrictEqual(inferences)
     })
@@ -264,24 +264,24 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
       const expected = backend === "clickhouse"
         ? { ...inference, rawRequest: "nul \u0000 lone \ufffd" }
         : { ...inference, rawRequest: "nul \ufffd lone \ufffd", input: { text: "nul \ufffd lone \ufffd" } }
-      expect(await run(store().getBatchInferences(batch.id))).toStrictEqual([expected])
+      expect(await run(store().getBatchInferences("default", batch.id))).toStrictEqual([expected])
       const failed = later(batch, 1, { status: "failed", errorMessage: "nul \u0000 lone \ud800" })
       await run(store().updateBatch(failed))
-      expect((await run(store().getBatch(batch.id)))!.errorMessage).toBe(backend === "clickhouse" ? "nul \u0000 lone \ufffd" : "nul \ufffd lone \ufffd")
+      expect((await run(store().getBatch("default", batch.id)))!.errorMessage).toBe(backend === "clickhouse" ? "nul \u0000 lone \ufffd" : "nul \ufffd lone \ufffd")
     })
 
     it("an unknown batch, or an id that is not a UUID, reads as nothing; a write with an id that is not a UUID is refused whole", async () => {
       const known = batchRecord()
       await run(store().insertBatch(known, [inferenceRecord(known, 0)]))
       for (const id of [uuidv7(Date.now()), "nope", "", "'; DROP TABLE BatchRequest; DROP TABLE batch_requests; --", `${known.id}x`]) {
-        expect(await run(store().getBatch(id))).toBeUndefined()
-        expect(await run(store().getBatchInferences(id))).toEqual([])
-        expect(await run(store().getBatchInferences(id, uuidv7(Date.now())))).toEqual([])
-        expect(await run(store().getBatchInferences(known.id, id))).toEqual([])
-        expect(await run(store().getBatchInferencePage(id, -1, 10))).toEqual([])
+        expect(await run(store().getBatch("default", id))).toBeUndefined()
+        expect(await run(store().getBatchInferences("default", id))).toEqual([])
+        expect(await run(store().getBatchInferences("default", id, uuidv7(Date.now())))).toEqual([])
+        expect(await run(store().getBatchInferences("default", known.id, id))).toEqual([])
+        expect(await run(store().getBatchInferencePage("default", id, -1, 10))).toEqual([])
       }
       // no row is asked for
-      expect(await run(store().getBatchInferencePage(known.id, -1, 0))).toEqual([])
+      expect(await run(store().getBatchInferencePage("default", known.id, -1, 0))).toEqual([])
 
       const notUuid = await failure(store().insertBatch(batchRecord({ id: "batch-1" }), []))
       expect(notUuid).toBeInstanceOf(StoreError)
@@ -291,15 +291,28 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
         const error = await failure(store().insertBatch(batch, [inferenceRecord(batch, 0), inferenceRecord(batch, 1, bad)]))
         expect(error.message).toMatch(/uuid/i)
       }
-      expect(await run(store().getBatch(batch.id))).toBeUndefined()
-      expect(await run(store().getBatchInferences(batch.id))).toEqual([])
+      expect(await run(store().getBatch("default", batch.id))).toBeUndefined()
+      expect(await run(store().getBatchInferences("default", batch.id))).toEqual([])
       expect((await failure(store().updateBatch({ ...known, id: "nope", updatedAt: known.updatedAt + 1 }))).message).toMatch(/uuid/i)
 
       const badIndex = await failure(store().insertBatch(batch, [inferenceRecord(batch, -1)]))
       expect(badIndex.message).toMatch(new RegExp(`^${engine} `))
       const badStatus = await failure(store().updateBatch(later(known, 1, { status: "paused" as StoredBatch["status"] })))
       expect(badStatus.message).toMatch(new RegExp(`^${engine} updateBatch failed: `))
-      expect(await run(store().getBatch(known.id))).toStrictEqual(known)
+      expect(await run(store().getBatch("default", known.id))).toStrictEqual(known)
+    })
+
+    it("another workspace's batch and its inferences read as nothing", async () => {
+      const theirs = batchRecord({ workspace: "team-a" })
+      const rows = [inferenceRecord(theirs, 0), inferenceRecord(theirs, 1)]
+      await run(store().insertBatch(theirs, rows))
+      expect(await run(store().getBatch("default", theirs.id))).toBeUndefined()
+      expect(await run(store().getBatchInferences("default", theirs.id))).toEqual([])
+      expect(await run(store().getBatchInferences("default", theirs.id, rows[1].inferenceId))).toEqual([])
+      expect(await run(store().getBatchInferencePage("default", theirs.id, -1, 10))).toEqual([])
+      expect(await run(store().getBatch("team-a", theirs.id))).toStrictEqual(theirs)
+      expect(await run(store().getBatchInferences("team-a", theirs.id))).toStrictEqual(rows)
+      expect(await run(store().getBatchInferencePage("team-a", theirs.id, 0, 10))).toStrictEqual([rows[1]])
     })
   })
 
@@ -352,17 +365,17 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s batch store", (
     it("fails with a one-line StoreError, not a crash; what needs no server is answered without it", async () => {
       const batch = batchRecord()
       await withCutOffStore(backend, suite.database, async ({ batches }) => {
-        expect(await run(batches.getBatch("nope"))).toBeUndefined()
-        expect(await run(batches.getBatchInferences("nope"))).toEqual([])
+        expect(await run(batches.getBatch("default", "nope"))).toBeUndefined()
+        expect(await run(batches.getBatchInferences("default", "nope"))).toEqual([])
         expect(await run(batches.listPendingBatches(0))).toEqual([])
 
         for (const effect of [
           batches.insertBatch(batch, [inferenceRecord(batch, 0)]),
           batches.updateBatch(later(batch, 1, { status: "failed", errorMessage: "x" })),
-          batches.getBatch(batch.id),
-          batches.getBatchInferences(batch.id),
-          batches.getBatchInferences(batch.id, uuidv7(Date.now())),
-          batches.getBatchInferencePage(batch.id, -1, 10),
+          batches.getBatch("default", batch.id),
+          batches.getBatchInferences("default", batch.id),
+          batches.getBatchInferences("default", batch.id, uuidv7(Date.now())),
+          batches.getBatchInferencePage("default", batch.id, -1, 10),
           batches.listPendingBatches(10)
         ]) {
           const error = await failure(effect as Effect.Effect<unknown, StoreError>)

@@ -136,21 +136,21 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s overview store"
 
   it("counts a function's inferences per bucket and variant, from inclusive and to exclusive, once each", async () => {
     const store = await seeded()
-    expect(await run(store.inferenceCounts({ ...range, functionName: "draft", bucketMs: hour }))).toEqual([
+    expect(await run(store.inferenceCounts("default", { ...range, functionName: "draft", bucketMs: hour }))).toEqual([
       { bucketStart: base, name: "a", count: 2 },
       { bucketStart: base + hour, name: "b", count: 1 },
       { bucketStart: base + 2 * hour, name: "b", count: 1 }
     ])
-    expect(await run(store.inferenceCounts({ ...range, functionName: "draft", bucketMs: 86_400_000 }))).toEqual([
+    expect(await run(store.inferenceCounts("default", { ...range, functionName: "draft", bucketMs: 86_400_000 }))).toEqual([
       { bucketStart: Date.UTC(2026, 0, 10), name: "a", count: 2 },
       { bucketStart: Date.UTC(2026, 0, 10), name: "b", count: 2 }
     ])
-    expect(await run(store.inferenceCounts({ from: base, to: base + 11 * minute, functionName: "draft", bucketMs: minute }))).toEqual([
+    expect(await run(store.inferenceCounts("default", { from: base, to: base + 11 * minute, functionName: "draft", bucketMs: minute }))).toEqual([
       { bucketStart: base, name: "a", count: 1 },
       { bucketStart: base + 10 * minute, name: "a", count: 1 }
     ])
     // the millisecond before and the one at `to` are in a wider range
-    expect(await run(store.inferenceCounts({ from: base - 1, to: base + 3 * hour + 1, functionName: "draft", bucketMs: 86_400_000 }))).toEqual([
+    expect(await run(store.inferenceCounts("default", { from: base - 1, to: base + 3 * hour + 1, functionName: "draft", bucketMs: 86_400_000 }))).toEqual([
       { bucketStart: Date.UTC(2026, 0, 10), name: "a", count: 3 },
       { bucketStart: Date.UTC(2026, 0, 10), name: "b", count: 3 }
     ])
@@ -158,20 +158,20 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s overview store"
 
   it("counts every function's inferences per bucket and function without a function", async () => {
     const store = await seeded()
-    expect(await run(store.inferenceCounts({ ...range, bucketMs: hour }))).toEqual([
+    expect(await run(store.inferenceCounts("default", { ...range, bucketMs: hour }))).toEqual([
       { bucketStart: base, name: "draft", count: 2 },
       { bucketStart: base, name: "other", count: 1 },
       { bucketStart: base + hour, name: "draft", count: 1 },
       { bucketStart: base + 2 * hour, name: "draft", count: 1 }
     ])
-    expect(await run(store.functionCounts(range))).toEqual([{ functionName: "draft", count: 4 }, { functionName: "other", count: 1 }])
-    expect(await run(store.functionCounts({ from: base + 3 * hour, to: base + 4 * hour }))).toEqual([{ functionName: "draft", count: 1 }])
-    expect(await run(store.functionCounts({ from: 0, to: 1000 }))).toEqual([])
+    expect(await run(store.functionCounts("default", range))).toEqual([{ functionName: "draft", count: 4 }, { functionName: "other", count: 1 }])
+    expect(await run(store.functionCounts("default", { from: base + 3 * hour, to: base + 4 * hour }))).toEqual([{ functionName: "draft", count: 1 }])
+    expect(await run(store.functionCounts("default", { from: 0, to: 1000 }))).toEqual([])
   })
 
   it("gives the latest feedback's mean, count and sample variance per metric and variant, inference- and episode-level", async () => {
     const store = await seeded()
-    const found = await run(store.metricStatistics({ ...range, functionName: "draft" }))
+    const found = await run(store.metricStatistics("default", { ...range, functionName: "draft" }))
     const wanted = [
       { metricName: "episode_score", kind: "float", level: "episode", variantName: "a", count: 1, mean: 0.25, variance: 0 },
       { metricName: "score", kind: "float", level: "inference", variantName: "a", count: 2, mean: 2, variance: 2 },
@@ -185,25 +185,45 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s overview store"
       expect(row.variance).toBeCloseTo(wanted[i].variance, 12)
     })
     // the range decides which inferences count: only b2 in the last hour
-    expect(await run(store.metricStatistics({ from: base + 2 * hour, to: base + 3 * hour, functionName: "draft" }))).toEqual([
+    expect(await run(store.metricStatistics("default", { from: base + 2 * hour, to: base + 3 * hour, functionName: "draft" }))).toEqual([
       { metricName: "thumbs", kind: "boolean", level: "inference", variantName: "b", count: 1, mean: 1, variance: 0 }
     ])
-    expect(await run(store.metricStatistics({ ...range, functionName: "nope" }))).toEqual([])
+    expect(await run(store.metricStatistics("default", { ...range, functionName: "nope" }))).toEqual([])
   })
 
   it("gives the model calls of the range's inferences per model and provider, with percentiles of latency and time to first token", async () => {
     const store = await seeded()
-    expectModels(await run(store.modelStatistics({ ...range, functionName: "draft" })), [m1, m2])
-    expectModels(await run(store.modelStatistics(range)), [m1, m2, m3])
-    expectModels(await run(store.modelStatistics({ ...range, functionName: "other" })), [m3])
-    expect(await run(store.modelStatistics({ from: 0, to: 1000 }))).toEqual([])
+    expectModels(await run(store.modelStatistics("default", { ...range, functionName: "draft" })), [m1, m2])
+    expectModels(await run(store.modelStatistics("default", range)), [m1, m2, m3])
+    expectModels(await run(store.modelStatistics("default", { ...range, functionName: "other" })), [m3])
+    expect(await run(store.modelStatistics("default", { from: 0, to: 1000 }))).toEqual([])
   })
 
   it("tells whether a function has stored inferences at all", async () => {
     const store = await seeded()
-    expect(await run(store.hasInferences("draft"))).toBe(true)
-    expect(await run(store.hasInferences("other"))).toBe(true)
-    expect(await run(store.hasInferences("nope"))).toBe(false)
+    expect(await run(store.hasInferences("default", "draft"))).toBe(true)
+    expect(await run(store.hasInferences("default", "other"))).toBe(true)
+    expect(await run(store.hasInferences("default", "nope"))).toBe(false)
+  })
+
+  it("counts one workspace's inferences, model calls and feedback only", async () => {
+    const store = await seeded()
+    // another workspace's inference of draft in the range, with a model call and feedback
+    const theirs = at(base + 20 * minute, { variantName: "a", workspace: "team-a" })
+    await run(write(suite.store, batch({
+      inferences: [theirs],
+      modelInferences: [{ ...call(theirs, 0, { modelName: "m9", modelProviderName: "p9", responseTimeMs: 1 }), workspace: "team-a" }],
+      feedback: [{ ...feedback("boolean", theirs.id, true, { metricName: "thumbs", id: idAt(base + 2 * hour) }), workspace: "team-a" }]
+    })))
+    expect(await run(store.functionCounts("default", range))).toEqual([{ functionName: "draft", count: 4 }, { functionName: "other", count: 1 }])
+    expectModels(await run(store.modelStatistics("default", range)), [m1, m2, m3])
+    expect(await run(store.functionCounts("team-a", range))).toEqual([{ functionName: "draft", count: 1 }])
+    expect(await run(store.inferenceCounts("team-a", { ...range, bucketMs: hour }))).toEqual([{ bucketStart: base, name: "draft", count: 1 }])
+    expect((await run(store.modelStatistics("team-a", range))).map((model) => model.modelName)).toEqual(["m9"])
+    expect(await run(store.metricStatistics("team-a", { ...range, functionName: "draft" }))).toEqual([
+      { metricName: "thumbs", kind: "boolean", level: "inference", variantName: "a", count: 1, mean: 1, variance: 0 }
+    ])
+    expect(await run(store.hasInferences("team-b", "draft"))).toBe(false)
   })
 
   it("takes function names of any text", async () => {
@@ -211,10 +231,10 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s overview store"
     const odd = oddStrings.map((name, i) => at(base + 2 * hour + i, { functionName: `odd ${name}`, variantName: name }))
     await run(write(suite.store, batch({ inferences: odd })))
     for (const inference of odd) {
-      expect(await run(store.inferenceCounts({ ...range, functionName: inference.functionName, bucketMs: hour }))).toEqual([
+      expect(await run(store.inferenceCounts("default", { ...range, functionName: inference.functionName, bucketMs: hour }))).toEqual([
         { bucketStart: base + 2 * hour, name: inference.variantName, count: 1 }
       ])
-      expect(await run(store.hasInferences(inference.functionName))).toBe(true)
+      expect(await run(store.hasInferences("default", inference.functionName))).toBe(true)
     }
   })
 })

@@ -2,7 +2,7 @@ import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { callerOf, openCaller } from "../../src/auth/caller.ts"
 import { keyOptionsConflict } from "../../layers/commands/apiKeys.ts"
-import { taskCaller, workspaceNameProblem } from "../../src/workspace.ts"
+import { isTaskOf, taskCaller, workspaceNameProblem } from "../../src/workspace.ts"
 
 const member = { publicId: "member000001", workspace: "team-a", admin: false, global: false }
 const admin = { ...member, publicId: "admin0000001", admin: true }
@@ -59,6 +59,15 @@ describe("the caller of a request", () => {
   it("of a background task is the key that launched it, in its workspace (default for a task queued before workspaces)", () => {
     expect(taskCaller({ apiKey: "member000001", workspace: "team-a" })).toEqual({ publicId: "member000001", workspace: "team-a", role: "member" })
     expect(taskCaller({ apiKey: "member000001" })).toEqual({ publicId: "member000001", workspace: "default", role: "member" })
+  })
+
+  it("a task is of its payload's workspace (default without one); any other payload is of default", () => {
+    expect(isTaskOf("team-a", { workspace: "team-a", functionName: "f" })).toBe(true)
+    expect(isTaskOf("team-b", { workspace: "team-a" })).toBe(false)
+    expect(isTaskOf("default", { functionName: "f" })).toBe(true)
+    expect(isTaskOf("team-a", { functionName: "f" })).toBe(false)
+    for (const payload of [null, undefined, "team-a", 7, [], { workspace: 1 }]) expect(isTaskOf("default", payload)).toBe(true)
+    expect(isTaskOf("team-a", null)).toBe(false)
   })
 })
 

@@ -40,7 +40,7 @@ import { exportFiles, gepaVariantJson } from "./export.ts"
 import type { DatapointScores, Objective } from "./frontier.ts"
 import { type Candidate, type Evaluation, type GepaPorts, type GepaResult, initialState, resumableState, runGepa } from "./loop.ts"
 import { type GepaPayload, gepaUnrunnable, payloadEvaluators, planGepa } from "./plan.ts"
-import { type Caller, taskCaller } from "../../workspace.ts"
+import { type Caller, isTaskOf, taskCaller } from "../../workspace.ts"
 
 /** the task kind */
 export const gepaTask = "optimization.gepa"
@@ -98,8 +98,8 @@ export interface GepaExport {
  * writes them, the UI offers them for download): 404 when it is no GEPA task, 409 until it has
  * completed (still running, or ended in error: nothing to adopt).
  */
-export const gepaTaskExport = (taskId: string, info: TaskInfo | undefined): Effect.Effect<GepaExport, NotFound | Conflict> => {
-  if (info === undefined || info.kind !== gepaTask) return Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` }))
+export const gepaTaskExport = (workspace: string, taskId: string, info: TaskInfo | undefined): Effect.Effect<GepaExport, NotFound | Conflict> => {
+  if (info === undefined || info.kind !== gepaTask || !isTaskOf(workspace, info.payload)) return Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` }))
   const body = gepaTaskBody(info)
   if (body.status !== "completed") {
     return Effect.fail(new Conflict({ message: `GEPA task ${taskId} is ${body.status === "pending" ? "still running" : `in error: ${body.error}`}: nothing to export` }))
@@ -132,12 +132,13 @@ const asRequestError = (payload: GepaPayload) => (error: GatewayError): GatewayE
 
 export class GepaService extends Context.Service<GepaService, {
   readonly launch: (request: LaunchGepaRequest, caller: Caller) => Effect.Effect<{ readonly task_id: string }, GatewayError>
-  readonly get: (taskId: string) => Effect.Effect<GepaTaskResponse, GatewayError>
+  /** the caller's workspace's task (another workspace's is unknown) */
+  readonly get: (caller: Caller, taskId: string) => Effect.Effect<GepaTaskResponse, GatewayError>
   /**
    * cancels a pending task; its status becomes `error` ("cancelled"), and a running one starts no
    * model call after the answer, on whichever gateway runs it (calls in flight may finish)
    */
-  readonly cancel: (taskId: string) => Effect.Effect<GepaTaskResponse, GatewayError>
+  readonly cancel: (caller: Caller, taskId: string) => Effect.Effect<GepaTaskResponse, GatewayError>
 }>()("gateway/GepaService") {
   static readonly layer = Layer.effect(
     GepaService,
@@ -200,9 +201,10 @@ export class GepaService extends Context.Service<GepaService, {
         yield* tasks.register<GepaPayload>(gepaTask, run, { concurrency: 1, retryLimit: 2, heartbeatS: 10 })
       }
 
-      const taskOf = (taskId: string) =>
+      /** the workspace's GEPA task of that id: another workspace's is as unknown as a missing one */
+      const taskOf = (workspace: string, taskId: string) =>
         Effect.flatMap(tasks.get(taskId), (info) =>
-          info === undefined || info.kind !== gepaTask ? Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` })) : Effect.succeed(info))
+          info === undefined || info.kind !== gepaTask || !isTaskOf(workspace, info.payload) ? Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` })) : Effect.succeed(info))
 
       return GepaService.of({
         launch: (request, caller) =>
@@ -219,13 +221,14 @@ export class GepaService extends Context.Service<GepaService, {
             const taskId = yield* tasks.enqueue(gepaTask, { ...payload, apiKey: caller.publicId, workspace: caller.workspace })
             return { task_id: taskId! }
           }),
-        get: (taskId) => Effect.andThen(needed, Effect.map(taskOf(taskId), gepaTaskBody)),
-        cancel: (taskId) =>
+        get: (caller, taskId) => Effect.andThen(needed, Effect.map(taskOf(caller.workspace, taskId), gepaTaskBody)),
+        cancel: (caller, taskId) =>
           Effect.gen(function*() {
             yield* needed
-            yield* taskOf(taskId)
+            // checked before cancelling: another workspace's task is left running
+            yield* taskOf(caller.workspace, taskId)
             yield* tasks.cancel(taskId)
-            return gepaTaskBody(yield* taskOf(taskId))
+            return gepaTaskBody(yield* taskOf(caller.workspace, taskId))
           })
       })
     })
