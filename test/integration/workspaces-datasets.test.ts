@@ -3,16 +3,18 @@
  * workspaces each have a dataset `train` holding their own datapoints. Listing datasets, get,
  * list (and search), update, metadata, delete, history, delete dataset, export, import and
  * from_inferences stay in the caller's workspace; A's datapoint through B's key answers as an
- * unknown id, and A's is unchanged afterwards. An evaluation run over `train` from B runs B's
- * datapoints only, a dataset only A has is "no such dataset" for B, and runs are invisible
- * across workspaces. Workflow evaluation runs and episodes likewise: B cannot read, list or add
- * an episode to A's run, and an inference of B naming A's run episode is an ordinary one.
+ * unknown id, and A's is unchanged afterwards. An evaluation run over `train` from B (over HTTP,
+ * or `gateway evaluate --workspace team-b`) runs B's datapoints only, a dataset only A has is
+ * "no such dataset" for B, and runs are invisible across workspaces. Workflow evaluation runs
+ * and episodes likewise: B cannot read, list or add an episode to A's run, and an inference of
+ * B naming A's run episode is an ordinary one.
  */
+import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { v7 as uuidv7 } from "uuid"
 import { type Answer, type ApiKey, call, createKey } from "../support/access.ts"
 import { freshDatabase, type TestDatabase } from "../support/databases.ts"
-import { type RunningGateway, startGateway } from "../support/gateway.ts"
+import { type RunningGateway, runGateway, startGateway } from "../support/gateway.ts"
 import { backends, observabilityToml, poll } from "../support/observability.ts"
 
 // `pinned` has weight 0: sampling never picks it, only a workflow run's pin does
@@ -82,9 +84,9 @@ describe.each(backends)("workspaces: datasets and evaluations on %s", (backend) 
   beforeAll(async () => {
     analytics = await freshDatabase(backend)
     relational = backend === "postgres" ? analytics : await freshDatabase("postgres")
-    // the first key migrates the database; the second after it
-    keyA = await createKey(relational.url, ["--workspace", "team-a"])
-    keyB = await createKey(relational.url, ["--workspace", "team-b"])
+    // the first key migrates the database; the second after it. Admins of their workspace: the UI's history route asks for it
+    keyA = await createKey(relational.url, ["--admin", "--workspace", "team-a"])
+    keyB = await createKey(relational.url, ["--admin", "--workspace", "team-b"])
     gateway = await startGateway({ config, env: { GATEWAY_ANALYTICS_DB_URL: analytics.url, GATEWAY_RELATIONAL_DB_URL: relational.url } })
     trainA = ok(await post(keyA, `${train}/datapoints`, { datapoints: [datapoint("a-one"), datapoint("a-two")] })).ids
     trainB = ok(await post(keyB, `${train}/datapoints`, { datapoints: [datapoint("b-one")] })).ids
@@ -113,10 +115,10 @@ describe.each(backends)("workspaces: datasets and evaluations on %s", (backend) 
     expect(ok(await post(keyB, `${train}/get_datapoints`, { ids: [id] })).datapoints).toEqual([])
     const same = async (request: (id: string) => Promise<Answer>) => {
       const [theirs, missing] = [await request(id), await request(unknown)]
-      expect(theirs.status).not.toBe(200)
+      expect(theirs.status).toBe(404)
       expect(shape(theirs, id)).toEqual(shape(missing, unknown))
     }
-    await same((target) => call(gateway, "PATCH" as "POST", `${train}/datapoints`, { key: keyB, body: { datapoints: [{ ...datapoint("changed"), id: target }] } }))
+    await same((target) => call(gateway, "PATCH" as "POST", `${train}/datapoints`, { key: keyB, body: { datapoints: [{ id: target, type: "chat", output: [{ type: "text", text: "changed" }] }] } }))
     await same((target) => call(gateway, "PATCH" as "POST", `${train}/datapoints/metadata`, { key: keyB, body: { datapoints: [{ id: target, name: "renamed" }] } }))
     await same((target) => call(gateway, "GET", `/v1/ui/datasets/train/datapoints/${target}/history`, { key: keyB }))
     const deleted = await call(gateway, "DELETE", `${train}/datapoints`, { key: keyB, body: { ids: [id] } })
@@ -176,6 +178,21 @@ describe.each(backends)("workspaces: datasets and evaluations on %s", (backend) 
     expect(shape(byIds, trainA[1])).toEqual(shape(byUnknown, unknown))
   })
 
+  it("gateway evaluate --workspace runs in that workspace (its `train`, its runs); a bad name is a usage error", async () => {
+    const env = { env: { GATEWAY_ANALYTICS_DB_URL: analytics.url, GATEWAY_RELATIONAL_DB_URL: relational.url }, timeoutMs: 30_000 }
+    const args = ["evaluate", "--config-file", path.join(gateway.dir, "config.toml"), "--function-name", "plain", "--dataset-name", "train", "--format", "jsonl"]
+    const result = await runGateway([...args, "--workspace", "team-b"], env)
+    expect(result.code, result.stderr).toBe(0)
+    const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line))
+    expect(lines.filter((line) => line.datapoint_id !== undefined).map((line) => line.datapoint_id)).toEqual(trainB)
+    const runId = /evaluation run ([0-9a-f-]{36})/.exec(result.stderr)![1]
+    expect(ok(await call(gateway, "GET", `/v1/evaluations/runs/${runId}`, { key: keyB })).run.datapoint_count).toBe(1)
+    expect((await call(gateway, "GET", `/v1/evaluations/runs/${runId}`, { key: keyA })).status).toBe(404)
+    const bad = await runGateway([...args, "--workspace", "team b"], env)
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain(`--workspace: "team b" is not a workspace name`)
+  })
+
   it("keeps workflow runs and episodes in their workspace; B's inference naming A's run episode is not pinned", async () => {
     const runId = ok(await post(keyA, "/workflow_evaluation_run", { variants: { plain: "pinned" }, project_name: "p" })).run_id
     const episodeId = ok(await post(keyA, `/workflow_evaluation_run/${runId}/episode`, {})).episode_id
@@ -195,5 +212,13 @@ describe.each(backends)("workspaces: datasets and evaluations on %s", (backend) 
     expect(ok(await post(keyB, "/inference", { function_name: "plain", input, episode_id: episodeId })).variant_name).toBe("only")
     const details = ok(await call(gateway, "GET", `/workflow_evaluation_run/${runId}`, { key: keyA }))
     expect(details.episodes.map((episode: any) => episode.episode_id)).toEqual([episodeId])
+  })
+
+  it("deletes B's `train` only when B deletes its dataset; deleting a dataset only A has deletes nothing", async () => {
+    expect(ok(await call(gateway, "DELETE", "/v1/datasets/only-a", { key: keyB }))).toEqual({ num_deleted_datapoints: 0 })
+    expect(ok(await call(gateway, "DELETE", train, { key: keyB }))).toEqual({ num_deleted_datapoints: 1 })
+    expect(await listTexts(keyB)).toEqual([])
+    expect(await listTexts(keyA)).toEqual(["a-one", "a-two"])
+    expect(await listTexts(keyA, "only-a")).toEqual(["a-only"])
   })
 })
