@@ -48,7 +48,7 @@ const program = Effect.gen(function*() {
   const datapoints = Array.from({ length: count }, (_, index) => datapoint(index, now))
 
   let started = performance.now()
-  yield* store.insertDatapoints(datapoints)
+  yield* store.insertDatapoints("default", datapoints)
   const insertS = (performance.now() - started) / 1000
   console.log(`${backend}: inserted ${count} datapoints in ${insertS.toFixed(2)} s (${Math.round(count / insertS)} datapoints/s)`)
 
@@ -58,7 +58,7 @@ const program = Effect.gen(function*() {
       let found = 0
       for (let run = 0; run < runs; run++) {
         started = performance.now()
-        found = (yield* store.listDatapoints({ datasetName, orderBy: [], limit: 100, offset: 0, ...query })).length
+        found = (yield* store.listDatapoints("default", { datasetName, orderBy: [], limit: 100, offset: 0, ...query })).length
         times.push(performance.now() - started)
       }
       times.sort((a, b) => a - b)
@@ -78,7 +78,7 @@ const program = Effect.gen(function*() {
 
   if (process.env.BENCH_KEEP !== undefined) return
   started = performance.now()
-  const staled = yield* store.staleDatapoints(datasetName, "all", Date.now())
+  const staled = yield* store.staleDatapoints("default", datasetName, "all", Date.now())
   console.log(`${backend}: staled ${staled} datapoints in ${((performance.now() - started) / 1000).toFixed(2)} s`)
 })
 

@@ -21,9 +21,9 @@ import { gatewayVersion } from "../layers/http/status.ts"
 import { bindAddressVariable, parseBindAddress } from "../src/config/gateway.ts"
 import { relationalUrlVariable } from "../src/relational.ts"
 import { analyticsUrlVariable } from "../src/analytics/stores.ts"
+import { defaultWorkspace, workspaceNameProblem } from "../src/workspace.ts"
 import type { EvaluationRunRequest } from "../src/api/evaluations.ts"
 import { parseEvaluatorNumbers } from "../src/evaluations/statistics.ts"
-import { defaultWorkspace } from "../src/workspace.ts"
 import { currentWorker, parseWorkers } from "../layers/cluster.ts"
 import { apiKeyCreate, apiKeyDisable } from "../layers/commands/apiKeys.ts"
 import { ExitWith, failWith } from "../layers/commands/exit.ts"
@@ -41,7 +41,7 @@ const usage = "usage: gateway (--config-file <path or glob> | --default-config) 
   "       gateway (--run-migrations-only | --run-migrations | --run-clickhouse-migrations | --run-postgres-migrations) [--config-file <path or glob>]\n" +
   "       gateway --create-api-key [--expiration <UTC timestamp>] [--admin] [--workspace <name> | --global] | --disable-api-key <public_id>\n" +
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
-  "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [...]\n" +
+  "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [--workspace <name>] [...]\n" +
   "       gateway optimize export <task_id> --dir <folder> [--workspace <name>] | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
   "       gateway audit list [--workspace <name>] [--actor <id>] [--action <name>] [--since <time>] [--until <time>] [--limit <n>]\n" +
   "run `gateway --help` for every option"
@@ -260,6 +260,10 @@ const evaluateCommand = Command.make(
     ),
     cutoffs: listFlag(evaluateFlagOf.cutoffs, "evaluator=mean pairs (a=0.8,b=0.5): exit 1 when a mean misses its cutoff"),
     precision: listFlag(evaluateFlagOf.adaptive_stopping_precision, "evaluator=half-width pairs: stop once each 95% CI half-width is below it"),
+    workspace: Flag.String("workspace").pipe(
+      Flag.withDescription("the workspace the run acts in: its datasets, and where its inferences, feedback and record are stored"),
+      Flag.withDefault(defaultWorkspace)
+    ),
     format: Flag.Literals("format", ["pretty", "jsonl"]).pipe(Flag.withDescription("pretty: a summary table; jsonl: one line per result, then the summary"), Flag.withDefault("pretty" as const))
   },
   (flags) =>
@@ -271,6 +275,8 @@ const evaluateCommand = Command.make(
       }
       const cutoffs = numbers(evaluateFlagOf.cutoffs, flags.cutoffs)
       const precision = numbers(evaluateFlagOf.adaptive_stopping_precision, flags.precision)
+      const badWorkspace = workspaceNameProblem(flags.workspace, "--workspace")
+      if (badWorkspace !== undefined) return yield* failWith(2, [badWorkspace, usage])
       if (flags.concurrency < 1) return yield* failWith(2, [`--${evaluateFlagOf.concurrency} must be a positive integer`, usage])
       if (Option.isSome(flags.maxDatapoints) && flags.maxDatapoints.value < 1) {
         return yield* failWith(2, [`--${evaluateFlagOf.max_datapoints} must be a positive integer`, usage])
@@ -288,7 +294,7 @@ const evaluateCommand = Command.make(
         cutoffs: cutoffs === undefined ? undefined : yield* cutoffs,
         adaptive_stopping_precision: precision === undefined ? undefined : yield* precision
       }
-      return yield* evaluate(flags, request, flags.format)
+      return yield* evaluate(flags, request, flags.format, flags.workspace)
     })
 ).pipe(Command.withDescription("run an evaluation: the function on a dataset's datapoints, scored by evaluators"))
 

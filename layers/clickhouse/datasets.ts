@@ -27,7 +27,7 @@ import { refused, sqlInteger, sqlString, sqlUuid, sqlUuids } from "./sql.ts"
 import { wholePage } from "../storePage.ts"
 
 /** every column of the table, in the order INSERT ... SELECT writes them */
-const tableColumns = "dataset_name, id, function_name, function_type, input, output, episode_id, tags.key, tags.value, name, " +
+const tableColumns = "workspace, dataset_name, id, function_name, function_type, input, output, episode_id, tags.key, tags.value, name, " +
   "tool_params, output_schema, source_inference_id, first_version_id, is_custom, staled_at_ms, updated_at_ms, search_text, timestamp_ms, version"
 
 /** ids per query: a list of ids is pasted into the query text, which the server bounds (max_query_size, 256 KiB by default) */
@@ -39,7 +39,10 @@ const lockStripes = 64
 /** the newest version of each id among the rows `where` selects */
 const newestVersions = (columns: string, where: string) => `SELECT ${columns} FROM Datapoint WHERE ${where} ORDER BY version DESC LIMIT 1 BY id`
 
-const inDataset = (datasetName: string) => `dataset_name = ${sqlString(datasetName)}`
+/** the workspace's rows (names are per workspace) */
+const inWorkspace = (workspace: string) => `workspace = ${sqlString(workspace)}`
+
+const inDataset = (workspace: string, datasetName: string) => `${inWorkspace(workspace)} AND dataset_name = ${sqlString(datasetName)}`
 
 /** a version after `row`'s: later than every version of its id even within one millisecond */
 const nextVersion = (row: DatapointRow, now: number) => Math.max(Math.floor(now), Number(row.version) + 1)
@@ -69,19 +72,20 @@ const named = (record: StoredDatapoint, name: string | undefined): StoredDatapoi
 
 export const makeClickHouseDatasetStore = ({ command, run, select, insert, insertParts }: ClickHouse): DatasetStore => {
   const locks = Array.from({ length: lockStripes }, () => Semaphore.makeUnsafe(1))
-  /** runs `effect` while no other change of the dataset runs in this process */
-  const exclusively = (datasetName: string) => {
+  /** runs `effect` while no other change of the workspace's dataset runs in this process */
+  const exclusively = (workspace: string, datasetName: string) => {
+    const key = `${workspace}\0${datasetName}`
     let hash = 0
-    for (let i = 0; i < datasetName.length; i++) hash = (Math.imul(hash, 31) + datasetName.charCodeAt(i)) | 0
+    for (let i = 0; i < key.length; i++) hash = (Math.imul(hash, 31) + key.charCodeAt(i)) | 0
     return locks[(hash >>> 0) % lockStripes].withPermits(1)
   }
 
   /** the newest version of each of `ids` in the dataset, by id (ids must be valid and lower-cased) */
-  const currentVersions = async (datasetName: string | undefined, ids: ReadonlyArray<string>, signal: AbortSignal) => {
+  const currentVersions = async (workspace: string, datasetName: string | undefined, ids: ReadonlyArray<string>, signal: AbortSignal) => {
     const found = new Map<string, DatapointRow>()
     for (const chunk of Arr.chunksOf(ids, idsPerQuery)) {
       const among = `id IN ${sqlUuids(chunk)}`
-      const rows = await select<DatapointRow>(newestVersions(datapointColumns, datasetName === undefined ? among : `${inDataset(datasetName)} AND ${among}`), signal)
+      const rows = await select<DatapointRow>(newestVersions(datapointColumns, `${datasetName === undefined ? inWorkspace(workspace) : inDataset(workspace, datasetName)} AND ${among}`), signal)
       for (const row of rows) found.set(row.id, row)
     }
     return found
@@ -102,9 +106,9 @@ export const makeClickHouseDatasetStore = ({ command, run, select, insert, inser
   return {
     backend: "clickhouse",
     // One INSERT, one block: stored entirely or not at all (up to max_insert_block_size rows, a million by default).
-    insertDatapoints: (datapoints) =>
+    insertDatapoints: (workspace, datapoints) =>
       datapoints.length === 0 ? Effect.void : run("insertDatapoints", async (signal) => {
-        const lines = datapoints.map((datapoint) => datapointLine(datapoint, datapoint.searchText, datapoint.updatedAt))
+        const lines = datapoints.map((datapoint) => datapointLine(workspace, datapoint, datapoint.searchText, datapoint.updatedAt))
         await insert("Datapoint", lines, signal)
       }),
 
@@ -112,33 +116,33 @@ export const makeClickHouseDatasetStore = ({ command, run, select, insert, inser
     // store the first ones before refusing a later one. Each part becomes its text (a third larger
     // than its JSON, with the search text) before the next is made, with a turn of the event loop
     // between parts.
-    insertDatapointsInParts: (parts) =>
+    insertDatapointsInParts: (workspace, parts) =>
       run("insertDatapoints", async (signal) => {
         const texts: Array<Buffer> = []
         for (const part of parts) {
           if (part.length === 0) continue
-          texts.push(joinTexts(part.map((datapoint) => datapointLine(datapoint, datapoint.searchText, datapoint.updatedAt)), "\n", "", "\n"))
+          texts.push(joinTexts(part.map((datapoint) => datapointLine(workspace, datapoint, datapoint.searchText, datapoint.updatedAt)), "\n", "", "\n"))
           await ioTurn()
         }
         if (texts.length > 0) await insertParts("Datapoint", texts, signal)
       }),
 
-    getDatapoints: (datasetName, ids) =>
+    getDatapoints: (workspace, datasetName, ids) =>
       run("getDatapoints", async (signal) => {
         const valid = distinctUuids(ids)
         if (valid.length === 0) return []
-        return Array.from((await currentVersions(datasetName, valid, signal)).values(), toDatapoint)
+        return Array.from((await currentVersions(workspace, datasetName, valid, signal)).values(), toDatapoint)
       }),
 
     // The page's ids are found on the narrow columns first, then only its rows are read whole.
-    listDatapoints: (query: DatapointQuery) =>
+    listDatapoints: (workspace, query: DatapointQuery) =>
       run("listDatapoints", async (signal) => {
         const { limit, offset } = wholePage(query)
         if (limit === 0) return []
         if (query.after !== undefined && !isUuid(query.after)) throw refused(`not a UUID: ${JSON.stringify(query.after.slice(0, 100))}`)
         const terms = [...new Set(query.search ?? [])]
         const conditions = [
-          inDataset(query.datasetName),
+          inDataset(workspace, query.datasetName),
           ...(query.functionName !== undefined ? [`function_name = ${sqlString(query.functionName)}`] : []),
           ...(query.filter !== undefined ? [`(${filterSql(query.filter)})`] : []),
           ...(terms.length > 0 ? [`(${relevanceSql(terms)}) > 0`] : []),
@@ -156,7 +160,7 @@ export const makeClickHouseDatasetStore = ({ command, run, select, insert, inser
           signal
         )
         if (page.length === 0) return []
-        const rows = await currentVersions(query.datasetName, page.map((row) => row.id_text), signal)
+        const rows = await currentVersions(workspace, query.datasetName, page.map((row) => row.id_text), signal)
         // a datapoint staled between the two reads is left out
         return page.flatMap(({ id_text }) => {
           const row = rows.get(id_text)
@@ -164,53 +168,53 @@ export const makeClickHouseDatasetStore = ({ command, run, select, insert, inser
         })
       }),
 
-    replaceDatapoints: (datasetName, replacements, now) =>
-      exclusively(datasetName)(run("replaceDatapoints", async (signal) => {
+    replaceDatapoints: (workspace, datasetName, replacements, now) =>
+      exclusively(workspace, datasetName)(run("replaceDatapoints", async (signal) => {
         if (replacements.length === 0) return { notLive: [] }
         const given = replacements.map((replacement) => replacement.previousId)
-        const current = await currentVersions(datasetName, distinctUuids(given), signal)
+        const current = await currentVersions(workspace, datasetName, distinctUuids(given), signal)
         const notLive = notLiveAmong(given, current)
         if (notLive.length > 0) return { notLive }
         const lines = [
           ...replacements.map(({ previousId }) => {
             const row = current.get(previousId.toLowerCase())!
-            return datapointLine({ ...toDatapoint(row), staledAt: now, updatedAt: now }, row.search_text, nextVersion(row, now))
+            return datapointLine(workspace, { ...toDatapoint(row), staledAt: now, updatedAt: now }, row.search_text, nextVersion(row, now))
           }),
-          ...replacements.map(({ next }) => datapointLine(next, next.searchText, next.updatedAt))
+          ...replacements.map(({ next }) => datapointLine(workspace, next, next.searchText, next.updatedAt))
         ]
         await insert("Datapoint", lines, signal)
         return { notLive: [] }
       })),
 
-    renameDatapoints: (datasetName, names, now) =>
-      exclusively(datasetName)(run("renameDatapoints", async (signal) => {
+    renameDatapoints: (workspace, datasetName, names, now) =>
+      exclusively(workspace, datasetName)(run("renameDatapoints", async (signal) => {
         // an id named twice takes the last name given
         const latest = new Map(names.map((item) => [item.id.toLowerCase(), item]))
-        const current = await currentVersions(datasetName, distinctUuids(names.map((item) => item.id)), signal)
+        const current = await currentVersions(workspace, datasetName, distinctUuids(names.map((item) => item.id)), signal)
         const notLive = notLiveAmong(Array.from(latest.values(), (item) => item.id), current)
         if (notLive.length > 0) return { notLive }
         const lines = Array.from(latest, ([id, { name }]) => {
           const row = current.get(id)!
-          return datapointLine({ ...named(toDatapoint(row), name), updatedAt: now }, row.search_text, nextVersion(row, now))
+          return datapointLine(workspace, { ...named(toDatapoint(row), name), updatedAt: now }, row.search_text, nextVersion(row, now))
         })
         if (lines.length > 0) await insert("Datapoint", lines, signal)
         return { notLive: [] }
       })),
 
     // Written by the server from the versions it holds (INSERT ... SELECT): a whole dataset is not sent back and forth.
-    staleDatapoints: (datasetName, ids, now) =>
-      exclusively(datasetName)(run("staleDatapoints", async (signal) => {
+    staleDatapoints: (workspace, datasetName, ids, now) =>
+      exclusively(workspace, datasetName)(run("staleDatapoints", async (signal) => {
         const at = sqlInteger(Math.max(0, Math.floor(now)))
         const scopes = ids === "all"
-          ? [inDataset(datasetName)]
-          : Arr.chunksOf(distinctUuids(ids), idsPerQuery).map((chunk) => `${inDataset(datasetName)} AND id IN ${sqlUuids(chunk)}`)
+          ? [inDataset(workspace, datasetName)]
+          : Arr.chunksOf(distinctUuids(ids), idsPerQuery).map((chunk) => `${inDataset(workspace, datasetName)} AND id IN ${sqlUuids(chunk)}`)
         let staled = 0
         for (const where of scopes) {
           const live = `SELECT * FROM (${newestVersions("*", where)}) WHERE isNull(staled_at_ms)`
           const [{ count }] = await select<{ count: string }>(`SELECT count() AS count FROM (${live})`, signal)
           if (Number(count) === 0) continue
           await command(
-            `INSERT INTO Datapoint (${tableColumns}) SELECT dataset_name, id, function_name, function_type, input, output, ` +
+            `INSERT INTO Datapoint (${tableColumns}) SELECT workspace, dataset_name, id, function_name, function_type, input, output, ` +
               "episode_id, tags.key, tags.value, name, tool_params, output_schema, source_inference_id, first_version_id, is_custom, " +
               `toNullable(toUInt64(${at})), toUInt64(${at}), search_text, timestamp_ms, greatest(toUInt64(${at}), version + 1) FROM (${live})`,
             signal
@@ -222,23 +226,23 @@ export const makeClickHouseDatasetStore = ({ command, run, select, insert, inser
 
     // The first version's id is found first: a version's own row names it. ClickHouse's UUID
     // order is not UUIDv7's time order, so the versions are sorted here, by their ids' text.
-    datapointVersions: (datasetName, id) =>
+    datapointVersions: (workspace, datasetName, id) =>
       run("datapointVersions", async (signal) => {
         if (!isUuid(id)) return []
-        const asked = (await currentVersions(datasetName, [id.toLowerCase()], signal)).get(id.toLowerCase())
+        const asked = (await currentVersions(workspace, datasetName, [id.toLowerCase()], signal)).get(id.toLowerCase())
         if (asked === undefined) return []
         const first = sqlUuid(asked.first_version_id ?? asked.id)
         const rows = await select<DatapointRow>(
-          newestVersions(datapointColumns, `${inDataset(datasetName)} AND (id = ${first} OR first_version_id = ${first})`),
+          newestVersions(datapointColumns, `${inDataset(workspace, datasetName)} AND (id = ${first} OR first_version_id = ${first})`),
           signal
         )
         return rows.map(toDatapoint).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
       }),
 
-    listDatasets: () =>
+    listDatasets: (workspace) =>
       run("listDatasets", async (signal) => {
         const perFunction = "SELECT dataset_name, function_name, countIf(isNull(staled_at_ms)) AS live, max(updated_at_ms) AS last_updated FROM (" +
-          "SELECT dataset_name, id, function_name, staled_at_ms, updated_at_ms FROM Datapoint ORDER BY version DESC LIMIT 1 BY dataset_name, id" +
+          `SELECT dataset_name, id, function_name, staled_at_ms, updated_at_ms FROM Datapoint WHERE ${inWorkspace(workspace)} ORDER BY version DESC LIMIT 1 BY dataset_name, id` +
           ") GROUP BY dataset_name, function_name"
         const rows = await select<{ dataset_name: string; functions: Array<string>; counts: Array<string>; last_updated: string }>(
           "SELECT dataset_name, groupArrayIf(function_name, live > 0) AS functions, groupArrayIf(live, live > 0) AS counts, " +

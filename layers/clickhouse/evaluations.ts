@@ -61,9 +61,10 @@ const epochMs = (value: number, field: string) => {
   return value
 }
 
-const runLine = (run: EvaluationRunRecord, version: number): Buffer => {
+const runLine = (workspace: string, run: EvaluationRunRecord, version: number): Buffer => {
   sqlUuid(run.id)
   return Buffer.from(JSON.stringify({
+    workspace,
     id: run.id,
     function_name: text(run.functionName),
     variant_name: text(run.variantName),
@@ -82,11 +83,12 @@ const runLine = (run: EvaluationRunRecord, version: number): Buffer => {
   }))
 }
 
-const resultLine = (result: EvaluationResultRecord, version: number): Buffer => {
+const resultLine = (workspace: string, result: EvaluationResultRecord, version: number): Buffer => {
   sqlUuid(result.runId)
   sqlUuid(result.datapointId)
   if (result.inferenceId !== undefined) sqlUuid(result.inferenceId)
   return Buffer.from(JSON.stringify({
+    workspace,
     run_id: result.runId,
     datapoint_id: result.datapointId,
     inference_id: result.inferenceId ?? null,
@@ -131,24 +133,24 @@ const pageSql = (page: StorePage): string | undefined => (wholePage(page).limit 
 
 export const makeClickHouseEvaluationStore = ({ run, select, insert }: ClickHouse): EvaluationStore => ({
   backend: "clickhouse",
-  saveRun: (record) =>
+  saveRun: (workspace, record) =>
     Effect.flatMap(writeVersions(1), ([version]) =>
       run("saveRun", async (signal) => {
-        await insert("EvaluationRun", [runLine(record, version)], signal)
+        await insert("EvaluationRun", [runLine(workspace, record, version)], signal)
       })),
 
   // One INSERT, one block: stored entirely or not at all. A datapoint given twice keeps the later result.
-  insertResults: (results) =>
+  insertResults: (workspace, results) =>
     results.length === 0 ? Effect.void : Effect.flatMap(writeVersions(results.length), (versions) =>
       run("insertResults", async (signal) => {
-        await insert("EvaluationResult", results.map((result, index) => resultLine(result, versions[index])), signal)
+        await insert("EvaluationResult", results.map((result, index) => resultLine(workspace, result, versions[index])), signal)
       })),
 
-  getRun: (runId) =>
+  getRun: (workspace, runId) =>
     isUuid(runId)
       ? run("getRun", async (signal) => {
         const rows = await select<RunRow>(
-          `SELECT ${runColumns} FROM EvaluationRun WHERE id = ${sqlUuid(runId)} ORDER BY version DESC LIMIT 1`,
+          `SELECT ${runColumns} FROM EvaluationRun WHERE workspace = ${sqlString(workspace)} AND id = ${sqlUuid(runId)} ORDER BY version DESC LIMIT 1`,
           signal
         )
         return rows.length === 0 ? undefined : toRun(rows[0])
@@ -156,11 +158,12 @@ export const makeClickHouseEvaluationStore = ({ run, select, insert }: ClickHous
       : Effect.succeed(undefined),
 
   // newest first by start; runs started in one millisecond by id (UUIDv7 text order is time order, ClickHouse's UUID order is not)
-  listRuns: (query) =>
+  listRuns: (workspace, query) =>
     run("listRuns", async (signal) => {
       const page = pageSql(query)
       if (page === undefined) return []
-      const where = query.functionName === undefined ? "" : `WHERE function_name = ${sqlString(query.functionName)} `
+      const where = `WHERE workspace = ${sqlString(workspace)} ` +
+        (query.functionName === undefined ? "" : `AND function_name = ${sqlString(query.functionName)} `)
       const rows = await select<RunRow>(
         `SELECT ${runColumns} FROM (` +
           `SELECT ${runColumns}, toString(id) AS id_text FROM EvaluationRun ${where}ORDER BY version DESC LIMIT 1 BY id` +
@@ -170,7 +173,7 @@ export const makeClickHouseEvaluationStore = ({ run, select, insert }: ClickHous
       return rows.map(toRun)
     }),
 
-  getResults: (runId, page) =>
+  getResults: (workspace, runId, page) =>
     isUuid(runId)
       ? run("getResults", async (signal) => {
         const limit = pageSql(page)
@@ -178,7 +181,7 @@ export const makeClickHouseEvaluationStore = ({ run, select, insert }: ClickHous
         const rows = await select<ResultRow>(
           `SELECT ${resultColumns} FROM (` +
             `SELECT ${resultColumns}, toString(datapoint_id) AS datapoint_text FROM EvaluationResult ` +
-            `WHERE run_id = ${sqlUuid(runId)} ORDER BY version DESC LIMIT 1 BY datapoint_id` +
+            `WHERE workspace = ${sqlString(workspace)} AND run_id = ${sqlUuid(runId)} ORDER BY version DESC LIMIT 1 BY datapoint_id` +
             `) ORDER BY datapoint_text ASC ${limit}`,
           signal
         )

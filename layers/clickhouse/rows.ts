@@ -403,12 +403,13 @@ export const datapointColumns = "dataset_name, id, function_name, function_type,
   "tool_params, output_schema, source_inference_id, first_version_id, is_custom, staled_at_ms, updated_at_ms, search_text, version"
 
 /** One version as a JSONEachRow line; `version` orders the versions of its id (the highest is read). */
-export const datapointLine = (datapoint: StoredDatapoint, searchText: string, version: number): Buffer => {
+export const datapointLine = (workspace: string, datapoint: StoredDatapoint, searchText: string, version: number): Buffer => {
   assertUuids(datapoint.id)
   if (datapoint.episodeId !== undefined) assertUuids(datapoint.episodeId)
   if (datapoint.sourceInferenceId !== undefined) assertUuids(datapoint.sourceInferenceId)
   if (datapoint.firstVersionId !== undefined) assertUuids(datapoint.firstVersionId)
   const row: Record<string, unknown> = {
+    workspace,
     dataset_name: text(datapoint.datasetName),
     id: datapoint.id,
     function_name: text(datapoint.functionName),
@@ -464,7 +465,7 @@ export interface WorkflowRunRow extends Tagged {
 
 export const workflowRunColumns = "id, variants.function_name, variants.variant_name, project_name, display_name, tags.key, tags.value, timestamp_ms"
 
-export const workflowRunLine = (run: WorkflowRunRecord): Buffer => {
+export const workflowRunLine = (workspace: string, run: WorkflowRunRecord): Buffer => {
   assertUuids(run.id)
   const functions: Array<string> = []
   const variants: Array<string> = []
@@ -473,6 +474,7 @@ export const workflowRunLine = (run: WorkflowRunRecord): Buffer => {
     variants.push(text(run.variants[functionName]))
   }
   const row: Record<string, unknown> = {
+    workspace,
     id: run.id,
     "variants.function_name": functions,
     "variants.variant_name": variants,
@@ -502,9 +504,10 @@ export interface WorkflowEpisodeRow extends Tagged {
 
 export const workflowEpisodeColumns = "id, run_id, task_name, tags.key, tags.value, timestamp_ms"
 
-export const workflowEpisodeLine = (episode: WorkflowEpisodeRecord): Buffer => {
+export const workflowEpisodeLine = (workspace: string, episode: WorkflowEpisodeRecord): Buffer => {
   assertUuids(episode.id, episode.runId)
   const row: Record<string, unknown> = {
+    workspace,
     id: episode.id,
     run_id: episode.runId,
     task_name: episode.taskName === undefined ? null : text(episode.taskName)

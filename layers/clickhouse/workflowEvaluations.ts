@@ -4,7 +4,9 @@
  * `WorkflowEvaluationRunEpisode` (sorted by id: the lookup of an inference's episode), with a
  * run's episodes found in `WorkflowEvaluationRunEpisodeByRunId`. Nothing is updated; reads
  * dedupe a row written twice with LIMIT 1 BY id. UUIDv7 text order is time order, ClickHouse's
- * own UUID order is not: listings order by the time and the id's text.
+ * own UUID order is not: listings order by the time and the id's text. Every read checks the
+ * workspace on the run (and the episode) tables; the by-run table has no workspace column, and is
+ * read only for a run whose workspace was checked.
  */
 import type { WorkflowEvaluationStore, WorkflowMetricSummary } from "../../src/workflowEvaluations/store.ts"
 import type { ClickHouse } from "./client.ts"
@@ -21,6 +23,8 @@ import {
 } from "./rows.ts"
 import { sqlLimit, sqlString, sqlUuid } from "./sql.ts"
 
+const inWorkspace = (workspace: string) => `workspace = ${sqlString(workspace)}`
+
 /** each kind of feedback as (metric, score, whether it has one): booleans as 0 and 1, floats as they are, comments and demonstrations without */
 const scoredFeedback = [
   { table: feedbackKinds.boolean.table, score: "toFloat64(value)", scored: "toUInt8(1)" },
@@ -35,26 +39,27 @@ export const makeClickHouseWorkflowEvaluationStore = ({ insert, run, select }: C
 
   return {
     backend: "clickhouse",
-    insertRun: (record) => run("insertRun", (signal) => insert("WorkflowEvaluationRun", [workflowRunLine(record)], signal)),
+    insertRun: (workspace, record) => run("insertRun", (signal) => insert("WorkflowEvaluationRun", [workflowRunLine(workspace, record)], signal)),
 
-    insertEpisode: (episode) => run("insertEpisode", (signal) => insert("WorkflowEvaluationRunEpisode", [workflowEpisodeLine(episode)], signal)),
+    insertEpisode: (workspace, episode) =>
+      run("insertEpisode", (signal) => insert("WorkflowEvaluationRunEpisode", [workflowEpisodeLine(workspace, episode)], signal)),
 
-    getRun: (runId) => run("getRun", async (signal) => (await runsWhere(`id = ${sqlUuid(runId)}`, signal))[0]),
+    getRun: (workspace, runId) => run("getRun", async (signal) => (await runsWhere(`${inWorkspace(workspace)} AND id = ${sqlUuid(runId)}`, signal))[0]),
 
     // the episode and its run asked for at once: one round trip's wait
-    findEpisode: (episodeId) =>
+    findEpisode: (workspace, episodeId) =>
       run("findEpisode", async (signal) => {
         const id = sqlUuid(episodeId)
         const [episodes, runs] = await Promise.all([
-          select<WorkflowEpisodeRow>(`SELECT ${workflowEpisodeColumns} FROM WorkflowEvaluationRunEpisode WHERE id = ${id} LIMIT 1`, signal),
-          runsWhere(`id IN (SELECT run_id FROM WorkflowEvaluationRunEpisode WHERE id = ${id})`, signal)
+          select<WorkflowEpisodeRow>(`SELECT ${workflowEpisodeColumns} FROM WorkflowEvaluationRunEpisode WHERE ${inWorkspace(workspace)} AND id = ${id} LIMIT 1`, signal),
+          runsWhere(`${inWorkspace(workspace)} AND id IN (SELECT run_id FROM WorkflowEvaluationRunEpisode WHERE ${inWorkspace(workspace)} AND id = ${id})`, signal)
         ])
         return episodes.length === 0 || runs.length === 0 ? undefined : { episode: toWorkflowEpisode(episodes[0]), run: runs[0] }
       }),
 
-    listRuns: ({ limit, offset, projectName }) =>
+    listRuns: (workspace, { limit, offset, projectName }) =>
       run("listRuns", async (signal) => {
-        const where = projectName === undefined ? "" : `WHERE project_name = ${sqlString(projectName)}`
+        const where = `WHERE ${inWorkspace(workspace)}` + (projectName === undefined ? "" : ` AND project_name = ${sqlString(projectName)}`)
         const rows = await select<WorkflowRunRow>(
           `SELECT ${workflowRunColumns} FROM (SELECT ${workflowRunColumns}, toString(id) AS id_text FROM WorkflowEvaluationRun ${where} LIMIT 1 BY id) ` +
             `ORDER BY timestamp_ms DESC, id_text DESC ${sqlLimit({ limit, offset })}`,
@@ -63,11 +68,12 @@ export const makeClickHouseWorkflowEvaluationStore = ({ insert, run, select }: C
         return rows.map(toWorkflowRun)
       }),
 
-    listEpisodes: (runId, { limit, offset }) =>
+    // the run's workspace is checked here too: the by-run table has none, its episodes are matched by id
+    listEpisodes: (workspace, runId, { limit, offset }) =>
       run("listEpisodes", async (signal) => {
         const rows = await select<WorkflowEpisodeRow>(
           `SELECT ${workflowEpisodeColumns} FROM (SELECT ${workflowEpisodeColumns}, toString(id) AS id_text FROM WorkflowEvaluationRunEpisodeByRunId ` +
-            `WHERE run_id = ${sqlUuid(runId)} LIMIT 1 BY id) ORDER BY timestamp_ms ASC, id_text ASC ${sqlLimit({ limit, offset })}`,
+            `WHERE run_id IN (SELECT id FROM WorkflowEvaluationRun WHERE ${inWorkspace(workspace)} AND id = ${sqlUuid(runId)}) LIMIT 1 BY id) ORDER BY timestamp_ms ASC, id_text ASC ${sqlLimit({ limit, offset })}`,
           signal
         )
         return rows.map(toWorkflowEpisode)
@@ -75,13 +81,13 @@ export const makeClickHouseWorkflowEvaluationStore = ({ insert, run, select }: C
 
     // Feedback on the run's episodes, or on their inferences (InferenceByEpisodeId), each
     // feedback once (LIMIT 1 BY id); the mean is the scores' sum over their count.
-    metricSummaries: (runId) =>
+    metricSummaries: (workspace, runId) =>
       run("metricSummaries", async (signal) => {
         const episodes = `SELECT id FROM WorkflowEvaluationRunEpisodeByRunId WHERE run_id = ${sqlUuid(runId)}`
         const targets = `target_id IN (${episodes}) OR target_id IN (SELECT id FROM InferenceByEpisodeId WHERE episode_id IN (${episodes}))`
         const feedback = scoredFeedback.map(({ score, scored, table }) =>
           `SELECT metric_name, ${score} AS score, ${scored} AS scored FROM ` +
-          `(SELECT id, metric_name, value FROM ${table} WHERE ${targets} LIMIT 1 BY id)`
+          `(SELECT id, metric_name, value FROM ${table} WHERE ${inWorkspace(workspace)} AND (${targets}) LIMIT 1 BY id)`
         )
         const rows = await select<{ metric_name: string; count: string; scored: string; total: number }>(
           `SELECT metric_name, count() AS count, sum(scored) AS scored, sum(score) AS total FROM (${feedback.join(" UNION ALL ")}) ` +

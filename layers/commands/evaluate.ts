@@ -11,12 +11,12 @@ import { commandEnv, configFromFlags, type SharedFlags } from "./configuration.t
 import type { EvaluateFormat } from "./evaluateRun.ts"
 import { ExitWith } from "./exit.ts"
 
-export const evaluate = (flags: SharedFlags, request: EvaluationRunRequest, format: EvaluateFormat) =>
+export const evaluate = (flags: SharedFlags, request: EvaluationRunRequest, format: EvaluateFormat, workspace: string) =>
   Effect.gen(function*() {
     const { config, warnings } = yield* configFromFlags(flags)
     const { runEvaluate } = yield* Effect.promise(() => import("./evaluateRun.ts"))
     const code = yield* logConfigWarnings(warnings).pipe(
-      Effect.andThen(Effect.scoped(Effect.flatMap(commandEnv, (env) => runEvaluate(config, env, request, format)))),
+      Effect.andThen(Effect.scoped(Effect.flatMap(commandEnv, (env) => runEvaluate(config, env, request, format, workspace)))),
       Effect.catchTag("StartupError", (error) => Effect.as(Console.error(error.message), 1)),
       Effect.provide(LoggingLive(flags.logFormat))
     )

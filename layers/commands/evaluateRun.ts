@@ -26,7 +26,9 @@ export const runEvaluate = (
   config: GatewayConfig,
   env: Readonly<Record<string, string | undefined>>,
   request: EvaluationRunRequest,
-  format: EvaluateFormat
+  format: EvaluateFormat,
+  /** the workspace the run acts in (`--workspace`, checked) */
+  workspace: string
 ): Effect.Effect<number> => {
   const terminal = process.stderr.isTTY === true
   let total = 0
@@ -38,7 +40,7 @@ export const runEvaluate = (
   }
   return Effect.gen(function*() {
     const service = yield* EvaluationService
-    const run = yield* service.run(request, operatorCaller(), {
+    const run = yield* service.run(request, operatorCaller(workspace), {
       onStart: (run) => {
         total = run.datapointCount
         process.stderr.write(`evaluation run ${run.id}: ${run.datapointCount} datapoints, variant ${run.variantName}\n`)

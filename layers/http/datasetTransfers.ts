@@ -18,6 +18,7 @@ import { DatasetService } from "../../src/datasets/service.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import type { ServiceUnavailable } from "../../src/errors.ts"
 import { Configuration } from "../../src/services.ts"
+import type { Caller } from "../../src/workspace.ts"
 import { datasetNameParam } from "./datasets.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 import { RequestBodyBudget, requestBodyStream } from "./requestBody.ts"
@@ -26,17 +27,17 @@ const decodeFromInferences = makeDecoder(FromInferencesRequest)
 
 const textEncoder = new TextEncoder()
 
-export const fromInferencesHandler = Effect.gen(function*() {
+export const fromInferencesHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
   const config = yield* Configuration
   const request = yield* readJsonBody(decodeFromInferences, config.gateway.maxRequestBodyBytes)
-  const ids = yield* (yield* DatasetService).fromInferences(name, request)
+  const ids = yield* (yield* DatasetService).fromInferences(caller.workspace, name, request)
   return jsonResponse(JSON.stringify({ ids }))
 })
 
-export const exportDatapointsHandler = Effect.gen(function*() {
+export const exportDatapointsHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
-  const lines = (yield* DatasetService).exportDatapoints(name)
+  const lines = (yield* DatasetService).exportDatapoints(caller.workspace, name)
   const scope = yield* Scope.make()
   const pull = yield* Scope.provide(Stream.toPull(lines), scope)
   // the first page is read before the answer starts: a database that fails then is a 503, not a 200 cut short
@@ -59,7 +60,7 @@ export const exportDatapointsHandler = Effect.gen(function*() {
   return HttpServerResponse.stream(body, { contentType: jsonLinesContentType, headers })
 })
 
-export const importDatapointsHandler = Effect.gen(function*() {
+export const importDatapointsHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
   const config = yield* Configuration
   const datasets = yield* DatasetService
@@ -67,7 +68,7 @@ export const importDatapointsHandler = Effect.gen(function*() {
   const budget = yield* RequestBodyBudget
   // the body counts against the bytes in flight until the import is written, not just read
   const ids = yield* Effect.scoped(
-    Effect.flatMap(requestBodyStream(request, importBodyLimit(config.gateway), budget), (body) => datasets.importDatapoints(name, body))
+    Effect.flatMap(requestBodyStream(request, importBodyLimit(config.gateway), budget), (body) => datasets.importDatapoints(caller.workspace, name, body))
   )
   return jsonResponse(JSON.stringify({ ids }))
 })

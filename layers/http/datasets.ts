@@ -21,6 +21,7 @@ import type { StoredDatapoint } from "../../src/datasets/store.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { Configuration } from "../../src/services.ts"
+import type { Caller } from "../../src/workspace.ts"
 import { decodeBody, jsonResponse, readJsonBody, readJsonObject } from "./respond.ts"
 
 const decodeCreate = makeDecoder(CreateDatapointsRequest)
@@ -40,8 +41,8 @@ const datapointsJson = (datapoints: ReadonlyArray<StoredDatapoint>) =>
   jsonResponse(JSON.stringify({ datapoints: datapoints.map(datapointJson) }))
 const deletedJson = (count: number) => jsonResponse(JSON.stringify({ num_deleted_datapoints: count }))
 
-export const listDatasetsHandler = Effect.gen(function*() {
-  const datasets = yield* (yield* DatasetService).listDatasets()
+export const listDatasetsHandler = (caller: Caller) => Effect.gen(function*() {
+  const datasets = yield* (yield* DatasetService).listDatasets(caller.workspace)
   return jsonResponse(JSON.stringify({
     datasets: datasets.map((dataset) => ({
       name: dataset.name,
@@ -52,47 +53,47 @@ export const listDatasetsHandler = Effect.gen(function*() {
   }))
 })
 
-export const createDatapointsHandler = Effect.gen(function*() {
+export const createDatapointsHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
   const request = yield* readJsonBody(decodeCreate, yield* maxBodyBytes)
-  return idsJson(yield* (yield* DatasetService).create(name, request.datapoints))
+  return idsJson(yield* (yield* DatasetService).create(caller.workspace, name, request.datapoints))
 })
 
-export const getDatapointsHandler = Effect.gen(function*() {
+export const getDatapointsHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
   const request = yield* readJsonBody(decodeGet, yield* maxBodyBytes)
-  return datapointsJson(yield* (yield* DatasetService).get(name, request.ids))
+  return datapointsJson(yield* (yield* DatasetService).get(caller.workspace, name, request.ids))
 })
 
-export const listDatapointsHandler = Effect.gen(function*() {
+export const listDatapointsHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
   const json = yield* readJsonObject(yield* maxBodyBytes)
   // before decoding, which recurses over the filter tree
   const tooBig = filterBoundsProblem(json.filter, "filter")
   if (tooBig !== undefined) return yield* new InvalidRequest({ message: tooBig })
   const request = yield* decodeBody(decodeList, json)
-  return datapointsJson(yield* (yield* DatasetService).list(name, request))
+  return datapointsJson(yield* (yield* DatasetService).list(caller.workspace, name, request))
 })
 
-export const updateDatapointsHandler = Effect.gen(function*() {
+export const updateDatapointsHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
   const request = yield* readJsonBody(decodeUpdate, yield* maxBodyBytes)
-  return idsJson(yield* (yield* DatasetService).update(name, request))
+  return idsJson(yield* (yield* DatasetService).update(caller.workspace, name, request))
 })
 
-export const updateMetadataHandler = Effect.gen(function*() {
+export const updateMetadataHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
   const request = yield* readJsonBody(decodeMetadata, yield* maxBodyBytes)
-  return idsJson(yield* (yield* DatasetService).updateMetadata(name, request))
+  return idsJson(yield* (yield* DatasetService).updateMetadata(caller.workspace, name, request))
 })
 
-export const deleteDatapointsHandler = Effect.gen(function*() {
+export const deleteDatapointsHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
   const request = yield* readJsonBody(decodeDelete, yield* maxBodyBytes)
-  return deletedJson(yield* (yield* DatasetService).delete(name, request.ids))
+  return deletedJson(yield* (yield* DatasetService).delete(caller.workspace, name, request.ids))
 })
 
-export const deleteDatasetHandler = Effect.gen(function*() {
+export const deleteDatasetHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
-  return deletedJson(yield* (yield* DatasetService).deleteDataset(name))
+  return deletedJson(yield* (yield* DatasetService).deleteDataset(caller.workspace, name))
 })

@@ -72,16 +72,16 @@ const pageOf = (query: URLSearchParams) =>
     offset: integerParam(query, "offset", 0, 0, 1_000_000_000)
   })
 
-export const listEvaluationRunsHandler = Effect.gen(function*() {
+export const listEvaluationRunsHandler = (caller: Caller) => Effect.gen(function*() {
   const query = yield* queryParams
   const page = yield* pageOf(query)
-  const runs = yield* (yield* EvaluationService).listRuns({ functionName: query.get("function_name") ?? undefined, ...page })
+  const runs = yield* (yield* EvaluationService).listRuns(caller.workspace, { functionName: query.get("function_name") ?? undefined, ...page })
   return jsonResponse(JSON.stringify({ runs: runs.map(runJson) }))
 })
 
-export const getEvaluationRunHandler = Effect.gen(function*() {
+export const getEvaluationRunHandler = (caller: Caller) => Effect.gen(function*() {
   const runId = (yield* HttpRouter.params).run_id ?? ""
   const page = yield* pageOf(yield* queryParams)
-  const { results, run } = yield* (yield* EvaluationService).getRun(runId, page)
+  const { results, run } = yield* (yield* EvaluationService).getRun(caller.workspace, runId, page)
   return jsonResponse(JSON.stringify({ run: runJson(run), results: results.map(resultJson) }))
 })

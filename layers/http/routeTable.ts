@@ -158,7 +158,7 @@ export const groupsOf = (
         .handleRaw("getInferences", route("inferences", () => getInferencesHandler)("getInferences"))
         .handleRaw("listInferences", route("inferences", () => listInferencesHandler)("listInferences"))),
     HttpApiBuilder.group(api, "datasets", (handlers) => {
-      const datasets = (endpoint: string, handler: RouteHandler) => route("datasets", () => handler)(endpoint)
+      const datasets = (endpoint: string, handler: (caller: Caller) => RouteHandler) => route("datasets", handler)(endpoint)
       return handlers
         .handleRaw("listDatasets", datasets("listDatasets", listDatasetsHandler))
         .handleRaw("createDatapoints", datasets("createDatapoints", createDatapointsHandler))
@@ -175,8 +175,8 @@ export const groupsOf = (
     HttpApiBuilder.group(api, "evaluations", (handlers) =>
       handlers
         .handleRaw("runEvaluation", route("evaluations", runEvaluationHandler)("runEvaluation"))
-        .handleRaw("listEvaluationRuns", route("evaluations", () => listEvaluationRunsHandler)("listEvaluationRuns"))
-        .handleRaw("getEvaluationRun", route("evaluations", () => getEvaluationRunHandler)("getEvaluationRun"))),
+        .handleRaw("listEvaluationRuns", route("evaluations", listEvaluationRunsHandler)("listEvaluationRuns"))
+        .handleRaw("getEvaluationRun", route("evaluations", getEvaluationRunHandler)("getEvaluationRun"))),
     HttpApiBuilder.group(api, "optimization", (handlers) =>
       handlers
         .handleRaw("createDiclExamples", route("optimization", createDiclExamplesHandler)("createDiclExamples"))
@@ -186,7 +186,7 @@ export const groupsOf = (
         .handleRaw("cancelGepaTask", route("optimization", cancelGepaTaskHandler)("cancelGepaTask"))),
     // the same handlers under both names of the routes
     HttpApiBuilder.group(api, "workflowEvaluations", (handlers) => {
-      const runs = (endpoint: string, handler: RouteHandler) => route("workflowEvaluations", () => handler)(endpoint)
+      const runs = (endpoint: string, handler: (caller: Caller) => RouteHandler) => route("workflowEvaluations", handler)(endpoint)
       return handlers
         .handleRaw("createWorkflowRun", runs("createWorkflowRun", createRunHandler))
         .handleRaw("createWorkflowEpisode", runs("createWorkflowEpisode", createEpisodeHandler))
@@ -230,7 +230,7 @@ export const groupsOf = (
     HttpApiBuilder.group(api, "uiOverview", (handlers) =>
       handlers.handleRaw("getUiOverview", route("uiOverview", getUiOverviewHandler)("getUiOverview"))),
     HttpApiBuilder.group(api, "uiDatasets", (handlers) =>
-      handlers.handleRaw("getDatapointHistory", route("uiDatasets", () => getDatapointHistoryHandler)("getDatapointHistory"))),
+      handlers.handleRaw("getDatapointHistory", route("uiDatasets", getDatapointHistoryHandler)("getDatapointHistory"))),
     HttpApiBuilder.group(api, "uiApiKeys", (handlers) =>
       handlers
         .handleRaw("listUiApiKeys", route("uiApiKeys", listUiApiKeysHandler)("listUiApiKeys"))

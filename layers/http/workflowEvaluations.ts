@@ -1,7 +1,7 @@
 /**
  * The routes of workflow evaluation runs (under `/workflow_evaluation_run...` and
  * `/dynamic_evaluation_run...` alike): decode the body or the query, run the
- * WorkflowEvaluationService's operation, answer JSON.
+ * WorkflowEvaluationService's operation in the caller's workspace, answer JSON.
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -15,6 +15,7 @@ import {
 } from "../../src/api/workflowEvaluations.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { Configuration } from "../../src/services.ts"
+import type { Caller } from "../../src/workspace.ts"
 import { WorkflowEvaluationService } from "../../src/workflowEvaluations/service.ts"
 import type { WorkflowEpisodeRecord, WorkflowMetricSummary, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
 import { integerParam, queryParams } from "./query.ts"
@@ -48,25 +49,25 @@ const episodeJson = (episode: WorkflowEpisodeRecord) => ({
 
 const metricJson = (metric: WorkflowMetricSummary) => ({ metric_name: metric.metricName, count: metric.count, mean: metric.mean ?? null })
 
-export const createRunHandler = Effect.gen(function*() {
+export const createRunHandler = (caller: Caller) => Effect.gen(function*() {
   const request = yield* readJsonBody(decodeCreateRun, yield* maxBodyBytes)
-  const runId = yield* (yield* WorkflowEvaluationService).createRun(request)
+  const runId = yield* (yield* WorkflowEvaluationService).createRun(caller.workspace, request)
   return jsonResponse(JSON.stringify({ run_id: runId }))
 })
 
-export const createEpisodeHandler = Effect.gen(function*() {
+export const createEpisodeHandler = (caller: Caller) => Effect.gen(function*() {
   const runId = yield* runIdParam
   const request = yield* readJsonBody(decodeCreateEpisode, yield* maxBodyBytes)
-  const episodeId = yield* (yield* WorkflowEvaluationService).createEpisode(runId, request)
+  const episodeId = yield* (yield* WorkflowEvaluationService).createEpisode(caller.workspace, runId, request)
   return jsonResponse(JSON.stringify({ episode_id: episodeId }))
 })
 
-export const getRunHandler = Effect.gen(function*() {
+export const getRunHandler = (caller: Caller) => Effect.gen(function*() {
   const runId = yield* runIdParam
   const query = yield* queryParams
   const limit = yield* integerParam(query, "limit", defaultEpisodesListed, 1, maxEpisodesListed)
   const offset = yield* integerParam(query, "offset", 0, 0, Number.MAX_SAFE_INTEGER)
-  const details = yield* (yield* WorkflowEvaluationService).getRun(runId, { limit, offset })
+  const details = yield* (yield* WorkflowEvaluationService).getRun(caller.workspace, runId, { limit, offset })
   return jsonResponse(JSON.stringify({
     run: runJson(details.run),
     episodes: details.episodes.map(episodeJson),
@@ -74,10 +75,10 @@ export const getRunHandler = Effect.gen(function*() {
   }))
 })
 
-export const listRunsHandler = Effect.gen(function*() {
+export const listRunsHandler = (caller: Caller) => Effect.gen(function*() {
   const query = yield* queryParams
   const limit = yield* integerParam(query, "limit", defaultRunsListed, 1, maxRunsListed)
   const offset = yield* integerParam(query, "offset", 0, 0, Number.MAX_SAFE_INTEGER)
-  const runs = yield* (yield* WorkflowEvaluationService).listRuns({ projectName: query.get("project_name") ?? undefined, limit, offset })
+  const runs = yield* (yield* WorkflowEvaluationService).listRuns(caller.workspace, { projectName: query.get("project_name") ?? undefined, limit, offset })
   return jsonResponse(JSON.stringify({ runs: runs.map(runJson) }))
 })

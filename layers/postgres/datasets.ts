@@ -45,12 +45,12 @@ const notLiveAmong = (given: ReadonlyArray<string>, changed: ReadonlySet<string>
 }
 
 /** `datapoints` as JSON arrays to insert, each id checked */
-const encodeDatapoints = (datapoints: ReadonlyArray<NewDatapoint>): Array<Buffer> =>
+const encodeDatapoints = (workspace: string, datapoints: ReadonlyArray<NewDatapoint>): Array<Buffer> =>
   jsonArrays(datapoints.map((datapoint) => {
     for (const id of [datapoint.id, datapoint.episodeId, datapoint.sourceInferenceId, datapoint.firstVersionId]) {
       if (id !== undefined && !isUuid(id)) throw notAUuid(id)
     }
-    return datapointJson(datapoint)
+    return datapointJson(workspace, datapoint)
   }), maxChunkBytes)
 
 /** what `build` gives; what it throws (a value it refuses) is a StoreError of `operation` */
@@ -71,9 +71,9 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
   /** a version written again (a retried call) is stored once */
   const insertRows = (arrays: ReadonlyArray<Buffer>) =>
     Effect.forEach(arrays, (rows) =>
-      sql`INSERT INTO datapoint (id, dataset_name, function_name, function_type, input, output, episode_id, tags, name,
+      sql`INSERT INTO datapoint (workspace, id, dataset_name, function_name, function_type, input, output, episode_id, tags, name,
           tool_params, output_schema, source_inference_id, first_version_id, is_custom, staled_at, updated_at, search_text, timestamp)
-        SELECT (e->>'id')::uuid, e->>'dataset_name', e->>'function_name', e->>'function_type', e->'input', e->'output',
+        SELECT e->>'workspace', (e->>'id')::uuid, e->>'dataset_name', e->>'function_name', e->>'function_type', e->'input', e->'output',
           (e->>'episode_id')::uuid, e->'tags', e->>'name', e->'tool_params', e->'output_schema', (e->>'source_inference_id')::uuid,
           (e->>'first_version_id')::uuid, (e->>'is_custom')::boolean, (e->>'staled_at')::timestamptz, (e->>'updated_at')::timestamptz, e->>'search_text',
           (e->>'timestamp')::timestamptz
@@ -114,10 +114,11 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
     }
   }
 
-  const listStatement = (query: DatapointQuery, limit: number, offset: number) => {
+  const listStatement = (workspace: string, query: DatapointQuery, limit: number, offset: number) => {
     const terms = [...new Set(query.search ?? [])]
     const contains = terms.map((term) => sql`strpos(search_text, ${term}) > 0`)
     const where = sql.and([
+      sql`workspace = ${workspace}`,
       sql`dataset_name = ${query.datasetName}`,
       sql`staled_at IS NULL`,
       ...(query.functionName !== undefined ? [sql`function_name = ${query.functionName}`] : []),
@@ -139,19 +140,19 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
 
   return {
     backend: "postgres",
-    insertDatapoints: (datapoints) =>
-      datapoints.length === 0 ? Effect.void : built("insertDatapoints", () => encodeDatapoints(datapoints)).pipe(
+    insertDatapoints: (workspace, datapoints) =>
+      datapoints.length === 0 ? Effect.void : built("insertDatapoints", () => encodeDatapoints(workspace, datapoints)).pipe(
         Effect.flatMap((arrays) => transaction(arrays, insertRows)),
         Effect.mapError(storeError("insertDatapoints"))
       ),
 
     // one transaction, an INSERT (or a few) per part; the database's answer to each is the turn of the event loop between parts
-    insertDatapointsInParts: (parts) => {
+    insertDatapointsInParts: (workspace, parts) => {
       const insertAll = (clean: ((array: Buffer) => Buffer) | undefined) =>
         Effect.gen(function*() {
           for (const part of parts) {
             if (part.length === 0) continue
-            const arrays = yield* built("insertDatapoints", () => encodeDatapoints(part))
+            const arrays = yield* built("insertDatapoints", () => encodeDatapoints(workspace, part))
             yield* insertRows(clean === undefined ? arrays : arrays.map(clean))
           }
         })
@@ -165,39 +166,39 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
       )
     },
 
-    getDatapoints: (datasetName, ids) => {
+    getDatapoints: (workspace, datasetName, ids) => {
       const valid = distinctUuids(ids)
       if (valid.length === 0) return Effect.succeed([])
       const inDataset = datasetName === undefined ? sql`` : sql`AND dataset_name = ${datasetName}`
-      return sql<DatapointRow & UnreadColumns>`SELECT ${columns} FROM datapoint ${lateral} WHERE id = ANY(${valid}::uuid[]) ${inDataset}`.pipe(
+      return sql<DatapointRow & UnreadColumns>`SELECT ${columns} FROM datapoint ${lateral} WHERE id = ANY(${valid}::uuid[]) AND workspace = ${workspace} ${inDataset}`.pipe(
         Effect.map((rows) => rows.map(readDatapoint)),
         Effect.mapError(storeError("getDatapoints"))
       )
     },
 
-    listDatapoints: (query) => {
+    listDatapoints: (workspace, query) => {
       const { limit, offset } = wholePage(query)
       if (limit === 0) return Effect.succeed([])
       if (query.after !== undefined && !isUuid(query.after)) return Effect.fail(notAUuid(query.after))
-      return built("listDatapoints", () => listStatement(query, limit, offset)).pipe(
+      return built("listDatapoints", () => listStatement(workspace, query, limit, offset)).pipe(
         Effect.flatMap((statement) => statement),
         Effect.map((rows) => rows.map(readDatapoint)),
         Effect.mapError(storeError("listDatapoints"))
       )
     },
 
-    replaceDatapoints: (datasetName, replacements, now) => {
+    replaceDatapoints: (workspace, datasetName, replacements, now) => {
       if (replacements.length === 0) return Effect.succeed({ notLive: [] })
       const given = replacements.map((replacement) => replacement.previousId)
       const ids = distinctUuids(given)
       const at = new Date(now)
       return applied(
         "replaceDatapoints",
-        Effect.flatMap(built("replaceDatapoints", () => encodeDatapoints(replacements.map((replacement) => replacement.next))), (arrays) =>
+        Effect.flatMap(built("replaceDatapoints", () => encodeDatapoints(workspace, replacements.map((replacement) => replacement.next))), (arrays) =>
           transaction(arrays, (arrays) =>
             Effect.gen(function*() {
               const staled = yield* sql<{ id: string }>`WITH live AS (
-                  SELECT id FROM datapoint WHERE id = ANY(${ids}::uuid[]) AND dataset_name = ${datasetName} AND staled_at IS NULL
+                  SELECT id FROM datapoint WHERE id = ANY(${ids}::uuid[]) AND workspace = ${workspace} AND dataset_name = ${datasetName} AND staled_at IS NULL
                   ORDER BY id FOR UPDATE
                 )
                 UPDATE datapoint SET staled_at = ${at}, updated_at = ${at} FROM live WHERE datapoint.id = live.id
@@ -209,7 +210,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
       )
     },
 
-    renameDatapoints: (datasetName, names, now) => {
+    renameDatapoints: (workspace, datasetName, names, now) => {
       if (names.length === 0) return Effect.succeed({ notLive: [] })
       // an id named twice takes the last name given
       const latest = new Map(names.filter((item) => isUuid(item.id)).map((item) => [item.id.toLowerCase(), item.name ?? null]))
@@ -225,7 +226,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
               ),
               live AS (
                 SELECT datapoint.id FROM datapoint JOIN given ON datapoint.id = given.id
-                WHERE datapoint.dataset_name = ${datasetName} AND datapoint.staled_at IS NULL
+                WHERE datapoint.workspace = ${workspace} AND datapoint.dataset_name = ${datasetName} AND datapoint.staled_at IS NULL
                 ORDER BY datapoint.id FOR UPDATE OF datapoint
               )
               UPDATE datapoint SET name = given.name, updated_at = ${at} FROM live, given
@@ -237,13 +238,13 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
       )
     },
 
-    staleDatapoints: (datasetName, ids, now) => {
+    staleDatapoints: (workspace, datasetName, ids, now) => {
       const valid = ids === "all" ? undefined : distinctUuids(ids)
       if (valid?.length === 0) return Effect.succeed(0)
       const at = new Date(now)
       const among = valid === undefined ? sql`TRUE` : sql`id = ANY(${valid}::uuid[])`
       return sql<{ count: number }>`WITH live AS (
-          SELECT id FROM datapoint WHERE dataset_name = ${datasetName} AND staled_at IS NULL AND ${among}
+          SELECT id FROM datapoint WHERE workspace = ${workspace} AND dataset_name = ${datasetName} AND staled_at IS NULL AND ${among}
           ORDER BY id FOR UPDATE
         ),
         staled AS (
@@ -256,19 +257,19 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
     },
 
     // ids are UUIDv7: their order is the versions' time order
-    datapointVersions: (datasetName, id) =>
+    datapointVersions: (workspace, datasetName, id) =>
       !isUuid(id) ? Effect.succeed([]) : sql<DatapointRow & UnreadColumns>`WITH asked AS (
-          SELECT COALESCE(first_version_id, id) AS first_id FROM datapoint WHERE id = ${id}::uuid AND dataset_name = ${datasetName}
+          SELECT COALESCE(first_version_id, id) AS first_id FROM datapoint WHERE id = ${id}::uuid AND workspace = ${workspace} AND dataset_name = ${datasetName}
         )
         SELECT ${columns} FROM datapoint ${lateral}, asked
-        WHERE dataset_name = ${datasetName} AND (datapoint.id = asked.first_id OR first_version_id = asked.first_id)
+        WHERE workspace = ${workspace} AND dataset_name = ${datasetName} AND (datapoint.id = asked.first_id OR first_version_id = asked.first_id)
         ORDER BY datapoint.id DESC`.pipe(
         Effect.map((rows) => rows.map(readDatapoint)),
         Effect.mapError(storeError("datapointVersions"))
       ),
 
     // names and functions in the order of their bytes (collation "C"), as ClickHouse sorts them
-    listDatasets: () =>
+    listDatasets: (workspace) =>
       sql<{ dataset_name: string; functions: Array<string> | null; counts: Array<number> | null; last_updated: Date }>`
         SELECT dataset_name,
           array_agg(function_name ORDER BY function_name COLLATE "C") FILTER (WHERE live > 0) AS functions,
@@ -276,7 +277,7 @@ export const makePostgresDatasetStore = (sql: PgClient.PgClient): DatasetStore =
           max(last_updated) AS last_updated
         FROM (
           SELECT dataset_name, function_name, (count(*) FILTER (WHERE staled_at IS NULL))::int AS live, max(updated_at) AS last_updated
-          FROM datapoint GROUP BY dataset_name, function_name
+          FROM datapoint WHERE workspace = ${workspace} GROUP BY dataset_name, function_name
         ) AS per_function
         GROUP BY dataset_name ORDER BY dataset_name COLLATE "C"`.pipe(
         Effect.map((rows) =>

@@ -57,9 +57,10 @@ const checkUuid = (id: string) => {
 const isoTime = (ms: number) => new Date(ms).toISOString()
 
 // An absent field is a missing key (SQL NULL).
-const runJson = (run: EvaluationRunRecord, version: number) => {
+const runJson = (workspace: string) => (run: EvaluationRunRecord, version: number) => {
   checkUuid(run.id)
   return {
+    workspace,
     id: run.id,
     function_name: run.functionName,
     variant_name: run.variantName,
@@ -78,11 +79,12 @@ const runJson = (run: EvaluationRunRecord, version: number) => {
   }
 }
 
-const resultJson = (result: EvaluationResultRecord, version: number) => {
+const resultJson = (workspace: string) => (result: EvaluationResultRecord, version: number) => {
   checkUuid(result.runId)
   checkUuid(result.datapointId)
   if (result.inferenceId !== undefined) checkUuid(result.inferenceId)
   return {
+    workspace,
     run_id: result.runId,
     datapoint_id: result.datapointId,
     inference_id: result.inferenceId,
@@ -164,36 +166,36 @@ export const makePostgresEvaluationStore = (sql: PgClient.PgClient): EvaluationS
 
   return {
     backend: "postgres",
-    saveRun: (run) =>
+    saveRun: (workspace, run) =>
       writeVersions(1).pipe(
-        Effect.flatMap((versions) => encoded("saveRun", [run], versions, runJson)),
+        Effect.flatMap((versions) => encoded("saveRun", [run], versions, runJson(workspace))),
         Effect.flatMap((json) => write("saveRun", json, upsertRuns))
       ),
 
     // One statement: stored entirely or not at all. A datapoint given twice keeps the later result
     // (one statement cannot upsert a row twice).
-    insertResults: (results) => {
+    insertResults: (workspace, results) => {
       if (results.length === 0) return Effect.void
       const latest = [...new Map(results.map((result) => [`${result.runId} ${result.datapointId}`.toLowerCase(), result])).values()]
       return writeVersions(latest.length).pipe(
-        Effect.flatMap((versions) => encoded("insertResults", latest, versions, resultJson)),
+        Effect.flatMap((versions) => encoded("insertResults", latest, versions, resultJson(workspace))),
         Effect.flatMap((json) => write("insertResults", json, upsertResults))
       )
     },
 
-    getRun: (runId) =>
+    getRun: (workspace, runId) =>
       isUuid(runId)
-        ? sql<RunRow>`SELECT ${sql.literal(runColumns)} FROM evaluation_run WHERE id = ${runId}::uuid`.pipe(
+        ? sql<RunRow>`SELECT ${sql.literal(runColumns)} FROM evaluation_run WHERE workspace = ${workspace} AND id = ${runId}::uuid`.pipe(
           Effect.map((rows) => rows.length === 0 ? undefined : toRun(rows[0])),
           Effect.mapError(storeError("getRun"))
         )
         : Effect.succeed(undefined),
 
     // newest first by start; runs started in one millisecond by id
-    listRuns: (query) => {
+    listRuns: (workspace, query) => {
       const { limit, offset } = wholePage(query)
       if (limit === 0) return Effect.succeed([])
-      const where = query.functionName === undefined ? sql`TRUE` : sql`function_name = ${query.functionName}`
+      const where = query.functionName === undefined ? sql`workspace = ${workspace}` : sql`workspace = ${workspace} AND function_name = ${query.functionName}`
       return sql<RunRow>`SELECT ${sql.literal(runColumns)} FROM evaluation_run WHERE ${where}
         ORDER BY started_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`.pipe(
         Effect.map((rows) => rows.map(toRun)),
@@ -201,10 +203,10 @@ export const makePostgresEvaluationStore = (sql: PgClient.PgClient): EvaluationS
       )
     },
 
-    getResults: (runId, page) => {
+    getResults: (workspace, runId, page) => {
       const { limit, offset } = wholePage(page)
       if (limit === 0 || !isUuid(runId)) return Effect.succeed([])
-      return sql<ResultRow>`SELECT ${sql.literal(resultColumns)} FROM evaluation_result WHERE run_id = ${runId}::uuid
+      return sql<ResultRow>`SELECT ${sql.literal(resultColumns)} FROM evaluation_result WHERE workspace = ${workspace} AND run_id = ${runId}::uuid
         ORDER BY datapoint_id LIMIT ${limit} OFFSET ${offset}`.pipe(
         Effect.map((rows) => rows.map(toResult)),
         Effect.mapError(storeError("getResults"))

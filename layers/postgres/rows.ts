@@ -338,8 +338,9 @@ const datapointShape = (functionType: "chat" | "json") => (column: string): Fiel
  * One version as a JSON object for `jsonb_array_elements` (layers/postgres/datasets.ts): an
  * absent field is a missing key (SQL NULL), a JSON null stays JSON null.
  */
-export const datapointJson = (datapoint: NewDatapoint): Buffer =>
+export const datapointJson = (workspace: string, datapoint: NewDatapoint): Buffer =>
   Buffer.from(JSON.stringify({
+    workspace,
     id: datapoint.id,
     dataset_name: datapoint.datasetName,
     function_name: datapoint.functionName,

@@ -79,34 +79,34 @@ export const makePostgresWorkflowEvaluationStore = (sql: PgClient.PgClient): Wor
 
   return {
     backend: "postgres",
-    insertRun: (run) =>
+    insertRun: (workspace, run) =>
       Effect.flatMap(checkUuids(run.id), () =>
-        sql`INSERT INTO workflow_evaluation_run (id, variants, project_name, display_name, tags, timestamp)
-          VALUES (${run.id}::uuid, ${JSON.stringify(storableTags(run.variants))}::jsonb, ${storableText(run.projectName)},
+        sql`INSERT INTO workflow_evaluation_run (workspace, id, variants, project_name, display_name, tags, timestamp)
+          VALUES (${workspace}, ${run.id}::uuid, ${JSON.stringify(storableTags(run.variants))}::jsonb, ${storableText(run.projectName)},
             ${storableText(run.displayName)}, ${JSON.stringify(storableTags(run.tags))}::jsonb, ${new Date(run.timestamp)})
           ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid, Effect.mapError(storeError("insertRun")))),
 
-    insertEpisode: (episode) =>
+    insertEpisode: (workspace, episode) =>
       Effect.flatMap(checkUuids(episode.id, episode.runId), () =>
-        sql`INSERT INTO workflow_evaluation_run_episode (id, run_id, task_name, tags, timestamp)
-          VALUES (${episode.id}::uuid, ${episode.runId}::uuid, ${storableText(episode.taskName)},
+        sql`INSERT INTO workflow_evaluation_run_episode (workspace, id, run_id, task_name, tags, timestamp)
+          VALUES (${workspace}, ${episode.id}::uuid, ${episode.runId}::uuid, ${storableText(episode.taskName)},
             ${JSON.stringify(storableTags(episode.tags))}::jsonb, ${new Date(episode.timestamp)})
           ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid, Effect.mapError(storeError("insertEpisode")))),
 
-    getRun: (runId) =>
+    getRun: (workspace, runId) =>
       Effect.flatMap(checkUuids(runId), () =>
-        sql<RunRow>`SELECT ${runs} FROM workflow_evaluation_run WHERE id = ${runId}::uuid`.pipe(
+        sql<RunRow>`SELECT ${runs} FROM workflow_evaluation_run WHERE workspace = ${workspace} AND id = ${runId}::uuid`.pipe(
           Effect.map((rows) => rows.length === 0 ? undefined : toRun(rows[0])),
           Effect.mapError(storeError("getRun"))
         )),
 
-    findEpisode: (episodeId) =>
+    findEpisode: (workspace, episodeId) =>
       Effect.flatMap(checkUuids(episodeId), () =>
         sql<EpisodeWithRunRow>`
           SELECT e.id, e.run_id, e.task_name, e.tags, e.timestamp,
             r.variants, r.project_name, r.display_name, r.tags AS run_tags, r.timestamp AS run_timestamp
           FROM workflow_evaluation_run_episode e JOIN workflow_evaluation_run r ON r.id = e.run_id
-          WHERE e.id = ${episodeId}::uuid`.pipe(
+          WHERE e.id = ${episodeId}::uuid AND e.workspace = ${workspace} AND r.workspace = ${workspace}`.pipe(
           Effect.map(([row]) =>
             row === undefined ? undefined : {
               episode: toEpisode(row),
@@ -116,20 +116,20 @@ export const makePostgresWorkflowEvaluationStore = (sql: PgClient.PgClient): Wor
           Effect.mapError(storeError("findEpisode"))
         )),
 
-    listRuns: ({ projectName, ...page }) => {
+    listRuns: (workspace, { projectName, ...page }) => {
       const { limit, offset } = wholePage(page)
       return sql<RunRow>`SELECT ${runs} FROM workflow_evaluation_run
-        WHERE ${projectName === undefined ? sql`TRUE` : sql`project_name = ${projectName}`}
+        WHERE workspace = ${workspace} AND ${projectName === undefined ? sql`TRUE` : sql`project_name = ${projectName}`}
         ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`.pipe(
         Effect.map((rows) => rows.map(toRun)),
         Effect.mapError(storeError("listRuns"))
       )
     },
 
-    listEpisodes: (runId, page) => {
+    listEpisodes: (workspace, runId, page) => {
       const { limit, offset } = wholePage(page)
       return Effect.flatMap(checkUuids(runId), () =>
-        sql<EpisodeRow>`SELECT ${episodes} FROM workflow_evaluation_run_episode WHERE run_id = ${runId}::uuid
+        sql<EpisodeRow>`SELECT ${episodes} FROM workflow_evaluation_run_episode WHERE workspace = ${workspace} AND run_id = ${runId}::uuid
           ORDER BY id ASC LIMIT ${limit} OFFSET ${offset}`.pipe(
           Effect.map((rows) => rows.map(toEpisode)),
           Effect.mapError(storeError("listEpisodes"))
@@ -138,11 +138,11 @@ export const makePostgresWorkflowEvaluationStore = (sql: PgClient.PgClient): Wor
 
     // Feedback on the run's episodes, or on their inferences (found by the episode indexes);
     // avg() skips the NULL scores of comments and demonstrations.
-    metricSummaries: (runId) =>
+    metricSummaries: (workspace, runId) =>
       Effect.flatMap(checkUuids(runId), () =>
         sql<{ metric_name: string; count: number; mean: number | null }>`
           WITH episodes AS (
-            SELECT id FROM workflow_evaluation_run_episode WHERE run_id = ${runId}::uuid
+            SELECT id FROM workflow_evaluation_run_episode WHERE workspace = ${workspace} AND run_id = ${runId}::uuid
           ),
           targets AS (
             SELECT id FROM episodes
@@ -150,10 +150,10 @@ export const makePostgresWorkflowEvaluationStore = (sql: PgClient.PgClient): Wor
             UNION ALL SELECT json_inference.id FROM json_inference JOIN episodes ON json_inference.episode_id = episodes.id
           ),
           feedback AS (
-            SELECT metric_name, value::int::float8 AS score FROM ${sql.literal(feedbackTables.boolean)} WHERE target_id IN (SELECT id FROM targets)
-            UNION ALL SELECT metric_name, value FROM ${sql.literal(feedbackTables.float)} WHERE target_id IN (SELECT id FROM targets)
-            UNION ALL SELECT metric_name, NULL FROM ${sql.literal(feedbackTables.comment)} WHERE target_id IN (SELECT id FROM targets)
-            UNION ALL SELECT metric_name, NULL FROM ${sql.literal(feedbackTables.demonstration)} WHERE target_id IN (SELECT id FROM targets)
+            SELECT metric_name, value::int::float8 AS score FROM ${sql.literal(feedbackTables.boolean)} WHERE workspace = ${workspace} AND target_id IN (SELECT id FROM targets)
+            UNION ALL SELECT metric_name, value FROM ${sql.literal(feedbackTables.float)} WHERE workspace = ${workspace} AND target_id IN (SELECT id FROM targets)
+            UNION ALL SELECT metric_name, NULL FROM ${sql.literal(feedbackTables.comment)} WHERE workspace = ${workspace} AND target_id IN (SELECT id FROM targets)
+            UNION ALL SELECT metric_name, NULL FROM ${sql.literal(feedbackTables.demonstration)} WHERE workspace = ${workspace} AND target_id IN (SELECT id FROM targets)
           )
           SELECT metric_name, count(*)::int AS count, avg(score) AS mean FROM feedback
           GROUP BY metric_name ORDER BY metric_name COLLATE "C"`.pipe(

@@ -118,7 +118,7 @@ export const checkNewDatapoint = (datapoint: CreateDatapoint, config: GatewayCon
     path
   )
 
-const toOrder = (order: NonNullable<Parameters<DatasetOperations["list"]>[1]["order_by"]>[number]): DatapointOrder =>
+const toOrder = (order: NonNullable<Parameters<DatasetOperations["list"]>[2]["order_by"]>[number]): DatapointOrder =>
   order.by === "timestamp" ? { by: "timestamp", direction: order.direction ?? "descending" } : order
 
 export const makeDatapointOperations = ({ config, datasetStore: store }: DatasetDeps): DatasetOperations => {
@@ -126,9 +126,9 @@ export const makeDatapointOperations = ({ config, datasetStore: store }: Dataset
   const run = <A>(effect: Effect.Effect<A, StoreError>) => Effect.mapError(effect, storeFailure(store))
 
   /** `ids` of the dataset that are not live: 404 for the first missing, else 409 */
-  const whyNotLive = (datasetName: string, notLive: ReadonlyArray<string>, ids: ReadonlyArray<string>, path: (index: number) => string) =>
+  const whyNotLive = (workspace: string, datasetName: string, notLive: ReadonlyArray<string>, ids: ReadonlyArray<string>, path: (index: number) => string) =>
     Effect.gen(function*() {
-      const found = new Set((yield* run(store.getDatapoints(datasetName, notLive))).map((datapoint) => datapoint.id))
+      const found = new Set((yield* run(store.getDatapoints(workspace, datasetName, notLive))).map((datapoint) => datapoint.id))
       const indexes = notLive.map((id) => ids.indexOf(id)).sort((a, b) => a - b)
       const missing = indexes.find((index) => !found.has(ids[index]))
       if (missing !== undefined) return yield* notInDataset(path(missing), ids[missing], datasetName)
@@ -136,7 +136,7 @@ export const makeDatapointOperations = ({ config, datasetStore: store }: Dataset
     })
 
   return {
-    create: (datasetName, datapoints) =>
+    create: (workspace, datasetName, datapoints) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         if (datapoints.length === 0) return yield* invalid("datapoints: is empty; give at least one datapoint")
@@ -149,22 +149,22 @@ export const makeDatapointOperations = ({ config, datasetStore: store }: Dataset
         }
         const now = yield* Clock.currentTimeMillis
         const written = checked.map((datapoint) => version(datasetName, datapoint, uuidv7(now), now, undefined))
-        yield* run(store.insertDatapoints(written))
+        yield* run(store.insertDatapoints(workspace, written))
         return written.map((datapoint) => datapoint.id)
       }),
 
-    get: (datasetName, ids) =>
+    get: (workspace, datasetName, ids) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         const checked = yield* Effect.fromResult(checkIds(ids, (index) => `ids[${index}]`))
         if (checked.length === 0) return []
-        const found = yield* run(store.getDatapoints(datasetName, [...new Set(checked)]))
+        const found = yield* run(store.getDatapoints(workspace, datasetName, [...new Set(checked)]))
         // in the order asked for
         const byId = new Map(found.map((datapoint) => [datapoint.id, datapoint]))
         return checked.flatMap((id) => byId.get(id) ?? [])
       }),
 
-    list: (datasetName, request) =>
+    list: (workspace, datasetName, request) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         if (request.function_name?.includes("\0")) return yield* invalid(`function_name: ${holdsNul}`)
@@ -186,7 +186,7 @@ export const makeDatapointOperations = ({ config, datasetStore: store }: Dataset
           after = request.after.toLowerCase()
         }
         const filter = request.filter === undefined ? undefined : yield* Effect.fromResult(toDatapointStoreFilter(request.filter, "filter"))
-        return yield* run(store.listDatapoints({
+        return yield* run(store.listDatapoints(workspace, {
           datasetName,
           functionName: request.function_name,
           filter,
@@ -198,14 +198,14 @@ export const makeDatapointOperations = ({ config, datasetStore: store }: Dataset
         }))
       }),
 
-    update: (datasetName, request) =>
+    update: (workspace, datasetName, request) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         const updates = request.datapoints
         if (updates.length === 0) return yield* invalid("datapoints: is empty; give at least one datapoint to update")
         const path = (index: number) => `datapoints[${index}].id`
         const ids = yield* Effect.fromResult(checkDistinctIds(updates.map((update) => update.id), path))
-        const found = yield* run(store.getDatapoints(datasetName, ids))
+        const found = yield* run(store.getDatapoints(workspace, datasetName, ids))
         const byId = new Map(found.map((datapoint) => [datapoint.id, datapoint]))
         const now = yield* Clock.currentTimeMillis
         const replacements: Array<Replacement> = []
@@ -221,12 +221,12 @@ export const makeDatapointOperations = ({ config, datasetStore: store }: Dataset
           if (tooLarge !== undefined) return yield* tooLarge
           replacements.push({ previousId: ids[i], next: version(datasetName, checked, uuidv7(now), now, stored) })
         }
-        const applied = yield* run(store.replaceDatapoints(datasetName, replacements, now))
-        if (applied.notLive.length > 0) return yield* whyNotLive(datasetName, applied.notLive, ids, path)
+        const applied = yield* run(store.replaceDatapoints(workspace, datasetName, replacements, now))
+        if (applied.notLive.length > 0) return yield* whyNotLive(workspace, datasetName, applied.notLive, ids, path)
         return replacements.map((replacement) => replacement.next.id)
       }),
 
-    updateMetadata: (datasetName, request) =>
+    updateMetadata: (workspace, datasetName, request) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         const items = request.datapoints
@@ -237,13 +237,13 @@ export const makeDatapointOperations = ({ config, datasetStore: store }: Dataset
         if (nul >= 0) return yield* invalid(`datapoints[${nul}].name: ${holdsNul}`)
         // every id must name a live datapoint, renamed or not
         const live = new Set(
-          (yield* run(store.getDatapoints(datasetName, ids))).filter((datapoint) => datapoint.staledAt === undefined).map((datapoint) => datapoint.id)
+          (yield* run(store.getDatapoints(workspace, datasetName, ids))).filter((datapoint) => datapoint.staledAt === undefined).map((datapoint) => datapoint.id)
         )
         const notLive = ids.findIndex((id) => !live.has(id))
         if (notLive >= 0) return yield* notLiveToRename(path(notLive), ids[notLive], datasetName)
         const names = items.flatMap((item, i) => item.name === undefined ? [] : [{ id: ids[i], name: item.name ?? undefined }])
         if (names.length > 0) {
-          const applied = yield* run(store.renameDatapoints(datasetName, names, yield* Clock.currentTimeMillis))
+          const applied = yield* run(store.renameDatapoints(workspace, datasetName, names, yield* Clock.currentTimeMillis))
           if (applied.notLive.length > 0) {
             const first = ids.findIndex((id) => applied.notLive.includes(id))
             return yield* notLiveToRename(path(first), ids[first], datasetName)
@@ -252,30 +252,30 @@ export const makeDatapointOperations = ({ config, datasetStore: store }: Dataset
         return items.map((item) => item.id)
       }),
 
-    delete: (datasetName, ids) =>
+    delete: (workspace, datasetName, ids) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         const checked = yield* Effect.fromResult(checkIds(ids, (index) => `ids[${index}]`))
         if (checked.length === 0) return 0
-        return yield* run(store.staleDatapoints(datasetName, [...new Set(checked)], yield* Clock.currentTimeMillis))
+        return yield* run(store.staleDatapoints(workspace, datasetName, [...new Set(checked)], yield* Clock.currentTimeMillis))
       }),
 
-    deleteDataset: (datasetName) =>
+    deleteDataset: (workspace, datasetName) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
-        return yield* run(store.staleDatapoints(datasetName, "all", yield* Clock.currentTimeMillis))
+        return yield* run(store.staleDatapoints(workspace, datasetName, "all", yield* Clock.currentTimeMillis))
       }),
 
-    history: (datasetName, id) =>
+    history: (workspace, datasetName, id) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         if (!isUuid(id)) return yield* invalid(`datapoint_id: ${shown(id)} is not a datapoint id (a UUID)`)
-        const versions = yield* run(store.datapointVersions(datasetName, id.toLowerCase()))
+        const versions = yield* run(store.datapointVersions(workspace, datasetName, id.toLowerCase()))
         if (versions.length === 0) return yield* notInDataset("datapoint_id", id, datasetName)
         return versions
       }),
 
-    listDatasets: () => run(store.listDatasets())
+    listDatasets: (workspace) => run(store.listDatasets(workspace))
   }
 }
 

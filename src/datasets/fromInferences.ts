@@ -153,10 +153,11 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       return datapoints
     })
 
-  const write = (datapoints: ReadonlyArray<NewDatapoint>) =>
-    datapoints.length === 0 ? Effect.void : read(datasetStore.insertDatapoints(datapoints))
+  /** written in the caller's workspace */
+  const write = (workspace: string, datapoints: ReadonlyArray<NewDatapoint>) =>
+    datapoints.length === 0 ? Effect.void : read(datasetStore.insertDatapoints(workspace, datapoints))
 
-  const byIds = (datasetName: string, ids: ReadonlyArray<string>, source: OutputSource) =>
+  const byIds = (workspace: string, datasetName: string, ids: ReadonlyArray<string>, source: OutputSource) =>
     Effect.gen(function*() {
       if (ids.length > maxFromInferences) {
         return yield* new InvalidRequest({ message: `inference_ids: more than ${maxFromInferences} ids; split them over several calls` })
@@ -200,13 +201,13 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       const created: Array<string> = []
       for (let start = 0; start < ids.length; start += inferencePageSize) {
         const datapoints = yield* datapointsOf(datasetName, yield* page(start), source)
-        yield* write(datapoints)
+        yield* write(workspace, datapoints)
         for (const datapoint of datapoints) created.push(datapoint.id)
       }
       return created
     })
 
-  const byQuery = (datasetName: string, request: Extract<FromInferencesRequest, { type: "inference_query" }>, source: OutputSource) =>
+  const byQuery = (workspace: string, datasetName: string, request: Extract<FromInferencesRequest, { type: "inference_query" }>, source: OutputSource) =>
     Effect.gen(function*() {
       let filters: InferenceFilter | undefined
       if (request.filters !== undefined) {
@@ -237,7 +238,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
         const limit = Math.min(inferencePageSize, remaining)
         const inferences = yield* read(inferenceStore.listInferences({ ...criteria, filter, before, limit, offset }))
         const datapoints = yield* datapointsOf(datasetName, inferences, source)
-        yield* write(datapoints)
+        yield* write(workspace, datapoints)
         for (const datapoint of datapoints) created.push(datapoint.id)
         if (inferences.length < limit) break
         remaining -= inferences.length
@@ -248,10 +249,10 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
     })
 
   return {
-    fromInferences: (datasetName, request) =>
+    fromInferences: (workspace, datasetName, request) =>
       Effect.andThen(checkDatasetName(datasetName), () => {
         const source = request.output_source ?? "inference"
-        return request.type === "inference_ids" ? byIds(datasetName, request.inference_ids, source) : byQuery(datasetName, request, source)
+        return request.type === "inference_ids" ? byIds(workspace, datasetName, request.inference_ids, source) : byQuery(workspace, datasetName, request, source)
       })
   }
 }

@@ -126,10 +126,10 @@ const partsOf = (held: HeldTexts, ids: ReadonlyArray<string>, datasetName: strin
 export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "exportDatapoints" | "importDatapoints"> => {
   const { config, datasetStore } = deps
   return {
-    exportDatapoints: (datasetName) =>
+    exportDatapoints: (workspace, datasetName) =>
       // keyset paging on the id, ascending from the smallest UUID: pages stay as cheap at the end of a large dataset as at its start
       Stream.paginate(beforeEveryId, (after) =>
-        datasetStore.listDatapoints({ datasetName, orderBy: [], after, limit: exportPageSize, offset: 0 }).pipe(
+        datasetStore.listDatapoints(workspace, { datasetName, orderBy: [], after, limit: exportPageSize, offset: 0 }).pipe(
           Effect.mapError(storeFailure(datasetStore)),
           Effect.map((page) =>
             [
@@ -139,7 +139,7 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
           )
         )),
 
-    importDatapoints: (datasetName, body) =>
+    importDatapoints: (workspace, datasetName, body) =>
       Effect.gen(function*() {
         yield* checkDatasetName(datasetName)
         // a line is parsed in one piece: no longer than a request body
@@ -230,7 +230,7 @@ export const makeJsonLines = (deps: DatasetDeps): Pick<DatasetTransfers, "export
         if (held.length === 0) return yield* invalid("the body holds no datapoint: expected one JSON object per line (JSON Lines)")
         const now = yield* Clock.currentTimeMillis
         const ids = Array.from({ length: held.length }, () => uuidv7(now))
-        yield* datasetStore.insertDatapointsInParts(partsOf(held, ids, datasetName, now)).pipe(Effect.mapError(storeFailure(datasetStore)))
+        yield* datasetStore.insertDatapointsInParts(workspace, partsOf(held, ids, datasetName, now)).pipe(Effect.mapError(storeFailure(datasetStore)))
         return ids
       })
   }

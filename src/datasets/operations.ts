@@ -33,35 +33,39 @@ export interface DatasetDeps extends DatasetStores {
 
 type Failure = InvalidRequest | NotFound | StoreFailure
 
+// Every operation acts in the caller's workspace (`workspace`, first): dataset names are per
+// workspace, and another workspace's datapoint answers as a missing one.
+
 export interface DatasetOperations {
   /** checks and writes new datapoints (all or nothing); their ids in input order. 413: one is larger than a stored row may be. */
-  readonly create: (datasetName: string, datapoints: ReadonlyArray<CreateDatapoint>) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge>
+  readonly create: (workspace: string, datasetName: string, datapoints: ReadonlyArray<CreateDatapoint>) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge>
   /** the versions with these ids in the dataset, stale ones included, in the order asked for */
-  readonly get: (datasetName: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
-  readonly list: (datasetName: string, request: ListDatapointsRequest) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
+  readonly get: (workspace: string, datasetName: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
+  readonly list: (workspace: string, datasetName: string, request: ListDatapointsRequest) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
   /** new versions (all or nothing); their ids in input order. Conflict: one was updated concurrently first; 413 as create's */
-  readonly update: (datasetName: string, request: UpdateDatapointsRequest) => Effect.Effect<ReadonlyArray<string>, Failure | Conflict | PayloadTooLarge>
+  readonly update: (workspace: string, datasetName: string, request: UpdateDatapointsRequest) => Effect.Effect<ReadonlyArray<string>, Failure | Conflict | PayloadTooLarge>
   /** names set in place; the same ids */
-  readonly updateMetadata: (datasetName: string, request: UpdateMetadataRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
+  readonly updateMetadata: (workspace: string, datasetName: string, request: UpdateMetadataRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
   /** how many live datapoints became stale */
-  readonly delete: (datasetName: string, ids: ReadonlyArray<string>) => Effect.Effect<number, Failure>
-  readonly deleteDataset: (datasetName: string) => Effect.Effect<number, Failure>
+  readonly delete: (workspace: string, datasetName: string, ids: ReadonlyArray<string>) => Effect.Effect<number, Failure>
+  readonly deleteDataset: (workspace: string, datasetName: string) => Effect.Effect<number, Failure>
   /** every version of the datapoint `id` is a version of, stale ones included, newest first (404 when none) */
-  readonly history: (datasetName: string, id: string) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
-  readonly listDatasets: () => Effect.Effect<ReadonlyArray<DatasetSummary>, Failure>
+  readonly history: (workspace: string, datasetName: string, id: string) => Effect.Effect<ReadonlyArray<StoredDatapoint>, Failure>
+  readonly listDatasets: (workspace: string) => Effect.Effect<ReadonlyArray<DatasetSummary>, Failure>
 }
 
 export interface DatasetTransfers {
   /** datapoints built from stored inferences; their ids */
-  readonly fromInferences: (datasetName: string, request: FromInferencesRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
+  readonly fromInferences: (workspace: string, datasetName: string, request: FromInferencesRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
   /** the dataset's live datapoints as JSON Lines, oldest first, read a page at a time */
-  readonly exportDatapoints: (datasetName: string) => Stream.Stream<string, StoreFailure>
+  readonly exportDatapoints: (workspace: string, datasetName: string) => Stream.Stream<string, StoreFailure>
   /**
    * JSON Lines as create takes them (or as export writes them), checked like create, all or
    * nothing, read from `body` as it arrives; their ids in line order. 413: a line longer than a
    * request body may be, or a datapoint larger than a stored row may be.
    */
   readonly importDatapoints: <E>(
+    workspace: string,
     datasetName: string,
     body: Stream.Stream<Uint8Array, E>
   ) => Effect.Effect<ReadonlyArray<string>, Failure | PayloadTooLarge | E>

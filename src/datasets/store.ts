@@ -6,6 +6,11 @@
  * queue): a caller gets ids it can read at once. Implemented by layers/clickhouse/datasets.ts
  * and layers/postgres/datasets.ts, both checked by the same conformance suite
  * (test/integration/store-datasets.test.ts).
+ *
+ * Workspaces (issue 39): every method takes the workspace first. Datasets are named per
+ * workspace: the writes stamp it on the rows, every read and change sees only its rows, so two
+ * workspaces may each have a dataset `train`, and another workspace's datapoint answers as a
+ * missing one.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -109,38 +114,39 @@ export interface DatasetSummary {
 
 export interface DatasetStore extends AnalyticsStore {
   /** writes new versions, all or nothing */
-  readonly insertDatapoints: (datapoints: ReadonlyArray<NewDatapoint>) => Effect.Effect<void, StoreError>
+  readonly insertDatapoints: (workspace: string, datapoints: ReadonlyArray<NewDatapoint>) => Effect.Effect<void, StoreError>
   /**
    * writes new versions given a part at a time, all or nothing: each part is made as the write
    * reaches it (iterating `parts` again if the write is retried) and let go once sent, so that
    * a large write never holds all its rows at once; a turn of the event loop between parts
    */
-  readonly insertDatapointsInParts: (parts: Iterable<ReadonlyArray<NewDatapoint>>) => Effect.Effect<void, StoreError>
+  readonly insertDatapointsInParts: (workspace: string, parts: Iterable<ReadonlyArray<NewDatapoint>>) => Effect.Effect<void, StoreError>
   /** the versions of the dataset (of any dataset when undefined) with these ids, stale ones included, in any order (ids of none are left out) */
-  readonly getDatapoints: (datasetName: string | undefined, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
+  readonly getDatapoints: (workspace: string, datasetName: string | undefined, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
   /** live datapoints only */
-  readonly listDatapoints: (query: DatapointQuery) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
+  readonly listDatapoints: (workspace: string, query: DatapointQuery) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
   /**
    * Stales each `previousId` and writes its replacement, all or nothing: when one of them is not
    * a live datapoint of the dataset (concurrent updates of one datapoint: all but the first to
    * commit), nothing is written and it is named in `notLive`.
    */
-  readonly replaceDatapoints: (datasetName: string, replacements: ReadonlyArray<Replacement>, now: number) => Effect.Effect<Applied, StoreError>
+  readonly replaceDatapoints: (workspace: string, datasetName: string, replacements: ReadonlyArray<Replacement>, now: number) => Effect.Effect<Applied, StoreError>
   /** sets the name of live datapoints in place (same id, `updatedAt` = now), all or nothing as above */
   readonly renameDatapoints: (
+    workspace: string,
     datasetName: string,
     names: ReadonlyArray<{ readonly id: string; readonly name: string | undefined }>,
     now: number
   ) => Effect.Effect<Applied, StoreError>
   /** stales the live datapoints among `ids` (every live one of the dataset when "all"); returns how many */
-  readonly staleDatapoints: (datasetName: string, ids: ReadonlyArray<string> | "all", now: number) => Effect.Effect<number, StoreError>
+  readonly staleDatapoints: (workspace: string, datasetName: string, ids: ReadonlyArray<string> | "all", now: number) => Effect.Effect<number, StoreError>
   /**
    * every version of the datapoint `id` is a version of (the versions sharing its first
    * version, stale ones included), newest first; empty when `id` is no datapoint of the dataset
    */
-  readonly datapointVersions: (datasetName: string, id: string) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
+  readonly datapointVersions: (workspace: string, datasetName: string, id: string) => Effect.Effect<ReadonlyArray<StoredDatapoint>, StoreError>
   /** every dataset with at least one datapoint (live or stale), by name */
-  readonly listDatasets: () => Effect.Effect<ReadonlyArray<DatasetSummary>, StoreError>
+  readonly listDatasets: (workspace: string) => Effect.Effect<ReadonlyArray<DatasetSummary>, StoreError>
 }
 
 /** The DatasetStore of the analytics database, absent while observability is off (provided by layers/observability/). */

@@ -178,7 +178,7 @@ export class DiclService extends Context.Service<DiclService, {
         return Effect.gen(function*() {
           const ready = yield* needed
           const fn = yield* runnableFunction(payload)
-          const items = yield* readSource(config, ready, fn.name, fn.type, payload.source, payload.maxExamples)
+          const items = yield* readSource(taskCaller(payload).workspace, config, ready, fn.name, fn.type, payload.source, payload.maxExamples)
           // a replace with nothing would leave the variant without examples
           if (items.length === 0) return yield* Effect.fail({ message: "the source holds no examples (any more)" })
           let embedded = 0
@@ -247,8 +247,8 @@ export class DiclService extends Context.Service<DiclService, {
               : { query: request.inference_query! }
             yield* checkSource(config, fn.name, source)
             // a task that could only fail is refused now: the source must hold an example
-            if ((yield* readSource(config, ready, fn.name, fn.type, source, 1)).length === 0) {
-              return yield* new InvalidRequest({ message: yield* emptySource(ready, fn, source) })
+            if ((yield* readSource(caller.workspace, config, ready, fn.name, fn.type, source, 1)).length === 0) {
+              return yield* new InvalidRequest({ message: yield* emptySource(caller.workspace, ready, fn, source) })
             }
             const payload: DiclTaskPayload = {
               functionName: fn.name,
@@ -282,12 +282,12 @@ export class DiclService extends Context.Service<DiclService, {
 }
 
 /** why the source gave no example, naming its field */
-const emptySource = (stores: DatasetStores, fn: FunctionConfig, source: DiclSource): Effect.Effect<string, StoreFailure> => {
+const emptySource = (workspace: string, stores: DatasetStores, fn: FunctionConfig, source: DiclSource): Effect.Effect<string, StoreFailure> => {
   if (!("datasetName" in source)) {
     const what = source.query.output_source === "demonstration" ? "with a demonstration" : "with an output that makes an example"
     return Effect.succeed(`inference_query: no stored inference of function "${fn.name}" ${what} matches the query`)
   }
-  return stores.datasetStore.listDatapoints({ datasetName: source.datasetName, orderBy: [], limit: 1, offset: 0 }).pipe(
+  return stores.datasetStore.listDatapoints(workspace, { datasetName: source.datasetName, orderBy: [], limit: 1, offset: 0 }).pipe(
     Effect.mapError(storeFailure(stores.datasetStore)),
     Effect.map((any) =>
       any.length === 0

@@ -75,6 +75,7 @@ export const checkSource = (
  * decodes (the configuration's metrics changed since it was queued) is a 400.
  */
 export const readSource = (
+  workspace: string,
   config: GatewayConfig,
   { datasetStore, inferenceStore, feedbackStore }: DatasetStores,
   functionName: string,
@@ -89,7 +90,7 @@ export const readSource = (
       const items: Array<SourceItem> = []
       let after: string | undefined
       while (items.length < max) {
-        const page = yield* read(datasetStore.listDatapoints({ datasetName, functionName, orderBy: [], after, limit: sourcePageSize, offset: 0 }))
+        const page = yield* read(datasetStore.listDatapoints(workspace, { datasetName, functionName, orderBy: [], after, limit: sourcePageSize, offset: 0 }))
         for (const datapoint of page) {
           if (items.length >= max) break
           const output = datapoint.functionType === functionType ? diclOutputOfValue(functionType, datapoint.output) : undefined

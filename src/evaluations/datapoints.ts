@@ -14,22 +14,22 @@ import type { RunPlan } from "./plan.ts"
 export const maxRunDatapoints = 100_000
 const pageSize = 1000
 
-const listDatasetPage = (store: DatasetStore, datasetName: string, functionName: string | undefined, after: string | undefined, limit: number) =>
+const listDatasetPage = (store: DatasetStore, workspace: string, datasetName: string, functionName: string | undefined, after: string | undefined, limit: number) =>
   Effect.mapError(
-    store.listDatapoints({ datasetName, functionName, orderBy: [], after, limit, offset: 0 }),
+    store.listDatapoints(workspace, { datasetName, functionName, orderBy: [], after, limit, offset: 0 }),
     storeFailure(store)
   )
 
 /** what loading datapoints needs of a plan (GEPA loads its datasets with it too) */
 export type DatapointSource = Pick<RunPlan, "functionName" | "maxDatapoints" | "source">
 
-const fromDataset = (store: DatasetStore, plan: DatapointSource, datasetName: string) =>
+const fromDataset = (store: DatasetStore, workspace: string, plan: DatapointSource, datasetName: string) =>
   Effect.gen(function*() {
     const wanted = plan.maxDatapoints ?? maxRunDatapoints + 1
     const datapoints: Array<StoredDatapoint> = []
     let after: string | undefined
     while (datapoints.length < wanted) {
-      const page = yield* listDatasetPage(store, datasetName, plan.functionName, after, Math.min(pageSize, wanted - datapoints.length))
+      const page = yield* listDatasetPage(store, workspace, datasetName, plan.functionName, after, Math.min(pageSize, wanted - datapoints.length))
       datapoints.push(...page)
       if (page.length < pageSize) break
       after = page[page.length - 1].id
@@ -40,7 +40,7 @@ const fromDataset = (store: DatasetStore, plan: DatapointSource, datasetName: st
       })
     }
     if (datapoints.length === 0) {
-      const any = yield* listDatasetPage(store, datasetName, undefined, undefined, 1)
+      const any = yield* listDatasetPage(store, workspace, datasetName, undefined, undefined, 1)
       return yield* any.length === 0
         ? new NotFound({ message: `dataset_name: no dataset "${datasetName}" (it has no datapoints)` })
         : new InvalidRequest({ message: `dataset_name: dataset "${datasetName}" has no live datapoints of function "${plan.functionName}"` })
@@ -48,9 +48,9 @@ const fromDataset = (store: DatasetStore, plan: DatapointSource, datasetName: st
     return datapoints
   })
 
-const byIds = (store: DatasetStore, plan: DatapointSource, ids: ReadonlyArray<string>) =>
+const byIds = (store: DatasetStore, workspace: string, plan: DatapointSource, ids: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const found = yield* Effect.mapError(store.getDatapoints(undefined, ids), storeFailure(store))
+    const found = yield* Effect.mapError(store.getDatapoints(workspace, undefined, ids), storeFailure(store))
     const live = new Map(found.filter((datapoint) => datapoint.staledAt === undefined).map((datapoint) => [datapoint.id.toLowerCase(), datapoint]))
     const missing = ids.filter((id) => !live.has(id))
     if (missing.length > 0) {
@@ -68,12 +68,13 @@ const byIds = (store: DatasetStore, plan: DatapointSource, ids: ReadonlyArray<st
     return plan.maxDatapoints === undefined ? datapoints : datapoints.slice(0, plan.maxDatapoints)
   })
 
-/** the run's datapoints, or why there are none to run */
+/** the run's datapoints in `workspace` (another workspace's dataset or datapoint is a missing one), or why there are none to run */
 export const loadDatapoints = (
   store: DatasetStore,
+  workspace: string,
   plan: DatapointSource
 ): Effect.Effect<ReadonlyArray<StoredDatapoint>, InvalidRequest | NotFound | StoreFailure> =>
-  plan.source.kind === "dataset" ? fromDataset(store, plan, plan.source.datasetName) : byIds(store, plan, plan.source.ids)
+  plan.source.kind === "dataset" ? fromDataset(store, workspace, plan, plan.source.datasetName) : byIds(store, workspace, plan, plan.source.ids)
 
 /** the inference a datapoint becomes: its input, tools and output schema, on the run's variant, tagged */
 export const datapointInference = (

@@ -2,7 +2,8 @@
  * The inference evaluation use case: run a function's variant on datapoints, score each output
  * with evaluators, store the inferences (tagged with the run) and the scores (as feedback)
  * like any other, keep the run's record and per-datapoint results, and tell a listener as it
- * goes. Used by `POST /v1/evaluations/run` and by `gateway evaluate`.
+ * goes. Used by `POST /v1/evaluations/run` and by `gateway evaluate`. A run acts in its caller's
+ * workspace: it reads that workspace's datapoints, and its record and results carry it.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -66,8 +67,9 @@ export class EvaluationService extends Context.Service<EvaluationService, {
     caller: Caller,
     listener: RunListener
   ) => Effect.Effect<EvaluationRunRecord, GatewayError, InferenceServices>
-  readonly listRuns: (query: EvaluationRunQuery) => Effect.Effect<ReadonlyArray<EvaluationRunRecord>, StoreFailure>
+  readonly listRuns: (workspace: string, query: EvaluationRunQuery) => Effect.Effect<ReadonlyArray<EvaluationRunRecord>, StoreFailure>
   readonly getRun: (
+    workspace: string,
     runId: string,
     page: RunPage
   ) => Effect.Effect<{ readonly run: EvaluationRunRecord; readonly results: ReadonlyArray<EvaluationResultRecord> }, NotFound | StoreFailure>
@@ -89,7 +91,7 @@ export class EvaluationService extends Context.Service<EvaluationService, {
 
       const execute = (stores: RunStores, plan: RunPlan, caller: Caller, listener: RunListener) =>
         Effect.gen(function*() {
-          const datapoints = yield* loadDatapoints(stores.datasets, plan)
+          const datapoints = yield* loadDatapoints(stores.datasets, caller.workspace, plan)
           const fail = storeFailure(stores.evaluations)
           const startedAt = now()
           const runId = uuidv7(startedAt)
@@ -110,7 +112,7 @@ export class EvaluationService extends Context.Service<EvaluationService, {
             summary: summaries(),
             startedAt
           }
-          yield* Effect.mapError(stores.evaluations.saveRun(record), fail)
+          yield* Effect.mapError(stores.evaluations.saveRun(caller.workspace, record), fail)
           listener.onStart(record)
 
           const context: ScoringContext = {
@@ -131,7 +133,7 @@ export class EvaluationService extends Context.Service<EvaluationService, {
           const writePending = writing.withPermits(1)(Effect.suspend(() => {
             const batch = pending
             pending = []
-            return Effect.andThen(stores.evaluations.insertResults(batch), Effect.suspend(() => stores.evaluations.saveRun(record)))
+            return Effect.andThen(stores.evaluations.insertResults(caller.workspace, batch), Effect.suspend(() => stores.evaluations.saveRun(caller.workspace, record)))
           }))
           let stopped = false
 
@@ -179,7 +181,7 @@ export class EvaluationService extends Context.Service<EvaluationService, {
           if (outcome._tag === "Success") return record
           // storing the results failed: the run ends, said so in its record if that can still be written
           record = { ...record, status: "failed", finishedAt: now(), failure: fail(outcome.failure).message }
-          yield* Effect.ignore(stores.evaluations.saveRun(record))
+          yield* Effect.ignore(stores.evaluations.saveRun(caller.workspace, record))
           return record
         })
 
@@ -192,13 +194,13 @@ export class EvaluationService extends Context.Service<EvaluationService, {
               return Result.isFailure(plan) ? Effect.fail(plan.failure) : execute(stores, plan.success, caller, listener)
             })
           ),
-        listRuns: (query) => withStores((stores) => Effect.mapError(stores.evaluations.listRuns(query), storeFailure(stores.evaluations))),
-        getRun: (runId, page) =>
+        listRuns: (workspace, query) => withStores((stores) => Effect.mapError(stores.evaluations.listRuns(workspace, query), storeFailure(stores.evaluations))),
+        getRun: (workspace, runId, page) =>
           withStores((stores) =>
             Effect.gen(function*() {
-              const run = yield* Effect.mapError(stores.evaluations.getRun(runId), storeFailure(stores.evaluations))
+              const run = yield* Effect.mapError(stores.evaluations.getRun(workspace, runId), storeFailure(stores.evaluations))
               if (run === undefined) return yield* new NotFound({ message: `no evaluation run with id ${runId}` })
-              const results = yield* Effect.mapError(stores.evaluations.getResults(runId, page), storeFailure(stores.evaluations))
+              const results = yield* Effect.mapError(stores.evaluations.getResults(workspace, runId, page), storeFailure(stores.evaluations))
               return { run, results }
             })
           )

@@ -6,6 +6,8 @@
  * records let a run be listed and read back without recomputing anything. Written
  * synchronously. Implemented by layers/clickhouse/evaluations.ts and
  * layers/postgres/evaluations.ts, checked by test/integration/store-evaluations.test.ts.
+ * Every method takes the run's workspace first: runs and results carry it, and the reads see
+ * only its runs (another workspace's run answers as an unknown one).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -81,15 +83,16 @@ export interface EvaluationStore extends AnalyticsStore {
    * writes `run` (a new one, or a newer state of it): the last call wins, even when saves follow
    * each other within one millisecond or are sent together (layers/writeVersions.ts)
    */
-  readonly saveRun: (run: EvaluationRunRecord) => Effect.Effect<void, StoreError>
+  readonly saveRun: (workspace: string, run: EvaluationRunRecord) => Effect.Effect<void, StoreError>
   /** all or nothing; a datapoint's result written again (or twice in `results`) replaces the earlier one */
-  readonly insertResults: (results: ReadonlyArray<EvaluationResultRecord>) => Effect.Effect<void, StoreError>
+  readonly insertResults: (workspace: string, results: ReadonlyArray<EvaluationResultRecord>) => Effect.Effect<void, StoreError>
   /** undefined for an unknown run or an id that is not a UUID; ids read back lower-cased */
-  readonly getRun: (runId: string) => Effect.Effect<EvaluationRunRecord | undefined, StoreError>
+  readonly getRun: (workspace: string, runId: string) => Effect.Effect<EvaluationRunRecord | undefined, StoreError>
   /** runs, newest first (by startedAt, then by id) */
-  readonly listRuns: (query: EvaluationRunQuery) => Effect.Effect<ReadonlyArray<EvaluationRunRecord>, StoreError>
+  readonly listRuns: (workspace: string, query: EvaluationRunQuery) => Effect.Effect<ReadonlyArray<EvaluationRunRecord>, StoreError>
   /** a run's results in datapoint id order; none for an id that is not a UUID */
   readonly getResults: (
+    workspace: string,
     runId: string,
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<ReadonlyArray<EvaluationResultRecord>, StoreError>

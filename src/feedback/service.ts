@@ -49,9 +49,9 @@ export class FeedbackService extends Context.Service<FeedbackService, {
       const { store: inferences } = yield* InferenceStoreService
       const writeQueue = yield* WriteQueue
       const { runEpisode } = yield* WorkflowEvaluationService
-      /** a run's episode exists from its creation, before any inference of it */
-      const isRunEpisode = (id: string) =>
-        runEpisode === undefined || !mayBeRunEpisodeId(id) ? Effect.succeed(false) : Effect.map(runEpisode(id), (found) => found !== undefined)
+      /** a run's episode exists from its creation, before any inference of it (in its run's workspace only) */
+      const isRunEpisode = (workspace: string, id: string) =>
+        runEpisode === undefined || !mayBeRunEpisodeId(id) ? Effect.succeed(false) : Effect.map(runEpisode(workspace, id), (found) => found !== undefined)
 
       const submit = (request: FeedbackRequest, caller: Caller) =>
         Effect.gen(function*() {
@@ -65,7 +65,7 @@ export class FeedbackService extends Context.Service<FeedbackService, {
               if ("problem" in checked) return yield* new InvalidRequest({ message: checked.problem })
               value = checked.value
             }
-          } else if (!(yield* isRunEpisode(plan.targetId))) {
+          } else if (!(yield* isRunEpisode(caller.workspace, plan.targetId))) {
             yield* checkEpisodeExists(inferences, writeQueue, plan.targetId)
           }
           const id = uuidv7(yield* Clock.currentTimeMillis)

@@ -200,11 +200,12 @@ export class InferenceService extends Context.Service<InferenceService, {
       const prepare = (request: InferenceRequest, caller: Caller, extras: PrepareExtras | undefined) => {
         const episodeId = request.episode_id
         // Only an id carrying the mark of a run episode is looked up (at most once: the
-        // service remembers it); any other inference prepares as it would without runs.
+        // service remembers it); any other inference prepares as it would without runs. Only a
+        // run of the caller's workspace pins: another's episode id is an ordinary one.
         if (runEpisode === undefined || episodeId === undefined || episodeId === null || !mayBeRunEpisodeId(episodeId)) {
           return prepareNow(request, caller, extras)
         }
-        return Effect.flatMap(runEpisode(episodeId), (found) => {
+        return Effect.flatMap(runEpisode(caller.workspace, episodeId), (found) => {
           if (found === undefined) return prepareNow(request, caller, extras)
           const applied = applyRun(request, found)
           return Result.isFailure(applied) ? Effect.fail(applied.failure) : prepareNow(applied.success, caller, extras)

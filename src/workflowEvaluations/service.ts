@@ -3,7 +3,8 @@
  * episodes of a run, and reading them back with the feedback they gathered. Runs and episodes
  * are written synchronously, so an id is usable as soon as it is answered. Inferences find the
  * run of their episode through `runEpisode` (src/inference/service.ts), remembered once found.
- * Everything answers 503 while observability is off (no run can exist then).
+ * Everything answers 503 while observability is off (no run can exist then). Everything acts in
+ * the caller's workspace: another workspace's run or episode is an unknown one.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -35,18 +36,22 @@ const maxRememberedEpisodes = 10_000
 
 type Failure = InvalidRequest | NotFound | StoreFailure
 
+/** the key of a remembered run episode: episode ids are looked up per workspace */
+const rememberedKey = (workspace: string, episodeId: string) => `${workspace}\0${episodeId.toLowerCase()}`
+
 export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluationService, {
   /** checks each pinned variant against the configuration; the new run's id */
-  readonly createRun: (request: CreateRunRequest) => Effect.Effect<string, Failure>
+  readonly createRun: (workspace: string, request: CreateRunRequest) => Effect.Effect<string, Failure>
   /** the new episode's id (marked as a run episode's: src/workflowEvaluations/episodeIds.ts) */
-  readonly createEpisode: (runId: string, request: CreateEpisodeRequest) => Effect.Effect<string, Failure>
-  readonly getRun: (runId: string, episodes: Page) => Effect.Effect<RunDetails, NotFound | StoreFailure>
-  readonly listRuns: (query: Page & { readonly projectName?: string | undefined }) => Effect.Effect<ReadonlyArray<WorkflowRunRecord>, StoreFailure>
+  readonly createEpisode: (workspace: string, runId: string, request: CreateEpisodeRequest) => Effect.Effect<string, Failure>
+  readonly getRun: (workspace: string, runId: string, episodes: Page) => Effect.Effect<RunDetails, NotFound | StoreFailure>
+  readonly listRuns: (workspace: string, query: Page & { readonly projectName?: string | undefined }) => Effect.Effect<ReadonlyArray<WorkflowRunRecord>, StoreFailure>
   /**
-   * The run episode `episodeId` names, and its run; undefined when it names none. Undefined
+   * The run episode `episodeId` names in `workspace`, and its run; undefined when it names none
+   * there (another workspace's episode id is an ordinary one). Undefined
    * itself while observability is off: then no id names a run episode, and none is looked up.
    */
-  readonly runEpisode: ((episodeId: string) => Effect.Effect<RunEpisode | undefined, StoreFailure>) | undefined
+  readonly runEpisode: ((workspace: string, episodeId: string) => Effect.Effect<RunEpisode | undefined, StoreFailure>) | undefined
 }>()("gateway/WorkflowEvaluationService") {
   static readonly layer = Layer.effect(
     WorkflowEvaluationService,
@@ -66,7 +71,8 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
       const unavailable = storeFailure(store)
 
       /**
-       * Lower-cased episode id -> its episode and run, or null when it names none. Runs and
+       * Workspace, NUL and lower-cased episode id -> its episode and run, or null when it names
+       * none in that workspace. Runs and
        * episodes never change, so what is found stays true. So does what is not found: a run
        * episode id is minted and stored before it is answered, so before any inference can
        * carry it; an id looked up and not found is one the gateway never minted, and never will.
@@ -77,9 +83,9 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
         remembered.set(episodeId, found)
       }
 
-      const findRun = (runId: string) =>
+      const findRun = (workspace: string, runId: string) =>
         Effect.flatMap(
-          isUuid(runId) ? Effect.mapError(store.getRun(runId.toLowerCase()), unavailable) : Effect.succeed(undefined),
+          isUuid(runId) ? Effect.mapError(store.getRun(workspace, runId.toLowerCase()), unavailable) : Effect.succeed(undefined),
           (run) => run === undefined ? Effect.fail(new NotFound({ message: `no workflow evaluation run with id "${runId}"` })) : Effect.succeed(run)
         )
 
@@ -95,7 +101,7 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
       }
 
       return WorkflowEvaluationService.of({
-        createRun: (request) =>
+        createRun: (workspace, request) =>
           Effect.gen(function*() {
             const reserved = checkClientTags(request.tags ?? undefined, "tags")
             if (reserved !== undefined) return yield* reserved
@@ -103,7 +109,7 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
             if (unknown !== undefined) return yield* unknown
             const id = uuidv7(yield* Clock.currentTimeMillis)
             yield* Effect.mapError(
-              store.insertRun({
+              store.insertRun(workspace, {
                 id,
                 variants: request.variants,
                 projectName: request.project_name ?? undefined,
@@ -116,11 +122,11 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
             return id
           }),
 
-        createEpisode: (runId, request) =>
+        createEpisode: (workspace, runId, request) =>
           Effect.gen(function*() {
             const reserved = checkClientTags(request.tags ?? undefined, "tags")
             if (reserved !== undefined) return yield* reserved
-            const run = yield* findRun(runId)
+            const run = yield* findRun(workspace, runId)
             const id = mintRunEpisodeId(yield* Clock.currentTimeMillis)
             const episode: WorkflowEpisodeRecord = {
               id,
@@ -129,30 +135,30 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
               tags: request.tags ?? {},
               timestamp: uuidv7Timestamp(id)
             }
-            yield* Effect.mapError(store.insertEpisode(episode), unavailable)
+            yield* Effect.mapError(store.insertEpisode(workspace, episode), unavailable)
             // its first inference need not ask the database
-            remember(id, { episode, run })
+            remember(rememberedKey(workspace, id), { episode, run })
             return id
           }),
 
-        getRun: (runId, page) =>
+        getRun: (workspace, runId, page) =>
           Effect.gen(function*() {
-            const run = yield* findRun(runId)
-            const [episodes, metrics] = yield* Effect.all([store.listEpisodes(run.id, page), store.metricSummaries(run.id)], {
+            const run = yield* findRun(workspace, runId)
+            const [episodes, metrics] = yield* Effect.all([store.listEpisodes(workspace, run.id, page), store.metricSummaries(workspace, run.id)], {
               concurrency: 2
             }).pipe(Effect.mapError(unavailable))
             return { run, episodes, metrics }
           }),
 
-        listRuns: (query) => Effect.mapError(store.listRuns(query), unavailable),
+        listRuns: (workspace, query) => Effect.mapError(store.listRuns(workspace, query), unavailable),
 
-        runEpisode: (episodeId) => {
+        runEpisode: (workspace, episodeId) => {
           // not a UUID: not a run episode (the inference answers why it is not an episode id)
           if (!isUuid(episodeId)) return Effect.succeed(undefined)
-          const key = episodeId.toLowerCase()
+          const key = rememberedKey(workspace, episodeId)
           const known = remembered.get(key)
           if (known !== undefined) return Effect.succeed(known ?? undefined)
-          return store.findEpisode(key).pipe(
+          return store.findEpisode(workspace, episodeId.toLowerCase()).pipe(
             Effect.mapError(unavailable),
             Effect.tap((found) => Effect.sync(() => remember(key, found ?? null)))
           )

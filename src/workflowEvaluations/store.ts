@@ -6,6 +6,9 @@
  * Implemented by layers/clickhouse/workflowEvaluations.ts and
  * layers/postgres/workflowEvaluations.ts, checked by
  * test/integration/store-workflow-evaluations.test.ts.
+ *
+ * Every method takes the workspace first: runs and episodes carry it, and the reads see only its
+ * runs (another workspace's run or episode answers as an unknown one).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -42,23 +45,24 @@ export interface WorkflowMetricSummary {
 }
 
 export interface WorkflowEvaluationStore extends AnalyticsStore {
-  readonly insertRun: (run: WorkflowRunRecord) => Effect.Effect<void, StoreError>
-  readonly insertEpisode: (episode: WorkflowEpisodeRecord) => Effect.Effect<void, StoreError>
-  readonly getRun: (runId: string) => Effect.Effect<WorkflowRunRecord | undefined, StoreError>
+  readonly insertRun: (workspace: string, run: WorkflowRunRecord) => Effect.Effect<void, StoreError>
+  readonly insertEpisode: (workspace: string, episode: WorkflowEpisodeRecord) => Effect.Effect<void, StoreError>
+  readonly getRun: (workspace: string, runId: string) => Effect.Effect<WorkflowRunRecord | undefined, StoreError>
   /** the run episode with this id, and its run; undefined when no run has it */
   readonly findEpisode: (
+    workspace: string,
     episodeId: string
   ) => Effect.Effect<{ readonly episode: WorkflowEpisodeRecord; readonly run: WorkflowRunRecord } | undefined, StoreError>
   /** runs, newest first, of one project when given */
-  readonly listRuns: (query: {
+  readonly listRuns: (workspace: string, query: {
     readonly projectName?: string | undefined
     readonly limit: number
     readonly offset: number
   }) => Effect.Effect<ReadonlyArray<WorkflowRunRecord>, StoreError>
   /** a run's episodes, oldest first */
-  readonly listEpisodes: (runId: string, page: { readonly limit: number; readonly offset: number }) => Effect.Effect<ReadonlyArray<WorkflowEpisodeRecord>, StoreError>
-  /** per metric, the feedback whose target is one of the run's episodes or an inference of one */
-  readonly metricSummaries: (runId: string) => Effect.Effect<ReadonlyArray<WorkflowMetricSummary>, StoreError>
+  readonly listEpisodes: (workspace: string, runId: string, page: { readonly limit: number; readonly offset: number }) => Effect.Effect<ReadonlyArray<WorkflowEpisodeRecord>, StoreError>
+  /** per metric, the workspace's feedback whose target is one of the run's episodes or an inference of one */
+  readonly metricSummaries: (workspace: string, runId: string) => Effect.Effect<ReadonlyArray<WorkflowMetricSummary>, StoreError>
 }
 
 /** The WorkflowEvaluationStore of the analytics database, absent while observability is off (provided by layers/observability/). */

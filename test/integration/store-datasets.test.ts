@@ -15,10 +15,13 @@ import { byId, chatDatapoint, jsonDatapoint, stored } from "../support/datapoint
 import { engineOf } from "../support/databases.ts"
 import { failure, idAt, oddStrings, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
 
+/** the workspace the suite writes and reads in (test/integration/workspaces-datasets.test.ts checks the isolation) */
+const ws = "default"
+
 /** a dataset name no other test uses */
 const datasetNamed = (name: string) => `${name} ${uuidv7(Date.now()).slice(-12)}`
 
-const get = (store: DatasetStore, datasetName: string, ids: ReadonlyArray<string>) => run(store.getDatapoints(datasetName, ids)).then(byId)
+const get = (store: DatasetStore, datasetName: string, ids: ReadonlyArray<string>) => run(store.getDatapoints(ws, datasetName, ids)).then(byId)
 
 describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store", (backend) => {
   /** the adapters' backend, which the errors name: PGlite is reached with the Postgres ones */
@@ -51,7 +54,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
         jsonDatapoint({ datasetName: dataset, staledAt: Date.now() - 5_000, updatedAt: Date.now() - 5_000 }),
         jsonDatapoint({ datasetName: dataset, firstVersionId: uuidv7(Date.now() - 10_000) })
       ]
-      await run(store().insertDatapoints(datapoints))
+      await run(store().insertDatapoints(ws, datapoints))
 
       const read = await get(store(), dataset, datapoints.map((datapoint) => datapoint.id))
       expect(read).toStrictEqual(byId(datapoints.map(stored)))
@@ -62,14 +65,14 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       expect(await get(store(), dataset, [datapoints[3].id, uuidv7(Date.now())])).toStrictEqual([stored(datapoints[3])])
       expect(await get(store(), dataset, [])).toEqual([])
       // the stale one is read by id, never listed
-      expect((await run(store().listDatapoints({ datasetName: dataset, orderBy: [], limit: 100, offset: 0 }))).map((datapoint) => datapoint.id))
+      expect((await run(store().listDatapoints(ws, { datasetName: dataset, orderBy: [], limit: 100, offset: 0 }))).map((datapoint) => datapoint.id))
         .toEqual([datapoints[7], ...datapoints.slice(0, 6).reverse()].map((datapoint) => datapoint.id))
     })
 
     it("reads a dataset's datapoints only, and ignores ids that are not UUIDs", async () => {
       const mine = chatDatapoint({ datasetName: datasetNamed("mine") })
       const theirs = chatDatapoint({ datasetName: datasetNamed("theirs") })
-      await run(store().insertDatapoints([mine, theirs]))
+      await run(store().insertDatapoints(ws, [mine, theirs]))
       expect(await get(store(), mine.datasetName, [mine.id, theirs.id, "nope", "'; DROP TABLE datapoint; --"])).toStrictEqual([stored(mine)])
       expect(await get(store(), theirs.datasetName, [mine.id])).toEqual([])
       expect(await get(store(), "no such dataset", [mine.id])).toEqual([])
@@ -88,11 +91,11 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
         })
       )
       const numbers = chatDatapoint({ input: { deep: [1.5, -0, 1e300, -1e-300, 0.1 + 0.2, true, null] } })
-      await run(store().insertDatapoints([...datapoints, numbers]))
+      await run(store().insertDatapoints(ws, [...datapoints, numbers]))
 
       for (const [index, datapoint] of datapoints.entries()) {
         expect(await get(store(), datapoint.datasetName, [datapoint.id])).toStrictEqual([stored(datapoint)])
-        const listed = await run(store().listDatapoints({
+        const listed = await run(store().listDatapoints(ws, {
           datasetName: datapoint.datasetName,
           functionName: datapoint.functionName,
           filter: { type: "tag", key: `key ${index} ${oddStrings[index]}`, value: oddStrings[index], comparison_operator: "=" },
@@ -110,7 +113,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
     it("lone UTF-16 surrogates in names and tags read back as U+FFFD instead of failing the write", async () => {
       const dataset = datasetNamed("surrogates")
       const datapoint = chatDatapoint({ datasetName: dataset, name: "bad \ud800 name", tags: { "k\udc00": "v\ud800" } })
-      await run(store().insertDatapoints([datapoint]))
+      await run(store().insertDatapoints(ws, [datapoint]))
       expect(await get(store(), dataset, [datapoint.id])).toStrictEqual([{ ...stored(datapoint), name: "bad \ufffd name", tags: { "k\ufffd": "v\ufffd" } }])
     })
 
@@ -120,15 +123,15 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       const large = chatDatapoint({ datasetName: dataset, input: { messages: [{ role: "user", content: "x".repeat(9 * 1024 * 1024) }] } })
       const fine = jsonDatapoint({ datasetName: dataset })
       const refused = jsonDatapoint({ datasetName: dataset, functionType: "neither" as "json" })
-      const error = await failure(store().insertDatapoints([large, fine, refused]))
+      const error = await failure(store().insertDatapoints(ws, [large, fine, refused]))
       expect(error).toBeInstanceOf(StoreError)
       expect(error.message).toMatch(new RegExp(`^${engine} insertDatapoints failed: `))
       expect(await get(store(), dataset, [large.id, fine.id, refused.id])).toEqual([])
 
-      const notUuid = await failure(store().insertDatapoints([fine, jsonDatapoint({ datasetName: dataset, episodeId: "nope' --" })]))
+      const notUuid = await failure(store().insertDatapoints(ws, [fine, jsonDatapoint({ datasetName: dataset, episodeId: "nope' --" })]))
       expect(notUuid.message).toMatch(/uuid/i)
       expect(await get(store(), dataset, [fine.id])).toEqual([])
-      await run(store().insertDatapoints([]))
+      await run(store().insertDatapoints(ws, []))
     })
 
     it("writes parts made as the write reaches them, all or nothing; again from the first part when retried", async () => {
@@ -148,7 +151,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
           }
         }
       })
-      await run(store().insertDatapointsInParts(lazily(parts)))
+      await run(store().insertDatapointsInParts(ws, lazily(parts)))
       // Postgres refuses the lone surrogate, and the write is made again, with U+FFFD
       expect(made).toBe(engine === "postgres" ? 6 : 3)
       const all = parts.flat()
@@ -160,13 +163,13 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       const later = datasetNamed("in parts, failing")
       const first = [chatDatapoint({ datasetName: later }), jsonDatapoint({ datasetName: later })]
       const failing = [jsonDatapoint({ datasetName: later }), jsonDatapoint({ datasetName: later, episodeId: "nope' --" })]
-      const error = await failure(store().insertDatapointsInParts(lazily([first, failing])))
+      const error = await failure(store().insertDatapointsInParts(ws, lazily([first, failing])))
       expect(error.message).toMatch(/uuid/i)
       expect(await get(store(), later, [...first, ...failing].map((datapoint) => datapoint.id))).toEqual([])
       const refused = [jsonDatapoint({ datasetName: later, functionType: "neither" as "json" })]
-      expect((await failure(store().insertDatapointsInParts(lazily([first, refused])))).message).toMatch(new RegExp(`^${engine} insertDatapoints failed: `))
+      expect((await failure(store().insertDatapointsInParts(ws, lazily([first, refused])))).message).toMatch(new RegExp(`^${engine} insertDatapoints failed: `))
       expect(await get(store(), later, first.map((datapoint) => datapoint.id))).toEqual([])
-      await run(store().insertDatapointsInParts([]))
+      await run(store().insertDatapointsInParts(ws, []))
     })
   })
 
@@ -194,7 +197,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
 
     /** the indexes in `rows` of what listDatapoints answers */
     const list = async (query: Partial<DatapointQuery> = {}) =>
-      (await run(store().listDatapoints({ datasetName: dataset, orderBy: [], limit: 100, offset: 0, ...query }))).map((found) => rows.findIndex((row) => row.id === found.id))
+      (await run(store().listDatapoints(ws, { datasetName: dataset, orderBy: [], limit: 100, offset: 0, ...query }))).map((found) => rows.findIndex((row) => row.id === found.id))
 
     const red = { type: "tag", key: "team", value: "red", comparison_operator: "=" } as const
     const u2 = { type: "tag", key: "user", value: "u2", comparison_operator: "=" } as const
@@ -202,14 +205,14 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
 
     beforeAll(async () => {
       // written in two batches, out of order
-      await run(store().insertDatapoints([rows[3], rows[0], staled, rows[5]]))
-      await run(store().insertDatapoints([rows[1], elsewhere, rows[4], rows[2]]))
-      expect(await run(store().staleDatapoints(dataset, [staled.id], Date.now()))).toBe(1)
-      expect(await run(store().renameDatapoints(dataset, [{ id: rows[0].id, name: "renamed" }], renamedAt))).toEqual({ notLive: [] })
+      await run(store().insertDatapoints(ws, [rows[3], rows[0], staled, rows[5]]))
+      await run(store().insertDatapoints(ws, [rows[1], elsewhere, rows[4], rows[2]]))
+      expect(await run(store().staleDatapoints(ws, dataset, [staled.id], Date.now()))).toBe(1)
+      expect(await run(store().renameDatapoints(ws, dataset, [{ id: rows[0].id, name: "renamed" }], renamedAt))).toEqual({ notLive: [] })
     })
 
     it("lists the live datapoints of the dataset, newest first, ties in one millisecond by id, each once and as stored", async () => {
-      expect(await run(store().listDatapoints({ datasetName: dataset, orderBy: [], limit: 100, offset: 0 }))).toStrictEqual(all.map((index) => expected[index]))
+      expect(await run(store().listDatapoints(ws, { datasetName: dataset, orderBy: [], limit: 100, offset: 0 }))).toStrictEqual(all.map((index) => expected[index]))
       expect(await list({ datasetName: "no such dataset" })).toEqual([])
     })
 
@@ -296,7 +299,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       const walked: Array<number> = []
       let after = zero
       for (;;) {
-        const page = await run(store().listDatapoints({ datasetName: dataset, orderBy: [], after, limit: 4, offset: 0 }))
+        const page = await run(store().listDatapoints(ws, { datasetName: dataset, orderBy: [], after, limit: 4, offset: 0 }))
         if (page.length === 0) break
         walked.push(...page.map((found) => rows.findIndex((row) => row.id === found.id)))
         after = page.at(-1)!.id
@@ -309,22 +312,22 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
     const suite = storeForSuite(backend)
     const store = () => suite.store.datasets
     const listIds = async (datasetName: string) =>
-      (await run(store().listDatapoints({ datasetName, orderBy: [], limit: 1000, offset: 0 }))).map((datapoint) => datapoint.id)
+      (await run(store().listDatapoints(ws, { datasetName, orderBy: [], limit: 1000, offset: 0 }))).map((datapoint) => datapoint.id)
 
     it("replaces: the previous version goes stale (staledAt and updatedAt now), the new one is live", async () => {
       const dataset = datasetNamed("replace")
       const first = chatDatapoint({ datasetName: dataset })
       const other = jsonDatapoint({ datasetName: dataset })
-      await run(store().insertDatapoints([first, other]))
+      await run(store().insertDatapoints(ws, [first, other]))
       const now = Date.now()
       const next = chatDatapoint({ datasetName: dataset, name: "second", isCustom: true, sourceInferenceId: first.sourceInferenceId, updatedAt: now })
-      expect(await run(store().replaceDatapoints(dataset, [{ previousId: first.id, next }], now))).toEqual({ notLive: [] })
+      expect(await run(store().replaceDatapoints(ws, dataset, [{ previousId: first.id, next }], now))).toEqual({ notLive: [] })
 
       expect(await get(store(), dataset, [first.id, next.id, other.id])).toStrictEqual(byId([{ ...stored(first), staledAt: now, updatedAt: now }, stored(next), stored(other)]))
       expect(await listIds(dataset)).toEqual([next.id, other.id])
       // the stale version cannot be replaced again
       const again = chatDatapoint({ datasetName: dataset })
-      expect(await run(store().replaceDatapoints(dataset, [{ previousId: first.id, next: again }], Date.now()))).toEqual({ notLive: [first.id] })
+      expect(await run(store().replaceDatapoints(ws, dataset, [{ previousId: first.id, next: again }], Date.now()))).toEqual({ notLive: [first.id] })
       expect(await get(store(), dataset, [again.id])).toEqual([])
     })
 
@@ -333,7 +336,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       const live = chatDatapoint({ datasetName: dataset })
       const stale = chatDatapoint({ datasetName: dataset, staledAt: Date.now(), updatedAt: Date.now() })
       const foreign = chatDatapoint({ datasetName: datasetNamed("foreign") })
-      await run(store().insertDatapoints([live, stale, foreign]))
+      await run(store().insertDatapoints(ws, [live, stale, foreign]))
       const before = await get(store(), dataset, [live.id, stale.id])
 
       for (const blocker of [stale.id, uuidv7(Date.now()), foreign.id, "nope"]) {
@@ -341,11 +344,11 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
           { previousId: live.id, next: chatDatapoint({ datasetName: dataset }) },
           { previousId: blocker, next: chatDatapoint({ datasetName: dataset }) }
         ]
-        expect(await run(store().replaceDatapoints(dataset, replacements, Date.now()))).toEqual({ notLive: [blocker] })
+        expect(await run(store().replaceDatapoints(ws, dataset, replacements, Date.now()))).toEqual({ notLive: [blocker] })
         expect(await get(store(), dataset, replacements.map((replacement) => replacement.next.id))).toEqual([])
       }
       const twice = [live, live].map((datapoint) => ({ previousId: datapoint.id, next: chatDatapoint({ datasetName: dataset }) }))
-      expect(await run(store().replaceDatapoints(dataset, twice, Date.now()))).toEqual({ notLive: [live.id] })
+      expect(await run(store().replaceDatapoints(ws, dataset, twice, Date.now()))).toEqual({ notLive: [live.id] })
 
       expect(await get(store(), dataset, [live.id, stale.id])).toStrictEqual(before)
       expect(await listIds(dataset)).toEqual([live.id])
@@ -355,11 +358,11 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
     it("lets exactly one of concurrent replaces of one datapoint win; the others see it not live", async () => {
       const dataset = datasetNamed("concurrent")
       const contested = chatDatapoint({ datasetName: dataset })
-      await run(store().insertDatapoints([contested]))
+      await run(store().insertDatapoints(ws, [contested]))
       const now = Date.now()
       const nexts = Array.from({ length: 5 }, (_, index) => chatDatapoint({ datasetName: dataset, name: `attempt ${index}`, updatedAt: now }))
       const outcomes = await run(Effect.all(
-        nexts.map((next) => store().replaceDatapoints(dataset, [{ previousId: contested.id, next }], now)),
+        nexts.map((next) => store().replaceDatapoints(ws, dataset, [{ previousId: contested.id, next }], now)),
         { concurrency: "unbounded" }
       ))
 
@@ -378,13 +381,13 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       const first = chatDatapoint({ datasetName: dataset, id: idAt(t), updatedAt: t })
       const other = jsonDatapoint({ datasetName: dataset, id: idAt(t + 1), updatedAt: t + 1 })
       const foreign = chatDatapoint({ datasetName: datasetNamed("foreign"), id: idAt(t + 2), updatedAt: t + 2, firstVersionId: first.id })
-      await run(store().insertDatapoints([first, other, foreign]))
+      await run(store().insertDatapoints(ws, [first, other, foreign]))
       const second = chatDatapoint({ datasetName: dataset, id: idAt(t + 10), updatedAt: t + 10, name: "second", firstVersionId: first.id })
-      expect(await run(store().replaceDatapoints(dataset, [{ previousId: first.id, next: second }], t + 10))).toEqual({ notLive: [] })
+      expect(await run(store().replaceDatapoints(ws, dataset, [{ previousId: first.id, next: second }], t + 10))).toEqual({ notLive: [] })
       const third = chatDatapoint({ datasetName: dataset, id: idAt(t + 20), updatedAt: t + 20, name: "third", firstVersionId: first.id })
-      expect(await run(store().replaceDatapoints(dataset, [{ previousId: second.id, next: third }], t + 20))).toEqual({ notLive: [] })
-      expect(await run(store().renameDatapoints(dataset, [{ id: third.id, name: "renamed" }], t + 30))).toEqual({ notLive: [] })
-      expect(await run(store().staleDatapoints(dataset, [third.id], t + 40))).toBe(1)
+      expect(await run(store().replaceDatapoints(ws, dataset, [{ previousId: second.id, next: third }], t + 20))).toEqual({ notLive: [] })
+      expect(await run(store().renameDatapoints(ws, dataset, [{ id: third.id, name: "renamed" }], t + 30))).toEqual({ notLive: [] })
+      expect(await run(store().staleDatapoints(ws, dataset, [third.id], t + 40))).toBe(1)
 
       const versions = [
         { ...stored(third), name: "renamed", staledAt: t + 40, updatedAt: t + 40 },
@@ -392,35 +395,35 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
         { ...stored(first), staledAt: t + 10, updatedAt: t + 10 }
       ]
       for (const id of [first.id, second.id, third.id, third.id.toUpperCase()]) {
-        expect(await run(store().datapointVersions(dataset, id)), id).toStrictEqual(versions)
+        expect(await run(store().datapointVersions(ws, dataset, id)), id).toStrictEqual(versions)
       }
-      expect(await run(store().datapointVersions(dataset, other.id))).toStrictEqual([stored(other)])
+      expect(await run(store().datapointVersions(ws, dataset, other.id))).toStrictEqual([stored(other)])
       // another dataset's, unknown, not a UUID: none
-      expect(await run(store().datapointVersions(dataset, foreign.id))).toEqual([])
-      expect(await run(store().datapointVersions(foreign.datasetName, first.id))).toEqual([])
-      expect(await run(store().datapointVersions(dataset, uuidv7(Date.now())))).toEqual([])
-      expect(await run(store().datapointVersions(dataset, "'; DROP TABLE datapoint; --"))).toEqual([])
+      expect(await run(store().datapointVersions(ws, dataset, foreign.id))).toEqual([])
+      expect(await run(store().datapointVersions(ws, foreign.datasetName, first.id))).toEqual([])
+      expect(await run(store().datapointVersions(ws, dataset, uuidv7(Date.now())))).toEqual([])
+      expect(await run(store().datapointVersions(ws, dataset, "'; DROP TABLE datapoint; --"))).toEqual([])
     })
 
     it("renames in place: same id, the name set and cleared, updatedAt moved, listed once", async () => {
       const dataset = datasetNamed("rename")
       const datapoint = chatDatapoint({ datasetName: dataset, name: "first" })
       const unnamed = jsonDatapoint({ datasetName: dataset, name: undefined })
-      await run(store().insertDatapoints([datapoint, unnamed]))
+      await run(store().insertDatapoints(ws, [datapoint, unnamed]))
       const now = Date.now()
-      expect(await run(store().renameDatapoints(dataset, [{ id: datapoint.id, name: "renamed" }, { id: unnamed.id, name: "named" }], now))).toEqual({ notLive: [] })
+      expect(await run(store().renameDatapoints(ws, dataset, [{ id: datapoint.id, name: "renamed" }, { id: unnamed.id, name: "named" }], now))).toEqual({ notLive: [] })
       expect(await get(store(), dataset, [datapoint.id, unnamed.id])).toStrictEqual(byId([
         { ...stored(datapoint), name: "renamed", updatedAt: now },
         { ...stored(unnamed), name: "named", updatedAt: now }
       ]))
 
       // within the same millisecond, then with a clock that stepped back: the last rename wins
-      expect(await run(store().renameDatapoints(dataset, [{ id: datapoint.id, name: undefined }], now))).toEqual({ notLive: [] })
+      expect(await run(store().renameDatapoints(ws, dataset, [{ id: datapoint.id, name: undefined }], now))).toEqual({ notLive: [] })
       const { name: _, ...cleared } = stored(datapoint)
       expect(await get(store(), dataset, [datapoint.id])).toStrictEqual([{ ...cleared, updatedAt: now }])
-      expect(await run(store().renameDatapoints(dataset, [{ id: datapoint.id, name: "back" }, { id: datapoint.id, name: "last" }], now - 1_000))).toEqual({ notLive: [] })
+      expect(await run(store().renameDatapoints(ws, dataset, [{ id: datapoint.id, name: "back" }, { id: datapoint.id, name: "last" }], now - 1_000))).toEqual({ notLive: [] })
       expect(await get(store(), dataset, [datapoint.id])).toStrictEqual([{ ...stored(datapoint), name: "last", updatedAt: now - 1_000 }])
-      expect(await run(store().listDatapoints({ datasetName: dataset, orderBy: [], limit: 10, offset: 0 }))).toStrictEqual([
+      expect(await run(store().listDatapoints(ws, { datasetName: dataset, orderBy: [], limit: 10, offset: 0 }))).toStrictEqual([
         { ...stored(unnamed), name: "named", updatedAt: now },
         { ...stored(datapoint), name: "last", updatedAt: now - 1_000 }
       ])
@@ -431,9 +434,9 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       const live = chatDatapoint({ datasetName: dataset })
       const stale = chatDatapoint({ datasetName: dataset, staledAt: Date.now(), updatedAt: Date.now() })
       const foreign = chatDatapoint({ datasetName: datasetNamed("foreign") })
-      await run(store().insertDatapoints([live, stale, foreign]))
+      await run(store().insertDatapoints(ws, [live, stale, foreign]))
       for (const blocker of [stale.id, uuidv7(Date.now()), foreign.id, "nope"]) {
-        expect(await run(store().renameDatapoints(dataset, [{ id: live.id, name: "changed" }, { id: blocker, name: "changed" }], Date.now())))
+        expect(await run(store().renameDatapoints(ws, dataset, [{ id: live.id, name: "changed" }, { id: blocker, name: "changed" }], Date.now())))
           .toEqual({ notLive: [blocker] })
       }
       expect(await get(store(), dataset, [live.id, stale.id])).toStrictEqual(byId([stored(live), stored(stale)]))
@@ -445,18 +448,18 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       const datapoints = [chatDatapoint({ datasetName: dataset }), jsonDatapoint({ datasetName: dataset }), chatDatapoint({ datasetName: dataset })]
       const alreadyStale = chatDatapoint({ datasetName: dataset, staledAt: Date.now() - 1_000, updatedAt: Date.now() - 1_000 })
       const foreign = chatDatapoint({ datasetName: datasetNamed("foreign") })
-      await run(store().insertDatapoints([...datapoints, alreadyStale, foreign]))
+      await run(store().insertDatapoints(ws, [...datapoints, alreadyStale, foreign]))
 
       const first = Date.now()
       const asked = [datapoints[0].id, datapoints[0].id, alreadyStale.id, foreign.id, uuidv7(Date.now()), "nope"]
-      expect(await run(store().staleDatapoints(dataset, asked, first))).toBe(1)
-      expect(await run(store().staleDatapoints(dataset, [datapoints[0].id], first + 1))).toBe(0)
-      expect(await run(store().staleDatapoints(dataset, [], first))).toBe(0)
+      expect(await run(store().staleDatapoints(ws, dataset, asked, first))).toBe(1)
+      expect(await run(store().staleDatapoints(ws, dataset, [datapoints[0].id], first + 1))).toBe(0)
+      expect(await run(store().staleDatapoints(ws, dataset, [], first))).toBe(0)
       expect(await listIds(dataset)).toEqual([datapoints[2].id, datapoints[1].id])
 
       const second = first + 5
-      expect(await run(store().staleDatapoints(dataset, "all", second))).toBe(2)
-      expect(await run(store().staleDatapoints(dataset, "all", second + 1))).toBe(0)
+      expect(await run(store().staleDatapoints(ws, dataset, "all", second))).toBe(2)
+      expect(await run(store().staleDatapoints(ws, dataset, "all", second + 1))).toBe(0)
       expect(await listIds(dataset)).toEqual([])
       expect(await get(store(), dataset, [...datapoints, alreadyStale].map((datapoint) => datapoint.id))).toStrictEqual(byId([
         { ...stored(datapoints[0]), staledAt: first, updatedAt: first },
@@ -466,7 +469,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       ]))
       expect(await listIds(foreign.datasetName)).toEqual([foreign.id])
       // a stale datapoint is not renamed
-      expect(await run(store().renameDatapoints(dataset, [{ id: datapoints[1].id, name: "late" }], Date.now()))).toEqual({ notLive: [datapoints[1].id] })
+      expect(await run(store().renameDatapoints(ws, dataset, [{ id: datapoints[1].id, name: "late" }], Date.now()))).toEqual({ notLive: [datapoints[1].id] })
     })
   })
 
@@ -475,10 +478,10 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
 
     it("lists every dataset with a datapoint, its live datapoints per function, and its newest update", async () => {
       const store = suite.store.datasets
-      expect(await run(store.listDatasets())).toEqual([])
+      expect(await run(store.listDatasets(ws))).toEqual([])
       const t = Date.UTC(2025, 5, 1)
       const at = (ms: number) => ({ id: idAt(ms), updatedAt: ms })
-      await run(store.insertDatapoints([
+      await run(store.insertDatapoints(ws, [
         chatDatapoint({ datasetName: "alpha", functionName: "b_fn", ...at(t) }),
         chatDatapoint({ datasetName: "alpha", functionName: "b_fn", ...at(t + 1) }),
         jsonDatapoint({ datasetName: "alpha", functionName: "a_fn", ...at(t + 2) }),
@@ -486,13 +489,48 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
         chatDatapoint({ datasetName: "Zeta", functionName: "b_fn", ...at(t + 4) }),
         jsonDatapoint({ datasetName: "unicode é 日本", functionName: "a_fn", ...at(t + 5) })
       ]))
-      expect(await run(store.staleDatapoints("Zeta", "all", t + 100))).toBe(1)
+      expect(await run(store.staleDatapoints(ws, "Zeta", "all", t + 100))).toBe(1)
 
-      expect(await run(store.listDatasets())).toStrictEqual([
+      expect(await run(store.listDatasets(ws))).toStrictEqual([
         { name: "Zeta", functions: [], lastUpdated: t + 100 },
         { name: "alpha", functions: [{ functionName: "a_fn", count: 1 }, { functionName: "b_fn", count: 2 }], lastUpdated: t + 50 },
         { name: "unicode é 日本", functions: [{ functionName: "a_fn", count: 1 }], lastUpdated: t + 5 }
       ])
+    })
+  })
+
+  describe("workspaces", () => {
+    const suite = storeForSuite(backend)
+
+    it("keeps two workspaces' datasets of one name apart: reads, changes and summaries see their own workspace only", async () => {
+      const store = suite.store.datasets
+      const dataset = datasetNamed("train")
+      const ours = [chatDatapoint({ datasetName: dataset }), jsonDatapoint({ datasetName: dataset })]
+      const theirs = chatDatapoint({ datasetName: dataset })
+      await run(store.insertDatapoints("team-a", ours))
+      await run(store.insertDatapointsInParts("team-b", [[theirs]]))
+      const ids = ours.map((datapoint) => datapoint.id)
+      const listed = (workspace: string) =>
+        run(store.listDatapoints(workspace, { datasetName: dataset, orderBy: [], limit: 100, offset: 0 })).then((found) => found.map((d) => d.id).sort())
+      expect(await listed("team-a")).toEqual([...ids].sort())
+      expect(await listed("team-b")).toEqual([theirs.id])
+      expect(await run(store.getDatapoints("team-b", dataset, ids))).toEqual([])
+      expect(await run(store.getDatapoints("team-b", undefined, ids))).toEqual([])
+      expect(await run(store.datapointVersions("team-b", dataset, ids[0]))).toEqual([])
+      const now = Date.now()
+      expect(await run(store.replaceDatapoints("team-b", dataset, [{ previousId: ids[0], next: chatDatapoint({ datasetName: dataset }) }], now)))
+        .toEqual({ notLive: [ids[0]] })
+      expect(await run(store.renameDatapoints("team-b", dataset, [{ id: ids[0], name: "theirs" }], now))).toEqual({ notLive: [ids[0]] })
+      expect(await run(store.staleDatapoints("team-b", dataset, ids, now))).toBe(0)
+      expect(await run(store.staleDatapoints("team-b", dataset, "all", now))).toBe(1)
+      expect(await get(store, dataset, ids)).toEqual([])
+      // A's are as written: not renamed, not staled, not replaced
+      expect(byId(await run(store.getDatapoints("team-a", dataset, ids)))).toStrictEqual(byId(ours.map(stored)))
+      expect(await listed("team-a")).toEqual([...ids].sort())
+      const summary = async (workspace: string) => (await run(store.listDatasets(workspace))).find((found) => found.name === dataset)
+      expect((await summary("team-a"))?.functions.reduce((sum, fn) => sum + fn.count, 0)).toBe(2)
+      expect((await summary("team-b"))?.functions).toEqual([])
+      expect(await summary(ws)).toBeUndefined()
     })
   })
 
@@ -503,22 +541,22 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s dataset store",
       const datapoint = chatDatapoint()
       await withCutOffStore(backend, suite.database, async ({ datasets }) => {
         // what needs no server is answered without it
-        expect(await run(datasets.getDatapoints("haikus", ["nope"]))).toEqual([])
-        expect(await run(datasets.datapointVersions("haikus", "nope"))).toEqual([])
-        expect(await run(datasets.staleDatapoints("haikus", ["nope"], Date.now()))).toBe(0)
-        expect(await run(datasets.listDatapoints({ datasetName: "haikus", orderBy: [], limit: 0, offset: 0 }))).toEqual([])
+        expect(await run(datasets.getDatapoints(ws, "haikus", ["nope"]))).toEqual([])
+        expect(await run(datasets.datapointVersions(ws, "haikus", "nope"))).toEqual([])
+        expect(await run(datasets.staleDatapoints(ws, "haikus", ["nope"], Date.now()))).toBe(0)
+        expect(await run(datasets.listDatapoints(ws, { datasetName: "haikus", orderBy: [], limit: 0, offset: 0 }))).toEqual([])
 
         const started = Date.now()
         for (const effect of [
-          datasets.insertDatapoints([datapoint]),
-          datasets.getDatapoints("haikus", [datapoint.id]),
-          datasets.listDatapoints({ datasetName: "haikus", filter: { type: "tag", key: "a", value: "b", comparison_operator: "=" }, search: ["x"], orderBy: [], limit: 10, offset: 0 }),
-          datasets.replaceDatapoints("haikus", [{ previousId: datapoint.id, next: chatDatapoint() }], Date.now()),
-          datasets.renameDatapoints("haikus", [{ id: datapoint.id, name: "x" }], Date.now()),
-          datasets.staleDatapoints("haikus", [datapoint.id], Date.now()),
-          datasets.staleDatapoints("haikus", "all", Date.now()),
-          datasets.datapointVersions("haikus", datapoint.id),
-          datasets.listDatasets()
+          datasets.insertDatapoints(ws, [datapoint]),
+          datasets.getDatapoints(ws, "haikus", [datapoint.id]),
+          datasets.listDatapoints(ws, { datasetName: "haikus", filter: { type: "tag", key: "a", value: "b", comparison_operator: "=" }, search: ["x"], orderBy: [], limit: 10, offset: 0 }),
+          datasets.replaceDatapoints(ws, "haikus", [{ previousId: datapoint.id, next: chatDatapoint() }], Date.now()),
+          datasets.renameDatapoints(ws, "haikus", [{ id: datapoint.id, name: "x" }], Date.now()),
+          datasets.staleDatapoints(ws, "haikus", [datapoint.id], Date.now()),
+          datasets.staleDatapoints(ws, "haikus", "all", Date.now()),
+          datasets.datapointVersions(ws, "haikus", datapoint.id),
+          datasets.listDatasets(ws)
         ]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)

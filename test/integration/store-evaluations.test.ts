@@ -16,6 +16,9 @@ import { StoreError } from "../../src/storeError.ts"
 import { engineOf, freshDatabase, tablesOf } from "../support/databases.ts"
 import { failure, idAt, oddStrings, openStore, run, storeForSuite, withCutOffStore } from "../support/storeFixtures.ts"
 
+/** the workspace the suite writes and reads in (test/integration/workspaces-datasets.test.ts checks the isolation) */
+const ws = "default"
+
 // ---- records
 
 /** `record` without the fields whose value is undefined: optional fields are absent when read back */
@@ -85,7 +88,7 @@ const at = <A, E>(ms: number, effect: Effect.Effect<A, E>) => Effect.provideServ
 const page = (limit: number, offset = 0) => ({ limit, offset })
 
 /** every result of `runId` */
-const resultsOf = (store: EvaluationStore, runId: string) => run(store.getResults(runId, page(1000)))
+const resultsOf = (store: EvaluationStore, runId: string) => run(store.getResults(ws, runId, page(1000)))
 
 describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation store", (backend) => {
   /** the adapters' backend, which the errors name: PGlite is reached with the Postgres ones */
@@ -107,53 +110,53 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
         summary: {},
         finishedAt: undefined
       })
-      await run(store().saveRun(full))
-      await run(store().saveRun(minimal))
-      expect(await run(store().getRun(full.id))).toStrictEqual(full)
-      const read = await run(store().getRun(minimal.id))
+      await run(store().saveRun(ws, full))
+      await run(store().saveRun(ws, minimal))
+      expect(await run(store().getRun(ws, full.id))).toStrictEqual(full)
+      const read = await run(store().getRun(ws, minimal.id))
       expect(read).toStrictEqual(minimal)
       for (const field of ["evaluationName", "finishedAt", "failure"]) expect(field in read!).toBe(false)
       // an id in capitals names the same run
-      expect(await run(store().getRun(full.id.toUpperCase()))).toStrictEqual(full)
+      expect(await run(store().getRun(ws, full.id.toUpperCase()))).toStrictEqual(full)
     })
 
     it("a later state of a run replaces the earlier: running, then completed with its summary and end", async () => {
       const done = runRecord({ functionName: `replaced ${uuidv7(Date.now())}` })
-      await run(store().saveRun(running(done, 0)))
-      expect(await run(store().getRun(done.id))).toStrictEqual(running(done, 0))
-      await run(store().saveRun(running(done, 5)))
-      expect(await run(store().getRun(done.id))).toStrictEqual(running(done, 5))
-      await run(store().saveRun(done))
-      expect(await run(store().getRun(done.id))).toStrictEqual(done)
-      expect(await run(store().listRuns({ functionName: done.functionName, limit: 10, offset: 0 }))).toStrictEqual([done])
+      await run(store().saveRun(ws, running(done, 0)))
+      expect(await run(store().getRun(ws, done.id))).toStrictEqual(running(done, 0))
+      await run(store().saveRun(ws, running(done, 5)))
+      expect(await run(store().getRun(ws, done.id))).toStrictEqual(running(done, 5))
+      await run(store().saveRun(ws, done))
+      expect(await run(store().getRun(ws, done.id))).toStrictEqual(done)
+      expect(await run(store().listRuns(ws, { functionName: done.functionName, limit: 10, offset: 0 }))).toStrictEqual([done])
     })
 
     it("the last save wins: quick successive saves, saves within one millisecond or with the clock stepped back, saves sent together", async () => {
       const base = runRecord({ datapointCount: 100 })
       // awaited one after the other, as fast as the server answers
-      for (let completed = 0; completed <= 40; completed++) await run(store().saveRun(running(base, completed)))
+      for (let completed = 0; completed <= 40; completed++) await run(store().saveRun(ws, running(base, completed)))
       // the last has made less progress than the one before: still the last
       const stopped = { ...running(base, 3), status: "stopped_early" as const, finishedAt: base.startedAt + 10 }
-      await run(store().saveRun(stopped))
-      expect(await run(store().getRun(base.id))).toStrictEqual(stopped)
+      await run(store().saveRun(ws, stopped))
+      expect(await run(store().getRun(ws, base.id))).toStrictEqual(stopped)
 
       // all within one millisecond, then with the clock a second back
       const now = Date.now()
-      for (let completed = 0; completed < 10; completed++) await run(at(now, store().saveRun(running(base, completed))))
-      await run(at(now - 1000, store().saveRun(base)))
-      expect(await run(store().getRun(base.id))).toStrictEqual(base)
+      for (let completed = 0; completed < 10; completed++) await run(at(now, store().saveRun(ws, running(base, completed))))
+      await run(at(now - 1000, store().saveRun(ws, base)))
+      expect(await run(store().getRun(ws, base.id))).toStrictEqual(base)
 
       // sent together: whichever the server stores last, the last one given wins
       const states = Array.from({ length: 20 }, (_, completed) => running(base, completed))
-      await run(at(now, Effect.all(states.map((state) => store().saveRun(state)), { concurrency: "unbounded" })))
-      expect(await run(store().getRun(base.id))).toStrictEqual(states.at(-1))
-      expect((await run(store().listRuns({ functionName: base.functionName, limit: 1000, offset: 0 }))).filter((found) => found.id === base.id))
+      await run(at(now, Effect.all(states.map((state) => store().saveRun(ws, state)), { concurrency: "unbounded" })))
+      expect(await run(store().getRun(ws, base.id))).toStrictEqual(states.at(-1))
+      expect((await run(store().listRuns(ws, { functionName: base.functionName, limit: 1000, offset: 0 }))).filter((found) => found.id === base.id))
         .toStrictEqual([states.at(-1)])
     })
 
     it("reads results back as inserted, in datapoint id order, page by page, a run's own only", async () => {
       const owner = runRecord()
-      await run(store().saveRun(owner))
+      await run(store().saveRun(ws, owner))
       const base = Date.UTC(2025, 0, 1)
       // datapoint ids in order; two share a millisecond
       const results = [idAt(base), idAt(base + 1), idAt(base + 2, 1), idAt(base + 2, 2), idAt(base + 3)].map((datapointId, index) =>
@@ -161,17 +164,17 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
       )
       const other = resultRecord(uuidv7(Date.now()), { datapointId: results[2].datapointId })
       // in two batches, out of order
-      await run(store().insertResults([results[3], other, results[0]]))
-      await run(store().insertResults([results[4], results[1], results[2]]))
-      await run(store().insertResults([]))
+      await run(store().insertResults(ws, [results[3], other, results[0]]))
+      await run(store().insertResults(ws, [results[4], results[1], results[2]]))
+      await run(store().insertResults(ws, []))
 
       expect(await resultsOf(store(), owner.id)).toStrictEqual(results)
-      expect(await run(store().getResults(owner.id, page(2)))).toStrictEqual(results.slice(0, 2))
-      expect(await run(store().getResults(owner.id, page(2, 2)))).toStrictEqual(results.slice(2, 4))
-      expect(await run(store().getResults(owner.id, page(2, 4)))).toStrictEqual(results.slice(4))
-      expect(await run(store().getResults(owner.id, page(2, 5)))).toEqual([])
-      expect(await run(store().getResults(owner.id, page(0)))).toEqual([])
-      expect(await run(store().getResults(owner.id.toUpperCase(), page(3, 1)))).toStrictEqual(results.slice(1, 4))
+      expect(await run(store().getResults(ws, owner.id, page(2)))).toStrictEqual(results.slice(0, 2))
+      expect(await run(store().getResults(ws, owner.id, page(2, 2)))).toStrictEqual(results.slice(2, 4))
+      expect(await run(store().getResults(ws, owner.id, page(2, 4)))).toStrictEqual(results.slice(4))
+      expect(await run(store().getResults(ws, owner.id, page(2, 5)))).toEqual([])
+      expect(await run(store().getResults(ws, owner.id, page(0)))).toEqual([])
+      expect(await run(store().getResults(ws, owner.id.toUpperCase(), page(3, 1)))).toStrictEqual(results.slice(1, 4))
       expect(await resultsOf(store(), other.runId)).toStrictEqual([other])
     })
 
@@ -179,14 +182,14 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
       const runId = uuidv7(Date.now())
       const first = resultRecord(runId, { scores: { exact: false } })
       const kept = resultRecord(runId)
-      await run(store().insertResults([first, kept]))
+      await run(store().insertResults(ws, [first, kept]))
       const again = resultRecord(runId, { datapointId: first.datapointId, inferenceId: undefined, scores: {}, error: "timed out" })
-      await run(store().insertResults([again]))
+      await run(store().insertResults(ws, [again]))
       expect(await resultsOf(store(), runId)).toStrictEqual([again, kept].sort((a, b) => a.datapointId < b.datapointId ? -1 : 1))
 
       const twice = resultRecord(runId, { scores: { exact: true } })
       const later = { ...twice, scores: { exact: false }, inferenceId: uuidv7(Date.now()) }
-      await run(store().insertResults([twice, later]))
+      await run(store().insertResults(ws, [twice, later]))
       expect((await resultsOf(store(), runId)).find((result) => result.datapointId === twice.datapointId)).toStrictEqual(later)
       expect(await resultsOf(store(), runId)).toHaveLength(3)
     })
@@ -210,14 +213,14 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
       }
       const runId = uuidv7(Date.now())
       const result = resultRecord(runId, { scores })
-      await run(store().insertResults([result]))
+      await run(store().insertResults(ws, [result]))
       const [read] = await resultsOf(store(), runId)
       expect(read).toStrictEqual(result)
       for (const [name, value] of Object.entries(scores)) expect(Object.is(read.scores[name], value), name).toBe(true)
 
       const summarized = runRecord({ summary: { precise: { count: 3, mean: 0.1 + 0.2, stderr: 5e-324, errors: 0 }, big: { count: 2 ** 31, mean: 1e300, errors: 7 } } })
-      await run(store().saveRun(summarized))
-      const summary = (await run(store().getRun(summarized.id)))!.summary
+      await run(store().saveRun(ws, summarized))
+      const summary = (await run(store().getRun(ws, summarized.id)))!.summary
       expect(summary).toStrictEqual(summarized.summary)
       expect(Object.is(summary.precise.mean, 0.1 + 0.2) && Object.is(summary.precise.stderr, 5e-324)).toBe(true)
     })
@@ -232,7 +235,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
       const odd = oddStrings.map((value, index) =>
         resultRecord(runId, { scores: { [value]: index, [`${value} ${index}`]: null }, evaluatorErrors: { [value]: value }, error: value })
       )
-      await run(store().insertResults([failedInference, failedEvaluators, ...odd]))
+      await run(store().insertResults(ws, [failedInference, failedEvaluators, ...odd]))
       const read = await resultsOf(store(), runId)
       expect(read).toStrictEqual([failedInference, failedEvaluators, ...odd].sort((a, b) => a.datapointId < b.datapointId ? -1 : 1))
       const withoutInference = read.find((result) => result.datapointId === failedInference.datapointId)!
@@ -249,60 +252,60 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
           status: "failed",
           failure: value
         })
-        await run(store().saveRun(oddRun))
-        expect(await run(store().getRun(oddRun.id))).toStrictEqual(oddRun)
-        expect(await run(store().listRuns({ functionName: oddRun.functionName, limit: 10, offset: 0 }))).toStrictEqual([oddRun])
+        await run(store().saveRun(ws, oddRun))
+        expect(await run(store().getRun(ws, oddRun.id))).toStrictEqual(oddRun)
+        expect(await run(store().listRuns(ws, { functionName: oddRun.functionName, limit: 10, offset: 0 }))).toStrictEqual([oddRun])
       }
     })
 
     it("keeps an error holding U+0000 or a lone surrogate, where the database cannot store it as U+FFFD", async () => {
       const runId = uuidv7(Date.now())
       const result = resultRecord(runId, { error: "nul \u0000 lone \ud800", evaluatorErrors: { "judge \udc00": "nul \u0000 lone \ud800" } })
-      await run(store().insertResults([result]))
+      await run(store().insertResults(ws, [result]))
       // ClickHouse keeps U+0000, and JSON text keeps the escaped surrogates; Postgres holds neither
       const expected = backend === "clickhouse"
         ? { ...result, error: "nul \u0000 lone \ufffd" }
         : { ...result, error: "nul \ufffd lone \ufffd", evaluatorErrors: { "judge \ufffd": "nul \ufffd lone \ufffd" } }
       expect(await resultsOf(store(), runId)).toStrictEqual([expected])
       const failed = runRecord({ status: "failed", failure: "nul \u0000 lone \ud800" })
-      await run(store().saveRun(failed))
-      expect((await run(store().getRun(failed.id)))!.failure).toBe(backend === "clickhouse" ? "nul \u0000 lone \ufffd" : "nul \ufffd lone \ufffd")
+      await run(store().saveRun(ws, failed))
+      expect((await run(store().getRun(ws, failed.id)))!.failure).toBe(backend === "clickhouse" ? "nul \u0000 lone \ufffd" : "nul \ufffd lone \ufffd")
     })
 
     it("an unknown run, or an id that is not a UUID, reads as nothing; a write with an id that is not a UUID is refused whole", async () => {
       const unknown = uuidv7(Date.now())
       for (const id of [unknown, "nope", "", "'; DROP TABLE EvaluationRun; DROP TABLE evaluation_run; --"]) {
-        expect(await run(store().getRun(id))).toBeUndefined()
-        expect(await run(store().getResults(id, page(10)))).toEqual([])
+        expect(await run(store().getRun(ws, id))).toBeUndefined()
+        expect(await run(store().getResults(ws, id, page(10)))).toEqual([])
       }
 
-      const notUuid = await failure(store().saveRun(runRecord({ id: "run-1" })))
+      const notUuid = await failure(store().saveRun(ws, runRecord({ id: "run-1" })))
       expect(notUuid).toBeInstanceOf(StoreError)
       expect(notUuid.message).toMatch(new RegExp(`^${engine} .*uuid`, "i"))
       const runId = uuidv7(Date.now())
       for (const bad of [{ datapointId: "dp-1" }, { inferenceId: "inference' --" }, { runId: "x" }]) {
-        const error = await failure(store().insertResults([resultRecord(runId), resultRecord(runId, bad)]))
+        const error = await failure(store().insertResults(ws, [resultRecord(runId), resultRecord(runId, bad)]))
         expect(error.message).toMatch(/uuid/i)
       }
       expect(await resultsOf(store(), runId)).toEqual([])
 
-      const badStatus = await failure(store().saveRun(runRecord({ status: "paused" as EvaluationRunStatus })))
+      const badStatus = await failure(store().saveRun(ws, runRecord({ status: "paused" as EvaluationRunStatus })))
       expect(badStatus.message).toMatch(new RegExp(`^${engine} saveRun failed: `))
     })
 
     it("a second store on the same database reads what the first wrote, and the later save wins whichever store made it", async () => {
       const record = runRecord({ functionName: `shared ${uuidv7(Date.now())}` })
       const result = resultRecord(record.id)
-      await run(store().saveRun(running(record, 0)))
-      await run(store().insertResults([result]))
+      await run(store().saveRun(ws, running(record, 0)))
+      await run(store().insertResults(ws, [result]))
       const second = await openStore(backend, suite.database.url)
       try {
         const other = second.store.evaluations
-        expect(await run(other.getRun(record.id))).toStrictEqual(running(record, 0))
+        expect(await run(other.getRun(ws, record.id))).toStrictEqual(running(record, 0))
         expect(await resultsOf(other, record.id)).toStrictEqual([result])
-        await run(other.saveRun(record))
-        expect(await run(store().getRun(record.id))).toStrictEqual(record)
-        expect(await run(store().listRuns({ functionName: record.functionName, limit: 10, offset: 0 }))).toStrictEqual([record])
+        await run(other.saveRun(ws, record))
+        expect(await run(store().getRun(ws, record.id))).toStrictEqual(record)
+        expect(await run(store().listRuns(ws, { functionName: record.functionName, limit: 10, offset: 0 }))).toStrictEqual([record])
       } finally {
         await second.close()
       }
@@ -311,10 +314,10 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
     it("migrating again applies nothing and keeps the runs and results", async () => {
       const record = runRecord()
       const result = resultRecord(record.id)
-      await run(store().saveRun(record))
-      await run(store().insertResults([result]))
+      await run(store().saveRun(ws, record))
+      await run(store().insertResults(ws, [result]))
       expect(await run(suite.store.database.migrate)).toEqual([])
-      expect(await run(store().getRun(record.id))).toStrictEqual(record)
+      expect(await run(store().getRun(ws, record.id))).toStrictEqual(record)
       expect(await resultsOf(store(), record.id)).toStrictEqual([result])
     })
   })
@@ -330,9 +333,9 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
       expect(await tablesOf(database)).toEqual(expect.arrayContaining(backend === "clickhouse" ? ["EvaluationResult", "EvaluationRun"] : ["evaluation_result", "evaluation_run"]))
       const record = runRecord()
       const result = resultRecord(record.id)
-      await run(first.store.evaluations.saveRun(record))
-      await run(first.store.evaluations.insertResults([result]))
-      expect(await run(second.store.evaluations.getRun(record.id))).toStrictEqual(record)
+      await run(first.store.evaluations.saveRun(ws, record))
+      await run(first.store.evaluations.insertResults(ws, [result]))
+      expect(await run(second.store.evaluations.getRun(ws, record.id))).toStrictEqual(record)
       expect(await resultsOf(second.store.evaluations, record.id)).toStrictEqual([result])
     } finally {
       await first.close()
@@ -356,13 +359,13 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
 
     /** the indexes in `runs` of what listRuns answers */
     const list = async (query: { functionName?: string; limit?: number; offset?: number } = {}) =>
-      (await run(store().listRuns({ limit: 100, offset: 0, ...query }))).map((found) => runs.findIndex((row) => row.id === found.id))
+      (await run(store().listRuns(ws, { limit: 100, offset: 0, ...query }))).map((found) => runs.findIndex((row) => row.id === found.id))
 
     it("lists every run once, in its last state, newest first, runs of one millisecond by id", async () => {
       // saved out of order; the first one twice
-      await run(store().saveRun(running(runs[0], 1)))
-      for (const index of [3, 1, 4, 2, 0]) await run(store().saveRun(runs[index]))
-      expect(await run(store().listRuns({ limit: 100, offset: 0 }))).toStrictEqual([4, 3, 2, 1, 0].map((index) => runs[index]))
+      await run(store().saveRun(ws, running(runs[0], 1)))
+      for (const index of [3, 1, 4, 2, 0]) await run(store().saveRun(ws, runs[index]))
+      expect(await run(store().listRuns(ws, { limit: 100, offset: 0 }))).toStrictEqual([4, 3, 2, 1, 0].map((index) => runs[index]))
     })
 
     it("filters by function", async () => {
@@ -387,17 +390,17 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s evaluation stor
     it("fails with a one-line StoreError, not a crash; what needs no server is answered without it", async () => {
       const record = runRecord()
       await withCutOffStore(backend, suite.database, async ({ evaluations }) => {
-        expect(await run(evaluations.getRun("nope"))).toBeUndefined()
-        expect(await run(evaluations.getResults("nope", page(10)))).toEqual([])
-        expect(await run(evaluations.insertResults([]))).toBeUndefined()
-        expect(await run(evaluations.listRuns({ limit: 0, offset: 0 }))).toEqual([])
+        expect(await run(evaluations.getRun(ws, "nope"))).toBeUndefined()
+        expect(await run(evaluations.getResults(ws, "nope", page(10)))).toEqual([])
+        expect(await run(evaluations.insertResults(ws, []))).toBeUndefined()
+        expect(await run(evaluations.listRuns(ws, { limit: 0, offset: 0 }))).toEqual([])
 
         for (const effect of [
-          evaluations.saveRun(record),
-          evaluations.insertResults([resultRecord(record.id)]),
-          evaluations.getRun(record.id),
-          evaluations.listRuns({ functionName: "write_haiku", limit: 10, offset: 0 }),
-          evaluations.getResults(record.id, page(10))
+          evaluations.saveRun(ws, record),
+          evaluations.insertResults(ws, [resultRecord(record.id)]),
+          evaluations.getRun(ws, record.id),
+          evaluations.listRuns(ws, { functionName: "write_haiku", limit: 10, offset: 0 }),
+          evaluations.getResults(ws, record.id, page(10))
         ]) {
           const error = await failure(effect as Effect.Effect<unknown, StoreError>)
           expect(error).toBeInstanceOf(StoreError)

@@ -15,6 +15,9 @@ import type { WorkflowEpisodeRecord, WorkflowRunRecord } from "../../src/workflo
 import { engineOf } from "../support/databases.ts"
 import { batch, chatInference, failure, feedback, idAt, jsonInference, oddStrings, run, storeForSuite, withCutOffStore, write } from "../support/storeFixtures.ts"
 
+/** the workspace the suite writes and reads in (test/integration/workspaces-datasets.test.ts checks the isolation) */
+const ws = "default"
+
 /** a run, complete unless `fields` leaves a field out (as `undefined`) */
 const runRecord = (fields: Partial<WorkflowRunRecord> = {}): WorkflowRunRecord => {
   const id = fields.id ?? uuidv7(Date.now())
@@ -57,25 +60,25 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s workflow evalua
     it("reads back runs and episodes as written, optional fields present and absent", async () => {
       const full = runRecord()
       const bare = runRecord({ variants: {}, projectName: undefined, displayName: undefined, tags: {} })
-      await run(store().insertRun(full))
-      await run(store().insertRun(bare))
-      expect(await run(store().getRun(full.id))).toStrictEqual(full)
-      const readBare = await run(store().getRun(bare.id))
+      await run(store().insertRun(ws, full))
+      await run(store().insertRun(ws, bare))
+      expect(await run(store().getRun(ws, full.id))).toStrictEqual(full)
+      const readBare = await run(store().getRun(ws, bare.id))
       expect(readBare).toStrictEqual(bare)
       for (const field of ["projectName", "displayName"]) expect(field in readBare!).toBe(false)
-      expect(await run(store().getRun(uuidv7(Date.now())))).toBeUndefined()
+      expect(await run(store().getRun(ws, uuidv7(Date.now())))).toBeUndefined()
 
       const episode = episodeRecord(full.id)
       const bareEpisode = episodeRecord(full.id, { taskName: undefined, tags: {} })
-      await run(store().insertEpisode(episode))
-      await run(store().insertEpisode(bareEpisode))
-      expect(await run(store().findEpisode(episode.id))).toStrictEqual({ episode, run: full })
-      const found = await run(store().findEpisode(bareEpisode.id))
+      await run(store().insertEpisode(ws, episode))
+      await run(store().insertEpisode(ws, bareEpisode))
+      expect(await run(store().findEpisode(ws, episode.id))).toStrictEqual({ episode, run: full })
+      const found = await run(store().findEpisode(ws, bareEpisode.id))
       expect(found).toStrictEqual({ episode: bareEpisode, run: full })
       expect("taskName" in found!.episode).toBe(false)
-      expect(await run(store().findEpisode(mintRunEpisodeId(Date.now())))).toBeUndefined()
+      expect(await run(store().findEpisode(ws, mintRunEpisodeId(Date.now())))).toBeUndefined()
       // a run is not an episode
-      expect(await run(store().findEpisode(full.id))).toBeUndefined()
+      expect(await run(store().findEpisode(ws, full.id))).toBeUndefined()
     })
 
     it("strings with quotes, backslashes, newlines, placeholders, control characters and unicode round-trip", async () => {
@@ -87,10 +90,10 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s workflow evalua
           tags: { [value]: value, [`key ${index}`]: "" }
         })
         const episode = episodeRecord(record.id, { taskName: value, tags: { [value]: value } })
-        await run(store().insertRun(record))
-        await run(store().insertEpisode(episode))
-        expect(await run(store().findEpisode(episode.id))).toStrictEqual({ episode, run: record })
-        expect(await run(store().listRuns({ projectName: value, limit: 10, offset: 0 }))).toStrictEqual([record])
+        await run(store().insertRun(ws, record))
+        await run(store().insertEpisode(ws, episode))
+        expect(await run(store().findEpisode(ws, episode.id))).toStrictEqual({ episode, run: record })
+        expect(await run(store().listRuns(ws, { projectName: value, limit: 10, offset: 0 }))).toStrictEqual([record])
       }
     })
 
@@ -102,16 +105,16 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s workflow evalua
         runRecord({ id: idAt(base + offset, index), projectName: project, timestamp: base + offset })
       )
       const elsewhere = runRecord({ projectName: projectNamed("elsewhere") })
-      for (const record of [...runs, elsewhere]) await run(store().insertRun(record))
+      for (const record of [...runs, elsewhere]) await run(store().insertRun(ws, record))
       // written again (a retried call): still one run
-      await run(store().insertRun(runs[1]))
+      await run(store().insertRun(ws, runs[1]))
 
       const newestFirst = [...runs].reverse()
-      expect(await run(store().listRuns({ projectName: project, limit: 10, offset: 0 }))).toStrictEqual(newestFirst)
-      expect(await run(store().listRuns({ projectName: project, limit: 2, offset: 1 }))).toStrictEqual(newestFirst.slice(1, 3))
-      expect(await run(store().listRuns({ projectName: project, limit: 10, offset: 5 }))).toEqual([])
-      expect(await run(store().listRuns({ projectName: "no such project", limit: 10, offset: 0 }))).toEqual([])
-      const all = await run(store().listRuns({ limit: 1000, offset: 0 }))
+      expect(await run(store().listRuns(ws, { projectName: project, limit: 10, offset: 0 }))).toStrictEqual(newestFirst)
+      expect(await run(store().listRuns(ws, { projectName: project, limit: 2, offset: 1 }))).toStrictEqual(newestFirst.slice(1, 3))
+      expect(await run(store().listRuns(ws, { projectName: project, limit: 10, offset: 5 }))).toEqual([])
+      expect(await run(store().listRuns(ws, { projectName: "no such project", limit: 10, offset: 0 }))).toEqual([])
+      const all = await run(store().listRuns(ws, { limit: 1000, offset: 0 }))
       expect(all.map((record) => record.id)).toEqual(expect.arrayContaining([...runs, elsewhere].map((record) => record.id)))
       expect(all.filter((record) => record.id === runs[1].id)).toHaveLength(1)
       const times = all.map((record) => record.timestamp)
@@ -122,30 +125,30 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s workflow evalua
     it("lists a run's episodes oldest first, a page at a time, each once", async () => {
       const record = runRecord()
       const other = runRecord()
-      await run(store().insertRun(record))
-      await run(store().insertRun(other))
+      await run(store().insertRun(ws, record))
+      await run(store().insertRun(ws, other))
       const base = Date.now() - 60_000
       const episodes = [0, 10, 10, 20].map((offset, index) => {
         const id = `${idAt(base + offset, index).slice(0, 32)}${mintRunEpisodeId(0).slice(32)}`
         return episodeRecord(record.id, { id, taskName: `task ${index}`, timestamp: base + offset })
       })
-      for (const episode of [...episodes].reverse()) await run(store().insertEpisode(episode))
-      await run(store().insertEpisode(episodes[0]))
-      await run(store().insertEpisode(episodeRecord(other.id)))
+      for (const episode of [...episodes].reverse()) await run(store().insertEpisode(ws, episode))
+      await run(store().insertEpisode(ws, episodes[0]))
+      await run(store().insertEpisode(ws, episodeRecord(other.id)))
 
-      expect(await run(store().listEpisodes(record.id, { limit: 10, offset: 0 }))).toStrictEqual(episodes)
-      expect(await run(store().listEpisodes(record.id, { limit: 2, offset: 1 }))).toStrictEqual(episodes.slice(1, 3))
-      expect(await run(store().listEpisodes(uuidv7(Date.now()), { limit: 10, offset: 0 }))).toEqual([])
+      expect(await run(store().listEpisodes(ws, record.id, { limit: 10, offset: 0 }))).toStrictEqual(episodes)
+      expect(await run(store().listEpisodes(ws, record.id, { limit: 2, offset: 1 }))).toStrictEqual(episodes.slice(1, 3))
+      expect(await run(store().listEpisodes(ws, uuidv7(Date.now()), { limit: 10, offset: 0 }))).toEqual([])
     })
 
     it("refuses ids that are not UUIDs with a StoreError", async () => {
       for (const effect of [
-        store().getRun("nope"),
-        store().findEpisode("'; DROP TABLE WorkflowEvaluationRun; --"),
-        store().listEpisodes("nope", { limit: 1, offset: 0 }),
-        store().metricSummaries("nope"),
-        store().insertRun(runRecord({ id: "nope" })),
-        store().insertEpisode(episodeRecord("nope"))
+        store().getRun(ws, "nope"),
+        store().findEpisode(ws, "'; DROP TABLE WorkflowEvaluationRun; --"),
+        store().listEpisodes(ws, "nope", { limit: 1, offset: 0 }),
+        store().metricSummaries(ws, "nope"),
+        store().insertRun(ws, runRecord({ id: "nope" })),
+        store().insertEpisode(ws, episodeRecord("nope"))
       ]) {
         const error = await failure(effect)
         expect(error).toBeInstanceOf(StoreError)
@@ -164,8 +167,8 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s workflow evalua
       const [first, second] = [episodeRecord(record.id), episodeRecord(record.id)]
       const outside = episodeRecord(other.id)
       const empty = runRecord()
-      for (const r of [record, other, empty]) await run(store().insertRun(r))
-      for (const episode of [first, second, outside]) await run(store().insertEpisode(episode))
+      for (const r of [record, other, empty]) await run(store().insertRun(ws, r))
+      for (const episode of [first, second, outside]) await run(store().insertEpisode(ws, episode))
 
       const chat = chatInference({ episodeId: first.id })
       const json = jsonInference({ episodeId: second.id })
@@ -195,7 +198,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s workflow evalua
       // a retried write: the same feedback again
       await run(write(suite.store, batch({ feedback: [twice] })))
 
-      const summaries = await run(store().metricSummaries(record.id))
+      const summaries = await run(store().metricSummaries(ws, record.id))
       expect(summaries.map((summary) => summary.metricName)).toEqual(["comment", "demonstration", "quality", "solved"])
       const byName = Object.fromEntries(summaries.map((summary) => [summary.metricName, summary]))
       expect(byName.solved.count).toBe(3)
@@ -205,12 +208,12 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s workflow evalua
       expect(byName.comment).toStrictEqual({ metricName: "comment", count: 2 })
       expect(byName.demonstration).toStrictEqual({ metricName: "demonstration", count: 1 })
 
-      expect(await run(store().metricSummaries(other.id))).toEqual([
+      expect(await run(store().metricSummaries(ws, other.id))).toEqual([
         { metricName: "quality", count: 1, mean: 100 },
         { metricName: "solved", count: 1, mean: 0 }
       ])
-      expect(await run(store().metricSummaries(empty.id))).toEqual([])
-      expect(await run(store().metricSummaries(uuidv7(Date.now())))).toEqual([])
+      expect(await run(store().metricSummaries(ws, empty.id))).toEqual([])
+      expect(await run(store().metricSummaries(ws, uuidv7(Date.now())))).toEqual([])
     })
   })
 
@@ -222,13 +225,13 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s workflow evalua
       await withCutOffStore(backend, suite.database, async ({ workflowEvaluations }) => {
         const started = Date.now()
         for (const effect of [
-          workflowEvaluations.insertRun(record),
-          workflowEvaluations.insertEpisode(episodeRecord(record.id)),
-          workflowEvaluations.getRun(record.id),
-          workflowEvaluations.findEpisode(mintRunEpisodeId(Date.now())),
-          workflowEvaluations.listRuns({ projectName: "x", limit: 10, offset: 0 }),
-          workflowEvaluations.listEpisodes(record.id, { limit: 10, offset: 0 }),
-          workflowEvaluations.metricSummaries(record.id)
+          workflowEvaluations.insertRun(ws, record),
+          workflowEvaluations.insertEpisode(ws, episodeRecord(record.id)),
+          workflowEvaluations.getRun(ws, record.id),
+          workflowEvaluations.findEpisode(ws, mintRunEpisodeId(Date.now())),
+          workflowEvaluations.listRuns(ws, { projectName: "x", limit: 10, offset: 0 }),
+          workflowEvaluations.listEpisodes(ws, record.id, { limit: 10, offset: 0 }),
+          workflowEvaluations.metricSummaries(ws, record.id)
         ]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)

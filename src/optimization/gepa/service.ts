@@ -115,9 +115,10 @@ const numeric = (score: Score | undefined): number | null =>
 /** the datasets of a payload: one to split, or the two sets */
 type Datasets = { readonly split: ReadonlyArray<StoredDatapoint> } | { readonly train: ReadonlyArray<StoredDatapoint>; readonly validation: ReadonlyArray<StoredDatapoint> }
 
-const readDatasets = (store: DatasetStore, payload: GepaPayload): Effect.Effect<Datasets, GatewayError> => {
+/** the payload's datasets, in `workspace` (the launching caller's, which the task's payload carries) */
+const readDatasets = (store: DatasetStore, workspace: string, payload: GepaPayload): Effect.Effect<Datasets, GatewayError> => {
   const load = (datasetName: string) =>
-    loadDatapoints(store, { functionName: payload.functionName, maxDatapoints: payload.maxDatapoints, source: { kind: "dataset", datasetName } })
+    loadDatapoints(store, workspace, { functionName: payload.functionName, maxDatapoints: payload.maxDatapoints, source: { kind: "dataset", datasetName } })
   return payload.datasets.kind === "split"
     ? Effect.map(load(payload.datasets.datasetName), (split): Datasets => ({ split }))
     : Effect.map(Effect.all([load(payload.datasets.trainDatasetName), load(payload.datasets.valDatasetName)]), ([train, validation]) => ({ train, validation }))
@@ -167,7 +168,7 @@ export class GepaService extends Context.Service<GepaService, {
           const progress = (iteration: number, step: string) =>
             task.progress({ current_iteration: iteration, max_iterations: payload.maxIterations, current_step: step })
           yield* progress(0, "loading")
-          const datasets = yield* readDatasets(ready, payload)
+          const datasets = yield* readDatasets(ready, taskCaller(payload).workspace, payload)
           const datapoints = new Map(Object.values(datasets).flat().map((datapoint) => [datapoint.id, datapoint]))
           const initial = payload.initialVariants.map((name): Candidate => ({
             name,
@@ -214,7 +215,7 @@ export class GepaService extends Context.Service<GepaService, {
             const id = seed.toString(36)
             const payload = yield* Effect.fromResult(planGepa(request, config, seed, `gepa_${id}`))
             // a task that could only fail is refused now: the datasets must hold datapoints of the function
-            const datasets = yield* Effect.mapError(readDatasets(ready, payload), asRequestError(payload))
+            const datasets = yield* Effect.mapError(readDatasets(ready, caller.workspace, payload), asRequestError(payload))
             if ("split" in datasets && datasets.split.length < 2) {
               return yield* new InvalidRequest({ message: `dataset_name: dataset "${request.dataset_name}" holds one datapoint of the function: it takes two to split into training and validation` })
             }
