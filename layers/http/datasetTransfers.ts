@@ -18,6 +18,7 @@ import { DatasetService } from "../../src/datasets/service.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import type { ServiceUnavailable } from "../../src/errors.ts"
 import { Configuration } from "../../src/services.ts"
+import type { Caller } from "../../src/workspace.ts"
 import { datasetNameParam } from "./datasets.ts"
 import { jsonResponse, readJsonBody } from "./respond.ts"
 import { RequestBodyBudget, requestBodyStream } from "./requestBody.ts"
@@ -26,11 +27,11 @@ const decodeFromInferences = makeDecoder(FromInferencesRequest)
 
 const textEncoder = new TextEncoder()
 
-export const fromInferencesHandler = Effect.gen(function*() {
+export const fromInferencesHandler = (caller: Caller) => Effect.gen(function*() {
   const name = yield* datasetNameParam
   const config = yield* Configuration
   const request = yield* readJsonBody(decodeFromInferences, config.gateway.maxRequestBodyBytes)
-  const ids = yield* (yield* DatasetService).fromInferences(name, request)
+  const ids = yield* (yield* DatasetService).fromInferences(caller.workspace, name, request)
   return jsonResponse(JSON.stringify({ ids }))
 })
 

@@ -111,6 +111,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
 
   /** the datapoints of `inferences` (those whose function is configured as it was, and with an output to take) */
   const datapointsOf = (
+    workspace: string,
     datasetName: string,
     inferences: ReadonlyArray<StoredInference>,
     source: OutputSource
@@ -118,7 +119,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
     Effect.gen(function*() {
       const usable = inferences.filter((inference) => configuredType(config, inference.functionName) === inference.functionType)
       const demonstrations = source === "demonstration" && usable.length > 0
-        ? latestDemonstrations(yield* read(feedbackStore.getFeedback(usable.map((inference) => inference.id))))
+        ? latestDemonstrations(yield* read(feedbackStore.getFeedback(workspace, usable.map((inference) => inference.id))))
         : undefined
       const now = yield* Clock.currentTimeMillis
       const newId = () => uuidv7(now)
@@ -156,7 +157,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
   const write = (datapoints: ReadonlyArray<NewDatapoint>) =>
     datapoints.length === 0 ? Effect.void : read(datasetStore.insertDatapoints(datapoints))
 
-  const byIds = (datasetName: string, ids: ReadonlyArray<string>, source: OutputSource) =>
+  const byIds = (workspace: string, datasetName: string, ids: ReadonlyArray<string>, source: OutputSource) =>
     Effect.gen(function*() {
       if (ids.length > maxFromInferences) {
         return yield* new InvalidRequest({ message: `inference_ids: more than ${maxFromInferences} ids; split them over several calls` })
@@ -174,7 +175,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       const page = (start: number) =>
         Effect.gen(function*() {
           const slice = ids.slice(start, start + inferencePageSize)
-          const found = new Map((yield* read(inferenceStore.getInferences(slice))).map((inference) => [inference.id.toLowerCase(), inference]))
+          const found = new Map((yield* read(inferenceStore.getInferences(workspace, slice))).map((inference) => [inference.id.toLowerCase(), inference]))
           const inferences: Array<StoredInference> = []
           for (let i = 0; i < slice.length; i++) {
             const inference = found.get(slice[i].toLowerCase())
@@ -199,14 +200,14 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       }
       const created: Array<string> = []
       for (let start = 0; start < ids.length; start += inferencePageSize) {
-        const datapoints = yield* datapointsOf(datasetName, yield* page(start), source)
+        const datapoints = yield* datapointsOf(workspace, datasetName, yield* page(start), source)
         yield* write(datapoints)
         for (const datapoint of datapoints) created.push(datapoint.id)
       }
       return created
     })
 
-  const byQuery = (datasetName: string, request: Extract<FromInferencesRequest, { type: "inference_query" }>, source: OutputSource) =>
+  const byQuery = (workspace: string, datasetName: string, request: Extract<FromInferencesRequest, { type: "inference_query" }>, source: OutputSource) =>
     Effect.gen(function*() {
       let filters: InferenceFilter | undefined
       if (request.filters !== undefined) {
@@ -235,8 +236,8 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       let before: string | undefined
       while (remaining > 0) {
         const limit = Math.min(inferencePageSize, remaining)
-        const inferences = yield* read(inferenceStore.listInferences({ ...criteria, filter, before, limit, offset }))
-        const datapoints = yield* datapointsOf(datasetName, inferences, source)
+        const inferences = yield* read(inferenceStore.listInferences(workspace, { ...criteria, filter, before, limit, offset }))
+        const datapoints = yield* datapointsOf(workspace, datasetName, inferences, source)
         yield* write(datapoints)
         for (const datapoint of datapoints) created.push(datapoint.id)
         if (inferences.length < limit) break
@@ -248,10 +249,10 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
     })
 
   return {
-    fromInferences: (datasetName, request) =>
+    fromInferences: (workspace, datasetName, request) =>
       Effect.andThen(checkDatasetName(datasetName), () => {
         const source = request.output_source ?? "inference"
-        return request.type === "inference_ids" ? byIds(datasetName, request.inference_ids, source) : byQuery(datasetName, request, source)
+        return request.type === "inference_ids" ? byIds(workspace, datasetName, request.inference_ids, source) : byQuery(workspace, datasetName, request, source)
       })
   }
 }

@@ -53,7 +53,7 @@ export interface DatasetOperations {
 
 export interface DatasetTransfers {
   /** datapoints built from stored inferences; their ids */
-  readonly fromInferences: (datasetName: string, request: FromInferencesRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
+  readonly fromInferences: (workspace: string, datasetName: string, request: FromInferencesRequest) => Effect.Effect<ReadonlyArray<string>, Failure>
   /** the dataset's live datapoints as JSON Lines, oldest first, read a page at a time */
   readonly exportDatapoints: (datasetName: string) => Stream.Stream<string, StoreFailure>
   /**

@@ -177,7 +177,7 @@ export class DiclService extends Context.Service<DiclService, {
         return Effect.gen(function*() {
           const ready = yield* needed
           const fn = yield* runnableFunction(payload)
-          const items = yield* readSource(config, ready, fn.name, fn.type, payload.source, payload.maxExamples)
+          const items = yield* readSource(taskCaller(payload).workspace, config, ready, fn.name, fn.type, payload.source, payload.maxExamples)
           // a replace with nothing would leave the variant without examples
           if (items.length === 0) return yield* Effect.fail({ message: "the source holds no examples (any more)" })
           let embedded = 0
@@ -246,7 +246,7 @@ export class DiclService extends Context.Service<DiclService, {
               : { query: request.inference_query! }
             yield* checkSource(config, fn.name, source)
             // a task that could only fail is refused now: the source must hold an example
-            if ((yield* readSource(config, ready, fn.name, fn.type, source, 1)).length === 0) {
+            if ((yield* readSource(caller.workspace, config, ready, fn.name, fn.type, source, 1)).length === 0) {
               return yield* new InvalidRequest({ message: yield* emptySource(ready, fn, source) })
             }
             const payload: DiclTaskPayload = {
