@@ -216,7 +216,7 @@ describe("ClickHouse store: rows inserted again stay in separate parts until a m
     expect(await run(store.inferences.getModelInferences("default", [chat.id, json.id]))).toStrictEqual(once.modelInferences)
     expect(await run(store.feedback.getFeedback("default", [chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
     expect(await run(store.cache.lookup(once.cached.key, undefined))).toStrictEqual(once.cached)
-    expect(await run(store.inferences.findInference("default", json.id))).toStrictEqual({ functionName: json.functionName, functionType: "json", episodeId: json.episodeId, outputSchema: json.outputSchema })
+    expect(await run(store.inferences.findInference("default", json.id))).toStrictEqual({ workspace: "default", functionName: json.functionName, functionType: "json", episodeId: json.episodeId, outputSchema: json.outputSchema })
     expect(await run(store.inferences.episodeExists("default", chat.episodeId))).toBe(true)
   })
 })
