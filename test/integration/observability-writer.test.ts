@@ -76,7 +76,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
     expect(await run(store.inferences.getInferences("default", [before.id, refused.id, after.id]))).toStrictEqual([after, before])
   })
 
-  it("shows a queued inference and its episode to feedback until it is written", async () => {
+  it("shows a queued inference and its episode to feedback of its workspace until it is written", async () => {
     const inference = chatInference()
     // a store cut off from its server: the unit stays queued
     await withCutOffStore(backend, suite.database, (cutOff) =>
@@ -86,6 +86,9 @@ describe.each(backends)("the write queue on %s", (backend) => {
         expect(writer.queuedEpisode("default", inference.episodeId)).toBe(true)
         expect(writer.queuedInference("default", uuidv7(Date.now()))).toBeUndefined()
         expect(writer.queuedEpisode("default", uuidv7(Date.now()))).toBe(false)
+        // another workspace's queued inference and episode are not found
+        expect(writer.queuedInference("team-b", inference.id)).toBeUndefined()
+        expect(writer.queuedEpisode("team-b", inference.episodeId)).toBe(false)
         await new Promise((resolve) => setTimeout(resolve, 200))
         expect(writer.stats()).toMatchObject({ queued: 1, written: 0 })
         expect(writer.queuedInference("default", inference.id)).toBeDefined()
