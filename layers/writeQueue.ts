@@ -180,19 +180,21 @@ export const makeWriteQueue = (
         submit(unit)
       }
     }
-    const queuedInference = (id: string): InferenceTarget | undefined => {
+    // another workspace's queued inference is not found, as in the store
+    const queuedInference = (workspace: string, id: string): InferenceTarget | undefined => {
       const awaited = awaiting.get(id)
-      if (awaited !== undefined) return awaited
+      if (awaited !== undefined) return awaited.workspace === workspace ? awaited : undefined
       for (let i = queue.length - 1; i >= 0; i--) {
         const inference = queue[i].inference
-        if (inference !== undefined && inference.id === id) return inference.target
+        if (inference !== undefined && inference.id === id) return inference.target.workspace === workspace ? inference.target : undefined
       }
       return undefined
     }
-    const queuedEpisode = (id: string): boolean => {
-      for (const target of awaiting.values()) if (target.episodeId === id) return true
+    const queuedEpisode = (workspace: string, id: string): boolean => {
+      for (const target of awaiting.values()) if (target.episodeId === id && target.workspace === workspace) return true
       for (let i = queue.length - 1; i >= 0; i--) {
-        if (queue[i].inference?.target.episodeId === id) return true
+        const target = queue[i].inference?.target
+        if (target !== undefined && target.episodeId === id && target.workspace === workspace) return true
       }
       return false
     }

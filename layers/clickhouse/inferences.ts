@@ -3,7 +3,9 @@
  * inferences from their two tables, newest first and one row per id, and their model calls.
  * Lookups by id and by episode go through the `InferenceById` and `InferenceByEpisodeId`
  * tables, sorted by those ids. Metric filters read the latest feedback of their metric through
- * uncorrelated `IN` subqueries (18.16 has no correlated ones).
+ * uncorrelated `IN` subqueries (18.16 has no correlated ones). Every read is within one
+ * workspace: the main tables' `workspace` column is in each base WHERE; the by-id and by-episode
+ * tables have none, so what they find is checked against the main tables.
  */
 import { isUuid } from "../../src/ids.ts"
 import type { InferenceTarget } from "../../src/analytics/records.ts"
@@ -39,10 +41,10 @@ const uuidTexts = (ids: ReadonlyArray<string>) => `(${ids.map((id) => (sqlUuid(i
  * By id; the function names (known, or else looked up in `InferenceById`, sorted by id) narrow
  * the scan: the inference tables are sorted by function.
  */
-const selectByIds = (ids: ReadonlyArray<string>, functionNames?: ReadonlyArray<string>) => {
+const selectByIds = (workspace: string, ids: ReadonlyArray<string>, functionNames?: ReadonlyArray<string>) => {
   const list = uuidTexts(ids)
   const names = functionNames === undefined ? `SELECT function_name FROM InferenceById WHERE id IN ${list}` : functionNames.map(sqlString).join(", ")
-  return selectInferences(`function_name IN (${names}) AND id IN ${list}`)
+  return selectInferences(`function_name IN (${names}) AND id IN ${list} AND workspace = ${sqlString(workspace)}`)
 }
 
 /**
@@ -70,17 +72,18 @@ const feedbackTables = { boolean_metric: "BooleanMetricFeedback", float_metric: 
  * The targets whose latest value (newest feedback id) of the metric passes `condition`; an
  * uncorrelated `IN` subquery, which 18.16 takes (it has no correlated ones).
  */
-const metricSql = (filter: MetricFilter): string => {
+const metricSql = (workspace: string, filter: MetricFilter): string => {
   const condition = filter.type === "boolean_metric"
     ? `value = ${filter.value ? 1 : 0}`
     : `value ${sqlComparison(filter.comparison_operator)} ${sqlFloat64(filter.value)}`
-  const latest = `SELECT target_id, value FROM ${feedbackTables[filter.type]} WHERE metric_name = ${sqlString(filter.metricName)} ` +
+  const latest = `SELECT target_id, value FROM ${feedbackTables[filter.type]} ` +
+    `WHERE workspace = ${sqlString(workspace)} AND metric_name = ${sqlString(filter.metricName)} ` +
     "ORDER BY target_id, toString(id) DESC LIMIT 1 BY target_id"
   return `${filter.level === "episode" ? "episode_id" : "id"} IN (SELECT target_id FROM (${latest}) WHERE ${condition})`
 }
 
-/** The leaves only inferences have (metrics, demonstrations) come with their own SQL. */
-const filterSql = (filter: StoreFilter): string =>
+/** The leaves only inferences have (metrics, demonstrations) come with their own SQL, on the feedback of `workspace`. */
+const filterSql = (workspace: string, filter: StoreFilter): string =>
   filterTreeSql(filter, (leaf) => {
     switch (leaf.type) {
       case "tag":
@@ -88,9 +91,9 @@ const filterSql = (filter: StoreFilter): string =>
         return tagOrTimeSql(leaf)
       case "boolean_metric":
       case "float_metric":
-        return metricSql(leaf)
+        return metricSql(workspace, leaf)
       case "demonstration":
-        return "id IN (SELECT target_id FROM DemonstrationFeedback)"
+        return `id IN (SELECT target_id FROM DemonstrationFeedback WHERE workspace = ${sqlString(workspace)})`
       default:
         throw refused(`not a filter: ${JSON.stringify(leaf)}`)
     }
@@ -98,49 +101,50 @@ const filterSql = (filter: StoreFilter): string =>
 
 export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): InferenceStore => ({
   backend: "clickhouse",
-  getInferences: (ids) =>
+  getInferences: (workspace, ids) =>
     run("getInferences", async (signal) => {
       const valid = ids.filter(isUuid)
       if (valid.length === 0) return []
-      return (await select<InferenceRow>(selectByIds(valid), signal)).map(toInference)
+      return (await select<InferenceRow>(selectByIds(workspace, valid), signal)).map(toInference)
     }),
 
-  listInferences: (query: InferenceQuery) =>
+  listInferences: (workspace: string, query: InferenceQuery) =>
     run("listInferences", async (signal) => {
       const { limit, offset } = wholePage(query)
       if (limit === 0) return []
       for (const id of [query.episodeId, query.before]) if (id !== undefined && !isUuid(id)) return []
       const keys = [
+        `workspace = ${sqlString(workspace)}`,
         ...(query.functionName !== undefined ? [`function_name = ${sqlString(query.functionName)}`] : []),
         ...(query.variantName !== undefined ? [`variant_name = ${sqlString(query.variantName)}`] : []),
         ...(query.episodeId !== undefined ? [`episode_id = ${sqlUuid(query.episodeId)}`] : []),
         ...(query.before !== undefined ? [`toString(id) < ${sqlString(query.before.toLowerCase())}`] : [])
       ]
-      const filter = query.filter === undefined ? "1" : filterSql(query.filter)
+      const filter = query.filter === undefined ? "1" : filterSql(workspace, query.filter)
       // Two queries: the page's ids, sorting ids alone, then whole rows for these only. One
       // query sorting whole rows read every input and output that matched to answer 20 (a
       // function of 100,000 inferences: 270 ms, against 50 ms).
       const page = await select<{ page_id: string; function_name: string }>(
-        selectPage(keys.length === 0 ? "1" : keys.join(" AND "), filter, offset, limit),
+        selectPage(keys.join(" AND "), filter, offset, limit),
         signal
       )
       if (page.length === 0) return []
-      const sql = selectByIds(page.map((row) => row.page_id), [...new Set(page.map((row) => row.function_name))])
+      const sql = selectByIds(workspace, page.map((row) => row.page_id), [...new Set(page.map((row) => row.function_name))])
       return (await select<InferenceRow>(sql, signal)).map(toInference)
     }),
 
-  getModelInferences: (inferenceIds) =>
+  getModelInferences: (workspace, inferenceIds) =>
     run("getModelInferences", async (signal) => {
       const valid = inferenceIds.filter(isUuid)
       if (valid.length === 0) return []
       const rows = await select<ModelInferenceRow>(
-        `SELECT * FROM ModelInference WHERE inference_id IN ${sqlUuids(valid)} ORDER BY toString(id) LIMIT 1 BY id`,
+        `SELECT * FROM ModelInference WHERE inference_id IN ${sqlUuids(valid)} AND workspace = ${sqlString(workspace)} ORDER BY toString(id) LIMIT 1 BY id`,
         signal
       )
       return rows.map(toModelInference)
     }),
 
-  findInference: (id) =>
+  findInference: (workspace, id) =>
     run("findInference", async (signal): Promise<InferenceTarget | undefined> => {
       if (!isUuid(id)) return undefined
       const [row] = await select<{ function_name: string; variant_name: string; function_type: "chat" | "json"; episode_id: string; output_schema: Json | null }>(
@@ -150,13 +154,13 @@ export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): Infer
       if (row === undefined) return undefined
       // the by-id table has no workspace: the main table's row, found by its whole sort key, has
       const table = row.function_type === "chat" ? "ChatInference" : "JsonInference"
-      const [owner] = await select<{ workspace: string }>(
-        `SELECT workspace FROM ${table} WHERE function_name = ${sqlString(row.function_name)} AND variant_name = ${sqlString(row.variant_name)} ` +
-          `AND episode_id = ${sqlUuid(row.episode_id)} AND id = ${sqlUuid(id)} LIMIT 1`,
+      const owned = await select(
+        `SELECT 1 AS found FROM ${table} WHERE function_name = ${sqlString(row.function_name)} AND variant_name = ${sqlString(row.variant_name)} ` +
+          `AND episode_id = ${sqlUuid(row.episode_id)} AND id = ${sqlUuid(id)} AND workspace = ${sqlString(workspace)} LIMIT 1`,
         signal
       )
-      return owner === undefined ? undefined : {
-        workspace: owner.workspace,
+      return owned.length === 0 ? undefined : {
+        workspace,
         functionName: row.function_name,
         functionType: row.function_type,
         episodeId: row.episode_id,
@@ -164,10 +168,16 @@ export const makeClickHouseInferenceStore = ({ run, select }: ClickHouse): Infer
       }
     }),
 
-  episodeExists: (id) =>
+  episodeExists: (workspace, id) =>
     run("episodeExists", async (signal) => {
       if (!isUuid(id)) return false
-      const rows = await select(`SELECT 1 AS found FROM InferenceByEpisodeId WHERE episode_id = ${sqlUuid(id)} LIMIT 1`, signal)
+      // the by-episode table has no workspace: its rows' functions and variants narrow the main tables' scan
+      const episode = sqlUuid(id)
+      const keys = (column: string) => `${column} IN (SELECT ${column} FROM InferenceByEpisodeId WHERE episode_id = ${episode})`
+      const owned = (table: string) =>
+        `SELECT 1 AS found FROM ${table} WHERE ${keys("function_name")} AND ${keys("variant_name")} ` +
+        `AND episode_id = ${episode} AND workspace = ${sqlString(workspace)} LIMIT 1`
+      const rows = await select(`SELECT found FROM (${owned("ChatInference")} UNION ALL ${owned("JsonInference")}) LIMIT 1`, signal)
       return rows.length > 0
     })
 })

@@ -1,6 +1,6 @@
 /**
  * POST /v1/inferences/get_inferences and /v1/inferences/list_inferences: decode, read through
- * the StoredInferences service, answer with the inferences as JSON.
+ * the StoredInferences service in the caller's workspace, answer with the inferences as JSON.
  */
 import * as Effect from "effect/Effect"
 import { filterBoundsProblem, GetInferencesRequest, ListInferencesRequest } from "../../src/api/inferences.ts"
@@ -9,6 +9,7 @@ import { InvalidRequest } from "../../src/errors.ts"
 import { type FoundInferences, StoredInferences } from "../../src/storedInferences/service.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../../src/analytics/records.ts"
 import { Configuration } from "../../src/services.ts"
+import type { Caller } from "../../src/workspace.ts"
 import { decodeBody, jsonResponse, readJsonBody, readJsonObject } from "./respond.ts"
 
 const decodeGet = makeDecoder(GetInferencesRequest)
@@ -72,20 +73,22 @@ export const inferenceJson = (
 const foundJson = ({ inferences, feedback, modelInferences }: FoundInferences) =>
   jsonResponse(JSON.stringify({ inferences: inferences.map((inference) => inferenceJson(inference, feedback, modelInferences)) }))
 
-export const getInferencesHandler = Effect.gen(function*() {
-  const config = yield* Configuration
-  const stored = yield* StoredInferences
-  const request = yield* readJsonBody(decodeGet, config.gateway.maxRequestBodyBytes)
-  return foundJson(yield* stored.get(request))
-})
+export const getInferencesHandler = (caller: Caller) =>
+  Effect.gen(function*() {
+    const config = yield* Configuration
+    const stored = yield* StoredInferences
+    const request = yield* readJsonBody(decodeGet, config.gateway.maxRequestBodyBytes)
+    return foundJson(yield* stored.get(caller.workspace, request))
+  })
 
-export const listInferencesHandler = Effect.gen(function*() {
-  const config = yield* Configuration
-  const stored = yield* StoredInferences
-  const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
-  // before decoding, which recurses over the filter tree
-  const tooBig = filterBoundsProblem(json.filters, "filters")
-  if (tooBig !== undefined) return yield* new InvalidRequest({ message: tooBig })
-  const request = yield* decodeBody(decodeList, json)
-  return foundJson(yield* stored.list(request))
-})
+export const listInferencesHandler = (caller: Caller) =>
+  Effect.gen(function*() {
+    const config = yield* Configuration
+    const stored = yield* StoredInferences
+    const json = yield* readJsonObject(config.gateway.maxRequestBodyBytes)
+    // before decoding, which recurses over the filter tree
+    const tooBig = filterBoundsProblem(json.filters, "filters")
+    if (tooBig !== undefined) return yield* new InvalidRequest({ message: tooBig })
+    const request = yield* decodeBody(decodeList, json)
+    return foundJson(yield* stored.list(caller.workspace, request))
+  })

@@ -155,8 +155,8 @@ export const groupsOf = (
     HttpApiBuilder.group(api, "feedback", (handlers) => handlers.handleRaw("feedback", route("feedback", feedbackHandler)("feedback"))),
     HttpApiBuilder.group(api, "inferences", (handlers) =>
       handlers
-        .handleRaw("getInferences", route("inferences", () => getInferencesHandler)("getInferences"))
-        .handleRaw("listInferences", route("inferences", () => listInferencesHandler)("listInferences"))),
+        .handleRaw("getInferences", route("inferences", getInferencesHandler)("getInferences"))
+        .handleRaw("listInferences", route("inferences", listInferencesHandler)("listInferences"))),
     HttpApiBuilder.group(api, "datasets", (handlers) => {
       const datasets = (endpoint: string, handler: (caller: Caller) => RouteHandler) => route("datasets", handler)(endpoint)
       return handlers
@@ -168,7 +168,7 @@ export const groupsOf = (
         .handleRaw("updateMetadata", datasets("updateMetadata", updateMetadataHandler))
         .handleRaw("deleteDatapoints", datasets("deleteDatapoints", deleteDatapointsHandler))
         .handleRaw("deleteDataset", datasets("deleteDataset", deleteDatasetHandler))
-        .handleRaw("fromInferences", datasets("fromInferences", fromInferencesHandler))
+        .handleRaw("fromInferences", route("datasets", fromInferencesHandler)("fromInferences"))
         .handleRaw("exportDatapoints", datasets("exportDatapoints", exportDatapointsHandler))
         .handleRaw("importDatapoints", datasets("importDatapoints", importDatapointsHandler))
     }),
@@ -223,8 +223,8 @@ export const groupsOf = (
       )),
     HttpApiBuilder.group(api, "uiInferences", (handlers) =>
       handlers
-        .handleRaw("getUiInference", route("uiInferences", () => getUiInferenceHandler)("getUiInference"))
-        .handleRaw("getUiEpisode", route("uiInferences", () => getUiEpisodeHandler)("getUiEpisode"))),
+        .handleRaw("getUiInference", route("uiInferences", getUiInferenceHandler)("getUiInference"))
+        .handleRaw("getUiEpisode", route("uiInferences", getUiEpisodeHandler)("getUiEpisode"))),
     HttpApiBuilder.group(api, "uiOptimization", (handlers) =>
       handlers.handleRaw("exportGepaTask", route("uiOptimization", exportGepaTaskHandler)("exportGepaTask"))),
     HttpApiBuilder.group(api, "uiOverview", (handlers) =>

@@ -1,6 +1,7 @@
 /**
  * `GET /v1/ui/inferences/:inference_id` and `GET /v1/ui/episodes/:episode_id` (src/api/uiInferences.ts):
- * read through the StoredInferences service, answered in the shapes of get_inferences.
+ * read through the StoredInferences service in the caller's workspace (another workspace's
+ * inference or episode is answered as an unknown one), in the shapes of get_inferences.
  */
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -11,6 +12,7 @@ import { StoredInferences } from "../../src/storedInferences/service.ts"
 import type { StoredFeedback } from "../../src/analytics/records.ts"
 import { feedbackJson, inferenceJson, modelInferenceJson } from "./inferences.ts"
 import { jsonResponse } from "./respond.ts"
+import type { Caller } from "../../src/workspace.ts"
 
 const idParam = (name: "inference_id" | "episode_id") =>
   Effect.flatMap(HttpRouter.params, (params) => {
@@ -20,9 +22,9 @@ const idParam = (name: "inference_id" | "episode_id") =>
 
 const onTarget = (feedback: ReadonlyArray<StoredFeedback>, targetId: string) => feedback.filter((f) => f.targetId === targetId)
 
-export const getUiInferenceHandler = Effect.gen(function*() {
+export const getUiInferenceHandler = (caller: Caller) => Effect.gen(function*() {
   const id = yield* idParam("inference_id")
-  const found = yield* (yield* StoredInferences).get({ ids: [id], include_feedback: true, include_model_inferences: true })
+  const found = yield* (yield* StoredInferences).get(caller.workspace, { ids: [id], include_feedback: true, include_model_inferences: true })
   const inference = found.inferences[0]
   if (inference === undefined) return yield* new NotFound({ message: `no inference ${id} is stored` })
   const feedback = found.feedback ?? []
@@ -35,10 +37,10 @@ export const getUiInferenceHandler = Effect.gen(function*() {
   }))
 })
 
-export const getUiEpisodeHandler = Effect.gen(function*() {
+export const getUiEpisodeHandler = (caller: Caller) => Effect.gen(function*() {
   const id = yield* idParam("episode_id")
   // one more than shown, to know whether there are more
-  const found = yield* (yield* StoredInferences).list({ episode_id: id, limit: maxEpisodeInferences + 1, include_feedback: true })
+  const found = yield* (yield* StoredInferences).list(caller.workspace, { episode_id: id, limit: maxEpisodeInferences + 1, include_feedback: true })
   if (found.inferences.length === 0) return yield* new NotFound({ message: `no inference is stored in episode ${id}` })
   const latest = found.inferences.slice(0, maxEpisodeInferences)
   const feedback = found.feedback ?? []

@@ -3,7 +3,8 @@
  * inferences from their two tables, newest first, and their model calls. Columns are named:
  * a prepared `SELECT *` breaks when a migration adds one. The large ones are read within the
  * driver's limit on a row (./readBounds.ts): a row too large reads with placeholders. Metric filters read the latest
- * feedback of their metric through the same uncorrelated `IN` subqueries as ClickHouse's.
+ * feedback of their metric through the same uncorrelated `IN` subqueries as ClickHouse's. Every
+ * read is within one workspace: `workspace = $` is in each base WHERE.
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
@@ -93,20 +94,23 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
   }
 
   /** the targets whose latest value (newest feedback id) of the metric passes the filter's condition */
-  const metricSql = (filter: MetricFilter): Fragment => {
+  const metricSql = (workspace: string, filter: MetricFilter): Fragment => {
     const latest = filter.type === "boolean_metric"
       ? sql`SELECT DISTINCT ON (target_id) target_id, value FROM boolean_metric_feedback
-          WHERE metric_name = ${filter.metricName} ORDER BY target_id, id DESC`
+          WHERE workspace = ${workspace} AND metric_name = ${filter.metricName} ORDER BY target_id, id DESC`
       : sql`SELECT DISTINCT ON (target_id) target_id, value FROM float_metric_feedback
-          WHERE metric_name = ${filter.metricName} ORDER BY target_id, id DESC`
+          WHERE workspace = ${workspace} AND metric_name = ${filter.metricName} ORDER BY target_id, id DESC`
     const condition = filter.type === "boolean_metric"
       ? sql`value = ${filter.value}`
       : sql`value ${sqlComparison(sql, filter.comparison_operator)} ${filter.value}::float8`
     return sql`${sql(filter.level === "episode" ? "episode_id" : "id")} IN (SELECT target_id FROM (${latest}) AS latest WHERE ${condition})`
   }
 
-  /** The leaves only inferences have (metrics, demonstrations) come with their own SQL; none is NULL, so `NOT` is exact. */
-  const filterSql = (filter: StoreFilter): Fragment =>
+  /**
+   * The leaves only inferences have (metrics, demonstrations) come with their own SQL, on the
+   * feedback of `workspace`; none is NULL, so `NOT` is exact.
+   */
+  const filterSql = (workspace: string, filter: StoreFilter): Fragment =>
     filterTreeSql(sql, filter, (leaf) => {
       switch (leaf.type) {
         case "tag":
@@ -114,33 +118,34 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
           return tagOrTimeSql(sql, leaf)
         case "boolean_metric":
         case "float_metric":
-          return metricSql(leaf)
+          return metricSql(workspace, leaf)
         case "demonstration":
-          return sql`id IN (SELECT target_id FROM demonstration_feedback)`
+          return sql`id IN (SELECT target_id FROM demonstration_feedback WHERE workspace = ${workspace})`
         default:
           throw new Error(`not a filter: ${JSON.stringify(leaf)}`)
       }
     })
 
-  const getInferences = (ids: ReadonlyArray<string>) => {
+  const getInferences = (workspace: string, ids: ReadonlyArray<string>) => {
     const valid = ids.filter(isUuid)
     if (valid.length === 0) return Effect.succeed([])
-    const where = sql`id = ANY(${valid}::uuid[])`
+    const where = sql`id = ANY(${valid}::uuid[]) AND workspace = ${workspace}`
     return sql<InferenceRow & UnreadColumns>`${inferenceSelect("chat", where)} UNION ALL ${inferenceSelect("json", where)} ORDER BY id DESC`.pipe(
       Effect.map((rows) => rows.map(readInference)),
       Effect.mapError(storeError("getInferences"))
     )
   }
 
-  const listInferences = (query: InferenceQuery) => {
+  const listInferences = (workspace: string, query: InferenceQuery) => {
     const { limit, offset } = wholePage(query)
     if (limit === 0 || [query.episodeId, query.before].some((id) => id !== undefined && !isUuid(id))) return Effect.succeed([])
     const where = sql.and([
+      sql`workspace = ${workspace}`,
       ...(query.functionName !== undefined ? [sql`function_name = ${query.functionName}`] : []),
       ...(query.variantName !== undefined ? [sql`variant_name = ${query.variantName}`] : []),
       ...(query.episodeId !== undefined ? [sql`episode_id = ${query.episodeId}`] : []),
       ...(query.before !== undefined ? [sql`id < ${query.before}::uuid`] : []),
-      ...(query.filter !== undefined ? [filterSql(query.filter)] : [])
+      ...(query.filter !== undefined ? [filterSql(workspace, query.filter)] : [])
     ])
     // each table contributes at most its newest `offset + limit` rows
     const window = offset + limit
@@ -154,22 +159,22 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
     )
   }
 
-  const getModelInferences = (inferenceIds: ReadonlyArray<string>) => {
+  const getModelInferences = (workspace: string, inferenceIds: ReadonlyArray<string>) => {
     const valid = inferenceIds.filter(isUuid)
     if (valid.length === 0) return Effect.succeed([])
     return sql<ModelInferenceRow & UnreadColumns>`SELECT ${modelInferenceColumns} FROM model_inference ${sql.literal(modelInferenceBounds.lateral)}
-      WHERE inference_id = ANY(${valid}::uuid[]) ORDER BY id`.pipe(
+      WHERE inference_id = ANY(${valid}::uuid[]) AND workspace = ${workspace} ORDER BY id`.pipe(
       Effect.map((rows) => rows.map(readModelInference)),
       Effect.mapError(storeError("getModelInferences"))
     )
   }
 
-  const findInference = (id: string) => {
+  const findInference = (workspace: string, id: string) => {
     if (!isUuid(id)) return Effect.succeed(undefined)
     return sql<{ function_type: "chat" | "json"; workspace: string; function_name: string; episode_id: string; output_schema: unknown }>`
-      SELECT 'chat' AS function_type, workspace, function_name, episode_id, NULL::jsonb AS output_schema FROM chat_inference WHERE id = ${id}
+      SELECT 'chat' AS function_type, workspace, function_name, episode_id, NULL::jsonb AS output_schema FROM chat_inference WHERE id = ${id} AND workspace = ${workspace}
       UNION ALL
-      SELECT 'json', workspace, function_name, episode_id, output_schema FROM json_inference WHERE id = ${id}`.pipe(
+      SELECT 'json', workspace, function_name, episode_id, output_schema FROM json_inference WHERE id = ${id} AND workspace = ${workspace}`.pipe(
       Effect.map(([row]): InferenceTarget | undefined =>
         row === undefined ? undefined : {
           workspace: row.workspace,
@@ -183,10 +188,10 @@ export const makePostgresInferenceStore = (sql: PgClient.PgClient): InferenceSto
     )
   }
 
-  const episodeExists = (id: string) => {
+  const episodeExists = (workspace: string, id: string) => {
     if (!isUuid(id)) return Effect.succeed(false)
-    return sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM chat_inference WHERE episode_id = ${id})
-      OR EXISTS (SELECT 1 FROM json_inference WHERE episode_id = ${id}) AS found`.pipe(
+    return sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM chat_inference WHERE episode_id = ${id} AND workspace = ${workspace})
+      OR EXISTS (SELECT 1 FROM json_inference WHERE episode_id = ${id} AND workspace = ${workspace}) AS found`.pipe(
       Effect.map(([row]) => row.found),
       Effect.mapError(storeError("episodeExists"))
     )

@@ -11,15 +11,16 @@ import { notAUuid, storeError } from "./client.ts"
 
 export const makePostgresResponseDeletionStore = (sql: PgClient.PgClient): ResponseDeletionStore => ({
   backend: "postgres",
-  markDeleted: (inferenceId, atMs) =>
+  markDeleted: (workspace, inferenceId, atMs) =>
     isUuid(inferenceId)
-      ? sql`INSERT INTO response_deletion (inference_id, deleted_at) VALUES (${inferenceId}::uuid, ${new Date(atMs)})
+      ? sql`INSERT INTO response_deletion (inference_id, deleted_at, workspace) VALUES (${inferenceId}::uuid, ${new Date(atMs)}, ${workspace})
           ON CONFLICT (inference_id) DO NOTHING`.pipe(Effect.asVoid, Effect.mapError(storeError("markResponseDeleted")))
       : Effect.fail(notAUuid(inferenceId)),
-  deleted: (inferenceIds) => {
+  deleted: (workspace, inferenceIds) => {
     const ids = distinctUuids(inferenceIds)
     if (ids.length === 0) return Effect.succeed(new Set<string>())
-    return sql<{ id: string }>`SELECT inference_id::text AS id FROM response_deletion WHERE inference_id = ANY(${ids}::uuid[])`.pipe(
+    return sql<{ id: string }>`SELECT inference_id::text AS id FROM response_deletion WHERE inference_id = ANY(${ids}::uuid[])
+      AND workspace = ${workspace}`.pipe(
       Effect.map((rows): ReadonlySet<string> => new Set(rows.map((row) => row.id))),
       Effect.mapError(storeError("deletedResponses"))
     )

@@ -68,9 +68,10 @@ export class WriteQueue extends Context.Service<WriteQueue, {
    * `/metrics`: nothing is counted per write)
    */
   readonly queuedByTable?: () => ReadonlyMap<string, { readonly rows: number; readonly bytes: number }>
-  /** an inference submitted but not written yet, so feedback can target it at once */
-  readonly queuedInference: (id: string) => InferenceTarget | undefined
-  readonly queuedEpisode: (id: string) => boolean
+  /** an inference of `workspace` submitted but not written yet, so feedback can target it at once */
+  readonly queuedInference: (workspace: string, id: string) => InferenceTarget | undefined
+  /** whether an inference of `workspace` in the episode is submitted but not written yet */
+  readonly queuedEpisode: (workspace: string, id: string) => boolean
 }>()("gateway/WriteQueue") {
   /** the queue while observability is off: nothing is queued */
   static readonly off = WriteQueue.of({

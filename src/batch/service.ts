@@ -265,8 +265,8 @@ export class BatchService extends Context.Service<BatchService, {
           const inferences = new Map<string, StoredInference>()
           const calls = new Map<string, StoredModelInference>()
           for (const ids of Arr.chunksOf(answered, readChunk)) {
-            for (const inference of yield* stores.inferences.getInferences(ids)) inferences.set(inference.id, inference)
-            for (const call of yield* stores.inferences.getModelInferences(ids)) calls.set(call.inferenceId, call)
+            for (const inference of yield* stores.inferences.getInferences(batch.workspace, ids)) inferences.set(inference.id, inference)
+            for (const call of yield* stores.inferences.getModelInferences(batch.workspace, ids)) calls.set(call.inferenceId, call)
           }
           return rows.map((row) =>
             batchInferenceBody(row, inferences.get(row.inferenceId), calls.get(row.inferenceId), batch.failures?.[row.inferenceId])

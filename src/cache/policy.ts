@@ -2,20 +2,22 @@
  * The model answer cache (spec 4.1 `cache_options`): keyed by the model, the provider, the
  * full provider request and the caller's credential, so two calls share an entry only when the
  * provider would have received the same request from the same payer. With authentication on,
- * entries are also kept apart per API key unless `[gateway.cache] share_across_api_keys`.
+ * entries are also kept apart per API key unless `[gateway.cache] share_across_api_keys`, which
+ * shares them within one workspace only (`cacheSharing`).
  */
 import { hash } from "node:crypto"
 import type { CacheOptions } from "../api/inference.ts"
-import type { ProviderConfig } from "../config/types.ts"
+import type { GatewaySettings, ProviderConfig } from "../config/types.ts"
 import type { ProviderResponse } from "../inference/types.ts"
 import type { ProviderCall } from "../providers/types.ts"
 import type { CacheEntry } from "../analytics/records.ts"
+import { defaultWorkspace } from "../workspace.ts"
 
 export interface CachePolicy {
   readonly read: boolean
   readonly write: boolean
   readonly maxAgeS: number | undefined
-  /** entries are shared only between requests of the same scope (the API key's public id, when kept apart) */
+  /** entries are shared only between requests of the same scope (the API key's public id, when kept apart; else the workspace) */
   readonly scope?: string | undefined
   /** a lookup that takes longer is abandoned and the provider called */
   readonly lookupTimeoutMs?: number | undefined
@@ -26,6 +28,25 @@ export interface CacheSharing {
   readonly scope: string | undefined
   readonly lookupTimeoutMs: number | undefined
 }
+
+/**
+ * Where a caller's cache entries are shared. With authentication on and `share_across_api_keys`
+ * off: with its own key's requests only (the scope is the key's public id). Otherwise (shared,
+ * or authentication off): with every request of its workspace, never another's; `default` has
+ * no scope part, so the entries made before workspaces existed keep matching.
+ */
+export const cacheSharing = (
+  gateway: Pick<GatewaySettings, "auth" | "cache">,
+  publicId: string | undefined,
+  workspace: string
+): CacheSharing => ({
+  scope: gateway.auth.enabled && !gateway.cache.shareAcrossApiKeys && publicId !== undefined
+    ? publicId
+    : workspace === defaultWorkspace
+    ? undefined
+    : `workspace:${workspace}`,
+  lookupTimeoutMs: gateway.cache.lookupTimeoutMs
+})
 
 /** `write_only` unless asked otherwise; `dryrun` never writes. */
 export const cachePolicy = (

@@ -111,6 +111,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
 
   /** the datapoints of `inferences` (those whose function is configured as it was, and with an output to take) */
   const datapointsOf = (
+    workspace: string,
     datasetName: string,
     inferences: ReadonlyArray<StoredInference>,
     source: OutputSource
@@ -118,7 +119,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
     Effect.gen(function*() {
       const usable = inferences.filter((inference) => configuredType(config, inference.functionName) === inference.functionType)
       const demonstrations = source === "demonstration" && usable.length > 0
-        ? latestDemonstrations(yield* read(feedbackStore.getFeedback(usable.map((inference) => inference.id))))
+        ? latestDemonstrations(yield* read(feedbackStore.getFeedback(workspace, usable.map((inference) => inference.id))))
         : undefined
       const now = yield* Clock.currentTimeMillis
       const newId = () => uuidv7(now)
@@ -175,7 +176,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       const page = (start: number) =>
         Effect.gen(function*() {
           const slice = ids.slice(start, start + inferencePageSize)
-          const found = new Map((yield* read(inferenceStore.getInferences(slice))).map((inference) => [inference.id.toLowerCase(), inference]))
+          const found = new Map((yield* read(inferenceStore.getInferences(workspace, slice))).map((inference) => [inference.id.toLowerCase(), inference]))
           const inferences: Array<StoredInference> = []
           for (let i = 0; i < slice.length; i++) {
             const inference = found.get(slice[i].toLowerCase())
@@ -200,7 +201,7 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       }
       const created: Array<string> = []
       for (let start = 0; start < ids.length; start += inferencePageSize) {
-        const datapoints = yield* datapointsOf(datasetName, yield* page(start), source)
+        const datapoints = yield* datapointsOf(workspace, datasetName, yield* page(start), source)
         yield* write(workspace, datapoints)
         for (const datapoint of datapoints) created.push(datapoint.id)
       }
@@ -236,8 +237,8 @@ export const makeFromInferences = (deps: DatasetDeps): Pick<DatasetTransfers, "f
       let before: string | undefined
       while (remaining > 0) {
         const limit = Math.min(inferencePageSize, remaining)
-        const inferences = yield* read(inferenceStore.listInferences({ ...criteria, filter, before, limit, offset }))
-        const datapoints = yield* datapointsOf(datasetName, inferences, source)
+        const inferences = yield* read(inferenceStore.listInferences(workspace, { ...criteria, filter, before, limit, offset }))
+        const datapoints = yield* datapointsOf(workspace, datasetName, inferences, source)
         yield* write(workspace, datapoints)
         for (const datapoint of datapoints) created.push(datapoint.id)
         if (inferences.length < limit) break

@@ -116,10 +116,10 @@ export const readSource = (
       const items: Array<SourceItem> = []
       let before: string | undefined
       while (items.length < max) {
-        const page = yield* read(inferenceStore.listInferences({ ...criteria, filter, before, limit: sourcePageSize, offset: 0 }))
+        const page = yield* read(inferenceStore.listInferences(workspace, { ...criteria, filter, before, limit: sourcePageSize, offset: 0 }))
         const usable = page.filter((inference) => inference.functionType === functionType)
         const demonstrations = demonstrated && usable.length > 0
-          ? latestDemonstrations(yield* read(feedbackStore.getFeedback(usable.map((inference) => inference.id))))
+          ? latestDemonstrations(yield* read(feedbackStore.getFeedback(workspace, usable.map((inference) => inference.id))))
           : undefined
         for (const inference of usable) {
           if (items.length >= max) break

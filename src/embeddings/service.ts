@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { EmbeddingsRequest } from "../api/embeddings.ts"
 import { apiKeyTag, tagsWithApiKey } from "../api/tags.ts"
-import { type CachePolicy, cachePolicy } from "../cache/policy.ts"
+import { type CachePolicy, cachePolicy, cacheSharing } from "../cache/policy.ts"
 import { CacheStoreService } from "../cache/store.ts"
 import { AllProvidersFailed, type GatewayError, InvalidRequest, NotFound } from "../errors.ts"
 import { uuidv7 } from "../ids.ts"
@@ -57,7 +57,6 @@ export class EmbeddingService extends Context.Service<EmbeddingService, {
       const writeQueue = yield* WriteQueue
       const { store: cacheStore } = yield* CacheStoreService
       const models = new EmbeddingModelTable(config)
-      const share = !config.gateway.auth.enabled || config.gateway.cache.shareAcrossApiKeys
 
       return EmbeddingService.of({
         embed: (request, caller) => {
@@ -66,10 +65,7 @@ export class EmbeddingService extends Context.Service<EmbeddingService, {
           if ("refused" in found) return Effect.fail(new InvalidRequest({ message: found.refused }))
           const tags = tagsWithApiKey(undefined, caller.publicId) ?? {}
           const dryrun = request["gateway::dryrun"] === true
-          const cache = cachePolicy(request["gateway::cache_options"], dryrun, {
-            scope: share ? undefined : tags[apiKeyTag],
-            lookupTimeoutMs: config.gateway.cache.lookupTimeoutMs
-          })
+          const cache = cachePolicy(request["gateway::cache_options"], dryrun, cacheSharing(config.gateway, tags[apiKeyTag], caller.workspace))
           const input = typeof request.input === "string" ? [request.input] : request.input
           const embedding: EmbeddingRequest = { input, dimensions: request.dimensions }
           const options = { requestModel: request.model, credentials: request["gateway::credentials"] ?? {}, cache, tags }

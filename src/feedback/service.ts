@@ -59,14 +59,14 @@ export class FeedbackService extends Context.Service<FeedbackService, {
           if (inferences === undefined) return yield* observabilityDisabled()
           let value = plan.value
           if (plan.targetType === "inference") {
-            const target = yield* findInferenceTarget(inferences, writeQueue, plan.targetId)
+            const target = yield* findInferenceTarget(inferences, writeQueue, caller.workspace, plan.targetId)
             if (plan.kind === "demonstration") {
               const checked = checkDemonstration(plan.value, target, config.functions.get(target.functionName), config)
               if ("problem" in checked) return yield* new InvalidRequest({ message: checked.problem })
               value = checked.value
             }
           } else if (!(yield* isRunEpisode(caller.workspace, plan.targetId))) {
-            yield* checkEpisodeExists(inferences, writeQueue, plan.targetId)
+            yield* checkEpisodeExists(inferences, writeQueue, caller.workspace, plan.targetId)
           }
           const id = uuidv7(yield* Clock.currentTimeMillis)
           if (request.dryrun === true) return id

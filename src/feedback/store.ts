@@ -11,8 +11,8 @@ import type { StoreError } from "../storeError.ts"
 import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 
 export interface FeedbackStore extends AnalyticsStore {
-  /** feedback whose target is one of `targetIds` (inference or episode ids), in id order */
-  readonly getFeedback: (targetIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredFeedback>, StoreError>
+  /** the feedback of `workspace` whose target is one of `targetIds` (inference or episode ids), in id order */
+  readonly getFeedback: (workspace: string, targetIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredFeedback>, StoreError>
 }
 
 /** The FeedbackStore of the analytics database, absent while observability is off (provided by layers/observability/). */

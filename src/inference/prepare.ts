@@ -13,7 +13,7 @@ import { shorthandOff } from "../config/models.ts"
 import type { FunctionConfig, GatewayConfig, VariantConfig } from "../config/types.ts"
 import { InvalidRequest, NotFound } from "../errors.ts"
 import { compileRequestJsonSchema, type JsonSchemaValidator } from "../jsonSchema.ts"
-import { type CachePolicy, cachePolicy, type CacheSharing } from "../cache/policy.ts"
+import { type CachePolicy, cachePolicy, cacheSharing } from "../cache/policy.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import { plainOrQuoted } from "../untrusted.ts"
 import {
@@ -94,11 +94,6 @@ const defaultFunction = (modelName: string): FunctionConfig => ({
   evaluators: new Map()
 })
 
-/** With authentication on, each API key has its own cache entries unless they may be shared. */
-const cacheSharing = (request: InferenceRequest, config: GatewayConfig): CacheSharing => ({
-  scope: config.gateway.auth.enabled && !config.gateway.cache.shareAcrossApiKeys ? request.tags?.[apiKeyTag] : undefined,
-  lookupTimeoutMs: config.gateway.cache.lookupTimeoutMs
-})
 
 export const isUuidV7 = (id: string): boolean => isUuid(id) && uuidVersion(id) === 7
 
@@ -300,9 +295,10 @@ export const prepareInference = (
     return invalid("include_original_response: not available for streamed inferences")
   }
 
+  const workspace = extras.workspace ?? defaultWorkspace
   return Result.succeed({
     inferenceId: uuidv7(startedAt),
-    workspace: extras.workspace ?? defaultWorkspace,
+    workspace,
     episodeId,
     functionName,
     fn,
@@ -318,7 +314,7 @@ export const prepareInference = (
     credentials: request.credentials ?? {},
     tags: request.tags,
     dryrun: request.dryrun,
-    cache: cachePolicy(request.cache_options, request.dryrun === true, cacheSharing(request, config)),
+    cache: cachePolicy(request.cache_options, request.dryrun === true, cacheSharing(config.gateway, request.tags?.[apiKeyTag], workspace)),
     request,
     startedAt,
     templates: extras.dynamicVariant?.templates

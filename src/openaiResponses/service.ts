@@ -2,7 +2,8 @@
  * Stored responses as the Responses routes read them (issue 37, design 4): first this process's
  * recent ones (src/openaiResponses/recent.ts), then the store, asked again over about a second
  * and a half (src/analytics/lookUp.ts) since the write queue writes after the answer. A response
- * is seen only when stored, not deleted, and, with authentication on, the caller's own.
+ * is seen only when stored, not deleted, in the caller's workspace, and, with authentication
+ * on, the caller's own.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -35,25 +36,31 @@ export class StoredResponses extends Context.Service<StoredResponses, {
       const recent = makeRecentResponses()
       const clock = yield* Clock.Clock
 
-      const fromStore = (id: string) =>
+      const fromStore = (workspace: string, id: string) =>
         inferences === undefined ? Effect.succeed(undefined) : Effect.gen(function*() {
-          const [inference] = yield* inferences.getInferences([id])
+          const [inference] = yield* inferences.getInferences(workspace, [id])
           if (inference === undefined) return undefined
-          return recordOfStored(inference, yield* inferences.getModelInferences([id]))
+          return recordOfStored(inference, yield* inferences.getModelInferences(workspace, [id]))
         })
 
-      const isDeleted = (id: string) =>
+      const isDeleted = (workspace: string, id: string) =>
         deletions === undefined
           ? Effect.succeed(false)
-          : Effect.map(Effect.mapError(deletions.deleted([id]), storeFailure(deletions)), (deleted) => deleted.has(id))
+          : Effect.map(Effect.mapError(deletions.deleted(workspace, [id]), storeFailure(deletions)), (deleted) => deleted.has(id))
+
+      /** this process's recent response, when it is of `workspace` (another workspace's is not found, as in the store) */
+      const recentOf = (workspace: string, id: string) => {
+        const record = recent.get(id, clock.currentTimeMillisUnsafe())
+        return record?.workspace === workspace ? record : undefined
+      }
 
       const find = (id: string, caller: Caller) =>
         Effect.gen(function*() {
           if (inferences === undefined || !isUuidV7(id)) return undefined
           const key = id.toLowerCase()
-          const record = yield* lookUp(inferences, () => recent.get(key, clock.currentTimeMillisUnsafe()), fromStore(key))
+          const record = yield* lookUp(inferences, () => recentOf(caller.workspace, key), fromStore(caller.workspace, key))
           if (record === undefined || !isVisible(record.tags, caller.publicId)) return undefined
-          return (yield* isDeleted(key)) ? undefined : record
+          return (yield* isDeleted(caller.workspace, key)) ? undefined : record
         })
 
       return StoredResponses.of({
@@ -64,7 +71,7 @@ export class StoredResponses extends Context.Service<StoredResponses, {
           Effect.gen(function*() {
             const record = yield* find(id, caller)
             if (record === undefined || deletions === undefined) return false
-            yield* Effect.mapError(deletions.markDeleted(record.id, yield* Clock.currentTimeMillis), storeFailure(deletions))
+            yield* Effect.mapError(deletions.markDeleted(record.workspace, record.id, yield* Clock.currentTimeMillis), storeFailure(deletions))
             recent.forget(record.id)
             return true
           })

@@ -10,10 +10,10 @@ import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
 import type { StoreError } from "../storeError.ts"
 
 export interface ResponseDeletionStore extends AnalyticsStore {
-  /** `atMs`: epoch milliseconds; marking one twice is no error */
-  readonly markDeleted: (inferenceId: string, atMs: number) => Effect.Effect<void, StoreError>
-  /** which of `inferenceIds` are marked deleted */
-  readonly deleted: (inferenceIds: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>, StoreError>
+  /** marks the response of `workspace` deleted; `atMs`: epoch milliseconds; marking one twice is no error */
+  readonly markDeleted: (workspace: string, inferenceId: string, atMs: number) => Effect.Effect<void, StoreError>
+  /** which of `inferenceIds` are marked deleted in `workspace` */
+  readonly deleted: (workspace: string, inferenceIds: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>, StoreError>
 }
 
 /** The ResponseDeletionStore of the analytics database, absent while observability is off. */

@@ -19,6 +19,8 @@ import { previousResponseTag, responseModelTag, responsesSurface, responseStoreT
 
 export interface ResponseRecord {
   readonly id: string
+  /** the workspace of the key that made it: the routes of another workspace never see it */
+  readonly workspace: string
   readonly tags: Readonly<Record<string, string>>
   readonly episodeId: string
   /** the input as stored: the whole conversation, earlier turns prepended */
@@ -41,6 +43,7 @@ const storedEcho = (tags: Readonly<Record<string, string>>): EchoedSettings =>
 
 interface StoredParts {
   readonly id: string
+  readonly workspace: string
   readonly tags: Readonly<Record<string, string>>
   readonly episodeId: string
   readonly variantName: string
@@ -62,6 +65,7 @@ const recordOf = (parts: StoredParts): ResponseRecord => {
   const output = outputItems(parts.id, parts.output, undefined, false)
   return {
     id: parts.id,
+    workspace: parts.workspace,
     tags: parts.tags,
     episodeId: parts.episodeId,
     input: parts.input as Input,
@@ -75,6 +79,7 @@ export const recordOfCompleted = (completed: CompletedInference): ResponseRecord
   const { prepared } = completed
   return recordOf({
     id: prepared.inferenceId,
+    workspace: prepared.workspace,
     tags: prepared.request.tags ?? {},
     episodeId: prepared.episodeId,
     variantName: completed.variant.name,

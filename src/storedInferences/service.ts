@@ -1,7 +1,8 @@
 /**
  * Reading stored inferences back (spec 4.4): by id, or listed newest first with filters, each
- * with its feedback and model calls when asked for. Reads answer 503 while observability is
- * off or the database does not answer.
+ * with its feedback and model calls when asked for, within the caller's workspace (another
+ * workspace's inferences are not found). Reads answer 503 while observability is off or the
+ * database does not answer.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -31,10 +32,10 @@ interface Includes {
 }
 
 export class StoredInferences extends Context.Service<StoredInferences, {
-  /** the inferences `ids` names, in that order (ids of none are left out) */
-  readonly get: (request: GetInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | StoreFailure>
-  /** the newest inferences matching `request`, a page at a time */
-  readonly list: (request: ListInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | StoreFailure>
+  /** the inferences of `workspace` that `ids` names, in that order (ids of none are left out) */
+  readonly get: (workspace: string, request: GetInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | StoreFailure>
+  /** the newest inferences of `workspace` matching `request`, a page at a time */
+  readonly list: (workspace: string, request: ListInferencesRequest) => Effect.Effect<FoundInferences, InvalidRequest | StoreFailure>
 }>()("gateway/StoredInferences") {
   static readonly layer = Layer.effect(
     StoredInferences,
@@ -47,41 +48,41 @@ export class StoredInferences extends Context.Service<StoredInferences, {
         return StoredInferences.of({ get: () => off, list: () => off })
       }
       const unavailable = storeFailure(inferences)
-      const withIncludes = (found: ReadonlyArray<StoredInference>, includes: Includes) =>
-        withIncluded(inferences, feedback, found, includes).pipe(Effect.mapError(unavailable))
+      const withIncludes = (workspace: string, found: ReadonlyArray<StoredInference>, includes: Includes) =>
+        withIncluded(workspace, inferences, feedback, found, includes).pipe(Effect.mapError(unavailable))
 
       return StoredInferences.of({
-        get: (request) =>
+        get: (workspace, request) =>
           Effect.gen(function*() {
             const bad = request.ids.findIndex((id) => !isUuidV7(id))
             if (bad >= 0) return yield* new InvalidRequest({ message: `ids[${bad}]: "${request.ids[bad]}" is not an inference id (a UUIDv7)` })
-            const found = yield* Effect.mapError(inferences.getInferences(request.ids), unavailable)
+            const found = yield* Effect.mapError(inferences.getInferences(workspace, request.ids), unavailable)
             // in the order asked for
             const byId = new Map(found.map((inference) => [inference.id, inference]))
-            return yield* withIncludes(request.ids.flatMap((id) => byId.get(id) ?? []), request)
+            return yield* withIncludes(workspace, request.ids.flatMap((id) => byId.get(id) ?? []), request)
           }),
-        list: (request) =>
+        list: (workspace, request) =>
           Effect.gen(function*() {
             const criteria = yield* Effect.fromResult(toInferenceCriteria(request, config.metrics))
             const found = yield* Effect.mapError(
-              inferences.listInferences({ ...criteria, limit: request.limit ?? 20, offset: request.offset ?? 0 }),
+              inferences.listInferences(workspace, { ...criteria, limit: request.limit ?? 20, offset: request.offset ?? 0 }),
               unavailable
             )
-            return yield* withIncludes(found, request)
+            return yield* withIncludes(workspace, found, request)
           })
       })
     })
   )
 }
 
-/** `inferences` with their feedback and model calls, as `includes` asks */
-const withIncluded = (store: InferenceStore, feedbackStore: FeedbackStore, inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
+/** `inferences` with their feedback and model calls (of `workspace`), as `includes` asks */
+const withIncluded = (workspace: string, store: InferenceStore, feedbackStore: FeedbackStore, inferences: ReadonlyArray<StoredInference>, includes: Includes) =>
   Effect.gen(function*() {
     const feedback = includes.include_feedback === true && inferences.length > 0
-      ? yield* feedbackStore.getFeedback([...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))])
+      ? yield* feedbackStore.getFeedback(workspace, [...new Set(inferences.flatMap((inference) => [inference.id, inference.episodeId]))])
       : undefined
     const modelInferences = includes.include_model_inferences === true && inferences.length > 0
-      ? yield* store.getModelInferences(inferences.map((inference) => inference.id))
+      ? yield* store.getModelInferences(workspace, inferences.map((inference) => inference.id))
       : undefined
     return { inferences, feedback, modelInferences }
   })

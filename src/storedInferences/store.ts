@@ -50,13 +50,21 @@ export interface InferenceQuery {
   readonly offset: number
 }
 
+/**
+ * Every method reads within `workspace` (src/workspace.ts): another workspace's inference is
+ * not found, as if it did not exist.
+ */
 export interface InferenceStore extends AnalyticsStore {
-  readonly getInferences: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
+  readonly getInferences: (workspace: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
   /** newest first */
-  readonly listInferences: (query: InferenceQuery) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
-  readonly getModelInferences: (inferenceIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredModelInference>, StoreError>
-  readonly findInference: (id: string) => Effect.Effect<InferenceTarget | undefined, StoreError>
-  readonly episodeExists: (id: string) => Effect.Effect<boolean, StoreError>
+  readonly listInferences: (workspace: string, query: InferenceQuery) => Effect.Effect<ReadonlyArray<StoredInference>, StoreError>
+  readonly getModelInferences: (
+    workspace: string,
+    inferenceIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<StoredModelInference>, StoreError>
+  readonly findInference: (workspace: string, id: string) => Effect.Effect<InferenceTarget | undefined, StoreError>
+  /** whether the episode holds an inference of `workspace` (a client-chosen episode id may hold inferences of several) */
+  readonly episodeExists: (workspace: string, id: string) => Effect.Effect<boolean, StoreError>
 }
 
 /** The InferenceStore of the analytics database, absent while observability is off (provided by layers/observability/). */

@@ -73,31 +73,34 @@ describe.each(backends)("the write queue on %s", (backend) => {
       await until("the refused unit to be counted and the others written", () => writer.stats().queued === 0 && writer.stats().rejected === 1)
       expect(writer.stats()).toMatchObject({ queued: 0, written: 2, rejected: 1, dropped: 0 })
     })
-    expect(await run(store.inferences.getInferences([before.id, refused.id, after.id]))).toStrictEqual([after, before])
+    expect(await run(store.inferences.getInferences("default", [before.id, refused.id, after.id]))).toStrictEqual([after, before])
   })
 
-  it("shows a queued inference and its episode to feedback until it is written", async () => {
+  it("shows a queued inference and its episode to feedback of its workspace until it is written", async () => {
     const inference = chatInference()
     // a store cut off from its server: the unit stays queued
     await withCutOffStore(backend, suite.database, (cutOff) =>
       withWriter(cutOff.database, async (writer) => {
         writer.submit(unitOf(inference))
-        expect(writer.queuedInference(inference.id)).toEqual({ workspace: "default", functionName: inference.functionName, functionType: "chat", episodeId: inference.episodeId })
-        expect(writer.queuedEpisode(inference.episodeId)).toBe(true)
-        expect(writer.queuedInference(uuidv7(Date.now()))).toBeUndefined()
-        expect(writer.queuedEpisode(uuidv7(Date.now()))).toBe(false)
+        expect(writer.queuedInference("default", inference.id)).toEqual({ workspace: "default", functionName: inference.functionName, functionType: "chat", episodeId: inference.episodeId })
+        expect(writer.queuedEpisode("default", inference.episodeId)).toBe(true)
+        expect(writer.queuedInference("default", uuidv7(Date.now()))).toBeUndefined()
+        expect(writer.queuedEpisode("default", uuidv7(Date.now()))).toBe(false)
+        // another workspace's queued inference and episode are not found
+        expect(writer.queuedInference("team-b", inference.id)).toBeUndefined()
+        expect(writer.queuedEpisode("team-b", inference.episodeId)).toBe(false)
         await new Promise((resolve) => setTimeout(resolve, 200))
         expect(writer.stats()).toMatchObject({ queued: 1, written: 0 })
-        expect(writer.queuedInference(inference.id)).toBeDefined()
+        expect(writer.queuedInference("default", inference.id)).toBeDefined()
       }))
     // the same unit on the reachable store: written, then no longer queued
     await withWriter(suite.store.database, async (writer) => {
       writer.submit(unitOf(inference))
       await until("the unit to be written", () => writer.stats().written === 1)
-      expect(writer.queuedInference(inference.id)).toBeUndefined()
-      expect(writer.queuedEpisode(inference.episodeId)).toBe(false)
+      expect(writer.queuedInference("default", inference.id)).toBeUndefined()
+      expect(writer.queuedEpisode("default", inference.episodeId)).toBe(false)
     })
-    expect(await run(suite.store.inferences.getInferences([inference.id]))).toStrictEqual([inference])
+    expect(await run(suite.store.inferences.getInferences("default", [inference.id]))).toStrictEqual([inference])
   })
 
   it("a write that throws or dies drops only the unit that sets it off, and the queue goes on", async () => {
@@ -122,7 +125,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
       writer.submit(unitOf(good[4]))
       await until("a later write", () => writer.stats().written === 5)
     })
-    const stored = await run(store.inferences.getInferences([...good, throws, dies].map((inference) => inference.id)))
+    const stored = await run(store.inferences.getInferences("default", [...good, throws, dies].map((inference) => inference.id)))
     expect(stored.map((inference) => inference.id).sort()).toEqual(good.map((inference) => inference.id).sort())
   })
 
@@ -139,7 +142,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
       for (const inference of [good[0], dies, good[1]]) writer.submit(unitOf(inference))
       expect(writer.stats()).toMatchObject({ queued: 3, written: 0 })
     }, { flushIntervalMs: 60_000 })
-    const stored = await run(store.inferences.getInferences([...good, dies].map((inference) => inference.id)))
+    const stored = await run(store.inferences.getInferences("default", [...good, dies].map((inference) => inference.id)))
     expect(stored.map((inference) => inference.id).sort()).toEqual(good.map((inference) => inference.id).sort())
   })
 
@@ -159,7 +162,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
       await until("the batch to be written", () => writer.stats().queued === 0)
       expect(writer.stats()).toMatchObject({ written: 3, rejected: 0, dropped: 0, failedAttempts: 4 })
     })
-    expect(await run(store.inferences.getInferences(inferences.map((inference) => inference.id)))).toHaveLength(3)
+    expect(await run(store.inferences.getInferences("default", inferences.map((inference) => inference.id)))).toHaveLength(3)
   })
 
   it("a write that hangs is abandoned after writeTimeoutMs and tried again", async () => {
@@ -172,7 +175,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
       await until("the unit to be written", () => writer.stats().written === 1)
       expect(writer.stats()).toMatchObject({ queued: 0, rejected: 0, failedAttempts: 1 })
     }, { writeTimeoutMs: 200 })
-    expect(await run(store.inferences.getInferences([inference.id]))).toHaveLength(1)
+    expect(await run(store.inferences.getInferences("default", [inference.id]))).toHaveLength(1)
   })
 
   it("a unit whose encoding throws is refused alone, and submit says so", async () => {
@@ -191,7 +194,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
       await until("the good unit to be written", () => writer.stats().written === 1)
       expect(writer.stats()).toMatchObject({ queued: 0, rejected: 1, dropped: 0 })
     })
-    expect(await run(store.inferences.getInferences([good.id]))).toHaveLength(1)
+    expect(await run(store.inferences.getInferences("default", [good.id]))).toHaveLength(1)
   })
 
   it("a batch holds at most max_bytes of rows (a larger unit goes alone)", async () => {
@@ -216,7 +219,7 @@ describe.each(backends)("the write queue on %s", (backend) => {
     for (const write of writes) expect(write.bytes <= maxBatchBytes || write.rows === 1, JSON.stringify(write)).toBe(true)
     expect(writes.some((write) => write.rows > 1)).toBe(true)
     expect(writes.filter((write) => write.bytes > maxBatchBytes)).toHaveLength(2)
-    expect(await run(store.inferences.getInferences(all.map((inference) => inference.id)))).toHaveLength(all.length)
+    expect(await run(store.inferences.getInferences("default", all.map((inference) => inference.id)))).toHaveLength(all.length)
   })
 
   it("the queue holds at most max_queued_bytes of rows: past it, units are dropped and counted", async () => {

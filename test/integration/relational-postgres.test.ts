@@ -110,7 +110,7 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
         await expect(run(relational.store.ping)).resolves.toBeUndefined()
         // both stores work on the one database
         await run(relational.store.keys.create({ publicId: "abcdefghijkl", secretHash: new Uint8Array([1]), workspace: "default" }))
-        expect(await run(observability.store.inferences.listInferences({ limit: 10, offset: 0 }))).toEqual([])
+        expect(await run(observability.store.inferences.listInferences("default", { limit: 10, offset: 0 }))).toEqual([])
       } finally {
         await relational.close()
         await observability.close()

@@ -47,7 +47,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     await clickHouseCommand(`DROP TABLE ${database.name}.GatewayMigration`)
     expect(await run(store.database.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking", "0013_response_deletions", "0014_workspaces"])
     expect(await run(store.database.migrate)).toEqual([])
-    expect(await run(store.inferences.getInferences([row.id]))).toStrictEqual([row])
+    expect(await run(store.inferences.getInferences("default", [row.id]))).toStrictEqual([row])
     expect(await run(store.cache.lookup(entry.key, undefined))).toStrictEqual(entry)
   })
 
@@ -69,7 +69,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
       })}`)
 
       expect(await run(opened.store.database.migrate)).toEqual(["0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking", "0013_response_deletions", "0014_workspaces"])
-      expect(await run(opened.store.inferences.getModelInferences([call.inferenceId]))).toStrictEqual([call])
+      expect(await run(opened.store.inferences.getModelInferences("default", [call.inferenceId]))).toStrictEqual([call])
       const tables = await tablesOf(database)
       expect(tables).toContain("ModelInferenceCacheKey")
       expect(tables).not.toContain("ModelInferenceCache")
@@ -90,7 +90,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     try {
       const { store } = reader
       const filter = { type: "tag", key: `key ${marker}`, value: `value ${marker}`, comparison_operator: "=" } as const
-      expect(await run(store.inferences.listInferences({ functionName: row.functionName, variantName: row.variantName, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
+      expect(await run(store.inferences.listInferences("default", { functionName: row.functionName, variantName: row.variantName, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
       expect(await run(store.cache.lookup(entry.key, 60))).toStrictEqual(entry)
       const sent = recording.sent()
       for (const value of [row.functionName, row.variantName, filter.key, filter.value, entry.key]) expect(sent).toContain(`unhex('${hex(value)}')`)
@@ -116,15 +116,15 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     await run(write(store, batch({ inferences: [row], feedback: [comment], modelInferences: [cachedCall(entry, row.id)] })))
 
     const filter = { type: "tag", key: `key ${awkward}`, value: awkward, comparison_operator: "=" } as const
-    expect(await run(store.inferences.listInferences({ functionName: row.functionName, variantName: awkward, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
-    expect(await run(store.feedback.getFeedback([row.id]))).toStrictEqual([comment])
+    expect(await run(store.inferences.listInferences("default", { functionName: row.functionName, variantName: awkward, filter, limit: 10, offset: 0 }))).toStrictEqual([row])
+    expect(await run(store.feedback.getFeedback("default", [row.id]))).toStrictEqual([comment])
     expect(await run(store.cache.lookup(entry.key, undefined))).toStrictEqual(entry)
   })
 
   it("keeps lone UTF-16 surrogates inside JSON values exactly (JSON escapes them)", async () => {
     const row = chatInference({ input: { text: "kept \udc00 exactly", "\ud800": ["\udfff"] }, output: [{ type: "text", text: "lone \ud800" }] })
     await run(write(suite.store, batch({ inferences: [row] })))
-    expect(await run(suite.store.inferences.getInferences([row.id]))).toStrictEqual([row])
+    expect(await run(suite.store.inferences.getInferences("default", [row.id]))).toStrictEqual([row])
   })
 
   it("refuses a batch holding an id that is not a UUID before sending any of it", async () => {
@@ -139,13 +139,13 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
 
   it("refuses a filter or an age it does not know instead of pasting it into SQL", async () => {
     await withCutOffStore("clickhouse", suite.database, async (store) => {
-      const operator = await failure(store.inferences.listInferences({
+      const operator = await failure(store.inferences.listInferences("default", {
         filter: { type: "time", time: 1, comparison_operator: "> 0 OR 1 =" as never },
         limit: 1,
         offset: 0
       }))
       expect(operator.message).toMatch(/^clickhouse refused a value: not a comparison operator/)
-      const unknown = await failure(store.inferences.listInferences({ filter: { type: "sql" } as never, limit: 1, offset: 0 }))
+      const unknown = await failure(store.inferences.listInferences("default", { filter: { type: "sql" } as never, limit: 1, offset: 0 }))
       expect(unknown.message).toMatch(/^clickhouse refused a value: not a filter/)
       const age = await failure(store.cache.lookup("k", Number.NaN))
       expect(age.message).toMatch(/^clickhouse refused a value: not an age/)
@@ -157,7 +157,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     const rows = [0, 1, 2, 3].map((offset) => chatInference({ id: idAt(base + offset), functionName: "fractional" }))
     await run(write(suite.store, batch({ inferences: rows })))
     const at = async (comparison_operator: "<" | "<=" | ">" | ">=") =>
-      (await run(suite.store.inferences.listInferences({ functionName: "fractional", filter: { type: "time", time: base + 1.5, comparison_operator }, limit: 10, offset: 0 })))
+      (await run(suite.store.inferences.listInferences("default", { functionName: "fractional", filter: { type: "time", time: base + 1.5, comparison_operator }, limit: 10, offset: 0 })))
         .map((row) => row.timestamp - base)
     expect(await at("<")).toEqual([1, 0])
     expect(await at("<=")).toEqual([1, 0])
@@ -210,13 +210,13 @@ describe("ClickHouse store: rows inserted again stay in separate parts until a m
       [table, (await queryDatabase(database, `SELECT toUInt32(count()) AS rows FROM ${table}`))[0].rows] as const
     ))
     expect(Object.fromEntries(counts)).toEqual(copies)
-    expect(await run(store.inferences.getInferences([chat.id, json.id]))).toStrictEqual([json, chat])
-    expect(await run(store.inferences.listInferences({ limit: 100, offset: 0 }))).toStrictEqual([json, chat])
-    expect(await run(store.inferences.listInferences({ episodeId: chat.episodeId, limit: 1, offset: 1 }))).toStrictEqual([chat])
-    expect(await run(store.inferences.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
-    expect(await run(store.feedback.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
+    expect(await run(store.inferences.getInferences("default", [chat.id, json.id]))).toStrictEqual([json, chat])
+    expect(await run(store.inferences.listInferences("default", { limit: 100, offset: 0 }))).toStrictEqual([json, chat])
+    expect(await run(store.inferences.listInferences("default", { episodeId: chat.episodeId, limit: 1, offset: 1 }))).toStrictEqual([chat])
+    expect(await run(store.inferences.getModelInferences("default", [chat.id, json.id]))).toStrictEqual(once.modelInferences)
+    expect(await run(store.feedback.getFeedback("default", [chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
     expect(await run(store.cache.lookup(once.cached.key, undefined))).toStrictEqual(once.cached)
-    expect(await run(store.inferences.findInference(json.id))).toStrictEqual({ functionName: json.functionName, functionType: "json", episodeId: json.episodeId, outputSchema: json.outputSchema })
-    expect(await run(store.inferences.episodeExists(chat.episodeId))).toBe(true)
+    expect(await run(store.inferences.findInference("default", json.id))).toStrictEqual({ workspace: "default", functionName: json.functionName, functionType: "json", episodeId: json.episodeId, outputSchema: json.outputSchema })
+    expect(await run(store.inferences.episodeExists("default", chat.episodeId))).toBe(true)
   })
 })

@@ -105,7 +105,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       expect(error).toBeInstanceOf(StoreError)
       expect(error.message).toMatch(new RegExp(`^${engine} write failed: .*(ChatInference|chat_inference).* ${missing[engine]}`))
       expect(error.message).not.toMatch(/\n/)
-      expect((await failure(store.inferences.getInferences([uuidv7(Date.now())]))).message).toContain(missing[engine])
+      expect((await failure(store.inferences.getInferences("default", [uuidv7(Date.now())]))).message).toContain(missing[engine])
     })
 
     it("creates every table, records the migration, and applies nothing the second time", async () => {
@@ -132,14 +132,14 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       const unparsed = jsonInference({ outputSchema: undefined, output: { raw: "not json", parsed: null } })
       await run(write(store, batch({ inferences: [unparsed, full, json, minimal] })))
 
-      const read = await run(store.inferences.getInferences([full.id, minimal.id, json.id, unparsed.id]))
+      const read = await run(store.inferences.getInferences("default", [full.id, minimal.id, json.id, unparsed.id]))
       expect(read).toStrictEqual([unparsed, json, minimal, full])
       expect("toolParams" in read[2]).toBe(false)
       expect("outputSchema" in read[0]).toBe(false)
 
-      expect(await run(store.inferences.getInferences([json.id, uuidv7(Date.now())]))).toStrictEqual([json])
-      expect(await run(store.inferences.getInferences([uuidv7(Date.now())]))).toEqual([])
-      expect(await run(store.inferences.getInferences([]))).toEqual([])
+      expect(await run(store.inferences.getInferences("default", [json.id, uuidv7(Date.now())]))).toStrictEqual([json])
+      expect(await run(store.inferences.getInferences("default", [uuidv7(Date.now())]))).toEqual([])
+      expect(await run(store.inferences.getInferences("default", []))).toEqual([])
     })
 
     it("findInference and episodeExists see every inference, and only those", async () => {
@@ -149,21 +149,66 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       const schemaless = jsonInference({ outputSchema: undefined })
       await run(write(store, batch({ inferences: [chat, json, schemaless] })))
 
-      expect(await run(store.inferences.findInference(chat.id))).toStrictEqual({ workspace: "default", functionName: "write_haiku", functionType: "chat", episodeId: chat.episodeId })
-      expect(await run(store.inferences.findInference(json.id))).toStrictEqual({
+      expect(await run(store.inferences.findInference("default", chat.id))).toStrictEqual({ workspace: "default", functionName: "write_haiku", functionType: "chat", episodeId: chat.episodeId })
+      expect(await run(store.inferences.findInference("default", json.id))).toStrictEqual({
         workspace: "default",
         functionName: "extract",
         functionType: "json",
         episodeId: json.episodeId,
         outputSchema: json.outputSchema
       })
-      expect(await run(store.inferences.findInference(schemaless.id))).toStrictEqual({ workspace: "default", functionName: "extract", functionType: "json", episodeId: schemaless.episodeId })
-      expect(await run(store.inferences.findInference(uuidv7(Date.now())))).toBeUndefined()
-      expect(await run(store.inferences.findInference(chat.episodeId))).toBeUndefined()
-      expect(await run(store.inferences.episodeExists(chat.episodeId))).toBe(true)
-      expect(await run(store.inferences.episodeExists(json.episodeId))).toBe(true)
-      expect(await run(store.inferences.episodeExists(uuidv7(Date.now())))).toBe(false)
-      expect(await run(store.inferences.episodeExists(chat.id))).toBe(false)
+      expect(await run(store.inferences.findInference("default", schemaless.id))).toStrictEqual({ workspace: "default", functionName: "extract", functionType: "json", episodeId: schemaless.episodeId })
+      expect(await run(store.inferences.findInference("default", uuidv7(Date.now())))).toBeUndefined()
+      expect(await run(store.inferences.findInference("default", chat.episodeId))).toBeUndefined()
+      expect(await run(store.inferences.episodeExists("default", chat.episodeId))).toBe(true)
+      expect(await run(store.inferences.episodeExists("default", json.episodeId))).toBe(true)
+      expect(await run(store.inferences.episodeExists("default", uuidv7(Date.now())))).toBe(false)
+      expect(await run(store.inferences.episodeExists("default", chat.id))).toBe(false)
+    })
+
+    it("reads within a workspace: another workspace's inferences, model calls, feedback and episodes are not found", async () => {
+      const { store } = suite
+      // B's inference shares A's episode (a client chooses episode ids), and A's function
+      const mine = chatInference({ workspace: "team-a", functionName: "isolated", tags: { side: "a" } })
+      const theirs = chatInference({ workspace: "team-b", functionName: "isolated", episodeId: mine.episodeId, tags: { side: "b" } })
+      const lonely = jsonInference({ workspace: "team-a", functionName: "isolated_json" })
+      const calls = [modelInference(mine.id, { workspace: "team-a" }), modelInference(theirs.id, { workspace: "team-b" })]
+      const rated = [
+        feedback("boolean", mine.id, true, { workspace: "team-a", metricName: "isolated_good" }),
+        feedback("boolean", theirs.id, true, { workspace: "team-b", metricName: "isolated_good" }),
+        feedback("demonstration", mine.id, [{ type: "text", text: "a's" }], { workspace: "team-a" })
+      ]
+      await run(write(store, batch({ inferences: [mine, theirs, lonely], modelInferences: calls, feedback: rated })))
+
+      expect(await run(store.inferences.getInferences("team-a", [mine.id, theirs.id, lonely.id]))).toStrictEqual([lonely, mine].sort((a, b) => (a.id < b.id ? 1 : -1)))
+      expect(await run(store.inferences.getInferences("team-c", [mine.id, theirs.id, lonely.id]))).toEqual([])
+      expect(await run(store.inferences.getInferences("default", [mine.id]))).toEqual([])
+      const listed = (workspace: string, query: Partial<InferenceQuery> = {}) =>
+        run(store.inferences.listInferences(workspace, { functionName: "isolated", limit: 100, offset: 0, ...query })).then((found) => found.map((inference) => inference.id))
+      expect(await listed("team-a")).toEqual([mine.id])
+      expect(await listed("team-b")).toEqual([theirs.id])
+      expect(await listed("team-c")).toEqual([])
+      expect(await listed("team-b", { functionName: undefined, episodeId: mine.episodeId })).toEqual([theirs.id])
+      expect(await listed("team-b", { filter: { type: "tag", key: "side", value: "a", comparison_operator: "=" } })).toEqual([])
+      // a metric's or a demonstration's filter reads the feedback of the workspace only
+      const good = { type: "boolean_metric", metricName: "isolated_good", level: "inference", value: true } as const
+      expect(await listed("team-a", { filter: good })).toEqual([mine.id])
+      expect(await listed("team-b", { filter: good })).toEqual([theirs.id])
+      expect(await listed("team-b", { filter: { type: "demonstration" } })).toEqual([])
+      expect(await listed("team-a", { filter: { type: "demonstration" } })).toEqual([mine.id])
+
+      expect(await run(store.inferences.getModelInferences("team-a", [mine.id, theirs.id]))).toStrictEqual([calls[0]])
+      expect(await run(store.inferences.getModelInferences("team-c", [mine.id, theirs.id]))).toEqual([])
+      expect((await run(store.feedback.getFeedback("team-a", [mine.id, theirs.id]))).map((f) => f.id).sort()).toEqual([rated[0].id, rated[2].id].sort())
+      expect(await run(store.feedback.getFeedback("team-c", [mine.id, theirs.id]))).toEqual([])
+
+      expect(await run(store.inferences.findInference("team-a", mine.id))).toMatchObject({ workspace: "team-a", functionName: "isolated" })
+      expect(await run(store.inferences.findInference("team-b", mine.id))).toBeUndefined()
+      expect(await run(store.inferences.findInference("team-b", lonely.id))).toBeUndefined()
+      expect(await run(store.inferences.episodeExists("team-a", mine.episodeId))).toBe(true)
+      expect(await run(store.inferences.episodeExists("team-b", mine.episodeId))).toBe(true)
+      expect(await run(store.inferences.episodeExists("team-c", mine.episodeId))).toBe(false)
+      expect(await run(store.inferences.episodeExists("team-b", lonely.episodeId))).toBe(false)
     })
 
     it("model inferences, oldest first, with optional fields present and absent", async () => {
@@ -185,11 +230,11 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       })
       await run(write(store, batch({ modelInferences: [second, other, empty, first] })))
 
-      expect(await run(store.inferences.getModelInferences([inferenceId]))).toStrictEqual([first, second, empty])
-      expect(await run(store.inferences.getModelInferences([inferenceId, other.inferenceId]))).toHaveLength(4)
-      expect(await run(store.inferences.getModelInferences([other.inferenceId]))).toStrictEqual([other])
-      expect(await run(store.inferences.getModelInferences([uuidv7(Date.now())]))).toEqual([])
-      expect(await run(store.inferences.getModelInferences([]))).toEqual([])
+      expect(await run(store.inferences.getModelInferences("default", [inferenceId]))).toStrictEqual([first, second, empty])
+      expect(await run(store.inferences.getModelInferences("default", [inferenceId, other.inferenceId]))).toHaveLength(4)
+      expect(await run(store.inferences.getModelInferences("default", [other.inferenceId]))).toStrictEqual([other])
+      expect(await run(store.inferences.getModelInferences("default", [uuidv7(Date.now())]))).toEqual([])
+      expect(await run(store.inferences.getModelInferences("default", []))).toEqual([])
     })
 
     it("feedback of all four kinds, on inferences and on episodes, with exact values, in id order", async () => {
@@ -212,12 +257,12 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       // written in an order that is not the id order
       await run(write(store, batch({ feedback: [...rows].reverse().concat(unrelated) })))
 
-      const read = await run(store.feedback.getFeedback([inferenceId, episodeId]))
+      const read = await run(store.feedback.getFeedback("default", [inferenceId, episodeId]))
       expect(read).toStrictEqual(rows)
       expect(read.filter((row) => row.kind === "float").map((row) => row.value)).toEqual([...floats, 42])
-      expect(await run(store.feedback.getFeedback([episodeId]))).toStrictEqual(rows.filter((row) => row.targetId === episodeId))
-      expect(await run(store.feedback.getFeedback([uuidv7(Date.now())]))).toEqual([])
-      expect(await run(store.feedback.getFeedback([]))).toEqual([])
+      expect(await run(store.feedback.getFeedback("default", [episodeId]))).toStrictEqual(rows.filter((row) => row.targetId === episodeId))
+      expect(await run(store.feedback.getFeedback("default", [uuidv7(Date.now())]))).toEqual([])
+      expect(await run(store.feedback.getFeedback("default", []))).toEqual([])
     })
 
     it("strings with quotes, backslashes, newlines, placeholders, control characters and unicode round-trip, also as filters", async () => {
@@ -239,8 +284,8 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       await run(write(store, batch({ inferences: [...rows, numbers], modelInferences: [call, cachedCall(entry)], feedback: [comment] })))
 
       for (const [index, row] of rows.entries()) {
-        expect(await run(store.inferences.getInferences([row.id]))).toStrictEqual([row])
-        const listed = await run(store.inferences.listInferences({
+        expect(await run(store.inferences.getInferences("default", [row.id]))).toStrictEqual([row])
+        const listed = await run(store.inferences.listInferences("default", {
           functionName: row.functionName,
           variantName: row.variantName,
           filter: { type: "tag", key: `key ${index} ${oddStrings[index]}`, value: oddStrings[index], comparison_operator: "=" },
@@ -250,12 +295,12 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
         expect(listed).toStrictEqual([row])
       }
       // JSON has no -0: it is written as 0
-      expect(await run(store.inferences.getInferences([numbers.id]))).toStrictEqual([{ ...numbers, input: { deep: [1.5, 0, 1e300, -1e-300, 0.1 + 0.2, true, null] } }])
-      expect(await run(store.inferences.getModelInferences([rows[0].id]))).toStrictEqual([call])
-      expect(await run(store.feedback.getFeedback([rows[0].id]))).toStrictEqual([comment])
+      expect(await run(store.inferences.getInferences("default", [numbers.id]))).toStrictEqual([{ ...numbers, input: { deep: [1.5, 0, 1e300, -1e-300, 0.1 + 0.2, true, null] } }])
+      expect(await run(store.inferences.getModelInferences("default", [rows[0].id]))).toStrictEqual([call])
+      expect(await run(store.feedback.getFeedback("default", [rows[0].id]))).toStrictEqual([comment])
       expect(await run(store.cache.lookup(entry.key, undefined))).toStrictEqual(entry)
       // the strings that look like SQL were only ever data
-      expect(await run(store.inferences.getInferences(rows.map((row) => row.id)))).toHaveLength(rows.length)
+      expect(await run(store.inferences.getInferences("default", rows.map((row) => row.id)))).toHaveLength(rows.length)
     })
 
     it("lone UTF-16 surrogates in plain strings read back as U+FFFD instead of failing the batch", async () => {
@@ -263,8 +308,8 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       const row = chatInference({ variantName: "bad \ud800 surrogate", tags: { "k\udc00": "v\ud800" } })
       const call = modelInference(row.id, { rawResponse: "a\udfffb" })
       await run(write(store, batch({ inferences: [row], modelInferences: [call] })))
-      expect(await run(store.inferences.getInferences([row.id]))).toStrictEqual([{ ...row, variantName: "bad \ufffd surrogate", tags: { "k\ufffd": "v\ufffd" } }])
-      expect(await run(store.inferences.getModelInferences([row.id]))).toStrictEqual([{ ...call, rawResponse: "a\ufffdb" }])
+      expect(await run(store.inferences.getInferences("default", [row.id]))).toStrictEqual([{ ...row, variantName: "bad \ufffd surrogate", tags: { "k\ufffd": "v\ufffd" } }])
+      expect(await run(store.inferences.getModelInferences("default", [row.id]))).toStrictEqual([{ ...call, rawResponse: "a\ufffdb" }])
     })
 
     it("stores a batch written again once: retries, and the same rows twice in one batch", async () => {
@@ -274,24 +319,25 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       for (let attempt = 0; attempt < 3; attempt++) await run(write(store, once))
       await run(write(store, batch({ inferences: [chat, chat, json], feedback: [once.feedback[0], once.feedback[0]], modelInferences: [once.modelInferences[0], once.modelInferences[0]] })))
 
-      expect(await run(store.inferences.getInferences([chat.id, json.id]))).toStrictEqual([json, chat])
-      expect(await run(store.inferences.listInferences({ functionName: "every_kind", limit: 100, offset: 0 }))).toStrictEqual([json, chat])
-      expect(await run(store.inferences.listInferences({ episodeId: chat.episodeId, limit: 100, offset: 0 }))).toStrictEqual([json, chat])
-      expect(await run(store.inferences.getModelInferences([chat.id, json.id]))).toStrictEqual(once.modelInferences)
-      expect(await run(store.feedback.getFeedback([chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
+      expect(await run(store.inferences.getInferences("default", [chat.id, json.id]))).toStrictEqual([json, chat])
+      expect(await run(store.inferences.listInferences("default", { functionName: "every_kind", limit: 100, offset: 0 }))).toStrictEqual([json, chat])
+      expect(await run(store.inferences.listInferences("default", { episodeId: chat.episodeId, limit: 100, offset: 0 }))).toStrictEqual([json, chat])
+      expect(await run(store.inferences.getModelInferences("default", [chat.id, json.id]))).toStrictEqual(once.modelInferences)
+      expect(await run(store.feedback.getFeedback("default", [chat.id, json.id, chat.episodeId]))).toStrictEqual(once.feedback)
       expect(await run(store.cache.lookup(once.cached.key, undefined))).toStrictEqual(once.cached)
-      expect(await run(store.inferences.findInference(json.id))).toMatchObject({ functionType: "json", episodeId: chat.episodeId })
+      expect(await run(store.inferences.findInference("default", json.id))).toMatchObject({ functionType: "json", episodeId: chat.episodeId })
     })
 
-    it("marks stored responses deleted, twice without error, and says which of some ids are", async () => {
+    it("marks stored responses deleted, twice without error, and says which of some ids are, in their workspace", async () => {
       const deletions = suite.store.responseDeletions
       const [deleted, kept] = [uuidv7(Date.now()), uuidv7(Date.now())]
-      expect(await run(deletions.deleted([deleted, kept]))).toEqual(new Set())
-      await run(deletions.markDeleted(deleted, Date.now()))
-      await run(deletions.markDeleted(deleted.toUpperCase(), Date.now()))
-      expect(await run(deletions.deleted([deleted, kept, "nope"]))).toEqual(new Set([deleted]))
-      expect(await run(deletions.deleted([]))).toEqual(new Set())
-      expect(await failure(deletions.markDeleted("nope", Date.now()))).toBeInstanceOf(StoreError)
+      expect(await run(deletions.deleted("default", [deleted, kept]))).toEqual(new Set())
+      await run(deletions.markDeleted("default", deleted, Date.now()))
+      await run(deletions.markDeleted("default", deleted.toUpperCase(), Date.now()))
+      expect(await run(deletions.deleted("default", [deleted, kept, "nope"]))).toEqual(new Set([deleted]))
+      expect(await run(deletions.deleted("other", [deleted, kept]))).toEqual(new Set())
+      expect(await run(deletions.deleted("default", []))).toEqual(new Set())
+      expect(await failure(deletions.markDeleted("default", "nope", Date.now()))).toBeInstanceOf(StoreError)
     })
 
     it("answers ping, and takes an empty batch as a no-op", async () => {
@@ -358,7 +404,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
 
     /** the indexes in `rows` of what listInferences answers */
     const list = async (query: Partial<InferenceQuery> = {}) =>
-      (await run(suite.store.inferences.listInferences({ limit: 100, offset: 0, ...query }))).map((found) => rows.findIndex((row) => row.id === found.id))
+      (await run(suite.store.inferences.listInferences("default", { limit: 100, offset: 0, ...query }))).map((found) => rows.findIndex((row) => row.id === found.id))
 
     const red = { type: "tag", key: "team", value: "red", comparison_operator: "=" } as const
     const u2 = { type: "tag", key: "user", value: "u2", comparison_operator: "=" } as const
@@ -371,7 +417,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
     })
 
     it("lists chat and json inferences together, newest first, ties in one millisecond by id, exactly as written", async () => {
-      expect(await run(suite.store.inferences.listInferences({ limit: 100, offset: 0 }))).toStrictEqual(all.map((index) => rows[index]))
+      expect(await run(suite.store.inferences.listInferences("default", { limit: 100, offset: 0 }))).toStrictEqual(all.map((index) => rows[index]))
     })
 
     it("pages with offset and limit", async () => {
@@ -517,7 +563,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
     ]
 
     const list = async (filter: StoreFilter) =>
-      (await run(suite.store.inferences.listInferences({ functionName: "rated", filter, limit: 100, offset: 0 })))
+      (await run(suite.store.inferences.listInferences("default", { functionName: "rated", filter, limit: 100, offset: 0 })))
         .map((found) => rows.findIndex((row) => row.id === found.id))
     const isGood = (value: boolean) => ({ type: "boolean_metric", metricName: "good", level: "inference", value }) as const
     const scored = (comparison_operator: ComparisonOperator, value: number) =>
@@ -583,7 +629,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       expect(await list({ type: "and", children: [{ type: "not", child: isGood(true) }, { type: "time", time: base + 3, comparison_operator: "<=" }] }))
         .toEqual([3, 1])
       expect(await list({ type: "and", children: [{ type: "tag", key: "user", value: "u1", comparison_operator: "=" }, scored(">", 0)] })).toEqual([5, 0])
-      expect(await run(suite.store.inferences.listInferences({ functionName: "rated", filter: { type: "demonstration" }, before: rows[4].id, limit: 10, offset: 0 })))
+      expect(await run(suite.store.inferences.listInferences("default", { functionName: "rated", filter: { type: "demonstration" }, before: rows[4].id, limit: 10, offset: 0 })))
         .toStrictEqual([rows[1]])
     })
   })
@@ -596,19 +642,19 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       const stored = chatInference()
       await run(write(suite.store, batch({ inferences: [stored] })))
       // valid ids among invalid ones still count
-      expect(await run(suite.store.inferences.getInferences([...notUuids, stored.id]))).toStrictEqual([stored])
+      expect(await run(suite.store.inferences.getInferences("default", [...notUuids, stored.id]))).toStrictEqual([stored])
 
       await withCutOffStore(backend, suite.database, async (store) => {
-        expect(await run(store.inferences.getInferences(notUuids))).toEqual([])
-        expect(await run(store.inferences.getModelInferences(notUuids))).toEqual([])
-        expect(await run(store.feedback.getFeedback(notUuids))).toEqual([])
+        expect(await run(store.inferences.getInferences("default", notUuids))).toEqual([])
+        expect(await run(store.inferences.getModelInferences("default", notUuids))).toEqual([])
+        expect(await run(store.feedback.getFeedback("default", notUuids))).toEqual([])
         for (const id of notUuids) {
-          expect(await run(store.inferences.findInference(id))).toBeUndefined()
-          expect(await run(store.inferences.episodeExists(id))).toBe(false)
-          expect(await run(store.inferences.listInferences({ episodeId: id, limit: 10, offset: 0 }))).toEqual([])
+          expect(await run(store.inferences.findInference("default", id))).toBeUndefined()
+          expect(await run(store.inferences.episodeExists("default", id))).toBe(false)
+          expect(await run(store.inferences.listInferences("default", { episodeId: id, limit: 10, offset: 0 }))).toEqual([])
         }
         // a valid id does reach the server, which is cut off
-        expect(await failure(store.inferences.findInference(uuidv7(Date.now())))).toBeInstanceOf(StoreError)
+        expect(await failure(store.inferences.findInference("default", uuidv7(Date.now())))).toBeInstanceOf(StoreError)
       })
     })
 
@@ -617,7 +663,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       const good = chatInference()
       const error = await failure(write(store, batch({ inferences: [good, chatInference({ episodeId: "nope' --" })] })))
       expect(error.message).toMatch(/uuid/i)
-      expect(await run(store.inferences.getInferences([good.id]))).toEqual([])
+      expect(await run(store.inferences.getInferences("default", [good.id]))).toEqual([])
       expect((await failure(write(store, batch({ feedback: [feedback("comment", "1; DROP TABLE x", "hi")] })))).message).toMatch(/uuid/i)
     })
 
@@ -627,7 +673,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       proxy.cut()
       try {
         const started = Date.now()
-        for (const effect of [store.database.ping, write(store, batch({ inferences: [row] })), store.inferences.listInferences({ limit: 1, offset: 0 }), store.inferences.getInferences([row.id]), store.cache.lookup("k", 1), store.database.migrate]) {
+        for (const effect of [store.database.ping, write(store, batch({ inferences: [row] })), store.inferences.listInferences("default", { limit: 1, offset: 0 }), store.inferences.getInferences("default", [row.id]), store.cache.lookup("k", 1), store.database.migrate]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
           expect(error.message).toMatch(new RegExp(`^${engine} \\w+.* failed: \\S`))
@@ -639,7 +685,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       }
       await run(store.database.ping)
       await run(write(store, batch({ inferences: [row] })))
-      expect(await run(store.inferences.getInferences([row.id]))).toStrictEqual([row])
+      expect(await run(store.inferences.getInferences("default", [row.id]))).toStrictEqual([row])
     })
 
     it("fails with a StoreError, quickly, when nothing listens at the address", async () => {
@@ -649,7 +695,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
       const { store, close } = await openStore(backend, url)
       try {
         const started = Date.now()
-        for (const effect of [store.database.ping, store.database.migrate, write(store, batch({ inferences: [chatInference()] })), store.inferences.listInferences({ limit: 1, offset: 0 })]) {
+        for (const effect of [store.database.ping, store.database.migrate, write(store, batch({ inferences: [chatInference()] })), store.inferences.listInferences("default", { limit: 1, offset: 0 })]) {
           const error = await failure(effect)
           expect(error).toBeInstanceOf(StoreError)
           expect(error.message).toMatch(new RegExp(`^${engine} \\w+.* failed: .*ECONNREFUSED`))
@@ -672,7 +718,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
         const { store, close } = await openStore(backend, url.toString())
         try {
           await run(store.database.ping)
-          expect(await run(store.inferences.getInferences([stored.id]))).toStrictEqual([stored])
+          expect(await run(store.inferences.getInferences("default", [stored.id]))).toStrictEqual([stored])
         } finally {
           await close()
         }
@@ -683,7 +729,7 @@ describe.each(["clickhouse", "postgres", "pglite"] as const)("%s store", (backen
         url.pathname = "/gw_test_never_created"
         const { store, close } = await openStore(backend, url.toString())
         try {
-          for (const [operation, effect] of [["ping", store.database.ping], ["listInferences", store.inferences.listInferences({ limit: 1, offset: 0 })]] as const) {
+          for (const [operation, effect] of [["ping", store.database.ping], ["listInferences", store.inferences.listInferences("default", { limit: 1, offset: 0 })]] as const) {
             const error = await failure(effect)
             expect(error.message).toMatch(new RegExp(`^${engine} ${operation} failed: .*gw_test_never_created.* ${missing[engine]}`))
             // ClickHouse 18.16 appends a stack trace to its messages

@@ -81,7 +81,7 @@ describe("Postgres store: upgrade", () => {
           ${call.outputTokens}, ${call.responseTimeMs}, ${call.ttftMs}, '${call.finishReason}', false, '${new Date(call.timestamp).toISOString()}')`)
 
       expect(await run(opened.store.database.migrate)).toEqual(["0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions", "0022_key_workspaces", "0023_data_workspaces", "0024_audit_log"])
-      expect(await run(opened.store.inferences.getModelInferences([call.inferenceId]))).toStrictEqual([call])
+      expect(await run(opened.store.inferences.getModelInferences("default", [call.inferenceId]))).toStrictEqual([call])
       expect(await tablesOf(database)).not.toContain("model_inference_cache")
     } finally {
       await opened.close()
@@ -108,11 +108,11 @@ describe("Postgres store: what Postgres alone does", () => {
     const plain = jsonInference()
     await run(write(store, batch({ inferences: [inference, plain], modelInferences: [model] })))
 
-    const [read] = await run(store.inferences.getInferences([inference.id]))
+    const [read] = await run(store.inferences.getInferences("default", [inference.id]))
     expect(read.input).toEqual({ messages: [{ role: "user", content: "nul:\uFFFD lone:\uFFFD" }] })
     expect(read.tags).toEqual({ "k\uFFFD": "v" })
-    expect((await run(store.inferences.getModelInferences([inference.id])))[0].rawResponse).toBe("a\uFFFDb")
-    expect(await run(store.inferences.getInferences([plain.id]))).toStrictEqual([plain])
+    expect((await run(store.inferences.getModelInferences("default", [inference.id])))[0].rawResponse).toBe("a\uFFFDb")
+    expect(await run(store.inferences.getInferences("default", [plain.id]))).toStrictEqual([plain])
   })
 
   it("writes large batches (one JSON parameter per table)", async () => {
@@ -121,8 +121,8 @@ describe("Postgres store: what Postgres alone does", () => {
     const many = Array.from({ length: 5_000 }, () => modelInference(inferenceId))
     const inferences = Array.from({ length: 1_000 }, () => chatInference({ functionName: "bulk" }))
     await run(write(store, batch({ modelInferences: many, inferences })))
-    expect(await run(store.inferences.getModelInferences([inferenceId]))).toStrictEqual(many)
-    expect(await run(store.inferences.listInferences({ functionName: "bulk", limit: 2_000, offset: 0 }))).toHaveLength(1_000)
+    expect(await run(store.inferences.getModelInferences("default", [inferenceId]))).toStrictEqual(many)
+    expect(await run(store.inferences.listInferences("default", { functionName: "bulk", limit: 2_000, offset: 0 }))).toHaveLength(1_000)
   })
 
   it("keeps one row per id on disk when a batch is written again", async () => {
@@ -148,7 +148,7 @@ describe("Postgres store: what Postgres alone does", () => {
     const inference = jsonInference({ processingTimeMs: 12.5, ttftMs: 0.25 })
     const call = modelInference(inference.id, { responseTimeMs: 80.125, ttftMs: 1 / 3 })
     await run(write(store, batch({ inferences: [inference], modelInferences: [call] })))
-    expect(await run(store.inferences.getInferences([inference.id]))).toStrictEqual([inference])
-    expect(await run(store.inferences.getModelInferences([inference.id]))).toStrictEqual([call])
+    expect(await run(store.inferences.getInferences("default", [inference.id]))).toStrictEqual([inference])
+    expect(await run(store.inferences.getModelInferences("default", [inference.id]))).toStrictEqual([call])
   })
 })
