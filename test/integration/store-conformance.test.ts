@@ -53,6 +53,7 @@ const expectedTables = {
   // with the relational store's tables: Postgres has one migration sequence
   postgres: [
     "api_keys",
+    "audit_log",
     "batch_model_inferences",
     "batch_requests",
     "boolean_metric_feedback",
