@@ -172,6 +172,7 @@ describe("access to the UI with authentication on", () => {
       const listed = await fetch(`${gateway.url}/v1/ui/api_keys`, { headers: { authorization: `Bearer ${adminB}` } }).then((response) => response.json()) as any
       expect(listed.api_keys.map((key: any) => key.public_id)).toContain(newId)
       await page.getByRole("button", { name: "Sign out" }).click()
+      await page.getByRole("heading", { level: 1, name: "Sign in to the gateway" }).waitFor()
 
       // team-b's admin: its workspace shown, no picker
       await signIn(page, adminB)
