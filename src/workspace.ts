@@ -6,6 +6,9 @@
  * so that no handler decides for itself which workspace it acts on.
  */
 
+import * as Result from "effect/Result"
+import { InvalidRequest } from "./errors.ts"
+
 /** where every key made before workspaces existed lives, and the one a request acts on by default */
 export const defaultWorkspace = "default"
 
@@ -24,6 +27,12 @@ export const workspaceNameProblem = (name: string, field = "workspace"): string 
   workspaceNameRule.pattern.test(name) && !/^\.+$/.test(name)
     ? undefined
     : `${field}: "${name.slice(0, 80)}" is not a workspace name (${workspaceNameRule.description})`
+
+/** `name` when it is a workspace name, or the 400 saying why not (naming `field`) */
+export const checkWorkspaceName = (name: string, field = "workspace"): Result.Result<string, InvalidRequest> => {
+  const problem = workspaceNameProblem(name, field)
+  return problem === undefined ? Result.succeed(name) : Result.fail(new InvalidRequest({ message: problem }))
+}
 
 /**
  * What a caller may do: `member` calls the API in its workspace; `admin` also manages its

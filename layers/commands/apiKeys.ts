@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
-import { checkPublicId, checkWorkspace, createKey, disableKey, keyStoreMissing, parseExpiration } from "../../src/auth/keyAdministration.ts"
+import { checkPublicId, createKey, disableKey, keyStoreMissing, parseExpiration } from "../../src/auth/keyAdministration.ts"
 import { userInfo } from "node:os"
 import { makeAuditLog } from "../../src/audit/service.ts"
 import type { RelationalStore } from "../../src/relational.ts"
@@ -19,7 +19,7 @@ import { type LogFormat, LoggingLive } from "../logging.ts"
 import { StartupError } from "../startup.ts"
 import { commandEnv } from "./configuration.ts"
 import { failWith } from "./exit.ts"
-import { defaultWorkspace } from "../../src/workspace.ts"
+import { checkWorkspaceName, defaultWorkspace } from "../../src/workspace.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -69,7 +69,7 @@ export const createApiKey = (env: Env, options: KeyOptions = {}): Effect.Effect<
       if (Result.isFailure(parsed)) return yield* new StartupError({ message: parsed.failure.message })
       expiresAt = parsed.success
     }
-    const workspace = checkWorkspace("--workspace", options.workspace ?? defaultWorkspace)
+    const workspace = checkWorkspaceName(options.workspace ?? defaultWorkspace, "--workspace")
     if (Result.isFailure(workspace)) return yield* new StartupError({ message: workspace.failure.message })
     const relational = yield* relationalStore(env)
     const created = yield* Effect.mapError(

@@ -14,7 +14,7 @@ import type { AuditEntry, AuditQuery } from "../../src/audit/store.ts"
 import { InvalidRequest } from "../../src/errors.ts"
 import { isUuid } from "../../src/ids.ts"
 import { parseRfc3339 } from "../../src/time.ts"
-import { type Caller, workspaceNameProblem } from "../../src/workspace.ts"
+import { type Caller, checkWorkspaceName } from "../../src/workspace.ts"
 import { integerParam, queryParams } from "./query.ts"
 import { jsonResponse } from "./respond.ts"
 
@@ -48,16 +48,16 @@ const timeParam = (query: URLSearchParams, name: string): Effect.Effect<number |
 const auditQuery = (caller: Caller, query: URLSearchParams) =>
   Effect.gen(function*() {
     const named = query.get("workspace") ?? undefined
-    if (named !== undefined) {
-      const problem = workspaceNameProblem(named)
-      if (problem !== undefined) return yield* invalid(problem)
+    if (named !== undefined) yield* Effect.fromResult(checkWorkspaceName(named))
+    if (caller.role !== "global" && named !== undefined && named !== caller.workspace) {
+      return yield* invalid(`workspace: only a global admin reads another workspace's entries; this key's is "${caller.workspace}"`)
     }
     const before = query.get("before") ?? undefined
     if (before !== undefined && !isUuid(before)) return yield* invalid(`before: "${before.slice(0, 100)}" is not an entry id (a UUID)`)
     const format = query.get("format") ?? "json"
     if (format !== "json" && format !== "jsonl") return yield* invalid(`format: "${format.slice(0, 100)}" is neither json nor jsonl`)
     const filters: AuditQuery = {
-      // a workspace admin reads its own workspace whatever it names (another is refused by the guard before)
+      // a workspace admin reads its own workspace (naming another was refused above)
       workspace: caller.role === "global" ? named : caller.workspace,
       actor: query.get("actor") ?? undefined,
       action: query.get("action") ?? undefined,
@@ -73,9 +73,6 @@ export const listAuditHandler = (caller: Caller) =>
   Effect.gen(function*() {
     const query = yield* queryParams
     const { filters, format } = yield* auditQuery(caller, query)
-    if (caller.role !== "global" && query.get("workspace") !== null && query.get("workspace") !== caller.workspace) {
-      return yield* invalid(`workspace: only a global admin reads another workspace's entries; this key's is "${caller.workspace}"`)
-    }
     const audit = yield* AuditLog
     const first = yield* audit.list(filters)
     if (format === "json") {

@@ -38,8 +38,6 @@ export interface RouteAccess {
   readonly globalOnly: boolean
 }
 
-export const anyCaller: RouteAccess = { adminOnly: undefined, globalOnly: false }
-
 /** the caller of a request with `key`, if it may call a route requiring `access` */
 const callerFor = (
   key: ApiKeyInfo,
@@ -82,10 +80,12 @@ export const authorize = (
   const address = Option.getOrUndefined(request.peerAddress)
   const apiKey = apiKeyHeader ? request.headers["x-api-key"] : undefined
   const header = request.headers.authorization ?? (apiKey === undefined ? undefined : `Bearer ${apiKey}`)
-  if (header !== undefined) return Effect.flatMap(auth.authenticate(header, address), (key) => callerFor(key, request, access))
+  // without a header or a session: the header's 401
+  const byHeader = () => Effect.flatMap(auth.authenticate(header, address), (key) => callerFor(key, request, access))
+  if (header !== undefined) return byHeader()
   // parsed only when there is no header: the API's clients never pay for it
   const sessionId = sessionIdOf(request)
-  if (sessionId === undefined) return Effect.flatMap(auth.authenticate(header, address), (key) => callerFor(key, request, access))
+  if (sessionId === undefined) return byHeader()
   // checked before the database is asked: a forged request costs no query
   if (!readOnlyMethods.has(request.method) && !csrfMatches(request.headers[csrfHeader], sessionId)) {
     return Effect.fail(new Forbidden({ message: `the UI's session needs its CSRF token in the ${csrfHeader} header on a request that changes something` }))

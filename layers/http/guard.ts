@@ -34,15 +34,6 @@ export type RouteHandler = Effect.Effect<
   GatewayServices | HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext | Scope.Scope
 >
 
-/**
- * A route of `group`, guarded: authentication (when on and the group is not open, or `open`
- * says otherwise) gives the handler the caller (its key, role and workspace; with authentication
- * off, a global admin on the `gateway-workspace` header's workspace), and typed errors are answered in the
- * group's family shape. Each answer is counted for `/metrics` by `path` and status, with its
- * duration (a stream's until its headers are ready), and so is a refusal by the rate limits.
- * Built once per route, so a request runs one prepared effect. A route `audited` records each
- * call, however it ended, in the audit log.
- */
 /** with authentication off: the caller without a header, made once (the common case costs no allocation) */
 const openDefault = Effect.fromResult(openCaller(undefined))
 
@@ -77,6 +68,15 @@ const recorded = <E, R>(action: string, caller: Caller, handler: Effect.Effect<H
       ))
   })
 
+/**
+ * A route of `group`, guarded: authentication (when on and the group is not open, or `open`
+ * says otherwise) gives the handler the caller (its key, role and workspace; with authentication
+ * off, a global admin on the `gateway-workspace` header's workspace), and typed errors are answered in the
+ * group's family shape. Each answer is counted for `/metrics` by `path` and status, with its
+ * duration (a stream's until its headers are ready), and so is a refusal by the rate limits.
+ * Built once per route, so a request runs one prepared effect. A route `audited` records each
+ * call, however it ended, in the audit log.
+ */
 export const guardedRoute = (
   auth: Authentication["Service"],
   sessions: UiSessions["Service"],

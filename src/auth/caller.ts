@@ -6,16 +6,13 @@
  * a global admin, as everything was open before workspaces.
  */
 import * as Result from "effect/Result"
-import { Forbidden, InvalidRequest } from "../errors.ts"
-import { type Caller, defaultWorkspace, workspaceHeader, workspaceNameProblem } from "../workspace.ts"
+import { Forbidden, type InvalidRequest } from "../errors.ts"
+import { type Caller, checkWorkspaceName, defaultWorkspace, workspaceHeader } from "../workspace.ts"
 import type { ApiKeyInfo } from "./store.ts"
 
 /** the workspace a header names (undefined when absent), or the 400 saying why it names none */
-const requestedWorkspace = (header: string | undefined): Result.Result<string | undefined, InvalidRequest> => {
-  if (header === undefined) return Result.succeed(undefined)
-  const problem = workspaceNameProblem(header, `the ${workspaceHeader} header`)
-  return problem === undefined ? Result.succeed(header) : Result.fail(new InvalidRequest({ message: problem }))
-}
+const requestedWorkspace = (header: string | undefined): Result.Result<string | undefined, InvalidRequest> =>
+  header === undefined ? Result.succeed(undefined) : checkWorkspaceName(header, `the ${workspaceHeader} header`)
 
 /** the caller of a request made with `key`, whose `gateway-workspace` header is `header`, or why it may not act there */
 export const callerOf = (

@@ -12,7 +12,6 @@ import { parseRfc3339 } from "../time.ts"
 import { generateApiKey, publicIdPattern } from "./apiKey.ts"
 import { type ApiKeyInfo, type ApiKeyStore } from "./store.ts"
 import { relationalUrlVariable } from "../relational.ts"
-import { workspaceNameProblem } from "../workspace.ts"
 
 /** why keys cannot be managed at all: there is no relational database to hold them */
 export const keyStoreMissing = `${relationalUrlVariable} is not set: API keys live in Postgres; set it to a postgres:// URL`
@@ -61,12 +60,6 @@ export const listKeys = (store: ApiKeyStore, workspace: string | undefined): Eff
 export const listWorkspaces = (store: ApiKeyStore): Effect.Effect<ReadonlyArray<string>, ServiceUnavailable> =>
   Effect.mapError(store.workspaces(), unavailable)
 
-/** `workspace` when it is a workspace name (checked before the store is asked), or why not. */
-export const checkWorkspace = (field: string, workspace: string): Result.Result<string, InvalidRequest> => {
-  const problem = workspaceNameProblem(workspace, field)
-  return problem === undefined ? Result.succeed(workspace) : Result.fail(new InvalidRequest({ message: problem }))
-}
-
 export interface CreatedApiKey {
   /** the whole key: shown to its owner now, never again (only the hash of its secret is kept) */
   readonly apiKey: string
@@ -74,7 +67,7 @@ export interface CreatedApiKey {
 }
 
 /**
- * Makes a key of `workspace` (a name `checkWorkspace` accepted), with the `admin` role when asked
+ * Makes a key of `workspace` (a name `checkWorkspaceName` accepted), with the `admin` role when asked
  * (`global`: a global admin); `expiresAt` is a time `parseExpiration` accepted.
  */
 export const createKey = (

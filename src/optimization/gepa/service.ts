@@ -98,8 +98,16 @@ export interface GepaExport {
  * writes them, the UI offers them for download): 404 when it is no GEPA task, 409 until it has
  * completed (still running, or ended in error: nothing to adopt).
  */
-export const gepaTaskExport = (workspace: string, taskId: string, info: TaskInfo | undefined): Effect.Effect<GepaExport, NotFound | Conflict> => {
-  if (info === undefined || info.kind !== gepaTask || !isTaskOf(workspace, info.payload)) return Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` }))
+export const gepaTaskExport = (workspace: string, taskId: string, info: TaskInfo | undefined): Effect.Effect<GepaExport, NotFound | Conflict> =>
+  Effect.flatMap(workspaceGepaTask(workspace, taskId, info), (task) => exportOf(taskId, task))
+
+/** `info` when it is the workspace's GEPA task `taskId`: another workspace's is as unknown as a missing one */
+const workspaceGepaTask = (workspace: string, taskId: string, info: TaskInfo | undefined): Effect.Effect<TaskInfo, NotFound> =>
+  info === undefined || info.kind !== gepaTask || !isTaskOf(workspace, info.payload)
+    ? Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` }))
+    : Effect.succeed(info)
+
+const exportOf = (taskId: string, info: TaskInfo): Effect.Effect<GepaExport, Conflict> => {
   const body = gepaTaskBody(info)
   if (body.status !== "completed") {
     return Effect.fail(new Conflict({ message: `GEPA task ${taskId} is ${body.status === "pending" ? "still running" : `in error: ${body.error}`}: nothing to export` }))
@@ -202,10 +210,7 @@ export class GepaService extends Context.Service<GepaService, {
         yield* tasks.register<GepaPayload>(gepaTask, run, { concurrency: 1, retryLimit: 2, heartbeatS: 10 })
       }
 
-      /** the workspace's GEPA task of that id: another workspace's is as unknown as a missing one */
-      const taskOf = (workspace: string, taskId: string) =>
-        Effect.flatMap(tasks.get(taskId), (info) =>
-          info === undefined || info.kind !== gepaTask || !isTaskOf(workspace, info.payload) ? Effect.fail(new NotFound({ message: `unknown GEPA task "${taskId.slice(0, 100)}"` })) : Effect.succeed(info))
+      const taskOf = (workspace: string, taskId: string) => Effect.flatMap(tasks.get(taskId), (info) => workspaceGepaTask(workspace, taskId, info))
 
       return GepaService.of({
         launch: (request, caller) =>
