@@ -36,7 +36,7 @@ const layers = [
   ]],
   ["providers", ["^src/providers/"]],
   ["ports", [
-    "^src/(cache|ratelimit|metrics|tasks|analytics|objectStorage)/",
+    "^src/(cache|ratelimit|budgets|metrics|tasks|analytics|objectStorage)/",
     "^src/relational[.]ts$",
     "^src/[^/]+/([a-z]+S|s)tore[.]ts$"
   ]],

@@ -1,6 +1,7 @@
 /** `[[rate_limiting.rules]]` as written -> a `RateLimitRule`, or what is wrong with it. */
 import { publicIdPattern } from "../auth/apiKey.ts"
 import type { RawRateLimitRule } from "./raw.ts"
+import { workspaceNameProblem, workspaceNameRule } from "../workspace.ts"
 import { eachValue, type Limit, periods, periodSeconds, type RateLimitRule, ruleId, type ScopeCondition } from "../ratelimit/rules.ts"
 
 export const rateLimitRule = (
@@ -27,6 +28,14 @@ export const rateLimitRule = (
         return { path: ["scope", i, "api_key_public_id"], message: `expected a 12-character public id or "${eachValue}", got "${id}"` }
       }
       scope.push({ kind: "api_key", publicId: id })
+    } else if ("workspace" in condition) {
+      if (condition.workspace !== eachValue && workspaceNameProblem(condition.workspace) !== undefined) {
+        return {
+          path: ["scope", i, "workspace"],
+          message: `expected a workspace name (${workspaceNameRule.description}) or "${eachValue}", got "${condition.workspace.slice(0, 80)}"`
+        }
+      }
+      scope.push({ kind: "workspace", workspace: condition.workspace })
     } else scope.push({ kind: "tag", key: condition.tag_key, value: condition.tag_value })
   }
   // TensorZero's rule: either `priority = N` or `always = true` (a rule that applies whatever the priorities)

@@ -348,8 +348,9 @@ export const RawRateLimitRule = Schema.Struct({
   scope: Schema.optional(Schema.Array(
     Schema.Union([
       Schema.Struct({ api_key_public_id: Schema.String }),
+      Schema.Struct({ workspace: Schema.String }),
       Schema.Struct({ tag_key: Schema.String, tag_value: Schema.String })
-    ]).annotate({ expected: `{ api_key_public_id = "..." } or { tag_key = "...", tag_value = "..." }` })
+    ]).annotate({ expected: `{ api_key_public_id = "..." }, { workspace = "..." } or { tag_key = "...", tag_value = "..." }` })
   )),
   ...limitFields
 })

@@ -68,7 +68,7 @@ export const diclRetrieval = (config: GatewayConfig, pricing: Pricing, examples:
     const found = embeddingModels.get(embeddingModelRequestName(config, variant.embeddingModel))
     // checked at start-up; a short-hand's provider type could still refuse
     if (!("model" in found)) return Effect.fail(variantFailed(variant, "unknown" in found ? found.unknown : found.refused))
-    const options = { requestModel: variant.embeddingModel, credentials: prepared.credentials, cache: prepared.cache, tags: prepared.request.tags ?? {} }
+    const options = { requestModel: variant.embeddingModel, credentials: prepared.credentials, cache: prepared.cache, tags: prepared.request.tags ?? {}, workspace: prepared.workspace }
     return Effect.gen(function*() {
       const result = yield* embedWith(found.model, { input: [text] }, options)
       const call = yield* embeddingCall(pricing, result, [input])

@@ -25,6 +25,7 @@ import { providerCall } from "../inference/providerCall.ts"
 import { type ProviderCall } from "../providers/types.ts"
 import { ProviderFailure } from "../providers/failure.ts"
 import { withinRateLimits } from "../ratelimit/limiter.ts"
+import type { RequestScope } from "../ratelimit/rules.ts"
 import { Configuration, type InferenceServices } from "../services.ts"
 import type { EmbeddingResult } from "./result.ts"
 import { embeddingCacheEntryOf, embeddingCacheKey, embeddingWriteUnit } from "./rows.ts"
@@ -68,7 +69,7 @@ export class EmbeddingService extends Context.Service<EmbeddingService, {
           const cache = cachePolicy(request["gateway::cache_options"], dryrun, cacheSharing(config.gateway, tags[apiKeyTag], caller.workspace))
           const input = typeof request.input === "string" ? [request.input] : request.input
           const embedding: EmbeddingRequest = { input, dimensions: request.dimensions }
-          const options = { requestModel: request.model, credentials: request["gateway::credentials"] ?? {}, cache, tags }
+          const options = { requestModel: request.model, credentials: request["gateway::credentials"] ?? {}, cache, tags, workspace: caller.workspace }
           return Effect.map(embedWith(found.model, embedding, options), (result) => {
             if (!dryrun && writeQueue.enabled) writeQueue.submitSoon(() => embeddingWriteUnit(result, caller.workspace))
             if (cacheStore?.rememberEmbedding !== undefined) {
@@ -101,6 +102,8 @@ export interface EmbedOptions {
   readonly cache: CachePolicy
   /** charged to the rate limits (with the caller's key), stored with the call */
   readonly tags: Readonly<Record<string, string>>
+  /** the caller's workspace, charged to the rate limits and budgets */
+  readonly workspace: string
 }
 
 /**
@@ -111,7 +114,7 @@ export interface EmbedOptions {
 export const embedWith = (
   model: ResolvedEmbeddingModel,
   embedding: EmbeddingRequest,
-  { requestModel, credentials, cache, tags }: EmbedOptions
+  { requestModel, credentials, cache, tags, workspace }: EmbedOptions
 ): Effect.Effect<EmbeddingResult, AllProvidersFailed | CallRefused, InferenceServices> =>
   Effect.clockWith((clock) => {
     const started = clock.currentTimeMillisUnsafe()
@@ -120,7 +123,7 @@ export const embedWith = (
       model.providers,
       (provider) => providerCall(embedding, model.config.name, provider.config, noVariant, extras),
       (provider) => provider.config.timeouts.non_streaming?.total_ms,
-      (provider, call) => attempt(provider, call, cache, tags),
+      (provider, call) => attempt(provider, call, cache, { publicId: tags[apiKeyTag], workspace, tags }),
       (failures) => allFailed(model.config.name, failures, "embedding model"),
       clock
     ).pipe(Effect.map(([answer, provider, call]): EmbeddingResult => {
@@ -147,10 +150,10 @@ const attempt = (
   provider: EmbeddingProvider,
   call: ProviderCall<EmbeddingRequest>,
   cache: CachePolicy,
-  tags: Readonly<Record<string, string>>
+  scope: RequestScope
 ): Effect.Effect<Answer, ProviderFailure | CallRefused, InferenceServices> => {
   const viaProvider = () => withinRateLimits(
-    { publicId: tags[apiKeyTag], tags },
+    scope,
     asModelRequest(call.request.input),
     () =>
       Effect.map(provider.client.embed(call), (answer): Answer => ({

@@ -138,10 +138,10 @@ const tryProviders = <A>(
 const providerTimed = <A, E, R>(engine: ModelCallDeps, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   engine.providerTime === undefined ? effect : engine.providerTime.timed(effect)
 
-/** whom the rate limits charge for the call: the caller's API key and the request's tags */
+/** whom the rate limits charge for the call: the caller's API key, its workspace and the request's tags */
 const scopeOf = (prepared: PreparedInference): RequestScope => {
   const tags = prepared.request.tags ?? {}
-  return { publicId: tags[apiKeyTag], tags }
+  return { publicId: tags[apiKeyTag], workspace: prepared.workspace, tags }
 }
 
 const noChunks: ReadonlyArray<ProviderChunk> = []

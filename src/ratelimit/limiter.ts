@@ -114,7 +114,7 @@ export const reserve = (
         ? "and it does not refill"
         : `retry in ${retryAfterS} s`
       return Effect.fail(new RateLimited({
-        message: `rate limit exceeded: rate_limiting.rules[${rule.index}] (${rule.priority === "always" ? "always" : `priority ${rule.priority}`}) for ${describeScope(rule, scope)}: ${
+        message: `rate limit exceeded: rate_limiting.rules[${rule.index}] (${rule.priority === "always" ? "always" : `priority ${rule.priority}`}) for ${describeScope(rule.scope, scope)}: ${
           Math.max(0, Math.floor(result.available))
         } of ${describeLimit(limit)} available, this call needs ${bucket.amount}, ${outlook}`,
         retryAfterS

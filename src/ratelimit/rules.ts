@@ -46,6 +46,8 @@ export const totalValue = "gateway::total"
 
 export type ScopeCondition =
   | { readonly kind: "api_key"; readonly publicId: string }
+  /** the caller's workspace (src/workspace.ts): one name, or `gateway::each` (each workspace its own) */
+  | { readonly kind: "workspace"; readonly workspace: string }
   | { readonly kind: "tag"; readonly key: string; readonly value: string }
 
 export interface RateLimitRule {
@@ -62,16 +64,18 @@ export interface RateLimitRule {
 export const ruleId = (priority: number | "always", scope: ReadonlyArray<ScopeCondition>, limits: ReadonlyArray<Limit>): string =>
   createHash("sha256").update(JSON.stringify([priority, scope, limits])).digest("hex").slice(0, 16)
 
-/** What a request is known by, for scopes: its API key and its tags. */
+/** What a request is known by, for scopes: its API key, its workspace and its tags. */
 export interface RequestScope {
   readonly publicId?: string | undefined
+  readonly workspace: string
   readonly tags: Readonly<Record<string, string>>
 }
 
-const holds = (condition: ScopeCondition, request: RequestScope): boolean => {
+export const holds = (condition: ScopeCondition, request: RequestScope): boolean => {
   if (condition.kind === "api_key") {
     return request.publicId !== undefined && (condition.publicId === eachValue || condition.publicId === request.publicId)
   }
+  if (condition.kind === "workspace") return condition.workspace === eachValue || condition.workspace === request.workspace
   const value = request.tags[condition.key]
   if (value === undefined) return false
   return condition.value === eachValue || condition.value === totalValue || condition.value === value
@@ -93,20 +97,24 @@ export const applicableRules = (rules: ReadonlyArray<RateLimitRule>, request: Re
   return chosen
 }
 
-/** the scope's values for this request: one bucket per key (`each`), per tag value (`each`), or one for all (`total`) */
-const scopeValues = (rule: RateLimitRule, request: RequestScope): ReadonlyArray<string> =>
-  rule.scope.map((condition) =>
+/** the scope's values for this request: one bucket per key or workspace (`each`), per tag value (`each`), or one for all (`total`) */
+export const scopeValues = (scope: ReadonlyArray<ScopeCondition>, request: RequestScope): ReadonlyArray<string> =>
+  scope.map((condition) =>
     condition.kind === "api_key"
       ? `key=${request.publicId}`
+      : condition.kind === "workspace"
+      ? `workspace=${request.workspace}`
       : `${condition.key}=${condition.value === totalValue ? "*" : request.tags[condition.key]}`
   )
 
 /** `api_key_public_id=abc, tag user=ada`: the scope as a person reads it */
-export const describeScope = (rule: RateLimitRule, request: RequestScope): string => {
-  if (rule.scope.length === 0) return "every request"
-  return rule.scope.map((condition) =>
+export const describeScope = (scope: ReadonlyArray<ScopeCondition>, request: RequestScope): string => {
+  if (scope.length === 0) return "every request"
+  return scope.map((condition) =>
     condition.kind === "api_key"
       ? `api_key_public_id=${request.publicId}`
+      : condition.kind === "workspace"
+      ? `workspace ${request.workspace}`
       : condition.value === totalValue
       ? `every request tagged ${condition.key}`
       : `tag ${condition.key}=${request.tags[condition.key]}`
@@ -130,7 +138,7 @@ export const plannedBuckets = (
   cost = 0
 ): ReadonlyArray<PlannedBucket> =>
   rules.flatMap((rule) => {
-    const values = scopeValues(rule, request)
+    const values = scopeValues(rule.scope, request)
     return rule.limits.map((limit) => ({
       rule,
       limit,

@@ -205,7 +205,7 @@ describe("a TensorZero configuration (tensorzero renamed gateway) loads", () => 
   it("with a rule that always applies beside the highest-priority rules", () => {
     const rules = config.rateLimiting.rules
     expect(rules.map((rule) => rule.priority)).toEqual(["always", 0, 1])
-    const indexes = (tags: Record<string, string>) => applicableRules(rules, { tags }).map((rule) => rule.index)
+    const indexes = (tags: Record<string, string>) => applicableRules(rules, { workspace: "default", tags }).map((rule) => rule.index)
     expect(indexes({})).toEqual([0])
     expect(indexes({ user_id: "ada" })).toEqual([0, 1])
     // the vip rule's higher priority overrides the each-rule, not the always-rule

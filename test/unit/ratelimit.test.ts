@@ -62,21 +62,37 @@ describe("applicableRules", () => {
   it("picks the rules that match with the highest priority", () => {
     const ids = (request: Parameters<typeof applicableRules>[1]) => applicableRules(rules, request).map((rule) => rule.index)
     // a key of its own with a higher priority overrides the each-rule
-    expect(ids({ publicId: "aaaaaaaaaaaa", tags: {} })).toEqual([1])
+    expect(ids({ publicId: "aaaaaaaaaaaa", workspace: "default", tags: {} })).toEqual([1])
     // any other key: the each-rule and the tag rule share priority 0
-    expect(ids({ publicId: "bbbbbbbbbbbb", tags: { user: "ada" } })).toEqual([0, 2])
+    expect(ids({ publicId: "bbbbbbbbbbbb", workspace: "default", tags: { user: "ada" } })).toEqual([0, 2])
     // no key, no tag: only the catch-all rule
-    expect(ids({ tags: {} })).toEqual([3])
+    expect(ids({ workspace: "default", tags: {} })).toEqual([3])
   })
 
   it("plans one bucket per key, per tag value, or one for all", () => {
     const total = rulesOf(`[[rate_limiting.rules]]\npriority = 0\nmodel_inferences_per_minute = 1\nscope = [{ tag_key = "team", tag_value = "gateway::total" }]\n`)
     const keyOf = (rule: RateLimitRule, request: Parameters<typeof plannedBuckets>[1]) => plannedBuckets([rule], request, 0)[0].request.key
-    expect(keyOf(rules[0], { publicId: "bbbbbbbbbbbb", tags: {} })).not.toBe(keyOf(rules[0], { publicId: "cccccccccccc", tags: {} }))
-    expect(keyOf(rules[2], { tags: { user: "a" } })).not.toBe(keyOf(rules[2], { tags: { user: "b" } }))
-    expect(keyOf(total[0], { tags: { team: "a" } })).toBe(keyOf(total[0], { tags: { team: "b" } }))
-    expect(plannedBuckets([rules[2]], { tags: { user: "a" } }, 123)[0].request.amount).toBe(123)
-    expect(plannedBuckets([rules[0]], { publicId: "x", tags: {} }, 123)[0].request.amount).toBe(1)
+    expect(keyOf(rules[0], { publicId: "bbbbbbbbbbbb", workspace: "default", tags: {} })).not.toBe(keyOf(rules[0], { publicId: "cccccccccccc", workspace: "default", tags: {} }))
+    expect(keyOf(rules[2], { workspace: "default", tags: { user: "a" } })).not.toBe(keyOf(rules[2], { workspace: "default", tags: { user: "b" } }))
+    expect(keyOf(total[0], { workspace: "default", tags: { team: "a" } })).toBe(keyOf(total[0], { workspace: "default", tags: { team: "b" } }))
+    expect(plannedBuckets([rules[2]], { workspace: "default", tags: { user: "a" } }, 123)[0].request.amount).toBe(123)
+    expect(plannedBuckets([rules[0]], { publicId: "x", workspace: "default", tags: {} }, 123)[0].request.amount).toBe(1)
+  })
+
+  it("scopes a rule to one workspace, or gives each workspace a bucket of its own", () => {
+    const [named, each] = rulesOf(
+      `[[rate_limiting.rules]]\npriority = 0\nmodel_inferences_per_minute = 1\nscope = [{ workspace = "acme" }]\n` +
+        `[[rate_limiting.rules]]\npriority = 0\nmodel_inferences_per_minute = 1\nscope = [{ workspace = "gateway::each" }]\n`
+    )
+    const ids = (workspace: string) => applicableRules([named, each], { workspace, tags: {} }).map((rule) => rule.index)
+    expect(ids("acme")).toEqual([0, 1])
+    expect(ids("globex")).toEqual([1])
+    const keyOf = (workspace: string) => plannedBuckets([each], { workspace, tags: {} }, 0)[0].request.key
+    expect(keyOf("acme")).not.toBe(keyOf("globex"))
+    expect(keyOf("acme")).toBe(keyOf("acme"))
+    expect(buildErrors(`[[rate_limiting.rules]]\npriority = 0\ntokens_per_day = 5\nscope = [{ workspace = "a b" }]\n`)).toEqual([
+      `${configPath}: rate_limiting.rules[0].scope[0].workspace: expected a workspace name (1 to 64 characters among letters, digits, \`_\`, \`-\` and \`.\`, not only dots) or "gateway::each", got "a b"`
+    ])
   })
 })
 
@@ -112,7 +128,7 @@ describe("reserve and settle", () => {
 
   it("needs max_tokens under a token limit", async () => {
     const { store } = recordingStore(() => ({ ok: true }))
-    const result = await run(reserve({ rules: tokenRules, store }, { tags: {} }, request()))
+    const result = await run(reserve({ rules: tokenRules, store }, { workspace: "default", tags: {} }, request()))
     expect(result._tag).toBe("Failure")
     expect((result as any).failure).toBeInstanceOf(InvalidRequest)
     expect((result as any).failure.message).toMatch(/^max_tokens: rate_limiting\.rules\[0\] limits tokens/)
@@ -120,7 +136,7 @@ describe("reserve and settle", () => {
 
   it("borrows the input estimate plus max_tokens, then settles the difference", async () => {
     const { store, consumed, adjusted } = recordingStore(() => ({ ok: true }))
-    const result = await run(reserve({ rules: tokenRules, store }, { tags: {} }, request(100)))
+    const result = await run(reserve({ rules: tokenRules, store }, { workspace: "default", tags: {} }, request(100)))
     const promptTokens = Math.ceil(("x".repeat(40) + "[]").length / 4)
     expect(consumed[0].map((bucket) => bucket.amount)).toEqual([1, promptTokens + 100])
     await Effect.runPromise(settle((result as any).success, { input_tokens: 10, output_tokens: 10 }))
@@ -129,7 +145,7 @@ describe("reserve and settle", () => {
 
   it("answers 429 naming the rule, the scope and what is left, with a retry time", async () => {
     const { store } = recordingStore(() => ({ ok: false, index: 0, available: 0.4, retryAfterS: 6.2 }))
-    const result = await run(reserve({ rules, store }, { publicId: "bbbbbbbbbbbb", tags: {} }, request()))
+    const result = await run(reserve({ rules, store }, { publicId: "bbbbbbbbbbbb", workspace: "default", tags: {} }, request()))
     const failure = (result as any).failure
     expect(failure).toBeInstanceOf(RateLimited)
     expect(failure.retryAfterS).toBe(7)
@@ -141,10 +157,10 @@ describe("reserve and settle", () => {
   it("answers 503 when the store does not answer, and passes requests no rule covers without asking it", async () => {
     const keyRules = rules.slice(0, 2)
     const { store, consumed } = recordingStore(() => new StoreError({ message: "connect ECONNREFUSED" }))
-    const down = await run(reserve({ rules: keyRules, store }, { publicId: "bbbbbbbbbbbb", tags: {} }, request()))
+    const down = await run(reserve({ rules: keyRules, store }, { publicId: "bbbbbbbbbbbb", workspace: "default", tags: {} }, request()))
     expect((down as any).failure).toBeInstanceOf(ServiceUnavailable)
     expect((down as any).failure.message).toMatch(/rate limit store \(postgres\) is unavailable.*ECONNREFUSED/)
-    const free = await run(reserve({ rules: keyRules, store }, { tags: {} }, request()))
+    const free = await run(reserve({ rules: keyRules, store }, { workspace: "default", tags: {} }, request()))
     expect(free._tag).toBe("Success")
     expect((free as any).success).toBeUndefined()
     expect(consumed).toHaveLength(1)
@@ -172,7 +188,7 @@ tokens_per_day = 100000
   it("borrow default_cost up front, then settle with the call's cost, default_cost when it reported none, nothing when it failed", async () => {
     const limits = (store: RateLimitBuckets) => ({ rules: costRules, store, defaultCost: 0.25 })
     const { store, consumed, adjusted } = recordingStore(() => ({ ok: true }))
-    const reserved = async () => (await run(reserve(limits(store), { tags: {} }, request(10))) as any).success
+    const reserved = async () => (await run(reserve(limits(store), { workspace: "default", tags: {} }, request(10))) as any).success
     const first = await reserved()
     // the buckets: tokens then cost, in the rule's order of limits
     expect(consumed[0].map((bucket) => bucket.amount).at(-1)).toBe(0.25)
