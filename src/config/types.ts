@@ -3,7 +3,7 @@
  * `buildConfig` from the raw TOML; every reference in it has been checked.
  */
 import type { StorageKind } from "../api/inference.ts"
-import type { CostRule } from "../inference/cost.ts"
+import type { CostRule, ModelPrices } from "../inference/cost.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
 import type { ToolChoice, ToolDefinition } from "../inference/types.ts"
 import type { InferenceParams, JsonMode } from "../inference/params.ts"
@@ -174,6 +174,8 @@ export interface ProviderConfig {
   readonly timeouts: Timeouts
   /** `cost` rules, checked; none (or absent) when the provider has no cost */
   readonly cost?: ReadonlyArray<CostRule> | undefined
+  /** `pricing` (of the provider, else of its model): the prices its `cost` rules were made from when it has none of its own; the budgets' estimate reads them */
+  readonly prices?: ModelPrices | undefined
   /** `provider_tools`: tools the provider runs itself, sent with every call to it (before a request's own) */
   readonly providerTools?: ReadonlyArray<unknown> | undefined
   /** the fields specific to the provider type, as its schema decoded them */

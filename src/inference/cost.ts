@@ -41,3 +41,16 @@ export const costRule = (raw: RawCostRule): CostRule | { readonly field: string;
     required: raw.required ?? false
   }
 }
+
+/**
+ * A model's prices per million tokens (`pricing = { input_per_million, ... }` on a model or one
+ * of its providers): expanded into `cost` rules for the provider's type, and read by the budgets'
+ * estimate (src/budgets/estimate.ts). Cache reads and writes are priced as the provider prices
+ * them; absent, they cost what input tokens cost.
+ */
+export interface ModelPrices {
+  readonly inputPerMillion: number
+  readonly outputPerMillion: number
+  readonly cacheReadPerMillion?: number | undefined
+  readonly cacheWritePerMillion?: number | undefined
+}
