@@ -5,7 +5,8 @@
  * inference and episode routes, and as a feedback target (inference and episode: the answer
  * of an unknown id, while A's own feedback is stored). Stored responses (GET, DELETE,
  * input_items, previous_response_id) are seen in their workspace only, even by the same global
- * admin's key naming another workspace. With `share_across_api_keys = true` the cache serves
+ * admin's key naming another workspace. Inferences made through the OpenAI and Anthropic
+ * surfaces land in the caller's workspace too. With `share_across_api_keys = true` the cache serves
  * another key of A's workspace, never a key of team-b.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -187,6 +188,19 @@ describe.each(backends)("workspaces: the inference side's reads on %s", (backend
     expect(shape(await responses("DELETE", `/${id}`, teamB), id)).toEqual(missingDelete)
     expect((await responses("GET", `/${id}`, teamA)).status).toBe(200)
     expect((await responses("POST", "", teamA, { model: "gateway::function_name::assistant", input: "go on", previous_response_id: id })).status).toBe(200)
+  })
+
+  it("inferences made through the OpenAI and Anthropic surfaces are stored in the caller's workspace", async () => {
+    const question = [{ role: "user", content: `surfaces ${backend}` }]
+    const openai = await post(memberA, "/openai/v1/chat/completions", { model: "gateway::function_name::assistant", messages: question })
+    expect(openai.status, openai.text).toBe(200)
+    const anthropic = await post(memberA, "/anthropic/v1/messages", { model: "gateway::function_name::assistant", max_tokens: 50, messages: question })
+    expect(anthropic.status, anthropic.text).toBe(200)
+    for (const id of [openai.body.id, anthropic.body.id]) {
+      await readable(memberA, id)
+      expect(ids(await post(memberB, "/v1/inferences/get_inferences", { ids: [id] }))).toEqual([])
+      expect(ids(await post(global, "/v1/inferences/get_inferences", { ids: [id] }, teamB))).toEqual([])
+    }
   })
 
   it("share_across_api_keys shares the cache between the keys of one workspace, never with another", async () => {
