@@ -33,6 +33,9 @@
 // --workers-scenario: instead of all that, the plain /inference throughput with 1 worker and
 // with 2 (`--workers 2`, balanced by the kernel and by the primary), with the CPU per request
 // of all the gateway's processes (bench/workers.ts).
+// --governance-scenario: instead of all that, /inference with authentication off, on with a
+// workspace's key, and with a budget on that workspace (counters in Postgres, then in Redis):
+// what the workspace check and the budget reservation cost per request (bench/governance.ts).
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -53,6 +56,8 @@ import {
 } from "./scenario.ts"
 import { ensurePostgres } from "../scripts/postgres.ts"
 import { measureWorkers } from "./workers.ts"
+import { measureGovernance } from "./governance.ts"
+import { ensureRedis } from "../scripts/redis.ts"
 import { freshDatabase, type TestDatabase } from "../test/support/databases.ts"
 
 const args = process.argv.slice(2)
@@ -284,6 +289,11 @@ const main = async () => {
   const proxy = await startProcess(["bench/proxy.ts", upstream], /^(\d+)$/m)
   const gatewayDir = writeGatewayFiles(upstream)
   const tracedDir = writeGatewayFiles(upstream, "[gateway.export.otlp.traces]\nenabled = true\n")
+  if (args.includes("--governance-scenario")) {
+    const rows = await measureGovernance({ upstream, body: gatewayBody, connections, duration, rounds, redisUrl: await ensureRedis() })
+    if (args.includes("--json")) console.log(JSON.stringify({ governance: rows }))
+    process.exit(0)
+  }
   if (args.includes("--workers-scenario")) {
     const rows = await measureWorkers({ configDir: gatewayDir, body: gatewayBody, upstreamPid: upstreamProcess.pid, connections, duration, rounds })
     if (args.includes("--json")) console.log(JSON.stringify({ workers: rows }))
