@@ -7,7 +7,8 @@
  * calls are those whose inference (chat or json) carries the tag; a key is the
  * `gateway::api_key_public_id` tag.
  */
-import { scopeTag, type SpendGranularity, type SpendPeriod, type SpendQuery, type SpendStore } from "../../src/budgets/spendStore.ts"
+import type { SpendGranularity } from "../../src/api/spend.ts"
+import { scopeTag, type SpendPeriod, type SpendQuery, type SpendStore } from "../../src/budgets/spendStore.ts"
 import type { ClickHouse } from "./client.ts"
 import { sqlInteger, sqlString } from "./sql.ts"
 

@@ -5,6 +5,10 @@
  */
 import * as Schema from "effect/Schema"
 
+/** UTC days, weeks from Monday (ISO weeks) and months */
+export const spendGranularities = ["day", "week", "month"] as const
+export type SpendGranularity = typeof spendGranularities[number]
+
 /** the longest range of each granularity, in days: a year of days, two years of weeks, five years of months */
 export const maxSpendRangeDays = { day: 366, week: 731, month: 1827 } as const
 
@@ -31,7 +35,7 @@ export type SpendPeriodJson = typeof SpendPeriodJson.Type
 export const SpendAnswer = Schema.Struct({
   workspace: Schema.String,
   scope: SpendScopeJson,
-  granularity: Schema.Literals(["day", "week", "month"]),
+  granularity: Schema.Literals(spendGranularities),
   from: Schema.String.annotate({ description: "the range's start (inclusive), RFC 3339 UTC", format: "date-time" }),
   to: Schema.String.annotate({ description: "the range's end (exclusive), RFC 3339 UTC", format: "date-time" }),
   total: Schema.Struct({ cost: Amount, calls: Calls }),

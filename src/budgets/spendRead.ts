@@ -6,12 +6,12 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { defaultSpendRangeDays, maxSpendRangeDays, type SpendAnswer, type SpendScopeJson } from "../api/spend.ts"
+import { defaultSpendRangeDays, maxSpendRangeDays, type SpendAnswer, type SpendGranularity, spendGranularities, type SpendScopeJson } from "../api/spend.ts"
 import { storeFailure, type StoreFailure, storeOf } from "../analytics/stores.ts"
 import { publicIdPattern } from "../auth/apiKey.ts"
 import { InvalidRequest } from "../errors.ts"
 import { parseRfc3339 } from "../time.ts"
-import { periodStartOf, periodStarts, type SpendGranularity, spendGranularities, type SpendQuery, type SpendScope, SpendStoreService } from "./spendStore.ts"
+import { periodStartOf, periodStarts, type SpendQuery, type SpendScope, SpendStoreService } from "./spendStore.ts"
 
 /** the query string's parameters, as given */
 export interface SpendParams {

@@ -13,11 +13,9 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { AnalyticsPort, AnalyticsStore } from "../analytics/stores.ts"
+import type { SpendGranularity } from "../api/spend.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import type { StoreError } from "../storeError.ts"
-
-export const spendGranularities = ["day", "week", "month"] as const
-export type SpendGranularity = typeof spendGranularities[number]
 
 /** whose spend: the whole workspace, the calls of one API key (its public id), or those of a tag's value */
 export type SpendScope =
