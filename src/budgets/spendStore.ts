@@ -5,8 +5,9 @@
  * source of truth; the budgets' counters (src/budgets/store.ts) only enforce.
  *
  * A model call counts in the period of its own time (the time its stored row's UUIDv7 id
- * carries: when its provider answered); its API key and tags are those of its inference. A cached call costs 0 (or nothing
- * when its provider has no cost rules) but counts as a call; a call without a cost adds 0.
+ * carries: when its provider answered); its API key and tags are those of its inference. A
+ * cached call costs 0 (or nothing when its provider has no cost rules) but counts as a call; a
+ * call without a cost adds 0.
  * Implemented by layers/postgres/spend.ts (also the embedded database) and
  * layers/clickhouse/spend.ts, both checked by test/conformance/spend-store.test.ts.
  */
