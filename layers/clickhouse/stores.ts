@@ -20,6 +20,7 @@ import { makeClickHouseFeedbackStore } from "./feedback.ts"
 import { makeClickHouseInferenceStore } from "./inferences.ts"
 import { makeClickHouseOverviewStore } from "./overview.ts"
 import { makeClickHouseResponseDeletionStore } from "./responses.ts"
+import { makeClickHouseSpendStore } from "./spend.ts"
 import { isClusterName } from "./replicated.ts"
 import { makeClickHouseWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
@@ -50,5 +51,6 @@ export const makeClickHouseStores = (
     experimentation: makeClickHouseExperimentationStore(clickhouse),
     dicl: makeClickHouseDiclStore(clickhouse),
     overview: makeClickHouseOverviewStore(clickhouse),
+    spend: makeClickHouseSpendStore(clickhouse),
     responseDeletions: makeClickHouseResponseDeletionStore(clickhouse)
   })))

@@ -53,6 +53,7 @@ import { getDatapointHistoryHandler } from "./uiDatasets.ts"
 import { exportGepaTaskHandler } from "./uiOptimization.ts"
 import { getUiOverviewHandler } from "./uiOverview.ts"
 import { getUiSessionHandler, signInHandler, signOutHandler } from "./uiSession.ts"
+import { getSpendHandler } from "./spend.ts"
 import { healthHandler, statusHandler } from "./status.ts"
 import { createEpisodeHandler, createRunHandler, getRunHandler, listRunsHandler } from "./workflowEvaluations.ts"
 
@@ -237,6 +238,7 @@ export const groupsOf = (
         .handleRaw("createUiApiKey", route("uiApiKeys", createUiApiKeyHandler)("createUiApiKey"))
         .handleRaw("disableUiApiKey", route("uiApiKeys", disableUiApiKeyHandler)("disableUiApiKey"))),
     HttpApiBuilder.group(api, "audit", (handlers) => handlers.handleRaw("listAudit", route("audit", listAuditHandler)("listAudit"))),
+    HttpApiBuilder.group(api, "spend", (handlers) => handlers.handleRaw("getSpend", route("spend", getSpendHandler)("getSpend"))),
     HttpApiBuilder.group(api, "uiWorkspaces", (handlers) =>
       handlers.handleRaw("listUiWorkspaces", route("uiWorkspaces", () => listUiWorkspacesHandler)("listUiWorkspaces"))),
     HttpApiBuilder.group(api, "operations", (handlers) =>

@@ -15,6 +15,7 @@ import { type FeedbackStore, FeedbackStoreService } from "../../src/feedback/sto
 import { type ResponseDeletionStore, ResponseDeletionStoreService } from "../../src/openaiResponses/store.ts"
 import { type OverviewStore, OverviewStoreService } from "../../src/overview/store.ts"
 import { type InferenceStore, InferenceStoreService } from "../../src/storedInferences/store.ts"
+import { type SpendStore, SpendStoreService } from "../../src/budgets/spendStore.ts"
 import { type WorkflowEvaluationStore, WorkflowEvaluationStoreService } from "../../src/workflowEvaluations/store.ts"
 
 /** The stores of one analytics database, all on its backend. */
@@ -33,6 +34,8 @@ export interface AnalyticsStores {
   readonly dicl: DiclExampleStore
   /** the aggregates of the UI's Overview */
   readonly overview: OverviewStore
+  /** what the stored model calls cost, per period (`GET /v1/spend`) */
+  readonly spend: SpendStore
   /** which stored responses of the Responses surface are deleted */
   readonly responseDeletions: ResponseDeletionStore
 }
@@ -50,6 +53,7 @@ export type StoreServices =
   | ExperimentationStoreService
   | DiclExampleStoreService
   | OverviewStoreService
+  | SpendStoreService
   | ResponseDeletionStoreService
 
 /**
@@ -68,5 +72,6 @@ export const storeServices = (stores: AnalyticsStores | undefined, cache: CacheS
     Context.add(ExperimentationStoreService, { store: stores?.experimentation }),
     Context.add(DiclExampleStoreService, { store: stores?.dicl }),
     Context.add(OverviewStoreService, { store: stores?.overview }),
+    Context.add(SpendStoreService, { store: stores?.spend }),
     Context.add(ResponseDeletionStoreService, { store: stores?.responseDeletions })
   )

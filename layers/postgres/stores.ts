@@ -20,6 +20,7 @@ import { makePostgresFeedbackStore } from "./feedback.ts"
 import { makePostgresInferenceStore } from "./inferences.ts"
 import { makePostgresOverviewStore } from "./overview.ts"
 import { makePostgresResponseDeletionStore } from "./responses.ts"
+import { makePostgresSpendStore } from "./spend.ts"
 import { makePostgresWorkflowEvaluationStore } from "./workflowEvaluations.ts"
 
 /**
@@ -41,5 +42,6 @@ export const makePostgresStores = (url: string, maxRowBytes = defaultMaxRowBytes
     experimentation: makePostgresExperimentationStore(sql),
     dicl: makePostgresDiclStore(sql),
     overview: makePostgresOverviewStore(sql),
+    spend: makePostgresSpendStore(sql),
     responseDeletions: makePostgresResponseDeletionStore(sql)
   }))

@@ -169,6 +169,7 @@ describe("GET /openapi.json", () => {
       "GET /v1/experimentation/{function_name}",
       "GET /v1/optimization/dicl/{task_id}",
       "GET /v1/optimization/gepa/{task_id}",
+      "GET /v1/spend",
       "GET /v1/ui/api_keys",
       "GET /v1/ui/config",
       "GET /v1/ui/datasets/{dataset_name}/datapoints/{datapoint_id}/history",
