@@ -117,6 +117,9 @@ const matrix: Readonly<Record<string, Coverage>> = {
   "GET /v1/audit": {
     isolatedBy: [audit, "shows a workspace admin its workspace's entries only, and a global admin every workspace's or the one it names"]
   },
+  "GET /v1/spend": {
+    isolatedBy: ["spend-http.test.ts", "another workspace's key and tag read 0; a global admin reads the workspace its header names"]
+  },
   "POST /internal/config/reload": { shared: configuration }
 }
 
