@@ -53,6 +53,7 @@ import { getDatapointHistoryHandler } from "./uiDatasets.ts"
 import { exportGepaTaskHandler } from "./uiOptimization.ts"
 import { getUiOverviewHandler } from "./uiOverview.ts"
 import { getUiSessionHandler, signInHandler, signOutHandler } from "./uiSession.ts"
+import { oidcCallbackHandler, oidcStartHandler } from "./uiOidc.ts"
 import { healthHandler, statusHandler } from "./status.ts"
 import { createEpisodeHandler, createRunHandler, getRunHandler, listRunsHandler } from "./workflowEvaluations.ts"
 
@@ -203,7 +204,9 @@ export const groupsOf = (
       handlers
         .handleRaw("getUiSession", route("uiSession", () => getUiSessionHandler)("getUiSession"))
         .handleRaw("signIn", route("uiSession", () => signInHandler)("signIn"))
-        .handleRaw("signOut", route("uiSession", () => signOutHandler)("signOut"))),
+        .handleRaw("signOut", route("uiSession", () => signOutHandler)("signOut"))
+        .handleRaw("oidcStart", route("uiSession", () => oidcStartHandler)("oidcStart"))
+        .handleRaw("oidcCallback", route("uiSession", () => oidcCallbackHandler)("oidcCallback"))),
     HttpApiBuilder.group(api, "uiConfig", (handlers) => handlers.handleRaw("getUiConfig", route("uiConfig", () => getUiConfigHandler)("getUiConfig"))),
     HttpApiBuilder.group(api, "status", (handlers) =>
       handlers
