@@ -52,7 +52,7 @@ const signedIn = (principal: SessionPrincipal, oidc: boolean): UiSession =>
     ? {
       authentication: true,
       signed_in: true,
-      oidc,
+      ...oidcField(oidc),
       public_id: principal.key.publicId,
       workspace: principal.key.workspace,
       role: principal.key.global ? "global" : "admin"
@@ -60,14 +60,15 @@ const signedIn = (principal: SessionPrincipal, oidc: boolean): UiSession =>
     : {
       authentication: true,
       signed_in: true,
-      oidc,
+      ...oidcField(oidc),
       identity: identityName(principal.identity),
       workspace: principal.identity.workspace,
       role: principal.identity.role
     }
 
-/** whether the UI offers single sign-on */
+/** `oidc: true` when the UI offers single sign-on (absent otherwise, as before it existed) */
 const oidcConfigured = Effect.map(Configuration, (config) => config.gateway.ui.oidc !== undefined)
+const oidcField = (oidc: boolean) => oidc ? { oidc: true } : {}
 
 /** without authentication the UI is open, as a global admin's */
 const open: UiSession = { authentication: false, signed_in: true, role: "global" }
@@ -79,10 +80,10 @@ export const getUiSessionHandler = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   // signed in while the session lasts and its key is still valid and an admin's
   const sessionId = sessionIdOf(request)
-  if (sessionId === undefined) return answer({ authentication: true, signed_in: false, oidc })
+  if (sessionId === undefined) return answer({ authentication: true, signed_in: false, ...oidcField(oidc) })
   const check = sessionAuthentication(yield* UiSessions, sessionId, Option.getOrUndefined(request.peerAddress))
   const principal = yield* Effect.orElseSucceed(check, () => undefined)
-  return answer(principal === undefined ? { authentication: true, signed_in: false, oidc } : signedIn(principal, oidc))
+  return answer(principal === undefined ? { authentication: true, signed_in: false, ...oidcField(oidc) } : signedIn(principal, oidc))
 })
 
 export const signInHandler = Effect.gen(function*() {

@@ -24,7 +24,7 @@ export const UiSession = Schema.Struct({
   workspace: Schema.optional(Schema.String),
   /** `admin` of its workspace, or `global` (an admin of every workspace); without authentication, `global`; a single sign-on identity may be a `viewer` (reads only) */
   role: Schema.optional(Schema.Literals(["admin", "global", "viewer"])),
-  /** whether `[gateway.ui.oidc]` is configured: the sign-in page then offers single sign-on */
+  /** true when `[gateway.ui.oidc]` is configured (absent otherwise): the sign-in page then offers single sign-on */
   oidc: Schema.optional(Schema.Boolean),
   /** a single sign-on session's identity: its email, else its subject at the identity provider */
   identity: Schema.optional(Schema.String)
