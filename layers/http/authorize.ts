@@ -38,6 +38,8 @@ export const notGlobalAdmin = (publicId: string | undefined, purpose: string) =>
 export interface RouteAccess {
   readonly adminOnly: string | undefined
   readonly globalOnly: boolean
+  /** a route that changes nothing whatever its method (a search by `POST`): a single sign-on viewer may call it */
+  readonly readsOnly?: boolean | undefined
 }
 
 /** the caller of a request with `key`, if it may call a route requiring `access` */
@@ -73,7 +75,7 @@ export const sessionAuthentication = (sessions: UiSessions["Service"], sessionId
 const sessionCaller = (principal: SessionPrincipal, request: HttpServerRequest.HttpServerRequest, access: RouteAccess) => {
   if (principal.kind === "key") return callerFor(principal.key, request, access, true)
   const { identity } = principal
-  if (identity.role === "viewer" && !readOnlyMethods.has(request.method)) {
+  if (identity.role === "viewer" && !readOnlyMethods.has(request.method) && access.readsOnly !== true) {
     return Effect.fail(
       new Forbidden({ message: `${identityName(identity)} signed in as a viewer of workspace "${identity.workspace}": a viewer may read, not change anything` })
     )

@@ -13,7 +13,7 @@ import type * as Scope from "effect/Scope"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as OpenApi from "effect/http-api/OpenApi"
 import type { GatewayApi } from "../../src/contract/gateway.ts"
-import { Audited } from "../../src/contract/guard.ts"
+import { Audited, ReadsOnly } from "../../src/contract/guard.ts"
 import type { Authentication } from "../../src/auth/authenticate.ts"
 import type { UiSessions } from "../../src/auth/uiSessions.ts"
 import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
@@ -77,7 +77,8 @@ const routeOf = (
       handler,
       open,
       errorJson,
-      Context.get(endpoints[endpoint].annotations, Audited)
+      Context.get(endpoints[endpoint].annotations, Audited),
+      Context.get(endpoints[endpoint].annotations, ReadsOnly)
     )
 }
 

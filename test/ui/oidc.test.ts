@@ -99,7 +99,7 @@ describe("single sign-on for the UI", () => {
     const url = `http://127.0.0.1:${port}`
     provider = await startProvider(`${url}/v1/ui/oidc/callback`)
     database = await freshDatabase("postgres")
-    const env = { GATEWAY_RELATIONAL_DB_URL: database.url, GATEWAY_TEST_OIDC_SECRET: clientSecret }
+    const env = { GATEWAY_RELATIONAL_DB_URL: database.url, GATEWAY_ANALYTICS_DB_URL: database.url, GATEWAY_TEST_OIDC_SECRET: clientSecret }
     const config = `
 [gateway.auth]
 enabled = true
@@ -193,8 +193,8 @@ role = "viewer"
     }
   }, 90_000)
 
-  it("signs a viewer in, who reads but is refused a write", async () => {
-    const { page, context, forget } = await watchedPage(browser)
+  it("signs a viewer in, who reads (searches by POST too) but is refused a write", async () => {
+    const { page, context, problems, forget } = await watchedPage(browser)
     try {
       await page.goto(`${gateway.url}/ui/api-keys`)
       await signInPage(page).waitFor()
@@ -209,6 +209,12 @@ role = "viewer"
       )
       await screenshot(page, "sso-viewer-refused-desktop")
       forget()
+      // a search the API makes by POST only reads: the viewer's inferences page is served
+      const listed = page.waitForResponse((response) => response.url().endsWith("/v1/inferences/list_inferences"))
+      await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Inferences" }).click()
+      expect((await listed).status()).toBe(200)
+      await page.getByRole("heading", { level: 1, name: "Inferences" }).waitFor()
+      expect(problems).toEqual([])
     } finally {
       await context.close()
     }
