@@ -57,9 +57,11 @@ const ruleOf = (context: BuildContext, raw: NonNullable<RawOidc["rules"]>[number
   return { claim: raw.claim, match, workspace: raw.workspace, role: raw.role }
 }
 
-export const buildUiOidc = (context: BuildContext, raw: RawOidc | undefined): OidcSettings | undefined => {
+export const buildUiOidc = (context: BuildContext, raw: RawOidc | undefined, authEnabled: boolean): OidcSettings | undefined => {
   if (raw === undefined) return undefined
   const keyPath = ["gateway", "ui", "oidc"]
+  // without authentication the UI is open to everyone: signing in would grant nothing, and say otherwise
+  if (!authEnabled) context.report(keyPath, "single sign-on needs [gateway.auth] enabled = true (without it the UI is open and has no sessions)")
   for (const [key, value] of [["issuer_url", raw.issuer_url], ["redirect_url", raw.redirect_url]] as const) {
     const problem = oidcUrlProblem(value)
     if (problem !== undefined) context.report([...keyPath, key], problem)

@@ -16,7 +16,8 @@ claim = "email"
 email_domain = "acme.com"
 workspace = "acme"
 role = "admin"
-`) => `
+`, auth = true) => `
+${auth ? "[gateway.auth]\nenabled = true\n" : ""}
 [gateway.ui.oidc]
 ${table}
 ${rules}`
@@ -80,6 +81,12 @@ workspace = "acme"
 role = "owner"
 `), { env }).join("\n")).toMatch(/gateway\.ui\.oidc\.rules\[0\]\.role/)
     expect(buildErrors(oidc(valid, ""), { env }).join("\n")).toMatch(/gateway\.ui\.oidc\.rules: expected at least one \[\[gateway\.ui\.oidc\.rules\]\]/)
+  })
+
+  it("needs authentication on", () => {
+    expect(buildErrors(oidc(valid, undefined, false), { env })).toEqual([
+      expect.stringMatching(/gateway\.ui\.oidc: single sign-on needs \[gateway\.auth\] enabled = true/)
+    ])
   })
 
   it("takes an http:// identity provider on this machine", () => {
