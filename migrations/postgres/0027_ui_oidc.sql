@@ -1,4 +1,4 @@
--- Single sign-on for the web UI (issue 39, OpenID Connect, src/auth/oidc.ts): a session is now
+-- Single sign-on for the web UI (issue 39, OpenID Connect: src/auth/oidcRules.ts, layers/http/uiOidc.ts): a session is now
 -- of an API key (as before) or of an identity the identity provider vouched for, mapped by the
 -- `[[gateway.ui.oidc.rules]]` to a workspace and a role; exactly one of the two is set.
 ALTER TABLE ui_sessions ALTER COLUMN public_id DROP NOT NULL;
