@@ -29,7 +29,7 @@ const layers = [
     "^src/api/",
     "^src/inference/(types|params|cost|extraBody|output|chunks|variantDraw|templates|plainTemplate)[.]ts$",
     "^src/config/(types|raw|credentials)[.]ts$",
-    "^src/auth/apiKey[.]ts$",
+    "^src/auth/(apiKey|oidcRules)[.]ts$",
     "^src/workspace[.]ts$",
     "^src/evaluations/names[.]ts$",
     "^src/ratelimit/rules[.]ts$"

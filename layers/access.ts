@@ -107,7 +107,9 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
     let sessions = UiSessions.of({
       start: () => Effect.die("authentication is off"),
       check: () => Effect.die("authentication is off"),
-      end: () => Effect.void
+      end: () => Effect.void,
+      saveLogin: () => Effect.die("authentication is off"),
+      takeLogin: () => Effect.die("authentication is off")
     })
     if (auth.enabled) {
       const store = yield* requireRelational(relational, "[gateway.auth] enabled = true")

@@ -47,8 +47,13 @@ export interface Caller {
   /** the workspace the request acts on: what it stores carries it, what it reads is limited to it */
   readonly workspace: string
   readonly role: Role
-  /** how the key came: the UI's session of it (undefined: the request's own header) */
-  readonly via?: "session" | undefined
+  /**
+   * how the caller came: the UI's session of a key, or of a single sign-on identity (`oidc`, then
+   * without `publicId`); undefined: the request's own header
+   */
+  readonly via?: "session" | "oidc" | undefined
+  /** a single sign-on identity's name (its email, else its subject), for the audit log */
+  readonly identity?: string | undefined
 }
 
 /** the caller of an open route (`/status`, `/health`, the API reference), which reads and stores nothing of a workspace */

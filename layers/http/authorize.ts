@@ -14,7 +14,9 @@ import * as Option from "effect/Option"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import { csrfHeader, sessionCookie } from "../../src/api/uiSession.ts"
 import type { Authentication } from "../../src/auth/authenticate.ts"
-import { callerOf } from "../../src/auth/caller.ts"
+import { callerOf, oidcCallerOf } from "../../src/auth/caller.ts"
+import { identityName } from "../../src/auth/oidcRules.ts"
+import type { SessionPrincipal } from "../../src/auth/sessionStore.ts"
 import type { ApiKeyInfo } from "../../src/auth/store.ts"
 import { csrfMatches, type UiSessions } from "../../src/auth/uiSessions.ts"
 import { Forbidden, type InvalidRequest } from "../../src/errors.ts"
@@ -36,6 +38,8 @@ export const notGlobalAdmin = (publicId: string | undefined, purpose: string) =>
 export interface RouteAccess {
   readonly adminOnly: string | undefined
   readonly globalOnly: boolean
+  /** a route that changes nothing whatever its method (a search by `POST`): a single sign-on viewer may call it */
+  readonly readsOnly?: boolean | undefined
 }
 
 /** the caller of a request with `key`, if it may call a route requiring `access` */
@@ -59,9 +63,28 @@ export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): strin
   return session === undefined || session === "" ? undefined : session
 }
 
-/** The admin key of the live session `sessionId`, or why not (401, 403, 429, 503). */
+/** Whom the live session `sessionId` is of (an admin key, or a single sign-on identity), or why not (401, 403, 429, 503). */
 export const sessionAuthentication = (sessions: UiSessions["Service"], sessionId: string, address: string | undefined) =>
-  Effect.flatMap(sessions.check(sessionId, address), (key) => key.admin ? Effect.succeed(key) : Effect.fail(notAdmin(key.publicId)))
+  Effect.flatMap(
+    sessions.check(sessionId, address),
+    (principal): Effect.Effect<SessionPrincipal, Forbidden> =>
+      principal.kind === "oidc" || principal.key.admin ? Effect.succeed(principal) : Effect.fail(notAdmin(principal.key.publicId))
+  )
+
+/** the caller of a request on a session of `principal`; a viewer's request that changes something is refused */
+const sessionCaller = (principal: SessionPrincipal, request: HttpServerRequest.HttpServerRequest, access: RouteAccess) => {
+  if (principal.kind === "key") return callerFor(principal.key, request, access, true)
+  const { identity } = principal
+  if (identity.role === "viewer" && !readOnlyMethods.has(request.method) && access.readsOnly !== true) {
+    return Effect.fail(
+      new Forbidden({ message: `${identityName(identity)} signed in as a viewer of workspace "${identity.workspace}": a viewer may read, not change anything` })
+    )
+  }
+  const caller = oidcCallerOf(identity, request.headers[workspaceHeader])
+  if (caller._tag === "Failure") return Effect.fail(caller.failure)
+  if (access.globalOnly) return Effect.fail(new Forbidden({ message: `${identityName(identity)} is not a global admin, which ${access.adminOnly ?? "this route"} requires` }))
+  return Effect.succeed(caller.success)
+}
 
 /**
  * The request's caller, or why it has none (401, or 400 for a malformed workspace header), or why
@@ -90,5 +113,5 @@ export const authorize = (
   if (!readOnlyMethods.has(request.method) && !csrfMatches(request.headers[csrfHeader], sessionId)) {
     return Effect.fail(new Forbidden({ message: `the UI's session needs its CSRF token in the ${csrfHeader} header on a request that changes something` }))
   }
-  return Effect.flatMap(sessionAuthentication(sessions, sessionId, address), (key) => callerFor(key, request, access, true))
+  return Effect.flatMap(sessionAuthentication(sessions, sessionId, address), (principal) => sessionCaller(principal, request, access))
 }

@@ -88,11 +88,14 @@ export const guardedRoute = (
   /** TensorZero's `unstable_error_json`: the native error body also carries `error_json` */
   errorJson = false,
   /** the audit log's name for a call of this route (`Audited` in the contract), if it is an administrative act */
-  audited?: string | undefined
+  audited?: string | undefined,
+  /** a `POST` that only reads (`ReadsOnly` in the contract): a viewer may call it */
+  readsOnly = false
 ) => {
   const access = {
     adminOnly: Context.get(group.annotations, AdminOnly) ? Context.get(group.annotations, AdminPurpose) : undefined,
-    globalOnly: Context.get(group.annotations, GlobalAdminOnly)
+    globalOnly: Context.get(group.annotations, GlobalAdminOnly),
+    readsOnly
   }
   const family = Context.get(group.annotations, ErrorFamily)
   const toResponse = family === "openai"

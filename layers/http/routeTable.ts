@@ -13,7 +13,7 @@ import type * as Scope from "effect/Scope"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as OpenApi from "effect/http-api/OpenApi"
 import type { GatewayApi } from "../../src/contract/gateway.ts"
-import { Audited } from "../../src/contract/guard.ts"
+import { Audited, ReadsOnly } from "../../src/contract/guard.ts"
 import type { Authentication } from "../../src/auth/authenticate.ts"
 import type { UiSessions } from "../../src/auth/uiSessions.ts"
 import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
@@ -54,6 +54,7 @@ import { exportGepaTaskHandler } from "./uiOptimization.ts"
 import { getUiOverviewHandler } from "./uiOverview.ts"
 import { getUiSessionHandler, signInHandler, signOutHandler } from "./uiSession.ts"
 import { getSpendHandler } from "./spend.ts"
+import { oidcCallbackHandler, oidcStartHandler } from "./uiOidc.ts"
 import { healthHandler, statusHandler } from "./status.ts"
 import { createEpisodeHandler, createRunHandler, getRunHandler, listRunsHandler } from "./workflowEvaluations.ts"
 
@@ -77,7 +78,8 @@ const routeOf = (
       handler,
       open,
       errorJson,
-      Context.get(endpoints[endpoint].annotations, Audited)
+      Context.get(endpoints[endpoint].annotations, Audited),
+      Context.get(endpoints[endpoint].annotations, ReadsOnly)
     )
 }
 
@@ -204,7 +206,9 @@ export const groupsOf = (
       handlers
         .handleRaw("getUiSession", route("uiSession", () => getUiSessionHandler)("getUiSession"))
         .handleRaw("signIn", route("uiSession", () => signInHandler)("signIn"))
-        .handleRaw("signOut", route("uiSession", () => signOutHandler)("signOut"))),
+        .handleRaw("signOut", route("uiSession", () => signOutHandler)("signOut"))
+        .handleRaw("oidcStart", route("uiSession", () => oidcStartHandler)("oidcStart"))
+        .handleRaw("oidcCallback", route("uiSession", () => oidcCallbackHandler)("oidcCallback"))),
     HttpApiBuilder.group(api, "uiConfig", (handlers) => handlers.handleRaw("getUiConfig", route("uiConfig", () => getUiConfigHandler)("getUiConfig"))),
     HttpApiBuilder.group(api, "status", (handlers) =>
       handlers

@@ -15,7 +15,8 @@ import { parseApiKey } from "../../src/auth/apiKey.ts"
 import { Authentication } from "../../src/auth/authenticate.ts"
 import { AuditLog } from "../../src/audit/service.ts"
 import { defaultWorkspace } from "../../src/workspace.ts"
-import type { ApiKeyInfo } from "../../src/auth/store.ts"
+import { identityName } from "../../src/auth/oidcRules.ts"
+import type { SessionPrincipal } from "../../src/auth/sessionStore.ts"
 import { csrfTokenOf, UiSessions } from "../../src/auth/uiSessions.ts"
 import { makeDecoder } from "../../src/decode.ts"
 import { InvalidRequest } from "../../src/errors.ts"
@@ -31,22 +32,43 @@ const decodeSignIn = makeDecoder(SignInRequest)
  */
 export const signInBodyBytes = 4 * 1024
 
+/** who `principal` is, as the audit log says it */
+export const principalActor = (principal: SessionPrincipal) =>
+  principal.kind === "key"
+    ? { workspace: principal.key.workspace, actorKind: "ui_session" as const, actor: principal.key.publicId }
+    : { workspace: principal.identity.workspace, actorKind: "oidc" as const, actor: identityName(principal.identity) }
+
 /** Served over HTTPS (directly, or behind a proxy that says so): the cookies are then Secure. */
-const overHttps = (request: HttpServerRequest.HttpServerRequest) =>
+export const overHttps = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers["x-forwarded-proto"]?.split(",")[0].trim() === "https" || request.url.startsWith("https:")
 
-const cookiePath = Effect.map(Configuration, (config) => `${config.gateway.basePath}/`)
+export const cookiePath = Effect.map(Configuration, (config) => `${config.gateway.basePath}/`)
 
 const answer = (session: UiSession) => jsonResponse(JSON.stringify(session))
 
-/** the answer of a browser signed in with `key` */
-const signedIn = (key: ApiKeyInfo): UiSession => ({
-  authentication: true,
-  signed_in: true,
-  public_id: key.publicId,
-  workspace: key.workspace,
-  role: key.global ? "global" : "admin"
-})
+/** the answer of a browser signed in with `key`, or as a single sign-on identity */
+const signedIn = (principal: SessionPrincipal, oidc: boolean): UiSession =>
+  principal.kind === "key"
+    ? {
+      authentication: true,
+      signed_in: true,
+      ...oidcField(oidc),
+      public_id: principal.key.publicId,
+      workspace: principal.key.workspace,
+      role: principal.key.global ? "global" : "admin"
+    }
+    : {
+      authentication: true,
+      signed_in: true,
+      ...oidcField(oidc),
+      identity: identityName(principal.identity),
+      workspace: principal.identity.workspace,
+      role: principal.identity.role
+    }
+
+/** `oidc: true` when the UI offers single sign-on (absent otherwise, as before it existed) */
+const oidcConfigured = Effect.map(Configuration, (config) => config.gateway.ui.oidc !== undefined)
+const oidcField = (oidc: boolean) => oidc ? { oidc: true } : {}
 
 /** without authentication the UI is open, as a global admin's */
 const open: UiSession = { authentication: false, signed_in: true, role: "global" }
@@ -54,13 +76,14 @@ const open: UiSession = { authentication: false, signed_in: true, role: "global"
 export const getUiSessionHandler = Effect.gen(function*() {
   const auth = yield* Authentication
   if (!auth.enabled) return answer(open)
+  const oidc = yield* oidcConfigured
   const request = yield* HttpServerRequest.HttpServerRequest
   // signed in while the session lasts and its key is still valid and an admin's
   const sessionId = sessionIdOf(request)
-  if (sessionId === undefined) return answer({ authentication: true, signed_in: false })
+  if (sessionId === undefined) return answer({ authentication: true, signed_in: false, ...oidcField(oidc) })
   const check = sessionAuthentication(yield* UiSessions, sessionId, Option.getOrUndefined(request.peerAddress))
-  const key = yield* Effect.orElseSucceed(check, () => undefined)
-  return answer(key === undefined ? { authentication: true, signed_in: false } : signedIn(key))
+  const principal = yield* Effect.orElseSucceed(check, () => undefined)
+  return answer(principal === undefined ? { authentication: true, signed_in: false, ...oidcField(oidc) } : signedIn(principal, oidc))
 })
 
 export const signInHandler = Effect.gen(function*() {
@@ -99,14 +122,23 @@ export const signInHandler = Effect.gen(function*() {
   const previous = sessionIdOf(request)
   if (previous !== undefined) yield* sessions.end(previous)
   const lifetimeS = config.gateway.ui.sessionTtlS
-  const sessionId = yield* sessions.start(key.publicId, lifetimeS)
+  const sessionId = yield* sessions.start({ publicId: key.publicId }, lifetimeS)
   yield* audit.record({ workspace: key.workspace, actorKind: "ui_session", actor: key.publicId, action: "ui.sign_in", outcome: "success", status: 200, address })
-  const options = { path: yield* cookiePath, sameSite: "strict" as const, secure: overHttps(request), maxAge: `${lifetimeS} seconds` as const }
-  return answer(signedIn(key)).pipe(
-    HttpServerResponse.setCookieUnsafe(sessionCookie, sessionId, { ...options, httpOnly: true }),
-    HttpServerResponse.setCookieUnsafe(csrfCookie, csrfTokenOf(sessionId), options)
-  )
+  return yield* withSessionCookies(answer(signedIn({ kind: "key", key }, yield* oidcConfigured)), sessionId)
 })
+
+/** `response` setting the cookies of the new session `sessionId` (HttpOnly id, readable CSRF token; SameSite=Strict, Secure over HTTPS) */
+export const withSessionCookies = (response: HttpServerResponse.HttpServerResponse, sessionId: string) =>
+  Effect.gen(function*() {
+    const config = yield* Configuration
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const lifetimeS = config.gateway.ui.sessionTtlS
+    const options = { path: yield* cookiePath, sameSite: "strict" as const, secure: overHttps(request), maxAge: `${lifetimeS} seconds` as const }
+    return response.pipe(
+      HttpServerResponse.setCookieUnsafe(sessionCookie, sessionId, { ...options, httpOnly: true }),
+      HttpServerResponse.setCookieUnsafe(csrfCookie, csrfTokenOf(sessionId), options)
+    )
+  })
 
 export const signOutHandler = Effect.gen(function*() {
   const auth = yield* Authentication
@@ -119,13 +151,11 @@ export const signOutHandler = Effect.gen(function*() {
       const sessions = yield* UiSessions
       const address = Option.getOrUndefined(request.peerAddress)
       // whose session it was, for the audit log (a session already ended names no one)
-      const key = yield* Effect.orElseSucceed(sessions.check(sessionId, address), () => undefined)
+      const principal = yield* Effect.orElseSucceed(sessions.check(sessionId, address), () => undefined)
       yield* sessions.end(sessionId)
-      if (key !== undefined) {
+      if (principal !== undefined) {
         yield* (yield* AuditLog).record({
-          workspace: key.workspace,
-          actorKind: "ui_session",
-          actor: key.publicId,
+          ...principalActor(principal),
           action: "ui.sign_out",
           outcome: "success",
           status: 200,

@@ -65,7 +65,9 @@ export const makeRelationalStore = (
       sessions: {
         create: (session) => bounded("create ui session")(sessions.create(session)),
         find: (idHash) => bounded("find ui session")(sessions.find(idHash)),
-        delete: (idHash) => bounded("delete ui session")(sessions.delete(idHash))
+        delete: (idHash) => bounded("delete ui session")(sessions.delete(idHash)),
+        saveLogin: (login, lifetimeS) => bounded("save oidc login")(sessions.saveLogin(login, lifetimeS)),
+        takeLogin: (stateHash) => bounded("take oidc login")(sessions.takeLogin(stateHash))
       },
       audit: {
         append: (entry) => bounded("append audit entry")(audit.append(entry)),

@@ -12,10 +12,10 @@ export const AuditEntryJson = Schema.Struct({
   id: Schema.String.annotate({ description: "UUIDv7: entries sort by it, newest first" }),
   time: Schema.String.annotate({ description: "when the act ended, RFC 3339 UTC", format: "date-time" }),
   workspace: Schema.String.annotate({ description: "the workspace acted on" }),
-  actor_kind: Schema.Literals(["api_key", "ui_session", "cli", "open"]).annotate({
-    description: "an API key, the UI's session of one, the command line, or anyone (authentication off)"
+  actor_kind: Schema.Literals(["api_key", "ui_session", "oidc", "cli", "open"]).annotate({
+    description: "an API key, the UI's session of one, the UI's session of a single sign-on identity, the command line, or anyone (authentication off)"
   }),
-  actor: Schema.NullOr(Schema.String).annotate({ description: "the key's public id, or the command line's OS user" }),
+  actor: Schema.NullOr(Schema.String).annotate({ description: "the key's public id, the single sign-on identity's email (else its subject), or the command line's OS user" }),
   action: Schema.String.annotate({ description: "e.g. api_key.create, api_key.disable, config.reload, dataset.delete, ui.sign_in" }),
   target: Schema.NullOr(Schema.String).annotate({ description: "what it was done to: a key's public id, a dataset's name, a task's id" }),
   outcome: Schema.Literals(["success", "failure"]),

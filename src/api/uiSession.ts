@@ -22,8 +22,12 @@ export const UiSession = Schema.Struct({
   public_id: Schema.optional(Schema.String),
   /** the workspace of the session's key (a global admin's is `default`; it picks another per request with the `gateway-workspace` header) */
   workspace: Schema.optional(Schema.String),
-  /** `admin` of its workspace, or `global` (an admin of every workspace); without authentication, `global` */
-  role: Schema.optional(Schema.Literals(["admin", "global"]))
+  /** `admin` of its workspace, or `global` (an admin of every workspace); without authentication, `global`; a single sign-on identity may be a `viewer` (reads only) */
+  role: Schema.optional(Schema.Literals(["admin", "global", "viewer"])),
+  /** true when `[gateway.ui.oidc]` is configured (absent otherwise): the sign-in page then offers single sign-on */
+  oidc: Schema.optional(Schema.Boolean),
+  /** a single sign-on session's identity: its email, else its subject at the identity provider */
+  identity: Schema.optional(Schema.String)
 }).annotate({ identifier: "UiSession" })
 export type UiSession = typeof UiSession.Type
 
@@ -31,3 +35,6 @@ export const SignInRequest = Schema.Struct({
   api_key: Schema.String.annotate({ description: "an API key with the admin role (`gateway --create-api-key --admin`)" })
 }).annotate({ identifier: "UiSignInRequest" })
 export type SignInRequest = typeof SignInRequest.Type
+
+/** the cookie binding a single sign-on under way to the browser that started it (SameSite=Lax: the callback is a cross-site navigation) */
+export const oidcBindingCookie = "gateway_oidc_binding"

@@ -27,7 +27,9 @@ export class AuditLog extends Context.Service<AuditLog, {
 
 /** who `caller` is, as an entry says it */
 export const actorOf = (caller: Caller): { readonly actorKind: ActorKind; readonly actor?: string | undefined } =>
-  caller.publicId === undefined ? { actorKind: "open" } : { actorKind: caller.via === "session" ? "ui_session" : "api_key", actor: caller.publicId }
+  caller.via === "oidc"
+    ? { actorKind: "oidc", actor: caller.identity }
+    : caller.publicId === undefined ? { actorKind: "open" } : { actorKind: caller.via === "session" ? "ui_session" : "api_key", actor: caller.publicId }
 
 const describe = (act: AuditAct) =>
   `audit: ${act.action}${act.target === undefined ? "" : ` ${act.target}`} ${act.outcome}` +

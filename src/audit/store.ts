@@ -5,8 +5,12 @@
 import type * as Effect from "effect/Effect"
 import type { StoreError } from "../storeError.ts"
 
-/** who acted: an API key (its public id), the UI's session of one, the command line (the OS user), or anyone (authentication off) */
-export type ActorKind = "api_key" | "ui_session" | "cli" | "open"
+/**
+ * who acted: an API key (its public id), the UI's session of one, the UI's session of a single
+ * sign-on identity (its email, else its subject), the command line (the OS user), or anyone
+ * (authentication off)
+ */
+export type ActorKind = "api_key" | "ui_session" | "oidc" | "cli" | "open"
 
 export interface AuditEntry {
   /** UUIDv7: the entries' order, newest first by id */

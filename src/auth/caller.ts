@@ -8,6 +8,7 @@
 import * as Result from "effect/Result"
 import { Forbidden, type InvalidRequest } from "../errors.ts"
 import { type Caller, checkWorkspaceName, defaultWorkspace, workspaceHeader } from "../workspace.ts"
+import { identityName, type OidcIdentity } from "./oidcRules.ts"
 import type { ApiKeyInfo } from "./store.ts"
 
 /** the workspace a header names (undefined when absent), or the 400 saying why it names none */
@@ -34,3 +35,18 @@ export const callerOf = (
 /** the caller of a request when authentication is off: a global admin, on the header's workspace */
 export const openCaller = (header: string | undefined): Result.Result<Caller, InvalidRequest> =>
   Result.map(requestedWorkspace(header), (workspace) => ({ publicId: undefined, workspace: workspace ?? defaultWorkspace, role: "global" }))
+
+/**
+ * the caller of a request on a single sign-on session of `identity`: an admin of the workspace its
+ * rule granted (a viewer too: what it may not do, change anything, is refused before, by method),
+ * never of another
+ */
+export const oidcCallerOf = (identity: OidcIdentity, header: string | undefined): Result.Result<Caller, InvalidRequest | Forbidden> => {
+  const requested = requestedWorkspace(header)
+  if (Result.isFailure(requested)) return Result.fail(requested.failure)
+  const name = identityName(identity)
+  if (requested.success !== undefined && requested.success !== identity.workspace) {
+    return Result.fail(new Forbidden({ message: `${name} signed in to workspace "${identity.workspace}": it may not act on workspace "${requested.success}"` }))
+  }
+  return Result.succeed({ publicId: undefined, workspace: identity.workspace, role: "admin", via: "oidc", identity: name })
+}

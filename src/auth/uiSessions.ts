@@ -26,8 +26,8 @@ import { type RateLimited, ServiceUnavailable, Unauthorized } from "../errors.ts
 import type { StoreError } from "../storeError.ts"
 import { tooMany, usableKey } from "./authenticate.ts"
 import type { FailedAttempts } from "./failedAttempts.ts"
-import type { ApiKeyInfo } from "./store.ts"
-import type { UiSessionStore } from "./sessionStore.ts"
+import type { OidcIdentity } from "./oidcRules.ts"
+import type { OidcLogin, SessionPrincipal, UiSessionStore } from "./sessionStore.ts"
 
 
 /** 32 random bytes, base64url (no padding) */
@@ -55,12 +55,16 @@ const signInAgain = (why: string) => new Unauthorized({ message: `${why}: sign i
 
 /** What sessions offer the routes; made by `makeUiSessions` when authentication is on. */
 export class UiSessions extends Context.Service<UiSessions, {
-  /** starts a session of the key `publicId` lasting `lifetimeS` seconds: its id, for the cookie */
-  readonly start: (publicId: string, lifetimeS: number) => Effect.Effect<string, ServiceUnavailable>
-  /** the key of the live session `sessionId` (which may not have the admin role), or why there is none */
-  readonly check: (sessionId: string, address: string | undefined) => Effect.Effect<ApiKeyInfo, Unauthorized | RateLimited | ServiceUnavailable>
+  /** starts a session of the key `publicId` (or of a single sign-on `identity`) lasting `lifetimeS` seconds: its id, for the cookie */
+  readonly start: (of: { readonly publicId: string } | { readonly identity: OidcIdentity }, lifetimeS: number) => Effect.Effect<string, ServiceUnavailable>
+  /** whom the live session `sessionId` is of (a key that may not have the admin role), or why there is none */
+  readonly check: (sessionId: string, address: string | undefined) => Effect.Effect<SessionPrincipal, Unauthorized | RateLimited | ServiceUnavailable>
   /** ends the session `sessionId` in every gateway on the database (nothing when it names none) */
   readonly end: (sessionId: string) => Effect.Effect<void, ServiceUnavailable>
+  /** keeps a single sign-on under way for `lifetimeS` seconds, for whichever gateway serves its callback */
+  readonly saveLogin: (login: OidcLogin, lifetimeS: number) => Effect.Effect<void, ServiceUnavailable>
+  /** the sign-on whose state hashes to `stateHash`, taken: a second call with the same state finds nothing */
+  readonly takeLogin: (stateHash: Uint8Array) => Effect.Effect<OidcLogin | undefined, ServiceUnavailable>
 }>()("gateway/UiSessions") {}
 
 /**
@@ -75,7 +79,7 @@ export const checkSession = (
   store: UiSessionStore,
   attempts: FailedAttempts | undefined,
   now: number
-): Effect.Effect<ApiKeyInfo, Unauthorized | RateLimited | ServiceUnavailable> => {
+): Effect.Effect<SessionPrincipal, Unauthorized | RateLimited | ServiceUnavailable> => {
   if (!sessionIdPattern.test(sessionId)) return Effect.fail(signInAgain("the UI's session cookie is not a session of this gateway"))
   const counted = attempts !== undefined && address !== undefined
   if (counted && !attempts.take(address, now)) return Effect.fail(tooMany(attempts, address, now))
@@ -86,21 +90,24 @@ export const checkSession = (
     // the store's failure is not the client's
     Effect.tapError(() => Effect.sync(giveBack)),
     Effect.mapError((error) => sessionStoreUnavailable("check", error)),
-    Effect.flatMap((key) => {
-      if (key === undefined) return Effect.fail(signInAgain("the UI's session has ended (signed out, expired, or unknown)"))
-      const usable = usableKey(key, now)
-      if (Result.isFailure(usable)) return Effect.fail(usable.failure)
+    Effect.flatMap((principal) => {
+      if (principal === undefined) return Effect.fail(signInAgain("the UI's session has ended (signed out, expired, or unknown)"))
+      // a single sign-on session holds what its rule granted; a key's is as good as the key now
+      if (principal.kind === "key") {
+        const usable = usableKey(principal.key, now)
+        if (Result.isFailure(usable)) return Effect.fail(usable.failure)
+      }
       giveBack()
-      return Effect.succeed(key)
+      return Effect.succeed(principal)
     })
   )
 }
 
 export const makeUiSessions = (store: UiSessionStore, attempts: FailedAttempts | undefined, now: () => number): UiSessions["Service"] => ({
-  start: (publicId, lifetimeS) =>
+  start: (of, lifetimeS) =>
     Effect.suspend(() => {
       const sessionId = newSessionId()
-      return store.create({ idHash: hashSessionId(sessionId), publicId, lifetimeS }).pipe(
+      return store.create({ idHash: hashSessionId(sessionId), lifetimeS, ...of }).pipe(
         Effect.mapError((error) => sessionStoreUnavailable("start", error)),
         Effect.as(sessionId)
       )
@@ -110,6 +117,8 @@ export const makeUiSessions = (store: UiSessionStore, attempts: FailedAttempts |
     // a malformed id names no row
     sessionIdPattern.test(sessionId)
       ? Effect.mapError(store.delete(hashSessionId(sessionId)), (error) => sessionStoreUnavailable("end", error))
-      : Effect.void
+      : Effect.void,
+  saveLogin: (login, lifetimeS) => Effect.mapError(store.saveLogin(login, lifetimeS), (error) => sessionStoreUnavailable("start", error)),
+  takeLogin: (stateHash) => Effect.mapError(store.takeLogin(stateHash), (error) => sessionStoreUnavailable("start", error))
 })
 

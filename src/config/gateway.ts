@@ -6,6 +6,7 @@ import { headerProblem } from "../httpHeaders.ts"
 import { type BuildContext, tableDecoder } from "./context.ts"
 import { RawGateway, RawPostgres } from "./raw.ts"
 import { buildRelay } from "./relay.ts"
+import { buildUiOidc } from "./uiOidc.ts"
 import type { DurableQueueSettings, GatewaySettings } from "./types.ts"
 
 export const defaultBindAddress = "0.0.0.0:3000"
@@ -180,7 +181,7 @@ export const buildGateway = (context: BuildContext, table: unknown, postgresTabl
       streamKeepaliveMs: raw.stream_keepalive_ms ?? 15_000,
       metrics: { requireAuth: raw.metrics?.require_auth ?? false },
       // a working day; signing in again starts another
-      ui: { enabled: raw.ui?.enabled ?? true, sessionTtlS: raw.ui?.session_ttl_s ?? 12 * 60 * 60 },
+      ui: { enabled: raw.ui?.enabled ?? true, sessionTtlS: raw.ui?.session_ttl_s ?? 12 * 60 * 60, oidc: buildUiOidc(context, raw.ui?.oidc, raw.auth?.enabled ?? false) },
       requestReadTimeoutMs: raw.request_read_timeout_ms ?? 60_000,
       // off: a process behind no load balancer stops at once; a load balancer's deregistration delay is the operator's to match
       drainDelayMs: raw.drain_delay_ms ?? 0,

@@ -229,7 +229,24 @@ export const RawGateway = Schema.Struct({
   ui: Schema.optional(Schema.Struct({
     enabled: Schema.optional(Schema.Boolean),
     /** how long a UI session lasts from sign-in, in seconds (absolute: using it does not extend it) */
-    session_ttl_s: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxUiSessionTtlS })))
+    session_ttl_s: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxUiSessionTtlS }))),
+    /** single sign-on with an OpenID Connect provider, checked by `config/uiOidc.ts` */
+    oidc: Schema.optional(Schema.Struct({
+      issuer_url: Schema.String,
+      client_id: Schema.String,
+      /** a credential location, as a provider's: `env::NAME`, `path::FILE`, `path_from_env::NAME` */
+      client_secret_location: Schema.String,
+      redirect_url: Schema.String,
+      /** space-separated; `openid email profile` by default */
+      scopes: Schema.optional(Schema.String),
+      rules: Schema.optional(Schema.Array(Schema.Struct({
+        claim: Schema.String,
+        value: Schema.optional(Schema.String),
+        email_domain: Schema.optional(Schema.String),
+        workspace: Schema.String,
+        role: Schema.Literals(["admin", "viewer"])
+      })))
+    }))
   })),
   request_read_timeout_ms: Schema.optional(PositiveInt),
   /** on SIGTERM, how long /health answers 503 `draining` while requests are still served, before the listener closes */

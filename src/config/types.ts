@@ -2,6 +2,7 @@
  * The validated configuration: what the gateway runs on once start-up succeeded. Built by
  * `buildConfig` from the raw TOML; every reference in it has been checked.
  */
+import type { OidcSettings } from "../auth/oidcRules.ts"
 import type { StorageKind } from "../api/inference.ts"
 import type { CostRule, ModelPrices } from "../inference/cost.ts"
 import type { ExtraBodyEdit, ExtraHeaderEdit } from "../inference/extraBody.ts"
@@ -130,7 +131,7 @@ export interface GatewaySettings {
   readonly streamKeepaliveMs: number
   readonly metrics: { readonly requireAuth: boolean }
   /** the web UI at `<base_path>/ui`; how long its sessions last (seconds from sign-in) */
-  readonly ui: { readonly enabled: boolean; readonly sessionTtlS: number }
+  readonly ui: { readonly enabled: boolean; readonly sessionTtlS: number; readonly oidc?: OidcSettings | undefined }
   /** a client must send its whole request (headers and body) within this */
   readonly requestReadTimeoutMs: number
   /** `drain_delay_ms`: on SIGTERM, /health answers 503 `draining` this long (requests still served) before the listener closes */

@@ -5,7 +5,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "../api/errors.ts"
-import { requiresKey, Audited } from "./guard.ts"
+import { requiresKey, Audited, ReadsOnly } from "./guard.ts"
 import { CreateDatapointsRequest, DatapointIds, DatapointsResponse, DatasetsResponse, DeleteDatapointsRequest, DeletedDatapoints, FromInferencesRequest, GetDatapointsRequest, ListDatapointsRequest, UpdateDatapointsRequest, UpdateMetadataRequest, datasetNameRule, jsonLinesContentType, maxDatapointsListed, maxFromInferences } from "../api/datasets.ts"
 
 const JsonLines = Schema.String.pipe(HttpApiSchema.asText({ contentType: jsonLinesContentType }))
@@ -35,7 +35,7 @@ export const DatasetsGroup = HttpApiGroup.make("datasets")
       payload: GetDatapointsRequest,
       success: DatapointsResponse,
       error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(ReadsOnly, true).annotateMerge(OpenApi.annotations({
       summary: "Get datapoints by id",
       description: "Stale ones included (`staled_at` set), in the order asked for; ids not in the dataset are left out."
     })),
@@ -44,7 +44,7 @@ export const DatasetsGroup = HttpApiGroup.make("datasets")
       payload: ListDatapointsRequest,
       success: DatapointsResponse,
       error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(ReadsOnly, true).annotateMerge(OpenApi.annotations({
       summary: "List live datapoints",
       description: `Filtered by function, tags and time, searched, ordered; \`limit\` (default 20, at most ${maxDatapointsListed}) from \`offset\`.`
     })),

@@ -31,6 +31,12 @@ export const GlobalAdminOnly = Context.Reference<boolean>("gateway/api/GlobalAdm
  */
 export const Audited = Context.Reference<string | undefined>("gateway/api/Audited", { defaultValue: () => undefined })
 
+/**
+ * a `POST` endpoint that only reads (a search whose query is a body): a single sign-on viewer,
+ * who may not change anything, may call it as it calls the `GET`s
+ */
+export const ReadsOnly = Context.Reference<boolean>("gateway/api/ReadsOnly", { defaultValue: () => false })
+
 /** what an `AdminOnly` group's routes are for, as its 403 names it ("…the admin role, which <purpose> requires") */
 export const AdminPurpose = Context.Reference<string>("gateway/api/AdminPurpose", { defaultValue: () => "the UI" })
 

@@ -3,7 +3,7 @@ import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import { bodyStatuses, gatewayErrors, keyedStatuses } from "../api/errors.ts"
-import { requiresKey } from "./guard.ts"
+import { ReadsOnly, requiresKey } from "./guard.ts"
 import { GetInferencesRequest, InferencesResponse, ListInferencesRequest } from "../api/inferences.ts"
 
 export const InferencesGroup = HttpApiGroup.make("inferences")
@@ -12,7 +12,7 @@ export const InferencesGroup = HttpApiGroup.make("inferences")
       payload: GetInferencesRequest,
       success: InferencesResponse,
       error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(ReadsOnly, true).annotateMerge(OpenApi.annotations({
       summary: "Get stored inferences by id",
       description: "In the order asked for; ids not found are left out."
     })),
@@ -20,7 +20,7 @@ export const InferencesGroup = HttpApiGroup.make("inferences")
       payload: ListInferencesRequest,
       success: InferencesResponse,
       error: gatewayErrors([...bodyStatuses, ...keyedStatuses])
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(ReadsOnly, true).annotateMerge(OpenApi.annotations({
       summary: "List stored inferences",
       description: "Filtered by function, variant, episode, tags, time, metrics and demonstrations; newest first, `limit` (default 20) from `offset`."
     }))

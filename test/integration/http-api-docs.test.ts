@@ -35,8 +35,8 @@ describe("the API reference with authentication on", () => {
     const spec = answer.body
     expect(spec.components.securitySchemes).toEqual({ bearer: expect.objectContaining({ type: "http", scheme: "bearer" }) })
     // /metrics is open like /status unless [gateway.metrics] require_auth
-    // and the UI's session routes, which are how the UI gets a key
-    const open = ["GET /status", "GET /health", "GET /metrics", "GET /openapi.json", "GET /docs", "GET /v1/ui/session", "POST /v1/ui/session", "DELETE /v1/ui/session"]
+    // and the UI's session routes (its single sign-on too), which are how the UI gets a key
+    const open = ["GET /status", "GET /health", "GET /metrics", "GET /openapi.json", "GET /docs", "GET /v1/ui/session", "POST /v1/ui/session", "DELETE /v1/ui/session", "GET /v1/ui/oidc/start", "GET /v1/ui/oidc/callback"]
     for (const [path, operations] of Object.entries(spec.paths as Record<string, Record<string, any>>)) {
       for (const [method, operation] of Object.entries(operations)) {
         const route = `${method.toUpperCase()} ${path}`

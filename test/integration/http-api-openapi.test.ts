@@ -175,6 +175,8 @@ describe("GET /openapi.json", () => {
       "GET /v1/ui/datasets/{dataset_name}/datapoints/{datapoint_id}/history",
       "GET /v1/ui/episodes/{episode_id}",
       "GET /v1/ui/inferences/{inference_id}",
+      "GET /v1/ui/oidc/callback",
+      "GET /v1/ui/oidc/start",
       "GET /v1/ui/optimization/gepa/{task_id}/export",
       "GET /v1/ui/overview",
       "GET /v1/ui/session",

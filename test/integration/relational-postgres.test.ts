@@ -22,7 +22,7 @@ import { freshDatabase, queryDatabase, type TestBackend, type TestDatabase } fro
 import { failure, openStore, run, serverOf } from "../support/storeFixtures.ts"
 import { startTcpProxy } from "../support/tcpProxy.ts"
 
-const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions", "0022_key_workspaces", "0023_data_workspaces", "0024_audit_log"]
+const migrations = ["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions", "0022_key_workspaces", "0023_data_workspaces", "0024_audit_log", "0027_ui_oidc"]
 
 type PostgresBackend = Exclude<TestBackend, "clickhouse">
 
@@ -273,13 +273,16 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
       const idHash = hash()
       await run(sessions.create({ idHash, publicId: "sesadmin0001", lifetimeS: 3600 }))
       expect(await run(sessions.find(idHash))).toStrictEqual({
-        publicId: "sesadmin0001",
-        createdAt: expect.any(Number),
-        expiresAt: undefined,
-        disabledAt: undefined,
-        admin: true,
-        workspace: "default",
-        global: false
+        kind: "key",
+        key: {
+          publicId: "sesadmin0001",
+          createdAt: expect.any(Number),
+          expiresAt: undefined,
+          disabledAt: undefined,
+          admin: true,
+          workspace: "default",
+          global: false
+        }
       })
       expect(await run(sessions.find(hash()))).toBeUndefined()
       await run(sessions.delete(idHash))
@@ -288,15 +291,38 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
       await run(sessions.delete(idHash))
     })
 
+    it("keeps a single sign-on identity's session (its workspace and role) until deleted", async () => {
+      const { sessions } = suite.store
+      const idHash = hash()
+      const identity = { subject: "sub-alice", email: "alice@acme.com", workspace: "acme", role: "viewer" as const }
+      await run(sessions.create({ idHash, identity, lifetimeS: 3600 }))
+      expect(await run(sessions.find(idHash))).toStrictEqual({ kind: "oidc", identity })
+      await run(sessions.delete(idHash))
+      expect(await run(sessions.find(idHash))).toBeUndefined()
+    })
+
+    it("gives a sign-on under way once, and not after its lifetime", async () => {
+      const { sessions } = suite.store
+      const login = { stateHash: hash(), bindingHash: hash(), codeVerifier: "verifier", nonce: "nonce", returnTo: "/ui/" }
+      await run(sessions.saveLogin(login, 600))
+      expect(await run(sessions.takeLogin(login.stateHash))).toStrictEqual(login)
+      expect(await run(sessions.takeLogin(login.stateHash))).toBeUndefined()
+      const brief = { ...login, stateHash: hash() }
+      await run(sessions.saveLogin(brief, 1))
+      await sleep(1_100)
+      expect(await run(sessions.takeLogin(brief.stateHash))).toBeUndefined()
+    })
+
     it("answers the key's state of now (disabled), and ends a session at its lifetime on the database's clock", async () => {
       const { keys, sessions } = suite.store
       await run(keys.create({ publicId: "sesadmin0002", secretHash: new Uint8Array([2]), admin: true, workspace: "default" }))
       const [lasting, brief] = [hash(), hash()]
       await run(sessions.create({ idHash: lasting, publicId: "sesadmin0002", lifetimeS: 3600 }))
       await run(sessions.create({ idHash: brief, publicId: "sesadmin0002", lifetimeS: 1 }))
-      expect(await run(sessions.find(brief))).toMatchObject({ publicId: "sesadmin0002" })
+      expect(await run(sessions.find(brief))).toMatchObject({ kind: "key", key: { publicId: "sesadmin0002" } })
       await run(keys.disable("sesadmin0002"))
-      expect((await run(sessions.find(lasting)))?.disabledAt).toEqual(expect.any(Number))
+      const found = await run(sessions.find(lasting))
+      expect(found?.kind === "key" ? found.key.disabledAt : undefined).toEqual(expect.any(Number))
       await sleep(1_100)
       expect(await run(sessions.find(brief))).toBeUndefined()
     })

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest"
 import { generateApiKey, parseApiKey, secretMatches } from "../../src/auth/apiKey.ts"
 import { checkAuthorization } from "../../src/auth/authenticate.ts"
 import { FailedAttempts } from "../../src/auth/failedAttempts.ts"
+import type { SessionPrincipal } from "../../src/auth/sessionStore.ts"
 import type { ApiKeyInfo, StoredApiKey } from "../../src/auth/store.ts"
 import { checkSession, csrfMatches, csrfTokenOf, hashSessionId, newSessionId } from "../../src/auth/uiSessions.ts"
 import { ServiceUnavailable, Unauthorized } from "../../src/errors.ts"
@@ -118,16 +119,20 @@ describe("the UI's sessions", () => {
       find: (idHash: Uint8Array) =>
         Effect.suspend(() => {
           store.lookups++
-          return sessions instanceof StoreError ? Effect.fail(sessions) : Effect.succeed(sessions[Buffer.from(idHash).toString("hex")])
+          if (sessions instanceof StoreError) return Effect.fail(sessions)
+          const key = sessions[Buffer.from(idHash).toString("hex")]
+          return Effect.succeed(key === undefined ? undefined : { kind: "key" as const, key })
         }),
-      delete: () => Effect.void
+      delete: () => Effect.void,
+      saveLogin: () => Effect.void,
+      takeLogin: () => Effect.succeed(undefined)
     }
     return store
   }
   const hex = (sessionId: string) => Buffer.from(hashSessionId(sessionId)).toString("hex")
-  const outcome = async (effect: Effect.Effect<ApiKeyInfo, unknown>) => {
+  const outcome = async (effect: Effect.Effect<SessionPrincipal, unknown>) => {
     const result = await Effect.runPromise(Effect.result(effect))
-    return result._tag === "Success" ? result.success : (result.failure as { _tag: string; message: string })
+    return result._tag === "Success" ? (result.success.kind === "key" ? result.success.key : result.success) : (result.failure as { _tag: string; message: string })
   }
 
   it("ids are 32 random bytes; only their hash is looked up; the CSRF token is bound to the id", () => {

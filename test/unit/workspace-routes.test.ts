@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest"
 import { GatewayApi } from "../../src/contract/gateway.ts"
 
 type Coverage =
-  /** proven by the test of this title in test/integration/<file> */
+  /** proven by the test of this title in test/integration/<file> (or a path from there) */
   | { readonly isolatedBy: readonly [file: string, title: string] }
   /** nothing of a workspace is read or written, or what is is documented as shared */
   | { readonly shared: string }
@@ -98,6 +98,10 @@ const matrix: Readonly<Record<string, Coverage>> = {
   "DELETE /v1/optimization/gepa/:task_id": gepa,
   "GET /v1/ui/session": sessions,
   "POST /v1/ui/session": sessions,
+  "GET /v1/ui/oidc/start": { shared: "starts a sign-in; the workspace comes with the identity, below" },
+  "GET /v1/ui/oidc/callback": {
+    isolatedBy: ["../ui/oidc.test.ts", "signs an admin in: it acts in its rule's workspace, as itself in the audit log; signing out ends the session everywhere"]
+  },
   "DELETE /v1/ui/session": { shared: "ends the caller's own session; reads and writes no workspace's data" },
   "GET /v1/ui/config": { shared: configuration },
   "GET /status": { shared: "the process's liveness" },

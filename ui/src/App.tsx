@@ -53,7 +53,9 @@ const Layout = () => {
           {session.data?.authentication === false && <span className="badge warn" title="[gateway.auth] is off: anyone who reaches this page can use it">open: no authentication</span>}
           {session.data?.authentication === true && (
             <>
-              <span className="muted">key {session.data.public_id}</span>
+              <span className="muted">
+                {session.data.identity === undefined ? `key ${session.data.public_id}` : `${session.data.identity} (${session.data.role})`}
+              </span>
               <button type="button" className="button secondary" onClick={() => void signOut()}>Sign out</button>
             </>
           )}
@@ -106,6 +108,6 @@ export const App = () => {
   useEffect(() => onSignedOut(() => void client.invalidateQueries({ queryKey: sessionKey })), [client])
   if (session.isPending) return <Loading what="the session" />
   if (session.isError) return <ErrorNotice error={session.error} />
-  if (!session.data.signed_in) return <SignIn />
+  if (!session.data.signed_in) return <SignIn sso={session.data.oidc === true} />
   return <RouterProvider router={router} />
 }
