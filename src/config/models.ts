@@ -74,7 +74,7 @@ const pricesOf = (raw: RawPricing): ModelPrices => ({
 
 /**
  * One provider table (also `[embedding_models.<name>.providers.<name>]`, see `embeddingModels.ts`).
- * `modelPricing`: the chat model's `pricing` (`null` for an embedding model, whose tables take none).
+ * `chatModel`: the chat model the provider serves, with its `pricing` (absent for an embedding model, whose tables take none).
  */
 export const buildProvider = (
   context: BuildContext,
@@ -82,7 +82,7 @@ export const buildProvider = (
   name: string,
   table: Record<string, unknown>,
   typeDefaults: ProviderTypeDefaults,
-  modelPricing: RawPricing | undefined | null = null
+  chatModel?: { readonly pricing?: RawPricing | undefined } | undefined
 ): ProviderConfig | undefined => {
   const type = table.type
   const definition = typeof type === "string" ? providerTypes.get(type) : undefined
@@ -128,11 +128,11 @@ export const buildProvider = (
     if ("field" in rule) context.report([...keyPath, "cost", index, rule.field], rule.message)
     else costRules.push(rule)
   })
-  if (pricing !== undefined && modelPricing === null) {
+  if (pricing !== undefined && chatModel === undefined) {
     context.report([...keyPath, "pricing"], "pricing applies to the providers of [models] only: write `cost` rules for an embedding model")
     return undefined
   }
-  const rawPrices = pricing ?? modelPricing ?? undefined
+  const rawPrices = pricing ?? chatModel?.pricing
   const prices = rawPrices === undefined ? undefined : pricesOf(rawPrices)
   const typeSettings = withTypeSettings(typeDefault.settings, settings)
   // explicit `cost` rules win over the prices (which the budgets' estimate still reads)
@@ -330,7 +330,7 @@ export const buildModels = (
     if (model === undefined) continue
     const providers = new Map<string, ProviderConfig>()
     for (const [providerName, providerTable] of Object.entries(model.providers)) {
-      const provider = buildProvider(context, [...keyPath, "providers", providerName], providerName, providerTable, typeDefaults, model.pricing)
+      const provider = buildProvider(context, [...keyPath, "providers", providerName], providerName, providerTable, typeDefaults, model)
       if (provider !== undefined) providers.set(providerName, provider)
     }
     if (model.routing.length === 0) context.report([...keyPath, "routing"], "routing must name at least one provider")

@@ -142,6 +142,14 @@ pricing = { input_per_million = 4, output_per_million = 16 }`))
     expect(costOfResponse(provider.cost, wholeBody("openai/fixtures/responses/text.json")).cost).toBeCloseTo(perM(19 * 4 + 10 * 16), 12)
   })
 
+  it("a provider's pricing alone prices it", () => {
+    const provider = buildOk(table(`[models.m.providers.p]
+type = "openai"
+model_name = "g"
+pricing = { input_per_million = 4, output_per_million = 16 }`)).models.get("m")!.providers.get("p")!
+    expect(costOfResponse(provider.cost, wholeBody("openai/fixtures/responses/text.json")).cost).toBeCloseTo(perM(19 * 4 + 10 * 16), 12)
+  })
+
   it("explicit cost rules win over pricing (the prices are kept for the budgets' estimate)", () => {
     const provider = buildOk(table(`pricing = { input_per_million = 1, output_per_million = 1 }
 [models.m.providers.p]
