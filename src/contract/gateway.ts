@@ -23,6 +23,7 @@ import { ReferenceGroup } from "./reference.ts"
 import { StatusGroup } from "./status.ts"
 import { UiApiKeysGroup, UiWorkspacesGroup } from "./uiApiKeys.ts"
 import { AuditGroup } from "./audit.ts"
+import { BudgetsGroup } from "./budgets.ts"
 import { UiConfigGroup } from "./uiConfig.ts"
 import { UiDatasetsGroup } from "./uiDatasets.ts"
 import { UiInferencesGroup } from "./uiInferences.ts"
@@ -80,6 +81,7 @@ export const GatewayApi = HttpApi.make("gateway")
     UiApiKeysGroup,
     UiWorkspacesGroup,
     AuditGroup,
+    BudgetsGroup,
     OperationsGroup
   )
   .annotateMerge(OpenApi.annotations({
