@@ -85,7 +85,7 @@ export const checkBudgetRequest = (
 
 /** What an admin does with its workspace's budgets. */
 export class BudgetAdministration extends Context.Service<BudgetAdministration, {
-  /** the configuration's budgets that can hold in `workspace` (read-only), and the workspace's run-time ones, as the database has them now */
+  /** the configuration's budgets that can hold in `workspace` (read-only), and the workspace's run-time ones this process holds (as last read) */
   readonly list: (workspace: string) => Effect.Effect<
     { readonly config: ReadonlyArray<Budget>; readonly runtime: ReadonlyArray<RuntimeBudget> },
     ServiceUnavailable
@@ -140,15 +140,17 @@ export const makeRuntimeBudgets = (
     }
 
     let version: string | undefined
+    let rows: ReadonlyArray<RuntimeBudget> = []
     // one read at a time, so that an older list never replaces a newer one
     const reading = yield* Semaphore.make(1)
     const read = (force: boolean) =>
       reading.withPermits(1)(Effect.gen(function*() {
         const now = yield* store.version
         if (!force && now === version) return
-        const rows = yield* store.list()
+        const listed = yield* store.list()
         // without any budget the list stays empty: the hot path skips budgets at once
-        current = rows.length === 0 ? configBudgets : [...configBudgets, ...rows.map(budgetOfRuntime)]
+        current = listed.length === 0 ? configBudgets : [...configBudgets, ...listed.map(budgetOfRuntime)]
+        rows = listed
         version = now
       }))
     yield* read(true)
@@ -165,8 +167,8 @@ export const makeRuntimeBudgets = (
     return {
       table,
       administration: BudgetAdministration.of({
-        list: (workspace) =>
-          Effect.mapError(Effect.map(store.list(workspace), (runtime) => ({ config: listConfig(workspace), runtime })), unavailable),
+        // what this process enforces: another gateway's change shows within the poll interval
+        list: (workspace) => Effect.sync(() => ({ config: listConfig(workspace), runtime: rows.filter((budget) => budget.workspace === workspace) })),
         set: (workspace, request, updatedBy) =>
           Effect.gen(function*() {
             const checked = yield* Effect.fromResult(checkBudgetRequest(request))
