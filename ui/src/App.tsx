@@ -29,7 +29,8 @@ const sections: ReadonlyArray<{ path: string; label: string }> = [
   { path: "/playground", label: "Playground" },
   { path: "/configuration", label: "Configuration" },
   { path: "/api-keys", label: "API keys" },
-  { path: "/audit", label: "Audit log" }
+  { path: "/audit", label: "Audit log" },
+  { path: "/budgets", label: "Budgets" }
 ]
 
 const Layout = () => {
@@ -92,6 +93,7 @@ const router = createBrowserRouter([
       { path: "configuration", element: page(() => import("./pages/Configuration.tsx")) },
       { path: "api-keys", element: page(() => import("./pages/ApiKeys.tsx")) },
       { path: "audit", element: page(() => import("./pages/Audit.tsx")) },
+      { path: "budgets", element: page(() => import("./pages/Budgets.tsx")) },
       { path: "*", element: <p role="alert" className="notice error">No such page.</p> }
     ]
   }
