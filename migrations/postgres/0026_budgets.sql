@@ -31,5 +31,8 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER budgets_bump_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON budgets
+-- per row, so that a statement that changed nothing (a DELETE of no row) does not make every gateway read again
+CREATE TRIGGER budgets_bump_version AFTER INSERT OR UPDATE OR DELETE ON budgets
+  FOR EACH ROW EXECUTE FUNCTION gateway_budgets_bump_version();
+CREATE TRIGGER budgets_bump_version_truncate AFTER TRUNCATE ON budgets
   FOR EACH STATEMENT EXECUTE FUNCTION gateway_budgets_bump_version();
