@@ -44,7 +44,8 @@ describe("every page of the UI", () => {
       { name: "playground", path: "/playground", heading: "Playground" },
       { name: "configuration", path: "/configuration", heading: "Configuration" },
       { name: "api-keys", path: "/api-keys", heading: "API keys" },
-      { name: "audit", path: "/audit", heading: "Audit log" }
+      { name: "audit", path: "/audit", heading: "Audit log" },
+      { name: "budgets", path: "/budgets", heading: "Budgets" }
     ]
   }
 
