@@ -57,6 +57,8 @@ const expectedTables = {
     "batch_model_inferences",
     "batch_requests",
     "boolean_metric_feedback",
+    "budgets",
+    "budgets_version",
     "chat_inference",
     "comment_feedback",
     "datapoint",
