@@ -32,6 +32,7 @@ import { evaluateFlagOf } from "../layers/commands/evaluateFlags.ts"
 import { type Database, migrate, migrationFlagOf } from "../layers/commands/migrate.ts"
 import { migrateData } from "../layers/commands/migrateData.ts"
 import { auditList } from "../layers/commands/audit.ts"
+import { budgetDelete, budgetList, budgetSet } from "../layers/commands/budgets.ts"
 import { optimizeExport } from "../layers/commands/optimizeExport.ts"
 import { serve } from "../layers/commands/serve.ts"
 import { validate } from "../layers/commands/validate.ts"
@@ -44,6 +45,7 @@ const usage = "usage: gateway (--config-file <path or glob> | --default-config) 
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [--workspace <name>] [...]\n" +
   "       gateway optimize export <task_id> --dir <folder> [--workspace <name>] | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
   "       gateway audit list [--workspace <name>] [--actor <id>] [--action <name>] [--since <time>] [--until <time>] [--limit <n>]\n" +
+  "       gateway budget (list | set --scope api_key|workspace|tag [--key <tag>] [--value <v>] --period day|week|month|total --limit <amount> | delete <id>) [--workspace <name>]\n" +
   "run `gateway --help` for every option"
 
 const configFileFlag = Flag.String("config-file").pipe(
@@ -358,6 +360,46 @@ const auditCommand = Command.make("audit").pipe(
   Command.withSubcommands([auditListCommand])
 )
 
+const budgetWorkspaceFlag = Flag.String("workspace").pipe(
+  Flag.withDescription("the workspace whose budgets these are (default: default)"),
+  Flag.withDefault(defaultWorkspace)
+)
+
+const budgetListCommand = Command.make(
+  "list",
+  { workspace: budgetWorkspaceFlag, logFormat: logFormatFlag },
+  (flags) => budgetList(flags.workspace, flags.logFormat)
+).pipe(Command.withDescription("print the workspace's budgets set at run time as JSON Lines"))
+
+const budgetSetCommand = Command.make(
+  "set",
+  {
+    workspace: budgetWorkspaceFlag,
+    scope: Flag.String("scope").pipe(Flag.withDescription("api_key (a key of the workspace), workspace, or tag")),
+    key: Flag.String("key").pipe(Flag.withDescription("a tag scope's key"), Flag.optional),
+    value: Flag.String("value").pipe(Flag.withDescription("an api_key scope's public id, or a tag scope's value (or gateway::each)"), Flag.optional),
+    period: Flag.String("period").pipe(Flag.withDescription("day, week or month (UTC), or total")),
+    limit: Flag.String("limit").pipe(Flag.withDescription("the most a period may spend, in the providers' currency")),
+    logFormat: logFormatFlag
+  },
+  (flags) => budgetSet(flags, flags.logFormat)
+).pipe(Command.withDescription("set (create or change) the workspace's budget of a scope and period, and print it"))
+
+const budgetDeleteCommand = Command.make(
+  "delete",
+  {
+    id: Argument.String("id").pipe(Argument.withDescription("the budget's id, as listed")),
+    workspace: budgetWorkspaceFlag,
+    logFormat: logFormatFlag
+  },
+  (flags) => budgetDelete(flags.id, flags.workspace, flags.logFormat)
+).pipe(Command.withDescription("delete one of the workspace's budgets set at run time"))
+
+const budgetCommand = Command.make("budget").pipe(
+  Command.withDescription("budgets set at run time (as /v1/budgets)"),
+  Command.withSubcommands([budgetListCommand, budgetSetCommand, budgetDeleteCommand])
+)
+
 const apiKeyCommand = Command.make("api-key").pipe(
   Command.withDescription("create or disable API keys"),
   Command.withSubcommands([apiKeyCreateCommand, apiKeyDisableCommand])
@@ -381,7 +423,7 @@ const teardown: Runtime.Teardown = (exit, onExit) => {
 }
 
 gateway.pipe(
-  Command.withSubcommands([migrateCommand, apiKeyCommand, auditCommand, evaluateCommand, optimizeCommand, migrateDataCommand]),
+  Command.withSubcommands([migrateCommand, apiKeyCommand, auditCommand, budgetCommand, evaluateCommand, optimizeCommand, migrateDataCommand]),
   Command.run({ version: gatewayVersion }),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown })

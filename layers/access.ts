@@ -14,6 +14,10 @@ import type * as Scope from "effect/Scope"
 import { ApiKeys, Authentication, authenticateGuarded } from "../src/auth/authenticate.ts"
 import { AuditLog, makeAuditLog } from "../src/audit/service.ts"
 import { FailedAttempts } from "../src/auth/failedAttempts.ts"
+import type { Budget } from "../src/budgets/budget.ts"
+import { BudgetTable } from "../src/budgets/budget.ts"
+import { BudgetAdministration, makeRuntimeBudgets } from "../src/budgets/runtime.ts"
+import { uuidv7 } from "../src/ids.ts"
 import { cachedKeyLookup } from "../src/auth/keyCache.ts"
 import { RelationalDatabase, type RelationalStore, relationalUrlVariable } from "../src/relational.ts"
 import { makeUiSessions, UiSessions } from "../src/auth/uiSessions.ts"
@@ -82,8 +86,21 @@ const bucketStoreFor = (
   )
 }
 
-/** The RateLimiter, Authentication, UiSessions and AuditLog services, as configured. */
-export const AccessLive = (config: GatewayConfig, env: Env) =>
+/**
+ * The budgets in force (`BudgetTable`) and their administration: the configuration's
+ * `configBudgets` and, with a relational database, those set at run time, polled. Without
+ * either the table stays empty (the hot path skips budgets at once).
+ */
+const budgetsOf = (configBudgets: ReadonlyArray<Budget>, relational: RelationalStore | undefined) =>
+  makeRuntimeBudgets({
+    configBudgets,
+    store: relational?.budgets,
+    keyWorkspace: (publicId) => Effect.map(relational!.keys.find(publicId), (key) => key?.workspace),
+    newId: () => uuidv7(Date.now())
+  }).pipe(Effect.mapError((error) => new StartupError({ message: `budgets: could not read the run-time budgets: ${error.message}` })))
+
+/** The RateLimiter, Authentication, UiSessions, AuditLog and BudgetTable services, as configured. */
+export const AccessLive = (config: GatewayConfig, env: Env, configBudgets: ReadonlyArray<Budget> = []) =>
   Layer.effectContext(Effect.gen(function*() {
     const relational = yield* configuredRelationalStore(env, postgresConnectionsOf(config, env).relational)
     if (relational !== undefined && !config.gateway.observability.disableAutomaticMigrations) {
@@ -130,11 +147,15 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
       )
     }
 
+    const budgets = yield* budgetsOf(configBudgets, relational)
+
     return Context.make(RateLimiter, { limits }).pipe(
       Context.add(Authentication, authentication),
       Context.add(UiSessions, sessions),
       Context.add(ApiKeys, { store: relational?.keys }),
       Context.add(RelationalDatabase, { ping: relational?.ping }),
-      Context.add(AuditLog, makeAuditLog(relational?.audit, Date.now))
+      Context.add(AuditLog, makeAuditLog(relational?.audit, Date.now)),
+      Context.add(BudgetTable, budgets.table),
+      Context.add(BudgetAdministration, budgets.administration)
     )
   }))

@@ -1,6 +1,6 @@
 /**
  * The relational database (Postgres, GATEWAY_RELATIONAL_DB_URL): API keys, the web UI's
- * sessions, rate limit buckets and the audit log, shared by every gateway process. It applies the same
+ * sessions, rate limit buckets, the audit log and run-time budgets, shared by every gateway process. It applies the same
  * migration sequence as the Postgres analytics database, so both may live in one database.
  */
 import * as Context from "effect/Context"
@@ -8,6 +8,7 @@ import type * as Effect from "effect/Effect"
 import type { AuditStore } from "./audit/store.ts"
 import type { ApiKeyStore } from "./auth/store.ts"
 import type { UiSessionStore } from "./auth/sessionStore.ts"
+import type { BudgetStore } from "./budgets/runtimeStore.ts"
 import type { RateLimitBuckets } from "./ratelimit/store.ts"
 import type { StoreError } from "./storeError.ts"
 
@@ -23,6 +24,8 @@ export interface RelationalStore {
   readonly buckets: RateLimitBuckets
   readonly sessions: UiSessionStore
   readonly audit: AuditStore
+  /** budgets set at run time (`/v1/budgets`) */
+  readonly budgets: BudgetStore
 }
 
 /** the relational database's probe for `GET /health`: undefined when GATEWAY_RELATIONAL_DB_URL is unset */

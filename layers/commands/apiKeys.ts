@@ -31,7 +31,7 @@ const relationalStore = (env: Env): Effect.Effect<RelationalStore, StartupError,
       : Effect.as(migrateRelationalStore(store), store))
 
 /** who runs the command, as the audit log names the command line's acts */
-const operator = () => {
+export const operator = () => {
   try {
     return userInfo().username
   } catch {

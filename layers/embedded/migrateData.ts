@@ -19,8 +19,8 @@ import { withEmbeddedDatabases } from "./pglite.ts"
 
 /** rows copied per statement */
 const pageRows = 500
-/** the migrator's bookkeeping: the target has its own */
-const skippedTables = new Set(["gateway_migrations"])
+/** bookkeeping the target has its own of: the migrator's, and the budgets' version (moved by the budgets copied in) */
+const skippedTables = new Set(["gateway_migrations", "budgets_version"])
 
 const connect = (url: string, which: string) =>
   Effect.mapError(makePgClient(url, { maxConnections: 1 }), (error) => new StartupError({ message: `${which}: cannot connect: ${error.message}` }))

@@ -19,6 +19,7 @@ import type { UiSessions } from "../../src/auth/uiSessions.ts"
 import type { MetricsRecorder } from "../../src/metrics/metrics.ts"
 import type { Caller } from "../../src/workspace.ts"
 import { listAuditHandler } from "./audit.ts"
+import { deleteBudgetHandler, listBudgetsHandler, setBudgetHandler } from "./budgets.ts"
 import { getBatchHandler, startBatchHandler } from "./batch.ts"
 import { makeDocsPage } from "./docs.ts"
 import {
@@ -243,6 +244,11 @@ export const groupsOf = (
         .handleRaw("disableUiApiKey", route("uiApiKeys", disableUiApiKeyHandler)("disableUiApiKey"))),
     HttpApiBuilder.group(api, "audit", (handlers) => handlers.handleRaw("listAudit", route("audit", listAuditHandler)("listAudit"))),
     HttpApiBuilder.group(api, "spend", (handlers) => handlers.handleRaw("getSpend", route("spend", getSpendHandler)("getSpend"))),
+    HttpApiBuilder.group(api, "budgets", (handlers) =>
+      handlers
+        .handleRaw("listBudgets", route("budgets", listBudgetsHandler)("listBudgets"))
+        .handleRaw("setBudget", route("budgets", setBudgetHandler)("setBudget"))
+        .handleRaw("deleteBudget", route("budgets", deleteBudgetHandler)("deleteBudget"))),
     HttpApiBuilder.group(api, "uiWorkspaces", (handlers) =>
       handlers.handleRaw("listUiWorkspaces", route("uiWorkspaces", () => listUiWorkspacesHandler)("listUiWorkspaces"))),
     HttpApiBuilder.group(api, "operations", (handlers) =>

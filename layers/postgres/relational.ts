@@ -1,7 +1,7 @@
 /**
  * The relational database on Postgres (GATEWAY_RELATIONAL_DB_URL): API keys
  * (layers/postgres/apiKeys.ts), the UI's sessions (layers/postgres/uiSessions.ts) and rate limit
- * buckets (layers/postgres/rateLimitBuckets.ts) on one pool, shared by every gateway process. Tables and functions come from
+ * buckets (layers/postgres/rateLimitBuckets.ts), the audit log and run-time budgets (layers/postgres/budgets.ts) on one pool, shared by every gateway process. Tables and functions come from
  * `migrations/postgres/` (the sequence the analytics database applies too). Every call has a
  * statement timeout (`withStatementTimeout`, the client's own, so that it holds through
  * PgBouncer too), so a request never waits on a stuck database for longer than that.
@@ -18,6 +18,7 @@ import { migrate } from "./migrator.ts"
 import { makePostgresRateLimitBuckets } from "./rateLimitBuckets.ts"
 import { makePostgresUiSessionStore } from "./uiSessions.ts"
 import { makePostgresAuditStore } from "./audit.ts"
+import { makePostgresBudgetStore } from "./budgets.ts"
 
 export interface RelationalStoreOptions {
   /** the longest one call may take (waits for a connection and for row locks included); 5 seconds by default */
@@ -36,6 +37,7 @@ export const makeRelationalStore = (
     const buckets = makePostgresRateLimitBuckets(sql)
     const sessions = makePostgresUiSessionStore(sql)
     const audit = makePostgresAuditStore(sql)
+    const budgets = makePostgresBudgetStore(sql)
     // The embedded database has one session, which another client's transaction holds whole: a
     // call waits in its queue (not on a row lock), cannot be cancelled there, and runs once the
     // transaction ends; it has no timer to enforce a timeout with either.
@@ -72,6 +74,12 @@ export const makeRelationalStore = (
       audit: {
         append: (entry) => bounded("append audit entry")(audit.append(entry)),
         list: (query) => bounded("list audit entries")(audit.list(query))
+      },
+      budgets: {
+        version: bounded("read budgets version")(budgets.version),
+        list: (workspace) => bounded("list budgets")(budgets.list(workspace)),
+        upsert: (budget) => bounded("set budget")(budgets.upsert(budget)),
+        remove: (id, workspace) => bounded("delete budget")(budgets.remove(id, workspace))
       }
     }
   })

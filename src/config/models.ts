@@ -15,9 +15,10 @@ import {
   type SingleLocation
 } from "./credentials.ts"
 import type { KeyPath } from "./merge.ts"
-import { type CostRule, costRule } from "../inference/cost.ts"
+import { type CostRule, costRule, type ModelPrices } from "../inference/cost.ts"
 import type { ExtraBodyEdit } from "../inference/extraBody.ts"
-import { providerCommonFields, RawModel } from "./raw.ts"
+import { pricedProviderTypes, pricingRules, reportsCacheWrites } from "./pricing.ts"
+import { providerCommonFields, RawModel, type RawPricing } from "./raw.ts"
 import { relayedModel, relayProvider } from "./relay.ts"
 import { type FunctionConfig, type ModelConfig, type ProviderConfig, type RelaySettings, type ShorthandDefault, variantModel } from "./types.ts"
 
@@ -64,13 +65,24 @@ const writtenLocation = (
     : resolved(parsed)
 }
 
-/** One provider table (also `[embedding_models.<name>.providers.<name>]`, see `embeddingModels.ts`). */
+const pricesOf = (raw: RawPricing): ModelPrices => ({
+  inputPerMillion: raw.input_per_million,
+  outputPerMillion: raw.output_per_million,
+  cacheReadPerMillion: raw.cache_read_per_million,
+  cacheWritePerMillion: raw.cache_write_per_million
+})
+
+/**
+ * One provider table (also `[embedding_models.<name>.providers.<name>]`, see `embeddingModels.ts`).
+ * `chatModel`: the chat model the provider serves, with its `pricing` (absent for an embedding model, whose tables take none).
+ */
 export const buildProvider = (
   context: BuildContext,
   keyPath: KeyPath,
   name: string,
   table: Record<string, unknown>,
-  typeDefaults: ProviderTypeDefaults
+  typeDefaults: ProviderTypeDefaults,
+  chatModel?: { readonly pricing?: RawPricing | undefined } | undefined
 ): ProviderConfig | undefined => {
   const type = table.type
   const definition = typeof type === "string" ? providerTypes.get(type) : undefined
@@ -82,8 +94,19 @@ export const buildProvider = (
   }
   const decoded = context.decodeAt(providerDecoders.get(definition.type)!, table, keyPath)
   if (decoded === undefined) return undefined
-  const { type: _type, model_name, api_key_location, credential_location, extra_body, extra_headers, timeouts, cost, provider_tools, ...rest } =
-    decoded
+  const {
+    type: _type,
+    model_name,
+    api_key_location,
+    credential_location,
+    extra_body,
+    extra_headers,
+    timeouts,
+    cost,
+    pricing,
+    provider_tools,
+    ...rest
+  } = decoded
   const settings: Record<string, unknown> = { ...rest }
   const bodyEdits: Array<ExtraBodyEdit> = []
   for (const key of bodySettings[definition.type] ?? []) {
@@ -105,6 +128,31 @@ export const buildProvider = (
     if ("field" in rule) context.report([...keyPath, "cost", index, rule.field], rule.message)
     else costRules.push(rule)
   })
+  if (pricing !== undefined && chatModel === undefined) {
+    context.report([...keyPath, "pricing"], "pricing applies to the providers of [models] only: write `cost` rules for an embedding model")
+    return undefined
+  }
+  const rawPrices = pricing ?? chatModel?.pricing
+  const prices = rawPrices === undefined ? undefined : pricesOf(rawPrices)
+  const typeSettings = withTypeSettings(typeDefault.settings, settings)
+  // explicit `cost` rules win over the prices (which the budgets' estimate still reads)
+  if (prices !== undefined && costRules.length === 0) {
+    const rules = pricingRules(definition.type, typeSettings, prices)
+    if (rules === undefined) {
+      context.report(
+        // where the prices were written: the provider's table or its model's
+        pricing !== undefined ? [...keyPath, "pricing"] : [...keyPath.slice(0, -2), "pricing"],
+        `provider "${name}": the ${definition.type} provider type has no built-in usage pointers for \`pricing\` (types that have: ${
+          pricedProviderTypes.join(", ")
+        }): write \`cost\` rules for this provider`
+      )
+      return undefined
+    }
+    if (prices.cacheWritePerMillion !== undefined && !reportsCacheWrites(definition.type, typeSettings)) {
+      context.warn([...keyPath, "pricing"], `the ${definition.type} provider type reports no cache writes: cache_write_per_million is not used`)
+    }
+    costRules.push(...rules)
+  }
   const provider: ProviderConfig = {
     name,
     type: definition.type,
@@ -116,8 +164,9 @@ export const buildProvider = (
     extraHeaders: extraHeaders ?? [],
     timeouts: timeouts ?? {},
     cost: costRules,
+    prices,
     providerTools: provider_tools ?? [],
-    settings: withTypeSettings(typeDefault.settings, settings),
+    settings: typeSettings,
     env: context.input.env
   }
   const problem = definition.settingsProblem?.(provider)
@@ -281,7 +330,7 @@ export const buildModels = (
     if (model === undefined) continue
     const providers = new Map<string, ProviderConfig>()
     for (const [providerName, providerTable] of Object.entries(model.providers)) {
-      const provider = buildProvider(context, [...keyPath, "providers", providerName], providerName, providerTable, typeDefaults)
+      const provider = buildProvider(context, [...keyPath, "providers", providerName], providerName, providerTable, typeDefaults, model)
       if (provider !== undefined) providers.set(providerName, provider)
     }
     if (model.routing.length === 0) context.report([...keyPath, "routing"], "routing must name at least one provider")

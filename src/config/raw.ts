@@ -21,6 +21,17 @@ export const Timeouts = Schema.Struct({
 })
 export type Timeouts = typeof Timeouts.Type
 
+/** `pricing`: a model's prices per million tokens, expanded into `cost` rules per provider type (`config/pricing.ts`) */
+export const RawPricing = Schema.Struct({
+  input_per_million: NonNegative,
+  output_per_million: NonNegative,
+  /** absent: cache reads cost what input tokens cost */
+  cache_read_per_million: Schema.optional(NonNegative),
+  /** absent: cache writes cost what input tokens cost */
+  cache_write_per_million: Schema.optional(NonNegative)
+})
+export type RawPricing = typeof RawPricing.Type
+
 /** Fields every provider table has, whatever its type. */
 export const providerCommonFields = {
   type: Schema.String,
@@ -35,6 +46,8 @@ export const providerCommonFields = {
   timeouts: Schema.optional(Timeouts),
   /** what a call costs, read from the raw response (checked in `config/models.ts`, applied by `inference/pricing.ts`) */
   cost: Schema.optional(Schema.Array(RawCostRule)),
+  /** the model's `pricing` for this provider (a chat model's only; `cost` rules win) */
+  pricing: Schema.optional(RawPricing),
   /** tools the provider runs itself (OpenAI's Responses API's web search...), sent with every call as a request's `provider_tools` are */
   provider_tools: Schema.optional(Schema.Array(Schema.Unknown))
 }
@@ -43,6 +56,8 @@ export const RawModel = Schema.Struct({
   routing: Schema.Array(Schema.String),
   providers: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)),
   timeouts: Schema.optional(Timeouts),
+  /** every provider's prices unless the provider gives its own `pricing` or `cost` */
+  pricing: Schema.optional(RawPricing),
   /** with `[gateway.relay]`: this model keeps its own providers */
   skip_relay: Schema.optional(Schema.Boolean)
 })

@@ -24,6 +24,7 @@ import { StatusGroup } from "./status.ts"
 import { UiApiKeysGroup, UiWorkspacesGroup } from "./uiApiKeys.ts"
 import { AuditGroup } from "./audit.ts"
 import { SpendGroup } from "./spend.ts"
+import { BudgetsGroup } from "./budgets.ts"
 import { UiConfigGroup } from "./uiConfig.ts"
 import { UiDatasetsGroup } from "./uiDatasets.ts"
 import { UiInferencesGroup } from "./uiInferences.ts"
@@ -82,6 +83,7 @@ export const GatewayApi = HttpApi.make("gateway")
     UiWorkspacesGroup,
     AuditGroup,
     SpendGroup,
+    BudgetsGroup,
     OperationsGroup
   )
   .annotateMerge(OpenApi.annotations({

@@ -23,6 +23,8 @@ export interface CostRule {
   readonly tokens: ReadonlyArray<string>
   readonly perUnit: number
   readonly required: boolean
+  /** only for whole answers or only for streams (the rules a `pricing` table expands to); both when absent */
+  readonly answer?: "whole" | "stream" | undefined
 }
 
 /** The rule, or what is wrong with it (the field at fault and why). */

@@ -45,11 +45,16 @@ const parsed = (text: string): unknown => {
   }
 }
 
-const price = (rules: ReadonlyArray<CostRule>, valueOf: (rule: CostRule) => number | undefined): Priced => {
+const price = (
+  rules: ReadonlyArray<CostRule>,
+  answer: "whole" | "stream",
+  valueOf: (rule: CostRule) => number | undefined
+): Priced => {
   let cost = 0
   let found = false
   const missing: Array<string> = []
   for (const rule of rules) {
+    if (rule.answer !== undefined && rule.answer !== answer) continue
     const value = valueOf(rule)
     if (value === undefined) {
       if (rule.required) missing.push(rule.pointer)
@@ -65,14 +70,14 @@ const price = (rules: ReadonlyArray<CostRule>, valueOf: (rule: CostRule) => numb
 export const costOfResponse = (rules: ReadonlyArray<CostRule> | undefined, rawResponse: string): Priced => {
   if (rules === undefined || rules.length === 0) return unpriced
   const json = parsed(rawResponse)
-  return price(rules, (rule) => numberAt(json, rule.tokens))
+  return price(rules, "whole", (rule) => numberAt(json, rule.tokens))
 }
 
 /** The cost of a streamed answer: each rule reads the last raw chunk (JSON) where its pointer finds a number. */
 export const costOfChunks = (rules: ReadonlyArray<CostRule> | undefined, rawChunks: ReadonlyArray<string>): Priced => {
   if (rules === undefined || rules.length === 0) return unpriced
   const chunks = rawChunks.map(parsed)
-  return price(rules, (rule) => {
+  return price(rules, "stream", (rule) => {
     for (let i = chunks.length - 1; i >= 0; i--) {
       const value = numberAt(chunks[i], rule.tokens)
       if (value !== undefined) return value

@@ -37,6 +37,8 @@ const config = (apiBase: string) => `
 ${observabilityToml()}
 ${provider("priced", apiBase, prices)}
 ${provider("unpriced", apiBase, "")}
+${provider("listed", apiBase, "")}
+pricing = { input_per_million = 100, output_per_million = 200, cache_read_per_million = 25 }
 ${provider("needy", apiBase, `cost = [{ pointer = "/usage/images", cost_per_unit = 1, required = true }, { pointer = "/usage/prompt_tokens", cost_per_unit = 1 }]`)}
 
 [rate_limiting]
@@ -52,6 +54,11 @@ type = "chat"
 type = "chat_completion"
 model = "priced"
 `
+
+/** \`pricing\` on the model "listed": 12 prompt tokens at 100 per million, 7 completion tokens at 200 per million */
+const listedCost = (12 * 100 + 7 * 200) / 1e6
+/** with 4 of the prompt tokens read from the cache at 25 per million */
+const listedCachedCost = (8 * 100 + 4 * 25 + 7 * 200) / 1e6
 
 const input = { messages: [{ role: "user", content: "hi" }] }
 
@@ -161,6 +168,29 @@ describe.each(backends)("costs, stored on %s", (backend) => {
       stream_options: { include_usage: true }
     })
     expect(events.at(-2).usage.gateway_cost).toBeCloseTo(fullCost, 12)
+  })
+
+  it("a model's pricing: the stored cost of whole and streamed calls, cache reads at their price, a cache hit 0", async () => {
+    fake.script.push({ ...pricedAnswer, body: { ...pricedAnswer.body, model: "gpt-listed" } })
+    const whole = await gateway.post("/inference", { model_name: "listed", input })
+    expect(whole.status, JSON.stringify(whole.body)).toBe(200)
+    expect(whole.body.usage.cost).toBeCloseTo(listedCachedCost, 12)
+    expect((await storedCall(whole.body.inference_id)).cost).toBeCloseTo(listedCachedCost, 12)
+
+    const { status, events } = await gateway.stream("/inference", { model_name: "listed", input, stream: true })
+    expect(status).toBe(200)
+    const final = events.at(-2)
+    expect(final.usage.cost).toBeCloseTo(listedCost, 12)
+    expect((await storedCall(final.inference_id)).cost).toBeCloseTo(listedCost, 12)
+
+    const cachedInput = { messages: [{ role: "user", content: fresh("cache my pricing") }] }
+    const first = await gateway.post("/inference", { model_name: "listed", input: cachedInput, cache_options: { enabled: "on" } })
+    expect((await storedCall(first.body.inference_id)).cost).toBeCloseTo(listedCost, 12)
+    const again = await gateway.post("/inference", { model_name: "listed", input: cachedInput, cache_options: { enabled: "on" } })
+    expect(again.body.usage.cost).toBe(0)
+    const call = await storedCall(again.body.inference_id)
+    expect(call.cached).toBe(true)
+    expect(call.cost).toBe(0)
   })
 
   it("cost_per_hour: calls pass while the budget lasts, then a 429; another tag value has its own budget", async () => {

@@ -143,6 +143,7 @@ describe("GET /openapi.json", () => {
     const documented = routesOf(spec)
     expect(documented).toEqual([
       "DELETE /openai/v1/responses/{id}",
+      "DELETE /v1/budgets/{id}",
       "DELETE /v1/datasets/{dataset_name}",
       "DELETE /v1/datasets/{dataset_name}/datapoints",
       "DELETE /v1/optimization/gepa/{task_id}",
@@ -162,6 +163,7 @@ describe("GET /openapi.json", () => {
       "GET /openapi.json",
       "GET /status",
       "GET /v1/audit",
+      "GET /v1/budgets",
       "GET /v1/datasets",
       "GET /v1/datasets/{dataset_name}/datapoints/export",
       "GET /v1/evaluations/runs",
@@ -210,7 +212,8 @@ describe("GET /openapi.json", () => {
       "POST /v1/ui/api_keys/{public_id}/disable",
       "POST /v1/ui/session",
       "POST /workflow_evaluation_run",
-      "POST /workflow_evaluation_run/{run_id}/episode"
+      "POST /workflow_evaluation_run/{run_id}/episode",
+      "PUT /v1/budgets"
     ])
     // ask every method of every path, documented or not: a route answers unless the router says it has none
     const answered: Array<string> = []

@@ -76,7 +76,7 @@ const parsed = (text: string): unknown => {
  */
 export const call = async (
   gateway: RunningGateway | string,
-  method: "GET" | "POST" | "DELETE",
+  method: "GET" | "POST" | "PUT" | "DELETE",
   route: string,
   options: {
     readonly key?: ApiKey | string

@@ -45,6 +45,7 @@ describe("every page of the UI", () => {
       { name: "configuration", path: "/configuration", heading: "Configuration" },
       { name: "api-keys", path: "/api-keys", heading: "API keys" },
       { name: "audit", path: "/audit", heading: "Audit log" },
+      { name: "budgets", path: "/budgets", heading: "Budgets" },
       { name: "spend", path: "/spend", heading: "Spend" }
     ]
   }

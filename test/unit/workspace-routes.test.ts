@@ -41,6 +41,7 @@ const dicl = { isolatedBy: [tasks, "DICL: each workspace has its own examples of
 const gepa = { isolatedBy: [tasks, "GEPA: another workspace's task is unknown to get, cancel and export (HTTP and command line), and is not cancelled"] } as const
 const sessions = { isolatedBy: [keys, "sign a workspace admin in with its workspace and role, and a global admin as global"] } as const
 const adminKeys = { isolatedBy: [keys, "answer another workspace's key exactly as a key that does not exist, and leave it working"] } as const
+const budgets = { isolatedBy: ["budgets-runtime.test.ts", "another workspace's budget is invisible and cannot be deleted (the 404 of an unknown id)"] } as const
 const configuration = "the configuration (functions, models, variants) is shared by every workspace"
 
 const matrix: Readonly<Record<string, Coverage>> = {
@@ -121,6 +122,9 @@ const matrix: Readonly<Record<string, Coverage>> = {
   "GET /v1/audit": {
     isolatedBy: [audit, "shows a workspace admin its workspace's entries only, and a global admin every workspace's or the one it names"]
   },
+  "GET /v1/budgets": budgets,
+  "PUT /v1/budgets": { isolatedBy: ["budgets-runtime.test.ts", "an API key of another workspace is a 404, as an unknown key"] },
+  "DELETE /v1/budgets/:id": budgets,
   "GET /v1/spend": {
     isolatedBy: ["spend-http.test.ts", "another workspace's key and tag read 0; a global admin reads the workspace its header names"]
   },

@@ -30,6 +30,7 @@ const sections: ReadonlyArray<{ path: string; label: string }> = [
   { path: "/configuration", label: "Configuration" },
   { path: "/api-keys", label: "API keys" },
   { path: "/audit", label: "Audit log" },
+  { path: "/budgets", label: "Budgets" },
   { path: "/spend", label: "Spend" }
 ]
 
@@ -95,6 +96,7 @@ const router = createBrowserRouter([
       { path: "configuration", element: page(() => import("./pages/Configuration.tsx")) },
       { path: "api-keys", element: page(() => import("./pages/ApiKeys.tsx")) },
       { path: "audit", element: page(() => import("./pages/Audit.tsx")) },
+      { path: "budgets", element: page(() => import("./pages/Budgets.tsx")) },
       { path: "spend", element: page(() => import("./pages/Spend.tsx")) },
       { path: "*", element: <p role="alert" className="notice error">No such page.</p> }
     ]

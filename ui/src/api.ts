@@ -34,7 +34,7 @@ export const onSignedOut = (listener: () => void) => {
 }
 
 export interface RequestOptions {
-  readonly method?: "GET" | "POST" | "PATCH" | "DELETE"
+  readonly method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
   readonly body?: unknown
   /** a raw body (JSONL), sent as is */
   readonly text?: string
