@@ -1,6 +1,6 @@
 /**
  * The relational database (Postgres, GATEWAY_RELATIONAL_DB_URL): API keys, the web UI's
- * sessions, rate limit buckets and the audit log, shared by every gateway process. It applies the same
+ * sessions, rate limit buckets, budget counters and the audit log, shared by every gateway process. It applies the same
  * migration sequence as the Postgres analytics database, so both may live in one database.
  */
 import * as Context from "effect/Context"
@@ -8,6 +8,7 @@ import type * as Effect from "effect/Effect"
 import type { AuditStore } from "./audit/store.ts"
 import type { ApiKeyStore } from "./auth/store.ts"
 import type { UiSessionStore } from "./auth/sessionStore.ts"
+import type { BudgetCounters } from "./budgets/store.ts"
 import type { RateLimitBuckets } from "./ratelimit/store.ts"
 import type { StoreError } from "./storeError.ts"
 
@@ -21,6 +22,8 @@ export interface RelationalStore {
   readonly ping: Effect.Effect<void, StoreError>
   readonly keys: ApiKeyStore
   readonly buckets: RateLimitBuckets
+  /** the budgets' spend counters (when Redis does not hold them) */
+  readonly budgetCounters: BudgetCounters
   readonly sessions: UiSessionStore
   readonly audit: AuditStore
 }
