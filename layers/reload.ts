@@ -32,7 +32,10 @@ import { ConfigReload, type ConfigVersion, type ReloadOptions, type ReloadOutcom
 import type { GatewayConfig } from "../src/config/types.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { Metrics } from "../src/metrics/metrics.ts"
-import { RateLimiter } from "../src/ratelimit/limiter.ts"
+import { BudgetTable } from "../src/budgets/budget.ts"
+import { budgetTableOf } from "./budgetTable.ts"
+import type { BudgetCounting } from "../src/budgets/reservation.ts"
+import { RateLimiter, type RateLimits } from "../src/ratelimit/limiter.ts"
 import { type LoadedConfig, logConfigWarnings, problemCount, type ValidConfig } from "./configLoader.ts"
 import { maxPathParamLength } from "./http/fallback.ts"
 import { type HotDispatch, makeHotDispatch } from "./http/hotRoutes.ts"
@@ -74,17 +77,25 @@ const changedGatewayKeys = (before: GatewayConfig["gateway"], after: GatewayConf
 const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 
 /**
- * The rate limits of a reloaded configuration, on the buckets the process opened at start-up;
- * rules where there were none at start-up have no buckets to count in: a warning, and no limits.
+ * The rate limits and budgets of a reloaded configuration, on the buckets and counters the
+ * process opened at start-up; rules or budgets where there were none at start-up have nowhere to
+ * count: a warning, and no limits (or no budgets).
  */
-const reloadedRateLimiter = (config: GatewayConfig, started: RateLimiter["Service"]): { readonly limiter: RateLimiter["Service"]; readonly warning?: string } => {
-  const { enabled, rules, defaultCost } = config.rateLimiting
-  if (!enabled || rules.length === 0) return { limiter: RateLimiter.none }
+const reloadedRateLimiter = (config: GatewayConfig, started: RateLimiter["Service"]): { readonly limiter: RateLimiter["Service"]; readonly warnings: ReadonlyArray<string> } => {
+  const { enabled, rules, defaultCost, budgets: configured } = config.rateLimiting
+  const warnings: Array<string> = []
   const store = started.limits?.store
-  if (store === undefined) {
-    return { limiter: RateLimiter.none, warning: "[rate_limiting] rules added by a reload take effect at the next restart (no buckets were opened at start-up)" }
+  let limits: RateLimits | undefined
+  if (enabled && rules.length > 0) {
+    if (store === undefined) warnings.push("[rate_limiting] rules added by a reload take effect at the next restart (no buckets were opened at start-up)")
+    else limits = { rules, store, defaultCost }
   }
-  return { limiter: RateLimiter.of({ limits: { rules, store, defaultCost } }) }
+  let budgets: BudgetCounting | undefined
+  if (configured.length > 0) {
+    if (started.budgets === undefined) warnings.push("[[rate_limiting.budgets]] added by a reload take effect at the next restart (no budget counters were opened at start-up)")
+    else budgets = { counters: started.budgets.counters, defaultCost }
+  }
+  return { limiter: limits === undefined && budgets === undefined ? RateLimiter.none : RateLimiter.of({ limits, budgets }), warnings }
 }
 
 export interface GenerationsOptions {
@@ -184,7 +195,8 @@ export const makeGenerations = (options: GenerationsOptions) => {
         Layer.provide(ConfiguredServicesLive(config, models)),
         Layer.provide(Layer.succeedContext(Context.merge(
           options.processContext,
-          Context.make(HttpServer.HttpServer, server).pipe(Context.add(ConfigReload, reloadService), Context.add(RateLimiter, limiter))
+          Context.make(HttpServer.HttpServer, server).pipe(Context.add(ConfigReload, reloadService), Context.add(RateLimiter, limiter),
+            Context.add(BudgetTable, budgetTableOf(config.rateLimiting.budgets)))
         )))
       )
       const exit = yield* Effect.exit(Layer.buildWithScope(routes, scope))
@@ -260,8 +272,8 @@ export const makeGenerations = (options: GenerationsOptions) => {
       }
       // `[gateway]` stays as the process started: the server and the process's services were built with it
       const config: GatewayConfig = { ...loaded.config, gateway: serving.config.gateway }
-      const { limiter, warning } = reloadedRateLimiter(config, started)
-      if (warning !== undefined) warnings.push(warning)
+      const { limiter, warnings: limiterWarnings } = reloadedRateLimiter(config, started)
+      warnings.push(...limiterWarnings)
       const built = yield* Effect.exit(build({ ...loaded, warnings }, config, new ModelTable(config, serving.models), limiter))
       if (Exit.isFailure(built)) {
         const error = Cause.squash(built.cause)
