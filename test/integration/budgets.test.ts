@@ -159,6 +159,15 @@ describe("budgets, counted in Postgres", () => {
     const stored = await storedOf(team)
     expect(stored.count).toBe(3)
     expect(stored.sum).toBeCloseTo(await spentOf(team), 9)
+    // the metrics: the share of the budget used, and the refusal
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
+    const label = `budget="tag:team=${team}/day"`
+    const ratio = new RegExp(`gateway_budget_used_ratio\\{${label}\\} ([0-9.e-]+)`).exec(metrics)
+    expect(Number(ratio?.[1])).toBeCloseTo((3 * callCost) / limit, 6)
+    expect(metrics).toContain(`gateway_budget_refused_total{${label}} 1`)
+    // 0.0078 of 0.01: 50% crossed once, then 80% when the third call reserved 0.003 (0.0082), not 100%
+    const lines = (percent: number) => gateway.log().split("\n").filter((line) => line.includes(`budget tag:team=${team}/day: ${percent}% used`)).length
+    expect([lines(50), lines(80), lines(100)]).toEqual([1, 1, 0])
   })
 
   it("/openai/v1/chat/completions: the 429 in OpenAI's shape, with the budget beside the error", async () => {
