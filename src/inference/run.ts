@@ -141,9 +141,9 @@ export interface InferenceStream {
  * Starts a streamed inference. `onComplete` runs when the provider's stream ended normally
  * (not when it failed or the client went away), with the whole answer, before the stream
  * yields its end. `onCutShort` runs for a stream a provider answered that did not end so (the
- * client left, the provider failed), once its limits and budgets are settled: with what was
- * streamed, tagged `gateway::cut_short`, and the cost it was charged, so that stored costs add
- * up to what the budgets counted.
+ * client left, the provider failed) and that a budget or a cost limit charged, once they are
+ * settled: with what was streamed, tagged `gateway::cut_short`, and the cost it was charged, so
+ * that stored costs add up to what the budgets counted.
  */
 export const streamInference = (
   prepared: PreparedInference,
@@ -246,20 +246,20 @@ export const streamInference = (
       // the connection is released, and the rate limits learn the usage the provider reported
       // or, cut short, at least what was borrowed; a cut-short stream is then stored
       const release = Effect.suspend(() => {
+        if (start.settleLimits === undefined) return start.close
         const store = !finished && !start.cached ? onCutShort : undefined
-        if (start.settleLimits === undefined) {
-          if (store !== undefined) store(cutShortWith(undefined))
-          return start.close
-        }
         const settled = start.settleLimits({
           finished,
           usage: accumulated.usage,
           cost: streamedCost,
           streamedCharacters: finished && accumulated.usage !== undefined ? 0 : outputCharacters(accumulated.output())
         })
+        // stored when a budget or a cost limit charged it: what they counted is then in the stored costs
         return Effect.andThen(
           start.close,
-          Effect.forkDetach(store === undefined ? settled : Effect.map(settled, (charged) => store(cutShortWith(charged))))
+          Effect.forkDetach(store === undefined ? settled : Effect.map(settled, (charged) => {
+            if (charged !== undefined) store(cutShortWith(charged))
+          }))
         )
       })
       const items = Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), release)

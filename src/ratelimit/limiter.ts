@@ -266,7 +266,7 @@ const charged = <A, E, R>(
       ? chargedCost({ cost: outcome.cost, cutShort: !outcome.finished }, budgets.estimate, defaultCost)
       : reservation !== undefined && reservation.costBuckets.length > 0
       ? (outcome.finished ? outcome.cost : Math.max(outcome.cost ?? defaultCost, reservation.borrowedCost)) ?? defaultCost
-      : outcome.cost
+      : undefined
     return Effect.as(
       Effect.andThen(settleStream(reservation, outcome), budgets === undefined ? Effect.void : settleBudgets(budgets, cost ?? 0)),
       cost

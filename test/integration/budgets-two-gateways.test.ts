@@ -103,7 +103,7 @@ describe.each(backends)("a budget shared by two gateways, counted in %s", (backe
     const body = JSON.stringify({ model_name: "upstream", input: { messages: [{ role: "user", content: "Hi" }] }, tags: { team } })
     const answers = await Promise.all(Array.from({ length: requests }, async (_, i) => {
       const response = await fetch(`${(i % 2 === 0 ? first : second).url}/inference`, { method: "POST", headers: { "content-type": "application/json" }, body })
-      return { status: response.status, body: await response.json() }
+      return { status: response.status, body: (await response.json()) as any }
     }))
     for (const answer of answers) {
       expect([200, 429], JSON.stringify(answer.body)).toContain(answer.status)

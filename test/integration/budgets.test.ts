@@ -151,7 +151,7 @@ describe("budgets, counted in Postgres", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify(inferenceBody(team))
     })
-    const body = await refused.json()
+    const body = (await refused.json()) as any
     expectRefusal(refused.status, refused.headers, body.budget, team)
     expect(body.error).toContain("budget exceeded: tag:team=")
     expect(fake.requests.filter((request) => JSON.stringify(request.body).includes("Hi")).length).toBeGreaterThanOrEqual(3)
@@ -177,7 +177,7 @@ describe("budgets, counted in Postgres", () => {
     for (let i = 0; i < 3; i++) expect((await post()).status).toBe(200)
     await pollUntil(() => spentOf(team), (spent) => Math.abs(spent - 3 * callCost) < 1e-9, 5_000)
     const refused = await post()
-    const answer = await refused.json()
+    const answer = (await refused.json()) as any
     expect(answer.error).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded", message: expect.stringContaining("budget exceeded") })
     expectRefusal(refused.status, refused.headers, answer.budget, team)
   })
@@ -196,7 +196,7 @@ describe("budgets, counted in Postgres", () => {
     }
     await pollUntil(() => spentOf(team), (spent) => Math.abs(spent - 3 * callCost) < 1e-9, 5_000)
     const refused = await post()
-    const answer = await refused.json()
+    const answer = (await refused.json()) as any
     expect(answer).toMatchObject({ type: "error", error: { type: "rate_limit_error", message: expect.stringContaining("budget exceeded") } })
     expectRefusal(refused.status, refused.headers, answer.budget, team)
   })
