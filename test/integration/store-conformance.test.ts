@@ -57,6 +57,7 @@ const expectedTables = {
     "batch_model_inferences",
     "batch_requests",
     "boolean_metric_feedback",
+    "budget_spend",
     "chat_inference",
     "comment_feedback",
     "datapoint",
