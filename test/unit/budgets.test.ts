@@ -6,7 +6,9 @@
 import { describe, expect, it } from "vitest"
 import { applicableBudgets, budgetCounterKey } from "../../src/budgets/budget.ts"
 import { chargedCost, estimateCost, inputTokensUpper } from "../../src/budgets/estimate.ts"
-import { budgetExceeded } from "../../src/budgets/reservation.ts"
+import * as Effect from "effect/Effect"
+import { budgetExceeded, reserveBudgets } from "../../src/budgets/reservation.ts"
+import type { BudgetCounters } from "../../src/budgets/store.ts"
 import { maxRetryAfterS } from "../../src/ratelimit/rules.ts"
 import { buildErrors, buildOk, configPath } from "./fixtures.ts"
 
@@ -87,6 +89,25 @@ describe("the estimate", () => {
     expect(estimateCost(prices, 3000, undefined, 0.5)).toEqual({ ok: false })
     expect(estimateCost(undefined, 3000, undefined, 0.5)).toEqual({ ok: true, cost: 0.5 })
     expect(estimateCost(undefined, 3000, 100, 0)).toEqual({ ok: true, cost: 0 })
+  })
+})
+
+describe("a reservation", () => {
+  const [budget] = budgetsOf(`[[rate_limiting.budgets]]\nperiod = "day"\nlimit = 1\n`)
+  /** a store the reservation must not reach */
+  const untouched: BudgetCounters = {
+    backend: "postgres",
+    reserve: () => Effect.die("reserved"),
+    settle: () => Effect.die("settled"),
+    read: () => Effect.die("read")
+  }
+
+  it("of a provider with prices and a request without max_tokens is a 400 naming max_tokens, before the store is asked", async () => {
+    const error = await Effect.runPromise(Effect.flip(
+      reserveBudgets({ counters: untouched, defaultCost: 0 }, [budget], { workspace: "default", tags: {} }, { inputPerMillion: 1, outputPerMillion: 2 }, 100, undefined)
+    ))
+    expect(error._tag).toBe("InvalidRequest")
+    expect(error.message).toMatch(/^max_tokens: a budget applies/)
   })
 })
 
