@@ -10,7 +10,8 @@
  * provider's `cost` rules, or `default_cost` when it reported none; a bucket spent below zero
  * refuses the next call, so a budget is overrun by one call at most. Every call (a model call,
  * whole or streamed, an embedding call) is charged and settled by `withinRateLimits`; `reserve`
- * and `settle` are its parts.
+ * and `settle` are its parts. The budgets that apply to a call (src/budgets/reservation.ts) are
+ * reserved and settled there too, after the buckets.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import { budgetExceeded, reserveBudgets } from "../../src/budgets/reservation.ts"
 import type { BudgetCounters } from "../../src/budgets/store.ts"
 import { maxRetryAfterS } from "../../src/ratelimit/rules.ts"
+import { BoundedGauge } from "../../layers/metrics/families.ts"
 import { buildErrors, buildOk, configPath } from "./fixtures.ts"
 
 const budgetsOf = (toml: string) => buildOk(toml).rateLimiting.budgets
@@ -149,5 +150,16 @@ describe("the 429 of a budget", () => {
     const error = budgetExceeded(total, scope, 0.25, 5.2, undefined, Date.now())
     expect(error.budget).toMatchObject({ scope: { kind: "tag", value: "team=blue" }, remaining: 0, resets_at: null })
     expect(error.retryAfterS).toBe(maxRetryAfterS)
+  })
+})
+
+describe("gateway_budget_used_ratio's series", () => {
+  it("keep the most recently set labels, at most the capacity", () => {
+    const gauge = new BoundedGauge(2)
+    gauge.set("a", 0.1)
+    gauge.set("b", 0.2)
+    gauge.set("a", 0.3)
+    gauge.set("c", 0.4)
+    expect(gauge.samples("budget")).toEqual([{ labels: { budget: "a" }, value: 0.3 }, { labels: { budget: "c" }, value: 0.4 }])
   })
 })
