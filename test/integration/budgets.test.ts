@@ -3,7 +3,7 @@
  * OpenAI and one Postgres database (budget counters, stored inferences): a call reserves its
  * estimate before it runs and is charged its cost at its end; the call that would pass the
  * budget is refused with 429, Retry-After and the budget in the body on /inference, the OpenAI
- * route and the Anthropic Messages route; a stream is charged its cost, a stream cut short by
+ * chat and Responses routes and the Anthropic Messages route; a stream is charged its cost, a stream cut short by
  * the client at least its estimate, and stored with that cost; a cached answer costs nothing;
  * and the counter's spend equals the sum of the stored costs.
  *
@@ -198,6 +198,25 @@ describe("budgets, counted in Postgres", () => {
     const refused = await post()
     const answer = (await refused.json()) as any
     expect(answer).toMatchObject({ type: "error", error: { type: "rate_limit_error", message: expect.stringContaining("budget exceeded") } })
+    expectRefusal(refused.status, refused.headers, answer.budget, team)
+  })
+
+  it("/openai/v1/responses: the 429 in OpenAI's shape, with the budget beside the error", async () => {
+    const team = fresh("responses")
+    const post = () =>
+      fetch(`${gateway.url}/openai/v1/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "gateway::model_name::upstream", input: "Hi", metadata: { team } })
+      })
+    for (let i = 0; i < 3; i++) {
+      const answer = await post()
+      expect(answer.status, await answer.clone().text()).toBe(200)
+    }
+    await pollUntil(() => spentOf(team), (spent) => Math.abs(spent - 3 * callCost) < 1e-9, 5_000)
+    const refused = await post()
+    const answer = (await refused.json()) as any
+    expect(answer.error).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded" })
     expectRefusal(refused.status, refused.headers, answer.budget, team)
   })
 
