@@ -211,9 +211,6 @@ export interface CallUsed {
  */
 export type SettleStream = (outcome: StreamOutcome) => Effect.Effect<number | undefined>
 
-/** about the length of the prompt as JSON text (the estimates' input) */
-const promptLengthOf = promptLength
-
 /**
  * `call` within the rate limits and budgets, the one place model calls, streams and embedding
  * calls are charged: the buckets of the rules that apply to `scope`, then the counters of the
@@ -240,14 +237,15 @@ export const withinRateLimits = <A, E, R>(
         if (budgets.length === 0) {
           return reservation === undefined ? call(undefined) : charged(reservation, undefined, call, usedBy)
         }
-        return reserveBudgets(counting!, budgets, scope, prices, promptLengthOf(request), request.params.max_tokens).pipe(
-          // refused by a budget: what the rate limits lent is given back
-          Effect.tapError(() => settle(reservation, undefined)),
+        return reserveBudgets(counting!, budgets, scope, prices, promptLength(request), request.params.max_tokens).pipe(
+          // refused by a budget: what the rate limits lent is given back, in the background as every settlement
+          Effect.tapError(() => Effect.forkDetach(settle(reservation, undefined))),
           Effect.flatMap((budgetReservation) => charged(reservation, budgetReservation, call, usedBy))
         )
       })
     }))
 
+/** runs `call` on what was reserved, and settles the buckets and the budgets by how it ended */
 const charged = <A, E, R>(
   reservation: Reservation | undefined,
   budgets: BudgetReservation | undefined,
