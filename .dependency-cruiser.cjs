@@ -32,7 +32,8 @@ const layers = [
     "^src/auth/(apiKey|oidcRules)[.]ts$",
     "^src/workspace[.]ts$",
     "^src/evaluations/names[.]ts$",
-    "^src/ratelimit/rules[.]ts$"
+    "^src/ratelimit/rules[.]ts$",
+    "^src/budgets/(budget|estimate)[.]ts$"
   ]],
   ["providers", ["^src/providers/"]],
   ["ports", [

@@ -2,7 +2,7 @@
  * Who may call the gateway and how much: the relational database (API keys, the UI's sessions,
  * and rate limit buckets unless Redis holds them), authentication with a short-lived key cache
  * (src/auth/keyCache.ts), the UI's sessions (src/auth/uiSessions.ts, never cached), and the rate
- * limiter. Everything here is checked at start-up: a gateway that should check keys or limits
+ * limiter with the budgets. Everything here is checked at start-up: a gateway that should check keys or limits
  * and cannot reach where they live does not start.
  */
 import * as Clock from "effect/Clock"
@@ -22,6 +22,8 @@ import { cachedKeyLookup } from "../src/auth/keyCache.ts"
 import { RelationalDatabase, type RelationalStore, relationalUrlVariable } from "../src/relational.ts"
 import { makeUiSessions, UiSessions } from "../src/auth/uiSessions.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
+import type { BudgetCounting } from "../src/budgets/reservation.ts"
+import type { BudgetCounters } from "../src/budgets/store.ts"
 import { RateLimiter, type RateLimits } from "../src/ratelimit/limiter.ts"
 import type { RateLimitBuckets } from "../src/ratelimit/store.ts"
 import type { StoreError } from "../src/storeError.ts"
@@ -67,11 +69,15 @@ const requireRelational = (store: RelationalStore | undefined, what: string) =>
 const bucketSweepInterval = Duration.minutes(1)
 
 /** Runs `sweep` every `interval` for as long as the scope lasts; a failed sweep is logged and tried again next time. */
-export const sweepBucketsEvery = (sweep: Effect.Effect<number, StoreError>, interval: Duration.Input): Effect.Effect<never> =>
+export const sweepBucketsEvery = (
+  sweep: Effect.Effect<number, StoreError>,
+  interval: Duration.Input,
+  what = "rate limit: idle buckets"
+): Effect.Effect<never> =>
   Effect.forever(Effect.sleep(interval).pipe(
     Effect.andThen(sweep),
-    Effect.flatMap((deleted) => deleted > 0 ? Effect.logDebug(`rate limit: deleted ${deleted} idle buckets`) : Effect.void),
-    Effect.catch((error) => Effect.logWarning(`rate limit: could not delete idle buckets: ${error.message}`))
+    Effect.flatMap((deleted) => deleted > 0 ? Effect.logDebug(`${what}: deleted ${deleted}`) : Effect.void),
+    Effect.catch((error) => Effect.logWarning(`${what}: could not delete them: ${error.message}`))
   ))
 
 const bucketStoreFor = (
@@ -99,8 +105,21 @@ const budgetsOf = (configBudgets: ReadonlyArray<Budget>, relational: RelationalS
     newId: () => uuidv7(Date.now())
   }).pipe(Effect.mapError((error) => new StartupError({ message: `budgets: could not read the run-time budgets: ${error.message}` })))
 
-/** The RateLimiter, Authentication, UiSessions, AuditLog and BudgetTable services, as configured. */
-export const AccessLive = (config: GatewayConfig, env: Env, configBudgets: ReadonlyArray<Budget> = []) =>
+/** where budgets are counted: beside the rate limit buckets (Redis when GATEWAY_REDIS_URL is set, else the relational database) */
+const budgetCountersFor = (
+  env: Env,
+  relational: RelationalStore | undefined
+): Effect.Effect<BudgetCounters, StartupError, Scope.Scope> => {
+  const redis = redisUrlOf(env)
+  if (redis === undefined) return Effect.map(requireRelational(relational, "[[rate_limiting.budgets]]"), (store) => store.budgetCounters)
+  return Effect.promise(() => import("./redis/budgetCounters.ts")).pipe(
+    Effect.flatMap((module) => module.makeRedisBudgetCounters(redis.url)),
+    Effect.mapError((error) => new StartupError({ message: `${redis.variable}: ${error.message}` }))
+  )
+}
+
+/** The RateLimiter, BudgetTable, BudgetAdministration, Authentication, UiSessions and AuditLog services, as configured. */
+export const AccessLive = (config: GatewayConfig, env: Env) =>
   Layer.effectContext(Effect.gen(function*() {
     const relational = yield* configuredRelationalStore(env, postgresConnectionsOf(config, env).relational)
     if (relational !== undefined && !config.gateway.observability.disableAutomaticMigrations) {
@@ -113,6 +132,14 @@ export const AccessLive = (config: GatewayConfig, env: Env, configBudgets: Reado
       limits = { rules: config.rateLimiting.rules, store, defaultCost: config.rateLimiting.defaultCost }
       if (store.sweep !== undefined) yield* Effect.forkScoped(sweepBucketsEvery(store.sweep, bucketSweepInterval))
       yield* Effect.logInfo(`rate limiting: ${config.rateLimiting.rules.length} rules, buckets in ${store.backend}`)
+    }
+    let budgets: BudgetCounting | undefined
+    // budgets can exist when configured, or set at run time (kept in the relational database)
+    if (config.rateLimiting.enabled && (config.rateLimiting.budgets.length > 0 || relational !== undefined)) {
+      const counters = yield* budgetCountersFor(env, relational)
+      budgets = { counters, defaultCost: config.rateLimiting.defaultCost }
+      if (counters.sweep !== undefined) yield* Effect.forkScoped(sweepBucketsEvery(counters.sweep, bucketSweepInterval, "budgets: counters of past periods"))
+      yield* Effect.logInfo(`budgets: ${config.rateLimiting.budgets.length} configured, run-time ones ${relational === undefined ? "off (no relational database)" : "on"}, counted in ${counters.backend}`)
     }
 
     const auth = config.gateway.auth
@@ -147,15 +174,15 @@ export const AccessLive = (config: GatewayConfig, env: Env, configBudgets: Reado
       )
     }
 
-    const budgets = yield* budgetsOf(configBudgets, relational)
+    const runtimeBudgets = yield* budgetsOf(config.rateLimiting.budgets, relational)
 
-    return Context.make(RateLimiter, { limits }).pipe(
+    return Context.make(RateLimiter, { limits, budgets }).pipe(
       Context.add(Authentication, authentication),
       Context.add(UiSessions, sessions),
       Context.add(ApiKeys, { store: relational?.keys }),
       Context.add(RelationalDatabase, { ping: relational?.ping }),
       Context.add(AuditLog, makeAuditLog(relational?.audit, Date.now)),
-      Context.add(BudgetTable, budgets.table),
-      Context.add(BudgetAdministration, budgets.administration)
+      Context.add(BudgetTable, runtimeBudgets.table),
+      Context.add(BudgetAdministration, runtimeBudgets.administration)
     )
   }))

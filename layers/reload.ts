@@ -32,7 +32,9 @@ import { ConfigReload, type ConfigVersion, type ReloadOptions, type ReloadOutcom
 import type { GatewayConfig } from "../src/config/types.ts"
 import { ModelTable } from "../src/inference/models.ts"
 import { Metrics } from "../src/metrics/metrics.ts"
-import { RateLimiter } from "../src/ratelimit/limiter.ts"
+import { BudgetAdministration } from "../src/budgets/runtime.ts"
+import type { BudgetCounting } from "../src/budgets/reservation.ts"
+import { RateLimiter, type RateLimits } from "../src/ratelimit/limiter.ts"
 import { type LoadedConfig, logConfigWarnings, problemCount, type ValidConfig } from "./configLoader.ts"
 import { maxPathParamLength } from "./http/fallback.ts"
 import { type HotDispatch, makeHotDispatch } from "./http/hotRoutes.ts"
@@ -74,17 +76,25 @@ const changedGatewayKeys = (before: GatewayConfig["gateway"], after: GatewayConf
 const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 
 /**
- * The rate limits of a reloaded configuration, on the buckets the process opened at start-up;
- * rules where there were none at start-up have no buckets to count in: a warning, and no limits.
+ * The rate limits and budgets of a reloaded configuration, on the buckets and counters the
+ * process opened at start-up; rules or budgets where there were none at start-up have nowhere to
+ * count: a warning, and no limits (or no budgets).
  */
-const reloadedRateLimiter = (config: GatewayConfig, started: RateLimiter["Service"]): { readonly limiter: RateLimiter["Service"]; readonly warning?: string } => {
-  const { enabled, rules, defaultCost } = config.rateLimiting
-  if (!enabled || rules.length === 0) return { limiter: RateLimiter.none }
+const reloadedRateLimiter = (config: GatewayConfig, started: RateLimiter["Service"]): { readonly limiter: RateLimiter["Service"]; readonly warnings: ReadonlyArray<string> } => {
+  const { enabled, rules, defaultCost, budgets: configured } = config.rateLimiting
+  const warnings: Array<string> = []
   const store = started.limits?.store
-  if (store === undefined) {
-    return { limiter: RateLimiter.none, warning: "[rate_limiting] rules added by a reload take effect at the next restart (no buckets were opened at start-up)" }
+  let limits: RateLimits | undefined
+  if (enabled && rules.length > 0) {
+    if (store === undefined) warnings.push("[rate_limiting] rules added by a reload take effect at the next restart (no buckets were opened at start-up)")
+    else limits = { rules, store, defaultCost }
   }
-  return { limiter: RateLimiter.of({ limits: { rules, store, defaultCost } }) }
+  // the counters opened at start-up also count the run-time budgets: kept whatever the configuration now says
+  const budgets: BudgetCounting | undefined = started.budgets === undefined || !enabled ? undefined : { counters: started.budgets.counters, defaultCost }
+  if (enabled && configured.length > 0 && budgets === undefined) {
+    warnings.push("[[rate_limiting.budgets]] added by a reload take effect at the next restart (no budget counters were opened at start-up)")
+  }
+  return { limiter: limits === undefined && budgets === undefined ? RateLimiter.none : RateLimiter.of({ limits, budgets }), warnings }
 }
 
 export interface GenerationsOptions {
@@ -260,8 +270,8 @@ export const makeGenerations = (options: GenerationsOptions) => {
       }
       // `[gateway]` stays as the process started: the server and the process's services were built with it
       const config: GatewayConfig = { ...loaded.config, gateway: serving.config.gateway }
-      const { limiter, warning } = reloadedRateLimiter(config, started)
-      if (warning !== undefined) warnings.push(warning)
+      const { limiter, warnings: limiterWarnings } = reloadedRateLimiter(config, started)
+      warnings.push(...limiterWarnings)
       const built = yield* Effect.exit(build({ ...loaded, warnings }, config, new ModelTable(config, serving.models), limiter))
       if (Exit.isFailure(built)) {
         const error = Cause.squash(built.cause)
@@ -270,6 +280,7 @@ export const makeGenerations = (options: GenerationsOptions) => {
         return { status: "invalid", version: serving.version, errors: [message] } as const
       }
       swapTo(built.value)
+      Context.get(options.processContext, BudgetAdministration).configure(config.rateLimiting.budgets)
       Context.get(options.processContext, Metrics).modelsChanged(config.models)
       yield* logConfigWarnings(warnings)
       yield* Effect.logInfo(

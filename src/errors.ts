@@ -33,10 +33,24 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   }
 }
 
-/** 429: a rate limit rule refuses the request; `retryAfterS` goes into the Retry-After header. */
+/** A budget that refused a call (docs/budgets.md), as the 429's body shows it beside `error`. */
+export const BudgetRefusal = Schema.Struct({
+  scope: Schema.Struct({ kind: Schema.String, value: Schema.String }),
+  period: Schema.String,
+  limit: Schema.Finite,
+  spent: Schema.Finite,
+  remaining: Schema.Finite,
+  /** RFC 3339; null for a `total` budget, which never resets */
+  resets_at: Schema.NullOr(Schema.String)
+})
+export type BudgetRefusal = typeof BudgetRefusal.Type
+
+/** 429: a rate limit rule or a budget refuses the request; `retryAfterS` goes into the Retry-After header. */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   message: Schema.String,
-  retryAfterS: Schema.Finite
+  retryAfterS: Schema.Finite,
+  /** the budget that refused the call, when one did */
+  budget: Schema.optional(BudgetRefusal)
 }) {
   get status(): number {
     return 429
@@ -209,4 +223,8 @@ export const isGatewayError = (u: unknown): u is GatewayError =>
   Predicate.hasProperty(u, "_tag") && gatewayErrorTags.has(u._tag as string)
 
 /** The body every endpoint outside `/openai/v1` answers with on failure. */
-export const errorBody = (error: GatewayError): string => JSON.stringify({ error: error.message })
+export const errorBody = (error: GatewayError): string => JSON.stringify({ error: error.message, ...budgetField(error) })
+
+/** `{budget}` beside a body's error when a budget refused the call, else nothing: every surface's error body carries it */
+export const budgetField = (error: GatewayError): { readonly budget?: BudgetRefusal } =>
+  error._tag === "RateLimited" && error.budget !== undefined ? { budget: error.budget } : {}

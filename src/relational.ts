@@ -1,6 +1,6 @@
 /**
  * The relational database (Postgres, GATEWAY_RELATIONAL_DB_URL): API keys, the web UI's
- * sessions, rate limit buckets, the audit log and run-time budgets, shared by every gateway process. It applies the same
+ * sessions, rate limit buckets, budget counters, the audit log and run-time budgets, shared by every gateway process. It applies the same
  * migration sequence as the Postgres analytics database, so both may live in one database.
  */
 import * as Context from "effect/Context"
@@ -9,6 +9,7 @@ import type { AuditStore } from "./audit/store.ts"
 import type { ApiKeyStore } from "./auth/store.ts"
 import type { UiSessionStore } from "./auth/sessionStore.ts"
 import type { BudgetStore } from "./budgets/runtimeStore.ts"
+import type { BudgetCounters } from "./budgets/store.ts"
 import type { RateLimitBuckets } from "./ratelimit/store.ts"
 import type { StoreError } from "./storeError.ts"
 
@@ -22,6 +23,8 @@ export interface RelationalStore {
   readonly ping: Effect.Effect<void, StoreError>
   readonly keys: ApiKeyStore
   readonly buckets: RateLimitBuckets
+  /** the budgets' spend counters (when Redis does not hold them) */
+  readonly budgetCounters: BudgetCounters
   readonly sessions: UiSessionStore
   readonly audit: AuditStore
   /** budgets set at run time (`/v1/budgets`) */

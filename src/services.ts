@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { GatewayConfig } from "./config/types.ts"
 import type { ModelTable } from "./inference/models.ts"
+import { BudgetTable } from "./budgets/budget.ts"
 import { CacheStoreService } from "./cache/store.ts"
 import { RateLimiter } from "./ratelimit/limiter.ts"
 import { HttpTransport } from "./transport.ts"
@@ -20,12 +21,12 @@ export class Models extends Context.Service<Models, ModelTable>()("gateway/Model
 
 /**
  * What the engine reads from its context while an inference runs: the models, the rate
- * limits, the cache's store and the outbound client.
+ * limits and budgets, the cache's store and the outbound client.
  */
-export type InferenceServices = HttpTransport | Models | RateLimiter | CacheStoreService
+export type InferenceServices = HttpTransport | Models | RateLimiter | BudgetTable | CacheStoreService
 
 /** the inference services of the current context, for work that runs outside any request: a durable task's handler gets nothing from its context */
 export const captureInferenceServices: Effect.Effect<Context.Context<InferenceServices>, never, InferenceServices> = Effect.map(
   Effect.context<InferenceServices>(),
-  Context.pick(HttpTransport, Models, RateLimiter, CacheStoreService)
+  Context.pick(HttpTransport, Models, RateLimiter, BudgetTable, CacheStoreService)
 )

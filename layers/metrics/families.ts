@@ -12,6 +12,12 @@ import type { Registry } from "prom-client"
 
 type Labels = Record<string, string | number>
 
+/**
+ * How prom-client's `AggregatorRegistry` merges one metric of every worker (`workers = n`):
+ * counts add up (`sum`); a ratio each worker last saw does not, its `max` is the truest.
+ */
+export type Aggregator = "sum" | "max"
+
 /** one line of a scrape, as prom-client's registry reads it */
 interface Sample {
   readonly metricName?: string
@@ -23,7 +29,7 @@ interface MetricData {
   readonly name: string
   readonly help: string
   readonly type: "counter" | "gauge" | "histogram"
-  readonly aggregator: "sum"
+  readonly aggregator: Aggregator
   readonly values: ReadonlyArray<Sample>
 }
 
@@ -36,14 +42,15 @@ const labelsOf = (names: ReadonlyArray<string>, values: ReadonlyArray<string>): 
 }
 
 abstract class Family {
-  readonly aggregator = "sum" as const
+  readonly aggregator: Aggregator
   readonly name: string
   readonly help: string
   readonly labelNames: ReadonlyArray<string>
-  constructor(name: string, help: string, labelNames: ReadonlyArray<string>) {
+  constructor(name: string, help: string, labelNames: ReadonlyArray<string>, aggregator: Aggregator = "sum") {
     this.name = name
     this.help = help
     this.labelNames = labelNames
+    this.aggregator = aggregator
   }
   abstract readonly type: MetricData["type"]
   protected abstract samples(): Array<Sample>
@@ -131,14 +138,37 @@ export class HistogramFamily extends Family {
 export class CollectedFamily extends Family {
   readonly type: "counter" | "gauge"
   private readonly collect: () => ReadonlyArray<Sample>
-  constructor(name: string, help: string, type: "counter" | "gauge", collect: () => ReadonlyArray<Sample>) {
-    super(name, help, [])
+  constructor(name: string, help: string, type: "counter" | "gauge", collect: () => ReadonlyArray<Sample>, aggregator: Aggregator = "sum") {
+    super(name, help, [], aggregator)
     this.type = type
     this.collect = collect
   }
 
   protected samples() {
     return [...this.collect()]
+  }
+}
+
+/**
+ * The last value of each label, for a gauge collected at scrape time, holding at most `capacity`
+ * labels: the one least recently set goes first (a Map keeps insertion order, and a label set
+ * again is moved to its end).
+ */
+export class BoundedGauge {
+  private readonly values = new Map<string, number>()
+  private readonly capacity: number
+  constructor(capacity: number) {
+    this.capacity = capacity
+  }
+
+  set(label: string, value: number): void {
+    this.values.delete(label)
+    this.values.set(label, value)
+    if (this.values.size > this.capacity) this.values.delete(this.values.keys().next().value!)
+  }
+
+  samples(labelName: string): Array<Sample> {
+    return [...this.values].map(([label, value]) => ({ labels: { [labelName]: label }, value }))
   }
 }
 

@@ -14,7 +14,10 @@ import { defaultFunctionName } from "../../src/inference/prepare.ts"
 import { type InferenceMeasures, Metrics, type MetricsRecorder, modelLabel, type ProviderOutcome, shorthandType } from "../../src/metrics/metrics.ts"
 import { WriteQueue } from "../../src/analytics/writeQueue.ts"
 import { workerScrape } from "./cluster.ts"
-import { CollectedFamily, CounterFamily, HistogramFamily, register } from "./families.ts"
+import { BoundedGauge, CollectedFamily, CounterFamily, HistogramFamily, register } from "./families.ts"
+
+/** budgets shown at most in `gateway_budget_used_ratio`: a `gateway::each` budget has one series per key or tag value */
+const maxBudgetSeries = 1_000
 
 /** seconds: from a millisecond to two minutes, for answers of models */
 const latencyBounds = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
@@ -100,8 +103,26 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
     ]
     : []
 
+  const budgetRefused = new CounterFamily("gateway_budget_refused_total", "Calls refused by a budget ([[rate_limiting.budgets]]), by budget", ["budget"])
+  const budgetUnderestimates = new CounterFamily(
+    "gateway_budget_underestimates_total",
+    "Calls under a budget that cost more than their estimate (the one way a budget is passed by more than one call's estimate)",
+    []
+  )
+  const budgetRatios = new BoundedGauge(maxBudgetSeries)
+  const budgetUsed = new CollectedFamily(
+    "gateway_budget_used_ratio",
+    "The spend of a budget's current period over its limit, as this process last saw it (the largest across workers), by budget",
+    "gauge",
+    () => budgetRatios.samples("budget"),
+    "max"
+  )
+
   const registry = new Registry()
   register(registry, [
+    budgetRefused,
+    budgetUnderestimates,
+    budgetUsed,
     requests,
     requestDuration,
     rateLimited,
@@ -171,6 +192,9 @@ export const makePrometheusMetrics = (config: GatewayConfig, writeQueue: WriteQu
       requestDuration.observe([route], seconds)
     },
     rateLimited: (route) => rateLimited.inc([route]),
+    budgetUsed: (budget, ratio) => budgetRatios.set(budget, ratio),
+    budgetRefused: (budget) => budgetRefused.inc([budget]),
+    budgetUnderestimated: () => budgetUnderestimates.inc([]),
     inferenceCompleted,
     providerFailed: (model, provider, kind, fellBack) => {
       const labels = [modelOf(model), providerOf(model, provider)]

@@ -15,6 +15,7 @@ import { isEmbeddedServer } from "../embedded/pglite.ts"
 import { makePostgresApiKeyStore } from "./apiKeys.ts"
 import { makePgClient, storeError, withStatementTimeout } from "./client.ts"
 import { migrate } from "./migrator.ts"
+import { makePostgresBudgetCounters } from "./budgetCounters.ts"
 import { makePostgresRateLimitBuckets } from "./rateLimitBuckets.ts"
 import { makePostgresUiSessionStore } from "./uiSessions.ts"
 import { makePostgresAuditStore } from "./audit.ts"
@@ -35,6 +36,7 @@ export const makeRelationalStore = (
     const sql = yield* makePgClient(url, { maxConnections: options.maxConnections })
     const keys = makePostgresApiKeyStore(sql)
     const buckets = makePostgresRateLimitBuckets(sql)
+    const budgetCounters = makePostgresBudgetCounters(sql)
     const sessions = makePostgresUiSessionStore(sql)
     const audit = makePostgresAuditStore(sql)
     const budgets = makePostgresBudgetStore(sql)
@@ -63,6 +65,13 @@ export const makeRelationalStore = (
         adjust: (requests) => bounded("adjust")(buckets.adjust(requests)),
         // in the background, never in a request's way; SKIP LOCKED keeps it off locked rows
         sweep: buckets.sweep
+      },
+      budgetCounters: {
+        backend: budgetCounters.backend,
+        reserve: (charges) => bounded("reserve budgets")(budgetCounters.reserve(charges)),
+        settle: (settlements) => bounded("settle budgets")(budgetCounters.settle(settlements)),
+        read: (counters) => bounded("read budgets")(budgetCounters.read(counters)),
+        sweep: budgetCounters.sweep
       },
       sessions: {
         create: (session) => bounded("create ui session")(sessions.create(session)),

@@ -5,7 +5,7 @@
  * 500 and 529).
  */
 import * as Schema from "effect/Schema"
-import type { GatewayError } from "../errors.ts"
+import { BudgetRefusal, budgetField, type GatewayError } from "../errors.ts"
 import { errorBody } from "./errors.ts"
 
 /** Anthropic's error type and HTTP status for a gateway error */
@@ -45,7 +45,8 @@ export const anthropicError = (error: GatewayError): { readonly status: number; 
 
 export const anthropicErrorJson = (error: GatewayError) => ({
   type: "error" as const,
-  error: { type: anthropicError(error).type, message: error.message }
+  error: { type: anthropicError(error).type, message: error.message },
+  ...budgetField(error)
 })
 
 export const AnthropicErrorBody = Schema.Struct({
@@ -56,7 +57,8 @@ export const AnthropicErrorBody = Schema.Struct({
         "invalid_request_error (400), authentication_error (401), permission_error (403), not_found_error (404), request_too_large (413), rate_limit_error (429), api_error (500), overloaded_error (529)"
     }),
     message: Schema.String
-  })
+  }),
+  budget: Schema.optional(BudgetRefusal.annotate({ description: "429 only: the budget that refused the call (docs/budgets.md)" }))
 })
 
 export const AnthropicErrorResponse = errorBody(AnthropicErrorBody, anthropicErrorJson)

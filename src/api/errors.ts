@@ -9,7 +9,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
-import { type GatewayError, isGatewayError } from "../errors.ts"
+import { BudgetRefusal, budgetField, type GatewayError, isGatewayError } from "../errors.ts"
 
 const AnyGatewayError = Schema.declare((u: unknown): u is GatewayError => isGatewayError(u))
 
@@ -28,10 +28,11 @@ export const errorBody = <B extends Schema.Top>(body: B, encode: (error: Gateway
 
 // no identifier: each status's copy carries its own description, and is shown in place
 export const ErrorResponseBody = Schema.Struct({
-  error: Schema.String.annotate({ description: "what went wrong; a request's problem names the field at fault" })
+  error: Schema.String.annotate({ description: "what went wrong; a request's problem names the field at fault" }),
+  budget: Schema.optional(BudgetRefusal.annotate({ description: "429 only: the budget that refused the call (docs/budgets.md)" }))
 })
 
-export const ErrorResponse = errorBody(ErrorResponseBody, (error) => ({ error: error.message }))
+export const ErrorResponse = errorBody(ErrorResponseBody, (error) => ({ error: error.message, ...budgetField(error) }))
 
 /** What each error status of the gateway means. */
 export const errorStatuses = {
@@ -42,7 +43,7 @@ export const errorStatuses = {
   409: "A datapoint to update was updated by a concurrent request first (it is stale now): read it again and retry; or a GEPA task to export has not completed",
   408: "The inference did not finish within its variant's configured timeout",
   413: "The request body exceeds `max_request_body_bytes`",
-  429: "A rate limit refused the request, too many failed authentications from this address, or every upstream answered 429 (see Retry-After)",
+  429: "A rate limit or a budget refused the request (a budget's answer carries `budget`), too many failed authentications from this address, or every upstream answered 429 (see Retry-After)",
   500: "An internal error (details in the gateway's log)",
   502: "Every provider failed, and one of them by its own fault: a 5xx, refused credentials, an unreadable answer, a network error (the message has each provider's error)",
   504: "Every provider failed, the last ones by timing out (the message has each provider's error)",

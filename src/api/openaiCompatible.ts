@@ -4,6 +4,7 @@
  * `gateway::deny_unknown_fields`), `GET /openai/v1/models`, their answers and OpenAI's error body.
  */
 import * as Schema from "effect/Schema"
+import { BudgetRefusal, budgetField } from "../errors.ts"
 import { errorBody } from "./errors.ts"
 
 /** OpenAI's error body: the type is OpenAI's for the status, so that OpenAI SDKs raise their own errors */
@@ -27,8 +28,10 @@ const errorCode = (status: number): string | null => {
   return null
 }
 
-export const openAiErrorJson = (message: string, status: number) => ({
-  error: { message, type: errorType(status), param: null, code: errorCode(status) }
+/** `budget`: the budget that refused the call (a 429), beside `error` as on every surface */
+export const openAiErrorJson = (message: string, status: number, budget?: { readonly budget?: BudgetRefusal }) => ({
+  error: { message, type: errorType(status), param: null, code: errorCode(status) },
+  ...budget
 })
 
 export const OpenAiErrorBody = Schema.Struct({
@@ -39,10 +42,11 @@ export const OpenAiErrorBody = Schema.Struct({
     }),
     param: Schema.Null,
     code: Schema.NullOr(Schema.String).annotate({ description: "rate_limit_exceeded (429), timeout (504), upstream_error (502), else null" })
-  })
+  }),
+  budget: Schema.optional(BudgetRefusal.annotate({ description: "429 only: the budget that refused the call (docs/budgets.md)" }))
 })
 
-export const OpenAiErrorResponse = errorBody(OpenAiErrorBody, (error) => openAiErrorJson(error.message, error.status))
+export const OpenAiErrorResponse = errorBody(OpenAiErrorBody, (error) => openAiErrorJson(error.message, error.status, budgetField(error)))
 
 const FinishReason = Schema.Literals(["stop", "length", "tool_calls", "content_filter"])
 

@@ -10,6 +10,8 @@ export const apiKeyTag = "gateway::api_key_public_id"
 export const namespaceTag = "gateway::namespace"
 /** which surface a request came through (`anthropic_messages`, ...), set by the surfaces of issue 37 */
 export const surfaceTag = "gateway::surface"
+/** `"true"` on a streamed inference stored though its stream was cut short (the client left, the provider failed): partial output, the cost charged */
+export const cutShortTag = "gateway::cut_short"
 
 export const checkClientTags = (
   tags: Readonly<Record<string, string>> | undefined,

@@ -98,6 +98,8 @@ export class BudgetAdministration extends Context.Service<BudgetAdministration, 
   ) => Effect.Effect<RuntimeBudget, InvalidRequest | NotFound | ServiceUnavailable>
   /** deletes the workspace's budget `id` (another workspace's is a 404, as an unknown one) */
   readonly remove: (workspace: string, id: string) => Effect.Effect<RuntimeBudget, InvalidRequest | NotFound | ServiceUnavailable>
+  /** replaces the configuration's budgets (a reloaded configuration's), kept beside the run-time ones */
+  readonly configure: (configBudgets: ReadonlyArray<Budget>) => void
 }>()("gateway/BudgetAdministration") {}
 
 const noDatabase = new ServiceUnavailable({ message: "budgets set at run time live in the relational database: set GATEWAY_RELATIONAL_DB_URL" })
@@ -124,8 +126,18 @@ export const makeRuntimeBudgets = (
   options: RuntimeBudgetsOptions
 ): Effect.Effect<{ readonly table: BudgetTable["Service"]; readonly administration: BudgetAdministration["Service"] }, StoreError, Scope.Scope> =>
   Effect.gen(function*() {
-    const { configBudgets, store } = options
+    const { store } = options
+    let configBudgets = options.configBudgets
+    let rows: ReadonlyArray<RuntimeBudget> = []
     let current: ReadonlyArray<Budget> = configBudgets
+    // without any run-time budget the list is the configuration's (empty when it has none: the hot path skips budgets at once)
+    const merge = () => {
+      current = rows.length === 0 ? configBudgets : [...configBudgets, ...rows.map(budgetOfRuntime)]
+    }
+    const configure = (budgets: ReadonlyArray<Budget>) => {
+      configBudgets = budgets
+      merge()
+    }
     const table = BudgetTable.of({ current: () => current })
     const listConfig = (workspace: string) => configBudgets.filter((budget) => appliesToWorkspace(budget, workspace))
     if (store === undefined) {
@@ -134,23 +146,21 @@ export const makeRuntimeBudgets = (
         administration: BudgetAdministration.of({
           list: (workspace) => Effect.succeed({ config: listConfig(workspace), runtime: [] }),
           set: () => Effect.fail(noDatabase),
-          remove: () => Effect.fail(noDatabase)
+          remove: () => Effect.fail(noDatabase),
+          configure
         })
       }
     }
 
     let version: string | undefined
-    let rows: ReadonlyArray<RuntimeBudget> = []
     // one read at a time, so that an older list never replaces a newer one
     const reading = yield* Semaphore.make(1)
     const read = (force: boolean) =>
       reading.withPermits(1)(Effect.gen(function*() {
         const now = yield* store.version
         if (!force && now === version) return
-        const listed = yield* store.list()
-        // without any budget the list stays empty: the hot path skips budgets at once
-        current = listed.length === 0 ? configBudgets : [...configBudgets, ...listed.map(budgetOfRuntime)]
-        rows = listed
+        rows = yield* store.list()
+        merge()
         version = now
       }))
     yield* read(true)
@@ -192,7 +202,8 @@ export const makeRuntimeBudgets = (
             if (!isUuid(id)) return yield* notFound
             const removed = yield* refreshed(Effect.mapError(store.remove(id, workspace), unavailable))
             return removed ?? (yield* notFound)
-          })
+          }),
+        configure
       })
     }
   })

@@ -374,16 +374,18 @@ const limitFields = Object.fromEntries(
 ) as Record<`${"model_inferences" | "tokens" | "cost"}_per_${"second" | "minute" | "hour" | "day" | "week" | "month"}`, Schema.optional<typeof RawLimit>>
 
 /** a rule has either `priority = N` or `always = true` (checked in `ratelimit/config.ts`) */
+const RawScope = Schema.Array(
+  Schema.Union([
+    Schema.Struct({ api_key_public_id: Schema.String }),
+    Schema.Struct({ workspace: Schema.String }),
+    Schema.Struct({ tag_key: Schema.String, tag_value: Schema.String })
+  ]).annotate({ expected: `{ api_key_public_id = "..." }, { workspace = "..." } or { tag_key = "...", tag_value = "..." }` })
+)
+
 export const RawRateLimitRule = Schema.Struct({
   priority: Schema.optional(Schema.Int),
   always: Schema.optional(Schema.Boolean),
-  scope: Schema.optional(Schema.Array(
-    Schema.Union([
-      Schema.Struct({ api_key_public_id: Schema.String }),
-      Schema.Struct({ workspace: Schema.String }),
-      Schema.Struct({ tag_key: Schema.String, tag_value: Schema.String })
-    ]).annotate({ expected: `{ api_key_public_id = "..." }, { workspace = "..." } or { tag_key = "...", tag_value = "..." }` })
-  )),
+  scope: Schema.optional(RawScope),
   ...limitFields
 })
 
@@ -391,7 +393,15 @@ export const RawRateLimiting = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean),
   /** the cost reserved before each call under a cost limit, and charged for a call that reports none */
   default_cost: Schema.optional(NonNegative),
-  rules: Schema.optional(Schema.Array(Schema.Record(Schema.String, Schema.Unknown)))
+  rules: Schema.optional(Schema.Array(Schema.Record(Schema.String, Schema.Unknown))),
+  budgets: Schema.optional(Schema.Array(Schema.Record(Schema.String, Schema.Unknown)))
+})
+
+/** `[[rate_limiting.budgets]]`: a spend limit over a calendar period (src/budgets/budget.ts) */
+export const RawBudget = Schema.Struct({
+  scope: Schema.optional(RawScope),
+  period: Schema.Literals(["day", "week", "month", "total"]).annotate({ expected: `"day", "week", "month" or "total"` }),
+  limit: NonNegative
 })
 
 /** TensorZero's `[postgres]`: whether Postgres is used (this gateway decides by its URLs), and the pool size */

@@ -10,6 +10,7 @@ import type { ToolChoice, ToolDefinition } from "../inference/types.ts"
 import type { InferenceParams, JsonMode } from "../inference/params.ts"
 import type { TemplateEngine } from "../inference/templates.ts"
 import type { JsonSchemaValidator } from "../jsonSchema.ts"
+import type { Budget } from "../budgets/budget.ts"
 import type { RateLimitRule } from "../ratelimit/rules.ts"
 import type { Credential } from "./credentials.ts"
 import type { Timeouts } from "./raw.ts"
@@ -406,6 +407,8 @@ export interface RateLimitingSettings {
   readonly rules: ReadonlyArray<RateLimitRule>
   /** `default_cost`: reserved before each call under a cost limit, charged for a call that reports no cost */
   readonly defaultCost: number
+  /** `[[rate_limiting.budgets]]` (src/config/budgets.ts); empty when `enabled = false` */
+  readonly budgets: ReadonlyArray<Budget>
 }
 
 export interface GatewayConfig {

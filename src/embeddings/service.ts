@@ -155,6 +155,8 @@ const attempt = (
   const viaProvider = () => withinRateLimits(
     scope,
     asModelRequest(call.request.input),
+    // embeddings have no prices here: under a budget they reserve and are charged `default_cost`
+    undefined,
     () =>
       Effect.map(provider.client.embed(call), (answer): Answer => ({
         embeddings: answer.embeddings,

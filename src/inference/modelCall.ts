@@ -157,7 +157,7 @@ export const callModel = (
     Effect.flatMap(providerTimed(engine, Effect.suspend(() => provider.client.infer(call))), (response) =>
       Effect.map(engine.pricing.response(provider.config, response.rawResponse), (cost) => ({ ...response, cost })))
   const viaProvider = (provider: RoutedProvider, call: ProviderCall) =>
-    withinRateLimits(scopeOf(prepared), request, () => priced(provider, call), (response) => response)
+    withinRateLimits(scopeOf(prepared), request, provider.config.prices, () => priced(provider, call), (response) => response)
   const infer = (provider: RoutedProvider, call: ProviderCall) =>
     prepared.cache.read
       ? Effect.flatMap(engine.cacheLookup(prepared, provider, call), (hit) =>
@@ -200,7 +200,7 @@ export const startModelStream = (
     }))
   // the rate limits are charged before the call and settled when the stream ends; a stream that never starts gives its tokens back
   const open = (provider: RoutedProvider, call: ProviderCall) =>
-    withinRateLimits(scopeOf(prepared), request, (settleLimits) => openStream(provider, call, settleLimits), () => "at stream end")
+    withinRateLimits(scopeOf(prepared), request, provider.config.prices, (settleLimits) => openStream(provider, call, settleLimits), () => "at stream end")
   // a cached answer is replayed as a stream
   const openOrReplay = (provider: RoutedProvider, call: ProviderCall) =>
     prepared.cache.read

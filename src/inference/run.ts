@@ -10,6 +10,7 @@ import * as Cause from "effect/Cause"
 import * as Stream from "effect/Stream"
 import type { Timeouts, VariantConfig } from "../config/types.ts"
 import type { GatewayError } from "../errors.ts"
+import { cutShortTag } from "../api/tags.ts"
 import type { ProviderFailure } from "../providers/failure.ts"
 import type { InferenceServices } from "../services.ts"
 import { ChunkAccumulator } from "./chunks.ts"
@@ -139,12 +140,16 @@ export interface InferenceStream {
 /**
  * Starts a streamed inference. `onComplete` runs when the provider's stream ended normally
  * (not when it failed or the client went away), with the whole answer, before the stream
- * yields its end.
+ * yields its end. `onCutShort` runs for a stream a provider answered that did not end so (the
+ * client left, the provider failed) and that a budget or a cost limit charged, once they are
+ * settled: with what was streamed, tagged `gateway::cut_short`, and the cost it was charged, so
+ * that stored costs add up to what the budgets counted.
  */
 export const streamInference = (
   prepared: PreparedInference,
   engine: EngineDeps,
-  onComplete: (completed: CompletedInference) => void
+  onComplete: (completed: CompletedInference) => void,
+  onCutShort?: (completed: CompletedInference) => void
 ): Effect.Effect<InferenceStream, GatewayError, InferenceServices> =>
   countingProviderTime(engine, (engine, providerTime) => Effect.map(
     tryVariants(prepared, engine, (timeouts) => timeouts.streaming?.ttft_ms, (variant) => answerStreamed(prepared, engine, variant)),
@@ -231,16 +236,32 @@ export const streamInference = (
         const first = start.first
         return first.length === 0 ? fromRest : Effect.succeed(take(first as Arr.NonEmptyReadonlyArray<ProviderChunk>))
       })
+      /** the answer as far as it came, tagged as cut short, with the cost charged */
+      const cutShortWith = (charged: number | undefined): CompletedInference => {
+        const completed = completedWith(charged)
+        const tags = { ...prepared.request.tags, [cutShortTag]: "true" }
+        // never a cache entry: the answer is partial
+        return { ...completed, prepared: { ...prepared, request: { ...prepared.request, tags }, cache: { ...prepared.cache, write: false } } }
+      }
       // the connection is released, and the rate limits learn the usage the provider reported
-      // or, cut short, at least what was borrowed
-      const release = Effect.suspend(() =>
-        start.settleLimits === undefined ? start.close : Effect.andThen(start.close, Effect.forkDetach(start.settleLimits({
+      // or, cut short, at least what was borrowed; a cut-short stream is then stored
+      const release = Effect.suspend(() => {
+        if (start.settleLimits === undefined) return start.close
+        const store = !finished && !start.cached ? onCutShort : undefined
+        const settled = start.settleLimits({
           finished,
           usage: accumulated.usage,
           cost: streamedCost,
           streamedCharacters: finished && accumulated.usage !== undefined ? 0 : outputCharacters(accumulated.output())
-        })))
-      )
+        })
+        // stored when a budget or a cost limit charged it: what they counted is then in the stored costs
+        return Effect.andThen(
+          start.close,
+          Effect.forkDetach(store === undefined ? settled : Effect.map(settled, (charged) => {
+            if (charged !== undefined) store(cutShortWith(charged))
+          }))
+        )
+      })
       const items = Stream.ensuring(Stream.fromPull(Effect.succeed(pull)), release)
       return { variant, origin: start, otherCalls: streamed.otherCalls, items, providerMs: providerTime.ms() }
     }

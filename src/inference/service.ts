@@ -163,6 +163,10 @@ export class InferenceService extends Context.Service<InferenceService, {
         }
       }
 
+      /** stores a stream cut short (its partial answer and the cost charged; never cached), unless a dryrun or storage is off */
+      const cutShort = (prepared: PreparedInference): OnCompleted | undefined =>
+        prepared.request.dryrun === true || !writeQueue.enabled ? undefined : storeCompleted
+
       /**
        * Queues a completed inference's rows; its input files, when object storage is
        * configured, are written first (before the row, which points at them), in the background.
@@ -220,7 +224,7 @@ export class InferenceService extends Context.Service<InferenceService, {
             return result
           }),
         stream: (prepared, onCompleted, makeEncoder) =>
-          Effect.map(streamInference(prepared, engineFor(prepared), completion(prepared, onCompleted)), (streamed) => ({
+          Effect.map(streamInference(prepared, engineFor(prepared), completion(prepared, onCompleted), cutShort(prepared)), (streamed) => ({
             variant: streamed.variant,
             origin: streamed.origin,
             events: sseWrites(streamed.items, eventsOf(makeEncoder(streamed.variant, streamed.otherCalls, streamed.origin))),

@@ -73,6 +73,12 @@ export interface MetricsRecorder {
   readonly scrape: Effect.Effect<Scrape, Error>
   /** a configuration reload: its models are labelled by name from now on (others by provider type) */
   readonly modelsChanged: (models: { readonly has: (name: string) => boolean }) => void
+  /** `gateway_budget_used_ratio{budget}`: the spend over the limit a reservation or settlement last saw */
+  readonly budgetUsed?: ((budget: string, ratio: number) => void) | undefined
+  /** `gateway_budget_refused_total{budget}`: a call a budget refused */
+  readonly budgetRefused?: ((budget: string) => void) | undefined
+  /** `gateway_budget_underestimates_total`: a call that cost more than its estimate */
+  readonly budgetUnderestimated?: (() => void) | undefined
 }
 
 const nothing = () => {}

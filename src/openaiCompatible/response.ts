@@ -3,7 +3,7 @@
  * `chat.completion.chunk` events, and OpenAI's error body.
  */
 import type { VariantConfig } from "../config/types.ts"
-import type { GatewayError } from "../errors.ts"
+import { budgetField, type GatewayError } from "../errors.ts"
 import { type ChatOutputBlock, hasToolCalls, type JsonOutput } from "../inference/output.ts"
 import type { PreparedInference } from "../inference/prepare.ts"
 import { isCustomTool } from "../inference/tools.ts"
@@ -172,7 +172,7 @@ export const chatCompletionBody = (completed: CompletedInference, options: Trans
   ...(options.includeRawResponse ? { gateway_raw_response: rawResponseOf(completed) } : {})
 })
 
-export const openAiErrorBody = (error: GatewayError): string => JSON.stringify(openAiErrorJson(error.message, error.status))
+export const openAiErrorBody = (error: GatewayError): string => JSON.stringify(openAiErrorJson(error.message, error.status, budgetField(error)))
 
 /**
  * OpenAI's streaming shape as TensorZero sends it: `chat.completion.chunk` events from the

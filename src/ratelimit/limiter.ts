@@ -10,11 +10,16 @@
  * provider's `cost` rules, or `default_cost` when it reported none; a bucket spent below zero
  * refuses the next call, so a budget is overrun by one call at most. Every call (a model call,
  * whole or streamed, an embedding call) is charged and settled by `withinRateLimits`; `reserve`
- * and `settle` are its parts.
+ * and `settle` are its parts. The budgets that apply to a call (src/budgets/reservation.ts) are
+ * reserved and settled there too, after the buckets.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import { applicableBudgets, BudgetTable } from "../budgets/budget.ts"
+import { chargedCost } from "../budgets/estimate.ts"
+import { type BudgetCounting, type BudgetReservation, reserveBudgets, settleBudgets } from "../budgets/reservation.ts"
 import { InvalidRequest, RateLimited, ServiceUnavailable } from "../errors.ts"
+import type { ModelPrices } from "../inference/cost.ts"
 import type { ModelRequest, Usage } from "../inference/types.ts"
 import {
   applicableRules,
@@ -22,6 +27,7 @@ import {
   describeScope,
   estimateTokens,
   jsonLength,
+  maxRetryAfterS,
   type PlannedBucket,
   plannedBuckets,
   type RateLimitRule,
@@ -37,9 +43,14 @@ export interface RateLimits {
   readonly defaultCost?: number | undefined
 }
 
-/** The rate limits model calls are checked against: `limits` is undefined when no rule is configured. */
+/**
+ * The rate limits model calls are checked against: `limits` is undefined when no rule is
+ * configured; `budgets` is where the budgets (of `BudgetTable`) are counted, undefined when the
+ * gateway started without any.
+ */
 export class RateLimiter extends Context.Service<RateLimiter, {
   readonly limits: RateLimits | undefined
+  readonly budgets?: BudgetCounting | undefined
 }>()("gateway/RateLimiter") {
   static readonly none = RateLimiter.of({ limits: undefined })
 }
@@ -55,9 +66,6 @@ export interface Reservation {
   /** `default_cost`, borrowed from the cost buckets until the call's cost is known */
   readonly borrowedCost: number
 }
-
-/** the longest Retry-After sent: a period of the longest kind */
-const maxRetryAfterS = 2_592_000
 
 const unavailable = (store: RateLimitBuckets, message: string) =>
   new ServiceUnavailable({
@@ -196,29 +204,78 @@ export interface CallUsed {
   readonly cost?: number | undefined
 }
 
-/** Settles a streamed call's reservation by how its stream ended. */
-export type SettleStream = (outcome: StreamOutcome) => Effect.Effect<void>
+/**
+ * Settles a streamed call's reservations by how its stream ended, answering the cost it was
+ * charged when a budget or a cost limit charged one (a stream cut short: at least its estimate),
+ * which is the cost stored for it.
+ */
+export type SettleStream = (outcome: StreamOutcome) => Effect.Effect<number | undefined>
 
 /**
- * `call` within the rate limits, the one place model calls, streams and embedding calls are
- * charged: the buckets of the rules that apply to `scope` are charged before it runs (over a
- * limit it does not run), and settled in the background from how it ended: with what `usedBy`
- * reads from its answer; for a stream, when the stream ends (`usedBy` answers "at stream end",
- * and `call` was given the settlement to run then: undefined when nothing was charged); with
- * nothing used when it failed or was interrupted.
+ * `call` within the rate limits and budgets, the one place model calls, streams and embedding
+ * calls are charged: the buckets of the rules that apply to `scope`, then the counters of the
+ * budgets that apply (their estimate from `prices`, the provider's), are charged before it runs
+ * (over a limit or a budget it does not run), and settled in the background from how it ended:
+ * with what `usedBy` reads from its answer; for a stream, when the stream ends (`usedBy`
+ * answers "at stream end", and `call` was given the settlement to run then: undefined when
+ * nothing was charged); with nothing used when it failed or was interrupted. Budgets take a
+ * second round trip to their store, only when one applies.
  */
 export const withinRateLimits = <A, E, R>(
   scope: RequestScope,
   request: ModelRequest,
+  prices: ModelPrices | undefined,
   call: (settleStream: SettleStream | undefined) => Effect.Effect<A, E, R>,
   usedBy: (answer: A) => CallUsed | "at stream end"
-): Effect.Effect<A, E | RateLimited | InvalidRequest | ServiceUnavailable, R | RateLimiter> =>
-  Effect.flatMap(RateLimiter, ({ limits }) =>
-    limits === undefined ? call(undefined) : Effect.flatMap(reserve(limits, scope, request), (reservation) =>
-      reservation === undefined ? call(undefined) : call((outcome) => settleStream(reservation, outcome)).pipe(
-        Effect.onExit((exit) => {
-          if (exit._tag === "Failure") return Effect.forkDetach(settle(reservation, undefined))
-          const used = usedBy(exit.value)
-          return used === "at stream end" ? Effect.void : Effect.forkDetach(settle(reservation, used.usage, used.cost))
-        })
-      )))
+): Effect.Effect<A, E | RateLimited | InvalidRequest | ServiceUnavailable, R | RateLimiter | BudgetTable> =>
+  Effect.flatMap(RateLimiter, ({ limits, budgets: counting }) =>
+    Effect.flatMap(BudgetTable, (table) => {
+      const budgets = counting === undefined ? [] : applicableBudgets(table.current(), scope)
+      if (limits === undefined && budgets.length === 0) return call(undefined)
+      const limited = limits === undefined ? Effect.succeed(undefined) : reserve(limits, scope, request)
+      return Effect.flatMap(limited, (reservation) => {
+        if (budgets.length === 0) {
+          return reservation === undefined ? call(undefined) : charged(reservation, undefined, call, usedBy)
+        }
+        return reserveBudgets(counting!, budgets, scope, prices, promptLength(request), request.params.max_tokens).pipe(
+          // refused by a budget: what the rate limits lent is given back, in the background as every settlement
+          Effect.tapError(() => Effect.forkDetach(settle(reservation, undefined))),
+          Effect.flatMap((budgetReservation) => charged(reservation, budgetReservation, call, usedBy))
+        )
+      })
+    }))
+
+/** runs `call` on what was reserved, and settles the buckets and the budgets by how it ended */
+const charged = <A, E, R>(
+  reservation: Reservation | undefined,
+  budgets: BudgetReservation | undefined,
+  call: (settleStream: SettleStream | undefined) => Effect.Effect<A, E, R>,
+  usedBy: (answer: A) => CallUsed | "at stream end"
+): Effect.Effect<A, E, R> => {
+  const defaultCost = budgets?.counting.defaultCost ?? reservation?.limiter.defaultCost ?? 0
+  const settleBoth = (usage: Usage | undefined, cost: number | undefined): Effect.Effect<void> =>
+    budgets === undefined
+      ? settle(reservation, usage, cost)
+      : Effect.andThen(
+        settle(reservation, usage, cost),
+        settleBudgets(budgets, chargedCost(usage === undefined ? "failed" : { cost, cutShort: false }, budgets.estimate, defaultCost))
+      )
+  const streamSettled: SettleStream = (outcome) => {
+    const cost = budgets !== undefined
+      ? chargedCost({ cost: outcome.cost, cutShort: !outcome.finished }, budgets.estimate, defaultCost)
+      : reservation !== undefined && reservation.costBuckets.length > 0
+      ? (outcome.finished ? outcome.cost : Math.max(outcome.cost ?? defaultCost, reservation.borrowedCost)) ?? defaultCost
+      : undefined
+    return Effect.as(
+      Effect.andThen(settleStream(reservation, outcome), budgets === undefined ? Effect.void : settleBudgets(budgets, cost ?? 0)),
+      cost
+    )
+  }
+  return call(streamSettled).pipe(
+    Effect.onExit((exit) => {
+      if (exit._tag === "Failure") return Effect.forkDetach(settleBoth(undefined, undefined))
+      const used = usedBy(exit.value)
+      return used === "at stream end" ? Effect.void : Effect.forkDetach(settleBoth(used.usage, used.cost))
+    })
+  )
+}

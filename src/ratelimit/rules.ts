@@ -19,6 +19,9 @@ export interface BucketRequest {
   readonly amount: number
 }
 
+/** the longest Retry-After sent: a period of the longest kind (rate limits and budgets) */
+export const maxRetryAfterS = 2_592_000
+
 export const periods = ["second", "minute", "hour", "day", "week", "month"] as const
 export type Period = typeof periods[number]
 

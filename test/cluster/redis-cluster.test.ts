@@ -2,8 +2,8 @@
  * Rate limits and the Valkey cache on a real Redis Cluster (three masters, each with a replica,
  * scripts/redisCluster.ts), through two gateway processes whose GATEWAY_REDIS_URL names one
  * node each (a master for one, a replica for the other): the gateways find the rest of the
- * cluster. A request's buckets share one hash slot, so the all-or-nothing script runs on the
- * cluster and the limits are exact across both processes; the cache's entries, spread over the
+ * cluster. A request's buckets and budget counters share one hash slot, so the all-or-nothing
+ * scripts run on the cluster and the limits and budgets are exact across both processes; the cache's entries, spread over the
  * masters, are found from either gateway; and when the master holding the buckets dies, its
  * replica takes over and both gateways count again, without being restarted. A standalone
  * server is used as one, even when it refuses the INFO command that tells a cluster node.
@@ -32,6 +32,14 @@ scope = [{ tag_key = "user", tag_value = "gateway::each" }]
 priority = 0
 model_inferences_per_hour = 5
 scope = [{ tag_key = "team", tag_value = "gateway::each" }]
+
+[rate_limiting]
+default_cost = 1                   # the dummy provider prices nothing: each call reserves and is charged 1
+
+[[rate_limiting.budgets]]          # 3 a day per value of the tag "spend"
+scope = [{ tag_key = "spend", tag_value = "gateway::each" }]
+period = "day"
+limit = 3
 
 [models.fake]
 routing = ["openai"]
@@ -95,6 +103,7 @@ describe("rate limits and the cache on a redis cluster", () => {
     for (const gateway of gateways) {
       expect(gateway.log()).toContain("redis: a cluster (3 masters)")
       expect(gateway.log()).toContain("buckets in redis")
+      expect(gateway.log()).toContain("budgets: 1, counted in redis")
       expect(gateway.log()).toContain("cache: in valkey")
     }
   })
@@ -111,6 +120,16 @@ describe("rate limits and the cache on a redis cluster", () => {
     expect(tally(await burst(20, { user, team: `{${fresh("t")}}` }), 1)).toEqual({ passed: 5, refused: 15 })
     // the user's own bucket (10) gave 5
     expect(tally(await burst(8, { user }), 0)).toEqual({ passed: 5, refused: 3 })
+  })
+
+  it("a budget's counter lives in the buckets' slot: 12 parallel calls over both gateways against a budget of 3 let exactly 3 through", async () => {
+    // braces in the tag value (the counter's name) must not move it to another slot
+    const answers = await burst(12, { spend: `{${fresh("s")}}` })
+    for (const answer of answers) {
+      expect([200, 429], answer.text).toContain(answer.status)
+      if (answer.status === 429) expect(answer.body.budget).toMatchObject({ period: "day", limit: 3, spent: 3, remaining: 0 })
+    }
+    expect(count(answers, 200)).toBe(3)
   })
 
   it("an answer cached through one gateway is served from the cluster by the other", async () => {

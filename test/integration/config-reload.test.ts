@@ -151,6 +151,25 @@ describe("one process", () => {
   })
 })
 
+describe("budgets added by a reload, none at start-up", () => {
+  let gateway: RunningGateway
+  beforeAll(async () => {
+    gateway = await startGateway({ config: configWith(["a"]), files: templates, args: ["--config-file", "config.toml"] })
+  })
+  afterAll(async () => {
+    await gateway?.stop()
+  })
+
+  it("take effect at the next restart, and the reload says so: no counters were opened", async () => {
+    writeConfig(gateway, configWith(["a"], budgetOf(0)))
+    const reloaded = await call(gateway, "POST", "/internal/config/reload")
+    expect(reloaded.status).toBe(200)
+    expect(reloaded.body.warnings).toEqual([expect.stringContaining("[[rate_limiting.budgets]] added by a reload take effect at the next restart")])
+    // a budget of 0 would refuse every call in its scope
+    expect((await gateway.post("/inference", { ...chat("a"), tags: { reload_budget: "z" } })).status).toBe(200)
+  })
+})
+
 describe("a glob of configuration files, watched", () => {
   let gateway: RunningGateway
   beforeAll(async () => {
@@ -177,6 +196,10 @@ describe("a glob of configuration files, watched", () => {
 const limitedTo = (perMinute: number) =>
   `[[rate_limiting.rules]]\nalways = true\nmodel_inferences_per_minute = ${perMinute}\nscope = [{ tag_key = "reload_test", tag_value = "gateway::each" }]\n`
 
+/** a budget of `limit` a day per value of the tag `reload_budget`; the dummy models price nothing, so each call is charged `default_cost` = 1 */
+const budgetOf = (limit: number) =>
+  `[rate_limiting]\ndefault_cost = 1\n[[rate_limiting.budgets]]\nscope = [{ tag_key = "reload_budget", tag_value = "gateway::each" }]\nperiod = "day"\nlimit = ${limit}\n`
+
 describe("with authentication on", () => {
   let gateway: RunningGateway
   let admin: string
@@ -185,8 +208,8 @@ describe("with authentication on", () => {
     const database = await freshDatabase("postgres")
     ;[admin, plain] = [(await createKey(database.url, ["--admin"])).key, (await createKey(database.url)).key]
     gateway = await startGateway({
-      // a rule from the start: reloaded rules count in the buckets opened then
-      config: configWith(["a"], `[gateway.auth]\nenabled = true\n${limitedTo(100)}`),
+      // a rule and a budget from the start: reloaded rules and budgets count in the buckets and counters opened then
+      config: configWith(["a"], `[gateway.auth]\nenabled = true\n${budgetOf(100)}${limitedTo(100)}`),
       files: templates,
       env: { GATEWAY_RELATIONAL_DB_URL: database.url }
     })
@@ -227,6 +250,24 @@ describe("with authentication on", () => {
     const refused = await infer("x")
     expect(refused.status).toBe(429)
     expect(refused.headers.get("retry-after")).toMatch(/^\d+$/)
+    expect((await infer("y")).status).toBe(200)
+  })
+
+  it("reloads budgets onto the counters opened at start-up: a lowered limit applies at once to the spend so far", async () => {
+    const infer = (tag: string) => call(gateway, "POST", "/inference", { body: { ...chat("a"), tags: { reload_budget: tag } }, key: admin })
+    writeConfig(gateway, configWith(["a", "b"], `[gateway.auth]\nenabled = true\n${budgetOf(100)}`))
+    expect((await call(gateway, "POST", "/internal/config/reload", { key: admin })).status).toBe(200)
+    for (let i = 0; i < 2; i++) expect((await infer("x")).status).toBe(200)
+
+    writeConfig(gateway, configWith(["a", "b"], `[gateway.auth]\nenabled = true\n${budgetOf(3)}`))
+    const reloaded = await call(gateway, "POST", "/internal/config/reload", { key: admin })
+    expect(reloaded.status).toBe(200)
+    expect(reloaded.body.warnings ?? []).toEqual([])
+    // the counter is the budget's scope and period, not its limit: 2 spent, one more fits
+    expect((await infer("x")).status).toBe(200)
+    const refused = await infer("x")
+    expect(refused.status).toBe(429)
+    expect(refused.body.budget).toMatchObject({ limit: 3, spent: 3, remaining: 0 })
     expect((await infer("y")).status).toBe(200)
   })
 

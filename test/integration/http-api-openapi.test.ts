@@ -252,7 +252,8 @@ describe("GET /openapi.json", () => {
     const events = spec.paths["/inference"].post.responses["200"].content["text/event-stream"].schema
     expect(propertiesOf(spec, events.properties.data.contentSchema)).toContain("content")
     // errors, in each family's shape
-    expect(propertiesOf(spec, responseSchema(spec, "/inference", "post", "400"))).toEqual(["error"])
+    // `budget`: a budget's 429 only (docs/budgets.md); one error schema serves every status
+    expect(propertiesOf(spec, responseSchema(spec, "/inference", "post", "400"))).toEqual(["error", "budget"])
     const openAiError = resolve(spec, responseSchema(spec, "/openai/v1/chat/completions", "post", "400"))
     expect(Object.keys(openAiError.properties.error.properties).sort()).toEqual(["code", "message", "param", "type"])
   })

@@ -17,6 +17,7 @@ import { cacheKey, cachePolicy } from "../../src/cache/policy.ts"
 import { inferenceRows, inferenceWriteUnit, isValidOutput } from "../../src/storedInferences/rows.ts"
 import { inferenceResponseBody } from "../../src/native/response.ts"
 import { CacheStoreService } from "../../src/cache/store.ts"
+import { BudgetTable } from "../../src/budgets/budget.ts"
 import { RateLimiter } from "../../src/ratelimit/limiter.ts"
 import { Models } from "../../src/services.ts"
 import { HttpTransport } from "../../src/transport.ts"
@@ -50,7 +51,8 @@ const services = Layer.mergeAll(
   Layer.succeed(HttpTransport, HttpTransport.of({ post: () => Effect.die("no network"), postStream: () => Effect.die("no network"), download: () => Effect.die("no network") })),
   Layer.succeed(CacheStoreService, CacheStoreService.of({ store: undefined })),
   Layer.succeed(Models, models),
-  Layer.succeed(RateLimiter, RateLimiter.none)
+  Layer.succeed(RateLimiter, RateLimiter.none),
+  Layer.succeed(BudgetTable, BudgetTable.none)
 )
 
 const run = (prepared: PreparedInference) => Effect.runPromise(runInference(prepared, { templates: config.templates, now: Date.now, pricing: makePricing(), cacheLookup: makeCacheLookup() }).pipe(Effect.provide(services)))
