@@ -103,7 +103,7 @@ describe("rate limits and the cache on a redis cluster", () => {
     for (const gateway of gateways) {
       expect(gateway.log()).toContain("redis: a cluster (3 masters)")
       expect(gateway.log()).toContain("buckets in redis")
-      expect(gateway.log()).toContain("budgets: 1, counted in redis")
+      expect(gateway.log()).toContain("budgets: 1 configured, run-time ones off (no relational database), counted in redis")
       expect(gateway.log()).toContain("cache: in valkey")
     }
   })

@@ -97,7 +97,7 @@ describe("budgets, counted in Postgres", () => {
       config: config(fake.apiBase),
       env: { GATEWAY_ANALYTICS_DB_URL: database.url, GATEWAY_RELATIONAL_DB_URL: database.url, GATEWAY_REDIS_URL: undefined }
     })
-    expect(gateway.log()).toContain("budgets: 1, counted in postgres")
+    expect(gateway.log()).toContain("budgets: 1 configured, run-time ones on, counted in postgres")
   })
   afterAll(async () => {
     await gateway?.stop()
