@@ -24,6 +24,7 @@ import { makeUiSessions, UiSessions } from "../src/auth/uiSessions.ts"
 import type { GatewayConfig } from "../src/config/types.ts"
 import type { BudgetCounting } from "../src/budgets/reservation.ts"
 import type { BudgetCounters } from "../src/budgets/store.ts"
+import { withBatchedSettlements } from "../src/budgets/batchedSettlements.ts"
 import { RateLimiter, type RateLimits } from "../src/ratelimit/limiter.ts"
 import type { RateLimitBuckets } from "../src/ratelimit/store.ts"
 import type { StoreError } from "../src/storeError.ts"
@@ -105,6 +106,9 @@ const budgetsOf = (configBudgets: ReadonlyArray<Budget>, relational: RelationalS
     newId: () => uuidv7(Date.now())
   }).pipe(Effect.mapError((error) => new StartupError({ message: `budgets: could not read the run-time budgets: ${error.message}` })))
 
+/** how long a settlement waits for others to be sent with it (src/budgets/batchedSettlements.ts) */
+const settlementWindowMs = 5
+
 /** where budgets are counted: beside the rate limit buckets (Redis when GATEWAY_REDIS_URL is set, else the relational database) */
 const budgetCountersFor = (
   env: Env,
@@ -137,7 +141,7 @@ export const AccessLive = (config: GatewayConfig, env: Env) =>
     // budgets can exist when configured, or set at run time (kept in the relational database)
     if (config.rateLimiting.enabled && (config.rateLimiting.budgets.length > 0 || relational !== undefined)) {
       const counters = yield* budgetCountersFor(env, relational)
-      budgets = { counters, defaultCost: config.rateLimiting.defaultCost }
+      budgets = { counters: yield* withBatchedSettlements(counters, settlementWindowMs), defaultCost: config.rateLimiting.defaultCost }
       if (counters.sweep !== undefined) yield* Effect.forkScoped(sweepBucketsEvery(counters.sweep, bucketSweepInterval, "budgets: counters of past periods"))
       yield* Effect.logInfo(`budgets: ${config.rateLimiting.budgets.length} configured, run-time ones ${relational === undefined ? "off (no relational database)" : "on"}, counted in ${counters.backend}`)
     }

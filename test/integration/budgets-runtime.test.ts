@@ -208,9 +208,15 @@ describe("a budget set at run time", () => {
       refused = await infer(memberC)
     }
     expect(refused.status, refused.text).toBe(429)
-    expect(passed, refused.text).toBe(4)
-    const midnight = new Date(Math.floor(Date.now() / 86_400_000 + 1) * 86_400_000).toISOString()
-    expect(refused.body.budget).toEqual({ scope: { kind: "workspace", value: "team-c" }, period: "day", limit: 100, spent: 80, remaining: 20, resets_at: midnight })
+    // 4 calls fit (4 × 20 = 80, and a fifth's estimate of about 24 would pass 100); a settlement
+    // may still be on its way (sent within a few milliseconds), its call's estimate held meanwhile
+    expect([3, 4], refused.text).toContain(passed)
+    const { budget } = refused.body
+    expect(budget).toMatchObject({ scope: { kind: "workspace", value: "team-c" }, period: "day", limit: 100 })
+    expect(budget.spent).toBeGreaterThanOrEqual(20 * passed)
+    expect(budget.spent).toBeLessThanOrEqual(100)
+    expect(budget.spent + budget.remaining).toBeCloseTo(100, 9)
+    expect(budget.resets_at).toBe(new Date(Math.floor(Date.now() / 86_400_000 + 1) * 86_400_000).toISOString())
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
     // another workspace's calls are not counted against it
     expect((await infer(adminB)).status).toBe(200)

@@ -1,7 +1,7 @@
 /**
  * Budgets' pure parts (docs/budgets.md): `[[rate_limiting.budgets]]` parsed into budgets (and
  * the errors naming the field), the estimate a call reserves, what a call is charged at its end,
- * and the 429 of a refused call (`resets_at`, Retry-After).
+ * the 429 of a refused call (`resets_at`, Retry-After), and settlements sent together.
  */
 import { describe, expect, it } from "vitest"
 import { applicableBudgets, budgetCounterKey } from "../../src/budgets/budget.ts"
@@ -9,6 +9,8 @@ import { chargedCost, estimateCost, inputTokensUpper } from "../../src/budgets/e
 import * as Effect from "effect/Effect"
 import { budgetExceeded, reserveBudgets } from "../../src/budgets/reservation.ts"
 import type { BudgetCounters } from "../../src/budgets/store.ts"
+import { withBatchedSettlements } from "../../src/budgets/batchedSettlements.ts"
+import { StoreError } from "../../src/storeError.ts"
 import { maxRetryAfterS } from "../../src/ratelimit/rules.ts"
 import { BoundedGauge } from "../../layers/metrics/families.ts"
 import { buildErrors, buildOk, configPath } from "./fixtures.ts"
@@ -161,5 +163,55 @@ describe("gateway_budget_used_ratio's series", () => {
     gauge.set("a", 0.3)
     gauge.set("c", 0.4)
     expect(gauge.samples("budget")).toEqual([{ labels: { budget: "a" }, value: 0.3 }, { labels: { budget: "c" }, value: 0.4 }])
+  })
+})
+
+describe("settlements sent together", () => {
+  /** counters kept in a map, recording each settle call */
+  const recorded = () => {
+    const levels = new Map<string, number>()
+    const calls: Array<ReadonlyArray<{ key: string; delta: number }>> = []
+    let failing = false
+    const counters: BudgetCounters = {
+      backend: "postgres",
+      reserve: () => Effect.die("not used"),
+      read: () => Effect.die("not used"),
+      settle: (settlements) =>
+        Effect.suspend(() => {
+          if (failing) return Effect.fail(new StoreError({ message: "down" }))
+          calls.push(settlements.map(({ key, delta }) => ({ key, delta })))
+          return Effect.succeed(settlements.map(({ key, delta }) => {
+            const before = levels.get(key) ?? 0
+            const after = Math.max(0, before + delta)
+            levels.set(key, after)
+            return { before, after }
+          }))
+        })
+    }
+    return { counters, levels, calls, fail: () => { failing = true } }
+  }
+  const settle = (counters: BudgetCounters, key: string, delta: number) => counters.settle([{ key, period: "day", delta }])
+
+  it("sends the settlements of one window in one call, a counter's deltas summed, each answering as if sent alone", async () => {
+    const store = recorded()
+    store.levels.set("a", 10)
+    const answers = await Effect.runPromise(Effect.scoped(Effect.flatMap(withBatchedSettlements(store.counters, 20), (batched) =>
+      Effect.all([settle(batched, "a", -2), settle(batched, "a", -3), settle(batched, "b", 4)], { concurrency: "unbounded" }))))
+    expect(store.calls).toEqual([[{ key: "a", delta: -5 }, { key: "b", delta: 4 }]])
+    expect(answers).toEqual([[{ before: 10, after: 8 }], [{ before: 8, after: 5 }], [{ before: 0, after: 4 }]])
+    expect(store.levels.get("a")).toBe(5)
+  })
+
+  it("fails every settlement of a batch the store refused, and flushes what is queued when its scope closes", async () => {
+    const down = recorded()
+    down.fail()
+    const failed = await Effect.runPromise(Effect.scoped(Effect.flatMap(withBatchedSettlements(down.counters, 5), (batched) =>
+      Effect.all([Effect.flip(settle(batched, "a", 1)), Effect.flip(settle(batched, "b", 1))], { concurrency: "unbounded" }))))
+    expect(failed.map((error) => error.message)).toEqual(["down", "down"])
+    // a window far longer than the test: only closing the scope sends it
+    const store = recorded()
+    await Effect.runPromise(Effect.scoped(Effect.flatMap(withBatchedSettlements(store.counters, 60_000), (batched) =>
+      Effect.andThen(Effect.forkDetach(settle(batched, "a", 7)), Effect.sleep(10)))))
+    expect(store.levels.get("a")).toBe(7)
   })
 })
