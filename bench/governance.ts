@@ -17,7 +17,7 @@ import { ensurePostgres } from "../scripts/postgres.ts"
 const workspace = "bench-team"
 
 /** the model's prices, so a budget's estimate and settlement have a cost to count */
-const priced = (config: string) =>
+export const priced = (config: string) =>
   config.replace(
     `[models.bench_model]\nrouting = ["upstream"]\n`,
     `[models.bench_model]\nrouting = ["upstream"]\npricing = { input_per_million = 1.0, output_per_million = 2.0 }\n`
@@ -25,7 +25,7 @@ const priced = (config: string) =>
 
 const authOn = `[gateway.auth]\nenabled = true\n\n`
 /** a budget no run of the bench reaches: every call reserves and settles, none is refused */
-const budget = `[[rate_limiting.budgets]]\nscope = [{ workspace = "${workspace}" }]\nperiod = "month"\nlimit = 1000000000\n\n`
+export const budget = `[[rate_limiting.budgets]]\nscope = [{ workspace = "${workspace}" }]\nperiod = "month"\nlimit = 1000000000\n\n`
 
 interface GovernanceTarget {
   readonly name: string
@@ -107,12 +107,12 @@ export const measureGovernance = async (
     serverCpuUs: median(rounds[index].map((round) => round.serverCpuUs))
   }))
   const change = (a: number, b: number) => `${a >= b ? "+" : ""}${(((a - b) / b) * 100).toFixed(1)}%`
-  console.log(`${"".padEnd(28)}${"req/s".padStart(10)}${"server CPU".padStart(12)}${"CPU vs auth on".padStart(16)}`)
-  for (const row of rows) {
+  // authentication against none; each budget against authentication alone
+  const against = (index: number) => (index === 0 ? "" : index === 1 ? `${change(rows[1].serverCpuUs, rows[0].serverCpuUs)} vs auth off` : `${change(rows[index].serverCpuUs, rows[1].serverCpuUs)} vs auth on`)
+  console.log(`${"".padEnd(28)}${"req/s".padStart(10)}${"server CPU".padStart(12)}${"CPU change".padStart(22)}`)
+  for (const [index, row] of rows.entries()) {
     console.log(
-      `${row.name.padEnd(28)}${Math.round(row.rps).toString().padStart(10)}${`${Math.round(row.serverCpuUs)} us`.padStart(12)}${
-        (row === rows[0] ? "" : change(row.serverCpuUs, rows[1].serverCpuUs)).padStart(16)
-      }`
+      `${row.name.padEnd(28)}${Math.round(row.rps).toString().padStart(10)}${`${Math.round(row.serverCpuUs)} us`.padStart(12)}${against(index).padStart(22)}`
     )
   }
   for (const database of databases) await database.drop()

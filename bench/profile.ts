@@ -1,4 +1,4 @@
-// `node bench/profile.ts [--route inference|openai] [--stream] [--duration S] [--analytics-db URL] [--durable-queue FOLDER]`:
+// `node bench/profile.ts [--route inference|openai] [--stream] [--duration S] [--analytics-db URL] [--durable-queue FOLDER] [--budget]`:
 // a CPU profile of the gateway under the benchmark's load (64 connections, the scenario of
 // bench/scenario.ts; storing what it serves in the analytics database at URL when given, with
 // the durable write queue in FOLDER when given),
@@ -9,6 +9,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import autocannon from "autocannon"
 import { startProcess } from "./processes.ts"
+import { budget, priced } from "./governance.ts"
+import { redisUrl } from "../scripts/redis.ts"
 import { gatewayBody, openAiRouteBody, streamedGatewayBody, streamedOpenAiRouteBody, writeGatewayFiles } from "./scenario.ts"
 
 const args = process.argv.slice(2)
@@ -20,6 +22,9 @@ const openai = option("route") === "openai"
 const stream = args.includes("--stream")
 const duration = Number(option("duration") ?? 10)
 const analyticsDb = option("analytics-db")
+/** `--budget`: a budget over every call, counted in the Redis at 127.0.0.1:6379 (its reservation and settlement profiled) */
+const withBudget = args.includes("--budget")
+const emptyScopeBudget = budget.replace(/scope = \[[^\]]*\]\n/, "scope = []\n")
 
 interface ProfileNode {
   readonly id: number
@@ -37,11 +42,18 @@ const main = async () => {
   const durableQueue = option("durable-queue")
   const dir = writeGatewayFiles(
     `http://127.0.0.1:${upstream.match}`,
-    durableQueue === undefined ? "" : `[gateway.observability.durable_queue]\npath = ${JSON.stringify(durableQueue)}\n`
+    (durableQueue === undefined ? "" : `[gateway.observability.durable_queue]\npath = ${JSON.stringify(durableQueue)}\n`) +
+      (withBudget ? emptyScopeBudget : "")
   )
+  // a budget needs the model's prices
+  if (withBudget) fs.writeFileSync(path.join(dir, "config.toml"), priced(fs.readFileSync(path.join(dir, "config.toml"), "utf8")))
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-profile-"))
   const gateway = await startProcess(["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
-    env: { GATEWAY_BIND_ADDRESS: "127.0.0.1:0", ...(analyticsDb === undefined ? {} : { GATEWAY_ANALYTICS_DB_URL: analyticsDb }) },
+    env: {
+      GATEWAY_BIND_ADDRESS: "127.0.0.1:0",
+      ...(analyticsDb === undefined ? {} : { GATEWAY_ANALYTICS_DB_URL: analyticsDb }),
+      ...(withBudget ? { GATEWAY_REDIS_URL: redisUrl } : {})
+    },
     nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
   })
   const body = openai ? (stream ? streamedOpenAiRouteBody("bench") : openAiRouteBody) : stream ? streamedGatewayBody("bench") : gatewayBody

@@ -16,7 +16,7 @@ import { ErrorReply } from "redis"
 import type { BudgetPeriod } from "../../src/budgets/budget.ts"
 import type { BudgetCounters, ReserveResult } from "../../src/budgets/store.ts"
 import { StoreError } from "../../src/storeError.ts"
-import { describe, makeRedisConnection, withTimeout } from "./connection.ts"
+import { describe, makeRedisConnection } from "./connection.ts"
 import { keyPrefix } from "./rateLimitBuckets.ts"
 
 /** the counters' prefix: the buckets' hash tag, then `b:` so no counter is a bucket */
@@ -150,18 +150,17 @@ export const makeRedisBudgetCounters = (url: string): Effect.Effect<BudgetCounte
       }
       const keys = counters.map((counter) => counterPrefix + counter.key)
       const tail = [String(keys.length), ...keys, mode, ...counters.flatMap((counter) => [counter.period, String(counter.limit), String(counter.amount)])]
-      return withTimeout(
-        Effect.tryPromise({
-          try: (signal) =>
-            connection.send(keys[0]!, ["EVALSHA", scriptSha, ...tail], signal).catch((error: unknown) => {
-              // first use, or Redis restarted and does not know the script
-              if (error instanceof ErrorReply && error.message.startsWith("NOSCRIPT")) return connection.send(keys[0]!, ["EVAL", script, ...tail], signal)
-              throw error
-            }),
-          catch: (cause) => new StoreError({ message: `redis budget ${mode} failed: ${describe(cause)}` })
-        }),
-        `redis budget ${mode}`
-      ).pipe(
+      // no abort signal and no timer of our own: the connection's `timeout` bounds the command,
+      // and both cost a request under a budget measurably (docs/budgets.md "The cost per request")
+      return Effect.tryPromise({
+        try: () =>
+          connection.send(keys[0]!, ["EVALSHA", scriptSha, ...tail]).catch((error: unknown) => {
+            // first use, or Redis restarted and does not know the script
+            if (error instanceof ErrorReply && error.message.startsWith("NOSCRIPT")) return connection.send(keys[0]!, ["EVAL", script, ...tail])
+            throw error
+          }),
+        catch: (cause) => new StoreError({ message: `redis budget ${mode} failed: ${describe(cause)}` })
+      }).pipe(
         Effect.tapError(() => Effect.sync(connection.failed)),
         Effect.map((reply) => reply as unknown as ReadonlyArray<string | number>)
       )

@@ -41,9 +41,18 @@ export const applicableBudgets = (budgets: ReadonlyArray<Budget>, request: Reque
  * `gateway::each`, one for all otherwise. Not the limit: a limit changed keeps its spend.
  */
 export const budgetCounterKey = (budget: Budget, request: RequestScope): string =>
-  `budget:${budgetId(budget.scope, budget.period, 0)}:${
-    createHash("sha256").update(scopeValues(budget.scope, request).join("\u0000")).digest("hex").slice(0, 24)
-  }`
+  `${counterPrefixOf(budget)}${createHash("sha256").update(scopeValues(budget.scope, request).join("\u0000")).digest("hex").slice(0, 24)}`
+
+/** `budget:<id of the scope and period>:`, made once per budget (a budget is read on every call it applies to) */
+const counterPrefixes = new WeakMap<Budget, string>()
+const counterPrefixOf = (budget: Budget): string => {
+  let prefix = counterPrefixes.get(budget)
+  if (prefix === undefined) {
+    prefix = `budget:${budgetId(budget.scope, budget.period, 0)}:`
+    counterPrefixes.set(budget, prefix)
+  }
+  return prefix
+}
 
 /** `{kind, value}` as the 429's `budget.scope` shows it: the first condition, or `every request` */
 export const shownScope = (budget: Budget, request: RequestScope): { readonly kind: string; readonly value: string } => {
