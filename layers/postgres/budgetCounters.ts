@@ -14,6 +14,7 @@ import type { BudgetCounters, ReserveResult } from "../../src/budgets/store.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { storeError } from "./client.ts"
 import { storedBucketKey } from "./rateLimitBuckets.ts"
+import { sweepPast } from "./sweepPast.ts"
 
 const textArray = (values: ReadonlyArray<string>) => Result.getOrThrow(PgTypes.array(values, PgTypes.OID.text))
 const float8Array = (values: ReadonlyArray<number>) => Result.getOrThrow(PgTypes.array(values, PgTypes.OID.float8))
@@ -30,10 +31,6 @@ const invalidNumbers = (values: ReadonlyArray<number>, what: string): string | u
   const index = values.findIndex((value) => typeof value !== "number" || !Number.isFinite(value))
   return index < 0 ? undefined : `counter ${index}: the ${what} must be a finite number, not ${values[index]}`
 }
-
-/** rows one statement of a sweep deletes at most, and statements of one sweep at most */
-const sweepBatchRows = 1_000
-const maxSweepBatches = 100
 
 export const makePostgresBudgetCounters = (sql: PgClient.PgClient): BudgetCounters => {
   const charge = (
@@ -84,25 +81,7 @@ export const makePostgresBudgetCounters = (sql: PgClient.PgClient): BudgetCounte
     )
   }
 
-  const sweepBatch = sql<{ deleted: number }>`WITH deleted AS (
-      DELETE FROM budget_spend WHERE ctid = ANY (ARRAY(
-        SELECT ctid FROM budget_spend WHERE expires_at < now() LIMIT ${sweepBatchRows} FOR UPDATE SKIP LOCKED
-      )) RETURNING 1
-    )
-    SELECT count(*)::int AS deleted FROM deleted`.pipe(
-    Effect.map(([row]) => row?.deleted ?? 0),
-    Effect.mapError(storeError("sweep budget counters"))
-  )
-
-  const sweep: Effect.Effect<number, StoreError> = Effect.gen(function*() {
-    let total = 0
-    for (let batch = 0; batch < maxSweepBatches; batch++) {
-      const deleted = yield* sweepBatch
-      total += deleted
-      if (deleted < sweepBatchRows) break
-    }
-    return total
-  })
+  const sweep = sweepPast(sql, "budget_spend", "expires_at", "sweep budget counters")
 
   return { backend: "postgres", reserve, settle, read, sweep }
 }

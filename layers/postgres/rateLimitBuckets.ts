@@ -16,6 +16,7 @@ import type { ConsumeResult, RateLimitBuckets } from "../../src/ratelimit/store.
 import type { BucketRequest } from "../../src/ratelimit/rules.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { storeError } from "./client.ts"
+import { sweepPast } from "./sweepPast.ts"
 
 /** The longest bucket key stored as it is; a btree entry holds at most about 2.7 kB. */
 const maxStoredKeyLength = 512
@@ -80,11 +81,6 @@ interface ConsumeRow {
 
 const passed: ConsumeResult = { ok: true }
 
-/** rows one statement of a sweep deletes at most */
-const sweepBatchRows = 1_000
-/** statements of one sweep at most, so that a sweep never holds a connection for long */
-const maxSweepBatches = 100
-
 /** `retryAfterS` of a bucket that will never hold enough (it does not refill), as the Redis store says it */
 export const neverS = Number.MAX_SAFE_INTEGER
 
@@ -119,26 +115,7 @@ export const makePostgresRateLimitBuckets = (sql: PgClient.PgClient): RateLimitB
     )
   }
 
-  // ctid = ANY (ARRAY(...)): a TID scan of the rows just locked, not a join over the table
-  const sweepBatch = sql<{ deleted: number }>`WITH deleted AS (
-      DELETE FROM rate_limit_buckets WHERE ctid = ANY (ARRAY(
-        SELECT ctid FROM rate_limit_buckets WHERE full_at < now() LIMIT ${sweepBatchRows} FOR UPDATE SKIP LOCKED
-      )) RETURNING 1
-    )
-    SELECT count(*)::int AS deleted FROM deleted`.pipe(
-    Effect.map(([row]) => row?.deleted ?? 0),
-    Effect.mapError(storeError("sweep rate limit buckets"))
-  )
-
-  const sweep: Effect.Effect<number, StoreError> = Effect.gen(function*() {
-    let total = 0
-    for (let batch = 0; batch < maxSweepBatches; batch++) {
-      const deleted = yield* sweepBatch
-      total += deleted
-      if (deleted < sweepBatchRows) break
-    }
-    return total
-  })
+  const sweep = sweepPast(sql, "rate_limit_buckets", "full_at", "sweep rate limit buckets")
 
   return { backend: "postgres", consume, adjust, sweep }
 }

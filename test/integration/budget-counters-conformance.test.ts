@@ -3,7 +3,8 @@
  * (layers/postgres/budgetCounters.ts, on the server and on the embedded database) and Redis
  * (layers/redis/budgetCounters.ts, logical database 9 of the test Redis). The same tests run on
  * every store: all or nothing, `spent + amount <= limit`, a raised limit applies at once,
- * settlements answer before and after, reads; and the period each store computes from its clock,
+ * settlements answer before and after, reads, a counter forgotten a day after its period; and
+ * the period each store computes from its clock,
  * checked on given instants (Postgres: the SQL function; Redis: the script's Lua function).
  */
 import * as Effect from "effect/Effect"
@@ -33,6 +34,9 @@ describe.each(backends)("budget counters on %s", (backend) => {
   let redis: RedisDatabase | undefined
   let store: BudgetCounters
   let periodAt: PeriodAt
+  /** Redis: a key's time to live in ms (-1: none), and the keys matching a pattern */
+  let pttl: (name: string) => Promise<number>
+  let keysMatching: (pattern: string) => Promise<Array<string>>
   const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromise(effect as Effect.Effect<A>)
 
   beforeAll(async () => {
@@ -49,6 +53,8 @@ describe.each(backends)("budget counters on %s", (backend) => {
         const iso = (seconds: string) => seconds === "" ? null : new Date(Number(seconds) * 1000).toISOString()
         return { start: iso(reply[0]), end: iso(reply[1]) }
       }
+      pttl = (name) => client.pTTL(name)
+      keysMatching = (pattern) => client.keys(pattern)
       Scope.addFinalizerExit(scope, () => Effect.promise(async () => client.destroy()))
     } else {
       database = await freshDatabase(backend)
@@ -132,6 +138,30 @@ describe.each(backends)("budget counters on %s", (backend) => {
     // the store's clock and this one agree but for a midnight in between
     expect(result.resetsAt.map((date) => date?.toISOString() ?? null)).toEqual([d.end, w.end, m.end, null])
     expect(new Date(d.end!).getUTCHours()).toBe(0)
+  })
+
+  it("forgets a counter a day after its period ended (Redis: the key expires; Postgres: the sweep deletes it)", async () => {
+    const [past, current, total] = [freshKey("past"), freshKey("current"), freshKey("total")]
+    const reserved = await run(store.reserve([
+      { key: current, period: "day", limit: 10, amount: 1 },
+      { key: total, period: "total", limit: 10, amount: 1 }
+    ]))
+    expect(reserved.ok).toBe(true)
+    if (backend === "redis") {
+      const names = await keysMatching(`gateway:{rl}:b:${current}:*`)
+      expect(names).toHaveLength(1)
+      // the end of today plus a day, from now: between one and two days
+      expect(await pttl(names[0])).toBeGreaterThan(86_400_000)
+      expect(await pttl(names[0])).toBeLessThanOrEqual(2 * 86_400_000)
+      expect(await pttl(`gateway:{rl}:b:${total}:total`)).toBe(-1)
+      return
+    }
+    // a counter of a day that ended two days ago, as a gateway left it
+    await psql(database!.url, `INSERT INTO budget_spend (key, period_start, spent, expires_at)
+      VALUES ('${past}', date_trunc('day', now()) - interval '2 days', 5, date_trunc('day', now()))`)
+    expect(await run(store.sweep!)).toBe(1)
+    const left = (await psql(database!.url, `SELECT key FROM budget_spend WHERE key IN ('${past}', '${current}', '${total}') ORDER BY key`)).trim().split("\n")
+    expect(left.sort()).toEqual([current, total].sort())
   })
 
   it.each([
