@@ -1,4 +1,4 @@
-// `node bench/profile.ts [--route inference|openai] [--stream] [--duration S] [--analytics-db URL] [--durable-queue FOLDER] [--budget]`:
+// `node bench/profile.ts [--route inference|openai] [--stream] [--duration S] [--analytics-db URL] [--durable-queue FOLDER] [--budget redis|postgres]`:
 // a CPU profile of the gateway under the benchmark's load (64 connections, the scenario of
 // bench/scenario.ts; storing what it serves in the analytics database at URL when given, with
 // the durable write queue in FOLDER when given),
@@ -11,6 +11,8 @@ import autocannon from "autocannon"
 import { startProcess } from "./processes.ts"
 import { budget, priced } from "./governance.ts"
 import { redisUrl } from "../scripts/redis.ts"
+import { ensurePostgres } from "../scripts/postgres.ts"
+import { freshDatabase } from "../test/support/databases.ts"
 import { gatewayBody, openAiRouteBody, streamedGatewayBody, streamedOpenAiRouteBody, writeGatewayFiles } from "./scenario.ts"
 
 const args = process.argv.slice(2)
@@ -22,8 +24,12 @@ const openai = option("route") === "openai"
 const stream = args.includes("--stream")
 const duration = Number(option("duration") ?? 10)
 const analyticsDb = option("analytics-db")
-/** `--budget`: a budget over every call, counted in the Redis at 127.0.0.1:6379 (its reservation and settlement profiled) */
-const withBudget = args.includes("--budget")
+/**
+ * `--budget redis|postgres`: a budget over every call, counted in the Redis at 127.0.0.1:6379
+ * or in a fresh Postgres database (its reservation and settlement profiled)
+ */
+const budgetStore = option("budget")
+const withBudget = budgetStore !== undefined
 const emptyScopeBudget = budget.replace(/scope = \[[^\]]*\]\n/, "scope = []\n")
 
 interface ProfileNode {
@@ -47,12 +53,15 @@ const main = async () => {
   )
   // a budget needs the model's prices
   if (withBudget) fs.writeFileSync(path.join(dir, "config.toml"), priced(fs.readFileSync(path.join(dir, "config.toml"), "utf8")))
+  if (budgetStore === "postgres") process.env.GATEWAY_TEST_POSTGRES_URL ??= await ensurePostgres()
+  const budgetDatabase = budgetStore === "postgres" ? await freshDatabase("postgres") : undefined
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), "gateway-profile-"))
   const gateway = await startProcess(["bin/gateway.ts", "--config-file", path.join(dir, "config.toml")], /Listening on (http:\/\/[^\s"]+)/, {
     env: {
       GATEWAY_BIND_ADDRESS: "127.0.0.1:0",
       ...(analyticsDb === undefined ? {} : { GATEWAY_ANALYTICS_DB_URL: analyticsDb }),
-      ...(withBudget ? { GATEWAY_REDIS_URL: redisUrl } : {})
+      ...(budgetStore === "redis" ? { GATEWAY_REDIS_URL: redisUrl } : {}),
+      ...(budgetDatabase === undefined ? {} : { GATEWAY_RELATIONAL_DB_URL: budgetDatabase.url, GATEWAY_REDIS_URL: "" })
     },
     nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
   })
@@ -84,6 +93,7 @@ const main = async () => {
   for (const [key, us] of sum((node) => `${node.callFrame.functionName || "(anonymous)"} ${short(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`)) {
     console.log(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${key}`)
   }
+  await budgetDatabase?.drop()
   process.exit(0)
 }
 
