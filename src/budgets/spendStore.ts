@@ -9,7 +9,7 @@
  * cached call costs 0 (or nothing when its provider has no cost rules) but counts as a call; a
  * call without a cost adds 0.
  * Implemented by layers/postgres/spend.ts (also the embedded database) and
- * layers/clickhouse/spend.ts, both checked by test/conformance/spend-store.test.ts.
+ * layers/clickhouse/spend.ts, both checked by test/integration/spend-store-conformance.test.ts.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
