@@ -58,7 +58,8 @@ describe("the budgets page", () => {
       // the same scope and period again: its limit changes, the row stays one
       await form.getByLabel("Limit").fill("20")
       await form.getByRole("button", { name: "Set budget" }).click()
-      await row.filter({ hasText: "20" }).waitFor()
+      // not "20" alone: the row's date holds it too, before the change shows
+      await row.filter({ hasNotText: "12.5" }).filter({ hasText: "20" }).waitFor()
       expect(await row.count()).toBe(1)
       expect((await budgets()).map((budget) => [budget.id, budget.limit])).toEqual([[set.id, 20]])
 
