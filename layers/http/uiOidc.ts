@@ -22,6 +22,7 @@
  * `fetch` (the global one, with a timeout), not the providers' HTTP client: a sign-in is rare,
  * off the hot path, and oauth4webapi speaks the Fetch API.
  */
+import { queryParams } from "./query.ts"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -144,8 +145,6 @@ export const safeReturnTo = (basePath: string, requested: string | null): string
   }
 }
 
-const queryOf = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://gateway.invalid").searchParams
-
 const notConfigured = (basePath: string) =>
   page(404, "Single sign-on is not configured", "This gateway has no [gateway.ui.oidc]: sign in with an admin API key.", uiPathOf(basePath))
 
@@ -157,7 +156,7 @@ export const oidcStartHandler = Effect.gen(function*() {
   const settings = config.gateway.ui.oidc
   if (settings === undefined || !auth.enabled) return notConfigured(basePath)
   const request = yield* HttpServerRequest.HttpServerRequest
-  const returnTo = safeReturnTo(basePath, queryOf(request).get("return_to"))
+  const returnTo = safeReturnTo(basePath, (yield* queryParams).get("return_to"))
   const provider = yield* Effect.result(providerCall("discovery", () => providerOf(settings)))
   if (provider._tag === "Failure") return page(503, "The identity provider is unavailable", provider.failure.message, uiPathOf(basePath))
   const { as } = provider.success
@@ -211,7 +210,7 @@ export const oidcCallbackHandler = Effect.gen(function*() {
   const sessions = yield* UiSessions
   const audit = yield* AuditLog
   const address = Option.getOrUndefined(request.peerAddress)
-  const query = queryOf(request)
+  const query = yield* queryParams
 
   const signIn = Effect.gen(function*() {
     const state = query.get("state")
