@@ -46,7 +46,7 @@ const layers = [
   ["usecases", [
     "^src/inference/service[.]ts$",
     "^src/native/",
-    "^src/(auth|audit|batch|datasets|dicl|embeddings|evaluations|experimentation|feedback|storedInferences|openaiCompatible|anthropicMessages|openaiResponses|optimization|overview|tracing|workflowEvaluations)/"
+    "^src/(auth|audit|batch|datasets|dicl|embeddings|evaluations|experimentation|feedback|storedInferences|openaiCompatible|anthropicMessages|openaiResponses|optimization|overview|tracing|workflowEvaluations|tensorzeroImport)/"
   ]],
   ["contract", ["^src/contract/"]],
   ["shell", ["^layers/", "^bin/"]]
