@@ -2,7 +2,7 @@
 /**
  * The `gateway` command: its flags and subcommands, the checks of how they combine, and the
  * exit code of what ran. What each runs (serving, validation, migrations, API keys, evaluate,
- * optimize export, migrate-data) is a program in layers/commands/. One-shot operations are also
+ * optimize export, migrate-data, import-tensorzero) is a program in layers/commands/. One-shot operations are also
  * subcommands that run the same program as their flags (`gateway migrate` = `gateway --run-migrations-only`).
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -31,6 +31,7 @@ import { evaluate } from "../layers/commands/evaluate.ts"
 import { evaluateFlagOf } from "../layers/commands/evaluateFlags.ts"
 import { type Database, migrate, migrationFlagOf } from "../layers/commands/migrate.ts"
 import { migrateData } from "../layers/commands/migrateData.ts"
+import { importTensorzero } from "../layers/commands/importTensorzero.ts"
 import { auditList } from "../layers/commands/audit.ts"
 import { budgetDelete, budgetList, budgetSet } from "../layers/commands/budgets.ts"
 import { optimizeExport } from "../layers/commands/optimizeExport.ts"
@@ -44,6 +45,7 @@ const usage = "usage: gateway (--config-file <path or glob> | --default-config) 
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [--workspace <name>] [...]\n" +
   "       gateway optimize export <task_id> --dir <folder> [--workspace <name>] | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
+  "       gateway import-tensorzero --from <TensorZero's postgres:// or ClickHouse http(s):// URL> [--to <url>] [--workspace <name>] [--dry-run] [--strict]\n" +
   "       gateway audit list [--workspace <name>] [--actor <id>] [--action <name>] [--since <time>] [--until <time>] [--limit <n>]\n" +
   "       gateway budget (list | set --scope api_key|workspace|tag [--key <tag>] [--value <v>] --period day|week|month|total --limit <amount> | delete <id>) [--workspace <name>]\n" +
   "run `gateway --help` for every option"
@@ -324,6 +326,25 @@ const migrateDataCommand = Command.make(
   (flags) => migrateData(flags.from, flags.to, flags.logFormat)
 ).pipe(Command.withDescription("copy every stored row from an embedded database (or another Postgres) into an empty Postgres database"))
 
+const importTensorzeroCommand = Command.make(
+  "import-tensorzero",
+  {
+    from: Flag.String("from").pipe(Flag.withDescription("the TensorZero database to read: its Postgres (postgres://...) or its ClickHouse (http(s)://user:password@host:port/database)")),
+    to: Flag.String("to").pipe(
+      Flag.withDescription(`the database to import into, for both ${analyticsUrlVariable} and ${relationalUrlVariable} (default: those variables)`),
+      Flag.optional
+    ),
+    workspace: Flag.String("workspace").pipe(Flag.withDescription("the workspace the imported records and keys belong to (default: default)"), Flag.withDefault(defaultWorkspace)),
+    dryRun: Flag.Boolean("dry-run").pipe(Flag.withDescription("read and map everything, print the summary, write nothing"), Flag.withDefault(false)),
+    strict: Flag.Boolean("strict").pipe(Flag.withDescription("stop at the first row that cannot be imported, instead of skipping and reporting it"), Flag.withDefault(false)),
+    configFile: configFileFlag,
+    configPath: configPathFlag,
+    defaultConfig: defaultConfigFlag,
+    logFormat: logFormatFlag
+  },
+  (flags) => importTensorzero(flags)
+).pipe(Command.withDescription("import a TensorZero deployment's stored data (inferences, feedback, datasets, evaluations, batches, DICL examples, API keys)"))
+
 const optimizeCommand = Command.make("optimize").pipe(
   Command.withDescription("prompt optimization tasks"),
   Command.withSubcommands([optimizeExportCommand])
@@ -423,7 +444,7 @@ const teardown: Runtime.Teardown = (exit, onExit) => {
 }
 
 gateway.pipe(
-  Command.withSubcommands([migrateCommand, apiKeyCommand, auditCommand, budgetCommand, evaluateCommand, optimizeCommand, migrateDataCommand]),
+  Command.withSubcommands([migrateCommand, apiKeyCommand, auditCommand, budgetCommand, evaluateCommand, optimizeCommand, migrateDataCommand, importTensorzeroCommand]),
   Command.run({ version: gatewayVersion }),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown })

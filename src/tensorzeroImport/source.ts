@@ -81,6 +81,8 @@ export interface TzInference {
   readonly processingTimeMs?: number | null
   readonly ttftMs?: number | null
   readonly tags: Readonly<Record<string, string>>
+  /** the public id of the key that made it (TensorZero 2026 with authentication on) */
+  readonly apiKeyPublicId?: string | null
   /** epoch ms: the time of the UUIDv7 id */
   readonly timestamp: number
 }
