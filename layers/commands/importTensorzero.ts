@@ -32,6 +32,7 @@ export interface ImportFlags extends SharedFlags {
   readonly workspace: string
   readonly dryRun: boolean
   readonly strict: boolean
+  readonly pageRows: Option.Option<number>
 }
 
 const isPostgresLike = (url: string) => /^(postgres(ql)?|pglite):\/\//i.test(url)
@@ -66,7 +67,10 @@ const opened = (flags: ImportFlags, source: TensorZeroSource) =>
 const importing = (flags: ImportFlags): Effect.Effect<void, StartupError, Scope.Scope> =>
   Effect.gen(function*() {
     const problem = workspaceNameProblem(flags.workspace)
-    if (problem !== undefined) return yield* new StartupError({ message: `--workspace: ${problem}` })
+    if (problem !== undefined) return yield* new StartupError({ message: `--${problem}` })
+    if (Option.isSome(flags.pageRows) && !(flags.pageRows.value >= 1 && flags.pageRows.value <= 100_000)) {
+      return yield* new StartupError({ message: "--page-rows: a number of rows from 1 to 100000" })
+    }
     const source = yield* openTensorZeroSource(flags.from)
     yield* Console.log(`reading ${source.description} at ${sourceName(flags.from)}${flags.dryRun ? " (dry run: nothing is written)" : ""}`)
     const destination = flags.dryRun ? undefined : yield* opened(flags, source)
@@ -77,6 +81,7 @@ const importing = (flags: ImportFlags): Effect.Effect<void, StartupError, Scope.
       positions: destination?.positions,
       workspace: flags.workspace,
       strict: flags.strict,
+      pageSize: Option.getOrUndefined(flags.pageRows),
       output: { write: (text) => process.stdout.write(text), isTTY: process.stdout.isTTY === true }
     }).pipe(Effect.mapError((error) => new StartupError({ message: error.message })))
     yield* Console.log(`\n${summaryText(tallies, flags.dryRun)}`)
