@@ -9,6 +9,7 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import { importedStreams, type ImportedStream, type Mapped, mappers, type MappedRecords, rowIds } from "../../src/tensorzeroImport/map.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import type { Position, StreamRows, TensorZeroSource } from "../../src/tensorzeroImport/source.ts"
@@ -67,9 +68,14 @@ const importStream = <S extends ImportedStream>(
     const tally = progress.start(stream, estimate)
     const map: (row: StreamRows[S], workspace: string) => Mapped<MappedRecords[S]> = mappers[stream]
     const idOf: (row: StreamRows[S]) => string = rowIds[stream]
+    const read = (after: Position | undefined) =>
+      Effect.mapError(source.page(stream, after, options.pageSize ?? pageSizes[stream]), failed("reading the source"))
+    // the next page is read while this one is mapped and written
+    let next = yield* Effect.forkChild(read(position))
     for (;;) {
-      const page = yield* Effect.mapError(source.page(stream, position, options.pageSize ?? pageSizes[stream]), failed("reading the source"))
+      const page = yield* Fiber.join(next)
       if (page.rows.length === 0 || page.last === undefined) break
+      next = yield* Effect.forkChild(read(page.last))
       const records: Array<MappedRecords[S]> = []
       for (const row of page.rows) {
         tally.read++
