@@ -45,7 +45,7 @@ const usage = "usage: gateway (--config-file <path or glob> | --default-config) 
   "       gateway migrate [--config-file <path or glob>] | gateway api-key (create [--expiration ...] | disable <public_id>)\n" +
   "       gateway evaluate --config-file <path> (--function-name F [--evaluator-names a,b] | --evaluation-name E) (--dataset-name D | --datapoint-ids id,...) [--workspace <name>] [...]\n" +
   "       gateway optimize export <task_id> --dir <folder> [--workspace <name>] | gateway migrate-data --from pglite://<folder> --to postgres://...\n" +
-  "       gateway import-tensorzero --from <TensorZero's postgres:// or ClickHouse http(s):// URL> [--to <url>] [--workspace <name>] [--dry-run] [--strict] [--page-rows <n>]\n" +
+  "       gateway import-tensorzero --from <TensorZero's postgres:// or ClickHouse http(s):// URL> [--to <url>] [--workspace <name>] [--dry-run] [--strict] [--copy-files] [--page-rows <n>]\n" +
   "       gateway audit list [--workspace <name>] [--actor <id>] [--action <name>] [--since <time>] [--until <time>] [--limit <n>]\n" +
   "       gateway budget (list | set --scope api_key|workspace|tag [--key <tag>] [--value <v>] --period day|week|month|total --limit <amount> | delete <id>) [--workspace <name>]\n" +
   "run `gateway --help` for every option"
@@ -337,6 +337,10 @@ const importTensorzeroCommand = Command.make(
     workspace: Flag.String("workspace").pipe(Flag.withDescription("the workspace the imported records and keys belong to (default: default)"), Flag.withDefault(defaultWorkspace)),
     dryRun: Flag.Boolean("dry-run").pipe(Flag.withDescription("read and map everything, print the summary, write nothing"), Flag.withDefault(false)),
     strict: Flag.Boolean("strict").pipe(Flag.withDescription("stop at the first row that cannot be imported, instead of skipping and reporting it"), Flag.withDefault(false)),
+    copyFiles: Flag.Boolean("copy-files").pipe(
+      Flag.withDescription("copy the input files TensorZero kept in object storage into this gateway's [object_storage] (needs --config-file)"),
+      Flag.withDefault(false)
+    ),
     pageRows: Flag.Int("page-rows").pipe(
       Flag.withDescription("rows read per page (default: 1,000 inferences, fewer for larger records): memory grows with it"),
       Flag.optional

@@ -1,6 +1,6 @@
 /**
  * `gateway import-tensorzero --from <url> [--to <url>] [--workspace <name>] [--dry-run]
- * [--strict]`: a TensorZero deployment's stored data into this gateway's databases
+ * [--strict] [--copy-files]`: a TensorZero deployment's stored data into this gateway's databases
  * (layers/tensorzeroImport/). The destination is GATEWAY_ANALYTICS_DB_URL and
  * GATEWAY_RELATIONAL_DB_URL, or `--to` for both (a ClickHouse `--to` is the analytics database
  * alone: keys still go to GATEWAY_RELATIONAL_DB_URL). The destination is migrated first.
@@ -19,6 +19,10 @@ import { LoggingLive } from "../logging.ts"
 import { configuredStores, migrateDatabase } from "../observability/index.ts"
 import { StartupError } from "../startup.ts"
 import { makeWriters } from "../tensorzeroImport/destination.ts"
+import { makeFileCopier } from "../tensorzeroImport/files.ts"
+import { filesystemStore } from "../objectStorage/filesystem.ts"
+import { s3Store } from "../objectStorage/s3.ts"
+import type { ObjectStorageSettings } from "../../src/config/types.ts"
 import { clickHousePositions, type ImportPositions, postgresPositions } from "../tensorzeroImport/positions.ts"
 import { summaryText } from "../tensorzeroImport/progress.ts"
 import { runImport } from "../tensorzeroImport/run.ts"
@@ -33,6 +37,7 @@ export interface ImportFlags extends SharedFlags {
   readonly dryRun: boolean
   readonly strict: boolean
   readonly pageRows: Option.Option<number>
+  readonly copyFiles: boolean
 }
 
 const isPostgresLike = (url: string) => /^(postgres(ql)?|pglite):\/\//i.test(url)
@@ -42,6 +47,15 @@ const destinationEnv = (to: string | undefined): Readonly<Record<string, string 
   to === undefined
     ? process.env
     : { ...process.env, [analyticsUrlVariable]: to, [relationalUrlVariable]: isPostgresLike(to) ? to : process.env[relationalUrlVariable] }
+
+/** `--copy-files`: into the configuration's `[object_storage]`, which it needs */
+const fileCopier = (settings: ObjectStorageSettings | undefined) => {
+  if (settings === undefined || settings.kind.type === "disabled") {
+    return Effect.fail(new StartupError({ message: "--copy-files: the configuration (--config-file) has no [object_storage] to copy the files into" }))
+  }
+  const store = settings.kind.type === "filesystem" ? Effect.succeed(filesystemStore(settings.kind.path)) : s3Store(settings)
+  return Effect.map(store, (destination) => makeFileCopier(destination, settings))
+}
 
 const opened = (flags: ImportFlags, source: TensorZeroSource) =>
   Effect.gen(function*() {
@@ -60,8 +74,9 @@ const opened = (flags: ImportFlags, source: TensorZeroSource) =>
       stores.database.backend === "clickhouse" ? clickHousePositions(analyticsUrl) : postgresPositions(analyticsUrl),
       (error) => new StartupError({ message: `${analyticsUrlVariable}: ${error.message}` })
     )
+    const files = flags.copyFiles ? yield* fileCopier(config.objectStorage) : undefined
     yield* Console.log(`into ${stores.database.backend} (${sourceName(analyticsUrl)})${relational === undefined ? ", without a relational database: API keys are skipped" : ""}, workspace ${flags.workspace}`)
-    return { writers: makeWriters(stores, relational, flags.workspace), positions }
+    return { writers: makeWriters(stores, relational, flags.workspace, files), positions }
   })
 
 const importing = (flags: ImportFlags): Effect.Effect<void, StartupError, Scope.Scope> =>

@@ -12,6 +12,8 @@ import type { DiclExample } from "../../src/dicl/store.ts"
 import type { ImportedStream, MappedRecords, Skip } from "../../src/tensorzeroImport/map.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { relationalUrlVariable } from "../../src/relational.ts"
+import type { ObjectStorageFailure } from "../../src/objectStorage/storage.ts"
+import type { FileCopier } from "./files.ts"
 
 /** what a write stored, and the records the destination refused (each with why) */
 export interface Written {
@@ -35,7 +37,48 @@ const byVariant = (examples: ReadonlyArray<DiclExample>): Map<string, Array<Dicl
   return groups
 }
 
-export const makeWriters = (stores: AnalyticsStores, relational: RelationalStore | undefined, workspace: string): Writers => {
+/**
+ * With `--copy-files`: each record with its input files copied (`copy`); a record whose file
+ * cannot be copied is refused, saying which file
+ */
+const copyingFiles = <R>(
+  records: ReadonlyArray<R>,
+  files: FileCopier | undefined,
+  idOf: (record: R) => string,
+  copy: (record: R, files: FileCopier) => Effect.Effect<R, ObjectStorageFailure>
+) =>
+  files === undefined
+    ? Effect.succeed({ copied: records, refused: [] as Array<Written["refused"][number]> })
+    : Effect.map(
+      Effect.forEach(records, (record) => Effect.result(copy(record, files)), { concurrency: 8 }),
+      (results) => {
+        const copied: Array<R> = []
+        const refused: Array<Written["refused"][number]> = []
+        results.forEach((result, index) => {
+          if (result._tag === "Success") copied.push(result.success)
+          else refused.push({ id: idOf(records[index]), skip: { reason: "an input file cannot be copied (--copy-files)", detail: result.failure.message } })
+        })
+        return { copied, refused }
+      }
+    )
+
+/** `write` of the records whose files were copied, the others refused */
+const withFiles = <R>(
+  records: ReadonlyArray<R>,
+  files: FileCopier | undefined,
+  idOf: (record: R) => string,
+  copy: (record: R, files: FileCopier) => Effect.Effect<R, ObjectStorageFailure>,
+  write: (records: ReadonlyArray<R>) => Effect.Effect<Written, StoreError>
+): Effect.Effect<Written, StoreError> =>
+  Effect.flatMap(copyingFiles(records, files, idOf, copy), ({ copied, refused }) =>
+    Effect.map(copied.length === 0 ? Effect.succeed(wrote(0)) : write(copied), (written) => ({ written: written.written, refused: [...refused, ...written.refused] })))
+
+export const makeWriters = (
+  stores: AnalyticsStores,
+  relational: RelationalStore | undefined,
+  workspace: string,
+  files?: FileCopier | undefined
+): Writers => {
   const { database } = stores
   /** inferences, model calls and feedback: encoded and written as the write queue writes them */
   const rows = (batch: Parameters<typeof database.encode>[0], count: number) =>
@@ -56,7 +99,9 @@ export const makeWriters = (stores: AnalyticsStores, relational: RelationalStore
           written: keys.length - outcome.refused.length,
           refused: outcome.refused.map((publicId) => ({ id: publicId, skip: { reason: "public id held by a key this gateway issued" } }))
         })),
-    datapoints: (datapoints) =>
+    datapoints: (records) =>
+      withFiles(records, files, (datapoint) => datapoint.id, (datapoint, files) =>
+        Effect.map(files.copyInput(datapoint.input), (input) => ({ ...datapoint, input })), (datapoints) =>
       Effect.gen(function*() {
         yield* stores.datasets.insertDatapoints(workspace, datapoints)
         // a datapoint imported live that TensorZero has staled since (edited or deleted there)
@@ -64,21 +109,31 @@ export const makeWriters = (stores: AnalyticsStores, relational: RelationalStore
           if (datapoint.staledAt !== undefined) yield* stores.datasets.staleDatapoints(workspace, datapoint.datasetName, [datapoint.id], datapoint.staledAt)
         }
         return wrote(datapoints.length)
-      }),
-    inferences: (inferences) => rows({ inferences, modelInferences: [], feedback: [] }, inferences.length),
+      })),
+    inferences: (records) =>
+      withFiles(records, files, (inference) => inference.id, (inference, files) =>
+        Effect.map(files.copyInput(inference.input), (input) => ({ ...inference, input })), (inferences) =>
+      rows({ inferences, modelInferences: [], feedback: [] }, inferences.length)),
     model_inferences: (modelInferences) => rows({ inferences: [], modelInferences, feedback: [] }, modelInferences.length),
     feedback: (feedback) => rows({ inferences: [], modelInferences: [], feedback }, feedback.length),
     workflow_evaluation_runs: (runs) =>
       Effect.as(Effect.forEach(runs, (run) => stores.workflowEvaluations.insertRun(workspace, run), { discard: true }), wrote(runs.length)),
     workflow_evaluation_episodes: (episodes) =>
       Effect.as(Effect.forEach(episodes, (episode) => stores.workflowEvaluations.insertEpisode(workspace, episode), { discard: true }), wrote(episodes.length)),
-    batches: (batches) =>
-      Effect.as(Effect.forEach(batches, ({ batch, inferences }) => stores.batches.insertBatch(batch, inferences), { discard: true }), wrote(batches.length)),
-    dicl_examples: (examples) =>
+    batches: (records) =>
+      withFiles(records, files, ({ batch }) => batch.id, (record, files) =>
+        Effect.map(
+          Effect.forEach(record.inferences, (inference) => Effect.map(files.copyInput(inference.input), (input) => ({ ...inference, input }))),
+          (inferences) => ({ ...record, inferences })
+        ), (batches) =>
+      Effect.as(Effect.forEach(batches, ({ batch, inferences }) => stores.batches.insertBatch(batch, inferences), { discard: true }), wrote(batches.length))),
+    dicl_examples: (records) =>
+      withFiles(records, files, (example) => example.id, (example, files) =>
+        Effect.map(files.copyInput(example.input), (input) => ({ ...example, input })), (examples) =>
       Effect.as(
         Effect.forEach(byVariant(examples).values(), (group) =>
           stores.dicl.write(workspace, group[0].functionName, group[0].variantName, group, "append"), { discard: true }),
         wrote(examples.length)
-      )
+      ))
   }
 }
