@@ -57,10 +57,16 @@ const afterCondition = (read: TableRead, after: Position | undefined): string =>
   return `WHERE (page_at > ${at} OR (page_at = ${at} AND page_key > ${key}))`
 }
 
-const pageQuery = (read: TableRead, after: Position | undefined, limit: number): string =>
-  `SELECT ${read.at} AS page_at, ${read.key} AS page_key, ${read.select.join(", ")} ` +
+/** the keys of the page: a narrow query, which reads the ids (and times) only */
+const keysQuery = (read: TableRead, after: Position | undefined, limit: number): string =>
+  `SELECT ${read.at} AS page_at, ${read.key} AS page_key ` +
   `FROM ${read.table}${read.final ? " FINAL" : ""} ${afterCondition(read, after)} ` +
   `ORDER BY page_at, page_key LIMIT ${Math.max(1, Math.trunc(limit))}`
+
+/** the rows of the chosen keys, whole: the payload columns are read for these rows only */
+const rowsQuery = (read: TableRead, keys: ReadonlyArray<string>): string =>
+  `SELECT ${read.at} AS page_at, ${read.key} AS page_key, ${read.select.join(", ")} ` +
+  `FROM ${read.table}${read.final ? " FINAL" : ""} WHERE ${read.keysFilter(keys)}`
 
 const countQuery = (read: TableRead, after: Position | undefined): string =>
   `SELECT count() AS rows FROM (SELECT ${read.at} AS page_at, ${read.key} AS page_key ` +
@@ -133,37 +139,59 @@ export const openTensorZeroClickHouse = (url: string): Effect.Effect<TensorZeroS
     )
     const description = `TensorZero ClickHouse (${yield* describeLayout(clickHouse, schema)})`
 
-    const tablePage = (read: TableRead, after: Position | undefined, limit: number) =>
-      clickHouse.run(`read ${read.table}`, (signal) => clickHouse.select<Row>(pageQuery(read, after, limit), signal)).pipe(
-        Effect.map((rows) =>
-          rows.map((row) => {
-            const key = String(row.page_key)
-            const at = Number(row.page_at)
-            const id = read.positionId(key)
-            let value: unknown
-            try {
-              value = read.decode(row)
-            } catch (error) {
-              value = unreadable(id, error)
-            }
-            return { at, key, id, value }
-          })
+    const select = <R>(operation: string, query: string) => clickHouse.run(operation, (signal) => clickHouse.select<R>(query, signal))
+
+    /** the next `limit` keys of each of the stream's tables, merged, the first `limit` of them kept */
+    const pageKeys = (reads: ReadonlyArray<TableRead>, after: Position | undefined, limit: number) =>
+      Effect.forEach(reads, (read) =>
+        select<{ page_at: string | number; page_key: string }>(`read ${read.table}`, keysQuery(read, after, limit)).pipe(
+          Effect.map((rows) => rows.map((row) => ({ read, at: Number(row.page_at), key: String(row.page_key) })))
+        )).pipe(Effect.map((parts) => parts.flat().sort(before).slice(0, Math.max(1, Math.trunc(limit)))))
+
+    const rowsOf = (read: TableRead, keys: ReadonlyArray<string>) =>
+      keys.length === 0
+        ? Effect.succeed([])
+        : select<Row>(`read ${read.table}`, rowsQuery(read, keys)).pipe(
+          Effect.map((rows) =>
+            rows.map((row) => {
+              const key = String(row.page_key)
+              const id = read.positionId(key)
+              let value: unknown
+              try {
+                value = read.decode(row)
+              } catch (error) {
+                value = unreadable(id, error)
+              }
+              return { at: Number(row.page_at), key, id, value }
+            })
+          )
         )
-      )
 
     const page = <S extends StreamName>(stream: S, after: Position | undefined, limit: number) =>
       Effect.gen(function*() {
         if (stream === "batches") {
           return (yield* readBatches(clickHouse, schema, after, limit)) as unknown as SourcePage<S>
         }
-        const parts = yield* Effect.forEach(reads[stream] ?? [], (read) => tablePage(read, after, limit))
-        const merged = parts.flat().sort(before).slice(0, Math.max(1, Math.trunc(limit)))
+        const tables = reads[stream] ?? []
+        const keys = yield* pageKeys(tables, after, limit)
+        const parts = yield* Effect.forEach(tables, (read) =>
+          rowsOf(read, keys.filter((key) => key.read === read).map((key) => key.key)))
+        // in the order the keys were chosen in, and the position the last key's: a row changed
+        // between the two queries comes with its new `at`, which must not move the position past
+        // rows not read yet (it is read again, changed, when the position reaches it)
+        const order = new Map(keys.map((key, index) => [`${key.read.table}\u0000${key.key}`, index]))
+        const rank = (table: string, key: string) => order.get(`${table}\u0000${key}`) ?? keys.length
+        const merged = parts.flatMap((part, index) => part.map((row) => ({ ...row, rank: rank(tables[index]!.table, row.key) })))
+          .sort((a, b) => a.rank - b.rank)
         let rows = merged.map((entry) => entry.value as StreamRows[S] | UnreadableRow)
         if (stream === "feedback") {
           rows = (yield* resolveTargets(clickHouse, schema, rows as Array<TzFeedback | UnreadableRow>)) as typeof rows
         }
-        const last = merged.at(-1)
-        return { rows, last: last === undefined ? undefined : { at: last.at, id: last.id } } satisfies SourcePage<S>
+        const last = keys.at(-1)
+        return {
+          rows,
+          last: last === undefined ? undefined : { at: last.at, id: last.read.positionId(last.key) }
+        } satisfies SourcePage<S>
       }).pipe(Effect.mapError((error) => error instanceof SourceError ? error : sourceError(`read ${stream}`)(error)))
 
     const estimate = (stream: StreamName, after: Position | undefined) =>

@@ -27,7 +27,7 @@ import {
   UnreadableValue,
   uuidOfUInt128
 } from "../../src/tensorzeroImport/clickhouseValues.ts"
-import { hasColumn, paddedUInt128, type Schema, selectList, timeMs, uuidMs } from "./clickhouseColumns.ts"
+import { hasColumn, literal, paddedUInt128, type Schema, selectList, timeMs, uuidMs } from "./clickhouseColumns.ts"
 
 type Row = Record<string, unknown>
 
@@ -42,6 +42,8 @@ export interface TableRead {
   readonly select: ReadonlyArray<string>
   /** the key a position's id pages from */
   readonly keyOfPosition: (id: string) => string
+  /** SQL: the rows of these keys (the keys a first, narrow query chose) */
+  readonly keysFilter: (keys: ReadonlyArray<string>) => string
   /** the id a position is given for a row's key */
   readonly positionId: (key: string) => string
   /** the neutral row; throws an UnreadableValue when the row cannot be one */
@@ -61,6 +63,8 @@ const byUuid = (schema: Schema, table: string, idColumn: string) => ({
   at: uuidMs(idColumn),
   key: `toString(\`${idColumn}\`)`,
   keyOfPosition: (id: string) => id.toLowerCase(),
+  // the column itself, so that TensorZero's bloom filter index on it serves
+  keysFilter: (keys: ReadonlyArray<string>) => `\`${idColumn}\` IN (${keys.map(literal).join(", ")})`,
   positionId: (key: string) => key,
   final: false
 })
@@ -71,6 +75,7 @@ const byUInt128 = (schema: Schema, table: string, idColumn: string, unit: "us" |
   key: paddedUInt128(idColumn),
   // a key that is no number stays as it is: the position gives it back
   keyOfPosition: (id: string) => /^[0-9a-fA-F-]{36}$/.test(id) ? paddedUInt128OfUuid(id) : id,
+  keysFilter: (keys: ReadonlyArray<string>) => `${paddedUInt128(idColumn)} IN (${keys.map(literal).join(", ")})`,
   positionId: (key: string) => {
     try {
       return uuidOfUInt128(key.replace(/^0+(?=\d)/, ""), idColumn)
