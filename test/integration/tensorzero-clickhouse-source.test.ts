@@ -30,6 +30,9 @@ import {
   seedTensorZeroClickHouse,
   type TensorZeroLayout,
   type TensorZeroSeed,
+  insertRows,
+  uint128Of,
+  uuidV7,
   weatherTool
 } from "../support/tensorzeroClickHouse.ts"
 
@@ -369,3 +372,62 @@ describe("a database without TensorZero's tables", () => {
   })
 })
 
+
+describe("rows that cannot be read", () => {
+  it("come as unreadable rows, and the stream goes on past them", async () => {
+    const database = await freshDatabase("clickhouse")
+    try {
+      await createTensorZeroClickHouse(database, "latest")
+      const good = uuidV7(seedStart, 1)
+      const later = uuidV7(seedStart + 60_000, 2)
+      await insertRows(database, "InferenceEvaluationRuns", [
+        evaluationRun(good, "chat", seedStart),
+        // TensorZero's column is a free string: a function type the importer does not know
+        evaluationRun(later, "embedding", seedStart + 1)
+      ])
+      await insertRows(database, "DynamicEvaluationRunEpisode", [
+        workflowEpisode("not a number", seedStart),
+        workflowEpisode(uint128Of(later), seedStart + 1)
+      ])
+      await withSource(database.url, (source) =>
+        Effect.gen(function*() {
+          const runs = yield* readAll(source, "evaluation_runs", 1)
+          expect(runs.map((row) => idOf("evaluation_runs", row))).toEqual([good, later])
+          expect(runs[1]).toEqual({ unreadable: true, id: later, reason: "function_type embedding" })
+          const episodes = yield* readAll(source, "workflow_evaluation_episodes", 1)
+          expect(episodes).toHaveLength(2)
+          expect(episodes[0]).toMatchObject({ unreadable: true, reason: expect.stringContaining("episode_id_uint is not a 128-bit number") })
+          expect(episodes[1]).toMatchObject({ episodeId: later, runId: good })
+        }))
+    } finally {
+      await database.drop()
+    }
+  })
+})
+
+const evaluationRun = (runId: string, functionType: string, updatedAt: number) => ({
+  run_id_uint: uint128Of(runId),
+  evaluation_name: "haiku_eval",
+  function_name: "write_haiku",
+  function_type: functionType,
+  dataset_name: "haiku_dataset",
+  variant_names: ["haiku_v2"],
+  metrics: "[]",
+  source: "dataset_name",
+  snapshot_hash: null,
+  created_at: updatedAt,
+  updated_at: updatedAt
+})
+
+const workflowEpisode = (episodeIdUint: string, updatedAtMs: number) => ({
+  run_id: uuidV7(seedStart, 1),
+  episode_id_uint: episodeIdUint,
+  "variant_pins.key": [],
+  "variant_pins.value": [],
+  datapoint_name: null,
+  "tags.key": [],
+  "tags.value": [],
+  is_deleted: 0,
+  updated_at: updatedAtMs * 1000,
+  snapshot_hash: null
+})

@@ -44,6 +44,16 @@ export const createTensorZeroClickHouse = async (database: TestDatabase, layout:
   }
 }
 
+/** rows into one of the tables, as JSONEachRow (Nested columns as their `<name>.key` and `<name>.value` arrays) */
+export const insertRows = async (database: TestDatabase, table: string, values: Array<Record<string, unknown>>): Promise<void> => {
+  const client = clientOf(database)
+  try {
+    await client.insert({ table, values, format: "JSONEachRow" })
+  } finally {
+    await client.close()
+  }
+}
+
 /** a UUIDv7 of time `ms`, told apart by `serial` */
 export const uuidV7 = (ms: number, serial: number): string => {
   const time = ms.toString(16).padStart(12, "0")
