@@ -155,14 +155,13 @@ export const openTensorZeroClickHouse = (url: string): Effect.Effect<TensorZeroS
           Effect.map((rows) =>
             rows.map((row) => {
               const key = String(row.page_key)
-              const id = read.positionId(key)
               let value: unknown
               try {
                 value = read.decode(row)
               } catch (error) {
-                value = unreadable(id, error)
+                value = unreadable(read.positionId(key), error)
               }
-              return { at: Number(row.page_at), key, id, value }
+              return { key, value }
             })
           )
         )

@@ -59,7 +59,8 @@ const tagsOf = (row: Row, map = "tags"): Record<string, string> => recordOf(row[
 const optionalString = (row: Row, column: string): string | null | undefined =>
   column in row ? stringOrNull(row[column], column) : undefined
 
-const byUuid = (schema: Schema, table: string, idColumn: string) => ({
+/** a table keyed by a UUIDv7, paged on its time */
+const byUuid = (idColumn: string) => ({
   at: uuidMs(idColumn),
   key: `toString(\`${idColumn}\`)`,
   keyOfPosition: (id: string) => id.toLowerCase(),
@@ -94,7 +95,7 @@ const inferenceColumns = [
 
 const inferenceRead = (schema: Schema, table: string, kind: "chat" | "json"): TableRead => ({
   table,
-  ...byUuid(schema, table, "id"),
+  ...byUuid("id"),
   select: selectList(schema, table, inferenceColumns, ["tags"]),
   decode: (row): TzInference => {
     const c = columnsOf(row)
@@ -122,7 +123,7 @@ const finishReasons = new Set(["stop", "length", "tool_call", "content_filter", 
 
 const modelInferenceRead = (schema: Schema): TableRead => ({
   table: "ModelInference",
-  ...byUuid(schema, "ModelInference", "id"),
+  ...byUuid("id"),
   select: selectList(schema, "ModelInference", [
     "id", "inference_id", "raw_request", "raw_response", "system", "input_messages", "output", "input_tokens", "output_tokens",
     "response_time_ms", "ttft_ms", "model_name", "model_provider_name", "cached", "finish_reason", "cost"
@@ -160,7 +161,7 @@ const feedbackRead = (schema: Schema, table: string, kind: TzFeedback["kind"]): 
   const targetColumn = kind === "demonstration" ? "inference_id" : "target_id"
   return {
     table,
-    ...byUuid(schema, table, "id"),
+    ...byUuid("id"),
     select: selectList(schema, table, ["id", targetColumn, "metric_name", "target_type", "value"], ["tags"]),
     decode: (row): TzFeedback => {
       const c = columnsOf(row)
@@ -186,7 +187,7 @@ const datapointRead = (schema: Schema, table: string, kind: "chat" | "json"): Ta
   const staled = hasColumn(schema, table, "staled_at") ? [`${timeMs(schema, table, "staled_at", "us")} AS staled_ms`] : []
   return {
     table,
-    ...byUuid(schema, table, "id"),
+    ...byUuid("id"),
     at: timeMs(schema, table, "updated_at", "us"),
     final: true,
     select: [
@@ -305,7 +306,7 @@ const evaluationRunRead = (schema: Schema): TableRead => ({
 
 const diclRead = (schema: Schema): TableRead => ({
   table: "DynamicInContextLearningExample",
-  ...byUuid(schema, "DynamicInContextLearningExample", "id"),
+  ...byUuid("id"),
   select: selectList(schema, "DynamicInContextLearningExample", [
     "id", "function_name", "variant_name", "namespace", "input", "output", "embedding"
   ]),
