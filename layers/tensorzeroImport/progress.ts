@@ -48,10 +48,15 @@ export const progressLine = (tally: StreamTally, now: number): string => {
 export const makeProgress = (output: Output, now: () => number = Date.now) => {
   let shownAt = 0
   let drawn = false
+  /** the counts last shown, so that the end of a stream does not repeat a line just written */
+  let shownCounts = ""
   const show = (tally: StreamTally, final: boolean) => {
     const at = now()
     if (!final && at - shownAt < (output.isTTY ? ttyInterval : plainInterval)) return
+    const counts = `${tally.stream} ${tally.read} ${tally.written} ${tally.skipped}`
+    if (final && !output.isTTY && counts === shownCounts) return
     shownAt = at
+    shownCounts = counts
     if (output.isTTY) {
       output.write(`\r\x1b[2K${progressLine(tally, at)}${final ? "\n" : ""}`)
       drawn = !final

@@ -114,6 +114,11 @@ const inputBlock = (block: unknown): unknown => {
     return typeof value === "string" ? { ...rest, text: value } : { ...rest, arguments: value }
   }
   if (block.type === "file") return fileBlock(block)
+  // TensorZero's first releases: images alone, `{type: "image", image: {url, mime_type}, storage_path}`
+  if (block.type === "image" && isObject(block.image)) {
+    const { image, ...rest } = block
+    return fileBlock({ ...rest, type: "file", file: image })
+  }
   return block
 }
 
