@@ -33,7 +33,7 @@ describe("API keys", () => {
 describe("checkAuthorization", () => {
   const key = generateApiKey()
   const now = Date.now()
-  const stored = (extra: Partial<StoredApiKey> = {}): StoredApiKey => ({ publicId: key.publicId, secretHash: key.secretHash, createdAt: now, admin: false, workspace: "default", global: false, ...extra })
+  const stored = (extra: Partial<StoredApiKey> = {}): StoredApiKey => ({ publicId: key.publicId, secretHash: key.secretHash, createdAt: now, admin: false, workspace: "default", global: false, issuer: "gateway", ...extra })
   /** `found` null: no such key */
   const check = (header: string | undefined, found: StoredApiKey | null | StoreError = stored()) =>
     Effect.runPromise(Effect.result(checkAuthorization(
@@ -110,7 +110,7 @@ describe("FailedAttempts", () => {
 
 describe("the UI's sessions", () => {
   const now = Date.now()
-  const adminKey: ApiKeyInfo = { publicId: "admin0000001", createdAt: now, admin: true, workspace: "default", global: false }
+  const adminKey: ApiKeyInfo = { publicId: "admin0000001", createdAt: now, admin: true, workspace: "default", global: false, issuer: "gateway" }
   /** a store holding `sessions` (by the hex of their id's hash), counting its lookups */
   const storeOf = (sessions: Record<string, ApiKeyInfo> | StoreError) => {
     const store = {
