@@ -141,6 +141,8 @@ describe.each(["postgres", "pglite"] as const)("keys imported from TensorZero, o
     const fresh = tensorZeroKey("Tz7FreshKey1")
     expect(await importKeys([clash.imported, fresh.imported])).toEqual({ inserted: 1, updated: 0, refused: 1, refusedPublicIds: [own.publicId] })
     expect((await statusWith(own.key)).status).toBe(200)
+    // and this gateway's key does not work with TensorZero's prefix
+    expect(await statusWith(`sk-t0-${own.publicId}-${own.secret}`)).toEqual({ status: 401, message: "unknown API key" })
     expect(await statusWith(clash.text)).toEqual({ status: 401, message: "unknown API key" })
     expect(await Effect.runPromise(store.keys.find(own.publicId))).toMatchObject({ issuer: "gateway" })
     expect((await Effect.runPromise(store.keys.find(own.publicId)))?.description).toBeUndefined()

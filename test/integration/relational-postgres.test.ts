@@ -167,7 +167,8 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
         disabledAt: undefined,
         admin: false,
         workspace: "default",
-        global: false
+        global: false,
+        issuer: "gateway"
       })
       // the database's clock, close to ours
       expect(Math.abs(found!.createdAt - before)).toBeLessThan(5_000)
@@ -185,7 +186,8 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
         disabledAt: undefined,
         admin: true,
         workspace: "default",
-        global: false
+        global: false,
+        issuer: "gateway"
       })
       expect(listed.find((key) => key.publicId === "key000000001")).toMatchObject({ admin: false })
       expect(listed.every((key) => !("secretHash" in key))).toBe(true)
@@ -281,7 +283,8 @@ describe.each(["postgres", "pglite"] as const)("relational store on %s", (backen
           disabledAt: undefined,
           admin: true,
           workspace: "default",
-          global: false
+          global: false,
+          issuer: "gateway"
         }
       })
       expect(await run(sessions.find(hash()))).toBeUndefined()
