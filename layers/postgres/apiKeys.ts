@@ -47,12 +47,18 @@ const storableText = (text: string) => text.replaceAll("\0", "\uFFFD").toWellFor
 
 /** why `key` cannot be imported, or undefined */
 const importProblem = (key: ImportedApiKey): string | undefined => {
-  if (typeof key.publicId !== "string" || !publicIdPattern.test(key.publicId)) return `the public id ${JSON.stringify(String(key.publicId).slice(0, 40))} is not 12 letters and digits`
-  if (!(key.secretHash instanceof Uint8Array) || key.secretHash.length !== 32) return `the secret hash of ${key.publicId} is not the 32 bytes of a SHA-256`
+  if (typeof key.publicId !== "string" || !publicIdPattern.test(key.publicId)) {
+    return `the public id ${JSON.stringify(String(key.publicId).slice(0, 40))} is not 12 letters and digits`
+  }
+  if (!(key.secretHash instanceof Uint8Array) || key.secretHash.length !== 32) {
+    return `the secret hash of ${key.publicId} is not the 32 bytes of a SHA-256`
+  }
   for (const [name, time] of [["creation", key.createdAt], ["expiration", key.expiresAt], ["disabling", key.disabledAt]] as const) {
     if (time !== undefined && !Number.isFinite(time)) return `the ${name} time of ${key.publicId} is not a finite time`
   }
-  if (typeof key.workspace !== "string" || key.workspace === "" || !isStorableText(key.workspace)) return `the workspace of ${key.publicId} must be non-empty text`
+  if (typeof key.workspace !== "string" || key.workspace === "" || !isStorableText(key.workspace)) {
+    return `the workspace of ${key.publicId} must be non-empty text`
+  }
   return undefined
 }
 
@@ -155,7 +161,7 @@ export const makePostgresApiKeyStore = (sql: PgClient.PgClient): ApiKeyStore => 
         const problem = importProblem(key)
         if (problem !== undefined) return yield* new StoreError({ message: `postgres import api keys failed: ${problem}` })
       }
-      // one row per public id (the last given wins): a statement cannot write a row twice
+      // each public id once (the last given wins), so that the counts count keys
       const byId = new Map(keys.map((key) => [key.publicId, key]))
       const counts = { inserted: 0, updated: 0, refused: 0, refusedPublicIds: [] as Array<string> }
       yield* sql.withTransaction(Effect.forEach(byId.values(), (key) =>
