@@ -27,7 +27,9 @@ const apiKeyJson = (key: ApiKeyInfo): UiApiKey => ({
   disabled_at: time(key.disabledAt),
   admin: key.admin,
   workspace: key.workspace,
-  global: key.global
+  global: key.global,
+  issuer: key.issuer,
+  ...(key.description === undefined ? {} : { description: key.description })
 })
 
 const keyStore = Effect.flatMap(ApiKeys, (keys) => requireKeyStore(keys.store))

@@ -5,7 +5,8 @@
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
 import * as Effect from "effect/Effect"
-import type { ApiKeyInfo, ApiKeyStore, StoredApiKey } from "../../src/auth/store.ts"
+import { type ApiKeyIssuer, publicIdPattern } from "../../src/auth/apiKey.ts"
+import type { ApiKeyInfo, ApiKeyStore, ImportedApiKey, StoredApiKey } from "../../src/auth/store.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { defaultWorkspace } from "../../src/workspace.ts"
 import { sqlState, storeError } from "./client.ts"
@@ -22,10 +23,12 @@ interface KeyRow {
   readonly admin: boolean
   readonly workspace: string
   readonly global_admin: boolean
+  readonly issuer: ApiKeyIssuer
+  readonly description: string | null
 }
 
 /** the columns of a key but its secret's hash, as `keyInfo` reads them (sessions join them too) */
-export const keyInfoColumns = "public_id, created_at, expires_at, disabled_at, admin, workspace, global_admin"
+export const keyInfoColumns = "public_id, created_at, expires_at, disabled_at, admin, workspace, global_admin, issuer, description"
 
 export const keyInfo = (row: Omit<KeyRow, "secret_hash">): ApiKeyInfo => ({
   publicId: row.public_id,
@@ -34,8 +37,32 @@ export const keyInfo = (row: Omit<KeyRow, "secret_hash">): ApiKeyInfo => ({
   disabledAt: row.disabled_at === null ? undefined : row.disabled_at.getTime(),
   admin: row.admin,
   workspace: row.workspace,
-  global: row.global_admin
+  global: row.global_admin,
+  issuer: row.issuer,
+  ...(row.description === null ? {} : { description: row.description })
 })
+
+/** `text` as Postgres text can hold it: NULs and lone surrogates become U+FFFD */
+const storableText = (text: string) => text.replaceAll("\0", "\uFFFD").toWellFormed()
+
+/** why `key` cannot be imported, or undefined */
+const importProblem = (key: ImportedApiKey): string | undefined => {
+  if (typeof key.publicId !== "string" || !publicIdPattern.test(key.publicId)) {
+    return `the public id ${JSON.stringify(String(key.publicId).slice(0, 40))} is not 12 letters and digits`
+  }
+  if (!(key.secretHash instanceof Uint8Array) || key.secretHash.length !== 32) {
+    return `the secret hash of ${key.publicId} is not the 32 bytes of a SHA-256`
+  }
+  for (const [name, time] of [["creation", key.createdAt], ["expiration", key.expiresAt], ["disabling", key.disabledAt]] as const) {
+    if (time !== undefined && !Number.isFinite(time)) return `the ${name} time of ${key.publicId} is not a finite time`
+  }
+  if (typeof key.workspace !== "string" || key.workspace === "" || !isStorableText(key.workspace)) {
+    return `the workspace of ${key.publicId} must be non-empty text`
+  }
+  return undefined
+}
+
+const optionalTime = (time: number | undefined) => time === undefined ? null : PgTypes.timestamptz(time)
 
 export const makePostgresApiKeyStore = (sql: PgClient.PgClient): ApiKeyStore => {
   const create: ApiKeyStore["create"] = (key) => {
@@ -106,5 +133,46 @@ export const makePostgresApiKeyStore = (sql: PgClient.PgClient): ApiKeyStore => 
       Effect.mapError(storeError("list workspaces"))
     )
 
-  return { create, disable, find, list, workspaces }
+  /** one key upserted: what its row was before (undefined: none) and whether the statement wrote it */
+  const importKey = (key: ImportedApiKey) =>
+    sql<{ issuer: ApiKeyIssuer | null; written: boolean }>`
+      WITH existing AS (SELECT issuer FROM api_keys WHERE public_id = ${key.publicId}),
+      written AS (
+        INSERT INTO api_keys (public_id, secret_hash, created_at, expires_at, disabled_at, workspace, issuer, description)
+        VALUES (${key.publicId}, ${key.secretHash}, ${PgTypes.timestamptz(key.createdAt)}, ${optionalTime(key.expiresAt)},
+          ${optionalTime(key.disabledAt)}, ${key.workspace}, 'tensorzero', ${key.description === undefined ? null : storableText(key.description)})
+        ON CONFLICT (public_id) DO UPDATE SET
+          description = EXCLUDED.description,
+          expires_at = EXCLUDED.expires_at,
+          -- a key disabled here stays disabled, at its first time
+          disabled_at = COALESCE(api_keys.disabled_at, EXCLUDED.disabled_at)
+        WHERE api_keys.issuer = 'tensorzero'
+          AND (api_keys.description, api_keys.expires_at, api_keys.disabled_at)
+            IS DISTINCT FROM (EXCLUDED.description, EXCLUDED.expires_at, COALESCE(api_keys.disabled_at, EXCLUDED.disabled_at))
+        RETURNING 1
+      )
+      SELECT (SELECT issuer FROM existing) AS issuer, EXISTS (SELECT 1 FROM written) AS written`.pipe(
+      Effect.map(([row]) => row)
+    )
+
+  const importKeys: ApiKeyStore["importKeys"] = (keys) =>
+    Effect.gen(function*() {
+      for (const key of keys) {
+        const problem = importProblem(key)
+        if (problem !== undefined) return yield* new StoreError({ message: `postgres import api keys failed: ${problem}` })
+      }
+      // each public id once (the last given wins), so that the counts count keys
+      const byId = new Map(keys.map((key) => [key.publicId, key]))
+      const counts = { inserted: 0, updated: 0, refused: 0, refusedPublicIds: [] as Array<string> }
+      yield* sql.withTransaction(Effect.forEach(byId.values(), (key) =>
+        Effect.map(importKey(key), ({ issuer, written }) => {
+          if (issuer === "gateway") {
+            counts.refused++
+            counts.refusedPublicIds.push(key.publicId)
+          } else if (written) counts[issuer === null ? "inserted" : "updated"]++
+        }), { discard: true })).pipe(Effect.mapError(storeError("import api keys")))
+      return counts
+    })
+
+  return { create, disable, find, list, workspaces, importKeys }
 }

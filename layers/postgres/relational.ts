@@ -57,7 +57,9 @@ export const makeRelationalStore = (
         list: (workspace) => bounded("list api keys")(keys.list(workspace)),
         disable: (publicId, workspace) => bounded("disable api key")(keys.disable(publicId, workspace)),
         find: (publicId) => bounded("find api key")(keys.find(publicId)),
-        workspaces: () => bounded("list workspaces")(keys.workspaces())
+        workspaces: () => bounded("list workspaces")(keys.workspaces()),
+        // a one-shot command's work, as long as its source has keys: no statement timeout
+        importKeys: keys.importKeys
       },
       buckets: {
         backend: buckets.backend,

@@ -10,7 +10,9 @@ import * as Schema from "effect/Schema"
 const Time = Schema.String.annotate({ description: "an RFC 3339 time, UTC", format: "date-time" })
 
 const apiKeyFields = {
-  public_id: Schema.String.annotate({ description: "the 12 characters after `sk-gw-`: the key's name, not a secret" }),
+  public_id: Schema.String.annotate({
+    description: "the 12 characters after `sk-gw-` (`sk-t0-` for a key imported from TensorZero, mixed-case): the key's name, not a secret"
+  }),
   created_at: Time,
   /** null: the key never expires */
   expires_at: Schema.NullOr(Time),
@@ -18,7 +20,11 @@ const apiKeyFields = {
   disabled_at: Schema.NullOr(Time),
   admin: Schema.Boolean.annotate({ description: "the admin role: the UI and its routes, in the key's workspace" }),
   workspace: Schema.String.annotate({ description: "the workspace the key belongs to" }),
-  global: Schema.Boolean.annotate({ description: "a global admin: acts on any workspace (named by the `gateway-workspace` header)" })
+  global: Schema.Boolean.annotate({ description: "a global admin: acts on any workspace (named by the `gateway-workspace` header)" }),
+  issuer: Schema.optional(Schema.Literals(["gateway", "tensorzero"]).annotate({
+    description: "who issued the key: `gateway` (an `sk-gw-` key) or `tensorzero` (an `sk-t0-` key, imported)"
+  })),
+  description: Schema.optional(Schema.String.annotate({ description: "what the key is for, as TensorZero described it" }))
 }
 
 export const UiApiKey = Schema.Struct(apiKeyFields).annotate({ identifier: "UiApiKey" })

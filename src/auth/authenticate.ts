@@ -1,6 +1,7 @@
 /**
  * Authentication (spec 5): `Authorization: Bearer sk-gw-<public_id>-<secret>` on every
- * endpoint but /status and /health, when `[gateway.auth] enabled = true`. Each way a request
+ * endpoint but /status and /health, when `[gateway.auth] enabled = true` (or `sk-t0-...`, a key
+ * imported from TensorZero, which works only with that prefix). Each way a request
  * can fail has its own message; none repeats the secret. Failed attempts with well-formed keys
  * are limited per client address (`max_failed_attempts_per_minute`), past which the address
  * gets 429s before the key store is asked.
@@ -48,10 +49,14 @@ export const usableKey = <Key extends ApiKeyInfo>(key: Key, now: number): Result
   return Result.succeed(key)
 }
 
+/** `key` is the key `parsed` names, with its issuer's prefix and its secret (whether usable or not) */
+export const sameKey = (parsed: ParsedApiKey, key: StoredApiKey): boolean =>
+  key.issuer === parsed.issuer && secretMatches(parsed.secret, key.secretHash)
+
 /** The stored key of `parsed` if it (undefined when there is none) lets `parsed` in, or why not. */
 export const verifyKey = (parsed: ParsedApiKey, key: StoredApiKey | undefined, now: number): Result.Result<ApiKeyInfo, Unauthorized> => {
-  // an unknown id and a wrong secret look the same from outside
-  if (key === undefined || !secretMatches(parsed.secret, key.secretHash)) return unauthorized("unknown API key")
+  // an unknown id, another issuer's prefix and a wrong secret look the same from outside
+  if (key === undefined || !sameKey(parsed, key)) return unauthorized("unknown API key")
   return usableKey(key, now)
 }
 
@@ -131,7 +136,7 @@ export const authenticateGuarded = (
   if (hit !== undefined) return counted(verifyKey(parsed, hit.key, now))
   const known = lookup.known(publicId)
   // a query under way costs nothing more; nor does a key this process found before asked with its secret
-  if (lookup.asking(publicId) || (known !== undefined && secretMatches(parsed.secret, known.secretHash))) {
+  if (lookup.asking(publicId) || (known !== undefined && sameKey(parsed, known))) {
     return Effect.flatMap(Effect.mapError(lookup.find(publicId), storeUnavailable), (key) => counted(verifyKey(parsed, key, now)))
   }
   if (!attempts.take(address, now)) return Effect.fail(tooMany(attempts, address, now))

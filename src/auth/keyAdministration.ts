@@ -37,7 +37,7 @@ export const parseExpiration = (field: string, text: string, now: number): Resul
 export const checkPublicId = (publicId: string): Result.Result<string, InvalidRequest> =>
   publicIdPattern.test(publicId)
     ? Result.succeed(publicId)
-    : Result.fail(new InvalidRequest({ message: `"${publicId}" is not a public id (12 lowercase letters and digits)` }))
+    : Result.fail(new InvalidRequest({ message: `"${publicId}" is not a public id (12 letters and digits)` }))
 
 const unavailable = (error: StoreError) => new ServiceUnavailable({ message: `the relational database is unavailable: ${error.message}` })
 

@@ -47,7 +47,7 @@ const scopeParam = (params: SpendParams): Result.Result<SpendScope, InvalidReque
     // a key's public id, not the whole key: a secret must not travel in a URL
     return publicIdPattern.test(apiKey)
       ? Result.succeed({ kind: "api_key", publicId: apiKey })
-      : invalid(`api_key: ${shown(apiKey)} is not a key's public id (12 lowercase letters and digits, the part after sk-gw-)`)
+      : invalid(`api_key: ${shown(apiKey)} is not a key's public id (12 letters and digits, the part after sk-gw- or sk-t0-)`)
   }
   if (tagKey === undefined && tagValue !== undefined) return invalid("tag_key: tag_value needs the tag's key")
   if (tagKey !== undefined && tagValue === undefined) return invalid("tag_value: tag_key needs the tag's value")

@@ -13,7 +13,7 @@ export const SpendGroup = HttpApiGroup.make("spend")
   .add(
     HttpApiEndpoint.get("getSpend", "/v1/spend", {
       query: {
-        api_key: text("the calls of this API key only: its public id (the 12 characters after sk-gw-)"),
+        api_key: text("the calls of this API key only: its public id (the 12 characters after sk-gw-, or sk-t0- for a key imported from TensorZero)"),
         tag_key: text("with tag_value: the calls of inferences carrying this tag only"),
         tag_value: text("the tag's value"),
         from: text("calls at or after this time (RFC 3339; default: the start of the period 30 days, 12 weeks or a year before `to`)"),

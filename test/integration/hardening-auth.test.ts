@@ -188,7 +188,7 @@ describe("the key cache", () => {
   it("keeps the keys found apart from unknown ids: 20 000 unknown ids push out none of them", async () => {
     const made = Array.from({ length: 3 }, () => generateApiKey())
     const stored = new Map<string, StoredApiKey>(
-      made.map((key) => [key.publicId, { publicId: key.publicId, secretHash: key.secretHash, createdAt: Date.now(), admin: false, workspace: "default", global: false }])
+      made.map((key) => [key.publicId, { publicId: key.publicId, secretHash: key.secretHash, createdAt: Date.now(), admin: false, workspace: "default", global: false, issuer: "gateway" }])
     )
     const asked: Array<string> = []
     const store: ApiKeyStore = {
@@ -196,6 +196,7 @@ describe("the key cache", () => {
       disable: () => Effect.succeed(false),
       list: () => Effect.succeed([]),
       workspaces: () => Effect.succeed(["default"]),
+      importKeys: () => Effect.die("not imported here"),
       find: (publicId) => Effect.sync(() => (asked.push(publicId), stored.get(publicId)))
     }
     const lookup = cachedKeyLookup(store, 60_000, Date.now)
@@ -216,6 +217,7 @@ describe("the key cache", () => {
       disable: () => Effect.succeed(false),
       list: () => Effect.succeed([]),
       workspaces: () => Effect.succeed(["default"]),
+      importKeys: () => Effect.die("not imported here"),
       find: () => Effect.as(Effect.sleep(50), (queries++, undefined))
     }
     const lookup = cachedKeyLookup(store, 0, Date.now)

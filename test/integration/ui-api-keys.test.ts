@@ -71,7 +71,8 @@ describe("with authentication on", () => {
       disabled_at: null,
       admin: true,
       workspace: "default",
-      global: false
+      global: false,
+      issuer: "gateway"
     })
     expect(JSON.stringify(before.body)).not.toContain(admin.secret)
 
@@ -88,7 +89,8 @@ describe("with authentication on", () => {
       disabled_at: null,
       admin: false,
       workspace: "default",
-      global: false
+      global: false,
+      issuer: "gateway"
     })
     const after = await call(secured, "GET", "/v1/ui/api_keys", { headers: bearer(admin) })
     expect(after.body.api_keys[0]).toEqual({ ...created.body, api_key: undefined })

@@ -23,6 +23,21 @@ describe("API keys", () => {
     expect(Buffer.from(a.secretHash).toString("utf8")).not.toContain(parsed.secret)
   })
 
+  it("name their issuer: sk-gw- this gateway, sk-t0- TensorZero, whose public ids are mixed-case and kept as written", () => {
+    const secret = "Ab3".repeat(16)
+    expect(parseApiKey(`sk-t0-AbCdEf012345-${secret}`)).toEqual({ issuer: "tensorzero", publicId: "AbCdEf012345", secret })
+    expect(parseApiKey(`sk-t0-abcdef012345-${secret}`)).toEqual({ issuer: "tensorzero", publicId: "abcdef012345", secret })
+    expect(parseApiKey(`sk-gw-abcdef012345-${secret}`)).toEqual({ issuer: "gateway", publicId: "abcdef012345", secret })
+    expect(parseApiKey(generateApiKey().key)?.issuer).toBe("gateway")
+  })
+
+  it("refuse TensorZero keys of the wrong shape as malformed", () => {
+    for (const text of [`sk-t0-AbCdEf01234-${"b".repeat(48)}`, `sk-t0-AbCdEf0123456-${"b".repeat(48)}`, `sk-t0-AbCdEf01234_-${"b".repeat(48)}`,
+      `sk-t0-AbCdEf012345-${"b".repeat(47)}`, `sk-t0-AbCdEf012345-${"b".repeat(49)}`, `SK-T0-AbCdEf012345-${"b".repeat(48)}`, `sk-t0-AbCdEf012345-${"b".repeat(47)}-`]) {
+      expect(parseApiKey(text)).toBeUndefined()
+    }
+  })
+
   it("refuse anything else as malformed", () => {
     for (const text of ["", "sk-gw-", "sk-gw-abc-def", `sk-gw-${"a".repeat(12)}-${"b".repeat(47)}`, `sk-xx-${"a".repeat(12)}-${"b".repeat(48)}`, `sk-gw-${"A".repeat(12)}-${"b".repeat(48)}`]) {
       expect(parseApiKey(text)).toBeUndefined()
@@ -33,7 +48,7 @@ describe("API keys", () => {
 describe("checkAuthorization", () => {
   const key = generateApiKey()
   const now = Date.now()
-  const stored = (extra: Partial<StoredApiKey> = {}): StoredApiKey => ({ publicId: key.publicId, secretHash: key.secretHash, createdAt: now, admin: false, workspace: "default", global: false, ...extra })
+  const stored = (extra: Partial<StoredApiKey> = {}): StoredApiKey => ({ publicId: key.publicId, secretHash: key.secretHash, createdAt: now, admin: false, workspace: "default", global: false, issuer: "gateway", ...extra })
   /** `found` null: no such key */
   const check = (header: string | undefined, found: StoredApiKey | null | StoreError = stored()) =>
     Effect.runPromise(Effect.result(checkAuthorization(
@@ -69,6 +84,14 @@ describe("checkAuthorization", () => {
       expect(failure.message).toBe(message)
       expect(failure.message).not.toContain(secret)
     }
+  })
+
+  it("lets a key in only with its issuer's prefix", async () => {
+    const secret = parseApiKey(key.key)!.secret
+    const imported = stored({ issuer: "tensorzero" })
+    expect((await check(`Bearer sk-t0-${key.publicId}-${secret}`, imported) as any).success).toMatchObject({ publicId: key.publicId, issuer: "tensorzero" })
+    expect((await messageOf(`Bearer ${key.key}`, imported)).message).toBe("unknown API key")
+    expect((await messageOf(`Bearer sk-t0-${key.publicId}-${secret}`, stored())).message).toBe("unknown API key")
   })
 
   it("answers 503 when the key store does not answer", async () => {
@@ -110,7 +133,7 @@ describe("FailedAttempts", () => {
 
 describe("the UI's sessions", () => {
   const now = Date.now()
-  const adminKey: ApiKeyInfo = { publicId: "admin0000001", createdAt: now, admin: true, workspace: "default", global: false }
+  const adminKey: ApiKeyInfo = { publicId: "admin0000001", createdAt: now, admin: true, workspace: "default", global: false, issuer: "gateway" }
   /** a store holding `sessions` (by the hex of their id's hash), counting its lookups */
   const storeOf = (sessions: Record<string, ApiKeyInfo> | StoreError) => {
     const store = {

@@ -9,7 +9,7 @@ import { cachedKeyLookup, outageGraceMs } from "../../src/auth/keyCache.ts"
 import type { ApiKeyStore, StoredApiKey } from "../../src/auth/store.ts"
 import { StoreError } from "../../src/storeError.ts"
 
-const key: StoredApiKey = { publicId: "abcdefabcdef", secretHash: new Uint8Array([1, 2, 3]), createdAt: 0, admin: false, workspace: "default", global: false }
+const key: StoredApiKey = { publicId: "abcdefabcdef", secretHash: new Uint8Array([1, 2, 3]), createdAt: 0, admin: false, workspace: "default", global: false, issuer: "gateway" }
 
 /** a store holding `key` that fails with `failure` while one is set, counting the asks */
 const storeWith = () => {
@@ -19,6 +19,7 @@ const storeWith = () => {
     disable: () => Effect.succeed(false),
     list: () => Effect.succeed([]),
     workspaces: () => Effect.succeed(["default"]),
+    importKeys: () => Effect.die("not imported here"),
     find: (publicId) =>
       Effect.suspend(() => {
         state.asks++

@@ -1,5 +1,5 @@
 /**
- * The API keys: public id, role, times and status, and for an active key a Disable button that
+ * The API keys: public id (with who issued it, when TensorZero did, and its description), role, times and status, and for an active key a Disable button that
  * asks for confirmation in place (a key cannot be enabled again).
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query"
@@ -51,6 +51,8 @@ export const KeysTable = (props: { keys: ReadonlyArray<UiApiKey>; sessionKey: st
               <>
                 <code>{key.public_id}</code>
                 {key.public_id === props.sessionKey && <span className="muted"> (this session)</span>}
+                {key.issuer === "tensorzero" && <> <Badge tone="neutral">from TensorZero</Badge></>}
+                {key.description !== undefined && <div className="muted">{key.description}</div>}
               </>
             )
           },
