@@ -10,6 +10,7 @@
  */
 import type { WorkflowEvaluationStore, WorkflowMetricSummary } from "../../src/workflowEvaluations/store.ts"
 import type { ClickHouse } from "./client.ts"
+import { runEpisodeMarker } from "../../src/workflowEvaluations/episodeIds.ts"
 import {
   feedbackKinds,
   toWorkflowEpisode,
@@ -21,7 +22,7 @@ import {
   workflowRunLine,
   type WorkflowRunRow
 } from "./rows.ts"
-import { sqlLimit, sqlString, sqlUuid } from "./sql.ts"
+import { sqlInteger, sqlLimit, sqlString, sqlUuid } from "./sql.ts"
 
 const inWorkspace = (workspace: string) => `workspace = ${sqlString(workspace)}`
 
@@ -56,6 +57,13 @@ export const makeClickHouseWorkflowEvaluationStore = ({ insert, run, select }: C
         ])
         return episodes.length === 0 || runs.length === 0 ? undefined : { episode: toWorkflowEpisode(episodes[0]), run: runs[0] }
       }),
+
+    unmarkedEpisodeIds: (limit) =>
+      run("unmarkedEpisodeIds", async (signal) =>
+        (await select<{ id: string }>(
+          `SELECT DISTINCT toString(id) AS id FROM WorkflowEvaluationRunEpisode WHERE substring(toString(id), 33, 4) != ${sqlString(runEpisodeMarker)} LIMIT ${sqlInteger(limit)}`,
+          signal
+        )).map((row) => row.id)),
 
     listRuns: (workspace, { limit, offset, projectName }) =>
       run("listRuns", async (signal) => {

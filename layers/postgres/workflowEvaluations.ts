@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import { isUuid } from "../../src/ids.ts"
 import type { WorkflowEpisodeRecord, WorkflowEvaluationStore, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
 import { notAUuid, storeError } from "./client.ts"
+import { runEpisodeMarker } from "../../src/workflowEvaluations/episodeIds.ts"
 import { feedbackTables } from "./rows.ts"
 import { wholePage } from "../storePage.ts"
 
@@ -115,6 +116,12 @@ export const makePostgresWorkflowEvaluationStore = (sql: PgClient.PgClient): Wor
           ),
           Effect.mapError(storeError("findEpisode"))
         )),
+
+    unmarkedEpisodeIds: (limit) =>
+      sql<{ id: string }>`SELECT id::text AS id FROM workflow_evaluation_run_episode WHERE right(id::text, 4) <> ${runEpisodeMarker} LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map((row) => row.id)),
+        Effect.mapError(storeError("unmarkedEpisodeIds"))
+      ),
 
     listRuns: (workspace, { projectName, ...page }) => {
       const { limit, offset } = wholePage(page)

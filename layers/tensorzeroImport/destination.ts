@@ -96,8 +96,8 @@ export const makeWriters = (
           refused: keys.map((key) => ({ id: key.publicId, skip: { reason: `no relational database to keep keys in (set ${relationalUrlVariable})` } }))
         })
         : Effect.map(relational.keys.importKeys(keys), (outcome) => ({
-          written: keys.length - outcome.refused.length,
-          refused: outcome.refused.map((publicId) => ({ id: publicId, skip: { reason: "public id held by a key this gateway issued" } }))
+          written: keys.length - outcome.refusedPublicIds.length,
+          refused: outcome.refusedPublicIds.map((publicId) => ({ id: publicId, skip: { reason: "public id held by a key this gateway issued" } }))
         })),
     datapoints: (records) =>
       withFiles(records, files, (datapoint) => datapoint.id, (datapoint, files) =>

@@ -18,7 +18,6 @@ import { observabilityDisabled } from "../analytics/stores.ts"
 import { InferenceStoreService } from "../storedInferences/store.ts"
 import { WriteQueue } from "../analytics/writeQueue.ts"
 import { Configuration } from "../services.ts"
-import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
 import { WorkflowEvaluationService } from "../workflowEvaluations/service.ts"
 import { checkEpisodeExists, findInferenceTarget } from "./target.ts"
 import { checkDemonstration, planFeedback } from "./validate.ts"
@@ -48,10 +47,10 @@ export class FeedbackService extends Context.Service<FeedbackService, {
       const config = yield* Configuration
       const { store: inferences } = yield* InferenceStoreService
       const writeQueue = yield* WriteQueue
-      const { runEpisode } = yield* WorkflowEvaluationService
+      const { runEpisode, isRunEpisodeId } = yield* WorkflowEvaluationService
       /** a run's episode exists from its creation, before any inference of it (in its run's workspace only) */
       const isRunEpisode = (workspace: string, id: string) =>
-        runEpisode === undefined || !mayBeRunEpisodeId(id) ? Effect.succeed(false) : Effect.map(runEpisode(workspace, id), (found) => found !== undefined)
+        runEpisode === undefined || !isRunEpisodeId(id) ? Effect.succeed(false) : Effect.map(runEpisode(workspace, id), (found) => found !== undefined)
 
       const submit = (request: FeedbackRequest, caller: Caller) =>
         Effect.gen(function*() {

@@ -27,7 +27,6 @@ import { ObjectStorage } from "../objectStorage/storage.ts"
 import type { ProviderFailure } from "../providers/failure.ts"
 import { Configuration, type InferenceServices, Models } from "../services.ts"
 import { sseWrites } from "../sseWriter.ts"
-import { mayBeRunEpisodeId } from "../workflowEvaluations/episodeIds.ts"
 import { applyRun } from "../workflowEvaluations/pinning.ts"
 import { WorkflowEvaluationService } from "../workflowEvaluations/service.ts"
 import { makeCacheLookup } from "./cacheLookup.ts"
@@ -121,7 +120,7 @@ export class InferenceService extends Context.Service<InferenceService, {
       const writeQueue = yield* WriteQueue
       const clock = yield* Clock.Clock
       const metrics = yield* Metrics
-      const { runEpisode } = yield* WorkflowEvaluationService
+      const { runEpisode, isRunEpisodeId } = yield* WorkflowEvaluationService
       const { weights } = yield* Experimentation
       const { store: diclExamples } = yield* DiclExampleStoreService
       // a cache that keeps its own entries (Valkey) is written as each inference completes
@@ -206,7 +205,7 @@ export class InferenceService extends Context.Service<InferenceService, {
         // Only an id carrying the mark of a run episode is looked up (at most once: the
         // service remembers it); any other inference prepares as it would without runs. Only a
         // run of the caller's workspace pins: another's episode id is an ordinary one.
-        if (runEpisode === undefined || episodeId === undefined || episodeId === null || !mayBeRunEpisodeId(episodeId)) {
+        if (runEpisode === undefined || episodeId === undefined || episodeId === null || !isRunEpisodeId(episodeId)) {
           return prepareNow(request, caller, extras)
         }
         return Effect.flatMap(runEpisode(caller.workspace, episodeId), (found) => {

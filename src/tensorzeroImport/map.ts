@@ -6,6 +6,7 @@
  */
 import { Input } from "../api/inference.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../analytics/records.ts"
+import type { ImportedApiKey } from "../auth/store.ts"
 import type { StoredBatch, StoredBatchInference } from "../batch/store.ts"
 import type { NewDatapoint } from "../datasets/store.ts"
 import { searchTextOf } from "../datasets/search.ts"
@@ -368,6 +369,20 @@ export interface MappedBatch {
   readonly inferences: ReadonlyArray<StoredBatchInference>
 }
 
+/** one of a failed batch's errors as TensorZero kept it: a text, its JSON, or an object with a message */
+const errorText = (error: unknown): string => {
+  const parsed = typeof error === "string" ? (() => {
+    try {
+      return JSON.parse(error) as unknown
+    } catch {
+      return error
+    }
+  })() : error
+  if (typeof parsed === "string") return parsed
+  if (isObject(parsed) && typeof parsed.message === "string") return parsed.message
+  return JSON.stringify(parsed)
+}
+
 /** why a batch TensorZero was still waiting for is stored as failed here: this gateway cannot poll another's batch */
 export const pendingBatchMessage = "imported from TensorZero while still pending: its results were not collected"
 
@@ -415,7 +430,7 @@ export const mapBatch = (row: TzBatch, workspace: string): Mapped<MappedBatch> =
         errorMessage: row.status === "pending"
           ? pendingBatchMessage
           : row.status === "failed"
-          ? (Array.isArray(errors) && errors.length > 0 ? errors.map(String).join("; ") : "failed in TensorZero")
+          ? (Array.isArray(errors) && errors.length > 0 ? errors.map(errorText).join("; ") : "failed in TensorZero")
           : undefined,
         timestamp: uuidv7Timestamp(batchId),
         updatedAt: row.updatedAt
@@ -444,18 +459,7 @@ export const mapDiclExample = (row: TzDiclExample): Mapped<DiclExample> =>
     }
   })
 
-/** A key as the key store imports it: its secret's SHA-256 (TensorZero's hex, decoded) and its state. */
-export interface ImportedKey {
-  readonly publicId: string
-  readonly secretHash: Uint8Array
-  readonly description?: string | undefined
-  readonly createdAt: number
-  readonly expiresAt?: number | undefined
-  readonly disabledAt?: number | undefined
-  readonly workspace: string
-}
-
-export const mapApiKey = (row: TzApiKey, workspace: string): Mapped<ImportedKey> =>
+export const mapApiKey = (row: TzApiKey, workspace: string): Mapped<ImportedApiKey> =>
   mapped(row, (row) => {
     if (!/^[A-Za-z0-9]{12}$/.test(row.publicId)) return refuse("public id is not 12 letters and digits", row.publicId)
     const hash = row.hash.trim().toLowerCase()
@@ -473,7 +477,7 @@ export const mapApiKey = (row: TzApiKey, workspace: string): Mapped<ImportedKey>
 
 /** the record each stream is mapped to */
 export interface MappedRecords {
-  readonly api_keys: ImportedKey
+  readonly api_keys: ImportedApiKey
   readonly datapoints: NewDatapoint
   readonly inferences: StoredInference
   readonly model_inferences: StoredModelInference

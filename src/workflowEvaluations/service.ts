@@ -9,14 +9,16 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import { checkClientTags } from "../api/tags.ts"
 import type { CreateEpisodeRequest, CreateRunRequest } from "../api/workflowEvaluations.ts"
 import { type InvalidRequest, NotFound } from "../errors.ts"
 import { isUuid, uuidv7, uuidv7Timestamp } from "../ids.ts"
 import { observabilityDisabled, storeFailure, type StoreFailure } from "../analytics/stores.ts"
 import { Configuration } from "../services.ts"
-import { mintRunEpisodeId } from "./episodeIds.ts"
+import { mayBeRunEpisodeId, mintRunEpisodeId } from "./episodeIds.ts"
 import type { RunEpisode } from "./pinning.ts"
 import { type WorkflowEpisodeRecord, WorkflowEvaluationStoreService, type WorkflowMetricSummary, type WorkflowRunRecord } from "./store.ts"
 
@@ -33,6 +35,10 @@ export interface RunDetails {
 
 /** Run episodes remembered by the inference path, found or not: at most this many, the oldest forgotten first. */
 const maxRememberedEpisodes = 10_000
+
+/** imported run episodes kept in memory at most (a set of ids: about 100 bytes each) */
+const maxImportedEpisodes = 1_000_000
+const importedEpisodesRefresh = Duration.minutes(1)
 
 type Failure = InvalidRequest | NotFound | StoreFailure
 
@@ -52,6 +58,13 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
    * itself while observability is off: then no id names a run episode, and none is looked up.
    */
   readonly runEpisode: ((workspace: string, episodeId: string) => Effect.Effect<RunEpisode | undefined, StoreFailure>) | undefined
+  /**
+   * Whether `episodeId` may name a run episode, and must be looked up: it carries this
+   * gateway's mark (episodeIds.ts), or it is one of the run episodes imported from TensorZero
+   * (`gateway import-tensorzero`), whose ids TensorZero minted without it. Asked of every
+   * inference and feedback that names an episode: it compares characters and looks in a set.
+   */
+  readonly isRunEpisodeId: (episodeId: string) => boolean
 }>()("gateway/WorkflowEvaluationService") {
   static readonly layer = Layer.effect(
     WorkflowEvaluationService,
@@ -65,10 +78,31 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
           createEpisode: () => off,
           getRun: () => off,
           listRuns: () => off,
-          runEpisode: undefined
+          runEpisode: undefined,
+          isRunEpisodeId: () => false
         })
       }
       const unavailable = storeFailure(store)
+
+      /**
+       * The imported run episodes' ids, lower-cased: read at start and every minute after (an
+       * import may run beside a serving gateway), in the background; a failed read keeps the
+       * last set
+       */
+      let imported: ReadonlySet<string> = new Set()
+      const readImported = store.unmarkedEpisodeIds(maxImportedEpisodes).pipe(
+        Effect.flatMap((ids) =>
+          Effect.sync(() => {
+            imported = new Set(ids.map((id) => id.toLowerCase()))
+          }).pipe(
+            Effect.andThen(ids.length >= maxImportedEpisodes
+              ? Effect.logWarning(`workflow evaluations: more than ${maxImportedEpisodes} imported run episodes: only as many pin their run's variants`)
+              : Effect.void)
+          )),
+        Effect.catch((error) => Effect.logWarning(`workflow evaluations: cannot read the imported run episodes: ${error.message}`))
+      )
+      yield* Effect.forkScoped(readImported.pipe(Effect.repeat(Schedule.spaced(importedEpisodesRefresh))))
+      const isRunEpisodeId = (episodeId: string) => mayBeRunEpisodeId(episodeId) || (imported.size > 0 && imported.has(episodeId.toLowerCase()))
 
       /**
        * Workspace, NUL and lower-cased episode id -> its episode and run, or null when it names
@@ -162,7 +196,9 @@ export class WorkflowEvaluationService extends Context.Service<WorkflowEvaluatio
             Effect.mapError(unavailable),
             Effect.tap((found) => Effect.sync(() => remember(key, found ?? null)))
           )
-        }
+        },
+
+        isRunEpisodeId
       })
     })
   )

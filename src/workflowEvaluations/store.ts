@@ -53,6 +53,11 @@ export interface WorkflowEvaluationStore extends AnalyticsStore {
     workspace: string,
     episodeId: string
   ) => Effect.Effect<{ readonly episode: WorkflowEpisodeRecord; readonly run: WorkflowRunRecord } | undefined, StoreError>
+  /**
+   * The ids of run episodes without this gateway's mark (src/workflowEvaluations/episodeIds.ts):
+   * those imported from TensorZero, in every workspace; at most `limit`
+   */
+  readonly unmarkedEpisodeIds: (limit: number) => Effect.Effect<ReadonlyArray<string>, StoreError>
   /** runs, newest first, of one project when given */
   readonly listRuns: (workspace: string, query: {
     readonly projectName?: string | undefined

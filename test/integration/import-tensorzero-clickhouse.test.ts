@@ -63,19 +63,23 @@ describe("import-tensorzero from TensorZero's ClickHouse", () => {
 
   describe.each<TestBackend>(["postgres", "pglite", "clickhouse"])("into %s", (backend) => {
     let destination: TestDatabase
+    /** the relational database batches need: the destination, or a Postgres beside a ClickHouse one */
+    let relational: TestDatabase
     let gateway: RunningGateway
     let firstRun: string
 
     beforeAll(async () => {
       destination = await freshDatabase(backend)
+      relational = backend === "clickhouse" ? await freshDatabase("postgres") : destination
       const imported = await runGateway(["import-tensorzero", "--from", source.url, "--to", destination.url, "--page-rows", "3"], { timeoutMs: 90_000 })
       expect(imported.code, imported.stderr + imported.stdout).toBe(0)
       firstRun = imported.stdout
-      gateway = await startGateway({ config, env: { GATEWAY_ANALYTICS_DB_URL: destination.url }, startTimeoutMs: 30_000 })
+      gateway = await startGateway({ config, env: { GATEWAY_ANALYTICS_DB_URL: destination.url, GATEWAY_RELATIONAL_DB_URL: relational.url }, startTimeoutMs: 30_000 })
     }, 120_000)
 
     afterAll(async () => {
       await gateway?.stop()
+      if (relational !== destination) await relational?.drop()
       await destination?.drop()
     })
 
@@ -89,10 +93,18 @@ describe("import-tensorzero from TensorZero's ClickHouse", () => {
     })
 
     it("serves the inferences as TensorZero stored them, with their model calls and feedback, reserved names renamed", async () => {
-      const [plain, evaluated, judge] = await getInferences(gateway, [ids.chatPlain, ids.chatEvaluated, ids.judge], { include_feedback: true, include_model_inferences: true })
-        .then((found) => [ids.chatPlain, ids.chatEvaluated, ids.judge].map((id) => found.find((inference) => inference.inference_id === id)))
+      const wanted = [ids.chatPlain, ids.chatEvaluated, ids.judge, ids.chatImages]
+      const [plain, evaluated, judge, images] = await getInferences(gateway, wanted, { include_feedback: true, include_model_inferences: true })
+        .then((found) => wanted.map((id) => found.find((inference) => inference.inference_id === id)))
+      expect(images.input.messages[0].content.slice(1)).toEqual([
+        { type: "file", file_type: "url", url: "https://example.com/cat.png", mime_type: "image/png" },
+        expect.objectContaining({ type: "file", storage_path: expect.objectContaining({ path: "observability/images/4f1c9e.jpg" }) })
+      ])
       expect(plain).toMatchObject({ function_name: "draft_email", variant_name: "gpt4o_mini", episode_id: ids.episodePlain, tags: { user_id: "u-17" } })
-      expect(plain.feedback.map((feedback: any) => [feedback.metric_name, feedback.value])).toEqual([["task_success", true]])
+      expect(plain.feedback.map((feedback: any) => [feedback.metric_name, feedback.value])).toEqual([
+        ["task_success", true],
+        ["demonstration", [{ type: "text", text: "Hi Ada, Friday 10:00 works. Best, Bob" }]]
+      ])
       expect(plain.model_inferences.map((call: any) => call.model_inference_id)).toEqual([ids.modelPlain])
       expect(evaluated.tags["gateway::evaluation_run_id"]).toBe(ids.evaluationRun)
       expect(Object.keys(evaluated.tags).some((key) => key.startsWith("tensorzero::"))).toBe(false)
