@@ -12,7 +12,10 @@
  *
  * Ordering times are microseconds in Postgres; a position keeps them whole (`at` = epoch ms
  * with the microseconds as its fraction) so that rows within one millisecond are neither
- * skipped nor read twice. The rows' own times are whole epoch milliseconds.
+ * skipped nor read twice. The rows' own times are whole epoch milliseconds. Inferences and
+ * model inferences are the exception: their `at` is the time in their UUIDv7 id (TensorZero
+ * derives created_at from it), so they are read in id order, along their primary key's index.
+ * Payload tables are joined to a page's rows after the keyset read picked them.
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
@@ -119,21 +122,43 @@ const ms = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)::flo
 
 /** one keyset read of a table: `at` and `id` are the expressions ordered by */
 interface KeysetQuery {
+  /** the columns of the table read (`from`) */
   readonly select: string
+  /** the table (or subquery) read, with its alias */
   readonly from: string
+  /**
+   * the payload tables, joined to the page's rows once they are chosen (so that a page joins
+   * `limit` rows, not the table): their columns and joins, which name the table read by `alias`
+   */
+  readonly joined?: { readonly alias: string; readonly select: string; readonly joins: string }
   readonly at: string
   readonly id: string
   /** the SQL type the position's id is compared as */
   readonly idType: "uuid" | "text"
+  /**
+   * ordered by the id alone, `at` being the time in the id (a UUIDv7): for the big partitioned
+   * tables, whose created_at TensorZero derives from the id and which have no index on
+   * created_at, so that a page is read in their primary key's order instead of sorting what
+   * is left of the table each time
+   */
+  readonly byIdTime?: boolean
 }
+
+/** epoch ms in the first 48 bits of a UUIDv7 */
+const uuidTime = (uuid: string) => parseInt(uuid.slice(0, 8) + uuid.slice(9, 13), 16)
 
 const keysetSql = (query: KeysetQuery, after: Position | undefined) => {
   const id = query.idType === "text" ? `${query.id} COLLATE "C"` : query.id
+  if (query.byIdTime === true) {
+    return { where: after === undefined ? "" : `WHERE ${id} > $1::uuid`, params: after === undefined ? [] : [after.id], order: id }
+  }
+  const at = "(timestamptz 'epoch' + $1::int8 * interval '1 microsecond')"
+  // the plain bound lets Postgres skip the partitions before the position, which the row comparison does not
   const where = after === undefined
     ? ""
-    : `WHERE (${query.at}, ${id}) > (timestamptz 'epoch' + $1::int8 * interval '1 microsecond', $2::${query.idType}${query.idType === "text" ? ` COLLATE "C"` : ""})`
+    : `WHERE ${query.at} >= ${at} AND (${query.at}, ${id}) > (${at}, $2::${query.idType}${query.idType === "text" ? ` COLLATE "C"` : ""})`
   const params = after === undefined ? [] : [String(Math.round(after.at * 1000)), after.id]
-  return { where, params, id }
+  return { where, params, order: `${query.at}, ${id}` }
 }
 
 // ---- the layout
@@ -226,15 +251,20 @@ const makeReader = (sql: PgClient.PgClient, layout: Layout) => {
   /** up to `limit` rows of one table after `after`, converted by `convert` */
   const readTable = <A>(name: string, query: KeysetQuery, after: Position | undefined, limit: number, convert: (row: Row) => A) =>
     Effect.gen(function*() {
-      const { where, params, id } = keysetSql(query, after)
+      const { where, params, order } = keysetSql(query, after)
+      const micros = query.byIdTime === true ? "" : `(extract(epoch FROM ${query.at}) * 1000000)::int8::text AS key_micros, `
+      const keyed = `SELECT ${query.select}, ${micros}${query.id}::text AS key_id
+        FROM ${query.from} ${where} ORDER BY ${order} LIMIT ${Math.max(1, Math.floor(limit))}`
+      // the order is the merge's (page), by key_micros and key_id
       const rows = yield* run(
         `read ${name}`,
-        `SELECT ${query.select}, (extract(epoch FROM ${query.at}) * 1000000)::int8::text AS key_micros, ${query.id}::text AS key_id
-          FROM ${query.from} ${where} ORDER BY ${query.at}, ${id} LIMIT ${Math.max(1, Math.floor(limit))}`,
+        query.joined === undefined
+          ? keyed
+          : `SELECT ${query.joined.alias}.*, ${query.joined.select} FROM (${keyed}) ${query.joined.alias} ${query.joined.joins}`,
         params
       )
       return rows.map((row): Keyed<A> => ({
-        micros: Number(row.key_micros),
+        micros: query.byIdTime === true ? uuidTime(row.key_id) * 1000 : Number(row.key_micros),
         id: row.key_id,
         row: readRow(row.key_id, () => convert(row))
       }))
@@ -250,21 +280,31 @@ const makeReader = (sql: PgClient.PgClient, layout: Layout) => {
   // the queries of each table
 
   const chatInferences: KeysetQuery = {
-    select: `i.id, i.function_name, i.variant_name, i.episode_id, i.processing_time_ms, i.ttft_ms, i.tags, ${ms("i.created_at")} AS created_ms,
-      d.id IS NOT NULL AS has_data, d.input, d.output, d.inference_params, d.extra_body,
-      d.dynamic_tools, d.dynamic_provider_tools, d.allowed_tools, d.tool_choice, d.parallel_tool_calls`,
-    from: `tensorzero.chat_inferences i LEFT JOIN tensorzero.chat_inference_data d ON d.id = i.id AND d.created_at = i.created_at`,
+    select: `i.id, i.function_name, i.variant_name, i.episode_id, i.processing_time_ms, i.ttft_ms, i.tags, i.created_at, ${ms("i.created_at")} AS created_ms`,
+    from: "tensorzero.chat_inferences i",
+    joined: {
+      alias: "i",
+      select: `d.id IS NOT NULL AS has_data, d.input, d.output, d.inference_params, d.extra_body,
+        d.dynamic_tools, d.dynamic_provider_tools, d.allowed_tools, d.tool_choice, d.parallel_tool_calls`,
+      joins: "LEFT JOIN tensorzero.chat_inference_data d ON d.id = i.id AND d.created_at = i.created_at"
+    },
     at: "i.created_at",
     id: "i.id",
-    idType: "uuid"
+    idType: "uuid",
+    byIdTime: true
   }
   const jsonInferences: KeysetQuery = {
-    select: `i.id, i.function_name, i.variant_name, i.episode_id, i.processing_time_ms, i.ttft_ms, i.tags, ${ms("i.created_at")} AS created_ms,
-      d.id IS NOT NULL AS has_data, d.input, d.output, d.inference_params, d.extra_body, d.output_schema`,
-    from: `tensorzero.json_inferences i LEFT JOIN tensorzero.json_inference_data d ON d.id = i.id AND d.created_at = i.created_at`,
+    select: `i.id, i.function_name, i.variant_name, i.episode_id, i.processing_time_ms, i.ttft_ms, i.tags, i.created_at, ${ms("i.created_at")} AS created_ms`,
+    from: "tensorzero.json_inferences i",
+    joined: {
+      alias: "i",
+      select: "d.id IS NOT NULL AS has_data, d.input, d.output, d.inference_params, d.extra_body, d.output_schema",
+      joins: "LEFT JOIN tensorzero.json_inference_data d ON d.id = i.id AND d.created_at = i.created_at"
+    },
     at: "i.created_at",
     id: "i.id",
-    idType: "uuid"
+    idType: "uuid",
+    byIdTime: true
   }
   const inference = (kind: "chat" | "json") => (row: Row): TzInference => {
     const payload = row.has_data === true
@@ -288,13 +328,18 @@ const makeReader = (sql: PgClient.PgClient, layout: Layout) => {
 
   const modelInferences: KeysetQuery = {
     select: `m.id, m.inference_id, m.input_tokens, m.output_tokens, m.response_time_ms, m.ttft_ms, m.model_name, m.model_provider_name,
-      m.cached, m.finish_reason, ${ms("m.created_at")} AS created_ms, ${optional("model_inferences", "m", "cost", "::float8")},
-      ${optional("model_inferences", "m", "provider_cache_read_input_tokens")}, ${optional("model_inferences", "m", "provider_cache_write_input_tokens")},
-      d.id IS NOT NULL AS has_data, d.raw_request, d.raw_response, d.system, d.input_messages, d.output`,
-    from: `tensorzero.model_inferences m LEFT JOIN tensorzero.model_inference_data d ON d.id = m.id AND d.created_at = m.created_at`,
+      m.cached, m.finish_reason, m.created_at, ${ms("m.created_at")} AS created_ms, ${optional("model_inferences", "m", "cost", "::float8")},
+      ${optional("model_inferences", "m", "provider_cache_read_input_tokens")}, ${optional("model_inferences", "m", "provider_cache_write_input_tokens")}`,
+    from: "tensorzero.model_inferences m",
+    joined: {
+      alias: "m",
+      select: "d.id IS NOT NULL AS has_data, d.raw_request, d.raw_response, d.system, d.input_messages, d.output",
+      joins: "LEFT JOIN tensorzero.model_inference_data d ON d.id = m.id AND d.created_at = m.created_at"
+    },
     at: "m.created_at",
     id: "m.id",
-    idType: "uuid"
+    idType: "uuid",
+    byIdTime: true
   }
   const modelInference = (row: Row): TzModelInference => ({
     id: row.id,
@@ -454,11 +499,18 @@ const makeReader = (sql: PgClient.PgClient, layout: Layout) => {
 
   // a batch is ordered by its latest request row: a status change moves it to the end
   const batches: KeysetQuery = {
-    select: `b.batch_id, r.id AS request_id, r.function_name, r.variant_name, r.model_name, r.model_provider_name, r.batch_params, r.status,
-      d.id IS NOT NULL AS has_data, d.raw_request, d.raw_response, d.errors, ${ms("b.first_at")} AS first_ms, ${ms("b.latest_at")} AS latest_ms`,
-    from: `(SELECT batch_id, min(created_at) AS first_at, max(created_at) AS latest_at FROM tensorzero.batch_requests GROUP BY batch_id) b
-      CROSS JOIN LATERAL (SELECT * FROM tensorzero.batch_requests q WHERE q.batch_id = b.batch_id ORDER BY q.created_at DESC, q.id DESC LIMIT 1) r
-      LEFT JOIN tensorzero.batch_request_data d ON d.id = r.id AND d.created_at = r.created_at`,
+    select: `b.batch_id, ${ms("b.first_at")} AS first_ms, ${ms("b.latest_at")} AS latest_ms`,
+    from: "(SELECT batch_id, min(created_at) AS first_at, max(created_at) AS latest_at FROM tensorzero.batch_requests GROUP BY batch_id) b",
+    joined: {
+      alias: "b",
+      select: `r.id AS request_id, r.function_name, r.variant_name, r.model_name, r.model_provider_name, r.batch_params, r.status,
+        d.id IS NOT NULL AS has_data, d.raw_request, d.raw_response, d.errors`,
+      joins: `CROSS JOIN LATERAL (
+          SELECT q.id, q.function_name, q.variant_name, q.model_name, q.model_provider_name, q.batch_params, q.status, q.created_at
+          FROM tensorzero.batch_requests q WHERE q.batch_id = b.batch_id ORDER BY q.created_at DESC, q.id DESC LIMIT 1
+        ) r
+        LEFT JOIN tensorzero.batch_request_data d ON d.id = r.id AND d.created_at = r.created_at`
+    },
     at: "b.latest_at",
     id: "b.batch_id",
     idType: "uuid"
