@@ -45,6 +45,9 @@ import {
 } from "../../src/tensorzeroImport/source.ts"
 import { makePgClient, storeError } from "../postgres/client.ts"
 
+/** connections to the TensorZero database: one per table of the widest stream (feedback's four) */
+const maxConnections = 4
+
 export const noTensorZeroTables = "no TensorZero tables: a 2025 deployment keeps its data in ClickHouse; pass its ClickHouse URL"
 
 type Row = Record<string, any>
@@ -219,7 +222,7 @@ const streamTables: { readonly [S in StreamName]: ReadonlyArray<string> } = {
 /** Opens a TensorZero Postgres (2026 layout) at `url` for reading; refuses another layout with what it found. */
 export const openTensorZeroPostgres = (url: string): Effect.Effect<TensorZeroSource, SourceError, Scope.Scope> =>
   Effect.gen(function*() {
-    const sql = yield* makePgClient(url, { applicationName: "gateway import-tensorzero", maxConnections: 4 }).pipe(
+    const sql = yield* makePgClient(url, { applicationName: "gateway import-tensorzero", maxConnections }).pipe(
       Effect.mapError((error) => new SourceError({ message: `TensorZero Postgres: ${error.message}` }))
     )
     const layout = yield* probeLayout(sql)
@@ -654,7 +657,9 @@ const makeReader = (sql: PgClient.PgClient, layout: Layout) => {
 
   const page = <S extends StreamName>(stream: S, after: Position | undefined, limit: number): Effect.Effect<SourcePage<S>, SourceError> =>
     Effect.gen(function*() {
-      const perTable = yield* Effect.forEach(tablesOf(stream), ([query, convert]) => readTable(stream, query, after, limit, convert))
+      const perTable = yield* Effect.forEach(tablesOf(stream), ([query, convert]) => readTable(stream, query, after, limit, convert), {
+        concurrency: maxConnections
+      })
       let merged = perTable.flat().sort((a, b) => a.micros - b.micros || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, Math.max(1, Math.floor(limit)))
       if (stream === "batches") merged = yield* withInferences(merged as Array<Keyed<Omit<TzBatch, "inferences">>>)
       let rows: ReadonlyArray<unknown> = merged.map((keyed) => keyed.row)

@@ -347,6 +347,45 @@ describe("TensorZero Postgres source, refusals and volume", () => {
     }
   })
 
+  it("reads an earlier 2026 release's tables and a fork's extra columns, and says which streams it lacks", async () => {
+    const database = await freshDatabase("postgres")
+    try {
+      await createTensorZeroPostgres(database)
+      const manifest = await seedTensorZero(database.url)
+      await runStatements(database.url, [
+        // before the cache token and cost columns, the task_name rename, key expiry and evaluation run tables
+        "ALTER TABLE tensorzero.model_inferences DROP COLUMN cost, DROP COLUMN provider_cache_read_input_tokens, DROP COLUMN provider_cache_write_input_tokens",
+        "ALTER TABLE tensorzero.workflow_evaluation_run_episodes RENAME COLUMN task_name TO datapoint_name",
+        "ALTER TABLE public.tensorzero_auth_api_key DROP COLUMN expires_at",
+        "ALTER TABLE public.tensorzero_auth_api_key SET SCHEMA tensorzero",
+        "DROP TABLE tensorzero.inference_evaluation_runs",
+        // a fork's column
+        "ALTER TABLE tensorzero.chat_inferences ADD COLUMN error TEXT"
+      ])
+      const opened = await open(database.url)
+      try {
+        const source = Exit.isSuccess(opened.exit) ? opened.exit.value : expect.unreachable(String(opened.exit))
+        expect(source.streams).not.toContain("evaluation_runs")
+        expect(source.streams).toContain("api_keys")
+        const missing = await Effect.runPromiseExit(source.page("evaluation_runs", undefined, 3))
+        expect(missing).toEqual(Exit.fail(expect.objectContaining({ message: expect.stringContaining("no evaluation_runs") })))
+        const models = (await readAll(source, "model_inferences", 5)).rows
+        expect(models.length).toBe(manifest.ids.model_inferences.length)
+        expect(models.every((row: any) => row.cost === null && row.cacheReadInputTokens === null)).toBe(true)
+        const episodes = byId("workflow_evaluation_episodes", (await readAll(source, "workflow_evaluation_episodes", 5)).rows)
+        expect(episodes.get(manifest.episode.workflow[0]).taskName).toBe("task-0")
+        const keys = (await readAll(source, "api_keys", 2)).rows
+        expect(keys.map((row: any) => row.publicId).sort()).toEqual([...manifest.ids.api_keys].sort())
+        expect(keys.every((row: any) => row.expiresAt === null)).toBe(true)
+        expect((await readAll(source, "inferences", 5)).rows.length).toBe(manifest.ids.inferences.length)
+      } finally {
+        await opened.close()
+      }
+    } finally {
+      await database.drop()
+    }
+  })
+
   it("reads inferences written in bulk, ten per millisecond, each once", async () => {
     const database = await freshDatabase("postgres")
     try {
