@@ -29,6 +29,7 @@ import {
   type SourcePage,
   type StreamName,
   type StreamRows,
+  streamNames,
   type TensorZeroSource,
   type TzApiKey,
   type TzBatch,
@@ -227,7 +228,7 @@ export const openTensorZeroPostgres = (url: string): Effect.Effect<TensorZeroSou
     )
     const layout = yield* probeLayout(sql)
     const reader = makeReader(sql, layout)
-    const streams = (Object.keys(streamTables) as Array<StreamName>).filter((stream) =>
+    const streams = streamNames.filter((stream) =>
       stream === "api_keys" ? layout.apiKeyTable !== undefined : streamTables[stream].every((table) => layout.columns.has(`tensorzero.${table}`))
     )
     const available = new Set(streams)

@@ -68,7 +68,8 @@ for (const backend of ["postgres", "pglite"] as const) {
 
     beforeAll(async () => {
       database = await freshDatabase(backend)
-      await createTensorZeroPostgres(database)
+      // PGlite has pgvector: the embeddings are read from a vector column there, from a real[] on the test server
+      expect(await createTensorZeroPostgres(database)).toEqual({ embeddingType: backend === "pglite" ? "vector" : "real[]" })
       manifest = await seedTensorZero(database.url)
       const opened = await open(database.url)
       close = opened.close
