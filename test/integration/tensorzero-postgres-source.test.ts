@@ -207,6 +207,9 @@ for (const backend of ["postgres", "pglite"] as const) {
       // microseconds apart within one millisecond: in time order, not id order
       const order = manifest.feedback.sameMillisecond
       expect(ids.filter((id) => order.includes(id))).toEqual([order[1], order[2], order[0]])
+      const keys = (await readAll(source, "api_keys", 1)).rows.map((row) => idOf("api_keys", row))
+      expect(keys.length).toBe(manifest.keys.length)
+      expect(new Set(keys)).toEqual(new Set(manifest.ids.api_keys))
       const inferences = (await readAll(source, "inferences", 1)).rows.map((row) => idOf("inferences", row))
       expect(inferences.filter((id) => manifest.inference.sameMillisecond.includes(id))).toEqual(manifest.inference.sameMillisecond)
     })
@@ -324,10 +327,14 @@ for (const backend of ["postgres", "pglite"] as const) {
       expect(await Effect.runPromise(source.estimate("inferences", undefined))).toBe(all.length)
       expect(await Effect.runPromise(source.estimate("inferences", first.last))).toBe(all.length - 7)
       expect(await Effect.runPromise(source.estimate("batches", undefined))).toBe(2)
-      // the position survives a round trip through JSON (a checkpoint)
+      // a position survives a round trip through JSON (a checkpoint), microseconds included
       const position = JSON.parse(JSON.stringify(first.last))
       const again = await Effect.runPromise(source.page("inferences", position, 1))
       expect(idOf("inferences", again.rows[0])).toBe(all[7])
+      const feedback = read.feedback!.map((row) => idOf("feedback", row))
+      const firstFeedback = await Effect.runPromise(source.page("feedback", undefined, 9))
+      const restFeedback = await readAll(source, "feedback", 2, JSON.parse(JSON.stringify(firstFeedback.last)))
+      expect([...firstFeedback.rows, ...restFeedback.rows].map((row) => idOf("feedback", row))).toEqual(feedback)
     })
   })
 }

@@ -63,7 +63,7 @@ const randomAlphanumeric = (length: number) => Array.from(randomBytes(length), (
 
 /** a key as TensorZero issues it (`sk-t0-<12 alnum>-<48 alnum>`) and what it stores: sha256 hex of the secret part */
 const issueKey = () => {
-  const publicId = randomAlphanumeric(11) + "a" // mixed case whatever the draw
+  const publicId = randomAlphanumeric(10) + "Qa" // mixed case whatever the draw
   const secret = randomAlphanumeric(48)
   return { key: `sk-t0-${publicId}-${secret}`, publicId, hash: createHash("sha256").update(secret).digest("hex") }
 }
@@ -168,10 +168,12 @@ export const seedTensorZero = async (url: string, options: SeedOptions = {}): Pr
   const keys: Array<SeededKey> = [
     { ...issueKey(), state: "active" },
     { ...issueKey(), state: "disabled" },
-    { ...issueKey(), state: "expired" }
+    { ...issueKey(), state: "expired" },
+    { ...issueKey(), state: "active" }
   ]
   keys.forEach((key, index) => {
-    const created = start - 86_400_000 + index * 1000
+    // the last key is created with the first, in the same microsecond
+    const created = start - 86_400_000 + (index % 3) * 1000
     const disabled = key.state === "disabled" ? created + 3_600_000 : null
     statements.push(`INSERT INTO tensorzero_auth_api_key (organization, workspace, description, public_id, hash, disabled_at, created_at, updated_at, expires_at)
       VALUES ('acme', 'default', ${text(`${key.state} key`)}, ${text(key.publicId)}, ${text(key.hash)}, ${time(disabled, 123)}, ${time(created, 456)},
