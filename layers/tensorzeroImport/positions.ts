@@ -9,7 +9,7 @@ import type * as Scope from "effect/Scope"
 import type { Position, StreamName } from "../../src/tensorzeroImport/source.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { makeClickHouse } from "../clickhouse/client.ts"
-import { sqlInteger, sqlString } from "../clickhouse/sql.ts"
+import { refused, sqlInteger, sqlString } from "../clickhouse/sql.ts"
 import { makePgClient, storeError } from "../postgres/client.ts"
 
 export interface ImportPositions {
@@ -22,7 +22,7 @@ export interface ImportPositions {
 export const postgresPositions = (url: string): Effect.Effect<ImportPositions, StoreError, Scope.Scope> =>
   Effect.map(makePgClient(url, { maxConnections: 1, applicationName: "gateway import-tensorzero" }), (sql): ImportPositions => ({
     load: (source) =>
-      sql<{ stream: StreamName; at_ms: string; id: string }>`SELECT stream, at_ms::text AS at_ms, id FROM tensorzero_import_position WHERE source = ${source}`.pipe(
+      sql<{ stream: StreamName; at_ms: number; id: string }>`SELECT stream, at_ms, id FROM tensorzero_import_position WHERE source = ${source}`.pipe(
         Effect.map((rows) => new Map(rows.map((row) => [row.stream, { at: Number(row.at_ms), id: row.id }]))),
         Effect.mapError(storeError("load import positions"))
       ),
@@ -34,6 +34,12 @@ export const postgresPositions = (url: string): Effect.Effect<ImportPositions, S
         Effect.mapError(storeError("save import position"))
       )
   }))
+
+/** a position's time (epoch ms, a fraction where the source keeps microseconds) as a literal that reads back the same number */
+const sqlFloat = (value: number): string => {
+  if (!Number.isFinite(value)) throw refused(`not a number: ${value}`)
+  return `toFloat64(${JSON.stringify(value)})`
+}
 
 /** Positions in a ClickHouse database: the latest row per stream wins. */
 export const clickHousePositions = (urls: string): Effect.Effect<ImportPositions, StoreError, Scope.Scope> =>
@@ -49,7 +55,7 @@ export const clickHousePositions = (urls: string): Effect.Effect<ImportPositions
       clickHouse.run("save import position", (signal) =>
         clickHouse.command(
           `INSERT INTO TensorZeroImportPosition (source, stream, at_ms, id, updated_at_ms) VALUES ` +
-            `(${sqlString(source)}, ${sqlString(stream)}, ${sqlInteger(position.at)}, ${sqlString(position.id)}, ${sqlInteger(Date.now())})`,
+            `(${sqlString(source)}, ${sqlString(stream)}, ${sqlFloat(position.at)}, ${sqlString(position.id)}, ${sqlInteger(Date.now())})`,
           signal
         )).pipe(Effect.asVoid)
   }))

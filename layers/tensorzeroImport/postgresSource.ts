@@ -284,7 +284,8 @@ const makeReader = (sql: PgClient.PgClient, layout: Layout) => {
   // the queries of each table
 
   const chatInferences: KeysetQuery = {
-    select: `i.id, i.function_name, i.variant_name, i.episode_id, i.processing_time_ms, i.ttft_ms, i.tags, i.created_at, ${ms("i.created_at")} AS created_ms`,
+    select: `i.id, i.function_name, i.variant_name, i.episode_id, i.processing_time_ms, i.ttft_ms, i.tags, i.created_at, ${ms("i.created_at")} AS created_ms,
+      ${optional("chat_inferences", "i", "api_key_public_id")}`,
     from: "tensorzero.chat_inferences i",
     joined: {
       alias: "i",
@@ -298,7 +299,8 @@ const makeReader = (sql: PgClient.PgClient, layout: Layout) => {
     byIdTime: true
   }
   const jsonInferences: KeysetQuery = {
-    select: `i.id, i.function_name, i.variant_name, i.episode_id, i.processing_time_ms, i.ttft_ms, i.tags, i.created_at, ${ms("i.created_at")} AS created_ms`,
+    select: `i.id, i.function_name, i.variant_name, i.episode_id, i.processing_time_ms, i.ttft_ms, i.tags, i.created_at, ${ms("i.created_at")} AS created_ms,
+      ${optional("json_inferences", "i", "api_key_public_id")}`,
     from: "tensorzero.json_inferences i",
     joined: {
       alias: "i",
@@ -326,6 +328,7 @@ const makeReader = (sql: PgClient.PgClient, layout: Layout) => {
       processingTimeMs: row.processing_time_ms,
       ttftMs: row.ttft_ms,
       tags: stringMap("tags", row.tags),
+      apiKeyPublicId: row.api_key_public_id,
       timestamp: Number(row.created_ms)
     }
   }

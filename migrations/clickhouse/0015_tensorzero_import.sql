@@ -7,7 +7,7 @@
 CREATE TABLE IF NOT EXISTS TensorZeroImportPosition (
   source String,
   stream String,
-  at_ms UInt64,
+  at_ms Float64,
   id String,
   updated_at_ms UInt64
 ) ENGINE = ReplacingMergeTree(updated_at_ms) ORDER BY (source, stream);

@@ -29,7 +29,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     const other = await openStore("clickhouse", url.toString())
     try {
       expect((await failure(other.store.database.ping)).message).toMatch(new RegExp(`^clickhouse ping failed: .*${name}`))
-      expect(await run(other.store.database.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking", "0013_response_deletions", "0014_workspaces"])
+      expect(await run(other.store.database.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking", "0013_response_deletions", "0014_workspaces", "0015_tensorzero_import"])
       await run(other.store.database.ping)
       expect(await tablesOf({ ...suite.database, url: url.toString(), name })).toContain("ChatInference")
     } finally {
@@ -45,7 +45,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
     await run(write(store, batch({ inferences: [row], modelInferences: [cachedCall(entry, row.id)] })))
     // as if every migration ran while their records were lost: 18.16 has no ADD COLUMN IF NOT EXISTS
     await clickHouseCommand(`DROP TABLE ${database.name}.GatewayMigration`)
-    expect(await run(store.database.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking", "0013_response_deletions", "0014_workspaces"])
+    expect(await run(store.database.migrate)).toEqual(["0001_observability_tables", "0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking", "0013_response_deletions", "0014_workspaces", "0015_tensorzero_import"])
     expect(await run(store.database.migrate)).toEqual([])
     expect(await run(store.inferences.getInferences("default", [row.id]))).toStrictEqual([row])
     expect(await run(store.cache.lookup(entry.key, undefined))).toStrictEqual(entry)
@@ -68,7 +68,7 @@ describe("ClickHouse store: what ClickHouse alone does", () => {
         ttft_ms: call.ttftMs, finish_reason: call.finishReason, cached: 0, timestamp_ms: call.timestamp
       })}`)
 
-      expect(await run(opened.store.database.migrate)).toEqual(["0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking", "0013_response_deletions", "0014_workspaces"])
+      expect(await run(opened.store.database.migrate)).toEqual(["0002_cache_from_model_inference", "0003_model_inference_cost", "0004_embedding_inference", "0005_datapoints", "0006_evaluation_runs", "0007_workflow_evaluation_runs", "0008_batches", "0009_dicl_examples", "0010_variant_sampling", "0011_datapoint_first_version", "0012_model_inference_stream_chunking", "0013_response_deletions", "0014_workspaces", "0015_tensorzero_import"])
       expect(await run(opened.store.inferences.getModelInferences("default", [call.inferenceId]))).toStrictEqual([call])
       const tables = await tablesOf(database)
       expect(tables).toContain("ModelInferenceCacheKey")

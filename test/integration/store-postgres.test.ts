@@ -27,7 +27,7 @@ describe("Postgres store: migrations", () => {
       ])
       // the one Postgres sequence, shared with the relational store (test/integration/relational-postgres.test.ts);
       // each applied once, by whichever call got there first (the results are listed by call, not by time)
-      expect(results.flat().sort()).toEqual(["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions", "0022_key_workspaces", "0023_data_workspaces", "0024_audit_log", "0025_budget_spend", "0026_budgets", "0027_ui_oidc", "0028_imported_keys"])
+      expect(results.flat().sort()).toEqual(["0001_observability_tables", "0002_api_keys_and_rate_limits", "0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions", "0022_key_workspaces", "0023_data_workspaces", "0024_audit_log", "0025_budget_spend", "0026_budgets", "0027_ui_oidc", "0028_imported_keys", "0029_tensorzero_import"])
       expect(await queryDatabase(database, "SELECT version, name FROM gateway_migrations ORDER BY version")).toEqual([
         { version: 1, name: "0001_observability_tables" },
         { version: 2, name: "0002_api_keys_and_rate_limits" },
@@ -56,7 +56,8 @@ describe("Postgres store: migrations", () => {
         { version: 25, name: "0025_budget_spend" },
         { version: 26, name: "0026_budgets" },
         { version: 27, name: "0027_ui_oidc" },
-        { version: 28, name: "0028_imported_keys" }
+        { version: 28, name: "0028_imported_keys" },
+        { version: 29, name: "0029_tensorzero_import" }
       ])
     } finally {
       await first.close()
@@ -84,7 +85,7 @@ describe("Postgres store: upgrade", () => {
           ${dollar(call.rawResponse)}, ${dollar(call.system)}, ${dollar(call.inputMessages)}, ${dollar(call.output)}, ${call.inputTokens},
           ${call.outputTokens}, ${call.responseTimeMs}, ${call.ttftMs}, '${call.finishReason}', false, '${new Date(call.timestamp).toISOString()}')`)
 
-      expect(await run(opened.store.database.migrate)).toEqual(["0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions", "0022_key_workspaces", "0023_data_workspaces", "0024_audit_log", "0025_budget_spend", "0026_budgets", "0027_ui_oidc", "0028_imported_keys"])
+      expect(await run(opened.store.database.migrate)).toEqual(["0003_cache_from_model_inference", "0004_rate_limit_bucket_expiry", "0005_model_inference_cost", "0006_embedding_inference", "0007_datapoints", "0008_evaluation_runs", "0009_workflow_evaluation_runs", "0010_batches", "0011_task_progress", "0012_dicl_examples", "0013_variant_sampling", "0014_task_checkpoint", "0015_api_key_roles", "0016_datapoint_first_version", "0017_ui_sessions", "0018_task_claims", "0019_model_inference_stream_chunking", "0020_task_runs", "0021_response_deletions", "0022_key_workspaces", "0023_data_workspaces", "0024_audit_log", "0025_budget_spend", "0026_budgets", "0027_ui_oidc", "0028_imported_keys", "0029_tensorzero_import"])
       expect(await run(opened.store.inferences.getModelInferences("default", [call.inferenceId]))).toStrictEqual([call])
       expect(await tablesOf(database)).not.toContain("model_inference_cache")
     } finally {
