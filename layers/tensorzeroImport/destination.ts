@@ -9,6 +9,10 @@ import * as Effect from "effect/Effect"
 import type { AnalyticsStores } from "../observability/stores.ts"
 import type { RelationalStore } from "../../src/relational.ts"
 import type { DiclExample } from "../../src/dicl/store.ts"
+import type { StoredFeedback, StoredInference } from "../../src/analytics/records.ts"
+import { evaluationRunIdTag } from "../../src/evaluations/names.ts"
+import { evaluationRunOf } from "../../src/tensorzeroImport/evaluationRuns.ts"
+import type { TzEvaluationRun } from "../../src/tensorzeroImport/source.ts"
 import type { ImportedStream, MappedRecords, Skip } from "../../src/tensorzeroImport/map.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { relationalUrlVariable } from "../../src/relational.ts"
@@ -73,6 +77,32 @@ const withFiles = <R>(
   Effect.flatMap(copyingFiles(records, files, idOf, copy), ({ copied, refused }) =>
     Effect.map(copied.length === 0 ? Effect.succeed(wrote(0)) : write(copied), (written) => ({ written: written.written, refused: [...refused, ...written.refused] })))
 
+/** reads of the destination's rows: a page of inferences, a slice of targets' feedback, results written at once */
+const readRows = 1000
+
+/**
+ * An inference evaluation run of TensorZero with its results, built from its inferences and their
+ * scores already imported into the destination (the inferences and feedback streams come first)
+ */
+const importEvaluationRun = (stores: AnalyticsStores, workspace: string, tzRun: TzEvaluationRun) =>
+  Effect.gen(function*() {
+    const inferences: Array<StoredInference> = []
+    const filter = { type: "tag" as const, key: evaluationRunIdTag, value: tzRun.runId, comparison_operator: "=" as const }
+    for (let before: string | undefined; ;) {
+      const page = yield* stores.inferences.listInferences(workspace, { filter, before, limit: readRows, offset: 0 })
+      inferences.push(...page)
+      if (page.length < readRows) break
+      before = page[page.length - 1].id
+    }
+    const feedback: Array<StoredFeedback> = []
+    for (let index = 0; index < inferences.length; index += readRows) {
+      feedback.push(...yield* stores.feedback.getFeedback(workspace, inferences.slice(index, index + readRows).map((inference) => inference.id)))
+    }
+    const { run, results } = evaluationRunOf(tzRun, inferences, feedback)
+    yield* stores.evaluations.saveRun(workspace, run)
+    for (let index = 0; index < results.length; index += readRows) yield* stores.evaluations.insertResults(workspace, results.slice(index, index + readRows))
+  })
+
 export const makeWriters = (
   stores: AnalyticsStores,
   relational: RelationalStore | undefined,
@@ -116,6 +146,7 @@ export const makeWriters = (
       rows({ inferences, modelInferences: [], feedback: [] }, inferences.length)),
     model_inferences: (modelInferences) => rows({ inferences: [], modelInferences, feedback: [] }, modelInferences.length),
     feedback: (feedback) => rows({ inferences: [], modelInferences: [], feedback }, feedback.length),
+    evaluation_runs: (runs) => Effect.as(Effect.forEach(runs, (run) => importEvaluationRun(stores, workspace, run), { discard: true }), wrote(runs.length)),
     workflow_evaluation_runs: (runs) =>
       Effect.as(Effect.forEach(runs, (run) => stores.workflowEvaluations.insertRun(workspace, run), { discard: true }), wrote(runs.length)),
     workflow_evaluation_episodes: (episodes) =>

@@ -29,6 +29,8 @@ const pageSizes: Readonly<Record<ImportedStream, number>> = {
   inferences: 1000,
   model_inferences: 1000,
   feedback: 2000,
+  // each run reads its results back from the destination
+  evaluation_runs: 20,
   workflow_evaluation_runs: 500,
   workflow_evaluation_episodes: 1000,
   batches: 20,

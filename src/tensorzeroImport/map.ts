@@ -24,6 +24,7 @@ import type {
   TzBatch,
   TzDatapoint,
   TzDiclExample,
+  TzEvaluationRun,
   TzFeedback,
   TzInference,
   TzModelInference,
@@ -478,6 +479,8 @@ export const mapApiKey = (row: TzApiKey, workspace: string): Mapped<ImportedApiK
 /** the record each stream is mapped to */
 export interface MappedRecords {
   readonly api_keys: ImportedApiKey
+  /** renamed and checked: its results are built from the imported inferences and feedback (evaluationRuns.ts) */
+  readonly evaluation_runs: TzEvaluationRun
   readonly datapoints: NewDatapoint
   readonly inferences: StoredInference
   readonly model_inferences: StoredModelInference
@@ -497,6 +500,7 @@ const imported: ReadonlySet<StreamName> = new Set<StreamName>([
   "inferences",
   "model_inferences",
   "feedback",
+  "evaluation_runs",
   "workflow_evaluation_runs",
   "workflow_evaluation_episodes",
   "batches",
@@ -515,6 +519,7 @@ export const mappers: { readonly [S in ImportedStream]: (row: StreamRows[S], wor
   inferences: mapInference,
   model_inferences: mapModelInference,
   feedback: mapFeedback,
+  evaluation_runs: (row) => mapped(row, (row) => ({ ...row, runId: uuid(row.runId, "run_id") })),
   workflow_evaluation_runs: (row) => notStaled(row.staledAt, () => mapWorkflowRun(row)),
   workflow_evaluation_episodes: (row) => notStaled(row.staledAt, () => mapWorkflowEpisode(row)),
   batches: mapBatch,
@@ -528,6 +533,7 @@ export const rowIds: { readonly [S in ImportedStream]: (row: StreamRows[S]) => s
   inferences: (row) => row.id,
   model_inferences: (row) => row.id,
   feedback: (row) => row.id,
+  evaluation_runs: (row) => row.runId,
   workflow_evaluation_runs: (row) => row.runId,
   workflow_evaluation_episodes: (row) => row.episodeId,
   batches: (row) => row.batchId,

@@ -112,6 +112,14 @@ describe("import-tensorzero from TensorZero's ClickHouse", () => {
       expect(judge.function_name).toBe("gateway::llm_judge::haiku_eval::exact_match")
     })
 
+    it("lists TensorZero's evaluation run with its results and their scores", async () => {
+      const answer = await gateway.get(`/v1/evaluations/runs/${ids.evaluationRun}`)
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+      expect(answer.body.run).toMatchObject({ run_id: ids.evaluationRun, function_name: "write_haiku", evaluation_name: "haiku_eval", status: "completed", datapoint_count: 1 })
+      // the person's correction (0) is later than the judge's score (1): it wins
+      expect(answer.body.results).toEqual([expect.objectContaining({ inference_id: ids.chatEvaluated, scores: { exact_match: false } })])
+    })
+
     it("lists each dataset's live datapoints, in their latest version", async () => {
       const listed = await gateway.post("/v1/datasets/emails/list_datapoints", { limit: 10 })
       expect(listed.status, JSON.stringify(listed.body)).toBe(200)

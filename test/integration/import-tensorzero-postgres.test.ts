@@ -177,6 +177,24 @@ describe("import-tensorzero from TensorZero's Postgres", () => {
       expect(events.filter((event) => event.type === "result").map((event) => event.datapoint_id).sort()).toEqual(live)
     })
 
+    it("lists TensorZero's evaluation run with its results and scores", async () => {
+      const answer = await get(`/v1/evaluations/runs/${manifest.evaluationRun}`)
+      expect(answer.status, answer.text).toBe(200)
+      expect(answer.body.run).toMatchObject({
+        run_id: manifest.evaluationRun,
+        function_name: "write_haiku",
+        variant_name: "gpt_4o_mini",
+        dataset_name: "haikus",
+        evaluation_name: "haiku_eval",
+        status: "completed",
+        datapoint_count: 1
+      })
+      expect(answer.body.results).toEqual([
+        expect.objectContaining({ datapoint_id: manifest.datapoint.chat, inference_id: manifest.inference.evaluated, scores: expect.any(Object) })
+      ])
+      expect(Object.keys(answer.body.results[0].scores).length).toBeGreaterThan(0)
+    })
+
     it("launches GEPA on an imported dataset", async () => {
       const launched = await post("/v1/optimization/gepa", {
         function_name: "write_haiku",
