@@ -12,8 +12,8 @@ import type { DiclExample } from "../../src/dicl/store.ts"
 import type { StoredFeedback, StoredInference } from "../../src/analytics/records.ts"
 import { evaluationRunIdTag } from "../../src/evaluations/names.ts"
 import { evaluationRunOf } from "../../src/tensorzeroImport/evaluationRuns.ts"
-import type { TzEvaluationRun } from "../../src/tensorzeroImport/source.ts"
-import type { ImportedStream, MappedRecords, Skip } from "../../src/tensorzeroImport/map.ts"
+import type { StreamName, TzEvaluationRun } from "../../src/tensorzeroImport/source.ts"
+import type { MappedRecords, Skip } from "../../src/tensorzeroImport/map.ts"
 import type { StoreError } from "../../src/storeError.ts"
 import { relationalUrlVariable } from "../../src/relational.ts"
 import type { ObjectStorageFailure } from "../../src/objectStorage/storage.ts"
@@ -25,7 +25,7 @@ export interface Written {
   readonly refused: ReadonlyArray<{ readonly id: string; readonly skip: Skip }>
 }
 
-export type Writers = { readonly [S in ImportedStream]: (records: ReadonlyArray<MappedRecords[S]>) => Effect.Effect<Written, StoreError> }
+export type Writers = { readonly [S in StreamName]: (records: ReadonlyArray<MappedRecords[S]>) => Effect.Effect<Written, StoreError> }
 
 const wrote = (count: number): Written => ({ written: count, refused: [] })
 

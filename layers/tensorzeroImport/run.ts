@@ -10,9 +10,9 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import { importedStreams, type ImportedStream, type Mapped, mappers, type MappedRecords, rowIds } from "../../src/tensorzeroImport/map.ts"
+import { type Mapped, mappers, type MappedRecords, rowIds } from "../../src/tensorzeroImport/map.ts"
 import type { StoreError } from "../../src/storeError.ts"
-import type { Position, StreamRows, TensorZeroSource } from "../../src/tensorzeroImport/source.ts"
+import { type Position, type StreamName, streamNames, type StreamRows, type TensorZeroSource } from "../../src/tensorzeroImport/source.ts"
 import type { Writers, Written } from "./destination.ts"
 import type { ImportPositions } from "./positions.ts"
 import { makeProgress, type Output, type StreamTally } from "./progress.ts"
@@ -23,7 +23,7 @@ export class ImportFailed extends Data.TaggedError("ImportFailed")<{ readonly me
 export const rereadMs = 10 * 60_000
 
 /** rows per page: payload-heavy streams in smaller pages */
-const pageSizes: Readonly<Record<ImportedStream, number>> = {
+const pageSizes: Readonly<Record<StreamName, number>> = {
   api_keys: 500,
   datapoints: 500,
   inferences: 1000,
@@ -53,13 +53,13 @@ export interface ImportOptions {
 }
 
 /** where a stream starts: from its saved position, less `rereadMs` (but DICL examples) */
-const startOf = (stream: ImportedStream, saved: Position | undefined): Position | undefined =>
+const startOf = (stream: StreamName, saved: Position | undefined): Position | undefined =>
   saved === undefined || stream === "dicl_examples" ? saved : { at: Math.max(0, saved.at - rereadMs), id: lowestId }
 
 /** the id that sorts before every other (a UUID, as the sources compare ids of either kind) */
 const lowestId = "00000000-0000-0000-0000-000000000000"
 
-const importStream = <S extends ImportedStream>(
+const importStream = <S extends StreamName>(
   stream: S,
   options: ImportOptions,
   saved: Position | undefined,
@@ -122,10 +122,10 @@ export const runImport = (options: ImportOptions): Effect.Effect<ReadonlyArray<S
   Effect.gen(function*() {
     const progress = makeProgress(options.output)
     const saved = options.positions === undefined
-      ? new Map<ImportedStream, Position>()
+      ? new Map<StreamName, Position>()
       : yield* Effect.mapError(options.positions.load(options.sourceName), (error) => new ImportFailed({ message: `reading the import positions: ${error.message}` }))
     const tallies: Array<StreamTally> = []
-    for (const stream of importedStreams) {
+    for (const stream of streamNames) {
       if (!options.source.streams.includes(stream)) continue
       tallies.push(yield* importStream(stream, options, saved.get(stream), progress))
     }

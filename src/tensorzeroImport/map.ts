@@ -18,7 +18,7 @@ import type { FinishReason, OutputBlock } from "../inference/types.ts"
 import { apiKeyTag } from "../api/tags.ts"
 import type { WorkflowEpisodeRecord, WorkflowRunRecord } from "../workflowEvaluations/store.ts"
 import { gatewayName, gatewayTags } from "./names.ts"
-import { type StreamName, streamNames, type StreamRows } from "./source.ts"
+import type { StreamName, StreamRows } from "./source.ts"
 import type {
   TzApiKey,
   TzBatch,
@@ -491,29 +491,11 @@ export interface MappedRecords {
   readonly dicl_examples: DiclExample
 }
 
-/** the streams imported, in the order of `streamNames` */
-export type ImportedStream = keyof MappedRecords & StreamName
-
-const imported: ReadonlySet<StreamName> = new Set<StreamName>([
-  "api_keys",
-  "datapoints",
-  "inferences",
-  "model_inferences",
-  "feedback",
-  "evaluation_runs",
-  "workflow_evaluation_runs",
-  "workflow_evaluation_episodes",
-  "batches",
-  "dicl_examples"
-])
-
-export const importedStreams = streamNames.filter((stream): stream is ImportedStream => imported.has(stream))
-
 /** a workflow evaluation run or episode deleted in TensorZero is not brought back */
 const notStaled = <T>(staledAt: number | null | undefined, map: () => Mapped<T>): Mapped<T> =>
   staledAt === null || staledAt === undefined ? map() : skip("deleted in TensorZero")
 
-export const mappers: { readonly [S in ImportedStream]: (row: StreamRows[S], workspace: string) => Mapped<MappedRecords[S]> } = {
+export const mappers: { readonly [S in StreamName]: (row: StreamRows[S], workspace: string) => Mapped<MappedRecords[S]> } = {
   api_keys: mapApiKey,
   datapoints: mapDatapoint,
   inferences: mapInference,
@@ -527,7 +509,7 @@ export const mappers: { readonly [S in ImportedStream]: (row: StreamRows[S], wor
 }
 
 /** the id a stream's row is reported by */
-export const rowIds: { readonly [S in ImportedStream]: (row: StreamRows[S]) => string } = {
+export const rowIds: { readonly [S in StreamName]: (row: StreamRows[S]) => string } = {
   api_keys: (row) => row.publicId,
   datapoints: (row) => row.id,
   inferences: (row) => row.id,
