@@ -61,6 +61,8 @@ const opened = (flags: ImportFlags, source: TensorZeroSource) =>
   Effect.gen(function*() {
     const named = Option.isSome(flags.configFile) || Option.isSome(flags.configPath) || flags.defaultConfig
     const { config } = named ? yield* configFromFlags(flags) : yield* defaultConfig
+    // before the destination is touched: the flag needs a storage to copy into
+    const files = flags.copyFiles ? yield* fileCopier(config.objectStorage) : undefined
     const env = yield* withEmbeddedDatabases(destinationEnv(Option.getOrUndefined(flags.to)), { shareRunning: true })
     const stores = yield* configuredStores(config, env)
     if (stores === undefined) {
@@ -74,7 +76,6 @@ const opened = (flags: ImportFlags, source: TensorZeroSource) =>
       stores.database.backend === "clickhouse" ? clickHousePositions(analyticsUrl) : postgresPositions(analyticsUrl),
       (error) => new StartupError({ message: `${analyticsUrlVariable}: ${error.message}` })
     )
-    const files = flags.copyFiles ? yield* fileCopier(config.objectStorage) : undefined
     yield* Console.log(`into ${stores.database.backend} (${sourceName(analyticsUrl)})${relational === undefined ? ", without a relational database: API keys are skipped" : ""}, workspace ${flags.workspace}`)
     return { writers: makeWriters(stores, relational, flags.workspace, files), positions }
   })
