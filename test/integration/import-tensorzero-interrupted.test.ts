@@ -4,7 +4,8 @@
  * end: every inference, model inference, feedback and datapoint is stored exactly once, in the
  * database and as the gateway's HTTP API serves them. The source is TensorZero's Postgres with
  * its seed of every kind and 20,000 more inferences, read in small pages so that a run takes
- * long enough to be killed midway.
+ * long enough to be killed midway (the last run, in the default pages: a run may page
+ * differently from the one it resumes).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -15,7 +16,6 @@ import { createTensorZeroPostgres, seedManyInferences, seedTensorZero, type Tens
 
 const manyInferences = 20_000
 const manyStart = Date.UTC(2026, 2, 20)
-const pageRows = "200"
 
 /** the id seedManyInferences gives its inference `g` (ten per millisecond from `manyStart`) */
 const manyInferenceId = (g: number): string => {
@@ -65,11 +65,11 @@ const writtenIn = (summary: string, stream: string): number => {
 }
 
 /**
- * Starts the import into `to`, waits until `stream` has a saved position (a page of it written),
- * then kills the process with SIGKILL and waits for it to be gone.
+ * Starts the import into `to` in pages of `pageRows`, waits until `stream` has a saved position
+ * (a page of it written), then kills the process with SIGKILL and waits for it to be gone.
  */
-const killDuring = async (from: string, to: TestDatabase, stream: string): Promise<void> => {
-  const child: ChildProcess = spawn(process.execPath, [gatewayBin, "import-tensorzero", "--from", from, "--to", to.url, "--page-rows", pageRows], {
+const killDuring = async (from: string, to: TestDatabase, stream: string, pageRows: number): Promise<void> => {
+  const child: ChildProcess = spawn(process.execPath, [gatewayBin, "import-tensorzero", "--from", from, "--to", to.url, "--page-rows", String(pageRows)], {
     cwd: repoRoot,
     env: process.env,
     stdio: ["ignore", "pipe", "pipe"]
@@ -138,7 +138,7 @@ describe("import-tensorzero killed midway, then run again", () => {
     })
 
     it("killed during the inferences, it has written some of them but not all", async () => {
-      await killDuring(source.url, destination, "inferences")
+      await killDuring(source.url, destination, "inferences", 200)
       const stored = await countRows(destination, "inferences")
       expect(stored.ids).toBeGreaterThan(0)
       expect(stored.ids).toBeLessThan(expected.inferences)
@@ -146,7 +146,7 @@ describe("import-tensorzero killed midway, then run again", () => {
     }, 60_000)
 
     it("run again and killed during the model inferences, it has written every inference once and some model inferences", async () => {
-      await killDuring(source.url, destination, "model_inferences")
+      await killDuring(source.url, destination, "model_inferences", 500)
       expect(await countRows(destination, "inferences")).toEqual({ rows: expected.inferences, ids: expected.inferences })
       const models = await countRows(destination, "model_inferences")
       expect(models.ids).toBeGreaterThan(0)
@@ -154,7 +154,7 @@ describe("import-tensorzero killed midway, then run again", () => {
     }, 60_000)
 
     it("run again to the end, it exits 0 with every stream done", async () => {
-      lastRun = await runGateway(["import-tensorzero", "--from", source.url, "--to", destination.url, "--page-rows", pageRows], { timeoutMs: 60_000 })
+      lastRun = await runGateway(["import-tensorzero", "--from", source.url, "--to", destination.url], { timeoutMs: 60_000 })
       expect(lastRun.code, lastRun.stderr + lastRun.stdout).toBe(0)
       expect(lastRun.stdout).toMatch(/^stream\s+read\s+written\s+skipped$/m)
       expect(lastRun.stdout).toMatch(/^model_inferences\s/m)
