@@ -151,18 +151,32 @@ interface KeysetQuery {
 /** epoch ms in the first 48 bits of a UUIDv7 */
 const uuidTime = (uuid: string) => parseInt(uuid.slice(0, 8) + uuid.slice(9, 13), 16)
 
+/** the smallest UUIDv7 of the millisecond `ms`: no id made at or after it sorts below it */
+const firstUuidAt = (ms: number): string => {
+  const hex = Math.floor(ms).toString(16).padStart(12, "0")
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`
+}
+
+/**
+ * The rows after `after` and their order. A position with an empty id (a restart before a
+ * saved position) is no value of the id's SQL type: it is every row from its time on.
+ */
 const keysetSql = (query: KeysetQuery, after: Position | undefined) => {
   const id = query.idType === "text" ? `${query.id} COLLATE "C"` : query.id
   if (query.byIdTime === true) {
-    return { where: after === undefined ? "" : `WHERE ${id} > $1::uuid`, params: after === undefined ? [] : [after.id], order: id }
+    if (after === undefined) return { where: "", params: [], order: id }
+    return after.id === ""
+      ? { where: `WHERE ${id} >= $1::uuid`, params: [firstUuidAt(after.at)], order: id }
+      : { where: `WHERE ${id} > $1::uuid`, params: [after.id], order: id }
   }
+  const order = `${query.at}, ${id}`
+  if (after === undefined) return { where: "", params: [], order }
   const at = "(timestamptz 'epoch' + $1::int8 * interval '1 microsecond')"
+  const micros = String(Math.round(after.at * 1000))
+  if (after.id === "") return { where: `WHERE ${query.at} >= ${at}`, params: [micros], order }
   // the plain bound lets Postgres skip the partitions before the position, which the row comparison does not
-  const where = after === undefined
-    ? ""
-    : `WHERE ${query.at} >= ${at} AND (${query.at}, ${id}) > (${at}, $2::${query.idType}${query.idType === "text" ? ` COLLATE "C"` : ""})`
-  const params = after === undefined ? [] : [String(Math.round(after.at * 1000)), after.id]
-  return { where, params, order: `${query.at}, ${id}` }
+  const where = `WHERE ${query.at} >= ${at} AND (${query.at}, ${id}) > (${at}, $2::${query.idType}${query.idType === "text" ? ` COLLATE "C"` : ""})`
+  return { where, params: [micros, after.id], order }
 }
 
 // ---- the layout

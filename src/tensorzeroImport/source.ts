@@ -33,6 +33,8 @@ export type StreamName = typeof streamNames[number]
  * Every stream is read in ascending `(at, id)` order: `at` is the row's creation time for
  * records that never change, and its last change (`updated_at`) for those that do (keys,
  * datapoints, workflow evaluation runs and episodes), so that a later run picks up the changes.
+ * An empty id (where a later run restarts, a little before a saved position) comes before every
+ * id: the page after it starts with the first row at `at`.
  */
 export interface Position {
   readonly at: number

@@ -336,6 +336,22 @@ for (const backend of ["postgres", "pglite"] as const) {
       const restFeedback = await readAll(source, "feedback", 2, JSON.parse(JSON.stringify(firstFeedback.last)))
       expect([...firstFeedback.rows, ...restFeedback.rows].map((row) => idOf("feedback", row))).toEqual(feedback)
     })
+
+    it("from a position with an empty id (where a later run restarts), gives every row from its time on, each once", async () => {
+      for (const stream of streamNames) {
+        const all = read[stream]!.map((row) => idOf(stream, row))
+        expect((await readAll(source, stream, 3, { at: 0, id: "" })).rows.map((row) => idOf(stream, row)), stream).toEqual(all)
+        const { positions } = await readAll(source, stream, 2)
+        if (positions.length < 2) continue
+        const middle = positions[Math.floor(positions.length / 2) - 1]
+        const after = (await readAll(source, stream, 2, middle)).rows.map((row) => idOf(stream, row))
+        const from = (await readAll(source, stream, 2, { at: middle.at, id: "" })).rows.map((row) => idOf(stream, row))
+        // the rows after the position, and before them at least the row it ends at: a tail of the stream
+        expect(from, stream).toEqual(all.slice(all.length - from.length))
+        expect(from.length, stream).toBeGreaterThan(after.length)
+        expect(from.slice(from.length - after.length), stream).toEqual(after)
+      }
+    })
   })
 }
 
