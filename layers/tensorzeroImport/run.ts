@@ -54,10 +54,8 @@ export interface ImportOptions {
 
 /** where a stream starts: from its saved position, less `rereadMs` (but DICL examples) */
 const startOf = (stream: StreamName, saved: Position | undefined): Position | undefined =>
-  saved === undefined || stream === "dicl_examples" ? saved : { at: Math.max(0, saved.at - rereadMs), id: lowestId }
-
-/** the id that sorts before every other (a UUID, as the sources compare ids of either kind) */
-const lowestId = "00000000-0000-0000-0000-000000000000"
+  // an empty id: every row from that time on (source.ts)
+  saved === undefined || stream === "dicl_examples" ? saved : { at: Math.max(0, saved.at - rereadMs), id: "" }
 
 const importStream = <S extends StreamName>(
   stream: S,
