@@ -6,15 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import type { Position, SourcePage, TzBatch, TzBatchInference, UnreadableRow } from "../../src/tensorzeroImport/source.ts"
-import {
-  msOfUuidV7,
-  parsedOrText,
-  recordOf,
-  stringOf,
-  stringOrNull,
-  toolParamsOf,
-  UnreadableValue
-} from "../../src/tensorzeroImport/clickhouseValues.ts"
+import { msOfUuidV7, parsedOrText, recordOf, toolParamsOf } from "../../src/tensorzeroImport/clickhouseValues.ts"
+import { stringOf, stringOrNull, UnreadableValue } from "../../src/tensorzeroImport/columnValues.ts"
 import type { ClickHouse } from "../clickhouse/client.ts"
 import { hasColumn, literal, type Schema, selectList, uuidMs } from "./clickhouseColumns.ts"
 

@@ -14,19 +14,8 @@ import type {
   TzWorkflowEpisode,
   TzWorkflowRun
 } from "../../src/tensorzeroImport/source.ts"
-import {
-  booleanOf,
-  msOfUuidV7,
-  numberOf,
-  numberOrNull,
-  paddedUInt128OfUuid,
-  recordOf,
-  stringOf,
-  stringOrNull,
-  toolParamsOf,
-  UnreadableValue,
-  uuidOfUInt128
-} from "../../src/tensorzeroImport/clickhouseValues.ts"
+import { msOfUuidV7, paddedUInt128OfUuid, recordOf, toolParamsOf, uuidOfUInt128 } from "../../src/tensorzeroImport/clickhouseValues.ts"
+import { booleanOf, numberOf, numberOrNull, stringOf, stringOrNull, UnreadableValue } from "../../src/tensorzeroImport/columnValues.ts"
 import { hasColumn, literal, paddedUInt128, type Schema, selectList, timeMs, uuidMs } from "./clickhouseColumns.ts"
 
 type Row = Record<string, unknown>

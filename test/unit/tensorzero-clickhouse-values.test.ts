@@ -3,16 +3,8 @@
  * and the 18.16 of the tests give them, read into the neutral rows' values.
  */
 import { describe, expect, it } from "vitest"
-import {
-  booleanOf,
-  msOfUuidV7,
-  numberOrNull,
-  paddedUInt128OfUuid,
-  recordOf,
-  toolParamsOf,
-  UnreadableValue,
-  uuidOfUInt128
-} from "../../src/tensorzeroImport/clickhouseValues.ts"
+import { msOfUuidV7, paddedUInt128OfUuid, recordOf, toolParamsOf, uuidOfUInt128 } from "../../src/tensorzeroImport/clickhouseValues.ts"
+import { booleanOf, numberOrNull, UnreadableValue } from "../../src/tensorzeroImport/columnValues.ts"
 
 describe("TensorZero ClickHouse values", () => {
   it("turns a toUInt128(uuid) decimal back into the UUID, and a UUID into a decimal in the UUIDs' order", () => {
