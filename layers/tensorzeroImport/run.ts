@@ -2,10 +2,11 @@
  * The import itself: each stream of the TensorZero source, page by page in its keyset order,
  * mapped (src/tensorzeroImport/map.ts), written (destination.ts), and its position saved
  * (positions.ts), in a pipeline that holds a few pages at a time (see `importStream`). A row
- * that cannot be read or mapped is skipped and counted (with `strict`, it stops the import instead). A later run starts from the
- * saved positions, a little before them: rows written near the end of the last run by
- * TensorZero's writers may have become visible after it read past their place, and the writes
- * are idempotent, so reading those minutes again costs little and loses nothing.
+ * that cannot be read or mapped is skipped and counted (with `strict`, it stops the import
+ * instead). A later run starts from the saved positions, a little before them: rows written
+ * near the end of the last run by TensorZero's writers may have become visible after it read
+ * past their place, and the writes are idempotent, so reading those minutes again costs little
+ * and loses nothing.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
