@@ -1,11 +1,12 @@
 /**
  * The import itself: each stream of the TensorZero source, page by page in its keyset order,
  * mapped (src/tensorzeroImport/map.ts), written (destination.ts), and its position saved
- * (positions.ts). Memory holds one page at a time. A row that cannot be read or mapped is
- * skipped and counted (with `strict`, it stops the import instead). A later run starts from the
- * saved positions, a little before them: rows written near the end of the last run by
- * TensorZero's writers may have become visible after it read past their place, and the writes
- * are idempotent, so reading those minutes again costs little and loses nothing.
+ * (positions.ts), in a pipeline that holds a few pages at a time (see `importStream`). A row
+ * that cannot be read or mapped is skipped and counted (with `strict`, it stops the import
+ * instead). A later run starts from the saved positions, a little before them: rows written
+ * near the end of the last run by TensorZero's writers may have become visible after it read
+ * past their place, and the writes are idempotent, so reading those minutes again costs little
+ * and loses nothing.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -66,24 +67,48 @@ const importStream = <S extends StreamName>(
   Effect.gen(function*() {
     const { source, writers, positions, workspace, strict } = options
     const failed = (what: string) => (error: { readonly message: string }) => new ImportFailed({ message: `${stream}: ${what}: ${error.message}` })
-    let position = startOf(stream, saved)
+    const position = startOf(stream, saved)
     const estimate = yield* Effect.mapError(source.estimate(stream, position), failed("reading the source"))
     const tally = progress.start(stream, estimate)
     const map: (row: StreamRows[S], workspace: string) => Mapped<MappedRecords[S]> = mappers[stream]
     const idOf: (row: StreamRows[S]) => string = rowIds[stream]
     const read = (after: Position | undefined) =>
       Effect.mapError(source.page(stream, after, options.pageSize ?? pageSizes[stream]), failed("reading the source"))
-    // the next page is read while this one is mapped and written
+    /** writes a page's records, then, once the page before it is stored, saves its position */
+    const store = (records: ReadonlyArray<MappedRecords[S]>, last: Position, previous: Fiber.Fiber<void, ImportFailed> | undefined) =>
+      Effect.gen(function*() {
+        if (writers === undefined) tally.written += records.length
+        else if (records.length > 0) {
+          const write: (records: ReadonlyArray<MappedRecords[S]>) => Effect.Effect<Written, StoreError> = writers[stream]
+          const outcome = yield* Effect.mapError(write(records), failed("writing"))
+          tally.written += outcome.written
+          for (const { id, skip } of outcome.refused) {
+            if (strict) return yield* new ImportFailed({ message: `--strict: ${stream} row ${id}: ${skip.reason}` })
+            progress.skipped(tally, id, skip)
+          }
+        }
+        // positions are saved in page order: a page is stored only with every page before it
+        if (previous !== undefined) yield* Fiber.join(previous)
+        if (positions !== undefined) yield* Effect.mapError(positions.save(options.sourceName, stream, last), failed("saving the position"))
+        progress.tick(tally)
+      })
+    // A pipeline: the next page is read while this one is mapped, and a page is written while
+    // the next one is mapped and written (the destination works while this process maps), so
+    // at most four pages are held: one read, one mapped, two written.
     let next = yield* Effect.forkChild(read(position))
+    let storing: Fiber.Fiber<void, ImportFailed> | undefined
+    /** fails the stream with `error` once the pages before are stored (with their positions) */
+    const stopWith = (error: ImportFailed) => Effect.andThen(storing === undefined ? Effect.void : Fiber.join(storing), Effect.fail(error))
+    const stop = (message: string) => stopWith(new ImportFailed({ message }))
     for (;;) {
-      const page = yield* Fiber.join(next)
+      const page = yield* Effect.catch(Fiber.join(next), stopWith)
       if (page.rows.length === 0 || page.last === undefined) break
       next = yield* Effect.forkChild(read(page.last))
       const records: Array<MappedRecords[S]> = []
       for (const row of page.rows) {
         tally.read++
         if ("unreadable" in row) {
-          if (strict) return yield* new ImportFailed({ message: `--strict: ${stream} row ${row.id} cannot be read: ${row.reason}` })
+          if (strict) return yield* stop(`--strict: ${stream} row ${row.id} cannot be read: ${row.reason}`)
           progress.skipped(tally, row.id, { reason: row.reason })
           continue
         }
@@ -92,25 +117,16 @@ const importStream = <S extends StreamName>(
         else {
           const id = idOf(row as StreamRows[S])
           if (strict) {
-            return yield* new ImportFailed({ message: `--strict: ${stream} row ${id}: ${result.skip.reason}${result.skip.detail === undefined ? "" : ` (${result.skip.detail})`}` })
+            return yield* stop(`--strict: ${stream} row ${id}: ${result.skip.reason}${result.skip.detail === undefined ? "" : ` (${result.skip.detail})`}`)
           }
           progress.skipped(tally, id, result.skip)
         }
       }
-      if (writers === undefined) tally.written += records.length
-      else if (records.length > 0) {
-        const write: (records: ReadonlyArray<MappedRecords[S]>) => Effect.Effect<Written, StoreError> = writers[stream]
-        const outcome = yield* Effect.mapError(write(records), failed("writing"))
-        tally.written += outcome.written
-        for (const { id, skip } of outcome.refused) {
-          if (strict) return yield* new ImportFailed({ message: `--strict: ${stream} row ${id}: ${skip.reason}` })
-          progress.skipped(tally, id, skip)
-        }
-      }
-      if (positions !== undefined) yield* Effect.mapError(positions.save(options.sourceName, stream, page.last), failed("saving the position"))
-      position = page.last
-      progress.tick(tally)
+      const previous = storing
+      storing = yield* Effect.forkChild(store(records, page.last, previous))
+      if (previous !== undefined) yield* Fiber.join(previous)
     }
+    if (storing !== undefined) yield* Fiber.join(storing)
     progress.done(tally)
     return tally
   })

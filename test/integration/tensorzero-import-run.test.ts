@@ -12,11 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { AnalyticsStores } from "../../layers/observability/stores.ts"
 import { makeClickHouseStores } from "../../layers/clickhouse/stores.ts"
 import { makePostgresStores } from "../../layers/postgres/stores.ts"
-import { makeWriters } from "../../layers/tensorzeroImport/destination.ts"
+import { makeWriters, type Writers } from "../../layers/tensorzeroImport/destination.ts"
 import { clickHousePositions, type ImportPositions, postgresPositions } from "../../layers/tensorzeroImport/positions.ts"
 import { summaryText } from "../../layers/tensorzeroImport/progress.ts"
 import { runImport } from "../../layers/tensorzeroImport/run.ts"
 import { uuidv7 } from "../../src/ids.ts"
+import { StoreError } from "../../src/storeError.ts"
 import {
   type Position,
   SourceError,
@@ -195,5 +196,54 @@ describe.each<TestBackend>(["postgres", "clickhouse"])("the import driver into %
     expect(exit.value[0]).toMatchObject({ read: 6, written: 6, skipped: 0 })
     expect(summaryText(exit.value, true)).toContain("would write")
     expect((await destination.count("inferences")).distinct).toBe(35)
+  })
+})
+
+describe("the import driver's pipeline (a page written while the next is mapped and written)", () => {
+  /** 12 inferences in pages of 4; the write of each page after `delays[page]` ms, failing where `fails` says */
+  const pipelined = (delays: ReadonlyArray<number>, fails: ReadonlySet<number> = new Set()) => {
+    const rows = Array.from({ length: 12 }, (_, index) => inference(7000 + index))
+    const { source } = memorySource({ inferences: rows, feedback: [] })
+    const saved: Array<string> = []
+    let page = 0
+    const writers = {
+      inferences: (records: ReadonlyArray<unknown>) => {
+        const index = page++
+        return Effect.sleep(delays[index] ?? 0).pipe(Effect.andThen(
+          fails.has(index) ? Effect.fail(new StoreError({ message: `page ${index} refused` })) : Effect.succeed({ written: records.length, refused: [] })
+        ))
+      }
+    } as unknown as Writers
+    const positions: ImportPositions = {
+      load: () => Effect.succeed(new Map()),
+      save: (_source, _stream, position) => Effect.sync(() => void saved.push(position.id))
+    }
+    const exit = Effect.runPromiseExit(runImport({
+      source: { ...source, streams: ["inferences"] },
+      sourceName: "memory://pipeline",
+      writers,
+      positions,
+      workspace: "default",
+      strict: false,
+      output: quiet,
+      pageSize: 4
+    }))
+    return { exit, saved, lastIds: [rows[3].id, rows[7].id, rows[11].id] }
+  }
+
+  it("saves positions in page order when a later page is stored first", async () => {
+    const { exit, saved, lastIds } = pipelined([60, 0, 0])
+    const result = await exit
+    if (Exit.isFailure(result)) throw new Error(String(result.cause))
+    expect(result.value[0]).toMatchObject({ read: 12, written: 12 })
+    expect(saved).toEqual(lastIds)
+  })
+
+  it("saves no position past a page whose write failed, even for a page stored after it", async () => {
+    const { exit, saved, lastIds } = pipelined([0, 60, 0], new Set([1]))
+    const result = await exit
+    expect(Exit.isFailure(result)).toBe(true)
+    expect(String((result as any).cause)).toContain("inferences: writing: page 1 refused")
+    expect(saved).toEqual([lastIds[0]])
   })
 })
