@@ -10,6 +10,7 @@ import type { ApiKeyInfo, ApiKeyStore, ImportedApiKey, StoredApiKey } from "../.
 import { StoreError } from "../../src/storeError.ts"
 import { defaultWorkspace } from "../../src/workspace.ts"
 import { sqlState, storeError } from "./client.ts"
+import { storableText } from "./rows.ts"
 
 /** Postgres text holds neither NUL nor (through the driver) lone surrogates. */
 const isStorableText = (text: string) => !text.includes("\0") && text.isWellFormed()
@@ -41,9 +42,6 @@ export const keyInfo = (row: Omit<KeyRow, "secret_hash">): ApiKeyInfo => ({
   issuer: row.issuer,
   ...(row.description === null ? {} : { description: row.description })
 })
-
-/** `text` as Postgres text can hold it: NULs and lone surrogates become U+FFFD */
-const storableText = (text: string) => text.replaceAll("\0", "\uFFFD").toWellFormed()
 
 /** why `key` cannot be imported, or undefined */
 const importProblem = (key: ImportedApiKey): string | undefined => {
@@ -140,7 +138,7 @@ export const makePostgresApiKeyStore = (sql: PgClient.PgClient): ApiKeyStore => 
       written AS (
         INSERT INTO api_keys (public_id, secret_hash, created_at, expires_at, disabled_at, workspace, issuer, description)
         VALUES (${key.publicId}, ${key.secretHash}, ${PgTypes.timestamptz(key.createdAt)}, ${optionalTime(key.expiresAt)},
-          ${optionalTime(key.disabledAt)}, ${key.workspace}, 'tensorzero', ${key.description === undefined ? null : storableText(key.description)})
+          ${optionalTime(key.disabledAt)}, ${key.workspace}, 'tensorzero', ${storableText(key.description)})
         ON CONFLICT (public_id) DO UPDATE SET
           description = EXCLUDED.description,
           expires_at = EXCLUDED.expires_at,

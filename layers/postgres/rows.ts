@@ -23,6 +23,15 @@ import type { FieldShape } from "../../src/analytics/rowBudget.ts"
 import { StoreError } from "../../src/storeError.ts"
 import { type BoundedColumn, boundedSelect, type UnreadColumns, withPlaceholders } from "./readBounds.ts"
 
+/**
+ * `value` as Postgres can store it: no U+0000 in text or JSONB, nor lone surrogates in JSONB;
+ * they become U+FFFD, as the write queue makes them (layers/postgres/database.ts)
+ */
+export const storable = (value: string) => value.toWellFormed().replaceAll("\u0000", "\ufffd")
+
+/** an optional text as a column takes it: storable, or NULL */
+export const storableText = (value: string | undefined) => (value === undefined ? null : storable(value))
+
 export const feedbackTables: Record<FeedbackKind, string> = {
   boolean: "boolean_metric_feedback",
   float: "float_metric_feedback",

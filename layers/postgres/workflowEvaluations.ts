@@ -11,7 +11,7 @@ import { isUuid } from "../../src/ids.ts"
 import type { WorkflowEpisodeRecord, WorkflowEvaluationStore, WorkflowRunRecord } from "../../src/workflowEvaluations/store.ts"
 import { notAUuid, storeError } from "./client.ts"
 import { runEpisodeMarker } from "../../src/workflowEvaluations/episodeIds.ts"
-import { feedbackTables } from "./rows.ts"
+import { feedbackTables, storable, storableText } from "./rows.ts"
 import { wholePage } from "../storePage.ts"
 
 interface RunRow {
@@ -57,15 +57,9 @@ const toEpisode = (row: EpisodeRow): WorkflowEpisodeRecord => ({
   timestamp: row.timestamp.getTime()
 })
 
-/**
- * Postgres stores no U+0000 in text or JSONB, nor lone surrogates in JSONB: they become
- * U+FFFD, as the write queue makes them (layers/postgres/database.ts). Runs and episodes are
- * small: their strings are made storable before every write rather than after a refusal.
- */
-const storable = (value: string) => value.toWellFormed().replaceAll("\u0000", "\ufffd")
+// Runs and episodes are small: their strings are made storable before every write rather than after a refusal.
 const storableTags = (tags: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(tags).map(([key, value]) => [storable(key), storable(value)]))
-const storableText = (value: string | undefined) => (value === undefined ? null : storable(value))
 
 const checkUuids = (...ids: ReadonlyArray<string>) => {
   for (const id of ids) {

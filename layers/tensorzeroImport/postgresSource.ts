@@ -45,6 +45,7 @@ import {
   type UnreadableRow
 } from "../../src/tensorzeroImport/source.ts"
 import { makePgClient, storeError } from "../postgres/client.ts"
+import { uuidv7Timestamp } from "../../src/ids.ts"
 
 /** connections to the TensorZero database: one per table of the widest stream (feedback's four) */
 const maxConnections = 4
@@ -147,9 +148,6 @@ interface KeysetQuery {
    */
   readonly byIdTime?: boolean
 }
-
-/** epoch ms in the first 48 bits of a UUIDv7 */
-const uuidTime = (uuid: string) => parseInt(uuid.slice(0, 8) + uuid.slice(9, 13), 16)
 
 /** the smallest UUIDv7 of the millisecond `ms`: no id made at or after it sorts below it */
 const firstUuidAt = (ms: number): string => {
@@ -282,7 +280,7 @@ const makeReader = (sql: PgClient.PgClient, layout: Layout) => {
         params
       )
       return rows.map((row): Keyed<A> => ({
-        micros: query.byIdTime === true ? uuidTime(row.key_id) * 1000 : Number(row.key_micros),
+        micros: query.byIdTime === true ? uuidv7Timestamp(row.key_id) * 1000 : Number(row.key_micros),
         id: row.key_id,
         row: readRow(row.key_id, () => convert(row))
       }))

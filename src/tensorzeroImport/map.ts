@@ -6,6 +6,7 @@
  */
 import { Input } from "../api/inference.ts"
 import type { StoredFeedback, StoredInference, StoredModelInference } from "../analytics/records.ts"
+import { publicIdPattern } from "../auth/apiKey.ts"
 import type { ImportedApiKey } from "../auth/store.ts"
 import type { StoredBatch, StoredBatchInference } from "../batch/store.ts"
 import type { NewDatapoint } from "../datasets/store.ts"
@@ -462,7 +463,7 @@ export const mapDiclExample = (row: TzDiclExample): Mapped<DiclExample> =>
 
 export const mapApiKey = (row: TzApiKey, workspace: string): Mapped<ImportedApiKey> =>
   mapped(row, (row) => {
-    if (!/^[A-Za-z0-9]{12}$/.test(row.publicId)) return refuse("public id is not 12 letters and digits", row.publicId)
+    if (!publicIdPattern.test(row.publicId)) return refuse("public id is not 12 letters and digits", row.publicId)
     const hash = row.hash.trim().toLowerCase()
     if (!/^[0-9a-f]{64}$/.test(hash)) return refuse("hash is not a hex SHA-256")
     return {
